@@ -1,0 +1,124 @@
+# xptrace build.  `make` builds ./xptrace, `make check` runs every test (plain and
+# ASan+UBSan builds), `make demo` records the bundled workload and reports it.
+#
+# Every .c under src/, decoders/ and arch/x86_64/ (except the CLI entry point) goes
+# into one static library; unit tests (tests/unit/test_*.c, one binary each) link it.
+# New modules need no Makefile edit.
+
+CC      ?= cc
+PREFIX  ?= /usr/local
+BUILD   ?= build
+SAN     ?=
+V       ?= 0
+
+ifeq ($(SAN),1)
+SANFLAGS := -fsanitize=address,undefined -fno-omit-frame-pointer -fno-sanitize-recover=undefined
+OPT      := -O1
+else
+SANFLAGS :=
+OPT      := -O2
+endif
+
+CPPFLAGS += -D_GNU_SOURCE -Isrc -Idecoders -Iarch/x86_64 -DXP_VERSION='"$(VERSION)"'
+CFLAGS   += -std=gnu11 -Wall -Wextra -Werror -g $(OPT) $(SANFLAGS) -MMD -MP
+LDFLAGS  += $(SANFLAGS)
+# libipt and libpfm4 ship no pkg-config file; libdw needs libelf; zlib for
+# compressed debug sections comes in through libdw.
+LDLIBS   += -lipt -lpfm -ldw -lelf -lcapstone -lpthread -ldl -lm
+
+VERSION := $(shell cat VERSION 2>/dev/null || echo 0.0.0)
+
+LIB_SRC  := $(filter-out src/xptrace.c,$(wildcard src/*.c decoders/*.c arch/x86_64/*.c))
+LIB_OBJ  := $(LIB_SRC:%.c=$(BUILD)/%.o)
+MAIN_OBJ := $(BUILD)/src/xptrace.o
+UNIT_SRC := $(wildcard tests/unit/test_*.c)
+UNIT_BIN := $(UNIT_SRC:tests/unit/%.c=$(BUILD)/tests/%)
+TEST_HELPER_SRC := $(filter-out $(UNIT_SRC),$(wildcard tests/unit/*.c))
+TEST_HELPER_OBJ := $(TEST_HELPER_SRC:%.c=$(BUILD)/%.o)
+PROG_SRC := $(wildcard tests/progs/*.c)
+PROG_BIN := $(patsubst tests/progs/%.c,$(BUILD)/progs/%,$(filter-out tests/progs/lib%.c,$(PROG_SRC))) \
+            $(patsubst tests/progs/%.c,$(BUILD)/progs/%.so,$(filter tests/progs/lib%.c,$(PROG_SRC)))
+DEPS_OK  := $(BUILD)/.deps-ok
+
+ifeq ($(BUILD),build)
+XPTRACE  := xptrace
+else
+XPTRACE  := $(BUILD)/xptrace
+endif
+
+ifeq ($(V),0)
+Q := @
+else
+Q :=
+endif
+
+# Keep objects of test binaries (make would delete them as intermediates).
+.SECONDARY:
+
+.PHONY: all deps check unit progs asan demo install clean bench
+.DEFAULT_GOAL := all
+
+all: $(XPTRACE)
+
+# Installs the Debian packages when a header or library is missing (see mk/deps.sh).
+deps:
+	$(Q)mk/deps.sh
+$(DEPS_OK): mk/deps.sh
+	$(Q)mkdir -p $(@D) && mk/deps.sh && touch $@
+
+$(XPTRACE): $(MAIN_OBJ) $(BUILD)/libxptrace.a
+	@echo "  LD      $@"
+	$(Q)$(CC) $(LDFLAGS) -o $@ $^ $(LDLIBS)
+
+$(BUILD)/libxptrace.a: $(LIB_OBJ)
+	@echo "  AR      $@"
+	$(Q)rm -f $@ && ar rcs $@ $^
+
+$(BUILD)/%.o: %.c | $(DEPS_OK)
+	@mkdir -p $(@D)
+	@echo "  CC      $<"
+	$(Q)$(CC) $(CPPFLAGS) $(CFLAGS) -c -o $@ $<
+
+$(BUILD)/tests/%: $(BUILD)/tests/unit/%.o $(TEST_HELPER_OBJ) $(BUILD)/libxptrace.a
+	@mkdir -p $(@D)
+	@echo "  LD      $@"
+	$(Q)$(CC) $(LDFLAGS) -o $@ $^ -lcmocka $(LDLIBS)
+
+$(BUILD)/tests/unit/%.o: CPPFLAGS += -DXP_SRCDIR='"$(CURDIR)"' -DXP_BUILDDIR='"$(CURDIR)/$(BUILD)"'
+
+# Test programs: frame pointers and debug info so every unwinder has what it needs.
+PROG_CFLAGS := -std=gnu11 -O1 -g -fno-omit-frame-pointer -fno-inline -pthread
+$(BUILD)/progs/%: tests/progs/%.c | $(DEPS_OK)
+	@mkdir -p $(@D)
+	@echo "  PROG    $@"
+	$(Q)$(CC) $(PROG_CFLAGS) -Wl,--build-id -o $@ $< -ldl -rdynamic
+$(BUILD)/progs/%.so: tests/progs/%.c | $(DEPS_OK)
+	@mkdir -p $(@D)
+	@echo "  PROG    $@"
+	$(Q)$(CC) $(PROG_CFLAGS) -fPIC -shared -Wl,--build-id -o $@ $<
+
+unit: $(UNIT_BIN)
+progs: $(PROG_BIN)
+
+# The ASan+UBSan build lives in its own tree so both builds coexist.
+asan: | $(DEPS_OK)
+	$(Q)$(MAKE) --no-print-directory BUILD=build-asan SAN=1 build-asan/xptrace unit
+
+check: all unit progs asan
+	$(Q)tests/run.sh
+
+demo: all
+	$(Q)mk/demo.sh
+
+bench: all progs
+	$(Q)for b in bench/*; do [ -x "$$b" ] && echo "== $$b" && "$$b"; done; true
+
+install: all
+	install -d $(DESTDIR)$(PREFIX)/bin $(DESTDIR)$(PREFIX)/share/doc/xptrace
+	install -m 755 xptrace $(DESTDIR)$(PREFIX)/bin/xptrace
+	install -m 644 README.md docs/*.md $(DESTDIR)$(PREFIX)/share/doc/xptrace/
+
+clean:
+	rm -rf build build-asan xptrace
+
+-include $(shell find $(BUILD) -name '*.d' 2>/dev/null)

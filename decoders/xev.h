@@ -1,0 +1,70 @@
+/* The common execution-event stream.  Every decoder (pt, lbr, samples, ...) turns its
+ * trace into these events, per thread and in time order; every analysis (blocks,
+ * call tree, instruction views, exports) consumes only these.  Analyses never learn
+ * which source produced an event, only whether it is exact or sampled (XEV_F_SAMPLED). */
+#ifndef XEV_H
+#define XEV_H
+
+#include <stdint.h>
+
+enum xev_kind {
+	XEV_BLOCK,	/* straight-line run [ip, end] of `insns` instructions */
+	XEV_BRANCH,	/* ip -> addr; XEV_F_TAKEN / XEV_F_COND say which kind */
+	XEV_CALL,	/* call at ip to addr (the callee) */
+	XEV_RETURN,	/* return at ip to addr */
+	XEV_SAMPLE,	/* sampled ip with `weight` and optional callchain */
+	XEV_GAP,	/* trace lost: `reason`, `lost` bytes; state is unknown after it */
+	XEV_ENABLE,	/* tracing (re)starts at ip (PT TIP.PGE, filter entry) */
+	XEV_DISABLE,	/* tracing stops after ip (PT TIP.PGD, syscall, filter exit) */
+	XEV_INTERRUPT,	/* asynchronous transfer ip -> addr (signal, interrupt) */
+	XEV_TIME,	/* a timestamp with no other event */
+};
+
+enum xev_flags {
+	XEV_F_SAMPLED = 1u << 0,	/* statistical, not every execution */
+	XEV_F_TAKEN = 1u << 1,		/* branch was taken */
+	XEV_F_COND = 1u << 2,		/* conditional branch */
+	XEV_F_INDIRECT = 1u << 3,	/* target came from the trace, not the code */
+	XEV_F_CYC_APPROX = 1u << 4,	/* cycles apportioned from a shared CYC/LBR value */
+	XEV_F_TAIL = 1u << 5,		/* jump used as a tail call */
+	XEV_F_SYSCALL = 1u << 6,	/* the transfer is a syscall / far transfer */
+};
+
+#define XEV_CYCLES_UNKNOWN UINT64_MAX
+
+struct xev {
+	enum xev_kind kind;
+	uint32_t flags;
+	int32_t pid, tid;
+	int32_t cpu;		/* -1 unknown */
+	uint64_t time;		/* perf clock ns; 0 unknown */
+	uint64_t ip;		/* block start, branch/call/return source, sample ip */
+	uint64_t end;		/* XEV_BLOCK: address of the last instruction */
+	uint64_t addr;		/* branch/call/return/interrupt target */
+	uint64_t insns;		/* XEV_BLOCK: instructions in the run */
+	uint64_t cycles;	/* XEV_CYCLES_UNKNOWN when the trace has no timing */
+	uint64_t weight;	/* XEV_SAMPLE: period or count; blocks of sampled ranges: 1 */
+	const uint64_t *stack;	/* XEV_SAMPLE: callchain, leaf first (user addresses) */
+	uint32_t nstack;
+	uint32_t event;		/* XEV_SAMPLE: which recorded event (attr index) */
+	const uint64_t *values;	/* XEV_SAMPLE: group counter values, one per event */
+	uint32_t nvalues;
+	const char *reason;	/* XEV_GAP: why */
+	uint64_t lost;		/* XEV_GAP: bytes (or records) lost */
+	uint64_t offset;	/* position in the source trace (gap reports, --insn) */
+};
+
+/* A consumer; returning non-zero stops the producer, which returns that value. */
+typedef int (*xev_sink_fn)(void *ctx, const struct xev *ev);
+
+struct xev_sink {
+	xev_sink_fn fn;
+	void *ctx;
+};
+
+static inline int xev_emit(const struct xev_sink *s, const struct xev *ev)
+{
+	return s->fn(s->ctx, ev);
+}
+
+#endif

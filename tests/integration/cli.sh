@@ -1,0 +1,15 @@
+#!/bin/bash
+# The CLI contract: exit codes, help for every command, error message shape.
+. "$(dirname "$0")/../lib.sh"
+
+check_exit "no command is a usage error" 2 "$XPTRACE"
+check_exit "unknown command is a usage error" 2 "$XPTRACE" frobnicate
+check_match "unknown command message shape" "^xptrace: usage: unknown command 'frobnicate' \(see 'xptrace help'\)$" \
+	"$("$XPTRACE" frobnicate 2>&1)"
+check_eq "--version" "xptrace $(cat "$XP_ROOT/VERSION")" "$("$XPTRACE" --version)"
+for cmd in info record decode; do
+	check_exit "$cmd --help exits 0" 0 "$XPTRACE" "$cmd" --help
+	check_match "$cmd --help prints usage" "^usage: xptrace $cmd" "$("$XPTRACE" "$cmd" --help)"
+	check_eq "help $cmd equals $cmd --help" "$("$XPTRACE" "$cmd" --help)" "$("$XPTRACE" help "$cmd")"
+done
+check_exit "help of an unknown command is a usage error" 2 "$XPTRACE" help frobnicate
