@@ -9,12 +9,20 @@
 #include <string.h>
 
 #include "pt.h"
+#include "x86_dis.h"
 
-#define BCACHE_BITS 12
+/* What ends a block, decoded once per address: libipt's block decoder gives neither the
+ * fall-through of a conditional branch nor (on its cached fast path) always the class
+ * of the last instruction. */
+#define BCACHE_BITS 14
+
+enum bclass { B_OTHER, B_COND, B_JUMP, B_CALL, B_RET, B_FAR };
 
 struct bcache_ent {
 	uint64_t ip;		/* 0: empty */
-	struct dpt_branch br;
+	uint64_t next;		/* fall-through, 0 unknown */
+	uint8_t cls;		/* enum bclass */
+	uint8_t indirect;
 };
 
 struct dctx {
@@ -28,10 +36,11 @@ struct dctx {
 	uint64_t tsc;
 	/* the transfer ending the previous block, waiting for its target */
 	int pending;
-	enum dpt_bclass pend_cls;
+	enum bclass pend_cls;
 	uint64_t pend_ip, pend_fall;
 	uint32_t pend_flags;
 	struct bcache_ent *bcache;
+	struct x86_dis dis;
 	int stop;		/* the sink's non-zero return */
 };
 
@@ -61,28 +70,50 @@ static struct xev mkev(const struct dctx *c, enum xev_kind kind)
 	return ev;
 }
 
-static const struct dpt_branch *branch_at(struct dctx *c, uint64_t ip, enum pt_exec_mode mode)
+static enum bclass from_x86(enum x86_bclass cls, uint8_t *indirect)
+{
+	*indirect = 0;
+	switch (cls) {
+	case X86_BR_COND: return B_COND;
+	case X86_BR_JMP: return B_JUMP;
+	case X86_BR_CALL: return B_CALL;
+	case X86_BR_JMP_IND: *indirect = 1; return B_JUMP;
+	case X86_BR_CALL_IND: *indirect = 1; return B_CALL;
+	case X86_BR_RET: *indirect = 1; return B_RET;
+	case X86_BR_NONE: return B_OTHER;
+	default: *indirect = 1; return B_FAR;
+	}
+}
+
+static const struct bcache_ent *branch_at(struct dctx *c, uint64_t ip)
 {
 	struct bcache_ent *e = &c->bcache[(ip ^ (ip >> BCACHE_BITS)) & ((1u << BCACHE_BITS) - 1)];
 	if (e->ip == ip && ip)
-		return &e->br;
-	uint8_t buf[16];
+		return e;
+	uint8_t buf[X86_MAX_INSN];
+	struct x86_instr in;
 	size_t n = dpt_image_read(c->img, ip, buf, sizeof(buf));
-	if (dpt_branch_decode(buf, n, mode, ip, &e->br) < 0)
-		e->br = (struct dpt_branch){ DPT_B_OTHER, 0, 0, 0 };
 	e->ip = ip;
-	return &e->br;
+	if (n && x86_dis_one(&c->dis, buf, n, ip, &in) == 0) {
+		e->cls = from_x86(in.br.cls, &e->indirect);
+		e->next = ip + in.size;
+	} else {
+		e->cls = B_OTHER;
+		e->indirect = 0;
+		e->next = 0;
+	}
+	return e;
 }
 
-static enum dpt_bclass class_of(enum pt_insn_class ic)
+static enum bclass class_of(enum pt_insn_class ic)
 {
 	switch (ic) {
-	case ptic_call: return DPT_B_CALL;
-	case ptic_return: return DPT_B_RET;
-	case ptic_jump: return DPT_B_JUMP;
-	case ptic_cond_jump: return DPT_B_COND;
-	case ptic_far_call: case ptic_far_return: case ptic_far_jump: return DPT_B_FAR;
-	default: return DPT_B_OTHER;
+	case ptic_call: return B_CALL;
+	case ptic_return: return B_RET;
+	case ptic_jump: return B_JUMP;
+	case ptic_cond_jump: return B_COND;
+	case ptic_far_call: case ptic_far_return: case ptic_far_jump: return B_FAR;
+	default: return B_OTHER;
 	}
 }
 
@@ -97,20 +128,20 @@ static int resolve(struct dctx *c, uint64_t to)
 	ev.addr = to;
 	ev.flags = c->pend_flags;
 	switch (c->pend_cls) {
-	case DPT_B_COND:
+	case B_COND:
 		ev.flags |= XEV_F_COND;
 		if (to != c->pend_fall)
 			ev.flags |= XEV_F_TAKEN;
 		break;
-	case DPT_B_CALL:
+	case B_CALL:
 		ev.kind = XEV_CALL;
 		ev.flags |= XEV_F_TAKEN;
 		break;
-	case DPT_B_RET:
+	case B_RET:
 		ev.kind = XEV_RETURN;
 		ev.flags |= XEV_F_TAKEN;
 		break;
-	case DPT_B_FAR:
+	case B_FAR:
 		ev.flags |= XEV_F_TAKEN | XEV_F_SYSCALL;
 		break;
 	default:
@@ -121,32 +152,22 @@ static int resolve(struct dctx *c, uint64_t to)
 }
 
 /* Remembers the transfer made by the instruction at `ip` ending a block. */
-static void set_pending(struct dctx *c, uint64_t ip, enum pt_insn_class ic,
-			enum pt_exec_mode mode, uint8_t size)
+static void set_pending(struct dctx *c, uint64_t ip, enum pt_insn_class ic)
 {
-	enum dpt_bclass cls = class_of(ic);
-	const struct dpt_branch *br = NULL;
+	enum bclass cls = class_of(ic);
 
-	if (ic == ptic_error || ic == ptic_other || cls == DPT_B_COND || (cls != DPT_B_OTHER && !size)) {
-		br = branch_at(c, ip, mode);
-		if (ic == ptic_error || ic == ptic_other)
-			cls = br->cls;
-	}
-	if (cls == DPT_B_OTHER)
+	if (cls == B_OTHER && ic != ptic_error)
+		return;
+	const struct bcache_ent *br = branch_at(c, ip);
+	if (ic == ptic_error)
+		cls = br->cls;
+	if (cls == B_OTHER)
 		return;
 	c->pending = 1;
 	c->pend_cls = cls;
 	c->pend_ip = ip;
-	c->pend_flags = 0;
-	if (br) {
-		if (br->indirect)
-			c->pend_flags |= XEV_F_INDIRECT;
-		c->pend_fall = br->size ? ip + br->size : 0;
-	} else {
-		c->pend_fall = ip + size;
-		if (cls == DPT_B_RET)
-			c->pend_flags |= XEV_F_INDIRECT;
-	}
+	c->pend_flags = br->indirect || cls == B_RET ? XEV_F_INDIRECT : 0;
+	c->pend_fall = br->next;
 }
 
 static int on_event(struct dctx *c, const struct pt_event *pev)
@@ -266,7 +287,7 @@ static int blk_step(struct dctx *c, void *dec)
 			c->stop = r;
 			return SINK_STOPPED;
 		}
-		set_pending(c, b.end_ip, b.iclass, b.mode, b.truncated ? b.size : 0);
+		set_pending(c, b.end_ip, b.iclass);
 	}
 	return status;
 }
@@ -291,7 +312,7 @@ static int insn_step(struct dctx *c, void *dec)
 			c->stop = r;
 			return SINK_STOPPED;
 		}
-		set_pending(c, in.ip, in.iclass, in.mode, in.size);
+		set_pending(c, in.ip, in.iclass);
 	}
 	return status;
 }
@@ -399,6 +420,10 @@ int dpt_decode(const uint8_t *buf, size_t len, struct dpt_image *img,
 	c.bcache = calloc(1u << BCACHE_BITS, sizeof(*c.bcache));
 	if (!c.bcache)
 		return -ENOMEM;
+	if (x86_dis_init(&c.dis) < 0) {
+		free(c.bcache);
+		return -ENOMEM;
+	}
 
 	pt_config_init(&cfg);
 	cfg.begin = (uint8_t *)buf;
@@ -414,8 +439,8 @@ int dpt_decode(const uint8_t *buf, size_t len, struct dpt_image *img,
 	if (opt->mode == DPT_INSNS) {
 		struct pt_insn_decoder *dec = pt_insn_alloc_decoder(&cfg);
 		if (!dec) {
-			free(c.bcache);
-			return -EINVAL;
+			ret = -EINVAL;
+			goto out;
 		}
 		pt_insn_set_image(dec, dpt_image_pt(img));
 		ret = run(&c, dec, &insn_ops);
@@ -426,13 +451,15 @@ int dpt_decode(const uint8_t *buf, size_t len, struct dpt_image *img,
 		cfg.flags.variant.block.end_on_jump = 1;
 		struct pt_block_decoder *dec = pt_blk_alloc_decoder(&cfg);
 		if (!dec) {
-			free(c.bcache);
-			return -EINVAL;
+			ret = -EINVAL;
+			goto out;
 		}
 		pt_blk_set_image(dec, dpt_image_pt(img));
 		ret = run(&c, dec, &blk_ops);
 		pt_blk_free_decoder(dec);
 	}
+out:
+	x86_dis_fini(&c.dis);
 	free(c.bcache);
 	return ret;
 }

@@ -388,41 +388,6 @@ static void test_sink_stops_decode(void **state)
 	pte_free(&e);
 }
 
-static void test_branch_decode(void **state)
-{
-	(void)state;
-	struct dpt_branch b;
-	static const uint8_t jcc32[] = { 0x0f, 0x85, 0x10, 0x00, 0x00, 0x00 };
-	static const uint8_t bnd_jmp[] = { 0xf2, 0xe9, 0xfb, 0xff, 0xff, 0xff };
-	static const uint8_t call_mem[] = { 0x41, 0xff, 0x54, 0x24, 0x08 };	/* call [r12+8] */
-	static const uint8_t call_rip[] = { 0xff, 0x15, 0, 0, 0, 0 };		/* call [rip+0] */
-	static const uint8_t ret_imm[] = { 0xc2, 0x08, 0x00 };
-	static const uint8_t syscall[] = { 0x0f, 0x05 };
-	static const uint8_t add[] = { 0x48, 0x01, 0xc0 };
-
-	assert_int_equal(dpt_branch_decode(jcc32, 6, ptem_64bit, 0x400000, &b), 0);
-	assert_int_equal(b.cls, DPT_B_COND);
-	assert_int_equal(b.size, 6);
-	assert_int_equal(b.target, 0x400016);
-	assert_int_equal(dpt_branch_decode(bnd_jmp, 6, ptem_64bit, 0x400000, &b), 0);
-	assert_int_equal(b.cls, DPT_B_JUMP);
-	assert_int_equal(b.target, 0x400001);
-	assert_int_equal(dpt_branch_decode(call_mem, 5, ptem_64bit, 0, &b), 0);
-	assert_int_equal(b.cls, DPT_B_CALL);
-	assert_int_equal(b.size, 5);
-	assert_int_equal(b.indirect, 1);
-	assert_int_equal(dpt_branch_decode(call_rip, 6, ptem_64bit, 0, &b), 0);
-	assert_int_equal(b.size, 6);
-	assert_int_equal(dpt_branch_decode(ret_imm, 3, ptem_64bit, 0, &b), 0);
-	assert_int_equal(b.cls, DPT_B_RET);
-	assert_int_equal(b.size, 3);
-	assert_int_equal(dpt_branch_decode(syscall, 2, ptem_64bit, 0, &b), 0);
-	assert_int_equal(b.cls, DPT_B_FAR);
-	assert_int_equal(dpt_branch_decode(add, 3, ptem_64bit, 0, &b), 0);
-	assert_int_equal(b.cls, DPT_B_OTHER);
-	assert_int_equal(dpt_branch_decode(jcc32, 4, ptem_64bit, 0, &b), -1);
-}
-
 static void test_parse_cpu(void **state)
 {
 	(void)state;
@@ -449,7 +414,6 @@ int main(void)
 		cmocka_unit_test(test_strict_stops),
 		cmocka_unit_test(test_tsc_to_perf_time),
 		cmocka_unit_test(test_sink_stops_decode),
-		cmocka_unit_test(test_branch_decode),
 		cmocka_unit_test(test_parse_cpu),
 	};
 	return cmocka_run_group_tests(tests, setup, teardown);
