@@ -17,7 +17,8 @@
 	"  --insn                 instruction stream (time, tid, ip, symbol+offset, bytes, disassembly)\n" \
 	"  --blocks               per basic block: count, insns, cycles, IPC, taken/not-taken\n" \
 	"  --annotate SYM         disassembly of SYM with per-instruction counts and cycles\n" \
-	"  --format text|jsonl    output format (default text)\n" \
+	"  --format text|jsonl    output format of the view (default text)\n" \
+	"  --format callgrind     per-instruction Ir (+Cycles) with exact calls= (KCachegrind)\n" \
 	"  --syntax att|intel     disassembly syntax (default att, like perf and objdump)\n" \
 	"  --srcline              source file:line of each instruction (--insn)\n" \
 	"  --tid TID              only thread TID\n" \

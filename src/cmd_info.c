@@ -42,6 +42,34 @@ static const char *paranoid_meaning(int p)
 	return "unprivileged users may not use perf_event_open";
 }
 
+/* What well-known PMUs are, for readers who do not know every sysfs name. */
+static const char *pmu_description(const char *name)
+{
+	static const struct {
+		const char *name, *what;
+	} known[] = {
+		{ "cpu", "core PMU: hardware counters, LBR" },
+		{ "cpu_core", "hybrid big-core PMU: hardware counters, LBR" },
+		{ "cpu_atom", "hybrid small-core PMU: hardware counters, LBR" },
+		{ "intel_pt", "Intel Processor Trace" },
+		{ "software", "software events: cpu-clock, task-clock, ..." },
+		{ "tracepoint", "kernel tracepoints" },
+		{ "breakpoint", "hardware breakpoints and watchpoints" },
+		{ "uprobe", "user-space probes" },
+		{ "kprobe", "kernel probes" },
+		{ "msr", "free-running MSR counters: tsc, aperf, mperf, ..." },
+		{ "ibs_op", "AMD IBS op sampling, not used by xptrace" },
+		{ "ibs_fetch", "AMD IBS fetch sampling, not used by xptrace" },
+		{ "cs_etm", "Arm CoreSight ETM tracing, not used by xptrace" },
+		{ "arm_spe", "Arm Statistical Profiling Extension, not used by xptrace" },
+	};
+
+	for (size_t i = 0; i < sizeof(known) / sizeof(known[0]); i++)
+		if (strcmp(known[i].name, name) == 0)
+			return known[i].what;
+	return NULL;
+}
+
 static const char *yes_no(int v)
 {
 	return v == PROBE_UNKNOWN ? "unknown" : v ? "yes" : "no";
@@ -138,6 +166,8 @@ static void print_text(const struct info *in)
 			printf(", nr_addr_filters %d", p->nr_addr_filters);
 		if (p->nbad_formats)
 			printf(", %zu unparsable format files skipped", p->nbad_formats);
+		if (pmu_description(p->name))
+			printf(" - %s", pmu_description(p->name));
 		printf("\n");
 		print_items("format:", p, 0);
 		print_items("caps:", p, 1);
@@ -286,6 +316,11 @@ static void print_json(const struct info *in)
 		jint(p->type < 0 ? PROBE_UNKNOWN : p->type);
 		if (p->nr_addr_filters >= 0)
 			printf(", \"nr_addr_filters\": %d", p->nr_addr_filters);
+		printf(", \"description\": ");
+		if (pmu_description(p->name))
+			jstr(pmu_description(p->name));
+		else
+			printf("null");
 		printf(", \"format\": {");
 		for (size_t j = 0; j < p->nfields; j++) {
 			pmu_field_format(&p->fields[j], spec, sizeof(spec));
