@@ -139,6 +139,17 @@ int bb_pt_raw_main(int argc, char **argv)
 				ret = xp_usage_error("decode", "--cpu %s: expected FAMILY/MODEL[/STEPPING]", val);
 				goto out;
 			}
+		} else if (strcmp(a, "--nom-freq") == 0 || strcmp(a, "--mtc-freq") == 0) {
+			NEED_VAL();
+			uint64_t v;
+			if (parse_u64(val, &v) < 0 || v > 255) {
+				ret = xp_usage_error("decode", "%s %s: expected 0-255", a, val);
+				goto out;
+			}
+			if (a[2] == 'n')
+				opt.nom_freq = (uint8_t)v;
+			else
+				opt.mtc_freq = (uint8_t)v;
 		} else if (strcmp(a, "--resync-on-error") == 0) {
 			resync = true;
 		} else if (strcmp(a, "--insn") == 0) {

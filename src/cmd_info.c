@@ -20,13 +20,6 @@ struct info {
 	struct probe_conclusion c;
 };
 
-static int is_live_root(const char *root)
-{
-	char real[PATH_MAX];
-
-	return realpath(root, real) && strcmp(real, "/") == 0;
-}
-
 static const char *paranoid_meaning(int p)
 {
 	if (p == PROBE_UNKNOWN)
@@ -435,7 +428,6 @@ static int run(int argc, char **argv)
 	const char *probe_file = NULL, *val;
 	int json = 0, ret, line;
 	struct info in;
-	const struct pmu *ptp;
 
 	memset(&in, 0, sizeof(in));
 	in.root = "/";
@@ -459,8 +451,12 @@ static int run(int argc, char **argv)
 	}
 	if (pmu_path(in.root, PMU_DEVICES_DIR, in.label, sizeof(in.label)) != 0)
 		return xp_usage_error("info", "--sysfs-root path is too long");
-	in.live_sysfs = is_live_root(in.root);
-	ret = pmu_list_read(in.root, &in.pmus);
+	in.live_sysfs = probe_sysfs_is_live(in.root);
+	if (probe_file) {
+		ret = pmu_list_read(in.root, &in.pmus);
+	} else {
+		ret = probe_machine(in.root, &in.pmus, &in.facts, &in.c);
+	}
 	if (ret) {
 		if (in.root_given) {
 			xp_err("info", "check --sysfs-root", "cannot read PMUs in %s: %s", in.label,
@@ -482,11 +478,8 @@ static int run(int argc, char **argv)
 			pmu_list_free(&in.pmus);
 			return XP_EXIT_RUNTIME;
 		}
-	} else {
-		ptp = pmu_list_find(&in.pmus, "intel_pt");
-		probe_live(&in.facts, in.live_sysfs, ptp ? ptp->type : -1);
+		probe_conclude(&in.pmus, in.label, &in.facts, &in.c);
 	}
-	probe_conclude(&in.pmus, in.label, &in.facts, &in.c);
 	if (json)
 		print_json(&in);
 	else
