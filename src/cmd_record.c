@@ -77,6 +77,7 @@ static void on_child(int sig)
 static void install_signals(void)
 {
 	struct sigaction sa;
+	sigset_t set;
 
 	memset(&sa, 0, sizeof(sa));
 	sa.sa_handler = on_stop;	/* no SA_RESTART: poll() returns on the signal */
@@ -87,6 +88,14 @@ static void install_signals(void)
 	sa.sa_flags = SA_NOCLDSTOP;
 	sigaction(SIGCHLD, &sa, NULL);
 	signal(SIGPIPE, SIG_IGN);
+	/* Delivered only inside rec_wait()'s ppoll(): no window between the stop check
+	 * and the wait where a signal could be lost. */
+	sigemptyset(&set);
+	sigaddset(&set, SIGINT);
+	sigaddset(&set, SIGTERM);
+	sigaddset(&set, SIGHUP);
+	sigaddset(&set, SIGCHLD);
+	sigprocmask(SIG_BLOCK, &set, NULL);
 }
 
 static int parse_u64(const char *s, uint64_t *v)
@@ -257,6 +266,9 @@ static int spawn(struct rec *r)
 	if (pid == 0) {
 		char c;
 		int e;
+		sigset_t none;
+		sigemptyset(&none);
+		sigprocmask(SIG_SETMASK, &none, NULL);
 		signal(SIGPIPE, SIG_DFL);
 		close(go[1]);
 		close(err[0]);

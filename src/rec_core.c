@@ -53,6 +53,15 @@ int rec_target_go(struct rec *r)
 	return 0;
 }
 
+int rec_wait(struct pollfd *pfd, unsigned long n, int timeout_ms)
+{
+	struct timespec ts = { timeout_ms / 1000, (long)(timeout_ms % 1000) * 1000000L };
+	sigset_t none;
+
+	sigemptyset(&none);
+	return ppoll(pfd, (nfds_t)n, &ts, &none);
+}
+
 static uint64_t now_ns(void)
 {
 	struct timespec ts;
