@@ -42,7 +42,18 @@ struct dctx {
 	struct bcache_ent *bcache;
 	struct x86_dis dis;
 	int stop;		/* the sink's non-zero return */
+	void *dec;		/* the libipt decoder (core:bus ratio queries) */
+	int is_insn;
+	/* CYC timing: events since the last time update wait here until the next one
+	 * says how many cycles they took (see on_time) */
+	int cyc_mode;
+	struct xev *group;
+	uint8_t (*group_raw)[16];
+	size_t ngroup;
+	uint64_t group_insns, group_blocks;
 };
+
+#define GROUP_MAX 4096
 
 static void set_time(struct dctx *c, uint64_t tsc)
 {
@@ -58,9 +69,76 @@ static void set_time(struct dctx *c, uint64_t tsc)
 	c->tmpl.time = o->time_zero + quot * o->time_mult + ((rem * o->time_mult) >> o->time_shift);
 }
 
+static int flush_group(struct dctx *c, uint64_t cycles)
+{
+	uint64_t left = cycles, insns_left = c->group_insns;
+	for (size_t i = 0; i < c->ngroup; i++) {
+		struct xev *ev = &c->group[i];
+		if (ev->kind == XEV_BLOCK && cycles != XEV_CYCLES_UNKNOWN) {
+			/* shares by instruction count; the last block takes the rounding */
+			uint64_t share = insns_left == ev->insns ? left :
+				(uint64_t)((double)cycles * (double)ev->insns / (double)c->group_insns + 0.5);
+			if (share > left)
+				share = left;
+			ev->cycles = share;
+			left -= share;
+			insns_left -= ev->insns;
+			if (c->group_blocks > 1)
+				ev->flags |= XEV_F_CYC_APPROX;
+		}
+		if (ev->bytes)
+			ev->bytes = c->group_raw[i];
+		int r = xev_emit(c->sink, ev);
+		if (r) {
+			c->ngroup = 0;
+			return r;
+		}
+	}
+	c->ngroup = 0;
+	c->group_insns = c->group_blocks = 0;
+	return 0;
+}
+
 static int emit(struct dctx *c, struct xev *ev)
 {
-	return xev_emit(c->sink, ev);
+	if (!c->cyc_mode)
+		return xev_emit(c->sink, ev);
+	if (c->ngroup == GROUP_MAX) {
+		/* no timing packet for too long: these stay without cycles */
+		int r = flush_group(c, XEV_CYCLES_UNKNOWN);
+		if (r)
+			return r;
+	}
+	struct xev *g = &c->group[c->ngroup];
+	*g = *ev;
+	if (ev->bytes)
+		memcpy(c->group_raw[c->ngroup], ev->bytes, ev->nbytes < 16 ? ev->nbytes : 16);
+	if (ev->kind == XEV_BLOCK) {
+		c->group_insns += ev->insns;
+		c->group_blocks++;
+	}
+	c->ngroup++;
+	if (ev->kind == XEV_GAP)
+		return flush_group(c, XEV_CYCLES_UNKNOWN);
+	return 0;
+}
+
+/* A new time from a timing packet that binds to the instruction just decoded: the
+ * cycles since the previous one (CYC counts, calibrated to TSC units by libipt;
+ * Δtsc * CBR / nominal ratio undoes that) belong to the events waiting. */
+static int on_time(struct dctx *c, uint64_t tsc)
+{
+	uint64_t prev = c->tsc;
+	int had = c->have_tsc;
+	set_time(c, tsc);
+	if (!c->cyc_mode || !c->ngroup)
+		return 0;
+	uint32_t cbr = 0;
+	int ok = c->is_insn ? pt_insn_core_bus_ratio(c->dec, &cbr) : pt_blk_core_bus_ratio(c->dec, &cbr);
+	uint64_t cycles = XEV_CYCLES_UNKNOWN;
+	if (had && ok >= 0 && cbr && tsc >= prev)
+		cycles = (uint64_t)((double)(tsc - prev) * cbr / c->opt->nom_freq + 0.5);
+	return flush_group(c, cycles);
 }
 
 static struct xev mkev(const struct dctx *c, enum xev_kind kind)
@@ -175,8 +253,8 @@ static int on_event(struct dctx *c, const struct pt_event *pev)
 	struct xev ev;
 	int r;
 
-	if (pev->has_tsc)
-		set_time(c, pev->tsc);
+	if (pev->has_tsc && (!c->have_tsc || pev->tsc != c->tsc) && (r = on_time(c, pev->tsc)))
+		return r;
 	switch (pev->type) {
 	case ptev_enabled:
 		if ((r = resolve(c, pev->variant.enabled.ip)))
@@ -383,8 +461,11 @@ static int run(struct dctx *c, void *dec, const struct dec_ops *ops)
 			if (status < 0)
 				break;
 		}
-		if (status == -pte_eos)
-			return resolve(c, 0);
+		if (status == -pte_eos) {
+			if ((r = resolve(c, 0)))
+				return r;
+			return c->ngroup ? flush_group(c, XEV_CYCLES_UNKNOWN) : 0;
+		}
 		err = status;
 		if (ops->get_offset(dec, &err_off) < 0)
 			err_off = sync;
@@ -393,6 +474,34 @@ static int run(struct dctx *c, void *dec, const struct dec_ops *ops)
 			return -1;
 		}
 	}
+}
+
+/* Does the trace carry CYC packets?  Looks at the first packets only: CYC is a
+ * configuration bit, on for the whole trace or off. */
+static int has_cyc(const struct pt_config *cfg)
+{
+	struct pt_packet_decoder *pd = pt_pkt_alloc_decoder(cfg);
+	int found = 0;
+	if (!pd)
+		return 0;
+	for (int synced = 0, n = 0; n < 65536 && !found; n++) {
+		struct pt_packet p;
+		if (!synced) {
+			if (pt_pkt_sync_forward(pd) < 0)
+				break;
+			synced = 1;
+		}
+		int r = pt_pkt_next(pd, &p, sizeof(p));
+		if (r == -pte_eos)
+			break;
+		if (r < 0) {
+			synced = 0;
+			continue;
+		}
+		found = p.type == ppt_cyc;
+	}
+	pt_pkt_free_decoder(pd);
+	return found;
 }
 
 int dpt_decode(const uint8_t *buf, size_t len, struct dpt_image *img,
@@ -436,12 +545,29 @@ int dpt_decode(const uint8_t *buf, size_t len, struct dpt_image *img,
 	cfg.cpuid_0x15_eax = opt->cpuid_0x15_eax;
 	cfg.cpuid_0x15_ebx = opt->cpuid_0x15_ebx;
 
+	/* cycles need CYC packets and the nominal ratio to undo libipt's calibration */
+	if (opt->nom_freq && has_cyc(&cfg)) {
+		c.group = malloc(GROUP_MAX * sizeof(*c.group));
+		c.group_raw = malloc(GROUP_MAX * sizeof(*c.group_raw));
+		if (!c.group || !c.group_raw) {
+			ret = -ENOMEM;
+			goto out;
+		}
+		c.cyc_mode = 1;
+		cfg.flags.variant.block.enable_tick_events = 1;	/* same bit as insn's */
+	}
 	if (opt->mode == DPT_INSNS) {
+		if (c.cyc_mode) {
+			cfg.flags.variant.block.enable_tick_events = 0;
+			cfg.flags.variant.insn.enable_tick_events = 1;
+		}
 		struct pt_insn_decoder *dec = pt_insn_alloc_decoder(&cfg);
 		if (!dec) {
 			ret = -EINVAL;
 			goto out;
 		}
+		c.dec = dec;
+		c.is_insn = 1;
 		pt_insn_set_image(dec, dpt_image_pt(img));
 		ret = run(&c, dec, &insn_ops);
 		pt_insn_free_decoder(dec);
@@ -454,6 +580,7 @@ int dpt_decode(const uint8_t *buf, size_t len, struct dpt_image *img,
 			ret = -EINVAL;
 			goto out;
 		}
+		c.dec = dec;
 		pt_blk_set_image(dec, dpt_image_pt(img));
 		ret = run(&c, dec, &blk_ops);
 		pt_blk_free_decoder(dec);
@@ -461,6 +588,8 @@ int dpt_decode(const uint8_t *buf, size_t len, struct dpt_image *img,
 out:
 	x86_dis_fini(&c.dis);
 	free(c.bcache);
+	free(c.group);
+	free(c.group_raw);
 	return ret;
 }
 

@@ -101,6 +101,14 @@ int bb_blocks_report(struct bb_tally *t, const struct bb_view_opts *o);
 /* --annotate SYM: returns -1 when SYM executed nothing or is unknown. */
 int bb_annotate_report(struct bb_tally *t, const char *sym, const struct bb_view_opts *o);
 
+/* --format callgrind: per-instruction Ir (+ Cycles) with exact calls=.  bb_cg_write
+ * ends the profile (no events after it); `cmd` may be NULL. */
+struct bb_cg;
+struct bb_cg *bb_cg_new(const struct bb_env *env);
+int bb_cg_event(void *ctx, const struct xev *ev);
+int bb_cg_write(struct bb_cg *cg, FILE *out, const char *cmd);
+void bb_cg_free(struct bb_cg *cg);
+
 /* JSON string escaping shared by the views. */
 void bb_json_str(FILE *out, const char *s);
 

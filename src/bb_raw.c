@@ -87,7 +87,8 @@ int bb_pt_raw_main(int argc, char **argv)
 	struct bb_view_opts vo = { .format = BB_TEXT, .out = stdout, .raw_time = true };
 	struct dpt_options opt;
 	const char *pt_file = NULL, *annotate = NULL, *sym = NULL;
-	enum { V_NONE, V_INSN, V_BLOCKS, V_ANNOTATE } view = V_NONE;
+	enum { V_NONE, V_INSN, V_BLOCKS, V_ANNOTATE, V_CALLGRIND } view = V_NONE;
+	bool callgrind = false;
 	int32_t tid = -1;
 	uint64_t t0 = 0, t1 = UINT64_MAX;
 	bool resync = false;
@@ -138,6 +139,17 @@ int bb_pt_raw_main(int argc, char **argv)
 				ret = xp_usage_error("decode", "--cpu %s: expected FAMILY/MODEL[/STEPPING]", val);
 				goto out;
 			}
+		} else if (strcmp(a, "--nom-freq") == 0 || strcmp(a, "--mtc-freq") == 0) {
+			NEED_VAL();
+			uint64_t v;
+			if (parse_u64(val, &v) < 0 || v > 255) {
+				ret = xp_usage_error("decode", "%s %s: expected 0-255", a, val);
+				goto out;
+			}
+			if (a[2] == 'n')
+				opt.nom_freq = (uint8_t)v;
+			else
+				opt.mtc_freq = (uint8_t)v;
 		} else if (strcmp(a, "--resync-on-error") == 0) {
 			resync = true;
 		} else if (strcmp(a, "--insn") == 0) {
@@ -154,8 +166,10 @@ int bb_pt_raw_main(int argc, char **argv)
 				vo.format = BB_TEXT;
 			else if (strcmp(val, "jsonl") == 0)
 				vo.format = BB_JSONL;
+			else if (strcmp(val, "callgrind") == 0)
+				callgrind = true;
 			else {
-				ret = xp_usage_error("decode", "--format %s: expected text or jsonl", val);
+				ret = xp_usage_error("decode", "--format %s: expected text, jsonl or callgrind", val);
 				goto out;
 			}
 		} else if (strcmp(a, "--syntax") == 0) {
@@ -194,8 +208,15 @@ int bb_pt_raw_main(int argc, char **argv)
 		ret = xp_usage_error("decode", "--pt needs a file");
 		goto out;
 	}
+	if (callgrind) {
+		if (view != V_NONE) {
+			ret = xp_usage_error("decode", "--format callgrind is a profile of its own: drop the view option");
+			goto out;
+		}
+		view = V_CALLGRIND;
+	}
 	if (view == V_NONE) {
-		ret = xp_usage_error("decode", "choose a view: --insn, --blocks or --annotate SYM");
+		ret = xp_usage_error("decode", "choose a view: --insn, --blocks, --annotate SYM or --format callgrind");
 		goto out;
 	}
 	if ((view == V_ANNOTATE || sym) && !env.symbol) {
@@ -218,17 +239,22 @@ int bb_pt_raw_main(int argc, char **argv)
 
 	struct bb_tally *tally = NULL;
 	struct bb_insn_view *iv = NULL;
+	struct bb_cg *cg = NULL;
 	struct xev_sink view_sink;
 	if (view == V_INSN) {
 		iv = bb_insn_view_new(&vo);
 		view_sink = (struct xev_sink){ bb_insn_view_event, iv };
 		opt.mode = DPT_INSNS;
+	} else if (view == V_CALLGRIND) {
+		cg = bb_cg_new(&env);
+		view_sink = (struct xev_sink){ bb_cg_event, cg };
+		opt.mode = DPT_BLOCKS;
 	} else {
 		tally = bb_tally_new();
 		view_sink = (struct xev_sink){ bb_tally_event, tally };
 		opt.mode = DPT_BLOCKS;
 	}
-	if (!iv && !tally) {
+	if (!iv && !tally && !cg) {
 		xp_err("decode", NULL, "out of memory");
 		goto unmap;
 	}
@@ -248,6 +274,8 @@ int bb_pt_raw_main(int argc, char **argv)
 		int rep = 0;
 		if (view == V_BLOCKS)
 			rep = bb_blocks_report(tally, &vo);
+		else if (view == V_CALLGRIND)
+			rep = bb_cg_write(cg, stdout, pt_file);
 		else if (view == V_ANNOTATE && bb_annotate_report(tally, annotate, &vo) < 0) {
 			xp_err(annotate, "check the name with --blocks", "no executed code in this function");
 			rep = -1;
@@ -265,6 +293,7 @@ int bb_pt_raw_main(int argc, char **argv)
 		xp_err(pt_file, NULL, "decode failed (%d)", r);
 	}
 	bb_tally_free(tally);
+	bb_cg_free(cg);
 unmap:
 	if (len)
 		munmap((void *)buf, len);

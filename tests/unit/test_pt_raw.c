@@ -216,6 +216,37 @@ static void test_corrupt_strict_and_resync(void **state)
 	free(out);
 }
 
+static void test_callgrind(void **state)
+{
+	(void)state;
+	char args[512], err[4096];
+	int rc;
+	snprintf(args, sizeof(args), "--pt %s --raw %s:%#x --format callgrind", ptf, codef, BASE);
+	char *out = run(args, &rc, err, sizeof(err));
+	assert_int_equal(rc, 0);
+	/* functions come from the trace: the entry and the call target */
+	const char *body = "positions: instr\nevents: Ir\nfl=(1) ???\nfn=(1) 0x401000\nfn=(2) 0x401010\n\n"
+		"fn=(1)\n0x401000 1\n0x401005 1000\n0x401007 1000\n0x401009 1\n0x40100e 1\n"
+		"cfn=(2)\ncalls=1 0x401010\n0x401009 1\n\nfn=(2)\n0x401010 1\n\ntotals: 2004\n";
+	assert_non_null(strstr(out, body));
+	char cgf[160];
+	snprintf(cgf, sizeof(cgf), "%s/cg.out", dir);
+	write_file(cgf, out, strlen(out));
+	free(out);
+	/* callgrind_annotate reads it: exclusive and inclusive totals per function */
+	char cmd[512], line[512];
+	snprintf(cmd, sizeof(cmd), "callgrind_annotate --inclusive=yes %s", cgf);
+	FILE *p = popen(cmd, "r");
+	assert_non_null(p);
+	int seen = 0;
+	while (fgets(line, sizeof(line), p)) {
+		seen += strstr(line, "2,004 (100.0%)  ???:0x401000") != NULL;
+		seen += strstr(line, "1 ( 0.05%)  ???:0x401010") != NULL;
+	}
+	assert_int_equal(pclose(p), 0);
+	assert_int_equal(seen, 2);
+}
+
 static void test_usage_errors(void **state)
 {
 	(void)state;
@@ -248,6 +279,7 @@ int main(void)
 		cmocka_unit_test(test_blocks_text),
 		cmocka_unit_test(test_insn_stream),
 		cmocka_unit_test(test_corrupt_strict_and_resync),
+		cmocka_unit_test(test_callgrind),
 		cmocka_unit_test(test_usage_errors),
 	};
 	return cmocka_run_group_tests(tests, setup, teardown);
