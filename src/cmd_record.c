@@ -83,17 +83,18 @@ __attribute__((constructor)) static void build_usage(void)
 static void on_stop(int sig)
 {
 	rec_stop_requested = sig;
+	rec_signalled = 1;
 }
 
 static void on_child(int sig)
 {
-	(void)sig;	/* only interrupts poll() so the loop reaps the child at once */
+	(void)sig;	/* wakes rec_wait() so the loop reaps the child at once */
+	rec_signalled = 1;
 }
 
 static void install_signals(void)
 {
 	struct sigaction sa;
-	sigset_t set;
 
 	memset(&sa, 0, sizeof(sa));
 	sa.sa_handler = on_stop;	/* no SA_RESTART: poll() returns on the signal */
@@ -104,14 +105,6 @@ static void install_signals(void)
 	sa.sa_flags = SA_NOCLDSTOP;
 	sigaction(SIGCHLD, &sa, NULL);
 	signal(SIGPIPE, SIG_IGN);
-	/* Delivered only inside rec_wait()'s ppoll(): no window between the stop check
-	 * and the wait where a signal could be lost. */
-	sigemptyset(&set);
-	sigaddset(&set, SIGINT);
-	sigaddset(&set, SIGTERM);
-	sigaddset(&set, SIGHUP);
-	sigaddset(&set, SIGCHLD);
-	sigprocmask(SIG_BLOCK, &set, NULL);
 }
 
 static int parse_u64(const char *s, uint64_t *v)
