@@ -22,7 +22,7 @@
 #include "pd_write.h"
 #include "ms_store.h"
 
-enum rec_callgraph { REC_CG_NONE, REC_CG_FP, REC_CG_DWARF };
+enum rec_callgraph { REC_CG_NONE, REC_CG_FP, REC_CG_DWARF, REC_CG_LBR };
 
 #define REC_DEFAULT_FREQ 4000
 #define REC_DEFAULT_STACK 8192
@@ -42,6 +42,15 @@ struct rec_opts {
 	int quiet;
 	int argc;		/* xptrace's own command line, for the CMDLINE feature */
 	char **argv;
+	/* hardware modes (pt, lbr; src/col_pt.c, src/col_lbr.c) */
+	const char *sysfs_root;	/* --sysfs-root: where PMUs are described, NULL = "/" */
+	int all_cpus;		/* -a: every CPU, every process */
+	int user, kernel;	/* -u/-k: user only when neither is given */
+	const char *pt_opts;	/* --pt-opts */
+	const char *filter;	/* --filter (address filters) */
+	int snapshot;		/* --snapshot: AUX ring dumped on SIGUSR2/trigger/end */
+	const char *trigger;	/* --trigger SYM[@PATH] */
+	uint64_t aux_size;	/* --aux-size bytes, 0 = default */
 };
 
 struct rec {

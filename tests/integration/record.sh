@@ -94,7 +94,7 @@ check_exit "unknown event is an error" 1 "$XPTRACE" record -o rec5 -e no_such_ev
 check_match "unknown event message" "^xptrace: events: unknown event 'no_such_event'" "$(cat "$TMP/.err")"
 check_exit "-F and -c together is a usage error" 2 "$XPTRACE" record -F 10 -c 10 -- true
 check_exit "no command is a usage error" 2 "$XPTRACE" record
-check_exit "bad --call-graph is a usage error" 2 "$XPTRACE" record --call-graph lbr -- true
+check_exit "bad --call-graph is a usage error" 2 "$XPTRACE" record --call-graph bogus -- true
 check_exit "unknown mode is an error" 1 "$XPTRACE" record --mode nope -- true
 check_exit "missing command is an error" 1 "$XPTRACE" record -o rec6 -- "$TMP/does-not-exist"
 check_match "missing command message" "run the command: .*does-not-exist: No such file" "$(cat "$TMP/.err")"
