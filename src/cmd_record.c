@@ -83,11 +83,13 @@ __attribute__((constructor)) static void build_usage(void)
 static void on_stop(int sig)
 {
 	rec_stop_requested = sig;
+	rec_signalled = 1;
 }
 
 static void on_child(int sig)
 {
-	(void)sig;	/* only interrupts poll() so the loop reaps the child at once */
+	(void)sig;	/* wakes rec_wait() so the loop reaps the child at once */
+	rec_signalled = 1;
 }
 
 static void install_signals(void)
@@ -334,6 +336,9 @@ static int spawn(struct rec *r)
 	if (pid == 0) {
 		char c;
 		int e;
+		sigset_t none;
+		sigemptyset(&none);
+		sigprocmask(SIG_SETMASK, &none, NULL);
 		signal(SIGPIPE, SIG_DFL);
 		close(go[1]);
 		close(err[0]);

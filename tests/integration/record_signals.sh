@@ -2,7 +2,7 @@
 # The file is finalized whatever ends the recording: SIGINT/SIGTERM to xptrace,
 # SIGKILL of the target, a crashing target, --duration.
 . "$(dirname "$0")/../lib.sh"
-. "$(dirname "$0")/record_helpers.sh"
+. "$(dirname "$0")/lib/record.sh"
 command -v perf >/dev/null || { ok "perf missing # SKIP"; exit 0; }
 cd "$TMP"
 
