@@ -40,6 +40,9 @@ struct rec_opts {
 	pid_t pid;		/* -p, 0 = run cmd */
 	char **cmd;		/* NULL-terminated command to run */
 	int quiet;
+	/* --mode step */
+	uint64_t psb_period;	/* --psb-period BYTES, 0 = default */
+	const char *step_filter;	/* --filter START-END@MODULE | SYMBOL[,...] */
 	int argc;		/* xptrace's own command line, for the CMDLINE feature */
 	char **argv;
 };

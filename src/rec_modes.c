@@ -7,9 +7,11 @@
 #include "xp_err.h"
 
 extern const struct rec_mode rec_mode_sample;
+extern const struct rec_mode rec_mode_step;
 
 const struct rec_mode *const rec_modes[] = {
 	&rec_mode_sample,
+	&rec_mode_step,
 	NULL,
 };
 

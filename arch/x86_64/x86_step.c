@@ -19,6 +19,8 @@
 #include "xp_err.h"
 
 #define INT3 0xcc
+#define TRACE_OPTIONS (PTRACE_O_TRACESYSGOOD | PTRACE_O_TRACEEXEC | PTRACE_O_TRACECLONE | \
+		       PTRACE_O_TRACEFORK | PTRACE_O_TRACEVFORK | PTRACE_O_EXITKILL)
 /* Straight-line runs longer than this are split (and chained like a direct jump). */
 #define RUN_MAX_INSNS 4096
 /* Branches emulated back to back in one stop at most (bounds a stop's latency). */
@@ -867,7 +869,8 @@ static int handle_stop(struct x86_step *s, pid_t tid, int st)
 	sig = WSTOPSIG(st);
 	event = st >> 16;
 	if (t->state == TH_NEW) {
-		if (sig != SIGSTOP) {
+		/* SIGSTOP for PTRACE_TRACEME tracers, PTRACE_EVENT_STOP under PTRACE_SEIZE */
+		if (sig != SIGSTOP && event != PTRACE_EVENT_STOP) {
 			s->st.other_stops++;
 			return resume(t, 0);
 		}
@@ -892,10 +895,14 @@ static int handle_stop(struct x86_step *s, pid_t tid, int st)
 		case PTRACE_EVENT_FORK:
 		case PTRACE_EVENT_VFORK:
 			return on_clone_event(s, t, event);
-		default:
+		default:	/* PTRACE_EVENT_STOP: group-stop of a seized tracee */
 			s->st.other_stops++;
 			return resume(t, 0);
 		}
+	}
+	if (event == PTRACE_EVENT_STOP) {
+		s->st.other_stops++;
+		return resume(t, 0);
 	}
 	if (sig == SIGTRAP && ptrace(PTRACE_GETSIGINFO, tid, 0, &si) == 0 &&
 	    si.si_code == SI_KERNEL && bp_find(t->mm, r.rip - 1))
@@ -934,9 +941,7 @@ int x86_step_spawn(struct x86_step **out, const struct x86_step_opts *o, char *c
 	}
 	s->root = pid;
 	if (waitpid(pid, &st, 0) < 0 || !WIFSTOPPED(st) ||
-	    ptrace(PTRACE_SETOPTIONS, pid, 0,
-		   (void *)(long)(PTRACE_O_TRACESYSGOOD | PTRACE_O_TRACEEXEC | PTRACE_O_TRACECLONE |
-				  PTRACE_O_TRACEFORK | PTRACE_O_TRACEVFORK | PTRACE_O_EXITKILL)) < 0) {
+	    ptrace(PTRACE_SETOPTIONS, pid, 0, (void *)(long)(TRACE_OPTIONS)) < 0) {
 		err = -errno;
 		kill(pid, SIGKILL);
 		waitpid(pid, &st, 0);
@@ -955,12 +960,45 @@ int x86_step_spawn(struct x86_step **out, const struct x86_step_opts *o, char *c
 	return ptrace(PTRACE_CONT, pid, 0, 0) < 0 ? -errno : 0;
 }
 
+int x86_step_attach(struct x86_step **out, const struct x86_step_opts *o, pid_t pid)
+{
+	struct x86_step *s = calloc(1, sizeof(*s));
+	struct thr *t;
+	int err;
+
+	if (!s)
+		return -ENOMEM;
+	s->o = *o;
+	if ((err = x86_dis_init(&s->dis)) < 0 ||
+	    (err = x86_step_set_ranges(s, o->ranges, o->nranges)) < 0)
+		goto fail;
+	if (ptrace(PTRACE_SEIZE, pid, 0, (void *)(long)(TRACE_OPTIONS)) < 0) {
+		err = -errno;
+		goto fail;
+	}
+	if (!(t = thr_add(s, pid))) {
+		err = -ENOMEM;
+		goto fail;
+	}
+	t->state = TH_PREEXEC;
+	s->root = pid;
+	*out = s;
+	return 0;
+fail:
+	x86_step_free(s);
+	return err;
+}
+
 int x86_step_run(struct x86_step *s)
 {
 	int st, err;
 	pid_t tid;
 
 	while (s->threads) {
+		if (s->o.stop && *s->o.stop) {
+			s->error = -EINTR;
+			break;
+		}
 		tid = waitpid(-1, &st, __WALL);
 		if (tid < 0) {
 			if (errno == EINTR)

@@ -17,6 +17,7 @@
 #define X86_STEP_H
 
 #include <stdint.h>
+#include <signal.h>
 #include <sys/types.h>
 
 #include "x86_branch.h"
@@ -75,12 +76,17 @@ struct x86_step_opts {
 	 * possibly later through x86_step_set_ranges from the XS_MAPS callback). */
 	const struct x86_step_range *ranges;
 	unsigned nranges;
+	/* Checked between stops: non-zero ends tracing (the tracees are killed). */
+	volatile sig_atomic_t *stop;
 };
 
 struct x86_step;
 
 /* Forks and execs argv under ptrace (PTRACE_O_EXITKILL); tracing starts at exec. */
 int x86_step_spawn(struct x86_step **out, const struct x86_step_opts *o, char *const argv[]);
+/* Seizes `pid`, a child that has not exec'd yet (it waits for a go signal from the
+ * caller); tracing starts at its exec. */
+int x86_step_attach(struct x86_step **out, const struct x86_step_opts *o, pid_t pid);
 /* Runs until every traced thread exited.  Returns 0, or the first negative error / the
  * callback's non-zero value (the tracees are killed then). */
 int x86_step_run(struct x86_step *s);
