@@ -47,29 +47,6 @@ size_t dpt_image_nsections(const struct dpt_image *img);
 /* The libipt image behind it (bare-loop benchmarks). */
 struct pt_image *dpt_image_pt(struct dpt_image *img);
 
-/* ---- branch instructions ---------------------------------------------------------- */
-
-enum dpt_bclass {
-	DPT_B_OTHER,	/* not a control transfer */
-	DPT_B_COND,	/* Jcc, LOOP*, JCXZ: direct, conditional */
-	DPT_B_JUMP,	/* JMP rel / JMP r/m */
-	DPT_B_CALL,	/* CALL rel / CALL r/m */
-	DPT_B_RET,	/* RET, RET imm16 */
-	DPT_B_FAR,	/* SYSCALL, SYSENTER, INT, IRET, SYSRET, far CALL/JMP/RET */
-};
-
-struct dpt_branch {
-	enum dpt_bclass cls;
-	uint8_t size;		/* instruction length (0: undecodable) */
-	uint8_t indirect;	/* target comes from a register/memory/stack */
-	uint64_t target;	/* direct branches: the destination */
-};
-
-/* Classifies the instruction at `ip` from its bytes (`n` available, from its first
- * byte) in execution mode `mode`; returns 0, or -1 when the bytes are too short. */
-int dpt_branch_decode(const uint8_t *b, size_t n, enum pt_exec_mode mode, uint64_t ip,
-		      struct dpt_branch *out);
-
 /* ---- decoding ------------------------------------------------------------------ */
 
 enum dpt_mode {

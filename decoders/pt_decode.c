@@ -9,12 +9,20 @@
 #include <string.h>
 
 #include "pt.h"
+#include "x86_dis.h"
 
-#define BCACHE_BITS 12
+/* What ends a block, decoded once per address: libipt's block decoder gives neither the
+ * fall-through of a conditional branch nor (on its cached fast path) always the class
+ * of the last instruction. */
+#define BCACHE_BITS 14
+
+enum bclass { B_OTHER, B_COND, B_JUMP, B_CALL, B_RET, B_FAR };
 
 struct bcache_ent {
 	uint64_t ip;		/* 0: empty */
-	struct dpt_branch br;
+	uint64_t next;		/* fall-through, 0 unknown */
+	uint8_t cls;		/* enum bclass */
+	uint8_t indirect;
 };
 
 struct dctx {
@@ -28,12 +36,24 @@ struct dctx {
 	uint64_t tsc;
 	/* the transfer ending the previous block, waiting for its target */
 	int pending;
-	enum dpt_bclass pend_cls;
+	enum bclass pend_cls;
 	uint64_t pend_ip, pend_fall;
 	uint32_t pend_flags;
 	struct bcache_ent *bcache;
+	struct x86_dis dis;
 	int stop;		/* the sink's non-zero return */
+	void *dec;		/* the libipt decoder (core:bus ratio queries) */
+	int is_insn;
+	/* CYC timing: events since the last time update wait here until the next one
+	 * says how many cycles they took (see on_time) */
+	int cyc_mode;
+	struct xev *group;
+	uint8_t (*group_raw)[16];
+	size_t ngroup;
+	uint64_t group_insns, group_blocks;
 };
+
+#define GROUP_MAX 4096
 
 static void set_time(struct dctx *c, uint64_t tsc)
 {
@@ -49,9 +69,76 @@ static void set_time(struct dctx *c, uint64_t tsc)
 	c->tmpl.time = o->time_zero + quot * o->time_mult + ((rem * o->time_mult) >> o->time_shift);
 }
 
+static int flush_group(struct dctx *c, uint64_t cycles)
+{
+	uint64_t left = cycles, insns_left = c->group_insns;
+	for (size_t i = 0; i < c->ngroup; i++) {
+		struct xev *ev = &c->group[i];
+		if (ev->kind == XEV_BLOCK && cycles != XEV_CYCLES_UNKNOWN) {
+			/* shares by instruction count; the last block takes the rounding */
+			uint64_t share = insns_left == ev->insns ? left :
+				(uint64_t)((double)cycles * (double)ev->insns / (double)c->group_insns + 0.5);
+			if (share > left)
+				share = left;
+			ev->cycles = share;
+			left -= share;
+			insns_left -= ev->insns;
+			if (c->group_blocks > 1)
+				ev->flags |= XEV_F_CYC_APPROX;
+		}
+		if (ev->bytes)
+			ev->bytes = c->group_raw[i];
+		int r = xev_emit(c->sink, ev);
+		if (r) {
+			c->ngroup = 0;
+			return r;
+		}
+	}
+	c->ngroup = 0;
+	c->group_insns = c->group_blocks = 0;
+	return 0;
+}
+
 static int emit(struct dctx *c, struct xev *ev)
 {
-	return xev_emit(c->sink, ev);
+	if (!c->cyc_mode)
+		return xev_emit(c->sink, ev);
+	if (c->ngroup == GROUP_MAX) {
+		/* no timing packet for too long: these stay without cycles */
+		int r = flush_group(c, XEV_CYCLES_UNKNOWN);
+		if (r)
+			return r;
+	}
+	struct xev *g = &c->group[c->ngroup];
+	*g = *ev;
+	if (ev->bytes)
+		memcpy(c->group_raw[c->ngroup], ev->bytes, ev->nbytes < 16 ? ev->nbytes : 16);
+	if (ev->kind == XEV_BLOCK) {
+		c->group_insns += ev->insns;
+		c->group_blocks++;
+	}
+	c->ngroup++;
+	if (ev->kind == XEV_GAP)
+		return flush_group(c, XEV_CYCLES_UNKNOWN);
+	return 0;
+}
+
+/* A new time from a timing packet that binds to the instruction just decoded: the
+ * cycles since the previous one (CYC counts, calibrated to TSC units by libipt;
+ * Δtsc * CBR / nominal ratio undoes that) belong to the events waiting. */
+static int on_time(struct dctx *c, uint64_t tsc)
+{
+	uint64_t prev = c->tsc;
+	int had = c->have_tsc;
+	set_time(c, tsc);
+	if (!c->cyc_mode || !c->ngroup)
+		return 0;
+	uint32_t cbr = 0;
+	int ok = c->is_insn ? pt_insn_core_bus_ratio(c->dec, &cbr) : pt_blk_core_bus_ratio(c->dec, &cbr);
+	uint64_t cycles = XEV_CYCLES_UNKNOWN;
+	if (had && ok >= 0 && cbr && tsc >= prev)
+		cycles = (uint64_t)((double)(tsc - prev) * cbr / c->opt->nom_freq + 0.5);
+	return flush_group(c, cycles);
 }
 
 static struct xev mkev(const struct dctx *c, enum xev_kind kind)
@@ -61,28 +148,50 @@ static struct xev mkev(const struct dctx *c, enum xev_kind kind)
 	return ev;
 }
 
-static const struct dpt_branch *branch_at(struct dctx *c, uint64_t ip, enum pt_exec_mode mode)
+static enum bclass from_x86(enum x86_bclass cls, uint8_t *indirect)
+{
+	*indirect = 0;
+	switch (cls) {
+	case X86_BR_COND: return B_COND;
+	case X86_BR_JMP: return B_JUMP;
+	case X86_BR_CALL: return B_CALL;
+	case X86_BR_JMP_IND: *indirect = 1; return B_JUMP;
+	case X86_BR_CALL_IND: *indirect = 1; return B_CALL;
+	case X86_BR_RET: *indirect = 1; return B_RET;
+	case X86_BR_NONE: return B_OTHER;
+	default: *indirect = 1; return B_FAR;
+	}
+}
+
+static const struct bcache_ent *branch_at(struct dctx *c, uint64_t ip)
 {
 	struct bcache_ent *e = &c->bcache[(ip ^ (ip >> BCACHE_BITS)) & ((1u << BCACHE_BITS) - 1)];
 	if (e->ip == ip && ip)
-		return &e->br;
-	uint8_t buf[16];
+		return e;
+	uint8_t buf[X86_MAX_INSN];
+	struct x86_instr in;
 	size_t n = dpt_image_read(c->img, ip, buf, sizeof(buf));
-	if (dpt_branch_decode(buf, n, mode, ip, &e->br) < 0)
-		e->br = (struct dpt_branch){ DPT_B_OTHER, 0, 0, 0 };
 	e->ip = ip;
-	return &e->br;
+	if (n && x86_dis_one(&c->dis, buf, n, ip, &in) == 0) {
+		e->cls = from_x86(in.br.cls, &e->indirect);
+		e->next = ip + in.size;
+	} else {
+		e->cls = B_OTHER;
+		e->indirect = 0;
+		e->next = 0;
+	}
+	return e;
 }
 
-static enum dpt_bclass class_of(enum pt_insn_class ic)
+static enum bclass class_of(enum pt_insn_class ic)
 {
 	switch (ic) {
-	case ptic_call: return DPT_B_CALL;
-	case ptic_return: return DPT_B_RET;
-	case ptic_jump: return DPT_B_JUMP;
-	case ptic_cond_jump: return DPT_B_COND;
-	case ptic_far_call: case ptic_far_return: case ptic_far_jump: return DPT_B_FAR;
-	default: return DPT_B_OTHER;
+	case ptic_call: return B_CALL;
+	case ptic_return: return B_RET;
+	case ptic_jump: return B_JUMP;
+	case ptic_cond_jump: return B_COND;
+	case ptic_far_call: case ptic_far_return: case ptic_far_jump: return B_FAR;
+	default: return B_OTHER;
 	}
 }
 
@@ -97,20 +206,20 @@ static int resolve(struct dctx *c, uint64_t to)
 	ev.addr = to;
 	ev.flags = c->pend_flags;
 	switch (c->pend_cls) {
-	case DPT_B_COND:
+	case B_COND:
 		ev.flags |= XEV_F_COND;
 		if (to != c->pend_fall)
 			ev.flags |= XEV_F_TAKEN;
 		break;
-	case DPT_B_CALL:
+	case B_CALL:
 		ev.kind = XEV_CALL;
 		ev.flags |= XEV_F_TAKEN;
 		break;
-	case DPT_B_RET:
+	case B_RET:
 		ev.kind = XEV_RETURN;
 		ev.flags |= XEV_F_TAKEN;
 		break;
-	case DPT_B_FAR:
+	case B_FAR:
 		ev.flags |= XEV_F_TAKEN | XEV_F_SYSCALL;
 		break;
 	default:
@@ -121,32 +230,22 @@ static int resolve(struct dctx *c, uint64_t to)
 }
 
 /* Remembers the transfer made by the instruction at `ip` ending a block. */
-static void set_pending(struct dctx *c, uint64_t ip, enum pt_insn_class ic,
-			enum pt_exec_mode mode, uint8_t size)
+static void set_pending(struct dctx *c, uint64_t ip, enum pt_insn_class ic)
 {
-	enum dpt_bclass cls = class_of(ic);
-	const struct dpt_branch *br = NULL;
+	enum bclass cls = class_of(ic);
 
-	if (ic == ptic_error || ic == ptic_other || cls == DPT_B_COND || (cls != DPT_B_OTHER && !size)) {
-		br = branch_at(c, ip, mode);
-		if (ic == ptic_error || ic == ptic_other)
-			cls = br->cls;
-	}
-	if (cls == DPT_B_OTHER)
+	if (cls == B_OTHER && ic != ptic_error)
+		return;
+	const struct bcache_ent *br = branch_at(c, ip);
+	if (ic == ptic_error)
+		cls = br->cls;
+	if (cls == B_OTHER)
 		return;
 	c->pending = 1;
 	c->pend_cls = cls;
 	c->pend_ip = ip;
-	c->pend_flags = 0;
-	if (br) {
-		if (br->indirect)
-			c->pend_flags |= XEV_F_INDIRECT;
-		c->pend_fall = br->size ? ip + br->size : 0;
-	} else {
-		c->pend_fall = ip + size;
-		if (cls == DPT_B_RET)
-			c->pend_flags |= XEV_F_INDIRECT;
-	}
+	c->pend_flags = br->indirect || cls == B_RET ? XEV_F_INDIRECT : 0;
+	c->pend_fall = br->next;
 }
 
 static int on_event(struct dctx *c, const struct pt_event *pev)
@@ -154,8 +253,8 @@ static int on_event(struct dctx *c, const struct pt_event *pev)
 	struct xev ev;
 	int r;
 
-	if (pev->has_tsc)
-		set_time(c, pev->tsc);
+	if (pev->has_tsc && (!c->have_tsc || pev->tsc != c->tsc) && (r = on_time(c, pev->tsc)))
+		return r;
 	switch (pev->type) {
 	case ptev_enabled:
 		if ((r = resolve(c, pev->variant.enabled.ip)))
@@ -266,7 +365,7 @@ static int blk_step(struct dctx *c, void *dec)
 			c->stop = r;
 			return SINK_STOPPED;
 		}
-		set_pending(c, b.end_ip, b.iclass, b.mode, b.truncated ? b.size : 0);
+		set_pending(c, b.end_ip, b.iclass);
 	}
 	return status;
 }
@@ -291,7 +390,7 @@ static int insn_step(struct dctx *c, void *dec)
 			c->stop = r;
 			return SINK_STOPPED;
 		}
-		set_pending(c, in.ip, in.iclass, in.mode, in.size);
+		set_pending(c, in.ip, in.iclass);
 	}
 	return status;
 }
@@ -362,8 +461,11 @@ static int run(struct dctx *c, void *dec, const struct dec_ops *ops)
 			if (status < 0)
 				break;
 		}
-		if (status == -pte_eos)
-			return resolve(c, 0);
+		if (status == -pte_eos) {
+			if ((r = resolve(c, 0)))
+				return r;
+			return c->ngroup ? flush_group(c, XEV_CYCLES_UNKNOWN) : 0;
+		}
 		err = status;
 		if (ops->get_offset(dec, &err_off) < 0)
 			err_off = sync;
@@ -372,6 +474,34 @@ static int run(struct dctx *c, void *dec, const struct dec_ops *ops)
 			return -1;
 		}
 	}
+}
+
+/* Does the trace carry CYC packets?  Looks at the first packets only: CYC is a
+ * configuration bit, on for the whole trace or off. */
+static int has_cyc(const struct pt_config *cfg)
+{
+	struct pt_packet_decoder *pd = pt_pkt_alloc_decoder(cfg);
+	int found = 0;
+	if (!pd)
+		return 0;
+	for (int synced = 0, n = 0; n < 65536 && !found; n++) {
+		struct pt_packet p;
+		if (!synced) {
+			if (pt_pkt_sync_forward(pd) < 0)
+				break;
+			synced = 1;
+		}
+		int r = pt_pkt_next(pd, &p, sizeof(p));
+		if (r == -pte_eos)
+			break;
+		if (r < 0) {
+			synced = 0;
+			continue;
+		}
+		found = p.type == ppt_cyc;
+	}
+	pt_pkt_free_decoder(pd);
+	return found;
 }
 
 int dpt_decode(const uint8_t *buf, size_t len, struct dpt_image *img,
@@ -399,6 +529,10 @@ int dpt_decode(const uint8_t *buf, size_t len, struct dpt_image *img,
 	c.bcache = calloc(1u << BCACHE_BITS, sizeof(*c.bcache));
 	if (!c.bcache)
 		return -ENOMEM;
+	if (x86_dis_init(&c.dis) < 0) {
+		free(c.bcache);
+		return -ENOMEM;
+	}
 
 	pt_config_init(&cfg);
 	cfg.begin = (uint8_t *)buf;
@@ -411,12 +545,29 @@ int dpt_decode(const uint8_t *buf, size_t len, struct dpt_image *img,
 	cfg.cpuid_0x15_eax = opt->cpuid_0x15_eax;
 	cfg.cpuid_0x15_ebx = opt->cpuid_0x15_ebx;
 
+	/* cycles need CYC packets and the nominal ratio to undo libipt's calibration */
+	if (opt->nom_freq && has_cyc(&cfg)) {
+		c.group = malloc(GROUP_MAX * sizeof(*c.group));
+		c.group_raw = malloc(GROUP_MAX * sizeof(*c.group_raw));
+		if (!c.group || !c.group_raw) {
+			ret = -ENOMEM;
+			goto out;
+		}
+		c.cyc_mode = 1;
+		cfg.flags.variant.block.enable_tick_events = 1;	/* same bit as insn's */
+	}
 	if (opt->mode == DPT_INSNS) {
+		if (c.cyc_mode) {
+			cfg.flags.variant.block.enable_tick_events = 0;
+			cfg.flags.variant.insn.enable_tick_events = 1;
+		}
 		struct pt_insn_decoder *dec = pt_insn_alloc_decoder(&cfg);
 		if (!dec) {
-			free(c.bcache);
-			return -EINVAL;
+			ret = -EINVAL;
+			goto out;
 		}
+		c.dec = dec;
+		c.is_insn = 1;
 		pt_insn_set_image(dec, dpt_image_pt(img));
 		ret = run(&c, dec, &insn_ops);
 		pt_insn_free_decoder(dec);
@@ -426,14 +577,19 @@ int dpt_decode(const uint8_t *buf, size_t len, struct dpt_image *img,
 		cfg.flags.variant.block.end_on_jump = 1;
 		struct pt_block_decoder *dec = pt_blk_alloc_decoder(&cfg);
 		if (!dec) {
-			free(c.bcache);
-			return -EINVAL;
+			ret = -EINVAL;
+			goto out;
 		}
+		c.dec = dec;
 		pt_blk_set_image(dec, dpt_image_pt(img));
 		ret = run(&c, dec, &blk_ops);
 		pt_blk_free_decoder(dec);
 	}
+out:
+	x86_dis_fini(&c.dis);
 	free(c.bcache);
+	free(c.group);
+	free(c.group_raw);
 	return ret;
 }
 

@@ -20,13 +20,6 @@ struct info {
 	struct probe_conclusion c;
 };
 
-static int is_live_root(const char *root)
-{
-	char real[PATH_MAX];
-
-	return realpath(root, real) && strcmp(real, "/") == 0;
-}
-
 static const char *paranoid_meaning(int p)
 {
 	if (p == PROBE_UNKNOWN)
@@ -40,6 +33,34 @@ static const char *paranoid_meaning(int p)
 	if (p == 2)
 		return "unprivileged users may profile their own processes in user space";
 	return "unprivileged users may not use perf_event_open";
+}
+
+/* What well-known PMUs are, for readers who do not know every sysfs name. */
+static const char *pmu_description(const char *name)
+{
+	static const struct {
+		const char *name, *what;
+	} known[] = {
+		{ "cpu", "core PMU: hardware counters, LBR" },
+		{ "cpu_core", "hybrid big-core PMU: hardware counters, LBR" },
+		{ "cpu_atom", "hybrid small-core PMU: hardware counters, LBR" },
+		{ "intel_pt", "Intel Processor Trace" },
+		{ "software", "software events: cpu-clock, task-clock, ..." },
+		{ "tracepoint", "kernel tracepoints" },
+		{ "breakpoint", "hardware breakpoints and watchpoints" },
+		{ "uprobe", "user-space probes" },
+		{ "kprobe", "kernel probes" },
+		{ "msr", "free-running MSR counters: tsc, aperf, mperf, ..." },
+		{ "ibs_op", "AMD IBS op sampling, not used by xptrace" },
+		{ "ibs_fetch", "AMD IBS fetch sampling, not used by xptrace" },
+		{ "cs_etm", "Arm CoreSight ETM tracing, not used by xptrace" },
+		{ "arm_spe", "Arm Statistical Profiling Extension, not used by xptrace" },
+	};
+
+	for (size_t i = 0; i < sizeof(known) / sizeof(known[0]); i++)
+		if (strcmp(known[i].name, name) == 0)
+			return known[i].what;
+	return NULL;
 }
 
 static const char *yes_no(int v)
@@ -138,6 +159,8 @@ static void print_text(const struct info *in)
 			printf(", nr_addr_filters %d", p->nr_addr_filters);
 		if (p->nbad_formats)
 			printf(", %zu unparsable format files skipped", p->nbad_formats);
+		if (pmu_description(p->name))
+			printf(" - %s", pmu_description(p->name));
 		printf("\n");
 		print_items("format:", p, 0);
 		print_items("caps:", p, 1);
@@ -286,6 +309,11 @@ static void print_json(const struct info *in)
 		jint(p->type < 0 ? PROBE_UNKNOWN : p->type);
 		if (p->nr_addr_filters >= 0)
 			printf(", \"nr_addr_filters\": %d", p->nr_addr_filters);
+		printf(", \"description\": ");
+		if (pmu_description(p->name))
+			jstr(pmu_description(p->name));
+		else
+			printf("null");
 		printf(", \"format\": {");
 		for (size_t j = 0; j < p->nfields; j++) {
 			pmu_field_format(&p->fields[j], spec, sizeof(spec));
@@ -400,7 +428,6 @@ static int run(int argc, char **argv)
 	const char *probe_file = NULL, *val;
 	int json = 0, ret, line;
 	struct info in;
-	const struct pmu *ptp;
 
 	memset(&in, 0, sizeof(in));
 	in.root = "/";
@@ -424,8 +451,12 @@ static int run(int argc, char **argv)
 	}
 	if (pmu_path(in.root, PMU_DEVICES_DIR, in.label, sizeof(in.label)) != 0)
 		return xp_usage_error("info", "--sysfs-root path is too long");
-	in.live_sysfs = is_live_root(in.root);
-	ret = pmu_list_read(in.root, &in.pmus);
+	in.live_sysfs = probe_sysfs_is_live(in.root);
+	if (probe_file) {
+		ret = pmu_list_read(in.root, &in.pmus);
+	} else {
+		ret = probe_machine(in.root, &in.pmus, &in.facts, &in.c);
+	}
 	if (ret) {
 		if (in.root_given) {
 			xp_err("info", "check --sysfs-root", "cannot read PMUs in %s: %s", in.label,
@@ -447,11 +478,8 @@ static int run(int argc, char **argv)
 			pmu_list_free(&in.pmus);
 			return XP_EXIT_RUNTIME;
 		}
-	} else {
-		ptp = pmu_list_find(&in.pmus, "intel_pt");
-		probe_live(&in.facts, in.live_sysfs, ptp ? ptp->type : -1);
+		probe_conclude(&in.pmus, in.label, &in.facts, &in.c);
 	}
-	probe_conclude(&in.pmus, in.label, &in.facts, &in.c);
 	if (json)
 		print_json(&in);
 	else

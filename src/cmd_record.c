@@ -15,6 +15,7 @@
 #include <unistd.h>
 
 #include "rec.h"
+#include "x86_pt_attr.h"
 #include "xp_cli.h"
 #include "xp_err.h"
 
@@ -45,8 +46,23 @@
 	"                          or --duration\n"                                            \
 	"  -q, --quiet             no notes, only errors\n"                                    \
 	"\n"                                                                                    \
+	"hardware modes (pt, lbr; see docs/mode-pt.md, docs/mode-lbr.md):\n"                   \
+	"  -a, --all-cpus          every CPU, every process, while COMMAND runs\n"             \
+	"  -u / -k                 user / kernel code (default: user only; both: -u -k)\n"    \
+	"  -g lbr, --call-graph lbr  lbr: LBR call-stack mode instead of any-branch stacks\n" \
+	"      --pt-opts LIST      pt: cyc,cyc_thresh=N,mtc,mtc_period=N,tsc,noretcomp,\n"    \
+	"                          psb_period=N,branch (NAME=0 turns a default off)\n"       \
+	"      --filter SPEC       pt: 'filter SYM @ /path' or 'filter START/SIZE@/path',\n"   \
+	"                          comma separated ('stop ...' ends tracing there)\n"         \
+	"      --snapshot          pt: keep only the last --aux-size of trace per CPU and\n"  \
+	"                          write it on SIGUSR2, --trigger, Ctrl-C or the end\n"       \
+	"      --trigger SYM[@PATH]  pt --snapshot: also write one when SYM runs (uprobe)\n"  \
+	"      --aux-size SIZE     pt: AUX buffer per CPU, power of two, K/M suffix\n"        \
+	"                          (default 4M as root, else 128K)\n"                         \
+	"      --sysfs-root DIR    read PMU descriptions under DIR (tests, other machines)\n"\
+	"\n"                                                                                    \
 	"step mode (ptrace branch tracer writing Intel PT; see docs/mode-step.md):\n"         \
-	"      --filter START-END@MODULE | SYMBOL[,...]\n"                                     \
+	"      --filter START-END@MODULE | SYMBOL[,...]   (step mode's syntax)\n"          \
 	"                          trace only these code ranges (offsets in MODULE's file,\n" \
 	"                          or a function of the program); elsewhere the command runs\n" \
 	"                          at full speed and the trace shows TIP.PGD/TIP.PGE\n"        \
@@ -55,7 +71,7 @@
 	"modes:\n"
 
 /* The mode list comes from rec_modes[], so the help text is built at startup. */
-static char usage_text[4096];
+static char usage_text[8192];
 
 __attribute__((constructor)) static void build_usage(void)
 {
@@ -74,11 +90,13 @@ __attribute__((constructor)) static void build_usage(void)
 static void on_stop(int sig)
 {
 	rec_stop_requested = sig;
+	rec_signalled = 1;
 }
 
 static void on_child(int sig)
 {
-	(void)sig;	/* only interrupts poll() so the loop reaps the child at once */
+	(void)sig;	/* wakes rec_wait() so the loop reaps the child at once */
+	rec_signalled = 1;
 }
 
 static void install_signals(void)
@@ -117,6 +135,10 @@ static int parse_callgraph(struct rec_opts *o, const char *s)
 		o->callgraph = REC_CG_FP;
 		return 0;
 	}
+	if (strcmp(s, "lbr") == 0) {
+		o->callgraph = REC_CG_LBR;
+		return 0;
+	}
 	if (strncmp(s, "dwarf", 5) == 0 && (s[5] == 0 || s[5] == ',')) {
 		o->callgraph = REC_CG_DWARF;
 		o->stack_size = REC_DEFAULT_STACK;
@@ -145,7 +167,13 @@ static int parse_args(int argc, char **argv, struct rec_opts *o)
 		{ "pid", required_argument, NULL, 'p' },
 		{ "quiet", no_argument, NULL, 'q' },
 		{ "psb-period", required_argument, NULL, 'P' },
-		{ "filter", required_argument, NULL, 'X' },
+		{ "all-cpus", no_argument, NULL, 'a' },
+		{ "pt-opts", required_argument, NULL, 256 },
+		{ "filter", required_argument, NULL, 257 },
+		{ "snapshot", no_argument, NULL, 258 },
+		{ "trigger", required_argument, NULL, 259 },
+		{ "aux-size", required_argument, NULL, 260 },
+		{ "sysfs-root", required_argument, NULL, 261 },
 		{ NULL, 0, NULL, 0 },
 	};
 	int c;
@@ -158,7 +186,7 @@ static int parse_args(int argc, char **argv, struct rec_opts *o)
 	o->argv = argv;
 	optind = 1;
 	opterr = 0;
-	while ((c = getopt_long(argc, argv, "+o:fm:e:F:c:gd:p:q", longopts, NULL)) != -1) {
+	while ((c = getopt_long(argc, argv, "+o:fm:e:F:c:gd:p:qauk", longopts, NULL)) != -1) {
 		switch (c) {
 		case 'o':
 			o->outdir = optarg;
@@ -182,6 +210,54 @@ static int parse_args(int argc, char **argv, struct rec_opts *o)
 			break;
 		case 'g':
 			o->callgraph = REC_CG_FP;
+			/* perf's `-g lbr`: the mode word follows as its own argument. */
+			if (optind < argc && strcmp(argv[optind], "lbr") == 0) {
+				o->callgraph = REC_CG_LBR;
+				optind++;
+			}
+			break;
+		case 'a':
+			o->all_cpus = 1;
+			break;
+		case 'u':
+			o->user = 1;
+			break;
+		case 'k':
+			o->kernel = 1;
+			break;
+		case 256: {
+			struct x86_pt_cfg cfg;
+			char why[256];
+			x86_pt_cfg_init(&cfg);
+			if (x86_pt_opts_parse(optarg, &cfg, why, sizeof(why)) < 0)
+				return xp_usage_error("record", "--pt-opts: %s", why);
+			o->pt_opts = optarg;
+			break;
+		}
+		case 257:
+			o->filter = optarg;
+			break;
+		case 258:
+			o->snapshot = 1;
+			break;
+		case 259:
+			o->trigger = optarg;
+			break;
+		case 260: {
+			char *end;
+			unsigned long long sz = strtoull(optarg, &end, 10);
+			if (*end == 'K' || *end == 'k')
+				sz <<= 10, end++;
+			else if (*end == 'M' || *end == 'm')
+				sz <<= 20, end++;
+			if (end == optarg || *end || sz < 4096 || (sz & (sz - 1)))
+				return xp_usage_error("record", "--aux-size wants a power of two of at least "
+						      "4K (e.g. 4M), not '%s'", optarg);
+			o->aux_size = sz;
+			break;
+		}
+		case 261:
+			o->sysfs_root = optarg;
 			break;
 		case 'G':
 			if (parse_callgraph(o, optarg) < 0)
@@ -210,9 +286,6 @@ static int parse_args(int argc, char **argv, struct rec_opts *o)
 				return xp_usage_error("record", "--psb-period wants a power of two "
 						      "from 2048 to 65536, not '%s'", optarg);
 			break;
-		case 'X':
-			o->step_filter = optarg;
-			break;
 		default:
 			if (optopt && strchr("ofmeFcdpG", optopt))
 				return xp_usage_error("record", "option -%c needs a value", optopt);
@@ -221,6 +294,8 @@ static int parse_args(int argc, char **argv, struct rec_opts *o)
 	}
 	if (o->freq && o->period)
 		return xp_usage_error("record", "-F and -c exclude each other");
+	if (o->trigger && !o->snapshot)
+		return xp_usage_error("record", "--trigger takes a snapshot: add --snapshot");
 	if (optind < argc)
 		o->cmd = argv + optind;
 	if (o->pid && o->cmd)
@@ -276,6 +351,9 @@ static int spawn(struct rec *r)
 	if (pid == 0) {
 		char c;
 		int e;
+		sigset_t none;
+		sigemptyset(&none);
+		sigprocmask(SIG_SETMASK, &none, NULL);
 		signal(SIGPIPE, SIG_DFL);
 		close(go[1]);
 		close(err[0]);
@@ -383,6 +461,27 @@ static int finish(struct rec *r, int run_err)
 	return rc;
 }
 
+/* Options of the hardware modes make no sense in another mode (auto may have fallen
+ * back): say so instead of silently recording something else. */
+static int hw_options_fit(const struct rec_opts *o, const struct rec_mode *m)
+{
+	const char *opt = NULL;
+
+	if (strcmp(m->name, "pt") != 0)
+		opt = o->snapshot ? "--snapshot" : o->pt_opts ? "--pt-opts" : o->filter ? "--filter" :
+		      o->aux_size ? "--aux-size" : NULL;
+	if (opt)
+		return xp_err("record", "drop it, or record where Intel PT exists",
+			      "%s needs --mode pt, and this recording is in %s mode", opt, m->name);
+	if (o->callgraph == REC_CG_LBR && strcmp(m->name, "lbr") != 0)
+		return xp_err("record", "use -g (frame pointers) or --call-graph dwarf",
+			      "-g lbr needs --mode lbr, and this recording is in %s mode", m->name);
+	if ((o->all_cpus || o->kernel) && strcmp(m->name, "pt") != 0 && strcmp(m->name, "lbr") != 0)
+		return xp_err("record", "drop the option", "%s is for --mode pt and lbr, and this "
+			      "recording is in %s mode", o->all_cpus ? "-a" : "-k", m->name);
+	return 0;
+}
+
 static int run(int argc, char **argv)
 {
 	struct rec_opts o;
@@ -396,6 +495,8 @@ static int run(int argc, char **argv)
 		return rc;
 	mode = rec_mode_resolve(&o);
 	if (!mode)
+		return XP_EXIT_RUNTIME;
+	if (hw_options_fit(&o, mode) < 0)
 		return XP_EXIT_RUNTIME;
 	if (o.pid && kill(o.pid, 0) < 0)
 		return xp_err("attach", "check the pid", "process %d: %s", (int)o.pid, strerror(errno)),

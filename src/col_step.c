@@ -501,7 +501,7 @@ static int step_run(struct rec *r)
 	if (r->opts->pid)
 		return xp_err("record", "run the command under xptrace instead",
 			      "--mode step cannot attach to a running process (-p)");
-	if (r->opts->step_filter)
+	if (r->opts->filter)
 		return xp_err("record", NULL, "--filter: not available yet");
 	c.psb_period = r->opts->psb_period ? r->opts->psb_period : STEP_DEFAULT_PSB_PERIOD;
 	if ((e = write_header_records(&c)) < 0)

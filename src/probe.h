@@ -80,7 +80,7 @@ struct probe_pt {
 struct probe_conclusion {
 	struct probe_mode mode[PROBE_NMODES];
 	struct probe_pt pt;
-	const char *core_pmu;	/* "cpu", "cpu_core", or NULL: no hardware PMU in sysfs */
+	char core_pmu[64];	/* "cpu", "cpu_core", or "": no hardware PMU in sysfs */
 	int lbr_depth;		/* caps/branches of the core PMU, -1 unknown */
 	int perf_allowed;	/* perf_event_open allowed for this user (root/caps/paranoid) */
 	const char *best;	/* first available of pt, lbr, sample, step; NULL if none */
@@ -89,6 +89,18 @@ struct probe_conclusion {
 /* The pure decision: `sysfs_label` names where `pmus` came from (for messages). */
 void probe_conclude(const struct pmu_list *pmus, const char *sysfs_label,
 		    const struct probe_facts *f, struct probe_conclusion *out);
+
+/* Everything `xptrace info` does without printing: reads the PMUs under sysfs_root,
+ * probes this machine (hardware open probes only when sysfs_root is this machine's),
+ * concludes.  For record's mode checks and --mode auto, so they give info's reasons.
+ * `pmus` and `f` may be NULL when the caller does not need them (else free pmus with
+ * pmu_list_free).  Returns 0, or the -errno of reading the PMU directory; `out` is
+ * filled either way (an unreadable PMU directory counts as "no PMUs"). */
+int probe_machine(const char *sysfs_root, struct pmu_list *pmus, struct probe_facts *f,
+		  struct probe_conclusion *out);
+
+/* Whether sysfs_root (NULL/"" = "/") is this machine's root, so live probes describe it. */
+int probe_sysfs_is_live(const char *sysfs_root);
 
 /* "ENOENT", "EOPNOTSUPP", ... or NULL for errno values we do not name. */
 const char *probe_errno_name(int err);

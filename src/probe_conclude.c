@@ -316,7 +316,8 @@ void probe_conclude(const struct pmu_list *pmus, const char *sysfs_label,
 	memset(out, 0, sizeof(*out));
 	for (int i = 0; i < PROBE_NMODES; i++)
 		out->mode[i].name = mode_names[i];
-	out->core_pmu = core_pmu(pmus) ? core_pmu(pmus)->name : NULL;
+	if (core_pmu(pmus))
+		snprintf(out->core_pmu, sizeof(out->core_pmu), "%s", core_pmu(pmus)->name);
 	perf_denied(f, denied, sizeof(denied));
 	out->perf_allowed = denied[0] == 0;
 	conclude_pt(pmus, sysfs_label, f, denied, out);

@@ -16,13 +16,14 @@
 
 #include <signal.h>
 #include <stddef.h>
+#include <poll.h>
 #include <stdint.h>
 #include <sys/types.h>
 
 #include "pd_write.h"
 #include "ms_store.h"
 
-enum rec_callgraph { REC_CG_NONE, REC_CG_FP, REC_CG_DWARF };
+enum rec_callgraph { REC_CG_NONE, REC_CG_FP, REC_CG_DWARF, REC_CG_LBR };
 
 #define REC_DEFAULT_FREQ 4000
 #define REC_DEFAULT_STACK 8192
@@ -42,9 +43,17 @@ struct rec_opts {
 	int quiet;
 	/* --mode step */
 	uint64_t psb_period;	/* --psb-period BYTES, 0 = default */
-	const char *step_filter;	/* --filter START-END@MODULE | SYMBOL[,...] */
 	int argc;		/* xptrace's own command line, for the CMDLINE feature */
 	char **argv;
+	/* hardware modes (pt, lbr; src/col_pt.c, src/col_lbr.c) */
+	const char *sysfs_root;	/* --sysfs-root: where PMUs are described, NULL = "/" */
+	int all_cpus;		/* -a: every CPU, every process */
+	int user, kernel;	/* -u/-k: user only when neither is given */
+	const char *pt_opts;	/* --pt-opts */
+	const char *filter;	/* --filter (address filters) */
+	int snapshot;		/* --snapshot: AUX ring dumped on SIGUSR2/trigger/end */
+	const char *trigger;	/* --trigger SYM[@PATH] */
+	uint64_t aux_size;	/* --aux-size bytes, 0 = default */
 };
 
 struct rec {
@@ -116,7 +125,14 @@ int rec_synthesize(struct rec *r, pid_t pid);
 /* Online CPUs (sysfs list); returns the count or a negative errno. */
 int rec_online_cpus(int **cpus);
 
+/* Waits up to timeout_ms for data on `pfd` or a signal that may end the recording
+ * (SIGINT/SIGTERM/SIGHUP to xptrace, SIGCHLD of the command).  Unlike a plain poll(),
+ * a signal that arrived since the last call returns at once: none is missed between
+ * rec_should_stop() and the wait. */
+int rec_wait(struct pollfd *pfd, unsigned long n, int timeout_ms);
+
 /* Set by the signal handlers installed by cmd_record. */
 extern volatile sig_atomic_t rec_stop_requested;
+extern volatile sig_atomic_t rec_signalled;
 
 #endif

@@ -7,9 +7,13 @@
 #include "xp_err.h"
 
 extern const struct rec_mode rec_mode_sample;
+extern const struct rec_mode rec_mode_pt;
+extern const struct rec_mode rec_mode_lbr;
 extern const struct rec_mode rec_mode_step;
 
 const struct rec_mode *const rec_modes[] = {
+	&rec_mode_pt,
+	&rec_mode_lbr,
 	&rec_mode_sample,
 	&rec_mode_step,
 	NULL,
@@ -31,6 +35,20 @@ const struct rec_mode *rec_mode_resolve(const struct rec_opts *o)
 		const struct rec_mode *m = rec_mode_find(o->mode);
 		char names[256] = "auto";
 		size_t n = 4;
+		if (m && m->probe && m->probe(o, why, sizeof(why)) != 0) {
+			/* Asked for by name and impossible here: the reason, and what works. */
+			char hint[96] = "use --mode auto";
+			for (int i = 0; rec_modes[i]; i++) {
+				const struct rec_mode *alt = rec_modes[i];
+				char alt_why[256];
+				if (alt == m || (alt->probe && alt->probe(o, alt_why, sizeof(alt_why))))
+					continue;
+				snprintf(hint, sizeof(hint), "use --mode %s instead", alt->name);
+				break;
+			}
+			xp_err("record --mode", hint, "%s: %s", m->name, why);
+			return NULL;
+		}
 		if (m)
 			return m;
 		for (int i = 0; rec_modes[i]; i++)

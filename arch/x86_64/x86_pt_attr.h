@@ -48,6 +48,11 @@ int x86_pt_attr(const struct pmu *pt, const struct x86_pt_cfg *c, struct perf_ev
 int x86_pt_filter_parse(const struct pmu *pt, const char *spec, struct x86_pt_cfg *c,
 			char *err, size_t errlen);
 
+/* File offset and size of function `name` in the ELF file `path` (.symtab, else .dynsym):
+ * what address filters and uprobes name.  -EINVAL with a message. */
+int x86_elf_func_offset(const char *path, const char *name, uint64_t *off, uint64_t *size,
+			char *err, size_t errlen);
+
 /* The buffer sizes: data ring pages (2^n + 1 with the header) and AUX area, checked
  * against the kernel's locked-memory budget, perf_event_mlock_kb × online cpus, unless
  * privileged (root or CAP_IPC_LOCK is not limited).  `nr_mmaps`: one per thread or cpu.

@@ -59,7 +59,7 @@ static int vaddr_to_offset(Elf *elf, uint64_t vaddr, uint64_t *off)
 }
 
 /* Finds function `name` in .symtab, else .dynsym.  *off is its file offset. */
-static int resolve_sym(const char *path, const char *name, uint64_t *off, uint64_t *size,
+int x86_elf_func_offset(const char *path, const char *name, uint64_t *off, uint64_t *size,
 		       char *err, size_t errlen)
 {
 	int fd, rc = -ENOENT;
@@ -173,7 +173,7 @@ static int one_filter(char *item, struct x86_pt_cfg *c, char *err, size_t errlen
 			return fail(err, errlen, "'%s@%s': an address range needs /SIZE", target, path);
 	} else {
 		uint64_t symsize = 0;
-		int rc = resolve_sym(real, target, &start, &symsize, err, errlen);
+		int rc = x86_elf_func_offset(real, target, &start, &symsize, err, errlen);
 
 		if (rc)
 			return rc;

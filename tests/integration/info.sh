@@ -53,6 +53,18 @@ check_match "ptrace works" '^ptrace +yes$' "$out"
 check_match "step available" '^  step +available: ptrace branch tracer' "$(modes <<<"$out")"
 check_match "libpfm4 PMUs listed" '^libpfm4 PMUs +.*\bperf\b' "$out"
 
+# The same machine seen by an unprivileged user (capget path without capabilities).
+if [ "$(id -u)" = 0 ]; then
+	chmod 711 "$TMP" && install -m 755 "$XPTRACE" "$TMP/xptrace-copy"
+	nout=$(cd / && setpriv --reuid=65534 --regid=65534 --clear-groups --inh-caps=-all "$TMP/xptrace-copy" info)
+	check_match "as nobody: not root, no capabilities" \
+		'^privileges +not root \(euid 65534\); CAP_PERFMON no, CAP_SYS_ADMIN no, CAP_SYS_PTRACE no$' "$nout"
+	if [ "$(cat /proc/sys/kernel/perf_event_paranoid)" -le 2 ]; then
+		check_eq "as nobody at paranoid <= 2: the same modes as root" \
+			"$(modes <<<"$out" | cut -c1-20)" "$(modes <<<"$nout" | cut -c1-20)"
+	fi
+fi
+
 # --- JSON ---------------------------------------------------------------------------------
 "$XPTRACE" info --json >"$TMP/live.json"
 check "live --json is valid JSON" python3 -m json.tool "$TMP/live.json" /dev/null

@@ -103,7 +103,7 @@ static void test_vm_live(void **state)
 	assert_available(M(STEP), "ptrace branch tracer for commands it starts; attaching to running "
 				  "processes: yes", 1);
 	assert_string_equal(c.best, "sample");
-	assert_null(c.core_pmu);
+	assert_string_equal(c.core_pmu, "");
 	assert_int_equal(c.pt.present, 0);
 	assert_int_equal(c.lbr_depth, -1);
 }
@@ -369,6 +369,36 @@ static void test_probe_file(void **state)
 	assert_int_equal(line, 0);
 }
 
+/* The one-call form record uses: on a fixture root the hardware probes are skipped, so the
+ * sysfs-only conclusions are exact whatever machine runs the test. */
+static void test_probe_machine(void **state)
+{
+	struct probe_facts pf;
+
+	(void)state;
+	assert_int_equal(probe_machine(VM, NULL, &pf, &c), 0);
+	assert_unavailable(M(LBR), "no hardware PMU, no cpu PMU in " VM "/sys/bus/event_source/devices",
+			   c.mode[PROBE_MODE_LBR].instead);
+	assert_unavailable(M(PT), "no intel_pt PMU in " VM "/sys/bus/event_source/devices: the CPU has "
+				  "no Intel PT, or a hypervisor hides it", c.mode[PROBE_MODE_PT].instead);
+	assert_int_equal(pf.hw_cycles.status, PROBE_NOT_RUN);
+	assert_string_equal(pf.hw_cycles.note, NOTHERE);
+	assert_string_equal(pf.source, "this machine");
+	assert_int_equal(probe_machine(SKL, &pmus, NULL, &c), 0);
+	assert_int_equal(pmus.n, 11);
+	assert_string_equal(c.core_pmu, "cpu");
+	assert_true(M(PT)->available);
+	assert_false(M(PT)->verified);
+	assert_int_equal(probe_machine(XP_FIXTURE("sysfs/none"), NULL, NULL, &c), -ENOENT);
+	assert_unavailable(M(PT), "no intel_pt PMU in " XP_FIXTURE("sysfs/none") "/sys/bus/event_source/"
+				  "devices: the CPU has no Intel PT, or a hypervisor hides it",
+			   c.mode[PROBE_MODE_PT].instead);
+	assert_true(probe_sysfs_is_live(NULL));
+	assert_true(probe_sysfs_is_live("/"));
+	assert_true(probe_sysfs_is_live("/sys/.."));
+	assert_false(probe_sysfs_is_live(SKL));
+}
+
 static void test_errno_names(void **state)
 {
 	(void)state;
@@ -397,6 +427,7 @@ int main(void)
 		cmocka_unit_test_teardown(test_step_reasons, teardown),
 		cmocka_unit_test(test_old_pt_and_hybrid),
 		cmocka_unit_test(test_probe_file),
+		cmocka_unit_test_teardown(test_probe_machine, teardown),
 		cmocka_unit_test(test_errno_names),
 	};
 	return cmocka_run_group_tests(tests, NULL, NULL);

@@ -371,6 +371,82 @@ static void test_tsc_to_perf_time(void **state)
 	pte_free(&e);
 }
 
+static uint64_t cyc_of[16], cyc_ip[16];
+static uint32_t cyc_flags[16];
+static int ncyc;
+
+static int cyc_fn(void *ctx, const struct xev *ev)
+{
+	(void)ctx;
+	if (ev->kind == XEV_BLOCK && ncyc < 16) {
+		cyc_ip[ncyc] = ev->ip;
+		cyc_flags[ncyc] = ev->flags;
+		cyc_of[ncyc++] = ev->cycles;
+	}
+	return 0;
+}
+
+static void pte_cyc(struct pte *e, uint64_t v)
+{
+	struct pt_packet p = { .type = ppt_cyc };
+	p.payload.cyc.value = v;
+	pte_pkt(e, &p);
+}
+
+/* CYC before each TNT/TIP: one block per CYC is exact; a CYC covering several blocks
+ * is split by instruction count and marked approximate. */
+static void test_cyc_cycles(void **state)
+{
+	(void)state;
+	struct pte e;
+	struct dpt_options opt;
+	struct xev_sink sink = { cyc_fn, NULL };
+	struct pt_packet cbr = { .type = ppt_cbr };
+
+	pte_init(&e, 256);
+	pte_simple(&e, ppt_psb);
+	pte_tsc(&e, 1000);
+	cbr.payload.cbr.ratio = 10;
+	pte_pkt(&e, &cbr);
+	pte_simple(&e, ppt_psbend);
+	pte_mode64(&e);
+	pte_ip(&e, ppt_tip_pge, pt_ipc_sext_48, BASE);
+	pte_cyc(&e, 7);
+	pte_tnt(&e, "T");
+	pte_cyc(&e, 5);
+	pte_tnt(&e, "T");
+	pte_cyc(&e, 11);
+	pte_tnt(&e, "TN");
+	pte_cyc(&e, 3);
+	pte_ip(&e, ppt_tip, pt_ipc_sext_48, 0x100e);
+	pte_cyc(&e, 2);
+	pte_ip(&e, ppt_tip_pgd, pt_ipc_suppressed, 0);
+	assert_false(e.failed);
+	struct dpt_image *img = make_image();
+	dpt_options_init(&opt);
+	opt.nom_freq = 10;	/* = CBR: one TSC tick per cycle */
+	ncyc = 0;
+	assert_int_equal(dpt_decode(e.buf, pte_len(&e), img, &opt, &sink, NULL), 0);
+	/* the loop runs 4 times here (T, T, T, N) */
+	static const uint64_t ips[] = { 0x1000, 0x1005, 0x1005, 0x1005, 0x1009, 0x1010, 0x100e };
+	static const uint64_t cyc[] = { 7, 5, 11, 2, 1, 0, 2 };
+	static const int approx[] = { 0, 0, 0, 1, 1, 1, 0 };
+	assert_int_equal(ncyc, 7);
+	for (int i = 0; i < 7; i++) {
+		assert_int_equal(cyc_ip[i], ips[i]);
+		assert_int_equal(cyc_of[i], cyc[i]);
+		assert_int_equal(!!(cyc_flags[i] & XEV_F_CYC_APPROX), approx[i]);
+	}
+	/* without the nominal ratio there are no cycles */
+	opt.nom_freq = 0;
+	ncyc = 0;
+	assert_int_equal(dpt_decode(e.buf, pte_len(&e), img, &opt, &sink, NULL), 0);
+	assert_int_equal(ncyc, 7);
+	assert_true(cyc_of[0] == XEV_CYCLES_UNKNOWN);
+	dpt_image_free(img);
+	pte_free(&e);
+}
+
 static void test_sink_stops_decode(void **state)
 {
 	(void)state;
@@ -386,41 +462,6 @@ static void test_sink_stops_decode(void **state)
 	assert_int_equal(nstop, 2);
 	dpt_image_free(img);
 	pte_free(&e);
-}
-
-static void test_branch_decode(void **state)
-{
-	(void)state;
-	struct dpt_branch b;
-	static const uint8_t jcc32[] = { 0x0f, 0x85, 0x10, 0x00, 0x00, 0x00 };
-	static const uint8_t bnd_jmp[] = { 0xf2, 0xe9, 0xfb, 0xff, 0xff, 0xff };
-	static const uint8_t call_mem[] = { 0x41, 0xff, 0x54, 0x24, 0x08 };	/* call [r12+8] */
-	static const uint8_t call_rip[] = { 0xff, 0x15, 0, 0, 0, 0 };		/* call [rip+0] */
-	static const uint8_t ret_imm[] = { 0xc2, 0x08, 0x00 };
-	static const uint8_t syscall[] = { 0x0f, 0x05 };
-	static const uint8_t add[] = { 0x48, 0x01, 0xc0 };
-
-	assert_int_equal(dpt_branch_decode(jcc32, 6, ptem_64bit, 0x400000, &b), 0);
-	assert_int_equal(b.cls, DPT_B_COND);
-	assert_int_equal(b.size, 6);
-	assert_int_equal(b.target, 0x400016);
-	assert_int_equal(dpt_branch_decode(bnd_jmp, 6, ptem_64bit, 0x400000, &b), 0);
-	assert_int_equal(b.cls, DPT_B_JUMP);
-	assert_int_equal(b.target, 0x400001);
-	assert_int_equal(dpt_branch_decode(call_mem, 5, ptem_64bit, 0, &b), 0);
-	assert_int_equal(b.cls, DPT_B_CALL);
-	assert_int_equal(b.size, 5);
-	assert_int_equal(b.indirect, 1);
-	assert_int_equal(dpt_branch_decode(call_rip, 6, ptem_64bit, 0, &b), 0);
-	assert_int_equal(b.size, 6);
-	assert_int_equal(dpt_branch_decode(ret_imm, 3, ptem_64bit, 0, &b), 0);
-	assert_int_equal(b.cls, DPT_B_RET);
-	assert_int_equal(b.size, 3);
-	assert_int_equal(dpt_branch_decode(syscall, 2, ptem_64bit, 0, &b), 0);
-	assert_int_equal(b.cls, DPT_B_FAR);
-	assert_int_equal(dpt_branch_decode(add, 3, ptem_64bit, 0, &b), 0);
-	assert_int_equal(b.cls, DPT_B_OTHER);
-	assert_int_equal(dpt_branch_decode(jcc32, 4, ptem_64bit, 0, &b), -1);
 }
 
 static void test_parse_cpu(void **state)
@@ -449,7 +490,7 @@ int main(void)
 		cmocka_unit_test(test_strict_stops),
 		cmocka_unit_test(test_tsc_to_perf_time),
 		cmocka_unit_test(test_sink_stops_decode),
-		cmocka_unit_test(test_branch_decode),
+		cmocka_unit_test(test_cyc_cycles),
 		cmocka_unit_test(test_parse_cpu),
 	};
 	return cmocka_run_group_tests(tests, setup, teardown);
