@@ -41,6 +41,8 @@ struct rec_opts {
 	pid_t pid;		/* -p, 0 = run cmd */
 	char **cmd;		/* NULL-terminated command to run */
 	int quiet;
+	/* --mode step */
+	uint64_t psb_period;	/* --psb-period BYTES, 0 = default */
 	int argc;		/* xptrace's own command line, for the CMDLINE feature */
 	char **argv;
 	/* hardware modes (pt, lbr; src/col_pt.c, src/col_lbr.c) */
