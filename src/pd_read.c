@@ -511,8 +511,13 @@ int pd_open_fd(int fd, const char *name, struct pd_file **out)
 		xp_err(name, "xptrace reads perf.data (PERFILE2) files", "not a perf.data file (bad magic)");
 		goto fail;
 	}
-	if (!f->pipe && magic[1] == sizeof(struct pd_pipe_header))
+	if (!f->pipe && magic[1] == sizeof(struct pd_pipe_header)) {
 		f->pipe = true;	/* a pipe-mode stream saved to a file */
+		if (lseek(fd, sizeof(magic), SEEK_SET) < 0) {
+			xp_err(name, NULL, "%s", strerror(errno));
+			goto fail;
+		}
+	}
 	if (f->pipe) {
 		if (magic[1] != sizeof(struct pd_pipe_header)) {
 			xp_err(name, "the stream is damaged", "pipe header size %llu", (unsigned long long)magic[1]);
@@ -750,6 +755,13 @@ static int user_record(struct rd *r, const uint8_t *raw, size_t size, const uint
 	struct pd_rec *rec = &r->rec;
 	int rc = 0;
 
+	/* flush first: delivering queued records reuses r->rec */
+	if (h->type == PD_RECORD_FINISHED_ROUND && r->ordered && r->q) {
+		rc = pd_queue_flush(r->q, r->next_flush, deliver, r);
+		r->next_flush = r->max_time;
+		if (rc)
+			return rc;
+	}
 	memset(rec, 0, offsetof(struct pd_rec, u));
 	rec->type = h->type;
 	rec->misc = h->misc;
@@ -757,12 +769,6 @@ static int user_record(struct rd *r, const uint8_t *raw, size_t size, const uint
 	rec->raw = raw;
 	rec->offset = offset;
 	switch (h->type) {
-	case PD_RECORD_FINISHED_ROUND:
-		if (r->ordered && r->q) {
-			rc = pd_queue_flush(r->q, r->next_flush, deliver, r);
-			r->next_flush = r->max_time;
-		}
-		break;
 	case PD_RECORD_HEADER_ATTR: {
 		if (size < sizeof(*h) + PERF_ATTR_SIZE_VER0) {
 			f->st.bad++;
@@ -856,8 +862,6 @@ static int user_record(struct rd *r, const uint8_t *raw, size_t size, const uint
 	default:
 		break;
 	}
-	if (rc)
-		return rc;
 	f->st.records++;
 	f->st.by_type[h->type]++;
 	return r->fn(r->ctx, rec);
