@@ -70,6 +70,9 @@ $(XPTRACE): $(MAIN_OBJ) $(BUILD)/libxptrace.a
 	@echo "  LD      $@"
 	$(Q)$(CC) $(LDFLAGS) -o $@ $^ $(LDLIBS)
 
+# The version is compiled in (-DXP_VERSION).
+$(LIB_OBJ) $(MAIN_OBJ): VERSION
+
 $(BUILD)/libxptrace.a: $(LIB_OBJ)
 	@echo "  AR      $@"
 	$(Q)rm -f $@ && ar rcs $@ $^
@@ -115,7 +118,7 @@ bench: all progs
 
 install: all
 	install -d $(DESTDIR)$(PREFIX)/bin $(DESTDIR)$(PREFIX)/share/doc/xptrace
-	install -m 755 xptrace $(DESTDIR)$(PREFIX)/bin/xptrace
+	install -m 755 $(XPTRACE) $(DESTDIR)$(PREFIX)/bin/xptrace
 	install -m 644 README.md docs/*.md $(DESTDIR)$(PREFIX)/share/doc/xptrace/
 
 clean:

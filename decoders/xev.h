@@ -52,6 +52,9 @@ struct xev {
 	const char *reason;	/* XEV_GAP: why */
 	uint64_t lost;		/* XEV_GAP: bytes (or records) lost */
 	uint64_t offset;	/* position in the source trace (gap reports, --insn) */
+	const uint8_t *bytes;	/* XEV_BLOCK of one instruction from an instruction-level
+				 * decoder: its bytes (valid during the call); else NULL */
+	uint32_t nbytes;
 };
 
 /* A consumer; returning non-zero stops the producer, which returns that value. */

@@ -8,14 +8,24 @@ need=${1:-build}
 missing=""
 
 have_header() { printf '#include <%s>\n' "$1" | ${CC:-cc} -E -x c - >/dev/null 2>&1; }
+# Links an empty program against -l$1 (a header without its library is still missing).
+have_lib() {
+	out=$(mktemp "${TMPDIR:-/tmp}/xptrace-deps.XXXXXX") || return 1
+	printf 'int main(void) { return 0; }\n' | ${CC:-cc} -x c - -o "$out" "-l$1" >/dev/null 2>&1
+	rc=$?
+	rm -f "$out"
+	return $rc
+}
 want() { missing="$missing $1"; }
+# header library package
+need_dev() { have_header "$1" && have_lib "$2" || want "$3"; }
 
-have_header intel-pt.h            || want libipt-dev
-have_header perfmon/pfmlib.h      || want libpfm4-dev
-have_header libelf.h              || want libelf-dev
-have_header elfutils/libdw.h      || want libdw-dev
-have_header capstone/capstone.h   || want libcapstone-dev
-have_header cmocka.h              || want libcmocka-dev
+need_dev intel-pt.h          ipt      libipt-dev
+need_dev perfmon/pfmlib.h    pfm      libpfm4-dev
+need_dev libelf.h            elf      libelf-dev
+need_dev elfutils/libdw.h    dw       libdw-dev
+need_dev capstone/capstone.h capstone libcapstone-dev
+need_dev cmocka.h            cmocka   libcmocka-dev
 command -v ${CC:-cc} >/dev/null   || want gcc
 if [ "$need" = test ] || [ "$need" = bench ]; then
 	command -v perf >/dev/null && perf version >/dev/null 2>&1 || want linux-perf

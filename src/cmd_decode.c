@@ -6,6 +6,7 @@
 #include <string.h>
 #include <sys/stat.h>
 
+#include "bb_cli.h"
 #include "decode.h"
 #include "xp_cli.h"
 #include "xp_err.h"
@@ -68,6 +69,7 @@ __attribute__((constructor)) static void usage_text(void)
 			ADD("  %-22s %s\n", opt, o->help);
 		}
 	}
+	ADD("\n%s", BB_PT_USAGE);
 	ADD("\nExamples:\n"
 	    "  xptrace decode                          hot functions of ./xptrace.data\n"
 	    "  xptrace decode -i perf.data --calltree  call tree (Lvl RL Calls Base Cum Name)\n"
@@ -351,6 +353,9 @@ static int run(int argc, char **argv)
 	char *data = NULL, *dir = NULL;
 	int rc, status = XP_EXIT_RUNTIME;
 
+	/* PT raw mode (decode --pt FILE ...) has its own command line */
+	if (bb_pt_raw_wanted(argc, argv))
+		return bb_pt_raw_main(argc, argv);
 	rc = parse_args(argc, argv, &o);
 	if (rc)
 		return rc;

@@ -83,7 +83,8 @@ int main(int argc, char **argv)
 
 	if (argc < 2) {
 		print_overview(stderr);
-		return XP_EXIT_USAGE;
+		fputc('\n', stderr);
+		return xp_usage_error(NULL, "no command given");
 	}
 	if (strcmp(argv[1], "--version") == 0 || strcmp(argv[1], "version") == 0) {
 		printf("xptrace %s\n", XP_VERSION);
@@ -97,6 +98,8 @@ int main(int argc, char **argv)
 		return help(argc == 3 ? argv[2] : NULL);
 	}
 	cmd = find_command(argv[1]);
+	if (!cmd && argv[1][0] == '-')
+		return xp_usage_error(NULL, "unknown option '%s'", argv[1]);
 	if (!cmd)
 		return xp_usage_error(NULL, "unknown command '%s'", argv[1]);
 	if (wants_help(argc - 1, argv + 1)) {

@@ -3,6 +3,15 @@
 . "$(dirname "$0")/../lib.sh"
 
 check_exit "no command is a usage error" 2 "$XPTRACE"
+check_eq "no command: overview, then the error line" \
+	"usage: xptrace [--version] [--help] COMMAND [ARGS...]|xptrace: usage: no command given (see 'xptrace help')" \
+	"$(sed -n '1p;$p' "$TMP/.err" | paste -sd'|')"
+check_exit "unknown global option is a usage error" 2 "$XPTRACE" --frobnicate
+check_eq "unknown global option message" "xptrace: usage: unknown option '--frobnicate' (see 'xptrace help')" "$(cat "$TMP/.err")"
+check_exit "help exits 0" 0 "$XPTRACE" help
+check_eq "help lists every command" "info record decode" \
+	"$(sed -n '/^commands:/,/^$/s/^  \([a-z]*\) .*/\1/p' "$TMP/.out" | paste -sd' ')"
+check_exit "--help exits 0" 0 "$XPTRACE" --help
 check_exit "unknown command is a usage error" 2 "$XPTRACE" frobnicate
 check_match "unknown command message shape" "^xptrace: usage: unknown command 'frobnicate' \(see 'xptrace help'\)$" \
 	"$("$XPTRACE" frobnicate 2>&1)"

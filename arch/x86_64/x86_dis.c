@@ -1,0 +1,113 @@
+/* Capstone glue (see x86_dis.h). */
+#include <errno.h>
+#include <stdio.h>
+#include <string.h>
+
+#include <capstone/capstone.h>
+
+#include "x86_dis.h"
+
+int x86_dis_init(struct x86_dis *d)
+{
+	csh h;
+
+	memset(d, 0, sizeof(*d));
+	if (cs_open(CS_ARCH_X86, CS_MODE_64, &h) != CS_ERR_OK)
+		return -ENOMEM;
+	/* capstone defaults to Intel syntax; perf and objdump print AT&T. */
+	if (cs_option(h, CS_OPT_DETAIL, CS_OPT_ON) != CS_ERR_OK ||
+	    cs_option(h, CS_OPT_SYNTAX, CS_OPT_SYNTAX_ATT) != CS_ERR_OK) {
+		cs_close(&h);
+		return -EINVAL;
+	}
+	d->handle = h;
+	d->scratch = cs_malloc(h);
+	if (!d->scratch) {
+		cs_close(&h);
+		return -ENOMEM;
+	}
+	return 0;
+}
+
+void x86_dis_fini(struct x86_dis *d)
+{
+	csh h = d->handle;
+
+	if (d->scratch)
+		cs_free(d->scratch, 1);
+	if (h)
+		cs_close(&h);
+	memset(d, 0, sizeof(*d));
+}
+
+int x86_dis_set_intel(struct x86_dis *d, int intel)
+{
+	if (cs_option(d->handle, CS_OPT_SYNTAX, intel ? CS_OPT_SYNTAX_INTEL : CS_OPT_SYNTAX_ATT)
+	    != CS_ERR_OK)
+		return -EINVAL;
+	d->intel = intel;
+	return 0;
+}
+
+int x86_dis_one(struct x86_dis *d, const uint8_t *code, size_t len, uint64_t ip,
+		struct x86_instr *out)
+{
+	cs_insn *ci = d->scratch;
+	const uint8_t *p = code;
+	size_t n = len;
+	uint64_t a = ip;
+
+	if (!cs_disasm_iter(d->handle, &p, &n, &a, ci))
+		return -EINVAL;
+	out->ip = ip;
+	out->size = (uint8_t)ci->size;
+	memcpy(out->bytes, ci->bytes, ci->size < X86_MAX_INSN ? ci->size : X86_MAX_INSN);
+	snprintf(out->mnemonic, sizeof(out->mnemonic), "%s", ci->mnemonic);
+	snprintf(out->op_str, sizeof(out->op_str), "%s", ci->op_str);
+	x86_branch_from_cs(ci, &out->br);
+	return 0;
+}
+
+int x86_dis_run(struct x86_dis *d, x86_code_read_fn read, void *ctx, uint64_t ip,
+		uint32_t max_insns, struct x86_run *run)
+{
+	uint8_t buf[256];
+	size_t have = 0, pos = 0;
+	uint64_t base = ip, cur = ip;
+	long got;
+	int err;
+
+	memset(run, 0, sizeof(*run));
+	run->start = ip;
+	while (run->ninsns < max_insns) {
+		/* Keep at least one maximal instruction buffered. */
+		if (have - pos < X86_MAX_INSN) {
+			memmove(buf, buf + pos, have - pos);
+			have -= pos;
+			base += pos;
+			pos = 0;
+			got = read(ctx, base + have, buf + have, sizeof(buf) - have);
+			if (got > 0)
+				have += (size_t)got;
+		}
+		if (pos == have) {
+			err = -EFAULT;
+			goto stop;
+		}
+		err = x86_dis_one(d, buf + pos, have - pos, cur, &run->term);
+		if (err < 0)
+			goto stop;
+		run->ninsns++;
+		pos += run->term.size;
+		cur += run->term.size;
+		if (run->term.br.cls != X86_BR_NONE)
+			return 0;
+	}
+	run->truncated = -E2BIG;
+	return 0;
+stop:
+	if (run->ninsns == 0)
+		return err;
+	run->truncated = err;
+	return 0;
+}

@@ -1,0 +1,98 @@
+/* Intel PT decoder (libipt): turns a PT byte stream plus the memory image it ran on
+ * into the common execution-event stream (xev.h).
+ *
+ * Two decode granularities:
+ *   - blocks (libipt block decoder, ending at every branch): one XEV_BLOCK per basic
+ *     block, followed by the XEV_BRANCH/XEV_CALL/XEV_RETURN that ends it; this feeds
+ *     tallies and call trees and is the fast path;
+ *   - instructions (libipt instruction decoder): one XEV_BLOCK of one instruction per
+ *     executed instruction, with its bytes (xev.bytes), plus the same transfer events.
+ * Errors never end a decode: a decode error, an overflow or a truncated buffer becomes
+ * an XEV_GAP (offset, reason, bytes skipped) and decoding resumes at the next PSB. */
+#ifndef DPT_H
+#define DPT_H
+
+#include <stddef.h>
+#include <stdint.h>
+
+#include <intel-pt.h>
+
+#include "xev.h"
+
+/* ---- memory image: what the traced code looked like ---------------------------- */
+
+struct dpt_image;
+
+struct dpt_image *dpt_image_new(const char *name);
+void dpt_image_free(struct dpt_image *img);
+
+/* `size` bytes of `path` from `offset`, mapped at `vaddr`.  Later sections shadow
+ * earlier ones where they overlap (libipt semantics: a new mapping replaces). */
+int dpt_image_add_file(struct dpt_image *img, const char *path, uint64_t offset,
+		       uint64_t size, uint64_t vaddr);
+/* Code bytes owned by the caller (JIT code); they must outlive the image. */
+int dpt_image_add_mem(struct dpt_image *img, const uint8_t *bytes, uint64_t size,
+		      uint64_t vaddr);
+/* The executable PT_LOAD segments of an ELF file.  `base` is the address the file's
+ * first segment (lowest p_vaddr, page aligned) is loaded at; `have_base` = 0 loads
+ * at the link-time addresses (ET_EXEC, or ptxed's --elf FILE without :BASE). */
+int dpt_image_add_elf(struct dpt_image *img, const char *path, int have_base,
+		      uint64_t base);
+/* Reads up to `n` bytes at `addr`; returns the count read (0 when unmapped). */
+size_t dpt_image_read(const struct dpt_image *img, uint64_t addr, uint8_t *buf, size_t n);
+
+/* Number of sections (tests, diagnostics). */
+size_t dpt_image_nsections(const struct dpt_image *img);
+
+/* The libipt image behind it (bare-loop benchmarks). */
+struct pt_image *dpt_image_pt(struct dpt_image *img);
+
+/* ---- decoding ------------------------------------------------------------------ */
+
+enum dpt_mode {
+	DPT_BLOCKS,	/* libipt block decoder: one XEV_BLOCK per basic block */
+	DPT_INSNS,	/* libipt instruction decoder: one XEV_BLOCK per instruction */
+};
+
+struct dpt_options {
+	enum dpt_mode mode;
+	struct pt_cpu cpu;	/* vendor pcv_unknown: no errata applied */
+	int strict;		/* stop at the first error (after reporting its gap) */
+	int32_t pid, tid, cpu_nr;	/* copied into every event (-1 unknown) */
+	/* TSC -> perf time (ns): time_zero + tsc * mult >> shift (perf_event_mmap_page
+	 * time_* fields, kept in AUXTRACE_INFO); without it events carry raw TSC. */
+	int have_time_conv;
+	uint16_t time_shift;
+	uint32_t time_mult;
+	uint64_t time_zero;
+	/* Timing packet configuration (IA32_RTIT_CTL, CPUID 0x15, MSR_PLATFORM_INFO). */
+	uint8_t mtc_freq, nom_freq;
+	uint32_t cpuid_0x15_eax, cpuid_0x15_ebx;
+	/* Offset of the buffer within its source (AUX area position) for gap reports. */
+	uint64_t base_offset;
+};
+
+struct dpt_stats {
+	uint64_t insns;		/* instructions decoded */
+	uint64_t blocks;
+	uint64_t gaps;
+	uint64_t lost_bytes;	/* trace bytes skipped by resynchronisation */
+	uint64_t overflows;
+	int first_error;	/* libipt error code of the first error (0 none) */
+	uint64_t first_error_offset;
+};
+
+/* Decodes buf[0..len) against `img` and emits events into `sink`.  Returns 0 when the
+ * whole buffer was decoded (gaps included), a sink's non-zero return when it stopped
+ * the decode, or -1 in strict mode when an error stopped it (stats->first_error says
+ * which).  `stats` may be NULL.  The buffer must stay valid during the call. */
+int dpt_decode(const uint8_t *buf, size_t len, struct dpt_image *img,
+	       const struct dpt_options *opt, const struct xev_sink *sink,
+	       struct dpt_stats *stats);
+
+void dpt_options_init(struct dpt_options *opt);
+
+/* "F/M[/S]" (decimal or 0x hex, as ptxed's --cpu) -> cpu; returns 0 or -1. */
+int dpt_parse_cpu(const char *s, struct pt_cpu *cpu);
+
+#endif

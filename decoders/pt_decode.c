@@ -1,0 +1,629 @@
+/* libipt decode loops (block and instruction decoders) producing xev events.
+ *
+ * A block's terminating transfer is only known once the next block (its target)
+ * arrives, so it is kept pending and emitted right before that block; an interrupt,
+ * a disable or a gap in between resolves it too (or drops it when nothing is known).
+ * Errors become gaps and decoding resumes at the next PSB. */
+#include <errno.h>
+#include <stdlib.h>
+#include <string.h>
+
+#include "pt.h"
+#include "x86_dis.h"
+
+/* What ends a block, decoded once per address: libipt's block decoder gives neither the
+ * fall-through of a conditional branch nor (on its cached fast path) always the class
+ * of the last instruction. */
+#define BCACHE_BITS 14
+
+enum bclass { B_OTHER, B_COND, B_JUMP, B_CALL, B_RET, B_FAR };
+
+struct bcache_ent {
+	uint64_t ip;		/* 0: empty */
+	uint64_t next;		/* fall-through, 0 unknown */
+	uint8_t cls;		/* enum bclass */
+	uint8_t indirect;
+};
+
+struct dctx {
+	const struct dpt_options *opt;
+	const struct xev_sink *sink;
+	struct dpt_stats *st;
+	struct dpt_image *img;
+	size_t len;
+	struct xev tmpl;	/* pid/tid/cpu/time of every event */
+	int have_tsc;
+	uint64_t tsc;
+	/* the transfer ending the previous block, waiting for its target */
+	int pending;
+	enum bclass pend_cls;
+	uint64_t pend_ip, pend_fall;
+	uint32_t pend_flags;
+	struct bcache_ent *bcache;
+	struct x86_dis dis;
+	int stop;		/* the sink's non-zero return */
+	void *dec;		/* the libipt decoder (core:bus ratio queries) */
+	int is_insn;
+	/* CYC timing: events since the last time update wait here until the next one
+	 * says how many cycles they took (see on_time) */
+	int cyc_mode;
+	struct xev *group;
+	uint8_t (*group_raw)[16];
+	size_t ngroup;
+	uint64_t group_insns, group_blocks;
+};
+
+#define GROUP_MAX 4096
+
+static void set_time(struct dctx *c, uint64_t tsc)
+{
+	const struct dpt_options *o = c->opt;
+	c->have_tsc = 1;
+	c->tsc = tsc;
+	if (!o->have_time_conv) {
+		c->tmpl.time = tsc;
+		return;
+	}
+	/* perf's tsc_to_perf_time: split to keep tsc * mult from overflowing */
+	uint64_t quot = tsc >> o->time_shift, rem = tsc & ((1ULL << o->time_shift) - 1);
+	c->tmpl.time = o->time_zero + quot * o->time_mult + ((rem * o->time_mult) >> o->time_shift);
+}
+
+static int flush_group(struct dctx *c, uint64_t cycles)
+{
+	uint64_t left = cycles, insns_left = c->group_insns;
+	for (size_t i = 0; i < c->ngroup; i++) {
+		struct xev *ev = &c->group[i];
+		if (ev->kind == XEV_BLOCK && cycles != XEV_CYCLES_UNKNOWN) {
+			/* shares by instruction count; the last block takes the rounding */
+			uint64_t share = insns_left == ev->insns ? left :
+				(uint64_t)((double)cycles * (double)ev->insns / (double)c->group_insns + 0.5);
+			if (share > left)
+				share = left;
+			ev->cycles = share;
+			left -= share;
+			insns_left -= ev->insns;
+			if (c->group_blocks > 1)
+				ev->flags |= XEV_F_CYC_APPROX;
+		}
+		if (ev->bytes)
+			ev->bytes = c->group_raw[i];
+		int r = xev_emit(c->sink, ev);
+		if (r) {
+			c->ngroup = 0;
+			return r;
+		}
+	}
+	c->ngroup = 0;
+	c->group_insns = c->group_blocks = 0;
+	return 0;
+}
+
+static int emit(struct dctx *c, struct xev *ev)
+{
+	if (!c->cyc_mode)
+		return xev_emit(c->sink, ev);
+	if (c->ngroup == GROUP_MAX) {
+		/* no timing packet for too long: these stay without cycles */
+		int r = flush_group(c, XEV_CYCLES_UNKNOWN);
+		if (r)
+			return r;
+	}
+	struct xev *g = &c->group[c->ngroup];
+	*g = *ev;
+	if (ev->bytes)
+		memcpy(c->group_raw[c->ngroup], ev->bytes, ev->nbytes < 16 ? ev->nbytes : 16);
+	if (ev->kind == XEV_BLOCK) {
+		c->group_insns += ev->insns;
+		c->group_blocks++;
+	}
+	c->ngroup++;
+	if (ev->kind == XEV_GAP)
+		return flush_group(c, XEV_CYCLES_UNKNOWN);
+	return 0;
+}
+
+/* A new time from a timing packet that binds to the instruction just decoded: the
+ * cycles since the previous one (CYC counts, calibrated to TSC units by libipt;
+ * Δtsc * CBR / nominal ratio undoes that) belong to the events waiting. */
+static int on_time(struct dctx *c, uint64_t tsc)
+{
+	uint64_t prev = c->tsc;
+	int had = c->have_tsc;
+	set_time(c, tsc);
+	if (!c->cyc_mode || !c->ngroup)
+		return 0;
+	uint32_t cbr = 0;
+	int ok = c->is_insn ? pt_insn_core_bus_ratio(c->dec, &cbr) : pt_blk_core_bus_ratio(c->dec, &cbr);
+	uint64_t cycles = XEV_CYCLES_UNKNOWN;
+	if (had && ok >= 0 && cbr && tsc >= prev)
+		cycles = (uint64_t)((double)(tsc - prev) * cbr / c->opt->nom_freq + 0.5);
+	return flush_group(c, cycles);
+}
+
+static struct xev mkev(const struct dctx *c, enum xev_kind kind)
+{
+	struct xev ev = c->tmpl;
+	ev.kind = kind;
+	return ev;
+}
+
+static enum bclass from_x86(enum x86_bclass cls, uint8_t *indirect)
+{
+	*indirect = 0;
+	switch (cls) {
+	case X86_BR_COND: return B_COND;
+	case X86_BR_JMP: return B_JUMP;
+	case X86_BR_CALL: return B_CALL;
+	case X86_BR_JMP_IND: *indirect = 1; return B_JUMP;
+	case X86_BR_CALL_IND: *indirect = 1; return B_CALL;
+	case X86_BR_RET: *indirect = 1; return B_RET;
+	case X86_BR_NONE: return B_OTHER;
+	default: *indirect = 1; return B_FAR;
+	}
+}
+
+static const struct bcache_ent *branch_at(struct dctx *c, uint64_t ip)
+{
+	struct bcache_ent *e = &c->bcache[(ip ^ (ip >> BCACHE_BITS)) & ((1u << BCACHE_BITS) - 1)];
+	if (e->ip == ip && ip)
+		return e;
+	uint8_t buf[X86_MAX_INSN];
+	struct x86_instr in;
+	size_t n = dpt_image_read(c->img, ip, buf, sizeof(buf));
+	e->ip = ip;
+	if (n && x86_dis_one(&c->dis, buf, n, ip, &in) == 0) {
+		e->cls = from_x86(in.br.cls, &e->indirect);
+		e->next = ip + in.size;
+	} else {
+		e->cls = B_OTHER;
+		e->indirect = 0;
+		e->next = 0;
+	}
+	return e;
+}
+
+static enum bclass class_of(enum pt_insn_class ic)
+{
+	switch (ic) {
+	case ptic_call: return B_CALL;
+	case ptic_return: return B_RET;
+	case ptic_jump: return B_JUMP;
+	case ptic_cond_jump: return B_COND;
+	case ptic_far_call: case ptic_far_return: case ptic_far_jump: return B_FAR;
+	default: return B_OTHER;
+	}
+}
+
+/* Emits the pending transfer with destination `to` (0: unknown). */
+static int resolve(struct dctx *c, uint64_t to)
+{
+	if (!c->pending)
+		return 0;
+	c->pending = 0;
+	struct xev ev = mkev(c, XEV_BRANCH);
+	ev.ip = c->pend_ip;
+	ev.addr = to;
+	ev.flags = c->pend_flags;
+	switch (c->pend_cls) {
+	case B_COND:
+		ev.flags |= XEV_F_COND;
+		if (to != c->pend_fall)
+			ev.flags |= XEV_F_TAKEN;
+		break;
+	case B_CALL:
+		ev.kind = XEV_CALL;
+		ev.flags |= XEV_F_TAKEN;
+		break;
+	case B_RET:
+		ev.kind = XEV_RETURN;
+		ev.flags |= XEV_F_TAKEN;
+		break;
+	case B_FAR:
+		ev.flags |= XEV_F_TAKEN | XEV_F_SYSCALL;
+		break;
+	default:
+		ev.flags |= XEV_F_TAKEN;
+		break;
+	}
+	return emit(c, &ev);
+}
+
+/* Remembers the transfer made by the instruction at `ip` ending a block. */
+static void set_pending(struct dctx *c, uint64_t ip, enum pt_insn_class ic)
+{
+	enum bclass cls = class_of(ic);
+
+	if (cls == B_OTHER && ic != ptic_error)
+		return;
+	const struct bcache_ent *br = branch_at(c, ip);
+	if (ic == ptic_error)
+		cls = br->cls;
+	if (cls == B_OTHER)
+		return;
+	c->pending = 1;
+	c->pend_cls = cls;
+	c->pend_ip = ip;
+	c->pend_flags = br->indirect || cls == B_RET ? XEV_F_INDIRECT : 0;
+	c->pend_fall = br->next;
+}
+
+static int on_event(struct dctx *c, const struct pt_event *pev)
+{
+	struct xev ev;
+	int r;
+
+	if (pev->has_tsc && (!c->have_tsc || pev->tsc != c->tsc) && (r = on_time(c, pev->tsc)))
+		return r;
+	switch (pev->type) {
+	case ptev_enabled:
+		if ((r = resolve(c, pev->variant.enabled.ip)))
+			return r;
+		ev = mkev(c, XEV_ENABLE);
+		ev.ip = pev->variant.enabled.ip;
+		return emit(c, &ev);
+	case ptev_disabled:
+		if ((r = resolve(c, pev->ip_suppressed ? 0 : pev->variant.disabled.ip)))
+			return r;
+		ev = mkev(c, XEV_DISABLE);
+		ev.ip = 0;
+		ev.addr = pev->ip_suppressed ? 0 : pev->variant.disabled.ip;
+		return emit(c, &ev);
+	case ptev_async_disabled:
+		if ((r = resolve(c, pev->variant.async_disabled.at)))
+			return r;
+		ev = mkev(c, XEV_DISABLE);
+		ev.ip = pev->variant.async_disabled.at;
+		ev.addr = pev->ip_suppressed ? 0 : pev->variant.async_disabled.ip;
+		return emit(c, &ev);
+	case ptev_async_branch:
+		if ((r = resolve(c, pev->variant.async_branch.from)))
+			return r;
+		ev = mkev(c, XEV_INTERRUPT);
+		ev.ip = pev->variant.async_branch.from;
+		ev.addr = pev->ip_suppressed ? 0 : pev->variant.async_branch.to;
+		return emit(c, &ev);
+	case ptev_overflow:
+		c->pending = 0;
+		c->st->overflows++;
+		c->st->gaps++;
+		ev = mkev(c, XEV_GAP);
+		ev.reason = "overflow";
+		ev.addr = pev->ip_suppressed ? 0 : pev->variant.overflow.ip;
+		return emit(c, &ev);
+	case ptev_stop:
+		if ((r = resolve(c, 0)))
+			return r;
+		ev = mkev(c, XEV_DISABLE);
+		return emit(c, &ev);
+	default:
+		return 0;	/* paging, mode, tsx, power, ptwrite, tick, cbr: timing only */
+	}
+}
+
+/* Records a gap for error `err` found at `off`; the trace up to `to` is skipped. */
+static int gap(struct dctx *c, int err, uint64_t off, uint64_t to)
+{
+	struct xev ev = mkev(c, XEV_GAP);
+	c->pending = 0;
+	if (!c->st->first_error) {
+		c->st->first_error = err;
+		c->st->first_error_offset = c->opt->base_offset + off;
+	}
+	if (off > c->len)
+		off = c->len;
+	if (to < off)
+		to = off;
+	if (to > c->len)
+		to = c->len;
+	ev.reason = pt_errstr(pt_errcode(err));
+	ev.offset = c->opt->base_offset + off;
+	ev.lost = to - off;
+	c->st->gaps++;
+	c->st->lost_bytes += ev.lost;
+	return emit(c, &ev);
+}
+
+/* The two libipt decoders have parallel APIs; the loop is written once over these. */
+struct dec_ops {
+	int (*sync_forward)(void *dec);
+	int (*get_offset)(const void *dec, uint64_t *off);
+	int (*get_sync_offset)(const void *dec, uint64_t *off);
+	int (*event)(void *dec, struct pt_event *ev, size_t size);
+	/* decodes and emits the next block/instruction; returns libipt status, or
+	 * XEV_STOP (below) when the sink stopped the decode */
+	int (*step)(struct dctx *c, void *dec);
+};
+
+#define SINK_STOPPED (-0x10000)
+
+static int blk_sync_forward(void *d) { return pt_blk_sync_forward(d); }
+static int blk_get_offset(const void *d, uint64_t *o) { return pt_blk_get_offset(d, o); }
+static int blk_get_sync_offset(const void *d, uint64_t *o) { return pt_blk_get_sync_offset(d, o); }
+static int blk_event(void *d, struct pt_event *e, size_t n) { return pt_blk_event(d, e, n); }
+static int insn_sync_forward(void *d) { return pt_insn_sync_forward(d); }
+static int insn_get_offset(const void *d, uint64_t *o) { return pt_insn_get_offset(d, o); }
+static int insn_get_sync_offset(const void *d, uint64_t *o) { return pt_insn_get_sync_offset(d, o); }
+static int insn_event(void *d, struct pt_event *e, size_t n) { return pt_insn_event(d, e, n); }
+
+static int blk_step(struct dctx *c, void *dec)
+{
+	struct pt_block b;
+	int status = pt_blk_next(dec, &b, sizeof(b));
+	if (b.ninsn) {
+		int r = resolve(c, b.ip);
+		if (!r) {
+			struct xev ev = mkev(c, XEV_BLOCK);
+			ev.ip = b.ip;
+			ev.end = b.end_ip;
+			ev.insns = b.ninsn;
+			c->st->insns += b.ninsn;
+			c->st->blocks++;
+			r = emit(c, &ev);
+		}
+		if (r) {
+			c->stop = r;
+			return SINK_STOPPED;
+		}
+		set_pending(c, b.end_ip, b.iclass);
+	}
+	return status;
+}
+
+static int insn_step(struct dctx *c, void *dec)
+{
+	struct pt_insn in;
+	int status = pt_insn_next(dec, &in, sizeof(in));
+	if (in.iclass != ptic_error) {
+		int r = resolve(c, in.ip);
+		if (!r) {
+			struct xev ev = mkev(c, XEV_BLOCK);
+			ev.ip = ev.end = in.ip;
+			ev.insns = 1;
+			ev.bytes = in.raw;
+			ev.nbytes = in.size;
+			c->st->insns++;
+			c->st->blocks++;
+			r = emit(c, &ev);
+		}
+		if (r) {
+			c->stop = r;
+			return SINK_STOPPED;
+		}
+		set_pending(c, in.ip, in.iclass);
+	}
+	return status;
+}
+
+static const struct dec_ops blk_ops = {
+	blk_sync_forward, blk_get_offset, blk_get_sync_offset, blk_event, blk_step,
+};
+static const struct dec_ops insn_ops = {
+	insn_sync_forward, insn_get_offset, insn_get_sync_offset, insn_event, insn_step,
+};
+
+/* Returns 0 at the end of the buffer, else the value dpt_decode returns. */
+static int run(struct dctx *c, void *dec, const struct dec_ops *ops)
+{
+	uint64_t err_off = 0, last_bad = 0;
+	int err = 0, synced = 0, bad_sync = 0, r;
+
+	for (;;) {
+		int status = ops->sync_forward(dec);
+		uint64_t sync = c->len;
+		if (status >= 0) {
+			ops->get_sync_offset(dec, &sync);
+		} else if (status != -pte_eos) {
+			/* a broken PSB+ header: the next sync starts beyond it */
+			if (ops->get_sync_offset(dec, &sync) < 0 || (bad_sync && sync <= last_bad))
+				return err ? gap(c, err, err_off, c->len) : 0;
+			bad_sync = 1;
+			last_bad = sync;
+			if (!err) {
+				err = status;
+				err_off = sync;
+			}
+			synced = 1;
+			continue;
+		}
+		if (err) {
+			/* the bytes from the error to the next PSB (or the end) are lost */
+			if ((r = gap(c, err, err_off, sync)))
+				return r;
+			err = 0;
+		} else if (!synced && sync > 0) {
+			struct xev ev = mkev(c, XEV_GAP);
+			ev.reason = "no PSB at the start of the trace";
+			ev.offset = c->opt->base_offset;
+			ev.lost = sync;
+			c->st->gaps++;
+			c->st->lost_bytes += sync;
+			if ((r = emit(c, &ev)))
+				return r;
+		}
+		if (status < 0)
+			return 0;
+		synced = 1;
+		for (;;) {
+			while (status & pts_event_pending) {
+				struct pt_event pev;
+				status = ops->event(dec, &pev, sizeof(pev));
+				if (status < 0)
+					break;
+				if ((r = on_event(c, &pev)))
+					return r;
+			}
+			if (status < 0)
+				break;
+			status = ops->step(c, dec);
+			if (status == SINK_STOPPED)
+				return c->stop;
+			if (status < 0)
+				break;
+		}
+		if (status == -pte_eos) {
+			if ((r = resolve(c, 0)))
+				return r;
+			return c->ngroup ? flush_group(c, XEV_CYCLES_UNKNOWN) : 0;
+		}
+		err = status;
+		if (ops->get_offset(dec, &err_off) < 0)
+			err_off = sync;
+		if (c->opt->strict) {
+			gap(c, err, err_off, c->len);
+			return -1;
+		}
+	}
+}
+
+/* Does the trace carry CYC packets?  Looks at the first packets only: CYC is a
+ * configuration bit, on for the whole trace or off. */
+static int has_cyc(const struct pt_config *cfg)
+{
+	struct pt_packet_decoder *pd = pt_pkt_alloc_decoder(cfg);
+	int found = 0;
+	if (!pd)
+		return 0;
+	for (int synced = 0, n = 0; n < 65536 && !found; n++) {
+		struct pt_packet p;
+		if (!synced) {
+			if (pt_pkt_sync_forward(pd) < 0)
+				break;
+			synced = 1;
+		}
+		int r = pt_pkt_next(pd, &p, sizeof(p));
+		if (r == -pte_eos)
+			break;
+		if (r < 0) {
+			synced = 0;
+			continue;
+		}
+		found = p.type == ppt_cyc;
+	}
+	pt_pkt_free_decoder(pd);
+	return found;
+}
+
+int dpt_decode(const uint8_t *buf, size_t len, struct dpt_image *img,
+	       const struct dpt_options *opt, const struct xev_sink *sink,
+	       struct dpt_stats *stats)
+{
+	struct dpt_stats local;
+	struct pt_config cfg;
+	struct dctx c;
+	int ret;
+
+	if (!stats)
+		stats = &local;
+	memset(stats, 0, sizeof(*stats));
+	memset(&c, 0, sizeof(c));
+	c.opt = opt;
+	c.sink = sink;
+	c.st = stats;
+	c.img = img;
+	c.len = len;
+	c.tmpl.pid = opt->pid;
+	c.tmpl.tid = opt->tid;
+	c.tmpl.cpu = opt->cpu_nr;
+	c.tmpl.cycles = XEV_CYCLES_UNKNOWN;
+	c.bcache = calloc(1u << BCACHE_BITS, sizeof(*c.bcache));
+	if (!c.bcache)
+		return -ENOMEM;
+	if (x86_dis_init(&c.dis) < 0) {
+		free(c.bcache);
+		return -ENOMEM;
+	}
+
+	pt_config_init(&cfg);
+	cfg.begin = (uint8_t *)buf;
+	cfg.end = (uint8_t *)buf + len;
+	cfg.cpu = opt->cpu;
+	if (opt->cpu.vendor != pcv_unknown)
+		pt_cpu_errata(&cfg.errata, &opt->cpu);
+	cfg.mtc_freq = opt->mtc_freq;
+	cfg.nom_freq = opt->nom_freq;
+	cfg.cpuid_0x15_eax = opt->cpuid_0x15_eax;
+	cfg.cpuid_0x15_ebx = opt->cpuid_0x15_ebx;
+
+	/* cycles need CYC packets and the nominal ratio to undo libipt's calibration */
+	if (opt->nom_freq && has_cyc(&cfg)) {
+		c.group = malloc(GROUP_MAX * sizeof(*c.group));
+		c.group_raw = malloc(GROUP_MAX * sizeof(*c.group_raw));
+		if (!c.group || !c.group_raw) {
+			ret = -ENOMEM;
+			goto out;
+		}
+		c.cyc_mode = 1;
+		cfg.flags.variant.block.enable_tick_events = 1;	/* same bit as insn's */
+	}
+	if (opt->mode == DPT_INSNS) {
+		if (c.cyc_mode) {
+			cfg.flags.variant.block.enable_tick_events = 0;
+			cfg.flags.variant.insn.enable_tick_events = 1;
+		}
+		struct pt_insn_decoder *dec = pt_insn_alloc_decoder(&cfg);
+		if (!dec) {
+			ret = -EINVAL;
+			goto out;
+		}
+		c.dec = dec;
+		c.is_insn = 1;
+		pt_insn_set_image(dec, dpt_image_pt(img));
+		ret = run(&c, dec, &insn_ops);
+		pt_insn_free_decoder(dec);
+	} else {
+		/* every branch ends a block: blocks are basic blocks, calls are seen */
+		cfg.flags.variant.block.end_on_call = 1;
+		cfg.flags.variant.block.end_on_jump = 1;
+		struct pt_block_decoder *dec = pt_blk_alloc_decoder(&cfg);
+		if (!dec) {
+			ret = -EINVAL;
+			goto out;
+		}
+		c.dec = dec;
+		pt_blk_set_image(dec, dpt_image_pt(img));
+		ret = run(&c, dec, &blk_ops);
+		pt_blk_free_decoder(dec);
+	}
+out:
+	x86_dis_fini(&c.dis);
+	free(c.bcache);
+	free(c.group);
+	free(c.group_raw);
+	return ret;
+}
+
+void dpt_options_init(struct dpt_options *opt)
+{
+	memset(opt, 0, sizeof(*opt));
+	opt->pid = opt->tid = opt->cpu_nr = -1;
+}
+
+int dpt_parse_cpu(const char *s, struct pt_cpu *cpu)
+{
+	unsigned long v[3] = { 0, 0, 0 };
+	int n = 0;
+	const char *p = s;
+	char *end;
+
+	while (n < 3) {
+		errno = 0;
+		v[n] = strtoul(p, &end, 0);
+		if (end == p || errno)
+			return -1;
+		n++;
+		if (*end == '\0')
+			break;
+		if (*end != '/')
+			return -1;
+		p = end + 1;
+	}
+	if (*end != '\0' || n < 2 || v[0] > 0xffff || v[1] > 0xff || v[2] > 0xff)
+		return -1;
+	memset(cpu, 0, sizeof(*cpu));
+	cpu->vendor = pcv_intel;
+	cpu->family = (uint16_t)v[0];
+	cpu->model = (uint8_t)v[1];
+	cpu->stepping = (uint8_t)v[2];
+	return 0;
+}

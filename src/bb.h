@@ -1,0 +1,115 @@
+/* Basic-block tallies and the instruction-level views built on them (--insn, --blocks,
+ * --annotate, --format callgrind).  Everything here consumes the common event stream
+ * (xev.h) and nothing else: which decoder produced it does not matter.
+ *
+ * Code bytes and names come from two small interfaces the caller provides, so the
+ * same views work on raw PT (ptxed-style images) and on perf.data sessions. */
+#ifndef BB_H
+#define BB_H
+
+#include <stdbool.h>
+#include <stddef.h>
+#include <stdint.h>
+#include <stdio.h>
+
+#include "xev.h"
+
+/* ---- what the views need to know about the traced program ---------------------- */
+
+struct bb_env {
+	/* Code bytes at `ip` in process `pid` at `time`: returns bytes read (0 unmapped). */
+	size_t (*read)(void *ctx, int32_t pid, uint64_t time, uint64_t ip, uint8_t *buf, size_t n);
+	/* The function holding `ip`: its name (NULL when unknown), start and size. */
+	const char *(*symbol)(void *ctx, int32_t pid, uint64_t time, uint64_t ip,
+			      uint64_t *start, uint64_t *size);
+	/* Source position of `ip`; false when unknown.  May be NULL. */
+	bool (*srcline)(void *ctx, int32_t pid, uint64_t time, uint64_t ip,
+			const char **file, int *line);
+	void *ctx;
+};
+
+/* ---- stream filters: --tid, --time A-B, --sym ----------------------------------- */
+
+struct bb_filter {
+	int32_t tid;		/* -1: all */
+	uint64_t t0, t1;	/* [t0, t1]; t1 = UINT64_MAX open */
+	const char *sym;	/* NULL: all */
+	const struct bb_env *env;
+	struct xev_sink next;
+	/* --sym: the last function looked up, to avoid a lookup per event */
+	uint64_t fn_start, fn_end;
+	bool fn_match, fn_valid;
+};
+
+void bb_filter_init(struct bb_filter *f, const struct bb_env *env, struct xev_sink next);
+/* Parses "A-B", "A-", "-B" (integers in the trace's time unit, or seconds with a '.'
+ * like perf's --time, converted to ns); returns 0 or -1. */
+int bb_parse_time_range(const char *s, uint64_t *t0, uint64_t *t1);
+int bb_filter_event(void *ctx, const struct xev *ev);
+
+/* ---- block tallies --------------------------------------------------------------- */
+
+struct bb_block {
+	uint64_t start, end;	/* first and last instruction */
+	uint64_t count;		/* executions */
+	uint64_t insns;		/* instructions per execution */
+	uint64_t cycles;	/* sum over executions that had a cycle count */
+	uint64_t cyc_execs;	/* executions with cycles */
+	uint64_t taken, not_taken;	/* terminating conditional branch */
+	uint64_t target, fall;	/* its taken target / fall-through (last seen) */
+	uint32_t approx;	/* executions whose cycles were apportioned */
+	bool cond;
+	int32_t pid;		/* first process seen executing it */
+	uint64_t time;		/* first time seen (for symbol lookups) */
+};
+
+struct bb_tally;
+
+struct bb_tally *bb_tally_new(void);
+void bb_tally_free(struct bb_tally *t);
+/* xev sink function (ctx = the tally). */
+int bb_tally_event(void *ctx, const struct xev *ev);
+size_t bb_tally_nblocks(const struct bb_tally *t);
+uint64_t bb_tally_insns(const struct bb_tally *t);
+uint64_t bb_tally_gaps(const struct bb_tally *t);
+bool bb_tally_has_cycles(const struct bb_tally *t);
+/* Blocks sorted by cycles (when the trace has any), else by count, descending; ties by
+ * address.  The array is owned by the tally and valid until the next event. */
+struct bb_block **bb_tally_sorted(struct bb_tally *t, size_t *n);
+
+/* ---- views ---------------------------------------------------------------------- */
+
+enum bb_format { BB_TEXT, BB_JSONL };
+
+struct bb_view_opts {
+	enum bb_format format;
+	bool intel;		/* --syntax intel (default att, like perf and objdump) */
+	bool srcline;
+	bool raw_time;		/* times are raw TSC (raw PT), not perf ns */
+	const struct bb_env *env;
+	FILE *out;
+};
+
+/* --insn: streams one line per instruction and one per event marker. */
+struct bb_insn_view;
+struct bb_insn_view *bb_insn_view_new(const struct bb_view_opts *o);
+int bb_insn_view_event(void *ctx, const struct xev *ev);
+void bb_insn_view_free(struct bb_insn_view *v);
+
+/* --blocks */
+int bb_blocks_report(struct bb_tally *t, const struct bb_view_opts *o);
+/* --annotate SYM: returns -1 when SYM executed nothing or is unknown. */
+int bb_annotate_report(struct bb_tally *t, const char *sym, const struct bb_view_opts *o);
+
+/* --format callgrind: per-instruction Ir (+ Cycles) with exact calls=.  bb_cg_write
+ * ends the profile (no events after it); `cmd` may be NULL. */
+struct bb_cg;
+struct bb_cg *bb_cg_new(const struct bb_env *env);
+int bb_cg_event(void *ctx, const struct xev *ev);
+int bb_cg_write(struct bb_cg *cg, FILE *out, const char *cmd);
+void bb_cg_free(struct bb_cg *cg);
+
+/* JSON string escaping shared by the views. */
+void bb_json_str(FILE *out, const char *s);
+
+#endif

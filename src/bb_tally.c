@@ -1,0 +1,195 @@
+/* Block tallies: one open-addressing table keyed by (start, end); memory grows with the
+ * number of distinct blocks, never with the trace. */
+#include <stdlib.h>
+#include <string.h>
+
+#include "bb.h"
+
+struct bb_tally {
+	struct bb_block *tab;
+	size_t cap, n;		/* cap is a power of two */
+	struct bb_block *last;	/* block whose terminating branch is pending */
+	struct bb_block **sorted;
+	uint64_t insns, gaps;
+	bool cycles;
+};
+
+static size_t slot(uint64_t start, uint64_t end, size_t cap)
+{
+	uint64_t h = start * 0x9e3779b97f4a7c15ULL ^ (end - start) * 0xc2b2ae3d27d4eb4fULL;
+	return (size_t)(h ^ h >> 29) & (cap - 1);
+}
+
+struct bb_tally *bb_tally_new(void)
+{
+	struct bb_tally *t = calloc(1, sizeof(*t));
+	if (!t)
+		return NULL;
+	t->cap = 1024;
+	t->tab = calloc(t->cap, sizeof(*t->tab));
+	if (!t->tab) {
+		free(t);
+		return NULL;
+	}
+	return t;
+}
+
+void bb_tally_free(struct bb_tally *t)
+{
+	if (!t)
+		return;
+	free(t->tab);
+	free(t->sorted);
+	free(t);
+}
+
+/* Empty slots have count 0 (a stored block always has count >= 1). */
+static int grow(struct bb_tally *t)
+{
+	size_t cap = t->cap * 2;
+	struct bb_block *tab = calloc(cap, sizeof(*tab));
+	if (!tab)
+		return -1;
+	for (size_t i = 0; i < t->cap; i++) {
+		struct bb_block *b = &t->tab[i];
+		if (!b->count)
+			continue;
+		size_t s = slot(b->start, b->end, cap);
+		while (tab[s].count)
+			s = (s + 1) & (cap - 1);
+		tab[s] = *b;
+	}
+	free(t->tab);
+	t->tab = tab;
+	t->cap = cap;
+	return 0;
+}
+
+static struct bb_block *lookup(struct bb_tally *t, const struct xev *ev)
+{
+	size_t s = slot(ev->ip, ev->end, t->cap);
+	for (;;) {
+		struct bb_block *b = &t->tab[s];
+		if (!b->count)
+			break;
+		if (b->start == ev->ip && b->end == ev->end)
+			return b;
+		s = (s + 1) & (t->cap - 1);
+	}
+	if ((t->n + 1) * 10 > t->cap * 7) {
+		if (grow(t) < 0)
+			return NULL;
+		return lookup(t, ev);
+	}
+	struct bb_block *b = &t->tab[s];
+	memset(b, 0, sizeof(*b));
+	b->start = ev->ip;
+	b->end = ev->end;
+	b->insns = ev->insns;
+	b->pid = ev->pid;
+	b->time = ev->time;
+	t->n++;
+	return b;
+}
+
+int bb_tally_event(void *ctx, const struct xev *ev)
+{
+	struct bb_tally *t = ctx;
+	struct bb_block *b;
+
+	switch (ev->kind) {
+	case XEV_BLOCK:
+		b = lookup(t, ev);
+		if (!b)
+			return -1;
+		b->count++;
+		t->insns += ev->insns;
+		if (ev->cycles != XEV_CYCLES_UNKNOWN) {
+			b->cycles += ev->cycles;
+			b->cyc_execs++;
+			b->approx += !!(ev->flags & XEV_F_CYC_APPROX);
+			t->cycles = true;
+		}
+		t->last = b;
+		break;
+	case XEV_BRANCH:
+		b = t->last;
+		t->last = NULL;
+		if (!b || !(ev->flags & XEV_F_COND) || ev->ip != b->end)
+			break;
+		b->cond = true;
+		if (ev->flags & XEV_F_TAKEN) {
+			b->taken++;
+			b->target = ev->addr;
+		} else {
+			b->not_taken++;
+			b->fall = ev->addr;
+		}
+		break;
+	case XEV_GAP:
+		t->gaps++;
+		t->last = NULL;
+		break;
+	case XEV_SAMPLE:
+		break;
+	default:
+		t->last = NULL;
+		break;
+	}
+	return 0;
+}
+
+size_t bb_tally_nblocks(const struct bb_tally *t)
+{
+	return t->n;
+}
+
+uint64_t bb_tally_insns(const struct bb_tally *t)
+{
+	return t->insns;
+}
+
+uint64_t bb_tally_gaps(const struct bb_tally *t)
+{
+	return t->gaps;
+}
+
+bool bb_tally_has_cycles(const struct bb_tally *t)
+{
+	return t->cycles;
+}
+
+static int by_cycles(const void *a, const void *b)
+{
+	const struct bb_block *x = *(struct bb_block *const *)a, *y = *(struct bb_block *const *)b;
+	if (x->cycles != y->cycles)
+		return x->cycles < y->cycles ? 1 : -1;
+	if (x->count != y->count)
+		return x->count < y->count ? 1 : -1;
+	return x->start < y->start ? -1 : x->start > y->start ? 1 : (x->end > y->end) - (x->end < y->end);
+}
+
+static int by_count(const void *a, const void *b)
+{
+	const struct bb_block *x = *(struct bb_block *const *)a, *y = *(struct bb_block *const *)b;
+	if (x->count != y->count)
+		return x->count < y->count ? 1 : -1;
+	return x->start < y->start ? -1 : x->start > y->start ? 1 : (x->end > y->end) - (x->end < y->end);
+}
+
+struct bb_block **bb_tally_sorted(struct bb_tally *t, size_t *n)
+{
+	free(t->sorted);
+	t->sorted = malloc((t->n ? t->n : 1) * sizeof(*t->sorted));
+	if (!t->sorted) {
+		*n = 0;
+		return NULL;
+	}
+	size_t k = 0;
+	for (size_t i = 0; i < t->cap; i++)
+		if (t->tab[i].count)
+			t->sorted[k++] = &t->tab[i];
+	qsort(t->sorted, k, sizeof(*t->sorted), t->cycles ? by_cycles : by_count);
+	*n = k;
+	return t->sorted;
+}

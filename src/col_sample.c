@@ -1,0 +1,426 @@
+/* Sampling collector (--mode sample): counter or cpu-clock samples with optional
+ * callchains, sideband (mmap2 + build-ids, comm, task, context switches), one data ring
+ * per CPU.  Following a process tree needs inherited events; the kernel refuses to mmap
+ * an inherited per-task event with cpu == -1, so like perf we open one event per CPU
+ * with pid = target and inherit = 1, and start the command only once they exist. */
+#include <errno.h>
+#include <poll.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <sys/ioctl.h>
+#include <sys/mman.h>
+#include <sys/syscall.h>
+#include <unistd.h>
+
+#include "rec.h"
+#include "rec_pfm.h"
+#include "ring.h"
+#include "x86_regs.h"
+#include "xp_err.h"
+
+#define MAX_EVENTS 8
+
+struct ev {
+	struct perf_event_attr attr;
+	char name[96];		/* what the user asked for */
+	char why[160];		/* why it was replaced / dropped ("" when used as asked) */
+	int dropped;
+};
+
+struct cpu_ring {
+	int cpu;
+	int fd;			/* the fd whose ring this is */
+	void *base;
+	size_t len;
+	struct ring ring;
+};
+
+struct sample_col {
+	struct ev ev[MAX_EVENTS];
+	int nev;
+	int *fds;		/* every opened fd */
+	int nfds, capfds;
+	struct cpu_ring *rings;
+	int nrings;
+	size_t ring_pages;	/* data pages per ring */
+};
+
+static long perf_open(struct perf_event_attr *a, pid_t pid, int cpu, int group)
+{
+	return syscall(SYS_perf_event_open, a, pid, cpu, group, PERF_FLAG_FD_CLOEXEC);
+}
+
+/* Registers every libpfm4 event name of the -e list (user-level only). */
+static int parse_events(struct sample_col *c, const char *list)
+{
+	char *dup = strdup(list), *s, *tok;
+	int r = 0;
+
+	if (!dup)
+		return -ENOMEM;
+	for (tok = strtok_r(dup, ",", &s); tok && r == 0; tok = strtok_r(NULL, ",", &s)) {
+		struct ev *e;
+		char why[128];
+
+		if (c->nev == MAX_EVENTS) {
+			r = xp_err("events", "pass at most 8 events", "too many events in '%s'", list);
+			break;
+		}
+		e = &c->ev[c->nev];
+		memset(e, 0, sizeof(*e));
+		snprintf(e->name, sizeof(e->name), "%s", tok);
+		if (rec_pfm_encode(tok, &e->attr, sizeof(e->attr), why, sizeof(why)) < 0) {
+			r = xp_err("events", "list names with 'perf list' or libpfm4's showevtinfo",
+				   "unknown event '%s': %s", tok, why);
+			break;
+		}
+		e->attr.size = sizeof(e->attr);
+		e->attr.exclude_kernel = 1;
+		e->attr.exclude_hv = 1;
+		c->nev++;
+	}
+	free(dup);
+	return r;
+}
+
+static void set_sampling(struct perf_event_attr *a, const struct rec_opts *o, int group)
+{
+	a->disabled = 1;
+	a->inherit = 1;
+	a->enable_on_exec = o->pid == 0;
+	if (o->period) {
+		a->sample_period = o->period;
+	} else {
+		a->freq = 1;
+		a->sample_freq = o->freq ? o->freq : REC_DEFAULT_FREQ;
+	}
+	a->sample_type = PERF_SAMPLE_IDENTIFIER | PERF_SAMPLE_IP | PERF_SAMPLE_TID |
+			 PERF_SAMPLE_TIME | PERF_SAMPLE_CPU | PERF_SAMPLE_PERIOD;
+	if (o->callgraph != REC_CG_NONE) {
+		a->sample_type |= PERF_SAMPLE_CALLCHAIN;
+		a->exclude_callchain_kernel = 1;
+	}
+	if (o->callgraph == REC_CG_DWARF) {
+		a->sample_type |= PERF_SAMPLE_REGS_USER | PERF_SAMPLE_STACK_USER;
+		a->sample_regs_user = x86_perf_regs_user_mask();
+		a->sample_stack_user = o->stack_size ? o->stack_size : REC_DEFAULT_STACK;
+	}
+	a->read_format = PERF_FORMAT_ID;
+	if (group) {
+		a->sample_type |= PERF_SAMPLE_READ;
+		a->read_format |= PERF_FORMAT_GROUP;
+	}
+	a->sample_id_all = 1;
+	a->mmap = 1;
+	a->mmap2 = 1;
+	a->build_id = 1;
+	a->comm = 1;
+	a->comm_exec = 1;
+	a->task = 1;
+	a->context_switch = 1;
+	a->watermark = 1;
+}
+
+static void set_member(struct perf_event_attr *a, const struct perf_event_attr *leader)
+{
+	a->disabled = 0;
+	a->inherit = 1;
+	a->sample_period = 0;
+	a->freq = 0;
+	a->sample_type = leader->sample_type;
+	a->read_format = leader->read_format;
+	a->sample_id_all = 1;
+}
+
+static int add_fd(struct sample_col *c, int fd)
+{
+	if (c->nfds == c->capfds) {
+		int cap = c->capfds ? c->capfds * 2 : 16;
+		int *v = realloc(c->fds, (size_t)cap * sizeof(*v));
+		if (!v)
+			return -ENOMEM;
+		c->fds = v;
+		c->capfds = cap;
+	}
+	c->fds[c->nfds++] = fd;
+	return 0;
+}
+
+static void cpu_clock_attr(struct perf_event_attr *a)
+{
+	memset(a, 0, sizeof(*a));
+	a->type = PERF_TYPE_SOFTWARE;
+	a->config = PERF_COUNT_SW_CPU_CLOCK;
+	a->size = sizeof(*a);
+	a->exclude_kernel = 1;
+	a->exclude_hv = 1;
+}
+
+/* Tries the leader on one CPU (the events must open, not just encode): a hardware
+ * leader that cannot open here becomes cpu-clock; members that cannot open are
+ * dropped.  Decides the final event list before anything is recorded. */
+static int settle_events(struct sample_col *c, const struct rec_opts *o, pid_t pid, int cpu)
+{
+	int group = c->nev > 1;
+	long fd;
+
+	set_sampling(&c->ev[0].attr, o, group);
+	fd = perf_open(&c->ev[0].attr, pid, cpu, -1);
+	if (fd < 0 && c->ev[0].attr.type != PERF_TYPE_SOFTWARE) {
+		int e = errno;
+		snprintf(c->ev[0].why, sizeof(c->ev[0].why), "%s cannot be opened here (%s%s)",
+			 c->ev[0].name, strerror(e),
+			 e == ENOENT || e == EOPNOTSUPP || e == ENODEV ? ": no hardware PMU" : "");
+		cpu_clock_attr(&c->ev[0].attr);
+		set_sampling(&c->ev[0].attr, o, group);
+		fd = perf_open(&c->ev[0].attr, pid, cpu, -1);
+	}
+	if (fd < 0 && group && errno == EINVAL) {
+		/* Older kernels refuse PERF_SAMPLE_READ with inherit: keep the leader only. */
+		for (int i = 1; i < c->nev; i++) {
+			c->ev[i].dropped = 1;
+			snprintf(c->ev[i].why, sizeof(c->ev[i].why),
+				 "the kernel cannot read a group in inherited samples");
+		}
+		group = 0;
+		set_sampling(&c->ev[0].attr, o, 0);
+		fd = perf_open(&c->ev[0].attr, pid, cpu, -1);
+	}
+	if (fd < 0)
+		return xp_err("open the sampling event", "see 'xptrace info' for what this machine supports",
+			      "%s: %s", c->ev[0].name, strerror(errno));
+	for (int i = 1; i < c->nev; i++) {
+		long m;
+		if (c->ev[i].dropped)
+			continue;
+		set_member(&c->ev[i].attr, &c->ev[0].attr);
+		m = perf_open(&c->ev[i].attr, pid, cpu, (int)fd);
+		if (m < 0) {
+			c->ev[i].dropped = 1;
+			snprintf(c->ev[i].why, sizeof(c->ev[i].why), "cannot be opened here (%s)",
+				 strerror(errno));
+		} else {
+			close((int)m);
+		}
+	}
+	close((int)fd);
+	/* Compact: dropped members leave the list (the group read follows the kept ones). */
+	{
+		int k = 1, kept = 1;
+		for (int i = 1; i < c->nev; i++)
+			kept += !c->ev[i].dropped;
+		if (kept == 1 && group) {
+			set_sampling(&c->ev[0].attr, o, 0);
+		}
+		for (int i = 1; i < c->nev; i++) {
+			if (c->ev[i].dropped && !o->quiet)
+				xp_warn("event %s dropped: %s", c->ev[i].name, c->ev[i].why);
+			if (!c->ev[i].dropped)
+				c->ev[k++] = c->ev[i];
+		}
+		c->nev = k;
+	}
+	return 0;
+}
+
+static void print_events(const struct sample_col *c, const struct rec_opts *o)
+{
+	char list[512] = "";
+	size_t n = 0;
+
+	if (o->quiet)
+		return;
+	for (int i = 0; i < c->nev; i++)
+		n += (size_t)snprintf(list + n, sizeof(list) - n, "%s%s", i ? "," : "",
+				      c->ev[i].why[0] ? "cpu-clock" : c->ev[i].name);
+	if (c->ev[0].why[0])
+		xp_warn("events: %s (%s; fell back to cpu-clock)", list, c->ev[0].why);
+	else
+		xp_warn("events: %s", list);
+}
+
+static int map_ring(struct sample_col *c, int fd, int cpu)
+{
+	size_t pg = (size_t)sysconf(_SC_PAGESIZE), len = (c->ring_pages + 1) * pg;
+	void *base = mmap(NULL, len, PROT_READ | PROT_WRITE, MAP_SHARED, fd, 0);
+	struct cpu_ring *cr;
+
+	if (base == MAP_FAILED)
+		return -errno;
+	cr = &c->rings[c->nrings++];
+	cr->cpu = cpu;
+	cr->fd = fd;
+	cr->base = base;
+	cr->len = len;
+	return ring_init(&cr->ring, base, c->ring_pages * pg);
+}
+
+/* Opens the group on every CPU for each of `pids` (one pid = the command's tree; -p =
+ * every thread), one ring per CPU shared by all of that CPU's events. */
+static int open_all(struct sample_col *c, struct rec *r, const pid_t *pids, int npids,
+		    const int *cpus, int ncpus)
+{
+	int e;
+
+	c->rings = calloc((size_t)ncpus, sizeof(*c->rings));
+	if (!c->rings)
+		return -ENOMEM;
+	for (int ci = 0; ci < ncpus; ci++) {
+		int ring_fd = -1;
+		for (int pi = 0; pi < npids; pi++) {
+			long lfd = perf_open(&c->ev[0].attr, pids[pi], cpus[ci], -1);
+			uint64_t id;
+			if (lfd < 0) {
+				if (errno == ESRCH)
+					continue;	/* the thread ended meanwhile */
+				return xp_err("open the sampling event", NULL, "%s on cpu %d: %s",
+					      c->ev[0].name, cpus[ci], strerror(errno));
+			}
+			if ((e = add_fd(c, (int)lfd)) < 0)
+				return e;
+			if (ioctl((int)lfd, PERF_EVENT_IOC_ID, &id) < 0)
+				return xp_err("read the event id", NULL, "%s", strerror(errno));
+			pd_writer_add_id(r->w, 0, id, cpus[ci], npids > 1 ? pids[pi] : -1);
+			if (!r->synth_id)
+				rec_set_sample_layout(r, &c->ev[0].attr, id);
+			for (int i = 1; i < c->nev; i++) {
+				long m = perf_open(&c->ev[i].attr, pids[pi], cpus[ci], (int)lfd);
+				if (m < 0)
+					return xp_err("open a group event", NULL, "%s on cpu %d: %s",
+						      c->ev[i].name, cpus[ci], strerror(errno));
+				if ((e = add_fd(c, (int)m)) < 0)
+					return e;
+				if (ioctl((int)m, PERF_EVENT_IOC_ID, &id) < 0)
+					return xp_err("read the event id", NULL, "%s", strerror(errno));
+				pd_writer_add_id(r->w, i, id, cpus[ci], npids > 1 ? pids[pi] : -1);
+			}
+			if (ring_fd < 0) {
+				ring_fd = (int)lfd;
+				if ((e = map_ring(c, ring_fd, cpus[ci])) < 0)
+					return xp_err("map the sample buffer", "raise 'ulimit -l' or perf_event_mlock_kb",
+						      "%s", strerror(-e));
+			} else if (ioctl((int)lfd, PERF_EVENT_IOC_SET_OUTPUT, ring_fd) < 0) {
+				return xp_err("share the sample buffer", NULL, "%s", strerror(errno));
+			}
+		}
+	}
+	if (!c->nfds)
+		return xp_err("open the sampling event", NULL, "the target has no thread left");
+	return 0;
+}
+
+static int drain(struct sample_col *c, struct rec *r)
+{
+	int any = 0, e = 0;
+
+	for (int i = 0; i < c->nrings && e == 0; i++) {
+		struct ring *rg = &c->rings[i].ring;
+		const struct perf_event_header *h;
+		if (!ring_begin(rg))
+			continue;
+		while (e == 0 && (h = ring_next(rg))) {
+			e = rec_record(r, h);
+			any = 1;
+		}
+		ring_end(rg);
+	}
+	if (e == 0 && any)
+		e = rec_round(r);
+	return e;
+}
+
+static int run(struct rec *r)
+{
+	const struct rec_opts *o = r->opts;
+	struct sample_col c;
+	pid_t *pids = NULL;
+	int npids, *cpus = NULL, ncpus, e;
+	struct pollfd *pfd = NULL;
+
+	memset(&c, 0, sizeof(c));
+	c.ring_pages = o->callgraph == REC_CG_DWARF ? 512 : 128;
+	e = parse_events(&c, o->events ? o->events : "cycles");
+	if (e < 0)
+		return e;
+	ncpus = rec_online_cpus(&cpus);
+	if (ncpus <= 0)
+		return xp_err("list CPUs", NULL, "cannot read /sys/devices/system/cpu/online");
+	if (o->pid) {
+		npids = rec_list_threads(o->pid, &pids);
+		if (npids <= 0) {
+			free(cpus);
+			return xp_err("attach", "check the pid", "process %d: %s", (int)o->pid,
+				      npids < 0 ? strerror(-npids) : "no threads");
+		}
+	} else {
+		npids = 1;
+		pids = malloc(sizeof(*pids));
+		if (!pids) {
+			free(cpus);
+			return -ENOMEM;
+		}
+		pids[0] = r->target;
+	}
+	e = settle_events(&c, o, pids[0], cpus[0]);
+	if (e == 0) {
+		print_events(&c, o);
+		for (int i = 0; i < c.nev && e == 0; i++) {
+			int idx = pd_writer_add_attr(r->w, &c.ev[i].attr,
+						     c.ev[i].why[0] ? "cpu-clock" : c.ev[i].name);
+			e = idx < 0 ? idx : 0;
+		}
+	}
+	if (e == 0)
+		e = open_all(&c, r, pids, npids, cpus, ncpus);
+	if (e == 0 && o->pid) {
+		e = rec_synthesize(r, o->pid);
+		if (e < 0)
+			xp_err("read the target's threads and mappings", NULL, "%s", strerror(-e));
+		for (int i = 0; i < c.nfds && e == 0; i++)
+			ioctl(c.fds[i], PERF_EVENT_IOC_ENABLE, 0);
+	}
+	if (e == 0)
+		e = rec_target_go(r);
+	if (e == 0) {
+		pfd = calloc((size_t)c.nrings, sizeof(*pfd));
+		if (!pfd)
+			e = -ENOMEM;
+	}
+	for (int i = 0; e == 0 && i < c.nrings; i++) {
+		pfd[i].fd = c.rings[i].fd;
+		pfd[i].events = POLLIN;
+	}
+	while (e == 0 && !rec_should_stop(r)) {
+		/* The timeout bounds how late we notice --duration or a reaped child; data
+		 * wakes us at the ring's watermark. */
+		poll(pfd, (nfds_t)c.nrings, 100);
+		e = drain(&c, r);
+	}
+	/* Stop counting, then take what is left in the rings. */
+	for (int i = 0; i < c.nfds; i++)
+		ioctl(c.fds[i], PERF_EVENT_IOC_DISABLE, 0);
+	if (e == 0 || !r->write_err)
+		drain(&c, r);
+	for (int i = 0; i < c.nrings; i++) {
+		if (c.rings[i].ring.dropped && !o->quiet)
+			xp_warn("cpu %d: %llu bytes of a corrupt sample buffer skipped", c.rings[i].cpu,
+				(unsigned long long)c.rings[i].ring.dropped);
+		munmap(c.rings[i].base, c.rings[i].len);
+	}
+	for (int i = 0; i < c.nfds; i++)
+		close(c.fds[i]);
+	free(c.fds);
+	free(c.rings);
+	free(pfd);
+	free(pids);
+	free(cpus);
+	return e;
+}
+
+const struct rec_mode rec_mode_sample = {
+	.name = "sample",
+	.summary = "counter or cpu-clock sampling with callchains (works everywhere)",
+	.probe = NULL,
+	.run = run,
+};

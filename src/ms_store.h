@@ -1,0 +1,58 @@
+/* Module store: snapshots of executable mappings by build-id, in the layout of perf's
+ * build-id cache so `perf --buildid-dir DIR report` symbolizes from them:
+ *
+ *   DIR/<path>/<build-id hex>/elf          the file (reflink, else hardlink, else copy)
+ *   DIR/[vdso]/<build-id hex>/vdso         the vdso image dumped from memory
+ *   DIR/.build-id/<hex[0:2]>/<hex[2:]>  -> ../../<path>/<hex>   (symlink to the directory;
+ *                                          perf appends elf or vdso)
+ *
+ * Each build-id is stored once per store (later adds return 0).  Files are verified
+ * against the build-id the kernel reported, so a binary replaced since the mapping was
+ * made is refused (-ESTALE) instead of silently mis-symbolizing. */
+#ifndef MS_STORE_H
+#define MS_STORE_H
+
+#include <stddef.h>
+#include <stdint.h>
+
+#define MS_BUILD_ID_MAX 20
+
+struct ms_store;
+
+/* Opens (creating DIR and DIR/.build-id as needed) the store rooted at `dir`. */
+int ms_store_open(struct ms_store **out, const char *dir);
+void ms_store_close(struct ms_store *s);
+
+/* Snapshots the file readable at `src` (a path, or /proc/PID/map_files/START-END which
+ * still works after the file was deleted) under the name `name` (absolute path as the
+ * process saw it; a " (deleted)" suffix is dropped).  bid NULL: read it from the file.
+ * Returns 1 when stored now, 0 when that build-id was already stored, or -ENOENT
+ * (unreadable), -ENODATA (no build-id note), -ESTALE (build-id differs), -EINVAL (name). */
+int ms_store_add_file(struct ms_store *s, const char *name, const char *src, const uint8_t *bid,
+		      size_t bid_size);
+/* Same for an image in memory (vdso): stored as DIR/[name]/<hex>/vdso when name is
+ * "[vdso]", else as .../elf. */
+int ms_store_add_image(struct ms_store *s, const char *name, const void *img, size_t size,
+		       const uint8_t *bid, size_t bid_size);
+/* Dumps this process's own [vdso] (the same image every 64-bit process of this kernel
+ * maps).  Returns like ms_store_add_file. */
+int ms_store_add_vdso(struct ms_store *s);
+
+int ms_store_has(const struct ms_store *s, const uint8_t *bid, size_t bid_size);
+/* Stored entries, in insertion order, for the HEADER_BUILD_ID feature. */
+size_t ms_store_count(const struct ms_store *s);
+int ms_store_entry(const struct ms_store *s, size_t i, const char **name, const uint8_t **bid,
+		   size_t *bid_size);
+/* Bytes copied (hardlinks and reflinks cost none) and entries linked vs copied. */
+uint64_t ms_store_bytes_copied(const struct ms_store *s);
+
+/* Build-id of an ELF file / image (first GNU build-id note; at most MS_BUILD_ID_MAX).
+ * 0 on success, -ENODATA without a note, -ENOENT/-EINVAL when unreadable. */
+int ms_build_id_file(const char *path, uint8_t *bid, size_t *bid_size);
+int ms_build_id_mem(const void *img, size_t size, uint8_t *bid, size_t *bid_size);
+/* This process's vdso image. */
+int ms_vdso_self(const void **img, size_t *size);
+/* Lower-case hex of a build-id into out (2*size+1 bytes). */
+void ms_hex(char *out, const uint8_t *bid, size_t size);
+
+#endif

@@ -1,0 +1,10 @@
+#ifndef REC_PFM_H
+#define REC_PFM_H
+
+#include <stddef.h>
+
+/* Encodes a libpfm4 event name (user level) into a zeroed perf_event_attr of
+ * attr_size bytes; -1 with the reason in `why` when the name is unknown. */
+int rec_pfm_encode(const char *name, void *attr, size_t attr_size, char *why, size_t whylen);
+
+#endif

@@ -1,0 +1,158 @@
+#!/bin/bash
+# `xptrace info`: this machine checked against independent sources (uname, /proc, ls of
+# sysfs, perf stat as the oracle for hardware counters), the fixture trees with injected
+# probe results, JSON validity, exit codes.
+. "$(dirname "$0")/../lib.sh"
+
+SYSFS=$FIXTURES/sysfs
+modes() { sed -n '/^recording modes:/,$p'; }
+
+# --- this machine ---------------------------------------------------------------------
+out=$("$XPTRACE" info 2>"$TMP/err"); rc=$?
+check_eq "info exits 0 (some mode is available here)" 0 "$rc"
+check_eq "info prints nothing on stderr" "" "$(cat "$TMP/err")"
+check_match "kernel is uname -r" "^kernel +$(uname -r | sed 's/[.+]/\\&/g') \($(uname -m)\)$" "$out"
+check_match "perf_event_paranoid is /proc's" \
+	"^perf_event_paranoid +$(cat /proc/sys/kernel/perf_event_paranoid): " "$out"
+check_match "perf_event_mlock_kb is /proc's" \
+	"^perf_event_mlock_kb +$(cat /proc/sys/kernel/perf_event_mlock_kb)$" "$out"
+if [ "$(id -u)" = 0 ]; then
+	check_match "privileges: root" "^privileges +root \(euid 0\); CAP_PERFMON yes" "$out"
+fi
+check_eq "PMU list is ls /sys/bus/event_source/devices" \
+	"$(ls /sys/bus/event_source/devices | tr '\n' ' ' | sed 's/ $//')" \
+	"$(sed -n 's/^PMUs  *//p' <<<"$out")"
+for d in /sys/bus/event_source/devices/*; do
+	check_match "type of $(basename "$d") is sysfs's" \
+		"^  $(basename "$d") +type $(cat "$d/type")" "$out"
+done
+check_eq "Yama line matches /proc" \
+	"$([ -e /proc/sys/kernel/yama/ptrace_scope ] && echo "Yama ptrace_scope $(cat /proc/sys/kernel/yama/ptrace_scope)" || echo "Yama LSM not enabled")" \
+	"$(grep -E '^Yama' <<<"$out" | tr -s ' ')"
+
+# perf is the oracle for "do hardware counters open".
+if perf stat -x, -e cycles true 2>&1 | grep -q 'not supported'; then
+	check_match "no cycles counter here (perf agrees)" '^cycles counter +no \(ENOENT' "$out"
+	check_match "no instructions counter here" '^instructions counter no \(ENOENT' "$out"
+	check_match "no LBR here" '^LBR branch stack +no \(' "$out"
+	check_match "lbr mode unavailable, use sample" \
+		'^  lbr +unavailable: branch-stack sampling does not open \(ENOENT\): no hardware PMU, no cpu PMU in /sys/bus/event_source/devices \(use sample instead\)$' "$(modes <<<"$out")"
+	check_match "sample is cpu-clock only" \
+		'^  sample +available: cpu-clock sampling only: hardware counters do not open \(ENOENT\)$' "$(modes <<<"$out")"
+else
+	check_match "cycles counter opens here (perf agrees)" '^cycles counter +yes$' "$out"
+fi
+if [ ! -e /sys/bus/event_source/devices/intel_pt ]; then
+	check_match "no PT here" \
+		'^  pt +unavailable: no intel_pt PMU in /sys/bus/event_source/devices: the CPU has no Intel PT, or a hypervisor hides it \(use (lbr|sample) instead\)$' \
+		"$(modes <<<"$out")"
+	check_match "PT event not probed without intel_pt" '^Intel PT event +not probed \(no intel_pt PMU\)$' "$out"
+fi
+check_match "cpu-clock sampling opens (perf can sample it too)" '^cpu-clock sampling +yes$' "$out"
+check_match "ptrace works" '^ptrace +yes$' "$out"
+check_match "step available" '^  step +available: ptrace branch tracer' "$(modes <<<"$out")"
+check_match "libpfm4 PMUs listed" '^libpfm4 PMUs +.*\bperf\b' "$out"
+
+# The same machine seen by an unprivileged user (capget path without capabilities).
+if [ "$(id -u)" = 0 ]; then
+	chmod 711 "$TMP" && install -m 755 "$XPTRACE" "$TMP/xptrace-copy"
+	nout=$(cd / && setpriv --reuid=65534 --regid=65534 --clear-groups --inh-caps=-all "$TMP/xptrace-copy" info)
+	check_match "as nobody: not root, no capabilities" \
+		'^privileges +not root \(euid 65534\); CAP_PERFMON no, CAP_SYS_ADMIN no, CAP_SYS_PTRACE no$' "$nout"
+	if [ "$(cat /proc/sys/kernel/perf_event_paranoid)" -le 2 ]; then
+		check_eq "as nobody at paranoid <= 2: the same modes as root" \
+			"$(modes <<<"$out" | cut -c1-20)" "$(modes <<<"$nout" | cut -c1-20)"
+	fi
+fi
+
+# --- JSON ---------------------------------------------------------------------------------
+"$XPTRACE" info --json >"$TMP/live.json"
+check "live --json is valid JSON" python3 -m json.tool "$TMP/live.json" /dev/null
+check_eq "JSON modes agree with the text" \
+	"$(modes <<<"$out" | sed -n 's/^  \([a-z]*\) *\(available\|unavailable\).*/\1 \2/p')" \
+	"$(python3 -c 'import json,sys
+for m in json.load(open(sys.argv[1]))["modes"]:
+    print(m["name"], "available" if m["available"] else "unavailable")' "$TMP/live.json")"
+check_eq "JSON kernel is uname -r" "$(uname -r)" \
+	"$(python3 -c 'import json,sys; print(json.load(open(sys.argv[1]))["kernel"])' "$TMP/live.json")"
+
+# --- Intel fixture ------------------------------------------------------------------------
+out=$("$XPTRACE" info --sysfs-root "$SYSFS/intel-skylake")
+check_match "fixture: sources say where facts come from" \
+	"^sources: PMUs from $SYSFS/intel-skylake/sys/bus/event_source/devices \(not this machine\); probes from this machine$" "$out"
+check_match "fixture: PT with cycle-accurate mode and address filters" \
+	'^  pt +available: cycle-accurate mode: yes, address filters: 2, MTC: yes, PTWRITE: no, power events: no \[not verified: the sysfs tree is not this machine.s\]$' \
+	"$(modes <<<"$out")"
+check_match "fixture: intel_pt caps listed" 'caps: cr3_filtering=1 cycle_thresholds=3fff' "$out"
+check_match "fixture: intel_pt format listed" 'format: branch=config:13 cyc=config:1 cyc_thresh=config:19-22' "$out"
+check_match "fixture: hardware probes skipped" '^cycles counter +not probed \(the sysfs tree is not this machine.s\)$' "$out"
+
+# A real Skylake's probe results, injected: every conclusion exact.
+cat >"$TMP/skylake.probe" <<'EOF'
+# what the live probes report on a Skylake laptop, user 1000, Debian defaults
+kernel=6.1.0-18-amd64
+machine=x86_64
+paranoid=2
+mlock_kb=516
+yama_scope=1
+euid=1000
+cap_perfmon=0
+cap_sys_admin=0
+cap_sys_ptrace=0
+pfm=ok
+pfm_pmus=skl perf perf_raw
+hw_cycles=ok
+hw_instructions=ok
+lbr=ok
+cpu_clock=ok
+pt=ok
+ptrace=ok
+EOF
+"$XPTRACE" info --sysfs-root="$SYSFS/intel-skylake" --probe-file "$TMP/skylake.probe" >"$TMP/skl.txt"
+check_eq "skylake + its probes: modes" \
+"recording modes:
+  pt      available: cycle-accurate mode: yes, address filters: 2, MTC: yes, PTWRITE: no, power events: no
+  lbr     available: branch stacks of 32 entries (cpu caps/branches)
+  sample  available: cycles or cpu-clock sampling (hardware counters open)
+  step    available: ptrace branch tracer for commands it starts; attaching to running processes: only to its own descendants (Yama ptrace_scope 1)
+best mode: pt" "$(modes <"$TMP/skl.txt")"
+check_match "skylake + probes: facts from the probe file" "^sources: .*; probes from probe file $TMP/skylake.probe$" "$(cat "$TMP/skl.txt")"
+check_match "skylake + probes: not root" '^privileges +not root \(euid 1000\); CAP_PERFMON no' "$(cat "$TMP/skl.txt")"
+check_match "skylake + probes: libpfm PMUs" '^libpfm4 PMUs +skl perf perf_raw$' "$(cat "$TMP/skl.txt")"
+"$XPTRACE" info --json --sysfs-root "$SYSFS/intel-skylake" --probe-file "$TMP/skylake.probe" >"$TMP/skl.json"
+check "skylake --json is valid JSON" python3 -m json.tool "$TMP/skl.json" /dev/null
+check_eq "skylake JSON: PT features" "True 2 8 pt" "$(python3 -c 'import json,sys
+d=json.load(open(sys.argv[1])); p=d["intel_pt"]
+print(p["cycle_accurate"], p["address_filters"], p["type"], d["best_mode"])' "$TMP/skl.json")"
+
+# --- AMD and VM fixtures --------------------------------------------------------------
+out=$("$XPTRACE" info --sysfs-root "$SYSFS/amd-zen" | modes)
+check_match "zen: no PT" "^  pt +unavailable: no intel_pt PMU in $SYSFS/amd-zen/sys/bus/event_source/devices: " "$out"
+check_match "zen: no LBR" '^  lbr +unavailable: the cpu PMU has no branch stack: caps/branches is missing in ' "$out"
+out=$("$XPTRACE" info --sysfs-root "$SYSFS/vm-nopmu" | modes)
+check_match "vm fixture: sample is cpu-clock only" '^  sample +available: cpu-clock sampling only: no hardware PMU in ' "$out"
+"$XPTRACE" info --json --sysfs-root "$SYSFS/amd-zen" >"$TMP/zen.json"
+check "zen --json is valid JSON" python3 -m json.tool "$TMP/zen.json" /dev/null
+
+# --- exit codes and errors ------------------------------------------------------------
+printf 'euid=1000\ncap_perfmon=0\ncap_sys_admin=0\ncap_sys_ptrace=0\nparanoid=3\nyama_scope=3\n' >"$TMP/locked.probe"
+check_exit "nothing available: exit 1" 1 "$XPTRACE" info --sysfs-root "$SYSFS/vm-nopmu" --probe-file "$TMP/locked.probe"
+check_eq "nothing available: message" "xptrace: info: no recording mode is available (see the reasons above)" "$(cat "$TMP/.err")"
+check_match "nothing available: step reason" '^  step +unavailable: Yama ptrace_scope is 3: ptrace is disabled until reboot \(no other mode is available\)$' "$(cat "$TMP/.out")"
+check_exit "missing --sysfs-root dir: exit 1" 1 "$XPTRACE" info --sysfs-root "$TMP/nowhere"
+check_eq "missing --sysfs-root dir: message" \
+	"xptrace: info: cannot read PMUs in $TMP/nowhere/sys/bus/event_source/devices: No such file or directory (check --sysfs-root)" \
+	"$(cat "$TMP/.err")"
+printf 'paranoid=2\nlbr=sometimes\n' >"$TMP/bad.probe"
+check_exit "bad probe file: exit 1" 1 "$XPTRACE" info --probe-file "$TMP/bad.probe"
+check_eq "bad probe file: message" "xptrace: info: bad probe file $TMP/bad.probe line 2 (see docs/info.md for the format)" "$(cat "$TMP/.err")"
+check_exit "unknown option: exit 2" 2 "$XPTRACE" info --frobnicate
+check_eq "unknown option: message" "xptrace: info: unknown option '--frobnicate' (see 'xptrace help info')" "$(cat "$TMP/.err")"
+check_exit "--sysfs-root without a value: exit 2" 2 "$XPTRACE" info --sysfs-root
+check_exit "stray argument: exit 2" 2 "$XPTRACE" info extra
+
+# --- the sanitizer build on the same paths ---------------------------------------------
+if [ -x "$XPTRACE_ASAN" ]; then
+	check_exit "ASan: live info" 0 "$XPTRACE_ASAN" info --json
+	check_exit "ASan: skylake fixture" 0 "$XPTRACE_ASAN" info --sysfs-root "$SYSFS/intel-skylake" --probe-file "$TMP/skylake.probe"
+fi

@@ -1,0 +1,101 @@
+#!/bin/bash
+# xptrace record on a CPU-bound workload: perf reads the file without a warning, finds
+# the workload's hot symbols in the proportions the program is built with (3:1), the
+# header carries the features we promise, and the module snapshots symbolize the
+# trace after the binary is gone.
+. "$(dirname "$0")/../lib.sh"
+. "$(dirname "$0")/record_helpers.sh"
+
+if ! command -v perf >/dev/null; then
+	ok "record: perf missing, the oracle tests are skipped # SKIP"
+	exit 0
+fi
+# Our own build-id cache only: perf must not find binaries in ~/.debug.
+export HOME=$TMP/home
+mkdir -p "$HOME"
+cd "$TMP"
+
+# A private copy with a build-id no other test or cache has.
+bid=$(od -An -N20 -tx1 /dev/urandom | tr -d ' \n')
+cc -O1 -g -fno-omit-frame-pointer -fno-inline -Wl,--build-id=0x"$bid" -o "$TMP/hotcopy" \
+	"$XP_ROOT/tests/progs/hot.c"
+
+"$XPTRACE" record -o rec1 -g -- "$TMP/hotcopy" 400 >"$TMP/out" 2>"$TMP/err"
+check_eq "record exits 0" 0 $?
+check_match "the fallback to cpu-clock is said once" \
+	"^xptrace: events: cpu-clock \(cycles cannot be opened here" "$(grep -c 'events:' "$TMP/err") $(cat "$TMP/err")"
+check_eq "one events line" 1 "$(grep -c 'xptrace: events:' "$TMP/err")"
+check_match "summary line" "^xptrace: recorded [0-9]+ samples, 0 lost, [0-9]+ modules snapshotted" "$(cat "$TMP/err")"
+check "perf.data exists" test -s rec1/perf.data
+perf_clean "workload" rec1/perf.data
+n=$(nsamples rec1/perf.data)
+check_match "summary sample count equals perf's count ($n)" "recorded $n samples" "$(cat "$TMP/err")"
+# 400 ms at 4000 Hz: 1600 samples when the CPU is ours, fewer when shared.
+check "sample count plausible for 400 ms at 4 kHz ($n)" in_range 300 1700 "$n"
+inner=$(sym_share rec1/perf.data hot_inner)
+cold=$(sym_share rec1/perf.data cold_path)
+check "hot_inner has ~75% of the samples ($inner%)" in_range 65 85 "$inner"
+check "cold_path has ~25% of the samples ($cold%)" in_range 15 35 "$cold"
+check_match "callchains reach main (frame pointers)" "main" \
+	"$(perf report -i rec1/perf.data --stdio --no-children -S hot_inner -G 2>/dev/null)"
+
+hdr=$(perf report -i rec1/perf.data --header-only 2>&1)
+for f in "hostname :" "os release :" "arch : x86_64" "nrcpus online :" "cpuid :" "cpudesc :" \
+	"total memory :" "cmdline : .*xptrace record -o rec1 -g -- $TMP/hotcopy 400" \
+	"event : name = cpu-clock" "event : .*sample_type = IP\|TID\|TIME\|CALLCHAIN\|CPU\|PERIOD\|IDENTIFIER" \
+	"time of first sample" "perf version : xptrace-"; do
+	check_match "header: $f" "# $f" "$hdr"
+done
+bids=$(perf buildid-list -i rec1/perf.data 2>&1)
+check_match "build-id table lists the workload" "^$bid $TMP/hotcopy$" "$bids"
+check_match "build-id table lists [vdso]" "^[0-9a-f]{40} \[vdso\]$" "$bids"
+check_match "build-id table lists libc" "^[0-9a-f]{40} /.*libc\.so\.6$" "$bids"
+
+# Snapshots: one per build-id, in perf's cache layout.
+check_eq "workload snapshot link" "../..$TMP/hotcopy/$bid" "$(readlink "rec1/.build-id/${bid:0:2}/${bid:2}")"
+check "workload snapshot is the binary" cmp -s "$TMP/hotcopy" "rec1$TMP/hotcopy/$bid/elf"
+vbid=$(perf buildid-list -i rec1/perf.data 2>/dev/null | awk '$2 == "[vdso]" { print $1 }')
+check "vdso snapshot carries its build-id ($vbid)" test -s "rec1/.build-id/${vbid:0:2}/${vbid:2}/vdso"
+check_eq "vdso snapshot build-id read back by readelf" "$vbid" \
+	"$(readelf -n "rec1/[vdso]/$vbid/vdso" | sed -n 's/.*Build ID: //p')"
+check_eq "every build-id in the table has a snapshot" \
+	"$(perf buildid-list -i rec1/perf.data 2>/dev/null | wc -l)" \
+	"$(find rec1/.build-id -mindepth 2 -type l | wc -l)"
+
+# The binary is deleted: perf alone cannot name the hot function, with the snapshots it can.
+rm "$TMP/hotcopy"
+check_eq "without snapshots perf cannot symbolize the deleted binary" 0 "$(sym_share rec1/perf.data hot_inner)"
+inner2=$(perf --buildid-dir rec1 report -i rec1/perf.data --stdio --no-children --sort sym -q -g none 2>/dev/null |
+	awk '$3 == "hot_inner" { sub("%", "", $1); printf "%d\n", $1 }')
+check_eq "perf --buildid-dir DIR symbolizes from the snapshots" "$inner" "${inner2:-none}"
+
+# --call-graph dwarf: user regs + stack in every sample, perf unwinds them.
+"$XPTRACE" record -q -o rec2 --call-graph dwarf,4096 -F 500 -- "$PROGS/hot" 300 >/dev/null 2>&1
+check_eq "dwarf record exits 0" 0 $?
+perf_clean "dwarf" rec2/perf.data
+check_match "dwarf attr has regs and a 4096-byte stack" "sample_type = .*REGS_USER\|STACK_USER.*sample_stack_user = 4096" \
+	"$(perf report -i rec2/perf.data --header-only 2>&1)"
+check_match "dwarf unwinding reaches main" "hot_outer|main" \
+	"$(perf report -i rec2/perf.data --stdio --no-children -S hot_inner -G 2>/dev/null)"
+
+# -c PERIOD: cpu-clock period in ns -> every sample has exactly that period.
+"$XPTRACE" record -q -o rec3 -c 1000000 -- "$PROGS/hot" 100 >/dev/null 2>&1
+check_eq "-c: every sample's period is 1000000" "1000000" \
+	"$(perf script -i rec3/perf.data -F period 2>/dev/null | sort -u | tr -d ' ')"
+
+# Several events: the first samples, the others ride along (PERF_FORMAT_GROUP).
+"$XPTRACE" record -q -o rec4 -e cpu-clock,task-clock -F 1000 -- "$PROGS/hot" 100 >/dev/null 2>"$TMP/err4"
+check_eq "-e cpu-clock,task-clock exits 0" 0 $?
+perf_clean "group" rec4/perf.data
+check_match "group: both events in the header" "name = task-clock" "$(perf report -i rec4/perf.data --header-only 2>&1)"
+
+# Usage errors.
+check_exit "unknown event is an error" 1 "$XPTRACE" record -o rec5 -e no_such_event -- true
+check_match "unknown event message" "^xptrace: events: unknown event 'no_such_event'" "$(cat "$TMP/.err")"
+check_exit "-F and -c together is a usage error" 2 "$XPTRACE" record -F 10 -c 10 -- true
+check_exit "no command is a usage error" 2 "$XPTRACE" record
+check_exit "bad --call-graph is a usage error" 2 "$XPTRACE" record --call-graph bogus -- true
+check_exit "unknown mode is an error" 1 "$XPTRACE" record --mode nope -- true
+check_exit "missing command is an error" 1 "$XPTRACE" record -o rec6 -- "$TMP/does-not-exist"
+check_match "missing command message" "run the command: .*does-not-exist: No such file" "$(cat "$TMP/.err")"
+check "a command that never ran leaves no directory" test ! -e rec6

@@ -1,0 +1,53 @@
+#!/bin/bash
+# Output directory rules and failures: existing DIR, -f keeps DIR.old, a read-only
+# place gives a clear error, a full disk stops the recording with a readable file.
+. "$(dirname "$0")/../lib.sh"
+. "$(dirname "$0")/record_helpers.sh"
+command -v perf >/dev/null || { ok "perf missing # SKIP"; exit 0; }
+cd "$TMP"
+
+"$XPTRACE" record -q -- "$PROGS/hot" 50 >/dev/null 2>&1
+check "default directory is xptrace.data" test -s xptrace.data/perf.data
+first=$(md5sum < xptrace.data/perf.data)
+check_exit "an existing directory is refused without -f" 1 "$XPTRACE" record -q -- "$PROGS/hot" 50
+check_eq "refusal message" \
+	"xptrace: xptrace.data: the trace directory already exists (use -f to replace it; the old one is kept as .old)" \
+	"$(cat "$TMP/.err")"
+check_eq "the refused run left the old file alone" "$first" "$(md5sum < xptrace.data/perf.data)"
+check_exit "-f replaces it" 0 "$XPTRACE" record -q -f -- "$PROGS/hot" 50
+check_eq "-f keeps the previous recording as xptrace.data.old" "$first" "$(md5sum < xptrace.data.old/perf.data)"
+second=$(md5sum < xptrace.data/perf.data)
+check_exit "-f again" 0 "$XPTRACE" record -q -f -- "$PROGS/hot" 50
+check_eq "the second -f rotates again" "$second" "$(md5sum < xptrace.data.old/perf.data)"
+
+mounts=()
+cleanup() { for m in "${mounts[@]}"; do umount "$m" 2>/dev/null; done; rm -rf "$TMP"; }
+trap cleanup EXIT
+
+mkdir -p ro
+if mount -t tmpfs -o ro,size=64k tmpfs ro 2>/dev/null; then
+	mounts+=("$TMP/ro")
+	check_exit "read-only place: exit 1" 1 "$XPTRACE" record -o ro/trace -- "$PROGS/hot" 50
+	check_eq "read-only place: clear message" \
+		"xptrace: ro/trace: cannot create the trace directory: Read-only file system (choose a writable place with -o DIR)" \
+		"$(tail -1 "$TMP/.err")"
+else
+	ok "read-only mount not permitted here # SKIP"
+fi
+
+mkdir -p small
+if mount -t tmpfs -o size=6m tmpfs small 2>/dev/null; then
+	mounts+=("$TMP/small")
+	# dwarf stacks at 4 kHz write ~32 MB/s: the 6 MB fill up in well under a second.
+	"$XPTRACE" record -o small/trace --call-graph dwarf,8192 -- "$PROGS/hot" 5000 >/dev/null 2>"$TMP/errf"
+	check_eq "disk full: exit 1" 1 $?
+	check_match "disk full: clear message" \
+		"^xptrace: small/trace/perf.data: No space left on device; recording stopped, the [0-9.]+ MB written before were kept and are readable" \
+		"$(cat "$TMP/errf")"
+	perf_clean "disk full" small/trace/perf.data
+	n=$(nsamples small/trace/perf.data)
+	check "disk full: the kept part has samples ($n)" in_range 50 1000000 "${n:-0}"
+	check "disk full: hot_inner is still the top symbol" in_range 50 95 "$(sym_share small/trace/perf.data hot_inner)"
+else
+	ok "tmpfs mount not permitted here # SKIP"
+fi

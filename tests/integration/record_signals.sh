@@ -1,0 +1,57 @@
+#!/bin/bash
+# The file is finalized whatever ends the recording: SIGINT/SIGTERM to xptrace,
+# SIGKILL of the target, a crashing target, --duration.
+. "$(dirname "$0")/../lib.sh"
+. "$(dirname "$0")/record_helpers.sh"
+command -v perf >/dev/null || { ok "perf missing # SKIP"; exit 0; }
+cd "$TMP"
+
+# Waits until the recorded command runs (xptrace's child exists and has exec'd).
+wait_child() {	# $1 xptrace pid, $2 comm -> prints child pid
+	local c
+	for _ in $(seq 100); do
+		c=$(pgrep -P "$1" -x "$2")
+		[ -n "$c" ] && { sleep 0.4; echo "$c"; return; }
+		sleep 0.05
+	done
+}
+
+for sig in INT TERM; do
+	"$XPTRACE" record -o "sig$sig" -- "$PROGS/hot" 20000 >/dev/null 2>"$TMP/err$sig" &
+	xp=$!
+	child=$(wait_child "$xp" hot)
+	kill -"$sig" "$xp"
+	wait "$xp"
+	check_eq "SIG$sig to xptrace: exit 0" 0 $?
+	check "SIG$sig: the command was ended too" test ! -d "/proc/$child"
+	check_match "SIG$sig: says why it stopped" "stopped by" "$(cat "$TMP/err$sig")"
+	perf_clean "SIG$sig" "sig$sig/perf.data"
+	check "SIG$sig: hot_inner is the top symbol" in_range 60 90 "$(sym_share "sig$sig/perf.data" hot_inner)"
+done
+
+"$XPTRACE" record -o kill9 -- "$PROGS/hot" 20000 >/dev/null 2>"$TMP/err9" &
+xp=$!
+child=$(wait_child "$xp" hot)
+kill -KILL "$child"
+wait "$xp"
+check_eq "SIGKILL of the target: exit 0" 0 $?
+check_match "SIGKILL of the target is reported" "the command was killed by signal 9" "$(cat "$TMP/err9")"
+perf_clean "SIGKILL" kill9/perf.data
+check "SIGKILL: hot_inner is the top symbol" in_range 60 90 "$(sym_share kill9/perf.data hot_inner)"
+
+"$XPTRACE" record -o crash -- "$PROGS/crash" >/dev/null 2>"$TMP/errc"
+check_eq "crashing target: exit 0" 0 $?
+check_match "crash is reported" "the command was killed by signal 11" "$(cat "$TMP/errc")"
+perf_clean "crash" crash/perf.data
+check "crash: crash_spin has the samples" in_range 80 100 "$(sym_share crash/perf.data crash_spin)"
+check_match "crash: EXIT record present" "PERF_RECORD_EXIT" "$(perf script -i crash/perf.data --show-task-events 2>/dev/null)"
+
+start=$(date +%s%N)
+"$XPTRACE" record -q -o dur -d 0.5 -- "$PROGS/hot" 20000 >/dev/null 2>&1
+rc=$?
+ms=$(( ($(date +%s%N) - start) / 1000000 ))
+check_eq "--duration: exit 0" 0 $rc
+check "--duration 0.5 stops within 3 s (${ms} ms)" in_range 400 3000 "$ms"
+perf_clean "duration" dur/perf.data
+last=$(perf report -i dur/perf.data --header-only 2>/dev/null | awk '/sample duration/ { printf "%d\n", $5 }')
+check "--duration: samples span ~500 ms (${last} ms)" in_range 300 650 "${last:-0}"

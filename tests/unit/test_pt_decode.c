@@ -1,0 +1,497 @@
+/* The PT decoder against traces made by libipt's encoder over hand-assembled code:
+ * exact event sequences for both decoders, gaps and resynchronisation. */
+#include "xp_test.h"
+
+#include <unistd.h>
+
+#include "pt.h"
+#include "pt_enc.h"
+
+/* 0x1000: mov ecx,3 ; 0x1005: dec ecx ; 0x1007: jnz 0x1005 ; 0x1009: call 0x1010 ;
+ * 0x100e: ret ; 0x100f: nop ; 0x1010: ret */
+static const uint8_t code[] = {
+	0xb9, 0x03, 0x00, 0x00, 0x00,
+	0xff, 0xc9,
+	0x75, 0xfc,
+	0xe8, 0x02, 0x00, 0x00, 0x00,
+	0xc3,
+	0x90,
+	0xc3,
+};
+#define BASE 0x1000
+
+struct rec {
+	char text[8192];
+	size_t len;
+	int n;
+};
+
+static int rec_fn(void *ctx, const struct xev *ev)
+{
+	struct rec *r = ctx;
+	char line[160];
+	static const char *kinds[] = { "BLOCK", "BRANCH", "CALL", "RETURN", "SAMPLE", "GAP",
+				       "ENABLE", "DISABLE", "INTERRUPT", "TIME" };
+	switch (ev->kind) {
+	case XEV_BLOCK:
+		snprintf(line, sizeof(line), "BLOCK %#lx-%#lx %lu%s\n", (unsigned long)ev->ip,
+			 (unsigned long)ev->end, (unsigned long)ev->insns,
+			 ev->bytes ? (ev->nbytes == 0 ? " nobytes" : "") : "");
+		break;
+	case XEV_BRANCH: case XEV_CALL: case XEV_RETURN: case XEV_INTERRUPT:
+		snprintf(line, sizeof(line), "%s %#lx->%#lx%s%s\n", kinds[ev->kind],
+			 (unsigned long)ev->ip, (unsigned long)ev->addr,
+			 ev->flags & XEV_F_COND ? " cond" : "",
+			 ev->flags & XEV_F_COND ? (ev->flags & XEV_F_TAKEN ? " T" : " N") : "");
+		break;
+	case XEV_GAP:
+		snprintf(line, sizeof(line), "GAP @%lu lost %lu (%s)\n", (unsigned long)ev->offset,
+			 (unsigned long)ev->lost, ev->reason);
+		break;
+	default:
+		snprintf(line, sizeof(line), "%s %#lx %#lx\n", kinds[ev->kind],
+			 (unsigned long)ev->ip, (unsigned long)ev->addr);
+		break;
+	}
+	size_t l = strlen(line);
+	if (r->len + l < sizeof(r->text)) {
+		memcpy(r->text + r->len, line, l + 1);
+		r->len += l;
+	}
+	r->n++;
+	return 0;
+}
+
+static char codefile[64];
+
+static struct dpt_image *make_image(void)
+{
+	struct dpt_image *img = dpt_image_new("test");
+	assert_non_null(img);
+	assert_int_equal(dpt_image_add_file(img, codefile, 0, sizeof(code), BASE), 0);
+	return img;
+}
+
+static int setup(void **state)
+{
+	(void)state;
+	snprintf(codefile, sizeof(codefile), "/tmp/xptrace-ptcode.XXXXXX");
+	int fd = mkstemp(codefile);
+	if (fd < 0 || write(fd, code, sizeof(code)) != (ssize_t)sizeof(code))
+		return -1;
+	close(fd);
+	return 0;
+}
+
+static int teardown(void **state)
+{
+	(void)state;
+	unlink(codefile);
+	return 0;
+}
+
+/* One PSB segment running the loop three times, the call and both returns. */
+static void encode_run(struct pte *e)
+{
+	pte_simple(e, ppt_psb);
+	pte_simple(e, ppt_psbend);
+	pte_mode64(e);
+	pte_ip(e, ppt_tip_pge, pt_ipc_sext_48, BASE);
+	pte_tnt(e, "TTN");
+	pte_ip(e, ppt_tip, pt_ipc_sext_48, 0x1010 - 0x10 + 0xe);	/* ret -> 0x100e */
+	pte_ip(e, ppt_tip_pgd, pt_ipc_suppressed, 0);
+}
+
+static const char expect_blocks[] =
+	"ENABLE 0x1000 0\n"
+	"BLOCK 0x1000-0x1007 3\n"
+	"BRANCH 0x1007->0x1005 cond T\n"
+	"BLOCK 0x1005-0x1007 2\n"
+	"BRANCH 0x1007->0x1005 cond T\n"
+	"BLOCK 0x1005-0x1007 2\n"
+	"BRANCH 0x1007->0x1009 cond N\n"
+	"BLOCK 0x1009-0x1009 1\n"
+	"CALL 0x1009->0x1010\n"
+	"BLOCK 0x1010-0x1010 1\n"
+	"RETURN 0x1010->0x100e\n"
+	"BLOCK 0x100e-0x100e 1\n"
+	"RETURN 0x100e->0\n"
+	"DISABLE 0 0\n";
+
+static void test_blocks_exact(void **state)
+{
+	(void)state;
+	struct pte e;
+	struct rec r = { .len = 0 };
+	struct xev_sink sink = { rec_fn, &r };
+	struct dpt_options opt;
+	struct dpt_stats st;
+
+	pte_init(&e, 256);
+	encode_run(&e);
+	assert_false(e.failed);
+	struct dpt_image *img = make_image();
+	dpt_options_init(&opt);
+	assert_int_equal(dpt_decode(e.buf, pte_len(&e), img, &opt, &sink, &st), 0);
+	assert_string_equal(r.text, expect_blocks);
+	assert_int_equal(st.insns, 10);
+	assert_int_equal(st.blocks, 6);
+	assert_int_equal(st.gaps, 0);
+	dpt_image_free(img);
+	pte_free(&e);
+}
+
+static void test_insns_exact(void **state)
+{
+	(void)state;
+	struct pte e;
+	struct rec r = { .len = 0 };
+	struct xev_sink sink = { rec_fn, &r };
+	struct dpt_options opt;
+	struct dpt_stats st;
+
+	pte_init(&e, 256);
+	encode_run(&e);
+	struct dpt_image *img = make_image();
+	dpt_options_init(&opt);
+	opt.mode = DPT_INSNS;
+	assert_int_equal(dpt_decode(e.buf, pte_len(&e), img, &opt, &sink, &st), 0);
+	assert_string_equal(r.text,
+		"ENABLE 0x1000 0\n"
+		"BLOCK 0x1000-0x1000 1\n"
+		"BLOCK 0x1005-0x1005 1\n"
+		"BLOCK 0x1007-0x1007 1\n"
+		"BRANCH 0x1007->0x1005 cond T\n"
+		"BLOCK 0x1005-0x1005 1\n"
+		"BLOCK 0x1007-0x1007 1\n"
+		"BRANCH 0x1007->0x1005 cond T\n"
+		"BLOCK 0x1005-0x1005 1\n"
+		"BLOCK 0x1007-0x1007 1\n"
+		"BRANCH 0x1007->0x1009 cond N\n"
+		"BLOCK 0x1009-0x1009 1\n"
+		"CALL 0x1009->0x1010\n"
+		"BLOCK 0x1010-0x1010 1\n"
+		"RETURN 0x1010->0x100e\n"
+		"BLOCK 0x100e-0x100e 1\n"
+		"RETURN 0x100e->0\n");	/* libipt's insn decoder ends at the final TIP.PGD */
+	assert_int_equal(st.insns, 10);
+	dpt_image_free(img);
+	pte_free(&e);
+}
+
+/* The first segment branches into unmapped memory: a gap from the error to the
+ * second PSB, whose segment decodes completely. */
+static void test_gap_and_resync(void **state)
+{
+	(void)state;
+	struct pte e;
+	struct rec r = { .len = 0 };
+	struct xev_sink sink = { rec_fn, &r };
+	struct dpt_options opt;
+	struct dpt_stats st;
+
+	pte_init(&e, 512);
+	pte_simple(&e, ppt_psb);
+	pte_simple(&e, ppt_psbend);
+	pte_mode64(&e);
+	pte_ip(&e, ppt_tip_pge, pt_ipc_sext_48, 0x5000);	/* nothing mapped there */
+	pte_tnt(&e, "TTTT");
+	size_t second = pte_len(&e);
+	encode_run(&e);
+	assert_false(e.failed);
+	struct dpt_image *img = make_image();
+	dpt_options_init(&opt);
+	assert_int_equal(dpt_decode(e.buf, pte_len(&e), img, &opt, &sink, &st), 0);
+	char expect[2048];
+	/* libipt reports the error at the packet after TIP.PGE it had read ahead to */
+	uint64_t err_off = st.first_error_offset;
+	assert_true(err_off > 16 && err_off < second);
+	snprintf(expect, sizeof(expect),
+		 "ENABLE 0x5000 0\n"
+		 "GAP @%lu lost %lu (%s)\n%s",
+		 (unsigned long)err_off, (unsigned long)(second - err_off),
+		 pt_errstr(pte_nomap), expect_blocks);
+	assert_string_equal(r.text, expect);
+	assert_int_equal(st.gaps, 1);
+	assert_int_equal(st.lost_bytes, second - err_off);
+	assert_int_equal(st.insns, 10);
+	dpt_image_free(img);
+	pte_free(&e);
+}
+
+/* Garbage before the first PSB is reported as lost, not silently skipped. */
+static void test_leading_garbage(void **state)
+{
+	(void)state;
+	struct pte e;
+	struct rec r = { .len = 0 };
+	struct xev_sink sink = { rec_fn, &r };
+	struct dpt_options opt;
+	struct dpt_stats st;
+
+	pte_init(&e, 256);
+	pte_tnt(&e, "TT");
+	pte_tnt(&e, "TN");
+	size_t lead = pte_len(&e);
+	encode_run(&e);
+	struct dpt_image *img = make_image();
+	dpt_options_init(&opt);
+	assert_int_equal(dpt_decode(e.buf, pte_len(&e), img, &opt, &sink, &st), 0);
+	char expect[2048];
+	snprintf(expect, sizeof(expect), "GAP @0 lost %zu (no PSB at the start of the trace)\n%s",
+		 lead, expect_blocks);
+	assert_string_equal(r.text, expect);
+	dpt_image_free(img);
+	pte_free(&e);
+}
+
+/* Every single-byte corruption and every truncation of a two-segment trace decodes
+ * without crashing, and the intact second segment is never lost when the damage is
+ * confined to the first one. */
+static void test_corruption_never_crashes(void **state)
+{
+	(void)state;
+	struct pte e;
+	struct dpt_options opt;
+	struct dpt_stats st;
+
+	pte_init(&e, 512);
+	encode_run(&e);
+	size_t second = pte_len(&e);
+	encode_run(&e);
+	size_t len = pte_len(&e);
+	(void)second;
+	struct dpt_image *img = make_image();
+	dpt_options_init(&opt);
+	uint8_t *copy = malloc(len);
+	int with_gap = 0;
+	for (size_t i = 0; i < len; i++) {
+		for (int bit = 0; bit < 8; bit++) {
+			struct rec r = { .len = 0 };
+			struct xev_sink sink = { rec_fn, &r };
+			memcpy(copy, e.buf, len);
+			copy[i] ^= (uint8_t)(1u << bit);
+			assert_int_equal(dpt_decode(copy, len, img, &opt, &sink, &st), 0);
+			/* a flipped bit may also make a different valid trace whose wrong
+			 * state only fails later: only the accounting is exact here */
+			int ngap = 0;
+			for (const char *p = r.text; (p = strstr(p, "GAP ")); p++)
+				ngap++;
+			assert_int_equal(ngap, st.gaps);
+			assert_true(st.lost_bytes <= len);
+			with_gap += st.gaps > 0;
+		}
+	}
+	for (size_t cut = 0; cut < len; cut++) {
+		struct rec r = { .len = 0 };
+		struct xev_sink sink = { rec_fn, &r };
+		assert_int_equal(dpt_decode(e.buf, cut, img, &opt, &sink, &st), 0);
+		if (cut >= second + 16)
+			assert_true(st.insns >= 10);
+	}
+	assert_true(with_gap > (int)len);	/* most flips are detected */
+	free(copy);
+	dpt_image_free(img);
+	pte_free(&e);
+}
+
+static void test_strict_stops(void **state)
+{
+	(void)state;
+	struct pte e;
+	struct rec r = { .len = 0 };
+	struct xev_sink sink = { rec_fn, &r };
+	struct dpt_options opt;
+	struct dpt_stats st;
+
+	pte_init(&e, 512);
+	pte_simple(&e, ppt_psb);
+	pte_simple(&e, ppt_psbend);
+	pte_mode64(&e);
+	pte_ip(&e, ppt_tip_pge, pt_ipc_sext_48, 0x5000);
+	pte_tnt(&e, "TT");
+	encode_run(&e);
+	struct dpt_image *img = make_image();
+	dpt_options_init(&opt);
+	opt.strict = 1;
+	assert_int_equal(dpt_decode(e.buf, pte_len(&e), img, &opt, &sink, &st), -1);
+	assert_int_equal(st.first_error, -pte_nomap);
+	assert_int_equal(st.insns, 0);
+	assert_int_equal(st.gaps, 1);
+	dpt_image_free(img);
+	pte_free(&e);
+}
+
+static uint64_t times[64];
+static int ntimes;
+
+static int times_fn(void *ctx, const struct xev *ev)
+{
+	(void)ctx;
+	if (ev->kind == XEV_BLOCK && ntimes < 64)
+		times[ntimes++] = ev->time;
+	return 0;
+}
+
+static int nstop;
+
+static int stop_fn(void *ctx, const struct xev *ev)
+{
+	(void)ctx;
+	return ev->kind == XEV_BLOCK && ++nstop == 2 ? 42 : 0;
+}
+
+static void test_tsc_to_perf_time(void **state)
+{
+	(void)state;
+	struct pte e;
+	struct dpt_options opt;
+	struct xev_sink sink = { times_fn, NULL };
+	ntimes = 0;
+	pte_init(&e, 256);
+	pte_simple(&e, ppt_psb);
+	pte_tsc(&e, 1000000);
+	pte_simple(&e, ppt_psbend);
+	pte_mode64(&e);
+	pte_ip(&e, ppt_tip_pge, pt_ipc_sext_48, BASE);
+	pte_tnt(&e, "TTN");
+	pte_ip(&e, ppt_tip, pt_ipc_sext_48, 0x100e);
+	pte_ip(&e, ppt_tip_pgd, pt_ipc_suppressed, 0);
+	struct dpt_image *img = make_image();
+	dpt_options_init(&opt);
+	opt.have_time_conv = 1;
+	opt.time_shift = 10;
+	opt.time_mult = 512;	/* ns = tsc / 2 */
+	opt.time_zero = 7;
+	assert_int_equal(dpt_decode(e.buf, pte_len(&e), img, &opt, &sink, NULL), 0);
+	assert_int_equal(ntimes, 6);
+	assert_int_equal(times[0], 500007);
+	assert_int_equal(times[5], 500007);
+	dpt_image_free(img);
+	pte_free(&e);
+}
+
+static uint64_t cyc_of[16], cyc_ip[16];
+static uint32_t cyc_flags[16];
+static int ncyc;
+
+static int cyc_fn(void *ctx, const struct xev *ev)
+{
+	(void)ctx;
+	if (ev->kind == XEV_BLOCK && ncyc < 16) {
+		cyc_ip[ncyc] = ev->ip;
+		cyc_flags[ncyc] = ev->flags;
+		cyc_of[ncyc++] = ev->cycles;
+	}
+	return 0;
+}
+
+static void pte_cyc(struct pte *e, uint64_t v)
+{
+	struct pt_packet p = { .type = ppt_cyc };
+	p.payload.cyc.value = v;
+	pte_pkt(e, &p);
+}
+
+/* CYC before each TNT/TIP: one block per CYC is exact; a CYC covering several blocks
+ * is split by instruction count and marked approximate. */
+static void test_cyc_cycles(void **state)
+{
+	(void)state;
+	struct pte e;
+	struct dpt_options opt;
+	struct xev_sink sink = { cyc_fn, NULL };
+	struct pt_packet cbr = { .type = ppt_cbr };
+
+	pte_init(&e, 256);
+	pte_simple(&e, ppt_psb);
+	pte_tsc(&e, 1000);
+	cbr.payload.cbr.ratio = 10;
+	pte_pkt(&e, &cbr);
+	pte_simple(&e, ppt_psbend);
+	pte_mode64(&e);
+	pte_ip(&e, ppt_tip_pge, pt_ipc_sext_48, BASE);
+	pte_cyc(&e, 7);
+	pte_tnt(&e, "T");
+	pte_cyc(&e, 5);
+	pte_tnt(&e, "T");
+	pte_cyc(&e, 11);
+	pte_tnt(&e, "TN");
+	pte_cyc(&e, 3);
+	pte_ip(&e, ppt_tip, pt_ipc_sext_48, 0x100e);
+	pte_cyc(&e, 2);
+	pte_ip(&e, ppt_tip_pgd, pt_ipc_suppressed, 0);
+	assert_false(e.failed);
+	struct dpt_image *img = make_image();
+	dpt_options_init(&opt);
+	opt.nom_freq = 10;	/* = CBR: one TSC tick per cycle */
+	ncyc = 0;
+	assert_int_equal(dpt_decode(e.buf, pte_len(&e), img, &opt, &sink, NULL), 0);
+	/* the loop runs 4 times here (T, T, T, N) */
+	static const uint64_t ips[] = { 0x1000, 0x1005, 0x1005, 0x1005, 0x1009, 0x1010, 0x100e };
+	static const uint64_t cyc[] = { 7, 5, 11, 2, 1, 0, 2 };
+	static const int approx[] = { 0, 0, 0, 1, 1, 1, 0 };
+	assert_int_equal(ncyc, 7);
+	for (int i = 0; i < 7; i++) {
+		assert_int_equal(cyc_ip[i], ips[i]);
+		assert_int_equal(cyc_of[i], cyc[i]);
+		assert_int_equal(!!(cyc_flags[i] & XEV_F_CYC_APPROX), approx[i]);
+	}
+	/* without the nominal ratio there are no cycles */
+	opt.nom_freq = 0;
+	ncyc = 0;
+	assert_int_equal(dpt_decode(e.buf, pte_len(&e), img, &opt, &sink, NULL), 0);
+	assert_int_equal(ncyc, 7);
+	assert_true(cyc_of[0] == XEV_CYCLES_UNKNOWN);
+	dpt_image_free(img);
+	pte_free(&e);
+}
+
+static void test_sink_stops_decode(void **state)
+{
+	(void)state;
+	struct pte e;
+	struct dpt_options opt;
+	struct xev_sink sink = { stop_fn, NULL };
+	nstop = 0;
+	pte_init(&e, 256);
+	encode_run(&e);
+	struct dpt_image *img = make_image();
+	dpt_options_init(&opt);
+	assert_int_equal(dpt_decode(e.buf, pte_len(&e), img, &opt, &sink, NULL), 42);
+	assert_int_equal(nstop, 2);
+	dpt_image_free(img);
+	pte_free(&e);
+}
+
+static void test_parse_cpu(void **state)
+{
+	(void)state;
+	struct pt_cpu cpu;
+	assert_int_equal(dpt_parse_cpu("6/158/10", &cpu), 0);
+	assert_int_equal(cpu.family, 6);
+	assert_int_equal(cpu.model, 158);
+	assert_int_equal(cpu.stepping, 10);
+	assert_int_equal(dpt_parse_cpu("6/0x3d", &cpu), 0);
+	assert_int_equal(cpu.model, 0x3d);
+	assert_int_equal(dpt_parse_cpu("6", &cpu), -1);
+	assert_int_equal(dpt_parse_cpu("6/x", &cpu), -1);
+	assert_int_equal(dpt_parse_cpu("6/1/2/3", &cpu), -1);
+}
+
+int main(void)
+{
+	const struct CMUnitTest tests[] = {
+		cmocka_unit_test(test_blocks_exact),
+		cmocka_unit_test(test_insns_exact),
+		cmocka_unit_test(test_gap_and_resync),
+		cmocka_unit_test(test_leading_garbage),
+		cmocka_unit_test(test_corruption_never_crashes),
+		cmocka_unit_test(test_strict_stops),
+		cmocka_unit_test(test_tsc_to_perf_time),
+		cmocka_unit_test(test_sink_stops_decode),
+		cmocka_unit_test(test_cyc_cycles),
+		cmocka_unit_test(test_parse_cpu),
+	};
+	return cmocka_run_group_tests(tests, setup, teardown);
+}

@@ -1,0 +1,286 @@
+/* `xptrace decode --pt` end to end: PT made by libipt's encoder for hand-assembled code
+ * (a loop whose body runs exactly 1000 times, a call and two returns), decoded by the
+ * binary of the same build (ASan build -> build-asan/xptrace). */
+#include "xp_test.h"
+
+#include <sys/stat.h>
+#include <sys/wait.h>
+#include <unistd.h>
+
+#include "pt_enc.h"
+
+#define BASE 0x401000
+/* 0x401000: mov ecx,1000 ; 0x401005: dec ecx ; 0x401007: jnz 0x401005 ;
+ * 0x401009: call 0x401010 ; 0x40100e: ret ; 0x40100f: nop ; 0x401010: ret */
+static const uint8_t code[] = {
+	0xb9, 0xe8, 0x03, 0x00, 0x00,
+	0xff, 0xc9,
+	0x75, 0xfc,
+	0xe8, 0x02, 0x00, 0x00, 0x00,
+	0xc3,
+	0x90,
+	0xc3,
+};
+
+static char dir[64], codef[128], ptf[128], badf[128], xptrace[512];
+
+static void write_file(const char *path, const void *p, size_t n)
+{
+	FILE *f = fopen(path, "wb");
+	assert_non_null(f);
+	assert_int_equal(fwrite(p, 1, n, f), n);
+	fclose(f);
+}
+
+static size_t encode_loop(struct pte *e)
+{
+	pte_simple(e, ppt_psb);
+	pte_simple(e, ppt_psbend);
+	pte_mode64(e);
+	pte_ip(e, ppt_tip_pge, pt_ipc_sext_48, BASE);
+	char bits[48];
+	for (int left = 1000; left > 0;) {
+		int k = left > 40 ? 40 : left;
+		for (int i = 0; i < k; i++)
+			bits[i] = left - i == 1 ? 'N' : 'T';
+		bits[k] = '\0';
+		pte_tnt(e, bits);
+		left -= k;
+	}
+	pte_ip(e, ppt_tip, pt_ipc_sext_48, BASE + 0xe);
+	pte_ip(e, ppt_tip_pgd, pt_ipc_suppressed, 0);
+	return pte_len(e);
+}
+
+static int setup(void **state)
+{
+	(void)state;
+	struct pte e;
+	snprintf(dir, sizeof(dir), "/tmp/xptrace-ptraw.XXXXXX");
+	if (!mkdtemp(dir))
+		return -1;
+	snprintf(codef, sizeof(codef), "%s/code.bin", dir);
+	snprintf(ptf, sizeof(ptf), "%s/loop.pt", dir);
+	snprintf(badf, sizeof(badf), "%s/bad.pt", dir);
+	write_file(codef, code, sizeof(code));
+	pte_init(&e, 4096);
+	size_t first = encode_loop(&e);
+	write_file(ptf, e.buf, first);
+	/* two copies, the first one with an unknown opcode (02 05) at its first TNT packet
+	 * (offset 27, after PSB, PSBEND, MODE and TIP.PGE): a gap, then a clean segment */
+	encode_loop(&e);
+	e.buf[27] = 0x02;
+	e.buf[28] = 0x05;
+	write_file(badf, e.buf, pte_len(&e));
+	pte_free(&e);
+	/* the binary of this build: build/ -> ./xptrace, build-asan/ -> build-asan/xptrace */
+	const char *b = XP_BUILDDIR;
+	size_t n = strlen(b);
+	if (n >= 6 && strcmp(b + n - 6, "/build") == 0)
+		snprintf(xptrace, sizeof(xptrace), "%s/xptrace", XP_SRCDIR);
+	else
+		snprintf(xptrace, sizeof(xptrace), "%s/xptrace", b);
+	return 0;
+}
+
+static int teardown(void **state)
+{
+	(void)state;
+	char cmd[256];
+	snprintf(cmd, sizeof(cmd), "rm -rf %s", dir);
+	return system(cmd) == 0 ? 0 : -1;
+}
+
+/* Runs xptrace with `args`; returns stdout, exit status in *rc, stderr in err. */
+static char *run(const char *args, int *rc, char *err, size_t errcap)
+{
+	char cmd[2048], errf[160];
+	snprintf(errf, sizeof(errf), "%s/stderr", dir);
+	snprintf(cmd, sizeof(cmd), "%s decode %s 2>%s", xptrace, args, errf);
+	FILE *p = popen(cmd, "r");
+	assert_non_null(p);
+	size_t cap = 1 << 20, len = 0;
+	char *out = malloc(cap);
+	size_t got;
+	while ((got = fread(out + len, 1, cap - 1 - len, p)) > 0)
+		len += got;
+	out[len] = '\0';
+	int st = pclose(p);
+	*rc = WIFEXITED(st) ? WEXITSTATUS(st) : -1;
+	FILE *f = fopen(errf, "r");
+	size_t el = f ? fread(err, 1, errcap - 1, f) : 0;
+	err[el] = '\0';
+	if (f)
+		fclose(f);
+	return out;
+}
+
+static void test_blocks_loop_exact(void **state)
+{
+	(void)state;
+	char args[512], err[4096];
+	int rc;
+	snprintf(args, sizeof(args), "--pt %s --raw %s:%#x --blocks --format jsonl", ptf, codef, BASE);
+	char *out = run(args, &rc, err, sizeof(err));
+	assert_int_equal(rc, 0);
+	assert_string_equal(out,
+		"{\"start\":\"0x401005\",\"end\":\"0x401007\",\"sym\":null,\"count\":999,\"insns\":2,"
+		"\"cycles\":null,\"ipc\":null,\"taken\":998,\"not_taken\":1,\"mainline\":\"taken\"}\n"
+		"{\"start\":\"0x401000\",\"end\":\"0x401007\",\"sym\":null,\"count\":1,\"insns\":3,"
+		"\"cycles\":null,\"ipc\":null,\"taken\":1,\"not_taken\":0,\"mainline\":\"taken\"}\n"
+		"{\"start\":\"0x401009\",\"end\":\"0x401009\",\"sym\":null,\"count\":1,\"insns\":1,"
+		"\"cycles\":null,\"ipc\":null,\"taken\":null,\"not_taken\":null,\"mainline\":null}\n"
+		"{\"start\":\"0x40100e\",\"end\":\"0x40100e\",\"sym\":null,\"count\":1,\"insns\":1,"
+		"\"cycles\":null,\"ipc\":null,\"taken\":null,\"not_taken\":null,\"mainline\":null}\n"
+		"{\"start\":\"0x401010\",\"end\":\"0x401010\",\"sym\":null,\"count\":1,\"insns\":1,"
+		"\"cycles\":null,\"ipc\":null,\"taken\":null,\"not_taken\":null,\"mainline\":null}\n");
+	free(out);
+}
+
+static void test_blocks_text(void **state)
+{
+	(void)state;
+	char args[512], err[4096];
+	int rc;
+	snprintf(args, sizeof(args), "--pt %s --raw %s:%#x --blocks", ptf, codef, BASE);
+	char *out = run(args, &rc, err, sizeof(err));
+	assert_int_equal(rc, 0);
+	assert_non_null(strstr(out, "# 5 blocks, 2004 instructions, 0 gaps; sorted by count\n"));
+	assert_non_null(strstr(out, "0x401005           0x401007           [unknown]                                   999      2            -      -       998*          1\n"));
+	free(out);
+}
+
+static void test_insn_stream(void **state)
+{
+	(void)state;
+	char args[512], err[4096];
+	int rc;
+	snprintf(args, sizeof(args), "--pt %s --raw %s:%#x --insn --format jsonl", ptf, codef, BASE);
+	char *out = run(args, &rc, err, sizeof(err));
+	assert_int_equal(rc, 0);
+	/* enabled marker, 2004 instructions; no disabled marker: libipt's instruction
+	 * decoder ends at the final TIP.PGD */
+	int lines = 0, loop_dec = 0;
+	for (char *p = out; (p = strchr(p, '\n')); p++)
+		lines++;
+	for (char *p = out; (p = strstr(p, "\"ip\":\"0x401005\"")); p++)
+		loop_dec++;
+	assert_int_equal(lines, 1 + 2004);
+	assert_int_equal(loop_dec, 1000);
+	const char *head = "{\"event\":\"enabled\",\"addr\":\"0x401000\"}\n"
+		"{\"ip\":\"0x401000\",\"sym\":null,\"bytes\":\"b9 e8 03 00 00\",\"insn\":\"movl $0x3e8, %ecx\"}\n"
+		"{\"ip\":\"0x401005\",\"sym\":null,\"bytes\":\"ff c9\",\"insn\":\"decl %ecx\"}\n"
+		"{\"ip\":\"0x401007\",\"sym\":null,\"bytes\":\"75 fc\",\"insn\":\"jne 0x401005\"}\n";
+	assert_memory_equal(out, head, strlen(head));
+	const char *tail = "{\"ip\":\"0x401007\",\"sym\":null,\"bytes\":\"75 fc\",\"insn\":\"jne 0x401005\"}\n"
+		"{\"ip\":\"0x401009\",\"sym\":null,\"bytes\":\"e8 02 00 00 00\",\"insn\":\"callq 0x401010\"}\n"
+		"{\"ip\":\"0x401010\",\"sym\":null,\"bytes\":\"c3\",\"insn\":\"retq\"}\n"
+		"{\"ip\":\"0x40100e\",\"sym\":null,\"bytes\":\"c3\",\"insn\":\"retq\"}\n";
+	assert_true(strlen(out) > strlen(tail));
+	assert_string_equal(out + strlen(out) - strlen(tail), tail);
+	free(out);
+	/* intel syntax */
+	snprintf(args, sizeof(args), "--pt %s --raw %s:%#x --insn --syntax intel", ptf, codef, BASE);
+	out = run(args, &rc, err, sizeof(err));
+	assert_int_equal(rc, 0);
+	assert_non_null(strstr(out, "- -1           401000  [unknown]                        b9 e8 03 00 00                 mov ecx, 0x3e8\n"));
+	free(out);
+}
+
+static void test_corrupt_strict_and_resync(void **state)
+{
+	(void)state;
+	char args[512], err[4096];
+	int rc;
+	snprintf(args, sizeof(args), "--pt %s --raw %s:%#x --blocks --format jsonl", badf, codef, BASE);
+	char *out = run(args, &rc, err, sizeof(err));
+	assert_int_equal(rc, 1);
+	assert_non_null(strstr(err, "decode error at offset"));
+	assert_non_null(strstr(err, "--resync-on-error"));
+	free(out);
+
+	snprintf(args, sizeof(args), "--pt %s --raw %s:%#x --blocks --format jsonl --resync-on-error",
+		 badf, codef, BASE);
+	out = run(args, &rc, err, sizeof(err));
+	assert_int_equal(rc, 0);
+	/* from the bad opcode at 27 to the second PSB at 235 */
+	assert_non_null(strstr(err, "1 gaps, 208 trace bytes skipped"));
+	/* the second, intact segment is counted exactly */
+	assert_non_null(strstr(out, "{\"start\":\"0x401005\",\"end\":\"0x401007\",\"sym\":null,\"count\":999,"));
+	free(out);
+	snprintf(args, sizeof(args), "--pt %s --raw %s:%#x --insn --resync-on-error", badf, codef, BASE);
+	out = run(args, &rc, err, sizeof(err));
+	assert_int_equal(rc, 0);
+	assert_memory_equal(out, "--- - -1 gap: unknown opcode (offset 27, 208 bytes lost)\n--- - -1 enabled at 0x401000\n",
+			    strlen("--- - -1 gap: unknown opcode (offset 27, 208 bytes lost)\n--- - -1 enabled at 0x401000\n"));
+	free(out);
+}
+
+static void test_callgrind(void **state)
+{
+	(void)state;
+	char args[512], err[4096];
+	int rc;
+	snprintf(args, sizeof(args), "--pt %s --raw %s:%#x --format callgrind", ptf, codef, BASE);
+	char *out = run(args, &rc, err, sizeof(err));
+	assert_int_equal(rc, 0);
+	/* functions come from the trace: the entry and the call target */
+	const char *body = "positions: instr\nevents: Ir\nfl=(1) ???\nfn=(1) 0x401000\nfn=(2) 0x401010\n\n"
+		"fn=(1)\n0x401000 1\n0x401005 1000\n0x401007 1000\n0x401009 1\n0x40100e 1\n"
+		"cfn=(2)\ncalls=1 0x401010\n0x401009 1\n\nfn=(2)\n0x401010 1\n\ntotals: 2004\n";
+	assert_non_null(strstr(out, body));
+	char cgf[160];
+	snprintf(cgf, sizeof(cgf), "%s/cg.out", dir);
+	write_file(cgf, out, strlen(out));
+	free(out);
+	/* callgrind_annotate reads it: exclusive and inclusive totals per function */
+	char cmd[512], line[512];
+	snprintf(cmd, sizeof(cmd), "callgrind_annotate --inclusive=yes %s", cgf);
+	FILE *p = popen(cmd, "r");
+	assert_non_null(p);
+	int seen = 0;
+	while (fgets(line, sizeof(line), p)) {
+		seen += strstr(line, "2,004 (100.0%)  ???:0x401000") != NULL;
+		seen += strstr(line, "1 ( 0.05%)  ???:0x401010") != NULL;
+	}
+	assert_int_equal(pclose(p), 0);
+	assert_int_equal(seen, 2);
+}
+
+static void test_usage_errors(void **state)
+{
+	(void)state;
+	char args[512], err[4096];
+	int rc;
+	snprintf(args, sizeof(args), "--pt %s --blocks", ptf);
+	free(run(args, &rc, err, sizeof(err)));
+	assert_int_equal(rc, 2);
+	assert_non_null(strstr(err, "--raw FILE:BASE or --elf FILE"));
+	snprintf(args, sizeof(args), "--pt %s --raw %s --blocks", ptf, codef);
+	free(run(args, &rc, err, sizeof(err)));
+	assert_int_equal(rc, 2);
+	snprintf(args, sizeof(args), "--pt %s --raw %s:%#x", ptf, codef, BASE);
+	free(run(args, &rc, err, sizeof(err)));
+	assert_int_equal(rc, 2);
+	assert_non_null(strstr(err, "choose a view"));
+	snprintf(args, sizeof(args), "--pt %s --raw %s:%#x --blocks --cpu 6", ptf, codef, BASE);
+	free(run(args, &rc, err, sizeof(err)));
+	assert_int_equal(rc, 2);
+	snprintf(args, sizeof(args), "--pt %s/nope --raw %s:%#x --blocks", dir, codef, BASE);
+	free(run(args, &rc, err, sizeof(err)));
+	assert_int_equal(rc, 1);
+	assert_non_null(strstr(err, "No such file"));
+}
+
+int main(void)
+{
+	const struct CMUnitTest tests[] = {
+		cmocka_unit_test(test_blocks_loop_exact),
+		cmocka_unit_test(test_blocks_text),
+		cmocka_unit_test(test_insn_stream),
+		cmocka_unit_test(test_corrupt_strict_and_resync),
+		cmocka_unit_test(test_callgrind),
+		cmocka_unit_test(test_usage_errors),
+	};
+	return cmocka_run_group_tests(tests, setup, teardown);
+}
