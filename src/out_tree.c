@@ -69,6 +69,14 @@ struct fnacc {
 	struct edge *edges;
 };
 
+static void cg_line(FILE *f, const char *key, const char *sep, const char *s)
+{
+	fprintf(f, "%s%s", key, sep);
+	for (; *s; s++)
+		putc(*s == '\n' ? ' ' : *s, f);
+	putc('\n', f);
+}
+
 static void cg_name(FILE *f, const char *key, const char *s)
 {
 	fprintf(f, "%s=", key);
@@ -130,7 +138,7 @@ int out_callgrind(FILE *f, const struct ct_tree *t, const char *const *events, c
 	}
 	fprintf(f, "# callgrind format\nversion: 1\ncreator: xptrace\n");
 	if (cmd)
-		cg_name(f, "cmd", cmd);
+		cg_line(f, "cmd", ": ", cmd);
 	fprintf(f, "positions: line\nevents:");
 	for (unsigned m = 0; m < nm; m++)
 		fprintf(f, " %s", events[m]);

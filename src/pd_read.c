@@ -464,6 +464,70 @@ static int open_file(struct pd_file *f)
 	return 0;
 }
 
+static int read_full(int fd, void *dst, size_t n)
+{
+	size_t got = 0;
+
+	while (got < n) {
+		ssize_t r = read(fd, (char *)dst + got, n - got);
+		if (r < 0 && errno == EINTR)
+			continue;
+		if (r <= 0)
+			return -1;
+		got += (size_t)r;
+	}
+	return 0;
+}
+
+/* Pipe mode: the attrs come as HEADER_ATTR records at the start of the stream.  Read
+ * them (and the record after them) ahead so the caller knows the events before
+ * reading; pd_read_events replays these bytes. */
+static void pipe_prefetch(struct pd_file *f)
+{
+	for (;;) {
+		struct perf_event_header h;
+
+		if (f->pre_len > (16u << 20) || read_full(f->fd, &h, sizeof(h)) < 0)
+			return;
+		uint8_t *np = realloc(f->pre, f->pre_len + (h.size < sizeof(h) ? sizeof(h) : h.size));
+		if (!np)
+			return;
+		f->pre = np;
+		memcpy(f->pre + f->pre_len, &h, sizeof(h));
+		if (h.size < sizeof(h)) {
+			f->pre_len += sizeof(h);
+			return;
+		}
+		uint8_t *body = f->pre + f->pre_len + sizeof(h);
+		if (read_full(f->fd, body, h.size - sizeof(h)) < 0) {
+			/* keep what arrived: the read then reports the truncation */
+			f->pre_len += sizeof(h);
+			return;
+		}
+		f->pre_len += h.size;
+		if (h.type != PD_RECORD_HEADER_ATTR)
+			return;
+		size_t n = h.size - sizeof(h);
+		uint32_t asz;
+		if (n < PERF_ATTR_SIZE_VER0)
+			return;
+		memcpy(&asz, body + offsetof(struct perf_event_attr, size), 4);
+		if (asz < PERF_ATTR_SIZE_VER0 || asz > n)
+			return;
+		size_t nids = (n - asz) / 8;
+		uint64_t *ids = nids ? malloc(nids * 8) : NULL;
+		if (nids && !ids)
+			return;
+		if (nids)
+			memcpy(ids, body + asz, nids * 8);
+		int rc = pd_add_attr(f, body, asz, ids, nids);
+		free(ids);
+		if (rc < 0)
+			return;
+		f->pre_attrs++;
+	}
+}
+
 int pd_open_fd(int fd, const char *name, struct pd_file **out)
 {
 	struct pd_file *f = calloc(1, sizeof(*f));
@@ -526,6 +590,7 @@ int pd_open_fd(int fd, const char *name, struct pd_file **out)
 		f->pos = sizeof(magic);
 		if (!S_ISREG(stt.st_mode))
 			f->file_size = UINT64_MAX;
+		pipe_prefetch(f);
 	} else if (open_file(f) < 0) {
 		goto fail;
 	}
@@ -577,6 +642,7 @@ void pd_close(struct pd_file *f)
 		free(f->bids[i].filename);
 	free(f->bids);
 	free(f->buf);
+	free(f->pre);
 	free(f->name);
 	free(f);
 }
@@ -647,6 +713,18 @@ static const uint8_t *win_get(struct pd_file *f, uint64_t off, uint64_t len)
 	return f->win + (off - start);
 }
 
+/* read(2) on the pipe, served from the read-ahead buffer first. */
+static ssize_t pipe_read(struct pd_file *f, void *dst, size_t n)
+{
+	if (f->pre_pos < f->pre_len) {
+		size_t k = f->pre_len - f->pre_pos < n ? f->pre_len - f->pre_pos : n;
+		memcpy(dst, f->pre + f->pre_pos, k);
+		f->pre_pos += k;
+		return (ssize_t)k;
+	}
+	return read(f->fd, dst, n);
+}
+
 /* Reads exactly n bytes from the pipe into f->buf at `at`; 0 on success, 1 on EOF
  * before the first byte, -1 on a short read. */
 static int pipe_fill(struct pd_file *f, size_t at, size_t n)
@@ -663,7 +741,7 @@ static int pipe_fill(struct pd_file *f, size_t at, size_t n)
 	}
 	size_t got = 0;
 	while (got < n) {
-		ssize_t r = read(f->fd, f->buf + at + got, n - got);
+		ssize_t r = pipe_read(f, f->buf + at + got, n - got);
 		if (r < 0 && errno == EINTR)
 			continue;
 		if (r <= 0)
@@ -779,6 +857,10 @@ static int user_record(struct rd *r, const uint8_t *raw, size_t size, const uint
 		if (asz < PERF_ATTR_SIZE_VER0 || asz > size - sizeof(*h)) {
 			f->st.bad++;
 			return 0;
+		}
+		if (f->pre_attrs) {	/* applied when read ahead at open */
+			f->pre_attrs--;
+			break;
 		}
 		size_t nids = (size - sizeof(*h) - asz) / 8;
 		uint64_t *ids = nids ? malloc(nids * 8) : NULL;
@@ -928,7 +1010,8 @@ int pd_read_events(struct pd_file *f, unsigned flags, pd_rec_fn fn, void *ctx)
 			}
 			memcpy(&h, raw, sizeof(h));
 		}
-		if (h.size < sizeof(h) || (h.size & 7 && h.type != PD_RECORD_HEADER_BUILD_ID)) {
+		/* perf pads kernel records to 8 bytes, not all of its own (HEADER_FEATURE) */
+		if (h.size < sizeof(h) || (h.size & 7 && h.type < PD_RECORD_HEADER_ATTR)) {
 			/* cannot resynchronize without a trustworthy size */
 			note_truncated(f, off);
 			f->st.bad++;
@@ -969,6 +1052,18 @@ int pd_read_events(struct pd_file *f, unsigned flags, pd_rec_fn fn, void *ctx)
 			if (!raw) {
 				note_truncated(f, off);
 				break;
+			}
+			/* after an odd-sized record: copy, so u64 fields are aligned */
+			if (off & 7 && h.type < PD_RECORD_HEADER_ATTR) {
+				if (h.size > f->buf_cap) {
+					uint8_t *nb = realloc(f->buf, 65536);
+					if (!nb)
+						break;
+					f->buf = nb;
+					f->buf_cap = 65536;
+				}
+				memcpy(f->buf, raw, h.size);
+				raw = f->buf;
 			}
 		}
 		if (h.type >= PD_RECORD_HEADER_ATTR) {

@@ -33,6 +33,10 @@ struct pd_file {
 	uint8_t *buf;
 	size_t buf_cap;
 	uint64_t pos;
+	/* pipe mode: records read ahead at open (the attrs), replayed by the read */
+	uint8_t *pre;
+	size_t pre_len, pre_pos;
+	uint32_t pre_attrs;	/* HEADER_ATTRs already applied */
 	size_t queue_limit;
 	struct pd_stats st;
 	bool read_done;

@@ -5,18 +5,32 @@
 
 static volatile unsigned long sink;
 
+__attribute__((noinline)) void tick(void) { sink ^= 1; }
+
+/* Not a leaf (it calls tick): gcc then sets up its frame, so frame-pointer stacks
+ * sampled inside it keep the caller. */
 __attribute__((noinline)) void spin(unsigned long n)
 {
-	for (unsigned long i = 0; i < n; i++)
+	for (unsigned long i = 0; i < n; i++) {
 		sink += i * 7;
+		if ((i & 0xfffff) == 0xfffff)
+			tick();
+	}
 }
 
-__attribute__((noinline)) void work_a(void) { spin(300000); }
+/* work after each call keeps it a real call (no tail call: frame-pointer stacks
+ * then show every caller) */
+__attribute__((noinline)) void work_a(void)
+{
+	spin(300000);
+	sink++;
+}
 
 __attribute__((noinline)) void work_b(void)
 {
 	spin(200000);
 	work_a();
+	sink++;
 }
 
 __attribute__((noinline)) int recurse(int depth)
