@@ -78,6 +78,11 @@ static char *rust_legacy(char *d)
 	if (!out)
 		return NULL;
 	for (const char *p = d; *p;) {
+		/* a segment starting with an escape carries a '_' in front of it */
+		if (p[0] == '_' && p[1] == '$' && (p == d || (p - d >= 2 && p[-1] == ':' && p[-2] == ':'))) {
+			p++;
+			continue;
+		}
 		if (p[0] == '.' && p[1] == '.') {
 			*o++ = ':';
 			*o++ = ':';
