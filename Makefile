@@ -110,7 +110,7 @@ asan: | $(DEPS_OK)
 check: all unit progs asan
 	$(Q)tests/run.sh
 
-demo: all
+demo: all progs
 	$(Q)mk/demo.sh
 
 bench: all progs

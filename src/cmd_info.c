@@ -90,6 +90,53 @@ static void print_check(const char *label, const struct probe_check *c)
 	}
 }
 
+/* Length of the valid UTF-8 sequence at s (1-4), or 0 when it is not one. */
+static int utf8_len(const unsigned char *s)
+{
+	int n, cp;
+
+	if (s[0] < 0x80)
+		return 1;
+	if (s[0] >= 0xc2 && s[0] <= 0xdf)
+		n = 2, cp = s[0] & 0x1f;
+	else if (s[0] >= 0xe0 && s[0] <= 0xef)
+		n = 3, cp = s[0] & 0x0f;
+	else if (s[0] >= 0xf0 && s[0] <= 0xf4)
+		n = 4, cp = s[0] & 0x07;
+	else
+		return 0;
+	for (int i = 1; i < n; i++) {
+		if ((s[i] & 0xc0) != 0x80)
+			return 0;
+		cp = cp << 6 | (s[i] & 0x3f);
+	}
+	if ((n == 3 && (cp < 0x800 || (cp >= 0xd800 && cp <= 0xdfff))) ||
+	    (n == 4 && (cp < 0x10000 || cp > 0x10ffff)))
+		return 0;
+	return n;
+}
+
+/* Prints sysfs text for a terminal: control bytes and invalid UTF-8 become '?'. */
+static int put_clean(const char *str)
+{
+	const unsigned char *s = (const unsigned char *)str;
+	int cols = 0;
+
+	while (*s) {
+		int n = utf8_len(s);
+
+		if (n > 1) {
+			fwrite(s, 1, (size_t)n, stdout);
+			s += n;
+		} else {
+			putchar(n == 0 || *s < 0x20 || *s == 0x7f ? '?' : *s);
+			s++;
+		}
+		cols++;
+	}
+	return cols;
+}
+
 /* Prints "key=value" items after `head`, wrapping lines at ~100 columns. */
 static void print_items(const char *head, const struct pmu *p, int caps)
 {
@@ -111,7 +158,8 @@ static void print_items(const char *head, const struct pmu *p, int caps)
 			printf("\n%*s", (int)(6 + strlen(head)), "");
 			col = 6 + strlen(head);
 		}
-		col += (size_t)printf(" %s=%s", k, v);
+		col += (size_t)printf(" %s=", k);
+		col += (size_t)put_clean(v);
 	}
 	printf("\n");
 }
@@ -201,22 +249,34 @@ static void print_text(const struct info *in)
 
 /* --- JSON --- */
 
-static void jstr(const char *s)
+/* A JSON string; sysfs text is not trusted to be UTF-8 (bad bytes become U+FFFD). */
+static void jstr(const char *str)
 {
-	putchar('"');
-	for (; s && *s; s++) {
-		unsigned char ch = (unsigned char)*s;
+	const unsigned char *s = (const unsigned char *)(str ? str : "");
 
-		if (ch == '"' || ch == '\\')
-			printf("\\%c", ch);
-		else if (ch == '\n')
-			printf("\\n");
-		else if (ch == '\t')
-			printf("\\t");
-		else if (ch < 0x20)
-			printf("\\u%04x", ch);
-		else
-			putchar(ch);
+	putchar('"');
+	while (*s) {
+		int n = utf8_len(s);
+
+		if (n == 0) {
+			printf("\\ufffd");
+			s++;
+		} else if (n > 1) {
+			fwrite(s, 1, (size_t)n, stdout);
+			s += n;
+		} else {
+			if (*s == '"' || *s == '\\')
+				printf("\\%c", *s);
+			else if (*s == '\n')
+				printf("\\n");
+			else if (*s == '\t')
+				printf("\\t");
+			else if (*s < 0x20 || *s == 0x7f)
+				printf("\\u%04x", *s);
+			else
+				putchar(*s);
+			s++;
+		}
 	}
 	putchar('"');
 }

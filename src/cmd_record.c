@@ -61,6 +61,13 @@
 	"                          (default 4M as root, else 128K)\n"                         \
 	"      --sysfs-root DIR    read PMU descriptions under DIR (tests, other machines)\n"\
 	"\n"                                                                                    \
+	"step mode (ptrace branch tracer writing Intel PT; see docs/mode-step.md):\n"         \
+	"      --filter START-END@MODULE | SYMBOL[,...]   (step mode's syntax)\n"          \
+	"                          trace only these code ranges (offsets in MODULE's file,\n" \
+	"                          or a function of the program); elsewhere the command runs\n" \
+	"                          at full speed and the trace shows TIP.PGD/TIP.PGE\n"        \
+	"      --psb-period BYTES  PSB+ every BYTES of trace (power of two, default 4096)\n"   \
+	"\n"                                                                                    \
 	"modes:\n"
 
 /* The mode list comes from rec_modes[], so the help text is built at startup. */
@@ -83,11 +90,13 @@ __attribute__((constructor)) static void build_usage(void)
 static void on_stop(int sig)
 {
 	rec_stop_requested = sig;
+	rec_signalled = 1;
 }
 
 static void on_child(int sig)
 {
-	(void)sig;	/* only interrupts poll() so the loop reaps the child at once */
+	(void)sig;	/* wakes rec_wait() so the loop reaps the child at once */
+	rec_signalled = 1;
 }
 
 static void install_signals(void)
@@ -157,6 +166,7 @@ static int parse_args(int argc, char **argv, struct rec_opts *o)
 		{ "duration", required_argument, NULL, 'd' },
 		{ "pid", required_argument, NULL, 'p' },
 		{ "quiet", no_argument, NULL, 'q' },
+		{ "psb-period", required_argument, NULL, 'P' },
 		{ "all-cpus", no_argument, NULL, 'a' },
 		{ "pt-opts", required_argument, NULL, 256 },
 		{ "filter", required_argument, NULL, 257 },
@@ -269,6 +279,13 @@ static int parse_args(int argc, char **argv, struct rec_opts *o)
 		case 'q':
 			o->quiet = 1;
 			break;
+		case 'P':
+			/* the hardware's PSB periods are powers of two from 2K to 64K */
+			if (parse_u64(optarg, &o->psb_period) < 0 || o->psb_period < 2048 ||
+			    o->psb_period > 65536 || (o->psb_period & (o->psb_period - 1)))
+				return xp_usage_error("record", "--psb-period wants a power of two "
+						      "from 2048 to 65536, not '%s'", optarg);
+			break;
 		default:
 			if (optopt && strchr("ofmeFcdpG", optopt))
 				return xp_usage_error("record", "option -%c needs a value", optopt);
@@ -334,6 +351,9 @@ static int spawn(struct rec *r)
 	if (pid == 0) {
 		char c;
 		int e;
+		sigset_t none;
+		sigemptyset(&none);
+		sigprocmask(SIG_SETMASK, &none, NULL);
 		signal(SIGPIPE, SIG_DFL);
 		close(go[1]);
 		close(err[0]);
@@ -429,8 +449,8 @@ static int finish(struct rec *r, int run_err)
 	r->w = NULL;
 	describe_target(r);
 	if (r->lost || r->lost_samples)
-		xp_warn("%llu records and %llu samples were lost (the reader was too slow; lower -F "
-			"or use a larger --call-graph stack less often)",
+		xp_warn("%llu records and %llu samples were lost: xptrace fell behind the kernel "
+			"(lower -F, or the stack size of --call-graph dwarf)",
 			(unsigned long long)r->lost, (unsigned long long)r->lost_samples);
 	if (!r->opts->quiet && !r->exec_failed)
 		fprintf(stderr,

@@ -51,6 +51,36 @@ static long perf_open(struct perf_event_attr *a, pid_t pid, int cpu, int group)
 	return syscall(SYS_perf_event_open, a, pid, cpu, group, PERF_FLAG_FD_CLOEXEC);
 }
 
+/* perf's generic names, encoded without libpfm4 (whose initialization costs several
+ * milliseconds of every recording). */
+static const struct {
+	const char *name;
+	uint32_t type;
+	uint64_t config;
+} generic[] = {
+	{ "cycles", PERF_TYPE_HARDWARE, PERF_COUNT_HW_CPU_CYCLES },
+	{ "instructions", PERF_TYPE_HARDWARE, PERF_COUNT_HW_INSTRUCTIONS },
+	{ "branches", PERF_TYPE_HARDWARE, PERF_COUNT_HW_BRANCH_INSTRUCTIONS },
+	{ "branch-misses", PERF_TYPE_HARDWARE, PERF_COUNT_HW_BRANCH_MISSES },
+	{ "cache-references", PERF_TYPE_HARDWARE, PERF_COUNT_HW_CACHE_REFERENCES },
+	{ "cache-misses", PERF_TYPE_HARDWARE, PERF_COUNT_HW_CACHE_MISSES },
+	{ "cpu-clock", PERF_TYPE_SOFTWARE, PERF_COUNT_SW_CPU_CLOCK },
+	{ "task-clock", PERF_TYPE_SOFTWARE, PERF_COUNT_SW_TASK_CLOCK },
+};
+
+static int encode_event(const char *name, struct perf_event_attr *a, char *why, size_t whylen)
+{
+	for (size_t i = 0; i < sizeof(generic) / sizeof(generic[0]); i++) {
+		if (strcmp(name, generic[i].name) == 0) {
+			memset(a, 0, sizeof(*a));
+			a->type = generic[i].type;
+			a->config = generic[i].config;
+			return 0;
+		}
+	}
+	return rec_pfm_encode(name, a, sizeof(*a), why, whylen);
+}
+
 /* Registers every libpfm4 event name of the -e list (user-level only). */
 static int parse_events(struct sample_col *c, const char *list)
 {
@@ -70,7 +100,7 @@ static int parse_events(struct sample_col *c, const char *list)
 		e = &c->ev[c->nev];
 		memset(e, 0, sizeof(*e));
 		snprintf(e->name, sizeof(e->name), "%s", tok);
-		if (rec_pfm_encode(tok, &e->attr, sizeof(e->attr), why, sizeof(why)) < 0) {
+		if (encode_event(tok, &e->attr, why, sizeof(why)) < 0) {
 			r = xp_err("events", "list names with 'perf list' or libpfm4's showevtinfo",
 				   "unknown event '%s': %s", tok, why);
 			break;
@@ -394,7 +424,7 @@ static int run(struct rec *r)
 	while (e == 0 && !rec_should_stop(r)) {
 		/* The timeout bounds how late we notice --duration or a reaped child; data
 		 * wakes us at the ring's watermark. */
-		poll(pfd, (nfds_t)c.nrings, 100);
+		rec_wait(pfd, (unsigned long)c.nrings, 100);
 		e = drain(&c, r);
 	}
 	/* Stop counting, then take what is left in the rings. */

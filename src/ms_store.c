@@ -152,7 +152,7 @@ static int make_paths(struct ms_store *s, const char *name, const char *hex, con
 	char d[PATH_MAX], link[PATH_MAX + 64], target[PATH_MAX];
 	int r;
 
-	if (snprintf(d, sizeof(d), "%s/%s%s/%s", s->dir, name[0] == '/' ? "" : "/", name, hex) >=
+	if (snprintf(d, sizeof(d), "%s%s%s/%s", s->dir, name[0] == '/' ? "" : "/", name, hex) >=
 	    (int)sizeof(d))
 		return -ENAMETOOLONG;
 	r = mkdir_p(d);

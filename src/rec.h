@@ -16,6 +16,7 @@
 
 #include <signal.h>
 #include <stddef.h>
+#include <poll.h>
 #include <stdint.h>
 #include <sys/types.h>
 
@@ -40,6 +41,8 @@ struct rec_opts {
 	pid_t pid;		/* -p, 0 = run cmd */
 	char **cmd;		/* NULL-terminated command to run */
 	int quiet;
+	/* --mode step */
+	uint64_t psb_period;	/* --psb-period BYTES, 0 = default */
 	int argc;		/* xptrace's own command line, for the CMDLINE feature */
 	char **argv;
 	/* hardware modes (pt, lbr; src/col_pt.c, src/col_lbr.c) */
@@ -122,7 +125,14 @@ int rec_synthesize(struct rec *r, pid_t pid);
 /* Online CPUs (sysfs list); returns the count or a negative errno. */
 int rec_online_cpus(int **cpus);
 
+/* Waits up to timeout_ms for data on `pfd` or a signal that may end the recording
+ * (SIGINT/SIGTERM/SIGHUP to xptrace, SIGCHLD of the command).  Unlike a plain poll(),
+ * a signal that arrived since the last call returns at once: none is missed between
+ * rec_should_stop() and the wait. */
+int rec_wait(struct pollfd *pfd, unsigned long n, int timeout_ms);
+
 /* Set by the signal handlers installed by cmd_record. */
 extern volatile sig_atomic_t rec_stop_requested;
+extern volatile sig_atomic_t rec_signalled;
 
 #endif

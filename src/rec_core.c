@@ -15,6 +15,7 @@
 #include "xp_err.h"
 
 volatile sig_atomic_t rec_stop_requested;
+volatile sig_atomic_t rec_signalled;
 
 void rec_set_sample_layout(struct rec *r, const struct perf_event_attr *attr, uint64_t id)
 {
@@ -51,6 +52,26 @@ int rec_target_go(struct rec *r)
 			      r->opts->cmd[0], strerror(e));
 	}
 	return 0;
+}
+
+int rec_wait(struct pollfd *pfd, unsigned long n, int timeout_ms)
+{
+	struct timespec ts = { timeout_ms / 1000, (long)(timeout_ms % 1000) * 1000000L };
+	sigset_t set, old;
+	int r = 0;
+
+	/* Blocked while the flag is tested, unblocked atomically by ppoll(). */
+	sigemptyset(&set);
+	sigaddset(&set, SIGINT);
+	sigaddset(&set, SIGTERM);
+	sigaddset(&set, SIGHUP);
+	sigaddset(&set, SIGCHLD);
+	sigprocmask(SIG_BLOCK, &set, &old);
+	if (!rec_signalled)
+		r = ppoll(pfd, (nfds_t)n, &ts, &old);
+	rec_signalled = 0;
+	sigprocmask(SIG_SETMASK, &old, NULL);
+	return r;
 }
 
 static uint64_t now_ns(void)

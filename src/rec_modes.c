@@ -9,11 +9,13 @@
 extern const struct rec_mode rec_mode_sample;
 extern const struct rec_mode rec_mode_pt;
 extern const struct rec_mode rec_mode_lbr;
+extern const struct rec_mode rec_mode_step;
 
 const struct rec_mode *const rec_modes[] = {
 	&rec_mode_pt,
 	&rec_mode_lbr,
 	&rec_mode_sample,
+	&rec_mode_step,
 	NULL,
 };
 

@@ -49,6 +49,65 @@ int x86_dis_set_intel(struct x86_dis *d, int intel)
 	return 0;
 }
 
+/* Length of a VEX/EVEX instruction (capstone 4 lacks part of AVX-512; glibc's string
+ * functions use it on CPUs that have it).  None of them transfers control, so knowing
+ * the length is all a block decoder needs.  Returns 0 when `code` is no VEX/EVEX. */
+static size_t vex_evex_len(const uint8_t *code, size_t len)
+{
+	size_t i = 0, need;
+	unsigned map, op, modrm, mod, rm;
+
+	while (i < len && i < 4 && (code[i] == 0x26 || code[i] == 0x2e || code[i] == 0x36 ||
+				    code[i] == 0x3e || code[i] == 0x64 || code[i] == 0x65 ||
+				    code[i] == 0x67))
+		i++;
+	if (i + 3 > len)
+		return 0;
+	if (code[i] == 0x62) {		/* EVEX: 62 P0 P1 P2 op */
+		if (i + 5 > len)
+			return 0;
+		map = code[i + 1] & 7;
+		i += 4;
+	} else if (code[i] == 0xc4) {	/* 3-byte VEX */
+		if (i + 4 > len)
+			return 0;
+		map = code[i + 1] & 0x1f;
+		i += 3;
+	} else if (code[i] == 0xc5) {	/* 2-byte VEX */
+		map = 1;
+		i += 2;
+	} else {
+		return 0;
+	}
+	op = code[i++];
+	if (map == 1 && op == 0x77)	/* vzeroupper/vzeroall: no ModRM */
+		return i;
+	if (i >= len)
+		return 0;
+	modrm = code[i++];
+	mod = modrm >> 6;
+	rm = modrm & 7;
+	need = 0;
+	if (mod != 3 && rm == 4) {
+		if (i >= len)
+			return 0;
+		if (mod == 0 && (code[i] & 7) == 5)
+			need = 4;
+		i++;
+	}
+	if (mod == 0 && rm == 5)
+		need = 4;
+	else if (mod == 1)
+		need = 1;
+	else if (mod == 2)
+		need = 4;
+	i += need;
+	if (map == 3 || (map == 1 && ((op >= 0x70 && op <= 0x73) || op == 0xc2 || op == 0xc4 ||
+				      op == 0xc5 || op == 0xc6)))
+		i++;
+	return i <= len && i <= X86_MAX_INSN ? i : 0;
+}
+
 int x86_dis_one(struct x86_dis *d, const uint8_t *code, size_t len, uint64_t ip,
 		struct x86_instr *out)
 {
@@ -57,8 +116,23 @@ int x86_dis_one(struct x86_dis *d, const uint8_t *code, size_t len, uint64_t ip,
 	size_t n = len;
 	uint64_t a = ip;
 
-	if (!cs_disasm_iter(d->handle, &p, &n, &a, ci))
-		return -EINVAL;
+	if (!cs_disasm_iter(d->handle, &p, &n, &a, ci)) {
+		size_t vl = vex_evex_len(code, len);
+
+		if (!vl)
+			return -EINVAL;
+		memset(out, 0, sizeof(*out));
+		out->ip = ip;
+		out->size = (uint8_t)vl;
+		memcpy(out->bytes, code, vl);
+		snprintf(out->mnemonic, sizeof(out->mnemonic), "(bad)");
+		snprintf(out->op_str, sizeof(out->op_str), "%s",
+			 code[0] == 0x62 ? "evex instruction unknown to capstone" :
+					   "vex instruction unknown to capstone");
+		out->br.ip = ip;
+		out->br.next = ip + vl;
+		return 0;
+	}
 	out->ip = ip;
 	out->size = (uint8_t)ci->size;
 	memcpy(out->bytes, ci->bytes, ci->size < X86_MAX_INSN ? ci->size : X86_MAX_INSN);

@@ -134,6 +134,22 @@ check_match "vm fixture: sample is cpu-clock only" '^  sample +available: cpu-cl
 "$XPTRACE" info --json --sysfs-root "$SYSFS/amd-zen" >"$TMP/zen.json"
 check "zen --json is valid JSON" python3 -m json.tool "$TMP/zen.json" /dev/null
 
+# Hostile sysfs text still gives valid JSON: quotes, backslashes, control bytes, bad UTF-8.
+odd=$TMP/odd/sys/bus/event_source/devices/odd
+mkdir -p "$odd/caps" "$odd/format"
+echo 42 >"$odd/type"
+printf 'a\377"q\\\t\001\303\251\n' >"$odd/caps/weird"
+echo 'config:99' >"$odd/format/bad"
+"$XPTRACE" info --json --sysfs-root "$TMP/odd" >"$TMP/odd.json"
+check_eq "hostile sysfs text: valid JSON, bad bytes as U+FFFD" "True 42 {}" \
+	"$(python3 -c 'import json,sys
+p=json.load(open(sys.argv[1], encoding="utf-8"))["pmus"][0]
+print(p["caps"]["weird"] == "a\ufffd\"q\\\t\x01\u00e9", p["type"], p["format"])' "$TMP/odd.json")"
+check_match "hostile sysfs text: no control bytes on the terminal" '^      caps: weird=a\?"q\\\?\?é$' \
+	"$("$XPTRACE" info --sysfs-root "$TMP/odd")"
+check_match "unparsable format files are reported" '^  odd +type 42, 1 unparsable format files skipped$' \
+	"$("$XPTRACE" info --sysfs-root "$TMP/odd")"
+
 # --- exit codes and errors ------------------------------------------------------------
 printf 'euid=1000\ncap_perfmon=0\ncap_sys_admin=0\ncap_sys_ptrace=0\nparanoid=3\nyama_scope=3\n' >"$TMP/locked.probe"
 check_exit "nothing available: exit 1" 1 "$XPTRACE" info --sysfs-root "$SYSFS/vm-nopmu" --probe-file "$TMP/locked.probe"

@@ -4,7 +4,7 @@
 # header carries the features we promise, and the module snapshots symbolize the
 # trace after the binary is gone.
 . "$(dirname "$0")/../lib.sh"
-. "$(dirname "$0")/record_helpers.sh"
+. "$(dirname "$0")/lib/record.sh"
 
 if ! command -v perf >/dev/null; then
 	ok "record: perf missing, the oracle tests are skipped # SKIP"

@@ -2,7 +2,7 @@
 # -p PID: attach to every thread of a running process, synthesize its state from /proc,
 # stop after --duration; the process keeps running.
 . "$(dirname "$0")/../lib.sh"
-. "$(dirname "$0")/record_helpers.sh"
+. "$(dirname "$0")/lib/record.sh"
 command -v perf >/dev/null || { ok "perf missing # SKIP"; exit 0; }
 cd "$TMP"
 

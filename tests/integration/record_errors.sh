@@ -2,7 +2,7 @@
 # Output directory rules and failures: existing DIR, -f keeps DIR.old, a read-only
 # place gives a clear error, a full disk stops the recording with a readable file.
 . "$(dirname "$0")/../lib.sh"
-. "$(dirname "$0")/record_helpers.sh"
+. "$(dirname "$0")/lib/record.sh"
 command -v perf >/dev/null || { ok "perf missing # SKIP"; exit 0; }
 cd "$TMP"
 

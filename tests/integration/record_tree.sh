@@ -2,7 +2,7 @@
 # Following a process tree: two threads, a forked child that execs another program.
 # perf must see samples of every task with the right symbols and comm.
 . "$(dirname "$0")/../lib.sh"
-. "$(dirname "$0")/record_helpers.sh"
+. "$(dirname "$0")/lib/record.sh"
 command -v perf >/dev/null || { ok "perf missing # SKIP"; exit 0; }
 cd "$TMP"
 

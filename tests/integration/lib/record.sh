@@ -1,4 +1,4 @@
-# Shared by tests/integration/record*.sh (sourced after lib.sh; not a test itself).
+# Shared by tests/integration/record*.sh (sourced after tests/lib.sh).
 # perf is the oracle: every file we write must read without a warning.
 
 # perf_clean NAME FILE: perf report and perf script read FILE with empty stderr.

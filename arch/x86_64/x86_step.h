@@ -1,0 +1,100 @@
+/* The ptrace branch tracer behind `xptrace record --mode step`.
+ *
+ * Interrupt avoidance: straight-line code and direct jumps/calls run at full speed.  Basic
+ * blocks are discovered lazily (decode forward from an address to the next control
+ * transfer, x86_dis_run) and an int3 stays armed at every conditional branch, indirect
+ * jump/call and return reached so far.  At a stop the tracer evaluates the branch from
+ * the registers (flags, rcx, operands, the stack), emulates it (rip, rsp, pushed return
+ * address, loop counter) and keeps emulating while the next instruction is another armed
+ * branch, so one stop can resolve several branches.  Syscalls are seen through
+ * PTRACE_SYSCALL stops (no int3 on them), signals through signal-delivery stops.
+ *
+ * The tracer knows nothing about Intel PT or perf.data: it reports, per thread and in
+ * execution order, what a user-only PT tracer would record (branch outcomes, indirect
+ * targets, tracing disabled/enabled around syscalls and filter exits, asynchronous
+ * transfers) to a callback; src/col_step.c turns that into PT packets and perf.data. */
+#ifndef X86_STEP_H
+#define X86_STEP_H
+
+#include <stdint.h>
+#include <signal.h>
+#include <sys/types.h>
+
+#include "x86_branch.h"
+
+enum x86_step_kind {
+	XS_THREAD,	/* new thread/process `tid` (child of ptid/ppid); traced from `ip` (enabled) */
+	XS_EXEC,	/* `pid` exec'd `comm`; mappings are new; ip = entry (tracing disabled) */
+	XS_MAPS,	/* pid's executable mappings may have changed (mmap/mprotect/munmap) */
+	XS_TNT,		/* conditional branch at ip: taken (1) / not taken (0) */
+	XS_TIP,		/* indirect jump/call or return at ip went to `to` */
+	XS_DISABLE,	/* tracing stops at ip: syscall (to = 0), filter exit (to = target) */
+	XS_ENABLE,	/* tracing (re)starts at `to` (after a syscall, filter entry) */
+	XS_ASYNC,	/* asynchronous transfer: interrupted at ip, continues at `to` (signal) */
+	XS_EXIT,	/* thread exits (its last event) */
+};
+
+struct x86_step_event {
+	enum x86_step_kind kind;
+	pid_t pid, tid;
+	pid_t ppid, ptid;	/* XS_THREAD: parent */
+	uint64_t time;		/* CLOCK_MONOTONIC ns */
+	uint64_t ip, to;
+	int taken;		/* XS_TNT */
+	int fork;		/* XS_THREAD: a new process (own address space) */
+	enum x86_bclass cls;	/* XS_TIP: which kind of branch */
+	const char *comm;	/* XS_EXEC */
+	int status;		/* XS_EXIT: wait status of the thread (when it is known) */
+	void **user;		/* per-thread slot the callback may use */
+};
+
+/* Returning non-zero stops tracing (the tracee is killed). */
+typedef int (*x86_step_fn)(void *ctx, const struct x86_step_event *ev);
+
+struct x86_step_range {		/* --filter: [start, end) */
+	uint64_t start, end;
+};
+
+struct x86_step_stats {
+	uint64_t stops;		/* every ptrace stop the tracer handled */
+	uint64_t bp_stops;	/* stops at an armed branch */
+	uint64_t syscall_stops;
+	uint64_t signal_stops;
+	uint64_t other_stops;	/* events, exits, single-step fallbacks */
+	uint64_t cond, indirect, ret;	/* branches resolved (each once) */
+	uint64_t chained;	/* branches resolved without a stop of their own */
+	uint64_t steps;		/* single-step fallbacks */
+	uint64_t blocks;	/* straight-line runs discovered */
+	uint64_t breakpoints;	/* int3 armed */
+	uint64_t syscalls, signals, threads;
+};
+
+struct x86_step_opts {
+	x86_step_fn fn;
+	void *ctx;
+	/* When nranges > 0, trace only inside them (addresses are resolved by the caller,
+	 * possibly later through x86_step_set_ranges from the XS_MAPS callback). */
+	const struct x86_step_range *ranges;
+	unsigned nranges;
+	/* Checked between stops: non-zero ends tracing (the tracees are killed). */
+	volatile sig_atomic_t *stop;
+};
+
+struct x86_step;
+
+/* Forks and execs argv under ptrace (PTRACE_O_EXITKILL); tracing starts at exec. */
+int x86_step_spawn(struct x86_step **out, const struct x86_step_opts *o, char *const argv[]);
+/* Seizes `pid`, a child that has not exec'd yet (it waits for a go signal from the
+ * caller); tracing starts at its exec. */
+int x86_step_attach(struct x86_step **out, const struct x86_step_opts *o, pid_t pid);
+/* Runs until every traced thread exited.  Returns 0, or the first negative error / the
+ * callback's non-zero value (the tracees are killed then). */
+int x86_step_run(struct x86_step *s);
+/* Wait status of the spawned process (valid after x86_step_run returned 0). */
+int x86_step_exit_status(const struct x86_step *s);
+const struct x86_step_stats *x86_step_stats(const struct x86_step *s);
+/* Replaces the filter ranges (from a callback, e.g. once a module is mapped). */
+int x86_step_set_ranges(struct x86_step *s, const struct x86_step_range *r, unsigned n);
+void x86_step_free(struct x86_step *s);
+
+#endif

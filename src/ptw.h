@@ -1,0 +1,66 @@
+/* Intel PT packet stream writer for one thread, on libipt's encoder (pt_enc_next).
+ *
+ * It writes what a user-only tracer (intel_pt//u, branch=1, noretcomp=1) emits: PSB+ at
+ * start and every psb_period bytes (MODE.EXEC 64-bit, TSC, FUP when tracing is on,
+ * PSBEND), TNT-8/TNT-64 for conditional branches, TIP for indirect branches and returns,
+ * TIP.PGD/TIP.PGE when tracing stops/starts (syscalls, filter exits), FUP+TIP for
+ * asynchronous transfers, TSC from the caller's clock.  No CYC and no MTC: the step
+ * tracer has no cycle timing.  IP packets are compressed against the last IP like the
+ * hardware does.  Bytes go to a flush callback in chunks that end on packet boundaries,
+ * so memory does not grow with the trace. */
+#ifndef PTW_H
+#define PTW_H
+
+#include <stddef.h>
+#include <stdint.h>
+
+struct pt_encoder;
+
+/* Receives `len` bytes of trace (a chunk that ends on a packet boundary). */
+typedef int (*ptw_flush_fn)(void *ctx, const uint8_t *data, size_t len);
+
+struct ptw_opts {
+	uint64_t psb_period;	/* bytes between PSB+; 0 = 4096 */
+	uint64_t tsc_period;	/* min. clock ticks between TSC packets (besides PSB+/PGE/FUP); 0 = 100000 */
+	int no_tsc;		/* 1: no TSC packets at all */
+	size_t chunk;		/* flush threshold; 0 = 64 KiB */
+};
+
+struct ptw {
+	struct ptw_opts o;
+	struct pt_encoder *enc;
+	uint8_t *buf;
+	size_t cap;
+	uint64_t off;		/* bytes in buf */
+	uint64_t total;		/* bytes flushed + in buf */
+	uint64_t psb_at;	/* total at the last PSB */
+	uint64_t last_ip;
+	int have_last_ip;
+	uint64_t tnt;
+	unsigned ntnt;
+	int enabled;
+	uint64_t last_tsc;
+	ptw_flush_fn flush;
+	void *ctx;
+	/* packet counts, for reports and tests */
+	uint64_t n_psb, n_tnt_bits, n_tnt8, n_tnt64, n_tip, n_pge, n_pgd, n_fup, n_tsc;
+};
+
+int ptw_init(struct ptw *w, const struct ptw_opts *o, ptw_flush_fn flush, void *ctx);
+/* PSB+ with tracing off (a thread that starts in the kernel, e.g. at exec). */
+int ptw_begin(struct ptw *w, uint64_t tsc);
+/* Tracing (re)starts at ip: MODE.EXEC, TSC, TIP.PGE. */
+int ptw_enable(struct ptw *w, uint64_t ip, uint64_t tsc);
+/* Tracing stops at the branch at `ip`; `to` = 0 suppresses the target (syscall). */
+int ptw_disable(struct ptw *w, uint64_t ip, uint64_t to, uint64_t tsc);
+/* Conditional branch at ip. */
+int ptw_tnt(struct ptw *w, uint64_t ip, int taken, uint64_t tsc);
+/* Indirect branch or return at ip to `to`. */
+int ptw_tip(struct ptw *w, uint64_t ip, uint64_t to, uint64_t tsc);
+/* Asynchronous transfer: interrupted at `from`, continues at `to`. */
+int ptw_async(struct ptw *w, uint64_t from, uint64_t to, uint64_t tsc);
+/* Pending TNT bits out and the buffer flushed (end of thread, before sideband). */
+int ptw_flush(struct ptw *w);
+void ptw_fini(struct ptw *w);
+
+#endif

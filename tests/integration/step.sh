@@ -1,0 +1,58 @@
+#!/bin/bash
+# record --mode step against single-step ground truth (build/progs/xp_sstep), with
+# Debian's perf as the decoder: the instruction and branch streams perf decodes from
+# our Intel PT must equal what the program executed, instruction for instruction.
+. "$(dirname "$0")/../lib.sh"
+
+# Both tracers run with ASLR off so their addresses agree; PIE loads at this base then.
+PIE_BASE=0x555555554000
+NOASLR="setarch -R"
+
+step_case() {	# $1 program; [$2 $3 = compare only [lo, hi) for threads]
+	local prog=$1 p=$PROGS/$1 off start out rc ratio
+	off=$(nm "$p" | awk '$3 == "main" { print $1 }')
+	start=$(printf '%x' $((PIE_BASE + 0x$off)))
+	$NOASLR "$PROGS/xp_sstep" "$TMP/$prog.truth" "0x$off" -- "$p" >"$TMP/$prog.out1" 2>&1
+	$NOASLR "$XPTRACE" record --mode step -o "$TMP/$prog" -- "$p" >"$TMP/$prog.out2" 2>"$TMP/$prog.err"
+	rc=$?
+	check_eq "$prog: step record exits 0" 0 "$rc"
+	check_eq "$prog: same program output as under single-step" "$(cat "$TMP/$prog.out1")" "$(cat "$TMP/$prog.out2")"
+	perf script -i "$TMP/$prog/perf.data" --itrace=i0ns -F tid,ip >"$TMP/$prog.insn" 2>"$TMP/$prog.perr"
+	check_eq "$prog: perf script --itrace=i0ns accepts the file" "0 " "$? $(grep -i 'error\|warning' "$TMP/$prog.perr" | head -3)"
+	out=$(python3 "$XP_ROOT/tests/step_truth.py" "$TMP/$prog.truth" "$start" "$TMP/$prog.insn" ${2:-} ${3:-})
+	check_match "$prog: perf's instruction stream equals the single-step ground truth" "identical" \
+		"$(printf '%s\n' "$out" | grep -v identical || echo identical)"
+	printf "%s\n" "$out" | head -4 | sed "s/^/# /"
+	perf script -i "$TMP/$prog/perf.data" --itrace=b -F tid,ip,addr >"$TMP/$prog.br" 2>/dev/null
+	out=$(python3 "$XP_ROOT/tests/step_truth.py" --branches "$TMP/$prog.truth" "$start" "$TMP/$prog.br" ${2:-} ${3:-})
+	check_match "$prog: perf's branches (--itrace=b -F ip,addr) equal the ground truth's" "identical" \
+		"$(printf '%s\n' "$out" | grep -v identical || echo identical)"
+	printf "%s\n" "$out" | head -4 | sed "s/^/# /"
+	ratio=$(sed -n 's/.*stops (\([0-9.]*\) per branch).*/\1/p' "$TMP/$prog.err")
+	check_match "$prog: at most 1.0 stops per executed cond/indirect branch (got $ratio)" "^yes$" \
+		"$(awk -v r="${ratio:-9}" 'BEGIN { print (r <= 1.0) ? "yes" : "no" }')"
+}
+
+step_case step_basic
+step_case step_signal
+# pthread_join's wait loop depends on timing: compare the program's own code
+step_case step_thread 555555554000 555555564000
+step_case step_dlopen
+
+check_match "step_thread: two threads traced" "step: 2 threads" "$(cat "$TMP/step_thread.err")"
+check_eq "step_thread: two PT queues with their tids" "2" \
+	"$(perf report -i "$TMP/step_thread/perf.data" -D 2>/dev/null | grep -o 'PERF_RECORD_AUXTRACE .* idx: [0-9]*  tid: [0-9]*' | sed 's/.*idx/idx/' | sort -u | awk '{print $2}' | sort -u | wc -l)"
+check_match "the trace says it has no cycle timing" "no CYC" "$(cat "$TMP/step_basic.err")"
+bid=$(readelf -n "$PROGS/step_basic" | awk '/Build ID/ { print $3 }')
+check "the program is snapshotted by build-id" cmp -s "$PROGS/step_basic" "$TMP/step_basic/.build-id/${bid:0:2}/${bid:2}/elf"
+bid=$(readelf -n "$PROGS/libstep_dl.so" | awk '/Build ID/ { print $3 }')
+check "the dlopen'd library is snapshotted by build-id" cmp -s "$PROGS/libstep_dl.so" "$TMP/step_dlopen/.build-id/${bid:0:2}/${bid:2}/elf"
+
+# the signal handler appears as a transfer into on_usr1 in perf's branch list
+handler=$(printf '%x' $((PIE_BASE + 0x$(nm "$PROGS/step_signal" | awk '$3 == "on_usr1" { print $1 }'))))
+check_eq "step_signal: three entries into the handler" "3" \
+	"$(awk -v h="$handler" '$4 == h' "$TMP/step_signal.br" | wc -l)"
+
+check_exit "--mode step refuses -p" 1 "$XPTRACE" record --mode step -o "$TMP/p" -p $$
+check_match "--mode step -p says why" "cannot attach to a running process" "$(cat "$TMP/.err")"
+check_exit "--mode step on a missing command fails" 1 "$XPTRACE" record --mode step -o "$TMP/nx" -- /nonexistent/cmd

@@ -1,0 +1,213 @@
+/* Ground truth for the step-mode tests: a plain single-step tracer (one ptrace stop per
+ * instruction, no emulation, no shared code with xptrace).  Records the address of every
+ * user instruction each thread executes, from the first execution of the symbol address
+ * given as an offset in the main executable (usually main) to the end.
+ *
+ *   xp_sstep OUTPREFIX FILE_OFFSET -- PROGRAM [ARGS]
+ *
+ * writes OUTPREFIX.0 (the main thread), OUTPREFIX.1, ... (other threads in creation
+ * order), one hex address per line, and OUTPREFIX.stat ("steps N").  Run it and the
+ * tracer under test with ASLR off (setarch -R) so the addresses agree. */
+#include <errno.h>
+#include <signal.h>
+#include <stdint.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <unistd.h>
+#include <sys/ptrace.h>
+#include <sys/user.h>
+#include <sys/wait.h>
+
+#define MAXT 64
+
+/* Each stop reports the instruction that runs next; it is written once the next step
+ * proves it ran (a signal delivered in between preempts it). */
+static struct { pid_t tid; FILE *f; uint64_t pending, last; } th[MAXT];
+static int nth;
+static char *prefix;
+
+static int caught(pid_t pid, int sig)
+{
+	char path[64], line[256];
+	unsigned long long mask = 0;
+	FILE *f;
+
+	snprintf(path, sizeof(path), "/proc/%d/status", pid);
+	f = fopen(path, "r");
+	while (f && fgets(line, sizeof(line), f))
+		if (sscanf(line, "SigCgt: %llx", &mask) == 1)
+			break;
+	if (f)
+		fclose(f);
+	return (mask >> (sig - 1)) & 1;
+}
+
+static int slot(pid_t tid)
+{
+	char path[4096];
+
+	for (int i = 0; i < nth; i++)
+		if (th[i].tid == tid)
+			return i;
+	if (nth == MAXT) {
+		fprintf(stderr, "xp_sstep: too many threads\n");
+		exit(2);
+	}
+	snprintf(path, sizeof(path), "%s.%d", prefix, nth);
+	th[nth].tid = tid;
+	th[nth].pending = th[nth].last = 0;
+	th[nth].f = fopen(path, "w");
+	if (!th[nth].f) {
+		perror(path);
+		exit(2);
+	}
+	return nth++;
+}
+
+/* A rep-prefixed string instruction single-steps once per iteration; trace decoders
+ * count it once, so consecutive repeats of one address are one instruction. */
+static void ran(int i)
+{
+	if (th[i].pending && th[i].pending != th[i].last)
+		fprintf(th[i].f, "%llx\n", (unsigned long long)th[i].pending);
+	th[i].last = th[i].pending;
+	th[i].pending = 0;
+}
+
+/* Load address of the main executable: the mapping at file offset 0 of /proc/PID/exe. */
+static uint64_t exe_base(pid_t pid)
+{
+	char path[64], exe[4096], line[4600], name[4096];
+	unsigned long lo, hi, off;
+	ssize_t n;
+	FILE *f;
+
+	snprintf(path, sizeof(path), "/proc/%d/exe", pid);
+	n = readlink(path, exe, sizeof(exe) - 1);
+	if (n < 0)
+		return 0;
+	exe[n] = 0;
+	snprintf(path, sizeof(path), "/proc/%d/maps", pid);
+	f = fopen(path, "r");
+	while (f && fgets(line, sizeof(line), f))
+		if (sscanf(line, "%lx-%lx %*s %lx %*s %*s %4095s", &lo, &hi, &off, name) == 4 &&
+		    off == 0 && strcmp(name, exe) == 0) {
+			fclose(f);
+			return lo;
+		}
+	if (f)
+		fclose(f);
+	return 0;
+}
+
+int main(int argc, char **argv)
+{
+	struct user_regs_struct r;
+	unsigned long long steps = 0;
+	uint64_t start, orig;
+	int st, started = 0, live = 1;
+	pid_t pid, tid;
+	FILE *f;
+
+	
+	if (argc < 5 || strcmp(argv[3], "--") != 0) {
+		fprintf(stderr, "usage: xp_sstep OUTPREFIX FILE_OFFSET -- PROGRAM [ARGS]\n");
+		return 2;
+	}
+	prefix = argv[1];
+	start = strtoull(argv[2], NULL, 0);
+	pid = fork();
+	if (pid == 0) {
+		ptrace(PTRACE_TRACEME, 0, 0, 0);
+		raise(SIGSTOP);
+		execvp(argv[4], argv + 4);
+		_exit(127);
+	}
+	waitpid(pid, &st, 0);
+	ptrace(PTRACE_SETOPTIONS, pid, 0,
+	       (void *)(long)(PTRACE_O_TRACECLONE | PTRACE_O_TRACEEXEC | PTRACE_O_EXITKILL));
+	ptrace(PTRACE_CONT, pid, 0, 0);
+	waitpid(pid, &st, 0);	/* exec */
+	if (!WIFSTOPPED(st) || (st >> 16) != PTRACE_EVENT_EXEC) {
+		fprintf(stderr, "xp_sstep: %s did not exec\n", argv[4]);
+		return 2;
+	}
+	/* run at full speed to the start address: an int3 there */
+	start += exe_base(pid);
+	errno = 0;
+	orig = (uint64_t)ptrace(PTRACE_PEEKTEXT, pid, (void *)start, 0);
+	if (errno) {
+		perror("xp_sstep: peek");
+		return 2;
+	}
+	ptrace(PTRACE_POKETEXT, pid, (void *)start, (void *)((orig & ~0xffull) | 0xcc));
+	ptrace(PTRACE_CONT, pid, 0, 0);
+	while (live > 0) {
+		int sig, ev;
+
+		tid = waitpid(-1, &st, __WALL);
+		if (tid < 0)
+			break;
+		if (WIFEXITED(st) || WIFSIGNALED(st)) {
+			if (started)
+				ran(slot(tid));	/* the exit syscall */
+			live--;
+			continue;
+		}
+		sig = WSTOPSIG(st);
+		ev = st >> 16;
+		if (!started) {
+			ptrace(PTRACE_GETREGS, tid, 0, &r);
+			if (sig != SIGTRAP || r.rip - 1 != start) {
+				ptrace(PTRACE_CONT, tid, 0, (void *)(long)(sig == SIGTRAP ? 0 : sig));
+				continue;
+			}
+			ptrace(PTRACE_POKETEXT, pid, (void *)start, (void *)orig);
+			r.rip = start;
+			ptrace(PTRACE_SETREGS, tid, 0, &r);
+			started = 1;
+			sig = SIGTRAP;
+		}
+		if (ev == PTRACE_EVENT_CLONE) {
+			live++;
+			ptrace(PTRACE_SINGLESTEP, tid, 0, 0);	/* the event stop is no step */
+			continue;
+		}
+		if (ev) {
+			ptrace(PTRACE_SINGLESTEP, tid, 0, 0);
+			continue;
+		}
+		if (sig == SIGTRAP || sig == SIGSTOP) {
+			/* a step finished (or a new thread's first stop): rip runs next */
+			int i = slot(tid);
+
+			ptrace(PTRACE_GETREGS, tid, 0, &r);
+			ran(i);
+			th[i].pending = r.rip;
+			steps++;
+			ptrace(PTRACE_SINGLESTEP, tid, 0, 0);
+			continue;
+		}
+		/* a signal: deliver it; the step stops at the handler's first instruction,
+		 * and the instruction it preempted did not run (it runs after sigreturn) */
+		if (caught(pid, sig)) {
+			th[slot(tid)].pending = 0;
+			th[slot(tid)].last = 0;
+		}
+		ptrace(PTRACE_SINGLESTEP, tid, 0, (void *)(long)sig);
+	}
+	for (int i = 0; i < nth; i++)
+		fclose(th[i].f);
+	{
+		char path[4096];
+
+		snprintf(path, sizeof(path), "%s.stat", prefix);
+		f = fopen(path, "w");
+		if (f) {
+			fprintf(f, "steps %llu\nthreads %d\n", steps, nth);
+			fclose(f);
+		}
+	}
+	return 0;
+}

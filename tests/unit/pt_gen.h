@@ -1,0 +1,203 @@
+/* Test and benchmark helper: the Intel PT a user-space trace of build/progs/ptspin
+ * running `spin(N)` contains (libipt's encoder, PSB+ every 4 KiB, no timing, no return
+ * compression), written twice:
+ *   OUT/trace.pt     raw, for `xptrace decode --pt` and the bare libipt loops;
+ *   OUT/perf.data    per-thread intel_pt perf.data (COMM, MMAP2, AUXTRACE_INFO,
+ *                    AUXTRACE) that perf script decodes (Debian's perf 6.1 does).
+ * The binary is mapped at PTGEN_BASE in both; the trace has 6N + 2 instructions. */
+#ifndef PT_GEN_H
+#define PT_GEN_H
+
+#include <fcntl.h>
+#include <gelf.h>
+#include <libelf.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <unistd.h>
+
+#include "pd_write.h"
+#include "pt_enc.h"
+
+#define PTGEN_BASE 0x555555554000ULL
+#define PTGEN_PMU_TYPE 8
+#define PTGEN_PID 4242
+
+static uint64_t ptgen_sym(Elf *elf, const char *name)
+{
+	Elf_Scn *scn = NULL;
+	while ((scn = elf_nextscn(elf, scn))) {
+		GElf_Shdr sh;
+		if (!gelf_getshdr(scn, &sh) || sh.sh_type != SHT_SYMTAB)
+			continue;
+		Elf_Data *d = elf_getdata(scn, NULL);
+		for (size_t i = 0; d && i < sh.sh_size / sh.sh_entsize; i++) {
+			GElf_Sym s;
+			if (gelf_getsym(d, (int)i, &s) && strcmp(elf_strptr(elf, sh.sh_link, s.st_name), name) == 0)
+				return s.st_value;
+		}
+	}
+	fprintf(stderr, "ptgen: no symbol %s\n", name);
+	return 0;
+}
+
+static int ptgen_rec(struct pd_writer *w, uint16_t type, const void *body, size_t n, uint64_t st)
+{
+	uint64_t buf[512];
+	struct perf_event_header *h = (void *)buf;
+	size_t sz = sizeof(*h) + n;
+	memcpy(h + 1, body, n);
+	sz = (sz + 7) & ~(size_t)7;
+	memset((char *)buf + sizeof(*h) + n, 0, sz - sizeof(*h) - n);
+	sz += pd_id_sample((char *)buf + sz, st, PTGEN_PID, PTGEN_PID, 0, 1000, 0);
+	h->type = type;
+	h->misc = PERF_RECORD_MISC_USER;
+	h->size = (uint16_t)sz;
+	return pd_writer_record(w, h);
+}
+
+/* Returns the size of the PT stream written, 0 on failure (reported on stderr). */
+static size_t ptgen_write(const char *work, long n, const char *outdir)
+{
+	char path[4096];
+	size_t ret = 0;
+	char *abs = realpath(work, NULL);
+	int fd = open(work, O_RDONLY);
+	elf_version(EV_CURRENT);
+	Elf *elf = fd >= 0 ? elf_begin(fd, ELF_C_READ, NULL) : NULL;
+	if (!elf || !abs || n < 1) {
+		fprintf(stderr, "ptgen: cannot read %s\n", work);
+		goto out;
+	}
+	uint64_t spin = PTGEN_BASE + ptgen_sym(elf, "spin"), loop = PTGEN_BASE + ptgen_sym(elf, "spin_loop");
+	uint64_t after = PTGEN_BASE + ptgen_sym(elf, "spin_after_call");
+	if (spin == PTGEN_BASE || loop == PTGEN_BASE || after == PTGEN_BASE)
+		goto out;
+	/* the executable segment, for MMAP2 */
+	size_t nph;
+	uint64_t seg_off = 0, seg_vaddr = 0, seg_len = 0;
+	elf_getphdrnum(elf, &nph);
+	for (size_t i = 0; i < nph; i++) {
+		GElf_Phdr ph;
+		if (gelf_getphdr(elf, (int)i, &ph) && ph.p_type == PT_LOAD && (ph.p_flags & PF_X)) {
+			seg_off = ph.p_offset & ~0xfffULL;
+			seg_vaddr = ph.p_vaddr & ~0xfffULL;
+			seg_len = ((ph.p_vaddr + ph.p_memsz + 0xfff) & ~0xfffULL) - seg_vaddr;
+		}
+	}
+
+	/* the trace */
+	struct pte e;
+	size_t cap = (size_t)n * 5 + (size_t)n / 512 + 4096;
+	pte_init(&e, cap);
+	pte_simple(&e, ppt_psb);
+	pte_simple(&e, ppt_psbend);
+	pte_mode64(&e);
+	pte_ip(&e, ppt_tip_pge, pt_ipc_sext_48, spin);
+	size_t last_psb = 0;
+	for (long i = 1; i <= n; i++) {
+		pte_ip(&e, ppt_tip, pt_ipc_update_16, after);	/* leaf's ret */
+		pte_tnt(&e, i < n ? "T" : "N");			/* jnz spin_loop */
+		if (i < n && pte_len(&e) - last_psb >= 4096) {
+			last_psb = pte_len(&e);
+			pte_simple(&e, ppt_psb);
+			pte_mode64(&e);
+			pte_ip(&e, ppt_fup, pt_ipc_sext_48, loop);
+			pte_simple(&e, ppt_psbend);
+		}
+	}
+	pte_ip(&e, ppt_tip_pgd, pt_ipc_suppressed, 0);	/* spin's ret leaves the trace */
+	if (e.failed) {
+		fprintf(stderr, "ptgen: encoder failed\n");
+		goto out_pt;
+	}
+	size_t len = pte_len(&e);
+	snprintf(path, sizeof(path), "%s/trace.pt", outdir);
+	FILE *f = fopen(path, "wb");
+	if (!f || fwrite(e.buf, 1, len, f) != len || fclose(f)) {
+		fprintf(stderr, "ptgen: cannot write %s\n", path);
+		goto out_pt;
+	}
+
+	/* the same trace in a per-thread intel_pt perf.data */
+	struct pd_writer *w;
+	snprintf(path, sizeof(path), "%s/perf.data", outdir);
+	if (pd_writer_create(&w, path) < 0)
+		goto out_pt;
+	struct perf_event_attr attr;
+	memset(&attr, 0, sizeof(attr));
+	attr.type = PTGEN_PMU_TYPE;
+	attr.size = PD_ATTR_SIZE;
+	attr.config = 1ULL | 1ULL << 11 | 1ULL << 13;	/* pt, noretcomp, branch */
+	attr.sample_type = PERF_SAMPLE_IP | PERF_SAMPLE_TID | PERF_SAMPLE_TIME | PERF_SAMPLE_ADDR |
+			   PERF_SAMPLE_CPU | PERF_SAMPLE_IDENTIFIER;
+	attr.sample_period = 1;
+	attr.exclude_kernel = 1;
+	attr.exclude_hv = 1;
+	attr.sample_id_all = 1;
+	attr.mmap = attr.mmap2 = attr.comm = attr.task = 1;
+	int idx = pd_writer_add_attr(w, &attr, "intel_pt//u");
+	pd_writer_add_id(w, idx, 1000, -1, PTGEN_PID);
+	pd_writer_feat_host(w);
+	uint64_t priv[PD_PT_INFO_WORDS] = { 0 };
+	priv[PD_PT_PMU_TYPE] = PTGEN_PMU_TYPE;
+	priv[PD_PT_TIME_MULT] = 1;
+	priv[PD_PT_CAP_USER_TIME_ZERO] = 1;
+	priv[PD_PT_TSC_BIT] = 1ULL << 10;
+	priv[PD_PT_NORETCOMP_BIT] = 1ULL << 11;
+	priv[PD_PT_MTC_BIT] = 1ULL << 9;
+	priv[PD_PT_MTC_FREQ_BITS] = 14;
+	priv[PD_PT_CYC_BIT] = 1ULL << 1;
+	pd_writer_auxtrace_info(w, PD_AUXTRACE_INTEL_PT, priv, PD_PT_INFO_WORDS);
+	struct { uint32_t pid, tid; char comm[16]; } comm = { PTGEN_PID, PTGEN_PID, "decode-speed-wo" };
+	ptgen_rec(w, PERF_RECORD_COMM, &comm, sizeof(comm), attr.sample_type);
+	struct {
+		uint32_t pid, tid;
+		uint64_t addr, len, pgoff;
+		uint32_t maj, min;
+		uint64_t ino, ino_generation;
+		uint32_t prot, flags;
+		char filename[4096];
+	} mm;
+	memset(&mm, 0, sizeof(mm));
+	mm.pid = mm.tid = PTGEN_PID;
+	mm.addr = PTGEN_BASE + seg_vaddr;
+	mm.len = seg_len;
+	mm.pgoff = seg_off;
+	mm.prot = 5;	/* PROT_READ | PROT_EXEC */
+	mm.flags = 2;	/* MAP_PRIVATE */
+	snprintf(mm.filename, sizeof(mm.filename), "%s", abs);
+	ptgen_rec(w, PERF_RECORD_MMAP2, &mm, offsetof(typeof(mm), filename) + strlen(abs) + 1,
+		attr.sample_type);
+	pd_writer_finished_round(w);
+	/* AUXTRACE records of at most 1 MiB, like perf's per-read chunks */
+	for (size_t off = 0; off < len;) {
+		size_t k = len - off < (1u << 20) ? len - off : (1u << 20);
+		struct pd_auxtrace_event ev;
+		memset(&ev, 0, sizeof(ev));
+		ev.offset = off;
+		ev.reference = off;
+		ev.idx = 0;
+		ev.tid = PTGEN_PID;
+		ev.cpu = (uint32_t)-1;
+		if (pd_writer_auxtrace(w, &ev, e.buf + off, k) < 0)
+			break;
+		off += k;
+	}
+	pd_writer_finished_round(w);
+	if (pd_writer_close(w) < 0)
+		fprintf(stderr, "ptgen: cannot write %s\n", path);
+	else
+		ret = len;
+out_pt:
+	pte_free(&e);
+out:
+	if (elf)
+		elf_end(elf);
+	if (fd >= 0)
+		close(fd);
+	free(abs);
+	return ret;
+}
+
+#endif
