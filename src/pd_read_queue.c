@@ -130,8 +130,10 @@ static int deliver(struct pd_queue *q, size_t count, pd_queue_fn fn, void *ctx)
 			break;
 		}
 	}
-	memmove(q->e, q->e + i, (q->n - i) * sizeof(*q->e));
-	q->n -= i;
+	if (i) {
+		memmove(q->e, q->e + i, (q->n - i) * sizeof(*q->e));
+		q->n -= i;
+	}
 	return rc;
 }
 

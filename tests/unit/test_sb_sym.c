@@ -87,7 +87,8 @@ static void test_demangle(void **state)
 static void test_elf_symbols(void **state)
 {
 	(void)state;
-	const char *exe = XP_BUILDDIR "/progs/dec_work";
+	/* test programs are built once, in the plain build */
+	const char *exe = XP_SRCDIR "/build/progs/dec_work";
 	struct sb_session *s = sb_new();
 	struct sym_ctx *c = sym_new(NULL, "/nonexistent");
 	char cmd[512];
