@@ -449,8 +449,8 @@ static int finish(struct rec *r, int run_err)
 	r->w = NULL;
 	describe_target(r);
 	if (r->lost || r->lost_samples)
-		xp_warn("%llu records and %llu samples were lost (the reader was too slow; lower -F "
-			"or use a larger --call-graph stack less often)",
+		xp_warn("%llu records and %llu samples were lost: xptrace fell behind the kernel "
+			"(lower -F, or the stack size of --call-graph dwarf)",
 			(unsigned long long)r->lost, (unsigned long long)r->lost_samples);
 	if (!r->opts->quiet && !r->exec_failed)
 		fprintf(stderr,

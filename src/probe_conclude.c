@@ -47,11 +47,18 @@ static int is_privileged(const struct probe_facts *f)
 }
 
 /* Why perf_event_open on our own user-space threads is refused, or "" when it is not:
- * paranoid <= 2 allows it to everyone; 3 (Debian, Ubuntu, Android) only to privileged users. */
+ * paranoid <= 2 allows it to everyone; 3 only to privileged users on kernels with the
+ * Debian/Ubuntu/Android patch (upstream treats 3 like 2, so a cpu-clock event that opened
+ * settles it). */
 static void perf_denied(const struct probe_facts *f, char *buf, size_t size)
 {
+	int refused = f->cpu_clock.status == PROBE_FAIL &&
+		      (f->cpu_clock.err == EACCES || f->cpu_clock.err == EPERM);
+
 	buf[0] = 0;
 	if (is_privileged(f) || f->paranoid == PROBE_UNKNOWN || f->paranoid < 3)
+		return;
+	if (f->cpu_clock.status == PROBE_OK || (f->cpu_clock.status == PROBE_FAIL && !refused))
 		return;
 	fmt(buf, size,
 	    "perf_event_paranoid is %d and this user is neither root nor has CAP_PERFMON "

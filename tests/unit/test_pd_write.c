@@ -446,10 +446,37 @@ static void test_perf_reads_it(void **state)
 	assert_null(strstr(out, "WARNING"));
 }
 
+/* sample_id trailer order from the kernel's perf_event__id_header_size(). */
+static void test_id_sample(void **state)
+{
+	uint64_t out[6];
+	uint64_t st = PERF_SAMPLE_IDENTIFIER | PERF_SAMPLE_IP | PERF_SAMPLE_TID | PERF_SAMPLE_TIME |
+		      PERF_SAMPLE_CPU | PERF_SAMPLE_PERIOD;
+
+	(void)state;
+	memset(out, 0xff, sizeof(out));
+	assert_int_equal(pd_id_sample(out, st, 7, 9, 1234, 55, 1), 32);
+	assert_int_equal(out[0], 7 | (9ULL << 32));
+	assert_int_equal(out[1], 1234);
+	assert_int_equal(out[2], 1);	/* cpu, res */
+	assert_int_equal(out[3], 55);	/* IDENTIFIER last */
+	assert_int_equal(out[4], ~0ULL);
+	assert_int_equal(pd_id_sample(out, PERF_SAMPLE_ID | PERF_SAMPLE_STREAM_ID, 1, 1, 1, 8, 0), 16);
+	assert_int_equal(out[0], 8);
+	assert_int_equal(out[1], 8);
+	assert_int_equal(pd_id_sample(out, PERF_SAMPLE_IP, 1, 1, 1, 8, 0), 0);
+	/* TIME follows header, IDENTIFIER, IP, TID (in sample_type bit order). */
+	assert_int_equal(pd_sample_time_offset(st), 32);
+	assert_int_equal(pd_sample_time_offset(PERF_SAMPLE_TIME), 8);
+	assert_int_equal(pd_sample_time_offset(PERF_SAMPLE_IP | PERF_SAMPLE_TIME), 16);
+	assert_int_equal(pd_sample_time_offset(PERF_SAMPLE_IP), -1);
+}
+
 int main(void)
 {
 	const struct CMUnitTest tests[] = {
 		cmocka_unit_test(test_string_encoding),
+		cmocka_unit_test(test_id_sample),
 		cmocka_unit_test(test_layout),
 		cmocka_unit_test(test_auxtrace_padding),
 		cmocka_unit_test(test_rejects_attr_beyond_perf_size),

@@ -160,6 +160,7 @@ static void test_skylake_paranoid3_user(void **state)
 	load(SKL);
 	base_facts();
 	unprivileged(3, 1);
+	fails(&f.cpu_clock, EACCES);	/* a Debian kernel refuses */
 	probe_conclude(&pmus, "FIX", &f, &c);
 	assert_false(c.perf_allowed);
 	assert_unavailable(M(PT), denied, "step");
@@ -171,6 +172,17 @@ static void test_skylake_paranoid3_user(void **state)
 	/* The PT features are still described from sysfs. */
 	assert_int_equal(c.pt.addr_filters, 2);
 
+	/* Not probed: paranoid 3 alone decides. */
+	f.cpu_clock.status = PROBE_NOT_RUN;
+	probe_conclude(&pmus, "FIX", &f, &c);
+	assert_unavailable(M(SAMPLE), denied, "step");
+	/* An upstream kernel treats 3 like 2: the cpu-clock event opened, so perf is allowed. */
+	ok(&f.cpu_clock);
+	probe_conclude(&pmus, "FIX", &f, &c);
+	assert_true(c.perf_allowed);
+	assert_true(M(PT)->available && M(SAMPLE)->available);
+	fails(&f.cpu_clock, EACCES);
+
 	/* CAP_PERFMON alone lifts the paranoid restriction. */
 	f.cap_perfmon = 1;
 	probe_conclude(&pmus, "FIX", &f, &c);
@@ -178,6 +190,7 @@ static void test_skylake_paranoid3_user(void **state)
 	assert_true(M(PT)->available);
 	/* And paranoid 2 allows user-space profiling of one's own processes. */
 	unprivileged(2, 0);
+	ok(&f.cpu_clock);
 	probe_conclude(&pmus, "FIX", &f, &c);
 	assert_true(M(PT)->available && M(LBR)->available && M(SAMPLE)->available);
 }
@@ -241,6 +254,7 @@ static void test_nothing_available(void **state)
 	load(VM);
 	base_facts();
 	unprivileged(3, 3);
+	fails(&f.cpu_clock, EACCES);
 	fails(&f.ptrace, EPERM);
 	probe_conclude(&pmus, "FIX", &f, &c);
 	assert_unavailable(M(STEP), "Yama ptrace_scope is 3: ptrace is disabled until reboot", NULL);
