@@ -81,6 +81,9 @@ static int emit_range(struct dlbr *d, const struct dlbr_sample *s, uint64_t star
 	int have_code = 0;
 	int rc;
 
+	/* A range out of or into a trace-off marker is no execution. */
+	if (!start || !end)
+		return 0;
 	if (end < start || end - start >= d->o.max_range || is_kernel(start) != is_kernel(end)) {
 		d->st.bad_ranges++;
 		return 0;
@@ -125,6 +128,15 @@ static int emit_branch(struct dlbr *d, const struct dlbr_sample *s,
 	uint32_t flags = 0;
 	struct xev ev;
 
+	/* Address 0 marks tracing going on or off (PT-derived stacks: TIP.PGE/PGD). */
+	if (!e->from || !e->to) {
+		if (!e->from && !e->to)
+			return 0;
+		base_event(&ev, s, e->from ? XEV_DISABLE : XEV_ENABLE);
+		ev.ip = e->from ? e->from : e->to;
+		ev.weight = 1;
+		return xev_emit(sink, &ev);
+	}
 	if (!entry_kind(e, &kind, &flags) && d->code.classify &&
 	    d->code.classify(d->code.ctx, s->pid, s->time, e->from, &kind, &flags) < 0) {
 		kind = XEV_BRANCH;

@@ -106,7 +106,7 @@ static void test_unknown_cycles_and_bad_ranges(void **state)
 		br(0xffffffff81000000ULL, 0x4000, 3, PERF_BR_SYSRET),	/* crosses user/kernel */
 		br(0x1000, 0x2000, 0, PERF_BR_UNKNOWN),		/* 0x9000..0x1000: backwards */
 		br(0x8000, 0x9000, 7, PERF_BR_UNKNOWN),		/* 0x100..0x8000: > 16 KiB */
-		br(0x0, 0x100, 0, PERF_BR_UNKNOWN),
+		br(0x50, 0x100, 0, PERF_BR_UNKNOWN),
 	};
 	struct dlbr_sample s = base;
 
@@ -122,7 +122,7 @@ static void test_unknown_cycles_and_bad_ranges(void **state)
 	assert_int_equal(r.n, 6);
 	assert_ev(&r.ev[4], XEV_BLOCK, 0, 0x4000, 0x5000, XEV_CYCLES_UNKNOWN);
 	assert_ev(&r.ev[3], XEV_BRANCH, XEV_F_TAKEN | XEV_F_SYSCALL, 0xffffffff81000000ULL, 0x4000, 0);
-	assert_ev(&r.ev[0], XEV_BRANCH, XEV_F_TAKEN, 0, 0x100, 0);
+	assert_ev(&r.ev[0], XEV_BRANCH, XEV_F_TAKEN, 0x50, 0x100, 0);
 	/* The 16 KiB limit is a parameter. */
 	dlbr_init(&d, &(struct dlbr_opts){ .max_range = 0x10000 }, NULL);
 	memset(&r, 0, sizeof(r));
@@ -199,6 +199,36 @@ static void test_code_reader(void **state)
 	assert_int_equal(r.n, 2);
 }
 
+/* Stacks made from PT mark tracing off/on with address 0 (TIP.PGD / TIP.PGE). */
+static void test_trace_off_markers(void **state)
+{
+	static struct rec r;
+	struct dlbr d;
+	struct xev_sink sink = { record, &r };
+	struct perf_branch_entry e[4] = {
+		br(0x1010, 0x1020, 0, 0),
+		br(0, 0x1000, 0, 0),		/* tracing back on at 0x1000 */
+		br(0x2008, 0, 0, 0),		/* tracing off after 0x2008 */
+		br(0, 0, 0, 0),			/* empty slot */
+	};
+	struct dlbr_sample s = base;
+
+	(void)state;
+	memset(&r, 0, sizeof(r));
+	s.br = e;
+	s.nr = 4;
+	dlbr_init(&d, NULL, NULL);
+	assert_int_equal(dlbr_sample(&d, &s, &sink), 0);
+	/* disable at 0x2008, enable at 0x1000, the range [0x1000, 0x1010], the branch. */
+	assert_int_equal(r.n, 4);
+	assert_ev(&r.ev[0], XEV_DISABLE, 0, 0x2008, 0, 0);
+	assert_ev(&r.ev[1], XEV_ENABLE, 0, 0x1000, 0, 0);
+	assert_ev(&r.ev[2], XEV_BLOCK, 0, 0x1000, 0x1010, XEV_CYCLES_UNKNOWN);
+	assert_ev(&r.ev[3], XEV_BRANCH, XEV_F_TAKEN, 0x1010, 0x1020, 0);
+	assert_int_equal(d.st.ranges, 1);
+	assert_int_equal(d.st.bad_ranges, 0);
+}
+
 static void test_call_stack_mode(void **state)
 {
 	static struct rec r;
@@ -263,6 +293,7 @@ int main(void)
 		cmocka_unit_test(test_ranges_and_edges),
 		cmocka_unit_test(test_unknown_cycles_and_bad_ranges),
 		cmocka_unit_test(test_code_reader),
+		cmocka_unit_test(test_trace_off_markers),
 		cmocka_unit_test(test_call_stack_mode),
 		cmocka_unit_test(test_parse_stack),
 	};
