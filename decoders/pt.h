@@ -68,6 +68,9 @@ struct dpt_options {
 	/* Timing packet configuration (IA32_RTIT_CTL, CPUID 0x15, MSR_PLATFORM_INFO). */
 	uint8_t mtc_freq, nom_freq;
 	uint32_t cpuid_0x15_eax, cpuid_0x15_ebx;
+	/* Event kinds the consumer does not need, as (1u << kind): a speed hint, the
+	 * decoder may skip them (XEV_CALL, XEV_RETURN). */
+	uint32_t ignore;
 	/* Offset of the buffer within its source (AUX area position) for gap reports. */
 	uint64_t base_offset;
 };

@@ -47,6 +47,8 @@ struct dctx {
 	/* CYC timing: events since the last time update wait here until the next one
 	 * says how many cycles they took (see on_time) */
 	int cyc_mode;
+	struct xev insn_ev, blk_ev, br_ev;	/* hot-path events, kept filled */
+	uint32_t ignore_ic;	/* (1u << pt_insn_class) whose transfers nobody wants */
 	struct xev *group;
 	uint8_t (*group_raw)[16];
 	size_t ngroup;
@@ -99,10 +101,17 @@ static int flush_group(struct dctx *c, uint64_t cycles)
 	return 0;
 }
 
-static int emit(struct dctx *c, struct xev *ev)
+static int emit_group(struct dctx *c, struct xev *ev);
+
+static inline int emit(struct dctx *c, struct xev *ev)
 {
 	if (!c->cyc_mode)
 		return xev_emit(c->sink, ev);
+	return emit_group(c, ev);
+}
+
+static int emit_group(struct dctx *c, struct xev *ev)
+{
 	if (c->ngroup == GROUP_MAX) {
 		/* no timing packet for too long: these stay without cycles */
 		int r = flush_group(c, XEV_CYCLES_UNKNOWN);
@@ -196,46 +205,50 @@ static enum bclass class_of(enum pt_insn_class ic)
 }
 
 /* Emits the pending transfer with destination `to` (0: unknown). */
-static int resolve(struct dctx *c, uint64_t to)
+static int resolve_slow(struct dctx *c, uint64_t to)
 {
-	if (!c->pending)
-		return 0;
 	c->pending = 0;
-	struct xev ev = mkev(c, XEV_BRANCH);
-	ev.ip = c->pend_ip;
-	ev.addr = to;
-	ev.flags = c->pend_flags;
+	/* one per block: kept filled, like the block events */
+	struct xev *ev = &c->br_ev;
+	ev->kind = XEV_BRANCH;
+	ev->time = c->tmpl.time;
+	ev->ip = c->pend_ip;
+	ev->addr = to;
+	ev->flags = c->pend_flags;
 	switch (c->pend_cls) {
 	case B_COND:
-		ev.flags |= XEV_F_COND;
+		ev->flags |= XEV_F_COND;
 		if (to != c->pend_fall)
-			ev.flags |= XEV_F_TAKEN;
+			ev->flags |= XEV_F_TAKEN;
 		break;
 	case B_CALL:
-		ev.kind = XEV_CALL;
-		ev.flags |= XEV_F_TAKEN;
+		ev->kind = XEV_CALL;
+		ev->flags |= XEV_F_TAKEN;
 		break;
 	case B_RET:
-		ev.kind = XEV_RETURN;
-		ev.flags |= XEV_F_TAKEN;
+		ev->kind = XEV_RETURN;
+		ev->flags |= XEV_F_TAKEN;
 		break;
 	case B_FAR:
-		ev.flags |= XEV_F_TAKEN | XEV_F_SYSCALL;
+		ev->flags |= XEV_F_TAKEN | XEV_F_SYSCALL;
 		break;
 	default:
-		ev.flags |= XEV_F_TAKEN;
+		ev->flags |= XEV_F_TAKEN;
 		break;
 	}
-	return emit(c, &ev);
+	return emit(c, ev);
+}
+
+static inline int resolve(struct dctx *c, uint64_t to)
+{
+	return c->pending ? resolve_slow(c, to) : 0;
 }
 
 /* Remembers the transfer made by the instruction at `ip` ending a block. */
-static void set_pending(struct dctx *c, uint64_t ip, enum pt_insn_class ic)
+static void set_pending_slow(struct dctx *c, uint64_t ip, enum pt_insn_class ic)
 {
 	enum bclass cls = class_of(ic);
 
-	if (cls == B_OTHER && ic != ptic_error)
-		return;
 	const struct bcache_ent *br = branch_at(c, ip);
 	if (ic == ptic_error)
 		cls = br->cls;
@@ -246,6 +259,13 @@ static void set_pending(struct dctx *c, uint64_t ip, enum pt_insn_class ic)
 	c->pend_ip = ip;
 	c->pend_flags = br->indirect || cls == B_RET ? XEV_F_INDIRECT : 0;
 	c->pend_fall = br->next;
+}
+
+static inline void set_pending(struct dctx *c, uint64_t ip, enum pt_insn_class ic)
+{
+	/* the common case: no transfer, or one the consumer does not want */
+	if (ic != ptic_other && !(c->ignore_ic & (1u << ic)))
+		set_pending_slow(c, ip, ic);
 }
 
 static int on_event(struct dctx *c, const struct pt_event *pev)
@@ -353,13 +373,14 @@ static int blk_step(struct dctx *c, void *dec)
 	if (b.ninsn) {
 		int r = resolve(c, b.ip);
 		if (!r) {
-			struct xev ev = mkev(c, XEV_BLOCK);
-			ev.ip = b.ip;
-			ev.end = b.end_ip;
-			ev.insns = b.ninsn;
+			struct xev *ev = &c->blk_ev;
+			ev->time = c->tmpl.time;
+			ev->ip = b.ip;
+			ev->end = b.end_ip;
+			ev->insns = b.ninsn;
 			c->st->insns += b.ninsn;
 			c->st->blocks++;
-			r = emit(c, &ev);
+			r = emit(c, ev);
 		}
 		if (r) {
 			c->stop = r;
@@ -370,6 +391,8 @@ static int blk_step(struct dctx *c, void *dec)
 	return status;
 }
 
+/* The instruction decoder's hot path: one event per instruction, so the event is
+ * kept filled between calls and only what changes is written. */
 static int insn_step(struct dctx *c, void *dec)
 {
 	struct pt_insn in;
@@ -377,14 +400,14 @@ static int insn_step(struct dctx *c, void *dec)
 	if (in.iclass != ptic_error) {
 		int r = resolve(c, in.ip);
 		if (!r) {
-			struct xev ev = mkev(c, XEV_BLOCK);
-			ev.ip = ev.end = in.ip;
-			ev.insns = 1;
-			ev.bytes = in.raw;
-			ev.nbytes = in.size;
+			struct xev *ev = &c->insn_ev;
+			ev->time = c->tmpl.time;
+			ev->ip = ev->end = in.ip;
+			ev->bytes = in.raw;
+			ev->nbytes = in.size;
 			c->st->insns++;
 			c->st->blocks++;
-			r = emit(c, &ev);
+			r = emit(c, ev);
 		}
 		if (r) {
 			c->stop = r;
@@ -526,6 +549,19 @@ int dpt_decode(const uint8_t *buf, size_t len, struct dpt_image *img,
 	c.tmpl.tid = opt->tid;
 	c.tmpl.cpu = opt->cpu_nr;
 	c.tmpl.cycles = XEV_CYCLES_UNKNOWN;
+	c.insn_ev = c.tmpl;
+	c.insn_ev.kind = XEV_BLOCK;
+	c.insn_ev.insns = 1;
+	if (opt->ignore & (1u << XEV_CALL))
+		c.ignore_ic |= 1u << ptic_call;
+	if (opt->ignore & (1u << XEV_RETURN))
+		c.ignore_ic |= 1u << ptic_return;
+	if (opt->ignore & (1u << XEV_BRANCH))
+		c.ignore_ic |= 1u << ptic_jump | 1u << ptic_cond_jump | 1u << ptic_far_call |
+			       1u << ptic_far_return | 1u << ptic_far_jump;
+	c.blk_ev = c.tmpl;
+	c.blk_ev.kind = XEV_BLOCK;
+	c.br_ev = c.tmpl;
 	c.bcache = calloc(1u << BCACHE_BITS, sizeof(*c.bcache));
 	if (!c.bcache)
 		return -ENOMEM;

@@ -213,7 +213,7 @@ out:
 	return ret;
 }
 
-size_t dpt_image_read(const struct dpt_image *img, uint64_t addr, uint8_t *buf, size_t n)
+static size_t read_one(const struct dpt_image *img, uint64_t addr, uint8_t *buf, size_t n)
 {
 	for (size_t i = img->nsecs; i-- > 0;) {
 		const struct dpt_section *s = &img->secs[i];
@@ -225,6 +225,15 @@ size_t dpt_image_read(const struct dpt_image *img, uint64_t addr, uint8_t *buf, 
 		return k;
 	}
 	return 0;
+}
+
+/* An instruction may straddle two adjacent sections: keep reading across them. */
+size_t dpt_image_read(const struct dpt_image *img, uint64_t addr, uint8_t *buf, size_t n)
+{
+	size_t got = 0, k;
+	while (got < n && (k = read_one(img, addr + got, buf + got, n - got)) > 0)
+		got += k;
+	return got;
 }
 
 size_t dpt_image_nsections(const struct dpt_image *img)

@@ -67,6 +67,8 @@ struct bb_tally;
 
 struct bb_tally *bb_tally_new(void);
 void bb_tally_free(struct bb_tally *t);
+/* What the tally does not look at (a decoder hint, e.g. dpt_options.ignore). */
+#define BB_TALLY_IGNORE ((1u << XEV_CALL) | (1u << XEV_RETURN) | (1u << XEV_SAMPLE) | (1u << XEV_TIME))
 /* xev sink function (ctx = the tally). */
 int bb_tally_event(void *ctx, const struct xev *ev);
 size_t bb_tally_nblocks(const struct bb_tally *t);
@@ -94,7 +96,8 @@ struct bb_view_opts {
 struct bb_insn_view;
 struct bb_insn_view *bb_insn_view_new(const struct bb_view_opts *o);
 int bb_insn_view_event(void *ctx, const struct xev *ev);
-void bb_insn_view_free(struct bb_insn_view *v);
+/* Flushes and frees; returns -1 when writing the output failed. */
+int bb_insn_view_free(struct bb_insn_view *v);
 
 /* --blocks */
 int bb_blocks_report(struct bb_tally *t, const struct bb_view_opts *o);

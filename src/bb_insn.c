@@ -2,8 +2,10 @@
  * symbol+offset, bytes, disassembly, source line) depends only on the code, so it is
  * formatted once per address and cached; per executed instruction only the time and
  * thread are written.  That keeps the view close to the bare decoder's speed. */
+#include <errno.h>
 #include <stdlib.h>
 #include <string.h>
+#include <unistd.h>
 
 #include "bb.h"
 #include "x86_dis.h"
@@ -19,31 +21,89 @@ struct line {
 	char *text;		/* constant part of the line */
 };
 
-struct bb_insn_view {
-	struct bb_view_opts o;
-	struct x86_dis dis;
-	struct line *cache;
-	char buf[1 << 16];	/* output staging, flushed with one fwrite */
-	size_t pos;
+/* A block's lines, formatted once: with neither time nor thread to add (jsonl of a
+ * raw trace) the whole block goes out in one copy. */
+struct bline {
+	uint64_t start, end;
+	int32_t pid;
+	uint32_t n;		/* instructions; 0: empty slot */
+	uint32_t len;		/* bytes of text */
+	uint32_t *off;		/* n + 1 offsets into text */
+	char *text;		/* padded to 16 bytes */
+	bool bad;		/* ran into unreadable or undecodable bytes */
 };
 
+#define BCACHE_BITS 14
+
+struct bb_insn_view {
+	struct bb_view_opts o;
+	struct bline *blocks;
+	struct x86_dis dis;
+	struct line *cache;
+	char buf[(1 << 16) + 64];	/* output staging, flushed with one write; the
+					 * slack lets put_line copy whole 16-byte chunks */
+	size_t pos;
+	bool failed;		/* a write failed (EPIPE, ENOSPC) */
+};
+
+#define BUF_USE (sizeof(((struct bb_insn_view *)0)->buf) - 64)
+
+/* Lines go out through our own buffer straight to the descriptor: going through
+ * stdio would copy every byte twice. */
 static void flush(struct bb_insn_view *v)
 {
-	if (v->pos)
-		fwrite(v->buf, 1, v->pos, v->o.out);
+	const char *p = v->buf;
+	size_t n = v->pos;
+	fflush(v->o.out);
+	while (n) {
+		ssize_t w = write(fileno(v->o.out), p, n);
+		if (w <= 0) {
+			if (w < 0 && errno == EINTR)
+				continue;
+			v->failed = true;
+			break;
+		}
+		p += w;
+		n -= (size_t)w;
+	}
 	v->pos = 0;
 }
 
-static void put(struct bb_insn_view *v, const char *s, size_t n)
+static void put_slow(struct bb_insn_view *v, const char *s, size_t n)
 {
-	if (v->pos + n > sizeof(v->buf)) {
+	flush(v);
+	while (n > BUF_USE) {
+		memcpy(v->buf, s, BUF_USE);
+		v->pos = BUF_USE;
 		flush(v);
-		if (n > sizeof(v->buf)) {
-			fwrite(s, 1, n, v->o.out);
-			return;
-		}
+		s += BUF_USE;
+		n -= BUF_USE;
+	}
+	memcpy(v->buf, s, n);
+	v->pos = n;
+}
+
+static inline void put(struct bb_insn_view *v, const char *s, size_t n)
+{
+	if (__builtin_expect(v->pos + n > BUF_USE, 0)) {
+		put_slow(v, s, n);
+		return;
 	}
 	memcpy(v->buf + v->pos, s, n);
+	v->pos += n;
+}
+
+/* A cached line: its storage is padded to 16 bytes, so it is copied in whole chunks
+ * (the bytes past its end land in the buffer's slack and are overwritten next). */
+static inline void put_line(struct bb_insn_view *v, const char *s, size_t n)
+{
+	if (__builtin_expect(v->pos + n > BUF_USE, 0)) {
+		put_slow(v, s, n);
+		return;
+	}
+	char *d = v->buf + v->pos;
+	for (size_t i = 0; i < n; i += 16)
+		__builtin_memcpy(d + i, s + i, 16);
 	v->pos += n;
 }
 
@@ -90,25 +150,34 @@ struct bb_insn_view *bb_insn_view_new(const struct bb_view_opts *o)
 		return NULL;
 	v->o = *o;
 	v->cache = calloc(1u << CACHE_BITS, sizeof(*v->cache));
-	if (!v->cache || x86_dis_init(&v->dis) < 0 || x86_dis_set_intel(&v->dis, o->intel) < 0) {
+	v->blocks = calloc(1u << BCACHE_BITS, sizeof(*v->blocks));
+	if (!v->cache || !v->blocks || x86_dis_init(&v->dis) < 0 ||
+	    x86_dis_set_intel(&v->dis, o->intel) < 0) {
 		free(v->cache);
+		free(v->blocks);
 		free(v);
 		return NULL;
 	}
 	return v;
 }
 
-void bb_insn_view_free(struct bb_insn_view *v)
+int bb_insn_view_free(struct bb_insn_view *v)
 {
 	if (!v)
-		return;
+		return 0;
 	flush(v);
-	fflush(v->o.out);
+	int ret = v->failed ? -1 : 0;
 	for (size_t i = 0; i < 1u << CACHE_BITS; i++)
 		free(v->cache[i].text);
+	for (size_t i = 0; i < 1u << BCACHE_BITS; i++) {
+		free(v->blocks[i].text);
+		free(v->blocks[i].off);
+	}
+	free(v->blocks);
 	free(v->cache);
 	x86_dis_fini(&v->dis);
 	free(v);
+	return ret;
 }
 
 static void json_escape(char *out, size_t cap, const char *s)
@@ -165,7 +234,7 @@ static int format_line(struct bb_insn_view *v, struct line *l, const struct xev 
 		json_escape(esym, sizeof(esym), sym);
 		json_escape(edis, sizeof(edis), dis);
 		json_escape(esrc, sizeof(esrc), src);
-		len = snprintf(text, sizeof(text), "\"ip\":\"%#lx\",\"sym\":%s%s%s,\"bytes\":\"%s\",\"insn\":\"%s\"%s%s%s}\n",
+		len = snprintf(text, sizeof(text), "{\"ip\":\"%#lx\",\"sym\":%s%s%s,\"bytes\":\"%s\",\"insn\":\"%s\"%s%s%s}\n",
 			       (unsigned long)ip, name ? "\"" : "", name ? esym : "null", name ? "\"" : "",
 			       hex, edis, src[0] ? ",\"srcline\":\"" : "", esrc, src[0] ? "\"" : "");
 	} else {
@@ -175,7 +244,7 @@ static int format_line(struct bb_insn_view *v, struct line *l, const struct xev 
 	if (len < 0 || (size_t)len >= sizeof(text))
 		len = (int)strlen(text);
 	free(l->text);
-	l->text = malloc((size_t)len);
+	l->text = calloc(1, ((size_t)len + 15) & ~(size_t)15);
 	if (!l->text) {
 		l->size = 0;
 		return -1;
@@ -189,17 +258,24 @@ static int format_line(struct bb_insn_view *v, struct line *l, const struct xev 
 	return 0;
 }
 
-static int emit_insn(struct bb_insn_view *v, const struct xev *ev, uint64_t ip,
+static inline __attribute__((always_inline)) int emit_insn(struct bb_insn_view *v, const struct xev *ev, uint64_t ip,
 		     const uint8_t *bytes, size_t n, uint8_t *size_out)
 {
 	struct line *l = &v->cache[(ip ^ ip >> CACHE_BITS) & ((1u << CACHE_BITS) - 1)];
-	if (l->size == 0 || l->ip != ip || l->pid != ev->pid ||
-	    memcmp(l->bytes, bytes, l->size < n ? l->size : n) != 0 || l->size > n) {
-		if (format_line(v, l, ev, ip, bytes, n) < 0)
-			return -1;
-	}
+	bool hit = l->size && l->ip == ip && l->pid == ev->pid && l->size <= n;
+	/* same address, same bytes (JIT code may reuse addresses); instructions are a
+	 * few bytes, a loop beats a memcmp call */
+	for (size_t i = 0; hit && i < l->size; i++)
+		hit = l->bytes[i] == bytes[i];
+	if (!hit && format_line(v, l, ev, ip, bytes, n) < 0)
+		return -1;
 	*size_out = l->size;
 	if (v->o.format == BB_JSONL) {
+		/* the cached line starts with '{': time and tid go in after it */
+		if (!ev->time && ev->tid < 0) {
+			put_line(v, l->text, l->len);
+			return 0;
+		}
 		put(v, "{", 1);
 		if (ev->time) {
 			put(v, "\"time\":", 7);
@@ -211,6 +287,8 @@ static int emit_insn(struct bb_insn_view *v, const struct xev *ev, uint64_t ip,
 			put_i32(v, ev->tid);
 			put(v, ",", 1);
 		}
+		put(v, l->text + 1, l->len - 1u);
+		return 0;
 	} else {
 		if (ev->time)
 			put_time(v, ev->time);
@@ -220,7 +298,7 @@ static int emit_insn(struct bb_insn_view *v, const struct xev *ev, uint64_t ip,
 		put_i32(v, ev->tid);
 		put(v, " ", 1);
 	}
-	put(v, l->text, l->len);
+	put_line(v, l->text, l->len);
 	return 0;
 }
 
@@ -249,11 +327,11 @@ static void marker(struct bb_insn_view *v, const struct xev *ev, const char *wha
 				     reason, (unsigned long)ev->offset, (unsigned long)ev->lost);
 			break;
 		case XEV_INTERRUPT:
-			n = snprintf(line, sizeof(line), "\"event\":\"interrupt\",\"from\":\"%#lx\",\"to\":\"%#lx\"}\n",
+			n = snprintf(line, sizeof(line), "\"event\":\"interrupt\",\"from\":\"0x%lx\",\"to\":\"0x%lx\"}\n",
 				     (unsigned long)ev->ip, (unsigned long)ev->addr);
 			break;
 		default:
-			n = snprintf(line, sizeof(line), "\"event\":\"%s\",\"addr\":\"%#lx\"}\n", what,
+			n = snprintf(line, sizeof(line), "\"event\":\"%s\",\"addr\":\"0x%lx\"}\n", what,
 				     (unsigned long)(ev->kind == XEV_ENABLE ? ev->ip : ev->addr));
 			break;
 		}
@@ -287,6 +365,127 @@ static void marker(struct bb_insn_view *v, const struct xev *ev, const char *wha
 		put(v, line, (size_t)n < sizeof(line) ? (size_t)n : sizeof(line) - 1);
 }
 
+/* The line of the instruction at ip through the per-address cache; NULL when there
+ * are no bytes or no memory. */
+static const struct line *line_at(struct bb_insn_view *v, const struct xev *ev, uint64_t ip)
+{
+	uint8_t buf[X86_MAX_INSN];
+	size_t n = v->o.env && v->o.env->read ?
+		v->o.env->read(v->o.env->ctx, ev->pid, ev->time, ip, buf, sizeof(buf)) : 0;
+	if (n == 0)
+		return NULL;
+	struct line *l = &v->cache[(ip ^ ip >> CACHE_BITS) & ((1u << CACHE_BITS) - 1)];
+	bool hit = l->size && l->ip == ip && l->pid == ev->pid && l->size <= n;
+	for (size_t i = 0; hit && i < l->size; i++)
+		hit = l->bytes[i] == buf[i];
+	if (!hit && format_line(v, l, ev, ip, buf, n) < 0)
+		return NULL;
+	return l;
+}
+
+static int build_block(struct bb_insn_view *v, struct bline *b, const struct xev *ev)
+{
+	size_t cap = 0, len = 0;
+	char *text = NULL;
+	uint32_t *off = malloc((ev->insns + 1) * sizeof(*off));
+	uint32_t n = 0;
+	bool bad = false;
+
+	if (!off)
+		return -1;
+	for (uint64_t ip = ev->ip; n < ev->insns && ip <= ev->end;) {
+		const struct line *l = line_at(v, ev, ip);
+		if (!l) {
+			bad = true;
+			break;
+		}
+		if (len + l->len + 16 > cap) {
+			cap = 2 * (len + l->len + 16);
+			char *t = realloc(text, cap);
+			if (!t) {
+				free(text);
+				free(off);
+				return -1;
+			}
+			text = t;
+		}
+		off[n++] = (uint32_t)len;
+		memcpy(text + len, l->text, l->len);
+		len += l->len;
+		ip += l->size;
+	}
+	if (!text && !(text = malloc(16))) {
+		free(off);
+		return -1;
+	}
+	memset(text + len, 0, 16 - (len & 15));	/* put_line reads whole chunks */
+	off[n] = (uint32_t)len;
+	free(b->text);
+	free(b->off);
+	*b = (struct bline){ ev->ip, ev->end, ev->pid, n, (uint32_t)len, off, text, bad };
+	if (!n) {
+		b->n = 0;	/* nothing cacheable: the slot stays empty */
+		free(b->text);
+		free(b->off);
+		b->text = NULL;
+		b->off = NULL;
+	}
+	return 0;
+}
+
+/* A run of several instructions (block decoders): its lines come from the block
+ * cache, built from the code bytes the first time the block is seen. */
+static int emit_block(struct bb_insn_view *v, const struct xev *ev)
+{
+	uint64_t h = ev->ip * 0x9e3779b97f4a7c15ULL ^ ev->end;
+	struct bline *b = &v->blocks[(h >> 40) & ((1u << BCACHE_BITS) - 1)];
+	if (!(b->n && b->start == ev->ip && b->end == ev->end && b->pid == ev->pid)) {
+		if (build_block(v, b, ev) < 0)
+			return -1;
+	}
+	if (b->n) {
+		if (v->o.format == BB_JSONL && !ev->time && ev->tid < 0) {
+			put_line(v, b->text, b->len);
+		} else {
+			for (uint32_t i = 0; i < b->n; i++) {
+				const char *t = b->text + b->off[i];
+				size_t tl = b->off[i + 1] - b->off[i];
+				if (v->o.format == BB_JSONL) {
+					put(v, "{", 1);
+					if (ev->time) {
+						put(v, "\"time\":", 7);
+						put_u64(v, ev->time);
+						put(v, ",", 1);
+					}
+					if (ev->tid >= 0) {
+						put(v, "\"tid\":", 6);
+						put_i32(v, ev->tid);
+						put(v, ",", 1);
+					}
+					put(v, t + 1, tl - 1);
+				} else {
+					if (ev->time)
+						put_time(v, ev->time);
+					else
+						put(v, "-", 1);
+					put(v, " ", 1);
+					put_i32(v, ev->tid);
+					put(v, " ", 1);
+					put(v, t, tl);
+				}
+			}
+		}
+	}
+	if (!b->n || b->bad) {
+		struct xev gap = *ev;
+		gap.kind = XEV_GAP;
+		gap.reason = "no code bytes for this address";
+		gap.lost = 0;
+		marker(v, &gap, "gap");
+	}
+	return 0;
+}
+
 int bb_insn_view_event(void *ctx, const struct xev *ev)
 {
 	struct bb_insn_view *v = ctx;
@@ -296,24 +495,7 @@ int bb_insn_view_event(void *ctx, const struct xev *ev)
 	case XEV_BLOCK:
 		if (ev->bytes && ev->insns == 1)
 			return emit_insn(v, ev, ev->ip, ev->bytes, ev->nbytes, &size);
-		/* a run of several instructions: walk it through the code bytes */
-		for (uint64_t ip = ev->ip, k = 0; k < ev->insns && ip <= ev->end; k++) {
-			uint8_t buf[X86_MAX_INSN];
-			size_t n = v->o.env && v->o.env->read ?
-				v->o.env->read(v->o.env->ctx, ev->pid, ev->time, ip, buf, sizeof(buf)) : 0;
-			if (n == 0) {
-				struct xev gap = *ev;
-				gap.kind = XEV_GAP;
-				gap.reason = "no code bytes for this address";
-				gap.lost = 0;
-				marker(v, &gap, "gap");
-				return 0;
-			}
-			if (emit_insn(v, ev, ip, buf, n, &size) < 0)
-				return -1;
-			ip += size;
-		}
-		return 0;
+		return emit_block(v, ev);
 	case XEV_GAP:
 		marker(v, ev, "gap");
 		return 0;

@@ -244,7 +244,10 @@ int bb_pt_raw_main(int argc, char **argv)
 	if (view == V_INSN) {
 		iv = bb_insn_view_new(&vo);
 		view_sink = (struct xev_sink){ bb_insn_view_event, iv };
-		opt.mode = DPT_INSNS;
+		/* blocks expanded by the view from its cache beat libipt's instruction
+		 * decoder (same stream, checked against perf script) */
+		opt.mode = DPT_BLOCKS;
+		opt.ignore = (1u << XEV_BRANCH) | (1u << XEV_CALL) | (1u << XEV_RETURN);
 	} else if (view == V_CALLGRIND) {
 		cg = bb_cg_new(&env);
 		view_sink = (struct xev_sink){ bb_cg_event, cg };
@@ -252,6 +255,7 @@ int bb_pt_raw_main(int argc, char **argv)
 	} else {
 		tally = bb_tally_new();
 		view_sink = (struct xev_sink){ bb_tally_event, tally };
+		opt.ignore = BB_TALLY_IGNORE;
 		opt.mode = DPT_BLOCKS;
 	}
 	if (!iv && !tally && !cg) {
@@ -265,11 +269,14 @@ int bb_pt_raw_main(int argc, char **argv)
 	filt.t1 = t1;
 	filt.sym = sym;
 	struct xev_sink sink = { bb_filter_event, &filt };
+	if (tid < 0 && !t0 && t1 == UINT64_MAX && !sym)
+		sink = view_sink;	/* nothing to filter: one call less per event */
 	struct dpt_stats st;
 	opt.strict = !resync;
 	r = dpt_decode(buf, len, img, &opt, &sink, &st);
-	if (iv)
-		bb_insn_view_free(iv);
+	int wfail = iv ? bb_insn_view_free(iv) : 0;
+	if (wfail)
+		xp_err("decode", NULL, "writing the output failed: %s", strerror(errno));
 	if (r == 0 || r == -1) {
 		int rep = 0;
 		if (view == V_BLOCKS)
@@ -288,7 +295,7 @@ int bb_pt_raw_main(int argc, char **argv)
 		else if (st.gaps)
 			xp_warn("%s: %lu gaps, %lu trace bytes skipped", pt_file, (unsigned long)st.gaps,
 				(unsigned long)st.lost_bytes);
-		ret = r == 0 && rep == 0 ? XP_EXIT_OK : XP_EXIT_RUNTIME;
+		ret = r == 0 && rep == 0 && !wfail ? XP_EXIT_OK : XP_EXIT_RUNTIME;
 	} else {
 		xp_err(pt_file, NULL, "decode failed (%d)", r);
 	}

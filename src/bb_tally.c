@@ -9,6 +9,8 @@ struct bb_tally {
 	struct bb_block *tab;
 	size_t cap, n;		/* cap is a power of two */
 	struct bb_block *last;	/* block whose terminating branch is pending */
+	size_t prev;		/* slot of the previous block + 1 (0: none) */
+	uint32_t *succ;		/* per slot: slot + 1 of the block that followed it last */
 	struct bb_block **sorted;
 	uint64_t insns, gaps;
 	bool cycles;
@@ -27,7 +29,10 @@ struct bb_tally *bb_tally_new(void)
 		return NULL;
 	t->cap = 1024;
 	t->tab = calloc(t->cap, sizeof(*t->tab));
-	if (!t->tab) {
+	t->succ = calloc(t->cap, sizeof(*t->succ));
+	if (!t->tab || !t->succ) {
+		free(t->tab);
+		free(t->succ);
 		free(t);
 		return NULL;
 	}
@@ -39,6 +44,7 @@ void bb_tally_free(struct bb_tally *t)
 	if (!t)
 		return;
 	free(t->tab);
+	free(t->succ);
 	free(t->sorted);
 	free(t);
 }
@@ -48,8 +54,12 @@ static int grow(struct bb_tally *t)
 {
 	size_t cap = t->cap * 2;
 	struct bb_block *tab = calloc(cap, sizeof(*tab));
-	if (!tab)
+	uint32_t *succ = calloc(cap, sizeof(*succ));	/* slots move: forget successors */
+	if (!tab || !succ) {
+		free(tab);
+		free(succ);
 		return -1;
+	}
 	for (size_t i = 0; i < t->cap; i++) {
 		struct bb_block *b = &t->tab[i];
 		if (!b->count)
@@ -60,20 +70,33 @@ static int grow(struct bb_tally *t)
 		tab[s] = *b;
 	}
 	free(t->tab);
+	free(t->succ);
 	t->tab = tab;
+	t->succ = succ;
 	t->cap = cap;
+	t->prev = 0;
+	t->last = NULL;
 	return 0;
 }
 
 static struct bb_block *lookup(struct bb_tally *t, const struct xev *ev)
 {
+	/* control flow repeats: the block that followed the previous one last time is
+	 * the likely one now, found without hashing */
+	if (t->prev) {
+		uint32_t n = t->succ[t->prev - 1];
+		if (n && t->tab[n - 1].start == ev->ip && t->tab[n - 1].end == ev->end) {
+			t->prev = n;
+			return &t->tab[n - 1];
+		}
+	}
 	size_t s = slot(ev->ip, ev->end, t->cap);
 	for (;;) {
 		struct bb_block *b = &t->tab[s];
 		if (!b->count)
 			break;
 		if (b->start == ev->ip && b->end == ev->end)
-			return b;
+			goto found;
 		s = (s + 1) & (t->cap - 1);
 	}
 	if ((t->n + 1) * 10 > t->cap * 7) {
@@ -89,7 +112,11 @@ static struct bb_block *lookup(struct bb_tally *t, const struct xev *ev)
 	b->pid = ev->pid;
 	b->time = ev->time;
 	t->n++;
-	return b;
+found:
+	if (t->prev)
+		t->succ[t->prev - 1] = (uint32_t)s + 1;
+	t->prev = s + 1;
+	return &t->tab[s];
 }
 
 int bb_tally_event(void *ctx, const struct xev *ev)
@@ -129,6 +156,7 @@ int bb_tally_event(void *ctx, const struct xev *ev)
 	case XEV_GAP:
 		t->gaps++;
 		t->last = NULL;
+		t->prev = 0;
 		break;
 	case XEV_SAMPLE:
 		break;

@@ -158,14 +158,13 @@ static void test_insn_stream(void **state)
 	snprintf(args, sizeof(args), "--pt %s --raw %s:%#x --insn --format jsonl", ptf, codef, BASE);
 	char *out = run(args, &rc, err, sizeof(err));
 	assert_int_equal(rc, 0);
-	/* enabled marker, 2004 instructions; no disabled marker: libipt's instruction
-	 * decoder ends at the final TIP.PGD */
+	/* enabled marker, 2004 instructions, disabled marker */
 	int lines = 0, loop_dec = 0;
 	for (char *p = out; (p = strchr(p, '\n')); p++)
 		lines++;
 	for (char *p = out; (p = strstr(p, "\"ip\":\"0x401005\"")); p++)
 		loop_dec++;
-	assert_int_equal(lines, 1 + 2004);
+	assert_int_equal(lines, 1 + 2004 + 1);
 	assert_int_equal(loop_dec, 1000);
 	const char *head = "{\"event\":\"enabled\",\"addr\":\"0x401000\"}\n"
 		"{\"ip\":\"0x401000\",\"sym\":null,\"bytes\":\"b9 e8 03 00 00\",\"insn\":\"movl $0x3e8, %ecx\"}\n"
@@ -175,7 +174,8 @@ static void test_insn_stream(void **state)
 	const char *tail = "{\"ip\":\"0x401007\",\"sym\":null,\"bytes\":\"75 fc\",\"insn\":\"jne 0x401005\"}\n"
 		"{\"ip\":\"0x401009\",\"sym\":null,\"bytes\":\"e8 02 00 00 00\",\"insn\":\"callq 0x401010\"}\n"
 		"{\"ip\":\"0x401010\",\"sym\":null,\"bytes\":\"c3\",\"insn\":\"retq\"}\n"
-		"{\"ip\":\"0x40100e\",\"sym\":null,\"bytes\":\"c3\",\"insn\":\"retq\"}\n";
+		"{\"ip\":\"0x40100e\",\"sym\":null,\"bytes\":\"c3\",\"insn\":\"retq\"}\n"
+		"{\"event\":\"disabled\",\"addr\":\"0x0\"}\n";
 	assert_true(strlen(out) > strlen(tail));
 	assert_string_equal(out + strlen(out) - strlen(tail), tail);
 	free(out);
