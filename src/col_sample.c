@@ -424,8 +424,15 @@ static int run(struct rec *r)
 	while (e == 0 && !rec_should_stop(r)) {
 		/* The timeout bounds how late we notice --duration or a reaped child; data
 		 * wakes us at the ring's watermark. */
+		int hup = 0;
 		rec_wait(pfd, (unsigned long)c.nrings, 100);
 		e = drain(&c, r);
+		for (int i = 0; i < c.nrings; i++)
+			hup += (pfd[i].revents & POLLHUP) != 0;
+		/* -p: every thread of the target exited (it may linger as a zombie, which
+		 * kill(pid, 0) would not tell). */
+		if (o->pid && hup == c.nrings)
+			r->target_done = 1;
 	}
 	/* Stop counting, then take what is left in the rings. */
 	for (int i = 0; i < c.nfds; i++)

@@ -130,14 +130,15 @@ static int psb_plus(struct ptw *w, uint64_t ip, uint64_t tsc)
 	return simple(w, ppt_psbend);
 }
 
-/* Before an event at ip while tracing is on: PSB+ when due, TSC when time moved on. */
-static int before(struct ptw *w, uint64_t ip, uint64_t tsc)
+/* Before an event at ip while tracing is on: PSB+ when due, TSC when time moved on
+ * (always, with `force_tsc`). */
+static int before(struct ptw *w, uint64_t ip, uint64_t tsc, int force_tsc)
 {
 	int err;
 
 	if (w->total - w->psb_at >= w->o.psb_period)
 		return psb_plus(w, ip, tsc);
-	if (!w->o.no_tsc && tsc - w->last_tsc >= w->o.tsc_period) {
+	if (!w->o.no_tsc && (force_tsc || tsc - w->last_tsc >= w->o.tsc_period)) {
 		if ((err = tnt_out(w)) < 0)
 			return err;
 		return tsc_out(w, tsc);
@@ -196,7 +197,7 @@ int ptw_disable(struct ptw *w, uint64_t ip, uint64_t to, uint64_t tsc)
 {
 	int err;
 
-	if ((err = before(w, ip, tsc)) < 0 || (err = tnt_out(w)) < 0)
+	if ((err = before(w, ip, tsc, 0)) < 0 || (err = tnt_out(w)) < 0)
 		return err;
 	w->enabled = 0;
 	return ip_packet(w, ppt_tip_pgd, to, to == 0);
@@ -206,7 +207,7 @@ int ptw_tnt(struct ptw *w, uint64_t ip, int taken, uint64_t tsc)
 {
 	int err;
 
-	if ((err = before(w, ip, tsc)) < 0)
+	if ((err = before(w, ip, tsc, 0)) < 0)
 		return err;
 	w->tnt = (w->tnt << 1) | (taken ? 1 : 0);
 	w->ntnt++;
@@ -220,7 +221,7 @@ int ptw_tip(struct ptw *w, uint64_t ip, uint64_t to, uint64_t tsc)
 {
 	int err;
 
-	if ((err = before(w, ip, tsc)) < 0 || (err = tnt_out(w)) < 0)
+	if ((err = before(w, ip, tsc, 0)) < 0 || (err = tnt_out(w)) < 0)
 		return err;
 	return ip_packet(w, ppt_tip, to, 0);
 }
@@ -229,8 +230,8 @@ int ptw_async(struct ptw *w, uint64_t from, uint64_t to, uint64_t tsc)
 {
 	int err;
 
-	if ((err = before(w, from, tsc)) < 0 || (err = tnt_out(w)) < 0 ||
-	    (err = tsc_out(w, tsc)) < 0 || (err = ip_packet(w, ppt_fup, from, 0)) < 0)
+	if ((err = before(w, from, tsc, 1)) < 0 || (err = tnt_out(w)) < 0 ||
+	    (err = ip_packet(w, ppt_fup, from, 0)) < 0)
 		return err;
 	return ip_packet(w, ppt_tip, to, 0);
 }

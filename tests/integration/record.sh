@@ -99,3 +99,11 @@ check_exit "unknown mode is an error" 1 "$XPTRACE" record --mode nope -- true
 check_exit "missing command is an error" 1 "$XPTRACE" record -o rec6 -- "$TMP/does-not-exist"
 check_match "missing command message" "run the command: .*does-not-exist: No such file" "$(cat "$TMP/.err")"
 check "a command that never ran leaves no directory" test ! -e rec6
+
+# The ASan+UBSan build records a forking, threaded workload cleanly (leaks included).
+if [ -x "$XPTRACE_ASAN" ]; then
+	"$XPTRACE_ASAN" record -q -o asan -g -- "$PROGS/tree" 100 "$PROGS/hot" 100 >/dev/null 2>"$TMP/asan.err"
+	check_eq "ASan build: exit 0" 0 $?
+	check_eq "ASan build: no sanitizer report" "" "$(grep -E 'Sanitizer|runtime error' "$TMP/asan.err")"
+	perf_clean "ASan build" asan/perf.data
+fi
