@@ -1,0 +1,113 @@
+/* THE call tree: one structure fed by sampled stacks and by exact call/return events.
+ *
+ * A node is a call path from the root (a distinct sequence of functions).  Functions
+ * are small dense integer keys chosen by the caller (sym_fn ids); ct never interprets
+ * them.  Every node carries Calls and, per metric (samples, period, instructions,
+ * cycles, ... fixed at ct_new), Base (cost while the node was the leaf / top of stack)
+ * and Cum (Base plus every descendant's Base).  After ct_finish each node also has:
+ *   Lvl  depth (children of the root are level 1),
+ *   RL   recursion level: how many times the node's function occurs on the path from
+ *        the root down to and including the node (1 = not recursive).
+ *
+ * Sampled input (ct_add_stack): one stack per sample, root first.  Calls of every node
+ * on the path += 1 (samples through the node), Base of the leaf += weights.
+ *
+ * Exact input (ct_cursor): per thread, ct_call / ct_return / ct_cost follow the
+ * program.  Calls = times the path was entered.  Handled without corrupting the tree:
+ *   - tail calls (CT_TAIL): the callee is shown under the function that jumped to it;
+ *     returning from it also leaves that function;
+ *   - returns that skip frames (longjmp, exceptions): a return whose target function is
+ *     deeper on the stack pops every frame above it;
+ *   - traces that start mid-stack: the first function seen hangs off the root; when it
+ *     returns into a function not on the stack, the subtree seen so far is moved under
+ *     that caller (and merged with what is there);
+ *   - gaps (ct_gap): the stack is unknown afterwards and restarts at the root.
+ * Exact trees take sampled costs too (ct_add_stack with CT_NO_CALLS): merged
+ * event/sample trees with exact Calls and sampled Base/Cum.
+ *
+ * Per thread and merged: build one tree per thread and ct_merge them into another. */
+#ifndef CT_H
+#define CT_H
+
+#include <stdbool.h>
+#include <stdint.h>
+
+#define CT_ROOT 0u		/* node index of the root */
+#define CT_NONE UINT32_MAX
+#define CT_FN_ROOT UINT32_MAX	/* fn key of the root */
+#define CT_FN_UNKNOWN (UINT32_MAX - 1)	/* "don't know" for ct_return's target */
+#define CT_MAX_METRICS 8
+
+struct ct_node {
+	uint32_t fn;
+	uint32_t parent;
+	uint32_t first_child, next_sibling;
+	uint32_t lvl, rl;	/* valid after ct_finish */
+	uint64_t calls;
+};
+
+struct ct_tree;
+
+struct ct_tree *ct_new(unsigned nmetrics);
+void ct_free(struct ct_tree *t);
+unsigned ct_nmetrics(const struct ct_tree *t);
+
+/* The child of `parent` for function fn, created when missing; CT_NONE on ENOMEM. */
+uint32_t ct_child(struct ct_tree *t, uint32_t parent, uint32_t fn);
+
+enum { CT_NO_CALLS = 1u << 0 };
+/* One sampled stack, root first (fns[0] is the outermost caller, fns[n-1] the leaf).
+ * `w` has nmetrics weights.  Returns the leaf node, or CT_NONE on ENOMEM. */
+uint32_t ct_add_stack(struct ct_tree *t, const uint32_t *fns, uint32_t n, const uint64_t *w,
+		      unsigned flags);
+/* Adds weights to a node's Base directly. */
+void ct_add_base(struct ct_tree *t, uint32_t node, const uint64_t *w);
+
+/* Exact events. */
+struct ct_cursor;
+struct ct_cursor *ct_cursor_new(struct ct_tree *t);
+void ct_cursor_free(struct ct_cursor *c);
+enum { CT_TAIL = 1u << 0 };
+int ct_call(struct ct_cursor *c, uint32_t callee, unsigned flags);
+/* A return whose target lies in function `to` (CT_FN_UNKNOWN: plain pop). */
+int ct_return(struct ct_cursor *c, uint32_t to);
+/* Cost spent in function `fn` (the function of the current ip): added to the top of
+ * the stack.  An empty stack starts at fn (mid-stack start); a different fn than the
+ * top means control reached it without a call we saw: it is entered as a tail call. */
+int ct_cost(struct ct_cursor *c, uint32_t fn, const uint64_t *w);
+void ct_gap(struct ct_cursor *c);
+uint32_t ct_cursor_depth(const struct ct_cursor *c);
+uint32_t ct_cursor_node(const struct ct_cursor *c);	/* CT_ROOT when empty */
+
+/* Computes Lvl, RL, Cum.  Call again after more input or a merge. */
+int ct_finish(struct ct_tree *t);
+/* Adds every path of src into dst (Calls, Base).  Run ct_finish(dst) afterwards. */
+int ct_merge(struct ct_tree *dst, const struct ct_tree *src);
+
+uint32_t ct_nnodes(const struct ct_tree *t);
+const struct ct_node *ct_node(const struct ct_tree *t, uint32_t i);
+uint64_t ct_base(const struct ct_tree *t, uint32_t node, unsigned metric);
+uint64_t ct_cum(const struct ct_tree *t, uint32_t node, unsigned metric);
+/* Total cost of the tree (the root's Cum). */
+uint64_t ct_total(const struct ct_tree *t, unsigned metric);
+
+/* Depth-first walk from the root (root itself not visited).  Children are visited by
+ * decreasing Cum of `metric`, ties by Calls, then first appearance.  The visitor returns
+ * 0 to go on, CT_SKIP to skip the node's children, anything else to stop (returned). */
+#define CT_SKIP 1
+typedef int (*ct_visit_fn)(void *ctx, const struct ct_tree *t, uint32_t node);
+int ct_walk(const struct ct_tree *t, unsigned metric, ct_visit_fn fn, void *ctx);
+
+/* Per-function totals: Base summed over the function's nodes, Cum summed over its
+ * outermost nodes only (RL == 1: recursion counted once), Calls likewise over RL==1
+ * nodes.  `out` is indexed by fn key, sized ct_max_fn()+1; needs ct_finish. */
+struct ct_fn_total {
+	uint64_t calls;
+	uint64_t base[CT_MAX_METRICS];
+	uint64_t cum[CT_MAX_METRICS];
+	bool seen;
+};
+uint32_t ct_max_fn(const struct ct_tree *t);
+int ct_fn_totals(const struct ct_tree *t, struct ct_fn_total *out, uint32_t nout);
+
+#endif

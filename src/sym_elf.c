@@ -1,0 +1,628 @@
+/* ELF symbol tables, module lookup (snapshot store, ~/.debug, recorded path with a
+ * build-id check), function interning and file:line through libdw. */
+#include <elfutils/libdw.h>
+#include <fcntl.h>
+#include <gelf.h>
+#include <libelf.h>
+#include <limits.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <sys/stat.h>
+#include <unistd.h>
+
+#include "sym.h"
+#include "xp_err.h"
+
+struct esym {
+	uint64_t start, end;
+	uint32_t name;		/* offset in the dso's string pool */
+	uint32_t fn;		/* interned id, UINT32_MAX until first use */
+	uint8_t bind;
+};
+
+struct seg {
+	uint64_t off, vaddr, filesz;
+};
+
+struct sdso {
+	bool loaded, usable;
+	char *file;		/* the file symbols come from */
+	int fd;
+	Elf *elf;
+	int dbg_fd;
+	Elf *dbg_elf;		/* separate debug file (/usr/lib/debug/.build-id/…) */
+	Dwarf *dw;
+	bool dw_tried;
+	struct esym *syms;
+	uint32_t nsyms;
+	char *pool;
+	size_t pool_len;
+	struct seg *segs;
+	uint32_t nsegs;
+	bool is_rel;		/* ET_REL (kernel modules): offsets are addresses */
+	struct { uint64_t vaddr; const char *file; int line; bool ok; } last_line;
+};
+
+struct ukey {
+	uint64_t key;
+	uint32_t id;
+};
+
+struct sym_ctx {
+	char *trace_dir;
+	char *debug_dir;
+	struct sym_fn *fns;
+	uint32_t nfns, capfns;
+	struct ukey *unk;	/* (dso, addr) -> id for unresolved addresses */
+	size_t unk_cap, unk_n;
+	struct sdso **dsos;	/* all loaded, for cleanup */
+	uint32_t ndsos, capdsos;
+	char **strs;		/* owned strings (names, files) */
+	size_t nstrs, capstrs;
+};
+
+static const char *own(struct sym_ctx *c, char *s)
+{
+	if (!s)
+		return NULL;
+	if (c->nstrs == c->capstrs) {
+		size_t nc = c->capstrs ? c->capstrs * 2 : 256;
+		char **ns = realloc(c->strs, nc * sizeof(*ns));
+		if (!ns) {
+			free(s);
+			return "?";
+		}
+		c->strs = ns;
+		c->capstrs = nc;
+	}
+	c->strs[c->nstrs++] = s;
+	return s;
+}
+
+static uint32_t new_fn(struct sym_ctx *c, const char *name, const char *module, struct sb_dso *dso,
+		       uint64_t start, uint64_t size, bool resolved);
+
+struct sym_ctx *sym_new(const char *trace_dir, const char *debug_dir)
+{
+	struct sym_ctx *c = calloc(1, sizeof(*c));
+	const char *home = getenv("HOME");
+	char buf[PATH_MAX];
+
+	if (!c)
+		return NULL;
+	elf_version(EV_CURRENT);
+	c->trace_dir = trace_dir ? strdup(trace_dir) : NULL;
+	if (debug_dir)
+		c->debug_dir = strdup(debug_dir);
+	else if (home) {
+		snprintf(buf, sizeof(buf), "%s/.debug", home);
+		c->debug_dir = strdup(buf);
+	}
+	/* id 0 is "[unknown]": the unresolved-address table uses 0 as its empty mark */
+	new_fn(c, "[unknown]", "", NULL, 0, 0, false);
+	return c;
+}
+
+static void sdso_free(struct sdso *d)
+{
+	if (d->dw)
+		dwarf_end(d->dw);
+	if (d->elf)
+		elf_end(d->elf);
+	if (d->fd >= 0)
+		close(d->fd);
+	if (d->dbg_elf)
+		elf_end(d->dbg_elf);
+	if (d->dbg_fd >= 0)
+		close(d->dbg_fd);
+	free(d->syms);
+	free(d->pool);
+	free(d->segs);
+	free(d->file);
+	free(d);
+}
+
+void sym_free(struct sym_ctx *c)
+{
+	if (!c)
+		return;
+	for (uint32_t i = 0; i < c->ndsos; i++)
+		sdso_free(c->dsos[i]);
+	free(c->dsos);
+	for (size_t i = 0; i < c->nstrs; i++)
+		free(c->strs[i]);
+	free(c->strs);
+	free(c->fns);
+	free(c->unk);
+	free(c->trace_dir);
+	free(c->debug_dir);
+	free(c);
+}
+
+void sym_bid_hex(const uint8_t *bid, int n, char *hex)
+{
+	for (int i = 0; i < n; i++)
+		sprintf(hex + 2 * i, "%02x", bid[i]);
+	hex[2 * n] = 0;
+}
+
+static int elf_build_id(Elf *e, uint8_t bid[20])
+{
+	Elf_Scn *scn = NULL;
+
+	while ((scn = elf_nextscn(e, scn))) {
+		GElf_Shdr sh;
+		if (!gelf_getshdr(scn, &sh) || sh.sh_type != SHT_NOTE)
+			continue;
+		Elf_Data *data = elf_getdata(scn, NULL);
+		size_t off = 0, noff, doff;
+		GElf_Nhdr nh;
+		while (data && (off = gelf_getnote(data, off, &nh, &noff, &doff)) > 0) {
+			if (nh.n_type == NT_GNU_BUILD_ID && nh.n_namesz == 4 &&
+			    memcmp((char *)data->d_buf + noff, "GNU", 4) == 0 && nh.n_descsz) {
+				int n = nh.n_descsz > 20 ? 20 : (int)nh.n_descsz;
+				memcpy(bid, (char *)data->d_buf + doff, (size_t)n);
+				return n;
+			}
+		}
+	}
+	return 0;
+}
+
+int sym_file_build_id(const char *path, uint8_t bid[20])
+{
+	int fd = open(path, O_RDONLY | O_CLOEXEC), n = 0;
+
+	if (fd < 0)
+		return 0;
+	elf_version(EV_CURRENT);
+	Elf *e = elf_begin(fd, ELF_C_READ_MMAP, NULL);
+	if (e && elf_kind(e) == ELF_K_ELF)
+		n = elf_build_id(e, bid);
+	if (e)
+		elf_end(e);
+	close(fd);
+	return n;
+}
+
+/* DIR/.build-id/ab/cdef…: a file, or perf's directory holding `elf`. */
+static char *in_store(const char *dir, const struct sb_dso *d)
+{
+	char hex[41], p[PATH_MAX];
+	struct stat st;
+
+	if (!dir || !d->bid_size)
+		return NULL;
+	sym_bid_hex(d->build_id, d->bid_size, hex);
+	snprintf(p, sizeof(p), "%s/.build-id/%.2s/%s", dir, hex, hex + 2);
+	if (stat(p, &st) < 0)
+		return NULL;
+	if (S_ISDIR(st.st_mode)) {
+		size_t l = strlen(p);
+		snprintf(p + l, sizeof(p) - l, "/elf");
+		if (stat(p, &st) < 0 || !S_ISREG(st.st_mode))
+			return NULL;
+	}
+	return strdup(p);
+}
+
+static int cmp_sym(const void *a, const void *b)
+{
+	const struct esym *x = a, *y = b;
+
+	if (x->start != y->start)
+		return x->start < y->start ? -1 : 1;
+	return 0;
+}
+
+/* perf's choose_best_symbol, simplified: global over weak over local, then fewer
+ * leading underscores, then the shorter name. */
+static bool better(const struct sdso *d, const struct esym *a, const struct esym *b)
+{
+	static const int rank[] = { [STB_LOCAL] = 0, [STB_GLOBAL] = 2, [STB_WEAK] = 1 };
+	int ra = a->bind <= STB_WEAK ? rank[a->bind] : 0, rb = b->bind <= STB_WEAK ? rank[b->bind] : 0;
+	const char *na = d->pool + a->name, *nb = d->pool + b->name;
+
+	if (ra != rb)
+		return ra > rb;
+	size_t ua = strspn(na, "_"), ub = strspn(nb, "_");
+	if (ua != ub)
+		return ua < ub;
+	return strlen(na) < strlen(nb);
+}
+
+static int load_symtab(struct sdso *d, Elf *e, Elf_Scn *scn, GElf_Shdr *sh)
+{
+	Elf_Data *data = elf_getdata(scn, NULL);
+
+	if (!data || !sh->sh_entsize)
+		return 0;
+	size_t n = sh->sh_size / sh->sh_entsize;
+	struct esym *v = calloc(n ? n : 1, sizeof(*v));
+	if (!v)
+		return -1;
+	size_t k = 0;
+	for (size_t i = 0; i < n; i++) {
+		GElf_Sym s;
+		if (!gelf_getsym(data, (int)i, &s))
+			continue;
+		int t = GELF_ST_TYPE(s.st_info);
+		if ((t != STT_FUNC && t != STT_GNU_IFUNC) || s.st_shndx == SHN_UNDEF || !s.st_value)
+			continue;
+		const char *nm = elf_strptr(e, sh->sh_link, s.st_name);
+		if (!nm || !*nm)
+			continue;
+		size_t l = strlen(nm) + 1;
+		char *np = realloc(d->pool, d->pool_len + l);
+		if (!np) {
+			free(v);
+			return -1;
+		}
+		d->pool = np;
+		memcpy(d->pool + d->pool_len, nm, l);
+		v[k].start = s.st_value;
+		v[k].end = s.st_value + s.st_size;
+		v[k].name = (uint32_t)d->pool_len;
+		v[k].fn = UINT32_MAX;
+		v[k].bind = (uint8_t)GELF_ST_BIND(s.st_info);
+		d->pool_len += l;
+		k++;
+	}
+	qsort(v, k, sizeof(*v), cmp_sym);
+	/* one symbol per address; zero-sized ones extend to the next */
+	size_t w = 0;
+	for (size_t i = 0; i < k; i++) {
+		if (w && v[w - 1].start == v[i].start) {
+			if (better(d, &v[i], &v[w - 1]))
+				v[w - 1] = v[i];
+			else if (v[i].end > v[w - 1].end && v[w - 1].end == v[w - 1].start)
+				v[w - 1].end = v[i].end;
+			continue;
+		}
+		v[w++] = v[i];
+	}
+	for (size_t i = 0; i < w; i++)
+		if (v[i].end == v[i].start)
+			v[i].end = i + 1 < w ? v[i + 1].start : v[i].start + 1;
+	d->syms = v;
+	d->nsyms = (uint32_t)w;
+	return 0;
+}
+
+static Elf *open_elf(const char *path, int *fdp)
+{
+	int fd = open(path, O_RDONLY | O_CLOEXEC);
+	Elf *e;
+
+	if (fd < 0)
+		return NULL;
+	e = elf_begin(fd, ELF_C_READ_MMAP, NULL);
+	if (!e || elf_kind(e) != ELF_K_ELF) {
+		if (e)
+			elf_end(e);
+		close(fd);
+		return NULL;
+	}
+	*fdp = fd;
+	return e;
+}
+
+static bool find_symtabs(Elf *e, Elf_Scn **symtab, GElf_Shdr *symsh, Elf_Scn **dynsym, GElf_Shdr *dynsh)
+{
+	Elf_Scn *scn = NULL;
+	GElf_Shdr sh;
+
+	*symtab = *dynsym = NULL;
+	while ((scn = elf_nextscn(e, scn))) {
+		if (!gelf_getshdr(scn, &sh))
+			continue;
+		if (sh.sh_type == SHT_SYMTAB) {
+			*symtab = scn;
+			*symsh = sh;
+		} else if (sh.sh_type == SHT_DYNSYM) {
+			*dynsym = scn;
+			*dynsh = sh;
+		}
+	}
+	return *symtab != NULL;
+}
+
+/* Distribution debug files: /usr/lib/debug/.build-id/ab/cdef….debug (XP_DEBUG_ROOT
+ * replaces /usr/lib/debug for tests). */
+static void open_debug_file(struct sdso *d)
+{
+	uint8_t bid[20];
+	char hex[41], p[PATH_MAX];
+	const char *root = getenv("XP_DEBUG_ROOT");
+	int n = elf_build_id(d->elf, bid);
+
+	if (!n)
+		return;
+	sym_bid_hex(bid, n, hex);
+	snprintf(p, sizeof(p), "%s/.build-id/%.2s/%s.debug", root ? root : "/usr/lib/debug", hex, hex + 2);
+	d->dbg_elf = open_elf(p, &d->dbg_fd);
+}
+
+static void load_dso(struct sym_ctx *c, struct sb_dso *bd, struct sdso *d)
+{
+	char *file = NULL;
+	uint8_t bid[20];
+
+	d->loaded = true;
+	d->fd = -1;
+	d->dbg_fd = -1;
+	if (bd->anon && strcmp(bd->path, "[vdso]") != 0)
+		return;
+	if (bd->kernel)
+		return;
+	file = in_store(c->trace_dir, bd);
+	if (!file)
+		file = in_store(c->debug_dir, bd);
+	if (!file && bd->path[0] == '/') {
+		int n = sym_file_build_id(bd->path, bid);
+		if (bd->bid_size && n && (n != bd->bid_size || memcmp(bid, bd->build_id, (size_t)n))) {
+			char want[41], have[41];
+			sym_bid_hex(bd->build_id, bd->bid_size, want);
+			sym_bid_hex(bid, n, have);
+			xp_warn("%s: build-id mismatch (trace has %s, file has %s): the file changed "
+				"since recording, its symbols are not used (record with snapshots, or "
+				"restore the original binary)", bd->path, want, have);
+		} else if (access(bd->path, R_OK) == 0) {
+			file = strdup(bd->path);
+		}
+	}
+	if (!file)
+		return;
+	d->elf = open_elf(file, &d->fd);
+	if (!d->elf) {
+		free(file);
+		return;
+	}
+	d->file = file;
+	GElf_Ehdr eh;
+	if (!gelf_getehdr(d->elf, &eh))
+		return;
+	d->is_rel = eh.e_type == ET_REL;
+	size_t nph = 0;
+	elf_getphdrnum(d->elf, &nph);
+	d->segs = calloc(nph ? nph : 1, sizeof(*d->segs));
+	for (size_t i = 0; d->segs && i < nph; i++) {
+		GElf_Phdr ph;
+		if (gelf_getphdr(d->elf, (int)i, &ph) && ph.p_type == PT_LOAD)
+			d->segs[d->nsegs++] = (struct seg){ ph.p_offset, ph.p_vaddr, ph.p_filesz };
+	}
+	Elf_Scn *symtab, *dynsym, *dsymtab, *ddynsym;
+	GElf_Shdr symsh, dynsh, dsymsh, ddynsh;
+	if (!find_symtabs(d->elf, &symtab, &symsh, &dynsym, &dynsh) || !gelf_getehdr(d->elf, &eh) ||
+	    eh.e_type != ET_REL) {
+		/* stripped: the full symbol table (and DWARF) may be in a debug file */
+		if (!symtab)
+			open_debug_file(d);
+		if (d->dbg_elf && find_symtabs(d->dbg_elf, &dsymtab, &dsymsh, &ddynsym, &ddynsh))
+			load_symtab(d, d->dbg_elf, dsymtab, &dsymsh);
+	}
+	if (!d->nsyms && symtab)
+		load_symtab(d, d->elf, symtab, &symsh);
+	if (!d->nsyms && dynsym) {
+		free(d->syms);
+		d->syms = NULL;
+		load_symtab(d, d->elf, dynsym, &dynsh);
+	}
+	d->usable = true;
+}
+
+static struct sdso *get_sdso(struct sym_ctx *c, struct sb_dso *bd)
+{
+	if (!bd->sym) {
+		struct sdso *d = calloc(1, sizeof(*d));
+		if (!d)
+			return NULL;
+		if (c->ndsos == c->capdsos) {
+			uint32_t nc = c->capdsos ? c->capdsos * 2 : 32;
+			struct sdso **nd = realloc(c->dsos, nc * sizeof(*nd));
+			if (!nd) {
+				free(d);
+				return NULL;
+			}
+			c->dsos = nd;
+			c->capdsos = nc;
+		}
+		c->dsos[c->ndsos++] = d;
+		bd->sym = d;
+		load_dso(c, bd, d);
+	}
+	return bd->sym;
+}
+
+const char *sym_dso_file(struct sym_ctx *c, struct sb_dso *bd)
+{
+	struct sdso *d = get_sdso(c, bd);
+
+	return d ? d->file : NULL;
+}
+
+bool sym_map_vaddr(struct sym_ctx *c, const struct sb_map *m, uint64_t addr, uint64_t *vaddr)
+{
+	struct sdso *d = get_sdso(c, m->dso);
+	uint64_t off = addr - m->start + m->pgoff;
+
+	if (!d || !d->usable)
+		return false;
+	if (d->is_rel || !d->nsegs) {
+		*vaddr = off;
+		return true;
+	}
+	for (uint32_t i = 0; i < d->nsegs; i++)
+		if (off >= d->segs[i].off && off < d->segs[i].off + d->segs[i].filesz) {
+			*vaddr = off - d->segs[i].off + d->segs[i].vaddr;
+			return true;
+		}
+	/* past the file-backed part of the last segment (bss) */
+	if (d->nsegs) {
+		const struct seg *s = &d->segs[d->nsegs - 1];
+		*vaddr = off - s->off + s->vaddr;
+		return true;
+	}
+	return false;
+}
+
+static const char *short_name(const char *path)
+{
+	const char *s = strrchr(path, '/');
+
+	return s && s[1] ? s + 1 : path;
+}
+
+static uint32_t new_fn(struct sym_ctx *c, const char *name, const char *module, struct sb_dso *dso,
+		       uint64_t start, uint64_t size, bool resolved)
+{
+	if (c->nfns == c->capfns) {
+		uint32_t nc = c->capfns ? c->capfns * 2 : 1024;
+		struct sym_fn *nf = realloc(c->fns, nc * sizeof(*nf));
+		if (!nf)
+			return 0;
+		c->fns = nf;
+		c->capfns = nc;
+	}
+	c->fns[c->nfns] = (struct sym_fn){ name, module, dso, start, size, resolved };
+	return c->nfns++;
+}
+
+uint32_t sym_fn_named(struct sym_ctx *c, const char *name, const char *module)
+{
+	for (uint32_t i = 0; i < c->nfns; i++)
+		if (!c->fns[i].dso && strcmp(c->fns[i].name, name) == 0)
+			return i;
+	return new_fn(c, own(c, strdup(name)), module ? own(c, strdup(module)) : "", NULL, 0, 0, false);
+}
+
+static uint64_t mix(uint64_t x)
+{
+	x ^= x >> 31;
+	x *= 0x7fb5d329728ea185ULL;
+	x ^= x >> 27;
+	return x;
+}
+
+static uint32_t unknown_fn(struct sym_ctx *c, struct sb_dso *dso, uint64_t addr)
+{
+	uint64_t key = ((uint64_t)(dso ? dso->id + 1 : 0) << 48) ^ addr;
+	char buf[40];
+
+	if ((c->unk_n + 1) * 2 > c->unk_cap) {
+		size_t nc = c->unk_cap ? c->unk_cap * 2 : 1024;
+		struct ukey *nu = calloc(nc, sizeof(*nu));
+		if (!nu)
+			return 0;
+		for (size_t i = 0; i < c->unk_cap; i++) {
+			if (!c->unk[i].id)
+				continue;
+			size_t j = mix(c->unk[i].key) & (nc - 1);
+			while (nu[j].id)
+				j = (j + 1) & (nc - 1);
+			nu[j] = c->unk[i];
+		}
+		free(c->unk);
+		c->unk = nu;
+		c->unk_cap = nc;
+	}
+	size_t j = mix(key) & (c->unk_cap - 1);
+	while (c->unk[j].id) {
+		if (c->unk[j].key == key)
+			return c->unk[j].id;
+		j = (j + 1) & (c->unk_cap - 1);
+	}
+	snprintf(buf, sizeof(buf), "0x%016llx", (unsigned long long)addr);
+	uint32_t id = new_fn(c, own(c, strdup(buf)), dso ? short_name(dso->path) : "[unknown]", dso,
+			     0, 0, false);
+	c->unk[j] = (struct ukey){ key, id };
+	c->unk_n++;
+	return id;
+}
+
+uint32_t sym_fn_of(struct sym_ctx *c, const struct sb_map *m, uint64_t addr)
+{
+	uint64_t va;
+
+	if (!m)
+		return unknown_fn(c, NULL, addr);
+	struct sdso *d = get_sdso(c, m->dso);
+	if (!d || !d->usable || !sym_map_vaddr(c, m, addr, &va))
+		return unknown_fn(c, m->dso, m->dso->kernel ? addr : addr - m->start + m->pgoff);
+	uint32_t lo = 0, hi = d->nsyms;
+	while (lo < hi) {
+		uint32_t mid = (lo + hi) / 2;
+		if (d->syms[mid].start <= va)
+			lo = mid + 1;
+		else
+			hi = mid;
+	}
+	if (lo == 0 || va >= d->syms[lo - 1].end)
+		return unknown_fn(c, m->dso, va);
+	struct esym *s = &d->syms[lo - 1];
+	if (s->fn == UINT32_MAX) {
+		const char *raw = d->pool + s->name;
+		char *dm = sym_demangle(raw, false);
+		const char *name = dm ? own(c, dm) : raw;
+		s->fn = new_fn(c, name, short_name(m->dso->path), m->dso, s->start, s->end - s->start, true);
+	}
+	return s->fn;
+}
+
+const struct sym_fn *sym_fn(const struct sym_ctx *c, uint32_t id)
+{
+	return id < c->nfns ? &c->fns[id] : NULL;
+}
+
+uint32_t sym_nfns(const struct sym_ctx *c) { return c->nfns; }
+
+static bool srcline_va(struct sdso *d, uint64_t va, const char **file, int *line)
+{
+	if (d->last_line.ok && d->last_line.vaddr == va) {
+		*file = d->last_line.file;
+		*line = d->last_line.line;
+		return true;
+	}
+	if (!d->dw_tried) {
+		d->dw_tried = true;
+		d->dw = dwarf_begin_elf(d->dbg_elf ? d->dbg_elf : d->elf, DWARF_C_READ, NULL);
+	}
+	if (!d->dw)
+		return false;
+	Dwarf_Die cu;
+	if (!dwarf_addrdie(d->dw, va, &cu))
+		return false;
+	Dwarf_Line *ln = dwarf_getsrc_die(&cu, va);
+	int lno = 0;
+	const char *src;
+	if (!ln || !(src = dwarf_linesrc(ln, NULL, NULL)) || dwarf_lineno(ln, &lno) != 0)
+		return false;
+	d->last_line.vaddr = va;
+	d->last_line.file = src;	/* owned by libdw until dwarf_end */
+	d->last_line.line = lno;
+	d->last_line.ok = true;
+	*file = src;
+	*line = lno;
+	return true;
+}
+
+bool sym_srcline(struct sym_ctx *c, const struct sb_map *m, uint64_t addr, const char **file, int *line)
+{
+	uint64_t va;
+	struct sdso *d;
+
+	if (!m || !(d = get_sdso(c, m->dso)) || !d->usable || !sym_map_vaddr(c, m, addr, &va))
+		return false;
+	return srcline_va(d, va, file, line);
+}
+
+bool sym_fn_srcline(struct sym_ctx *c, uint32_t fn, const char **file, int *line)
+{
+	const struct sym_fn *f = sym_fn(c, fn);
+	struct sdso *d;
+
+	if (!f || !f->resolved || !f->dso || !(d = get_sdso(c, f->dso)) || !d->usable)
+		return false;
+	return srcline_va(d, f->start, file, line);
+}

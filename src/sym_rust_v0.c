@@ -1,0 +1,430 @@
+/* Rust v0 symbol names ("_R…", RFC 2603) in rustc-demangle's short form: paths,
+ * impls, generic arguments, basic and compound types, back-references.  Anything
+ * outside the grammar makes the whole name undecodable (NULL): a wrong name is worse
+ * than a mangled one. */
+#include <stdbool.h>
+#include <stdint.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+
+struct dm {
+	const char *s;	/* after "_R" */
+	size_t n, pos;
+	char *out;
+	size_t len, cap;
+	bool bad;
+	int depth;
+};
+
+static void put(struct dm *d, const char *p, size_t n)
+{
+	if (d->bad)
+		return;
+	if (d->len + n + 1 > d->cap) {
+		size_t nc = d->cap ? d->cap * 2 : 64;
+		while (nc < d->len + n + 1)
+			nc *= 2;
+		char *no = realloc(d->out, nc);
+		if (!no) {
+			d->bad = true;
+			return;
+		}
+		d->out = no;
+		d->cap = nc;
+	}
+	memcpy(d->out + d->len, p, n);
+	d->len += n;
+	d->out[d->len] = 0;
+}
+
+static void puts_(struct dm *d, const char *p) { put(d, p, strlen(p)); }
+
+static char peek(struct dm *d) { return d->pos < d->n ? d->s[d->pos] : 0; }
+
+static bool eat(struct dm *d, char c)
+{
+	if (peek(d) == c) {
+		d->pos++;
+		return true;
+	}
+	return false;
+}
+
+static uint64_t base62(struct dm *d)
+{
+	uint64_t v = 0;
+
+	if (eat(d, '_'))
+		return 0;
+	for (;;) {
+		char c = peek(d);
+		int x;
+		if (c >= '0' && c <= '9')
+			x = c - '0';
+		else if (c >= 'a' && c <= 'z')
+			x = c - 'a' + 10;
+		else if (c >= 'A' && c <= 'Z')
+			x = c - 'A' + 36;
+		else if (c == '_') {
+			d->pos++;
+			return v + 1;
+		} else {
+			d->bad = true;
+			return 0;
+		}
+		d->pos++;
+		if (v > UINT64_MAX / 62) {
+			d->bad = true;
+			return 0;
+		}
+		v = v * 62 + (uint64_t)x;
+	}
+}
+
+static uint64_t decimal(struct dm *d)
+{
+	uint64_t v = 0;
+
+	if (peek(d) < '0' || peek(d) > '9') {
+		d->bad = true;
+		return 0;
+	}
+	while (peek(d) >= '0' && peek(d) <= '9') {
+		v = v * 10 + (uint64_t)(peek(d) - '0');
+		d->pos++;
+		if (v > (1u << 20)) {
+			d->bad = true;
+			return 0;
+		}
+	}
+	return v;
+}
+
+static uint64_t disamb(struct dm *d)
+{
+	return eat(d, 's') ? base62(d) + 1 : 0;
+}
+
+static void ident(struct dm *d, bool print)
+{
+	bool puny = eat(d, 'u');
+	uint64_t n = decimal(d);
+
+	eat(d, '_');
+	if (d->bad || n > d->n - d->pos) {
+		d->bad = true;
+		return;
+	}
+	(void)puny;	/* punycode names are shown encoded */
+	if (print)
+		put(d, d->s + d->pos, n);
+	d->pos += n;
+}
+
+static void path(struct dm *d, bool print);
+static void type(struct dm *d);
+
+static void backref(struct dm *d, void (*fn)(struct dm *, bool), bool print)
+{
+	uint64_t at = base62(d);
+
+	if (d->bad || at >= d->pos || ++d->depth > 64) {
+		d->bad = true;
+		return;
+	}
+	size_t save = d->pos;
+	d->pos = at;
+	fn(d, print);
+	d->pos = save;
+	d->depth--;
+}
+
+static void type_p(struct dm *d, bool print)
+{
+	(void)print;
+	type(d);
+}
+
+static void lifetime(struct dm *d)
+{
+	base62(d);
+	puts_(d, "'_");
+}
+
+static void const_(struct dm *d);
+
+static void const_p(struct dm *d, bool print)
+{
+	(void)print;
+	const_(d);
+}
+
+static void const_(struct dm *d)
+{
+	if (eat(d, 'B')) {
+		backref(d, const_p, true);
+		return;
+	}
+	if (eat(d, 'p')) {
+		puts_(d, "_");
+		return;
+	}
+	size_t l0 = d->len;
+	type(d);	/* the const's type is not shown */
+	if (d->bad)
+		return;
+	d->len = l0;
+	bool neg = eat(d, 'n');
+	uint64_t v = 0;
+	while (peek(d) && peek(d) != '_') {
+		char c = peek(d);
+		int x = c >= '0' && c <= '9' ? c - '0' : c >= 'a' && c <= 'f' ? c - 'a' + 10 : -1;
+		if (x < 0) {
+			d->bad = true;
+			return;
+		}
+		v = v * 16 + (uint64_t)x;
+		d->pos++;
+	}
+	if (!eat(d, '_'))
+		d->bad = true;
+	char buf[32];
+	snprintf(buf, sizeof(buf), "%s%llu", neg ? "-" : "", (unsigned long long)v);
+	puts_(d, buf);
+}
+
+static void generic_args(struct dm *d)
+{
+	bool first = true;
+
+	puts_(d, "<");
+	while (!d->bad && !eat(d, 'E')) {
+		if (!peek(d)) {
+			d->bad = true;
+			return;
+		}
+		if (!first)
+			puts_(d, ", ");
+		first = false;
+		if (eat(d, 'L'))
+			lifetime(d);
+		else if (eat(d, 'K'))
+			const_(d);
+		else
+			type(d);
+	}
+	puts_(d, ">");
+}
+
+static void binder(struct dm *d)
+{
+	if (eat(d, 'G'))
+		base62(d);
+}
+
+static void type(struct dm *d)
+{
+	static const char *const basic[26] = {
+		['a' - 'a'] = "i8", ['b' - 'a'] = "bool", ['c' - 'a'] = "char", ['d' - 'a'] = "f64",
+		['e' - 'a'] = "str", ['f' - 'a'] = "f32", ['h' - 'a'] = "u8", ['i' - 'a'] = "isize",
+		['j' - 'a'] = "usize", ['l' - 'a'] = "i32", ['m' - 'a'] = "u32", ['n' - 'a'] = "i128",
+		['o' - 'a'] = "u128", ['s' - 'a'] = "i16", ['t' - 'a'] = "u16", ['u' - 'a'] = "()",
+		['v' - 'a'] = "...", ['x' - 'a'] = "i64", ['y' - 'a'] = "u64", ['z' - 'a'] = "!",
+		['p' - 'a'] = "_",
+	};
+	char c = peek(d);
+
+	if (d->bad || ++d->depth > 64) {
+		d->bad = true;
+		return;
+	}
+	if (c >= 'a' && c <= 'z' && basic[c - 'a']) {
+		d->pos++;
+		puts_(d, basic[c - 'a']);
+	} else if (eat(d, 'A') || eat(d, 'S')) {
+		bool arr = d->s[d->pos - 1] == 'A';
+		puts_(d, "[");
+		type(d);
+		if (arr) {
+			puts_(d, "; ");
+			const_(d);
+		}
+		puts_(d, "]");
+	} else if (eat(d, 'R') || eat(d, 'Q')) {
+		bool mut = d->s[d->pos - 1] == 'Q';
+		puts_(d, mut ? "&mut " : "&");
+		if (eat(d, 'L')) {
+			base62(d);
+		}
+		type(d);
+	} else if (eat(d, 'P') || eat(d, 'O')) {
+		puts_(d, d->s[d->pos - 1] == 'P' ? "*const " : "*mut ");
+		type(d);
+	} else if (eat(d, 'T')) {
+		bool first = true;
+		puts_(d, "(");
+		while (!d->bad && !eat(d, 'E')) {
+			if (!peek(d)) {
+				d->bad = true;
+				break;
+			}
+			if (!first)
+				puts_(d, ", ");
+			first = false;
+			type(d);
+		}
+		puts_(d, ")");
+	} else if (eat(d, 'F')) {
+		binder(d);
+		if (eat(d, 'U'))
+			puts_(d, "unsafe ");
+		if (eat(d, 'K')) {
+			if (!eat(d, 'C'))
+				ident(d, false);
+		}
+		puts_(d, "fn(");
+		bool first = true;
+		while (!d->bad && !eat(d, 'E')) {
+			if (!peek(d)) {
+				d->bad = true;
+				break;
+			}
+			if (!first)
+				puts_(d, ", ");
+			first = false;
+			type(d);
+		}
+		puts_(d, ")");
+		if (peek(d) == 'u')
+			d->pos++;
+		else {
+			puts_(d, " -> ");
+			type(d);
+		}
+	} else if (eat(d, 'D')) {
+		binder(d);
+		puts_(d, "dyn ");
+		bool first = true;
+		while (!d->bad && !eat(d, 'E')) {
+			if (!peek(d)) {
+				d->bad = true;
+				break;
+			}
+			if (!first)
+				puts_(d, " + ");
+			first = false;
+			path(d, true);
+			while (!d->bad && eat(d, 'p')) {
+				ident(d, false);
+				type(d);
+			}
+		}
+		if (!eat(d, 'L'))
+			d->bad = true;
+		else
+			base62(d);
+	} else if (eat(d, 'B')) {
+		backref(d, type_p, true);
+	} else {
+		path(d, true);
+	}
+	d->depth--;
+}
+
+static void path(struct dm *d, bool print)
+{
+	size_t l0 = d->len;
+
+	if (d->bad || ++d->depth > 64) {
+		d->bad = true;
+		return;
+	}
+	if (eat(d, 'C')) {
+		disamb(d);
+		ident(d, print);
+	} else if (eat(d, 'M')) {
+		disamb(d);
+		path(d, false);
+		puts_(d, "<");
+		type(d);
+		puts_(d, ">");
+	} else if (eat(d, 'X')) {
+		disamb(d);
+		path(d, false);
+		puts_(d, "<");
+		type(d);
+		puts_(d, " as ");
+		path(d, true);
+		puts_(d, ">");
+	} else if (eat(d, 'Y')) {
+		puts_(d, "<");
+		type(d);
+		puts_(d, " as ");
+		path(d, true);
+		puts_(d, ">");
+	} else if (eat(d, 'N')) {
+		char ns = peek(d);
+		if (!ns) {
+			d->bad = true;
+			return;
+		}
+		d->pos++;
+		path(d, print);
+		uint64_t dis = disamb(d);
+		size_t before = d->pos;
+		ident(d, false);
+		if (d->bad)
+			return;
+		/* re-read the identifier's bytes */
+		size_t save = d->pos;
+		d->pos = before;
+		eat(d, 'u');
+		uint64_t n = decimal(d);
+		eat(d, '_');
+		const char *id = d->s + d->pos;
+		d->pos = save;
+		if (ns >= 'A' && ns <= 'Z') {
+			char buf[48];
+			puts_(d, "::{");
+			puts_(d, ns == 'C' ? "closure" : ns == 'S' ? "shim" : "?");
+			if (n) {
+				puts_(d, ":");
+				put(d, id, n);
+			}
+			snprintf(buf, sizeof(buf), "#%llu}", (unsigned long long)dis);
+			puts_(d, buf);
+		} else if (n) {
+			puts_(d, "::");
+			put(d, id, n);
+		}
+	} else if (eat(d, 'I')) {
+		path(d, print);
+		puts_(d, "::");
+		generic_args(d);
+	} else if (eat(d, 'B')) {
+		backref(d, path, print);
+	} else {
+		d->bad = true;
+	}
+	if (!print && !d->bad) {
+		d->len = l0;
+		if (d->out)
+			d->out[l0] = 0;
+	}
+	d->depth--;
+}
+
+char *sym_rust_v0(const char *name)
+{
+	struct dm d = { .s = name + 2, .n = strlen(name + 2) };
+
+	if (peek(&d) >= '0' && peek(&d) <= '9')
+		decimal(&d);	/* encoding version */
+	path(&d, true);
+	if (d.bad || !d.out) {
+		free(d.out);
+		return NULL;
+	}
+	return d.out;
+}

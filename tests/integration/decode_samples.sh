@@ -1,0 +1,152 @@
+#!/bin/bash
+# xptrace decode on sample traces, with the real perf as the oracle: top functions and
+# percentages vs `perf report --no-children` (perf's files and xptrace's own), the
+# call tree's exact structure, every output format, filters, pipe mode, symbols from
+# snapshots after the binary is gone, and build-id mismatches.
+. "$(dirname "$0")/../lib.sh"
+export HOME=$TMP/home	# perf's and our ~/.debug: private to the test
+mkdir -p "$HOME"
+W=$PROGS/dec_work
+
+# name -> percent from perf report (summed over rows of the same symbol)
+perf_pcts() {
+	perf report -i "$1" --stdio --no-children --sort sym -g none --percent-limit 0 2>/dev/null |
+		awk '/^ +[0-9.]+%/ { p=$1; sub("%","",p); $1=""; $2=""; sub(/^ +/,""); s[$0]+=p }
+		     END { for (k in s) printf "%s\t%.2f\n", k, s[k] }' | sort -t$'\t' -k2 -nr
+}
+xp_pcts() {
+	"$XPTRACE" decode -i "$1" --functions --format csv 2>/dev/null |
+		awk -F, 'NR>1 && $4>0 { printf "%s\t%.2f\n", $NF, $4 }' | sort -t$'\t' -k2 -nr
+}
+# every function >= 1% in perf: same function in xptrace within 0.5 pp
+compare() {	# $1 label, $2 perf.data
+	local bad=0 n=0
+	perf_pcts "$2" >"$TMP/perf.txt"
+	xp_pcts "$2" >"$TMP/xp.txt"
+	while IFS=$'\t' read -r name pct; do
+		awk -v p="$pct" 'BEGIN{exit !(p >= 1)}' || continue
+		n=$((n + 1))
+		mine=$(awk -F'\t' -v n="$name" '$1==n {print $2}' "$TMP/xp.txt")
+		if [ -z "$mine" ] || ! awk -v a="$pct" -v b="$mine" 'BEGIN{d=a-b; if(d<0)d=-d; exit !(d<=0.5)}'; then
+			echo "#   $name: perf $pct%, xptrace ${mine:-missing}"
+			bad=1
+		fi
+	done <"$TMP/perf.txt"
+	if [ "$bad" = 0 ] && [ "$n" -gt 0 ]; then ok "$1 ($n functions within 0.5 pp)"; else
+		not_ok "$1"
+		sed 's/^/#   perf: /' "$TMP/perf.txt" | head -8
+		sed 's/^/#   xptrace: /' "$TMP/xp.txt" | head -8
+	fi
+}
+
+perf record -q -e cpu-clock -F 999 -g -o "$TMP/p.data" "$W" 700 >/dev/null 2>&1
+compare "top functions match perf report (perf record -F 999 -g)" "$TMP/p.data"
+
+"$XPTRACE" record -q -o "$TMP/xd" -F 999 -g -- "$W" 700 >/dev/null 2>&1
+compare "top functions match perf report (xptrace record)" "$TMP/xd/perf.data"
+
+# ---- the call tree: structure the program guarantees ----
+"$XPTRACE" decode -i "$TMP/p.data" --calltree --format jsonl >"$TMP/tree.jsonl"
+total=$(perf report -i "$TMP/p.data" --stdio 2>/dev/null | sed -n 's/^# Samples: \([0-9]*\) .*/\1/p' | head -1)
+check_eq "calltree: Base sums to the sample count" "$total" \
+	"$(python3 -c 'import json,sys; print(sum(json.loads(l)["base"] for l in open(sys.argv[1])))' "$TMP/tree.jsonl")"
+check_eq "calltree: keys are the lower-cased columns plus path" "base,calls,cum,lvl,name,path,rl" \
+	"$(head -1 "$TMP/tree.jsonl" | python3 -c 'import json,sys; print(",".join(sorted(json.load(sys.stdin))))')"
+check_eq "calltree: recurse nests with RL 2..4 under itself" "1 2 3 4" \
+	"$(python3 -c '
+import json,sys
+rows=[json.loads(l) for l in open(sys.argv[1])]
+print(" ".join(str(r["rl"]) for r in rows if r["name"]=="recurse" and r["path"][-2:-1]!=["recurse"] or r["name"]=="recurse" and r["path"].count("recurse")==r["rl"] and r["rl"]>1))' "$TMP/tree.jsonl" | tr ' ' '\n' | sort -u | tr '\n' ' ' | sed 's/ $//')"
+check_eq "calltree: work_a reached by two paths" "main/work_a main/work_b/work_a" \
+	"$(python3 -c '
+import json,sys
+rows=[json.loads(l) for l in open(sys.argv[1])]
+ps=sorted("/".join(r["path"][r["path"].index("main"):]) for r in rows if r["name"]=="work_a")
+print(" ".join(ps))' "$TMP/tree.jsonl")"
+check_eq "calltree: Cum = Base + children's Cum, Calls = Cum for samples" "ok" \
+	"$(python3 -c '
+import json,sys
+rows=[json.loads(l) for l in open(sys.argv[1])]
+bad=0
+for i,r in enumerate(rows):
+    kids=[]
+    for s in rows[i+1:]:
+        if s["lvl"]<=r["lvl"]: break
+        if s["lvl"]==r["lvl"]+1: kids.append(s)
+    if r["cum"]!=r["base"]+sum(k["cum"] for k in kids) or r["calls"]!=r["cum"]: bad+=1
+print("ok" if not bad else "bad %d" % bad)' "$TMP/tree.jsonl")"
+text=$("$XPTRACE" decode -i "$TMP/p.data" --calltree)
+check_match "calltree text: header and indented rows" "^Lvl +RL +Calls +Base +Cum +Name$" "$text"
+check_match "calltree text: indentation by level" "^  2 +1 +[0-9]+ +[0-9]+ +[0-9]+    main$" "$text"
+
+# ---- other formats ----
+"$XPTRACE" decode -i "$TMP/p.data" --calltree --format folded >"$TMP/f.folded"
+check_eq "folded: counts sum to the samples" "$total" "$(awk '{s+=$NF} END{print s}' "$TMP/f.folded")"
+check_match "folded: root-first frames" "main;work_b;work_a;spin [0-9]+$" "$(cat "$TMP/f.folded")"
+"$XPTRACE" decode -i "$TMP/p.data" --calltree --format callgrind -o "$TMP/cg.out"
+cga=$(callgrind_annotate "$TMP/cg.out" 2>&1)
+check_match "callgrind: loads in callgrind_annotate" "PROGRAM TOTALS|Ir|samples" "$cga"
+if printf '%s\n' "$cga" | grep -qi "warning"; then not_ok "callgrind_annotate warns"; printf '%s\n' "$cga" | grep -i warning | head -3; else ok "callgrind_annotate without warnings"; fi
+check_match "callgrind: fn=/cfn=/calls= lines" "^calls=[0-9]+ " "$(grep -A1 '^cfn=' "$TMP/cg.out")"
+check_eq "callgrind: total is the sample count" "$total" \
+	"$(sed -n 's/^summary: \([0-9]*\).*/\1/p' "$TMP/cg.out")"
+csv=$("$XPTRACE" decode -i "$TMP/p.data" --format csv | head -1)
+check_eq "csv header" "samples,base,cum,base%,cum%,module,name" "$csv"
+check_match "functions jsonl" '^\{"samples":[0-9]+,"base":[0-9]+,"cum":[0-9]+,"base%":[0-9.]+,"cum%":[0-9.]+,"module":"dec_work","name":"spin"\}$' \
+	"$("$XPTRACE" decode -i "$TMP/p.data" --format jsonl | head -1)"
+check_eq "functions: main's Cum% is 100 minus kernel/libc-only samples" "main" \
+	"$("$XPTRACE" decode -i "$TMP/p.data" --format csv | awk -F, '$NF=="main" && $5>95 {print $NF}')"
+
+# ---- filters and metrics ----
+tid=$(perf script -i "$TMP/p.data" -F tid 2>/dev/null | head -1 | tr -d ' ')
+check_eq "--tid keeps that thread" "$total" \
+	"$("$XPTRACE" decode -i "$TMP/p.data" --calltree --tid "$tid" --format folded | awk '{s+=$NF} END{print s}')"
+check_eq "--tid of another thread: empty" "" \
+	"$("$XPTRACE" decode -i "$TMP/p.data" --calltree --tid 1 --format folded)"
+check_eq "--comm" "$total" \
+	"$("$XPTRACE" decode -i "$TMP/p.data" --calltree --comm dec_work --format folded | awk '{s+=$NF} END{print s}')"
+check_match "--metric samples" "^# samples: samples, total $total$" "$("$XPTRACE" decode -i "$TMP/p.data" --metric samples)"
+check_exit "unknown metric is a usage error" 2 "$XPTRACE" decode -i "$TMP/p.data" --metric cycles
+check_match "unknown metric lists what there is" "no metric 'cycles' in this trace \(have: samples, cpu-clock\)" "$(cat "$TMP/.err")"
+check_eq "--percent-limit hides small rows" "0" \
+	"$("$XPTRACE" decode -i "$TMP/p.data" --percent-limit 5 --format csv | awk -F, 'NR>1 && $4<5' | wc -l)"
+check_exit "folded is not a functions format" 2 "$XPTRACE" decode -i "$TMP/p.data" --functions --format folded
+check_match "--per-thread titles each thread" "^# thread $tid \(dec_work\)" \
+	"$("$XPTRACE" decode -i "$TMP/p.data" --calltree --per-thread)"
+
+# ---- pipe mode ----
+perf record -q -e cpu-clock -F 999 -g -o - "$W" 300 2>/dev/null >"$TMP/pipe.data"
+check_match "pipe mode from stdin" "dec_work +spin$" "$("$XPTRACE" decode -i - <"$TMP/pipe.data" | sed -n 3p)"
+check_match "pipe mode file" "dec_work +spin$" "$("$XPTRACE" decode -i "$TMP/pipe.data" | sed -n 3p)"
+
+# ---- symbols after the binary is gone: the trace's snapshot store ----
+cp "$W" "$TMP/gone"
+"$XPTRACE" record -q -o "$TMP/snap" -F 999 -g -- "$TMP/gone" 300 >/dev/null 2>&1
+rm -f "$TMP/gone"
+rm -rf "$HOME/.debug"
+check_match "symbols from the snapshot store after delete" "gone +spin$" "$("$XPTRACE" decode -i "$TMP/snap" | sed -n 3p)"
+check_match "callers too" "work_b" "$("$XPTRACE" decode -i "$TMP/snap" --calltree)"
+check_match "perf.data path inside the trace dir finds the store" "gone +spin$" \
+	"$("$XPTRACE" decode -i "$TMP/snap/perf.data" | sed -n 3p)"
+
+# ---- perf's cache (~/.debug), then a changed binary at the recorded path ----
+cp "$W" "$TMP/chg"
+perf record -q -e cpu-clock -F 999 -g -o "$TMP/c.data" "$TMP/chg" 300 >/dev/null 2>&1
+rm -f "$TMP/chg"
+check_match "symbols from ~/.debug after delete" "chg +spin$" "$("$XPTRACE" decode -i "$TMP/c.data" | sed -n 3p)"
+rm -rf "$HOME/.debug"
+cc -O1 -g -fno-omit-frame-pointer -DCHANGED -o "$TMP/chg" "$XP_ROOT/tests/progs/dec_work.c"
+out=$("$XPTRACE" decode -i "$TMP/c.data" 2>&1)
+check_match "build-id mismatch is reported" "xptrace: $TMP/chg: build-id mismatch \(trace has [0-9a-f]{40}, file has [0-9a-f]{40}\)" "$out"
+check_match "the changed file's symbols are not used" "chg +0x[0-9a-f]+$" "$(printf '%s\n' "$out" | grep -v '^xptrace:' | sed -n 3p)"
+
+# ---- errors ----
+check_exit "missing trace" 1 "$XPTRACE" decode -i "$TMP/nope"
+check_match "missing trace message" "^xptrace: $TMP/nope: No such file or directory \(give a trace directory or perf.data file with -i\)$" "$(cat "$TMP/.err")"
+(cd "$TMP" && check_exit "default xptrace.data missing" 1 "$XPTRACE" decode)
+check_match "default trace message" "record one with .xptrace record." "$(cat "$TMP/.err")"
+head -c 200 /dev/zero >"$TMP/bad.data"
+check_exit "not a perf.data" 1 "$XPTRACE" decode -i "$TMP/bad.data"
+check_match "not a perf.data message" "not a perf.data file \(bad magic\)" "$(cat "$TMP/.err")"
+check_exit "unknown option" 2 "$XPTRACE" decode --frobnicate
+check_exit "two views" 2 "$XPTRACE" decode --calltree --functions

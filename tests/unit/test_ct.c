@@ -1,0 +1,276 @@
+/* The call tree against hand-computed trees: sampled stacks (recursion, a function
+ * reached by two paths) and exact call/return streams (tail calls, longjmp, traces
+ * starting mid-stack, gaps), plus merge and per-function totals. */
+#include "xp_test.h"
+
+#include "ct.h"
+
+enum { MAIN = 1, A, B, C, F, G, LEAF, ROOTFN };
+static const char *const names[] = { "?", "main", "a", "b", "c", "f", "g", "leaf", "start" };
+
+struct dump {
+	char buf[4096];
+	size_t n;
+};
+
+/* "lvl rl calls base cum name" per node, depth first, one line each */
+static int dump_node(void *arg, const struct ct_tree *t, uint32_t v)
+{
+	struct dump *d = arg;
+	const struct ct_node *nd = ct_node(t, v);
+
+	d->n += (size_t)snprintf(d->buf + d->n, sizeof(d->buf) - d->n, "%u %u %llu %llu %llu %s\n",
+				 nd->lvl, nd->rl, (unsigned long long)nd->calls,
+				 (unsigned long long)ct_base(t, v, 0), (unsigned long long)ct_cum(t, v, 0),
+				 names[nd->fn]);
+	return 0;
+}
+
+static const char *dump(struct ct_tree *t)
+{
+	static struct dump d;
+
+	d.n = 0;
+	d.buf[0] = 0;
+	assert_int_equal(ct_finish(t), 0);
+	assert_int_equal(ct_walk(t, 0, dump_node, &d), 0);
+	return d.buf;
+}
+
+static void add(struct ct_tree *t, uint64_t w, uint32_t n, ...)
+{
+	uint32_t fns[16];
+	va_list ap;
+
+	va_start(ap, n);
+	for (uint32_t i = 0; i < n; i++)
+		fns[i] = va_arg(ap, uint32_t);
+	va_end(ap);
+	assert_int_not_equal(ct_add_stack(t, fns, n, &w, 0), CT_NONE);
+}
+
+/* Samples (root first):
+ *   3x main a b a b leaf   (recursion a->b->a->b)
+ *   2x main a leaf
+ *   1x main c leaf         (leaf reached by a second path)
+ *   4x main c              (c itself)
+ * Expected tree by hand; cum sorted descending. */
+static void test_samples_tree(void **state)
+{
+	(void)state;
+	struct ct_tree *t = ct_new(1);
+	add(t, 1, 6, MAIN, A, B, A, B, LEAF);
+	add(t, 1, 6, MAIN, A, B, A, B, LEAF);
+	add(t, 1, 6, MAIN, A, B, A, B, LEAF);
+	add(t, 1, 3, MAIN, A, LEAF);
+	add(t, 1, 3, MAIN, A, LEAF);
+	add(t, 1, 3, MAIN, C, LEAF);
+	for (int i = 0; i < 4; i++)
+		add(t, 1, 2, MAIN, C);
+	assert_string_equal(dump(t),
+		"1 1 10 0 10 main\n"
+		"2 1 5 0 5 a\n"
+		"3 1 3 0 3 b\n"
+		"4 2 3 0 3 a\n"
+		"5 2 3 0 3 b\n"
+		"6 1 3 3 3 leaf\n"
+		"3 1 2 2 2 leaf\n"
+		"2 1 5 4 5 c\n"
+		"3 1 1 1 1 leaf\n");
+
+	/* per function: base summed, cum once per sample (RL 1 nodes only) */
+	struct ct_fn_total tot[ROOTFN + 1];
+	assert_int_equal(ct_max_fn(t), LEAF);
+	ct_fn_totals(t, tot, LEAF + 1);
+	assert_int_equal(tot[A].cum[0], 5);	/* not 8: the inner a is the same samples */
+	assert_int_equal(tot[B].cum[0], 3);
+	assert_int_equal(tot[LEAF].base[0], 6);
+	assert_int_equal(tot[LEAF].cum[0], 6);	/* two paths add up */
+	assert_int_equal(tot[C].base[0], 4);
+	assert_int_equal(tot[MAIN].cum[0], 10);
+	assert_int_equal(ct_total(t, 0), 10);
+	ct_free(t);
+}
+
+static void test_exact_calls(void **state)
+{
+	(void)state;
+	struct ct_tree *t = ct_new(1);
+	struct ct_cursor *c = ct_cursor_new(t);
+	uint64_t one = 1;
+
+	/* main runs 1, calls f twice (f runs 2 each time), f recursion f->f once, then
+	 * calls g which runs 3 */
+	assert_int_equal(ct_cost(c, MAIN, &one), 0);
+	for (int i = 0; i < 2; i++) {
+		ct_call(c, F, 0);
+		ct_cost(c, F, (uint64_t[]){ 2 });
+		ct_return(c, MAIN);
+	}
+	ct_call(c, F, 0);
+	ct_call(c, F, 0);
+	ct_cost(c, F, (uint64_t[]){ 5 });
+	ct_return(c, F);
+	ct_return(c, MAIN);
+	ct_call(c, G, 0);
+	ct_cost(c, G, (uint64_t[]){ 3 });
+	ct_return(c, MAIN);
+	assert_int_equal(ct_cursor_depth(c), 1);
+	assert_string_equal(dump(t),
+		"1 1 0 1 13 main\n"
+		"2 1 3 4 9 f\n"
+		"3 2 1 5 5 f\n"
+		"2 1 1 3 3 g\n");
+	ct_cursor_free(c);
+	ct_free(t);
+}
+
+static void test_tail_and_longjmp(void **state)
+{
+	(void)state;
+	struct ct_tree *t = ct_new(1);
+	struct ct_cursor *c = ct_cursor_new(t);
+	uint64_t one = 1;
+
+	ct_cost(c, MAIN, &one);
+	/* main -> a, a tail-calls b, b returns straight to main */
+	ct_call(c, A, 0);
+	ct_call(c, B, CT_TAIL);
+	ct_cost(c, B, &one);
+	ct_return(c, MAIN);
+	assert_int_equal(ct_cursor_depth(c), 1);
+	/* main -> f -> g -> c, then a longjmp back into main skips three frames */
+	ct_call(c, F, 0);
+	ct_call(c, G, 0);
+	ct_call(c, C, 0);
+	ct_cost(c, C, &one);
+	ct_return(c, MAIN);
+	assert_int_equal(ct_cursor_depth(c), 1);
+	ct_cost(c, MAIN, &one);
+	assert_string_equal(dump(t),
+		"1 1 0 2 4 main\n"
+		"2 1 1 0 1 a\n"
+		"3 1 1 1 1 b\n"
+		"2 1 1 0 1 f\n"
+		"3 1 1 0 1 g\n"
+		"4 1 1 1 1 c\n");
+	ct_cursor_free(c);
+	ct_free(t);
+}
+
+/* The trace starts inside leaf, called from f, called from main: two returns into
+ * callers never seen move what was recorded under them; f is then called again from
+ * main and merges with the moved subtree. */
+static void test_mid_stack(void **state)
+{
+	(void)state;
+	struct ct_tree *t = ct_new(1);
+	struct ct_cursor *c = ct_cursor_new(t);
+	uint64_t one = 1;
+
+	ct_cost(c, LEAF, &one);
+	ct_return(c, F);
+	ct_cost(c, F, &one);
+	ct_return(c, MAIN);
+	ct_cost(c, MAIN, &one);
+	ct_call(c, F, 0);
+	ct_call(c, LEAF, 0);
+	ct_cost(c, LEAF, &one);
+	ct_return(c, F);
+	ct_return(c, MAIN);
+	assert_string_equal(dump(t),
+		"1 1 0 1 4 main\n"
+		"2 1 1 1 3 f\n"
+		"3 1 1 2 2 leaf\n");
+	/* a gap: the stack restarts at the root */
+	ct_call(c, G, 0);
+	ct_gap(c);
+	ct_cost(c, C, &one);
+	assert_int_equal(ct_cursor_depth(c), 1);
+	ct_cursor_free(c);
+	ct_free(t);
+}
+
+/* Recursion that started before the trace: f returns into f. */
+static void test_mid_stack_recursion(void **state)
+{
+	(void)state;
+	struct ct_tree *t = ct_new(1);
+	struct ct_cursor *c = ct_cursor_new(t);
+	uint64_t one = 1;
+
+	ct_cost(c, F, &one);
+	ct_return(c, F);
+	ct_cost(c, F, &one);
+	ct_return(c, MAIN);
+	assert_string_equal(dump(t),
+		"1 1 0 0 2 main\n"
+		"2 1 0 1 2 f\n"
+		"3 2 0 1 1 f\n");
+	ct_cursor_free(c);
+	ct_free(t);
+}
+
+/* Exact calls with sampled costs spliced in; merge of two thread trees. */
+static void test_merge_and_splice(void **state)
+{
+	(void)state;
+	struct ct_tree *t1 = ct_new(1), *t2 = ct_new(1), *all = ct_new(1);
+	struct ct_cursor *c = ct_cursor_new(t1);
+	uint64_t zero = 0, w = 7;
+
+	ct_cost(c, MAIN, &zero);
+	ct_call(c, F, 0);
+	ct_return(c, MAIN);
+	ct_call(c, F, 0);
+	ct_return(c, MAIN);
+	uint32_t stack[] = { MAIN, F };
+	ct_add_stack(t1, stack, 2, &w, CT_NO_CALLS);
+	add(t2, 1, 2, MAIN, G);
+	add(t2, 1, 2, MAIN, F);
+	assert_int_equal(ct_merge(all, t1), 0);
+	assert_int_equal(ct_merge(all, t2), 0);
+	assert_string_equal(dump(all),
+		"1 1 2 0 9 main\n"
+		"2 1 3 8 8 f\n"
+		"2 1 1 1 1 g\n");
+	ct_cursor_free(c);
+	ct_free(t1);
+	ct_free(t2);
+	ct_free(all);
+}
+
+/* Deep recursion must not overflow anything (iterative walks). */
+static void test_deep(void **state)
+{
+	(void)state;
+	struct ct_tree *t = ct_new(1);
+	struct ct_cursor *c = ct_cursor_new(t);
+	uint64_t one = 1;
+
+	ct_cost(c, MAIN, &one);
+	for (int i = 0; i < 100000; i++)
+		ct_call(c, F, 0);
+	ct_cost(c, F, &one);
+	assert_int_equal(ct_finish(t), 0);
+	assert_int_equal(ct_nnodes(t), 100002);
+	assert_int_equal(ct_node(t, 100001)->rl, 100000);
+	assert_int_equal(ct_node(t, 100001)->lvl, 100001);
+	assert_int_equal(ct_cum(t, 1, 0), 2);
+	ct_cursor_free(c);
+	ct_free(t);
+}
+
+int main(void)
+{
+	const struct CMUnitTest tests[] = {
+		cmocka_unit_test(test_samples_tree),
+		cmocka_unit_test(test_exact_calls),
+		cmocka_unit_test(test_tail_and_longjmp),
+		cmocka_unit_test(test_mid_stack),
+		cmocka_unit_test(test_mid_stack_recursion),
+		cmocka_unit_test(test_merge_and_splice),
+		cmocka_unit_test(test_deep),
+	};
+	return cmocka_run_group_tests(tests, NULL, NULL);
+}

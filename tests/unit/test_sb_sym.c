@@ -1,0 +1,130 @@
+/* Session address-space history and symbols: mappings over time (replace, exec,
+ * fork), thread names over time, ELF symbols with PIE bias from pgoff, demangling. */
+#include "xp_test.h"
+
+#include "sb.h"
+#include "sym.h"
+
+static struct pd_rec mmap_rec(uint32_t pid, uint64_t start, uint64_t len, uint64_t pgoff,
+			      const char *file, uint64_t time)
+{
+	struct pd_rec r = { .type = PERF_RECORD_MMAP2, .misc = PERF_RECORD_MISC_USER, .time = time };
+	r.u.mmap = (struct pd_mmap){ .pid = pid, .tid = pid, .start = start, .len = len, .pgoff = pgoff,
+				     .prot = 5, .filename = file };
+	return r;
+}
+
+static void test_history(void **state)
+{
+	(void)state;
+	struct sb_session *s = sb_new();
+	struct pd_rec r;
+
+	r = mmap_rec(10, 0x1000, 0x3000, 0, "/a", 100);
+	assert_int_equal(sb_feed(s, &r), 0);
+	/* a new mapping over the middle page splits the old one */
+	r = mmap_rec(10, 0x2000, 0x1000, 0, "/b", 200);
+	assert_int_equal(sb_feed(s, &r), 0);
+	assert_string_equal(sb_find_map(s, 10, 0x1800, 300)->dso->path, "/a");
+	assert_string_equal(sb_find_map(s, 10, 0x2800, 300)->dso->path, "/b");
+	const struct sb_map *m = sb_find_map(s, 10, 0x3800, 300);
+	assert_string_equal(m->dso->path, "/a");
+	assert_int_equal(m->pgoff, 0x2000);	/* the right part keeps its file offset */
+	/* before the replacement the old mapping answers */
+	assert_string_equal(sb_find_map(s, 10, 0x2800, 150)->dso->path, "/a");
+	/* exec ends every mapping */
+	r = (struct pd_rec){ .type = PERF_RECORD_COMM, .misc = PERF_RECORD_MISC_COMM_EXEC, .time = 400 };
+	r.u.comm = (struct pd_comm){ 10, 10, true, "newprog" };
+	assert_int_equal(sb_feed(s, &r), 0);
+	assert_null(sb_find_map(s, 10, 0x1800, 500));
+	assert_string_equal(sb_find_map(s, 10, 0x1800, 300)->dso->path, "/a");
+	/* fork copies the parent's address space; thread names follow */
+	r = mmap_rec(10, 0x5000, 0x1000, 0, "/c", 450);
+	sb_feed(s, &r);
+	r = (struct pd_rec){ .type = PERF_RECORD_FORK, .time = 600 };
+	r.u.task = (struct pd_task){ .pid = 11, .ppid = 10, .tid = 11, .ptid = 10, .time = 600 };
+	assert_int_equal(sb_feed(s, &r), 0);
+	assert_string_equal(sb_find_map(s, 11, 0x5800, 700)->dso->path, "/c");
+	assert_string_equal(sb_comm_at(s, 11, 700), "newprog");
+	assert_string_equal(sb_comm_at(s, 99, 0), ":99");
+	sb_free(s);
+}
+
+static void test_demangle(void **state)
+{
+	(void)state;
+	char *d;
+
+	d = sym_demangle("_ZN2ns3fooEi", false);
+	assert_string_equal(d, "ns::foo");
+	free(d);
+	d = sym_demangle("_ZN2ns3fooEi", true);
+	assert_string_equal(d, "ns::foo(int)");
+	free(d);
+	d = sym_demangle("_ZNK3FooclEv", false);
+	assert_string_equal(d, "Foo::operator()");
+	free(d);
+	d = sym_demangle("_ZN4core3fmt5write17h0123456789abcdefE", false);
+	assert_string_equal(d, "core::fmt::write");
+	free(d);
+	d = sym_demangle("_ZN49_$LT$alloc..vec..Vec$LT$T$GT$$u20$as$u20$Drop$GT$4drop17h0123456789abcdefE", false);
+	assert_string_equal(d, "<alloc::vec::Vec<T> as Drop>::drop");
+	free(d);
+	d = sym_demangle("_RNvCs1234_7mycrate3foo", false);
+	assert_string_equal(d, "mycrate::foo");
+	free(d);
+	d = sym_demangle("_RNvNtCs1234_7mycrate3bar3baz", false);
+	assert_string_equal(d, "mycrate::bar::baz");
+	free(d);
+	d = sym_demangle("_RINvCs1234_7mycrate3fooNtB2_3BarlE", false);
+	assert_string_equal(d, "mycrate::foo::<mycrate::Bar, i32>");
+	free(d);
+	assert_null(sym_demangle("main", false));
+	assert_null(sym_demangle("_RZZZ", false));
+}
+
+/* The test program itself: a PIE mapped at an arbitrary base with pgoff of its text. */
+static void test_elf_symbols(void **state)
+{
+	(void)state;
+	/* test programs are built once, in the plain build */
+	const char *exe = XP_SRCDIR "/build/progs/dec_work";
+	struct sb_session *s = sb_new();
+	struct sym_ctx *c = sym_new(NULL, "/nonexistent");
+	char cmd[512];
+	unsigned long long spin_va = 0, text_off = 0, text_va = 0;
+
+	snprintf(cmd, sizeof(cmd), "nm %s | awk '$3==\"spin\"{print $1}'", exe);
+	FILE *p = popen(cmd, "r");
+	assert_int_equal(fscanf(p, "%llx", &spin_va), 1);
+	pclose(p);
+	snprintf(cmd, sizeof(cmd), "readelf -lW %s | awk '$1==\"LOAD\" && / R E / {print $2, $3}'", exe);
+	p = popen(cmd, "r");
+	assert_int_equal(fscanf(p, "%llx %llx", &text_off, &text_va), 2);
+	pclose(p);
+	uint64_t base = 0x555555554000ULL;
+	assert_int_equal(sb_add_map(s, 7, base + text_va, 0x1000, text_off, 5, exe, NULL, 0, 0), 0);
+	const struct sb_map *m = sb_find_map(s, 7, base + spin_va + 3, 0);
+	assert_non_null(m);
+	uint32_t fn = sym_fn_of(c, m, base + spin_va + 3);
+	assert_string_equal(sym_fn(c, fn)->name, "spin");
+	assert_string_equal(sym_fn(c, fn)->module, "dec_work");
+	assert_int_equal(sym_fn_of(c, m, base + spin_va), fn);	/* interned */
+	const char *file;
+	int line;
+	assert_true(sym_srcline(c, m, base + spin_va + 3, &file, &line));
+	assert_non_null(strstr(file, "dec_work.c"));
+	assert_true(line > 0);
+	sym_free(c);
+	sb_free(s);
+}
+
+int main(void)
+{
+	const struct CMUnitTest tests[] = {
+		cmocka_unit_test(test_history),
+		cmocka_unit_test(test_demangle),
+		cmocka_unit_test(test_elf_symbols),
+	};
+	return cmocka_run_group_tests(tests, NULL, NULL);
+}
