@@ -383,6 +383,7 @@ static void stop_child(struct rec *r)
 	if (r->go_fd >= 0) {	/* never started: let it exit on EOF */
 		close(r->go_fd);
 		r->go_fd = -1;
+		r->exec_failed = 1;
 	} else {
 		kill(r->child, SIGTERM);
 	}
@@ -407,7 +408,7 @@ static void describe_target(const struct rec *r)
 {
 	int st = r->target_status;
 
-	if (!r->child || !r->target_done || r->opts->quiet)
+	if (!r->child || !r->target_done || r->opts->quiet || r->exec_failed)
 		return;
 	if (WIFSIGNALED(st))
 		xp_warn("the command was killed by signal %d (%s)%s", WTERMSIG(st), strsignal(WTERMSIG(st)),

@@ -259,7 +259,7 @@ static int run(struct rec *r)
 		pfd[i].events = POLLIN;
 	}
 	while (e == 0 && !rec_should_stop(r)) {
-		poll(pfd, (nfds_t)c.nrings, 100);
+		rec_wait(pfd, (unsigned long)c.nrings, 100);
 		e = drain(&c, r);
 	}
 	for (int i = 0; i < c.nfds; i++)

@@ -209,6 +209,8 @@ static int open_cpu(struct pt_col *c, struct pt_cpu *pc, const pid_t *pids, int 
 	uint64_t id;
 
 	c->attr.enable_on_exec = enable_on_exec;
+	/* A command is followed into what it forks; -p opens every thread itself. */
+	c->attr.inherit = enable_on_exec;
 	pc->fd = -1;
 	for (int t = 0; t < npids; t++) {
 		int fd = (int)perf_open(&c->attr, pids[t], pc->cpu, -1);
@@ -430,7 +432,7 @@ static int run(struct rec *r)
 		pfd[c.ncpus].events = POLLIN;
 	}
 	while (e == 0 && !rec_should_stop(r)) {
-		poll(pfd, (nfds_t)npfd, 100);
+		rec_wait(pfd, (unsigned long)npfd, 100);
 		e = drain(&c);
 		if (e == 0 && o->snapshot && dump_requested) {
 			dump_requested = 0;
