@@ -71,6 +71,9 @@ struct dpt_options {
 	/* Event kinds the consumer does not need, as (1u << kind): a speed hint, the
 	 * decoder may skip them (XEV_CALL, XEV_RETURN). */
 	uint32_t ignore;
+	/* The buffer is a read-only mapping of a file: pages well behind the decoder are
+	 * given back (madvise), so memory stays flat however long the trace is. */
+	int release_behind;
 	/* Offset of the buffer within its source (AUX area position) for gap reports. */
 	uint64_t base_offset;
 };

@@ -7,6 +7,8 @@
 #include <errno.h>
 #include <stdlib.h>
 #include <string.h>
+#include <sys/mman.h>
+#include <unistd.h>
 
 #include "pt.h"
 #include "x86_dis.h"
@@ -42,6 +44,9 @@ struct dctx {
 	struct bcache_ent *bcache;
 	struct x86_dis dis;
 	int stop;		/* the sink's non-zero return */
+	const uint8_t *buf;
+	uint64_t released;	/* bytes of buf given back so far (release_behind) */
+	uint32_t steps;
 	void *dec;		/* the libipt decoder (core:bus ratio queries) */
 	int is_insn;
 	/* CYC timing: events since the last time update wait here until the next one
@@ -426,7 +431,24 @@ static const struct dec_ops insn_ops = {
 };
 
 /* Returns 0 at the end of the buffer, else the value dpt_decode returns. */
-static int run(struct dctx *c, void *dec, const struct dec_ops *ops)
+#define RELEASE_MARGIN (1u << 20)	/* below the decoder: a resync looking further back
+					 * re-reads dropped pages from the file */
+
+static void release(struct dctx *c, void *dec, const struct dec_ops *ops)
+{
+	uint64_t off;
+	long page = sysconf(_SC_PAGESIZE);
+	if (ops->get_offset(dec, &off) < 0 || off < c->released + 2 * RELEASE_MARGIN)
+		return;
+	uintptr_t from = ((uintptr_t)c->buf + c->released + (uintptr_t)page - 1) & ~((uintptr_t)page - 1);
+	uintptr_t to = ((uintptr_t)c->buf + off - RELEASE_MARGIN) & ~((uintptr_t)page - 1);
+	if (to > from)
+		madvise((void *)from, to - from, MADV_DONTNEED);
+	c->released = off - RELEASE_MARGIN;
+}
+
+/* Inlined into each caller with a constant `ops`, so the per-block calls are direct. */
+static inline __attribute__((always_inline)) int run(struct dctx *c, void *dec, const struct dec_ops *ops)
 {
 	uint64_t err_off = 0, last_bad = 0;
 	int err = 0, synced = 0, bad_sync = 0, r;
@@ -481,6 +503,8 @@ static int run(struct dctx *c, void *dec, const struct dec_ops *ops)
 			status = ops->step(c, dec);
 			if (status == SINK_STOPPED)
 				return c->stop;
+			if (c->opt->release_behind && !(++c->steps & 0xfff))
+				release(c, dec, ops);
 			if (status < 0)
 				break;
 		}
@@ -545,6 +569,7 @@ int dpt_decode(const uint8_t *buf, size_t len, struct dpt_image *img,
 	c.st = stats;
 	c.img = img;
 	c.len = len;
+	c.buf = buf;
 	c.tmpl.pid = opt->pid;
 	c.tmpl.tid = opt->tid;
 	c.tmpl.cpu = opt->cpu_nr;

@@ -273,6 +273,7 @@ int bb_pt_raw_main(int argc, char **argv)
 		sink = view_sink;	/* nothing to filter: one call less per event */
 	struct dpt_stats st;
 	opt.strict = !resync;
+	opt.release_behind = 1;	/* load_file mapped it read-only */
 	r = dpt_decode(buf, len, img, &opt, &sink, &st);
 	int wfail = iv ? bb_insn_view_free(iv) : 0;
 	if (wfail)
