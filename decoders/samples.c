@@ -159,24 +159,19 @@ static int on_rec(void *arg, const struct pd_rec *r)
 		s->capstack = (uint32_t)need;
 	}
 	uint32_t n = 0;
-	bool user_seen = false;
 	for (uint64_t i = 0; i < sm->nr_callchain; i++) {
 		uint64_t a = sm->callchain[i];
-		if (a >= PERF_CONTEXT_MAX) {
-			if (a == PERF_CONTEXT_USER)
-				user_seen = true;
+		if (a >= PERF_CONTEXT_MAX)
 			continue;
-		}
 		s->stack[n++] = a;
 	}
 	if (n == 0 && ev.ip)
 		s->stack[n++] = ev.ip;
 	/* DWARF unwinding replaces the user part when registers and stack came along */
 	if (s->uw && sm->user_abi && sm->user_stack_size) {
-		uint32_t keep = n;
-		if (user_seen || sm->nr_callchain)	/* keep the kernel part only */
-			for (keep = 0; keep < n && (s->stack[keep] >> 63); keep++)
-				;
+		uint32_t keep;	/* the kernel part stays, the user part is unwound */
+		for (keep = 0; keep < n && (s->stack[keep] >> 63); keep++)
+			;
 		int got = dsm_unwind(s->uw, s->c, sm, s->stack + keep, DSM_UNWIND_MAX);
 		if (got > 0) {
 			n = keep + (uint32_t)got;

@@ -16,3 +16,11 @@ mode=$(sed -n 's/^xptrace: mode auto: recording in \([a-z]*\) mode$/\1/p' "$log"
 events=$(sed -n 's/^xptrace: events: \([^ ]*\).*/\1/p' "$log")
 summary=$(sed -n 's/^xptrace: recorded \(.*\)$/\1/p' "$log")
 echo "demo: recorded build/progs/hot in ${mode:-?} mode${events:+ ($events)}: $summary"
+
+# the decode side: hot functions, then the call tree (nodes >= 1 % of the samples)
+echo
+echo "demo: xptrace decode -i $dir   (hot functions)"
+./xptrace decode -i "$dir" --functions --percent-limit 1
+echo
+echo "demo: xptrace decode -i $dir --calltree --percent-limit 1"
+./xptrace decode -i "$dir" --calltree --percent-limit 1

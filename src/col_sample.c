@@ -10,10 +10,12 @@
 #include <string.h>
 #include <sys/ioctl.h>
 #include <sys/mman.h>
+#include <sys/resource.h>
 #include <sys/syscall.h>
 #include <unistd.h>
 
 #include "rec.h"
+#include "pmu.h"
 #include "rec_pfm.h"
 #include "ring.h"
 #include "x86_regs.h"
@@ -24,7 +26,7 @@
 struct ev {
 	struct perf_event_attr attr;
 	char name[96];		/* what the user asked for */
-	char why[160];		/* why it was replaced / dropped ("" when used as asked) */
+	char why[256];		/* why it was replaced / dropped ("" when used as asked) */
 	int dropped;
 };
 
@@ -81,8 +83,31 @@ static int encode_event(const char *name, struct perf_event_attr *a, char *why, 
 	return rec_pfm_encode(name, a, sizeof(*a), why, whylen);
 }
 
-/* Registers every libpfm4 event name of the -e list (user-level only). */
-static int parse_events(struct sample_col *c, const char *list)
+static void cpu_clock_attr(struct perf_event_attr *a)
+{
+	memset(a, 0, sizeof(*a));
+	a->type = PERF_TYPE_SOFTWARE;
+	a->config = PERF_COUNT_SW_CPU_CLOCK;
+	a->size = sizeof(*a);
+	a->exclude_kernel = 1;
+	a->exclude_hv = 1;
+}
+
+/* A machine without a core PMU (our VMs) knows no hardware event names at all. */
+static int has_core_pmu(const char *sysfs_root)
+{
+	struct pmu p;
+
+	if (pmu_read(sysfs_root, "cpu", &p) < 0)
+		return 0;
+	pmu_free(&p);
+	return 1;
+}
+
+/* Registers every libpfm4 event name of the -e list (user-level only).  A name this
+ * machine cannot know because it has no PMU is not a typo: it is replaced (leader) or
+ * dropped (member) like an event that does not open, with the reason. */
+static int parse_events(struct sample_col *c, const struct rec_opts *o, const char *list)
 {
 	char *dup = strdup(list), *s, *tok;
 	int r = 0;
@@ -101,9 +126,17 @@ static int parse_events(struct sample_col *c, const char *list)
 		memset(e, 0, sizeof(*e));
 		snprintf(e->name, sizeof(e->name), "%s", tok);
 		if (encode_event(tok, &e->attr, why, sizeof(why)) < 0) {
-			r = xp_err("events", "list names with 'perf list' or libpfm4's showevtinfo",
-				   "unknown event '%s': %s", tok, why);
-			break;
+			if (has_core_pmu(o->sysfs_root)) {
+				r = xp_err("events", "list names with 'perf list' or libpfm4's showevtinfo",
+					   "unknown event '%s': %s", tok, why);
+				break;
+			}
+			snprintf(e->why, sizeof(e->why),
+				 "%.60s is unknown here (libpfm4: %.100s): no hardware PMU", tok, why);
+			if (c->nev == 0)
+				cpu_clock_attr(&e->attr);
+			else
+				e->dropped = 1;
 		}
 		e->attr.size = sizeof(e->attr);
 		e->attr.exclude_kernel = 1;
@@ -177,16 +210,6 @@ static int add_fd(struct sample_col *c, int fd)
 	return 0;
 }
 
-static void cpu_clock_attr(struct perf_event_attr *a)
-{
-	memset(a, 0, sizeof(*a));
-	a->type = PERF_TYPE_SOFTWARE;
-	a->config = PERF_COUNT_SW_CPU_CLOCK;
-	a->size = sizeof(*a);
-	a->exclude_kernel = 1;
-	a->exclude_hv = 1;
-}
-
 /* Tries the leader on one CPU (the events must open, not just encode): a hardware
  * leader that cannot open here becomes cpu-clock; members that cannot open are
  * dropped.  Decides the final event list before anything is recorded. */
@@ -228,8 +251,10 @@ static int settle_events(struct sample_col *c, const struct rec_opts *o, pid_t p
 		m = perf_open(&c->ev[i].attr, pid, cpu, (int)fd);
 		if (m < 0) {
 			c->ev[i].dropped = 1;
-			snprintf(c->ev[i].why, sizeof(c->ev[i].why), "cannot be opened here (%s)",
-				 strerror(errno));
+			int en = errno;
+			snprintf(c->ev[i].why, sizeof(c->ev[i].why), "cannot be opened here (%s%s)",
+				 strerror(en),
+				 en == ENOENT || en == EOPNOTSUPP || en == ENODEV ? ": no hardware PMU" : "");
 		} else {
 			close((int)m);
 		}
@@ -370,7 +395,7 @@ static int run(struct rec *r)
 
 	memset(&c, 0, sizeof(c));
 	c.ring_pages = o->callgraph == REC_CG_DWARF ? 512 : 128;
-	e = parse_events(&c, o->events ? o->events : "cycles");
+	e = parse_events(&c, o, o->events ? o->events : "cycles");
 	if (e < 0)
 		return e;
 	ncpus = rec_online_cpus(&cpus);
@@ -391,6 +416,15 @@ static int run(struct rec *r)
 			return -ENOMEM;
 		}
 		pids[0] = r->target;
+	}
+	{
+		/* -p on a process with many threads needs threads x CPUs x events fds. */
+		struct rlimit rl;
+		rlim_t need = (rlim_t)npids * (rlim_t)ncpus * MAX_EVENTS + 64;
+		if (getrlimit(RLIMIT_NOFILE, &rl) == 0 && rl.rlim_cur < need) {
+			rl.rlim_cur = need < rl.rlim_max ? need : rl.rlim_max;
+			setrlimit(RLIMIT_NOFILE, &rl);
+		}
 	}
 	e = settle_events(&c, o, pids[0], cpus[0]);
 	if (e == 0) {

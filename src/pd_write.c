@@ -87,6 +87,7 @@ static void give_back_space(struct pd_writer *w)
 		w->disk = w->pos = cut;
 		w->blen = 0;
 		w->nckpt = 0;
+		w->ckpt_head = 0;
 	}
 }
 
@@ -591,8 +592,26 @@ int pd_writer_finalize(struct pd_writer *w)
 	if (w->finalized)
 		return w->finalized < 0 ? w->finalized : 0;
 	flush(w);
-	/* After ENOSPC the data was cut back to make room: finalize what is left. */
+	/* After ENOSPC the data was cut back to make room: finalize what is left.  If the
+	 * tail still does not fit, keep giving back data (halving) until it does. */
 	r = write_tail(w);
+	while ((r == -ENOSPC || r == -EDQUOT || r == -EFBIG) && w->pos > 0) {
+		uint64_t cut = 0;
+		for (unsigned i = 0; i < w->nckpt; i++) {
+			uint64_t c = w->ckpt[i];
+			if (c <= w->pos / 2 && c > cut)
+				cut = c;
+		}
+		if (ftruncate(w->fd, (off_t)(w->data_off + cut)) < 0)
+			break;
+		w->truncated += w->pos - cut;
+		w->pos = w->disk = cut;
+		w->nckpt = 0;
+		w->ckpt_head = 0;
+		if (!w->err)
+			w->err = r;
+		r = write_tail(w);
+	}
 	w->finalized = r < 0 ? r : 1;
 	return r;
 }

@@ -15,6 +15,7 @@
 #include <sys/wait.h>
 
 #include "x86_dis.h"
+#include "x86_emu.h"
 #include "x86_step.h"
 #include "xp_err.h"
 
@@ -23,8 +24,9 @@
 		       PTRACE_O_TRACEFORK | PTRACE_O_TRACEVFORK | PTRACE_O_EXITKILL)
 /* Straight-line runs longer than this are split (and chained like a direct jump). */
 #define RUN_MAX_INSNS 4096
-/* Branches emulated back to back in one stop at most (bounds a stop's latency). */
-#define CHAIN_MAX 256
+/* Instructions emulated in one stop at most (bounds a stop's latency, and ends loops
+ * that run forever inside emulated code). */
+#define CHAIN_MAX 2048
 
 /* ---- u64 -> u32 open-addressing map ------------------------------------------------ */
 
@@ -134,11 +136,18 @@ struct run {
 	uint64_t start;
 	uint64_t term_ip;
 	uint64_t target;	/* direct jmp/call target; next run for split runs */
+	uint8_t term_len;	/* length of the terminator */
 	uint32_t gen;		/* == mm->gen: the chain from here was armed in this generation */
 	uint8_t cls;		/* enum x86_bclass of the terminator; X86_BR_NONE: split/broken */
 	uint8_t broken;		/* decoding stopped on bad bytes */
 	uint8_t dead;		/* its code was unmapped: decode again when reached */
+	uint8_t emu;		/* EMU_*: can a stop emulate its body? */
+	uint16_t nuops;
+	uint32_t uop0;		/* its body in mm->uops[uop0 .. uop0 + nuops) */
 };
+
+enum { EMU_UNKNOWN, EMU_YES, EMU_NO };
+#define EMU_MAX_BODY 64	/* longer bodies run for real */
 
 struct mm {
 	int refs;
@@ -151,6 +160,8 @@ struct mm {
 	struct u64map run_at;	/* start -> index in runs */
 	struct run *runs;
 	size_t nruns, capruns;
+	struct x86_uop *uops;
+	size_t nuops, capuops;
 };
 
 enum th_state { TH_NEW, TH_PREEXEC, TH_RUNNING };
@@ -221,6 +232,7 @@ static void mm_put(struct mm *m)
 	u64map_free(&m->run_at);
 	free(m->bps);
 	free(m->runs);
+	free(m->uops);
 	free(m);
 }
 
@@ -240,6 +252,13 @@ static struct mm *mm_fork(const struct mm *p, pid_t child)
 		goto fail;
 	memcpy(m->bps, p->bps, p->nbps * sizeof(*m->bps));
 	memcpy(m->runs, p->runs, p->nruns * sizeof(*m->runs));
+	if (p->nuops) {
+		m->uops = malloc(p->nuops * sizeof(*m->uops));
+		if (!m->uops)
+			goto fail;
+		memcpy(m->uops, p->uops, p->nuops * sizeof(*m->uops));
+		m->nuops = m->capuops = p->nuops;
+	}
 	m->nbps = p->nbps;
 	m->capbps = p->capbps ? p->capbps : 1;
 	m->nruns = p->nruns;
@@ -390,6 +409,7 @@ decode:
 	} else {
 		ru->cls = (uint8_t)r.term.br.cls;
 		ru->term_ip = r.term.ip;
+		ru->term_len = r.term.size;
 		ru->target = r.term.br.target;
 		if (x86_branch_needs_trace(r.term.br.cls) && r.term.br.cls != X86_BR_SYSCALL &&
 		    r.term.br.cls != X86_BR_TRAP && r.term.br.cls != X86_BR_FAR &&
@@ -548,6 +568,58 @@ static int emulate(struct x86_step *s, struct thr *t, const struct bp *b,
 	return 0;
 }
 
+static int mem_write_cb(void *ctx, uint64_t addr, const void *buf, size_t len)
+{
+	return mem_write(ctx, addr, buf, len);
+}
+
+/* Translates a run's body (everything before its branch) for x86_emu, once. */
+static void emu_prepare(struct x86_step *s, struct mm *m, struct run *ru)
+{
+	uint8_t buf[X86_MAX_INSN];
+	struct x86_instr in;
+	uint64_t ip = ru->start;
+	size_t first = m->nuops;
+	long got;
+
+	ru->emu = EMU_NO;
+	switch (ru->cls) {
+	case X86_BR_COND: case X86_BR_RET: case X86_BR_JMP_IND: case X86_BR_CALL_IND:
+	case X86_BR_JMP: case X86_BR_CALL:
+		break;
+	default:
+		return;	/* syscalls, traps, split runs: the tracee goes on by itself */
+	}
+	while (ip < ru->term_ip) {
+		if (m->nuops - first >= EMU_MAX_BODY)
+			goto fail;
+		got = code_read(m, ip, buf, sizeof(buf));
+		if (got <= 0 || x86_dis_one(&s->dis, buf, (size_t)got, ip, &in) < 0)
+			goto fail;
+		if (m->nuops == m->capuops) {
+			size_t nc = m->capuops ? m->capuops * 2 : 4096;
+			struct x86_uop *nu = realloc(m->uops, nc * sizeof(*nu));
+
+			if (!nu)
+				goto fail;
+			m->uops = nu;
+			m->capuops = nc;
+		}
+		if (x86_emu_translate(s->dis.scratch, !s->dis.intel, &m->uops[m->nuops]) < 0)
+			goto fail;
+		m->nuops++;
+		ip += in.size;
+	}
+	if (ip != ru->term_ip)
+		goto fail;
+	ru->uop0 = (uint32_t)first;
+	ru->nuops = (uint16_t)(m->nuops - first);
+	ru->emu = EMU_YES;
+	return;
+fail:
+	m->nuops = first;
+}
+
 /* Fallback for a branch the emulation cannot evaluate: execute it for real with the
  * int3 lifted for one single-step. */
 static int step_over(struct x86_step *s, struct thr *t, const struct bp *b,
@@ -593,20 +665,60 @@ static int on_breakpoint(struct x86_step *s, struct thr *t, struct user_regs_str
 	const struct bp *b = bp_find(t->mm, r->rip - 1);
 	int err;
 
+	struct mm *m = t->mm;
+	int budget = CHAIN_MAX, branches = 0;
+
 	s->st.bp_stops++;
 	sync_enable(s, t, time);
 	r->rip = b->addr;
-	for (int n = 0; b && n < CHAIN_MAX; n++) {
-		if (n > 0)
-			s->st.chained++;
-		err = emulate(s, t, b, r, time);
-		if (err < 0) {
-			if ((err = step_over(s, t, b, r, time)) < 0)
-				return err;
-			break;
+	/* Interrupt avoidance: resolve this branch, then keep going as long as the code up
+	 * to the next branch can be emulated; the tracee resumes where that stops. */
+	for (;;) {
+		struct run *ru;
+		uint64_t ip;
+
+		if ((b = bp_find(m, r->rip)) && in_range(s, r->rip)) {
+			if (budget-- <= 0)
+				break;	/* resumes onto the int3: the next stop goes on */
+			if (branches++ > 0)
+				s->st.chained++;
+			if (emulate(s, t, b, r, time) < 0) {
+				if ((err = step_over(s, t, b, r, time)) < 0)
+					return err;
+				break;
+			}
+			continue;
 		}
-		b = bp_find(t->mm, r->rip);
+		if (budget <= 0 || !in_range(s, r->rip) || !(ru = run_get(s, m, r->rip)) ||
+		    ru->broken)
+			break;
+		if (ru->emu == EMU_UNKNOWN)
+			emu_prepare(s, m, ru);
+		if (ru->emu != EMU_YES || ru->nuops > budget)
+			break;
+		ip = r->rip;
+		for (uint32_t i = 0; i < ru->nuops; i++) {
+			const struct x86_uop *u = &m->uops[ru->uop0 + i];
+
+			if (x86_emu_exec(u, ip, r, mem_read_cb, mem_write_cb, m) < 0)
+				goto resume;	/* it faults for real, at ip */
+			ip += u->len;
+		}
+		budget -= ru->nuops + 1;
+		s->st.emulated += ru->nuops;
+		if (ru->cls == X86_BR_JMP) {
+			r->rip = ru->target;
+		} else if (ru->cls == X86_BR_CALL) {
+			uint64_t ret = ru->term_ip + ru->term_len;
+
+			if (mem_write(m, r->rsp - 8, &ret, 8) < 0)
+				break;
+			r->rsp -= 8;
+			r->rip = ru->target;
+		}
+		/* else: the armed branch at term_ip comes next */
 	}
+resume:
 	if (ptrace(PTRACE_SETREGS, t->tid, 0, r) < 0)
 		return -errno;
 	ensure_armed(s, t->mm, r->rip);
@@ -853,7 +965,6 @@ static int handle_stop(struct x86_step *s, pid_t tid, int st)
 	struct user_regs_struct r;
 	struct thr *t = thr_find(s, tid);
 	int sig, event;
-	siginfo_t si;
 
 	s->st.stops++;
 	if (!t) {
@@ -904,8 +1015,10 @@ static int handle_stop(struct x86_step *s, pid_t tid, int st)
 		s->st.other_stops++;
 		return resume(t, 0);
 	}
-	if (sig == SIGTRAP && ptrace(PTRACE_GETSIGINFO, tid, 0, &si) == 0 &&
-	    si.si_code == SI_KERNEL && bp_find(t->mm, r.rip - 1))
+	/* SIGTRAP right after one of our int3s is that int3 (not asking GETSIGINFO saves a
+	 * syscall per stop; a program's own SIGTRAP there would have to be raised by kill
+	 * exactly at a branch) */
+	if (sig == SIGTRAP && bp_find(t->mm, r.rip - 1))
 		return on_breakpoint(s, t, &r);
 	return on_signal(s, t, sig, &r);
 }

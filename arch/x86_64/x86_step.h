@@ -63,6 +63,7 @@ struct x86_step_stats {
 	uint64_t other_stops;	/* events, exits, single-step fallbacks */
 	uint64_t cond, indirect, ret;	/* branches resolved (each once) */
 	uint64_t chained;	/* branches resolved without a stop of their own */
+	uint64_t emulated;	/* instructions between branches emulated at stops */
 	uint64_t steps;		/* single-step fallbacks */
 	uint64_t blocks;	/* straight-line runs discovered */
 	uint64_t breakpoints;	/* int3 armed */

@@ -79,6 +79,17 @@ text=$("$XPTRACE" decode -i "$TMP/p.data" --calltree)
 check_match "calltree text: header and indented rows" "^Lvl +RL +Calls +Base +Cum +Name$" "$text"
 check_match "calltree text: indentation by level" "^  2 +1 +[0-9]+ +[0-9]+ +[0-9]+    main$" "$text"
 
+# ---- DWARF unwinding: a binary without frame pointers ----
+cc -O1 -g -fomit-frame-pointer -fno-inline -o "$TMP/nofp" "$XP_ROOT/tests/progs/dec_work.c"
+perf record -q -e cpu-clock -F 999 --call-graph dwarf -o "$TMP/dw.data" "$TMP/nofp" 500 >/dev/null 2>&1
+compare "dwarf callchains: top functions match perf report" "$TMP/dw.data"
+folded=$("$XPTRACE" decode -i "$TMP/dw.data" --calltree --format folded)
+check_match "dwarf: full stacks through callers without frame pointers" "main;work_b;work_a;spin [0-9]+$" "$folded"
+check_match "dwarf: recursion unwound" "main;recurse;recurse;recurse;recurse;spin [0-9]+$" "$folded"
+"$XPTRACE" record -q -o "$TMP/xdw" -F 999 --call-graph dwarf -- "$TMP/nofp" 500 >/dev/null 2>&1
+check_match "dwarf: xptrace's own recording" "main;work_b;work_a;spin [0-9]+$" \
+	"$("$XPTRACE" decode -i "$TMP/xdw" --calltree --format folded)"
+
 # ---- other formats ----
 "$XPTRACE" decode -i "$TMP/p.data" --calltree --format folded >"$TMP/f.folded"
 check_eq "folded: counts sum to the samples" "$total" "$(awk '{s+=$NF} END{print s}' "$TMP/f.folded")"

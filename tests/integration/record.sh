@@ -88,10 +88,27 @@ check_eq "-c: every sample's period is 1000000" "1000000" \
 check_eq "-e cpu-clock,task-clock exits 0" 0 $?
 perf_clean "group" rec4/perf.data
 check_match "group: both events in the header" "name = task-clock" "$(perf report -i rec4/perf.data --header-only 2>&1)"
+check_eq "group: every sample carries both counts" "$(nsamples rec4/perf.data)" \
+	"$(perf report -i rec4/perf.data -D 2>/dev/null | grep -c '^\.\.\.\. group nr 2$')"
 
 # Usage errors.
-check_exit "unknown event is an error" 1 "$XPTRACE" record -o rec5 -e no_such_event -- true
-check_match "unknown event message" "^xptrace: events: unknown event 'no_such_event'" "$(cat "$TMP/.err")"
+# Event names: with no PMU here an unknown name is replaced/dropped like an event that
+# does not open; where a core PMU exists (a fixture sysfs) it is a typo and an error.
+"$XPTRACE" record -q -o rec5 -e no_such_event,instructions,task-clock -- "$PROGS/hot" 50 >/dev/null 2>"$TMP/err5"
+check_eq "unknown leader on a PMU-less machine: exit 0" 0 $?
+"$XPTRACE" record -o rec5b -e no_such_event,instructions,task-clock -- "$PROGS/hot" 50 >/dev/null 2>"$TMP/err5"
+check_eq "unknown leader falls back to cpu-clock, said once with the reason" \
+	"xptrace: events: cpu-clock,task-clock (no_such_event is unknown here (libpfm4: event not found): no hardware PMU; fell back to cpu-clock)" \
+	"$(grep 'xptrace: events:' "$TMP/err5")"
+check_eq "a member that cannot open is dropped with the reason" \
+	"xptrace: event instructions dropped: cannot be opened here (No such file or directory: no hardware PMU)" \
+	"$(grep 'dropped' "$TMP/err5")"
+check_eq "the file has exactly the events used" "cpu-clock task-clock" \
+	"$(perf report -i rec5b/perf.data --header-only 2>/dev/null | sed -n 's/^# event : name = \([^,]*\),.*/\1/p' | tr '\n' ' ' | sed 's/ $//')"
+check_exit "unknown event where a core PMU exists is an error" 1 "$XPTRACE" record -o rec5c --mode sample \
+	--sysfs-root "$FIXTURES/sysfs/intel-skylake" -e no_such_event -- true
+check_match "unknown event message" "^xptrace: events: unknown event 'no_such_event': event not found" "$(cat "$TMP/.err")"
+check "a recording that never started leaves no directory" test ! -e rec5c
 check_exit "-F and -c together is a usage error" 2 "$XPTRACE" record -F 10 -c 10 -- true
 check_exit "no command is a usage error" 2 "$XPTRACE" record
 check_exit "bad --call-graph is a usage error" 2 "$XPTRACE" record --call-graph bogus -- true

@@ -1,7 +1,8 @@
 /* Ground truth for the step-mode tests: a plain single-step tracer (one ptrace stop per
  * instruction, no emulation, no shared code with xptrace).  Records the address of every
  * user instruction each thread executes, from the first execution of the symbol address
- * given as an offset in the main executable (usually main) to the end.
+ * given as an offset in the main executable (usually main) to the end; offset 0 starts
+ * at the exec (the dynamic loader's first instruction).
  *
  *   xp_sstep OUTPREFIX FILE_OFFSET -- PROGRAM [ARGS]
  *
@@ -133,6 +134,13 @@ int main(int argc, char **argv)
 		fprintf(stderr, "xp_sstep: %s did not exec\n", argv[4]);
 		return 2;
 	}
+	if (start == 0) {	/* from the exec on */
+		started = 1;
+		ptrace(PTRACE_GETREGS, pid, 0, &r);
+		th[slot(pid)].pending = r.rip;
+		ptrace(PTRACE_SINGLESTEP, pid, 0, 0);
+		goto loop;
+	}
 	/* run at full speed to the start address: an int3 there */
 	start += exe_base(pid);
 	errno = 0;
@@ -143,6 +151,7 @@ int main(int argc, char **argv)
 	}
 	ptrace(PTRACE_POKETEXT, pid, (void *)start, (void *)((orig & ~0xffull) | 0xcc));
 	ptrace(PTRACE_CONT, pid, 0, 0);
+loop:
 	while (live > 0) {
 		int sig, ev;
 

@@ -305,6 +305,57 @@ static void test_disk_full_keeps_file_valid(void **state)
 	free(f.p);
 }
 
+/* The tail (a 600 KiB feature) is larger than the reserve: finalize keeps giving back
+ * data until it fits. */
+static void test_disk_full_big_tail(void **state)
+{
+	char path[128];
+	pid_t pid;
+	int st;
+	struct file f;
+
+	(void)state;
+	snprintf(path, sizeof(path), "%s/full2.data", tmpdir);
+	pid = fork();
+	assert_true(pid >= 0);
+	if (pid == 0) {
+		struct rlimit rl = { 1 << 20, 1 << 20 };
+		struct pd_writer *w;
+		struct perf_event_attr a = sw_attr();
+		static unsigned char big[600 * 1024];
+		struct {
+			struct perf_event_header h;
+			uint64_t v[7];
+		} rec = { { PERF_RECORD_SAMPLE, 0, 64 }, { 0 } };
+		int r = 0;
+
+		signal(SIGXFSZ, SIG_IGN);
+		setrlimit(RLIMIT_FSIZE, &rl);
+		memset(big, 0xab, sizeof(big));
+		if (pd_writer_create(&w, path) < 0 || pd_writer_add_attr(w, &a, "c") < 0 ||
+		    pd_writer_feature(w, PD_FEAT_CPUDESC, big, sizeof(big)) < 0)
+			_exit(10);
+		for (uint64_t n = 0; r == 0; n++) {
+			rec.v[0] = n;
+			r = pd_writer_record(w, &rec.h);
+		}
+		if (pd_writer_finalize(w) != 0)
+			_exit(13);
+		pd_writer_free(w);
+		_exit(0);
+	}
+	assert_int_equal(waitpid(pid, &st, 0), pid);
+	assert_true(WIFEXITED(st));
+	assert_int_equal(WEXITSTATUS(st), 0);
+	load(&f, path);
+	assert_true(f.h.data.size + 600 * 1024 + 104 <= (1 << 20));
+	assert_int_equal(f.h.data.size % 64, 0);
+	assert_int_equal(feat_section(&f, PD_FEAT_CPUDESC)->size, 600 * 1024);
+	assert_int_equal(f.h.attrs.size, 144);
+	assert_true(f.h.attrs.offset + 144 <= f.n);
+	free(f.p);
+}
+
 static volatile int sink;
 __attribute__((noinline, noipa)) static void fn_hot(void) { sink = 1; }
 __attribute__((noinline, noipa)) static void fn_cold(void) { sink = 2; }
@@ -481,6 +532,7 @@ int main(void)
 		cmocka_unit_test(test_auxtrace_padding),
 		cmocka_unit_test(test_rejects_attr_beyond_perf_size),
 		cmocka_unit_test(test_disk_full_keeps_file_valid),
+		cmocka_unit_test(test_disk_full_big_tail),
 		cmocka_unit_test(test_perf_reads_it),
 	};
 	return cmocka_run_group_tests(tests, setup, teardown);

@@ -1,0 +1,355 @@
+/* Straight-line x86-64 emulation (see x86_emu.h). */
+#include <errno.h>
+#include <string.h>
+
+#include <capstone/capstone.h>
+
+#include "x86_emu.h"
+
+#define F_CF (1ull << 0)
+#define F_PF (1ull << 2)
+#define F_AF (1ull << 4)
+#define F_ZF (1ull << 6)
+#define F_SF (1ull << 7)
+#define F_OF (1ull << 11)
+#define F_ARITH (F_CF | F_PF | F_AF | F_ZF | F_SF | F_OF)
+
+static unsigned long long *slot(struct user_regs_struct *r, unsigned reg, int *size)
+{
+	*size = 8;
+	switch (reg) {
+#define R(q, d, w, b, f) \
+	case X86_REG_##q: return &r->f; \
+	case X86_REG_##d: *size = 4; return &r->f; \
+	case X86_REG_##w: *size = 2; return &r->f; \
+	case X86_REG_##b: *size = 1; return &r->f;
+	R(RAX, EAX, AX, AL, rax)
+	R(RBX, EBX, BX, BL, rbx)
+	R(RCX, ECX, CX, CL, rcx)
+	R(RDX, EDX, DX, DL, rdx)
+	R(RSI, ESI, SI, SIL, rsi)
+	R(RDI, EDI, DI, DIL, rdi)
+	R(RBP, EBP, BP, BPL, rbp)
+	R(RSP, ESP, SP, SPL, rsp)
+	R(R8, R8D, R8W, R8B, r8)
+	R(R9, R9D, R9W, R9B, r9)
+	R(R10, R10D, R10W, R10B, r10)
+	R(R11, R11D, R11W, R11B, r11)
+	R(R12, R12D, R12W, R12B, r12)
+	R(R13, R13D, R13W, R13B, r13)
+	R(R14, R14D, R14W, R14B, r14)
+	R(R15, R15D, R15W, R15B, r15)
+#undef R
+	default:
+		return NULL;
+	}
+}
+
+int x86_reg_write(struct user_regs_struct *r, unsigned reg, uint64_t val)
+{
+	int size;
+	unsigned long long *p = slot(r, reg, &size);
+
+	if (!p)
+		return -EINVAL;
+	switch (size) {
+	case 8: *p = val; break;
+	case 4: *p = (uint32_t)val; break;
+	case 2: *p = (*p & ~0xffffull) | (uint16_t)val; break;
+	default: *p = (*p & ~0xffull) | (uint8_t)val; break;
+	}
+	return 0;
+}
+
+static int copy_opnd(const cs_x86_op *op, struct x86_uopnd *o)
+{
+	int size;
+	struct user_regs_struct dummy;
+
+	memset(o, 0, sizeof(*o));
+	o->size = op->size;
+	switch (op->type) {
+	case X86_OP_REG:
+		if (!slot(&dummy, op->reg, &size) || size != op->size)
+			return -EINVAL;	/* ah/bh/ch/dh, segment, vector registers */
+		o->kind = X86_OPND_REG;
+		o->reg = op->reg;
+		return 0;
+	case X86_OP_IMM:
+		o->kind = X86_UOPND_IMM;
+		o->imm = op->imm;
+		return 0;
+	case X86_OP_MEM:
+		if (op->mem.segment != X86_REG_INVALID && op->mem.segment != X86_REG_FS &&
+		    op->mem.segment != X86_REG_GS)
+			return -EINVAL;
+		if (op->size != 1 && op->size != 2 && op->size != 4 && op->size != 8)
+			return -EINVAL;
+		o->kind = X86_OPND_MEM;
+		o->mem.kind = X86_OPND_MEM;
+		o->mem.base = op->mem.base;
+		o->mem.index = op->mem.index;
+		o->mem.scale = (uint8_t)op->mem.scale;
+		o->mem.disp = op->mem.disp;
+		o->mem.seg = op->mem.segment == X86_REG_FS ? X86_SEG_FS :
+			     op->mem.segment == X86_REG_GS ? X86_SEG_GS : X86_SEG_NONE;
+		o->mem.size = op->size;
+		return 0;
+	default:
+		return -EINVAL;
+	}
+}
+
+int x86_emu_translate(const struct cs_insn *ci, int att, struct x86_uop *u)
+{
+	const cs_x86 *x = &ci->detail->x86;
+	int nops = 2;
+
+	memset(u, 0, sizeof(*u));
+	u->len = (uint8_t)ci->size;
+	/* lock and rep change what the instruction does; 0x67 the address size */
+	if (x->prefix[0] || x->prefix[3])
+		return -EINVAL;
+	switch (ci->id) {
+	case X86_INS_NOP:
+	case X86_INS_ENDBR64:
+		u->kind = U_NOP;
+		return 0;
+	case X86_INS_LEAVE:
+		u->kind = U_LEAVE;
+		return 0;
+	case X86_INS_MOV: case X86_INS_MOVABS: u->kind = U_MOV; break;
+	case X86_INS_MOVZX: u->kind = U_MOVZX; break;
+	case X86_INS_MOVSX: case X86_INS_MOVSXD: u->kind = U_MOVSX; break;
+	case X86_INS_LEA: u->kind = U_LEA; break;
+	case X86_INS_ADD: u->kind = U_ADD; break;
+	case X86_INS_SUB: u->kind = U_SUB; break;
+	case X86_INS_CMP: u->kind = U_CMP; break;
+	case X86_INS_AND: u->kind = U_AND; break;
+	case X86_INS_OR: u->kind = U_OR; break;
+	case X86_INS_XOR: u->kind = U_XOR; break;
+	case X86_INS_TEST: u->kind = U_TEST; break;
+	case X86_INS_INC: u->kind = U_INC; nops = 1; break;
+	case X86_INS_DEC: u->kind = U_DEC; nops = 1; break;
+	case X86_INS_PUSH: u->kind = U_PUSH; nops = 1; break;
+	case X86_INS_POP: u->kind = U_POP; nops = 1; break;
+	default:
+		return -EINVAL;
+	}
+	if (x->op_count != nops)
+		return -EINVAL;
+	if (copy_opnd(&x->operands[nops == 2 && att ? 1 : 0], &u->dst) < 0)
+		return -EINVAL;
+	if (nops == 2 && copy_opnd(&x->operands[att ? 0 : 1], &u->src) < 0)
+		return -EINVAL;
+	if (u->dst.kind == X86_UOPND_IMM && u->kind != U_PUSH)
+		return -EINVAL;
+	if ((u->kind == U_PUSH || u->kind == U_POP) &&
+	    (u->dst.size != 8 || (u->dst.kind == X86_OPND_REG && u->dst.reg == X86_REG_RSP)))
+		return -EINVAL;
+	if (u->kind == U_LEA && (u->src.kind != X86_OPND_MEM || u->src.mem.seg != X86_SEG_NONE))
+		return -EINVAL;
+	return 0;
+}
+
+static int ea(const struct x86_operand *m, uint64_t next, const struct user_regs_struct *r,
+	      uint64_t *addr)
+{
+	uint64_t a = 0, v;
+
+	if (m->base == X86_REG_RIP)
+		a = next;
+	else if (m->base != X86_REG_INVALID) {
+		if (x86_reg_value(r, m->base, &v) < 0)
+			return -EINVAL;
+		a = v;
+	}
+	if (m->index != X86_REG_INVALID) {
+		if (x86_reg_value(r, m->index, &v) < 0)
+			return -EINVAL;
+		a += v * m->scale;
+	}
+	a += (uint64_t)m->disp;
+	if (m->seg == X86_SEG_FS)
+		a += r->fs_base;
+	else if (m->seg == X86_SEG_GS)
+		a += r->gs_base;
+	*addr = a;
+	return 0;
+}
+
+static uint64_t mask(int size)
+{
+	return size == 8 ? ~0ull : (1ull << (size * 8)) - 1;
+}
+
+static int get(const struct x86_uopnd *o, uint64_t next, const struct user_regs_struct *r,
+	       x86_mem_read_fn rd, void *ctx, uint64_t *val)
+{
+	uint64_t a, v = 0;
+	int err;
+
+	switch (o->kind) {
+	case X86_OPND_REG:
+		return x86_reg_value(r, o->reg, val);
+	case X86_UOPND_IMM:
+		*val = (uint64_t)o->imm;
+		return 0;
+	case X86_OPND_MEM:
+		if ((err = ea(&o->mem, next, r, &a)) < 0 || (err = rd(ctx, a, &v, o->size)) < 0)
+			return err;
+		*val = v;
+		return 0;
+	default:
+		return -EINVAL;
+	}
+}
+
+static int put(const struct x86_uopnd *o, uint64_t next, struct user_regs_struct *r,
+	       x86_mem_write_fn wr, void *ctx, uint64_t val)
+{
+	uint64_t a;
+	int err;
+
+	if (o->kind == X86_OPND_REG)
+		return x86_reg_write(r, o->reg, val);
+	if (o->kind != X86_OPND_MEM)
+		return -EINVAL;
+	if ((err = ea(&o->mem, next, r, &a)) < 0)
+		return err;
+	return wr(ctx, a, &val, o->size);
+}
+
+static uint64_t szf(uint64_t res, int size)
+{
+	uint64_t f = 0;
+	uint8_t lo = (uint8_t)res;
+
+	res &= mask(size);
+	if (res == 0)
+		f |= F_ZF;
+	if (res >> (size * 8 - 1))
+		f |= F_SF;
+	if (!__builtin_parity(lo))
+		f |= F_PF;
+	return f;
+}
+
+int x86_emu_exec(const struct x86_uop *u, uint64_t ip, struct user_regs_struct *r,
+		 x86_mem_read_fn rd, x86_mem_write_fn wr, void *ctx)
+{
+	struct user_regs_struct n = *r;	/* committed only when nothing faulted */
+	uint64_t next = ip + u->len, a, b, res, m, f = n.eflags;
+	int size = u->dst.size, bits = size * 8, err = 0;
+
+	switch (u->kind) {
+	case U_NOP:
+		break;
+	case U_LEAVE:
+		n.rsp = n.rbp;
+		if ((err = rd(ctx, n.rsp, &n.rbp, 8)) < 0)
+			return err;
+		n.rsp += 8;
+		break;
+	case U_PUSH:
+		if ((err = get(&u->dst, next, &n, rd, ctx, &a)) < 0 ||
+		    (err = wr(ctx, n.rsp - 8, &a, 8)) < 0)
+			return err;
+		n.rsp -= 8;
+		break;
+	case U_POP:
+		if ((err = rd(ctx, n.rsp, &a, 8)) < 0)
+			return err;
+		n.rsp += 8;
+		if ((err = put(&u->dst, next, &n, wr, ctx, a)) < 0)
+			return err;
+		break;
+	case U_MOV:
+		if ((err = get(&u->src, next, &n, rd, ctx, &a)) < 0 ||
+		    (err = put(&u->dst, next, &n, wr, ctx, a)) < 0)
+			return err;
+		break;
+	case U_MOVZX:
+	case U_MOVSX:
+		if ((err = get(&u->src, next, &n, rd, ctx, &a)) < 0)
+			return err;
+		a &= mask(u->src.size);
+		if (u->kind == U_MOVSX && (a >> (u->src.size * 8 - 1)))
+			a |= ~mask(u->src.size);
+		if ((err = put(&u->dst, next, &n, wr, ctx, a)) < 0)
+			return err;
+		break;
+	case U_LEA:
+		if ((err = ea(&u->src.mem, next, &n, &a)) < 0 ||
+		    (err = x86_reg_write(&n, u->dst.reg, a)) < 0)
+			return err;
+		break;
+	case U_INC:
+	case U_DEC:
+		if ((err = get(&u->dst, next, &n, rd, ctx, &a)) < 0)
+			return err;
+		m = mask(size);
+		a &= m;
+		b = 1;
+		res = (u->kind == U_INC ? a + b : a - b) & m;
+		f &= ~(F_ARITH & ~F_CF);
+		f |= szf(res, size);
+		if ((a ^ b ^ res) & 0x10)
+			f |= F_AF;
+		if (u->kind == U_INC ? (((a ^ res) & (b ^ res)) >> (bits - 1)) & 1
+				     : (((a ^ b) & (a ^ res)) >> (bits - 1)) & 1)
+			f |= F_OF;
+		if ((err = put(&u->dst, next, &n, wr, ctx, res)) < 0)
+			return err;
+		n.eflags = f;
+		break;
+	default:	/* two-operand arithmetic and logic */
+		if ((err = get(&u->dst, next, &n, rd, ctx, &a)) < 0 ||
+		    (err = get(&u->src, next, &n, rd, ctx, &b)) < 0)
+			return err;
+		m = mask(size);
+		a &= m;
+		b &= m;
+		f &= ~F_ARITH;
+		switch (u->kind) {
+		case U_ADD:
+			res = (a + b) & m;
+			if (res < a)
+				f |= F_CF;
+			if ((((a ^ res) & (b ^ res)) >> (bits - 1)) & 1)
+				f |= F_OF;
+			if ((a ^ b ^ res) & 0x10)
+				f |= F_AF;
+			break;
+		case U_SUB:
+		case U_CMP:
+			res = (a - b) & m;
+			if (a < b)
+				f |= F_CF;
+			if ((((a ^ b) & (a ^ res)) >> (bits - 1)) & 1)
+				f |= F_OF;
+			if ((a ^ b ^ res) & 0x10)
+				f |= F_AF;
+			break;
+		case U_AND:
+		case U_TEST:
+			res = a & b;
+			break;
+		case U_OR:
+			res = a | b;
+			break;
+		default:
+			res = a ^ b;
+			break;
+		}
+		f |= szf(res, size);
+		if (u->kind != U_CMP && u->kind != U_TEST &&
+		    (err = put(&u->dst, next, &n, wr, ctx, res)) < 0)
+			return err;
+		n.eflags = f;
+		break;
+	}
+	n.rip = next;
+	*r = n;
+	return 0;
+}

@@ -1,0 +1,51 @@
+/* A small x86-64 emulator for the straight-line code between two branches, so the step
+ * tracer can carry one stop on to the next branch without resuming the tracee.  It
+ * covers what compilers put between branches most (mov/movzx/movsx/lea, add/sub/cmp,
+ * and/or/xor/test, inc/dec, push/pop/leave, nop/endbr64) with exact flags; anything
+ * else makes x86_emu_translate() refuse, and the tracee executes it for real. */
+#ifndef X86_EMU_H
+#define X86_EMU_H
+
+#include <stdint.h>
+#include <sys/user.h>
+
+#include "x86_branch.h"
+
+struct cs_insn;
+
+enum x86_uop_kind {
+	U_NOP, U_MOV, U_MOVZX, U_MOVSX, U_LEA, U_ADD, U_SUB, U_CMP, U_AND, U_OR, U_XOR,
+	U_TEST, U_INC, U_DEC, U_PUSH, U_POP, U_LEAVE,
+};
+
+struct x86_uopnd {
+	uint8_t kind;		/* X86_OPND_NONE/REG/MEM, or X86_UOPND_IMM */
+	uint8_t size;		/* bytes */
+	uint16_t reg;		/* capstone x86_reg */
+	int64_t imm;
+	struct x86_operand mem;
+};
+#define X86_UOPND_IMM 3
+
+struct x86_uop {
+	uint8_t kind;		/* enum x86_uop_kind */
+	uint8_t len;		/* instruction length */
+	struct x86_uopnd dst, src;
+};
+
+/* Reads or writes `len` bytes of the tracee at addr; 0 or a negative errno. */
+typedef int (*x86_mem_write_fn)(void *ctx, uint64_t addr, const void *buf, size_t len);
+
+/* 0 and `u` filled when the instruction (decoded with detail) can be emulated.  `att`:
+ * the handle printed AT&T syntax, where capstone lists the operands source first. */
+int x86_emu_translate(const struct cs_insn *ci, int att, struct x86_uop *u);
+/* Executes u at `ip` (rip becomes ip + len).  On a memory fault nothing is changed and
+ * the error is returned (the real instruction will fault the same way). */
+int x86_emu_exec(const struct x86_uop *u, uint64_t ip, struct user_regs_struct *r,
+		 x86_mem_read_fn rd, x86_mem_write_fn wr, void *ctx);
+
+/* Register write with x86 semantics: 32-bit writes zero the upper half, 8/16-bit ones
+ * keep it.  -EINVAL for registers the emulator does not model. */
+int x86_reg_write(struct user_regs_struct *r, unsigned reg, uint64_t val);
+
+#endif

@@ -1,0 +1,232 @@
+/* The straight-line emulator against this CPU: results and flags of add/sub/cmp/and/or/
+ * xor/test/inc/dec at every operand size on edge and pseudo-random values, computed
+ * natively with the same instruction; translation of known encodings. */
+#include "xp_test.h"
+
+#include <errno.h>
+#include <capstone/capstone.h>
+
+#include "x86_dis.h"
+#include "x86_emu.h"
+
+#define FLAGS 0x8d5ull	/* CF PF AF ZF SF OF */
+
+#define NATIVE2(name, insn, sfx, T)                                                       \
+	static uint64_t name(uint64_t a, uint64_t b, uint64_t *res)                      \
+	{                                                                                 \
+		T x = (T)a, y = (T)b;                                                     \
+		uint64_t fl;                                                              \
+		__asm__ volatile(insn sfx " %2, %0\n\tpushfq\n\tpop %1"                  \
+				 : "+r"(x), "=r"(fl) : "r"(y) : "cc");                    \
+		*res = (uint64_t)x;                                                       \
+		return fl;                                                                \
+	}
+#define NATIVE1(name, insn, sfx, T)                                                       \
+	static uint64_t name(uint64_t a, uint64_t b, uint64_t *res)                      \
+	{                                                                                 \
+		T x = (T)a;                                                               \
+		uint64_t fl;                                                              \
+		(void)b;                                                                  \
+		__asm__ volatile("stc\n\t" insn sfx " %0\n\tpushfq\n\tpop %1"            \
+				 : "+r"(x), "=r"(fl) : : "cc");                           \
+		*res = (uint64_t)x;                                                       \
+		return fl;                                                                \
+	}
+#define SIZES2(op, kind)                                                                  \
+	NATIVE2(n_##op##8, #op, "b", uint8_t)                                            \
+	NATIVE2(n_##op##16, #op, "w", uint16_t)                                          \
+	NATIVE2(n_##op##32, #op, "l", uint32_t)                                          \
+	NATIVE2(n_##op##64, #op, "q", uint64_t)
+SIZES2(add, U_ADD)
+SIZES2(sub, U_SUB)
+SIZES2(cmp, U_CMP)
+SIZES2(and, U_AND)
+SIZES2(or, U_OR)
+SIZES2(xor, U_XOR)
+SIZES2(test, U_TEST)
+NATIVE1(n_inc8, "inc", "b", uint8_t)
+NATIVE1(n_inc16, "inc", "w", uint16_t)
+NATIVE1(n_inc32, "inc", "l", uint32_t)
+NATIVE1(n_inc64, "inc", "q", uint64_t)
+NATIVE1(n_dec8, "dec", "b", uint8_t)
+NATIVE1(n_dec16, "dec", "w", uint16_t)
+NATIVE1(n_dec32, "dec", "l", uint32_t)
+NATIVE1(n_dec64, "dec", "q", uint64_t)
+
+typedef uint64_t (*native_fn)(uint64_t, uint64_t, uint64_t *);
+
+static const struct {
+	const char *name;
+	int kind, size, nops;
+	native_fn fn;
+} ops[] = {
+#define E(op, K) \
+	{ #op "8", K, 1, 2, n_##op##8 }, { #op "16", K, 2, 2, n_##op##16 }, \
+	{ #op "32", K, 4, 2, n_##op##32 }, { #op "64", K, 8, 2, n_##op##64 },
+	E(add, U_ADD) E(sub, U_SUB) E(cmp, U_CMP) E(and, U_AND) E(or, U_OR) E(xor, U_XOR)
+	E(test, U_TEST)
+#undef E
+	{ "inc8", U_INC, 1, 1, n_inc8 }, { "inc16", U_INC, 2, 1, n_inc16 },
+	{ "inc32", U_INC, 4, 1, n_inc32 }, { "inc64", U_INC, 8, 1, n_inc64 },
+	{ "dec8", U_DEC, 1, 1, n_dec8 }, { "dec16", U_DEC, 2, 1, n_dec16 },
+	{ "dec32", U_DEC, 4, 1, n_dec32 }, { "dec64", U_DEC, 8, 1, n_dec64 },
+};
+
+static const unsigned regs_of_size[] = { 0, X86_REG_AL, X86_REG_AX, 0, X86_REG_EAX,
+					 0, 0, 0, X86_REG_RAX };
+static const unsigned regs2_of_size[] = { 0, X86_REG_BL, X86_REG_BX, 0, X86_REG_EBX,
+					  0, 0, 0, X86_REG_RBX };
+
+static int no_mem(void *ctx, uint64_t a, void *b, size_t n)
+{
+	(void)ctx, (void)a, (void)b, (void)n;
+	return -EFAULT;
+}
+
+static int no_wmem(void *ctx, uint64_t a, const void *b, size_t n)
+{
+	(void)ctx, (void)a, (void)b, (void)n;
+	return -EFAULT;
+}
+
+static void test_flags_vs_cpu(void **state)
+{
+	static const uint64_t edge[] = { 0, 1, 2, 0x7f, 0x80, 0xff, 0x7fff, 0x8000, 0xffff,
+					 0x7fffffff, 0x80000000, 0xffffffff, 0x0f, 0x10,
+					 0x7fffffffffffffffull, 0x8000000000000000ull, ~0ull };
+	uint64_t vals[64], seed = 0x9e3779b97f4a7c15ull;
+	size_t nv = 0;
+
+	(void)state;
+	for (size_t i = 0; i < sizeof(edge) / sizeof(edge[0]); i++)
+		vals[nv++] = edge[i];
+	while (nv < 64) {
+		seed ^= seed << 13, seed ^= seed >> 7, seed ^= seed << 17;
+		vals[nv++] = seed;
+	}
+	for (size_t o = 0; o < sizeof(ops) / sizeof(ops[0]); o++)
+		for (size_t i = 0; i < nv; i++)
+			for (size_t j = 0; j < nv; j++) {
+				struct x86_uop u = { .kind = (uint8_t)ops[o].kind, .len = 3 };
+				struct user_regs_struct r = { 0 };
+				uint64_t want_res, want_fl, m, af;
+
+				u.dst.kind = X86_OPND_REG;
+				u.dst.size = (uint8_t)ops[o].size;
+				u.dst.reg = (uint16_t)regs_of_size[ops[o].size];
+				u.src.kind = X86_OPND_REG;
+				u.src.size = (uint8_t)ops[o].size;
+				u.src.reg = (uint16_t)regs2_of_size[ops[o].size];
+				r.rax = vals[i];
+				r.rbx = vals[j];
+				r.eflags = 0x203;	/* IF, CF set: inc/dec keep CF */
+				want_fl = ops[o].fn(vals[i], vals[j], &want_res);
+				assert_int_equal(x86_emu_exec(&u, 0x1000, &r, no_mem, no_wmem, NULL), 0);
+				m = ops[o].size == 8 ? ~0ull : (1ull << (ops[o].size * 8)) - 1;
+				/* AF is undefined after logic ops: compare it where it is defined */
+				af = (ops[o].kind >= U_AND && ops[o].kind <= U_TEST) ? 0x10 : 0;
+				if (((r.eflags ^ want_fl) & FLAGS & ~af) ||
+				    (ops[o].kind != U_CMP && ops[o].kind != U_TEST &&
+				     ((r.rax ^ want_res) & m)))
+					fail_msg("%s %#llx, %#llx: emulated %#llx flags %#llx, cpu %#llx "
+						 "flags %#llx", ops[o].name, (unsigned long long)vals[i],
+						 (unsigned long long)vals[j], (unsigned long long)r.rax,
+						 (unsigned long long)(r.eflags & FLAGS),
+						 (unsigned long long)want_res,
+						 (unsigned long long)(want_fl & FLAGS));
+				assert_int_equal(r.rip, 0x1003);
+			}
+}
+
+/* Fake memory: 64 bytes at 0x7000. */
+static uint8_t mem[64];
+
+static int rd(void *ctx, uint64_t a, void *b, size_t n)
+{
+	(void)ctx;
+	if (a < 0x7000 || a + n > 0x7000 + sizeof(mem))
+		return -EFAULT;
+	memcpy(b, mem + (a - 0x7000), n);
+	return 0;
+}
+
+static int wr(void *ctx, uint64_t a, const void *b, size_t n)
+{
+	(void)ctx;
+	if (a < 0x7000 || a + n > 0x7000 + sizeof(mem))
+		return -EFAULT;
+	memcpy(mem + (a - 0x7000), b, n);
+	return 0;
+}
+
+static void run(const uint8_t *bytes, size_t len, struct user_regs_struct *r, int want)
+{
+	struct x86_dis d;
+	struct x86_instr in;
+	struct x86_uop u;
+
+	assert_int_equal(x86_dis_init(&d), 0);
+	assert_int_equal(x86_dis_one(&d, bytes, len, 0x1000, &in), 0);
+	if (x86_emu_translate(d.scratch, !d.intel, &u) < 0) {
+		assert_int_equal(want, -EINVAL);
+	} else {
+		assert_int_equal(x86_emu_exec(&u, 0x1000, r, rd, wr, NULL), want);
+		if (!want)
+			assert_int_equal(r->rip, 0x1000 + len);
+	}
+	x86_dis_fini(&d);
+}
+
+static void test_translate(void **state)
+{
+	struct user_regs_struct r = { 0 };
+	uint64_t v;
+
+	(void)state;
+	memset(mem, 0, sizeof(mem));
+	r.rsp = 0x7020;
+	r.rbp = 0x1234;
+	run((const uint8_t[]){ 0x55 }, 1, &r, 0);			/* push %rbp */
+	assert_int_equal(r.rsp, 0x7018);
+	memcpy(&v, mem + 0x18, 8);
+	assert_int_equal(v, 0x1234);
+	run((const uint8_t[]){ 0x48, 0x89, 0xe5 }, 3, &r, 0);		/* mov %rsp,%rbp */
+	assert_int_equal(r.rbp, 0x7018);
+	run((const uint8_t[]){ 0x48, 0x83, 0xec, 0x08 }, 4, &r, 0);	/* sub $8,%rsp */
+	assert_int_equal(r.rsp, 0x7010);
+	r.rdi = 0x7018;
+	r.rax = ~0ull;
+	run((const uint8_t[]){ 0x0f, 0xb6, 0x07 }, 3, &r, 0);		/* movzbl (%rdi),%eax */
+	assert_int_equal(r.rax, 0x34);
+	run((const uint8_t[]){ 0x48, 0x0f, 0xbe, 0x47, 0x01 }, 5, &r, 0); /* movsbq 1(%rdi),%rax */
+	assert_int_equal(r.rax, 0x12);
+	run((const uint8_t[]){ 0xc7, 0x45, 0xfc, 0xff, 0xff, 0xff, 0xff }, 7, &r, 0); /* movl $-1,-4(%rbp) */
+	run((const uint8_t[]){ 0x48, 0x63, 0x45, 0xfc }, 4, &r, 0);	/* movslq -4(%rbp),%rax */
+	assert_int_equal(r.rax, ~0ull);
+	run((const uint8_t[]){ 0x8d, 0x44, 0x24, 0x05 }, 4, &r, 0);	/* lea 5(%rsp),%eax */
+	assert_int_equal(r.rax, 0x7015);
+	r.rax = 0xffffffff00000000ull;
+	run((const uint8_t[]){ 0x31, 0xc0 }, 2, &r, 0);			/* xor %eax,%eax */
+	assert_int_equal(r.rax, 0);
+	assert_true(r.eflags & 0x40);
+	run((const uint8_t[]){ 0x83, 0x3f, 0x00 }, 3, &r, 0);		/* cmpl $0,(%rdi) */
+	run((const uint8_t[]){ 0xc9 }, 1, &r, 0);			/* leave */
+	assert_int_equal(r.rsp, 0x7020);
+	assert_int_equal(r.rbp, 0x1234);
+	r.rdi = 0x9000;
+	run((const uint8_t[]){ 0x8b, 0x07 }, 2, &r, -EFAULT);		/* mov (%rdi),%eax: unmapped */
+	run((const uint8_t[]){ 0xf0, 0x48, 0x01, 0x07 }, 4, &r, -EINVAL); /* lock add: refused */
+	run((const uint8_t[]){ 0x88, 0xe0 }, 2, &r, -EINVAL);		/* mov %ah,%al: refused */
+	run((const uint8_t[]){ 0x48, 0xd1, 0xe0 }, 3, &r, -EINVAL);	/* shl: not emulated */
+	run((const uint8_t[]){ 0xf3, 0x48, 0xab }, 3, &r, -EINVAL);	/* rep stos: refused */
+	run((const uint8_t[]){ 0xf3, 0x0f, 0x1e, 0xfa }, 4, &r, 0);	/* endbr64 */
+}
+
+int main(void)
+{
+	const struct CMUnitTest tests[] = {
+		cmocka_unit_test(test_flags_vs_cpu),
+		cmocka_unit_test(test_translate),
+	};
+	return cmocka_run_group_tests(tests, NULL, NULL);
+}
