@@ -79,6 +79,27 @@ text=$("$XPTRACE" decode -i "$TMP/p.data" --calltree)
 check_match "calltree text: header and indented rows" "^Lvl +RL +Calls +Base +Cum +Name$" "$text"
 check_match "calltree text: indentation by level" "^  2 +1 +[0-9]+ +[0-9]+ +[0-9]+    main$" "$text"
 
+# ---- group reads: one sampling event, the others read in every sample ----
+perf record -q -e '{cpu-clock,task-clock}:S' -F 999 -g -o "$TMP/g.data" "$W" 400 >/dev/null 2>&1
+want=$(perf script -i "$TMP/g.data" -F event,period 2>/dev/null |
+	awk '{gsub(":","",$2); s[$2]+=$1} END{print s["cpu-clock"], s["task-clock"]}')
+check_eq "group read: per-event totals equal perf script's" "$want" \
+	"$("$XPTRACE" decode -i "$TMP/g.data" --format csv | awk -F, 'NR>1{a+=$2; b+=$6} END{print a, b}')"
+check_eq "group read: a column per read event" "samples,base,cum,base%,cum%,task-clock,module,name" \
+	"$("$XPTRACE" decode -i "$TMP/g.data" --format csv | head -1)"
+check_match "group read: --metric picks the other event" "^# samples: task-clock, total [0-9]+$" \
+	"$("$XPTRACE" decode -i "$TMP/g.data" --metric task-clock | head -1)"
+
+# the same group as cycles+instructions (no PMU here: the file is relabelled)
+python3 "$FIXTURES/perfdata/as-hardware.py" "$TMP/g.data" "$TMP/hw.data"
+check_eq "cycles+instructions: IPC column" "samples,base,cum,base%,cum%,instructions,ipc,module,name" \
+	"$("$XPTRACE" decode -i "$TMP/hw.data" --format csv | head -1)"
+check_eq "IPC = instructions / cycles per function" "ok" \
+	"$("$XPTRACE" decode -i "$TMP/hw.data" --format csv | awk -F, 'NR>1 && $2>0 {
+		want=sprintf("%.4f", $6/$2); if (want != $7) bad++ } END {print bad ? "bad" : "ok"}')"
+check_eq "cycles+instructions: totals equal perf script's" "$want" \
+	"$("$XPTRACE" decode -i "$TMP/hw.data" --format csv | awk -F, 'NR>1{a+=$2; b+=$6} END{print a, b}')"
+
 # ---- DWARF unwinding: a binary without frame pointers ----
 cc -O1 -g -fomit-frame-pointer -fno-inline -o "$TMP/nofp" "$XP_ROOT/tests/progs/dec_work.c"
 perf record -q -e cpu-clock -F 999 --call-graph dwarf -o "$TMP/dw.data" "$TMP/nofp" 500 >/dev/null 2>&1
