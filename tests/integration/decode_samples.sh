@@ -45,6 +45,16 @@ compare "top functions match perf report (perf record -F 999 -g)" "$TMP/p.data"
 "$XPTRACE" record -q -o "$TMP/xd" -F 999 -g -- "$W" 700 >/dev/null 2>&1
 compare "top functions match perf report (xptrace record)" "$TMP/xd/perf.data"
 
+# kernel samples are named from kallsyms like perf's [k] rows (when there are any)
+kperf=$(perf report -i "$TMP/p.data" --stdio --no-children --sort sym -g none 2>/dev/null |
+	awk '$2=="[k]" {print $3}' | sort -u)
+if [ -n "$kperf" ]; then
+	kxp=$("$XPTRACE" decode -i "$TMP/p.data" --format csv | awk -F, '$(NF-1)=="[kernel.kallsyms]" && $1>0 {print $NF}' | sort -u)
+	check_eq "kernel symbols as perf names them" "$kperf" "$kxp"
+else
+	ok "kernel symbols as perf names them # skip: no kernel samples"
+fi
+
 # ---- the call tree: structure the program guarantees ----
 "$XPTRACE" decode -i "$TMP/p.data" --calltree --format jsonl >"$TMP/tree.jsonl"
 total=$(perf report -i "$TMP/p.data" --stdio 2>/dev/null | sed -n 's/^# Samples: \([0-9]*\) .*/\1/p' | head -1)
