@@ -296,6 +296,17 @@ static int parse_args(int argc, char **argv, struct rec_opts *o)
 		return xp_usage_error("record", "-F and -c exclude each other");
 	if (o->trigger && !o->snapshot)
 		return xp_usage_error("record", "--trigger takes a snapshot: add --snapshot");
+	{
+		/* "out/" must give "out.old", not "out/.old". */
+		static char dir[PATH_MAX];
+		size_t n = strlen(o->outdir);
+		if (n == 0 || n >= sizeof(dir))
+			return xp_usage_error("record", "-o wants a directory name");
+		memcpy(dir, o->outdir, n + 1);
+		while (n > 1 && dir[n - 1] == '/')
+			dir[--n] = 0;
+		o->outdir = dir;
+	}
 	if (optind < argc)
 		o->cmd = argv + optind;
 	if (o->pid && o->cmd)

@@ -10,6 +10,7 @@
 #include <string.h>
 #include <sys/ioctl.h>
 #include <sys/mman.h>
+#include <sys/resource.h>
 #include <sys/syscall.h>
 #include <unistd.h>
 
@@ -415,6 +416,15 @@ static int run(struct rec *r)
 			return -ENOMEM;
 		}
 		pids[0] = r->target;
+	}
+	{
+		/* -p on a process with many threads needs threads x CPUs x events fds. */
+		struct rlimit rl;
+		rlim_t need = (rlim_t)npids * (rlim_t)ncpus * MAX_EVENTS + 64;
+		if (getrlimit(RLIMIT_NOFILE, &rl) == 0 && rl.rlim_cur < need) {
+			rl.rlim_cur = need < rl.rlim_max ? need : rl.rlim_max;
+			setrlimit(RLIMIT_NOFILE, &rl);
+		}
 	}
 	e = settle_events(&c, o, pids[0], cpus[0]);
 	if (e == 0) {

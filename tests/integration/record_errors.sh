@@ -51,3 +51,7 @@ if mount -t tmpfs -o size=6m tmpfs small 2>/dev/null; then
 else
 	ok "tmpfs mount not permitted here # SKIP"
 fi
+
+"$XPTRACE" record -q -o slash/ -- "$PROGS/hot" 20 >/dev/null 2>&1
+"$XPTRACE" record -q -f -o slash/ -- "$PROGS/hot" 20 >/dev/null 2>&1
+check "-o DIR/ with -f keeps DIR.old (not DIR/.old)" test -s slash.old/perf.data
