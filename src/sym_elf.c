@@ -37,7 +37,7 @@ struct sdso {
 	struct esym *syms;
 	uint32_t nsyms;
 	char *pool;
-	size_t pool_len;
+	size_t pool_len, pool_cap;
 	struct seg *segs;
 	uint32_t nsegs;
 	bool is_rel;		/* ET_REL (kernel modules): offsets are addresses */
@@ -209,6 +209,28 @@ static char *in_store(const char *dir, const struct sb_dso *d, const char *leaf)
 	return strdup(p);
 }
 
+/* Appends a name to the dso's string pool; its offset, or UINT32_MAX. */
+static uint32_t pool_add(struct sdso *d, const char *name)
+{
+	size_t l = strlen(name) + 1;
+
+	if (d->pool_len + l > d->pool_cap) {
+		size_t nc = d->pool_cap ? d->pool_cap * 2 : 65536;
+		while (nc < d->pool_len + l)
+			nc *= 2;
+		if (nc > UINT32_MAX)
+			return UINT32_MAX;
+		char *np = realloc(d->pool, nc);
+		if (!np)
+			return UINT32_MAX;
+		d->pool = np;
+		d->pool_cap = nc;
+	}
+	memcpy(d->pool + d->pool_len, name, l);
+	d->pool_len += l;
+	return (uint32_t)(d->pool_len - l);
+}
+
 static int cmp_sym(const void *a, const void *b)
 {
 	const struct esym *x = a, *y = b;
@@ -255,20 +277,16 @@ static int load_symtab(struct sdso *d, Elf *e, Elf_Scn *scn, GElf_Shdr *sh)
 		const char *nm = elf_strptr(e, sh->sh_link, s.st_name);
 		if (!nm || !*nm)
 			continue;
-		size_t l = strlen(nm) + 1;
-		char *np = realloc(d->pool, d->pool_len + l);
-		if (!np) {
+		uint32_t at = pool_add(d, nm);
+		if (at == UINT32_MAX) {
 			free(v);
 			return -1;
 		}
-		d->pool = np;
-		memcpy(d->pool + d->pool_len, nm, l);
 		v[k].start = s.st_value;
 		v[k].end = s.st_value + s.st_size;
-		v[k].name = (uint32_t)d->pool_len;
+		v[k].name = at;
 		v[k].fn = UINT32_MAX;
 		v[k].bind = (uint8_t)GELF_ST_BIND(s.st_info);
-		d->pool_len += l;
 		k++;
 	}
 	qsort(v, k, sizeof(*v), cmp_sym);
@@ -417,15 +435,11 @@ static void load_kallsyms(struct sym_ctx *c, struct sb_dso *bd, struct sdso *d)
 				break;
 			v = nv;
 		}
-		size_t l = strlen(name) + 1;
-		char *np = realloc(d->pool, d->pool_len + l);
-		if (!np)
+		uint32_t at = pool_add(d, name);
+		if (at == UINT32_MAX)
 			break;
-		d->pool = np;
-		memcpy(d->pool + d->pool_len, name, l);
-		v[k++] = (struct esym){ a, a, (uint32_t)d->pool_len, UINT32_MAX,
+		v[k++] = (struct esym){ a, a, at, UINT32_MAX,
 					(uint8_t)(type == 'T' ? STB_GLOBAL : type == 'W' ? STB_WEAK : STB_LOCAL) };
-		d->pool_len += l;
 	}
 	fclose(f);
 	if (!k) {
