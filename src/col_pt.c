@@ -26,38 +26,25 @@
 
 #include "col_hw.h"
 #include "col_pt_info.h"
+#include "col_pt_pump.h"
 #include "col_trigger.h"
 #include "rec.h"
-#include "ring.h"
-#include "ring_aux.h"
 #include "x86_pt_attr.h"
 #include "xp_err.h"
-
-struct pt_cpu {
-	int cpu;
-	int fd;			/* owner of the rings */
-	void *base;
-	size_t len;
-	void *aux;
-	struct ring ring;
-	struct ring_aux ra;
-};
 
 struct pt_col {
 	struct rec *r;
 	struct pmu pmu;
 	struct x86_pt_cfg cfg;
 	struct perf_event_attr attr;
-	struct pt_cpu *cpus;
+	struct col_pt_ring *cpus;
 	int ncpus;
 	int *fds;
 	int nfds;
 	uint64_t data_bytes, aux_bytes;
-	struct ring_aux_stats st;
-	uint64_t aux_written, dumps;
+	struct col_pt_pump pump;
 	struct col_trigger trig;
 	struct col_hw_counters cnt;
-	int write_err;
 };
 
 static volatile sig_atomic_t dump_requested;
@@ -118,61 +105,6 @@ static int probe(const struct rec_opts *o, char *why, size_t whylen)
 	return rc;
 }
 
-static int write_chunk(void *ctx, const struct ring_aux_chunk *ch)
-{
-	struct pt_col *c = ((void **)ctx)[0];
-	const struct pt_cpu *pc = ((void **)ctx)[1];
-	struct pd_auxtrace_event ev;
-	int e;
-
-	memset(&ev, 0, sizeof(ev));
-	ev.offset = ch->offset;
-	/* Snapshots are told apart by their reference (perf uses the TSC). */
-	ev.reference = ch->snapshot ? c->dumps : 0;
-	ev.idx = (uint32_t)(pc - c->cpus);
-	ev.tid = (uint32_t)-1;
-	ev.cpu = (uint32_t)pc->cpu;
-	e = pd_writer_auxtrace2(c->r->w, &ev, ch->p[0], ch->n[0], ch->p[1], ch->n[1]);
-	if (e < 0) {
-		c->write_err = e;
-		return e;
-	}
-	c->aux_written += ch->size;
-	return 0;
-}
-
-static int drain_data(struct pt_col *c)
-{
-	for (int i = 0; i < c->ncpus; i++) {
-		struct pt_cpu *pc = &c->cpus[i];
-		const struct perf_event_header *h;
-
-		ring_begin(&pc->ring);
-		while ((h = ring_next(&pc->ring))) {
-			ring_aux_note_record(&c->st, h, h->size);
-			if (rec_record(c->r, h) < 0) {
-				ring_end(&pc->ring);
-				return -EIO;
-			}
-		}
-		ring_end(&pc->ring);
-	}
-	return 0;
-}
-
-static int drain(struct pt_col *c)
-{
-	int e = drain_data(c);
-
-	for (int i = 0; e == 0 && !c->r->opts->snapshot && i < c->ncpus; i++) {
-		void *ctx[2] = { c, &c->cpus[i] };
-		e = ring_aux_read(&c->cpus[i].ra, 0, write_chunk, ctx, NULL);
-	}
-	if (e == 0)
-		e = rec_round(c->r);
-	return e;
-}
-
 static void set_enabled(struct pt_col *c, int on)
 {
 	for (int i = 0; i < c->nfds; i++)
@@ -186,22 +118,15 @@ static int dump(struct pt_col *c, const char *why, int resume)
 	int e;
 
 	set_enabled(c, 0);
-	c->dumps++;
-	e = drain_data(c);
-	for (int i = 0; e == 0 && i < c->ncpus; i++) {
-		void *ctx[2] = { c, &c->cpus[i] };
-		e = ring_aux_snapshot(&c->cpus[i].ra, write_chunk, ctx, NULL);
-	}
-	if (e == 0)
-		e = rec_round(c->r);
+	e = col_pt_snapshot(&c->pump);
 	if (!c->r->opts->quiet)
-		xp_warn("snapshot %llu taken (%s)", (unsigned long long)c->dumps, why);
+		xp_warn("snapshot %llu taken (%s)", (unsigned long long)c->pump.dumps, why);
 	if (resume && e == 0)
 		set_enabled(c, 1);
 	return e;
 }
 
-static int open_cpu(struct pt_col *c, struct pt_cpu *pc, const pid_t *pids, int npids,
+static int open_cpu(struct pt_col *c, struct col_pt_ring *pc, const pid_t *pids, int npids,
 		    int enable_on_exec, int idx)
 {
 	long page = sysconf(_SC_PAGESIZE);
@@ -255,8 +180,8 @@ static int open_cpu(struct pt_col *c, struct pt_cpu *pc, const pid_t *pids, int 
 			      pc->cpu, (unsigned long long)(c->aux_bytes >> 10), strerror(errno)),
 		       -errno;
 	}
-	if (ring_init(&pc->ring, pc->base, c->data_bytes) < 0 ||
-	    ring_aux_init(&pc->ra, pg, pc->aux, c->aux_bytes, c->r->opts->snapshot) < 0)
+	if (col_pt_ring_init(pc, pc->base, c->data_bytes, pc->aux, c->aux_bytes,
+			     c->r->opts->snapshot) < 0)
 		return xp_err("set up the buffers", NULL, "cpu %d: unexpected sizes", pc->cpu), -EINVAL;
 	return 0;
 }
@@ -296,17 +221,19 @@ static void report(struct pt_col *c)
 {
 	const struct rec_opts *o = c->r->opts;
 
-	if (c->st.truncated)
+	const struct ring_aux_stats *st = &c->pump.st;
+
+	if (st->truncated)
 		xp_warn("Intel PT: %llu AUX records were TRUNCATED (the reader fell behind; trace "
 			"is missing there: use a larger --aux-size or --snapshot)",
-			(unsigned long long)c->st.truncated);
-	if (c->st.collision || c->st.partial)
+			(unsigned long long)st->truncated);
+	if (st->collision || st->partial)
 		xp_warn("Intel PT: %llu AUX records flagged partial, %llu collision (the trace has "
-			"gaps there)", (unsigned long long)c->st.partial,
-			(unsigned long long)c->st.collision);
+			"gaps there)", (unsigned long long)st->partial,
+			(unsigned long long)st->collision);
 	if (!o->quiet)
 		fprintf(stderr, "xptrace: Intel PT: %.2f MB of trace in %llu AUX records%s\n",
-			c->aux_written / 1e6, (unsigned long long)c->st.records,
+			c->pump.aux_written / 1e6, (unsigned long long)st->records,
 			o->snapshot ? " (snapshot mode)" : "");
 	col_hw_counters_report(&c->cnt, o->quiet);
 }
@@ -374,6 +301,8 @@ static int setup(struct pt_col *c, pid_t **pids, int *npids)
 		ioctl(c->cpus[0].fd, PERF_EVENT_IOC_ID, &id);
 		rec_set_sample_layout(r, &c->attr, id);
 	}
+	c->pump = (struct col_pt_pump){ .r = r, .rings = c->cpus, .n = c->ncpus,
+					.snapshot = o->snapshot };
 	if ((e = write_info(c)) < 0)
 		return xp_err(r->data_path, NULL, "cannot write AUXTRACE_INFO: %s", strerror(-e));
 	if (o->events && (e = col_hw_counters_open(&c->cnt, o->events, *pids, *npids,
@@ -433,7 +362,7 @@ static int run(struct rec *r)
 	}
 	while (e == 0 && !rec_should_stop(r)) {
 		rec_wait(pfd, (unsigned long)npfd, 100);
-		e = drain(&c);
+		e = col_pt_drain(&c.pump);
 		if (e == 0 && o->snapshot && dump_requested) {
 			dump_requested = 0;
 			e = dump(&c, "SIGUSR2", 1);
@@ -447,7 +376,7 @@ static int run(struct rec *r)
 		if (o->snapshot)
 			dump(&c, rec_stop_requested ? "stopped" : "end of the target", 0);
 		else
-			drain(&c);
+			col_pt_drain(&c.pump);
 	}
 	sigaction(SIGUSR2, &old_usr2, NULL);
 	if (c.ncpus && c.cpus)
@@ -467,7 +396,7 @@ static int run(struct rec *r)
 	free(c.fds);
 	free(pfd);
 	free(pids);
-	return e ? e : c.write_err;
+	return e ? e : c.pump.write_err;
 }
 
 const struct rec_mode rec_mode_pt = {
