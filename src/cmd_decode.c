@@ -13,12 +13,16 @@
 
 /* Decoders in the order they are asked; the samples decoder takes any sample trace. */
 static const struct dec_decoder *const decoders[] = {
+	&dec_pt,	/* before samples: a PT event has PERF_SAMPLE_IP too */
 	&dec_samples,
 };
 
 static const struct dec_view *const views[] = {
 	&view_functions,
 	&view_calltree,
+	&view_insn,
+	&view_blocks,
+	&view_annotate,
 };
 
 #define NDECODERS (sizeof(decoders) / sizeof(decoders[0]))
