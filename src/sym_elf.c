@@ -483,9 +483,13 @@ static void load_dso(struct sym_ctx *c, struct sb_dso *bd, struct sdso *d)
 			load_kallsyms(c, bd, d);
 		return;
 	}
-	file = in_store(c->trace_dir, bd, "elf");
+	/* perf's cache names the file by kind: "vdso" for the vdso, "elf" otherwise */
+	const char *leaf = strcmp(bd->path, "[vdso]") == 0 ? "vdso" : "elf";
+	file = in_store(c->trace_dir, bd, leaf);
 	if (!file)
-		file = in_store(c->debug_dir, bd, "elf");
+		file = in_store(c->debug_dir, bd, leaf);
+	if (!file && strcmp(leaf, "elf") != 0)
+		file = in_store(c->trace_dir, bd, "elf");
 	if (!file && bd->path[0] == '/') {
 		int n = sym_file_build_id(bd->path, bid);
 		if (bd->bid_size && n && (n != bd->bid_size || memcmp(bid, bd->build_id, (size_t)n))) {
