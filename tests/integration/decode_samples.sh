@@ -171,7 +171,7 @@ folded=$("$XPTRACE" decode -i "$TMP/xt" --calltree --tid "$child" --format folde
 check_match "exec: the child's code before exec symbolized from the old binary" "main;child_spin [0-9]+$" "$folded"
 check_match "exec: and after it from the new one" "main;work_b;work_a;spin [0-9]+$" "$folded"
 check_eq "--comm selects by the name at the sample's time" \
-	"$(perf script -i "$TMP/xt/perf.data" -F comm 2>/dev/null | grep -c '^ *dec_work$')" \
+	"$(perf script -i "$TMP/xt/perf.data" -F comm 2>/dev/null | grep -c '^ *dec_work *$')" \
 	"$("$XPTRACE" decode -i "$TMP/xt" --calltree --comm dec_work --format folded | awk '{s+=$NF} END{print s}')"
 check_eq "vdso symbols from the snapshot store" "" \
 	"$(printf '%s\n' "$folded" | grep -E 'clock_gettime[^;]*;0x' || true)"
