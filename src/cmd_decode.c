@@ -5,14 +5,16 @@
 #include <stdlib.h>
 #include <string.h>
 #include <sys/stat.h>
+#include <time.h>
+#include <unistd.h>
 
-#include "bb_cli.h"
 #include "decode.h"
 #include "xp_cli.h"
 #include "xp_err.h"
 
 /* Decoders in the order they are asked; the samples decoder takes any sample trace. */
 static const struct dec_decoder *const decoders[] = {
+	&dec_pt_raw,	/* claims --pt FILE */
 	&dec_pt,	/* before samples: a PT event has PERF_SAMPLE_IP too */
 	&dec_samples,
 };
@@ -73,7 +75,6 @@ __attribute__((constructor)) static void usage_text(void)
 			ADD("  %-22s %s\n", opt, o->help);
 		}
 	}
-	ADD("\n%s", BB_PT_USAGE);
 	ADD("\nExamples:\n"
 	    "  xptrace decode                          hot functions of ./xptrace.data\n"
 	    "  xptrace decode -i perf.data --calltree  call tree (Lvl RL Calls Base Cum Name)\n"
@@ -237,12 +238,37 @@ struct rd_ctx {
 	struct dec_ctx *c;
 	pd_rec_fn fn;
 	void *arg;
+	/* progress on a terminal for long reads */
+	bool progress;
+	uint64_t nrec, start, end;
+	struct timespec t0, last;
+	bool shown;
 };
+
+static double since(const struct timespec *a, const struct timespec *b)
+{
+	return (double)(b->tv_sec - a->tv_sec) + (double)(b->tv_nsec - a->tv_nsec) / 1e9;
+}
+
+static void progress(struct rd_ctx *x, uint64_t offset)
+{
+	struct timespec now;
+
+	clock_gettime(CLOCK_MONOTONIC, &now);
+	if (since(&x->t0, &now) < 1.0 || since(&x->last, &now) < 0.25)
+		return;
+	x->last = now;
+	x->shown = true;
+	fprintf(stderr, "\rxptrace: decoding %s: %3.0f%%", pd_name(x->c->pd),
+		100.0 * (double)(offset - x->start) / (double)(x->end - x->start));
+}
 
 static int rd_rec(void *a, const struct pd_rec *r)
 {
 	struct rd_ctx *x = a;
 
+	if (x->progress && (++x->nrec & 0xffff) == 0)
+		progress(x, r->offset);
 	if (r->type == PERF_RECORD_MMAP || r->type == PERF_RECORD_MMAP2 || r->type == PERF_RECORD_COMM ||
 	    r->type == PERF_RECORD_FORK || r->type == PERF_RECORD_EXIT) {
 		if (sb_feed(x->c->sb, r) < 0)
@@ -253,13 +279,18 @@ static int rd_rec(void *a, const struct pd_rec *r)
 
 int dec_read(struct dec_ctx *c, pd_rec_fn fn, void *arg)
 {
-	struct rd_ctx x = { c, fn, arg };
+	struct rd_ctx x = { .c = c, .fn = fn, .arg = arg };
 	const struct pd_build_id *b;
 	size_t nb = pd_build_ids(c->pd, &b);
 	int rc;
 
 	sb_set_build_ids(c->sb, b, nb);
+	pd_data_range(c->pd, &x.start, &x.end);
+	x.progress = x.end > x.start && isatty(2);
+	clock_gettime(CLOCK_MONOTONIC, &x.t0);
 	rc = pd_read_events(c->pd, PD_ORDERED, rd_rec, &x);
+	if (x.shown)
+		fprintf(stderr, "\r\033[K");
 	pd_report_losses(c->pd);
 	return rc;
 }
@@ -358,8 +389,6 @@ static int run(int argc, char **argv)
 	int rc, status = XP_EXIT_RUNTIME;
 
 	/* PT raw mode (decode --pt FILE ...) has its own command line */
-	if (bb_pt_raw_wanted(argc, argv))
-		return bb_pt_raw_main(argc, argv);
 	rc = parse_args(argc, argv, &o);
 	if (rc)
 		return rc;
