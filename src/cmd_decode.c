@@ -13,12 +13,14 @@
 
 /* Decoders in the order they are asked; the samples decoder takes any sample trace. */
 static const struct dec_decoder *const decoders[] = {
+	&dec_lbr,
 	&dec_samples,
 };
 
 static const struct dec_view *const views[] = {
 	&view_functions,
 	&view_calltree,
+	&view_ranges,
 };
 
 #define NDECODERS (sizeof(decoders) / sizeof(decoders[0]))
@@ -247,6 +249,20 @@ static int rd_rec(void *a, const struct pd_rec *r)
 	return x->fn(x->arg, r);
 }
 
+/* Branch-stack samples without TIME (perf inject --itrace=...l of a timeless PT trace)
+ * cannot be put in time order and would all precede the sideband (records without a time
+ * are delivered at once): such files are read in file order, the order their writer saw
+ * the events in. */
+static bool timeless_branch_samples(const struct pd_file *f)
+{
+	for (uint32_t i = 0; i < pd_nattrs(f); i++) {
+		const struct perf_event_attr *a = &pd_attr_at(f, i)->attr;
+		if ((a->sample_type & PERF_SAMPLE_BRANCH_STACK) && !(a->sample_type & PERF_SAMPLE_TIME))
+			return true;
+	}
+	return false;
+}
+
 int dec_read(struct dec_ctx *c, pd_rec_fn fn, void *arg)
 {
 	struct rd_ctx x = { c, fn, arg };
@@ -255,7 +271,7 @@ int dec_read(struct dec_ctx *c, pd_rec_fn fn, void *arg)
 	int rc;
 
 	sb_set_build_ids(c->sb, b, nb);
-	rc = pd_read_events(c->pd, PD_ORDERED, rd_rec, &x);
+	rc = pd_read_events(c->pd, timeless_branch_samples(c->pd) ? 0 : PD_ORDERED, rd_rec, &x);
 	pd_report_losses(c->pd);
 	return rc;
 }

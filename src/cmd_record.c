@@ -480,7 +480,8 @@ static int hw_options_fit(const struct rec_opts *o, const struct rec_mode *m)
 	const char *opt = NULL;
 
 	if (strcmp(m->name, "pt") != 0)
-		opt = o->snapshot ? "--snapshot" : o->pt_opts ? "--pt-opts" : o->filter ? "--filter" :
+		opt = o->snapshot ? "--snapshot" : o->pt_opts ? "--pt-opts" :
+		      o->filter && strcmp(m->name, "step") != 0 ? "--filter" :
 		      o->aux_size ? "--aux-size" : NULL;
 	if (opt)
 		return xp_err("record", "drop it, or record where Intel PT exists",
