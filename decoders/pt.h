@@ -38,6 +38,11 @@ int dpt_image_add_mem(struct dpt_image *img, const uint8_t *bytes, uint64_t size
  * at the link-time addresses (ET_EXEC, or ptxed's --elf FILE without :BASE). */
 int dpt_image_add_elf(struct dpt_image *img, const char *path, int have_base,
 		      uint64_t base);
+/* Memory no section holds is asked of `fn` (e.g. a session's mappings at the decode
+ * time); it returns the bytes read (0: unmapped).  Called while decoding. */
+typedef size_t (*dpt_fallback_fn)(void *ctx, uint64_t addr, uint8_t *buf, size_t n);
+void dpt_image_set_fallback(struct dpt_image *img, dpt_fallback_fn fn, void *ctx);
+
 /* Reads up to `n` bytes at `addr`; returns the count read (0 when unmapped). */
 size_t dpt_image_read(const struct dpt_image *img, uint64_t addr, uint8_t *buf, size_t n);
 

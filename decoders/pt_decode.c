@@ -209,7 +209,7 @@ static enum bclass class_of(enum pt_insn_class ic)
 	}
 }
 
-/* Emits the pending transfer with destination `to` (0: unknown). */
+/* Emits the pending transfer with destination `to`. */
 static int resolve_slow(struct dctx *c, uint64_t to)
 {
 	c->pending = 0;
@@ -244,9 +244,17 @@ static int resolve_slow(struct dctx *c, uint64_t to)
 	return emit(c, ev);
 }
 
+/* A transfer whose destination the trace does not give (tracing stopped with it, a
+ * gap) is dropped: consumers only see transfers with both ends. */
 static inline int resolve(struct dctx *c, uint64_t to)
 {
-	return c->pending ? resolve_slow(c, to) : 0;
+	if (!c->pending)
+		return 0;
+	if (!to) {
+		c->pending = 0;
+		return 0;
+	}
+	return resolve_slow(c, to);
 }
 
 /* Remembers the transfer made by the instruction at `ip` ending a block. */

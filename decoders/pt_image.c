@@ -33,6 +33,8 @@ struct dpt_image {
 	size_t nfiles, capfiles;
 	struct dpt_section *secs;	/* in insertion order: later ones shadow */
 	size_t nsecs, capsecs;
+	dpt_fallback_fn fallback;
+	void *fallback_ctx;
 };
 
 static int read_mem_cb(uint8_t *buffer, size_t size, const struct pt_asid *asid,
@@ -49,7 +51,18 @@ static int read_mem_cb(uint8_t *buffer, size_t size, const struct pt_asid *asid,
 		memcpy(buffer, s->data + (ip - s->vaddr), n);
 		return (int)n;
 	}
+	if (img->fallback) {
+		size_t n = img->fallback(img->fallback_ctx, ip, buffer, size);
+		if (n)
+			return (int)n;
+	}
 	return -pte_nomap;
+}
+
+void dpt_image_set_fallback(struct dpt_image *img, dpt_fallback_fn fn, void *ctx)
+{
+	img->fallback = fn;
+	img->fallback_ctx = ctx;
 }
 
 struct dpt_image *dpt_image_new(const char *name)
@@ -233,6 +246,8 @@ size_t dpt_image_read(const struct dpt_image *img, uint64_t addr, uint8_t *buf, 
 	size_t got = 0, k;
 	while (got < n && (k = read_one(img, addr + got, buf + got, n - got)) > 0)
 		got += k;
+	if (got < n && img->fallback)
+		got += img->fallback(img->fallback_ctx, addr + got, buf + got, n - got);
 	return got;
 }
 

@@ -79,6 +79,13 @@ bool bb_tally_has_cycles(const struct bb_tally *t);
  * address.  The array is owned by the tally and valid until the next event. */
 struct bb_block **bb_tally_sorted(struct bb_tally *t, size_t *n);
 
+/* Basic blocks proper: a block that runs into another block's start (libipt starts a
+ * block wherever tracing resumed, so a loop's first iteration shares the entry block)
+ * is split there and its counts go to both pieces.  `len` gives the length of the
+ * instruction at ip (0: unknown; such blocks are kept whole).  A new tally. */
+struct bb_tally *bb_tally_basic(struct bb_tally *t, size_t (*len)(void *ctx, const struct bb_block *b,
+								  uint64_t ip), void *ctx);
+
 /* ---- views ---------------------------------------------------------------------- */
 
 enum bb_format { BB_TEXT, BB_JSONL };

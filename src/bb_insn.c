@@ -211,7 +211,7 @@ static int format_line(struct bb_insn_view *v, struct line *l, const struct xev 
 	const char *name = env && env->symbol ?
 		env->symbol(env->ctx, ev->pid, ev->time, ip, &start, &fsize) : NULL;
 	if (name)
-		snprintf(sym, sizeof(sym), "%s+%#lx", name, (unsigned long)(ip - start));
+		snprintf(sym, sizeof(sym), "%s+0x%lx", name, (unsigned long)(ip - start));
 	else
 		snprintf(sym, sizeof(sym), "[unknown]");
 	for (size_t i = 0; i < size; i++)

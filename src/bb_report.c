@@ -18,7 +18,7 @@ static const char *block_sym(const struct bb_env *env, const struct bb_block *b,
 		*fsize = size;
 	if (!name)
 		return NULL;
-	snprintf(buf, cap, "%s+%#lx", name, (unsigned long)(b->start - start));
+	snprintf(buf, cap, "%s+0x%lx", name, (unsigned long)(b->start - start));
 	return buf;
 }
 
@@ -30,16 +30,41 @@ static const char *mainline(const struct bb_block *b)
 	return b->taken >= b->not_taken ? "taken" : "not_taken";
 }
 
-int bb_blocks_report(struct bb_tally *t, const struct bb_view_opts *o)
+struct lenctx {
+	const struct bb_env *env;
+	struct x86_dis dis;
+};
+
+static size_t insn_len(void *ctx, const struct bb_block *b, uint64_t ip)
+{
+	struct lenctx *l = ctx;
+	uint8_t buf[X86_MAX_INSN];
+	struct x86_instr in;
+	size_t n = l->env->read(l->env->ctx, b->pid, b->time, ip, buf, sizeof(buf));
+	return n && x86_dis_one(&l->dis, buf, n, ip, &in) == 0 ? in.size : 0;
+}
+
+int bb_blocks_report(struct bb_tally *t0, const struct bb_view_opts *o)
 {
 	size_t n;
+	struct bb_tally *t = t0, *basic = NULL;
+	struct lenctx lc = { .env = o->env };
+	/* libipt blocks start where tracing resumed too: report basic blocks proper */
+	if (o->env && o->env->read && x86_dis_init(&lc.dis) == 0) {
+		basic = bb_tally_basic(t0, insn_len, &lc);
+		x86_dis_fini(&lc.dis);
+		if (basic)
+			t = basic;
+	}
 	struct bb_block **v = bb_tally_sorted(t, &n);
 	bool cyc = bb_tally_has_cycles(t);
 	FILE *out = o->out;
 	char sym[512];
 
-	if (!v)
+	if (!v) {
+		bb_tally_free(basic);
 		return -1;
+	}
 	if (o->format == BB_TEXT) {
 		fprintf(out, "# %zu blocks, %lu instructions, %lu gaps; sorted by %s\n", n,
 			(unsigned long)bb_tally_insns(t), (unsigned long)bb_tally_gaps(t),
@@ -87,6 +112,7 @@ int bb_blocks_report(struct bb_tally *t, const struct bb_view_opts *o)
 			(unsigned long)b->start, (unsigned long)b->end, s ? s : "[unknown]",
 			(unsigned long)b->count, (unsigned long)b->insns, cbuf, ibuf, tbuf, nbuf);
 	}
+	bb_tally_free(basic);
 	return 0;
 }
 
@@ -94,7 +120,8 @@ struct aline {
 	struct x86_instr in;
 	uint64_t count;
 	double cycles;
-	const struct bb_block *cond;	/* block ending with this conditional branch */
+	uint64_t taken, not_taken;	/* as the conditional branch ending blocks */
+	bool cond;
 	bool approx;
 };
 
@@ -187,8 +214,11 @@ int bb_annotate_report(struct bb_tally *t, const char *symname, const struct bb_
 			l[j].cycles += per;
 			l[j].approx |= b->insns > 1 && b->cyc_execs;
 			total += b->count;
-			if (l[j].in.ip == b->end && b->cond)
-				l[j].cond = b;
+			if (l[j].in.ip == b->end && b->cond) {
+				l[j].cond = true;
+				l[j].taken += b->taken;
+				l[j].not_taken += b->not_taken;
+			}
 		}
 	}
 	bool cyc = bb_tally_has_cycles(t);
@@ -215,9 +245,9 @@ int bb_annotate_report(struct bb_tally *t, const char *symname, const struct bb_
 		double w = cyc ? a->cycles : (double)a->count;
 		bool is_hot = w > 0 && w >= hot[2];
 		char taken[32] = "";
-		if (a->cond && a->cond->taken + a->cond->not_taken)
+		if (a->cond && a->taken + a->not_taken)
 			snprintf(taken, sizeof(taken), "%.1f%%",
-				 100.0 * (double)a->cond->taken / (double)(a->cond->taken + a->cond->not_taken));
+				 100.0 * (double)a->taken / (double)(a->taken + a->not_taken));
 		char dis_text[200];
 		snprintf(dis_text, sizeof(dis_text), "%s%s%s", a->in.mnemonic, a->in.op_str[0] ? " " : "",
 			 a->in.op_str);
@@ -231,8 +261,9 @@ int bb_annotate_report(struct bb_tally *t, const char *symname, const struct bb_
 			fprintf(out, "\"insn\":");
 			bb_json_str(out, dis_text);
 			if (taken[0])
-				fprintf(out, ",\"taken_pct\":%.1f", 100.0 * (double)a->cond->taken /
-					(double)(a->cond->taken + a->cond->not_taken));
+				fprintf(out, ",\"taken\":%lu,\"not_taken\":%lu,\"taken_pct\":%.1f",
+					(unsigned long)a->taken, (unsigned long)a->not_taken,
+					100.0 * (double)a->taken / (double)(a->taken + a->not_taken));
 			fprintf(out, ",\"hot\":%s}\n", is_hot ? "true" : "false");
 			continue;
 		}

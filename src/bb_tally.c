@@ -221,3 +221,109 @@ struct bb_block **bb_tally_sorted(struct bb_tally *t, size_t *n)
 	*n = k;
 	return t->sorted;
 }
+
+/* Adds `n` executions of [start, end] with their totals (used to rebuild a tally). */
+static int add_piece(struct bb_tally *t, const struct bb_block *src, uint64_t start, uint64_t end,
+		     uint64_t insns, double share, bool last)
+{
+	struct xev ev = { .kind = XEV_BLOCK, .ip = start, .end = end, .insns = insns,
+			  .pid = src->pid, .time = src->time };
+	t->prev = 0;
+	struct bb_block *b = lookup(t, &ev);
+	if (!b)
+		return -1;
+	b->count += src->count;
+	t->insns += insns * src->count;
+	if (src->cyc_execs) {
+		b->cycles += (uint64_t)((double)src->cycles * share + 0.5);
+		b->cyc_execs += src->cyc_execs;
+		b->approx += share < 1.0 ? src->count : src->approx;
+		t->cycles = true;
+	}
+	if (last && src->cond) {
+		b->cond = true;
+		b->taken += src->taken;
+		b->not_taken += src->not_taken;
+		if (src->taken)
+			b->target = src->target;
+		if (src->not_taken)
+			b->fall = src->fall;
+	}
+	return 0;
+}
+
+static int cmp_u64(const void *a, const void *b)
+{
+	uint64_t x = *(const uint64_t *)a, y = *(const uint64_t *)b;
+	return (x > y) - (x < y);
+}
+
+struct bb_tally *bb_tally_basic(struct bb_tally *t, size_t (*len)(void *ctx, const struct bb_block *b,
+								  uint64_t ip), void *ctx)
+{
+	struct bb_tally *out = bb_tally_new();
+	uint64_t *starts = malloc((t->n ? t->n : 1) * sizeof(*starts));
+	size_t ns = 0;
+	struct { uint64_t start, end, insns; } piece[64];
+	if (!out || !starts)
+		goto fail;
+	for (size_t i = 0; i < t->cap; i++)
+		if (t->tab[i].count)
+			starts[ns++] = t->tab[i].start;
+	qsort(starts, ns, sizeof(*starts), cmp_u64);
+	out->gaps = t->gaps;
+	for (size_t i = 0; i < t->cap; i++) {
+		const struct bb_block *b = &t->tab[i];
+		if (!b->count)
+			continue;
+		size_t lo = 0, hi = ns, np = 0;
+		while (lo < hi) {	/* the first block start after this one's */
+			size_t mid = (lo + hi) / 2;
+			if (starts[mid] <= b->start)
+				lo = mid + 1;
+			else
+				hi = mid;
+		}
+		/* walk the instructions; a block start inside ends a piece before it */
+		uint64_t start = b->start, ip = b->start, prev = b->start, k = 0;
+		bool ok = true;
+		for (uint64_t left = b->insns; ok;) {
+			while (lo < ns && starts[lo] < ip)
+				lo++;	/* starts inside instructions (overlapping code) */
+			if (ip != start && lo < ns && starts[lo] == ip) {
+				if (np == 63) {
+					ok = false;
+					break;
+				}
+				piece[np++] = (typeof(piece[0])){ start, prev, k };
+				start = ip;
+				k = 0;
+			}
+			while (lo < ns && starts[lo] <= ip)
+				lo++;
+			k++;
+			prev = ip;
+			if (!--left)
+				break;
+			size_t l = len(ctx, b, ip);
+			ip += l;
+			ok = l && ip <= b->end;
+		}
+		if (!ok || prev != b->end) {
+			np = 0;	/* bytes that do not match the block: keep it whole */
+			start = b->start;
+			k = b->insns;
+		}
+		piece[np++] = (typeof(piece[0])){ start, b->end, k };
+		for (size_t j = 0; j < np; j++)
+			if (add_piece(out, b, piece[j].start, piece[j].end, piece[j].insns,
+				      (double)piece[j].insns / (double)b->insns, j + 1 == np) < 0)
+				goto fail;
+	}
+	free(starts);
+	return out;
+fail:
+	free(starts);
+	bb_tally_free(out);
+	return NULL;
+}

@@ -13,13 +13,17 @@
 
 /* Decoders in the order they are asked; the samples decoder takes any sample trace. */
 static const struct dec_decoder *const decoders[] = {
-	&dec_lbr,
+	&dec_lbr,	/* branch stacks: also in files perf inject made from PT */
+	&dec_pt,	/* before samples: a PT event has PERF_SAMPLE_IP too */
 	&dec_samples,
 };
 
 static const struct dec_view *const views[] = {
 	&view_functions,
 	&view_calltree,
+	&view_insn,
+	&view_blocks,
+	&view_annotate,
 	&view_ranges,
 };
 

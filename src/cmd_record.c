@@ -486,6 +486,10 @@ static int hw_options_fit(const struct rec_opts *o, const struct rec_mode *m)
 	if (opt)
 		return xp_err("record", "drop it, or record where Intel PT exists",
 			      "%s needs --mode pt, and this recording is in %s mode", opt, m->name);
+	if (o->psb_period && strcmp(m->name, "step") != 0)
+		return xp_err("record", "with --mode pt use --pt-opts psb_period=N",
+			      "--psb-period is for --mode step, and this recording is in %s mode",
+			      m->name);
 	if (o->callgraph == REC_CG_LBR && strcmp(m->name, "lbr") != 0)
 		return xp_err("record", "use -g (frame pointers) or --call-graph dwarf",
 			      "-g lbr needs --mode lbr, and this recording is in %s mode", m->name);

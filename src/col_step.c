@@ -9,6 +9,7 @@
 #include <unistd.h>
 
 #include "col_step.h"
+#include "col_step_filter.h"
 #include "ptw.h"
 #include "rec.h"
 #include "x86_step.h"
@@ -43,6 +44,14 @@ struct step_col {
 	uint64_t psb_period;
 	uint64_t pt_bytes, chunks;
 	int err;
+	/* --filter */
+	struct x86_step *s;
+	struct step_filter *filt;
+	int nfilt;
+	uint64_t ranges[64][2];
+	int nranges;
+	char exe[4096];		/* the program of the process that exec'd last */
+	char *perf_filter;	/* for perf's decoder, in AUXTRACE_INFO */
 };
 
 uint64_t col_step_pt_config(uint64_t psb_period)
@@ -210,6 +219,30 @@ static int put_mmap2(struct step_col *c, pid_t pid, uint64_t lo, uint64_t hi, ui
 	return put(c, PERF_RECORD_MMAP2, misc, b, 64 + ((nlen + 7) & ~(size_t)7), pid, pid, time);
 }
 
+/* --filter ranges a new mapping resolves, handed to the tracer. */
+static int resolve_filters(struct step_col *c, uint64_t lo, uint64_t hi, uint64_t off,
+			   const char *name)
+{
+	struct x86_step_range r[64];
+	char why[512];
+	int n;
+
+	n = col_step_filter_resolve(c->filt, c->nfilt, lo, hi, off, name,
+				    strcmp(name, c->exe) == 0, c->ranges, 64, &c->nranges, why,
+				    sizeof(why));
+	if (n < 0) {
+		xp_err("--filter", "check the names with nm or objdump", "%s", why);
+		return fail(c, n);
+	}
+	if (n == 0)
+		return 0;
+	for (int i = 0; i < c->nranges; i++) {
+		r[i].start = c->ranges[i][0];
+		r[i].end = c->ranges[i][1];
+	}
+	return x86_step_set_ranges(c->s, r, (unsigned)c->nranges) < 0 ? fail(c, -ENOMEM) : 0;
+}
+
 /* Writes MMAP2 for executable mappings of pid not described yet; forgets the gone ones.
  * `fresh`: a new address space (exec), nothing of pid is known any more. */
 static int sync_maps(struct step_col *c, pid_t pid, uint64_t time, int fresh)
@@ -267,6 +300,8 @@ static int sync_maps(struct step_col *c, pid_t pid, uint64_t time, int fresh)
 		}
 		c->nmaps++;
 		e = put_mmap2(c, pid, lo, hi, off, perms, maj, min, ino, name, time);
+		if (e == 0 && c->nfilt && name[0] == '/')
+			e = resolve_filters(c, lo, hi, off, name);
 	}
 	fclose(f);
 	for (i = j = 0; i < c->nmaps; i++) {
@@ -398,6 +433,14 @@ static int on_event(void *ctx, const struct x86_step_event *ev)
 	case XS_EXEC:
 		if (flush_all(c) < 0)
 			return c->err;
+		{
+			char path[64];
+			ssize_t n;
+
+			snprintf(path, sizeof(path), "/proc/%d/exe", (int)ev->pid);
+			n = readlink(path, c->exe, sizeof(c->exe) - 1);
+			c->exe[n > 0 ? n : 0] = 0;
+		}
 		if ((e = put_comm(c, ev->pid, ev->tid, ev->comm, 1, ev->time)) < 0)
 			return e;
 		return sync_maps(c, ev->pid, ev->time, 1) < 0 ? fail(c, -EIO) : 0;
@@ -412,7 +455,8 @@ static int on_event(void *ctx, const struct x86_step_event *ev)
 		e = ptw_tip(&t->w, ev->ip, ev->to, ev->time);
 		break;
 	case XS_DISABLE:
-		e = ptw_disable(&t->w, ev->ip, ev->to, ev->time);
+		e = ev->taken ? ptw_async_disable(&t->w, ev->ip, ev->time)
+			      : ptw_disable(&t->w, ev->ip, ev->to, ev->time);
 		break;
 	case XS_ENABLE:
 		e = ptw_enable(&t->w, ev->to, ev->time);
@@ -478,8 +522,24 @@ static int write_header_records(struct step_col *c)
 	priv[PD_PT_CYC_BIT] = 1ull << 1;
 	priv[PD_PT_MAX_NONTURBO_RATIO] = 0;
 	priv[PD_PT_FILTER_STR_LEN] = 0;
-	if (pd_writer_auxtrace_info(c->r->w, PD_AUXTRACE_INTEL_PT, priv, PD_PT_INFO_WORDS) < 0)
-		return -EIO;
+	{
+		/* the filter string follows the words, NUL-padded to 8 bytes */
+		size_t flen = c->perf_filter ? strlen(c->perf_filter) : 0;
+		size_t words = PD_PT_INFO_WORDS + (flen ? (flen + 1 + 7) / 8 : 0);
+		uint64_t *info = calloc(words, 8);
+		int e;
+
+		if (!info)
+			return -ENOMEM;
+		memcpy(info, priv, sizeof(priv));
+		info[PD_PT_FILTER_STR_LEN] = flen;
+		if (flen)
+			memcpy(info + PD_PT_INFO_WORDS, c->perf_filter, flen);
+		e = pd_writer_auxtrace_info(c->r->w, PD_AUXTRACE_INTEL_PT, info, words);
+		free(info);
+		if (e < 0)
+			return -EIO;
+	}
 	memset(&tc, 0, sizeof(tc));
 	tc.time_shift = 0;
 	tc.time_mult = 1;
@@ -488,6 +548,25 @@ static int write_header_records(struct step_col *c)
 	if (pd_writer_time_conv(c->r->w, &tc) < 0)
 		return -EIO;
 	return 0;
+}
+
+/* The file execvp runs for `cmd` (PATH search), or NULL. */
+static const char *find_program(const char *cmd, char *buf, size_t len)
+{
+	const char *path = getenv("PATH");
+
+	if (strchr(cmd, '/'))
+		return cmd;
+	while (path && *path) {
+		const char *colon = strchr(path, ':');
+		size_t n = colon ? (size_t)(colon - path) : strlen(path);
+
+		if (snprintf(buf, len, "%.*s/%s", (int)n, path, cmd) < (int)len &&
+		    access(buf, X_OK) == 0)
+			return buf;
+		path = colon ? colon + 1 : NULL;
+	}
+	return NULL;
 }
 
 static int step_run(struct rec *r)
@@ -501,12 +580,28 @@ static int step_run(struct rec *r)
 	if (r->opts->pid)
 		return xp_err("record", "run the command under xptrace instead",
 			      "--mode step cannot attach to a running process (-p)");
-	if (r->opts->filter)
-		return xp_err("record", NULL, "--filter: not available yet");
+	if (r->opts->filter) {
+		char why[512];
+
+		char prog[4096];
+		int unnamed;
+
+		if (col_step_filter_parse(r->opts->filter, &c.filt, &c.nfilt, why, sizeof(why)) < 0)
+			return xp_err("--filter", "see 'xptrace help record'", "%s", why);
+		c.perf_filter = col_step_filter_perf_string(c.filt, c.nfilt,
+							    find_program(r->opts->cmd[0], prog, sizeof(prog)),
+							    &unnamed);
+		if (unnamed && !r->opts->quiet)
+			xp_warn("--filter: give modules as paths (MODULE=/path/lib.so) so perf knows "
+				"the ranges too; without, perf may decode a few instructions past a "
+				"direct call out of them");
+	}
+	xo.filtered = c.nfilt > 0;
 	c.psb_period = r->opts->psb_period ? r->opts->psb_period : STEP_DEFAULT_PSB_PERIOD;
 	if ((e = write_header_records(&c)) < 0)
 		return xp_err("record", NULL, "cannot write perf.data: %s", strerror(-e));
 	e = x86_step_attach(&s, &xo, r->child);
+	c.s = s;
 	if (e < 0)
 		return xp_err("trace the command", "check /proc/sys/kernel/yama/ptrace_scope",
 			      "ptrace: %s", strerror(-e));
@@ -538,6 +633,13 @@ static int step_run(struct rec *r)
 			st->blocks, c.pt_bytes / 1e6);
 	}
 	x86_step_free(s);
+	for (int i = 0; i < c.nfilt; i++)
+		if (!c.filt[i].resolved)
+			xp_warn("--filter: %s%s%s was never mapped: nothing of it was traced",
+				c.filt[i].sym ? c.filt[i].sym : "range", c.filt[i].module ? "@" : "",
+				c.filt[i].module ? c.filt[i].module : "");
+	col_step_filter_free(c.filt, c.nfilt);
+	free(c.perf_filter);
 	for (size_t i = 0; i < c.nmaps; i++)
 		free(c.maps[i].name);
 	free(c.maps);

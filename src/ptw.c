@@ -236,6 +236,17 @@ int ptw_async(struct ptw *w, uint64_t from, uint64_t to, uint64_t tsc)
 	return ip_packet(w, ppt_tip, to, 0);
 }
 
+int ptw_async_disable(struct ptw *w, uint64_t from, uint64_t tsc)
+{
+	int err;
+
+	if ((err = before(w, from, tsc, 1)) < 0 || (err = tnt_out(w)) < 0 ||
+	    (err = ip_packet(w, ppt_fup, from, 0)) < 0)
+		return err;
+	w->enabled = 0;
+	return ip_packet(w, ppt_tip_pgd, 0, 1);
+}
+
 int ptw_flush(struct ptw *w)
 {
 	int err;

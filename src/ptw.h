@@ -53,6 +53,9 @@ int ptw_begin(struct ptw *w, uint64_t tsc);
 int ptw_enable(struct ptw *w, uint64_t ip, uint64_t tsc);
 /* Tracing stops at the branch at `ip`; `to` = 0 suppresses the target (syscall). */
 int ptw_disable(struct ptw *w, uint64_t ip, uint64_t to, uint64_t tsc);
+/* Asynchronous stop (interrupted at `from`, continuing outside the traced code):
+ * FUP + TIP.PGD. */
+int ptw_async_disable(struct ptw *w, uint64_t from, uint64_t tsc);
 /* Conditional branch at ip. */
 int ptw_tnt(struct ptw *w, uint64_t ip, int taken, uint64_t tsc);
 /* Indirect branch or return at ip to `to`. */

@@ -128,7 +128,11 @@ struct bp {
 	uint64_t addr;
 	uint8_t orig;
 	uint8_t live;		/* 0 after the mapping went away */
+	uint8_t entry;		/* --filter: where tracing (re)starts when reached from outside */
+	uint8_t has_uop;	/* an entry on an ordinary instruction: emulated by `uop` */
+	uint8_t len;
 	struct x86_branch br;
+	struct x86_uop uop;
 };
 
 /* A straight-line run from `start` to its control transfer. */
@@ -188,6 +192,7 @@ struct x86_step {
 	struct x86_step_opts o;
 	struct x86_step_range *ranges;
 	unsigned nranges;
+	int ranges_dirty;	/* entries of new ranges still to arm */
 	struct x86_dis dis;
 	struct thr *threads;
 	pid_t root;
@@ -350,6 +355,9 @@ static int arm(struct x86_step *s, struct mm *m, const struct x86_instr *in)
 	b->addr = in->ip;
 	b->orig = in->bytes[0];
 	b->br = in->br;
+	b->len = in->size;
+	b->entry = 0;
+	b->has_uop = 0;
 	if (mem_write(m, in->ip, &cc, 1) < 0) {
 		b->live = 0;
 		return -EFAULT;
@@ -362,7 +370,7 @@ static int arm(struct x86_step *s, struct mm *m, const struct x86_instr *in)
 static int in_range(const struct x86_step *s, uint64_t ip)
 {
 	if (!s->nranges)
-		return 1;
+		return !s->o.filtered;
 	for (unsigned i = 0; i < s->nranges; i++)
 		if (ip >= s->ranges[i].start && ip < s->ranges[i].end)
 			return 1;
@@ -411,13 +419,59 @@ decode:
 		ru->term_ip = r.term.ip;
 		ru->term_len = r.term.size;
 		ru->target = r.term.br.target;
-		if (x86_branch_needs_trace(r.term.br.cls) && r.term.br.cls != X86_BR_SYSCALL &&
-		    r.term.br.cls != X86_BR_TRAP && r.term.br.cls != X86_BR_FAR &&
-		    arm(s, m, &r.term) < 0)
+		int stop = x86_branch_needs_trace(r.term.br.cls) &&
+			   r.term.br.cls != X86_BR_SYSCALL && r.term.br.cls != X86_BR_TRAP &&
+			   r.term.br.cls != X86_BR_FAR;
+
+		/* a direct jump/call out of the filter ranges is where tracing stops */
+		if ((r.term.br.cls == X86_BR_JMP || r.term.br.cls == X86_BR_CALL) &&
+		    !in_range(s, r.term.br.target))
+			stop = 1;
+		if (stop && arm(s, m, &r.term) < 0)
 			ru->broken = 1;
 	}
 	s->st.blocks++;
 	return ru;
+}
+
+/* --filter: an int3 where tracing restarts when the thread comes back from outside
+ * (a range's start, the return address of a call that left the ranges). */
+static void arm_entry(struct x86_step *s, struct mm *m, uint64_t addr)
+{
+	uint8_t buf[X86_MAX_INSN];
+	struct x86_instr in;
+	struct bp *b;
+	struct x86_uop u;
+	int has_uop;
+	long got;
+
+	if ((b = bp_find(m, addr))) {
+		b->entry = 1;
+		return;
+	}
+	got = code_read(m, addr, buf, sizeof(buf));
+	if (got <= 0 || x86_dis_one(&s->dis, buf, (size_t)got, addr, &in) < 0)
+		return;
+	has_uop = in.br.cls == X86_BR_NONE &&
+		  x86_emu_translate(s->dis.scratch, !s->dis.intel, &u) == 0;
+	if (in.br.cls != X86_BR_NONE && in.br.cls != X86_BR_COND && in.br.cls != X86_BR_RET &&
+	    in.br.cls != X86_BR_JMP_IND && in.br.cls != X86_BR_CALL_IND &&
+	    in.br.cls != X86_BR_JMP && in.br.cls != X86_BR_CALL)
+		return;	/* a syscall or trap at an entry: the range starts after it */
+	if (arm(s, m, &in) < 0 || !(b = bp_find(m, addr)))
+		return;
+	b->entry = 1;
+	b->has_uop = (uint8_t)has_uop;
+	if (has_uop)
+		b->uop = u;
+}
+
+static void arm_entries(struct x86_step *s, struct mm *m)
+{
+	for (unsigned i = 0; i < s->nranges; i++)
+		arm_entry(s, m, s->ranges[i].start);
+	s->ranges_dirty = 0;
+	m->gen++;	/* chains may now end at a range boundary */
 }
 
 /* Makes sure every instruction the thread can reach from `ip` before its next stop is
@@ -521,7 +575,10 @@ static int resume(struct thr *t, int sig)
 	return 0;
 }
 
-/* Emulates the armed branch at r->rip; returns 0 or < 0 when it cannot be emulated. */
+static int mem_write_cb(void *ctx, uint64_t addr, const void *buf, size_t len);
+
+/* Emulates the armed instruction at r->rip (a branch, or an ordinary instruction under a
+ * filter entry); returns 0 or < 0 when it cannot be emulated. */
 static int emulate(struct x86_step *s, struct thr *t, const struct bp *b,
 		   struct user_regs_struct *r, uint64_t time)
 {
@@ -529,7 +586,32 @@ static int emulate(struct x86_step *s, struct thr *t, const struct bp *b,
 	uint64_t target, rcx;
 	int err;
 
+	if (!t->enabled) {
+		/* back inside the filter ranges */
+		struct x86_step_event en = { .kind = XS_ENABLE, .time = time };
+
+		en.ip = en.to = b->addr;
+		t->enabled = 1;
+		emit(s, t, &en);
+	}
 	switch (b->br.cls) {
+	case X86_BR_NONE:
+		if (!b->has_uop)
+			return -EINVAL;
+		return x86_emu_exec(&b->uop, b->addr, r, mem_read_cb, mem_write_cb, t->mm);
+	case X86_BR_JMP:
+	case X86_BR_CALL:
+		if (b->br.cls == X86_BR_CALL) {
+			if ((err = mem_write(t->mm, r->rsp - 8, &b->br.next, 8)) < 0)
+				return err;
+			r->rsp -= 8;
+		}
+		r->rip = b->br.target;
+		if (in_range(s, r->rip))
+			return 0;	/* direct: nothing to record */
+		ev.kind = XS_DISABLE;
+		ev.to = r->rip;
+		break;
 	case X86_BR_COND:
 		ev.kind = XS_TNT;
 		ev.taken = x86_branch_cond_taken(&b->br, r, &rcx);
@@ -564,6 +646,16 @@ static int emulate(struct x86_step *s, struct thr *t, const struct bp *b,
 	default:
 		return -EINVAL;
 	}
+	if (!in_range(s, r->rip)) {
+		/* leaving the filter ranges: TIP.PGD to the target; a call comes back at
+		 * its return address */
+		ev.kind = XS_DISABLE;
+		ev.to = r->rip;
+		if (b->br.cls == X86_BR_CALL || b->br.cls == X86_BR_CALL_IND)
+			arm_entry(s, t->mm, b->br.next);
+	}
+	if (ev.kind == XS_DISABLE)
+		t->enabled = 0;
 	emit(s, t, &ev);
 	return 0;
 }
@@ -643,6 +735,8 @@ static int step_over(struct x86_step *s, struct thr *t, const struct bp *b,
 		return -ESRCH;
 	if (ptrace(PTRACE_GETREGS, t->tid, 0, r) < 0)
 		return -errno;
+	if (b->br.cls == X86_BR_NONE)
+		return 0;	/* a filter entry on an ordinary instruction */
 	if (b->br.cls == X86_BR_COND) {
 		ev.kind = XS_TNT;
 		ev.taken = r->rip != b->br.next;
@@ -706,7 +800,9 @@ static int on_breakpoint(struct x86_step *s, struct thr *t, struct user_regs_str
 		}
 		budget -= ru->nuops + 1;
 		s->st.emulated += ru->nuops;
-		if (ru->cls == X86_BR_JMP) {
+		if (bp_find(m, ru->term_ip)) {
+			r->rip = ru->term_ip;	/* armed: the next round handles it */
+		} else if (ru->cls == X86_BR_JMP) {
 			r->rip = ru->target;
 		} else if (ru->cls == X86_BR_CALL) {
 			uint64_t ret = ru->term_ip + ru->term_len;
@@ -764,14 +860,24 @@ static int on_signal(struct x86_step *s, struct thr *t, int sig, struct user_reg
 	ev.to = r->rip;
 	ev.time = now_ns();
 	if (t->pending) {
-		/* back from a syscall straight into the handler: that is where tracing resumes */
+		/* back from a syscall straight into the handler: tracing resumes there */
 		t->pending = 0;
-		t->enabled = 1;
-		ev.kind = XS_ENABLE;
-		ev.ip = r->rip;
+		t->enabled = 0;
 	}
-	if (t->enabled)
+	if (!t->enabled && in_range(s, ev.to)) {
+		ev.kind = XS_ENABLE;
+		ev.ip = ev.to;
+		t->enabled = 1;
 		emit(s, t, &ev);
+	} else if (t->enabled && !in_range(s, ev.to)) {
+		ev.kind = XS_DISABLE;	/* asynchronous exit from the filter ranges */
+		ev.to = 0;
+		ev.taken = 1;
+		t->enabled = 0;
+		emit(s, t, &ev);
+	} else if (t->enabled) {
+		emit(s, t, &ev);
+	}
 	ensure_armed(s, t->mm, r->rip);
 	return resume(t, 0);
 }
@@ -820,13 +926,16 @@ static int on_syscall(struct x86_step *s, struct thr *t, struct user_regs_struct
 		t->in_syscall = 0;
 		if (t->sc_nr == SYS_mmap || t->sc_nr == SYS_mprotect || t->sc_nr == SYS_munmap ||
 		    t->sc_nr == SYS_mremap) {
-			ev.kind = XS_MAPS;
-			ev.time = time;
-			emit(s, t, &ev);
-			/* mprotect keeps the bytes (and our int3s); the others replace them */
+			/* mprotect keeps the bytes (and our int3s); the others replace them.
+			 * Forget first: the consumer may arm filter entries in the new code. */
 			if (t->sc_nr == SYS_munmap || t->sc_nr == SYS_mremap ||
 			    (t->sc_nr == SYS_mmap && (t->sc_args[3] & MAP_FIXED)))
 				forget_code(t->mm, t->sc_args[0], t->sc_args[1]);
+			ev.kind = XS_MAPS;
+			ev.time = time;
+			emit(s, t, &ev);
+			if (s->ranges_dirty)
+				arm_entries(s, t->mm);
 		}
 		if (in_range(s, r->rip)) {
 			t->pending = 1;
@@ -944,6 +1053,8 @@ static int on_exec(struct x86_step *s, struct thr *t, struct user_regs_struct *r
 	ev.comm = comm;
 	ev.ip = r->rip;
 	emit(s, t, &ev);
+	if (s->ranges_dirty)
+		arm_entries(s, t->mm);
 	return resume(t, 0);
 }
 
@@ -1157,6 +1268,7 @@ int x86_step_set_ranges(struct x86_step *s, const struct x86_step_range *r, unsi
 	free(s->ranges);
 	s->ranges = nr;
 	s->nranges = n;
+	s->ranges_dirty = n > 0;
 	return 0;
 }
 

@@ -28,7 +28,8 @@ enum x86_step_kind {
 	XS_MAPS,	/* pid's executable mappings may have changed (mmap/mprotect/munmap) */
 	XS_TNT,		/* conditional branch at ip: taken (1) / not taken (0) */
 	XS_TIP,		/* indirect jump/call or return at ip went to `to` */
-	XS_DISABLE,	/* tracing stops at ip: syscall (to = 0), filter exit (to = target) */
+	XS_DISABLE,	/* tracing stops at ip: syscall (to = 0), filter exit (to = target);
+			 * taken = 1: asynchronously (a signal into code outside the filter) */
 	XS_ENABLE,	/* tracing (re)starts at `to` (after a syscall, filter entry) */
 	XS_ASYNC,	/* asynchronous transfer: interrupted at ip, continues at `to` (signal) */
 	XS_EXIT,	/* thread exits (its last event) */
@@ -77,6 +78,9 @@ struct x86_step_opts {
 	 * possibly later through x86_step_set_ranges from the XS_MAPS callback). */
 	const struct x86_step_range *ranges;
 	unsigned nranges;
+	/* Trace only inside the ranges even while there are none yet (a filter whose
+	 * module is not mapped yet). */
+	int filtered;
 	/* Checked between stops: non-zero ends tracing (the tracees are killed). */
 	volatile sig_atomic_t *stop;
 };

@@ -88,6 +88,8 @@ check_eq "-c: every sample's period is 1000000" "1000000" \
 check_eq "-e cpu-clock,task-clock exits 0" 0 $?
 perf_clean "group" rec4/perf.data
 check_match "group: both events in the header" "name = task-clock" "$(perf report -i rec4/perf.data --header-only 2>&1)"
+check_eq "group: every sample carries both counts" "$(nsamples rec4/perf.data)" \
+	"$(perf report -i rec4/perf.data -D 2>/dev/null | grep -c '^\.\.\.\. group nr 2$')"
 
 # Usage errors.
 # Event names: with no PMU here an unknown name is replaced/dropped like an event that

@@ -56,3 +56,39 @@ check_eq "step_signal: three entries into the handler" "3" \
 check_exit "--mode step refuses -p" 1 "$XPTRACE" record --mode step -o "$TMP/p" -p $$
 check_match "--mode step -p says why" "cannot attach to a running process" "$(cat "$TMP/.err")"
 check_exit "--mode step on a missing command fails" 1 "$XPTRACE" record --mode step -o "$TMP/nx" -- /nonexistent/cmd
+
+# --filter: only the range is traced (the decoded stream is the ground truth restricted
+# to it), the tracee runs free outside, and the trace shows TIP.PGD/TIP.PGE at the edges
+filter_case() {	# $1 program, $2 --filter spec, $3 function whose range it is, $4 module file
+	local prog=$1 spec=$2 fn=$3 mod=$4 off lo hi base name=$1.f$RANDOM stops
+	off=$(nm "$PROGS/$prog" | awk '$3 == "main" { print $1 }')
+	$NOASLR "$PROGS/xp_sstep" "$TMP/$name.truth" "0x$off" -- "$PROGS/$prog" >/dev/null 2>&1
+	$NOASLR "$XPTRACE" record --mode step --filter "$spec" -o "$TMP/$name" -- "$PROGS/$prog" \
+		>/dev/null 2>"$TMP/$name.err"
+	check_eq "--filter $spec: record exits 0" 0 "$?"
+	perf script -i "$TMP/$name/perf.data" --itrace=i0ns -F tid,ip >"$TMP/$name.insn" 2>/dev/null
+	# the module's load address: where the first traced instruction lies, minus fn's offset
+	read -r lo hi < <(nm -S "$mod" | awk -v f="$fn" '$4 == f { print $1, $2 }')
+	base=$(( 0x$(head -1 "$TMP/$name.insn" | awk '{ print $2 }') - 0x$lo ))
+	lo=$(printf '%x' $((base + 0x$lo)))
+	hi=$(printf '%x' $((0x$lo + 0x$hi)))
+	out=$(python3 "$XP_ROOT/tests/step_truth.py" "$TMP/$name.truth" "$lo" "$TMP/$name.insn" "$lo" "$hi")
+	check_match "--filter $spec: the trace is the ground truth inside $fn, nothing else" "^identical$" \
+		"$( [ "$(grep -c . "$TMP/$name.insn")" -gt 0 ] && printf '%s\n' "$out" | grep -v identical || echo identical)"
+	check_eq "--filter $spec: every decoded instruction is inside $fn" "0" \
+		"$(python3 -c 'import sys; lo, hi = int(sys.argv[1], 16), int(sys.argv[2], 16); print(sum(1 for l in open(sys.argv[3]) if not lo <= int(l.split()[1], 16) < hi))' "$lo" "$hi" "$TMP/$name.insn")"
+	check_match "--filter $spec: TIP.PGE and TIP.PGD at the range's edges" "^[1-9][0-9]* [1-9][0-9]*$" \
+		"$(perf report -i "$TMP/$name/perf.data" -D 2>/dev/null | grep -c 'TIP.PGE') $(perf report -i "$TMP/$name/perf.data" -D 2>/dev/null | grep -c 'TIP.PGD')"
+	stops=$(sed -n 's/.*, \([0-9]*\) stops .*/\1/p' "$TMP/$name.err")
+	check_match "--filter $spec: far fewer stops than unfiltered ($stops)" "^yes$" \
+		"$(awk -v s="${stops:-999999}" 'BEGIN { print (s < 1000) ? "yes" : "no" }')"
+}
+filter_case step_basic fib fib "$PROGS/step_basic"
+filter_case step_basic classify classify "$PROGS/step_basic"
+read -r cl_start cl_size < <(nm -S "$PROGS/step_basic" | awk '$4 == "classify" { print $1, $2 }')
+range=$(printf '0x%s-0x%x' "$cl_start" $((0x$cl_start + 0x$cl_size)))
+filter_case step_basic "$range@step_basic" classify "$PROGS/step_basic"
+filter_case step_dlopen "step_dl_work@$PROGS/libstep_dl.so" step_dl_work "$PROGS/libstep_dl.so"
+check_exit "--filter: an unknown function is an error" 1 "$XPTRACE" record --mode step --filter nosuchfn -o "$TMP/nf" -- "$PROGS/step_basic"
+check_match "--filter: says which function is missing" "no function 'nosuchfn'" "$(cat "$TMP/.err")"
+check_exit "--filter: a range needs its module" 1 "$XPTRACE" record --mode step --filter 0x10-0x20 -o "$TMP/nm" -- "$PROGS/step_basic"

@@ -87,17 +87,50 @@ static void test_blocks_exact(void **state)
 		 elfarg);
 	char *out = capture(cmd, &rc);
 	assert_int_equal(rc, 0);
-	/* leaf and the loop tail run N times, the jnz is taken N-1 times; the loop head
-	 * (the call) runs N-1 times after the first iteration, which starts in spin */
+	/* the loop head (the call), leaf and the loop tail run N times, the jnz is taken
+	 * N-1 times; spin's first instruction and its ret once */
 	assert_non_null(strstr(out, "\"count\":1000,\"insns\":3,\"cycles\":null,\"ipc\":null,\"taken\":null"));
 	assert_non_null(strstr(out, "\"count\":1000,\"insns\":2,\"cycles\":null,\"ipc\":null,\"taken\":999,"
 				    "\"not_taken\":1,\"mainline\":\"taken\"}"));
-	assert_non_null(strstr(out, "\"count\":999,\"insns\":1,"));
+	assert_non_null(strstr(out, "\"count\":1000,\"insns\":1,"));
 	size_t rows = 0;
 	for (const char *p = out; (p = strchr(p, '\n')); p++)
 		rows++;
 	assert_int_equal(rows, 5);	/* + spin's entry block and its ret */
 	free(out);
+}
+
+/* The same trace inside perf.data: the decode command's PT decoder. */
+static void test_perf_data_views(void **state)
+{
+	(void)state;
+	char cmd[2048];
+	int rc;
+	snprintf(cmd, sizeof(cmd), "perf script -i %s/perf.data --itrace=i0ns -F ip 2>/dev/null | awk '{print $1}'",
+		 dir);
+	char *perf = capture(cmd, &rc);
+	snprintf(cmd, sizeof(cmd), "%s decode -i %s/perf.data --insn --format jsonl | "
+		 "sed -n 's/.*\"ip\":\"0x\\([0-9a-f]*\\)\".*/\\1/p'", xptrace, dir);
+	char *ours = capture(cmd, &rc);
+	assert_int_equal(rc, 0);
+	assert_string_equal(ours, perf);
+	free(perf);
+	free(ours);
+	snprintf(cmd, sizeof(cmd), "%s decode -i %s/perf.data --calltree 2>&1", xptrace, dir);
+	char *tree = capture(cmd, &rc);
+	assert_int_equal(rc, 0);
+	assert_string_equal(tree, "# call tree: insns, total 6002\n"
+			    "Lvl   RL      Calls          Base           Cum  Name\n"
+			    "  1    1          0          3002          6002  spin\n"
+			    "  2    1       1000          3000          3000    leaf\n");
+	free(tree);
+	snprintf(cmd, sizeof(cmd), "%s decode -i %s/perf.data --blocks --sym spin --format jsonl", xptrace, dir);
+	char *blocks = capture(cmd, &rc);
+	assert_int_equal(rc, 0);
+	assert_non_null(strstr(blocks, "\"sym\":\"spin+0x7\",\"count\":1000,\"insns\":2,\"cycles\":null,"
+				       "\"ipc\":null,\"taken\":999,\"not_taken\":1,"));
+	assert_null(strstr(blocks, "leaf"));
+	free(blocks);
 }
 
 /* Flipped bytes all over a valid trace: the decode goes on (gaps), never crashes. */
@@ -139,6 +172,7 @@ int main(void)
 	const struct CMUnitTest tests[] = {
 		cmocka_unit_test(test_insn_stream_equals_perf_script),
 		cmocka_unit_test(test_blocks_exact),
+		cmocka_unit_test(test_perf_data_views),
 		cmocka_unit_test(test_corrupted_trace),
 	};
 	return cmocka_run_group_tests(tests, setup, teardown);

@@ -124,10 +124,10 @@ static void test_blocks_loop_exact(void **state)
 	char *out = run(args, &rc, err, sizeof(err));
 	assert_int_equal(rc, 0);
 	assert_string_equal(out,
-		"{\"start\":\"0x401005\",\"end\":\"0x401007\",\"sym\":null,\"count\":999,\"insns\":2,"
-		"\"cycles\":null,\"ipc\":null,\"taken\":998,\"not_taken\":1,\"mainline\":\"taken\"}\n"
-		"{\"start\":\"0x401000\",\"end\":\"0x401007\",\"sym\":null,\"count\":1,\"insns\":3,"
-		"\"cycles\":null,\"ipc\":null,\"taken\":1,\"not_taken\":0,\"mainline\":\"taken\"}\n"
+		"{\"start\":\"0x401005\",\"end\":\"0x401007\",\"sym\":null,\"count\":1000,\"insns\":2,"
+		"\"cycles\":null,\"ipc\":null,\"taken\":999,\"not_taken\":1,\"mainline\":\"taken\"}\n"
+		"{\"start\":\"0x401000\",\"end\":\"0x401000\",\"sym\":null,\"count\":1,\"insns\":1,"
+		"\"cycles\":null,\"ipc\":null,\"taken\":null,\"not_taken\":null,\"mainline\":null}\n"
 		"{\"start\":\"0x401009\",\"end\":\"0x401009\",\"sym\":null,\"count\":1,\"insns\":1,"
 		"\"cycles\":null,\"ipc\":null,\"taken\":null,\"not_taken\":null,\"mainline\":null}\n"
 		"{\"start\":\"0x40100e\",\"end\":\"0x40100e\",\"sym\":null,\"count\":1,\"insns\":1,"
@@ -146,7 +146,10 @@ static void test_blocks_text(void **state)
 	char *out = run(args, &rc, err, sizeof(err));
 	assert_int_equal(rc, 0);
 	assert_non_null(strstr(out, "# 5 blocks, 2004 instructions, 0 gaps; sorted by count\n"));
-	assert_non_null(strstr(out, "0x401005           0x401007           [unknown]                                   999      2            -      -       998*          1\n"));
+	/* the loop body is a basic block of its own: libipt's first block (from the
+	 * enable) is split where the loop starts */
+	assert_non_null(strstr(out, "0x401005           0x401007           [unknown]                                  1000      2            -      -       999*          1\n"));
+	assert_non_null(strstr(out, "0x401000           0x401000           [unknown]                                     1      1            -      -          -          -\n"));
 	free(out);
 }
 
@@ -206,7 +209,7 @@ static void test_corrupt_strict_and_resync(void **state)
 	/* from the bad opcode at 27 to the second PSB at 235 */
 	assert_non_null(strstr(err, "1 gaps, 208 trace bytes skipped"));
 	/* the second, intact segment is counted exactly */
-	assert_non_null(strstr(out, "{\"start\":\"0x401005\",\"end\":\"0x401007\",\"sym\":null,\"count\":999,"));
+	assert_non_null(strstr(out, "{\"start\":\"0x401005\",\"end\":\"0x401007\",\"sym\":null,\"count\":1000,"));
 	free(out);
 	snprintf(args, sizeof(args), "--pt %s --raw %s:%#x --insn --resync-on-error", badf, codef, BASE);
 	out = run(args, &rc, err, sizeof(err));

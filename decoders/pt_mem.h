@@ -1,0 +1,23 @@
+/* Code bytes of a traced process at a given time, for decoders and views of perf.data
+ * traces: the session's mapping of the address, read from the file the symbol layer
+ * found for its dso (snapshot store by build-id, ~/.debug, the recorded path). */
+#ifndef DPT_MEM_H
+#define DPT_MEM_H
+
+#include <stddef.h>
+#include <stdint.h>
+
+#include "sb.h"
+#include "sym.h"
+
+struct dpt_mem;
+
+struct dpt_mem *dpt_mem_new(struct sb_session *sb, struct sym_ctx *sym);
+void dpt_mem_free(struct dpt_mem *m);
+/* Bytes at `addr` in process `pid` at `time` (0: latest state); 0 when unknown. */
+size_t dpt_mem_read(struct dpt_mem *m, int32_t pid, uint64_t time, uint64_t addr, uint8_t *buf,
+		    size_t n);
+/* The file behind a mapping (NULL for anonymous memory or a dso without a file). */
+const char *dpt_mem_path(struct dpt_mem *m, const struct sb_map *map);
+
+#endif

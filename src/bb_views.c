@@ -1,0 +1,223 @@
+/* The PT views as `xptrace decode` views (decode.h): --insn, --blocks (also as a
+ * per-instruction callgrind profile) and --annotate SYM on any exact stream.  Code
+ * bytes, symbols and source lines come from the session and the symbol layer. */
+#include <stdlib.h>
+#include <string.h>
+
+#include "bb.h"
+#include "decode.h"
+#include "pt_mem.h"
+#include "xp_cli.h"
+#include "xp_err.h"
+
+struct vstate {
+	struct dec_ctx *c;
+	struct dpt_mem *mem;
+	struct bb_env env;
+	struct bb_view_opts vo;
+	struct bb_filter filt;
+	struct xev_sink view;	/* behind the filter */
+	bool filtered;
+	struct bb_insn_view *iv;
+	struct bb_tally *tally;
+	struct bb_cg *cg;
+	const char *annotate;
+};
+
+static size_t env_read(void *ctx, int32_t pid, uint64_t time, uint64_t ip, uint8_t *buf, size_t n)
+{
+	struct vstate *s = ctx;
+	return dpt_mem_read(s->mem, pid, time, ip, buf, n);
+}
+
+static const char *env_symbol(void *ctx, int32_t pid, uint64_t time, uint64_t ip, uint64_t *start,
+			      uint64_t *size)
+{
+	struct vstate *s = ctx;
+	const struct sym_fn *f = sym_fn(s->c->sym, dec_fn_of(s->c, pid, ip, time));
+	const struct sb_map *m = sb_find_map(s->c->sb, pid, ip, time);
+	uint64_t vaddr;
+	if (!f || !f->resolved || !m || !sym_map_vaddr(s->c->sym, m, ip, &vaddr) || vaddr < f->start)
+		return NULL;
+	*start = ip - (vaddr - f->start);
+	*size = f->size;
+	return f->name;
+}
+
+static bool env_srcline(void *ctx, int32_t pid, uint64_t time, uint64_t ip, const char **file, int *line)
+{
+	struct vstate *s = ctx;
+	const struct sb_map *m = sb_find_map(s->c->sb, pid, ip, time);
+	return m && sym_srcline(s->c->sym, m, ip, file, line);
+}
+
+static int open_common(struct dec_ctx *c, struct vstate **out)
+{
+	struct vstate *s = calloc(1, sizeof(*s));
+	if (!s)
+		return -1;
+	s->c = c;
+	s->mem = dpt_mem_new(c->sb, c->sym);
+	if (!s->mem) {
+		free(s);
+		return -1;
+	}
+	s->env = (struct bb_env){ env_read, env_symbol, env_srcline, s };
+	s->vo.format = c->opts->format == OUT_JSONL ? BB_JSONL : BB_TEXT;
+	s->vo.out = c->out;
+	s->vo.env = &s->env;
+	const char *syntax = dec_opt(c, "syntax");
+	if (syntax && strcmp(syntax, "intel") && strcmp(syntax, "att")) {
+		xp_usage_error("decode", "--syntax %s: expected intel or att", syntax);
+		goto fail;
+	}
+	s->vo.intel = syntax && strcmp(syntax, "intel") == 0;
+	s->vo.srcline = dec_opt(c, "srcline") != NULL;
+	*out = s;
+	return 0;
+fail:
+	dpt_mem_free(s->mem);
+	free(s);
+	return -1;
+}
+
+/* The filters in front of the view: --time and --sym (--tid/--comm are the decoder's). */
+static int set_filter(struct vstate *s, xev_sink_fn fn, void *ctx)
+{
+	const char *t = dec_opt(s->c, "time"), *sym = dec_opt(s->c, "sym");
+	s->view = (struct xev_sink){ fn, ctx };
+	bb_filter_init(&s->filt, &s->env, s->view);
+	if (t && bb_parse_time_range(t, &s->filt.t0, &s->filt.t1) < 0)
+		return xp_usage_error("decode", "--time %s: expected A-B, A- or -B (ns or seconds.ns)", t), -1;
+	s->filt.sym = sym;
+	s->filtered = t || sym;
+	return 0;
+}
+
+static int event(void *state, const struct xev *ev)
+{
+	struct vstate *s = state;
+	return s->filtered ? bb_filter_event(&s->filt, ev) : xev_emit(&s->view, ev);
+}
+
+static void free_state(struct vstate *s)
+{
+	bb_tally_free(s->tally);
+	bb_cg_free(s->cg);
+	dpt_mem_free(s->mem);
+	free(s);
+}
+
+static int insn_open(struct dec_ctx *c, void **state)
+{
+	struct vstate *s;
+	if (open_common(c, &s) < 0)
+		return -1;
+	s->iv = bb_insn_view_new(&s->vo);
+	if (!s->iv || set_filter(s, bb_insn_view_event, s->iv) < 0) {
+		bb_insn_view_free(s->iv);
+		free_state(s);
+		return -1;
+	}
+	*state = s;
+	return 0;
+}
+
+static int insn_close(void *state, int status)
+{
+	struct vstate *s = state;
+	int w = bb_insn_view_free(s->iv);
+	free_state(s);
+	if (w < 0 && status >= 0)
+		return xp_err("decode", NULL, "writing the output failed");
+	return status < 0 ? status : 0;
+}
+
+static int tally_open(struct dec_ctx *c, void **state)
+{
+	struct vstate *s;
+	if (open_common(c, &s) < 0)
+		return -1;
+	int r;
+	if (c->opts->format == OUT_CALLGRIND) {
+		s->cg = bb_cg_new(&s->env);
+		r = s->cg ? set_filter(s, bb_cg_event, s->cg) : -1;
+	} else {
+		s->tally = bb_tally_new();
+		r = s->tally ? set_filter(s, bb_tally_event, s->tally) : -1;
+	}
+	if (r < 0) {
+		free_state(s);
+		return -1;
+	}
+	s->annotate = c->opts->view_arg;
+	*state = s;
+	return 0;
+}
+
+static int blocks_close(void *state, int status)
+{
+	struct vstate *s = state;
+	int r = 0;
+	if (status >= 0) {
+		if (s->cg)
+			r = bb_cg_write(s->cg, s->vo.out, s->c->perf_data);
+		else
+			r = bb_blocks_report(s->tally, &s->vo);
+	}
+	free_state(s);
+	return status < 0 ? status : r;
+}
+
+static int annotate_close(void *state, int status)
+{
+	struct vstate *s = state;
+	int r = 0;
+	if (status >= 0 && bb_annotate_report(s->tally, s->annotate, &s->vo) < 0)
+		r = xp_err(s->annotate, "check the name with --blocks or --functions",
+			   "no executed code of this function in the trace");
+	free_state(s);
+	return status < 0 ? status : r;
+}
+
+static const struct dec_option insn_options[] = {
+	{ "syntax", "att|intel", "disassembly syntax of --insn/--annotate (default att)" },
+	{ "srcline", NULL, "--insn: source file:line of each instruction" },
+	{ NULL, NULL, NULL },
+};
+
+static const struct dec_option filter_options[] = {
+	{ "time", "A-B", "PT views: only events with A <= time <= B (ns, or s.ns like perf)" },
+	{ "sym", "NAME", "PT views: only code of function NAME" },
+	{ NULL, NULL, NULL },
+};
+
+const struct dec_view view_insn = {
+	.name = "insn",
+	.help = "instruction stream: time, tid, ip, symbol+offset, bytes, disassembly",
+	.formats = 1u << OUT_TEXT | 1u << OUT_JSONL,
+	.options = insn_options,
+	.open = insn_open,
+	.event = event,
+	.close = insn_close,
+};
+
+const struct dec_view view_blocks = {
+	.name = "blocks",
+	.help = "basic blocks: count, insns, cycles, IPC, taken/not-taken (callgrind: per insn)",
+	.formats = 1u << OUT_TEXT | 1u << OUT_JSONL | 1u << OUT_CALLGRIND,
+	.options = filter_options,
+	.open = tally_open,
+	.event = event,
+	.close = blocks_close,
+};
+
+const struct dec_view view_annotate = {
+	.name = "annotate",
+	.arg = "SYM",
+	.help = "disassembly of SYM with per-instruction counts, cycles, branch taken %",
+	.formats = 1u << OUT_TEXT | 1u << OUT_JSONL,
+	.open = tally_open,
+	.event = event,
+	.close = annotate_close,
+};

@@ -1,0 +1,113 @@
+#!/bin/bash
+# PT decode on real Intel PT: step traces (xptrace record --mode step) of programs with
+# known behaviour.  perf script is the oracle for the instruction stream; counts are
+# what the programs do by construction (tests/progs/pt_known.c, step_basic.c).
+. "$(dirname "$0")/../lib.sh"
+
+NOASLR="setarch -R"
+for prog in pt_known step_basic; do
+	$NOASLR "$XPTRACE" record --mode step -o "$TMP/$prog" -- "$PROGS/$prog" >/dev/null 2>"$TMP/$prog.rec"
+	check_eq "$prog: step record exits 0" 0 "$?"
+done
+K=$TMP/pt_known
+
+# the instruction stream, instruction for instruction
+for prog in pt_known step_basic; do
+	perf script -i "$TMP/$prog/perf.data" --itrace=i0ns -F ip 2>/dev/null | awk '{print $1}' >"$TMP/$prog.perf"
+	"$XPTRACE" decode -i "$TMP/$prog" --insn --format jsonl |
+		sed -n 's/.*"ip":"0x\([0-9a-f]*\)".*/\1/p' >"$TMP/$prog.ours"
+	n=$(wc -l <"$TMP/$prog.perf")
+	check_match "$prog: perf script decodes instructions" "^[0-9]{5,}$" "$n"
+	check_eq "$prog: --insn equals perf script --itrace=i0ns -F ip ($n instructions)" \
+		"$(md5sum <"$TMP/$prog.perf")" "$(md5sum <"$TMP/$prog.ours")"
+done
+
+# blocks: the loop body runs exactly 1000 times, its jne is taken 999 times
+out=$("$XPTRACE" decode -i "$K" --blocks --sym loop1000 --format jsonl)
+check_match "loop body block: count 1000, taken 999, not taken 1" \
+	'"sym":"loop1000\+0x5","count":1000,"insns":6,"cycles":null,"ipc":null,"taken":999,"not_taken":1,"mainline":"taken"' "$out"
+check_eq "--sym keeps only loop1000's blocks" "3" "$(printf '%s\n' "$out" | grep -c '"sym":"loop1000+')"
+out=$("$XPTRACE" decode -i "$K" --blocks)
+check_match "text --blocks marks the mainline direction" \
+	'loop1000\+0x5 +1000 +6 +- +- +999\* +1$' "$out"
+
+# annotate: per-instruction counts and the branch's taken share
+out=$("$XPTRACE" decode -i "$K" --annotate loop1000)
+check_match "--annotate: the body's instructions ran 1000 times" '^ +1000 +- +>0x[0-9a-f]+ +movq' "$out"
+check_match "--annotate: jne taken 99.9%" 'jne .* 99\.9%$' "$out"
+out=$("$XPTRACE" decode -i "$K" --annotate loop1000 --format jsonl | grep '"insn":"jne')
+check_match "--annotate jsonl: taken/not_taken" '"count":1000,.*"taken":999,"not_taken":1,"taken_pct":99.9' "$out"
+check_exit "--annotate of a function that did not run fails" 1 "$XPTRACE" decode -i "$K" --annotate nosuchfn
+
+# exact call tree: recursion levels, call counts
+out=$("$XPTRACE" decode -i "$K" --calltree)
+check_eq "rec: 11 levels, RL 1..11, one call each" \
+	"1 2 3 4 5 6 7 8 9 10 11 " "$(printf '%s\n' "$out" | awk '$6 == "rec" { printf "%s ", $2 }')"
+check_eq "rec: every level called once" "11" "$(printf '%s\n' "$out" | awk '$6 == "rec" && $3 == 1' | wc -l)"
+check_match "leaf: 37 calls, 4 instructions each" '^ +6 +1 +37 +148 +148 +leaf$' "$out"
+check_match "loop1000: 1 call, 6002 instructions" '^ +6 +1 +1 +6002 +6002 +loop1000$' "$out"
+out=$("$XPTRACE" decode -i "$TMP/step_basic" --calltree)
+check_eq "fib(8): 67 calls in all" "67" \
+	"$(printf '%s\n' "$out" | awk '$6 == "fib" { s += $3 } END { print s }')"
+check_eq "fib(8): recursion 8 deep" "8" \
+	"$(printf '%s\n' "$out" | awk '$6 == "fib" && $2 > m { m = $2 } END { print m }')"
+
+# callgrind: per-instruction Ir with exact calls=, read back by callgrind_annotate
+"$XPTRACE" decode -i "$K" --blocks --format callgrind >"$TMP/cg.out"
+check_match "callgrind: 37 calls of leaf" "^calls=37 " "$(grep -A1 "^cfn=.*" "$TMP/cg.out" | grep calls=37)"
+out=$(callgrind_annotate --inclusive=yes --threshold=100 "$TMP/cg.out" 2>&1)
+check_match "callgrind_annotate: loop1000 inclusive 6,002" '6,002 .*loop1000' "$out"
+check_match "callgrind_annotate: leaf 148" '^ *148 .*:leaf' "$out"
+
+# filters
+all=$("$XPTRACE" decode -i "$K" --insn --format jsonl | grep -c '"ip"')
+tid=$("$XPTRACE" decode -i "$K" --insn --format jsonl | sed -n 's/.*"tid":\([0-9]*\).*/\1/p' | head -1)
+check_eq "--tid of the traced thread keeps everything" "$all" \
+	"$("$XPTRACE" decode -i "$K" --insn --format jsonl --tid "$tid" | grep -c '"ip"')"
+check_eq "--tid of another thread keeps nothing" "0" \
+	"$("$XPTRACE" decode -i "$K" --insn --format jsonl --tid 1 | grep -c '"ip"')"
+check_eq "--sym leaf: 37 x 4 instructions" "148" \
+	"$("$XPTRACE" decode -i "$K" --insn --format jsonl --sym leaf | grep -c '"ip"')"
+check_exit "--time with a bad range fails" 1 "$XPTRACE" decode -i "$K" --insn --time 5-1
+check_match "--time with a bad range says why" "--time 5-1: expected A-B" "$(cat "$TMP/.err")"
+check_match "--insn text: symbol+offset and disassembly" ' loop1000\+0x5 +48 8b 15 [0-9a-f ]+ +movq ' \
+	"$("$XPTRACE" decode -i "$K" --insn | grep -m1 'loop1000+0x5 ')"
+check_match "--syntax intel" 'mov rdx, qword ptr \[rip' \
+	"$("$XPTRACE" decode -i "$K" --insn --syntax intel | grep -m1 'loop1000+0x5 ')"
+check_match "--srcline: file:line" 'pt_known\.c:10$' \
+	"$("$XPTRACE" decode -i "$K" --insn --srcline | grep -m1 'loop1000+0x5 ')"
+
+# a corrupted copy: gaps, no crash, and the ASan build agrees
+cp -r "$K" "$TMP/bad"
+python3 - "$TMP/bad/perf.data" <<'EOF'
+import struct, sys
+p = sys.argv[1]
+b = bytearray(open(p, 'rb').read())
+# the first AUXTRACE record (type 71): damage its trace bytes in a few places
+off = struct.unpack_from('<Q', b, 40)[0]   # header: data section offset, size
+end = off + struct.unpack_from('<Q', b, 48)[0]
+while off + 8 <= end:
+    typ, misc, size = struct.unpack_from('<IHH', b, off)
+    if size < 8:
+        sys.exit('bad record size')
+    if typ == 71:
+        n = struct.unpack_from('<Q', b, off + 8)[0]
+        data = off + size
+        for k in range(1, 9):
+            b[data + n * k // 9] ^= 0xa5
+        break
+    off += size
+else:
+    sys.exit('no AUXTRACE record')
+open(p, 'wb').write(b)
+EOF
+"$XPTRACE" decode -i "$TMP/bad" --blocks >/dev/null 2>"$TMP/bad.err"
+check_eq "corrupted PT: decode exits 0" 0 "$?"
+check_match "corrupted PT: gaps reported" "gaps in the PT trace" "$(cat "$TMP/bad.err")"
+if [ -x "$XPTRACE_ASAN" ]; then
+	for v in --blocks --insn --calltree; do
+		"$XPTRACE_ASAN" decode -i "$TMP/bad" $v >/dev/null 2>"$TMP/asan.err"
+		check_eq "corrupted PT under ASan: decode $v exits 0" "0 " \
+			"$? $(grep -m1 -i 'AddressSanitizer\|runtime error' "$TMP/asan.err")"
+	done
+fi
