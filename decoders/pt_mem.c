@@ -87,7 +87,12 @@ const char *dpt_mem_path(struct dpt_mem *m, const struct sb_map *map)
 {
 	if (!map || !map->dso || map->dso->anon)
 		return NULL;
-	return sym_dso_file(m->sym, map->dso);
+	const char *f = sym_dso_file(m->sym, map->dso);
+	/* not an ELF file the symbol layer takes (a raw image): the file itself, unless a
+	 * build-id says which file it must be */
+	if (!f && !map->dso->bid_size && map->dso->path && access(map->dso->path, R_OK) == 0)
+		f = map->dso->path;
+	return f;
 }
 
 size_t dpt_mem_read(struct dpt_mem *m, int32_t pid, uint64_t time, uint64_t addr, uint8_t *buf,

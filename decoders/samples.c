@@ -119,6 +119,10 @@ static void group_values(struct dsm *s, const struct pd_rec *r, struct xev *ev)
 			continue;
 		uint64_t key = ((uint64_t)sm->tid << 32) ^ (sm->values[i].id ? sm->values[i].id : (uint64_t)idx << 1);
 		s->values[idx] = delta(s, key << 1, sm->values[i].value);
+		/* as perf: with sample-read, every member's weight (the sampling event's
+		 * too) is its counter's delta, not the period */
+		if (idx == a->index)
+			ev->weight = s->values[idx];
 	}
 	ev->values = s->values;
 	ev->nvalues = s->nattrs;

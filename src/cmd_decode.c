@@ -6,13 +6,13 @@
 #include <string.h>
 #include <sys/stat.h>
 
-#include "bb_cli.h"
 #include "decode.h"
 #include "xp_cli.h"
 #include "xp_err.h"
 
 /* Decoders in the order they are asked; the samples decoder takes any sample trace. */
 static const struct dec_decoder *const decoders[] = {
+	&dec_pt_raw,	/* claims --pt FILE */
 	&dec_lbr,	/* branch stacks: also in files perf inject made from PT */
 	&dec_pt,	/* before samples: a PT event has PERF_SAMPLE_IP too */
 	&dec_samples,
@@ -75,7 +75,6 @@ __attribute__((constructor)) static void usage_text(void)
 			ADD("  %-22s %s\n", opt, o->help);
 		}
 	}
-	ADD("\n%s", BB_PT_USAGE);
 	ADD("\nExamples:\n"
 	    "  xptrace decode                          hot functions of ./xptrace.data\n"
 	    "  xptrace decode -i perf.data --calltree  call tree (Lvl RL Calls Base Cum Name)\n"
@@ -374,8 +373,6 @@ static int run(int argc, char **argv)
 	int rc, status = XP_EXIT_RUNTIME;
 
 	/* PT raw mode (decode --pt FILE ...) has its own command line */
-	if (bb_pt_raw_wanted(argc, argv))
-		return bb_pt_raw_main(argc, argv);
 	rc = parse_args(argc, argv, &o);
 	if (rc)
 		return rc;

@@ -131,6 +131,7 @@ bool dec_thread_selected(struct dec_ctx *c, int32_t tid, uint64_t time);
 extern const struct dec_decoder dec_samples;
 extern const struct dec_decoder dec_lbr;
 extern const struct dec_decoder dec_pt;
+extern const struct dec_decoder dec_pt_raw;
 extern const struct dec_view view_insn;
 extern const struct dec_view view_blocks;
 extern const struct dec_view view_annotate;

@@ -124,6 +124,8 @@ int rec_synthesize(struct rec *r, pid_t pid);
 
 /* Online CPUs (sysfs list); returns the count or a negative errno. */
 int rec_online_cpus(int **cpus);
+/* Parses a sysfs CPU list ("0-3,5,7-8\n"); returns the count or -EINVAL. */
+int rec_parse_cpu_list(const char *list, int **cpus);
 
 /* Waits up to timeout_ms for data on `pfd` or a signal that may end the recording
  * (SIGINT/SIGTERM/SIGHUP to xptrace, SIGCHLD of the command).  Unlike a plain poll(),

@@ -199,23 +199,25 @@ int rec_synthesize(struct rec *r, pid_t pid)
 	return e;
 }
 
-int rec_online_cpus(int **cpus)
+int rec_parse_cpu_list(const char *list, int **cpus)
 {
-	FILE *f = fopen("/sys/devices/system/cpu/online", "re");
 	char buf[1024], *s, *tok;
 	int *v = NULL, n = 0, cap = 0;
 
-	if (!f || !fgets(buf, sizeof(buf), f)) {
-		if (f)
-			fclose(f);
-		return -ENOENT;
-	}
-	fclose(f);
+	if (snprintf(buf, sizeof(buf), "%s", list) >= (int)sizeof(buf))
+		return -EINVAL;
 	for (tok = strtok_r(buf, ",\n", &s); tok; tok = strtok_r(NULL, ",\n", &s)) {
-		int a, b;
-		if (sscanf(tok, "%d-%d", &a, &b) != 2) {
-			a = atoi(tok);
+		int a, b, k;
+		if (sscanf(tok, "%d-%d%n", &a, &b, &k) == 2 && tok[k] == 0) {
+		} else if (sscanf(tok, "%d%n", &a, &k) == 1 && tok[k] == 0) {
 			b = a;
+		} else {
+			free(v);
+			return -EINVAL;
+		}
+		if (a < 0 || b < a || b > 65535) {
+			free(v);
+			return -EINVAL;
 		}
 		for (int c = a; c <= b; c++) {
 			if (n == cap) {
@@ -229,6 +231,23 @@ int rec_online_cpus(int **cpus)
 			v[n++] = c;
 		}
 	}
+	if (!n)
+		return -EINVAL;
 	*cpus = v;
 	return n;
+}
+
+int rec_online_cpus(int **cpus)
+{
+	FILE *f = fopen("/sys/devices/system/cpu/online", "re");
+	char buf[1024];
+
+	if (!f)
+		return -ENOENT;
+	if (!fgets(buf, sizeof(buf), f)) {
+		fclose(f);
+		return -ENOENT;
+	}
+	fclose(f);
+	return rec_parse_cpu_list(buf, cpus);
 }

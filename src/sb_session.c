@@ -92,6 +92,9 @@ static bool is_anon(const char *p)
 
 struct sb_dso *sb_dso_get(struct sb_session *s, const char *path, const uint8_t *bid, uint8_t bid_size)
 {
+	/* perf names the kernel map after its relocation symbol ("[kernel.kallsyms]_text") */
+	if (strncmp(path, "[kernel.kallsyms]", 17) == 0)
+		path = "[kernel.kallsyms]";
 	for (uint32_t i = 0; i < s->ndsos; i++) {
 		struct sb_dso *d = s->dsos[i];
 		if (strcmp(d->path, path) != 0)

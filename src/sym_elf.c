@@ -37,10 +37,12 @@ struct sdso {
 	struct esym *syms;
 	uint32_t nsyms;
 	char *pool;
-	size_t pool_len;
+	size_t pool_len, pool_cap;
 	struct seg *segs;
 	uint32_t nsegs;
 	bool is_rel;		/* ET_REL (kernel modules): offsets are addresses */
+	bool kallsyms;		/* symbols from a kallsyms file: absolute addresses */
+	uint64_t ktext;		/* its _text address (KASLR relocation against the map) */
 	struct { uint64_t vaddr; const char *file; int line; bool ok; } last_line;
 };
 
@@ -187,7 +189,7 @@ int sym_file_build_id(const char *path, uint8_t bid[20])
 }
 
 /* DIR/.build-id/ab/cdef…: a file, or perf's directory holding `elf`. */
-static char *in_store(const char *dir, const struct sb_dso *d)
+static char *in_store(const char *dir, const struct sb_dso *d, const char *leaf)
 {
 	char hex[41], p[PATH_MAX];
 	struct stat st;
@@ -200,11 +202,33 @@ static char *in_store(const char *dir, const struct sb_dso *d)
 		return NULL;
 	if (S_ISDIR(st.st_mode)) {
 		size_t l = strlen(p);
-		snprintf(p + l, sizeof(p) - l, "/elf");
+		snprintf(p + l, sizeof(p) - l, "/%s", leaf);
 		if (stat(p, &st) < 0 || !S_ISREG(st.st_mode))
 			return NULL;
 	}
 	return strdup(p);
+}
+
+/* Appends a name to the dso's string pool; its offset, or UINT32_MAX. */
+static uint32_t pool_add(struct sdso *d, const char *name)
+{
+	size_t l = strlen(name) + 1;
+
+	if (d->pool_len + l > d->pool_cap) {
+		size_t nc = d->pool_cap ? d->pool_cap * 2 : 65536;
+		while (nc < d->pool_len + l)
+			nc *= 2;
+		if (nc > UINT32_MAX)
+			return UINT32_MAX;
+		char *np = realloc(d->pool, nc);
+		if (!np)
+			return UINT32_MAX;
+		d->pool = np;
+		d->pool_cap = nc;
+	}
+	memcpy(d->pool + d->pool_len, name, l);
+	d->pool_len += l;
+	return (uint32_t)(d->pool_len - l);
 }
 
 static int cmp_sym(const void *a, const void *b)
@@ -253,20 +277,16 @@ static int load_symtab(struct sdso *d, Elf *e, Elf_Scn *scn, GElf_Shdr *sh)
 		const char *nm = elf_strptr(e, sh->sh_link, s.st_name);
 		if (!nm || !*nm)
 			continue;
-		size_t l = strlen(nm) + 1;
-		char *np = realloc(d->pool, d->pool_len + l);
-		if (!np) {
+		uint32_t at = pool_add(d, nm);
+		if (at == UINT32_MAX) {
 			free(v);
 			return -1;
 		}
-		d->pool = np;
-		memcpy(d->pool + d->pool_len, nm, l);
 		v[k].start = s.st_value;
 		v[k].end = s.st_value + s.st_size;
-		v[k].name = (uint32_t)d->pool_len;
+		v[k].name = at;
 		v[k].fn = UINT32_MAX;
 		v[k].bind = (uint8_t)GELF_ST_BIND(s.st_info);
-		d->pool_len += l;
 		k++;
 	}
 	qsort(v, k, sizeof(*v), cmp_sym);
@@ -344,6 +364,109 @@ static void open_debug_file(struct sdso *d)
 	d->dbg_elf = open_elf(p, &d->dbg_fd);
 }
 
+/* Build-id of the running kernel, from /sys/kernel/notes. */
+static int running_kernel_build_id(uint8_t bid[20])
+{
+	uint8_t buf[4096];
+	int fd = open("/sys/kernel/notes", O_RDONLY | O_CLOEXEC);
+	ssize_t n;
+
+	if (fd < 0)
+		return 0;
+	n = read(fd, buf, sizeof(buf));
+	close(fd);
+	for (ssize_t off = 0; n > 0 && off + 12 <= n;) {
+		uint32_t namesz, descsz, type;
+		memcpy(&namesz, buf + off, 4);
+		memcpy(&descsz, buf + off + 4, 4);
+		memcpy(&type, buf + off + 8, 4);
+		ssize_t name = off + 12, desc = name + ((namesz + 3) & ~3u);
+		if (desc + (ssize_t)descsz > n)
+			break;
+		if (type == NT_GNU_BUILD_ID && namesz == 4 && memcmp(buf + name, "GNU", 4) == 0) {
+			int k = descsz > 20 ? 20 : (int)descsz;
+			memcpy(bid, buf + desc, (size_t)k);
+			return k;
+		}
+		off = desc + ((descsz + 3) & ~3u);
+	}
+	return 0;
+}
+
+/* Kernel symbols: the kallsyms saved in the snapshot store or perf's cache, else
+ * /proc/kallsyms when the running kernel is the recorded one (same build-id). */
+static void load_kallsyms(struct sym_ctx *c, struct sb_dso *bd, struct sdso *d)
+{
+	char *file = in_store(c->trace_dir, bd, "kallsyms");
+	uint8_t bid[20];
+
+	if (!file)
+		file = in_store(c->debug_dir, bd, "kallsyms");
+	if (!file && bd->bid_size) {
+		int n = running_kernel_build_id(bid);
+		if (n == bd->bid_size && memcmp(bid, bd->build_id, (size_t)n) == 0)
+			file = strdup("/proc/kallsyms");
+	}
+	if (!file)
+		return;
+	FILE *f = fopen(file, "r");
+	if (!f) {
+		free(file);
+		return;
+	}
+	size_t cap = 0, k = 0;
+	struct esym *v = NULL;
+	char line[512];
+	while (fgets(line, sizeof(line), f)) {
+		unsigned long long a;
+		char type, name[256];
+		if (sscanf(line, "%llx %c %255s", &a, &type, name) != 3)
+			continue;
+		if (strcmp(name, "_text") == 0)
+			d->ktext = a;
+		if (type != 't' && type != 'T' && type != 'w' && type != 'W')
+			continue;
+		if (!a)	/* kptr_restrict hides the addresses */
+			continue;
+		if (k == cap) {
+			cap = cap ? cap * 2 : 65536;
+			struct esym *nv = realloc(v, cap * sizeof(*nv));
+			if (!nv)
+				break;
+			v = nv;
+		}
+		uint32_t at = pool_add(d, name);
+		if (at == UINT32_MAX)
+			break;
+		v[k++] = (struct esym){ a, a, at, UINT32_MAX,
+					(uint8_t)(type == 'T' ? STB_GLOBAL : type == 'W' ? STB_WEAK : STB_LOCAL) };
+	}
+	fclose(f);
+	if (!k) {
+		free(v);
+		free(file);
+		return;
+	}
+	qsort(v, k, sizeof(*v), cmp_sym);
+	size_t w = 0;
+	for (size_t i = 0; i < k; i++) {
+		if (w && v[w - 1].start == v[i].start) {
+			if (better(d, &v[i], &v[w - 1]))
+				v[w - 1] = v[i];
+			continue;
+		}
+		v[w++] = v[i];
+	}
+	/* kallsyms has no sizes: each symbol runs to the next */
+	for (size_t i = 0; i < w; i++)
+		v[i].end = i + 1 < w ? v[i + 1].start : v[i].start + 4096;
+	d->syms = v;
+	d->nsyms = (uint32_t)w;
+	d->file = file;
+	d->kallsyms = true;
+	d->usable = true;
+}
+
 static void load_dso(struct sym_ctx *c, struct sb_dso *bd, struct sdso *d)
 {
 	char *file = NULL;
@@ -354,11 +477,14 @@ static void load_dso(struct sym_ctx *c, struct sb_dso *bd, struct sdso *d)
 	d->dbg_fd = -1;
 	if (bd->anon && strcmp(bd->path, "[vdso]") != 0)
 		return;
-	if (bd->kernel)
+	if (bd->kernel) {
+		if (strcmp(bd->path, "[kernel.kallsyms]") == 0)
+			load_kallsyms(c, bd, d);
 		return;
-	file = in_store(c->trace_dir, bd);
+	}
+	file = in_store(c->trace_dir, bd, "elf");
 	if (!file)
-		file = in_store(c->debug_dir, bd);
+		file = in_store(c->debug_dir, bd, "elf");
 	if (!file && bd->path[0] == '/') {
 		int n = sym_file_build_id(bd->path, bid);
 		if (bd->bid_size && n && (n != bd->bid_size || memcmp(bid, bd->build_id, (size_t)n))) {
@@ -449,6 +575,10 @@ bool sym_map_vaddr(struct sym_ctx *c, const struct sb_map *m, uint64_t addr, uin
 
 	if (!d || !d->usable)
 		return false;
+	if (d->kallsyms) {	/* kernel map: pgoff is the recorded _text address */
+		*vaddr = addr - (m->pgoff && d->ktext ? m->pgoff - d->ktext : 0);
+		return true;
+	}
 	if (d->is_rel || !d->nsegs) {
 		*vaddr = off;
 		return true;

@@ -45,6 +45,16 @@ compare "top functions match perf report (perf record -F 999 -g)" "$TMP/p.data"
 "$XPTRACE" record -q -o "$TMP/xd" -F 999 -g -- "$W" 700 >/dev/null 2>&1
 compare "top functions match perf report (xptrace record)" "$TMP/xd/perf.data"
 
+# kernel samples are named from kallsyms like perf's [k] rows (when there are any)
+kperf=$(perf report -i "$TMP/p.data" --stdio --no-children --sort sym -g none 2>/dev/null |
+	awk '$2=="[k]" {print $3}' | sort -u)
+if [ -n "$kperf" ]; then
+	kxp=$("$XPTRACE" decode -i "$TMP/p.data" --format csv | awk -F, '$(NF-1)=="[kernel.kallsyms]" && $1>0 {print $NF}' | sort -u)
+	check_eq "kernel symbols as perf names them" "$kperf" "$kxp"
+else
+	ok "kernel symbols as perf names them # skip: no kernel samples"
+fi
+
 # ---- the call tree: structure the program guarantees ----
 "$XPTRACE" decode -i "$TMP/p.data" --calltree --format jsonl >"$TMP/tree.jsonl"
 total=$(perf report -i "$TMP/p.data" --stdio 2>/dev/null | sed -n 's/^# Samples: \([0-9]*\) .*/\1/p' | head -1)
@@ -78,6 +88,27 @@ print("ok" if not bad else "bad %d" % bad)' "$TMP/tree.jsonl")"
 text=$("$XPTRACE" decode -i "$TMP/p.data" --calltree)
 check_match "calltree text: header and indented rows" "^Lvl +RL +Calls +Base +Cum +Name$" "$text"
 check_match "calltree text: indentation by level" "^  2 +1 +[0-9]+ +[0-9]+ +[0-9]+    main$" "$text"
+
+# ---- group reads: one sampling event, the others read in every sample ----
+perf record -q -e '{cpu-clock,task-clock}:S' -F 999 -g -o "$TMP/g.data" "$W" 400 >/dev/null 2>&1
+want=$(perf script -i "$TMP/g.data" -F event,period 2>/dev/null |
+	awk '{gsub(":","",$2); s[$2]+=$1} END{print s["cpu-clock"], s["task-clock"]}')
+check_eq "group read: per-event totals equal perf script's" "$want" \
+	"$("$XPTRACE" decode -i "$TMP/g.data" --format csv | awk -F, 'NR>1{a+=$2; b+=$6} END{print a, b}')"
+check_eq "group read: a column per read event" "samples,base,cum,base%,cum%,task-clock,module,name" \
+	"$("$XPTRACE" decode -i "$TMP/g.data" --format csv | head -1)"
+check_match "group read: --metric picks the other event" "^# samples: task-clock, total [0-9]+$" \
+	"$("$XPTRACE" decode -i "$TMP/g.data" --metric task-clock | head -1)"
+
+# the same group as cycles+instructions (no PMU here: the file is relabelled)
+python3 "$FIXTURES/perfdata/as-hardware.py" "$TMP/g.data" "$TMP/hw.data"
+check_eq "cycles+instructions: IPC column" "samples,base,cum,base%,cum%,instructions,ipc,module,name" \
+	"$("$XPTRACE" decode -i "$TMP/hw.data" --format csv | head -1)"
+check_eq "IPC = instructions / cycles per function" "ok" \
+	"$("$XPTRACE" decode -i "$TMP/hw.data" --format csv | awk -F, 'NR>1 && $2>0 {
+		want=sprintf("%.4f", $6/$2); if (want != $7) bad++ } END {print bad ? "bad" : "ok"}')"
+check_eq "cycles+instructions: totals equal perf script's" "$want" \
+	"$("$XPTRACE" decode -i "$TMP/hw.data" --format csv | awk -F, 'NR>1{a+=$2; b+=$6} END{print a, b}')"
 
 # ---- DWARF unwinding: a binary without frame pointers ----
 cc -O1 -g -fomit-frame-pointer -fno-inline -o "$TMP/nofp" "$XP_ROOT/tests/progs/dec_work.c"

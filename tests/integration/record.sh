@@ -31,7 +31,7 @@ perf_clean "workload" rec1/perf.data
 n=$(nsamples rec1/perf.data)
 check_match "summary sample count equals perf's count ($n)" "recorded $n samples" "$(cat "$TMP/err")"
 # 400 ms at 4000 Hz: 1600 samples when the CPU is ours, fewer when shared.
-check "sample count plausible for 400 ms at 4 kHz ($n)" in_range 300 1700 "$n"
+check "sample count plausible for 400 ms at 4 kHz ($n)" in_range 100 1700 "$n"
 inner=$(sym_share rec1/perf.data hot_inner)
 cold=$(sym_share rec1/perf.data cold_path)
 check "hot_inner has ~75% of the samples ($inner%)" in_range 65 85 "$inner"

@@ -54,7 +54,7 @@ check_eq "--duration: exit 0" 0 $rc
 check "--duration 0.5 stops within 3 s (${ms} ms)" in_range 400 3000 "$ms"
 perf_clean "duration" dur/perf.data
 last=$(perf report -i dur/perf.data --header-only 2>/dev/null | awk '/sample duration/ { printf "%d\n", $5 }')
-check "--duration: samples span ~500 ms (${last} ms)" in_range 300 650 "${last:-0}"
+check "--duration: samples span ~500 ms (${last} ms)" in_range 200 700 "${last:-0}"
 
 # Lost records: xptrace is stopped while 64 KiB stacks pour in at 4 kHz, so its rings
 # overflow.  The count it prints must equal the sum of the LOST records perf reads back.

@@ -133,6 +133,28 @@ static void test_perf_data_views(void **state)
 	free(blocks);
 }
 
+/* Raw mode with --elf: the ELF's symbols name everything, the call tree is exact. */
+static void test_raw_elf_symbols(void **state)
+{
+	(void)state;
+	char cmd[2048];
+	int rc;
+	snprintf(cmd, sizeof(cmd), "%s decode --pt %s/trace.pt --elf %s --calltree", xptrace, dir, elfarg);
+	char *tree = capture(cmd, &rc);
+	assert_int_equal(rc, 0);
+	assert_string_equal(tree, "# call tree: insns, total 6002\n"
+			    "Lvl   RL      Calls          Base           Cum  Name\n"
+			    "  1    1          0          3002          6002  spin\n"
+			    "  2    1       1000          3000          3000    leaf\n");
+	free(tree);
+	snprintf(cmd, sizeof(cmd), "%s decode --pt %s/trace.pt --elf %s --annotate leaf --format jsonl", xptrace,
+		 dir, elfarg);
+	char *ann = capture(cmd, &rc);
+	assert_int_equal(rc, 0);
+	assert_non_null(strstr(ann, "\"offset\":0,\"count\":1000,\"cycles\":null,\"insn\":\"addq %rdi, %rax\""));
+	free(ann);
+}
+
 /* Flipped bytes all over a valid trace: the decode goes on (gaps), never crashes. */
 static void test_corrupted_trace(void **state)
 {
@@ -173,6 +195,7 @@ int main(void)
 		cmocka_unit_test(test_insn_stream_equals_perf_script),
 		cmocka_unit_test(test_blocks_exact),
 		cmocka_unit_test(test_perf_data_views),
+		cmocka_unit_test(test_raw_elf_symbols),
 		cmocka_unit_test(test_corrupted_trace),
 	};
 	return cmocka_run_group_tests(tests, setup, teardown);

@@ -224,7 +224,7 @@ static void test_callgrind(void **state)
 	(void)state;
 	char args[512], err[4096];
 	int rc;
-	snprintf(args, sizeof(args), "--pt %s --raw %s:%#x --format callgrind", ptf, codef, BASE);
+	snprintf(args, sizeof(args), "--pt %s --raw %s:%#x --blocks --format callgrind", ptf, codef, BASE);
 	char *out = run(args, &rc, err, sizeof(err));
 	assert_int_equal(rc, 0);
 	/* functions come from the trace: the entry and the call target */
@@ -257,22 +257,29 @@ static void test_usage_errors(void **state)
 	int rc;
 	snprintf(args, sizeof(args), "--pt %s --blocks", ptf);
 	free(run(args, &rc, err, sizeof(err)));
-	assert_int_equal(rc, 2);
+	assert_int_equal(rc, 1);
 	assert_non_null(strstr(err, "--raw FILE:BASE or --elf FILE"));
 	snprintf(args, sizeof(args), "--pt %s --raw %s --blocks", ptf, codef);
 	free(run(args, &rc, err, sizeof(err)));
-	assert_int_equal(rc, 2);
-	snprintf(args, sizeof(args), "--pt %s --raw %s:%#x", ptf, codef, BASE);
-	free(run(args, &rc, err, sizeof(err)));
-	assert_int_equal(rc, 2);
-	assert_non_null(strstr(err, "choose a view"));
+	assert_int_equal(rc, 1);
+	assert_non_null(strstr(err, "missing :BASE"));
 	snprintf(args, sizeof(args), "--pt %s --raw %s:%#x --blocks --cpu 6", ptf, codef, BASE);
 	free(run(args, &rc, err, sizeof(err)));
-	assert_int_equal(rc, 2);
+	assert_int_equal(rc, 1);
+	assert_non_null(strstr(err, "expected FAMILY/MODEL"));
 	snprintf(args, sizeof(args), "--pt %s/nope --raw %s:%#x --blocks", dir, codef, BASE);
 	free(run(args, &rc, err, sizeof(err)));
 	assert_int_equal(rc, 1);
 	assert_non_null(strstr(err, "No such file"));
+	snprintf(args, sizeof(args), "--pt %s --raw %s:%#x --insn --format callgrind", ptf, codef, BASE);
+	free(run(args, &rc, err, sizeof(err)));
+	assert_int_equal(rc, 2);
+	/* the default view of raw PT is the instruction stream, as ptxed's */
+	snprintf(args, sizeof(args), "--pt %s --raw %s:%#x --format jsonl", ptf, codef, BASE);
+	char *out = run(args, &rc, err, sizeof(err));
+	assert_int_equal(rc, 0);
+	assert_non_null(strstr(out, "{\"ip\":\"0x401000\","));
+	free(out);
 }
 
 int main(void)

@@ -1,0 +1,229 @@
+/* Raw Intel PT (ptxed-style): `xptrace decode --pt FILE [--raw FILE:BASE]...
+ * [--elf FILE[:BASE]]... [--cpu F/M[/S]] [--resync-on-error] VIEW`.
+ *
+ * The images also go into the session as mappings of one process, so every view
+ * (symbols of the ELF files, --calltree, --functions, --annotate) works as on a
+ * perf.data.  Without --resync-on-error the first decode error ends the decode, as
+ * in ptxed (what was decoded until then is shown by streaming views). */
+#include <errno.h>
+#include <fcntl.h>
+#include <gelf.h>
+#include <libelf.h>
+#include <stdlib.h>
+#include <string.h>
+#include <sys/mman.h>
+#include <sys/stat.h>
+#include <unistd.h>
+
+#include "decode.h"
+#include "pt.h"
+#include "xp_err.h"
+
+#define RAW_PID 1	/* the one process a raw trace describes */
+
+static const struct dec_option options[] = {
+	{ "pt", "FILE", "raw Intel PT to decode instead of a perf.data (ptxed-style)" },
+	{ "raw", "FILE:BASE", "--pt: raw memory image FILE at address BASE (repeatable)" },
+	{ "elf", "FILE[:BASE]", "--pt: executable segments of an ELF file, at BASE if given (repeatable)" },
+	{ "cpu", "F/M[/S]", "--pt: cpu family/model/stepping of the trace: applies its errata" },
+	{ "nom-freq", "N", "--pt: nominal core:bus ratio (MSR_PLATFORM_INFO[15:8]): CYC -> cycles" },
+	{ "mtc-freq", "N", "--pt: MTC frequency (IA32_RTIT_CTL.MTCFreq)" },
+	{ "resync-on-error", NULL, "--pt: on a decode error report a gap and resume at the next PSB" },
+	{ NULL, NULL, NULL },
+};
+
+static bool claims(const struct dec_opts *o)
+{
+	for (unsigned i = 0; i < o->nextra; i++)
+		if (strcmp(o->extra[i].name, "pt") == 0)
+			return true;
+	return false;
+}
+
+static int setup(struct dec_ctx *c)
+{
+	c->nmetrics = 0;
+	c->metrics[c->nmetrics++] = (struct dec_metric){ .kind = DEC_M_INSNS, .name = "insns" };
+	c->metrics[c->nmetrics++] = (struct dec_metric){ .kind = DEC_M_CYCLES, .name = "cycles" };
+	c->metric = 0;
+	c->sampled = false;
+	return 0;
+}
+
+static int parse_u64(const char *s, uint64_t *v)
+{
+	char *end;
+	errno = 0;
+	*v = strtoull(s, &end, 0);
+	return end == s || *end || errno ? -1 : 0;
+}
+
+/* "FILE:BASE": the base is after the last ':' (paths may hold colons). */
+static char *split_base(const char *arg, uint64_t *base, bool *have)
+{
+	const char *colon = strrchr(arg, ':');
+	*have = colon && parse_u64(colon + 1, base) == 0;
+	return *have ? strndup(arg, (size_t)(colon - arg)) : strdup(arg);
+}
+
+/* The session learns where each file is (by absolute path, as mappings record them),
+ * so symbols and code bytes are found. */
+static int add_elf_maps(struct dec_ctx *c, const char *path, bool have_base, uint64_t base)
+{
+	int fd = open(path, O_RDONLY | O_CLOEXEC);
+	if (fd < 0)
+		return -errno;
+	elf_version(EV_CURRENT);
+	Elf *elf = elf_begin(fd, ELF_C_READ, NULL);
+	size_t nph;
+	int ret = -ENOEXEC;
+	if (!elf || elf_getphdrnum(elf, &nph) != 0)
+		goto out;
+	uint64_t lowest = UINT64_MAX;
+	for (size_t i = 0; i < nph; i++) {
+		GElf_Phdr ph;
+		if (gelf_getphdr(elf, (int)i, &ph) && ph.p_type == PT_LOAD && ph.p_vaddr < lowest)
+			lowest = ph.p_vaddr;
+	}
+	uint64_t bias = have_base ? base - (lowest & ~0xfffULL) : 0;
+	uint8_t bid[20];
+	int nbid = sym_file_build_id(path, bid);
+	for (size_t i = 0; i < nph; i++) {
+		GElf_Phdr ph;
+		if (!gelf_getphdr(elf, (int)i, &ph) || ph.p_type != PT_LOAD || !(ph.p_flags & PF_X))
+			continue;
+		uint64_t start = (ph.p_vaddr + bias) & ~0xfffULL, pgoff = ph.p_offset & ~0xfffULL;
+		uint64_t end = ph.p_vaddr + bias + ph.p_memsz;
+		if (sb_add_map(c->sb, RAW_PID, start, end - start, pgoff, PROT_READ | PROT_EXEC, path,
+			       nbid > 0 ? bid : NULL, (uint8_t)(nbid > 0 ? nbid : 0), 0) < 0) {
+			ret = -ENOMEM;
+			goto out;
+		}
+	}
+	ret = 0;
+out:
+	if (elf)
+		elf_end(elf);
+	close(fd);
+	return ret;
+}
+
+static int load_inputs(struct dec_ctx *c, struct dpt_image *img, struct dpt_options *opt)
+{
+	const struct dec_opts *o = c->opts;
+	int n = 0;
+
+	for (unsigned i = 0; i < o->nextra; i++) {
+		const char *name = o->extra[i].name, *val = o->extra[i].value;
+		uint64_t base = 0, v;
+		bool have;
+		if (strcmp(name, "raw") == 0 || strcmp(name, "elf") == 0) {
+			char *arg = split_base(val, &base, &have);
+			char *file = arg ? realpath(arg, NULL) : NULL;
+			int r;
+			if (!file) {
+				xp_err(arg ? arg : val, "give a readable code image", "cannot load: %s", strerror(errno));
+				free(arg);
+				return -1;
+			}
+			free(arg);
+			if (name[0] == 'r' && !have) {
+				free(file);
+				return xp_err("decode", "give --raw FILE:BASE", "--raw %s: missing :BASE", val);
+			}
+			if (name[0] == 'r') {
+				r = dpt_image_add_file(img, file, 0, UINT64_MAX, base);
+				struct stat st;
+				if (r == 0 && stat(file, &st) == 0)
+					r = sb_add_map(c->sb, RAW_PID, base, (uint64_t)st.st_size, 0,
+						       PROT_READ | PROT_EXEC, file, NULL, 0, 0) < 0 ? -ENOMEM : 0;
+			} else {
+				r = dpt_image_add_elf(img, file, have, base);
+				if (r == 0)
+					r = add_elf_maps(c, file, have, base);
+			}
+			if (r < 0) {
+				xp_err(file, "give a readable code image", "cannot load: %s",
+				       r == -ENOEXEC ? "not an ELF file with executable segments" : strerror(-r));
+				free(file);
+				return -1;
+			}
+			free(file);
+			n++;
+		} else if (strcmp(name, "cpu") == 0) {
+			if (dpt_parse_cpu(val, &opt->cpu) < 0)
+				return xp_err("decode", "e.g. --cpu 6/158/10", "--cpu %s: expected FAMILY/MODEL[/STEPPING]",
+					      val);
+		} else if (strcmp(name, "nom-freq") == 0 || strcmp(name, "mtc-freq") == 0) {
+			if (parse_u64(val, &v) < 0 || v > 255)
+				return xp_err("decode", NULL, "--%s %s: expected 0-255", name, val);
+			if (name[0] == 'n')
+				opt->nom_freq = (uint8_t)v;
+			else
+				opt->mtc_freq = (uint8_t)v;
+		} else if (strcmp(name, "resync-on-error") == 0) {
+			opt->strict = 0;
+		}
+	}
+	if (!n)
+		return xp_err("decode", "give --raw FILE:BASE or --elf FILE",
+			      "--pt needs the code the trace ran");
+	return 0;
+}
+
+static int run(struct dec_ctx *c, const struct xev_sink *sink)
+{
+	const char *path = dec_opt(c, "pt");
+	struct dpt_options opt;
+	struct dpt_image *img = dpt_image_new("raw");
+	int ret = -1;
+
+	if (!img)
+		return xp_err("decode", NULL, "out of memory");
+	dpt_options_init(&opt);
+	opt.strict = 1;
+	opt.pid = RAW_PID;
+	if (load_inputs(c, img, &opt) < 0)
+		goto out;
+	int fd = open(path, O_RDONLY | O_CLOEXEC);
+	struct stat st;
+	if (fd < 0 || fstat(fd, &st) < 0) {
+		xp_err(path, "give a raw PT file", "cannot read: %s", strerror(errno));
+		if (fd >= 0)
+			close(fd);
+		goto out;
+	}
+	size_t len = (size_t)st.st_size;
+	const uint8_t *buf = len ? mmap(NULL, len, PROT_READ, MAP_PRIVATE, fd, 0) : NULL;
+	close(fd);
+	if (buf == MAP_FAILED) {
+		xp_err(path, NULL, "cannot map: %s", strerror(errno));
+		goto out;
+	}
+	opt.release_behind = 1;
+	struct dpt_stats stats;
+	int r = dpt_decode(buf, len, img, &opt, sink, &stats);
+	if (len)
+		munmap((void *)buf, len);
+	if (r == -1)
+		xp_err(path, "use --resync-on-error to skip to the next PSB", "decode error at offset %llu: %s",
+		       (unsigned long long)stats.first_error_offset, pt_errstr(pt_errcode(stats.first_error)));
+	else if (r == 0 && stats.gaps)
+		xp_warn("%s: %llu gaps, %llu trace bytes skipped", path, (unsigned long long)stats.gaps,
+			(unsigned long long)stats.lost_bytes);
+	else if (r < 0)
+		xp_err(path, NULL, "decode failed: %s", strerror(-r));
+	ret = r == 0 ? 0 : -1;
+out:
+	dpt_image_free(img);
+	return ret;
+}
+
+const struct dec_decoder dec_pt_raw = {
+	.name = "pt-raw",
+	.default_view = "insn",
+	.options = options,
+	.claims = claims,
+	.setup = setup,
+	.run = run,
+};
