@@ -7,6 +7,7 @@
 
 #include "pmu.h"
 #include "probe.h"
+#include "col_step.h"
 #include "xp_cli.h"
 #include "xp_err.h"
 
@@ -231,6 +232,7 @@ static void print_text(const struct info *in)
 		printf("%-21sunknown\n", "Yama ptrace_scope");
 	else
 		printf("%-21s%d\n", "Yama ptrace_scope", f->yama_scope);
+	printf("%-21s%s\n", "step mode cost", STEP_COST_TEXT);
 	printf("\nrecording modes:\n");
 	for (int i = 0; i < PROBE_NMODES; i++) {
 		const struct probe_mode *m = &in->c.mode[i];
@@ -433,6 +435,9 @@ static void print_json(const struct info *in)
 	}
 	printf(",\n  \"lbr_depth\": ");
 	jint(in->c.lbr_depth < 0 ? PROBE_UNKNOWN : in->c.lbr_depth);
+	printf(",\n  \"step_cost\": {\"stops_per_branch\": %.2f, \"us_per_branch\": %.1f, "
+	       "\"speedup_vs_single_step\": %.1f, \"cycle_timing\": false}",
+	       STEP_COST_STOPS_PER_BRANCH, STEP_COST_US_PER_BRANCH, STEP_COST_SPEEDUP);
 	printf(",\n  \"modes\": [\n");
 	for (int i = 0; i < PROBE_NMODES; i++) {
 		const struct probe_mode *m = &in->c.mode[i];

@@ -722,6 +722,7 @@ static int step_over(struct x86_step *s, struct thr *t, const struct bp *b,
 	int st;
 
 	s->st.steps++;
+	s->st.stops++;		/* the single-step's stop */
 	s->st.other_stops++;
 	r->rip = b->addr;
 	if (ptrace(PTRACE_SETREGS, t->tid, 0, r) < 0 ||
@@ -852,6 +853,7 @@ static int on_signal(struct x86_step *s, struct thr *t, int sig, struct user_reg
 		return -errno;
 	if (waitpid(t->tid, &st, __WALL) < 0)
 		return -errno;
+	s->st.stops++;		/* at the handler */
 	s->st.other_stops++;
 	if (!WIFSTOPPED(st))
 		return -ESRCH;

@@ -92,3 +92,6 @@ filter_case step_dlopen "step_dl_work@$PROGS/libstep_dl.so" step_dl_work "$PROGS
 check_exit "--filter: an unknown function is an error" 1 "$XPTRACE" record --mode step --filter nosuchfn -o "$TMP/nf" -- "$PROGS/step_basic"
 check_match "--filter: says which function is missing" "no function 'nosuchfn'" "$(cat "$TMP/.err")"
 check_exit "--filter: a range needs its module" 1 "$XPTRACE" record --mode step --filter 0x10-0x20 -o "$TMP/nm" -- "$PROGS/step_basic"
+
+check_match "info lists step with its measured cost" "^step mode cost +0\.[0-9]+ stops per branch, .*faster than single-stepping" "$("$XPTRACE" info 2>/dev/null)"
+check_match "info lists step as a mode" "^  step +available" "$("$XPTRACE" info 2>/dev/null)"
