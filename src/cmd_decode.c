@@ -5,6 +5,8 @@
 #include <stdlib.h>
 #include <string.h>
 #include <sys/stat.h>
+#include <time.h>
+#include <unistd.h>
 
 #include "decode.h"
 #include "xp_cli.h"
@@ -236,12 +238,37 @@ struct rd_ctx {
 	struct dec_ctx *c;
 	pd_rec_fn fn;
 	void *arg;
+	/* progress on a terminal for long reads */
+	bool progress;
+	uint64_t nrec, start, end;
+	struct timespec t0, last;
+	bool shown;
 };
+
+static double since(const struct timespec *a, const struct timespec *b)
+{
+	return (double)(b->tv_sec - a->tv_sec) + (double)(b->tv_nsec - a->tv_nsec) / 1e9;
+}
+
+static void progress(struct rd_ctx *x, uint64_t offset)
+{
+	struct timespec now;
+
+	clock_gettime(CLOCK_MONOTONIC, &now);
+	if (since(&x->t0, &now) < 1.0 || since(&x->last, &now) < 0.25)
+		return;
+	x->last = now;
+	x->shown = true;
+	fprintf(stderr, "\rxptrace: decoding %s: %3.0f%%", pd_name(x->c->pd),
+		100.0 * (double)(offset - x->start) / (double)(x->end - x->start));
+}
 
 static int rd_rec(void *a, const struct pd_rec *r)
 {
 	struct rd_ctx *x = a;
 
+	if (x->progress && (++x->nrec & 0xffff) == 0)
+		progress(x, r->offset);
 	if (r->type == PERF_RECORD_MMAP || r->type == PERF_RECORD_MMAP2 || r->type == PERF_RECORD_COMM ||
 	    r->type == PERF_RECORD_FORK || r->type == PERF_RECORD_EXIT) {
 		if (sb_feed(x->c->sb, r) < 0)
@@ -252,13 +279,18 @@ static int rd_rec(void *a, const struct pd_rec *r)
 
 int dec_read(struct dec_ctx *c, pd_rec_fn fn, void *arg)
 {
-	struct rd_ctx x = { c, fn, arg };
+	struct rd_ctx x = { .c = c, .fn = fn, .arg = arg };
 	const struct pd_build_id *b;
 	size_t nb = pd_build_ids(c->pd, &b);
 	int rc;
 
 	sb_set_build_ids(c->sb, b, nb);
+	pd_data_range(c->pd, &x.start, &x.end);
+	x.progress = x.end > x.start && isatty(2);
+	clock_gettime(CLOCK_MONOTONIC, &x.t0);
 	rc = pd_read_events(c->pd, PD_ORDERED, rd_rec, &x);
+	if (x.shown)
+		fprintf(stderr, "\r\033[K");
 	pd_report_losses(c->pd);
 	return rc;
 }

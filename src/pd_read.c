@@ -655,6 +655,11 @@ void pd_set_window(struct pd_file *f, size_t bytes)
 	f->win_size = bytes < (size_t)pg ? (size_t)pg : bytes;
 }
 const char *pd_name(const struct pd_file *f) { return f->name; }
+void pd_data_range(const struct pd_file *f, uint64_t *start, uint64_t *end)
+{
+	*start = f->pipe ? 0 : f->data_off;
+	*end = f->pipe ? 0 : f->data_end;
+}
 bool pd_is_pipe(const struct pd_file *f) { return f->pipe; }
 uint32_t pd_nattrs(const struct pd_file *f) { return f->nattrs; }
 const struct pd_attr *pd_attr_at(const struct pd_file *f, uint32_t i)

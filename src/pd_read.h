@@ -194,6 +194,8 @@ void pd_set_queue_limit(struct pd_file *f, size_t bytes);
 void pd_set_window(struct pd_file *f, size_t bytes);
 
 const char *pd_name(const struct pd_file *f);
+/* Offsets of the data section (file mode; pipes: 0, 0) for progress reports. */
+void pd_data_range(const struct pd_file *f, uint64_t *start, uint64_t *end);
 bool pd_is_pipe(const struct pd_file *f);
 uint32_t pd_nattrs(const struct pd_file *f);
 const struct pd_attr *pd_attr_at(const struct pd_file *f, uint32_t i);

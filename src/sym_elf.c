@@ -1,5 +1,6 @@
 /* ELF symbol tables, module lookup (snapshot store, ~/.debug, recorded path with a
  * build-id check), function interning and file:line through libdw. */
+#include <dwarf.h>
 #include <elfutils/libdw.h>
 #include <fcntl.h>
 #include <gelf.h>
@@ -482,9 +483,13 @@ static void load_dso(struct sym_ctx *c, struct sb_dso *bd, struct sdso *d)
 			load_kallsyms(c, bd, d);
 		return;
 	}
-	file = in_store(c->trace_dir, bd, "elf");
+	/* perf's cache names the file by kind: "vdso" for the vdso, "elf" otherwise */
+	const char *leaf = strcmp(bd->path, "[vdso]") == 0 ? "vdso" : "elf";
+	file = in_store(c->trace_dir, bd, leaf);
 	if (!file)
-		file = in_store(c->debug_dir, bd, "elf");
+		file = in_store(c->debug_dir, bd, leaf);
+	if (!file && strcmp(leaf, "elf") != 0)
+		file = in_store(c->trace_dir, bd, "elf");
 	if (!file && bd->path[0] == '/') {
 		int n = sym_file_build_id(bd->path, bid);
 		if (bd->bid_size && n && (n != bd->bid_size || memcmp(bid, bd->build_id, (size_t)n))) {
@@ -707,7 +712,25 @@ const struct sym_fn *sym_fn(const struct sym_ctx *c, uint32_t id)
 
 uint32_t sym_nfns(const struct sym_ctx *c) { return c->nfns; }
 
-static bool srcline_va(struct sdso *d, uint64_t va, const char **file, int *line)
+/* Relative DWARF file names are relative to the CU's compilation directory: join
+ * them, so tools reading our output (callgrind_annotate) find the sources.  Joined
+ * names are interned in the context. */
+static const char *abs_src(struct sym_ctx *c, Dwarf_Die *cu, const char *src)
+{
+	Dwarf_Attribute at;
+	const char *dir;
+	char buf[PATH_MAX];
+
+	if (src[0] == '/' || !dwarf_attr(cu, DW_AT_comp_dir, &at) || !(dir = dwarf_formstring(&at)))
+		return src;
+	snprintf(buf, sizeof(buf), "%s/%s", dir, src);
+	for (size_t i = c->nstrs; i-- > 0 && i + 64 >= c->nstrs;)
+		if (strcmp(c->strs[i], buf) == 0)
+			return c->strs[i];
+	return own(c, strdup(buf));
+}
+
+static bool srcline_va(struct sym_ctx *c, struct sdso *d, uint64_t va, const char **file, int *line)
 {
 	if (d->last_line.ok && d->last_line.vaddr == va) {
 		*file = d->last_line.file;
@@ -728,8 +751,9 @@ static bool srcline_va(struct sdso *d, uint64_t va, const char **file, int *line
 	const char *src;
 	if (!ln || !(src = dwarf_linesrc(ln, NULL, NULL)) || dwarf_lineno(ln, &lno) != 0)
 		return false;
+	src = abs_src(c, &cu, src);
 	d->last_line.vaddr = va;
-	d->last_line.file = src;	/* owned by libdw until dwarf_end */
+	d->last_line.file = src;	/* owned by libdw or the context */
 	d->last_line.line = lno;
 	d->last_line.ok = true;
 	*file = src;
@@ -744,7 +768,7 @@ bool sym_srcline(struct sym_ctx *c, const struct sb_map *m, uint64_t addr, const
 
 	if (!m || !(d = get_sdso(c, m->dso)) || !d->usable || !sym_map_vaddr(c, m, addr, &va))
 		return false;
-	return srcline_va(d, va, file, line);
+	return srcline_va(c, d, va, file, line);
 }
 
 bool sym_fn_srcline(struct sym_ctx *c, uint32_t fn, const char **file, int *line)
@@ -754,5 +778,5 @@ bool sym_fn_srcline(struct sym_ctx *c, uint32_t fn, const char **file, int *line
 
 	if (!f || !f->resolved || !f->dso || !(d = get_sdso(c, f->dso)) || !d->usable)
 		return false;
-	return srcline_va(d, f->start, file, line);
+	return srcline_va(c, d, f->start, file, line);
 }

@@ -31,6 +31,7 @@ struct vt {
 	uint32_t cappath;
 	uint64_t total;
 	bool per_thread;
+	bool tid_col;		/* per-thread rows in jsonl/csv carry "tid" */
 	int32_t cur_tid;
 };
 
@@ -88,6 +89,7 @@ static int open_common(struct dec_ctx *c, void **state, bool functions)
 	v->c = c;
 	v->functions = functions;
 	v->per_thread = c->opts->per_thread && !functions;
+	v->tid_col = v->per_thread && (c->opts->format == OUT_JSONL || c->opts->format == OUT_CSV);
 	/* trees count samples unless a metric is asked for; function lists use the
 	 * decoder's default (the event period, as perf report's Overhead) */
 	v->metric = c->metric;
@@ -189,7 +191,9 @@ static bool fn_srcline(void *ctx, uint32_t fn, const char **file, int *line)
 
 /* ---- calltree output ---- */
 
+/* per-thread trees in jsonl/csv start with the thread's id */
 static const struct out_col tree_cols[] = {
+	{ "Tid", OUT_INT, 7, false },
 	{ "Lvl", OUT_INT, 3, false }, { "RL", OUT_INT, 3, false }, { "Calls", OUT_INT, 9, false },
 	{ "Base", OUT_INT, 12, false }, { "Cum", OUT_INT, 12, false }, { "Name", OUT_STR, 0, true },
 };
@@ -212,11 +216,13 @@ static int tree_row(void *arg, const struct ct_tree *t, uint32_t node)
 	}
 	const char *name = fn_name(v->c->sym, nd->fn);
 	v->path[nd->lvl - 1] = name;
-	struct out_val vals[6] = {
+	struct out_val vals[7] = {
+		{ .u = (uint64_t)v->cur_tid },
 		{ .u = nd->lvl }, { .u = nd->rl }, { .u = nd->calls },
 		{ .u = ct_base(t, node, v->metric) }, { .u = cum }, { .s = name },
 	};
-	out_row(&v->tab, vals, nd->lvl, v->path, nd->lvl);
+	unsigned skip = v->tid_col ? 0 : 1;
+	out_row(&v->tab, vals + skip, nd->lvl, v->path, nd->lvl);
 	return 0;
 }
 
@@ -252,7 +258,8 @@ static int write_tree(struct vt *v, struct ct_tree *t, const char *title)
 			fprintf(c->out, "# %s: %s, total %" PRIu64 "\n", c->sampled ? "sampled tree" : "call tree",
 				c->metrics[v->metric].name, v->total);
 		if (!v->tab.f || c->opts->format == OUT_TEXT)
-			out_table_begin(&v->tab, c->out, c->opts->format, tree_cols, 6);
+			out_table_begin(&v->tab, c->out, c->opts->format, tree_cols + (v->tid_col ? 0 : 1),
+					v->tid_col ? 7 : 6);
 		return ct_walk(t, v->metric, tree_row, v) < 0 ? oom() : 0;
 	}
 }
@@ -381,6 +388,7 @@ static int on_close(void *state, int status)
 				char title[128];
 				snprintf(title, sizeof(title), "thread %d (%s) pid %d", v->th[i].tid,
 					 sb_comm_at(c->sb, v->th[i].tid, 0), v->th[i].pid);
+				v->cur_tid = v->th[i].tid;
 				rc = write_tree(v, v->th[i].t, title);
 			}
 		} else {

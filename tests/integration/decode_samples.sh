@@ -156,6 +156,26 @@ check_exit "folded is not a functions format" 2 "$XPTRACE" decode -i "$TMP/p.dat
 check_match "--per-thread titles each thread" "^# thread $tid \(dec_work\)" \
 	"$("$XPTRACE" decode -i "$TMP/p.data" --calltree --per-thread)"
 
+# ---- threads, a forked child that execs: per-thread trees, names and maps over time ----
+"$XPTRACE" record -q -o "$TMP/xt" -F 999 -g -- "$PROGS/tree" 300 "$W" 300 >/dev/null 2>&1
+check_eq "per-thread sample counts equal perf script's" \
+	"$(perf script -i "$TMP/xt/perf.data" -F tid 2>/dev/null | awk '{c[$1]++} END{for (t in c) print t, c[t]}' | sort)" \
+	"$("$XPTRACE" decode -i "$TMP/xt" --calltree --per-thread --format jsonl |
+		python3 -c 'import json,sys,collections
+c=collections.Counter()
+for l in sys.stdin:
+    r=json.loads(l); c[r["tid"]]+=r["base"]
+print("\n".join("%d %d" % kv for kv in sorted(c.items())))' | sort)"
+child=$(perf script -i "$TMP/xt/perf.data" -F comm,tid 2>/dev/null | awk '$1=="dec_work" {print $2; exit}')
+folded=$("$XPTRACE" decode -i "$TMP/xt" --calltree --tid "$child" --format folded)
+check_match "exec: the child's code before exec symbolized from the old binary" "main;child_spin [0-9]+$" "$folded"
+check_match "exec: and after it from the new one" "main;work_b;work_a;spin [0-9]+$" "$folded"
+check_eq "--comm selects by the name at the sample's time" \
+	"$(perf script -i "$TMP/xt/perf.data" -F comm 2>/dev/null | grep -c '^ *dec_work *$')" \
+	"$("$XPTRACE" decode -i "$TMP/xt" --calltree --comm dec_work --format folded | awk '{s+=$NF} END{print s}')"
+check_eq "vdso symbols from the snapshot store" "" \
+	"$(printf '%s\n' "$folded" | grep -E 'clock_gettime[^;]*;0x' || true)"
+
 # ---- pipe mode ----
 perf record -q -e cpu-clock -F 999 -g -o - "$W" 300 2>/dev/null >"$TMP/pipe.data"
 check_match "pipe mode from stdin" "dec_work +spin$" "$("$XPTRACE" decode -i - <"$TMP/pipe.data" | sed -n 3p)"
