@@ -442,6 +442,13 @@ static int finish(struct rec *r, int run_err)
 		pd_writer_feat_sample_time(r->w, r->first_time, r->last_time);
 	e = pd_writer_finalize(r->w);
 	size = pd_writer_data_size(r->w);
+	/* Postponed snapshot copies come after perf.data is safe: on a full disk the
+	 * trace matters more than copies of binaries that may still exist elsewhere. */
+	{
+		int fe = ms_store_flush(r->ms);
+		if (fe < 0)
+			xp_warn("some module snapshots could not be copied: %s", strerror(-fe));
+	}
 	if (r->write_err || pd_writer_error(r->w)) {
 		int we = r->write_err ? r->write_err : pd_writer_error(r->w);
 		if (e == 0)
@@ -539,6 +546,7 @@ static int run(int argc, char **argv)
 		pd_writer_free(r.w);
 		return XP_EXIT_RUNTIME;
 	}
+	ms_store_defer_copies(r.ms, 1);
 	rec_stop_requested = 0;
 	install_signals();
 	if (o.pid) {

@@ -18,11 +18,21 @@ struct ms_entry {
 	size_t bid_size;
 };
 
+/* A copy postponed until ms_store_flush(): the open fd keeps the mapped inode alive
+ * even if its path is deleted meanwhile. */
+struct ms_pending {
+	int fd;
+	char *dst;
+};
+
 struct ms_store {
 	char *dir;
 	struct ms_entry *ents;
 	size_t n, cap;
 	uint64_t copied;
+	int defer;
+	struct ms_pending *pend;
+	size_t npend, cappend;
 };
 
 static int mkdir_p(const char *path)
@@ -71,6 +81,8 @@ void ms_store_close(struct ms_store *s)
 {
 	if (!s)
 		return;
+	ms_store_flush(s);
+	free(s->pend);
 	for (size_t i = 0; i < s->n; i++)
 		free(s->ents[i].name);
 	free(s->ents);
@@ -203,43 +215,18 @@ static int copy_fd(int in, int out, uint64_t *copied)
 	return n < 0 ? -errno : 0;
 }
 
-/* Reflink (no data moves, and later edits of the original do not reach us), else
- * hardlink (same filesystem), else a plain copy. */
-static int snapshot_file(struct ms_store *s, const char *src, const char *dst)
+/* Copies from `in` to dst through dst.tmp (never a half file under the final name). */
+static int copy_to(struct ms_store *s, int in, const char *dst)
 {
 	char tmp[PATH_MAX];
-	int in, out, r = 0;
+	int out, r;
 
 	if (snprintf(tmp, sizeof(tmp), "%s.tmp", dst) >= (int)sizeof(tmp))
 		return -ENAMETOOLONG;
-	in = open(src, O_RDONLY | O_CLOEXEC);
-	if (in < 0)
-		return -ENOENT;
 	out = open(tmp, O_WRONLY | O_CREAT | O_TRUNC | O_CLOEXEC, 0755);
-	if (out < 0) {
-		r = -errno;
-		close(in);
-		return r;
-	}
-	if (ioctl(out, FICLONE, in) == 0)
-		goto done;
-	close(out);
-	unlink(tmp);
-	out = -1;
-	unlink(dst);
-	if (linkat(AT_FDCWD, src, AT_FDCWD, dst, AT_SYMLINK_FOLLOW) == 0) {
-		close(in);
-		return 0;
-	}
-	out = open(tmp, O_WRONLY | O_CREAT | O_TRUNC | O_CLOEXEC, 0755);
-	if (out < 0) {
-		r = -errno;
-		close(in);
-		return r;
-	}
+	if (out < 0)
+		return -errno;
 	r = copy_fd(in, out, &s->copied);
-done:
-	close(in);
 	if (close(out) < 0 && r == 0)
 		r = -errno;
 	if (r == 0 && rename(tmp, dst) < 0)
@@ -249,13 +236,95 @@ done:
 	return r;
 }
 
+static int defer_copy(struct ms_store *s, int in, const char *dst)
+{
+	if (s->npend == s->cappend) {
+		size_t cap = s->cappend ? s->cappend * 2 : 8;
+		struct ms_pending *p = realloc(s->pend, cap * sizeof(*p));
+		if (!p)
+			return -ENOMEM;
+		s->pend = p;
+		s->cappend = cap;
+	}
+	s->pend[s->npend].dst = strdup(dst);
+	if (!s->pend[s->npend].dst)
+		return -ENOMEM;
+	s->pend[s->npend].fd = in;
+	s->npend++;
+	return 0;
+}
+
+/* Reflink (no data moves, and later edits of the original do not reach us), else
+ * hardlink (same filesystem), else a copy: now, or at ms_store_flush() in deferred
+ * mode.  Takes ownership of `in`. */
+static int snapshot_file(struct ms_store *s, int in, const char *src, const char *dst)
+{
+	char tmp[PATH_MAX];
+	int out, r;
+
+	if (snprintf(tmp, sizeof(tmp), "%s.tmp", dst) >= (int)sizeof(tmp)) {
+		close(in);
+		return -ENAMETOOLONG;
+	}
+	out = open(tmp, O_WRONLY | O_CREAT | O_TRUNC | O_CLOEXEC, 0755);
+	if (out < 0) {
+		r = -errno;
+		close(in);
+		return r;
+	}
+	if (ioctl(out, FICLONE, in) == 0) {
+		close(in);
+		r = close(out) < 0 ? -errno : 0;
+		if (r == 0 && rename(tmp, dst) < 0)
+			r = -errno;
+		if (r < 0)
+			unlink(tmp);
+		return r;
+	}
+	close(out);
+	unlink(tmp);
+	unlink(dst);
+	if (linkat(AT_FDCWD, src, AT_FDCWD, dst, AT_SYMLINK_FOLLOW) == 0) {
+		close(in);
+		return 0;
+	}
+	if (s->defer) {
+		r = defer_copy(s, in, dst);
+		if (r == 0)
+			return 0;
+	}
+	r = copy_to(s, in, dst);
+	close(in);
+	return r;
+}
+
+void ms_store_defer_copies(struct ms_store *s, int on)
+{
+	s->defer = on;
+}
+
+int ms_store_flush(struct ms_store *s)
+{
+	int first = 0;
+
+	for (size_t i = 0; i < s->npend; i++) {
+		int r = copy_to(s, s->pend[i].fd, s->pend[i].dst);
+		if (r < 0 && !first)
+			first = r;
+		close(s->pend[i].fd);
+		free(s->pend[i].dst);
+	}
+	s->npend = 0;
+	return first;
+}
+
 int ms_store_add_file(struct ms_store *s, const char *name, const char *src, const uint8_t *bid,
 		      size_t bid_size)
 {
 	uint8_t fbid[MS_BUILD_ID_MAX];
 	size_t fsize = 0;
 	char clean[PATH_MAX], hex[2 * MS_BUILD_ID_MAX + 1], file[PATH_MAX];
-	int r;
+	int r, fd;
 
 	if (clean_name(name, clean, sizeof(clean)) < 0)
 		return -EINVAL;
@@ -272,8 +341,12 @@ int ms_store_add_file(struct ms_store *s, const char *name, const char *src, con
 		return 0;
 	ms_hex(hex, fbid, fsize);
 	r = make_paths(s, clean, hex, "elf", file, sizeof(file));
-	if (r == 0)
-		r = snapshot_file(s, src ? src : clean, file);
+	if (r < 0)
+		return r;
+	fd = open(src ? src : clean, O_RDONLY | O_CLOEXEC);
+	if (fd < 0)
+		return -ENOENT;
+	r = snapshot_file(s, fd, src ? src : clean, file);
 	if (r < 0)
 		return r;
 	return add_entry(s, clean, fbid, fsize);

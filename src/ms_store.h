@@ -38,6 +38,15 @@ int ms_store_add_image(struct ms_store *s, const char *name, const void *img, si
  * maps).  Returns like ms_store_add_file. */
 int ms_store_add_vdso(struct ms_store *s);
 
+/* Deferred mode (xptrace record): a snapshot that must be copied (no reflink, no
+ * hardlink) only opens the file now and copies it at ms_store_flush(), so a large
+ * binary does not stall the reading of the rings.  The open descriptor keeps the file's
+ * content even if it is deleted, or replaced by a new file of the same name, before
+ * the flush. */
+void ms_store_defer_copies(struct ms_store *s, int on);
+/* Performs the postponed copies; returns the first error (also done by close). */
+int ms_store_flush(struct ms_store *s);
+
 int ms_store_has(const struct ms_store *s, const uint8_t *bid, size_t bid_size);
 /* Stored entries, in insertion order, for the HEADER_BUILD_ID feature. */
 size_t ms_store_count(const struct ms_store *s);

@@ -55,3 +55,18 @@ fi
 "$XPTRACE" record -q -o slash/ -- "$PROGS/hot" 20 >/dev/null 2>&1
 "$XPTRACE" record -q -f -o slash/ -- "$PROGS/hot" 20 >/dev/null 2>&1
 check "-o DIR/ with -f keeps DIR.old (not DIR/.old)" test -s slash.old/perf.data
+
+# Trace directory on another filesystem: no hardlink possible, the snapshots are copies
+# (made after the recording, from descriptors opened when the mapping was seen).
+mkdir -p other
+if mount -t tmpfs -o size=64m tmpfs other 2>/dev/null; then
+	mounts+=("$TMP/other")
+	"$XPTRACE" record -q -o other/trace -- "$PROGS/hot" 50 >/dev/null 2>"$TMP/erro"
+	check_eq "other filesystem: exit 0, no message" "0 " "$? $(cat "$TMP/erro")"
+	bid=$(perf buildid-list -i other/trace/perf.data 2>/dev/null | awk -v p="$PROGS/hot" '$2 == p { print $1 }')
+	snap="other/trace$PROGS/hot/$bid/elf"
+	check "other filesystem: the snapshot is a full copy" cmp -s "$PROGS/hot" "$snap"
+	check_eq "other filesystem: a copy, not a link" 1 "$(stat -c %h "$snap")"
+else
+	ok "tmpfs mount not permitted here # SKIP"
+fi

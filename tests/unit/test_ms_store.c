@@ -5,6 +5,8 @@
 
 #include <errno.h>
 #include <limits.h>
+#include <fcntl.h>
+#include <sys/mman.h>
 #include <sys/stat.h>
 #include <unistd.h>
 
@@ -179,12 +181,59 @@ static void test_vdso(void **state)
 	ms_store_close(s);
 }
 
+/* A file that cannot be hardlinked (memfd: another filesystem) is copied at flush
+ * time in deferred mode, from the descriptor opened at add time: closing (deleting)
+ * the original in between does not matter. */
+static void test_deferred_copy(void **state)
+{
+	const char *bin = XP_BUILDDIR "/tests/test_ms_store";
+	char dir[128], src[64], hex[41], path[PATH_MAX], cmd[PATH_MAX * 2];
+	struct ms_store *s;
+	const char *name;
+	const uint8_t *eb;
+	size_t bsz;
+	struct stat st, orig;
+	int mfd, in;
+	char buf[65536];
+	ssize_t n;
+
+	(void)state;
+	mfd = memfd_create("xp-elf", 0);
+	assert_true(mfd >= 0);
+	in = open(bin, O_RDONLY);
+	assert_true(in >= 0);
+	while ((n = read(in, buf, sizeof(buf))) > 0)
+		assert_int_equal(write(mfd, buf, (size_t)n), n);
+	close(in);
+	assert_int_equal(fstat(mfd, &orig), 0);
+	snprintf(src, sizeof(src), "/proc/self/fd/%d", mfd);
+
+	snprintf(dir, sizeof(dir), "%s/t4", tmpdir);
+	assert_int_equal(ms_store_open(&s, dir), 0);
+	ms_store_defer_copies(s, 1);
+	assert_int_equal(ms_store_add_file(s, "/opt/app/prog", src, NULL, 0), 1);
+	assert_int_equal(ms_store_entry(s, 0, &name, &eb, &bsz), 0);
+	ms_hex(hex, eb, bsz);
+	snprintf(path, sizeof(path), "%s/opt/app/prog/%s/elf", dir, hex);
+	assert_int_equal(stat(path, &st), -1);	/* not copied yet */
+	assert_int_equal(ms_store_bytes_copied(s), 0);
+	close(mfd);				/* the original is gone */
+	assert_int_equal(ms_store_flush(s), 0);
+	assert_int_equal(stat(path, &st), 0);
+	assert_int_equal(st.st_size, orig.st_size);
+	assert_int_equal(ms_store_bytes_copied(s), (uint64_t)orig.st_size);
+	snprintf(cmd, sizeof(cmd), "cmp -s '%s' '%s'", bin, path);
+	assert_int_equal(system(cmd), 0);
+	ms_store_close(s);
+}
+
 int main(void)
 {
 	const struct CMUnitTest tests[] = {
 		cmocka_unit_test(test_layout_matches_perf),
 		cmocka_unit_test(test_stale_and_bad_names),
 		cmocka_unit_test(test_vdso),
+		cmocka_unit_test(test_deferred_copy),
 	};
 	return cmocka_run_group_tests(tests, setup, teardown);
 }
