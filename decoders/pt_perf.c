@@ -85,6 +85,18 @@ static bool accepts(struct dec_ctx *c)
 	return false;
 }
 
+/* A speed hint for the decoder: what the chosen view never looks at. */
+static uint32_t view_ignores(const struct dec_ctx *c)
+{
+	const char *v = c->opts->view;
+	if (v && strcmp(v, "insn") == 0)
+		return 1u << XEV_BRANCH | 1u << XEV_CALL | 1u << XEV_RETURN;
+	if (v && (strcmp(v, "annotate") == 0 ||
+		  (strcmp(v, "blocks") == 0 && c->opts->format != OUT_CALLGRIND)))
+		return 1u << XEV_CALL | 1u << XEV_RETURN;
+	return 0;
+}
+
 static int setup(struct dec_ctx *c)
 {
 	c->nmetrics = 0;
@@ -345,7 +357,7 @@ static int decode_queue(struct dpp *p, struct queue *q)
 	options_from_info(p, &o);
 	cpu_from_header(p->c, &o);
 	o.release_behind = 1;
-	/* what the consumer ignores is not needed by any of the views here */
+	o.ignore = view_ignores(p->c);
 	struct cpu_sink cs = { p, q->cpu, 0, false };
 	struct xev_sink sink;
 	int32_t pid = -1;

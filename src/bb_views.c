@@ -94,10 +94,19 @@ static int set_filter(struct vstate *s, xev_sink_fn fn, void *ctx)
 	return 0;
 }
 
-static int event(void *state, const struct xev *ev)
+/* The unfiltered hot path calls the consumer directly. */
+static int tally_event(void *state, const struct xev *ev)
 {
 	struct vstate *s = state;
-	return s->filtered ? bb_filter_event(&s->filt, ev) : xev_emit(&s->view, ev);
+	if (s->filtered)
+		return bb_filter_event(&s->filt, ev);
+	return s->tally ? bb_tally_event(s->tally, ev) : bb_cg_event(s->cg, ev);
+}
+
+static int insn_event(void *state, const struct xev *ev)
+{
+	struct vstate *s = state;
+	return s->filtered ? bb_filter_event(&s->filt, ev) : bb_insn_view_event(s->iv, ev);
 }
 
 static void free_state(struct vstate *s)
@@ -198,7 +207,7 @@ const struct dec_view view_insn = {
 	.formats = 1u << OUT_TEXT | 1u << OUT_JSONL,
 	.options = insn_options,
 	.open = insn_open,
-	.event = event,
+	.event = insn_event,
 	.close = insn_close,
 };
 
@@ -208,7 +217,7 @@ const struct dec_view view_blocks = {
 	.formats = 1u << OUT_TEXT | 1u << OUT_JSONL | 1u << OUT_CALLGRIND,
 	.options = filter_options,
 	.open = tally_open,
-	.event = event,
+	.event = tally_event,
 	.close = blocks_close,
 };
 
@@ -218,6 +227,6 @@ const struct dec_view view_annotate = {
 	.help = "disassembly of SYM with per-instruction counts, cycles, branch taken %",
 	.formats = 1u << OUT_TEXT | 1u << OUT_JSONL,
 	.open = tally_open,
-	.event = event,
+	.event = tally_event,
 	.close = annotate_close,
 };

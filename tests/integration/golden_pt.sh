@@ -1,0 +1,24 @@
+#!/bin/bash
+# The golden outputs of traces/pt-spin (see its README.md for how each was made).
+. "$(dirname "$0")/../lib.sh"
+
+G=$XP_ROOT/traces/pt-spin
+cd "$G" || exit 1
+E=ptspin:0x555555554000
+golden() {	# $1 file, rest: decode arguments
+	local f=$1; shift
+	"$XPTRACE" decode --pt trace.pt --elf $E "$@" >"$TMP/$f" 2>"$TMP/$f.err"
+	if cmp -s "$G/$f" "$TMP/$f"; then ok "golden $f"; else
+		not_ok "golden $f (xptrace decode ... $*)"
+		diff "$G/$f" "$TMP/$f" | head -10 | sed 's/^/#   /'
+	fi
+}
+golden insn.txt --insn
+golden insn.jsonl --insn --format jsonl
+golden blocks.txt --blocks
+golden blocks.jsonl --blocks --format jsonl
+golden calltree.txt --calltree
+golden annotate-spin.txt --annotate spin
+golden callgrind.out --blocks --format callgrind
+check_eq "insn.jsonl addresses equal perf script's (perf-script-ip.txt)" \
+	"$(cat perf-script-ip.txt)" "$(sed -n 's/.*"ip":"0x\([0-9a-f]*\)".*/\1/p' insn.jsonl)"
