@@ -25,6 +25,7 @@ struct dsm {
 	size_t lastcap, lastn;
 	struct dsm_unwind *uw;
 	uint64_t unwound, unwind_failed;
+	uint64_t nsamples;
 };
 
 static bool is_dummy(const struct pd_attr *a)
@@ -186,6 +187,7 @@ static int on_rec(void *arg, const struct pd_rec *r)
 	}
 	ev.stack = s->stack;
 	ev.nstack = n;
+	s->nsamples++;
 	return xev_emit(s->sink, &ev);
 }
 
@@ -205,6 +207,11 @@ static int run(struct dec_ctx *c, const struct xev_sink *sink)
 		}
 	}
 	rc = dec_read(c, on_rec, &s);
+	if (rc == 0 && !s.nsamples)
+		xp_warn("%s: no samples in this trace%s", pd_name(c->pd),
+			pd_stats(c->pd)->by_type[PD_RECORD_AUXTRACE] ?
+			" (it holds AUX-area trace data, e.g. Intel PT, which the samples decoder "
+			"does not decode)" : "");
 	if (s.unwind_failed)
 		xp_warn("%llu of %llu samples could not be unwound with DWARF (their stacks are the "
 			"recorded ones)", (unsigned long long)s.unwind_failed,
