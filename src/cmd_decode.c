@@ -15,6 +15,7 @@
 /* Decoders in the order they are asked; the samples decoder takes any sample trace. */
 static const struct dec_decoder *const decoders[] = {
 	&dec_pt_raw,	/* claims --pt FILE */
+	&dec_lbr,	/* branch stacks: also in files perf inject made from PT */
 	&dec_pt,	/* before samples: a PT event has PERF_SAMPLE_IP too */
 	&dec_samples,
 };
@@ -25,6 +26,7 @@ static const struct dec_view *const views[] = {
 	&view_insn,
 	&view_blocks,
 	&view_annotate,
+	&view_ranges,
 };
 
 #define NDECODERS (sizeof(decoders) / sizeof(decoders[0]))
@@ -277,6 +279,20 @@ static int rd_rec(void *a, const struct pd_rec *r)
 	return x->fn(x->arg, r);
 }
 
+/* Branch-stack samples without TIME (perf inject --itrace=...l of a timeless PT trace)
+ * cannot be put in time order and would all precede the sideband (records without a time
+ * are delivered at once): such files are read in file order, the order their writer saw
+ * the events in. */
+static bool timeless_branch_samples(const struct pd_file *f)
+{
+	for (uint32_t i = 0; i < pd_nattrs(f); i++) {
+		const struct perf_event_attr *a = &pd_attr_at(f, i)->attr;
+		if ((a->sample_type & PERF_SAMPLE_BRANCH_STACK) && !(a->sample_type & PERF_SAMPLE_TIME))
+			return true;
+	}
+	return false;
+}
+
 int dec_read(struct dec_ctx *c, pd_rec_fn fn, void *arg)
 {
 	struct rd_ctx x = { .c = c, .fn = fn, .arg = arg };
@@ -288,7 +304,7 @@ int dec_read(struct dec_ctx *c, pd_rec_fn fn, void *arg)
 	pd_data_range(c->pd, &x.start, &x.end);
 	x.progress = x.end > x.start && isatty(2);
 	clock_gettime(CLOCK_MONOTONIC, &x.t0);
-	rc = pd_read_events(c->pd, PD_ORDERED, rd_rec, &x);
+	rc = pd_read_events(c->pd, timeless_branch_samples(c->pd) ? 0 : PD_ORDERED, rd_rec, &x);
 	if (x.shown)
 		fprintf(stderr, "\r\033[K");
 	pd_report_losses(c->pd);

@@ -129,6 +129,7 @@ bool dec_weights(const struct dec_ctx *c, const struct xev *ev, uint64_t *w);
 bool dec_thread_selected(struct dec_ctx *c, int32_t tid, uint64_t time);
 
 extern const struct dec_decoder dec_samples;
+extern const struct dec_decoder dec_lbr;
 extern const struct dec_decoder dec_pt;
 extern const struct dec_decoder dec_pt_raw;
 extern const struct dec_view view_insn;
@@ -136,5 +137,6 @@ extern const struct dec_view view_blocks;
 extern const struct dec_view view_annotate;
 extern const struct dec_view view_functions;
 extern const struct dec_view view_calltree;
+extern const struct dec_view view_ranges;
 
 #endif

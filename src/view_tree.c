@@ -118,6 +118,11 @@ static int on_event(void *state, const struct xev *ev)
 	if (ev->kind == XEV_TIME || ev->kind == XEV_BRANCH || ev->kind == XEV_ENABLE ||
 	    ev->kind == XEV_DISABLE || ev->kind == XEV_INTERRUPT)
 		return 0;
+	/* Sampled calls, returns and blocks (branch stacks) are windows of execution, not
+	 * a continuous history: a shadow stack cannot be kept from them.  Their samples
+	 * (XEV_SAMPLE, with the callchain) carry the tree. */
+	if (ev->kind != XEV_SAMPLE && (ev->flags & XEV_F_SAMPLED))
+		return 0;
 	if (!dec_thread_selected(c, ev->tid, ev->time))
 		return 0;
 	t = thread_of(v, ev->pid, ev->tid);
