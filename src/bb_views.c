@@ -38,7 +38,7 @@ static const char *env_symbol(void *ctx, int32_t pid, uint64_t time, uint64_t ip
 	const struct sb_map *m = sb_find_map(s->c->sb, pid, ip, time);
 	uint64_t vaddr;
 	if (!f || !f->resolved || !m || !sym_map_vaddr(s->c->sym, m, ip, &vaddr) || vaddr < f->start)
-		return NULL;
+		return dpt_mem_jit_name(s->mem, pid, time, ip, start, size);	/* JIT code */
 	*start = ip - (vaddr - f->start);
 	*size = f->size;
 	return f->name;

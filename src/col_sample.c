@@ -46,6 +46,7 @@ struct sample_col {
 	struct cpu_ring *rings;
 	int nrings;
 	size_t ring_pages;	/* data pages per ring */
+	uint64_t freq;		/* samples per second, when no -c */
 };
 
 static long perf_open(struct perf_event_attr *a, pid_t pid, int cpu, int group)
@@ -147,7 +148,8 @@ static int parse_events(struct sample_col *c, const struct rec_opts *o, const ch
 	return r;
 }
 
-static void set_sampling(struct perf_event_attr *a, const struct rec_opts *o, int group)
+static void set_sampling(struct perf_event_attr *a, const struct rec_opts *o, uint64_t freq,
+			 int group)
 {
 	a->disabled = 1;
 	a->inherit = 1;
@@ -156,7 +158,7 @@ static void set_sampling(struct perf_event_attr *a, const struct rec_opts *o, in
 		a->sample_period = o->period;
 	} else {
 		a->freq = 1;
-		a->sample_freq = o->freq ? o->freq : REC_DEFAULT_FREQ;
+		a->sample_freq = freq;
 	}
 	a->sample_type = PERF_SAMPLE_IDENTIFIER | PERF_SAMPLE_IP | PERF_SAMPLE_TID |
 			 PERF_SAMPLE_TIME | PERF_SAMPLE_CPU | PERF_SAMPLE_PERIOD;
@@ -218,7 +220,7 @@ static int settle_events(struct sample_col *c, const struct rec_opts *o, pid_t p
 	int group = c->nev > 1;
 	long fd;
 
-	set_sampling(&c->ev[0].attr, o, group);
+	set_sampling(&c->ev[0].attr, o, c->freq, group);
 	fd = perf_open(&c->ev[0].attr, pid, cpu, -1);
 	if (fd < 0 && c->ev[0].attr.type != PERF_TYPE_SOFTWARE) {
 		int e = errno;
@@ -226,7 +228,7 @@ static int settle_events(struct sample_col *c, const struct rec_opts *o, pid_t p
 			 c->ev[0].name, strerror(e),
 			 e == ENOENT || e == EOPNOTSUPP || e == ENODEV ? ": no hardware PMU" : "");
 		cpu_clock_attr(&c->ev[0].attr);
-		set_sampling(&c->ev[0].attr, o, group);
+		set_sampling(&c->ev[0].attr, o, c->freq, group);
 		fd = perf_open(&c->ev[0].attr, pid, cpu, -1);
 	}
 	if (fd < 0 && group && errno == EINVAL) {
@@ -237,7 +239,7 @@ static int settle_events(struct sample_col *c, const struct rec_opts *o, pid_t p
 				 "the kernel cannot read a group in inherited samples");
 		}
 		group = 0;
-		set_sampling(&c->ev[0].attr, o, 0);
+		set_sampling(&c->ev[0].attr, o, c->freq, 0);
 		fd = perf_open(&c->ev[0].attr, pid, cpu, -1);
 	}
 	if (fd < 0)
@@ -266,7 +268,7 @@ static int settle_events(struct sample_col *c, const struct rec_opts *o, pid_t p
 		for (int i = 1; i < c->nev; i++)
 			kept += !c->ev[i].dropped;
 		if (kept == 1 && group) {
-			set_sampling(&c->ev[0].attr, o, 0);
+			set_sampling(&c->ev[0].attr, o, c->freq, 0);
 		}
 		for (int i = 1; i < c->nev; i++) {
 			if (c->ev[i].dropped && !o->quiet)
@@ -385,6 +387,33 @@ static int drain(struct sample_col *c, struct rec *r)
 	return e;
 }
 
+/* The kernel refuses frequencies above perf_event_max_sample_rate (which it also
+ * lowers by itself when sampling interrupts take too long) with a bare EINVAL. */
+static int check_freq(const struct rec_opts *o, uint64_t *freq)
+{
+	FILE *f = fopen("/proc/sys/kernel/perf_event_max_sample_rate", "re");
+	unsigned long long max = 0;
+	uint64_t want = o->freq ? o->freq : REC_DEFAULT_FREQ;
+	int n;
+
+	*freq = want;
+	if (!f)
+		return 0;
+	n = fscanf(f, "%llu", &max);
+	fclose(f);
+	if (n != 1 || o->period || want <= max)
+		return 0;
+	if (!o->freq) {
+		if (!o->quiet)
+			xp_warn("sampling at %llu Hz, the kernel's current limit "
+				"(kernel.perf_event_max_sample_rate)", max);
+		*freq = max;
+		return 0;
+	}
+	return xp_err("sampling frequency", "lower -F, or raise kernel.perf_event_max_sample_rate",
+		      "-F %llu is above the kernel's limit of %llu Hz", (unsigned long long)want, max);
+}
+
 static int run(struct rec *r)
 {
 	const struct rec_opts *o = r->opts;
@@ -395,6 +424,9 @@ static int run(struct rec *r)
 
 	memset(&c, 0, sizeof(c));
 	c.ring_pages = o->callgraph == REC_CG_DWARF ? 512 : 128;
+	e = check_freq(o, &c.freq);
+	if (e < 0)
+		return e;
 	e = parse_events(&c, o, o->events ? o->events : "cycles");
 	if (e < 0)
 		return e;

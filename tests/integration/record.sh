@@ -109,6 +109,14 @@ check_exit "unknown event where a core PMU exists is an error" 1 "$XPTRACE" reco
 	--sysfs-root "$FIXTURES/sysfs/intel-skylake" -e no_such_event -- true
 check_match "unknown event message" "^xptrace: events: unknown event 'no_such_event': event not found" "$(cat "$TMP/.err")"
 check "a recording that never started leaves no directory" test ! -e rec5c
+max=$(cat /proc/sys/kernel/perf_event_max_sample_rate)
+check_exit "-F above the kernel's limit is an error" 1 "$XPTRACE" record -o rec7 -F $((max + 1)) -- true
+check_eq "-F above the limit: clear message" \
+	"xptrace: sampling frequency: -F $((max + 1)) is above the kernel's limit of $max Hz (lower -F, or raise kernel.perf_event_max_sample_rate)" \
+	"$(grep -v 'mode auto' "$TMP/.err")"
+check "-F above the limit: no directory left" test ! -e rec7
+"$XPTRACE" record -q -o rec8 -F 1234 -- "$PROGS/hot" 20 >/dev/null 2>&1
+check_match "-F 1234 is the attr's frequency" "sample_freq \} = 1234," "$(perf report -i rec8/perf.data --header-only 2>/dev/null)"
 check_exit "-F and -c together is a usage error" 2 "$XPTRACE" record -F 10 -c 10 -- true
 check_exit "no command is a usage error" 2 "$XPTRACE" record
 check_exit "bad --call-graph is a usage error" 2 "$XPTRACE" record --call-graph bogus -- true

@@ -95,3 +95,29 @@ check_exit "--filter: a range needs its module" 1 "$XPTRACE" record --mode step 
 
 check_match "info lists step with its measured cost" "^step mode cost +0\.[0-9]+ stops per branch, .*faster than single-stepping" "$("$XPTRACE" info 2>/dev/null)"
 check_match "info lists step as a mode" "^  step +available" "$("$XPTRACE" info 2>/dev/null)"
+
+# signals that interrupt user code: FUP + TIP, which perf shows as asynchronous branches
+"$XPTRACE" record --mode step -o "$TMP/async" -- "$PROGS/step_async" >"$TMP/async.out" 2>"$TMP/async.err"
+check_eq "step_async: record exits 0, the program saw its 3 signals" "0 async 3 1" "$? $(cat "$TMP/async.out")"
+perf script -i "$TMP/async/perf.data" --itrace=be -F tid,ip,addr,flags >"$TMP/async.br" 2>&1
+check_eq "step_async: perf decodes it without trace errors" "0" "$(grep -ci 'error' "$TMP/async.br")"
+read -r h_off < <(nm "$PROGS/step_async" | awk '$3 == "on_usr1" { print $1 }')
+read -r m_off m_size < <(nm -S "$PROGS/step_async" | awk '$4 == "main" { print $1, $2 }')
+check_eq "step_async: 3 asynchronous transfers from main's loop into the handler" "3" \
+	"$(python3 -c '
+import sys
+h, mo, ms = (int(x, 16) for x in sys.argv[1:4])
+n = 0
+for line in open(sys.argv[4]):
+    p = line.replace("=>", " ").split()
+    if "int" in p and len(p) >= 5:
+        src, dst = int(p[-2], 16), int(p[-1], 16)
+        base = dst - h
+        n += base >= 0 and mo <= src - base < mo + ms
+print(n)' "$h_off" "$m_off" "$m_size" "$TMP/async.br")"
+check_match "step_async: the tracer counted 3 signals" " 3 signals" "$(cat "$TMP/async.err")"
+
+# perf inject turns the trace into ordinary samples (with 64-entry branch stacks)
+perf inject -i "$TMP/step_basic/perf.data" --itrace=i100il64 -o "$TMP/inj.data" 2>/dev/null
+check_eq "perf inject --itrace=i100il64: one sample per 100 instructions" "$(( $(perf script -i "$TMP/step_basic/perf.data" --itrace=i0ns -F ip 2>/dev/null | grep -c .) / 100 ))" \
+	"$(perf script -i "$TMP/inj.data" -F ip 2>/dev/null | grep -c .)"

@@ -245,6 +245,47 @@ static void test_dlopen(void **state)
 	check_program("step_dlopen");
 }
 
+/* Signals interrupting user code (FUP + TIP): libipt decodes both threads to the end
+ * and the main thread enters the handler three times. */
+static void test_async(void **state)
+{
+	char prog[4096], cmd[16384], dir[4096];
+	struct stream st[8];
+	struct pt_image *img = pt_image_alloc("async");
+	uint64_t handler = 0, *ips;
+	size_t n, entries = 0, total = 0;
+	char line[256];
+	FILE *p;
+	int nst;
+
+	(void)state;
+	snprintf(prog, sizeof(prog), "%s/build/progs/step_async", XP_SRCDIR);
+	snprintf(dir, sizeof(dir), "%s/async", tmpdir);
+	n = (size_t)snprintf(cmd, sizeof(cmd), "setarch -R %s record -q --mode step -o %s -- %s >/dev/null",
+			     xptrace_bin(), dir, prog);
+	assert_true(n < sizeof(cmd));
+	assert_int_equal(system(cmd), 0);
+	snprintf(cmd, sizeof(cmd), "nm %s | awk '$3 == \"on_usr1\" { print $1 }'", prog);
+	p = popen(cmd, "r");
+	assert_non_null(p);
+	if (fgets(line, sizeof(line), p))
+		handler = PIE_BASE + strtoull(line, NULL, 16);
+	pclose(p);
+	nst = load(dir, img, st, 8);
+	assert_int_equal(nst, 2);
+	for (int i = 0; i < nst; i++) {
+		ips = decode(&st[i], img, &n);
+		for (size_t j = 0; j < n; j++)
+			entries += ips[j] == handler;
+		total += n;
+		free(ips);
+		free(st[i].data);
+	}
+	assert_int_equal(entries, 3);
+	assert_true(total > 10000);
+	pt_image_free(img);
+}
+
 static int setup(void **state)
 {
 	(void)state;
@@ -266,6 +307,7 @@ int main(void)
 		cmocka_unit_test(test_basic),
 		cmocka_unit_test(test_signal),
 		cmocka_unit_test(test_dlopen),
+		cmocka_unit_test(test_async),
 	};
 	return cmocka_run_group_tests(tests, setup, teardown);
 }

@@ -1,0 +1,223 @@
+/* JIT code: a perf.data whose PT runs code that exists only in a jitdump file
+ * (jit-PID.dump, perf's format, code bytes included), found through the MMAP2 record of
+ * that file.  The loop must decode with exact counts and the JIT'ed function's name. */
+#include "xp_test.h"
+
+#include <sys/wait.h>
+#include <unistd.h>
+
+#include "pd_write.h"
+#include "pt_enc.h"
+
+#define PID 4242
+#define JIT_ADDR 0x7f0000001000ULL
+#define PMU 8
+
+/* mov ecx,1000 ; dec ecx ; jnz -4 ; call +2 ; ret ; nop ; ret */
+static const uint8_t code[] = { 0xb9, 0xe8, 0x03, 0x00, 0x00, 0xff, 0xc9, 0x75, 0xfc,
+				0xe8, 0x02, 0x00, 0x00, 0x00, 0xc3, 0x90, 0xc3 };
+static char dir[64], jitf[128], data[128], xptrace[512];
+
+static void put(uint8_t **p, const void *v, size_t n)
+{
+	memcpy(*p, v, n);
+	*p += n;
+}
+
+/* One load of the loop at `load_time`; with `later`, different code at the same
+ * address at time `later` (the JIT recompiled it). */
+static void write_jitdump(uint64_t load_time, uint64_t later)
+{
+	uint8_t buf[512], *p = buf;
+	uint32_t magic = 0x4A695444, version = 1, hsize = 40, mach = 62, pad = 0, pid = PID;
+	uint64_t ts = 1, flags = 0;
+	put(&p, &magic, 4); put(&p, &version, 4); put(&p, &hsize, 4); put(&p, &mach, 4);
+	put(&p, &pad, 4); put(&p, &pid, 4); put(&p, &ts, 8); put(&p, &flags, 8);
+	static const char name[] = "jitted_loop";
+	uint32_t id = 0, total = (uint32_t)(16 + 40 + sizeof(name) + sizeof(code));
+	uint32_t tid = PID;
+	uint64_t vma = JIT_ADDR, addr = JIT_ADDR, size = sizeof(code), index = 1;
+	put(&p, &id, 4); put(&p, &total, 4); put(&p, &load_time, 8);
+	put(&p, &pid, 4); put(&p, &tid, 4); put(&p, &vma, 8); put(&p, &addr, 8);
+	put(&p, &size, 8); put(&p, &index, 8);
+	put(&p, name, sizeof(name));
+	put(&p, code, sizeof(code));
+	if (later) {
+		static const char name2[] = "recompiled";
+		uint8_t nops[sizeof(code)];
+		memset(nops, 0x90, sizeof(nops));
+		total = (uint32_t)(16 + 40 + sizeof(name2) + sizeof(nops));
+		index = 2;
+		put(&p, &id, 4); put(&p, &total, 4); put(&p, &later, 8);
+		put(&p, &pid, 4); put(&p, &tid, 4); put(&p, &vma, 8); put(&p, &addr, 8);
+		put(&p, &size, 8); put(&p, &index, 8);
+		put(&p, name2, sizeof(name2));
+		put(&p, nops, sizeof(nops));
+	}
+	FILE *f = fopen(jitf, "wb");
+	assert_non_null(f);
+	assert_int_equal(fwrite(buf, 1, (size_t)(p - buf), f), (size_t)(p - buf));
+	fclose(f);
+}
+
+static void rec(struct pd_writer *w, uint16_t type, const void *body, size_t n, uint64_t st, uint64_t t)
+{
+	uint64_t buf[600];
+	struct perf_event_header *h = (void *)buf;
+	size_t sz = (sizeof(*h) + n + 7) & ~(size_t)7;
+	memset(buf, 0, sizeof(buf));
+	memcpy(h + 1, body, n);
+	sz += pd_id_sample((char *)buf + sz, st, PID, PID, t, 1000, 0);
+	h->type = type;
+	h->misc = PERF_RECORD_MISC_USER;
+	h->size = (uint16_t)sz;
+	assert_int_equal(pd_writer_record(w, h), 0);
+}
+
+/* `tsc`: the trace's TSC (= perf time here); 0: a timeless trace. */
+static void write_perf_data(uint64_t tsc)
+{
+	struct pd_writer *w;
+	assert_int_equal(pd_writer_create(&w, data), 0);
+	struct perf_event_attr attr;
+	memset(&attr, 0, sizeof(attr));
+	attr.type = PMU;
+	attr.size = PD_ATTR_SIZE;
+	attr.config = 1 | 1ULL << 11 | 1ULL << 13 | (tsc ? 1ULL << 10 : 0);
+	attr.sample_type = PERF_SAMPLE_IP | PERF_SAMPLE_TID | PERF_SAMPLE_TIME | PERF_SAMPLE_ADDR |
+			   PERF_SAMPLE_CPU | PERF_SAMPLE_IDENTIFIER;
+	attr.sample_id_all = attr.mmap = attr.mmap2 = attr.comm = attr.task = 1;
+	int idx = pd_writer_add_attr(w, &attr, "intel_pt//u");
+	pd_writer_add_id(w, idx, 1000, -1, PID);
+	uint64_t priv[PD_PT_INFO_WORDS] = { 0 };
+	priv[PD_PT_PMU_TYPE] = PMU;
+	priv[PD_PT_TIME_MULT] = 1;
+	priv[PD_PT_TSC_BIT] = 1ULL << 10;
+	priv[PD_PT_NORETCOMP_BIT] = 1ULL << 11;
+	pd_writer_auxtrace_info(w, PD_AUXTRACE_INTEL_PT, priv, PD_PT_INFO_WORDS);
+	struct { uint32_t pid, tid; char comm[8]; } comm = { PID, PID, "jitter" };
+	rec(w, PERF_RECORD_COMM, &comm, sizeof(comm), attr.sample_type, 10);
+	/* the JIT runtime maps its dump file executable so that tools find it */
+	struct {
+		uint32_t pid, tid;
+		uint64_t addr, len, pgoff;
+		uint32_t maj, min;
+		uint64_t ino, ino_generation;
+		uint32_t prot, flags;
+		char filename[128];
+	} mm;
+	memset(&mm, 0, sizeof(mm));
+	mm.pid = mm.tid = PID;
+	mm.addr = 0x7f0000100000ULL;
+	mm.len = 4096;
+	mm.prot = 5;
+	mm.flags = 2;
+	snprintf(mm.filename, sizeof(mm.filename), "%s", jitf);
+	rec(w, PERF_RECORD_MMAP2, &mm, offsetof(typeof(mm), filename) + strlen(jitf) + 1, attr.sample_type, 20);
+	pd_writer_finished_round(w);
+	struct pte e;
+	pte_init(&e, 4096);
+	pte_simple(&e, ppt_psb);
+	if (tsc)
+		pte_tsc(&e, tsc);
+	pte_simple(&e, ppt_psbend);
+	pte_mode64(&e);
+	pte_ip(&e, ppt_tip_pge, pt_ipc_sext_48, JIT_ADDR);
+	char bits[48];
+	for (int left = 1000; left > 0;) {
+		int k = left > 40 ? 40 : left;
+		for (int i = 0; i < k; i++)
+			bits[i] = left - i == 1 ? 'N' : 'T';
+		bits[k] = '\0';
+		pte_tnt(&e, bits);
+		left -= k;
+	}
+	pte_ip(&e, ppt_tip, pt_ipc_sext_48, JIT_ADDR + 0xe);
+	pte_ip(&e, ppt_tip_pgd, pt_ipc_suppressed, 0);
+	assert_false(e.failed);
+	struct pd_auxtrace_event ev;
+	memset(&ev, 0, sizeof(ev));
+	ev.tid = PID;
+	ev.cpu = (uint32_t)-1;
+	assert_int_equal(pd_writer_auxtrace(w, &ev, e.buf, pte_len(&e)), 0);
+	pte_free(&e);
+	assert_int_equal(pd_writer_close(w), 0);
+}
+
+static int setup(void **state)
+{
+	(void)state;
+	snprintf(dir, sizeof(dir), "/tmp/xptrace-ptjit.XXXXXX");
+	if (!mkdtemp(dir))
+		return -1;
+	snprintf(jitf, sizeof(jitf), "%s/jit-%d.dump", dir, PID);
+	snprintf(data, sizeof(data), "%s/perf.data", dir);
+	const char *b = XP_BUILDDIR;
+	size_t n = strlen(b);
+	if (n >= 6 && strcmp(b + n - 6, "/build") == 0)
+		snprintf(xptrace, sizeof(xptrace), "%s/xptrace", XP_SRCDIR);
+	else
+		snprintf(xptrace, sizeof(xptrace), "%s/xptrace", b);
+	return 0;
+}
+
+static int teardown(void **state)
+{
+	(void)state;
+	char cmd[128];
+	snprintf(cmd, sizeof(cmd), "rm -rf %s", dir);
+	return system(cmd) == 0 ? 0 : -1;
+}
+
+static char *capture(const char *args)
+{
+	char cmd[1024];
+	snprintf(cmd, sizeof(cmd), "%s decode -i %s %s 2>&1", xptrace, data, args);
+	FILE *p = popen(cmd, "r");
+	assert_non_null(p);
+	static char out[1 << 16];
+	size_t n = fread(out, 1, sizeof(out) - 1, p);
+	out[n] = '\0';
+	pclose(p);
+	return out;
+}
+
+static void test_jitted_loop(void **state)
+{
+	(void)state;
+	write_jitdump(5, 0);	/* loaded before the trace runs */
+	write_perf_data(0);
+	const char *out = capture("--blocks --format jsonl");
+	assert_non_null(strstr(out, "{\"start\":\"0x7f0000001005\",\"end\":\"0x7f0000001007\",\"sym\":\"jitted_loop+0x5\","
+				    "\"count\":1000,\"insns\":2,\"cycles\":null,\"ipc\":null,\"taken\":999,"
+				    "\"not_taken\":1,\"mainline\":\"taken\"}"));
+	out = capture("--insn");
+	assert_non_null(strstr(out, "7f0000001005  jitted_loop+0x5                  ff c9                          decl %ecx\n"));
+	assert_null(strstr(out, "gap"));
+}
+
+/* The code is looked up at the trace's time: the recompiled code at the same address,
+ * loaded after the trace ran, must not be used. */
+static void test_jit_code_at_the_right_time(void **state)
+{
+	(void)state;
+	write_jitdump(5, 500);
+	write_perf_data(100);
+	const char *out = capture("--blocks --format jsonl");
+	assert_non_null(strstr(out, "\"sym\":\"jitted_loop+0x5\",\"count\":1000,\"insns\":2,"));
+	assert_null(strstr(out, "recompiled"));
+	assert_null(strstr(out, "gaps"));
+	/* a timeless trace cannot tell: the latest code is taken, and it does not fit */
+	write_perf_data(0);
+	out = capture("--blocks --format jsonl");
+	assert_null(strstr(out, "\"count\":1000,"));
+}
+
+int main(void)
+{
+	const struct CMUnitTest tests[] = {
+		cmocka_unit_test(test_jitted_loop),
+		cmocka_unit_test(test_jit_code_at_the_right_time),
+	};
+	return cmocka_run_group_tests(tests, setup, teardown);
+}
