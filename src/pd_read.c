@@ -851,6 +851,10 @@ static int user_record(struct rd *r, const uint8_t *raw, size_t size, const uint
 	rec->size = h->size;
 	rec->raw = raw;
 	rec->offset = offset;
+	if (aux_size) {	/* the payload after AUXTRACE / HEADER_TRACING_DATA */
+		rec->aux = aux;
+		rec->aux_size = aux_size;
+	}
 	switch (h->type) {
 	case PD_RECORD_HEADER_ATTR: {
 		if (size < sizeof(*h) + PERF_ATTR_SIZE_VER0) {
@@ -1022,21 +1026,32 @@ int pd_read_events(struct pd_file *f, unsigned flags, pd_rec_fn fn, void *ctx)
 			f->st.bad++;
 			break;
 		}
-		if (h.type == PD_RECORD_AUXTRACE && h.size >= sizeof(struct pd_auxtrace_event)) {
-			uint64_t sz;
+		/* records followed by a payload that header.size does not count */
+		size_t have = sizeof(h);
+		bool trailing = (h.type == PD_RECORD_AUXTRACE && h.size >= sizeof(struct pd_auxtrace_event)) ||
+				(h.type == PD_RECORD_HEADER_TRACING_DATA && h.size >= sizeof(h) + 4);
+		if (trailing) {
+			uint64_t sz = 0;
 			if (f->pipe) {
 				if (pipe_fill(f, sizeof(h), h.size - sizeof(h)) < 0) {
 					note_truncated(f, off);
 					break;
 				}
-				memcpy(&sz, f->buf + sizeof(h), 8);
+				have = h.size;
+				raw = f->buf;
 			} else {
 				raw = win_get(f, off, h.size);
 				if (!raw) {
 					note_truncated(f, off);
 					break;
 				}
+			}
+			if (h.type == PD_RECORD_AUXTRACE) {
 				memcpy(&sz, raw + sizeof(h), 8);
+			} else {
+				uint32_t tsz;
+				memcpy(&tsz, raw + sizeof(h), 4);
+				sz = ((uint64_t)tsz + 7) & ~7ull;
 			}
 			if (sz > MAX_AUX_BYTES || (!f->pipe && sz > f->data_end - off - h.size)) {
 				note_truncated(f, off);
@@ -1046,7 +1061,6 @@ int pd_read_events(struct pd_file *f, unsigned flags, pd_rec_fn fn, void *ctx)
 			aux_size = sz;
 		}
 		if (f->pipe) {
-			size_t have = h.type == PD_RECORD_AUXTRACE && aux_size ? h.size : sizeof(h);
 			if (pipe_fill(f, have, h.size + aux_size - have) < 0) {
 				note_truncated(f, off);
 				break;

@@ -419,10 +419,22 @@ static void load_kallsyms(struct sym_ctx *c, struct sb_dso *bd, struct sdso *d)
 	struct esym *v = NULL;
 	char line[512];
 	while (fgets(line, sizeof(line), f)) {
-		unsigned long long a;
-		char type, name[256];
-		if (sscanf(line, "%llx %c %255s", &a, &type, name) != 3)
+		/* "ffffffff81000000 T _text [module]": parsed by hand, sscanf is the
+		 * bottleneck on 200k lines */
+		unsigned long long a = 0;
+		char *p = line, type, *name;
+		for (; *p && *p != ' '; p++) {
+			int h = *p >= '0' && *p <= '9' ? *p - '0' : (*p | 32) >= 'a' && (*p | 32) <= 'f' ?
+				(*p | 32) - 'a' + 10 : -1;
+			if (h < 0)
+				break;
+			a = a << 4 | (unsigned)h;
+		}
+		if (p[0] != ' ' || !p[1] || p[2] != ' ')
 			continue;
+		type = p[1];
+		name = p + 3;
+		name[strcspn(name, " \t\n")] = 0;
 		if (strcmp(name, "_text") == 0)
 			d->ktext = a;
 		if (type != 't' && type != 'T' && type != 'w' && type != 'W')

@@ -473,6 +473,40 @@ static void test_pipe(void **state)
 	free(b.p);
 }
 
+/* Records whose payload follows them uncounted (HEADER_TRACING_DATA, AUXTRACE with
+ * an empty payload) in a pipe stream: the next record is found. */
+static void test_trailing_payloads(void **state)
+{
+	(void)state;
+	struct buf b = {0};
+	struct perf_event_attr a1 = attr_simple();
+	struct pd_file *f;
+	struct seen s = {0};
+
+	put64(&b, PD_MAGIC2);
+	put64(&b, 16);
+	hdr(&b, PD_RECORD_HEADER_ATTR, 0, 8 + sizeof(a1) + 8);
+	put(&b, &a1, sizeof(a1));
+	put64(&b, 300);
+	hdr(&b, PD_RECORD_HEADER_TRACING_DATA, 0, 16);
+	uint32_t tsz[2] = { 13, 0 };
+	put(&b, tsz, 8);
+	put(&b, "tracing data\0\0\0\0", 16);	/* 13 bytes, padded to 16 */
+	hdr(&b, PD_RECORD_AUXTRACE, 0, sizeof(struct pd_auxtrace_event));
+	put64(&b, 0); put64(&b, 0); put64(&b, 0);
+	uint32_t w[4] = { 0, 42, 0, 0 };
+	put(&b, w, 16);
+	sample_simple(&b, 300, 0x401300, 60);
+	write_file(&b);
+	assert_int_equal(pd_open(path, &f), 0);
+	assert_int_equal(pd_read_events(f, PD_ORDERED, collect, &s), 0);
+	assert_string_equal(s.log, "HEADER_ATTR@0 HEADER_TRACING_DATA@0 AUXTRACE@0 SAMPLE@60:401300/0 ");
+	assert_int_equal(pd_stats(f)->bad, 0);
+	assert_false(pd_stats(f)->truncated);
+	pd_close(f);
+	free(b.p);
+}
+
 /* A queue limit far below the data: everything still arrives (early flushes). */
 static void test_queue_limit(void **state)
 {
@@ -511,6 +545,7 @@ int main(void)
 		cmocka_unit_test(test_bad_headers),
 		cmocka_unit_test(test_pipe),
 		cmocka_unit_test(test_queue_limit),
+		cmocka_unit_test(test_trailing_payloads),
 	};
 	return cmocka_run_group_tests(tests, NULL, teardown);
 }
