@@ -242,6 +242,19 @@ static int settle_events(struct sample_col *c, const struct rec_opts *o, pid_t p
 		set_sampling(&c->ev[0].attr, o, c->freq, 0);
 		fd = perf_open(&c->ev[0].attr, pid, cpu, -1);
 	}
+	if (fd < 0 && (errno == EACCES || errno == EPERM)) {
+		int en = errno, level = -9;
+		FILE *f = fopen("/proc/sys/kernel/perf_event_paranoid", "re");
+		if (f) {
+			if (fscanf(f, "%d", &level) != 1)
+				level = -9;
+			fclose(f);
+		}
+		char hint[128];
+		snprintf(hint, sizeof(hint), "kernel.perf_event_paranoid is %d: run as root or set it to 2 or less",
+			 level);
+		return xp_err("open the sampling event", hint, "%s: %s", c->ev[0].name, strerror(en));
+	}
 	if (fd < 0)
 		return xp_err("open the sampling event", "see 'xptrace info' for what this machine supports",
 			      "%s: %s", c->ev[0].name, strerror(errno));

@@ -132,3 +132,22 @@ if [ -x "$XPTRACE_ASAN" ]; then
 	check_eq "ASan build: no sanitizer report" "" "$(grep -E 'Sanitizer|runtime error' "$TMP/asan.err")"
 	perf_clean "ASan build" asan/perf.data
 fi
+
+# An unprivileged user records its own command (user space only fits paranoid <= 2).
+if command -v setpriv >/dev/null && [ "$(id -u)" = 0 ] && [ "$(cat /proc/sys/kernel/perf_event_paranoid)" -le 2 ]; then
+	chmod 755 "$TMP"
+	mkdir -m 777 "$TMP/nobody"
+	# copies: the checkout may sit where that user cannot read
+	cp "$XPTRACE" "$PROGS/hot" "$TMP/nobody/"
+	setpriv --reuid=65534 --regid=65534 --clear-groups \
+		"$TMP/nobody/xptrace" record -q -o "$TMP/nobody/t" -- "$TMP/nobody/hot" 100 >/dev/null 2>"$TMP/errn"
+	check_eq "unprivileged: exit 0, no message" "0 " "$? $(cat "$TMP/errn")"
+	share=$(setpriv --reuid=65534 --regid=65534 --clear-groups env HOME="$TMP/nobody" \
+		perf report -i "$TMP/nobody/t/perf.data" --stdio --no-children --sort sym -q -g none 2>/dev/null |
+		awk '$3 == "hot_inner" { sub("%", "", $1); printf "%d\n", $1 }')
+	check "unprivileged: perf finds hot_inner (${share:-0}%)" in_range 60 90 "${share:-0}"
+	check "unprivileged: snapshots taken (copies: hardlinks of others' files are refused)" \
+		test -s "$TMP/nobody/t$TMP/nobody/hot/$(perf buildid-list -f -i "$TMP/nobody/t/perf.data" 2>/dev/null | awk -v p="$TMP/nobody/hot" '$2 == p { print $1 }')/elf"
+else
+	ok "unprivileged recording: setpriv or root missing # SKIP"
+fi
