@@ -76,6 +76,9 @@ struct dpt_options {
 	/* Event kinds the consumer does not need, as (1u << kind): a speed hint, the
 	 * decoder may skip them (XEV_CALL, XEV_RETURN). */
 	uint32_t ignore;
+	/* When set, kept equal to the decode time (perf ns, or TSC) as it advances, so
+	 * memory callbacks look mappings up as they were when the code ran. */
+	uint64_t *time_out;
 	/* The buffer is a read-only mapping of a file: pages well behind the decoder are
 	 * given back (madvise), so memory stays flat however long the trace is. */
 	int release_behind;

@@ -69,11 +69,13 @@ static void set_time(struct dctx *c, uint64_t tsc)
 	c->tsc = tsc;
 	if (!o->have_time_conv) {
 		c->tmpl.time = tsc;
-		return;
+	} else {
+		/* perf's tsc_to_perf_time: split to keep tsc * mult from overflowing */
+		uint64_t quot = tsc >> o->time_shift, rem = tsc & ((1ULL << o->time_shift) - 1);
+		c->tmpl.time = o->time_zero + quot * o->time_mult + ((rem * o->time_mult) >> o->time_shift);
 	}
-	/* perf's tsc_to_perf_time: split to keep tsc * mult from overflowing */
-	uint64_t quot = tsc >> o->time_shift, rem = tsc & ((1ULL << o->time_shift) - 1);
-	c->tmpl.time = o->time_zero + quot * o->time_mult + ((rem * o->time_mult) >> o->time_shift);
+	if (o->time_out)
+		*o->time_out = c->tmpl.time;
 }
 
 static int flush_group(struct dctx *c, uint64_t cycles)

@@ -49,6 +49,14 @@ struct sw {
 	uint64_t time;
 };
 
+/* A walk over the switch records of one cpu: queue times only grow, so each walk
+ * passes over them once (two walks: the decoder reads code ahead of the events). */
+struct swcur {
+	size_t pos;
+	uint64_t time;
+	int32_t pid, tid;
+};
+
 struct dpp {
 	struct dec_ctx *c;
 	const struct xev_sink *sink;
@@ -67,7 +75,8 @@ struct dpp {
 	struct queue *cur;
 	int32_t pid, tid;
 	uint64_t now;		/* time of the latest event: mappings are looked up then */
-	size_t sw_pos;
+	struct swcur read_w, event_w;	/* who runs: for code reads, for events */
+	int32_t cur_cpu;	/* the per-cpu queue being decoded, -1 per-thread */
 	uint64_t gaps, lost_bytes, insns;
 	int err;
 };
@@ -238,23 +247,27 @@ static int on_rec(void *arg, const struct pd_rec *r)
 	return 0;
 }
 
-/* The thread on `cpu` at `time` (switches are in time order). */
-static void who_runs(struct dpp *p, int32_t cpu, uint64_t time, int32_t *pid, int32_t *tid)
+static void who_runs(struct dpp *p, struct swcur *w, int32_t cpu, uint64_t time)
 {
-	int32_t rp = -1, rt = -1;
-	for (size_t i = 0; i < p->nsw && p->sws[i].time <= time; i++)
-		if (p->sws[i].cpu == cpu) {
-			rp = p->sws[i].pid;
-			rt = p->sws[i].tid;
+	if (time < w->time)	/* a resync went back: start over */
+		*w = (struct swcur){ 0, 0, -1, -1 };
+	w->time = time;
+	for (; w->pos < p->nsw && p->sws[w->pos].time <= time; w->pos++)
+		if (p->sws[w->pos].cpu == cpu) {
+			w->pid = p->sws[w->pos].pid;
+			w->tid = p->sws[w->pos].tid;
 		}
-	*pid = rp;
-	*tid = rt;
 }
 
 static size_t fallback(void *ctx, uint64_t addr, uint8_t *buf, size_t n)
 {
 	struct dpp *p = ctx;
-	return dpt_mem_read(p->mem, p->pid, p->now, addr, buf, n);
+	int32_t pid = p->pid;
+	if (p->cur_cpu >= 0) {	/* the address space of whoever runs now */
+		who_runs(p, &p->read_w, p->cur_cpu, p->now);
+		pid = p->read_w.pid;
+	}
+	return dpt_mem_read(p->mem, pid, p->now, addr, buf, n);
 }
 
 /* Events of a per-cpu queue belong to whichever thread the cpu ran at their time. */
@@ -269,25 +282,17 @@ static int cpu_sink_fn(void *ctx, const struct xev *ev)
 {
 	struct cpu_sink *s = ctx;
 	struct dpp *p = s->p;
-	p->now = ev->time;
 	if (!s->known || ev->time != s->last_time) {
-		who_runs(p, s->cpu, ev->time, &p->pid, &p->tid);
+		who_runs(p, &p->event_w, s->cpu, ev->time);
 		s->last_time = ev->time;
 		s->known = true;
 	}
-	if (p->tid >= 0 && !dec_thread_selected(p->c, p->tid, ev->time))
+	if (p->event_w.tid >= 0 && !dec_thread_selected(p->c, p->event_w.tid, ev->time))
 		return 0;
 	struct xev e = *ev;
-	e.pid = p->pid;
-	e.tid = p->tid;
+	e.pid = p->event_w.pid;
+	e.tid = p->event_w.tid;
 	return xev_emit(p->sink, &e);
-}
-
-static int thread_sink_fn(void *ctx, const struct xev *ev)
-{
-	struct dpp *p = ctx;
-	p->now = ev->time;
-	return xev_emit(p->sink, ev);
 }
 
 static void options_from_info(const struct dpp *p, struct dpt_options *o)
@@ -371,13 +376,16 @@ static int decode_queue(struct dpp *p, struct queue *q)
 			munmap((void *)buf, q->size);
 			return 0;
 		}
-		sink = (struct xev_sink){ thread_sink_fn, p };
+		sink = *p->sink;
 		o.pid = pid;
 		o.tid = q->tid;
 	}
 	p->pid = pid;
 	p->tid = q->tid;
 	p->now = 0;
+	o.time_out = &p->now;
+	p->cur_cpu = q->cpu;
+	p->read_w = p->event_w = (struct swcur){ 0, 0, -1, -1 };
 	struct dpt_image *img = image_for(p, pid);
 	int ret = img ? 0 : -1;
 	for (size_t i = 0; img && i < q->nparts && !ret; i++) {

@@ -23,7 +23,7 @@
 #define PTGEN_PMU_TYPE 8
 #define PTGEN_PID 4242
 
-static uint64_t ptgen_sym(Elf *elf, const char *name)
+static inline uint64_t ptgen_sym(Elf *elf, const char *name)
 {
 	Elf_Scn *scn = NULL;
 	while ((scn = elf_nextscn(elf, scn))) {
@@ -41,7 +41,7 @@ static uint64_t ptgen_sym(Elf *elf, const char *name)
 	return 0;
 }
 
-static int ptgen_rec(struct pd_writer *w, uint16_t type, const void *body, size_t n, uint64_t st)
+static inline int ptgen_rec(struct pd_writer *w, uint16_t type, const void *body, size_t n, uint64_t st)
 {
 	uint64_t buf[512];
 	struct perf_event_header *h = (void *)buf;
@@ -57,7 +57,7 @@ static int ptgen_rec(struct pd_writer *w, uint16_t type, const void *body, size_
 }
 
 /* Returns the size of the PT stream written, 0 on failure (reported on stderr). */
-static size_t ptgen_write(const char *work, long n, const char *outdir)
+static inline size_t ptgen_write(const char *work, long n, const char *outdir)
 {
 	char path[4096];
 	size_t ret = 0;

@@ -1,13 +1,15 @@
-/* JIT code: a perf.data whose PT runs code that exists only in a jitdump file
- * (jit-PID.dump, perf's format, code bytes included), found through the MMAP2 record of
- * that file.  The loop must decode with exact counts and the JIT'ed function's name. */
+/* PT in perf.data beyond the per-thread case:
+ *  - JIT code: the PT runs code that exists only in a jitdump file (jit-PID.dump, perf's
+ *    format, code bytes included), found through the MMAP2 record of that file;
+ *  - a per-cpu AUX area running two processes in turn: the switch records decide which
+ *    thread each part of the trace belongs to. */
 #include "xp_test.h"
 
 #include <sys/wait.h>
 #include <unistd.h>
 
 #include "pd_write.h"
-#include "pt_enc.h"
+#include "pt_gen.h"
 
 #define PID 4242
 #define JIT_ADDR 0x7f0000001000ULL
@@ -58,6 +60,21 @@ static void write_jitdump(uint64_t load_time, uint64_t later)
 	assert_non_null(f);
 	assert_int_equal(fwrite(buf, 1, (size_t)(p - buf), f), (size_t)(p - buf));
 	fclose(f);
+}
+
+static void rec_as(struct pd_writer *w, uint16_t type, uint16_t misc, const void *body, size_t n,
+		   uint64_t st, uint32_t pid, uint64_t t, uint32_t cpu)
+{
+	uint64_t buf[600];
+	struct perf_event_header *h = (void *)buf;
+	size_t sz = (sizeof(*h) + n + 7) & ~(size_t)7;
+	memset(buf, 0, sizeof(buf));
+	memcpy(h + 1, body, n);
+	sz += pd_id_sample((char *)buf + sz, st, pid, pid, t, 1000, cpu);
+	h->type = type;
+	h->misc = misc;
+	h->size = (uint16_t)sz;
+	assert_int_equal(pd_writer_record(w, h), 0);
 }
 
 static void rec(struct pd_writer *w, uint16_t type, const void *body, size_t n, uint64_t st, uint64_t t)
@@ -213,11 +230,125 @@ static void test_jit_code_at_the_right_time(void **state)
 	assert_null(strstr(out, "\"count\":1000,"));
 }
 
+/* Processes A (pid 100) and B (pid 200) run build/progs/ptspin's spin(3) and spin(5)
+ * in turn on cpu 0; one per-cpu AUX area holds both. */
+static void test_per_cpu_switches(void **state)
+{
+	(void)state;
+	char spin_path[512];
+	snprintf(spin_path, sizeof(spin_path), "%s/build/progs/ptspin", XP_SRCDIR);
+	int fd = open(spin_path, O_RDONLY);
+	assert_true(fd >= 0);
+	elf_version(EV_CURRENT);
+	Elf *elf = elf_begin(fd, ELF_C_READ, NULL);
+	uint64_t spin = PTGEN_BASE + ptgen_sym(elf, "spin");
+	uint64_t after = PTGEN_BASE + ptgen_sym(elf, "spin_after_call");
+	elf_end(elf);
+	close(fd);
+
+	struct pd_writer *w;
+	assert_int_equal(pd_writer_create(&w, data), 0);
+	struct perf_event_attr attr;
+	memset(&attr, 0, sizeof(attr));
+	attr.type = PMU;
+	attr.size = PD_ATTR_SIZE;
+	attr.config = 1 | 1ULL << 10 | 1ULL << 11 | 1ULL << 13;	/* pt, tsc, noretcomp, branch */
+	attr.sample_type = PERF_SAMPLE_IP | PERF_SAMPLE_TID | PERF_SAMPLE_TIME | PERF_SAMPLE_ADDR |
+			   PERF_SAMPLE_CPU | PERF_SAMPLE_IDENTIFIER;
+	attr.sample_id_all = attr.mmap = attr.mmap2 = attr.comm = attr.task = 1;
+	attr.context_switch = 1;
+	int idx = pd_writer_add_attr(w, &attr, "intel_pt//u");
+	pd_writer_add_id(w, idx, 1000, 0, -1);
+	uint64_t priv[PD_PT_INFO_WORDS] = { 0 };
+	priv[PD_PT_PMU_TYPE] = PMU;
+	priv[PD_PT_TIME_MULT] = 1;	/* perf time = TSC */
+	priv[PD_PT_TSC_BIT] = 1ULL << 10;
+	priv[PD_PT_NORETCOMP_BIT] = 1ULL << 11;
+	priv[PD_PT_HAVE_SCHED_SWITCH] = 2;
+	priv[PD_PT_PER_CPU_MMAPS] = 1;
+	pd_writer_auxtrace_info(w, PD_AUXTRACE_INTEL_PT, priv, PD_PT_INFO_WORDS);
+	for (uint32_t pid = 100; pid <= 200; pid += 100) {
+		struct { uint32_t pid, tid; char comm[8]; } comm = { pid, pid, "spinner" };
+		rec_as(w, PERF_RECORD_COMM, 0, &comm, sizeof(comm), attr.sample_type, pid, 10, 0);
+		struct {
+			uint32_t pid, tid;
+			uint64_t addr, len, pgoff;
+			uint32_t maj, min;
+			uint64_t ino, ino_generation;
+			uint32_t prot, flags;
+			char filename[512];
+		} mm;
+		memset(&mm, 0, sizeof(mm));
+		mm.pid = mm.tid = pid;
+		mm.addr = PTGEN_BASE;
+		mm.len = 0x10000;
+		mm.prot = 5;
+		mm.flags = 2;
+		snprintf(mm.filename, sizeof(mm.filename), "%s", spin_path);
+		rec_as(w, PERF_RECORD_MMAP2, 0, &mm, offsetof(typeof(mm), filename) + strlen(spin_path) + 1,
+		       attr.sample_type, pid, 20, 0);
+	}
+	/* A runs from 900, B from 1500 (cpu-wide switch records) */
+	uint32_t next[2] = { 0, 0 };
+	rec_as(w, PERF_RECORD_SWITCH_CPU_WIDE, 0, next, sizeof(next), attr.sample_type, 100, 900, 0);
+	next[0] = next[1] = 200;
+	rec_as(w, PERF_RECORD_SWITCH_CPU_WIDE, PERF_RECORD_MISC_SWITCH_OUT, next, sizeof(next),
+	       attr.sample_type, 100, 1500, 0);
+	next[0] = next[1] = 100;
+	rec_as(w, PERF_RECORD_SWITCH_CPU_WIDE, 0, next, sizeof(next), attr.sample_type, 200, 1500, 0);
+	pd_writer_finished_round(w);
+
+	struct pte e;
+	pte_init(&e, 4096);
+	pte_simple(&e, ppt_psb);
+	pte_tsc(&e, 1000);
+	pte_simple(&e, ppt_psbend);
+	for (int run = 0; run < 2; run++) {
+		int n = run ? 5 : 3;
+		if (run)
+			pte_tsc(&e, 2000);
+		pte_mode64(&e);
+		pte_ip(&e, ppt_tip_pge, pt_ipc_sext_48, spin);
+		for (int i = 1; i <= n; i++) {
+			pte_ip(&e, ppt_tip, pt_ipc_update_16, after);
+			pte_tnt(&e, i < n ? "T" : "N");
+		}
+		pte_ip(&e, ppt_tip_pgd, pt_ipc_suppressed, 0);
+	}
+	assert_false(e.failed);
+	struct pd_auxtrace_event ev;
+	memset(&ev, 0, sizeof(ev));
+	ev.tid = (uint32_t)-1;
+	ev.cpu = 0;
+	assert_int_equal(pd_writer_auxtrace(w, &ev, e.buf, pte_len(&e)), 0);
+	pte_free(&e);
+	assert_int_equal(pd_writer_close(w), 0);
+
+	const char *out = capture("--insn --format jsonl");
+	int a = 0, b = 0;
+	for (const char *q = out; (q = strstr(q, "\"ip\":\"")); q++) {
+		const char *line = q;
+		while (line > out && line[-1] != '\n')
+			line--;
+		static const char pa[] = "{\"time\":1000,\"tid\":100,", pb[] = "{\"time\":2000,\"tid\":200,";
+		a += strncmp(line, pa, sizeof(pa) - 1) == 0;
+		b += strncmp(line, pb, sizeof(pb) - 1) == 0;
+	}
+	assert_int_equal(a, 6 * 3 + 2);
+	assert_int_equal(b, 6 * 5 + 2);
+	out = capture("--calltree --per-thread --format jsonl");
+	assert_non_null(strstr(out, "\"calls\":3"));
+	assert_non_null(strstr(out, "\"calls\":5"));
+	out = capture("--blocks --tid 200 --format jsonl");
+	assert_non_null(strstr(out, "\"sym\":\"leaf+0x0\",\"count\":5,"));
+}
+
 int main(void)
 {
 	const struct CMUnitTest tests[] = {
 		cmocka_unit_test(test_jitted_loop),
 		cmocka_unit_test(test_jit_code_at_the_right_time),
+		cmocka_unit_test(test_per_cpu_switches),
 	};
 	return cmocka_run_group_tests(tests, setup, teardown);
 }
