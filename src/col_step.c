@@ -60,10 +60,9 @@ uint64_t col_step_pt_config(uint64_t psb_period)
 
 	while ((2048ull << n) < psb_period && n < 15)
 		n++;
-	/* No tsc bit: perf then decodes the queues timeless, as in the verified per-thread
-	 * setup (perf 6.1 crashes decoding this layout with timed queues).  The stream
-	 * still carries TSC packets for decoders that want a timeline. */
-	return STEP_PT_CFG_PT | STEP_PT_CFG_NORETCOMP | STEP_PT_CFG_BRANCH |
+	/* tsc: TSC packets carry CLOCK_MONOTONIC ns, so perf decodes with timestamps and
+	 * orders the trace with the sideband */
+	return STEP_PT_CFG_PT | STEP_PT_CFG_TSC | STEP_PT_CFG_NORETCOMP | STEP_PT_CFG_BRANCH |
 	       (n << STEP_PT_CFG_PSB_SHIFT);
 }
 
@@ -115,7 +114,7 @@ static int flush_chunk(void *ctx, const uint8_t *data, size_t len)
 
 	memset(&ev, 0, sizeof(ev));
 	ev.offset = t->aux_off;
-	ev.reference = t->aux_off;
+	ev.reference = c->r->last_time;	/* perf: the TSC when the chunk was read */
 	ev.idx = t->idx;
 	ev.tid = (uint32_t)t->tid;
 	ev.cpu = (uint32_t)-1;

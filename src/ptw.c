@@ -179,13 +179,24 @@ int ptw_init(struct ptw *w, const struct ptw_opts *o, ptw_flush_fn flush, void *
 
 int ptw_begin(struct ptw *w, uint64_t tsc)
 {
+	(void)tsc;
+	/* The first PSB+ waits for the first IP: a stream that starts with PSB+ and FUP
+	 * gives decoders an IP and a time at once (perf's timed decoding needs both
+	 * before it walks any instruction). */
 	w->enabled = 0;
-	return psb_plus(w, 0, tsc);
+	w->need_psb = 1;
+	return 0;
 }
 
 int ptw_enable(struct ptw *w, uint64_t ip, uint64_t tsc)
 {
 	int err;
+
+	if (w->need_psb) {
+		w->need_psb = 0;
+		w->enabled = 1;
+		return psb_plus(w, ip, tsc);
+	}
 
 	if ((err = tnt_out(w)) < 0 || (err = mode_exec(w)) < 0 || (err = tsc_out(w, tsc)) < 0)
 		return err;

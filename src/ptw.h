@@ -39,6 +39,7 @@ struct ptw {
 	uint64_t tnt;
 	unsigned ntnt;
 	int enabled;
+	int need_psb;		/* nothing written yet: the first enable writes PSB+ with FUP */
 	uint64_t last_tsc;
 	ptw_flush_fn flush;
 	void *ctx;
@@ -47,9 +48,10 @@ struct ptw {
 };
 
 int ptw_init(struct ptw *w, const struct ptw_opts *o, ptw_flush_fn flush, void *ctx);
-/* PSB+ with tracing off (a thread that starts in the kernel, e.g. at exec). */
+/* A stream that starts with tracing off (in the kernel, e.g. at exec): its first
+ * PSB+ is written at the first ptw_enable(), with FUP there. */
 int ptw_begin(struct ptw *w, uint64_t tsc);
-/* Tracing (re)starts at ip: MODE.EXEC, TSC, TIP.PGE. */
+/* Tracing (re)starts at ip: MODE.EXEC, TSC, TIP.PGE (PSB+ with FUP the first time). */
 int ptw_enable(struct ptw *w, uint64_t ip, uint64_t tsc);
 /* Tracing stops at the branch at `ip`; `to` = 0 suppresses the target (syscall). */
 int ptw_disable(struct ptw *w, uint64_t ip, uint64_t to, uint64_t tsc);

@@ -48,8 +48,8 @@ static void test_packets(void **state)
 	struct pt_packet_decoder *d;
 	struct pt_packet p;
 	static const struct { enum pt_packet_type type; int size; } want[] = {
-		{ ppt_psb, 16 }, { ppt_mode, 2 }, { ppt_tsc, 8 }, { ppt_psbend, 2 },	/* begin */
-		{ ppt_mode, 2 }, { ppt_tsc, 8 }, { ppt_tip_pge, 7 },			/* enable */
+		/* begin writes nothing; the first enable: PSB+ with the IP */
+		{ ppt_psb, 16 }, { ppt_mode, 2 }, { ppt_tsc, 8 }, { ppt_fup, 7 }, { ppt_psbend, 2 },
 		{ ppt_tnt_8, 1 },							/* 3 bits */
 		{ ppt_tip, 3 },								/* update_16 */
 		{ ppt_tnt_64, 8 },							/* 10 bits */
