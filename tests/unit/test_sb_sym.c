@@ -64,6 +64,12 @@ static void test_demangle(void **state)
 	d = sym_demangle("_ZNK3FooclEv", false);
 	assert_string_equal(d, "Foo::operator()");
 	free(d);
+	d = sym_demangle("_Z3fooIiEvT_", false);	/* void foo<int>(int) */
+	assert_string_equal(d, "foo<int>");
+	free(d);
+	d = sym_demangle("_ZN3FoocvbEv", false);	/* Foo::operator bool() */
+	assert_string_equal(d, "Foo::operator bool");
+	free(d);
 	d = sym_demangle("_ZN4core3fmt5write17h0123456789abcdefE", false);
 	assert_string_equal(d, "core::fmt::write");
 	free(d);
