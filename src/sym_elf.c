@@ -257,14 +257,74 @@ static bool better(const struct sdso *d, const struct esym *a, const struct esym
 	return strlen(na) < strlen(nb);
 }
 
-static int load_symtab(struct sdso *d, Elf *e, Elf_Scn *scn, GElf_Shdr *sh)
+/* perf's synthesized PLT symbols: "name@plt" for every .rela.plt slot, at its entry
+ * in .plt.sec (IBT binaries) or .plt (after PLT0).  Without them calls through the
+ * PLT would land in whatever symbol precedes it (_init). */
+static size_t add_plt(struct sdso *d, Elf *e, struct esym *v, size_t k, size_t cap)
+{
+	Elf_Scn *scn = NULL, *rela = NULL;
+	GElf_Shdr sh, rsh, dsh;
+	uint64_t plt = 0, pltsec = 0;
+	size_t shstrndx;
+
+	if (elf_getshdrstrndx(e, &shstrndx) != 0)
+		return k;
+	while ((scn = elf_nextscn(e, scn))) {
+		const char *nm;
+		if (!gelf_getshdr(scn, &sh) || !(nm = elf_strptr(e, shstrndx, sh.sh_name)))
+			continue;
+		if (strcmp(nm, ".rela.plt") == 0 && sh.sh_type == SHT_RELA) {
+			rela = scn;
+			rsh = sh;
+		} else if (strcmp(nm, ".plt") == 0) {
+			plt = sh.sh_addr;
+		} else if (strcmp(nm, ".plt.sec") == 0) {
+			pltsec = sh.sh_addr;
+		}
+	}
+	Elf_Scn *dyn = rela ? elf_getscn(e, rsh.sh_link) : NULL;
+	Elf_Data *rd = rela ? elf_getdata(rela, NULL) : NULL, *dd = dyn ? elf_getdata(dyn, NULL) : NULL;
+	if (!rd || !dd || !plt || !rsh.sh_entsize || !gelf_getshdr(dyn, &dsh))
+		return k;
+	uint64_t base = pltsec ? pltsec : plt + 16;
+	for (size_t i = 0; i < rsh.sh_size / rsh.sh_entsize && k < cap; i++) {
+		GElf_Rela r;
+		GElf_Sym sym;
+		const char *nm;
+		char buf[512];
+		if (!gelf_getrela(rd, (int)i, &r) || !gelf_getsym(dd, (int)GELF_R_SYM(r.r_info), &sym) ||
+		    !(nm = elf_strptr(e, dsh.sh_link, sym.st_name)) || !*nm)
+			continue;
+		snprintf(buf, sizeof(buf), "%s@plt", nm);
+		uint32_t at = pool_add(d, buf);
+		if (at == UINT32_MAX)
+			break;
+		v[k++] = (struct esym){ base + 16 * i, base + 16 * (i + 1), at, UINT32_MAX, STB_GLOBAL };
+	}
+	return k;
+}
+
+static size_t plt_slots(Elf *e)
+{
+	Elf_Scn *scn = NULL;
+	GElf_Shdr sh;
+
+	while ((scn = elf_nextscn(e, scn)))
+		if (gelf_getshdr(scn, &sh) && sh.sh_type == SHT_RELA && sh.sh_entsize &&
+		    sh.sh_flags & SHF_INFO_LINK)
+			return sh.sh_size / sh.sh_entsize;
+	return 0;
+}
+
+/* `plt_elf` (the mapped file, may be NULL) contributes its PLT entries. */
+static int load_symtab(struct sdso *d, Elf *e, Elf_Scn *scn, GElf_Shdr *sh, Elf *plt_elf)
 {
 	Elf_Data *data = elf_getdata(scn, NULL);
 
 	if (!data || !sh->sh_entsize)
 		return 0;
-	size_t n = sh->sh_size / sh->sh_entsize;
-	struct esym *v = calloc(n ? n : 1, sizeof(*v));
+	size_t n = sh->sh_size / sh->sh_entsize, nplt = plt_elf ? plt_slots(plt_elf) : 0;
+	struct esym *v = calloc(n + nplt + 1, sizeof(*v));
 	if (!v)
 		return -1;
 	size_t k = 0;
@@ -290,6 +350,8 @@ static int load_symtab(struct sdso *d, Elf *e, Elf_Scn *scn, GElf_Shdr *sh)
 		v[k].bind = (uint8_t)GELF_ST_BIND(s.st_info);
 		k++;
 	}
+	if (plt_elf)
+		k = add_plt(d, plt_elf, v, k, n + nplt + 1);
 	qsort(v, k, sizeof(*v), cmp_sym);
 	/* one symbol per address; zero-sized ones extend to the next */
 	size_t w = 0;
@@ -543,14 +605,14 @@ static void load_dso(struct sym_ctx *c, struct sb_dso *bd, struct sdso *d)
 		if (!symtab)
 			open_debug_file(d);
 		if (d->dbg_elf && find_symtabs(d->dbg_elf, &dsymtab, &dsymsh, &ddynsym, &ddynsh))
-			load_symtab(d, d->dbg_elf, dsymtab, &dsymsh);
+			load_symtab(d, d->dbg_elf, dsymtab, &dsymsh, d->elf);
 	}
 	if (!d->nsyms && symtab)
-		load_symtab(d, d->elf, symtab, &symsh);
+		load_symtab(d, d->elf, symtab, &symsh, d->elf);
 	if (!d->nsyms && dynsym) {
 		free(d->syms);
 		d->syms = NULL;
-		load_symtab(d, d->elf, dynsym, &dynsh);
+		load_symtab(d, d->elf, dynsym, &dynsh, d->elf);
 	}
 	d->usable = true;
 }

@@ -67,3 +67,31 @@ done
 # the partial report still has the records before the damage
 n=$("$XPTRACE" decode -i "$C/trunc-in-record.data" --calltree --format folded 2>/dev/null | awk '{s+=$NF} END{print s+0}')
 check_match "truncated file: the samples before the cut are reported" "^[1-9][0-9]*$" "$n"
+
+# DWARF unwinding on damaged register/stack copies (made here: such files are MBs)
+export HOME=$TMP/home
+mkdir -p "$HOME"
+perf record -q -e cpu-clock -F 999 --call-graph dwarf,4096 -o "$TMP/dw.data" "$PROGS/dec_work" 200 >/dev/null 2>&1
+python3 - "$TMP/dw.data" <<'PY'
+import random, sys
+b = open(sys.argv[1], "rb").read()
+r = random.Random(11)
+for n in range(3):
+    c = bytearray(b)
+    for _ in range(300):
+        i = r.randrange(4096, len(c))
+        c[i] ^= 1 << r.randrange(8)
+    open(sys.argv[1] + ".%d" % n, "wb").write(c)
+PY
+for f in "$TMP"/dw.data "$TMP"/dw.data.*; do
+	"$XPTRACE_ASAN" decode -i "$f" --calltree --format folded >"$TMP/out" 2>"$TMP/err"
+	rc=$?
+	if grep -Eq "AddressSanitizer|LeakSanitizer|runtime error" "$TMP/err" || [ "$rc" != 0 ]; then
+		not_ok "dwarf $(basename "$f"): exit $rc"
+		head -5 "$TMP/err" | sed 's/^/#   /'
+	else
+		ok "dwarf $(basename "$f") unwinds or degrades (exit 0)"
+	fi
+done
+check_match "undamaged dwarf file unwinds through callers" "main;work_b;work_a;spin [0-9]+$" \
+	"$("$XPTRACE_ASAN" decode -i "$TMP/dw.data" --calltree --format folded 2>/dev/null)"
