@@ -84,7 +84,7 @@ __attribute__((constructor)) static void build_usage(void)
 		snprintf(usage_text + n, sizeof(usage_text) - n, "%s",
 			 "\nThe recording is finalized when the command exits or crashes, when it is killed,\n"
 	      "and on SIGINT/SIGTERM to xptrace; if the disk fills, what was written stays\n"
-			 "readable.  Inspect it with 'xptrace decode' or 'perf report -i DIR/perf.data'.\n");
+			 "readable.  Inspect it with 'xptrace decode -i DIR' or 'perf report -i DIR/perf.data'.\n");
 }
 
 static void on_stop(int sig)
