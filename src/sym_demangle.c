@@ -50,6 +50,29 @@ static void strip_params(char *s)
 	}
 }
 
+/* Template functions demangle with their return type first ("void f<int>"): perf
+ * shows "f<int>".  The cut is at the last space outside brackets that does not
+ * belong to an operator name ("operator new", "operator bool"). */
+static void strip_return_type(char *s)
+{
+	int depth = 0;
+	char *cut = NULL;
+
+	for (char *p = s; *p; p++) {
+		if (*p == '<' || *p == '(' || *p == '[')
+			depth++;
+		else if ((*p == '>' || *p == ')' || *p == ']') && depth > 0)
+			depth--;
+		else if (*p == ' ' && depth == 0) {
+			if (p - s >= 8 && strncmp(p - 8, "operator", 8) == 0)
+				return;
+			cut = p;
+		}
+	}
+	if (cut)
+		memmove(s, cut + 1, strlen(cut + 1) + 1);
+}
+
 static int hexval(char c)
 {
 	if (c >= '0' && c <= '9')
@@ -135,7 +158,9 @@ char *sym_demangle(const char *name, bool params)
 			return r;
 		}
 	}
-	if (!params)
+	if (!params) {
 		strip_params(d);
+		strip_return_type(d);
+	}
 	return d;
 }

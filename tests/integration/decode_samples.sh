@@ -14,9 +14,10 @@ perf_pcts() {
 		awk '/^ +[0-9.]+%/ { p=$1; sub("%","",p); $1=""; $2=""; sub(/^ +/,""); s[$0]+=p }
 		     END { for (k in s) printf "%s\t%.2f\n", k, s[k] }' | sort -t$'\t' -k2 -nr
 }
-xp_pcts() {
+xp_pcts() {	# summed by name like perf_pcts (Rust generics share one)
 	"$XPTRACE" decode -i "$1" --functions --format csv 2>/dev/null |
-		awk -F, 'NR>1 && $4>0 { printf "%s\t%.2f\n", $NF, $4 }' | sort -t$'\t' -k2 -nr
+		awk -F, 'NR>1 && $4>0 { s[$NF]+=$4 } END { for (k in s) printf "%s\t%.2f\n", k, s[k] }' |
+		sort -t$'\t' -k2 -nr
 }
 # every function >= 1% in perf: same function in xptrace within 0.5 pp
 compare() {	# $1 label, $2 perf.data
@@ -53,6 +54,52 @@ if [ -n "$kperf" ]; then
 	check_eq "kernel symbols as perf names them" "$kperf" "$kxp"
 else
 	ok "kernel symbols as perf names them # skip: no kernel samples"
+fi
+
+# ---- C++ and Rust names, as perf demangles them ----
+cat >"$TMP/w.cc" <<'CC'
+#include <cstdlib>
+namespace work {
+volatile unsigned long sink;
+template <typename T> __attribute__((noinline)) T spin(T n)
+{ T s = 0; for (T i = 0; i < n; i++) { s += i; sink = s; } return s; }
+}
+int main(int argc, char **argv)
+{
+	int rounds = argc > 1 ? atoi(argv[1]) : 200;
+	for (int r = 0; r < rounds; r++) { work::spin<unsigned long>(300000UL); work::spin<int>(200000); }
+	return 0;
+}
+CC
+if g++ -O1 -g -fno-omit-frame-pointer -o "$TMP/wcc" "$TMP/w.cc" 2>/dev/null; then
+	perf record -q -e cpu-clock -F 999 -g -o "$TMP/cc.data" "$TMP/wcc" 300 >/dev/null 2>&1
+	compare "C++: demangled names and percentages match perf report" "$TMP/cc.data"
+	check_match "C++: template function without return type or parameters" "^work::spin<unsigned long>	" \
+		"$(xp_pcts "$TMP/cc.data")"
+else
+	ok "C++ demangling # skip: no g++"
+fi
+cat >"$TMP/r.rs" <<'RS'
+mod work {
+    pub struct Acc<T> { pub v: T }
+    impl<T: Copy + std::ops::Add<Output = T>> Acc<T> {
+        #[inline(never)]
+        pub fn spin(&mut self, n: u64, one: T) { for _ in 0..n { self.v = std::hint::black_box(self.v + one); } }
+    }
+}
+fn main() {
+    let n: u64 = std::env::args().nth(1).map(|s| s.parse().unwrap()).unwrap_or(300);
+    let (mut a, mut b) = (work::Acc { v: 0u64 }, work::Acc { v: 0u32 });
+    for _ in 0..n { a.spin(300000, 1); b.spin(100000, 1); }
+    std::hint::black_box((a.v, b.v));
+}
+RS
+if command -v rustc >/dev/null && rustc -O -g -C force-frame-pointers=yes -o "$TMP/wrs" "$TMP/r.rs" 2>/dev/null; then
+	perf record -q -e cpu-clock -F 999 -g -o "$TMP/rs.data" "$TMP/wrs" 300 >/dev/null 2>&1
+	compare "Rust: demangled names and percentages match perf report" "$TMP/rs.data"
+	check_match "Rust: legacy names without the hash" "^wrs::work::Acc<T>::spin	" "$(xp_pcts "$TMP/rs.data")"
+else
+	ok "Rust demangling # skip: no rustc"
 fi
 
 # ---- the call tree: structure the program guarantees ----

@@ -64,6 +64,12 @@ static void test_demangle(void **state)
 	d = sym_demangle("_ZNK3FooclEv", false);
 	assert_string_equal(d, "Foo::operator()");
 	free(d);
+	d = sym_demangle("_Z3fooIiEvT_", false);	/* void foo<int>(int) */
+	assert_string_equal(d, "foo<int>");
+	free(d);
+	d = sym_demangle("_ZN3FoocvbEv", false);	/* Foo::operator bool() */
+	assert_string_equal(d, "Foo::operator bool");
+	free(d);
 	d = sym_demangle("_ZN4core3fmt5write17h0123456789abcdefE", false);
 	assert_string_equal(d, "core::fmt::write");
 	free(d);
@@ -110,6 +116,17 @@ static void test_elf_symbols(void **state)
 	assert_string_equal(sym_fn(c, fn)->name, "spin");
 	assert_string_equal(sym_fn(c, fn)->module, "dec_work");
 	assert_int_equal(sym_fn_of(c, m, base + spin_va), fn);	/* interned */
+	/* PLT entries are named like objdump and perf name them */
+	unsigned long long plt_va = 0;
+	snprintf(cmd, sizeof(cmd), "objdump -d -j .plt %s | sed -n 's/^0*\\([0-9a-f]*\\) <clock_gettime@plt>:/\\1/p'", exe);
+	p = popen(cmd, "r");
+	assert_int_equal(fscanf(p, "%llx", &plt_va), 1);
+	pclose(p);
+	assert_int_equal(sb_add_map(s, 7, base + 0x1000, 0x1000, 0x1000, 5, exe, NULL, 0, 0), 0);
+	m = sb_find_map(s, 7, base + plt_va + 6, 0);
+	assert_string_equal(sym_fn(c, sym_fn_of(c, m, base + plt_va + 6))->name, "clock_gettime@plt");
+	m = sb_find_map(s, 7, base + spin_va + 3, 0);
+
 	const char *file;
 	int line;
 	assert_true(sym_srcline(c, m, base + spin_va + 3, &file, &line));
