@@ -4,6 +4,8 @@
 # call tree's exact structure, every output format, filters, pipe mode, symbols from
 # snapshots after the binary is gone, and build-id mismatches.
 . "$(dirname "$0")/../lib.sh"
+# rustup's rustc finds its toolchains through HOME: keep them reachable
+export RUSTUP_HOME=${RUSTUP_HOME:-$HOME/.rustup} CARGO_HOME=${CARGO_HOME:-$HOME/.cargo}
 export HOME=$TMP/home	# perf's and our ~/.debug: private to the test
 mkdir -p "$HOME"
 W=$PROGS/dec_work
@@ -97,7 +99,7 @@ RS
 if command -v rustc >/dev/null && rustc -O -g -C force-frame-pointers=yes -o "$TMP/wrs" "$TMP/r.rs" 2>/dev/null; then
 	perf record -q -e cpu-clock -F 999 -g -o "$TMP/rs.data" "$TMP/wrs" 300 >/dev/null 2>&1
 	compare "Rust: demangled names and percentages match perf report" "$TMP/rs.data"
-	check_match "Rust: legacy names without the hash" "^wrs::work::Acc<T>::spin	" "$(xp_pcts "$TMP/rs.data")"
+	check_match "Rust: legacy names without the hash" "^r::work::Acc<T>::spin	" "$(xp_pcts "$TMP/rs.data")"
 else
 	ok "Rust demangling # skip: no rustc"
 fi
