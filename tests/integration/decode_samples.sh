@@ -261,3 +261,16 @@ check_exit "not a perf.data" 1 "$XPTRACE" decode -i "$TMP/bad.data"
 check_match "not a perf.data message" "not a perf.data file \(bad magic\)" "$(cat "$TMP/.err")"
 check_exit "unknown option" 2 "$XPTRACE" decode --frobnicate
 check_exit "two views" 2 "$XPTRACE" decode --calltree --functions
+
+# ---- the same views on an exact trace (step mode: every call) ----
+if "$XPTRACE" record -q --mode step -o "$TMP/xs" -- "$W" 5 >/dev/null 2>&1; then
+	calls=$("$XPTRACE" decode -i "$TMP/xs" --functions --format csv |
+		awk -F, '$NF ~ /^(spin|work_a|work_b|recurse)$/ {c[$NF]=$1} END {print c["work_b"], c["work_a"], c["recurse"], c["spin"]}')
+	read -r b a r sp <<<"$calls"
+	check_eq "exact trace: --functions Calls (outer calls; one loop = b, 2a, 1 recurse, 7 spin)" \
+		"$b $((2 * b)) $b $((7 * b))" "$calls"
+	check_match "exact trace: recursion in the call tree with exact calls" \
+		"^ +[0-9]+ +4 +$b +[0-9]+ +[0-9]+ +recurse$" "$("$XPTRACE" decode -i "$TMP/xs" --calltree | sed 's/  */ /g; s/^/ /')"
+else
+	ok "exact trace views # skip: step mode unavailable"
+fi
