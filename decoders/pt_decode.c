@@ -288,7 +288,9 @@ static int on_event(struct dctx *c, const struct pt_event *pev)
 	struct xev ev;
 	int r;
 
-	if (pev->has_tsc && (!c->have_tsc || pev->tsc != c->tsc) && (r = on_time(c, pev->tsc)))
+	/* time only moves forward: libipt stamps some events (a MODE.EXEC read before a
+	 * TIP.PGE) with the time of their packet, earlier than an event already seen */
+	if (pev->has_tsc && (!c->have_tsc || pev->tsc > c->tsc) && (r = on_time(c, pev->tsc)))
 		return r;
 	switch (pev->type) {
 	case ptev_enabled:

@@ -52,6 +52,7 @@ struct step_col {
 	int nranges;
 	char exe[4096];		/* the program of the process that exec'd last */
 	char *perf_filter;	/* for perf's decoder, in AUXTRACE_INFO */
+	int reported;		/* c->err was explained to the user already */
 };
 
 uint64_t col_step_pt_config(uint64_t psb_period)
@@ -231,6 +232,7 @@ static int resolve_filters(struct step_col *c, uint64_t lo, uint64_t hi, uint64_
 				    sizeof(why));
 	if (n < 0) {
 		xp_err("--filter", "check the names with nm or objdump", "%s", why);
+		c->reported = 1;
 		return fail(c, n);
 	}
 	if (n == 0)
@@ -568,21 +570,52 @@ static const char *find_program(const char *cmd, char *buf, size_t len)
 	return NULL;
 }
 
+static void step_col_free(struct step_col *c)
+{
+	for (int i = 0; i < c->nfilt && !c->reported; i++)
+		if (!c->filt[i].resolved)
+			xp_warn("--filter: %s%s%s was never mapped: nothing of it was traced",
+				c->filt[i].sym ? c->filt[i].sym : "range", c->filt[i].module ? "@" : "",
+				c->filt[i].module ? c->filt[i].module : "");
+	col_step_filter_free(c->filt, c->nfilt);
+	free(c->perf_filter);
+	for (size_t i = 0; i < c->nmaps; i++)
+		free(c->maps[i].name);
+	free(c->maps);
+	for (uint32_t i = 0; i < c->nth; i++)
+		if (c->th[i]) {
+			ptw_fini(&c->th[i]->w);
+			free(c->th[i]);
+		}
+	free(c->th);
+}
+
+static void print_summary(const struct step_col *c, const struct x86_step_stats *st)
+{
+	uint64_t br = st->cond + st->indirect + st->ret;
+
+	fprintf(stderr,
+		"xptrace: step: %" PRIu64 " threads, %" PRIu64 " branches (%" PRIu64 " cond, %" PRIu64
+		" indirect, %" PRIu64 " ret), %" PRIu64 " stops (%.3f per branch), %" PRIu64
+		" syscalls, %" PRIu64 " signals, %" PRIu64 " blocks, %.2f MB of PT (no CYC: "
+		"stepping has no cycle timing)\n",
+		st->threads, br, st->cond, st->indirect, st->ret, st->stops,
+		br ? (double)st->stops / (double)br : 0.0, st->syscalls, st->signals, st->blocks,
+		c->pt_bytes / 1e6);
+}
+
 static int step_run(struct rec *r)
 {
 	struct step_col c = { .r = r };
 	struct x86_step_opts xo = { .fn = on_event, .ctx = &c, .stop = &rec_stop_requested };
 	struct x86_step *s = NULL;
-	const struct x86_step_stats *st;
-	int e;
+	int e, rc = -1;
 
 	if (r->opts->pid)
 		return xp_err("record", "run the command under xptrace instead",
 			      "--mode step cannot attach to a running process (-p)");
 	if (r->opts->filter) {
-		char why[512];
-
-		char prog[4096];
+		char why[512], prog[4096];
 		int unnamed;
 
 		if (col_step_filter_parse(r->opts->filter, &c.filt, &c.nfilt, why, sizeof(why)) < 0)
@@ -597,53 +630,35 @@ static int step_run(struct rec *r)
 	}
 	xo.filtered = c.nfilt > 0;
 	c.psb_period = r->opts->psb_period ? r->opts->psb_period : STEP_DEFAULT_PSB_PERIOD;
-	if ((e = write_header_records(&c)) < 0)
-		return xp_err("record", NULL, "cannot write perf.data: %s", strerror(-e));
-	e = x86_step_attach(&s, &xo, r->child);
-	c.s = s;
-	if (e < 0)
-		return xp_err("trace the command", "check /proc/sys/kernel/yama/ptrace_scope",
-			      "ptrace: %s", strerror(-e));
-	if (rec_target_go(r) < 0) {
-		x86_step_free(s);
-		return -1;
+	if ((e = write_header_records(&c)) < 0) {
+		xp_err("record", NULL, "cannot write perf.data: %s", strerror(-e));
+		goto out;
 	}
+	if ((e = x86_step_attach(&s, &xo, r->child)) < 0) {
+		xp_err("trace the command", "check /proc/sys/kernel/yama/ptrace_scope", "ptrace: %s",
+		       strerror(-e));
+		goto out;
+	}
+	c.s = s;
+	if (rec_target_go(r) < 0)
+		goto out;
 	e = x86_step_run(s);
-	st = x86_step_stats(s);
 	r->target_status = x86_step_exit_status(s);
-	r->target_done = 1;
+	r->target_done = 1;	/* the tracer reaped it */
 	for (uint32_t i = 0; i < c.nth; i++)
 		if (c.th[i])
 			end_thread(&c, c.th[i]);
 	if (e < 0 && e != -EINTR && !c.err)
 		xp_err("trace the command", NULL, "%s", strerror(-e));
-	else if (c.err)
+	else if (c.err && !c.reported)
 		xp_err("record", NULL, "cannot write the trace: %s", strerror(-c.err));
-	if (!r->opts->quiet) {
-		uint64_t br = st->cond + st->indirect + st->ret;
-
-		fprintf(stderr,
-			"xptrace: step: %" PRIu64 " threads, %" PRIu64 " branches (%" PRIu64
-			" cond, %" PRIu64 " indirect, %" PRIu64 " ret), %" PRIu64 " stops "
-			"(%.3f per branch), %" PRIu64 " syscalls, %" PRIu64 " signals, %" PRIu64
-			" blocks, %.2f MB of PT (no CYC: stepping has no cycle timing)\n",
-			st->threads, br, st->cond, st->indirect, st->ret, st->stops,
-			br ? (double)st->stops / (double)br : 0.0, st->syscalls, st->signals,
-			st->blocks, c.pt_bytes / 1e6);
-	}
+	if (!r->opts->quiet)
+		print_summary(&c, x86_step_stats(s));
+	rc = (e < 0 && e != -EINTR) || c.err ? -1 : 0;
+out:
 	x86_step_free(s);
-	for (int i = 0; i < c.nfilt; i++)
-		if (!c.filt[i].resolved)
-			xp_warn("--filter: %s%s%s was never mapped: nothing of it was traced",
-				c.filt[i].sym ? c.filt[i].sym : "range", c.filt[i].module ? "@" : "",
-				c.filt[i].module ? c.filt[i].module : "");
-	col_step_filter_free(c.filt, c.nfilt);
-	free(c.perf_filter);
-	for (size_t i = 0; i < c.nmaps; i++)
-		free(c.maps[i].name);
-	free(c.maps);
-	free(c.th);
-	return (e < 0 && e != -EINTR) || c.err ? -1 : 0;
+	step_col_free(&c);
+	return rc;
 }
 
 const struct rec_mode rec_mode_step = {

@@ -22,6 +22,16 @@ for prog in pt_known step_basic; do
 		"$(md5sum <"$TMP/$prog.perf")" "$(md5sum <"$TMP/$prog.ours")"
 done
 
+# timestamps (the step tracer's TSC packets) never go backwards within the thread
+check_eq "--insn times are monotonic" "0" "$("$XPTRACE" decode -i "$K" --insn --format jsonl | python3 -c '
+import sys, json
+prev = bad = 0
+for l in sys.stdin:
+    t = json.loads(l).get("time", 0)
+    bad += t < prev
+    prev = max(prev, t)
+print(bad)')"
+
 # blocks: the loop body runs exactly 1000 times, its jne is taken 999 times
 out=$("$XPTRACE" decode -i "$K" --blocks --sym loop1000 --format jsonl)
 check_match "loop body block: count 1000, taken 999, not taken 1" \
