@@ -29,6 +29,7 @@ static const struct dec_option options[] = {
 	{ "nom-freq", "N", "--pt: nominal core:bus ratio (MSR_PLATFORM_INFO[15:8]): CYC -> cycles" },
 	{ "mtc-freq", "N", "--pt: MTC frequency (IA32_RTIT_CTL.MTCFreq)" },
 	{ "resync-on-error", NULL, "--pt: on a decode error report a gap and resume at the next PSB" },
+	{ "insn-decoder", NULL, "--pt: libipt's instruction decoder instead of its block decoder (a cross-check)" },
 	{ NULL, NULL, NULL },
 };
 
@@ -175,6 +176,8 @@ static int load_inputs(struct dec_ctx *c, struct dpt_image *img, struct dpt_opti
 				opt->mtc_freq = (uint8_t)v;
 		} else if (strcmp(name, "resync-on-error") == 0) {
 			opt->strict = 0;
+		} else if (strcmp(name, "insn-decoder") == 0) {
+			opt->mode = DPT_INSNS;
 		}
 	}
 	if (!n)

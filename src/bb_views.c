@@ -66,6 +66,7 @@ static int open_common(struct dec_ctx *c, struct vstate **out)
 	s->vo.format = c->opts->format == OUT_JSONL ? BB_JSONL : BB_TEXT;
 	s->vo.out = c->out;
 	s->vo.env = &s->env;
+	s->vo.raw_time = c->pd == NULL;	/* raw inputs: TSC as is, no perf clock */
 	const char *syntax = dec_opt(c, "syntax");
 	if (syntax && strcmp(syntax, "intel") && strcmp(syntax, "att")) {
 		xp_usage_error("decode", "--syntax %s: expected intel or att", syntax);

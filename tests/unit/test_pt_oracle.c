@@ -74,6 +74,13 @@ static void test_insn_stream_equals_perf_script(void **state)
 		lines++;
 	assert_int_equal(lines, 6 * N + 2);
 	assert_string_equal(ours, perf);
+	free(ours);
+	/* libipt's instruction decoder agrees with the block path */
+	snprintf(cmd, sizeof(cmd), "%s decode --pt %s/trace.pt --elf %s --insn --insn-decoder --format jsonl | "
+		 "sed -n 's/.*\"ip\":\"0x\\([0-9a-f]*\\)\".*/\\1/p'", xptrace, dir, elfarg);
+	ours = capture(cmd, &rc);
+	assert_int_equal(rc, 0);
+	assert_string_equal(ours, perf);
 	free(perf);
 	free(ours);
 }
