@@ -28,6 +28,11 @@ step_case() {	# $1 program; [$2 $3 = compare only [lo, hi) for threads]
 	check_match "$prog: perf's branches (--itrace=b -F ip,addr) equal the ground truth's" "identical" \
 		"$(printf '%s\n' "$out" | grep -v identical || echo identical)"
 	printf "%s\n" "$out" | head -4 | sed "s/^/# /"
+	# xptrace's own PT decoder (decoders/pt*, libipt) on the same trace directory
+	"$XPTRACE" decode --insn -i "$TMP/$prog" 2>/dev/null | awk '$1 != "---" { print $2, $3 }' >"$TMP/$prog.xinsn"
+	out=$(python3 "$XP_ROOT/tests/step_truth.py" "$TMP/$prog.truth" "$start" "$TMP/$prog.xinsn" ${2:-} ${3:-})
+	check_match "$prog: xptrace decode --insn equals the single-step ground truth" "identical" \
+		"$(printf '%s\n' "$out" | grep -v identical || echo identical)"
 	ratio=$(sed -n 's/.*stops (\([0-9.]*\) per branch).*/\1/p' "$TMP/$prog.err")
 	check_match "$prog: at most 1.0 stops per executed cond/indirect branch (got $ratio)" "^yes$" \
 		"$(awk -v r="${ratio:-9}" 'BEGIN { print (r <= 1.0) ? "yes" : "no" }')"
