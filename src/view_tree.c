@@ -292,6 +292,7 @@ static int write_functions(struct vt *v, struct ct_tree *t)
 {
 	struct dec_ctx *c = v->c;
 	unsigned m = v->metric, smp = m, nev = 0;
+	bool have_samples = false;
 	int cyc = -1, ins = -1;
 	struct out_col cols[8 + DEC_MAX_METRICS];
 	unsigned nc = 0;
@@ -310,15 +311,18 @@ static int write_functions(struct vt *v, struct ct_tree *t)
 	}
 	ct_fn_totals(t, tot, nfn);
 	for (unsigned k = 0; k < c->nmetrics; k++) {
-		if (c->metrics[k].kind == DEC_M_SAMPLES)
+		if (c->metrics[k].kind == DEC_M_SAMPLES) {
 			smp = k;
+			have_samples = true;
+		}
 		if (strncmp(c->metrics[k].name, "cycles", 6) == 0 || strncmp(c->metrics[k].name, "cpu-cycles", 10) == 0)
 			cyc = (int)k;
 		if (strncmp(c->metrics[k].name, "instructions", 12) == 0)
 			ins = (int)k;
 	}
 	uint64_t total = ct_total(t, m);
-	cols[nc++] = (struct out_col){ "Samples", OUT_INT, 9, false };
+	/* exact traces have no samples: their first column is the exact call count */
+	cols[nc++] = (struct out_col){ have_samples ? "Samples" : "Calls", OUT_INT, 9, false };
 	cols[nc++] = (struct out_col){ "Base", OUT_INT, 12, false };
 	cols[nc++] = (struct out_col){ "Cum", OUT_INT, 12, false };
 	cols[nc++] = (struct out_col){ "Base%", OUT_PCT, 7, false };
@@ -353,7 +357,7 @@ static int write_functions(struct vt *v, struct ct_tree *t)
 			continue;
 		struct out_val vals[8 + DEC_MAX_METRICS];
 		unsigned k = 0;
-		vals[k++] = (struct out_val){ .u = x->base[smp] };
+		vals[k++] = (struct out_val){ .u = have_samples ? x->base[smp] : x->calls };
 		vals[k++] = (struct out_val){ .u = x->base[m] };
 		vals[k++] = (struct out_val){ .u = x->cum[m] };
 		vals[k++] = (struct out_val){ .d = bp };

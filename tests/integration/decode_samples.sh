@@ -4,6 +4,8 @@
 # call tree's exact structure, every output format, filters, pipe mode, symbols from
 # snapshots after the binary is gone, and build-id mismatches.
 . "$(dirname "$0")/../lib.sh"
+# rustup's rustc finds its toolchains through HOME: keep them reachable
+export RUSTUP_HOME=${RUSTUP_HOME:-$HOME/.rustup} CARGO_HOME=${CARGO_HOME:-$HOME/.cargo}
 export HOME=$TMP/home	# perf's and our ~/.debug: private to the test
 mkdir -p "$HOME"
 W=$PROGS/dec_work
@@ -97,7 +99,7 @@ RS
 if command -v rustc >/dev/null && rustc -O -g -C force-frame-pointers=yes -o "$TMP/wrs" "$TMP/r.rs" 2>/dev/null; then
 	perf record -q -e cpu-clock -F 999 -g -o "$TMP/rs.data" "$TMP/wrs" 300 >/dev/null 2>&1
 	compare "Rust: demangled names and percentages match perf report" "$TMP/rs.data"
-	check_match "Rust: legacy names without the hash" "^wrs::work::Acc<T>::spin	" "$(xp_pcts "$TMP/rs.data")"
+	check_match "Rust: legacy names without the hash" "^r::work::Acc<T>::spin	" "$(xp_pcts "$TMP/rs.data")"
 else
 	ok "Rust demangling # skip: no rustc"
 fi
@@ -259,3 +261,16 @@ check_exit "not a perf.data" 1 "$XPTRACE" decode -i "$TMP/bad.data"
 check_match "not a perf.data message" "not a perf.data file \(bad magic\)" "$(cat "$TMP/.err")"
 check_exit "unknown option" 2 "$XPTRACE" decode --frobnicate
 check_exit "two views" 2 "$XPTRACE" decode --calltree --functions
+
+# ---- the same views on an exact trace (step mode: every call) ----
+if "$XPTRACE" record -q --mode step -o "$TMP/xs" -- "$W" 5 >/dev/null 2>&1; then
+	calls=$("$XPTRACE" decode -i "$TMP/xs" --functions --format csv |
+		awk -F, '$NF ~ /^(spin|work_a|work_b|recurse)$/ {c[$NF]=$1} END {print c["work_b"], c["work_a"], c["recurse"], c["spin"]}')
+	read -r b a r sp <<<"$calls"
+	check_eq "exact trace: --functions Calls (outer calls; one loop = b, 2a, 1 recurse, 7 spin)" \
+		"$b $((2 * b)) $b $((7 * b))" "$calls"
+	check_match "exact trace: recursion in the call tree with exact calls" \
+		"^ +[0-9]+ +4 +$b +[0-9]+ +[0-9]+ +recurse$" "$("$XPTRACE" decode -i "$TMP/xs" --calltree | sed 's/  */ /g; s/^/ /')"
+else
+	ok "exact trace views # skip: step mode unavailable"
+fi
