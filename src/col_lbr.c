@@ -101,14 +101,17 @@ static int open_settled(struct lbr_col *c, pid_t pid, int cpu, char *why, size_t
 		if (fd >= 0)
 			snprintf(c->name, sizeof(c->name), "ex_ret_brn_tkn");
 	}
-	if (fd < 0)
+	if (fd < 0) {
+		int e = errno;	/* the probe reports it */
 		snprintf(why, whylen, "the %s PMU lists a %u-entry branch stack but perf_event_open "
 			 "with PERF_SAMPLE_BRANCH_STACK fails: %s", c->info.pmu, c->info.depth,
-			 strerror(errno));
+			 strerror(e));
+		errno = e;
+	}
 	return fd;
 }
 
-static int probe(const struct rec_opts *o, char *why, size_t whylen)
+static int probe(const struct rec_opts *o, int *open_err, char *why, size_t whylen)
 {
 	struct lbr_col c;
 	int fd;
@@ -117,8 +120,10 @@ static int probe(const struct rec_opts *o, char *why, size_t whylen)
 	if (build(&c, o, why, whylen))
 		return -ENOENT;
 	fd = open_settled(&c, 0, -1, why, whylen);
-	if (fd < 0)
+	if (fd < 0) {
+		*open_err = errno;
 		return -ENOENT;
+	}
 	close(fd);
 	return 0;
 }

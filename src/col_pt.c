@@ -82,7 +82,7 @@ bad:
 	return rc;
 }
 
-static int probe(const struct rec_opts *o, char *why, size_t whylen)
+static int probe(const struct rec_opts *o, int *open_err, char *why, size_t whylen)
 {
 	struct pt_col c;
 	int rc, fd;
@@ -95,9 +95,8 @@ static int probe(const struct rec_opts *o, char *why, size_t whylen)
 	 * level, a fixture tree): only a real open says yes. */
 	fd = (int)perf_open(&c.attr, 0, -1, -1);
 	if (fd < 0) {
+		*open_err = errno;
 		rc = -errno;
-		snprintf(why, whylen, "intel_pt is in sysfs (type %d) but perf_event_open fails: %s",
-			 c.pmu.type, strerror(errno));
 	} else {
 		close(fd);
 	}

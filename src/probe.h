@@ -99,6 +99,16 @@ void probe_conclude(const struct pmu_list *pmus, const char *sysfs_label,
 int probe_machine(const char *sysfs_root, struct pmu_list *pmus, struct probe_facts *f,
 		  struct probe_conclusion *out);
 
+/* Record found a mode the conclusion called available refused when it opened the real
+ * event with the user's options (errno `err`): that is a probe fact, so it goes into `f`
+ * and the conclusion is redone over `pmus` (read from sysfs_root), and `out` words the
+ * reason as info would on a machine where that probe failed. */
+void probe_refute(const char *sysfs_root, const struct pmu_list *pmus, struct probe_facts *f,
+		  enum probe_mode_id mode, int err, struct probe_conclusion *out);
+
+/* Where PMUs under sysfs_root are read from, as the conclusions name it in reasons. */
+void probe_sysfs_label(const char *sysfs_root, char *label, size_t size);
+
 /* Whether sysfs_root (NULL/"" = "/") is this machine's root, so live probes describe it. */
 int probe_sysfs_is_live(const char *sysfs_root);
 

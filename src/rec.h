@@ -85,9 +85,12 @@ struct rec {
 struct rec_mode {
 	const char *name;
 	const char *summary;
-	/* For --mode auto: 0 when this machine can record in this mode, else a negative
-	 * code with the reason in `why`.  NULL means always usable. */
-	int (*probe)(const struct rec_opts *o, char *why, size_t whylen);
+	/* Opens this mode's event with the options, once the conclusions of `xptrace info`
+	 * found the mode available: 0 when it records here, else a negative code and
+	 * either *open_err set to the errno of a refused perf_event_open (the caller words
+	 * it as info would) or the reason in `why` (an option the PMU cannot honour).
+	 * NULL: nothing to open beforehand. */
+	int (*probe)(const struct rec_opts *o, int *open_err, char *why, size_t whylen);
 	/* Records until rec_should_stop(); errors are reported here (xp_err) and returned
 	 * negative.  The command finalizes the file afterwards in every case. */
 	int (*run)(struct rec *r);

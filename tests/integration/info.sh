@@ -167,6 +167,27 @@ check_eq "unknown option: message" "xptrace: info: unknown option '--frobnicate'
 check_exit "--sysfs-root without a value: exit 2" 2 "$XPTRACE" info --sysfs-root
 check_exit "stray argument: exit 2" 2 "$XPTRACE" info extra
 
+# --- record decides from the same conclusions ------------------------------------------
+# `record` (auto) records in info's best mode, and for every mode info calls unavailable
+# `record --mode M` exits 1 with info's reason and info's alternative (hw_modes.sh checks
+# the auto messages and the refused opens of the Skylake tree).
+for root in "" "$SYSFS/vm-nopmu" "$SYSFS/amd-zen"; do
+	name=${root:+$(basename "$root")}
+	name=${name:-this machine}
+	opt=(${root:+--sysfs-root "$root"})
+	info=$("$XPTRACE" info "${opt[@]}" 2>/dev/null)
+	check_eq "$name: record --mode auto picks info's best mode" \
+		"$(sed -n 's/^best mode: //p' <<<"$info")" \
+		"$("$XPTRACE" record "${opt[@]}" -f -o "$TMP/rec" -- true 2>&1 |
+			sed -n 's/^xptrace: mode auto: recording in \(.*\) mode$/\1/p')"
+	for m in $(sed -n 's/^  \([a-z]*\) \+unavailable: .*/\1/p' <<<"$info"); do
+		out=$("$XPTRACE" record "${opt[@]}" --mode "$m" -o "$TMP/recm" -- true 2>&1); rc=$?
+		check_eq "$name: record --mode $m exits 1 with info's reason" \
+			"1 xptrace: record --mode: $m: $(sed -n "s/^  $m \+unavailable: \(.*\) (use \([a-z]*\) instead)\$/\1 (use --mode \2 instead)/p" <<<"$info")" \
+			"$rc $out"
+	done
+done
+
 # --- the sanitizer build on the same paths ---------------------------------------------
 if [ -x "$XPTRACE_ASAN" ]; then
 	check_exit "ASan: live info" 0 "$XPTRACE_ASAN" info --json

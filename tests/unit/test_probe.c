@@ -151,6 +151,32 @@ static void test_skylake_fixture_only(void **state)
 	assert_string_equal(c.best, "pt");
 }
 
+/* record opened the real events of the modes info could not verify and the kernel
+ * refused: probe_refute turns each refusal into info's reason, and moves best/instead. */
+static void test_refuted_by_record(void **state)
+{
+	char label[600];
+
+	(void)state;
+	load(SKL);
+	base_facts();
+	probe_conclude(&pmus, "FIX", &f, &c);
+	probe_refute(SKL, &pmus, &f, PROBE_MODE_PT, EINVAL, &c);
+	probe_sysfs_label(SKL, label, sizeof(label));
+	assert_string_equal(label, SKL "/sys/bus/event_source/devices");
+	assert_unavailable(M(PT), "an intel_pt event does not open (EINVAL): the kernel rejects the "
+				  "event attributes", "lbr");
+	assert_string_equal(c.best, "lbr");
+	probe_refute(SKL, &pmus, &f, PROBE_MODE_LBR, ENOENT, &c);
+	assert_unavailable(M(PT), "an intel_pt event does not open (EINVAL): the kernel rejects the "
+				  "event attributes", "sample");
+	assert_unavailable(M(LBR), "branch-stack sampling does not open (ENOENT): the kernel has no "
+				   "hardware cycles event", "sample");
+	assert_string_equal(c.best, "sample");
+	assert_int_equal(f.pt.status, PROBE_FAIL);
+	assert_int_equal(f.lbr.err, ENOENT);
+}
+
 static void test_skylake_paranoid3_user(void **state)
 {
 	static const char denied[] = "perf_event_paranoid is 3 and this user is neither root nor "
@@ -432,6 +458,7 @@ int main(void)
 		cmocka_unit_test_teardown(test_vm_live, teardown),
 		cmocka_unit_test_teardown(test_skylake_live, teardown),
 		cmocka_unit_test_teardown(test_skylake_fixture_only, teardown),
+		cmocka_unit_test_teardown(test_refuted_by_record, teardown),
 		cmocka_unit_test_teardown(test_skylake_paranoid3_user, teardown),
 		cmocka_unit_test_teardown(test_skylake_pt_busy, teardown),
 		cmocka_unit_test_teardown(test_zen_live, teardown),
