@@ -5,6 +5,7 @@
  * a disable or a gap in between resolves it too (or drops it when nothing is known).
  * Errors become gaps and decoding resumes at the next PSB. */
 #include <errno.h>
+#include <stdbool.h>
 #include <stdlib.h>
 #include <string.h>
 #include <sys/mman.h>
@@ -53,6 +54,11 @@ struct dctx {
 	 * says how many cycles they took (see on_time) */
 	int cyc_mode;
 	struct xev insn_ev, blk_ev, br_ev;	/* hot-path events, kept filled */
+	/* a block that ended without a control transfer (libipt ends blocks at PSBs and
+	 * other status updates too): held back and merged with the block that continues it,
+	 * so a basic block is never cut where no branch is */
+	int held;
+	uint64_t h_ip, h_end, h_insns, h_time;
 	uint32_t ignore_ic;	/* (1u << pt_insn_class) whose transfers nobody wants */
 	struct xev *group;
 	uint8_t (*group_raw)[16];
@@ -283,10 +289,28 @@ static inline void set_pending(struct dctx *c, uint64_t ip, enum pt_insn_class i
 		set_pending_slow(c, ip, ic);
 }
 
+static int flush_held(struct dctx *c)
+{
+	if (!c->held)
+		return 0;
+	c->held = 0;
+	struct xev *ev = &c->blk_ev;
+	ev->time = c->h_time;
+	ev->ip = c->h_ip;
+	ev->end = c->h_end;
+	ev->insns = c->h_insns;
+	c->st->blocks++;
+	return emit(c, ev);
+}
+
 static int on_event(struct dctx *c, const struct pt_event *pev)
 {
 	struct xev ev;
 	int r;
+
+	/* a block is never continued across an event (tick events aside: timing only) */
+	if (pev->type != ptev_tick && pev->type != ptev_cbr && (r = flush_held(c)))
+		return r;
 
 	/* time only moves forward: libipt stamps some events (a MODE.EXEC read before a
 	 * TIP.PGE) with the time of their packet, earlier than an event already seen */
@@ -342,6 +366,9 @@ static int on_event(struct dctx *c, const struct pt_event *pev)
 static int gap(struct dctx *c, int err, uint64_t off, uint64_t to)
 {
 	struct xev ev = mkev(c, XEV_GAP);
+	int r = flush_held(c);	/* it ran before the trace was lost */
+	if (r)
+		return r;
 	c->pending = 0;
 	if (!c->st->first_error) {
 		c->st->first_error = err;
@@ -389,17 +416,24 @@ static int blk_step(struct dctx *c, void *dec)
 	int status = pt_blk_next(dec, &b, sizeof(b));
 	if (b.ninsn) {
 		int r = resolve(c, b.ip);
-		if (!r) {
-			struct xev *ev = &c->blk_ev;
-			ev->time = c->tmpl.time;
-			ev->ip = b.ip;
-			ev->end = b.end_ip;
-			ev->insns = b.ninsn;
-			c->st->insns += b.ninsn;
-			c->st->blocks++;
-			r = emit(c, ev);
-		}
 		if (r) {
+			c->stop = r;
+			return SINK_STOPPED;
+		}
+		c->st->insns += b.ninsn;
+		if (c->held) {
+			c->h_end = b.end_ip;
+			c->h_insns += b.ninsn;
+		} else {
+			c->held = 1;
+			c->h_ip = b.ip;
+			c->h_end = b.end_ip;
+			c->h_insns = b.ninsn;
+			c->h_time = c->tmpl.time;
+		}
+		bool transfer = b.iclass != ptic_other &&
+			(b.iclass != ptic_error || branch_at(c, b.end_ip)->cls != B_OTHER);
+		if (transfer && (r = flush_held(c))) {
 			c->stop = r;
 			return SINK_STOPPED;
 		}
@@ -521,7 +555,7 @@ static inline __attribute__((always_inline)) int run(struct dctx *c, void *dec, 
 				break;
 		}
 		if (status == -pte_eos) {
-			if ((r = resolve(c, 0)))
+			if ((r = flush_held(c)) || (r = resolve(c, 0)))
 				return r;
 			return c->ngroup ? flush_group(c, XEV_CYCLES_UNKNOWN) : 0;
 		}

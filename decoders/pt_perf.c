@@ -34,6 +34,7 @@ struct queue {
 	FILE *f;
 	uint64_t size;		/* bytes written */
 	uint64_t next_off;	/* AUX offset the next chunk should have */
+	uint64_t last_off;	/* AUX offset of the last chunk */
 	struct part *parts;
 	size_t nparts;
 };
@@ -178,10 +179,22 @@ static int on_rec(void *arg, const struct pd_rec *r)
 			return -1;
 		if (q->size && a->offset > q->next_off && add_part(q, a->offset - q->next_off, "AUX data lost") < 0)
 			return -1;
+		/* perf pads each chunk to 8 bytes and counts the padding in its size; the next
+		 * chunk's offset says where the trace really went on: drop the padding, which
+		 * could otherwise land inside a packet split across the two chunks */
+		if (q->size && a->offset >= q->last_off && a->offset < q->next_off &&
+		    q->next_off - a->offset < 8) {
+			uint64_t pad = q->next_off - a->offset;
+			if (fflush(q->f) != 0 || ftruncate(fileno(q->f), (off_t)(q->size - pad)) < 0 ||
+			    fseeko(q->f, (off_t)(q->size - pad), SEEK_SET) < 0)
+				return xp_err("decode", NULL, "cannot keep the PT trace: %s", strerror(errno));
+			q->size -= pad;
+		}
 		if (fwrite(r->aux, 1, r->aux_size, q->f) != r->aux_size)
 			return xp_err("decode", "free disk space in TMPDIR", "cannot keep the PT trace: %s",
 				      strerror(errno));
 		q->size += r->aux_size;
+		q->last_off = a->offset;
 		q->next_off = a->offset + r->aux_size;
 		break;
 	}

@@ -318,6 +318,7 @@ struct fncache_ent {
 	int32_t pid;
 	uint32_t fn;
 	uint64_t gen;
+	uint64_t t0, t1;	/* the mapping's validity: decoders may look back in time */
 };
 static struct fncache_ent *fncache;
 
@@ -328,12 +329,14 @@ uint32_t dec_fn_of(struct dec_ctx *c, int32_t pid, uint64_t ip, uint64_t time)
 
 	if (!fncache)
 		fncache = calloc((size_t)1 << FNCACHE_BITS, sizeof(*fncache));
-	if (fncache && fncache[h].gen == gen && fncache[h].addr == ip && fncache[h].pid == pid)
+	if (fncache && fncache[h].gen == gen && fncache[h].addr == ip && fncache[h].pid == pid &&
+	    (time ? fncache[h].t0 <= time && time < fncache[h].t1 : fncache[h].t1 == UINT64_MAX))
 		return fncache[h].fn;
 	const struct sb_map *m = sb_find_map(c->sb, pid, ip, time);
 	uint32_t fn = sym_fn_of(c->sym, m, ip);
 	if (fncache)
-		fncache[h] = (struct fncache_ent){ ip, pid, fn, gen };
+		fncache[h] = (struct fncache_ent){ ip, pid, fn, gen, m ? m->time_from : 0,
+						   m ? m->time_to : UINT64_MAX };
 	return fn;
 }
 

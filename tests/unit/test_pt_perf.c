@@ -91,8 +91,10 @@ static void rec(struct pd_writer *w, uint16_t type, const void *body, size_t n, 
 	assert_int_equal(pd_writer_record(w, h), 0);
 }
 
-/* `tsc`: the trace's TSC (= perf time here); 0: a timeless trace. */
-static void write_perf_data(uint64_t tsc)
+/* `tsc`: the trace's TSC (= perf time here); 0: a timeless trace.  `split` writes the
+ * trace twice, as two AUXTRACE chunks: 1 with 4096 bytes of AUX data lost between
+ * them, 2 with a truncated PERF_RECORD_AUX between them. */
+static void write_perf_data(uint64_t tsc, int split)
 {
 	struct pd_writer *w;
 	assert_int_equal(pd_writer_create(&w, data), 0);
@@ -157,6 +159,17 @@ static void write_perf_data(uint64_t tsc)
 	ev.tid = PID;
 	ev.cpu = (uint32_t)-1;
 	assert_int_equal(pd_writer_auxtrace(w, &ev, e.buf, pte_len(&e)), 0);
+	if (split) {
+		uint64_t aux[3] = { pte_len(&e), 0, PERF_AUX_FLAG_TRUNCATED };
+		if (split == 2)
+			rec(w, PERF_RECORD_AUX, aux, sizeof(aux), attr.sample_type, 30);
+		memset(&ev, 0, sizeof(ev));
+		ev.tid = PID;
+		ev.cpu = (uint32_t)-1;
+		/* perf's offsets count the trace without the chunk's padding to 8 */
+		ev.offset = split == 1 ? ((pte_len(&e) + 7) & ~(size_t)7) + 4096 : pte_len(&e);
+		assert_int_equal(pd_writer_auxtrace(w, &ev, e.buf, pte_len(&e)), 0);
+	}
 	pte_free(&e);
 	assert_int_equal(pd_writer_close(w), 0);
 }
@@ -203,7 +216,7 @@ static void test_jitted_loop(void **state)
 {
 	(void)state;
 	write_jitdump(5, 0);	/* loaded before the trace runs */
-	write_perf_data(0);
+	write_perf_data(0, 0);
 	const char *out = capture("--blocks --format jsonl");
 	assert_non_null(strstr(out, "{\"start\":\"0x7f0000001005\",\"end\":\"0x7f0000001007\",\"sym\":\"jitted_loop+0x5\","
 				    "\"count\":1000,\"insns\":2,\"cycles\":null,\"ipc\":null,\"taken\":999,"
@@ -219,13 +232,13 @@ static void test_jit_code_at_the_right_time(void **state)
 {
 	(void)state;
 	write_jitdump(5, 500);
-	write_perf_data(100);
+	write_perf_data(100, 0);
 	const char *out = capture("--blocks --format jsonl");
 	assert_non_null(strstr(out, "\"sym\":\"jitted_loop+0x5\",\"count\":1000,\"insns\":2,"));
 	assert_null(strstr(out, "recompiled"));
 	assert_null(strstr(out, "gaps"));
 	/* a timeless trace cannot tell: the latest code is taken, and it does not fit */
-	write_perf_data(0);
+	write_perf_data(0, 0);
 	out = capture("--blocks --format jsonl");
 	assert_null(strstr(out, "\"count\":1000,"));
 }
@@ -343,12 +356,33 @@ static void test_per_cpu_switches(void **state)
 	assert_non_null(strstr(out, "\"sym\":\"leaf+0x0\",\"count\":5,"));
 }
 
+/* Lost AUX data (a jump in the chunks' offsets) and a truncated AUX area are gaps
+ * with what was lost; the parts around them decode completely. */
+static void test_aux_loss_is_a_gap(void **state)
+{
+	(void)state;
+	write_jitdump(5, 0);
+	write_perf_data(0, 1);
+	const char *out = capture("--blocks --format jsonl");
+	assert_non_null(strstr(out, "\"sym\":\"jitted_loop+0x5\",\"count\":2000,\"insns\":2,"));
+	assert_non_null(strstr(out, "1 gaps in the PT trace, 4096 bytes of trace lost"));
+	out = capture("--insn --format jsonl | grep -v '\"ip\"'");	/* the markers */
+	assert_non_null(strstr(out, "\"event\":\"gap\",\"reason\":\"AUX data lost\","));
+	assert_non_null(strstr(out, "\"lost\":4096}"));
+	write_perf_data(0, 2);
+	out = capture("--insn --format jsonl | grep -v '\"ip\"'");
+	assert_non_null(strstr(out, "\"event\":\"gap\",\"reason\":\"AUX area truncated\","));
+	out = capture("--blocks --format jsonl");
+	assert_non_null(strstr(out, "\"count\":2000,"));
+}
+
 int main(void)
 {
 	const struct CMUnitTest tests[] = {
 		cmocka_unit_test(test_jitted_loop),
 		cmocka_unit_test(test_jit_code_at_the_right_time),
 		cmocka_unit_test(test_per_cpu_switches),
+		cmocka_unit_test(test_aux_loss_is_a_gap),
 	};
 	return cmocka_run_group_tests(tests, setup, teardown);
 }
