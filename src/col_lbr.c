@@ -8,16 +8,14 @@
  * that way.  HW_INDEX (Linux 5.7+) is asked for and dropped when the kernel does not
  * know it. */
 #include <errno.h>
-#include <poll.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
 #include <sys/ioctl.h>
-#include <sys/mman.h>
-#include <sys/syscall.h>
 #include <unistd.h>
 
 #include "rec.h"
+#include "rec_rings.h"
 #include "rec_pfm.h"
 #include "ring.h"
 #include "x86_lbr_attr.h"
@@ -27,28 +25,16 @@
 #define AMD_RETIRED_TAKEN_BRANCHES 0xc4
 #define AMD_BRS_PERIOD 100003
 
-struct lbr_ring {
-	int cpu, fd;
-	void *base;
-	size_t len;
-	struct ring ring;
-};
-
 struct lbr_col {
 	struct x86_lbr_info info;
 	struct x86_lbr_cfg cfg;
 	struct perf_event_attr attr;
 	char name[64];
-	struct lbr_ring *rings;
+	struct rec_ring *rings;
 	int nrings;
 	int *fds;
 	int nfds;
 };
-
-static long perf_open(struct perf_event_attr *a, pid_t pid, int cpu, int group)
-{
-	return syscall(SYS_perf_event_open, a, pid, cpu, group, PERF_FLAG_FD_CLOEXEC);
-}
 
 static int build(struct lbr_col *c, const struct rec_opts *o, char *why, size_t whylen)
 {
@@ -84,12 +70,12 @@ static int build(struct lbr_col *c, const struct rec_opts *o, char *why, size_t 
 /* Opens the attr on (pid, cpu), settling HW_INDEX and the AMD BRS form on the first. */
 static int open_settled(struct lbr_col *c, pid_t pid, int cpu, char *why, size_t whylen)
 {
-	int fd = (int)perf_open(&c->attr, pid, cpu, -1);
+	int fd = (int)rec_perf_open(&c->attr, pid, cpu, -1);
 
 	if (fd < 0 && (errno == EINVAL || errno == EOPNOTSUPP) && c->cfg.hw_index) {
 		c->cfg.hw_index = 0;
 		if (x86_lbr_attr(&c->info, &c->cfg, &c->attr, why, whylen) == 0)
-			fd = (int)perf_open(&c->attr, pid, cpu, -1);
+			fd = (int)rec_perf_open(&c->attr, pid, cpu, -1);
 	}
 	if (fd < 0 && errno == EINVAL && !c->info.intel && !c->cfg.has_event) {
 		c->cfg.has_event = 1;
@@ -97,7 +83,7 @@ static int open_settled(struct lbr_col *c, pid_t pid, int cpu, char *why, size_t
 		c->cfg.ev_config = AMD_RETIRED_TAKEN_BRANCHES;
 		c->cfg.period = c->cfg.period ? c->cfg.period : AMD_BRS_PERIOD;
 		if (x86_lbr_attr(&c->info, &c->cfg, &c->attr, why, whylen) == 0)
-			fd = (int)perf_open(&c->attr, pid, cpu, -1);
+			fd = (int)rec_perf_open(&c->attr, pid, cpu, -1);
 		if (fd >= 0)
 			snprintf(c->name, sizeof(c->name), "ex_ret_brn_tkn");
 	}
@@ -128,28 +114,9 @@ static int probe(const struct rec_opts *o, int *open_err, char *why, size_t whyl
 	return 0;
 }
 
-static int drain(struct lbr_col *c, struct rec *r)
-{
-	for (int i = 0; i < c->nrings; i++) {
-		const struct perf_event_header *h;
-
-		ring_begin(&c->rings[i].ring);
-		while ((h = ring_next(&c->rings[i].ring))) {
-			if (rec_record(r, h) < 0) {
-				ring_end(&c->rings[i].ring);
-				return -EIO;
-			}
-		}
-		ring_end(&c->rings[i].ring);
-	}
-	return rec_round(r);
-}
-
 static int open_all(struct lbr_col *c, struct rec *r, const pid_t *pids, int npids,
 		    const int *cpus, int ncpus, int enable_on_exec)
 {
-	long page = sysconf(_SC_PAGESIZE);
-	size_t data = 128 * (size_t)page;
 	char why[512];
 	int idx = -1;
 
@@ -158,10 +125,8 @@ static int open_all(struct lbr_col *c, struct rec *r, const pid_t *pids, int npi
 	if (!c->rings || !c->fds)
 		return -ENOMEM;
 	for (int k = 0; k < ncpus; k++) {
-		struct lbr_ring *lr = &c->rings[c->nrings];
+		int ring_fd = -1, e;
 
-		lr->cpu = cpus[k];
-		lr->fd = -1;
 		for (int p = 0; p < npids; p++) {
 			uint64_t id;
 			int fd;
@@ -186,25 +151,20 @@ static int open_all(struct lbr_col *c, struct rec *r, const pid_t *pids, int npi
 				if (c->nfds == 1)
 					rec_set_sample_layout(r, &c->attr, id);
 			}
-			if (lr->fd < 0) {
-				lr->fd = fd;
+			if (ring_fd < 0) {
+				ring_fd = fd;
 				continue;
 			}
-			if (ioctl(fd, PERF_EVENT_IOC_SET_OUTPUT, lr->fd) < 0)
+			if (ioctl(fd, PERF_EVENT_IOC_SET_OUTPUT, ring_fd) < 0)
 				return xp_err("share the cpu's buffer", NULL, "cpu %d: %s", cpus[k],
 					      strerror(errno)),
 				       -errno;
 		}
-		lr->len = (size_t)page + data;
-		lr->base = mmap(NULL, lr->len, PROT_READ | PROT_WRITE, MAP_SHARED, lr->fd, 0);
-		if (lr->base == MAP_FAILED) {
-			lr->base = NULL;
+		if ((e = rec_ring_map(&c->rings[c->nrings], ring_fd, cpus[k], 128)) < 0)
 			return xp_err("map the sample buffer", "run as root or raise "
 				      "/proc/sys/kernel/perf_event_mlock_kb", "cpu %d: %s", cpus[k],
-				      strerror(errno)),
-			       -errno;
-		}
-		ring_init(&lr->ring, lr->base, data);
+				      strerror(-e)),
+			       e;
 		c->nrings++;
 	}
 	return 0;
@@ -216,31 +176,14 @@ static int run(struct rec *r)
 	struct lbr_col c;
 	pid_t *pids = NULL;
 	int npids, *cpus = NULL, ncpus, e;
-	struct pollfd *pfd = NULL;
 	char why[512];
 
 	memset(&c, 0, sizeof(c));
 	if (build(&c, o, why, sizeof(why)))
 		return xp_err("record --mode lbr", NULL, "%s", why);
-	ncpus = rec_online_cpus(&cpus);
-	if (ncpus <= 0)
-		return xp_err("list CPUs", NULL, "cannot read /sys/devices/system/cpu/online");
-	if (o->pid && !o->all_cpus) {
-		npids = rec_list_threads(o->pid, &pids);
-		if (npids <= 0) {
-			free(cpus);
-			return xp_err("attach", "check the pid", "process %d: %s", (int)o->pid,
-				      npids < 0 ? strerror(-npids) : "no threads");
-		}
-	} else {
-		npids = 1;
-		pids = malloc(sizeof(*pids));
-		if (!pids) {
-			free(cpus);
-			return -ENOMEM;
-		}
-		pids[0] = o->all_cpus ? -1 : r->target;
-	}
+	npids = rec_targets(r, o->all_cpus, &cpus, &ncpus, &pids);
+	if (npids < 0)
+		return npids;
 	/* The branch stack is in every sample; perf marks such files for its branch views. */
 	pd_writer_feature(r->w, PD_FEAT_BRANCH_STACK, "", 0);
 	e = open_all(&c, r, pids, npids, cpus, ncpus, !o->pid && !o->all_cpus);
@@ -255,29 +198,9 @@ static int run(struct rec *r)
 	}
 	for (int i = 0; e == 0 && (o->pid || o->all_cpus) && i < c.nfds; i++)
 		ioctl(c.fds[i], PERF_EVENT_IOC_ENABLE, 0);
-	if (e == 0)
-		e = rec_target_go(r);
-	if (e == 0 && !(pfd = calloc((size_t)c.nrings, sizeof(*pfd))))
-		e = -ENOMEM;
-	for (int i = 0; e == 0 && i < c.nrings; i++) {
-		pfd[i].fd = c.rings[i].fd;
-		pfd[i].events = POLLIN;
-	}
-	while (e == 0 && !rec_should_stop(r)) {
-		rec_wait(pfd, (unsigned long)c.nrings, 100);
-		e = drain(&c, r);
-	}
-	for (int i = 0; i < c.nfds; i++)
-		ioctl(c.fds[i], PERF_EVENT_IOC_DISABLE, 0);
-	if (!r->write_err)
-		drain(&c, r);
-	for (int i = 0; i < c.nrings; i++)
-		munmap(c.rings[i].base, c.rings[i].len);
-	for (int i = 0; i < c.nfds; i++)
-		close(c.fds[i]);
+	e = rec_rings_run(r, c.rings, c.nrings, c.fds, c.nfds, e);
 	free(c.rings);
 	free(c.fds);
-	free(pfd);
 	free(pids);
 	free(cpus);
 	return e;

@@ -21,7 +21,6 @@
 #include <string.h>
 #include <sys/ioctl.h>
 #include <sys/mman.h>
-#include <sys/syscall.h>
 #include <unistd.h>
 
 #include "col_hw.h"
@@ -29,6 +28,7 @@
 #include "col_pt_pump.h"
 #include "col_trigger.h"
 #include "rec.h"
+#include "rec_rings.h"
 #include "x86_pt_attr.h"
 #include "xp_err.h"
 
@@ -53,11 +53,6 @@ static void on_usr2(int sig)
 {
 	(void)sig;
 	dump_requested = 1;
-}
-
-static long perf_open(struct perf_event_attr *a, pid_t pid, int cpu, int group)
-{
-	return syscall(SYS_perf_event_open, a, pid, cpu, group, PERF_FLAG_FD_CLOEXEC);
 }
 
 /* Options -> attr; errors reported with the option they came from. */
@@ -93,7 +88,7 @@ static int probe(const struct rec_opts *o, int *open_err, char *why, size_t whyl
 		return rc;
 	/* sysfs can describe a PMU the kernel will not open for us (hypervisor, paranoid
 	 * level, a fixture tree): only a real open says yes. */
-	fd = (int)perf_open(&c.attr, 0, -1, -1);
+	fd = (int)rec_perf_open(&c.attr, 0, -1, -1);
 	if (fd < 0) {
 		*open_err = errno;
 		rc = -errno;
@@ -137,7 +132,7 @@ static int open_cpu(struct pt_col *c, struct col_pt_ring *pc, const pid_t *pids,
 	c->attr.inherit = enable_on_exec;
 	pc->fd = -1;
 	for (int t = 0; t < npids; t++) {
-		int fd = (int)perf_open(&c->attr, pids[t], pc->cpu, -1);
+		int fd = (int)rec_perf_open(&c->attr, pids[t], pc->cpu, -1);
 
 		if (fd < 0)
 			return xp_err("open the intel_pt event", "try --mode sample",
@@ -245,30 +240,12 @@ static int setup(struct pt_col *c, pid_t **pids, int *npids)
 	char why[512];
 	uint64_t mlock_kb = 516;
 
-	c->ncpus = rec_online_cpus(&cpus);
-	if (c->ncpus <= 0)
-		return xp_err("list CPUs", NULL, "cannot read /sys/devices/system/cpu/online");
-	if (o->all_cpus) {
-		*npids = 1;
-		*pids = malloc(sizeof(**pids));
-		if (*pids)
-			(*pids)[0] = -1;
-	} else if (o->pid) {
-		*npids = rec_list_threads(o->pid, pids);
-		if (*npids <= 0) {
-			free(cpus);
-			return xp_err("attach", "check the pid", "process %d: %s", (int)o->pid,
-				      *npids < 0 ? strerror(-*npids) : "no threads");
-		}
-	} else {
-		*npids = 1;
-		*pids = malloc(sizeof(**pids));
-		if (*pids)
-			(*pids)[0] = r->target;
-	}
+	*npids = rec_targets(r, o->all_cpus, &cpus, &c->ncpus, pids);
+	if (*npids < 0)
+		return *npids;
 	c->cpus = calloc((size_t)c->ncpus, sizeof(*c->cpus));
 	c->fds = calloc((size_t)c->ncpus * (size_t)*npids, sizeof(*c->fds));
-	if (!*pids || !c->cpus || !c->fds) {
+	if (!c->cpus || !c->fds) {
 		free(cpus);
 		return -ENOMEM;
 	}

@@ -4,17 +4,16 @@
  * an inherited per-task event with cpu == -1, so like perf we open one event per CPU
  * with pid = target and inherit = 1, and start the command only once they exist. */
 #include <errno.h>
-#include <poll.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
 #include <sys/ioctl.h>
 #include <sys/mman.h>
 #include <sys/resource.h>
-#include <sys/syscall.h>
 #include <unistd.h>
 
 #include "rec.h"
+#include "rec_rings.h"
 #include "pmu.h"
 #include "rec_pfm.h"
 #include "ring.h"
@@ -30,29 +29,16 @@ struct ev {
 	int dropped;
 };
 
-struct cpu_ring {
-	int cpu;
-	int fd;			/* the fd whose ring this is */
-	void *base;
-	size_t len;
-	struct ring ring;
-};
-
 struct sample_col {
 	struct ev ev[MAX_EVENTS];
 	int nev;
 	int *fds;		/* every opened fd */
 	int nfds, capfds;
-	struct cpu_ring *rings;
+	struct rec_ring *rings;
 	int nrings;
 	size_t ring_pages;	/* data pages per ring */
 	uint64_t freq;		/* samples per second, when no -c */
 };
-
-static long perf_open(struct perf_event_attr *a, pid_t pid, int cpu, int group)
-{
-	return syscall(SYS_perf_event_open, a, pid, cpu, group, PERF_FLAG_FD_CLOEXEC);
-}
 
 /* perf's generic names, encoded without libpfm4 (whose initialization costs several
  * milliseconds of every recording). */
@@ -221,7 +207,7 @@ static int settle_events(struct sample_col *c, const struct rec_opts *o, pid_t p
 	long fd;
 
 	set_sampling(&c->ev[0].attr, o, c->freq, group);
-	fd = perf_open(&c->ev[0].attr, pid, cpu, -1);
+	fd = rec_perf_open(&c->ev[0].attr, pid, cpu, -1);
 	if (fd < 0 && c->ev[0].attr.type != PERF_TYPE_SOFTWARE) {
 		int e = errno;
 		snprintf(c->ev[0].why, sizeof(c->ev[0].why), "%s cannot be opened here (%s%s)",
@@ -229,7 +215,7 @@ static int settle_events(struct sample_col *c, const struct rec_opts *o, pid_t p
 			 e == ENOENT || e == EOPNOTSUPP || e == ENODEV ? ": no hardware PMU" : "");
 		cpu_clock_attr(&c->ev[0].attr);
 		set_sampling(&c->ev[0].attr, o, c->freq, group);
-		fd = perf_open(&c->ev[0].attr, pid, cpu, -1);
+		fd = rec_perf_open(&c->ev[0].attr, pid, cpu, -1);
 	}
 	if (fd < 0 && group && errno == EINVAL) {
 		/* Older kernels refuse PERF_SAMPLE_READ with inherit: keep the leader only. */
@@ -240,7 +226,7 @@ static int settle_events(struct sample_col *c, const struct rec_opts *o, pid_t p
 		}
 		group = 0;
 		set_sampling(&c->ev[0].attr, o, c->freq, 0);
-		fd = perf_open(&c->ev[0].attr, pid, cpu, -1);
+		fd = rec_perf_open(&c->ev[0].attr, pid, cpu, -1);
 	}
 	if (fd < 0 && (errno == EACCES || errno == EPERM)) {
 		int en = errno, level = -9;
@@ -263,7 +249,7 @@ static int settle_events(struct sample_col *c, const struct rec_opts *o, pid_t p
 		if (c->ev[i].dropped)
 			continue;
 		set_member(&c->ev[i].attr, &c->ev[0].attr);
-		m = perf_open(&c->ev[i].attr, pid, cpu, (int)fd);
+		m = rec_perf_open(&c->ev[i].attr, pid, cpu, (int)fd);
 		if (m < 0) {
 			c->ev[i].dropped = 1;
 			int en = errno;
@@ -310,22 +296,6 @@ static void print_events(const struct sample_col *c, const struct rec_opts *o)
 		xp_warn("events: %s", list);
 }
 
-static int map_ring(struct sample_col *c, int fd, int cpu)
-{
-	size_t pg = (size_t)sysconf(_SC_PAGESIZE), len = (c->ring_pages + 1) * pg;
-	void *base = mmap(NULL, len, PROT_READ | PROT_WRITE, MAP_SHARED, fd, 0);
-	struct cpu_ring *cr;
-
-	if (base == MAP_FAILED)
-		return -errno;
-	cr = &c->rings[c->nrings++];
-	cr->cpu = cpu;
-	cr->fd = fd;
-	cr->base = base;
-	cr->len = len;
-	return ring_init(&cr->ring, base, c->ring_pages * pg);
-}
-
 /* Opens the group on every CPU for each of `pids` (one pid = the command's tree; -p =
  * every thread), one ring per CPU shared by all of that CPU's events. */
 static int open_all(struct sample_col *c, struct rec *r, const pid_t *pids, int npids,
@@ -339,7 +309,7 @@ static int open_all(struct sample_col *c, struct rec *r, const pid_t *pids, int 
 	for (int ci = 0; ci < ncpus; ci++) {
 		int ring_fd = -1;
 		for (int pi = 0; pi < npids; pi++) {
-			long lfd = perf_open(&c->ev[0].attr, pids[pi], cpus[ci], -1);
+			long lfd = rec_perf_open(&c->ev[0].attr, pids[pi], cpus[ci], -1);
 			uint64_t id;
 			if (lfd < 0) {
 				if (errno == ESRCH)
@@ -355,7 +325,7 @@ static int open_all(struct sample_col *c, struct rec *r, const pid_t *pids, int 
 			if (!r->synth_id)
 				rec_set_sample_layout(r, &c->ev[0].attr, id);
 			for (int i = 1; i < c->nev; i++) {
-				long m = perf_open(&c->ev[i].attr, pids[pi], cpus[ci], (int)lfd);
+				long m = rec_perf_open(&c->ev[i].attr, pids[pi], cpus[ci], (int)lfd);
 				if (m < 0)
 					return xp_err("open a group event", NULL, "%s on cpu %d: %s",
 						      c->ev[i].name, cpus[ci], strerror(errno));
@@ -367,9 +337,10 @@ static int open_all(struct sample_col *c, struct rec *r, const pid_t *pids, int 
 			}
 			if (ring_fd < 0) {
 				ring_fd = (int)lfd;
-				if ((e = map_ring(c, ring_fd, cpus[ci])) < 0)
+				if ((e = rec_ring_map(&c->rings[c->nrings], ring_fd, cpus[ci], c->ring_pages)) < 0)
 					return xp_err("map the sample buffer", "raise 'ulimit -l' or perf_event_mlock_kb",
 						      "%s", strerror(-e));
+				c->nrings++;
 			} else if (ioctl((int)lfd, PERF_EVENT_IOC_SET_OUTPUT, ring_fd) < 0) {
 				return xp_err("share the sample buffer", NULL, "%s", strerror(errno));
 			}
@@ -378,26 +349,6 @@ static int open_all(struct sample_col *c, struct rec *r, const pid_t *pids, int 
 	if (!c->nfds)
 		return xp_err("open the sampling event", NULL, "the target has no thread left");
 	return 0;
-}
-
-static int drain(struct sample_col *c, struct rec *r)
-{
-	int any = 0, e = 0;
-
-	for (int i = 0; i < c->nrings && e == 0; i++) {
-		struct ring *rg = &c->rings[i].ring;
-		const struct perf_event_header *h;
-		if (!ring_begin(rg))
-			continue;
-		while (e == 0 && (h = ring_next(rg))) {
-			e = rec_record(r, h);
-			any = 1;
-		}
-		ring_end(rg);
-	}
-	if (e == 0 && any)
-		e = rec_round(r);
-	return e;
 }
 
 /* The kernel refuses frequencies above perf_event_max_sample_rate (which it also
@@ -433,7 +384,6 @@ static int run(struct rec *r)
 	struct sample_col c;
 	pid_t *pids = NULL;
 	int npids, *cpus = NULL, ncpus, e;
-	struct pollfd *pfd = NULL;
 
 	memset(&c, 0, sizeof(c));
 	c.ring_pages = o->callgraph == REC_CG_DWARF ? 512 : 128;
@@ -443,25 +393,9 @@ static int run(struct rec *r)
 	e = parse_events(&c, o, o->events ? o->events : "cycles");
 	if (e < 0)
 		return e;
-	ncpus = rec_online_cpus(&cpus);
-	if (ncpus <= 0)
-		return xp_err("list CPUs", NULL, "cannot read /sys/devices/system/cpu/online");
-	if (o->pid) {
-		npids = rec_list_threads(o->pid, &pids);
-		if (npids <= 0) {
-			free(cpus);
-			return xp_err("attach", "check the pid", "process %d: %s", (int)o->pid,
-				      npids < 0 ? strerror(-npids) : "no threads");
-		}
-	} else {
-		npids = 1;
-		pids = malloc(sizeof(*pids));
-		if (!pids) {
-			free(cpus);
-			return -ENOMEM;
-		}
-		pids[0] = r->target;
-	}
+	npids = rec_targets(r, 0, &cpus, &ncpus, &pids);
+	if (npids < 0)
+		return npids;
 	{
 		/* -p on a process with many threads needs threads x CPUs x events fds. */
 		struct rlimit rl;
@@ -489,46 +423,9 @@ static int run(struct rec *r)
 		for (int i = 0; i < c.nfds && e == 0; i++)
 			ioctl(c.fds[i], PERF_EVENT_IOC_ENABLE, 0);
 	}
-	if (e == 0)
-		e = rec_target_go(r);
-	if (e == 0) {
-		pfd = calloc((size_t)c.nrings, sizeof(*pfd));
-		if (!pfd)
-			e = -ENOMEM;
-	}
-	for (int i = 0; e == 0 && i < c.nrings; i++) {
-		pfd[i].fd = c.rings[i].fd;
-		pfd[i].events = POLLIN;
-	}
-	while (e == 0 && !rec_should_stop(r)) {
-		/* The timeout bounds how late we notice --duration or a reaped child; data
-		 * wakes us at the ring's watermark. */
-		int hup = 0;
-		rec_wait(pfd, (unsigned long)c.nrings, 100);
-		e = drain(&c, r);
-		for (int i = 0; i < c.nrings; i++)
-			hup += (pfd[i].revents & POLLHUP) != 0;
-		/* -p: every thread of the target exited (it may linger as a zombie, which
-		 * kill(pid, 0) would not tell). */
-		if (o->pid && hup == c.nrings)
-			r->target_done = 1;
-	}
-	/* Stop counting, then take what is left in the rings. */
-	for (int i = 0; i < c.nfds; i++)
-		ioctl(c.fds[i], PERF_EVENT_IOC_DISABLE, 0);
-	if (e == 0 || !r->write_err)
-		drain(&c, r);
-	for (int i = 0; i < c.nrings; i++) {
-		if (c.rings[i].ring.dropped && !o->quiet)
-			xp_warn("cpu %d: %llu bytes of a corrupt sample buffer skipped", c.rings[i].cpu,
-				(unsigned long long)c.rings[i].ring.dropped);
-		munmap(c.rings[i].base, c.rings[i].len);
-	}
-	for (int i = 0; i < c.nfds; i++)
-		close(c.fds[i]);
+	e = rec_rings_run(r, c.rings, c.nrings, c.fds, c.nfds, e);
 	free(c.fds);
 	free(c.rings);
-	free(pfd);
 	free(pids);
 	free(cpus);
 	return e;

@@ -127,6 +127,10 @@ int rec_synthesize(struct rec *r, pid_t pid);
 
 /* Online CPUs (sysfs list); returns the count or a negative errno. */
 int rec_online_cpus(int **cpus);
+/* Where a collector opens its events: every online CPU (*cpus, *ncpus) and the pids:
+ * -p's threads, -1 with -a (when the mode honours `all_cpus`), else the command.
+ * Returns the number of pids, or a negative code (reported, nothing to free). */
+int rec_targets(struct rec *r, int all_cpus, int **cpus, int *ncpus, pid_t **pids);
 /* Parses a sysfs CPU list ("0-3,5,7-8\n"); returns the count or -EINVAL. */
 int rec_parse_cpu_list(const char *list, int **cpus);
 

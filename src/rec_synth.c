@@ -1,6 +1,7 @@
 /* The initial state of an already running process (-p), synthesized from /proc as
  * perf does: FORK + COMM per thread, MMAP2 (with build-id) per executable mapping. */
 #include "rec.h"
+#include "xp_err.h"
 
 #include <ctype.h>
 #include <dirent.h>
@@ -250,4 +251,33 @@ int rec_online_cpus(int **cpus)
 	}
 	fclose(f);
 	return rec_parse_cpu_list(buf, cpus);
+}
+
+int rec_targets(struct rec *r, int all_cpus, int **cpus, int *ncpus, pid_t **pids)
+{
+	const struct rec_opts *o = r->opts;
+	int n;
+
+	*cpus = NULL;
+	*pids = NULL;
+	*ncpus = rec_online_cpus(cpus);
+	if (*ncpus <= 0)
+		return xp_err("list CPUs", NULL, "cannot read /sys/devices/system/cpu/online");
+	if (o->pid && !all_cpus) {
+		n = rec_list_threads(o->pid, pids);
+		if (n > 0)
+			return n;
+		free(*cpus);
+		*cpus = NULL;
+		return xp_err("attach", "check the pid", "process %d: %s", (int)o->pid,
+			      n < 0 ? strerror(-n) : "no threads");
+	}
+	*pids = malloc(sizeof(**pids));
+	if (!*pids) {
+		free(*cpus);
+		*cpus = NULL;
+		return -ENOMEM;
+	}
+	(*pids)[0] = all_cpus ? -1 : r->target;
+	return 1;
 }

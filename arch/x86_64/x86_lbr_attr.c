@@ -1,24 +1,12 @@
 /* Branch-stack sampling attr; see x86_lbr_attr.h. */
 #include "x86_lbr_attr.h"
+#include "x86_attr.h"
 
 #include <errno.h>
-#include <stdarg.h>
 #include <stdio.h>
 #include <string.h>
 
 #include "pmu.h"
-
-static int fail(char *err, size_t len, int rc, const char *fmt, ...)
-	__attribute__((format(printf, 4, 5)));
-static int fail(char *err, size_t len, int rc, const char *fmt, ...)
-{
-	va_list ap;
-
-	va_start(ap, fmt);
-	vsnprintf(err, len, fmt, ap);
-	va_end(ap);
-	return rc;
-}
 
 /* Intel core PMUs before Haswell have LBRs but no call-stack mode. */
 static int has_call_stack(const char *pmu_name)
@@ -44,10 +32,10 @@ int x86_lbr_probe(const char *sysfs_root, struct x86_lbr_info *info, char *err, 
 	for (size_t i = 0; i < 2 && rc; i++)
 		rc = pmu_read(sysfs_root, names[i], &p);
 	if (rc == -ENOENT)
-		return fail(err, errlen, -ENOENT, "no cpu PMU in sysfs: this machine (or its "
+		return x86_attr_fail(err, errlen, -ENOENT, "no cpu PMU in sysfs: this machine (or its "
 			    "hypervisor) exposes no hardware counters, so no branch stacks");
 	if (rc)
-		return fail(err, errlen, rc, "reading the cpu PMU: %s", strerror(-rc));
+		return x86_attr_fail(err, errlen, rc, "reading the cpu PMU: %s", strerror(-rc));
 	snprintf(info->pmu, sizeof(info->pmu), "%s", p.name);
 	info->type = p.type;
 	pn = pmu_cap_str(&p, "pmu_name");
@@ -57,7 +45,7 @@ int x86_lbr_probe(const char *sysfs_root, struct x86_lbr_info *info, char *err, 
 	}
 	if (pmu_cap_u64(&p, "branches", &depth) < 0 || depth == 0) {
 		pmu_free(&p);
-		return fail(err, errlen, -ENOENT, "the %s PMU offers no branch stack (no "
+		return x86_attr_fail(err, errlen, -ENOENT, "the %s PMU offers no branch stack (no "
 			    "caps/branches): this CPU or hypervisor has no LBR/BRS", info->pmu);
 	}
 	info->depth = (unsigned)depth;
@@ -72,11 +60,11 @@ int x86_lbr_attr(const struct x86_lbr_info *info, const struct x86_lbr_cfg *c,
 	int kernel = c->kernel == 1, user = !kernel || c->user == 1;
 
 	if (c->call_stack && !info->call_stack)
-		return fail(err, errlen, -EINVAL, "-g lbr: %s has no LBR call-stack mode "
+		return x86_attr_fail(err, errlen, -EINVAL, "-g lbr: %s has no LBR call-stack mode "
 			    "(Intel Haswell or later only); use -g fp or -g dwarf",
 			    info->intel ? info->pmu_name : "this CPU");
 	if (c->call_stack && !user)
-		return fail(err, errlen, -EINVAL, "-g lbr records user call stacks: drop -k or add -u");
+		return x86_attr_fail(err, errlen, -EINVAL, "-g lbr records user call stacks: drop -k or add -u");
 	memset(attr, 0, sizeof(*attr));
 	attr->size = sizeof(*attr);
 	if (c->has_event) {
@@ -108,15 +96,8 @@ int x86_lbr_attr(const struct x86_lbr_info *info, const struct x86_lbr_cfg *c,
 	}
 	if (c->hw_index)
 		attr->branch_sample_type |= PERF_SAMPLE_BRANCH_HW_INDEX;
+	x86_attr_sideband(attr);
 	attr->exclude_kernel = !kernel;
 	attr->exclude_user = !user;
-	attr->exclude_hv = 1;
-	attr->disabled = 1;
-	attr->sample_id_all = 1;
-	attr->mmap = 1;
-	attr->mmap2 = 1;
-	attr->comm = 1;
-	attr->comm_exec = 1;
-	attr->task = 1;
 	return 0;
 }

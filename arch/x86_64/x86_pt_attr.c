@@ -1,23 +1,12 @@
 /* Intel PT perf_event_attr from sysfs; see x86_pt_attr.h. */
 #include "x86_pt_attr.h"
+#include "x86_attr.h"
 
 #include <errno.h>
 #include <inttypes.h>
-#include <stdarg.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
-
-static int fail(char *err, size_t len, const char *fmt, ...) __attribute__((format(printf, 3, 4)));
-static int fail(char *err, size_t len, const char *fmt, ...)
-{
-	va_list ap;
-
-	va_start(ap, fmt);
-	vsnprintf(err, len, fmt, ap);
-	va_end(ap);
-	return -EINVAL;
-}
 
 void x86_pt_cfg_init(struct x86_pt_cfg *c)
 {
@@ -60,7 +49,7 @@ int x86_pt_opts_parse(const char *s, struct x86_pt_cfg *c, char *err, size_t err
 	char *save = NULL;
 
 	if (snprintf(buf, sizeof(buf), "%s", s) >= (int)sizeof(buf))
-		return fail(err, errlen, "option list too long");
+		return x86_attr_fail(err, errlen, -EINVAL, "option list too long");
 	for (char *tok = strtok_r(buf, ",", &save); tok; tok = strtok_r(NULL, ",", &save)) {
 		char *eq = strchr(tok, '=');
 		char *end;
@@ -73,16 +62,16 @@ int x86_pt_opts_parse(const char *s, struct x86_pt_cfg *c, char *err, size_t err
 			if (strcmp(tok, known[i].name) == 0)
 				break;
 		if (i == sizeof(known) / sizeof(known[0]))
-			return fail(err, errlen, "unknown option '%s' (known: cyc, cyc_thresh=N, "
+			return x86_attr_fail(err, errlen, -EINVAL, "unknown option '%s' (known: cyc, cyc_thresh=N, "
 				    "mtc, mtc_period=N, tsc, noretcomp, psb_period=N, branch)", tok);
 		if (known[i].is_value && !eq)
-			return fail(err, errlen, "'%s' needs a value: %s=N", tok, tok);
+			return x86_attr_fail(err, errlen, -EINVAL, "'%s' needs a value: %s=N", tok, tok);
 		if (eq) {
 			errno = 0;
 			v = strtoull(eq + 1, &end, 0);
 			if (errno || end == eq + 1 || *end || v > 63 ||
 			    (!known[i].is_value && v > 1))
-				return fail(err, errlen, "'%s=%s': expected %s", tok, eq + 1,
+				return x86_attr_fail(err, errlen, -EINVAL, "'%s=%s': expected %s", tok, eq + 1,
 					    known[i].is_value ? "a small number" : "0 or 1");
 		}
 		switch (i) {
@@ -140,10 +129,10 @@ static int set(const struct pmu *pt, const char *name, uint64_t v, int asked,
 	if (rc == -ENOENT && !asked)
 		return 0;
 	if (rc == -ENOENT)
-		return fail(err, errlen, "the intel_pt PMU has no '%s' field "
+		return x86_attr_fail(err, errlen, -EINVAL, "the intel_pt PMU has no '%s' field "
 			    "(format/%s missing: the kernel is too old for it)", name, name);
 	if (rc < 0)
-		return fail(err, errlen, "%s=%" PRIu64 " does not fit format/%s", name, v, name);
+		return x86_attr_fail(err, errlen, -EINVAL, "%s=%" PRIu64 " does not fit format/%s", name, v, name);
 	return 0;
 }
 
@@ -154,11 +143,11 @@ static int check_value(const struct pmu *pt, const char *name, int64_t v, const 
 	char ok[128];
 
 	if (pmu_cap_u64(pt, capname, &bits) < 0)
-		return fail(err, errlen, "%s=%" PRId64 ": caps/%s is missing, so the accepted "
+		return x86_attr_fail(err, errlen, -EINVAL, "%s=%" PRId64 ": caps/%s is missing, so the accepted "
 			    "values are unknown", name, v, capname);
 	if (v < 0 || v > 63 || !(bits >> v & 1)) {
 		bitmap_str(bits, ok, sizeof(ok));
-		return fail(err, errlen, "%s=%" PRId64 ": this CPU accepts %s (caps/%s = %" PRIx64 ")",
+		return x86_attr_fail(err, errlen, -EINVAL, "%s=%" PRId64 ": this CPU accepts %s (caps/%s = %" PRIx64 ")",
 			    name, v, ok, capname, bits);
 	}
 	return 0;
@@ -174,22 +163,22 @@ int x86_pt_attr(const struct pmu *pt, const struct x86_pt_cfg *c, struct perf_ev
 	int64_t mtc_period = c->mtc_period, psb_period = c->psb_period;
 
 	if (pt->type < 0)
-		return fail(err, errlen, "intel_pt/type is missing or unreadable");
+		return x86_attr_fail(err, errlen, -EINVAL, "intel_pt/type is missing or unreadable");
 	if (c->cyc == 1 && !psb_cyc)
-		return fail(err, errlen, "cyc: this CPU has no cycle-accurate mode (caps/psb_cyc = 0)");
+		return x86_attr_fail(err, errlen, -EINVAL, "cyc: this CPU has no cycle-accurate mode (caps/psb_cyc = 0)");
 	if (c->mtc == 1 && !mtc_cap)
-		return fail(err, errlen, "mtc: this CPU has no MTC packets (caps/mtc = 0)");
+		return x86_attr_fail(err, errlen, -EINVAL, "mtc: this CPU has no MTC packets (caps/mtc = 0)");
 	cyc = c->cyc == 1;
 	mtc = c->mtc >= 0 ? c->mtc : mtc_cap;
 	if (c->cyc_thresh >= 0) {
 		if (!cyc)
-			return fail(err, errlen, "cyc_thresh=%" PRId64 " needs cyc", c->cyc_thresh);
+			return x86_attr_fail(err, errlen, -EINVAL, "cyc_thresh=%" PRId64 " needs cyc", c->cyc_thresh);
 		if ((rc = check_value(pt, "cyc_thresh", c->cyc_thresh, "cycle_thresholds", err, errlen)))
 			return rc;
 	}
 	if (mtc_period >= 0) {
 		if (!mtc)
-			return fail(err, errlen, "mtc_period=%" PRId64 " needs mtc", mtc_period);
+			return x86_attr_fail(err, errlen, -EINVAL, "mtc_period=%" PRId64 " needs mtc", mtc_period);
 		if ((rc = check_value(pt, "mtc_period", mtc_period, "mtc_periods", err, errlen)))
 			return rc;
 	} else if (mtc && pmu_cap_u64(pt, "mtc_periods", &v) == 0 && (v >> 3 & 1)) {
@@ -197,7 +186,7 @@ int x86_pt_attr(const struct pmu *pt, const struct x86_pt_cfg *c, struct perf_ev
 	}
 	if (psb_period >= 0) {
 		if (!psb_cyc)
-			return fail(err, errlen, "psb_period=%" PRId64 ": this CPU has a fixed PSB "
+			return x86_attr_fail(err, errlen, -EINVAL, "psb_period=%" PRId64 ": this CPU has a fixed PSB "
 				    "period (caps/psb_cyc = 0)", psb_period);
 		if ((rc = check_value(pt, "psb_period", psb_period, "psb_periods", err, errlen)))
 			return rc;
@@ -205,7 +194,7 @@ int x86_pt_attr(const struct pmu *pt, const struct x86_pt_cfg *c, struct perf_ev
 		psb_period = 3;
 	}
 	if (c->nfilters && !cap(pt, "ip_filtering", &v))
-		return fail(err, errlen, "address filters: this CPU has no IP filtering "
+		return x86_attr_fail(err, errlen, -EINVAL, "address filters: this CPU has no IP filtering "
 			    "(caps/ip_filtering = 0)");
 
 	memset(attr, 0, sizeof(*attr));
@@ -234,16 +223,9 @@ int x86_pt_attr(const struct pmu *pt, const struct x86_pt_cfg *c, struct perf_ev
 	/* IP and ADDR: `perf script` checks its printed fields against the PT event. */
 	attr->sample_type = PERF_SAMPLE_IP | PERF_SAMPLE_TID | PERF_SAMPLE_TIME | PERF_SAMPLE_CPU |
 			    PERF_SAMPLE_ADDR | PERF_SAMPLE_IDENTIFIER;
-	attr->sample_id_all = 1;
-	attr->disabled = 1;
+	x86_attr_sideband(attr);
 	attr->exclude_kernel = !(c->kernel == 1);
 	attr->exclude_user = c->kernel == 1 && c->user != 1;
-	attr->exclude_hv = 1;
-	attr->mmap = 1;
-	attr->mmap2 = 1;
-	attr->comm = 1;
-	attr->comm_exec = 1;
-	attr->task = 1;
 	attr->context_switch = 1;
 	return 0;
 }
@@ -255,10 +237,10 @@ int x86_pt_check_buffers(uint64_t data_bytes, uint64_t aux_bytes, unsigned nr_mm
 	uint64_t need_kb, limit_kb;
 
 	if (data_bytes < page || (data_bytes & (data_bytes - 1)))
-		return fail(err, errlen, "data buffer %" PRIu64 " KiB: must be a power of two of "
+		return x86_attr_fail(err, errlen, -EINVAL, "data buffer %" PRIu64 " KiB: must be a power of two of "
 			    "at least 4 KiB", data_bytes / 1024);
 	if (aux_bytes < page || (aux_bytes & (aux_bytes - 1)))
-		return fail(err, errlen, "AUX buffer %" PRIu64 " KiB: must be a power of two of "
+		return x86_attr_fail(err, errlen, -EINVAL, "AUX buffer %" PRIu64 " KiB: must be a power of two of "
 			    "at least 4 KiB", aux_bytes / 1024);
 	if (privileged)
 		return 0;
@@ -266,7 +248,7 @@ int x86_pt_check_buffers(uint64_t data_bytes, uint64_t aux_bytes, unsigned nr_mm
 	need_kb = (uint64_t)nr_mmaps * ((data_bytes + page) / 1024 + aux_bytes / 1024);
 	limit_kb = mlock_kb * (ncpus ? ncpus : 1);
 	if (need_kb > limit_kb)
-		return fail(err, errlen, "%u buffer(s) of %" PRIu64 " KiB data + %" PRIu64
+		return x86_attr_fail(err, errlen, -EINVAL, "%u buffer(s) of %" PRIu64 " KiB data + %" PRIu64
 			    " KiB AUX need %" PRIu64 " KiB locked, over perf_event_mlock_kb "
 			    "(%" PRIu64 " KiB x %u cpus = %" PRIu64 " KiB)",
 			    nr_mmaps, data_bytes / 1024, aux_bytes / 1024, need_kb, mlock_kb,

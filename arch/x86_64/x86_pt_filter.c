@@ -3,6 +3,7 @@
  * file offsets of PATH's mappings, so symbols are turned into file offsets through the
  * ELF program headers (st_value is a virtual address). */
 #include "x86_pt_attr.h"
+#include "x86_attr.h"
 
 #include <ctype.h>
 #include <errno.h>
@@ -10,22 +11,10 @@
 #include <gelf.h>
 #include <inttypes.h>
 #include <limits.h>
-#include <stdarg.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
 #include <unistd.h>
-
-static int fail(char *err, size_t len, const char *fmt, ...) __attribute__((format(printf, 3, 4)));
-static int fail(char *err, size_t len, const char *fmt, ...)
-{
-	va_list ap;
-
-	va_start(ap, fmt);
-	vsnprintf(err, len, fmt, ap);
-	va_end(ap);
-	return -EINVAL;
-}
 
 static char *trim(char *s)
 {
@@ -71,13 +60,13 @@ int x86_elf_func_offset(const char *path, const char *name, uint64_t *off, uint6
 	elf_version(EV_CURRENT);
 	fd = open(path, O_RDONLY | O_CLOEXEC);
 	if (fd < 0)
-		return fail(err, errlen, "%s: %s", path, strerror(errno));
+		return x86_attr_fail(err, errlen, -EINVAL, "%s: %s", path, strerror(errno));
 	elf = elf_begin(fd, ELF_C_READ, NULL);
 	if (!elf || elf_kind(elf) != ELF_K_ELF) {
 		if (elf)
 			elf_end(elf);
 		close(fd);
-		return fail(err, errlen, "%s: not an ELF file", path);
+		return x86_attr_fail(err, errlen, -EINVAL, "%s: not an ELF file", path);
 	}
 	for (int pass = 0; pass < 2 && !have; pass++) {
 		scn = NULL;
@@ -106,9 +95,9 @@ int x86_elf_func_offset(const char *path, const char *name, uint64_t *off, uint6
 		}
 	}
 	if (!have)
-		rc = fail(err, errlen, "no function '%s' in %s", name, path);
+		rc = x86_attr_fail(err, errlen, -EINVAL, "no function '%s' in %s", name, path);
 	else if (vaddr_to_offset(elf, found.st_value, off))
-		rc = fail(err, errlen, "'%s' in %s is outside every loadable segment", name, path);
+		rc = x86_attr_fail(err, errlen, -EINVAL, "'%s' in %s is outside every loadable segment", name, path);
 	else {
 		*size = found.st_size;
 		rc = 0;
@@ -140,37 +129,37 @@ static int one_filter(char *item, struct x86_pt_cfg *c, char *err, size_t errlen
 	while (*item && !isspace((unsigned char)*item))
 		item++;
 	if (!*item)
-		return fail(err, errlen, "'%s': expected 'filter SYM @ /path' or "
+		return x86_attr_fail(err, errlen, -EINVAL, "'%s': expected 'filter SYM @ /path' or "
 			    "'filter START/SIZE@/path'", action);
 	*item++ = 0;
 	if (strcmp(action, "start") == 0)
-		return fail(err, errlen, "Intel PT has no 'start' filters (use 'filter' or 'stop')");
+		return x86_attr_fail(err, errlen, -EINVAL, "Intel PT has no 'start' filters (use 'filter' or 'stop')");
 	if (strcmp(action, "filter") && strcmp(action, "stop"))
-		return fail(err, errlen, "'%s': unknown filter action (use 'filter' or 'stop')", action);
+		return x86_attr_fail(err, errlen, -EINVAL, "'%s': unknown filter action (use 'filter' or 'stop')", action);
 	at = strchr(item, '@');
 	if (!at)
-		return fail(err, errlen, "'%s %s': missing '@ /path' (user-space filters name "
+		return x86_attr_fail(err, errlen, -EINVAL, "'%s %s': missing '@ /path' (user-space filters name "
 			    "their object file)", action, trim(item));
 	*at = 0;
 	target = trim(item);
 	path = trim(at + 1);
 	if (!*target || !*path)
-		return fail(err, errlen, "'%s': expected SYM or START[/SIZE] before '@' and a "
+		return x86_attr_fail(err, errlen, -EINVAL, "'%s': expected SYM or START[/SIZE] before '@' and a "
 			    "path after it", action);
 	if (!realpath(path, real))
-		return fail(err, errlen, "%s: %s", path, strerror(errno));
+		return x86_attr_fail(err, errlen, -EINVAL, "%s: %s", path, strerror(errno));
 	slash = strchr(target, '/');
 	if (slash) {
 		*slash = 0;
 		if (parse_num(trim(slash + 1), &size) || !size)
-			return fail(err, errlen, "'%s': bad size", trim(slash + 1));
+			return x86_attr_fail(err, errlen, -EINVAL, "'%s': bad size", trim(slash + 1));
 	}
 	target = trim(target);
 	if (isdigit((unsigned char)target[0])) {
 		if (parse_num(target, &start))
-			return fail(err, errlen, "'%s': bad address", target);
+			return x86_attr_fail(err, errlen, -EINVAL, "'%s': bad address", target);
 		if (!size)
-			return fail(err, errlen, "'%s@%s': an address range needs /SIZE", target, path);
+			return x86_attr_fail(err, errlen, -EINVAL, "'%s@%s': an address range needs /SIZE", target, path);
 	} else {
 		uint64_t symsize = 0;
 		int rc = x86_elf_func_offset(real, target, &start, &symsize, err, errlen);
@@ -180,14 +169,14 @@ static int one_filter(char *item, struct x86_pt_cfg *c, char *err, size_t errlen
 		if (!size)
 			size = symsize;
 		if (!size)
-			return fail(err, errlen, "'%s' in %s has no size: give one as %s/SIZE",
+			return x86_attr_fail(err, errlen, -EINVAL, "'%s' in %s has no size: give one as %s/SIZE",
 				    target, path, target);
 	}
 	n = snprintf(c->filter + used, sizeof(c->filter) - used, "%s%s 0x%" PRIx64 "/0x%" PRIx64 "@%s",
 		     used ? "," : "", action, start, size, real);
 	if (n < 0 || (size_t)n >= sizeof(c->filter) - used) {
 		c->filter[used] = 0;
-		return fail(err, errlen, "filter string too long");
+		return x86_attr_fail(err, errlen, -EINVAL, "filter string too long");
 	}
 	c->nfilters++;
 	return 0;
@@ -212,7 +201,7 @@ int x86_pt_filter_parse(const struct pmu *pt, const char *spec, struct x86_pt_cf
 	if (pt->nr_addr_filters >= 0 && (uint64_t)pt->nr_addr_filters < ranges)
 		ranges = (uint64_t)pt->nr_addr_filters;
 	if (c->nfilters > ranges)
-		return fail(err, errlen, "%u address filters, this CPU has %" PRIu64
+		return x86_attr_fail(err, errlen, -EINVAL, "%u address filters, this CPU has %" PRIu64
 			    " (caps/num_address_ranges)", c->nfilters, ranges);
 	return 0;
 }
