@@ -368,6 +368,8 @@ bool dec_weights(const struct dec_ctx *c, const struct xev *ev, uint64_t *w)
 			if (ev->kind == XEV_BLOCK && ev->cycles != XEV_CYCLES_UNKNOWN)
 				v = ev->cycles;
 			break;
+		case DEC_M_TIME:	/* a span between events: the view charges it */
+			break;
 		}
 		w[m] = v;
 		any |= v != 0;
