@@ -48,7 +48,8 @@ static const char usage_common[] =
 	"  -o, --output FILE      write the report to FILE instead of stdout\n"
 	"  --tid TID              only this thread\n"
 	"  --comm NAME            only threads with this name\n"
-	"  --metric M             what to sort and percent by: samples or an event name\n"
+	"  --metric M             what to sort and percent by: samples or an event name;\n"
+	"                         PT: insns, cycles, time (ns)\n"
 	"                         (default: the first event's period, as perf report)\n"
 	"  --percent-limit P      hide rows under P percent (of Cum in trees, Base in lists)\n"
 	"  --per-thread           one call tree per thread instead of one merged tree\n";
