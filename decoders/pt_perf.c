@@ -112,6 +112,9 @@ static int setup(struct dec_ctx *c)
 	c->nmetrics = 0;
 	c->metrics[c->nmetrics++] = (struct dec_metric){ .kind = DEC_M_INSNS, .name = "insns" };
 	c->metrics[c->nmetrics++] = (struct dec_metric){ .kind = DEC_M_CYCLES, .name = "cycles" };
+	/* only when asked for: every other report (callgrind events, ...) stays as it was */
+	if (c->opts->metric && strcmp(c->opts->metric, "time") == 0)
+		c->metrics[c->nmetrics++] = (struct dec_metric){ .kind = DEC_M_TIME, .name = "time" };
 	c->metric = 0;
 	c->sampled = false;
 	return 0;

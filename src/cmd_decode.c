@@ -48,7 +48,8 @@ static const char usage_common[] =
 	"  -o, --output FILE      write the report to FILE instead of stdout\n"
 	"  --tid TID              only this thread\n"
 	"  --comm NAME            only threads with this name\n"
-	"  --metric M             what to sort and percent by: samples or an event name\n"
+	"  --metric M             what to sort and percent by: samples or an event name;\n"
+	"                         PT: insns, cycles, time (ns)\n"
 	"                         (default: the first event's period, as perf report)\n"
 	"  --percent-limit P      hide rows under P percent (of Cum in trees, Base in lists)\n"
 	"  --per-thread           one call tree per thread instead of one merged tree\n";
@@ -367,6 +368,8 @@ bool dec_weights(const struct dec_ctx *c, const struct xev *ev, uint64_t *w)
 		case DEC_M_CYCLES:
 			if (ev->kind == XEV_BLOCK && ev->cycles != XEV_CYCLES_UNKNOWN)
 				v = ev->cycles;
+			break;
+		case DEC_M_TIME:	/* a span between events: the view charges it */
 			break;
 		}
 		w[m] = v;

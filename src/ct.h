@@ -16,8 +16,10 @@
  * program.  Calls = times the path was entered.  Handled without corrupting the tree:
  *   - tail calls (CT_TAIL): the callee is shown under the function that jumped to it;
  *     returning from it also leaves that function;
- *   - returns that skip frames (longjmp, exceptions): a return whose target function is
- *     deeper on the stack pops every frame above it;
+ *   - returns that skip frames (exceptions): a return whose target function is deeper
+ *     on the stack pops every frame above it;
+ *   - jumps back into a live frame (longjmp): ct_jump to a function deeper on the stack
+ *     pops every frame above it (their costs stay where they were spent);
  *   - traces that start mid-stack: the first function seen hangs off the root; when it
  *     returns into a function not on the stack, the subtree seen so far is moved under
  *     that caller (and merged with what is there);
@@ -71,6 +73,10 @@ enum { CT_TAIL = 1u << 0 };
 int ct_call(struct ct_cursor *c, uint32_t callee, unsigned flags);
 /* A return whose target lies in function `to` (CT_FN_UNKNOWN: plain pop). */
 int ct_return(struct ct_cursor *c, uint32_t to);
+/* A jump (not a call) into the middle of function `to` — how longjmp lands.  When `to`
+ * is deeper on the stack, the frames above its nearest activation are left (1 is
+ * returned); otherwise nothing changes (0) and ct_cost enters `to` as a tail call. */
+int ct_jump(struct ct_cursor *c, uint32_t to);
 /* Cost spent in function `fn` (the function of the current ip): added to the top of
  * the stack.  An empty stack starts at fn (mid-stack start); a different fn than the
  * top means control reached it without a call we saw: it is entered as a tail call. */

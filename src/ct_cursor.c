@@ -126,6 +126,20 @@ int ct_return(struct ct_cursor *c, uint32_t to)
 	return reparent(c, to);
 }
 
+int ct_jump(struct ct_cursor *c, uint32_t to)
+{
+	if (c->n < 2 || to == CT_FN_UNKNOWN || c->f[c->n - 1].fn == to)
+		return 0;
+	/* the nearest activation: with recursion the stack alone cannot tell which one
+	 * the jmp_buf belongs to, and the innermost is the common case */
+	for (uint32_t j = c->n - 1; j-- > 0;)
+		if (c->f[j].fn == to) {
+			c->n = j + 1;
+			return 1;
+		}
+	return 0;
+}
+
 int ct_cost(struct ct_cursor *c, uint32_t fn, const uint64_t *w)
 {
 	if (c->n == 0) {

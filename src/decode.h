@@ -50,6 +50,7 @@ enum dec_metric_kind {
 	DEC_M_EVENT,	/* XEV_SAMPLE: period of samples of event `event`, plus group values */
 	DEC_M_INSNS,	/* XEV_BLOCK: instructions */
 	DEC_M_CYCLES,	/* XEV_BLOCK: cycles when known */
+	DEC_M_TIME,	/* ns between a thread's timestamps: the view charges them (weight 0) */
 };
 
 struct dec_metric {

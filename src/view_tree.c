@@ -13,12 +13,15 @@ struct vthread {
 	struct ct_tree *t;
 	struct ct_cursor *cur;
 	bool exact;	/* has call/return input: samples then add cost only */
+	uint64_t last_time;	/* --metric time: the thread's latest timestamp */
 };
 
 struct vt {
 	struct dec_ctx *c;
 	bool functions;
 	unsigned metric;
+	int time_m;		/* index of the time metric, -1: none */
+	bool timed;		/* some event carried a timestamp */
 	struct vthread *th;
 	uint32_t nth, capth;
 	uint32_t *thash;	/* tid -> index + 1 */
@@ -70,6 +73,7 @@ static struct vthread *thread_of(struct vt *v, int32_t pid, int32_t tid)
 	t->pid = pid;
 	t->tid = tid;
 	t->exact = false;
+	t->last_time = 0;
 	t->t = ct_new(v->c->nmetrics);
 	t->cur = t->t ? ct_cursor_new(t->t) : NULL;
 	if (!t->cur) {
@@ -99,6 +103,10 @@ static int open_common(struct dec_ctx *c, void **state, bool functions)
 				v->metric = m;
 				break;
 			}
+	v->time_m = -1;
+	for (unsigned m = 0; m < c->nmetrics; m++)
+		if (c->metrics[m].kind == DEC_M_TIME)
+			v->time_m = (int)m;
 	*state = v;
 	return 0;
 }
@@ -115,8 +123,9 @@ static int on_event(void *state, const struct xev *ev)
 	uint64_t w[DEC_MAX_METRICS];
 	struct vthread *t;
 
-	if (ev->kind == XEV_TIME || ev->kind == XEV_BRANCH || ev->kind == XEV_ENABLE ||
-	    ev->kind == XEV_DISABLE || ev->kind == XEV_INTERRUPT)
+	if (v->time_m < 0 && (ev->kind == XEV_TIME || ev->kind == XEV_ENABLE ||
+			      ev->kind == XEV_DISABLE || ev->kind == XEV_INTERRUPT ||
+			      (ev->kind == XEV_BRANCH && !(ev->flags & XEV_F_INDIRECT))))
 		return 0;
 	/* Sampled calls, returns and blocks (branch stacks) are windows of execution, not
 	 * a continuous history: a shadow stack cannot be kept from them.  Their samples
@@ -128,6 +137,17 @@ static int on_event(void *state, const struct xev *ev)
 	t = thread_of(v, ev->pid, ev->tid);
 	if (!t)
 		return oom();
+	if (v->time_m >= 0 && ev->time) {
+		/* the time since the thread's previous event was spent where it was then */
+		if (t->last_time && ev->time > t->last_time) {
+			memset(w, 0, sizeof(w));
+			w[v->time_m] = ev->time - t->last_time;
+			ct_add_base(t->t, ct_cursor_node(t->cur), w);
+		}
+		if (ev->time > t->last_time)
+			t->last_time = ev->time;
+		v->timed = true;
+	}
 	switch (ev->kind) {
 	case XEV_SAMPLE: {
 		uint32_t n = ev->nstack ? ev->nstack : 1;
@@ -167,6 +187,18 @@ static int on_event(void *state, const struct xev *ev)
 		if (dec_weights(c, ev, w) && ct_cost(t->cur, dec_fn_of(c, ev->pid, ev->ip, ev->time), w) < 0)
 			return oom();
 		return 0;
+	case XEV_BRANCH: {
+		/* longjmp lands with an indirect jump in the middle of a live frame: leave the
+		 * frames it skips.  A jump to a function's entry stays a tail call. */
+		if (!(ev->flags & XEV_F_INDIRECT) || (ev->flags & (XEV_F_COND | XEV_F_SYSCALL)) ||
+		    !ct_cursor_depth(t->cur))
+			return 0;
+		uint32_t to = dec_fn_of(c, ev->pid, ev->addr, ev->time);
+		if (to == dec_fn_of(c, ev->pid, ev->ip, ev->time) ||
+		    to != dec_fn_of(c, ev->pid, ev->addr - 1, ev->time))
+			return 0;
+		return ct_jump(t->cur, to) < 0 ? oom() : 0;
+	}
 	case XEV_GAP:
 		ct_gap(t->cur);
 		return 0;
@@ -390,7 +422,10 @@ static int on_close(void *state, int status)
 	struct dec_ctx *c = v->c;
 	int rc = 0;
 
-	if (status >= 0) {
+	if (status >= 0 && v->time_m >= 0 && !v->timed)
+		rc = xp_err("decode", "use --metric insns, or record with timestamps",
+			    "--metric time: the trace has no timestamps");
+	if (status >= 0 && rc == 0) {
 		if (v->per_thread) {
 			qsort(v->th, v->nth, sizeof(*v->th), cmp_tid);
 			for (uint32_t i = 0; i < v->nth && rc == 0; i++) {

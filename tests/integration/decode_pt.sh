@@ -62,6 +62,67 @@ check_eq "fib(8): 67 calls in all" "67" \
 check_eq "fib(8): recursion 8 deep" "8" \
 	"$(printf '%s\n' "$out" | awk '$6 == "fib" && $2 > m { m = $2 } END { print m }')"
 
+# longjmp: deep(5) recurses 6 levels and longjmps back into main.  The indirect jump
+# lands mid-main: the skipped frames close and main goes on at RL 1 (no phantom main
+# under __longjmp); printf, called after the longjmp, hangs off main.  Main's Base is
+# then every instruction the --insn stream shows in main.
+B=$TMP/step_basic
+"$XPTRACE" decode -i "$B" --calltree --format jsonl >"$TMP/sb.tree"
+main_insns=$("$XPTRACE" decode -i "$B" --insn --format jsonl --sym main | grep -c '"ip"')
+check_eq "longjmp: main once at RL 1, deep at RL 1..6 under it, printf@plt under main, no phantom" \
+	"main 1 1 $main_insns; deep 1 2 3 4 5 6; printf@plt 1; __longjmp leaf; mains 1; sums ok" \
+	"$(python3 - "$TMP/sb.tree" <<'EOF2'
+import json, sys
+rows = [json.loads(l) for l in open(sys.argv[1])]
+mains = [r for r in rows if r["name"] == "main"]
+m = mains[0]
+under = lambda r: r["path"][:len(m["path"])] == m["path"]
+deep = [r for r in rows if r["name"] == "deep" and under(r)
+        and all(x == "deep" for x in r["path"][len(m["path"]):])]
+pf = [r for r in rows if r["path"] == m["path"] + ["printf@plt"]]
+lj = [r for r in rows if r["name"] == "__longjmp" and under(r)]
+leaf = len(lj) == 1 and lj[0]["base"] == lj[0]["cum"] and \
+    not any(r["path"][:len(lj[0]["path"])] == lj[0]["path"] and r is not lj[0] for r in rows)
+# Cum == Base + the children's Cum, everywhere
+kids = {}
+for r in rows:
+    kids.setdefault(tuple(r["path"][:-1]), []).append(r)
+bad = [r for r in rows if r["cum"] != r["base"] + sum(k["cum"] for k in kids.get(tuple(r["path"]), []))]
+print("main %d %d %d; deep %s; printf@plt %d; __longjmp %s; mains %d; sums %s" % (
+    m["rl"], m["calls"], m["base"],
+    " ".join(str(r["rl"]) for r in deep if r["calls"] == 1 and r["lvl"] - m["lvl"] == r["rl"]),
+    len(pf), "leaf" if leaf else "has children", sum(r["path"].count("main") for r in rows if r["name"] == "main"),
+    "ok" if not bad else "bad"))
+EOF2
+)"
+
+# --metric time: nanoseconds from the step trace's timestamps.  The root's Cum is the
+# thread's last minus first timestamp (the --insn stream's first and last rows); every
+# node's Cum is its Base plus its children's Cum; Calls are those of the insns tree.
+span=$("$XPTRACE" decode -i "$B" --insn --format jsonl | python3 -c '
+import sys, json
+ts = [json.loads(l).get("time", 0) for l in sys.stdin]
+ts = [t for t in ts if t]
+print(max(ts) - min(ts))')
+out=$("$XPTRACE" decode -i "$B" --calltree --metric time)
+check_match "--metric time: total = last - first timestamp ($span ns)" "^# call tree: time, total $span\$" "$out"
+"$XPTRACE" decode -i "$B" --calltree --metric time --format jsonl >"$TMP/sb.time"
+check_eq "--metric time: Cum = Base + children's Cum, Cum(parent) >= Cum(child), same Calls" "0 0 same" \
+	"$(python3 - "$TMP/sb.time" "$TMP/sb.tree" <<'EOF2'
+import json, sys
+rows = [json.loads(l) for l in open(sys.argv[1])]
+ins = [json.loads(l) for l in open(sys.argv[2])]
+kids, by = {}, {}
+for r in rows:
+    kids.setdefault(tuple(r["path"][:-1]), []).append(r)
+    by[tuple(r["path"])] = r
+bad = sum(r["cum"] != r["base"] + sum(k["cum"] for k in kids.get(tuple(r["path"]), [])) for r in rows)
+neg = sum(tuple(r["path"][:-1]) in by and by[tuple(r["path"][:-1])]["cum"] < r["cum"] for r in rows)
+calls = lambda rs: sorted((tuple(r["path"]), r["calls"]) for r in rs)
+print(bad, neg, "same" if calls(rows) == calls(ins) and sum(r["cum"] for r in rows if r["lvl"] == 1) > 0 else "differ")
+EOF2
+)"
+
 # callgrind: per-instruction Ir with exact calls=, read back by callgrind_annotate
 "$XPTRACE" decode -i "$K" --blocks --format callgrind >"$TMP/cg.out"
 check_match "callgrind: 37 calls of leaf" "^calls=37 " "$(grep -A1 "^cfn=.*" "$TMP/cg.out" | grep calls=37)"

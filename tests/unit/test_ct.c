@@ -158,6 +158,60 @@ static void test_tail_and_longjmp(void **state)
 	ct_free(t);
 }
 
+/* longjmp as the trace shows it: main -> f -> g -> g (recursion) -> c, then an
+ * indirect jump from c lands in the middle of main.  The skipped frames close with
+ * their costs; main goes on at RL 1 (no phantom main under c); a later call from main
+ * hangs off main.  A jump into a function not on the stack is a tail call, as before,
+ * and a jump to the top function itself changes nothing. */
+static void test_jump_into_live_frame(void **state)
+{
+	(void)state;
+	struct ct_tree *t = ct_new(1);
+	struct ct_cursor *c = ct_cursor_new(t);
+	uint64_t one = 1, two = 2;
+
+	ct_cost(c, MAIN, &one);
+	ct_call(c, F, 0);
+	ct_cost(c, F, &one);
+	ct_call(c, G, 0);
+	ct_call(c, G, 0);
+	ct_cost(c, G, &two);
+	ct_call(c, C, 0);
+	ct_cost(c, C, &one);
+	assert_int_equal(ct_jump(c, C), 0);		/* within the top function */
+	assert_int_equal(ct_jump(c, LEAF), 0);		/* not on the stack */
+	assert_int_equal(ct_cursor_depth(c), 5);
+	ct_cost(c, LEAF, &one);				/* ... so a tail call */
+	assert_int_equal(ct_cursor_depth(c), 6);
+	assert_int_equal(ct_jump(c, MAIN), 1);		/* the longjmp */
+	assert_int_equal(ct_cursor_depth(c), 1);
+	assert_int_equal(ct_cursor_node(c), ct_child(t, CT_ROOT, MAIN));
+	ct_cost(c, MAIN, &two);
+	ct_call(c, A, 0);
+	ct_cost(c, A, &one);
+	ct_return(c, MAIN);
+	ct_cost(c, MAIN, &one);
+	/* into the nearer of two activations of g */
+	ct_call(c, G, 0);
+	ct_call(c, G, 0);
+	ct_call(c, B, 0);
+	assert_int_equal(ct_jump(c, G), 1);
+	assert_int_equal(ct_cursor_depth(c), 3);
+	assert_string_equal(dump(t),
+		"1 1 0 4 10 main\n"
+		"2 1 1 1 5 f\n"
+		"3 1 1 0 4 g\n"
+		"4 2 1 2 4 g\n"
+		"5 1 1 1 2 c\n"
+		"6 1 1 1 1 leaf\n"
+		"2 1 1 1 1 a\n"
+		"2 1 1 0 0 g\n"
+		"3 2 1 0 0 g\n"
+		"4 1 1 0 0 b\n");
+	ct_cursor_free(c);
+	ct_free(t);
+}
+
 /* The trace starts inside leaf, called from f, called from main: two returns into
  * callers never seen move what was recorded under them; f is then called again from
  * main and merges with the moved subtree. */
@@ -267,6 +321,7 @@ int main(void)
 		cmocka_unit_test(test_samples_tree),
 		cmocka_unit_test(test_exact_calls),
 		cmocka_unit_test(test_tail_and_longjmp),
+		cmocka_unit_test(test_jump_into_live_frame),
 		cmocka_unit_test(test_mid_stack),
 		cmocka_unit_test(test_mid_stack_recursion),
 		cmocka_unit_test(test_merge_and_splice),

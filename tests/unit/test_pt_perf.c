@@ -224,6 +224,10 @@ static void test_jitted_loop(void **state)
 	out = capture("--insn");
 	assert_non_null(strstr(out, "7f0000001005  jitted_loop+0x5                  ff c9                          decl %ecx\n"));
 	assert_null(strstr(out, "gap"));
+	/* no TSC: no time metric to give; said, with the metric to use, and exit 1 */
+	out = capture("--calltree --metric time 2>&1; echo exit=$?");
+	assert_string_equal(out, "xptrace: decode: --metric time: the trace has no timestamps "
+				 "(use --metric insns, or record with timestamps)\nexit=1\n");
 }
 
 /* The code is looked up at the trace's time: the recompiled code at the same address,
