@@ -308,8 +308,12 @@ static int on_event(struct dctx *c, const struct pt_event *pev)
 	struct xev ev;
 	int r;
 
-	/* a block is never continued across an event (tick events aside: timing only) */
-	if (pev->type != ptev_tick && pev->type != ptev_cbr && (r = flush_held(c)))
+	/* a block is never continued across an event — except timing (tick, cbr) and the
+	 * status updates of a PSB+, which restate state without changing control flow: a
+	 * PSB falling inside a block must not split it (the tallies would then split every
+	 * execution of that block, depending on where the PSBs happened to land) */
+	if (pev->type != ptev_tick && pev->type != ptev_cbr && !pev->status_update &&
+	    (r = flush_held(c)))
 		return r;
 
 	/* time only moves forward: libipt stamps some events (a MODE.EXEC read before a

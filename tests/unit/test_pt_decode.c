@@ -140,6 +140,39 @@ static void test_blocks_exact(void **state)
 	pte_free(&e);
 }
 
+/* A PSB+ can fall anywhere, here between the dec and the jnz of the second iteration:
+ * its status updates restate the state, so the block is not split (the same blocks as
+ * without it), or the tallies would split every execution of the block. */
+static void test_psb_inside_a_block(void **state)
+{
+	(void)state;
+	struct pte e;
+	struct rec r = { .len = 0 };
+	struct xev_sink sink = { rec_fn, &r };
+	struct dpt_options opt;
+
+	pte_init(&e, 256);
+	pte_simple(&e, ppt_psb);
+	pte_simple(&e, ppt_psbend);
+	pte_mode64(&e);
+	pte_ip(&e, ppt_tip_pge, pt_ipc_sext_48, BASE);
+	pte_tnt(&e, "T");
+	pte_simple(&e, ppt_psb);
+	pte_mode64(&e);
+	pte_ip(&e, ppt_fup, pt_ipc_sext_48, 0x1007);
+	pte_simple(&e, ppt_psbend);
+	pte_tnt(&e, "TN");
+	pte_ip(&e, ppt_tip, pt_ipc_sext_48, 0x100e);
+	pte_ip(&e, ppt_tip_pgd, pt_ipc_suppressed, 0);
+	assert_false(e.failed);
+	struct dpt_image *img = make_image();
+	dpt_options_init(&opt);
+	assert_int_equal(dpt_decode(e.buf, pte_len(&e), img, &opt, &sink, NULL), 0);
+	assert_string_equal(r.text, expect_blocks);
+	dpt_image_free(img);
+	pte_free(&e);
+}
+
 static void test_insns_exact(void **state)
 {
 	(void)state;
@@ -481,6 +514,7 @@ int main(void)
 {
 	const struct CMUnitTest tests[] = {
 		cmocka_unit_test(test_blocks_exact),
+		cmocka_unit_test(test_psb_inside_a_block),
 		cmocka_unit_test(test_insns_exact),
 		cmocka_unit_test(test_gap_and_resync),
 		cmocka_unit_test(test_leading_garbage),
