@@ -497,6 +497,10 @@ static int hw_options_fit(const struct rec_opts *o, const struct rec_mode *m)
 		return xp_err("record", "with --mode pt use --pt-opts psb_period=N",
 			      "--psb-period is for --mode step, and this recording is in %s mode",
 			      m->name);
+	/* the step tracer must see a process from its exec to know every block it ran */
+	if (o->pid && strcmp(m->name, "step") == 0)
+		return xp_err("record", "run the command under xptrace instead",
+			      "--mode step cannot attach to a running process (-p)");
 	if (o->callgraph == REC_CG_LBR && strcmp(m->name, "lbr") != 0)
 		return xp_err("record", "use -g (frame pointers) or --call-graph dwarf",
 			      "-g lbr needs --mode lbr, and this recording is in %s mode", m->name);

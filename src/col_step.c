@@ -611,9 +611,6 @@ static int step_run(struct rec *r)
 	struct x86_step *s = NULL;
 	int e, rc = -1;
 
-	if (r->opts->pid)
-		return xp_err("record", "run the command under xptrace instead",
-			      "--mode step cannot attach to a running process (-p)");
 	if (r->opts->filter) {
 		char why[512], prog[4096];
 		int unnamed;

@@ -262,26 +262,6 @@ static void conclude_sample(const struct pmu_list *pmus, const char *label,
 	unverified(m, &f->cpu_clock);
 }
 
-/* Whether ptrace may attach to a running process of the same user (Yama LSM rules). */
-static const char *attach_policy(const struct probe_facts *f)
-{
-	int cap = f->cap_sys_ptrace == 1;
-
-	switch (f->yama_scope) {
-	case -1:
-	case 0:
-		return "yes";
-	case 1:
-		return cap ? "yes" : "only to its own descendants (Yama ptrace_scope 1)";
-	case 2:
-		return cap ? "yes" : "no (Yama ptrace_scope 2 needs CAP_SYS_PTRACE)";
-	case PROBE_UNKNOWN:
-		return "unknown";
-	default:
-		return "no";
-	}
-}
-
 static void conclude_step(const struct probe_facts *f, struct probe_conclusion *out)
 {
 	struct probe_mode *m = &out->mode[PROBE_MODE_STEP];
@@ -309,9 +289,9 @@ static void conclude_step(const struct probe_facts *f, struct probe_conclusion *
 		return;
 	}
 	m->available = 1;
+	/* the tracer must see a process from its exec to know every block it ran */
 	fmt(m->detail, sizeof(m->detail),
-	    "ptrace branch tracer for commands it starts; attaching to running processes: %s",
-	    attach_policy(f));
+	    "ptrace branch tracer for commands it starts (it cannot attach with -p)");
 	unverified(m, &f->ptrace);
 }
 

@@ -101,6 +101,9 @@ check_exit "--filter: an unknown function is an error" 1 "$XPTRACE" record --mod
 check_match "--filter: says which function is missing" "no function 'nosuchfn'" "$(cat "$TMP/.err")"
 check_exit "--filter: a range needs its module" 1 "$XPTRACE" record --mode step --filter 0x10-0x20 -o "$TMP/nm" -- "$PROGS/step_basic"
 
+check_exit "step -p: refused" 1 "$XPTRACE" record --mode step -o "$TMP/sp" -p $$
+check_match "step -p: says why and what to do" "^xptrace: record: --mode step cannot attach to a running process \(-p\) \(run the command under xptrace instead\)$" "$(cat "$TMP/.err")"
+check_eq "step -p: no trace directory left behind" "no" "$([ -e "$TMP/sp" ] && echo yes || echo no)"
 check_match "info lists step with its measured cost" "^step mode cost +0\.[0-9]+ stops per branch, .*faster than single-stepping" "$("$XPTRACE" info 2>/dev/null)"
 check_match "info lists step as a mode" "^  step +available" "$("$XPTRACE" info 2>/dev/null)"
 
