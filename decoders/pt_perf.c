@@ -19,6 +19,7 @@
 
 #include "decode.h"
 #include "pt.h"
+#include "pt_plug.h"
 #include "pt_mem.h"
 #include "xp_err.h"
 
@@ -95,29 +96,9 @@ static bool accepts(struct dec_ctx *c)
 	return false;
 }
 
-/* A speed hint for the decoder: what the chosen view never looks at. */
-static uint32_t view_ignores(const struct dec_ctx *c)
-{
-	const char *v = c->opts->view;
-	if (v && strcmp(v, "insn") == 0)
-		return 1u << XEV_BRANCH | 1u << XEV_CALL | 1u << XEV_RETURN;
-	if (v && (strcmp(v, "annotate") == 0 ||
-		  (strcmp(v, "blocks") == 0 && c->opts->format != OUT_CALLGRIND)))
-		return 1u << XEV_CALL | 1u << XEV_RETURN;
-	return 0;
-}
-
 static int setup(struct dec_ctx *c)
 {
-	c->nmetrics = 0;
-	c->metrics[c->nmetrics++] = (struct dec_metric){ .kind = DEC_M_INSNS, .name = "insns" };
-	c->metrics[c->nmetrics++] = (struct dec_metric){ .kind = DEC_M_CYCLES, .name = "cycles" };
-	/* only when asked for: every other report (callgrind events, ...) stays as it was */
-	if (c->opts->metric && strcmp(c->opts->metric, "time") == 0)
-		c->metrics[c->nmetrics++] = (struct dec_metric){ .kind = DEC_M_TIME, .name = "time" };
-	c->metric = 0;
-	c->sampled = false;
-	return 0;
+	return dpt_setup_metrics(c, true);
 }
 
 static struct queue *queue_of(struct dpp *p, const struct pd_auxtrace_event *a)
@@ -378,7 +359,7 @@ static int decode_queue(struct dpp *p, struct queue *q)
 	options_from_info(p, &o);
 	cpu_from_header(p->c, &o);
 	o.release_behind = 1;
-	o.ignore = view_ignores(p->c);
+	o.ignore = dpt_view_ignores(p->c);
 	struct cpu_sink cs = { p, q->cpu, 0, false };
 	struct xev_sink sink;
 	int32_t pid = -1;

@@ -17,6 +17,7 @@
 
 #include "decode.h"
 #include "pt.h"
+#include "pt_plug.h"
 #include "xp_err.h"
 
 #define RAW_PID 1	/* the one process a raw trace describes */
@@ -41,26 +42,9 @@ static bool claims(const struct dec_opts *o)
 	return false;
 }
 
-/* A speed hint for the decoder: what the chosen view never looks at. */
-static uint32_t view_ignores(const struct dec_ctx *c)
-{
-	const char *v = c->opts->view;
-	if (v && strcmp(v, "insn") == 0)
-		return 1u << XEV_BRANCH | 1u << XEV_CALL | 1u << XEV_RETURN;
-	if (v && (strcmp(v, "annotate") == 0 ||
-		  (strcmp(v, "blocks") == 0 && c->opts->format != OUT_CALLGRIND)))
-		return 1u << XEV_CALL | 1u << XEV_RETURN;
-	return 0;
-}
-
 static int setup(struct dec_ctx *c)
 {
-	c->nmetrics = 0;
-	c->metrics[c->nmetrics++] = (struct dec_metric){ .kind = DEC_M_INSNS, .name = "insns" };
-	c->metrics[c->nmetrics++] = (struct dec_metric){ .kind = DEC_M_CYCLES, .name = "cycles" };
-	c->metric = 0;
-	c->sampled = false;
-	return 0;
+	return dpt_setup_metrics(c, false);
 }
 
 static int parse_u64(const char *s, uint64_t *v)
@@ -216,7 +200,7 @@ static int run(struct dec_ctx *c, const struct xev_sink *sink)
 		goto out;
 	}
 	opt.release_behind = 1;
-	opt.ignore = view_ignores(c);
+	opt.ignore = dpt_view_ignores(c);
 	struct dpt_stats stats;
 	int r = dpt_decode(buf, len, img, &opt, sink, &stats);
 	if (len)

@@ -1,0 +1,19 @@
+/* What the two PT plug-ins of `xptrace decode` (perf.data: pt_perf, raw --pt: pt_raw)
+ * share, so both present the same views and metrics. */
+#ifndef DPT_PLUG_H
+#define DPT_PLUG_H
+
+#include <stdbool.h>
+#include <stdint.h>
+
+#include "decode.h"
+
+/* A speed hint for the decoder (dpt_options.ignore): what the chosen view never
+ * looks at. */
+uint32_t dpt_view_ignores(const struct dec_ctx *c);
+
+/* Metrics insns and cycles, plus time when `offer_time` and --metric time asked
+ * for it (only then: every other report, callgrind events, ... stays as it was). */
+int dpt_setup_metrics(struct dec_ctx *c, bool offer_time);
+
+#endif
