@@ -44,25 +44,7 @@ static bool accepts(struct dec_ctx *c)
 
 static int setup(struct dec_ctx *c)
 {
-	c->nmetrics = 0;
-	c->metrics[c->nmetrics++] = (struct dec_metric){ .kind = DEC_M_SAMPLES, .name = "samples" };
-	c->metric = 0;
-	c->sampled = true;
-	for (uint32_t i = 0; i < pd_nattrs(c->pd) && c->nmetrics < DEC_MAX_METRICS; i++) {
-		const struct pd_attr *a = pd_attr_at(c->pd, i);
-		struct dec_metric *m;
-
-		if (!is_branch_attr(a))
-			continue;
-		m = &c->metrics[c->nmetrics];
-		m->kind = DEC_M_EVENT;
-		m->event = i;
-		snprintf(m->name, sizeof(m->name), "%s", a->name ? a->name : "event");
-		if (c->metric == 0)
-			c->metric = c->nmetrics;
-		c->nmetrics++;
-	}
-	return 0;
+	return dec_setup_sampled(c, is_branch_attr);
 }
 
 static long read_code(void *ctx, uint64_t ip, uint8_t *buf, size_t len)

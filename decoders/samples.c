@@ -43,26 +43,15 @@ static bool accepts(struct dec_ctx *c)
 	return false;
 }
 
+/* Every real event is a metric; the dummy (sideband only) is not. */
+static bool is_sampled(const struct pd_attr *a)
+{
+	return !is_dummy(a);
+}
+
 static int setup(struct dec_ctx *c)
 {
-	c->nmetrics = 0;
-	c->metrics[c->nmetrics++] = (struct dec_metric){ .kind = DEC_M_SAMPLES, .name = "samples" };
-	c->metric = 0;
-	c->sampled = true;
-	for (uint32_t i = 0; i < pd_nattrs(c->pd) && c->nmetrics < DEC_MAX_METRICS; i++) {
-		const struct pd_attr *a = pd_attr_at(c->pd, i);
-		if (is_dummy(a))
-			continue;
-		struct dec_metric *m = &c->metrics[c->nmetrics];
-		m->kind = DEC_M_EVENT;
-		m->event = i;
-		snprintf(m->name, sizeof(m->name), "%s", a->name ? a->name : "event");
-		/* perf report's Overhead is by period of the first event */
-		if (c->metric == 0)
-			c->metric = c->nmetrics;
-		c->nmetrics++;
-	}
-	return 0;
+	return dec_setup_sampled(c, is_sampled);
 }
 
 static uint64_t mixkey(uint64_t x)

@@ -378,6 +378,30 @@ bool dec_weights(const struct dec_ctx *c, const struct xev *ev, uint64_t *w)
 	return any;
 }
 
+int dec_setup_sampled(struct dec_ctx *c, bool (*counts)(const struct pd_attr *a))
+{
+	c->nmetrics = 0;
+	c->metrics[c->nmetrics++] = (struct dec_metric){ .kind = DEC_M_SAMPLES, .name = "samples" };
+	c->metric = 0;
+	c->sampled = true;
+	for (uint32_t i = 0; i < pd_nattrs(c->pd) && c->nmetrics < DEC_MAX_METRICS; i++) {
+		const struct pd_attr *a = pd_attr_at(c->pd, i);
+		struct dec_metric *m;
+
+		if (!counts(a))
+			continue;
+		m = &c->metrics[c->nmetrics];
+		m->kind = DEC_M_EVENT;
+		m->event = i;
+		snprintf(m->name, sizeof(m->name), "%s", a->name ? a->name : "event");
+		/* perf report's Overhead is by period of the first event */
+		if (c->metric == 0)
+			c->metric = c->nmetrics;
+		c->nmetrics++;
+	}
+	return 0;
+}
+
 bool dec_thread_selected(struct dec_ctx *c, int32_t tid, uint64_t time)
 {
 	if (c->opts->tid >= 0 && tid != c->opts->tid)

@@ -126,6 +126,10 @@ uint32_t dec_fn_of(struct dec_ctx *c, int32_t pid, uint64_t ip, uint64_t time);
 /* The weight vector (c->nmetrics values) of one event; false if it weighs nothing. */
 bool dec_weights(const struct dec_ctx *c, const struct xev *ev, uint64_t *w);
 
+/* Metrics of a decoder of samples: the sample count, then one per event of the file
+ * that `counts` accepts (its period), the first of them the default as in perf report. */
+int dec_setup_sampled(struct dec_ctx *c, bool (*counts)(const struct pd_attr *a));
+
 /* Thread filters from --tid / --comm. */
 bool dec_thread_selected(struct dec_ctx *c, int32_t tid, uint64_t time);
 
