@@ -258,8 +258,11 @@ static int format_line(struct bb_insn_view *v, struct line *l, const struct xev 
 	return 0;
 }
 
-static inline __attribute__((always_inline)) int emit_insn(struct bb_insn_view *v, const struct xev *ev, uint64_t ip,
-		     const uint8_t *bytes, size_t n, uint8_t *size_out)
+/* The formatted line of the instruction at ip through the per-address cache;
+ * NULL when it cannot be formatted. */
+static inline __attribute__((always_inline)) const struct line *
+cached_line(struct bb_insn_view *v, const struct xev *ev, uint64_t ip, const uint8_t *bytes,
+	    size_t n)
 {
 	struct line *l = &v->cache[(ip ^ ip >> CACHE_BITS) & ((1u << CACHE_BITS) - 1)];
 	bool hit = l->size && l->ip == ip && l->pid == ev->pid && l->size <= n;
@@ -268,6 +271,42 @@ static inline __attribute__((always_inline)) int emit_insn(struct bb_insn_view *
 	for (size_t i = 0; hit && i < l->size; i++)
 		hit = l->bytes[i] == bytes[i];
 	if (!hit && format_line(v, l, ev, ip, bytes, n) < 0)
+		return NULL;
+	return l;
+}
+
+/* The start of a jsonl record: '{' then the event's time and tid when known. */
+static inline void put_json_head(struct bb_insn_view *v, const struct xev *ev)
+{
+	put(v, "{", 1);
+	if (ev->time) {
+		put(v, "\"time\":", 7);
+		put_u64(v, ev->time);
+		put(v, ",", 1);
+	}
+	if (ev->tid >= 0) {
+		put(v, "\"tid\":", 6);
+		put_i32(v, ev->tid);
+		put(v, ",", 1);
+	}
+}
+
+/* The time ('-' when unknown) and tid columns of a text line. */
+static inline void put_text_head(struct bb_insn_view *v, const struct xev *ev)
+{
+	if (ev->time)
+		put_time(v, ev->time);
+	else
+		put(v, "-", 1);
+	put(v, " ", 1);
+	put_i32(v, ev->tid);
+}
+
+static inline __attribute__((always_inline)) int emit_insn(struct bb_insn_view *v, const struct xev *ev, uint64_t ip,
+		     const uint8_t *bytes, size_t n, uint8_t *size_out)
+{
+	const struct line *l = cached_line(v, ev, ip, bytes, n);
+	if (!l)
 		return -1;
 	*size_out = l->size;
 	if (v->o.format == BB_JSONL) {
@@ -276,26 +315,11 @@ static inline __attribute__((always_inline)) int emit_insn(struct bb_insn_view *
 			put_line(v, l->text, l->len);
 			return 0;
 		}
-		put(v, "{", 1);
-		if (ev->time) {
-			put(v, "\"time\":", 7);
-			put_u64(v, ev->time);
-			put(v, ",", 1);
-		}
-		if (ev->tid >= 0) {
-			put(v, "\"tid\":", 6);
-			put_i32(v, ev->tid);
-			put(v, ",", 1);
-		}
+		put_json_head(v, ev);
 		put(v, l->text + 1, l->len - 1u);
 		return 0;
 	} else {
-		if (ev->time)
-			put_time(v, ev->time);
-		else
-			put(v, "-", 1);
-		put(v, " ", 1);
-		put_i32(v, ev->tid);
+		put_text_head(v, ev);
 		put(v, " ", 1);
 	}
 	put_line(v, l->text, l->len);
@@ -310,17 +334,7 @@ static void marker(struct bb_insn_view *v, const struct xev *ev, const char *wha
 		char reason[256] = "";
 		if (ev->kind == XEV_GAP)
 			json_escape(reason, sizeof(reason), ev->reason ? ev->reason : "unknown");
-		put(v, "{", 1);
-		if (ev->time) {
-			put(v, "\"time\":", 7);
-			put_u64(v, ev->time);
-			put(v, ",", 1);
-		}
-		if (ev->tid >= 0) {
-			put(v, "\"tid\":", 6);
-			put_i32(v, ev->tid);
-			put(v, ",", 1);
-		}
+		put_json_head(v, ev);
 		switch (ev->kind) {
 		case XEV_GAP:
 			n = snprintf(line, sizeof(line), "\"event\":\"gap\",\"reason\":\"%s\",\"offset\":%lu,\"lost\":%lu}\n",
@@ -337,12 +351,7 @@ static void marker(struct bb_insn_view *v, const struct xev *ev, const char *wha
 		}
 	} else {
 		put(v, "--- ", 4);
-		if (ev->time)
-			put_time(v, ev->time);
-		else
-			put(v, "-", 1);
-		put(v, " ", 1);
-		put_i32(v, ev->tid);
+		put_text_head(v, ev);
 		switch (ev->kind) {
 		case XEV_GAP:
 			n = snprintf(line, sizeof(line), " gap: %s (offset %lu, %lu bytes lost)\n",
@@ -374,13 +383,7 @@ static const struct line *line_at(struct bb_insn_view *v, const struct xev *ev, 
 		v->o.env->read(v->o.env->ctx, ev->pid, ev->time, ip, buf, sizeof(buf)) : 0;
 	if (n == 0)
 		return NULL;
-	struct line *l = &v->cache[(ip ^ ip >> CACHE_BITS) & ((1u << CACHE_BITS) - 1)];
-	bool hit = l->size && l->ip == ip && l->pid == ev->pid && l->size <= n;
-	for (size_t i = 0; hit && i < l->size; i++)
-		hit = l->bytes[i] == buf[i];
-	if (!hit && format_line(v, l, ev, ip, buf, n) < 0)
-		return NULL;
-	return l;
+	return cached_line(v, ev, ip, buf, n);
 }
 
 static int build_block(struct bb_insn_view *v, struct bline *b, const struct xev *ev)
@@ -451,25 +454,10 @@ static int emit_block(struct bb_insn_view *v, const struct xev *ev)
 				const char *t = b->text + b->off[i];
 				size_t tl = b->off[i + 1] - b->off[i];
 				if (v->o.format == BB_JSONL) {
-					put(v, "{", 1);
-					if (ev->time) {
-						put(v, "\"time\":", 7);
-						put_u64(v, ev->time);
-						put(v, ",", 1);
-					}
-					if (ev->tid >= 0) {
-						put(v, "\"tid\":", 6);
-						put_i32(v, ev->tid);
-						put(v, ",", 1);
-					}
+					put_json_head(v, ev);
 					put(v, t + 1, tl - 1);
 				} else {
-					if (ev->time)
-						put_time(v, ev->time);
-					else
-						put(v, "-", 1);
-					put(v, " ", 1);
-					put_i32(v, ev->tid);
+					put_text_head(v, ev);
 					put(v, " ", 1);
 					put(v, t, tl);
 				}
