@@ -241,20 +241,24 @@ static int cmp_sym(const void *a, const void *b)
 	return 0;
 }
 
-/* perf's choose_best_symbol, simplified: global over weak over local, then fewer
- * leading underscores, then the shorter name. */
+/* perf's choose_best_symbol (util/symbol.c), so both tools name an address alike:
+ * sized over zero-sized, non-weak over weak, global over not, fewer leading
+ * underscores, then the longer name.  True when `a` beats the kept `b`. */
 static bool better(const struct sdso *d, const struct esym *a, const struct esym *b)
 {
-	static const int rank[] = { [STB_LOCAL] = 0, [STB_GLOBAL] = 2, [STB_WEAK] = 1 };
-	int ra = a->bind <= STB_WEAK ? rank[a->bind] : 0, rb = b->bind <= STB_WEAK ? rank[b->bind] : 0;
 	const char *na = d->pool + a->name, *nb = d->pool + b->name;
+	bool sized_a = a->end > a->start, sized_b = b->end > b->start;
 
-	if (ra != rb)
-		return ra > rb;
+	if (sized_a != sized_b)
+		return sized_a;
+	if ((a->bind == STB_WEAK) != (b->bind == STB_WEAK))
+		return b->bind == STB_WEAK;
+	if ((a->bind == STB_GLOBAL) != (b->bind == STB_GLOBAL))
+		return a->bind == STB_GLOBAL;
 	size_t ua = strspn(na, "_"), ub = strspn(nb, "_");
 	if (ua != ub)
 		return ua < ub;
-	return strlen(na) < strlen(nb);
+	return strlen(na) > strlen(nb);
 }
 
 /* perf's synthesized PLT symbols: "name@plt" for every .rela.plt slot, at its entry
