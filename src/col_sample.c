@@ -17,6 +17,7 @@
 #include "pmu.h"
 #include "rec_pfm.h"
 #include "ring.h"
+#include "x86_attr.h"
 #include "x86_regs.h"
 #include "xp_err.h"
 
@@ -162,13 +163,8 @@ static void set_sampling(struct perf_event_attr *a, const struct rec_opts *o, ui
 		a->sample_type |= PERF_SAMPLE_READ;
 		a->read_format |= PERF_FORMAT_GROUP;
 	}
-	a->sample_id_all = 1;
-	a->mmap = 1;
-	a->mmap2 = 1;
+	x86_attr_sideband(a);
 	a->build_id = 1;
-	a->comm = 1;
-	a->comm_exec = 1;
-	a->task = 1;
 	a->context_switch = 1;
 	a->watermark = 1;
 }
