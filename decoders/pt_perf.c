@@ -6,10 +6,15 @@
  * thread, or per cpu) in an unlinked temporary file, so memory does not grow with the
  * trace.  AUX data that was lost (a jump in the chunk offsets, a truncated AUX record)
  * splits a queue into parts with a gap between them.
- * Pass 2 decodes each queue with one pt_image per address space: file sections for the
+ * Pass 2 decodes the queues with one pt_image per address space: file sections for the
  * process's mappings (snapshot files by build-id), and for anything else the session's
  * mapping at the decode time.  Per-cpu queues get their thread from the switch records
- * at the decode time. */
+ * at the decode time.  With timestamps, all queues are decoded together in time order
+ * as perf does (its auxtrace heap): each keeps its decoder open, and the one whose next
+ * event is earliest runs until its time passes the next earliest queue's.  So each
+ * queue's decode state (thread attribution, time, memory lookups) is its own (struct
+ * qdec).  Without timestamps the queues have no order between them: one after the
+ * other. */
 #include <errno.h>
 #include <stdio.h>
 #include <stdlib.h>

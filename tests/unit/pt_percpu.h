@@ -17,7 +17,9 @@
  * range of its own (TSC packets only, no MTC/CYC): the order does not depend on how a
  * decoder spreads time over the instructions between two timestamps.
  * The AUXTRACE records come first: perf queues AUX data as it reads it, but flushes
- * sideband (the switches) by time, which must find every queue filled. */
+ * sideband (the switches) by time, which must find every queue filled.
+ * With `lose`, 4096 bytes of cpu 1's AUX data are lost after B's first run (its second
+ * chunk's offset jumps; a PSB+ with TSC 1690 starts what follows). */
 #ifndef PT_PERCPU_H
 #define PT_PERCPU_H
 
@@ -73,7 +75,7 @@ static inline void ptpc_spin(struct pte *e, uint64_t spin, uint64_t loop, uint64
 }
 
 /* Writes `path` for the ptspin binary at `spin_path`; returns 0 or -1. */
-static inline int ptpc_write(const char *path, const char *spin_path)
+static inline int ptpc_write(const char *path, const char *spin_path, int lose)
 {
 	int fd = open(spin_path, O_RDONLY);
 	if (fd < 0)
@@ -130,8 +132,16 @@ static inline int ptpc_write(const char *path, const char *spin_path)
 		if (cpu == 0) {
 			ptpc_spin(&e, spin, loop, after, 1000, 4, 2, 1200);	/* A */
 			ptpc_spin(&e, spin, loop, after, 1650, 1, 0, 0);	/* B */
-		} else {
+		}
+		size_t split = 0;
+		if (cpu == 1) {
 			ptpc_spin(&e, spin, loop, after, 1100, 3, 1, 1300);	/* B */
+			if (lose) {
+				split = pte_len(&e);
+				pte_simple(&e, ppt_psb);
+				pte_tsc(&e, 1690);
+				pte_simple(&e, ppt_psbend);
+			}
 			ptpc_spin(&e, spin, loop, after, 1700, 2, 0, 0);	/* A */
 		}
 		struct pd_auxtrace_event ev;
@@ -142,7 +152,13 @@ static inline int ptpc_write(const char *path, const char *spin_path)
 		ev.idx = cpu;
 		ev.tid = (uint32_t)-1;
 		ev.cpu = cpu;
-		int bad = e.failed || pd_writer_auxtrace(w, &ev, e.buf, pte_len(&e)) < 0;
+		int bad = e.failed;
+		if (split) {
+			bad = bad || pd_writer_auxtrace(w, &ev, e.buf, split) < 0;
+			/* perf's offsets count the trace without the chunk's padding to 8 */
+			ev.offset = ((split + 7) & ~(size_t)7) + 4096;
+		}
+		bad = bad || pd_writer_auxtrace(w, &ev, e.buf + split, pte_len(&e) - split) < 0;
 		pte_free(&e);
 		if (bad) {
 			pd_writer_free(w);

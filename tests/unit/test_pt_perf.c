@@ -418,7 +418,7 @@ static void test_per_cpu_time_order(void **state)
 	char spin_path[512], runs[256];
 	uint64_t times[8] = { 0 };
 	snprintf(spin_path, sizeof(spin_path), "%s/build/progs/ptspin", XP_SRCDIR);
-	assert_int_equal(ptpc_write(data, spin_path), 0);
+	assert_int_equal(ptpc_write(data, spin_path, 0), 0);
 
 	const char *out = capture("--insn --format jsonl");
 	runs_of(out, runs, sizeof(runs), times, 8);
@@ -445,6 +445,31 @@ static void test_per_cpu_time_order(void **state)
 	assert_string_equal(runs, "1 200 20\n0 200 8\n");
 }
 
+/* AUX data lost on cpu 1 between B's and A's runs: the gap comes out where cpu 1's
+ * queue reaches it in time, after B's last instruction there, before cpu 0 goes on. */
+static void test_per_cpu_gap_in_order(void **state)
+{
+	(void)state;
+	char spin_path[512], runs[256];
+	uint64_t times[8] = { 0 };
+	snprintf(spin_path, sizeof(spin_path), "%s/build/progs/ptspin", XP_SRCDIR);
+	assert_int_equal(ptpc_write(data, spin_path, 1), 0);
+	const char *out = capture("--insn --format jsonl");
+	runs_of(out, runs, sizeof(runs), times, 8);
+	assert_string_equal(runs, PTPC_RUNS);
+	const char *gap = strstr(out, "{\"time\":1001950,\"tid\":200,\"cpu\":1,\"event\":\"gap\","
+				      "\"reason\":\"AUX data lost\",");
+	assert_non_null(gap);
+	assert_non_null(strstr(gap, "\"lost\":4096}"));
+	const char *last_b = strstr(out, "{\"time\":1001950,\"tid\":200,\"cpu\":1,\"ip\":\"0x555555555145\"");
+	const char *next = strstr(out, "{\"time\":1002475,\"tid\":200,\"cpu\":0,\"ip\":");
+	assert_non_null(last_b);
+	assert_non_null(next);
+	assert_true(last_b < gap);
+	assert_true(gap < next);
+	assert_null(strstr(strchr(gap, '\n'), "\"event\":\"gap\""));
+}
+
 int main(void)
 {
 	const struct CMUnitTest tests[] = {
@@ -453,6 +478,7 @@ int main(void)
 		cmocka_unit_test(test_per_cpu_switches),
 		cmocka_unit_test(test_aux_loss_is_a_gap),
 		cmocka_unit_test(test_per_cpu_time_order),
+		cmocka_unit_test(test_per_cpu_gap_in_order),
 	};
 	return cmocka_run_group_tests(tests, setup, teardown);
 }

@@ -9,7 +9,7 @@ int main(int argc, char **argv)
 		fprintf(stderr, "usage: pt_percpu_gen OUT.data PTSPIN\n");
 		return 2;
 	}
-	if (ptpc_write(argv[1], argv[2]) < 0) {
+	if (ptpc_write(argv[1], argv[2], 0) < 0) {
 		fprintf(stderr, "pt_percpu_gen: cannot write %s\n", argv[1]);
 		return 1;
 	}
