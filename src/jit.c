@@ -159,7 +159,8 @@ static int by_start(const void *a, const void *b)
 
 static void sort_list(struct plist *l)
 {
-	qsort(l->p, l->n, sizeof(*l->p), by_start);
+	if (l->n)
+		qsort(l->p, l->n, sizeof(*l->p), by_start);
 	l->maxsize = 0;
 	for (size_t i = 0; i < l->n; i++)
 		if (l->p[i].size > l->maxsize)
