@@ -29,6 +29,7 @@ static const struct dec_option options[] = {
 	{ "cpu", "F/M[/S]", "--pt: cpu family/model/stepping of the trace: applies its errata" },
 	{ "nom-freq", "N", "--pt: nominal core:bus ratio (MSR_PLATFORM_INFO[15:8]): CYC -> cycles" },
 	{ "mtc-freq", "N", "--pt: MTC frequency (IA32_RTIT_CTL.MTCFreq)" },
+	{ "tsc-hz", "HZ", "--pt: TSC frequency: times in ns (else TSC ticks: --metric tsc)" },
 	{ "resync-on-error", NULL, "--pt: on a decode error report a gap and resume at the next PSB" },
 	{ "insn-decoder", NULL, "--pt: libipt's instruction decoder instead of its block decoder (a cross-check)" },
 	{ NULL, NULL, NULL },
@@ -42,9 +43,33 @@ static bool claims(const struct dec_opts *o)
 	return false;
 }
 
+/* Raw PT has TSC ticks; ns need the TSC frequency, which the stream does not hold. */
 static int setup(struct dec_ctx *c)
 {
-	return dpt_setup_metrics(c, false);
+	bool hz = dec_opt(c, "tsc-hz") != NULL;
+	if (!hz && c->opts->metric && strcmp(c->opts->metric, "time") == 0)
+		return xp_err("decode", "give --tsc-hz HZ, or --metric tsc for TSC ticks",
+			      "--metric time: raw PT has TSC ticks, not ns");
+	return dpt_setup_metrics(c, hz ? "time" : "tsc");
+}
+
+/* ns = tsc * 1e9 / hz as perf's tsc_to_perf_time computes it: (tsc * mult) >> shift
+ * with the largest shift whose mult still fits in 32 bits (the most precision). */
+static int tsc_conv(const char *val, struct dpt_options *opt)
+{
+	char *end;
+	errno = 0;
+	double hz = strtod(val, &end);
+	if (end == val || *end || errno || !(hz >= 1e6 && hz <= 1e11))
+		return xp_err("decode", "e.g. --tsc-hz 2400000000", "--tsc-hz %s: expected a frequency in Hz", val);
+	int shift = 32;
+	while (shift > 0 && 1e9 * (double)(1ULL << shift) / hz >= 4294967295.0)
+		shift--;
+	opt->have_time_conv = 1;
+	opt->time_shift = (uint16_t)shift;
+	opt->time_mult = (uint32_t)(1e9 * (double)(1ULL << shift) / hz + 0.5);
+	opt->time_zero = 0;
+	return 0;
 }
 
 static int parse_u64(const char *s, uint64_t *v)
@@ -158,6 +183,9 @@ static int load_inputs(struct dec_ctx *c, struct dpt_image *img, struct dpt_opti
 				opt->nom_freq = (uint8_t)v;
 			else
 				opt->mtc_freq = (uint8_t)v;
+		} else if (strcmp(name, "tsc-hz") == 0) {
+			if (tsc_conv(val, opt) < 0)
+				return -1;
 		} else if (strcmp(name, "resync-on-error") == 0) {
 			opt->strict = 0;
 		} else if (strcmp(name, "insn-decoder") == 0) {
