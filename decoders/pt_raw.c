@@ -7,8 +7,6 @@
  * in ptxed (what was decoded until then is shown by streaming views). */
 #include <errno.h>
 #include <fcntl.h>
-#include <gelf.h>
-#include <libelf.h>
 #include <stdlib.h>
 #include <string.h>
 #include <sys/mman.h>
@@ -88,46 +86,20 @@ static char *split_base(const char *arg, uint64_t *base, bool *have)
 	return *have ? strndup(arg, (size_t)(colon - arg)) : strdup(arg);
 }
 
-/* The session learns where each file is (by absolute path, as mappings record them),
- * so symbols and code bytes are found. */
-static int add_elf_maps(struct dec_ctx *c, const char *path, bool have_base, uint64_t base)
-{
-	int fd = open(path, O_RDONLY | O_CLOEXEC);
-	if (fd < 0)
-		return -errno;
-	elf_version(EV_CURRENT);
-	Elf *elf = elf_begin(fd, ELF_C_READ, NULL);
-	size_t nph;
-	int ret = -ENOEXEC;
-	if (!elf || elf_getphdrnum(elf, &nph) != 0)
-		goto out;
-	uint64_t lowest = UINT64_MAX;
-	for (size_t i = 0; i < nph; i++) {
-		GElf_Phdr ph;
-		if (gelf_getphdr(elf, (int)i, &ph) && ph.p_type == PT_LOAD && ph.p_vaddr < lowest)
-			lowest = ph.p_vaddr;
-	}
-	uint64_t bias = have_base ? base - (lowest & ~0xfffULL) : 0;
+/* The session learns where each ELF segment is (by absolute path, as mappings record
+ * them), so symbols and code bytes are found. */
+struct elf_maps {
+	struct dec_ctx *c;
+	const char *path;
 	uint8_t bid[20];
-	int nbid = sym_file_build_id(path, bid);
-	for (size_t i = 0; i < nph; i++) {
-		GElf_Phdr ph;
-		if (!gelf_getphdr(elf, (int)i, &ph) || ph.p_type != PT_LOAD || !(ph.p_flags & PF_X))
-			continue;
-		uint64_t start = (ph.p_vaddr + bias) & ~0xfffULL, pgoff = ph.p_offset & ~0xfffULL;
-		uint64_t end = ph.p_vaddr + bias + ph.p_memsz;
-		if (sb_add_map(c->sb, RAW_PID, start, end - start, pgoff, PROT_READ | PROT_EXEC, path,
-			       nbid > 0 ? bid : NULL, (uint8_t)(nbid > 0 ? nbid : 0), 0) < 0) {
-			ret = -ENOMEM;
-			goto out;
-		}
-	}
-	ret = 0;
-out:
-	if (elf)
-		elf_end(elf);
-	close(fd);
-	return ret;
+	int nbid;
+};
+
+static int add_elf_map(void *ctx, uint64_t start, uint64_t len, uint64_t pgoff)
+{
+	struct elf_maps *e = ctx;
+	return sb_add_map(e->c->sb, RAW_PID, start, len, pgoff, PROT_READ | PROT_EXEC, e->path,
+			  e->nbid > 0 ? e->bid : NULL, (uint8_t)(e->nbid > 0 ? e->nbid : 0), 0) < 0;
 }
 
 static int load_inputs(struct dec_ctx *c, struct dpt_image *img, struct dpt_options *opt)
@@ -160,9 +132,9 @@ static int load_inputs(struct dec_ctx *c, struct dpt_image *img, struct dpt_opti
 					r = sb_add_map(c->sb, RAW_PID, base, (uint64_t)st.st_size, 0,
 						       PROT_READ | PROT_EXEC, file, NULL, 0, 0) < 0 ? -ENOMEM : 0;
 			} else {
-				r = dpt_image_add_elf(img, file, have, base);
-				if (r == 0)
-					r = add_elf_maps(c, file, have, base);
+				struct elf_maps e = { c, file, { 0 }, 0 };
+				e.nbid = sym_file_build_id(file, e.bid);
+				r = dpt_image_add_elf(img, file, have, base, add_elf_map, &e);
 			}
 			if (r < 0) {
 				xp_err(file, "give a readable code image", "cannot load: %s",
