@@ -98,7 +98,7 @@ static bool accepts(struct dec_ctx *c)
 
 static int setup(struct dec_ctx *c)
 {
-	return dpt_setup_metrics(c, true);
+	return dpt_setup_metrics(c, "time");
 }
 
 static struct queue *queue_of(struct dpp *p, const struct pd_auxtrace_event *a)
