@@ -33,11 +33,15 @@ int dpt_image_add_file(struct dpt_image *img, const char *path, uint64_t offset,
 /* Code bytes owned by the caller (JIT code); they must outlive the image. */
 int dpt_image_add_mem(struct dpt_image *img, const uint8_t *bytes, uint64_t size,
 		      uint64_t vaddr);
+/* Told of each executable segment added as the mapping that would hold it (page
+ * aligned start, length, file offset), e.g. to enter it in a session; non-zero stops. */
+typedef int (*dpt_segment_fn)(void *ctx, uint64_t start, uint64_t len, uint64_t pgoff);
 /* The executable PT_LOAD segments of an ELF file.  `base` is the address the file's
  * first segment (lowest p_vaddr, page aligned) is loaded at; `have_base` = 0 loads
- * at the link-time addresses (ET_EXEC, or ptxed's --elf FILE without :BASE). */
+ * at the link-time addresses (ET_EXEC, or ptxed's --elf FILE without :BASE).
+ * `each` (may be NULL) is called for every segment added. */
 int dpt_image_add_elf(struct dpt_image *img, const char *path, int have_base,
-		      uint64_t base);
+		      uint64_t base, dpt_segment_fn each, void *ctx);
 /* Memory no section holds is asked of `fn` (e.g. a session's mappings at the decode
  * time); it returns the bytes read (0: unmapped).  Called while decoding. */
 typedef size_t (*dpt_fallback_fn)(void *ctx, uint64_t addr, uint8_t *buf, size_t n);

@@ -114,7 +114,7 @@ static bool accepts(struct dec_ctx *c)
 
 static int setup(struct dec_ctx *c)
 {
-	return dpt_setup_metrics(c, true);
+	return dpt_setup_metrics(c, "time");
 }
 
 static struct queue *queue_of(struct dpp *p, const struct pd_auxtrace_event *a)
@@ -512,7 +512,7 @@ static int run(struct dec_ctx *c, const struct xev_sink *sink)
 	for (uint32_t i = 0; i < pd_nattrs(c->pd); i++)
 		if (is_pt_attr(pd_attr_at(c->pd, i)))
 			p.config = pd_attr_at(c->pd, i)->attr.config;
-	p.mem = dpt_mem_new(c->sb, c->sym);
+	p.mem = dpt_mem_new(c->sb, c->sym, c->jit);
 	if (!p.mem)
 		return -1;
 	rc = dec_read(c, on_rec, &p);

@@ -35,7 +35,8 @@ static void write_jitdump(uint64_t load_time, uint64_t later)
 {
 	uint8_t buf[512], *p = buf;
 	uint32_t magic = 0x4A695444, version = 1, hsize = 40, mach = 62, pad = 0, pid = PID;
-	uint64_t ts = 1, flags = 0;
+	/* JITDUMP_FLAGS_ARCH_TIMESTAMP: TSC times, converted like the trace's own */
+	uint64_t ts = 1, flags = 1;
 	put(&p, &magic, 4); put(&p, &version, 4); put(&p, &hsize, 4); put(&p, &mach, 4);
 	put(&p, &pad, 4); put(&p, &pid, 4); put(&p, &ts, 8); put(&p, &flags, 8);
 	static const char name[] = "jitted_loop";
