@@ -743,8 +743,8 @@ fail:
 int dpt_run(struct dpt_dec *d, const struct xev_sink *sink, uint64_t limit)
 {
 	struct dctx *c = &d->c;
-	if (c->done)
-		return 0;
+	if (c->done || (c->have_saved && c->tmpl.time > limit))
+		return 0;	/* over, or still paused: the next event is later */
 	c->sink = sink;
 	c->limit = limit;
 	int r = c->is_insn ? run(c, c->dec, &insn_ops) : run(c, c->dec, &blk_ops);
