@@ -108,6 +108,22 @@ int dpt_decode(const uint8_t *buf, size_t len, struct dpt_image *img,
 	       const struct dpt_options *opt, const struct xev_sink *sink,
 	       struct dpt_stats *stats);
 
+/* The same decode, resumable: dpt_run decodes until the next event would be later
+ * than `limit` (perf ns, or TSC without conversion) or the buffer ends, and can be
+ * called again to go on; dpt_time is then the time of that next event (the latest
+ * timestamp seen, 0 before the first), UINT64_MAX once the decode is over.  Queues
+ * decoded together call dpt_run on the one with the lowest time, limited by the next
+ * lowest.  dpt_run returns 0 when it paused or reached the end, else what dpt_decode
+ * returns (the decode is then over).  The buffer, image and sink must stay valid
+ * while the decoder is open; `opt` is copied. */
+struct dpt_dec;
+int dpt_open(struct dpt_dec **out, const uint8_t *buf, size_t len, struct dpt_image *img,
+	     const struct dpt_options *opt);
+int dpt_run(struct dpt_dec *d, const struct xev_sink *sink, uint64_t limit);
+uint64_t dpt_time(const struct dpt_dec *d);
+const struct dpt_stats *dpt_dec_stats(const struct dpt_dec *d);
+void dpt_close(struct dpt_dec *d);
+
 void dpt_options_init(struct dpt_options *opt);
 
 /* "F/M[/S]" (decimal or 0x hex, as ptxed's --cpu) -> cpu; returns 0 or -1. */
