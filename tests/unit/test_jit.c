@@ -1,10 +1,11 @@
 /* JIT code (src/jit.c): jitdump loads and moves at their times, clocks, perf maps, the
  * trace directory's copies first, cut and corrupt files; then PT through the xptrace
  * binary: exact call counts to named JIT functions in the call tree, across a
- * JIT_CODE_MOVE. */
+ * JIT_CODE_MOVE; LBR: branch-stack ranges walked in JIT code bytes. */
 #include "xp_test.h"
 
 #include <sys/stat.h>
+#include <time.h>
 #include <unistd.h>
 
 #include "jit.h"
@@ -462,6 +463,93 @@ static void test_pt_calls_to_jit_functions(void **state)
 	assert_null(strstr(out, "outer_loop;leaf 5\n"));
 }
 
+/* --- LBR: branch stacks through JIT code, the leaf after its move (perf record -k
+ * mono -b of a JIT: one sample, four entries) --- */
+
+static void write_lbr(void)
+{
+	struct pd_writer *w;
+	assert_int_equal(pd_writer_create(&w, data), 0);
+	struct perf_event_attr attr;
+	memset(&attr, 0, sizeof(attr));
+	attr.type = PERF_TYPE_SOFTWARE;
+	attr.config = PERF_COUNT_SW_CPU_CLOCK;
+	attr.size = PD_ATTR_SIZE;
+	attr.sample_period = 1000;
+	attr.sample_type = PERF_SAMPLE_IDENTIFIER | PERF_SAMPLE_IP | PERF_SAMPLE_TID | PERF_SAMPLE_TIME |
+			   PERF_SAMPLE_CPU | PERF_SAMPLE_PERIOD | PERF_SAMPLE_BRANCH_STACK;
+	attr.branch_sample_type = PERF_SAMPLE_BRANCH_USER | PERF_SAMPLE_BRANCH_ANY;
+	attr.sample_id_all = attr.mmap = attr.mmap2 = attr.comm = attr.task = 1;
+	attr.use_clockid = 1;	/* perf record -k mono -b: the dump's clock */
+	attr.clockid = CLOCK_MONOTONIC;
+	int idx = pd_writer_add_attr(w, &attr, "cpu-clock");
+	pd_writer_add_id(w, idx, 1000, -1, PID);
+	struct { uint32_t pid, tid; char comm[8]; } comm = { PID, PID, "jitter" };
+	rec(w, PERF_RECORD_COMM, &comm, sizeof(comm), attr.sample_type, 10);
+	struct {
+		uint32_t pid, tid;
+		uint64_t addr, len, pgoff;
+		uint32_t maj, min;
+		uint64_t ino, ino_generation;
+		uint32_t prot, flags;
+		char filename[128];
+	} mm;
+	memset(&mm, 0, sizeof(mm));
+	mm.pid = mm.tid = PID;
+	mm.addr = 0x7f0000100000ULL;
+	mm.len = 4096;
+	mm.prot = 5;
+	mm.flags = 2;
+	snprintf(mm.filename, sizeof(mm.filename), "%s", dump);
+	rec(w, PERF_RECORD_MMAP2, &mm, offsetof(typeof(mm), filename) + strlen(dump) + 1, attr.sample_type, 20);
+	/* at time 300, after the move: in the leaf at B, called twice by the loop */
+	struct {
+		struct perf_event_header h;
+		uint64_t id, ip;
+		uint32_t pid, tid;
+		uint64_t time;
+		uint32_t cpu, res;
+		uint64_t period, nr;
+		struct perf_branch_entry br[4];
+	} smp;
+	memset(&smp, 0, sizeof(smp));
+	smp.h.type = PERF_RECORD_SAMPLE;
+	smp.h.misc = PERF_RECORD_MISC_USER;
+	smp.h.size = sizeof(smp);
+	smp.id = 1000;
+	smp.ip = B;
+	smp.pid = smp.tid = PID;
+	smp.time = 300;
+	smp.period = 1000;
+	smp.nr = 4;
+	smp.br[0] = (struct perf_branch_entry){ .from = OUTER, .to = B };		/* call *%rax */
+	smp.br[1] = (struct perf_branch_entry){ .from = OUTER + 4, .to = OUTER };	/* jnz */
+	smp.br[2] = (struct perf_branch_entry){ .from = B, .to = OUTER + 2 };		/* ret */
+	smp.br[3] = (struct perf_branch_entry){ .from = OUTER, .to = B };
+	assert_int_equal(pd_writer_record(w, &smp.h), 0);
+	assert_int_equal(pd_writer_close(w), 0);
+}
+
+static void test_lbr_through_jit_code(void **state)
+{
+	(void)state;
+	write_leaf_dump(true);
+	write_lbr();
+	/* the ranges between the entries, walked in the JIT code bytes: the call (1
+	 * instruction), dec + jnz taken (2), the leaf's ret (1), at the leaf's new place */
+	const char *out = capture("--blocks --format jsonl");
+	assert_string_equal(out,
+		"{\"start\":\"0x7f0000001000\",\"end\":\"0x7f0000001000\",\"sym\":\"outer_loop+0x0\",\"count\":1,"
+		"\"insns\":1,\"cycles\":null,\"ipc\":null,\"taken\":null,\"not_taken\":null,\"mainline\":null}\n"
+		"{\"start\":\"0x7f0000001002\",\"end\":\"0x7f0000001004\",\"sym\":\"outer_loop+0x2\",\"count\":1,"
+		"\"insns\":2,\"cycles\":null,\"ipc\":null,\"taken\":1,\"not_taken\":0,\"mainline\":\"taken\"}\n"
+		"{\"start\":\"0x7f0000003000\",\"end\":\"0x7f0000003000\",\"sym\":\"leaf+0x0\",\"count\":1,"
+		"\"insns\":1,\"cycles\":null,\"ipc\":null,\"taken\":null,\"not_taken\":null,\"mainline\":null}\n");
+	out = capture("--functions --format csv");
+	assert_string_equal(out, "samples,base,cum,base%,cum%,module,name\n"
+				 "1,1000,1000,100.0000,100.0000,jitted-4242-2.so,leaf\n");
+}
+
 static int setup(void **state)
 {
 	(void)state;
@@ -495,6 +583,7 @@ int main(void)
 		cmocka_unit_test(test_perf_map),
 		cmocka_unit_test(test_cut_and_corrupt_dumps),
 		cmocka_unit_test(test_pt_calls_to_jit_functions),
+		cmocka_unit_test(test_lbr_through_jit_code),
 	};
 	return cmocka_run_group_tests(tests, setup, teardown);
 }
