@@ -481,6 +481,7 @@ static int blk_step(struct dctx *c, void *dec)
 static int insn_step(struct dctx *c, void *dec)
 {
 	struct pt_insn in;
+	in.iclass = ptic_error;	/* left untouched when libipt returns early (end of trace) */
 	int status = pt_insn_next(dec, &in, sizeof(in));
 	if (in.iclass != ptic_error) {
 		int r = resolve(c, in.ip);
