@@ -55,10 +55,11 @@ struct dctx {
 	int cyc_mode;
 	struct xev insn_ev, blk_ev, br_ev;	/* hot-path events, kept filled */
 	/* a block that ended without a control transfer (libipt ends blocks at PSBs and
-	 * other status updates too): held back and merged with the block that continues it,
-	 * so a basic block is never cut where no branch is */
+	 * other status updates too): held back in blk_ev and merged with the block that
+	 * continues it, so a basic block is never cut where no branch is.  Every block
+	 * passes through blk_ev (ip, end, insns, time written in place): a separate copy
+	 * read back right after its stores stalled on store forwarding */
 	int held;
-	uint64_t h_ip, h_end, h_insns, h_time;
 	uint32_t ignore_ic;	/* (1u << pt_insn_class) whose transfers nobody wants */
 	struct xev *group;
 	uint8_t (*group_raw)[16];
@@ -294,13 +295,8 @@ static int flush_held(struct dctx *c)
 	if (!c->held)
 		return 0;
 	c->held = 0;
-	struct xev *ev = &c->blk_ev;
-	ev->time = c->h_time;
-	ev->ip = c->h_ip;
-	ev->end = c->h_end;
-	ev->insns = c->h_insns;
 	c->st->blocks++;
-	return emit(c, ev);
+	return emit(c, &c->blk_ev);
 }
 
 static int on_event(struct dctx *c, const struct pt_event *pev)
@@ -425,15 +421,16 @@ static int blk_step(struct dctx *c, void *dec)
 			return SINK_STOPPED;
 		}
 		c->st->insns += b.ninsn;
+		struct xev *ev = &c->blk_ev;
 		if (c->held) {
-			c->h_end = b.end_ip;
-			c->h_insns += b.ninsn;
+			ev->end = b.end_ip;
+			ev->insns += b.ninsn;
 		} else {
 			c->held = 1;
-			c->h_ip = b.ip;
-			c->h_end = b.end_ip;
-			c->h_insns = b.ninsn;
-			c->h_time = c->tmpl.time;
+			ev->ip = b.ip;
+			ev->end = b.end_ip;
+			ev->insns = b.ninsn;
+			ev->time = c->tmpl.time;
 		}
 		bool transfer = b.iclass != ptic_other &&
 			(b.iclass != ptic_error || branch_at(c, b.end_ip)->cls != B_OTHER);
