@@ -364,7 +364,7 @@ static int decode_queue(struct dpp *p, struct queue *q)
 	struct xev_sink sink;
 	int32_t pid = -1;
 	if (q->cpu >= 0) {
-		sink = (struct xev_sink){ cpu_sink_fn, &cs };
+		sink = (struct xev_sink){ cpu_sink_fn, &cs, NULL };
 		o.cpu_nr = q->cpu;
 	} else {
 		const struct sb_thread *t = sb_thread(p->c->sb, q->tid);
