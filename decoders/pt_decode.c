@@ -78,7 +78,7 @@ struct dctx {
 };
 
 #define GROUP_MAX 4096
-#define OUT_MAX 64
+#define OUT_MAX 256
 
 static void set_time(struct dctx *c, uint64_t tsc)
 {
@@ -427,22 +427,22 @@ static int insn_get_offset(const void *d, uint64_t *o) { return pt_insn_get_offs
 static int insn_get_sync_offset(const void *d, uint64_t *o) { return pt_insn_get_sync_offset(d, o); }
 static int insn_event(void *d, struct pt_event *e, size_t n) { return pt_insn_event(d, e, n); }
 
-static int blk_step(struct dctx *c, void *dec)
+/* One block from libipt.  `out` is c->out != NULL, a constant in each of the two
+ * instances below, so the per-block path has no test of it. */
+static inline __attribute__((always_inline)) int blk_step_in(struct dctx *c, void *dec, const bool out)
 {
 	struct pt_block b;
-	int status = pt_blk_next(dec, &b, sizeof(b));
+	int r, status = pt_blk_next(dec, &b, sizeof(b));
 	if (!b.ninsn)
 		return status;
-	int r = resolve(c, b.ip);
-	if (r)
+	if (c->pending && (r = resolve(c, b.ip)))
 		goto stop;
 	c->st->insns += b.ninsn;
-	struct xev *ev = c->out ? &c->out[c->nout] : &c->blk_ev;
+	struct xev *ev = out ? &c->out[c->nout] : &c->blk_ev;
 	if (c->held) {
 		ev->end = b.end_ip;
 		ev->insns += b.ninsn;
 	} else {
-		c->held = 1;
 		ev->kind = XEV_BLOCK;
 		ev->flags = 0;
 		ev->addr = 0;
@@ -452,15 +452,29 @@ static int blk_step(struct dctx *c, void *dec)
 		ev->time = c->tmpl.time;
 	}
 	/* no transfer: the block goes on in the next one */
-	if (b.iclass == ptic_other || (b.iclass == ptic_error && branch_at(c, b.end_ip)->cls == B_OTHER))
+	if (b.iclass == ptic_other || (b.iclass == ptic_error && branch_at(c, b.end_ip)->cls == B_OTHER)) {
+		c->held = 1;
 		return status;
-	if ((r = flush_held(c)))
+	}
+	c->held = 0;
+	c->st->blocks++;
+	if ((r = out ? commit(c) : emit(c, ev)))
 		goto stop;
 	set_pending(c, b.end_ip, b.iclass);
 	return status;
 stop:
 	c->stop = r;
 	return SINK_STOPPED;
+}
+
+static int blk_step(struct dctx *c, void *dec)
+{
+	return blk_step_in(c, dec, false);
+}
+
+static int blk_out_step(struct dctx *c, void *dec)
+{
+	return blk_step_in(c, dec, true);
 }
 
 /* The instruction decoder's hot path: one event per instruction, so the event is
@@ -492,6 +506,9 @@ static int insn_step(struct dctx *c, void *dec)
 
 static const struct dec_ops blk_ops = {
 	blk_sync_forward, blk_get_offset, blk_get_sync_offset, blk_event, blk_step,
+};
+static const struct dec_ops blk_out_ops = {
+	blk_sync_forward, blk_get_offset, blk_get_sync_offset, blk_event, blk_out_step,
 };
 static const struct dec_ops insn_ops = {
 	insn_sync_forward, insn_get_offset, insn_get_sync_offset, insn_event, insn_step,
@@ -718,7 +735,7 @@ int dpt_decode(const uint8_t *buf, size_t len, struct dpt_image *img,
 		}
 		c.dec = dec;
 		pt_blk_set_image(dec, dpt_image_pt(img));
-		ret = run(&c, dec, &blk_ops);
+		ret = c.out ? run(&c, dec, &blk_out_ops) : run(&c, dec, &blk_ops);
 		if (!ret)
 			ret = deliver(&c);
 		pt_blk_free_decoder(dec);

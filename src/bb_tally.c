@@ -8,16 +8,18 @@
 struct bb_tally {
 	struct bb_block *tab;
 	size_t cap, n;		/* cap is a power of two */
+	unsigned shift;		/* 64 - log2(cap) */
 	struct bb_block *last;	/* block whose terminating branch is pending */
 	struct bb_block **sorted;
 	uint64_t insns, gaps;
 	bool cycles;
 };
 
-static size_t slot(uint64_t start, uint64_t end, size_t cap)
+/* Fibonacci hashing: one multiply, the top bits are the slot (shift = 64 - log2 cap).
+ * Blocks are short, so end - start goes into the upper half to matter. */
+static inline size_t slot(uint64_t start, uint64_t end, unsigned shift)
 {
-	uint64_t h = start * 0x9e3779b97f4a7c15ULL ^ (end - start) * 0xc2b2ae3d27d4eb4fULL;
-	return (size_t)(h ^ h >> 29) & (cap - 1);
+	return (size_t)(((start ^ (end - start) << 32) * 0x9e3779b97f4a7c15ULL) >> shift);
 }
 
 struct bb_tally *bb_tally_new(void)
@@ -26,6 +28,7 @@ struct bb_tally *bb_tally_new(void)
 	if (!t)
 		return NULL;
 	t->cap = 1024;
+	t->shift = 64 - 10;
 	t->tab = calloc(t->cap, sizeof(*t->tab));
 	if (!t->tab) {
 		free(t);
@@ -54,7 +57,7 @@ static int grow(struct bb_tally *t)
 		struct bb_block *b = &t->tab[i];
 		if (!b->count)
 			continue;
-		size_t s = slot(b->start, b->end, cap);
+		size_t s = slot(b->start, b->end, t->shift - 1);
 		while (tab[s].count)
 			s = (s + 1) & (cap - 1);
 		tab[s] = *b;
@@ -62,13 +65,14 @@ static int grow(struct bb_tally *t)
 	free(t->tab);
 	t->tab = tab;
 	t->cap = cap;
+	t->shift--;
 	t->last = NULL;
 	return 0;
 }
 
 static __attribute__((noinline)) struct bb_block *lookup_slow(struct bb_tally *t, const struct xev *ev)
 {
-	size_t s = slot(ev->ip, ev->end, t->cap);
+	size_t s = slot(ev->ip, ev->end, t->shift);
 	for (;;) {
 		struct bb_block *b = &t->tab[s];
 		if (!b->count)
@@ -97,10 +101,23 @@ static __attribute__((noinline)) struct bb_block *lookup_slow(struct bb_tally *t
  * other (no state carried from one to the next), so a batch of them overlaps. */
 static inline struct bb_block *lookup(struct bb_tally *t, const struct xev *ev)
 {
-	struct bb_block *b = &t->tab[slot(ev->ip, ev->end, t->cap)];
+	struct bb_block *b = &t->tab[slot(ev->ip, ev->end, t->shift)];
 	if (b->start == ev->ip && b->end == ev->end && b->count)
 		return b;
 	return lookup_slow(t, ev);
+}
+
+/* The conditional branch ending block b. */
+static inline void cond_branch(struct bb_block *b, const struct xev *ev)
+{
+	b->cond = true;
+	if (ev->flags & XEV_F_TAKEN) {
+		b->taken++;
+		b->target = ev->addr;
+	} else {
+		b->not_taken++;
+		b->fall = ev->addr;
+	}
 }
 
 static inline int tally_one(struct bb_tally *t, const struct xev *ev)
@@ -125,16 +142,8 @@ static inline int tally_one(struct bb_tally *t, const struct xev *ev)
 	case XEV_BRANCH:
 		b = t->last;
 		t->last = NULL;
-		if (!b || !(ev->flags & XEV_F_COND) || ev->ip != b->end)
-			break;
-		b->cond = true;
-		if (ev->flags & XEV_F_TAKEN) {
-			b->taken++;
-			b->target = ev->addr;
-		} else {
-			b->not_taken++;
-			b->fall = ev->addr;
-		}
+		if (b && (ev->flags & XEV_F_COND) && ev->ip == b->end)
+			cond_branch(b, ev);
 		break;
 	case XEV_GAP:
 		t->gaps++;
@@ -154,28 +163,49 @@ int bb_tally_event(void *ctx, const struct xev *ev)
 	return tally_one(ctx, ev);
 }
 
-/* bb_tally_event over an array; the instruction total is summed in a register (one
- * memory add per event would chain every event to the previous one). */
+/* bb_tally_event over an array.  What the loop carries from one event to the next
+ * stays in registers (the table, the instruction total, the last block): updating
+ * them in *t made every event wait on the previous one's stores. */
 int bb_tally_batch(void *ctx, const struct xev *evs, size_t n)
 {
 	struct bb_tally *t = ctx;
+	struct bb_block *tab = t->tab, *last = t->last;
+	unsigned shift = t->shift;
 	uint64_t insns = 0;
 	int r = 0;
-	for (size_t i = 0; i < n && !r; i++) {
+	for (size_t i = 0; i < n; i++) {
 		const struct xev *ev = &evs[i];
+		struct bb_block *b;
 		if (ev->kind == XEV_BLOCK && ev->cycles == XEV_CYCLES_UNKNOWN) {
-			struct bb_block *b = lookup(t, ev);
-			if (!b) {
-				r = -1;
-				break;
+			b = &tab[slot(ev->ip, ev->end, shift)];
+			if (b->start != ev->ip || b->end != ev->end || !b->count) {
+				b = lookup_slow(t, ev);
+				if (!b) {
+					r = -1;
+					break;
+				}
+				tab = t->tab;	/* it may have grown */
+				shift = t->shift;
 			}
 			b->count++;
 			insns += ev->insns;
-			t->last = b;
+			last = b;
+		} else if (ev->kind == XEV_BRANCH) {
+			b = last;
+			last = NULL;
+			if (b && (ev->flags & XEV_F_COND) && ev->ip == b->end)
+				cond_branch(b, ev);
 		} else {
+			t->last = last;
 			r = tally_one(t, ev);
+			last = t->last;
+			tab = t->tab;
+			shift = t->shift;
+			if (r)
+				break;
 		}
 	}
+	t->last = last;
 	t->insns += insns;
 	return r;
 }
