@@ -26,7 +26,7 @@ int main(int argc, char **argv)
 	char *elf = strdup(argv[3]), *colon = strrchr(elf, ':');
 	*colon = '\0';
 	struct dpt_image *img = dpt_image_new("bare");
-	if (buf == MAP_FAILED || dpt_image_add_elf(img, elf, 1, strtoull(colon + 1, NULL, 0)) < 0)
+	if (buf == MAP_FAILED || dpt_image_add_elf(img, elf, 1, strtoull(colon + 1, NULL, 0), NULL, NULL) < 0)
 		return 1;
 	struct pt_config cfg;
 	pt_config_init(&cfg);

@@ -1,8 +1,9 @@
 /* The branch-stack decoder of `xptrace decode`: perf.data samples with
  * PERF_SAMPLE_BRANCH_STACK (xptrace --mode lbr, perf record -b / -j, perf inject
  * --itrace=...l) -> decoders/lbr.c -> sampled blocks, branches, calls and the samples
- * themselves.  Ranges are walked in the module snapshots (x86_range) for instruction
- * counts, not-taken conditionals and the kinds of branches the entries do not type. */
+ * themselves.  Ranges are walked in the module snapshots, or the bytes of JIT code
+ * (jit.h), (x86_range) for instruction counts, not-taken conditionals and the kinds of
+ * branches the entries do not type. */
 #include <errno.h>
 #include <fcntl.h>
 #include <stdlib.h>
@@ -23,8 +24,10 @@ struct dlbr_dec {
 	/* the file behind the last map read (ranges cluster in few modules) */
 	const struct sb_dso *dso;
 	int fd;
-	/* the range being read: its map */
+	/* the range being read: its map, or the JIT function holding it (anonymous code) */
 	const struct sb_map *map;
+	struct jit_sym jit;
+	bool in_jit;
 	uint64_t bad_code;
 	uint64_t last_time;	/* of any record: stands in for samples without TIME */
 };
@@ -53,6 +56,14 @@ static long read_code(void *ctx, uint64_t ip, uint8_t *buf, size_t len)
 	const struct sb_map *m = s->map;
 	ssize_t n;
 
+	if (s->in_jit) {
+		if (ip < s->jit.start || ip - s->jit.start >= s->jit.size)
+			return 0;
+		if (len > s->jit.size - (ip - s->jit.start))
+			len = (size_t)(s->jit.size - (ip - s->jit.start));
+		memcpy(buf, s->jit.code + (ip - s->jit.start), len);
+		return (long)len;
+	}
 	if (!m || ip < m->start || ip >= m->end || s->fd < 0)
 		return 0;
 	if (len > m->end - ip)
@@ -61,15 +72,19 @@ static long read_code(void *ctx, uint64_t ip, uint8_t *buf, size_t len)
 	return n < 0 ? 0 : (long)n;
 }
 
-/* Points the code reader at the module mapped at ip; false when there is none. */
+/* Points the code reader at the module mapped at ip, or the JIT code there; false when
+ * there is none. */
 static bool select_map(struct dlbr_dec *s, int32_t pid, uint64_t ip, uint64_t time)
 {
 	const struct sb_map *m = sb_find_map(s->c->sb, pid, ip, time);
 	const char *file;
 
 	s->map = m;
-	if (!m || !m->dso || m->dso->anon)
-		return false;
+	s->in_jit = false;
+	if (!m || !m->dso || m->dso->anon) {
+		s->in_jit = s->c->jit && jit_find(s->c->jit, pid, time, ip, &s->jit) && s->jit.code;
+		return s->in_jit;
+	}
 	if (m->dso == s->dso)
 		return s->fd >= 0;
 	if (s->fd >= 0)
@@ -88,7 +103,9 @@ static int code_range(void *ctx, int32_t pid, uint64_t time, uint64_t start, uin
 	uint32_t f;
 	int rc;
 
-	if (!s->have_dis || !select_map(s, pid, start, time) || end >= s->map->end)
+	if (!s->have_dis || !select_map(s, pid, start, time))
+		return -ENOENT;
+	if (s->in_jit ? end - s->jit.start >= s->jit.size : end >= s->map->end)
 		return -ENOENT;
 	rc = x86_range_walk(&s->dis, read_code, s, start, end, ri, &k, &f);
 	if (rc == -EINVAL)

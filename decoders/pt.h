@@ -33,11 +33,15 @@ int dpt_image_add_file(struct dpt_image *img, const char *path, uint64_t offset,
 /* Code bytes owned by the caller (JIT code); they must outlive the image. */
 int dpt_image_add_mem(struct dpt_image *img, const uint8_t *bytes, uint64_t size,
 		      uint64_t vaddr);
+/* Told of each executable segment added as the mapping that would hold it (page
+ * aligned start, length, file offset), e.g. to enter it in a session; non-zero stops. */
+typedef int (*dpt_segment_fn)(void *ctx, uint64_t start, uint64_t len, uint64_t pgoff);
 /* The executable PT_LOAD segments of an ELF file.  `base` is the address the file's
  * first segment (lowest p_vaddr, page aligned) is loaded at; `have_base` = 0 loads
- * at the link-time addresses (ET_EXEC, or ptxed's --elf FILE without :BASE). */
+ * at the link-time addresses (ET_EXEC, or ptxed's --elf FILE without :BASE).
+ * `each` (may be NULL) is called for every segment added. */
 int dpt_image_add_elf(struct dpt_image *img, const char *path, int have_base,
-		      uint64_t base);
+		      uint64_t base, dpt_segment_fn each, void *ctx);
 /* Memory no section holds is asked of `fn` (e.g. a session's mappings at the decode
  * time); it returns the bytes read (0: unmapped).  Called while decoding. */
 typedef size_t (*dpt_fallback_fn)(void *ctx, uint64_t addr, uint8_t *buf, size_t n);
@@ -103,6 +107,22 @@ struct dpt_stats {
 int dpt_decode(const uint8_t *buf, size_t len, struct dpt_image *img,
 	       const struct dpt_options *opt, const struct xev_sink *sink,
 	       struct dpt_stats *stats);
+
+/* The same decode, resumable: dpt_run decodes until the next event would be later
+ * than `limit` (perf ns, or TSC without conversion) or the buffer ends, and can be
+ * called again to go on; dpt_time is then the time of that next event (the latest
+ * timestamp seen, 0 before the first), UINT64_MAX once the decode is over.  Queues
+ * decoded together call dpt_run on the one with the lowest time, limited by the next
+ * lowest.  dpt_run returns 0 when it paused or reached the end, else what dpt_decode
+ * returns (the decode is then over).  The buffer, image and sink must stay valid
+ * while the decoder is open; `opt` is copied. */
+struct dpt_dec;
+int dpt_open(struct dpt_dec **out, const uint8_t *buf, size_t len, struct dpt_image *img,
+	     const struct dpt_options *opt);
+int dpt_run(struct dpt_dec *d, const struct xev_sink *sink, uint64_t limit);
+uint64_t dpt_time(const struct dpt_dec *d);
+const struct dpt_stats *dpt_dec_stats(const struct dpt_dec *d);
+void dpt_close(struct dpt_dec *d);
 
 void dpt_options_init(struct dpt_options *opt);
 

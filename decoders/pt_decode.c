@@ -1,5 +1,10 @@
 /* libipt decode loops (block and instruction decoders) producing xev events.
  *
+ * The loop is resumable (dpt_run): it pauses at the first timestamp later than the
+ * caller's limit, so several traces (perf's per-cpu or per-thread AUX queues) can be
+ * decoded together in time order.  The check costs nothing per block: it is made only
+ * where the time changes.
+ *
  * A block's terminating transfer is only known once the next block (its target)
  * arrives, so it is kept pending and emitted right before that block; an interrupt,
  * a disable or a gap in between resolves it too (or drops it when nothing is known).
@@ -75,7 +80,26 @@ struct dctx {
 	uint8_t (*group_raw)[16];
 	size_t ngroup;
 	uint64_t group_insns, group_blocks;
+	/* where the resumable loop stands between dpt_run calls */
+	int in_sync;		/* synchronised: `status` is the decoder's */
+	int status;
+	int err, synced, bad_sync;	/* error waiting for its gap (at err_off), ever synced */
+	uint64_t err_off, last_bad, sync;
+	uint64_t limit;		/* pause before events later than this */
+	int have_saved;		/* the event the pause came at, its time already set */
+	struct pt_event saved;
+	int done;
 };
+
+struct dpt_dec {
+	struct dctx c;
+	struct dpt_options opt;
+	struct dpt_stats st;
+	struct pt_config cfg;
+};
+
+/* run()'s return when the next event is later than the limit */
+#define PAUSED (-0x10001)
 
 #define GROUP_MAX 4096
 #define OUT_MAX 256
@@ -331,8 +355,14 @@ static int on_event(struct dctx *c, const struct pt_event *pev)
 
 	/* time only moves forward: libipt stamps some events (a MODE.EXEC read before a
 	 * TIP.PGE) with the time of their packet, earlier than an event already seen */
-	if (pev->has_tsc && (!c->have_tsc || pev->tsc > c->tsc) && (r = on_time(c, pev->tsc)))
-		return r;
+	if (pev->has_tsc && (!c->have_tsc || pev->tsc > c->tsc)) {
+		if ((r = on_time(c, pev->tsc)))
+			return r;
+		/* past dpt_run's limit: this event is taken up again on resume, when its
+		 * time (just set) no longer counts as a change */
+		if (c->tmpl.time > c->limit)
+			return PAUSED;
+	}
 	switch (pev->type) {
 	case ptev_enabled:
 		if ((r = resolve(c, pev->variant.enabled.ip)))
@@ -514,7 +544,6 @@ static const struct dec_ops insn_ops = {
 	insn_sync_forward, insn_get_offset, insn_get_sync_offset, insn_event, insn_step,
 };
 
-/* Returns 0 at the end of the buffer, else the value dpt_decode returns. */
 #define RELEASE_MARGIN (1u << 20)	/* below the decoder: a resync looking further back
 					 * re-reads dropped pages from the file */
 
@@ -531,56 +560,72 @@ static void release(struct dctx *c, void *dec, const struct dec_ops *ops)
 	c->released = off - RELEASE_MARGIN;
 }
 
-/* Inlined into each caller with a constant `ops`, so the per-block calls are direct. */
+/* Inlined into each caller with a constant `ops`, so the per-block calls are direct.
+ * Returns 0 at the end of the buffer, PAUSED at dpt_run's limit, else the value
+ * dpt_run returns; the state between calls lives in `c`. */
 static inline __attribute__((always_inline)) int run(struct dctx *c, void *dec, const struct dec_ops *ops)
 {
-	uint64_t err_off = 0, last_bad = 0;
-	int err = 0, synced = 0, bad_sync = 0, r;
+	int status = c->status, r;
 
+	if (c->have_saved) {
+		c->have_saved = 0;
+		if ((r = on_event(c, &c->saved)))
+			return r;
+	}
 	for (;;) {
-		int status = ops->sync_forward(dec);
-		uint64_t sync = c->len;
-		if (status >= 0) {
-			ops->get_sync_offset(dec, &sync);
-		} else if (status != -pte_eos) {
-			/* a broken PSB+ header: the next sync starts beyond it */
-			if (ops->get_sync_offset(dec, &sync) < 0 || (bad_sync && sync <= last_bad))
-				return err ? gap(c, err, err_off, c->len) : 0;
-			bad_sync = 1;
-			last_bad = sync;
-			if (!err) {
-				err = status;
-				err_off = sync;
+		if (!c->in_sync) {
+			status = ops->sync_forward(dec);
+			uint64_t sync = c->len;
+			if (status >= 0) {
+				ops->get_sync_offset(dec, &sync);
+			} else if (status != -pte_eos) {
+				/* a broken PSB+ header: the next sync starts beyond it */
+				if (ops->get_sync_offset(dec, &sync) < 0 || (c->bad_sync && sync <= c->last_bad))
+					return c->err ? gap(c, c->err, c->err_off, c->len) : 0;
+				c->bad_sync = 1;
+				c->last_bad = sync;
+				if (!c->err) {
+					c->err = status;
+					c->err_off = sync;
+				}
+				c->synced = 1;
+				continue;
 			}
-			synced = 1;
-			continue;
+			if (c->err) {
+				/* the bytes from the error to the next PSB (or the end) are lost */
+				if ((r = gap(c, c->err, c->err_off, sync)))
+					return r;
+				c->err = 0;
+			} else if (!c->synced && sync > 0) {
+				struct xev ev = mkev(c, XEV_GAP);
+				ev.reason = "no PSB at the start of the trace";
+				ev.offset = c->opt->base_offset;
+				ev.lost = sync;
+				c->st->gaps++;
+				c->st->lost_bytes += sync;
+				if ((r = emit(c, &ev)))
+					return r;
+			}
+			if (status < 0)
+				return 0;
+			c->synced = 1;
+			c->in_sync = 1;
+			c->sync = sync;
 		}
-		if (err) {
-			/* the bytes from the error to the next PSB (or the end) are lost */
-			if ((r = gap(c, err, err_off, sync)))
-				return r;
-			err = 0;
-		} else if (!synced && sync > 0) {
-			struct xev ev = mkev(c, XEV_GAP);
-			ev.reason = "no PSB at the start of the trace";
-			ev.offset = c->opt->base_offset;
-			ev.lost = sync;
-			c->st->gaps++;
-			c->st->lost_bytes += sync;
-			if ((r = emit(c, &ev)))
-				return r;
-		}
-		if (status < 0)
-			return 0;
-		synced = 1;
 		for (;;) {
 			while (status & pts_event_pending) {
 				struct pt_event pev;
 				status = ops->event(dec, &pev, sizeof(pev));
 				if (status < 0)
 					break;
-				if ((r = on_event(c, &pev)))
+				if ((r = on_event(c, &pev))) {
+					if (r == PAUSED) {
+						c->saved = pev;
+						c->have_saved = 1;
+						c->status = status;
+					}
 					return r;
+				}
 			}
 			if (status < 0)
 				break;
@@ -597,11 +642,12 @@ static inline __attribute__((always_inline)) int run(struct dctx *c, void *dec, 
 				return r;
 			return c->ngroup ? flush_group(c, XEV_CYCLES_UNKNOWN) : 0;
 		}
-		err = status;
-		if (ops->get_offset(dec, &err_off) < 0)
-			err_off = sync;
+		c->in_sync = 0;
+		c->err = status;
+		if (ops->get_offset(dec, &c->err_off) < 0)
+			c->err_off = c->sync;
 		if (c->opt->strict) {
-			gap(c, err, err_off, c->len);
+			gap(c, c->err, c->err_off, c->len);
 			return -1;
 		}
 	}
@@ -635,117 +681,168 @@ static int has_cyc(const struct pt_config *cfg)
 	return found;
 }
 
+int dpt_open(struct dpt_dec **out, const uint8_t *buf, size_t len, struct dpt_image *img,
+	     const struct dpt_options *opt)
+{
+	struct dpt_dec *d = calloc(1, sizeof(*d));
+	if (!d)
+		return -ENOMEM;
+	struct dctx *c = &d->c;
+	struct pt_config *cfg = &d->cfg;
+	int ret = -ENOMEM;
+	d->opt = *opt;
+	opt = &d->opt;
+	c->opt = opt;
+	c->st = &d->st;
+	c->img = img;
+	c->len = len;
+	c->buf = buf;
+	c->tmpl.pid = opt->pid;
+	c->tmpl.tid = opt->tid;
+	c->tmpl.cpu = opt->cpu_nr;
+	c->tmpl.cycles = XEV_CYCLES_UNKNOWN;
+	c->insn_ev = c->tmpl;
+	c->insn_ev.kind = XEV_BLOCK;
+	c->insn_ev.insns = 1;
+	if (opt->ignore & (1u << XEV_CALL))
+		c->ignore_ic |= 1u << ptic_call;
+	if (opt->ignore & (1u << XEV_RETURN))
+		c->ignore_ic |= 1u << ptic_return;
+	if (opt->ignore & (1u << XEV_BRANCH))
+		c->ignore_ic |= 1u << ptic_jump | 1u << ptic_cond_jump | 1u << ptic_far_call |
+			       1u << ptic_far_return | 1u << ptic_far_jump;
+	c->blk_ev = c->tmpl;
+	c->blk_ev.kind = XEV_BLOCK;
+	c->br_ev = c->tmpl;
+	c->bcache = calloc(1u << BCACHE_BITS, sizeof(*c->bcache));
+	if (!c->bcache) {
+		free(d);
+		return -ENOMEM;
+	}
+	if (x86_dis_init(&c->dis) < 0) {
+		free(c->bcache);
+		free(d);
+		return -ENOMEM;
+	}
+
+	pt_config_init(cfg);
+	cfg->begin = (uint8_t *)buf;
+	cfg->end = (uint8_t *)buf + len;
+	cfg->cpu = opt->cpu;
+	if (opt->cpu.vendor != pcv_unknown)
+		pt_cpu_errata(&cfg->errata, &opt->cpu);
+	cfg->mtc_freq = opt->mtc_freq;
+	cfg->nom_freq = opt->nom_freq;
+	cfg->cpuid_0x15_eax = opt->cpuid_0x15_eax;
+	cfg->cpuid_0x15_ebx = opt->cpuid_0x15_ebx;
+
+	/* cycles need CYC packets and the nominal ratio to undo libipt's calibration */
+	if (opt->nom_freq && has_cyc(cfg)) {
+		c->group = malloc(GROUP_MAX * sizeof(*c->group));
+		c->group_raw = malloc(GROUP_MAX * sizeof(*c->group_raw));
+		if (!c->group || !c->group_raw)
+			goto fail;
+		c->cyc_mode = 1;
+		cfg->flags.variant.block.enable_tick_events = 1;	/* same bit as insn's */
+	} else if (opt->mode == DPT_BLOCKS) {
+		c->out = malloc(OUT_MAX * sizeof(*c->out));
+		if (!c->out)
+			goto fail;
+		for (size_t i = 0; i < OUT_MAX; i++)
+			c->out[i] = c->tmpl;
+	}
+	ret = -EINVAL;	/* libipt refuses the configuration */
+	if (opt->mode == DPT_INSNS) {
+		if (c->cyc_mode) {
+			cfg->flags.variant.block.enable_tick_events = 0;
+			cfg->flags.variant.insn.enable_tick_events = 1;
+		}
+		struct pt_insn_decoder *dec = pt_insn_alloc_decoder(cfg);
+		if (!dec)
+			goto fail;
+		c->dec = dec;
+		c->is_insn = 1;
+		pt_insn_set_image(dec, dpt_image_pt(img));
+	} else {
+		/* every branch ends a block: blocks are basic blocks, calls are seen */
+		cfg->flags.variant.block.end_on_call = 1;
+		cfg->flags.variant.block.end_on_jump = 1;
+		struct pt_block_decoder *dec = pt_blk_alloc_decoder(cfg);
+		if (!dec)
+			goto fail;
+		c->dec = dec;
+		pt_blk_set_image(dec, dpt_image_pt(img));
+	}
+	*out = d;
+	return 0;
+fail:
+	dpt_close(d);
+	return ret;
+}
+
+int dpt_run(struct dpt_dec *d, const struct xev_sink *sink, uint64_t limit)
+{
+	struct dctx *c = &d->c;
+	if (c->done)
+		return 0;
+	c->sink = sink;
+	c->limit = limit;
+	int r = c->is_insn ? run(c, c->dec, &insn_ops) :
+		c->out ? run(c, c->dec, &blk_out_ops) : run(c, c->dec, &blk_ops);
+	/* what waits in out goes to the sink before the caller moves on (to another
+	 * queue, or to the report) */
+	if (r == 0 || r == PAUSED) {
+		int e = deliver(c);
+		if (e)
+			r = e;
+	}
+	if (r == PAUSED)
+		return 0;
+	c->done = 1;
+	return r;
+}
+
+uint64_t dpt_time(const struct dpt_dec *d)
+{
+	return d->c.done ? UINT64_MAX : d->c.tmpl.time;
+}
+
+const struct dpt_stats *dpt_dec_stats(const struct dpt_dec *d)
+{
+	return &d->st;
+}
+
+void dpt_close(struct dpt_dec *d)
+{
+	if (!d)
+		return;
+	struct dctx *c = &d->c;
+	if (c->dec && c->is_insn)
+		pt_insn_free_decoder(c->dec);
+	else if (c->dec)
+		pt_blk_free_decoder(c->dec);
+	x86_dis_fini(&c->dis);
+	free(c->bcache);
+	free(c->out);
+	free(c->group);
+	free(c->group_raw);
+	free(d);
+}
+
 int dpt_decode(const uint8_t *buf, size_t len, struct dpt_image *img,
 	       const struct dpt_options *opt, const struct xev_sink *sink,
 	       struct dpt_stats *stats)
 {
-	struct dpt_stats local;
-	struct pt_config cfg;
-	struct dctx c;
-	int ret;
-
-	if (!stats)
-		stats = &local;
-	memset(stats, 0, sizeof(*stats));
-	memset(&c, 0, sizeof(c));
-	c.opt = opt;
-	c.sink = sink;
-	c.st = stats;
-	c.img = img;
-	c.len = len;
-	c.buf = buf;
-	c.tmpl.pid = opt->pid;
-	c.tmpl.tid = opt->tid;
-	c.tmpl.cpu = opt->cpu_nr;
-	c.tmpl.cycles = XEV_CYCLES_UNKNOWN;
-	c.insn_ev = c.tmpl;
-	c.insn_ev.kind = XEV_BLOCK;
-	c.insn_ev.insns = 1;
-	if (opt->ignore & (1u << XEV_CALL))
-		c.ignore_ic |= 1u << ptic_call;
-	if (opt->ignore & (1u << XEV_RETURN))
-		c.ignore_ic |= 1u << ptic_return;
-	if (opt->ignore & (1u << XEV_BRANCH))
-		c.ignore_ic |= 1u << ptic_jump | 1u << ptic_cond_jump | 1u << ptic_far_call |
-			       1u << ptic_far_return | 1u << ptic_far_jump;
-	c.blk_ev = c.tmpl;
-	c.blk_ev.kind = XEV_BLOCK;
-	c.br_ev = c.tmpl;
-	c.bcache = calloc(1u << BCACHE_BITS, sizeof(*c.bcache));
-	if (!c.bcache)
-		return -ENOMEM;
-	if (x86_dis_init(&c.dis) < 0) {
-		free(c.bcache);
-		return -ENOMEM;
-	}
-
-	pt_config_init(&cfg);
-	cfg.begin = (uint8_t *)buf;
-	cfg.end = (uint8_t *)buf + len;
-	cfg.cpu = opt->cpu;
-	if (opt->cpu.vendor != pcv_unknown)
-		pt_cpu_errata(&cfg.errata, &opt->cpu);
-	cfg.mtc_freq = opt->mtc_freq;
-	cfg.nom_freq = opt->nom_freq;
-	cfg.cpuid_0x15_eax = opt->cpuid_0x15_eax;
-	cfg.cpuid_0x15_ebx = opt->cpuid_0x15_ebx;
-
-	/* cycles need CYC packets and the nominal ratio to undo libipt's calibration */
-	if (opt->nom_freq && has_cyc(&cfg)) {
-		c.group = malloc(GROUP_MAX * sizeof(*c.group));
-		c.group_raw = malloc(GROUP_MAX * sizeof(*c.group_raw));
-		if (!c.group || !c.group_raw) {
-			ret = -ENOMEM;
-			goto out;
-		}
-		c.cyc_mode = 1;
-		cfg.flags.variant.block.enable_tick_events = 1;	/* same bit as insn's */
-	} else if (opt->mode == DPT_BLOCKS) {
-		c.out = malloc(OUT_MAX * sizeof(*c.out));
-		if (!c.out) {
-			ret = -ENOMEM;
-			goto out;
-		}
-		for (size_t i = 0; i < OUT_MAX; i++)
-			c.out[i] = c.tmpl;
-	}
-	if (opt->mode == DPT_INSNS) {
-		if (c.cyc_mode) {
-			cfg.flags.variant.block.enable_tick_events = 0;
-			cfg.flags.variant.insn.enable_tick_events = 1;
-		}
-		struct pt_insn_decoder *dec = pt_insn_alloc_decoder(&cfg);
-		if (!dec) {
-			ret = -EINVAL;
-			goto out;
-		}
-		c.dec = dec;
-		c.is_insn = 1;
-		pt_insn_set_image(dec, dpt_image_pt(img));
-		ret = run(&c, dec, &insn_ops);
-		pt_insn_free_decoder(dec);
-	} else {
-		/* every branch ends a block: blocks are basic blocks, calls are seen */
-		cfg.flags.variant.block.end_on_call = 1;
-		cfg.flags.variant.block.end_on_jump = 1;
-		struct pt_block_decoder *dec = pt_blk_alloc_decoder(&cfg);
-		if (!dec) {
-			ret = -EINVAL;
-			goto out;
-		}
-		c.dec = dec;
-		pt_blk_set_image(dec, dpt_image_pt(img));
-		ret = c.out ? run(&c, dec, &blk_out_ops) : run(&c, dec, &blk_ops);
-		if (!ret)
-			ret = deliver(&c);
-		pt_blk_free_decoder(dec);
-	}
-out:
-	x86_dis_fini(&c.dis);
-	free(c.bcache);
-	free(c.out);
-	free(c.group);
-	free(c.group_raw);
+	struct dpt_dec *d;
+	if (stats)
+		memset(stats, 0, sizeof(*stats));
+	int ret = dpt_open(&d, buf, len, img, opt);
+	if (ret < 0)
+		return ret;
+	ret = dpt_run(d, sink, UINT64_MAX);
+	if (stats)
+		*stats = d->st;
+	dpt_close(d);
 	return ret;
 }
 

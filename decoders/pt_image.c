@@ -186,7 +186,7 @@ int dpt_image_add_mem(struct dpt_image *img, const uint8_t *bytes, uint64_t size
 }
 
 int dpt_image_add_elf(struct dpt_image *img, const char *path, int have_base,
-		      uint64_t base)
+		      uint64_t base, dpt_segment_fn each, void *ctx)
 {
 	const struct dpt_file *f = map_file(img, path);
 	if (!f)
@@ -218,6 +218,11 @@ int dpt_image_add_elf(struct dpt_image *img, const char *path, int have_base,
 		ret = dpt_image_add_file(img, path, ph.p_offset, ph.p_filesz, ph.p_vaddr + bias);
 		if (ret < 0)
 			goto out;
+		uint64_t start = (ph.p_vaddr + bias) & ~0xfffULL;
+		if (each && each(ctx, start, ph.p_vaddr + bias + ph.p_memsz - start, ph.p_offset & ~0xfffULL)) {
+			ret = -ENOMEM;
+			goto out;
+		}
 		added++;
 	}
 	ret = added ? 0 : -ENOEXEC;

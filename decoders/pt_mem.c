@@ -1,5 +1,6 @@
 /* Code bytes of a traced process at a given time, from the session's mappings and the
- * files the symbol layer found for them (module snapshots by build-id first). */
+ * files the symbol layer found for them (module snapshots by build-id first), JIT code
+ * from jit.h. */
 #include <fcntl.h>
 #include <stdio.h>
 #include <stdlib.h>
@@ -16,37 +17,22 @@ struct mfile {
 	size_t size;
 };
 
-/* JIT code from a jitdump file (perf's format, tools/perf/util/jitdump.h): one
- * JIT_CODE_LOAD record each, code bytes included. */
-struct jitcode {
-	uint64_t addr, size, time;
-	const uint8_t *code;	/* inside the mapped jitdump */
-	const char *name;
-};
-
-struct jitproc {
-	int32_t pid;
-	struct jitcode *code;	/* in load order (= time order) */
-	size_t n;
-};
-
 struct dpt_mem {
 	struct sb_session *sb;
 	struct sym_ctx *sym;
 	struct mfile *files;
 	size_t n, cap;
 	size_t last;		/* index of the last file used */
-	struct jitproc *jit;
-	size_t njit;
-	uint32_t jit_scanned;	/* dsos of the session already looked at for jitdumps */
+	struct jit_ctx *jit;
 };
 
-struct dpt_mem *dpt_mem_new(struct sb_session *sb, struct sym_ctx *sym)
+struct dpt_mem *dpt_mem_new(struct sb_session *sb, struct sym_ctx *sym, struct jit_ctx *jit)
 {
 	struct dpt_mem *m = calloc(1, sizeof(*m));
 	if (m) {
 		m->sb = sb;
 		m->sym = sym;
+		m->jit = jit;
 	}
 	return m;
 }
@@ -61,9 +47,6 @@ void dpt_mem_free(struct dpt_mem *m)
 		free(m->files[i].path);
 	}
 	free(m->files);
-	for (size_t i = 0; i < m->njit; i++)
-		free(m->jit[i].code);
-	free(m->jit);
 	free(m);
 }
 
@@ -116,112 +99,17 @@ const char *dpt_mem_path(struct dpt_mem *m, const struct sb_map *map)
 	return f;
 }
 
-#define JITDUMP_MAGIC 0x4A695444u
-enum { JIT_CODE_LOAD = 0, JIT_CODE_CLOSE = 3 };
-
-static uint64_t rd64(const uint8_t *p) { uint64_t v; memcpy(&v, p, 8); return v; }
-static uint32_t rd32(const uint8_t *p) { uint32_t v; memcpy(&v, p, 4); return v; }
-
-/* Indexes the code loads of one jitdump file; sizes from the file are checked. */
-static int load_jitdump(struct dpt_mem *m, const char *path, int32_t pid)
-{
-	const struct mfile *f = file_of(m, path);
-	if (!f || !f->map || f->size < 40 || rd32(f->map) != JITDUMP_MAGIC)
-		return -1;
-	struct jitproc *jp = realloc(m->jit, (m->njit + 1) * sizeof(*jp));
-	if (!jp)
-		return -1;
-	m->jit = jp;
-	jp = &m->jit[m->njit++];
-	*jp = (struct jitproc){ pid, NULL, 0 };
-	size_t cap = 0;
-	uint64_t off = rd32(f->map + 8);	/* header size */
-	while (off + 16 <= f->size) {
-		uint32_t id = rd32(f->map + off), total = rd32(f->map + off + 4);
-		uint64_t ts = rd64(f->map + off + 8);
-		if (total < 16 || total > f->size - off)
-			break;	/* a record cut by the end of the file (the JIT still ran) */
-		if (id == JIT_CODE_CLOSE)
-			break;
-		/* JIT_CODE_LOAD: pid, tid, vma, code_addr, code_size, code_index, name, code */
-		if (id == JIT_CODE_LOAD && total >= 16 + 40) {
-			const uint8_t *r = f->map + off + 16;
-			uint64_t addr = rd64(r + 16), size = rd64(r + 24);
-			const char *name = (const char *)r + 40;
-			size_t room = total - 16 - 40;
-			size_t nl = strnlen(name, room);
-			if (nl < room && size <= room - nl - 1) {
-				if (jp->n == cap) {
-					cap = cap ? 2 * cap : 64;
-					struct jitcode *c = realloc(jp->code, cap * sizeof(*c));
-					if (!c)
-						return -1;
-					jp->code = c;
-				}
-				jp->code[jp->n++] = (struct jitcode){ addr, size, ts,
-								      (const uint8_t *)name + nl + 1, name };
-			}
-		}
-		off += total;
-	}
-	return 0;
-}
-
-/* Finds jitdump files among the session's mappings ("jit-PID.dump", mapped by the
- * JIT runtime so that tools find them). */
-static void scan_jitdumps(struct dpt_mem *m)
-{
-	uint32_t n = sb_ndsos(m->sb);
-	for (; m->jit_scanned < n; m->jit_scanned++) {
-		const struct sb_dso *d = sb_dso_at(m->sb, m->jit_scanned);
-		const char *base = d && d->path ? strrchr(d->path, '/') : NULL;
-		int pid;
-		char tail;
-		base = base ? base + 1 : d ? d->path : NULL;
-		if (base && sscanf(base, "jit-%d.dump%c", &pid, &tail) == 1)
-			load_jitdump(m, d->path, pid);
-	}
-}
-
-/* JIT code of `pid` holding `addr`: the latest load not after `time` (0: the latest). */
-static const struct jitcode *jit_at(struct dpt_mem *m, int32_t pid, uint64_t time, uint64_t addr)
-{
-	scan_jitdumps(m);
-	for (size_t i = 0; i < m->njit; i++) {
-		const struct jitproc *jp = &m->jit[i];
-		if (jp->pid != pid)
-			continue;
-		for (size_t k = jp->n; k-- > 0;) {
-			const struct jitcode *c = &jp->code[k];
-			if (addr >= c->addr && addr - c->addr < c->size && (!time || c->time <= time))
-				return c;
-		}
-	}
-	return NULL;
-}
-
-const char *dpt_mem_jit_name(struct dpt_mem *m, int32_t pid, uint64_t time, uint64_t addr,
-			     uint64_t *start, uint64_t *size)
-{
-	const struct jitcode *c = jit_at(m, pid, time, addr);
-	if (!c)
-		return NULL;
-	*start = c->addr;
-	*size = c->size;
-	return c->name;
-}
-
 size_t dpt_mem_read(struct dpt_mem *m, int32_t pid, uint64_t time, uint64_t addr, uint8_t *buf,
 		    size_t n)
 {
 	const struct sb_map *map = sb_find_map(m->sb, pid, addr, time);
 	const char *path = dpt_mem_path(m, map);
 	if (!path) {
-		const struct jitcode *c = jit_at(m, pid, time, addr);
-		if (!c)
+		struct jit_sym c;
+		if (!m->jit || !jit_find(m->jit, pid, time, addr, &c) || !c.code)
 			return 0;
-		size_t k = n < c->size - (addr - c->addr) ? n : (size_t)(c->size - (addr - c->addr));
-		memcpy(buf, c->code + (addr - c->addr), k);
+		size_t k = n < c.size - (addr - c.start) ? n : (size_t)(c.size - (addr - c.start));
+		memcpy(buf, c.code + (addr - c.start), k);
 		return k;
 	}
 	const struct mfile *f = file_of(m, path);

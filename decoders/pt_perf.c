@@ -6,10 +6,15 @@
  * thread, or per cpu) in an unlinked temporary file, so memory does not grow with the
  * trace.  AUX data that was lost (a jump in the chunk offsets, a truncated AUX record)
  * splits a queue into parts with a gap between them.
- * Pass 2 decodes each queue with one pt_image per address space: file sections for the
+ * Pass 2 decodes the queues with one pt_image per address space: file sections for the
  * process's mappings (snapshot files by build-id), and for anything else the session's
  * mapping at the decode time.  Per-cpu queues get their thread from the switch records
- * at the decode time. */
+ * at the decode time.  With timestamps, all queues are decoded together in time order
+ * as perf does (its auxtrace heap): each keeps its decoder open, and the one whose next
+ * event is earliest runs until its time passes the next earliest queue's.  So each
+ * queue's decode state (thread attribution, time, memory lookups) is its own (struct
+ * qdec).  Without timestamps the queues have no order between them: one after the
+ * other. */
 #include <errno.h>
 #include <stdio.h>
 #include <stdlib.h>
@@ -73,14 +78,25 @@ struct dpp {
 	struct sw *sws;
 	size_t nsw, capsw;
 	struct dpt_mem *mem;
-	/* pass 2: the queue being decoded */
-	struct queue *cur;
-	int32_t pid, tid;
-	uint64_t now;		/* time of the latest event: mappings are looked up then */
-	struct swcur read_w, event_w;	/* who runs: for code reads, for events */
-	int32_t cur_cpu;	/* the per-cpu queue being decoded, -1 per-thread */
 	uint64_t gaps, lost_bytes, insns;
-	int err;
+};
+
+/* Pass 2 state of one queue: all queues of a timed trace are open at once. */
+struct qdec {
+	struct dpp *p;
+	struct queue *q;
+	const uint8_t *buf;	/* the queue's file, mapped */
+	struct dpt_image *img;
+	struct dpt_options o;
+	struct xev_sink sink;
+	struct dpt_dec *dec;	/* the part being decoded, NULL between parts */
+	size_t next_part;
+	bool done;
+	int32_t pid;		/* per-thread queue's process, -1 per-cpu */
+	uint64_t now;		/* time of the latest event: mappings are looked up then */
+	struct swcur read_w, event_w;	/* who runs on a per-cpu queue: for code reads, events */
+	uint64_t last_time;	/* of the latest event attributed (event_w is valid) */
+	bool known;
 };
 
 static bool is_pt_attr(const struct pd_attr *a)
@@ -98,7 +114,7 @@ static bool accepts(struct dec_ctx *c)
 
 static int setup(struct dec_ctx *c)
 {
-	return dpt_setup_metrics(c, true);
+	return dpt_setup_metrics(c, "time");
 }
 
 static struct queue *queue_of(struct dpp *p, const struct pd_auxtrace_event *a)
@@ -244,7 +260,7 @@ static int on_rec(void *arg, const struct pd_rec *r)
 	return 0;
 }
 
-static void who_runs(struct dpp *p, struct swcur *w, int32_t cpu, uint64_t time)
+static void who_runs(const struct dpp *p, struct swcur *w, int32_t cpu, uint64_t time)
 {
 	if (time < w->time)	/* a resync went back: start over */
 		*w = (struct swcur){ 0, 0, -1, -1 };
@@ -258,37 +274,30 @@ static void who_runs(struct dpp *p, struct swcur *w, int32_t cpu, uint64_t time)
 
 static size_t fallback(void *ctx, uint64_t addr, uint8_t *buf, size_t n)
 {
-	struct dpp *p = ctx;
-	int32_t pid = p->pid;
-	if (p->cur_cpu >= 0) {	/* the address space of whoever runs now */
-		who_runs(p, &p->read_w, p->cur_cpu, p->now);
-		pid = p->read_w.pid;
+	struct qdec *d = ctx;
+	int32_t pid = d->pid;
+	if (d->q->cpu >= 0) {	/* the address space of whoever runs now */
+		who_runs(d->p, &d->read_w, d->q->cpu, d->now);
+		pid = d->read_w.pid;
 	}
-	return dpt_mem_read(p->mem, pid, p->now, addr, buf, n);
+	return dpt_mem_read(d->p->mem, pid, d->now, addr, buf, n);
 }
 
 /* Events of a per-cpu queue belong to whichever thread the cpu ran at their time. */
-struct cpu_sink {
-	struct dpp *p;
-	int32_t cpu;
-	uint64_t last_time;
-	bool known;
-};
-
 static int cpu_sink_fn(void *ctx, const struct xev *ev)
 {
-	struct cpu_sink *s = ctx;
-	struct dpp *p = s->p;
-	if (!s->known || ev->time != s->last_time) {
-		who_runs(p, &p->event_w, s->cpu, ev->time);
-		s->last_time = ev->time;
-		s->known = true;
+	struct qdec *d = ctx;
+	struct dpp *p = d->p;
+	if (!d->known || ev->time != d->last_time) {
+		who_runs(p, &d->event_w, d->q->cpu, ev->time);
+		d->last_time = ev->time;
+		d->known = true;
 	}
-	if (p->event_w.tid >= 0 && !dec_thread_selected(p->c, p->event_w.tid, ev->time))
+	if (d->event_w.tid >= 0 && !dec_thread_selected(p->c, d->event_w.tid, ev->time))
 		return 0;
 	struct xev e = *ev;
-	e.pid = p->event_w.pid;
-	e.tid = p->event_w.tid;
+	e.pid = d->event_w.pid;
+	e.tid = d->event_w.tid;
 	return xev_emit(p->sink, &e);
 }
 
@@ -328,8 +337,9 @@ static void cpu_from_header(struct dec_ctx *c, struct dpt_options *o)
 	}
 }
 
-static struct dpt_image *image_for(struct dpp *p, int32_t pid)
+static struct dpt_image *image_for(struct qdec *d, int32_t pid)
 {
+	struct dpp *p = d->p;
 	struct dpt_image *img = dpt_image_new("perf.data");
 	if (!img)
 		return NULL;
@@ -343,71 +353,155 @@ static struct dpt_image *image_for(struct dpp *p, int32_t pid)
 		if (path)
 			dpt_image_add_file(img, path, m->pgoff, m->len, m->start);
 	}
-	dpt_image_set_fallback(img, fallback, p);
+	dpt_image_set_fallback(img, fallback, d);
 	return img;
 }
 
-static int decode_queue(struct dpp *p, struct queue *q)
+/* Maps the queue and sets its decoding up; a queue with nothing to decode (empty, or
+ * a thread not selected) is done at once. */
+static int qdec_open(struct dpp *p, struct queue *q, struct qdec *d)
 {
+	*d = (struct qdec){ .p = p, .q = q, .pid = -1, .done = true };
+	d->read_w = d->event_w = (struct swcur){ 0, 0, -1, -1 };
 	if (!q->size)
 		return 0;
-	fflush(q->f);
-	const uint8_t *buf = mmap(NULL, q->size, PROT_READ, MAP_PRIVATE, fileno(q->f), 0);
-	if (buf == MAP_FAILED)
-		return xp_err("decode", NULL, "cannot map the PT trace: %s", strerror(errno));
-	struct dpt_options o;
-	options_from_info(p, &o);
-	cpu_from_header(p->c, &o);
-	o.release_behind = 1;
-	o.ignore = dpt_view_ignores(p->c);
-	struct cpu_sink cs = { p, q->cpu, 0, false };
-	struct xev_sink sink;
-	int32_t pid = -1;
 	if (q->cpu >= 0) {
-		sink = (struct xev_sink){ cpu_sink_fn, &cs, NULL };
-		o.cpu_nr = q->cpu;
+		d->sink = (struct xev_sink){ cpu_sink_fn, d, NULL };
 	} else {
 		const struct sb_thread *t = sb_thread(p->c->sb, q->tid);
-		pid = t ? t->pid : q->tid;
-		if (!dec_thread_selected(p->c, q->tid, 0)) {
-			munmap((void *)buf, q->size);
+		if (!dec_thread_selected(p->c, q->tid, 0))
 			return 0;
-		}
-		sink = *p->sink;
-		o.pid = pid;
-		o.tid = q->tid;
+		d->pid = t ? t->pid : q->tid;
+		d->sink = *p->sink;
 	}
-	p->pid = pid;
-	p->tid = q->tid;
-	p->now = 0;
-	o.time_out = &p->now;
-	p->cur_cpu = q->cpu;
-	p->read_w = p->event_w = (struct swcur){ 0, 0, -1, -1 };
-	struct dpt_image *img = image_for(p, pid);
-	int ret = img ? 0 : -1;
-	for (size_t i = 0; img && i < q->nparts && !ret; i++) {
-		const struct part *pt = &q->parts[i];
-		uint64_t end = pt->end == UINT64_MAX ? q->size : pt->end;
-		if (pt->why) {
-			struct xev gap = { .kind = XEV_GAP, .pid = o.pid, .tid = o.tid, .cpu = o.cpu_nr,
-					   .cycles = XEV_CYCLES_UNKNOWN, .reason = pt->why, .lost = pt->lost,
-					   .offset = pt->start };
-			p->gaps++;
-			p->lost_bytes += pt->lost;
-			ret = xev_emit(&sink, &gap);
-			if (ret)
-				break;
-		}
-		struct dpt_stats st;
-		o.base_offset = pt->start;
-		ret = dpt_decode(buf + pt->start, end - pt->start, img, &o, &sink, &st);
-		p->gaps += st.gaps;
-		p->lost_bytes += st.lost_bytes;
-		p->insns += st.insns;
+	fflush(q->f);
+	d->buf = mmap(NULL, q->size, PROT_READ, MAP_PRIVATE, fileno(q->f), 0);
+	if (d->buf == MAP_FAILED) {
+		d->buf = NULL;
+		return xp_err("decode", NULL, "cannot map the PT trace: %s", strerror(errno));
 	}
-	dpt_image_free(img);
-	munmap((void *)buf, q->size);
-	return ret;
+	options_from_info(p, &d->o);
+	cpu_from_header(p->c, &d->o);
+	d->o.release_behind = 1;
+	d->o.ignore = dpt_view_ignores(p->c);
+	d->o.cpu_nr = q->cpu;
+	d->o.pid = d->pid;
+	d->o.tid = q->cpu >= 0 ? -1 : q->tid;
+	d->o.time_out = &d->now;
+	d->img = image_for(d, d->pid);
+	if (!d->img)
+		return xp_err("decode", NULL, "out of memory");
+	d->done = false;
+	return 0;
+}
+
+static void qdec_close(struct qdec *d)
+{
+	struct dpp *p = d->p;
+	if (d->dec) {
+		const struct dpt_stats *st = dpt_dec_stats(d->dec);
+		p->gaps += st->gaps;
+		p->lost_bytes += st->lost_bytes;
+		p->insns += st->insns;
+		dpt_close(d->dec);
+		d->dec = NULL;
+	}
+	dpt_image_free(d->img);
+	d->img = NULL;
+	if (d->buf)
+		munmap((void *)d->buf, d->q->size);
+	d->buf = NULL;
+	d->done = true;
+}
+
+/* Time of the queue's next event: where it paused, or before it starts a part, the
+ * latest time it reached (the part's gap is emitted at that time). */
+static uint64_t qdec_time(const struct qdec *d)
+{
+	return d->done ? UINT64_MAX : d->dec ? dpt_time(d->dec) : d->now;
+}
+
+/* Decodes the queue's parts until its next event is later than `limit`. */
+static int qdec_run(struct qdec *d, uint64_t limit)
+{
+	struct dpp *p = d->p;
+	struct queue *q = d->q;
+	for (;;) {
+		if (!d->dec) {
+			if (d->next_part == q->nparts) {
+				qdec_close(d);
+				return 0;
+			}
+			const struct part *pt = &q->parts[d->next_part++];
+			uint64_t end = pt->end == UINT64_MAX ? q->size : pt->end;
+			if (pt->why) {
+				struct xev gap = { .kind = XEV_GAP, .pid = d->o.pid, .tid = d->o.tid,
+						   .cpu = d->o.cpu_nr, .time = d->now,
+						   .cycles = XEV_CYCLES_UNKNOWN, .reason = pt->why,
+						   .lost = pt->lost, .offset = pt->start };
+				p->gaps++;
+				p->lost_bytes += pt->lost;
+				int r = xev_emit(&d->sink, &gap);
+				if (r)
+					return r;
+			}
+			d->o.base_offset = pt->start;
+			int r = dpt_open(&d->dec, d->buf + pt->start, end - pt->start, d->img, &d->o);
+			if (r < 0) {
+				d->dec = NULL;
+				return xp_err("decode", NULL, "cannot start the PT decoder: %s", strerror(-r));
+			}
+		}
+		int r = dpt_run(d->dec, &d->sink, limit);
+		if (r)
+			return r;
+		if (dpt_time(d->dec) != UINT64_MAX)
+			return 0;	/* paused at the limit */
+		const struct dpt_stats *st = dpt_dec_stats(d->dec);
+		p->gaps += st->gaps;
+		p->lost_bytes += st->lost_bytes;
+		p->insns += st->insns;
+		dpt_close(d->dec);
+		d->dec = NULL;
+	}
+}
+
+/* Like perf's auxtrace heap: the queue whose next event is earliest decodes until its
+ * time passes the next earliest queue's, so events come out in global time order
+ * (ties: the first queue).  Without timestamps there
+ * is no order between queues: each decodes to its end in turn. */
+static int decode_queues(struct dpp *p, bool timed)
+{
+	struct qdec *d = calloc(p->nq ? p->nq : 1, sizeof(*d));
+	if (!d)
+		return xp_err("decode", NULL, "out of memory");
+	int rc = 0;
+	for (size_t i = 0; i < p->nq && !rc; i++)
+		rc = qdec_open(p, &p->q[i], &d[i]);
+	while (!rc) {
+		size_t best = SIZE_MAX;
+		uint64_t t0 = UINT64_MAX, t1 = UINT64_MAX;
+		for (size_t i = 0; i < p->nq; i++) {
+			uint64_t t = qdec_time(&d[i]);
+			if (t == UINT64_MAX)
+				continue;
+			if (best == SIZE_MAX || t < t0) {
+				t1 = t0;
+				t0 = t;
+				best = i;
+			} else if (t < t1) {
+				t1 = t;
+			}
+		}
+		if (best == SIZE_MAX)
+			break;
+		rc = qdec_run(&d[best], timed ? t1 : UINT64_MAX);
+	}
+	for (size_t i = 0; i < p->nq; i++)
+		if (d[i].p)
+			qdec_close(&d[i]);
+	free(d);
+	return rc;
 }
 
 static int run(struct dec_ctx *c, const struct xev_sink *sink)
@@ -418,14 +512,15 @@ static int run(struct dec_ctx *c, const struct xev_sink *sink)
 	for (uint32_t i = 0; i < pd_nattrs(c->pd); i++)
 		if (is_pt_attr(pd_attr_at(c->pd, i)))
 			p.config = pd_attr_at(c->pd, i)->attr.config;
-	p.mem = dpt_mem_new(c->sb, c->sym);
+	p.mem = dpt_mem_new(c->sb, c->sym, c->jit);
 	if (!p.mem)
 		return -1;
 	rc = dec_read(c, on_rec, &p);
 	if (rc == 0 && !p.have_info)
 		xp_warn("%s: no AUXTRACE_INFO record: decoding with default PT settings", c->perf_data);
-	for (size_t i = 0; rc == 0 && i < p.nq; i++)
-		rc = decode_queue(&p, &p.q[i]);
+	uint64_t tsc_bit = p.npriv > PD_PT_TSC_BIT ? p.priv[PD_PT_TSC_BIT] : 0;
+	if (rc == 0)
+		rc = decode_queues(&p, p.have_info && (p.config & tsc_bit));
 	if (p.gaps)
 		xp_warn("%s: %llu gaps in the PT trace, %llu bytes of trace lost", c->perf_data,
 			(unsigned long long)p.gaps, (unsigned long long)p.lost_bytes);

@@ -1,4 +1,5 @@
 /* Shared parts of the PT plug-ins of decode (see pt_plug.h). */
+#include <stdio.h>
 #include <string.h>
 
 #include "out.h"
@@ -16,13 +17,16 @@ uint32_t dpt_view_ignores(const struct dec_ctx *c)
 	return 0;
 }
 
-int dpt_setup_metrics(struct dec_ctx *c, bool offer_time)
+int dpt_setup_metrics(struct dec_ctx *c, const char *time_name)
 {
 	c->nmetrics = 0;
 	c->metrics[c->nmetrics++] = (struct dec_metric){ .kind = DEC_M_INSNS, .name = "insns" };
 	c->metrics[c->nmetrics++] = (struct dec_metric){ .kind = DEC_M_CYCLES, .name = "cycles" };
-	if (offer_time && c->opts->metric && strcmp(c->opts->metric, "time") == 0)
-		c->metrics[c->nmetrics++] = (struct dec_metric){ .kind = DEC_M_TIME, .name = "time" };
+	if (time_name && c->opts->metric && strcmp(c->opts->metric, time_name) == 0) {
+		struct dec_metric *m = &c->metrics[c->nmetrics++];
+		*m = (struct dec_metric){ .kind = DEC_M_TIME };
+		snprintf(m->name, sizeof(m->name), "%s", time_name);
+	}
 	c->metric = 0;
 	c->sampled = false;
 	return 0;

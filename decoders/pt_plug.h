@@ -12,8 +12,9 @@
  * looks at. */
 uint32_t dpt_view_ignores(const struct dec_ctx *c);
 
-/* Metrics insns and cycles, plus time when `offer_time` and --metric time asked
- * for it (only then: every other report, callgrind events, ... stays as it was). */
-int dpt_setup_metrics(struct dec_ctx *c, bool offer_time);
+/* Metrics insns and cycles, plus the span between timestamps under the name
+ * `time_name` ("time": ns; "tsc": raw TSC ticks) when --metric asked for it (only
+ * then: every other report, callgrind events, ... stays as it was).  NULL: none. */
+int dpt_setup_metrics(struct dec_ctx *c, const char *time_name);
 
 #endif

@@ -7,8 +7,6 @@
  * in ptxed (what was decoded until then is shown by streaming views). */
 #include <errno.h>
 #include <fcntl.h>
-#include <gelf.h>
-#include <libelf.h>
 #include <stdlib.h>
 #include <string.h>
 #include <sys/mman.h>
@@ -29,6 +27,7 @@ static const struct dec_option options[] = {
 	{ "cpu", "F/M[/S]", "--pt: cpu family/model/stepping of the trace: applies its errata" },
 	{ "nom-freq", "N", "--pt: nominal core:bus ratio (MSR_PLATFORM_INFO[15:8]): CYC -> cycles" },
 	{ "mtc-freq", "N", "--pt: MTC frequency (IA32_RTIT_CTL.MTCFreq)" },
+	{ "tsc-hz", "HZ", "--pt: TSC frequency: times in ns (else TSC ticks: --metric tsc)" },
 	{ "resync-on-error", NULL, "--pt: on a decode error report a gap and resume at the next PSB" },
 	{ "insn-decoder", NULL, "--pt: libipt's instruction decoder instead of its block decoder (a cross-check)" },
 	{ NULL, NULL, NULL },
@@ -42,9 +41,33 @@ static bool claims(const struct dec_opts *o)
 	return false;
 }
 
+/* Raw PT has TSC ticks; ns need the TSC frequency, which the stream does not hold. */
 static int setup(struct dec_ctx *c)
 {
-	return dpt_setup_metrics(c, false);
+	bool hz = dec_opt(c, "tsc-hz") != NULL;
+	if (!hz && c->opts->metric && strcmp(c->opts->metric, "time") == 0)
+		return xp_err("decode", "give --tsc-hz HZ, or --metric tsc for TSC ticks",
+			      "--metric time: raw PT has TSC ticks, not ns");
+	return dpt_setup_metrics(c, hz ? "time" : "tsc");
+}
+
+/* ns = tsc * 1e9 / hz as perf's tsc_to_perf_time computes it: (tsc * mult) >> shift
+ * with the largest shift whose mult still fits in 32 bits (the most precision). */
+static int tsc_conv(const char *val, struct dpt_options *opt)
+{
+	char *end;
+	errno = 0;
+	double hz = strtod(val, &end);
+	if (end == val || *end || errno || !(hz >= 1e6 && hz <= 1e11))
+		return xp_err("decode", "e.g. --tsc-hz 2400000000", "--tsc-hz %s: expected a frequency in Hz", val);
+	int shift = 32;
+	while (shift > 0 && 1e9 * (double)(1ULL << shift) / hz >= 4294967295.0)
+		shift--;
+	opt->have_time_conv = 1;
+	opt->time_shift = (uint16_t)shift;
+	opt->time_mult = (uint32_t)(1e9 * (double)(1ULL << shift) / hz + 0.5);
+	opt->time_zero = 0;
+	return 0;
 }
 
 static int parse_u64(const char *s, uint64_t *v)
@@ -63,46 +86,20 @@ static char *split_base(const char *arg, uint64_t *base, bool *have)
 	return *have ? strndup(arg, (size_t)(colon - arg)) : strdup(arg);
 }
 
-/* The session learns where each file is (by absolute path, as mappings record them),
- * so symbols and code bytes are found. */
-static int add_elf_maps(struct dec_ctx *c, const char *path, bool have_base, uint64_t base)
-{
-	int fd = open(path, O_RDONLY | O_CLOEXEC);
-	if (fd < 0)
-		return -errno;
-	elf_version(EV_CURRENT);
-	Elf *elf = elf_begin(fd, ELF_C_READ, NULL);
-	size_t nph;
-	int ret = -ENOEXEC;
-	if (!elf || elf_getphdrnum(elf, &nph) != 0)
-		goto out;
-	uint64_t lowest = UINT64_MAX;
-	for (size_t i = 0; i < nph; i++) {
-		GElf_Phdr ph;
-		if (gelf_getphdr(elf, (int)i, &ph) && ph.p_type == PT_LOAD && ph.p_vaddr < lowest)
-			lowest = ph.p_vaddr;
-	}
-	uint64_t bias = have_base ? base - (lowest & ~0xfffULL) : 0;
+/* The session learns where each ELF segment is (by absolute path, as mappings record
+ * them), so symbols and code bytes are found. */
+struct elf_maps {
+	struct dec_ctx *c;
+	const char *path;
 	uint8_t bid[20];
-	int nbid = sym_file_build_id(path, bid);
-	for (size_t i = 0; i < nph; i++) {
-		GElf_Phdr ph;
-		if (!gelf_getphdr(elf, (int)i, &ph) || ph.p_type != PT_LOAD || !(ph.p_flags & PF_X))
-			continue;
-		uint64_t start = (ph.p_vaddr + bias) & ~0xfffULL, pgoff = ph.p_offset & ~0xfffULL;
-		uint64_t end = ph.p_vaddr + bias + ph.p_memsz;
-		if (sb_add_map(c->sb, RAW_PID, start, end - start, pgoff, PROT_READ | PROT_EXEC, path,
-			       nbid > 0 ? bid : NULL, (uint8_t)(nbid > 0 ? nbid : 0), 0) < 0) {
-			ret = -ENOMEM;
-			goto out;
-		}
-	}
-	ret = 0;
-out:
-	if (elf)
-		elf_end(elf);
-	close(fd);
-	return ret;
+	int nbid;
+};
+
+static int add_elf_map(void *ctx, uint64_t start, uint64_t len, uint64_t pgoff)
+{
+	struct elf_maps *e = ctx;
+	return sb_add_map(e->c->sb, RAW_PID, start, len, pgoff, PROT_READ | PROT_EXEC, e->path,
+			  e->nbid > 0 ? e->bid : NULL, (uint8_t)(e->nbid > 0 ? e->nbid : 0), 0) < 0;
 }
 
 static int load_inputs(struct dec_ctx *c, struct dpt_image *img, struct dpt_options *opt)
@@ -135,9 +132,9 @@ static int load_inputs(struct dec_ctx *c, struct dpt_image *img, struct dpt_opti
 					r = sb_add_map(c->sb, RAW_PID, base, (uint64_t)st.st_size, 0,
 						       PROT_READ | PROT_EXEC, file, NULL, 0, 0) < 0 ? -ENOMEM : 0;
 			} else {
-				r = dpt_image_add_elf(img, file, have, base);
-				if (r == 0)
-					r = add_elf_maps(c, file, have, base);
+				struct elf_maps e = { c, file, { 0 }, 0 };
+				e.nbid = sym_file_build_id(file, e.bid);
+				r = dpt_image_add_elf(img, file, have, base, add_elf_map, &e);
 			}
 			if (r < 0) {
 				xp_err(file, "give a readable code image", "cannot load: %s",
@@ -158,6 +155,9 @@ static int load_inputs(struct dec_ctx *c, struct dpt_image *img, struct dpt_opti
 				opt->nom_freq = (uint8_t)v;
 			else
 				opt->mtc_freq = (uint8_t)v;
+		} else if (strcmp(name, "tsc-hz") == 0) {
+			if (tsc_conv(val, opt) < 0)
+				return -1;
 		} else if (strcmp(name, "resync-on-error") == 0) {
 			opt->strict = 0;
 		} else if (strcmp(name, "insn-decoder") == 0) {

@@ -289,6 +289,11 @@ static inline void put_json_head(struct bb_insn_view *v, const struct xev *ev)
 		put_i32(v, ev->tid);
 		put(v, ",", 1);
 	}
+	if (ev->cpu >= 0) {	/* per-cpu traces: events of several cpus interleave */
+		put(v, "\"cpu\":", 6);
+		put_i32(v, ev->cpu);
+		put(v, ",", 1);
+	}
 }
 
 /* The time ('-' when unknown) and tid columns of a text line. */
@@ -311,7 +316,7 @@ static inline __attribute__((always_inline)) int emit_insn(struct bb_insn_view *
 	*size_out = l->size;
 	if (v->o.format == BB_JSONL) {
 		/* the cached line starts with '{': time and tid go in after it */
-		if (!ev->time && ev->tid < 0) {
+		if (!ev->time && ev->tid < 0 && ev->cpu < 0) {
 			put_line(v, l->text, l->len);
 			return 0;
 		}

@@ -37,8 +37,16 @@ static const char *env_symbol(void *ctx, int32_t pid, uint64_t time, uint64_t ip
 	const struct sym_fn *f = sym_fn(s->c->sym, dec_fn_of(s->c, pid, ip, time));
 	const struct sb_map *m = sb_find_map(s->c->sb, pid, ip, time);
 	uint64_t vaddr;
+	struct jit_sym js;
+	if (f && f->jit) {	/* where the code lies now: it may have moved since */
+		if (!jit_find(s->c->jit, pid, time, ip, &js))
+			return NULL;
+		*start = js.start;
+		*size = js.size;
+		return f->name;
+	}
 	if (!f || !f->resolved || !m || !sym_map_vaddr(s->c->sym, m, ip, &vaddr) || vaddr < f->start)
-		return dpt_mem_jit_name(s->mem, pid, time, ip, start, size);	/* JIT code */
+		return NULL;
 	*start = ip - (vaddr - f->start);
 	*size = f->size;
 	return f->name;
@@ -57,7 +65,7 @@ static int open_common(struct dec_ctx *c, struct vstate **out)
 	if (!s)
 		return -1;
 	s->c = c;
-	s->mem = dpt_mem_new(c->sb, c->sym);
+	s->mem = dpt_mem_new(c->sb, c->sym, c->jit);
 	if (!s->mem) {
 		free(s);
 		return -1;

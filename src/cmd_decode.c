@@ -266,6 +266,24 @@ static void progress(struct rd_ctx *x, uint64_t offset)
 		100.0 * (double)(offset - x->start) / (double)(x->end - x->start));
 }
 
+/* The trace's TSC conversion (PT's AUXTRACE_INFO, perf's TIME_CONV) also converts the
+ * times of jitdumps written with TSC timestamps. */
+static void jit_clock(struct dec_ctx *c, const struct pd_rec *r)
+{
+	if (r->type == PD_RECORD_TIME_CONV && r->size >= 8 + 3 * 8) {
+		uint64_t w[3];
+		memcpy(w, (const uint8_t *)r->raw + 8, sizeof(w));
+		jit_set_tsc_conv(c->jit, (uint16_t)w[0], (uint32_t)w[1], w[2]);
+	} else if (r->type == PD_RECORD_AUXTRACE_INFO &&
+		   r->size >= sizeof(struct pd_auxtrace_info_event) + 8 * (PD_PT_TIME_ZERO + 1) &&
+		   r->u.auxtrace_info->type == PD_AUXTRACE_INTEL_PT) {
+		uint64_t w[PD_PT_TIME_ZERO + 1];
+		memcpy(w, (const uint8_t *)r->raw + sizeof(struct pd_auxtrace_info_event), sizeof(w));
+		jit_set_tsc_conv(c->jit, (uint16_t)w[PD_PT_TIME_SHIFT], (uint32_t)w[PD_PT_TIME_MULT],
+				 w[PD_PT_TIME_ZERO]);
+	}
+}
+
 static int rd_rec(void *a, const struct pd_rec *r)
 {
 	struct rd_ctx *x = a;
@@ -276,6 +294,8 @@ static int rd_rec(void *a, const struct pd_rec *r)
 	    r->type == PERF_RECORD_FORK || r->type == PERF_RECORD_EXIT) {
 		if (sb_feed(x->c->sb, r) < 0)
 			return xp_err(pd_name(x->c->pd), NULL, "out of memory");
+	} else if (r->type == PD_RECORD_TIME_CONV || r->type == PD_RECORD_AUXTRACE_INFO) {
+		jit_clock(x->c, r);
 	}
 	return x->fn(x->arg, r);
 }
@@ -335,9 +355,18 @@ uint32_t dec_fn_of(struct dec_ctx *c, int32_t pid, uint64_t ip, uint64_t time)
 		return fncache[h].fn;
 	const struct sb_map *m = sb_find_map(c->sb, pid, ip, time);
 	uint32_t fn = sym_fn_of(c->sym, m, ip);
+	uint64_t t0 = m ? m->time_from : 0, t1 = m ? m->time_to : UINT64_MAX;
+	struct jit_sym js;
+	/* no ELF symbol: JIT code (anonymous memory) is named by the process's jitdumps
+	 * and perf map, valid for a while only (loads and moves happen at a time) */
+	if (!sym_fn(c->sym, fn)->resolved && c->jit) {
+		if (jit_find(c->jit, pid, time, ip, &js))
+			fn = sym_fn_jit(c->sym, js.name, js.module, js.start, js.size);
+		t0 = js.from > t0 ? js.from : t0;
+		t1 = js.to < t1 ? js.to : t1;
+	}
 	if (fncache)
-		fncache[h] = (struct fncache_ent){ ip, pid, fn, gen, m ? m->time_from : 0,
-						   m ? m->time_to : UINT64_MAX };
+		fncache[h] = (struct fncache_ent){ ip, pid, fn, gen, t0, t1 };
 	return fn;
 }
 
@@ -411,6 +440,20 @@ bool dec_thread_selected(struct dec_ctx *c, int32_t tid, uint64_t time)
 	return true;
 }
 
+/* Every event of the trace timed by CLOCK_MONOTONIC (perf record -k mono, xptrace's
+ * sample mode): the clock jitdumps use. */
+static bool clock_monotonic(const struct pd_file *f)
+{
+	uint32_t n = f ? pd_nattrs(f) : 0;
+
+	for (uint32_t i = 0; i < n; i++) {
+		const struct perf_event_attr *a = &pd_attr_at(f, i)->attr;
+		if (!a->use_clockid || a->clockid != CLOCK_MONOTONIC)
+			return false;
+	}
+	return n > 0;
+}
+
 static int run(int argc, char **argv)
 {
 	struct dec_opts o = {0};
@@ -442,8 +485,10 @@ static int run(int argc, char **argv)
 			goto out;
 	}
 	c.sym = sym_new(dir, NULL);
-	if (!c.sym)
+	c.jit = jit_new(c.sb, dir);
+	if (!c.sym || !c.jit)
 		goto out;
+	jit_set_mono(c.jit, clock_monotonic(c.pd));
 	for (size_t i = 0; !d && i < NDECODERS; i++)
 		if (decoders[i]->accepts && decoders[i]->accepts(&c))
 			d = decoders[i];
@@ -504,6 +549,7 @@ out:
 	if (c.out && c.out != stdout)
 		fclose(c.out);
 	sym_free(c.sym);
+	jit_free(c.jit);
 	sb_free(c.sb);
 	pd_close(c.pd);
 	free(fncache);

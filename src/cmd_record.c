@@ -449,6 +449,7 @@ static int finish(struct rec *r, int run_err)
 		if (fe < 0)
 			xp_warn("some module snapshots could not be copied: %s", strerror(-fe));
 	}
+	rec_jit_keep(r);
 	if (r->write_err || pd_writer_error(r->w)) {
 		int we = r->write_err ? r->write_err : pd_writer_error(r->w);
 		if (e == 0)
@@ -572,6 +573,7 @@ out:
 		close(r.exec_err_fd);
 	rc = finish(&r, e);
 	ms_store_close(r.ms);
+	rec_jit_free(&r);
 	if (r.exec_failed)
 		nftw(o.outdir, rm_entry, 16, FTW_DEPTH | FTW_PHYS);
 	if (rec_stop_requested && !o.quiet)

@@ -10,6 +10,7 @@
 #include <sys/ioctl.h>
 #include <sys/mman.h>
 #include <sys/resource.h>
+#include <time.h>
 #include <unistd.h>
 
 #include "rec.h"
@@ -167,6 +168,10 @@ static void set_sampling(struct perf_event_attr *a, const struct rec_opts *o, ui
 	a->build_id = 1;
 	a->context_switch = 1;
 	a->watermark = 1;
+	/* the clock of JIT runtimes' jitdump timestamps (perf record -k mono): their
+	 * code loads and moves then line up with the samples */
+	a->use_clockid = 1;
+	a->clockid = CLOCK_MONOTONIC;
 }
 
 static void set_member(struct perf_event_attr *a, const struct perf_event_attr *leader)
@@ -178,6 +183,8 @@ static void set_member(struct perf_event_attr *a, const struct perf_event_attr *
 	a->sample_type = leader->sample_type;
 	a->read_format = leader->read_format;
 	a->sample_id_all = 1;
+	a->use_clockid = leader->use_clockid;	/* a group has one clock */
+	a->clockid = leader->clockid;
 }
 
 static int add_fd(struct sample_col *c, int fd)

@@ -32,6 +32,7 @@
 #include "pd_read.h"
 #include "sb.h"
 #include "sym.h"
+#include "jit.h"
 #include "xev.h"
 
 /* An extra option of a decoder or view: `--name` or `--name ARG`. */
@@ -81,6 +82,7 @@ struct dec_ctx {
 	struct pd_file *pd;	/* NULL for raw inputs */
 	struct sb_session *sb;
 	struct sym_ctx *sym;
+	struct jit_ctx *jit;	/* JIT code names and bytes (jit.h) */
 	FILE *out;
 	/* set by the decoder before the view opens */
 	struct dec_metric metrics[DEC_MAX_METRICS];

@@ -80,6 +80,7 @@ struct rec {
 	int time_off;		/* byte offset of TIME in a SAMPLE record, -1 none */
 	uint64_t synth_id;	/* event id put in synthesized records' sample_id */
 	uint64_t deadline_ns;	/* CLOCK_MONOTONIC, 0 none */
+	struct rec_jit *jit;	/* JIT files to keep (src/rec_jit.c) */
 };
 
 struct rec_mode {
@@ -118,6 +119,14 @@ int rec_record(struct rec *r, const struct perf_event_header *h);
 int rec_round(struct rec *r);
 /* Snapshots the mapping an MMAP2 record describes when it is executable. */
 void rec_snapshot_mmap2(struct rec *r, const struct perf_event_header *h);
+
+/* JIT files (jit.h): an executable mapping of process pid (`anon`: anonymous code)
+ * that may name a jitdump or call for the process's perf map; returns 1 when it does
+ * (nothing else to snapshot).  rec_jit_keep copies them into DIR/jit/ once the JIT is
+ * done writing them and returns how many. */
+int rec_jit_note_mmap(struct rec *r, int32_t pid, const char *name, int anon);
+size_t rec_jit_keep(struct rec *r);
+void rec_jit_free(struct rec *r);
 
 /* -p: threads of `pid` (sorted); returns the count or a negative errno. */
 int rec_list_threads(pid_t pid, pid_t **tids);

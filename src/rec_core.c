@@ -218,7 +218,11 @@ void rec_snapshot_mmap2(struct rec *r, const struct perf_event_header *h)
 			e = ms_store_add_image(r->ms, "[vdso]", img, size, bid, bsz);
 	} else if (name[0] != '/' || strncmp(name, "/memfd:", 7) == 0 ||
 		   strncmp(name, "//anon", 6) == 0 || strncmp(name, "/dev/", 5) == 0) {
-		return;	/* anonymous code (JIT) has no file to keep */
+		/* anonymous code (JIT) has no file to keep: its perf map may name it */
+		rec_jit_note_mmap(r, (int32_t)m->pid, name, 1);
+		return;
+	} else if (rec_jit_note_mmap(r, (int32_t)m->pid, name, 0)) {
+		return;	/* a jitdump, not ELF: kept as a whole at the end */
 	} else {
 		/* map_files reaches the mapped inode even if the path was deleted or replaced. */
 		snprintf(src, sizeof(src), "/proc/%u/map_files/%lx-%lx", m->pid,

@@ -26,6 +26,7 @@ struct sym_fn {
 	uint64_t start;		/* ELF virtual address of the symbol (0: unresolved) */
 	uint64_t size;
 	bool resolved;
+	bool jit;		/* JIT code (jit.h): start is a runtime address, no dso */
 };
 
 /* `trace_dir` holds the snapshot store (NULL: none).  Honours $HOME for ~/.debug;
@@ -35,6 +36,10 @@ void sym_free(struct sym_ctx *c);
 
 /* The function holding `addr` in map `m` (NULL map: unknown).  Returns its id. */
 uint32_t sym_fn_of(struct sym_ctx *c, const struct sb_map *m, uint64_t addr);
+/* The id of a JIT function (jit.h), interned by name and module; `start` and `size`
+ * are those of its first placement. */
+uint32_t sym_fn_jit(struct sym_ctx *c, const char *name, const char *module, uint64_t start,
+		    uint64_t size);
 /* An id for a name that is not a symbol (thread roots, "[unknown]", "[gap]"). */
 uint32_t sym_fn_named(struct sym_ctx *c, const char *name, const char *module);
 const struct sym_fn *sym_fn(const struct sym_ctx *c, uint32_t id);

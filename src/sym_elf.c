@@ -59,6 +59,8 @@ struct sym_ctx {
 	uint32_t nfns, capfns;
 	struct ukey *unk;	/* (dso, addr) -> id for unresolved addresses */
 	size_t unk_cap, unk_n;
+	uint32_t *jit;		/* open addressing over ids of JIT functions (0: empty) */
+	size_t jit_cap, jit_n;
 	struct sdso **dsos;	/* all loaded, for cleanup */
 	uint32_t ndsos, capdsos;
 	char **strs;		/* owned strings (names, files) */
@@ -138,6 +140,7 @@ void sym_free(struct sym_ctx *c)
 	free(c->strs);
 	free(c->fns);
 	free(c->unk);
+	free(c->jit);
 	free(c->trace_dir);
 	free(c->debug_dir);
 	free(c);
@@ -698,14 +701,14 @@ static uint32_t new_fn(struct sym_ctx *c, const char *name, const char *module, 
 		c->fns = nf;
 		c->capfns = nc;
 	}
-	c->fns[c->nfns] = (struct sym_fn){ name, module, dso, start, size, resolved };
+	c->fns[c->nfns] = (struct sym_fn){ name, module, dso, start, size, resolved, false };
 	return c->nfns++;
 }
 
 uint32_t sym_fn_named(struct sym_ctx *c, const char *name, const char *module)
 {
 	for (uint32_t i = 0; i < c->nfns; i++)
-		if (!c->fns[i].dso && strcmp(c->fns[i].name, name) == 0)
+		if (!c->fns[i].dso && !c->fns[i].jit && strcmp(c->fns[i].name, name) == 0)
 			return i;
 	return new_fn(c, own(c, strdup(name)), module ? own(c, strdup(module)) : "", NULL, 0, 0, false);
 }
@@ -781,6 +784,58 @@ uint32_t sym_fn_of(struct sym_ctx *c, const struct sb_map *m, uint64_t addr)
 		s->fn = new_fn(c, name, short_name(m->dso->path), m->dso, s->start, s->end - s->start, true);
 	}
 	return s->fn;
+}
+
+static uint64_t str_hash(uint64_t h, const char *s)
+{
+	while (*s)
+		h = (h ^ (unsigned char)*s++) * 0x100000001b3ULL;
+	return h;
+}
+
+static uint64_t jit_key(const char *name, const char *module)
+{
+	return mix(str_hash(str_hash(0xcbf29ce484222325ULL, module) * 31, name));
+}
+
+uint32_t sym_fn_jit(struct sym_ctx *c, const char *name, const char *module, uint64_t start,
+		    uint64_t size)
+{
+	if ((c->jit_n + 1) * 2 > c->jit_cap) {
+		size_t nc = c->jit_cap ? c->jit_cap * 2 : 256;
+		uint32_t *nj = calloc(nc, sizeof(*nj));
+		if (!nj)
+			return 0;
+		for (size_t i = 0; i < c->jit_cap; i++) {
+			if (!c->jit[i])
+				continue;
+			const struct sym_fn *f = &c->fns[c->jit[i]];
+			size_t k = jit_key(f->name, f->module) & (nc - 1);
+			while (nj[k])
+				k = (k + 1) & (nc - 1);
+			nj[k] = c->jit[i];
+		}
+		free(c->jit);
+		c->jit = nj;
+		c->jit_cap = nc;
+	}
+	size_t k = jit_key(name, module) & (c->jit_cap - 1);
+	for (; c->jit[k]; k = (k + 1) & (c->jit_cap - 1)) {
+		const struct sym_fn *f = &c->fns[c->jit[k]];
+		if (strcmp(f->module, module) == 0 && strcmp(f->name, name) == 0)
+			return c->jit[k];
+	}
+	/* JIT names are shown demangled like ELF ones (perf demangles the ELF files
+	 * `perf inject --jit` writes) */
+	char *dm = sym_demangle(name, false);
+	const char *mod = own(c, strdup(module));
+	uint32_t id = new_fn(c, dm ? own(c, dm) : own(c, strdup(name)), mod, NULL, start, size, true);
+	if (!id)
+		return 0;
+	c->fns[id].jit = true;
+	c->jit[k] = id;
+	c->jit_n++;
+	return id;
 }
 
 const struct sym_fn *sym_fn(const struct sym_ctx *c, uint32_t id)

@@ -116,6 +116,20 @@ static int open_functions(struct dec_ctx *c, void **state) { return open_common(
 
 static int oom(void) { return xp_err("decode", "decode a smaller trace or time range", "out of memory"); }
 
+/* The frame a block or return target belongs to.  Code without symbols has one id
+ * per address, so only calls make frames there (named by their target, as callgrind
+ * names functions); blocks and return targets inside it stay in, or pop back to, the
+ * frame they are in.  The first frame of a thread is named by its first address. */
+static uint32_t frame_fn(struct dec_ctx *c, const struct vthread *t, int32_t pid, uint64_t ip,
+			 uint64_t time)
+{
+	uint32_t fn = dec_fn_of(c, pid, ip, time);
+	const struct sym_fn *f;
+	if (ct_cursor_depth(t->cur) && (f = sym_fn(c->sym, fn)) && !f->resolved)
+		return CT_FN_UNKNOWN;
+	return fn;
+}
+
 static int on_event(void *state, const struct xev *ev)
 {
 	struct vt *v = state;
@@ -171,7 +185,8 @@ static int on_event(void *state, const struct xev *ev)
 	case XEV_RETURN: {
 		static const uint64_t zero[DEC_MAX_METRICS];
 		uint32_t at = dec_fn_of(c, ev->pid, ev->ip, ev->time);
-		uint32_t to = dec_fn_of(c, ev->pid, ev->addr, ev->time);
+		uint32_t to = ev->kind == XEV_CALL ? dec_fn_of(c, ev->pid, ev->addr, ev->time) :
+			frame_fn(c, t, ev->pid, ev->addr, ev->time);
 		int rc;
 		t->exact = true;
 		if (ct_cursor_depth(t->cur) == 0 && ct_cost(t->cur, at, zero) < 0)
@@ -184,7 +199,7 @@ static int on_event(void *state, const struct xev *ev)
 	}
 	case XEV_BLOCK:
 		t->exact = true;
-		if (dec_weights(c, ev, w) && ct_cost(t->cur, dec_fn_of(c, ev->pid, ev->ip, ev->time), w) < 0)
+		if (dec_weights(c, ev, w) && ct_cost(t->cur, frame_fn(c, t, ev->pid, ev->ip, ev->time), w) < 0)
 			return oom();
 		return 0;
 	case XEV_BRANCH: {
@@ -193,8 +208,8 @@ static int on_event(void *state, const struct xev *ev)
 		if (!(ev->flags & XEV_F_INDIRECT) || (ev->flags & (XEV_F_COND | XEV_F_SYSCALL)) ||
 		    !ct_cursor_depth(t->cur))
 			return 0;
-		uint32_t to = dec_fn_of(c, ev->pid, ev->addr, ev->time);
-		if (to == dec_fn_of(c, ev->pid, ev->ip, ev->time) ||
+		uint32_t to = frame_fn(c, t, ev->pid, ev->addr, ev->time);
+		if (to == CT_FN_UNKNOWN || to == dec_fn_of(c, ev->pid, ev->ip, ev->time) ||
 		    to != dec_fn_of(c, ev->pid, ev->addr - 1, ev->time))
 			return 0;
 		return ct_jump(t->cur, to) < 0 ? oom() : 0;

@@ -2,7 +2,9 @@
  *  - JIT code: the PT runs code that exists only in a jitdump file (jit-PID.dump, perf's
  *    format, code bytes included), found through the MMAP2 record of that file;
  *  - a per-cpu AUX area running two processes in turn: the switch records decide which
- *    thread each part of the trace belongs to. */
+ *    thread each part of the trace belongs to;
+ *  - two per-cpu AUX areas with timestamps (tests/unit/pt_percpu.h): their events come
+ *    out merged in time order, a thread migrating between the cpus included. */
 #include "xp_test.h"
 
 #include <sys/wait.h>
@@ -10,6 +12,7 @@
 
 #include "pd_write.h"
 #include "pt_gen.h"
+#include "pt_percpu.h"
 
 #define PID 4242
 #define JIT_ADDR 0x7f0000001000ULL
@@ -32,7 +35,8 @@ static void write_jitdump(uint64_t load_time, uint64_t later)
 {
 	uint8_t buf[512], *p = buf;
 	uint32_t magic = 0x4A695444, version = 1, hsize = 40, mach = 62, pad = 0, pid = PID;
-	uint64_t ts = 1, flags = 0;
+	/* JITDUMP_FLAGS_ARCH_TIMESTAMP: TSC times, converted like the trace's own */
+	uint64_t ts = 1, flags = 1;
 	put(&p, &magic, 4); put(&p, &version, 4); put(&p, &hsize, 4); put(&p, &mach, 4);
 	put(&p, &pad, 4); put(&p, &pid, 4); put(&p, &ts, 8); put(&p, &flags, 8);
 	static const char name[] = "jitted_loop";
@@ -380,6 +384,93 @@ static void test_aux_loss_is_a_gap(void **state)
 	assert_non_null(strstr(out, "\"count\":2000,"));
 }
 
+/* The runs of (cpu, tid) of the instructions in `out` (--insn jsonl), as "cpu tid count"
+ * lines, and the time of each run's first instruction. */
+static void runs_of(const char *out, char *runs, size_t n, uint64_t *times, size_t ntimes)
+{
+	long cpu = -2, tid = -2, count = 0;
+	size_t len = 0, k = 0;
+	runs[0] = '\0';
+	for (const char *l = out; *l; l = strchr(l, '\n') ? strchr(l, '\n') + 1 : l + strlen(l)) {
+		unsigned long long t;
+		long c, d;
+		int at = 0;
+		if (sscanf(l, "{\"time\":%llu,\"tid\":%ld,\"cpu\":%ld,%n", &t, &d, &c, &at) != 3 || !at ||
+		    strncmp(l + at, "\"ip\":", 5) != 0)
+			continue;
+		if (c != cpu || d != tid) {
+			if (count)
+				len += (size_t)snprintf(runs + len, n - len, "%ld %ld %ld\n", cpu, tid, count);
+			if (k < ntimes)
+				times[k++] = t;
+			cpu = c;
+			tid = d;
+			count = 0;
+		}
+		count++;
+	}
+	if (count)
+		snprintf(runs + len, n - len, "%ld %ld %ld\n", cpu, tid, count);
+}
+
+static void test_per_cpu_time_order(void **state)
+{
+	(void)state;
+	char spin_path[512], runs[256];
+	uint64_t times[8] = { 0 };
+	snprintf(spin_path, sizeof(spin_path), "%s/build/progs/ptspin", XP_SRCDIR);
+	assert_int_equal(ptpc_write(data, spin_path, 0), 0);
+
+	const char *out = capture("--insn --format jsonl");
+	runs_of(out, runs, sizeof(runs), times, 8);
+	/* cpu 0's queue first, then cpu 1's, would give 0 100 13, 0 100 13, 0 200 8, ... */
+	assert_string_equal(runs, PTPC_RUNS);
+	static const uint64_t tsc[] = { 1000, 1100, 1200, 1300, 1650, 1700 };
+	for (size_t i = 0; i < 6; i++)
+		assert_int_equal(times[i], ptpc_time(tsc[i]));
+	assert_int_equal(times[6], 0);
+	/* the markers too: each thread enabled on its cpu at its time */
+	assert_non_null(strstr(out, "{\"time\":1001500,\"tid\":100,\"cpu\":0,\"event\":\"enabled\","));
+	assert_non_null(strstr(out, "{\"time\":1002550,\"tid\":100,\"cpu\":1,\"event\":\"enabled\","));
+
+	/* each thread's calls, on both cpus, reach its call tree */
+	out = capture("--calltree --per-thread --format jsonl");
+	assert_non_null(strstr(out, "{\"tid\":100,\"lvl\":2,\"rl\":1,\"calls\":6,\"base\":18,\"cum\":18,\"name\":\"leaf\""));
+	assert_non_null(strstr(out, "{\"tid\":200,\"lvl\":2,\"rl\":1,\"calls\":4,\"base\":12,\"cum\":12,\"name\":\"leaf\""));
+	out = capture("--blocks --tid 100 --format jsonl");
+	assert_non_null(strstr(out, "\"sym\":\"spin+0x7\",\"count\":6,\"insns\":2,\"cycles\":null,\"ipc\":null,"
+				    "\"taken\":4,\"not_taken\":2,"));
+	/* --tid keeps the order of what it keeps */
+	out = capture("--insn --format jsonl --tid 200");
+	runs_of(out, runs, sizeof(runs), times, 8);
+	assert_string_equal(runs, "1 200 20\n0 200 8\n");
+}
+
+/* AUX data lost on cpu 1 between B's and A's runs: the gap comes out where cpu 1's
+ * queue reaches it in time, after B's last instruction there, before cpu 0 goes on. */
+static void test_per_cpu_gap_in_order(void **state)
+{
+	(void)state;
+	char spin_path[512], runs[256];
+	uint64_t times[8] = { 0 };
+	snprintf(spin_path, sizeof(spin_path), "%s/build/progs/ptspin", XP_SRCDIR);
+	assert_int_equal(ptpc_write(data, spin_path, 1), 0);
+	const char *out = capture("--insn --format jsonl");
+	runs_of(out, runs, sizeof(runs), times, 8);
+	assert_string_equal(runs, PTPC_RUNS);
+	const char *gap = strstr(out, "{\"time\":1001950,\"tid\":200,\"cpu\":1,\"event\":\"gap\","
+				      "\"reason\":\"AUX data lost\",");
+	assert_non_null(gap);
+	assert_non_null(strstr(gap, "\"lost\":4096}"));
+	const char *last_b = strstr(out, "{\"time\":1001950,\"tid\":200,\"cpu\":1,\"ip\":\"0x555555555145\"");
+	const char *next = strstr(out, "{\"time\":1002475,\"tid\":200,\"cpu\":0,\"ip\":");
+	assert_non_null(last_b);
+	assert_non_null(next);
+	assert_true(last_b < gap);
+	assert_true(gap < next);
+	assert_null(strstr(strchr(gap, '\n'), "\"event\":\"gap\""));
+}
+
 int main(void)
 {
 	const struct CMUnitTest tests[] = {
@@ -387,6 +478,8 @@ int main(void)
 		cmocka_unit_test(test_jit_code_at_the_right_time),
 		cmocka_unit_test(test_per_cpu_switches),
 		cmocka_unit_test(test_aux_loss_is_a_gap),
+		cmocka_unit_test(test_per_cpu_time_order),
+		cmocka_unit_test(test_per_cpu_gap_in_order),
 	};
 	return cmocka_run_group_tests(tests, setup, teardown);
 }

@@ -22,7 +22,7 @@ static const uint8_t code[] = {
 	0xc3,
 };
 
-static char dir[64], codef[128], ptf[128], badf[128], xptrace[512];
+static char dir[64], codef[128], ptf[128], badf[128], timedf[128], xptrace[512];
 
 static void write_file(const char *path, const void *p, size_t n)
 {
@@ -32,9 +32,12 @@ static void write_file(const char *path, const void *p, size_t n)
 	fclose(f);
 }
 
-static size_t encode_loop(struct pte *e)
+/* tsc_begin/tsc_end: TSC packets in the PSB+ and before the final TIP.PGD (0: none) */
+static size_t encode_loop_timed(struct pte *e, uint64_t tsc_begin, uint64_t tsc_end)
 {
 	pte_simple(e, ppt_psb);
+	if (tsc_begin)
+		pte_tsc(e, tsc_begin);
 	pte_simple(e, ppt_psbend);
 	pte_mode64(e);
 	pte_ip(e, ppt_tip_pge, pt_ipc_sext_48, BASE);
@@ -48,8 +51,15 @@ static size_t encode_loop(struct pte *e)
 		left -= k;
 	}
 	pte_ip(e, ppt_tip, pt_ipc_sext_48, BASE + 0xe);
+	if (tsc_end)
+		pte_tsc(e, tsc_end);
 	pte_ip(e, ppt_tip_pgd, pt_ipc_suppressed, 0);
 	return pte_len(e);
+}
+
+static size_t encode_loop(struct pte *e)
+{
+	return encode_loop_timed(e, 0, 0);
 }
 
 static int setup(void **state)
@@ -62,7 +72,12 @@ static int setup(void **state)
 	snprintf(codef, sizeof(codef), "%s/code.bin", dir);
 	snprintf(ptf, sizeof(ptf), "%s/loop.pt", dir);
 	snprintf(badf, sizeof(badf), "%s/bad.pt", dir);
+	snprintf(timedf, sizeof(timedf), "%s/timed.pt", dir);
 	write_file(codef, code, sizeof(code));
+	/* 2.4 M TSC ticks from the enable to the disable: 1 ms at 2.4 GHz */
+	pte_init(&e, 4096);
+	write_file(timedf, e.buf, encode_loop_timed(&e, 1000, 1000 + 2400000));
+	pte_free(&e);
 	pte_init(&e, 4096);
 	size_t first = encode_loop(&e);
 	write_file(ptf, e.buf, first);
@@ -250,6 +265,64 @@ static void test_callgrind(void **state)
 	assert_int_equal(seen, 2);
 }
 
+/* No symbols: calls make the frames (named by their target's offset in the image,
+ * as perf names unresolved addresses), the loop stays in its caller's frame. */
+static void test_calltree_unsymbolized(void **state)
+{
+	(void)state;
+	char args[512], err[4096];
+	int rc;
+	snprintf(args, sizeof(args), "--pt %s --raw %s:%#x --calltree", ptf, codef, BASE);
+	char *out = run(args, &rc, err, sizeof(err));
+	assert_int_equal(rc, 0);
+	assert_string_equal(out, "# call tree: insns, total 2004\n"
+		"Lvl   RL      Calls          Base           Cum  Name\n"
+		"  1    1          0          2003          2004  0x0000000000000000\n"
+		"  2    1          1             1             1    0x0000000000000010\n");
+	free(out);
+}
+
+/* Raw TSC: --metric tsc charges ticks; --tsc-hz converts them to ns. */
+static void test_time_metrics(void **state)
+{
+	(void)state;
+	char args[512], err[4096];
+	int rc;
+	snprintf(args, sizeof(args), "--pt %s --raw %s:%#x --calltree --metric tsc --format jsonl", timedf,
+		 codef, BASE);
+	char *out = run(args, &rc, err, sizeof(err));
+	assert_int_equal(rc, 0);
+	assert_non_null(strstr(out, "{\"lvl\":1,\"rl\":1,\"calls\":0,\"base\":2400000,\"cum\":2400000,"));
+	free(out);
+	snprintf(args, sizeof(args), "--pt %s --raw %s:%#x --calltree --metric time --tsc-hz 2.4e9", timedf,
+		 codef, BASE);
+	out = run(args, &rc, err, sizeof(err));
+	assert_int_equal(rc, 0);
+	assert_non_null(strstr(out, "# call tree: time, total 1000000\n"));
+	free(out);
+	/* the instruction stream's times: TSC 1000 at 2.4 GHz is 416 ns (truncated) */
+	snprintf(args, sizeof(args), "--pt %s --raw %s:%#x --insn --format jsonl --tsc-hz 2400000000", timedf,
+		 codef, BASE);
+	out = run(args, &rc, err, sizeof(err));
+	assert_int_equal(rc, 0);
+	assert_non_null(strstr(out, "{\"time\":416,\"ip\":\"0x401000\","));
+	assert_non_null(strstr(out, "{\"time\":1000416,\"event\":\"disabled\""));
+	free(out);
+	snprintf(args, sizeof(args), "--pt %s --raw %s:%#x --calltree --metric time", timedf, codef, BASE);
+	free(run(args, &rc, err, sizeof(err)));
+	assert_int_equal(rc, 1);
+	assert_non_null(strstr(err, "raw PT has TSC ticks, not ns (give --tsc-hz HZ"));
+	snprintf(args, sizeof(args), "--pt %s --raw %s:%#x --calltree --tsc-hz 3e5", timedf, codef, BASE);
+	free(run(args, &rc, err, sizeof(err)));
+	assert_int_equal(rc, 1);
+	assert_non_null(strstr(err, "--tsc-hz 3e5: expected a frequency in Hz"));
+	/* without timestamps there is nothing to charge */
+	snprintf(args, sizeof(args), "--pt %s --raw %s:%#x --calltree --metric tsc", ptf, codef, BASE);
+	free(run(args, &rc, err, sizeof(err)));
+	assert_int_equal(rc, 1);
+	assert_non_null(strstr(err, "the trace has no timestamps"));
+}
+
 static void test_usage_errors(void **state)
 {
 	(void)state;
@@ -290,6 +363,8 @@ int main(void)
 		cmocka_unit_test(test_insn_stream),
 		cmocka_unit_test(test_corrupt_strict_and_resync),
 		cmocka_unit_test(test_callgrind),
+		cmocka_unit_test(test_calltree_unsymbolized),
+		cmocka_unit_test(test_time_metrics),
 		cmocka_unit_test(test_usage_errors),
 	};
 	return cmocka_run_group_tests(tests, setup, teardown);

@@ -1,0 +1,114 @@
+#!/bin/bash
+# JIT code in sample traces: build/progs/jit writes code at run time, describes it in
+# a jitdump (loads, a debug-info record, a JIT_CODE_MOVE) and a perf map.  The oracle
+# is the real perf on the very same perf.data (xptrace's sample mode records on
+# CLOCK_MONOTONIC, the jitdump clock, so `perf inject --jit` takes it): per-function
+# sample counts and call paths must be equal; the shares are also checked against the
+# program's known work (3:1:2:1).  Then: decoding after the JIT's files are gone (the
+# copies kept in DIR/jit/), a trace on another clock (timeless), and cut or corrupt
+# dumps under ASan.
+. "$(dirname "$0")/../lib.sh"
+export HOME=$TMP/home	# perf's ~/.debug: private to the test
+mkdir -p "$HOME" "$TMP/run"
+J=$PROGS/jit
+UNITS=60000000
+
+cd "$TMP/run" || exit 1
+"$XPTRACE" record -q -g -o "$TMP/tr" -- "$J" "$TMP/run" $UNITS >/dev/null 2>&1
+dump=$(ls "$TMP/run"/jit-*.dump 2>/dev/null | head -1)
+pid=$(basename "$dump" .dump)
+pid=${pid#jit-}
+check_match "the program wrote its jitdump" '^[0-9]+$' "$pid"
+check "record keeps the jitdump in DIR/jit/" cmp -s "$dump" "$TMP/tr/jit/jit-$pid.dump"
+check "record keeps the perf map in DIR/jit/" cmp -s "/tmp/perf-$pid.map" "$TMP/tr/jit/perf-$pid.map"
+
+# perf's view: injected ELF files for the jitdump (names, jitted-PID-INDEX.so), its
+# perf-map reading for the rest ("[JIT] tid PID") on the original file
+perf inject --jit -i "$TMP/tr/perf.data" -o "$TMP/inj.data" 2>"$TMP/inject.err"
+perf script -i "$TMP/inj.data" -G -F ip,sym,dso 2>/dev/null |
+	awk '$2 ~ /^jit_/ { n=split($3, p, "/"); m=p[n]; sub(/\)$/, "", m); c[m "," $2]++ }
+	     END { for (k in c) print c[k] "," k }' | sort >"$TMP/perf.counts"
+perf script -i "$TMP/tr/perf.data" -G -F ip,sym 2>/dev/null |
+	awk -v pid="$pid" '$2 == "map_only" { n++ } END { if (n) print n ",[JIT] tid " pid ",map_only" }' \
+	>>"$TMP/perf.counts"
+sort -o "$TMP/perf.counts" "$TMP/perf.counts"
+"$XPTRACE" decode -i "$TMP/tr" --functions --format csv 2>"$TMP/dec.err" >"$TMP/fn.csv"
+awk -F, '$1 > 0 && ($7 ~ /^jit_/ || $7 == "map_only") { print $1 "," $6 "," $7 }' "$TMP/fn.csv" |
+	sort >"$TMP/xp.counts"
+check_eq "JIT function sample counts equal perf inject --jit + perf script's" \
+	"$(cat "$TMP/perf.counts")" "$(cat "$TMP/xp.counts")"
+check_eq "every JIT function is named (perf: 4 names)" 4 "$(wc -l <"$TMP/xp.counts")"
+check_match "module names as perf's: jitted-PID-INDEX.so" "^[0-9]+,jitted-$pid-4.so,jit_moved$" \
+	"$(cat "$TMP/xp.counts")"
+
+# shares from the program's work: hot 3, cold 1, moved 1+1 (both places), map_only 1
+share() { awk -F, -v n="$1" '$7 == n { print $4 }' "$TMP/fn.csv"; }
+near() { awk -v a="$1" -v b="$2" 'BEGIN { d = a - b; if (d < 0) d = -d; exit !(a != "" && d <= 4) }'; }
+for f in jit_hot:42.86 jit_cold:14.29 jit_moved:28.57 map_only:14.29; do
+	name=${f%%:*} want=${f#*:}
+	got=$(share "$name")
+	if near "${got:-x}" "$want"; then ok "$name: $got% of the samples (work: $want%)"; else
+		not_ok "$name: ${got:-missing}% of the samples, expected $want% +- 4"
+	fi
+done
+
+# call paths: the sampled tree's folded stacks equal perf's callchains on the same file
+perf script -i "$TMP/inj.data" -F ip,sym 2>/dev/null |
+	awk 'NF == 0 { if (s != "" && s ~ /jit_|map_only/) c[s]++; s = ""; next }
+	     { s = (s == "" ? $2 : $2 ";" s) }
+	     END { if (s != "" && s ~ /jit_|map_only/) c[s]++; for (k in c) print k " " c[k] }' |
+	grep -v map_only | sort >"$TMP/perf.folded"
+"$XPTRACE" decode -i "$TMP/tr" --calltree --format folded 2>/dev/null | grep -E 'jit_' | sort >"$TMP/xp.folded"
+check_eq "JIT call paths and counts equal perf's callchains (main;jit_outer;jit_hot ...)" \
+	"$(cat "$TMP/perf.folded")" "$(cat "$TMP/xp.folded")"
+check_match "jit_outer calls jit_hot and jit_cold" "main;jit_outer;jit_cold [0-9]+" "$(cat "$TMP/xp.folded")"
+
+# offline: the JIT's own files are gone, the trace directory has the copies
+before=$(cat "$TMP/xp.counts")
+rm -f "$dump" "/tmp/perf-$pid.map"
+"$XPTRACE" decode -i "$TMP/tr" --functions --format csv 2>/dev/null |
+	awk -F, '$1 > 0 && ($7 ~ /^jit_/ || $7 == "map_only") { print $1 "," $6 "," $7 }' | sort >"$TMP/xp2.counts"
+check_eq "after the JIT's files are deleted: the same names from DIR/jit/" "$before" "$(cat "$TMP/xp2.counts")"
+mv "$TMP/tr" "$TMP/moved-tr"
+"$XPTRACE" decode -i "$TMP/moved-tr" --functions --format csv 2>/dev/null |
+	awk -F, '$1 > 0 && ($7 ~ /^jit_/ || $7 == "map_only") { print $1 "," $6 "," $7 }' | sort >"$TMP/xp3.counts"
+check_eq "a moved trace directory decodes the same" "$before" "$(cat "$TMP/xp3.counts")"
+
+# perf record without -k mono: the trace's clock is not the dump's, so the dump is
+# applied timeless (its final state): loaded code is named, but jit_moved's first
+# place (moved away at the end) is not
+perf record -q -e cpu-clock -g -o "$TMP/p.data" -- "$J" "$TMP/run" $UNITS >/dev/null 2>&1
+"$XPTRACE" decode -i "$TMP/p.data" --functions --format csv >"$TMP/p.csv" 2>/dev/null
+hot=$(awk -F, '$7 == "jit_hot" { print $4 }' "$TMP/p.csv")
+moved=$(awk -F, '$7 == "jit_moved" { print $4 }' "$TMP/p.csv")
+if near "${hot:-x}" 42.86 && near "${moved:-x}" 14.29; then
+	ok "another clock: jitdump applied timeless (jit_hot $hot%, jit_moved $moved% = its second place only)"
+else
+	not_ok "another clock: jit_hot ${hot:-missing}% (want 42.86), jit_moved ${moved:-missing}% (want 14.29)"
+fi
+# perf record -k mono: exact times again, like xptrace's own recording
+perf record -q -k mono -e cpu-clock -g -o "$TMP/k.data" -- "$J" "$TMP/run" $UNITS >/dev/null 2>&1
+moved=$(awk -F, '$7 == "jit_moved" { print $4 }' <("$XPTRACE" decode -i "$TMP/k.data" --functions --format csv 2>/dev/null))
+if near "${moved:-x}" 28.57; then ok "perf record -k mono: jit_moved $moved% (both places)"; else
+	not_ok "perf record -k mono: jit_moved ${moved:-missing}%, expected 28.57"
+fi
+
+# cut and corrupt dumps (ASan build): never a crash, a partial result at worst
+dump=$(ls "$TMP/moved-tr/jit"/jit-*.dump)
+size=$(stat -c %s "$dump")
+cp "$dump" "$TMP/dump.orig"
+bad=0
+for ((cut = 0; cut < size; cut += 5)); do
+	head -c $cut "$TMP/dump.orig" >"$dump"
+	"$XPTRACE_ASAN" decode -i "$TMP/moved-tr" --functions >/dev/null 2>"$TMP/asan.err" || {
+		bad=1; echo "# cut at $cut:"; head -5 "$TMP/asan.err"; break; }
+done
+for ((at = 40; at < size; at += 4)); do	# 0xffffffff over every word after the header
+	cp "$TMP/dump.orig" "$dump"
+	printf '\xff\xff\xff\xff' | dd of="$dump" bs=1 seek=$at conv=notrunc status=none
+	"$XPTRACE_ASAN" decode -i "$TMP/moved-tr" --calltree >/dev/null 2>"$TMP/asan.err" || {
+		bad=1; echo "# corrupt word at $at:"; head -5 "$TMP/asan.err"; break; }
+done
+if [ "$bad" = 0 ]; then ok "cut ($((size / 5 + 1)) sizes) and corrupt jitdumps decode without error (ASan)"; else
+	not_ok "cut or corrupt jitdump"
+fi

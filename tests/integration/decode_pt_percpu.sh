@@ -1,0 +1,40 @@
+#!/bin/bash
+# Per-cpu Intel PT with timestamps (tests/unit/pt_percpu.h: two cpus, two processes
+# interleaving and migrating): perf script is the oracle.  perf decodes all AUX queues
+# together by timestamp; xptrace's --insn must give the same instructions in the same
+# order, each with the same cpu, tid and time.
+. "$(dirname "$0")/../lib.sh"
+
+cd "$XP_ROOT" || exit 1
+if ! cc -std=gnu11 -O2 -D_GNU_SOURCE -Isrc -Idecoders -Iarch/x86_64 -Itests/unit -o "$TMP/gen" \
+	tests/integration/lib/pt_percpu_gen.c build/libxptrace.a \
+	-lipt -lpfm -ldw -lelf -lcapstone -lpthread -ldl -lm; then
+	not_ok "build tests/integration/lib/pt_percpu_gen.c"
+	exit 1
+fi
+check "pt_percpu_gen writes the per-cpu perf.data" "$TMP/gen" "$TMP/perf.data" "$PROGS/ptspin"
+
+# "cpu tid time(ns) ip" per instruction
+perf script -i "$TMP/perf.data" --itrace=i0ns -F cpu,tid,time,ip --ns 2>"$TMP/perf.err" |
+	awk '{ c = $2; gsub(/[][]/, "", c); t = $3; sub(/:$/, "", t); split(t, s, ".");
+	       printf "%d %d %d %s\n", c, $1, s[1] * 1000000000 + s[2], $4 }' >"$TMP/perf.txt"
+project() {
+	sed -n 's/^{"time":\([0-9]*\),"tid":\([0-9]*\),"cpu":\([0-9]*\),"ip":"0x\([0-9a-f]*\)".*/\3 \2 \1 \4/p'
+}
+"$XPTRACE" decode -i "$TMP/perf.data" --insn --format jsonl 2>"$TMP/ours.err" | project >"$TMP/ours.txt"
+
+check_eq "perf script decodes the 68 instructions" 68 "$(wc -l <"$TMP/perf.txt")"
+# the runs of (cpu, tid): queue after queue would start 0 100, 0 100, 0 200
+check_eq "perf's runs of cpu/tid interleave the cpus in time order" \
+	"$(printf '0 100 13\n1 200 7\n0 100 13\n1 200 13\n0 200 8\n1 100 14')" \
+	"$(awk '{ k = $1 " " $2; if (k != p) { if (n) print p, n; p = k; n = 0 } n++ } END { print p, n }' "$TMP/perf.txt")"
+if cmp -s "$TMP/perf.txt" "$TMP/ours.txt"; then
+	ok "--insn jsonl (cpu tid time ip) equals perf script -F cpu,tid,time,ip"
+else
+	not_ok "--insn jsonl (cpu tid time ip) equals perf script -F cpu,tid,time,ip"
+	diff "$TMP/perf.txt" "$TMP/ours.txt" | head -10 | sed 's/^/#   /'
+fi
+check_eq "no warnings" "" "$(cat "$TMP/ours.err")"
+"$XPTRACE_ASAN" decode -i "$TMP/perf.data" --insn --format jsonl 2>"$TMP/asan.err" | project >"$TMP/asan.txt"
+check "ASan build: same stream, clean" cmp -s "$TMP/perf.txt" "$TMP/asan.txt"
+check_eq "ASan build: nothing on stderr" "" "$(cat "$TMP/asan.err")"

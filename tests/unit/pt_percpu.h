@@ -1,0 +1,204 @@
+/* Test helper: a per-cpu intel_pt perf.data with timestamps, as `perf record -a -e
+ * intel_pt/tsc/u` writes it (one AUX queue per cpu, PERF_RECORD_SWITCH_CPU_WIDE
+ * sideband, TSC packets, AUXTRACE_INFO with the TSC bit and a TSC -> perf time
+ * conversion), where two processes running build/progs/ptspin's spin(N) interleave on
+ * two cpus and both migrate:
+ *
+ *   TSC     cpu 0                          cpu 1
+ *   1000    A (pid/tid 100) spin(4) ...
+ *   1100                                   B (pid/tid 200) spin(3) ...
+ *   1200    ... A goes on (PSB+, TSC)
+ *   1300                                   ... B goes on (PSB+, TSC)
+ *   1650    B spin(1)
+ *   1700                                   A spin(2)
+ *
+ * so the instructions in time order come in runs (cpu, tid, count) of PTPC_RUNS,
+ * while queue after queue would give cpu 0's three runs first.  Each run is in a time
+ * range of its own (TSC packets only, no MTC/CYC): the order does not depend on how a
+ * decoder spreads time over the instructions between two timestamps.
+ * The AUXTRACE records come first: perf queues AUX data as it reads it, but flushes
+ * sideband (the switches) by time, which must find every queue filled.
+ * With `lose`, 4096 bytes of cpu 1's AUX data are lost after B's first run (its second
+ * chunk's offset jumps; a PSB+ with TSC 1690 starts what follows). */
+#ifndef PT_PERCPU_H
+#define PT_PERCPU_H
+
+#include "pt_gen.h"
+
+#define PTPC_RUNS "0 100 13\n1 200 7\n0 100 13\n1 200 13\n0 200 8\n1 100 14\n"
+
+/* TSC -> perf time: time_zero + tsc * mult >> shift (perf's tsc_to_perf_time) */
+#define PTPC_SHIFT 1
+#define PTPC_MULT 3
+#define PTPC_ZERO 1000000ULL
+
+static inline uint64_t ptpc_time(uint64_t tsc)
+{
+	return PTPC_ZERO + (tsc >> PTPC_SHIFT) * PTPC_MULT +
+	       (((tsc & ((1ULL << PTPC_SHIFT) - 1)) * PTPC_MULT) >> PTPC_SHIFT);
+}
+
+static inline int ptpc_rec(struct pd_writer *w, uint16_t type, uint16_t misc, const void *body,
+			   size_t n, uint64_t st, uint32_t pid, uint64_t time, uint32_t cpu)
+{
+	uint64_t buf[600];
+	struct perf_event_header *h = (void *)buf;
+	size_t sz = (sizeof(*h) + n + 7) & ~(size_t)7;
+	memset(buf, 0, sizeof(buf));
+	memcpy(h + 1, body, n);
+	sz += pd_id_sample((char *)buf + sz, st, pid, pid, time, 1000 + cpu, cpu);
+	h->type = type;
+	h->misc = misc;
+	h->size = (uint16_t)sz;
+	return pd_writer_record(w, h);
+}
+
+/* spin(n) from its entry, a PSB+ with TSC `mid_tsc` after iteration `mid` (0: none). */
+static inline void ptpc_spin(struct pte *e, uint64_t spin, uint64_t loop, uint64_t after,
+			     uint64_t tsc, long n, long mid, uint64_t mid_tsc)
+{
+	pte_tsc(e, tsc);
+	pte_mode64(e);
+	pte_ip(e, ppt_tip_pge, pt_ipc_sext_48, spin);
+	for (long i = 1; i <= n; i++) {
+		pte_ip(e, ppt_tip, pt_ipc_update_16, after);	/* leaf's ret */
+		pte_tnt(e, i < n ? "T" : "N");			/* jnz spin_loop */
+		if (i == mid) {
+			pte_simple(e, ppt_psb);
+			pte_tsc(e, mid_tsc);
+			pte_mode64(e);
+			pte_ip(e, ppt_fup, pt_ipc_sext_48, loop);
+			pte_simple(e, ppt_psbend);
+		}
+	}
+	pte_ip(e, ppt_tip_pgd, pt_ipc_suppressed, 0);	/* spin's ret leaves the trace */
+}
+
+/* Writes `path` for the ptspin binary at `spin_path`; returns 0 or -1. */
+static inline int ptpc_write(const char *path, const char *spin_path, int lose)
+{
+	int fd = open(spin_path, O_RDONLY);
+	if (fd < 0)
+		return -1;
+	elf_version(EV_CURRENT);
+	Elf *elf = elf_begin(fd, ELF_C_READ, NULL);
+	uint64_t spin = PTGEN_BASE + ptgen_sym(elf, "spin"), loop = PTGEN_BASE + ptgen_sym(elf, "spin_loop");
+	uint64_t after = PTGEN_BASE + ptgen_sym(elf, "spin_after_call");
+	elf_end(elf);
+	close(fd);
+	if (spin == PTGEN_BASE || loop == PTGEN_BASE || after == PTGEN_BASE)
+		return -1;
+
+	struct pd_writer *w;
+	if (pd_writer_create(&w, path) < 0)
+		return -1;
+	struct perf_event_attr attr;
+	memset(&attr, 0, sizeof(attr));
+	attr.type = PTGEN_PMU_TYPE;
+	attr.size = PD_ATTR_SIZE;
+	attr.config = 1 | 1ULL << 10 | 1ULL << 11 | 1ULL << 13;	/* pt, tsc, noretcomp, branch */
+	attr.sample_type = PERF_SAMPLE_IP | PERF_SAMPLE_TID | PERF_SAMPLE_TIME | PERF_SAMPLE_ADDR |
+			   PERF_SAMPLE_CPU | PERF_SAMPLE_IDENTIFIER;
+	attr.sample_period = 1;
+	attr.exclude_kernel = attr.exclude_hv = 1;
+	attr.sample_id_all = attr.mmap = attr.mmap2 = attr.comm = attr.task = 1;
+	attr.context_switch = 1;
+	int idx = pd_writer_add_attr(w, &attr, "intel_pt/tsc/u");
+	pd_writer_add_id(w, idx, 1000, 0, -1);
+	pd_writer_add_id(w, idx, 1001, 1, -1);
+	pd_writer_feat_host(w);
+	uint64_t priv[PD_PT_INFO_WORDS] = { 0 };
+	priv[PD_PT_PMU_TYPE] = PTGEN_PMU_TYPE;
+	priv[PD_PT_TIME_SHIFT] = PTPC_SHIFT;
+	priv[PD_PT_TIME_MULT] = PTPC_MULT;
+	priv[PD_PT_TIME_ZERO] = PTPC_ZERO;
+	priv[PD_PT_CAP_USER_TIME_ZERO] = 1;
+	priv[PD_PT_TSC_BIT] = 1ULL << 10;
+	priv[PD_PT_NORETCOMP_BIT] = 1ULL << 11;
+	priv[PD_PT_HAVE_SCHED_SWITCH] = 2;	/* context_switch on the PT event */
+	priv[PD_PT_PER_CPU_MMAPS] = 1;
+	priv[PD_PT_MTC_BIT] = 1ULL << 9;
+	priv[PD_PT_MTC_FREQ_BITS] = 0xfULL << 14;
+	priv[PD_PT_CYC_BIT] = 1ULL << 1;
+	pd_writer_auxtrace_info(w, PD_AUXTRACE_INTEL_PT, priv, PD_PT_INFO_WORDS);
+
+	/* the AUX data of each cpu */
+	for (uint32_t cpu = 0; cpu < 2; cpu++) {
+		struct pte e;
+		pte_init(&e, 4096);
+		pte_simple(&e, ppt_psb);
+		pte_tsc(&e, cpu ? 1050 : 950);
+		pte_simple(&e, ppt_psbend);
+		if (cpu == 0) {
+			ptpc_spin(&e, spin, loop, after, 1000, 4, 2, 1200);	/* A */
+			ptpc_spin(&e, spin, loop, after, 1650, 1, 0, 0);	/* B */
+		}
+		size_t split = 0;
+		if (cpu == 1) {
+			ptpc_spin(&e, spin, loop, after, 1100, 3, 1, 1300);	/* B */
+			if (lose) {
+				split = pte_len(&e);
+				pte_simple(&e, ppt_psb);
+				pte_tsc(&e, 1690);
+				pte_simple(&e, ppt_psbend);
+			}
+			ptpc_spin(&e, spin, loop, after, 1700, 2, 0, 0);	/* A */
+		}
+		struct pd_auxtrace_event ev;
+		memset(&ev, 0, sizeof(ev));
+		/* perf takes the TSC's upper byte from the reference (the TSC when the
+		 * data was read): without one it ignores the first TSC packet */
+		ev.reference = 2000;
+		ev.idx = cpu;
+		ev.tid = (uint32_t)-1;
+		ev.cpu = cpu;
+		int bad = e.failed;
+		if (split) {
+			bad = bad || pd_writer_auxtrace(w, &ev, e.buf, split) < 0;
+			/* perf's offsets count the trace without the chunk's padding to 8 */
+			ev.offset = ((split + 7) & ~(size_t)7) + 4096;
+		}
+		bad = bad || pd_writer_auxtrace(w, &ev, e.buf + split, pte_len(&e) - split) < 0;
+		pte_free(&e);
+		if (bad) {
+			pd_writer_free(w);
+			return -1;
+		}
+	}
+
+	for (uint32_t pid = 100; pid <= 200; pid += 100) {
+		struct { uint32_t pid, tid; char comm[8]; } comm = { pid, pid, "spinner" };
+		ptpc_rec(w, PERF_RECORD_COMM, 0, &comm, sizeof(comm), attr.sample_type, pid, ptpc_time(10), 0);
+		struct {
+			uint32_t pid, tid;
+			uint64_t addr, len, pgoff;
+			uint32_t maj, min;
+			uint64_t ino, ino_generation;
+			uint32_t prot, flags;
+			char filename[512];
+		} mm;
+		memset(&mm, 0, sizeof(mm));
+		mm.pid = mm.tid = pid;
+		mm.addr = PTGEN_BASE;
+		mm.len = 0x10000;
+		mm.prot = 5;	/* PROT_READ | PROT_EXEC */
+		mm.flags = 2;	/* MAP_PRIVATE */
+		snprintf(mm.filename, sizeof(mm.filename), "%s", spin_path);
+		ptpc_rec(w, PERF_RECORD_MMAP2, 0, &mm, offsetof(typeof(mm), filename) + strlen(spin_path) + 1,
+			 attr.sample_type, pid, ptpc_time(20), 0);
+	}
+	/* who runs where: in (the task switching in), out (next: the idle task) */
+	static const struct { uint32_t cpu, pid; uint64_t tsc; int out; } sw[] = {
+		{ 0, 100, 900, 0 }, { 1, 200, 1050, 0 }, { 1, 200, 1400, 1 },
+		{ 0, 100, 1500, 1 }, { 0, 200, 1550, 0 }, { 1, 100, 1600, 0 },
+	};
+	for (size_t i = 0; i < sizeof(sw) / sizeof(sw[0]); i++) {
+		uint32_t next[2] = { 0, 0 };	/* the other task: idle */
+		ptpc_rec(w, PERF_RECORD_SWITCH_CPU_WIDE, sw[i].out ? PERF_RECORD_MISC_SWITCH_OUT : 0, next,
+			 sizeof(next), attr.sample_type, sw[i].pid, ptpc_time(sw[i].tsc), sw[i].cpu);
+	}
+	pd_writer_finished_round(w);
+	return pd_writer_close(w) < 0 ? -1 : 0;
+}
+
+#endif
