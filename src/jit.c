@@ -111,8 +111,8 @@ bool jit_dump_name(const char *base, int32_t *pid)
 {
 	int p, n = 0;
 
-	if ((sscanf(base, "jit-%d.dump%n", &p, &n) == 1 || sscanf(base, "perf-%d.map%n", &p, &n) == 1) &&
-	    n > 0 && base[n] == '\0' && p > 0) {
+	if (strncmp(base, "jit-", 4) == 0 && sscanf(base, "jit-%d.dump%n", &p, &n) == 1 && n > 0 &&
+	    base[n] == '\0' && p > 0) {
 		*pid = p;
 		return true;
 	}
@@ -192,13 +192,48 @@ static const uint8_t *map_file(struct jit_ctx *j, const char *path, size_t *size
 	return p;
 }
 
-/* The newest placement of code_index `index` still in place (a move's source). */
-static struct place *live_index(struct plist *l, size_t from, uint64_t index)
+/* code_index -> the placement holding it now, while one dump is parsed (a move's
+ * source; JITs that move code, move much of it). */
+struct live {
+	struct { uint64_t index; size_t at; } *e;	/* at: placement + 1, 0 empty */
+	size_t cap, n;
+};
+
+static size_t live_slot(const struct live *lv, uint64_t index)
 {
-	for (size_t i = l->n; i-- > from;)
-		if (l->p[i].index == index && l->p[i].code && l->p[i].to == UINT64_MAX)
-			return &l->p[i];
-	return NULL;
+	size_t k = (size_t)((index * 0x9e3779b97f4a7c15ULL) >> 20) & (lv->cap - 1);
+	while (lv->e[k].at && lv->e[k].index != index)
+		k = (k + 1) & (lv->cap - 1);
+	return k;
+}
+
+static int live_set(struct live *lv, uint64_t index, size_t at)
+{
+	if ((lv->n + 1) * 2 > lv->cap) {
+		struct live nl = { NULL, lv->cap ? 2 * lv->cap : 256, 0 };
+		if (!(nl.e = calloc(nl.cap, sizeof(*nl.e))))
+			return -1;
+		for (size_t i = 0; i < lv->cap; i++)
+			if (lv->e[i].at) {
+				nl.e[live_slot(&nl, lv->e[i].index)] = lv->e[i];
+				nl.n++;
+			}
+		free(lv->e);
+		*lv = nl;
+	}
+	size_t k = live_slot(lv, index);
+	lv->n += !lv->e[k].at;
+	lv->e[k].index = index;
+	lv->e[k].at = at + 1;
+	return 0;
+}
+
+static struct place *live_get(const struct live *lv, struct plist *l, uint64_t index)
+{
+	if (!lv->cap)
+		return NULL;
+	size_t k = live_slot(lv, index);
+	return lv->e[k].at ? &l->p[lv->e[k].at - 1] : NULL;
 }
 
 /* Indexes the loads and moves of one jitdump file for process `pid`. */
@@ -214,7 +249,8 @@ static int load_dump(struct jit_ctx *j, const char *path, int32_t pid)
 	    rd32(f + 8) > size || !(pr = proc_of(j, pid, true)))
 		return -1;
 	bool arch = rd64(f + 32) & JITDUMP_FLAGS_ARCH_TIMESTAMP;
-	size_t first = pr->dump.n;	/* this file's placements start here */
+	struct live lv = { NULL, 0, 0 };
+	int rc = 0;
 	uint64_t off = rd32(f + 8);
 	while (off + JIT_REC_HDR <= size) {
 		uint32_t id = rd32(f + off), total = rd32(f + off + 4);
@@ -229,32 +265,37 @@ static int load_dump(struct jit_ctx *j, const char *path, int32_t pid)
 			size_t room = body - LOAD_FIXED, nl = strnlen(name, room);
 			uint64_t addr = rd64(r + 16), csize = rd64(r + 24);
 			if (nl < room && csize <= room - nl - 1 && csize && addr + csize > addr) {
-				struct place *p = add_place(&pr->dump);
-				if (!p)
-					return -1;
+				struct place *p;
+				if (live_set(&lv, rd64(r + 32), pr->dump.n) < 0 || !(p = add_place(&pr->dump))) {
+					rc = -1;
+					break;
+				}
 				*p = (struct place){ addr, csize, ts, UINT64_MAX, rd64(r + 32),
 						     (const uint8_t *)name + nl + 1, name, j->seq++, arch };
 			}
 		} else if (id == JIT_CODE_MOVE && body >= MOVE_FIXED) {
 			uint64_t to = rd64(r + 24), index = rd64(r + 40);
-			struct place *old = live_index(&pr->dump, first, index);
+			struct place *old = live_get(&lv, &pr->dump, index);
 			if (old && to + old->size > to) {
 				struct place moved = *old;
 				old->to = ts;
 				moved.start = to;
 				moved.from = ts;
 				moved.seq = j->seq++;
-				struct place *p = add_place(&pr->dump);
-				if (!p)
-					return -1;
+				struct place *p;
+				if (live_set(&lv, index, pr->dump.n) < 0 || !(p = add_place(&pr->dump))) {
+					rc = -1;
+					break;
+				}
 				*p = moved;
 			}
 		}
 		/* JIT_CODE_DEBUG_INFO, JIT_CODE_UNWINDING_INFO and unknown records: skipped */
 		off += total;
 	}
+	free(lv.e);
 	sort_list(&pr->dump);
-	return 0;
+	return rc;
 }
 
 /* A file the process wrote: the copy kept in the trace directory first. */
@@ -281,7 +322,7 @@ static void scan_dumps(struct jit_ctx *j)
 		const char *base = d && d->path ? strrchr(d->path, '/') : NULL;
 		int32_t pid;
 		base = base ? base + 1 : d ? d->path : NULL;
-		if (base && strncmp(base, "jit-", 4) == 0 && jit_dump_name(base, &pid) &&
+		if (base && jit_dump_name(base, &pid) &&
 		    find_file(j, d->path, buf, sizeof(buf)))
 			load_dump(j, buf, pid);
 	}

@@ -53,8 +53,8 @@ void jit_set_tsc_conv(struct jit_ctx *j, uint16_t shift, uint32_t mult, uint64_t
  * out->from and out->to are set in both cases (when the answer may change). */
 bool jit_find(struct jit_ctx *j, int32_t pid, uint64_t time, uint64_t addr, struct jit_sym *out);
 
-/* Jitdump and perf map file names: true when `base` (a file name without directory) is
- * one, with its pid. */
+/* True when `base` (a file name without directory) is a jitdump's, "jit-PID.dump",
+ * with its pid. */
 bool jit_dump_name(const char *base, int32_t *pid);
 
 #endif

@@ -47,7 +47,7 @@ int rec_jit_note_mmap(struct rec *r, int32_t pid, const char *name, int anon)
 		return 1;
 	}
 	base = base ? base + 1 : name;
-	if (strncmp(base, "jit-", 4) != 0 || !jit_dump_name(base, &p))
+	if (!jit_dump_name(base, &p))
 		return 0;
 	for (size_t i = 0; j && i < j->npaths; i++)
 		if (strcmp(j->paths[i], name) == 0)
