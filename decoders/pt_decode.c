@@ -42,10 +42,12 @@ struct dctx {
 	struct xev tmpl;	/* pid/tid/cpu/time of every event */
 	int have_tsc;
 	uint64_t tsc;
-	/* the transfer ending the previous block, waiting for its target */
+	/* the transfer ending the previous block, waiting for its target, which decides
+	 * XEV_F_TAKEN (taken unless it is pend_fall) */
 	int pending;
-	enum bclass pend_cls;
-	uint64_t pend_ip, pend_fall;
+	enum xev_kind pend_kind;
+	uint64_t pend_ip;
+	uint64_t pend_fall;	/* conditional branches: the fall-through (0 unknown) */
 	uint32_t pend_flags;
 	struct bcache_ent *bcache;
 	struct x86_dis dis;
@@ -60,11 +62,20 @@ struct dctx {
 	int cyc_mode;
 	struct xev insn_ev, blk_ev, br_ev;	/* hot-path events, kept filled */
 	/* a block that ended without a control transfer (libipt ends blocks at PSBs and
-	 * other status updates too): held back and merged with the block that continues it,
-	 * so a basic block is never cut where no branch is */
+	 * other status updates too): held back and merged with the block that continues
+	 * it, so a basic block is never cut where no branch is.  It is built in place, in
+	 * blk_slot(): a copy read back right after its stores stalls on store forwarding
+	 * (a wide load over narrow recent stores), which cost more than the rest of the
+	 * per-block work together */
 	int held;
-	uint64_t h_ip, h_end, h_insns, h_time;
 	uint32_t ignore_ic;	/* (1u << pt_insn_class) whose transfers nobody wants */
+	/* block decoder without CYC: blocks and transfers wait here and go to the sink
+	 * as an array (xev_emit_batch: one call, not one per event).  The slots keep the
+	 * template; only what differs between events is written (see resolve).  Anything
+	 * else emitted delivers them first, and so must every return to the caller (the
+	 * block held in out[nout] is not part of them yet). */
+	struct xev *out;
+	uint32_t nout;
 	struct xev *group;
 	uint8_t (*group_raw)[16];
 	size_t ngroup;
@@ -91,6 +102,7 @@ struct dpt_dec {
 #define PAUSED (-0x10001)
 
 #define GROUP_MAX 4096
+#define OUT_MAX 256
 
 static void set_time(struct dctx *c, uint64_t tsc)
 {
@@ -140,8 +152,26 @@ static int flush_group(struct dctx *c, uint64_t cycles)
 
 static int emit_group(struct dctx *c, struct xev *ev);
 
+static int deliver(struct dctx *c)
+{
+	uint32_t n = c->nout;
+	c->nout = 0;
+	return n ? xev_emit_batch(c->sink, c->out, n) : 0;
+}
+
+static inline int commit(struct dctx *c)
+{
+	return ++c->nout == OUT_MAX ? deliver(c) : 0;
+}
+
+/* Any event: the ones waiting in out go first. */
 static inline int emit(struct dctx *c, struct xev *ev)
 {
+	if (c->nout) {
+		int r = deliver(c);
+		if (r)
+			return r;
+	}
 	if (!c->cyc_mode)
 		return xev_emit(c->sink, ev);
 	return emit_group(c, ev);
@@ -241,52 +271,27 @@ static enum bclass class_of(enum pt_insn_class ic)
 	}
 }
 
-/* Emits the pending transfer with destination `to`. */
-static int resolve_slow(struct dctx *c, uint64_t to)
-{
-	c->pending = 0;
-	/* one per block: kept filled, like the block events */
-	struct xev *ev = &c->br_ev;
-	ev->kind = XEV_BRANCH;
-	ev->time = c->tmpl.time;
-	ev->ip = c->pend_ip;
-	ev->addr = to;
-	ev->flags = c->pend_flags;
-	switch (c->pend_cls) {
-	case B_COND:
-		ev->flags |= XEV_F_COND;
-		if (to != c->pend_fall)
-			ev->flags |= XEV_F_TAKEN;
-		break;
-	case B_CALL:
-		ev->kind = XEV_CALL;
-		ev->flags |= XEV_F_TAKEN;
-		break;
-	case B_RET:
-		ev->kind = XEV_RETURN;
-		ev->flags |= XEV_F_TAKEN;
-		break;
-	case B_FAR:
-		ev->flags |= XEV_F_TAKEN | XEV_F_SYSCALL;
-		break;
-	default:
-		ev->flags |= XEV_F_TAKEN;
-		break;
-	}
-	return emit(c, ev);
-}
-
 /* A transfer whose destination the trace does not give (tracing stopped with it, a
  * gap) is dropped: consumers only see transfers with both ends. */
 static inline int resolve(struct dctx *c, uint64_t to)
 {
 	if (!c->pending)
 		return 0;
-	if (!to) {
-		c->pending = 0;
+	c->pending = 0;
+	if (!to)
 		return 0;
-	}
-	return resolve_slow(c, to);
+	/* one per block: written in place, like the blocks */
+	struct xev *ev = c->out ? &c->out[c->nout] : &c->br_ev;
+	ev->kind = c->pend_kind;
+	ev->flags = c->pend_flags | (to != c->pend_fall ? XEV_F_TAKEN : 0);
+	ev->time = c->tmpl.time;
+	ev->ip = c->pend_ip;
+	ev->addr = to;
+	if (!c->out)
+		return emit(c, ev);
+	ev->end = 0;
+	ev->insns = 0;
+	return commit(c);
 }
 
 /* Remembers the transfer made by the instruction at `ip` ending a block. */
@@ -299,11 +304,24 @@ static void set_pending_slow(struct dctx *c, uint64_t ip, enum pt_insn_class ic)
 		cls = br->cls;
 	if (cls == B_OTHER)
 		return;
+	uint32_t flags = br->indirect || cls == B_RET ? XEV_F_INDIRECT : 0;
 	c->pending = 1;
-	c->pend_cls = cls;
+	c->pend_fall = 0;	/* every other transfer is always taken */
 	c->pend_ip = ip;
-	c->pend_flags = br->indirect || cls == B_RET ? XEV_F_INDIRECT : 0;
-	c->pend_fall = br->next;
+	c->pend_kind = cls == B_CALL ? XEV_CALL : cls == B_RET ? XEV_RETURN : XEV_BRANCH;
+	switch (cls) {
+	case B_COND:
+		flags |= XEV_F_COND;
+		c->pend_fall = br->next;
+		break;
+	case B_FAR:
+		flags |= XEV_F_TAKEN | XEV_F_SYSCALL;
+		break;
+	default:
+		flags |= XEV_F_TAKEN;
+		break;
+	}
+	c->pend_flags = flags;
 }
 
 static inline void set_pending(struct dctx *c, uint64_t ip, enum pt_insn_class ic)
@@ -313,18 +331,13 @@ static inline void set_pending(struct dctx *c, uint64_t ip, enum pt_insn_class i
 		set_pending_slow(c, ip, ic);
 }
 
-static int flush_held(struct dctx *c)
+static inline int flush_held(struct dctx *c)
 {
 	if (!c->held)
 		return 0;
 	c->held = 0;
-	struct xev *ev = &c->blk_ev;
-	ev->time = c->h_time;
-	ev->ip = c->h_ip;
-	ev->end = c->h_end;
-	ev->insns = c->h_insns;
 	c->st->blocks++;
-	return emit(c, ev);
+	return c->out ? commit(c) : emit(c, &c->blk_ev);
 }
 
 static int on_event(struct dctx *c, const struct pt_event *pev)
@@ -444,36 +457,54 @@ static int insn_get_offset(const void *d, uint64_t *o) { return pt_insn_get_offs
 static int insn_get_sync_offset(const void *d, uint64_t *o) { return pt_insn_get_sync_offset(d, o); }
 static int insn_event(void *d, struct pt_event *e, size_t n) { return pt_insn_event(d, e, n); }
 
-static int blk_step(struct dctx *c, void *dec)
+/* One block from libipt.  `out` is c->out != NULL, a constant in each of the two
+ * instances below, so the per-block path has no test of it. */
+static inline __attribute__((always_inline)) int blk_step_in(struct dctx *c, void *dec, const bool out)
 {
 	struct pt_block b;
-	int status = pt_blk_next(dec, &b, sizeof(b));
-	if (b.ninsn) {
-		int r = resolve(c, b.ip);
-		if (r) {
-			c->stop = r;
-			return SINK_STOPPED;
-		}
-		c->st->insns += b.ninsn;
-		if (c->held) {
-			c->h_end = b.end_ip;
-			c->h_insns += b.ninsn;
-		} else {
-			c->held = 1;
-			c->h_ip = b.ip;
-			c->h_end = b.end_ip;
-			c->h_insns = b.ninsn;
-			c->h_time = c->tmpl.time;
-		}
-		bool transfer = b.iclass != ptic_other &&
-			(b.iclass != ptic_error || branch_at(c, b.end_ip)->cls != B_OTHER);
-		if (transfer && (r = flush_held(c))) {
-			c->stop = r;
-			return SINK_STOPPED;
-		}
-		set_pending(c, b.end_ip, b.iclass);
+	int r, status = pt_blk_next(dec, &b, sizeof(b));
+	if (!b.ninsn)
+		return status;
+	if (c->pending && (r = resolve(c, b.ip)))
+		goto stop;
+	c->st->insns += b.ninsn;
+	struct xev *ev = out ? &c->out[c->nout] : &c->blk_ev;
+	if (c->held) {
+		ev->end = b.end_ip;
+		ev->insns += b.ninsn;
+	} else {
+		ev->kind = XEV_BLOCK;
+		ev->flags = 0;
+		ev->addr = 0;
+		ev->ip = b.ip;
+		ev->end = b.end_ip;
+		ev->insns = b.ninsn;
+		ev->time = c->tmpl.time;
 	}
+	/* no transfer: the block goes on in the next one */
+	if (b.iclass == ptic_other || (b.iclass == ptic_error && branch_at(c, b.end_ip)->cls == B_OTHER)) {
+		c->held = 1;
+		return status;
+	}
+	c->held = 0;
+	c->st->blocks++;
+	if ((r = out ? commit(c) : emit(c, ev)))
+		goto stop;
+	set_pending(c, b.end_ip, b.iclass);
 	return status;
+stop:
+	c->stop = r;
+	return SINK_STOPPED;
+}
+
+static int blk_step(struct dctx *c, void *dec)
+{
+	return blk_step_in(c, dec, false);
+}
+
+static int blk_out_step(struct dctx *c, void *dec)
+{
+	return blk_step_in(c, dec, true);
 }
 
 /* The instruction decoder's hot path: one event per instruction, so the event is
@@ -506,6 +537,9 @@ static int insn_step(struct dctx *c, void *dec)
 
 static const struct dec_ops blk_ops = {
 	blk_sync_forward, blk_get_offset, blk_get_sync_offset, blk_event, blk_step,
+};
+static const struct dec_ops blk_out_ops = {
+	blk_sync_forward, blk_get_offset, blk_get_sync_offset, blk_event, blk_out_step,
 };
 static const struct dec_ops insn_ops = {
 	insn_sync_forward, insn_get_offset, insn_get_sync_offset, insn_event, insn_step,
@@ -711,6 +745,12 @@ int dpt_open(struct dpt_dec **out, const uint8_t *buf, size_t len, struct dpt_im
 			goto fail;
 		c->cyc_mode = 1;
 		cfg->flags.variant.block.enable_tick_events = 1;	/* same bit as insn's */
+	} else if (opt->mode == DPT_BLOCKS) {
+		c->out = malloc(OUT_MAX * sizeof(*c->out));
+		if (!c->out)
+			goto fail;
+		for (size_t i = 0; i < OUT_MAX; i++)
+			c->out[i] = c->tmpl;
 	}
 	ret = -EINVAL;	/* libipt refuses the configuration */
 	if (opt->mode == DPT_INSNS) {
@@ -748,7 +788,15 @@ int dpt_run(struct dpt_dec *d, const struct xev_sink *sink, uint64_t limit)
 		return 0;	/* over, or still paused: the next event is later */
 	c->sink = sink;
 	c->limit = limit;
-	int r = c->is_insn ? run(c, c->dec, &insn_ops) : run(c, c->dec, &blk_ops);
+	int r = c->is_insn ? run(c, c->dec, &insn_ops) :
+		c->out ? run(c, c->dec, &blk_out_ops) : run(c, c->dec, &blk_ops);
+	/* what waits in out goes to the sink before the caller moves on (to another
+	 * queue, or to the report) */
+	if (r == 0 || r == PAUSED) {
+		int e = deliver(c);
+		if (e)
+			r = e;
+	}
 	if (r == PAUSED)
 		return 0;
 	c->done = 1;
@@ -776,6 +824,7 @@ void dpt_close(struct dpt_dec *d)
 		pt_blk_free_decoder(c->dec);
 	x86_dis_fini(&c->dis);
 	free(c->bcache);
+	free(c->out);
 	free(c->group);
 	free(c->group_raw);
 	free(d);

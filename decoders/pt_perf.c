@@ -366,7 +366,7 @@ static int qdec_open(struct dpp *p, struct queue *q, struct qdec *d)
 	if (!q->size)
 		return 0;
 	if (q->cpu >= 0) {
-		d->sink = (struct xev_sink){ cpu_sink_fn, d };
+		d->sink = (struct xev_sink){ cpu_sink_fn, d, NULL };
 	} else {
 		const struct sb_thread *t = sb_thread(p->c->sb, q->tid);
 		if (!dec_thread_selected(p->c, q->tid, 0))

@@ -5,6 +5,7 @@
 #ifndef XEV_H
 #define XEV_H
 
+#include <stddef.h>
 #include <stdint.h>
 
 enum xev_kind {
@@ -59,15 +60,32 @@ struct xev {
 
 /* A consumer; returning non-zero stops the producer, which returns that value. */
 typedef int (*xev_sink_fn)(void *ctx, const struct xev *ev);
+/* The same consumer taking `n` consecutive events at once (what fn would see one by
+ * one); it stops at the first event it would stop at. */
+typedef int (*xev_batch_fn)(void *ctx, const struct xev *evs, size_t n);
 
 struct xev_sink {
 	xev_sink_fn fn;
 	void *ctx;
+	xev_batch_fn batch;	/* optional (NULL): producers may hand over arrays, one
+				 * call per array instead of one per event (hot paths) */
 };
 
 static inline int xev_emit(const struct xev_sink *s, const struct xev *ev)
 {
 	return s->fn(s->ctx, ev);
+}
+
+static inline int xev_emit_batch(const struct xev_sink *s, const struct xev *evs, size_t n)
+{
+	if (s->batch)
+		return s->batch(s->ctx, evs, n);
+	for (size_t i = 0; i < n; i++) {
+		int r = s->fn(s->ctx, &evs[i]);
+		if (r)
+			return r;
+	}
+	return 0;
 }
 
 #endif

@@ -71,6 +71,7 @@ void bb_tally_free(struct bb_tally *t);
 #define BB_TALLY_IGNORE ((1u << XEV_CALL) | (1u << XEV_RETURN) | (1u << XEV_SAMPLE) | (1u << XEV_TIME))
 /* xev sink function (ctx = the tally). */
 int bb_tally_event(void *ctx, const struct xev *ev);
+int bb_tally_batch(void *ctx, const struct xev *evs, size_t n);
 size_t bb_tally_nblocks(const struct bb_tally *t);
 uint64_t bb_tally_insns(const struct bb_tally *t);
 uint64_t bb_tally_gaps(const struct bb_tally *t);

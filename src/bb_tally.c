@@ -8,18 +8,18 @@
 struct bb_tally {
 	struct bb_block *tab;
 	size_t cap, n;		/* cap is a power of two */
+	unsigned shift;		/* 64 - log2(cap) */
 	struct bb_block *last;	/* block whose terminating branch is pending */
-	size_t prev;		/* slot of the previous block + 1 (0: none) */
-	uint32_t *succ;		/* per slot: slot + 1 of the block that followed it last */
 	struct bb_block **sorted;
 	uint64_t insns, gaps;
 	bool cycles;
 };
 
-static size_t slot(uint64_t start, uint64_t end, size_t cap)
+/* Fibonacci hashing: one multiply, the top bits are the slot (shift = 64 - log2 cap).
+ * Blocks are short, so end - start goes into the upper half to matter. */
+static inline size_t slot(uint64_t start, uint64_t end, unsigned shift)
 {
-	uint64_t h = start * 0x9e3779b97f4a7c15ULL ^ (end - start) * 0xc2b2ae3d27d4eb4fULL;
-	return (size_t)(h ^ h >> 29) & (cap - 1);
+	return (size_t)(((start ^ (end - start) << 32) * 0x9e3779b97f4a7c15ULL) >> shift);
 }
 
 struct bb_tally *bb_tally_new(void)
@@ -28,11 +28,9 @@ struct bb_tally *bb_tally_new(void)
 	if (!t)
 		return NULL;
 	t->cap = 1024;
+	t->shift = 64 - 10;
 	t->tab = calloc(t->cap, sizeof(*t->tab));
-	t->succ = calloc(t->cap, sizeof(*t->succ));
-	if (!t->tab || !t->succ) {
-		free(t->tab);
-		free(t->succ);
+	if (!t->tab) {
 		free(t);
 		return NULL;
 	}
@@ -44,7 +42,6 @@ void bb_tally_free(struct bb_tally *t)
 	if (!t)
 		return;
 	free(t->tab);
-	free(t->succ);
 	free(t->sorted);
 	free(t);
 }
@@ -54,55 +51,40 @@ static int grow(struct bb_tally *t)
 {
 	size_t cap = t->cap * 2;
 	struct bb_block *tab = calloc(cap, sizeof(*tab));
-	uint32_t *succ = calloc(cap, sizeof(*succ));	/* slots move: forget successors */
-	if (!tab || !succ) {
-		free(tab);
-		free(succ);
+	if (!tab)
 		return -1;
-	}
 	for (size_t i = 0; i < t->cap; i++) {
 		struct bb_block *b = &t->tab[i];
 		if (!b->count)
 			continue;
-		size_t s = slot(b->start, b->end, cap);
+		size_t s = slot(b->start, b->end, t->shift - 1);
 		while (tab[s].count)
 			s = (s + 1) & (cap - 1);
 		tab[s] = *b;
 	}
 	free(t->tab);
-	free(t->succ);
 	t->tab = tab;
-	t->succ = succ;
 	t->cap = cap;
-	t->prev = 0;
+	t->shift--;
 	t->last = NULL;
 	return 0;
 }
 
-static struct bb_block *lookup(struct bb_tally *t, const struct xev *ev)
+static __attribute__((noinline)) struct bb_block *lookup_slow(struct bb_tally *t, const struct xev *ev)
 {
-	/* control flow repeats: the block that followed the previous one last time is
-	 * the likely one now, found without hashing */
-	if (t->prev) {
-		uint32_t n = t->succ[t->prev - 1];
-		if (n && t->tab[n - 1].start == ev->ip && t->tab[n - 1].end == ev->end) {
-			t->prev = n;
-			return &t->tab[n - 1];
-		}
-	}
-	size_t s = slot(ev->ip, ev->end, t->cap);
+	size_t s = slot(ev->ip, ev->end, t->shift);
 	for (;;) {
 		struct bb_block *b = &t->tab[s];
 		if (!b->count)
 			break;
 		if (b->start == ev->ip && b->end == ev->end)
-			goto found;
+			return b;
 		s = (s + 1) & (t->cap - 1);
 	}
 	if ((t->n + 1) * 10 > t->cap * 7) {
 		if (grow(t) < 0)
 			return NULL;
-		return lookup(t, ev);
+		return lookup_slow(t, ev);
 	}
 	struct bb_block *b = &t->tab[s];
 	memset(b, 0, sizeof(*b));
@@ -112,16 +94,34 @@ static struct bb_block *lookup(struct bb_tally *t, const struct xev *ev)
 	b->pid = ev->pid;
 	b->time = ev->time;
 	t->n++;
-found:
-	if (t->prev)
-		t->succ[t->prev - 1] = (uint32_t)s + 1;
-	t->prev = s + 1;
-	return &t->tab[s];
+	return b;
 }
 
-int bb_tally_event(void *ctx, const struct xev *ev)
+/* The first probe finds most blocks.  Consecutive lookups do not depend on each
+ * other (no state carried from one to the next), so a batch of them overlaps. */
+static inline struct bb_block *lookup(struct bb_tally *t, const struct xev *ev)
 {
-	struct bb_tally *t = ctx;
+	struct bb_block *b = &t->tab[slot(ev->ip, ev->end, t->shift)];
+	if (b->start == ev->ip && b->end == ev->end && b->count)
+		return b;
+	return lookup_slow(t, ev);
+}
+
+/* The conditional branch ending block b. */
+static inline void cond_branch(struct bb_block *b, const struct xev *ev)
+{
+	b->cond = true;
+	if (ev->flags & XEV_F_TAKEN) {
+		b->taken++;
+		b->target = ev->addr;
+	} else {
+		b->not_taken++;
+		b->fall = ev->addr;
+	}
+}
+
+static inline int tally_one(struct bb_tally *t, const struct xev *ev)
+{
 	struct bb_block *b;
 
 	switch (ev->kind) {
@@ -142,21 +142,12 @@ int bb_tally_event(void *ctx, const struct xev *ev)
 	case XEV_BRANCH:
 		b = t->last;
 		t->last = NULL;
-		if (!b || !(ev->flags & XEV_F_COND) || ev->ip != b->end)
-			break;
-		b->cond = true;
-		if (ev->flags & XEV_F_TAKEN) {
-			b->taken++;
-			b->target = ev->addr;
-		} else {
-			b->not_taken++;
-			b->fall = ev->addr;
-		}
+		if (b && (ev->flags & XEV_F_COND) && ev->ip == b->end)
+			cond_branch(b, ev);
 		break;
 	case XEV_GAP:
 		t->gaps++;
 		t->last = NULL;
-		t->prev = 0;
 		break;
 	case XEV_SAMPLE:
 		break;
@@ -165,6 +156,58 @@ int bb_tally_event(void *ctx, const struct xev *ev)
 		break;
 	}
 	return 0;
+}
+
+int bb_tally_event(void *ctx, const struct xev *ev)
+{
+	return tally_one(ctx, ev);
+}
+
+/* bb_tally_event over an array.  What the loop carries from one event to the next
+ * stays in registers (the table, the instruction total, the last block): updating
+ * them in *t made every event wait on the previous one's stores. */
+int bb_tally_batch(void *ctx, const struct xev *evs, size_t n)
+{
+	struct bb_tally *t = ctx;
+	struct bb_block *tab = t->tab, *last = t->last;
+	unsigned shift = t->shift;
+	uint64_t insns = 0;
+	int r = 0;
+	for (size_t i = 0; i < n; i++) {
+		const struct xev *ev = &evs[i];
+		struct bb_block *b;
+		if (ev->kind == XEV_BLOCK && ev->cycles == XEV_CYCLES_UNKNOWN) {
+			b = &tab[slot(ev->ip, ev->end, shift)];
+			if (b->start != ev->ip || b->end != ev->end || !b->count) {
+				b = lookup_slow(t, ev);
+				if (!b) {
+					r = -1;
+					break;
+				}
+				tab = t->tab;	/* it may have grown */
+				shift = t->shift;
+			}
+			b->count++;
+			insns += ev->insns;
+			last = b;
+		} else if (ev->kind == XEV_BRANCH) {
+			b = last;
+			last = NULL;
+			if (b && (ev->flags & XEV_F_COND) && ev->ip == b->end)
+				cond_branch(b, ev);
+		} else {
+			t->last = last;
+			r = tally_one(t, ev);
+			last = t->last;
+			tab = t->tab;
+			shift = t->shift;
+			if (r)
+				break;
+		}
+	}
+	t->last = last;
+	t->insns += insns;
+	return r;
 }
 
 size_t bb_tally_nblocks(const struct bb_tally *t)
@@ -228,7 +271,6 @@ static int add_piece(struct bb_tally *t, const struct bb_block *src, uint64_t st
 {
 	struct xev ev = { .kind = XEV_BLOCK, .ip = start, .end = end, .insns = insns,
 			  .pid = src->pid, .time = src->time };
-	t->prev = 0;
 	struct bb_block *b = lookup(t, &ev);
 	if (!b)
 		return -1;

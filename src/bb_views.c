@@ -94,7 +94,7 @@ fail:
 static int set_filter(struct vstate *s, xev_sink_fn fn, void *ctx)
 {
 	const char *t = dec_opt(s->c, "time"), *sym = dec_opt(s->c, "sym");
-	s->view = (struct xev_sink){ fn, ctx };
+	s->view = (struct xev_sink){ fn, ctx, NULL };
 	bb_filter_init(&s->filt, &s->env, s->view);
 	if (t && bb_parse_time_range(t, &s->filt.t0, &s->filt.t1) < 0)
 		return xp_usage_error("decode", "--time %s: expected A-B, A- or -B (ns or seconds.ns)", t), -1;
@@ -110,6 +110,19 @@ static int tally_event(void *state, const struct xev *ev)
 	if (s->filtered)
 		return bb_filter_event(&s->filt, ev);
 	return s->tally ? bb_tally_event(s->tally, ev) : bb_cg_event(s->cg, ev);
+}
+
+static int tally_batch(void *state, const struct xev *evs, size_t n)
+{
+	struct vstate *s = state;
+	if (s->tally && !s->filtered)
+		return bb_tally_batch(s->tally, evs, n);
+	for (size_t i = 0; i < n; i++) {
+		int r = tally_event(s, &evs[i]);
+		if (r)
+			return r;
+	}
+	return 0;
 }
 
 static int insn_event(void *state, const struct xev *ev)
@@ -227,6 +240,7 @@ const struct dec_view view_blocks = {
 	.options = filter_options,
 	.open = tally_open,
 	.event = tally_event,
+	.batch = tally_batch,
 	.close = blocks_close,
 };
 
@@ -237,5 +251,6 @@ const struct dec_view view_annotate = {
 	.formats = 1u << OUT_TEXT | 1u << OUT_JSONL,
 	.open = tally_open,
 	.event = tally_event,
+	.batch = tally_batch,
 	.close = annotate_close,
 };

@@ -440,20 +440,6 @@ bool dec_thread_selected(struct dec_ctx *c, int32_t tid, uint64_t time)
 	return true;
 }
 
-static int sink_fn(void *state, const struct xev *ev);
-
-struct run {
-	const struct dec_view *v;
-	void *state;
-};
-
-static int sink_fn(void *arg, const struct xev *ev)
-{
-	struct run *r = arg;
-
-	return r->v->event(r->state, ev);
-}
-
 /* Every event of the trace timed by CLOCK_MONOTONIC (perf record -k mono, xptrace's
  * sample mode): the clock jitdumps use. */
 static bool clock_monotonic(const struct pd_file *f)
@@ -547,12 +533,12 @@ static int run(int argc, char **argv)
 			goto out;
 		}
 	}
-	struct run r = { v, NULL };
-	if (v->open(&c, &r.state) < 0)
+	void *state;
+	if (v->open(&c, &state) < 0)
 		goto out;
-	struct xev_sink sink = { sink_fn, &r };
+	struct xev_sink sink = { v->event, state, v->batch };
 	rc = d->run(&c, &sink);
-	if (v->close(r.state, rc < 0 ? -1 : 0) < 0 || rc < 0)
+	if (v->close(state, rc < 0 ? -1 : 0) < 0 || rc < 0)
 		goto out;
 	if (fflush(c.out) != 0 || ferror(c.out)) {
 		xp_err(o.output ? o.output : "stdout", NULL, "write failed: %s", strerror(errno));

@@ -112,6 +112,8 @@ struct dec_view {
 	const struct dec_option *options;
 	int (*open)(struct dec_ctx *c, void **state);
 	int (*event)(void *state, const struct xev *ev);
+	/* optional: `event` over an array (xev_sink.batch), for decoders that batch */
+	int (*batch)(void *state, const struct xev *evs, size_t n);
 	int (*close)(void *state, int status);	/* writes the report unless status < 0 */
 };
 

@@ -102,7 +102,7 @@ static void test_filter(void **state)
 	(void)state;
 	struct bb_env env = { .symbol = sym_fn };
 	struct bb_filter f;
-	bb_filter_init(&f, &env, (struct xev_sink){ count_fn, NULL });
+	bb_filter_init(&f, &env, (struct xev_sink){ count_fn, NULL, NULL });
 	f.tid = 7;
 	f.t0 = 100;
 	f.t1 = 200;

@@ -450,6 +450,13 @@ static void test_pt_calls_to_jit_functions(void **state)
 	assert_string_equal(out, "calls,base,cum,base%,cum%,module,name\n"
 				 "0,17,22,77.2727,100.0000,jitted-4242-1.so,outer_loop\n"
 				 "5,5,5,22.7273,22.7273,jitted-4242-2.so,leaf\n");
+	/* the leaf's two places are one function: its 3 + 2 executions on one line */
+	out = capture("--annotate leaf");
+	assert_non_null(strstr(out, "# leaf at 0x7f0000002000: 5 instructions executed"));
+	assert_non_null(strstr(out, "       5          - >0x7f0000002000     retq"));
+	out = capture("--annotate outer_loop");
+	assert_non_null(strstr(out, "       5          - >0x7f0000001004     jne 0x7f0000001000                 60.0%\n"
+				    "       2          -  0x7f0000001006     retq"));
 	out = capture("--insn");
 	assert_non_null(strstr(out, "7f0000003000  leaf+0x0"));
 	assert_non_null(strstr(out, "7f0000002000  leaf+0x0"));

@@ -63,7 +63,7 @@ static void test_ranges_and_edges(void **state)
 	static struct rec r;
 	struct dlbr d;
 	struct dlbr_opts o = { .emit_sample = 1 };
-	struct xev_sink sink = { record, &r };
+	struct xev_sink sink = { record, &r, NULL };
 	struct perf_branch_entry e[3] = {
 		br(0x1050, 0x2000, 10, PERF_BR_CALL),	/* newest */
 		br(0x1020, 0x1040, 5, PERF_BR_COND),
@@ -99,7 +99,7 @@ static void test_unknown_cycles_and_bad_ranges(void **state)
 {
 	static struct rec r;
 	struct dlbr d;
-	struct xev_sink sink = { record, &r };
+	struct xev_sink sink = { record, &r, NULL };
 	struct perf_branch_entry e[5] = {
 		/* each comment: the range ending at this entry's source */
 		br(0x5000, 0x6000, 0, PERF_BR_UNCOND),		/* 0x4000..0x5000: good */
@@ -165,7 +165,7 @@ static void test_code_reader(void **state)
 	static struct rec r;
 	struct dlbr d;
 	struct dlbr_code code = { fake_range, fake_classify, NULL };
-	struct xev_sink sink = { record, &r };
+	struct xev_sink sink = { record, &r, NULL };
 	struct perf_branch_entry e[3] = {
 		br(0x7010, 0x7100, 0, 0),
 		br(0x1030, 0x7000, 4, 0),
@@ -204,7 +204,7 @@ static void test_trace_off_markers(void **state)
 {
 	static struct rec r;
 	struct dlbr d;
-	struct xev_sink sink = { record, &r };
+	struct xev_sink sink = { record, &r, NULL };
 	struct perf_branch_entry e[4] = {
 		br(0x1010, 0x1020, 0, 0),
 		br(0, 0x1000, 0, 0),		/* tracing back on at 0x1000 */
@@ -233,7 +233,7 @@ static void test_call_stack_mode(void **state)
 {
 	static struct rec r;
 	struct dlbr d;
-	struct xev_sink sink = { record, &r };
+	struct xev_sink sink = { record, &r, NULL };
 	/* -g lbr: main+0x10 called f, f+0x8 called g; the sample is in g. */
 	struct perf_branch_entry e[3] = {
 		br(0x1108, 0x1200, 0, 0),

@@ -122,7 +122,7 @@ static void test_blocks_exact(void **state)
 	(void)state;
 	struct pte e;
 	struct rec r = { .len = 0 };
-	struct xev_sink sink = { rec_fn, &r };
+	struct xev_sink sink = { rec_fn, &r, NULL };
 	struct dpt_options opt;
 	struct dpt_stats st;
 
@@ -148,7 +148,7 @@ static void test_psb_inside_a_block(void **state)
 	(void)state;
 	struct pte e;
 	struct rec r = { .len = 0 };
-	struct xev_sink sink = { rec_fn, &r };
+	struct xev_sink sink = { rec_fn, &r, NULL };
 	struct dpt_options opt;
 
 	pte_init(&e, 256);
@@ -178,7 +178,7 @@ static void test_insns_exact(void **state)
 	(void)state;
 	struct pte e;
 	struct rec r = { .len = 0 };
-	struct xev_sink sink = { rec_fn, &r };
+	struct xev_sink sink = { rec_fn, &r, NULL };
 	struct dpt_options opt;
 	struct dpt_stats st;
 
@@ -217,7 +217,7 @@ static void test_gap_and_resync(void **state)
 	(void)state;
 	struct pte e;
 	struct rec r = { .len = 0 };
-	struct xev_sink sink = { rec_fn, &r };
+	struct xev_sink sink = { rec_fn, &r, NULL };
 	struct dpt_options opt;
 	struct dpt_stats st;
 
@@ -256,7 +256,7 @@ static void test_leading_garbage(void **state)
 	(void)state;
 	struct pte e;
 	struct rec r = { .len = 0 };
-	struct xev_sink sink = { rec_fn, &r };
+	struct xev_sink sink = { rec_fn, &r, NULL };
 	struct dpt_options opt;
 	struct dpt_stats st;
 
@@ -299,7 +299,7 @@ static void test_corruption_never_crashes(void **state)
 	for (size_t i = 0; i < len; i++) {
 		for (int bit = 0; bit < 8; bit++) {
 			struct rec r = { .len = 0 };
-			struct xev_sink sink = { rec_fn, &r };
+			struct xev_sink sink = { rec_fn, &r, NULL };
 			memcpy(copy, e.buf, len);
 			copy[i] ^= (uint8_t)(1u << bit);
 			assert_int_equal(dpt_decode(copy, len, img, &opt, &sink, &st), 0);
@@ -315,7 +315,7 @@ static void test_corruption_never_crashes(void **state)
 	}
 	for (size_t cut = 0; cut < len; cut++) {
 		struct rec r = { .len = 0 };
-		struct xev_sink sink = { rec_fn, &r };
+		struct xev_sink sink = { rec_fn, &r, NULL };
 		assert_int_equal(dpt_decode(e.buf, cut, img, &opt, &sink, &st), 0);
 		if (cut >= second + 16)
 			assert_true(st.insns >= 10);
@@ -331,7 +331,7 @@ static void test_strict_stops(void **state)
 	(void)state;
 	struct pte e;
 	struct rec r = { .len = 0 };
-	struct xev_sink sink = { rec_fn, &r };
+	struct xev_sink sink = { rec_fn, &r, NULL };
 	struct dpt_options opt;
 	struct dpt_stats st;
 
@@ -377,7 +377,7 @@ static void test_tsc_to_perf_time(void **state)
 	(void)state;
 	struct pte e;
 	struct dpt_options opt;
-	struct xev_sink sink = { times_fn, NULL };
+	struct xev_sink sink = { times_fn, NULL, NULL };
 	ntimes = 0;
 	pte_init(&e, 256);
 	pte_simple(&e, ppt_psb);
@@ -492,7 +492,7 @@ static void test_cyc_cycles(void **state)
 	(void)state;
 	struct pte e;
 	struct dpt_options opt;
-	struct xev_sink sink = { cyc_fn, NULL };
+	struct xev_sink sink = { cyc_fn, NULL, NULL };
 	struct pt_packet cbr = { .type = ppt_cbr };
 
 	pte_init(&e, 256);
@@ -544,7 +544,7 @@ static void test_sink_stops_decode(void **state)
 	(void)state;
 	struct pte e;
 	struct dpt_options opt;
-	struct xev_sink sink = { stop_fn, NULL };
+	struct xev_sink sink = { stop_fn, NULL, NULL };
 	nstop = 0;
 	pte_init(&e, 256);
 	encode_run(&e);
