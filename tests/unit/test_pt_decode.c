@@ -434,7 +434,7 @@ static void test_run_pauses_at_the_limit(void **state)
 		static struct rec whole, steps;
 		memset(&whole, 0, sizeof(whole));
 		memset(&steps, 0, sizeof(steps));
-		struct xev_sink ws = { rec_fn, &whole }, ss = { rec_fn, &steps };
+		struct xev_sink ws = { .fn = rec_fn, .ctx = &whole }, ss = { .fn = rec_fn, .ctx = &steps };
 		assert_int_equal(dpt_decode(e.buf, pte_len(&e), img, &opt, &ws, NULL), 0);
 		int per_run = whole.n / 3;
 		assert_int_equal(whole.n, 3 * per_run);
