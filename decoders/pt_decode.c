@@ -273,7 +273,7 @@ static enum bclass class_of(enum pt_insn_class ic)
 
 /* A transfer whose destination the trace does not give (tracing stopped with it, a
  * gap) is dropped: consumers only see transfers with both ends. */
-static inline int resolve(struct dctx *c, uint64_t to)
+static inline __attribute__((always_inline)) int resolve_in(struct dctx *c, uint64_t to, const bool out)
 {
 	if (!c->pending)
 		return 0;
@@ -281,17 +281,22 @@ static inline int resolve(struct dctx *c, uint64_t to)
 	if (!to)
 		return 0;
 	/* one per block: written in place, like the blocks */
-	struct xev *ev = c->out ? &c->out[c->nout] : &c->br_ev;
+	struct xev *ev = out ? &c->out[c->nout] : &c->br_ev;
 	ev->kind = c->pend_kind;
 	ev->flags = c->pend_flags | (to != c->pend_fall ? XEV_F_TAKEN : 0);
 	ev->time = c->tmpl.time;
 	ev->ip = c->pend_ip;
 	ev->addr = to;
-	if (!c->out)
+	if (!out)
 		return emit(c, ev);
 	ev->end = 0;
 	ev->insns = 0;
 	return commit(c);
+}
+
+static inline int resolve(struct dctx *c, uint64_t to)
+{
+	return c->out ? resolve_in(c, to, true) : resolve_in(c, to, false);
 }
 
 /* Remembers the transfer made by the instruction at `ip` ending a block. */
@@ -465,7 +470,7 @@ static inline __attribute__((always_inline)) int blk_step_in(struct dctx *c, voi
 	int r, status = pt_blk_next(dec, &b, sizeof(b));
 	if (!b.ninsn)
 		return status;
-	if (c->pending && (r = resolve(c, b.ip)))
+	if (c->pending && (r = resolve_in(c, b.ip, out)))
 		goto stop;
 	c->st->insns += b.ninsn;
 	struct xev *ev = out ? &c->out[c->nout] : &c->blk_ev;
@@ -502,7 +507,8 @@ static int blk_step(struct dctx *c, void *dec)
 	return blk_step_in(c, dec, false);
 }
 
-static int blk_out_step(struct dctx *c, void *dec)
+/* the hot one: inlined into the loop, so pt_blk_next is called from run() itself */
+static inline __attribute__((always_inline)) int blk_out_step(struct dctx *c, void *dec)
 {
 	return blk_step_in(c, dec, true);
 }
