@@ -277,15 +277,20 @@ static inline __attribute__((always_inline)) int resolve_in(struct dctx *c, uint
 {
 	if (!c->pending)
 		return 0;
+	/* read before `pending` is cleared: the compiler fetches pend_ip with a wide
+	 * load from `pending` on, which a store just before stalls (store forwarding) */
+	enum xev_kind kind = c->pend_kind;
+	uint64_t ip = c->pend_ip;
+	uint32_t flags = c->pend_flags | (to != c->pend_fall ? XEV_F_TAKEN : 0);
 	c->pending = 0;
 	if (!to)
 		return 0;
 	/* one per block: written in place, like the blocks */
 	struct xev *ev = out ? &c->out[c->nout] : &c->br_ev;
-	ev->kind = c->pend_kind;
-	ev->flags = c->pend_flags | (to != c->pend_fall ? XEV_F_TAKEN : 0);
+	ev->kind = kind;
+	ev->flags = flags;
 	ev->time = c->tmpl.time;
-	ev->ip = c->pend_ip;
+	ev->ip = ip;
 	ev->addr = to;
 	if (!out)
 		return emit(c, ev);
