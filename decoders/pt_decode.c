@@ -239,11 +239,9 @@ static enum bclass from_x86(enum x86_bclass cls, uint8_t *indirect)
 	}
 }
 
-static const struct bcache_ent *branch_at(struct dctx *c, uint64_t ip)
+static __attribute__((noinline)) const struct bcache_ent *branch_fill(struct dctx *c, struct bcache_ent *e,
+									uint64_t ip)
 {
-	struct bcache_ent *e = &c->bcache[(ip ^ (ip >> BCACHE_BITS)) & ((1u << BCACHE_BITS) - 1)];
-	if (e->ip == ip && ip)
-		return e;
 	uint8_t buf[X86_MAX_INSN];
 	struct x86_instr in;
 	size_t n = dpt_image_read(c->img, ip, buf, sizeof(buf));
@@ -259,17 +257,30 @@ static const struct bcache_ent *branch_at(struct dctx *c, uint64_t ip)
 	return e;
 }
 
-static enum bclass class_of(enum pt_insn_class ic)
+static inline const struct bcache_ent *branch_at(struct dctx *c, uint64_t ip)
 {
-	switch (ic) {
-	case ptic_call: return B_CALL;
-	case ptic_return: return B_RET;
-	case ptic_jump: return B_JUMP;
-	case ptic_cond_jump: return B_COND;
-	case ptic_far_call: case ptic_far_return: case ptic_far_jump: return B_FAR;
-	default: return B_OTHER;
-	}
+	struct bcache_ent *e = &c->bcache[(ip ^ (ip >> BCACHE_BITS)) & ((1u << BCACHE_BITS) - 1)];
+	if (e->ip == ip && ip)
+		return e;
+	return branch_fill(c, e, ip);
 }
+
+/* What libipt's class of the last instruction says, and what its transfers are as
+ * events (XEV_F_TAKEN of a conditional branch is decided by its target). */
+static const uint8_t ic_bclass[] = {
+	[ptic_call] = B_CALL, [ptic_return] = B_RET, [ptic_jump] = B_JUMP, [ptic_cond_jump] = B_COND,
+	[ptic_far_call] = B_FAR, [ptic_far_return] = B_FAR, [ptic_far_jump] = B_FAR,
+};
+
+static const struct {
+	uint8_t kind, flags;
+} bclass_ev[] = {
+	[B_COND] = { XEV_BRANCH, XEV_F_COND },
+	[B_JUMP] = { XEV_BRANCH, XEV_F_TAKEN },
+	[B_CALL] = { XEV_CALL, XEV_F_TAKEN },
+	[B_RET] = { XEV_RETURN, XEV_F_TAKEN | XEV_F_INDIRECT },
+	[B_FAR] = { XEV_BRANCH, XEV_F_TAKEN | XEV_F_SYSCALL },
+};
 
 /* A transfer whose destination the trace does not give (tracing stopped with it, a
  * gap) is dropped: consumers only see transfers with both ends. */
@@ -305,40 +316,21 @@ static inline int resolve(struct dctx *c, uint64_t to)
 }
 
 /* Remembers the transfer made by the instruction at `ip` ending a block. */
-static void set_pending_slow(struct dctx *c, uint64_t ip, enum pt_insn_class ic)
-{
-	enum bclass cls = class_of(ic);
-
-	const struct bcache_ent *br = branch_at(c, ip);
-	if (ic == ptic_error)
-		cls = br->cls;
-	if (cls == B_OTHER)
-		return;
-	uint32_t flags = br->indirect || cls == B_RET ? XEV_F_INDIRECT : 0;
-	c->pending = 1;
-	c->pend_fall = 0;	/* every other transfer is always taken */
-	c->pend_ip = ip;
-	c->pend_kind = cls == B_CALL ? XEV_CALL : cls == B_RET ? XEV_RETURN : XEV_BRANCH;
-	switch (cls) {
-	case B_COND:
-		flags |= XEV_F_COND;
-		c->pend_fall = br->next;
-		break;
-	case B_FAR:
-		flags |= XEV_F_TAKEN | XEV_F_SYSCALL;
-		break;
-	default:
-		flags |= XEV_F_TAKEN;
-		break;
-	}
-	c->pend_flags = flags;
-}
-
 static inline void set_pending(struct dctx *c, uint64_t ip, enum pt_insn_class ic)
 {
 	/* the common case: no transfer, or one the consumer does not want */
-	if (ic != ptic_other && !(c->ignore_ic & (1u << ic)))
-		set_pending_slow(c, ip, ic);
+	if (ic == ptic_other || (c->ignore_ic & (1u << ic)))
+		return;
+	const struct bcache_ent *br = branch_at(c, ip);
+	enum bclass cls = ic == ptic_error ? (enum bclass)br->cls :
+		(size_t)ic < sizeof(ic_bclass) ? (enum bclass)ic_bclass[ic] : B_OTHER;
+	if (cls == B_OTHER)
+		return;
+	c->pending = 1;
+	c->pend_ip = ip;
+	c->pend_kind = bclass_ev[cls].kind;
+	c->pend_flags = bclass_ev[cls].flags | (br->indirect ? XEV_F_INDIRECT : 0);
+	c->pend_fall = cls == B_COND ? br->next : 0;	/* the others are always taken */
 }
 
 static inline int flush_held(struct dctx *c)
