@@ -73,9 +73,9 @@ struct dctx {
 	 * as an array (xev_emit_batch: one call, not one per event).  The slots keep the
 	 * template; only what differs between events is written (see resolve).  Anything
 	 * else emitted delivers them first, and so must every return to the caller (the
-	 * block held in out[nout] is not part of them yet). */
+	 * block held in *next is not part of them yet). */
 	struct xev *out;
-	uint32_t nout;
+	struct xev *next;	/* the first free slot of out */
 	struct xev *group;
 	uint8_t (*group_raw)[16];
 	size_t ngroup;
@@ -154,20 +154,20 @@ static int emit_group(struct dctx *c, struct xev *ev);
 
 static int deliver(struct dctx *c)
 {
-	uint32_t n = c->nout;
-	c->nout = 0;
+	size_t n = (size_t)(c->next - c->out);
+	c->next = c->out;
 	return n ? xev_emit_batch(c->sink, c->out, n) : 0;
 }
 
 static inline int commit(struct dctx *c)
 {
-	return ++c->nout == OUT_MAX ? deliver(c) : 0;
+	return ++c->next == c->out + OUT_MAX ? deliver(c) : 0;
 }
 
 /* Any event: the ones waiting in out go first. */
 static inline int emit(struct dctx *c, struct xev *ev)
 {
-	if (c->nout) {
+	if (c->next != c->out) {
 		int r = deliver(c);
 		if (r)
 			return r;
@@ -297,7 +297,7 @@ static inline __attribute__((always_inline)) int resolve_in(struct dctx *c, uint
 	if (!to)
 		return 0;
 	/* one per block: written in place, like the blocks */
-	struct xev *ev = out ? &c->out[c->nout] : &c->br_ev;
+	struct xev *ev = out ? c->next : &c->br_ev;
 	ev->kind = kind;
 	ev->flags = flags;
 	ev->time = c->tmpl.time;
@@ -470,7 +470,7 @@ static inline __attribute__((always_inline)) int blk_step_in(struct dctx *c, voi
 	if (c->pending && (r = resolve_in(c, b.ip, out)))
 		goto stop;
 	c->st->insns += b.ninsn;
-	struct xev *ev = out ? &c->out[c->nout] : &c->blk_ev;
+	struct xev *ev = out ? c->next : &c->blk_ev;
 	if (c->held) {
 		ev->end = b.end_ip;
 		ev->insns += b.ninsn;
@@ -635,7 +635,7 @@ static inline __attribute__((always_inline)) int run(struct dctx *c, void *dec, 
 			status = ops->step(c, dec);
 			if (status == SINK_STOPPED)
 				return c->stop;
-			if (c->opt->release_behind && !(++c->steps & 0xfff))
+			if (!(++c->steps & 0xfff) && c->opt->release_behind)
 				release(c, dec, ops);
 			if (status < 0)
 				break;
@@ -753,6 +753,7 @@ int dpt_open(struct dpt_dec **out, const uint8_t *buf, size_t len, struct dpt_im
 			goto fail;
 		for (size_t i = 0; i < OUT_MAX; i++)
 			c->out[i] = c->tmpl;
+		c->next = c->out;
 	}
 	ret = -EINVAL;	/* libipt refuses the configuration */
 	if (opt->mode == DPT_INSNS) {
