@@ -440,6 +440,11 @@ static void test_per_cpu_time_order(void **state)
 	out = capture("--calltree --per-thread --format jsonl");
 	assert_non_null(strstr(out, "{\"tid\":100,\"lvl\":2,\"rl\":1,\"calls\":6,\"base\":18,\"cum\":18,\"name\":\"leaf\""));
 	assert_non_null(strstr(out, "{\"tid\":200,\"lvl\":2,\"rl\":1,\"calls\":4,\"base\":12,\"cum\":12,\"name\":\"leaf\""));
+	/* wall time per thread: B ran from 1100 (cpu 1) to 1650 (cpu 0), 825 ns in perf
+	 * time; B's cpu 0 events first would make its time go backwards (0) */
+	out = capture("--calltree --per-thread --metric time --format jsonl");
+	assert_non_null(strstr(out, "{\"tid\":100,\"lvl\":1,\"rl\":1,\"calls\":0,\"base\":1050,\"cum\":1050,"));
+	assert_non_null(strstr(out, "{\"tid\":200,\"lvl\":1,\"rl\":1,\"calls\":0,\"base\":825,\"cum\":825,"));
 	out = capture("--blocks --tid 100 --format jsonl");
 	assert_non_null(strstr(out, "\"sym\":\"spin+0x7\",\"count\":6,\"insns\":2,\"cycles\":null,\"ipc\":null,"
 				    "\"taken\":4,\"not_taken\":2,"));
