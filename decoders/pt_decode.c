@@ -515,6 +515,7 @@ static inline __attribute__((always_inline)) int blk_out_step(struct dctx *c, vo
 static int insn_step(struct dctx *c, void *dec)
 {
 	struct pt_insn in;
+	in.iclass = ptic_error;	/* left untouched when libipt returns early (end of trace) */
 	int status = pt_insn_next(dec, &in, sizeof(in));
 	if (in.iclass != ptic_error) {
 		int r = resolve(c, in.ip);
@@ -787,8 +788,8 @@ fail:
 int dpt_run(struct dpt_dec *d, const struct xev_sink *sink, uint64_t limit)
 {
 	struct dctx *c = &d->c;
-	if (c->done)
-		return 0;
+	if (c->done || (c->have_saved && c->tmpl.time > limit))
+		return 0;	/* over, or still paused: the next event is later */
 	c->sink = sink;
 	c->limit = limit;
 	int r = c->is_insn ? run(c, c->dec, &insn_ops) :

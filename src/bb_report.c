@@ -138,6 +138,18 @@ static int ip_index(const struct aline *l, size_t n, uint64_t ip)
 	return lo < n && l[lo].in.ip == ip ? (int)lo : -1;
 }
 
+/* Whether the copy of a function at `s` (block b's) starts with the same bytes as the
+ * one at `fstart`. */
+static bool same_code(const struct bb_env *env, int32_t pid, uint64_t time, uint64_t fstart,
+		      const struct bb_block *b, uint64_t s, uint64_t size)
+{
+	uint8_t x[64], y[64];
+	size_t k = size < sizeof(x) ? (size_t)size : sizeof(x);
+
+	return env->read(env->ctx, pid, time, fstart, x, k) == k &&
+	       env->read(env->ctx, b->pid, b->time, s, y, k) == k && memcmp(x, y, k) == 0;
+}
+
 int bb_annotate_report(struct bb_tally *t, const char *symname, const struct bb_view_opts *o)
 {
 	size_t n;
@@ -150,10 +162,17 @@ int bb_annotate_report(struct bb_tally *t, const char *symname, const struct bb_
 
 	if (!v || !env || !env->symbol || !env->read)
 		return -1;
+	/* Where each block's copy of the function starts: the same function may lie at
+	 * several places (JIT code moved, a library mapped at other addresses by other
+	 * processes); blocks count at their offset in it.  UINT64_MAX: another function. */
+	uint64_t *base = malloc((n ? n : 1) * sizeof(*base));
+	if (!base)
+		return -1;
 	/* the function's extent: its symbol size, or the blocks executed in it */
 	for (size_t i = 0; i < n; i++) {
 		uint64_t s = 0, z = 0;
 		const char *name = env->symbol(env->ctx, v[i]->pid, v[i]->time, v[i]->start, &s, &z);
+		base[i] = UINT64_MAX;
 		if (!name || strcmp(name, symname) != 0)
 			continue;
 		if (!found) {
@@ -163,11 +182,16 @@ int bb_annotate_report(struct bb_tally *t, const char *symname, const struct bb_
 			time = v[i]->time;
 			found = true;
 		}
-		if (v[i]->end + 1 > fend)
-			fend = v[i]->end + 1;
+		if (s != fstart && (z != fsize || !z || !same_code(env, pid, time, fstart, v[i], s, z)))
+			continue;	/* same name, other code */
+		base[i] = s;
+		if (v[i]->end - s + fstart + 1 > fend)
+			fend = v[i]->end - s + fstart + 1;
 	}
-	if (!found)
+	if (!found) {
+		free(base);
 		return -1;
+	}
 	if (fsize)
 		fend = fstart + fsize;
 	else
@@ -197,24 +221,29 @@ int bb_annotate_report(struct bb_tally *t, const char *symname, const struct bb_
 		nl++;
 	}
 	x86_dis_fini(&dis);
-	if (!l)
+	if (!l) {
+		free(base);
 		return -1;
+	}
 
 	uint64_t total = 0;
 	for (size_t i = 0; i < n; i++) {
 		const struct bb_block *b = v[i];
-		if (b->start < fstart || b->start >= fend)
+		if (base[i] == UINT64_MAX)
 			continue;
-		int k = ip_index(l, nl, b->start);
+		uint64_t start = b->start - base[i] + fstart, end = b->end - base[i] + fstart;
+		if (start < fstart || start >= fend)
+			continue;
+		int k = ip_index(l, nl, start);
 		if (k < 0)
 			continue;	/* starts inside an instruction of this disassembly */
 		double per = b->cyc_execs && b->insns ? (double)b->cycles / (double)b->insns : 0;
-		for (size_t j = (size_t)k; j < nl && l[j].in.ip <= b->end; j++) {
+		for (size_t j = (size_t)k; j < nl && l[j].in.ip <= end; j++) {
 			l[j].count += b->count;
 			l[j].cycles += per;
 			l[j].approx |= b->insns > 1 && b->cyc_execs;
 			total += b->count;
-			if (l[j].in.ip == b->end && b->cond) {
+			if (l[j].in.ip == end && b->cond) {
 				l[j].cond = true;
 				l[j].taken += b->taken;
 				l[j].not_taken += b->not_taken;
@@ -275,5 +304,6 @@ int bb_annotate_report(struct bb_tally *t, const char *symname, const struct bb_
 			dis_text, taken, color && is_hot ? "\033[0m" : "");
 	}
 	free(l);
+	free(base);
 	return 0;
 }

@@ -56,7 +56,9 @@ static bool env_srcline(void *ctx, int32_t pid, uint64_t time, uint64_t ip, cons
 {
 	struct vstate *s = ctx;
 	const struct sb_map *m = sb_find_map(s->c->sb, pid, ip, time);
-	return m && sym_srcline(s->c->sym, m, ip, file, line);
+	if (m && sym_srcline(s->c->sym, m, ip, file, line))
+		return true;
+	return (!m || !m->dso || m->dso->anon) && s->c->jit && jit_srcline(s->c->jit, pid, time, ip, file, line);
 }
 
 static int open_common(struct dec_ctx *c, struct vstate **out)

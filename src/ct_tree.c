@@ -348,7 +348,8 @@ int ct_walk(const struct ct_tree *t, unsigned metric, ct_visit_fn fn, void *ctx)
 			}
 			kids[nk++] = c;
 		}
-		qsort_r(kids, nk, sizeof(*kids), cmp_children, &sc);
+		if (nk > 1)	/* a leaf has no array to sort (kids is still NULL) */
+			qsort_r(kids, nk, sizeof(*kids), cmp_children, &sc);
 		for (size_t i = nk; i-- > 0;)
 			stk[ns++] = kids[i];
 	}

@@ -24,6 +24,8 @@ struct place {
 	uint64_t start, size, from, to, index;
 	const uint8_t *code;	/* NULL: perf map entry */
 	const char *name;
+	const uint8_t *lines;	/* its JIT_CODE_DEBUG_INFO body (code_addr, nr_entry, entries) */
+	uint32_t nlines;	/* bytes of it */
 	uint32_t seq;		/* file order: breaks ties between equal times */
 	bool arch;		/* times are TSC */
 };
@@ -252,6 +254,8 @@ static int load_dump(struct jit_ctx *j, const char *path, int32_t pid)
 	struct live lv = { NULL, 0, 0 };
 	int rc = 0;
 	uint64_t off = rd32(f + 8);
+	const uint8_t *lines = NULL;	/* debug info for the next load (perf's order) */
+	uint32_t nlines = 0;
 	while (off + JIT_REC_HDR <= size) {
 		uint32_t id = rd32(f + off), total = rd32(f + off + 4);
 		uint64_t ts = rd64(f + off + 8);
@@ -271,8 +275,16 @@ static int load_dump(struct jit_ctx *j, const char *path, int32_t pid)
 					break;
 				}
 				*p = (struct place){ addr, csize, ts, UINT64_MAX, rd64(r + 32),
-						     (const uint8_t *)name + nl + 1, name, j->seq++, arch };
+						     (const uint8_t *)name + nl + 1, name, NULL, 0, j->seq++, arch };
+				if (lines && rd64(lines) == addr) {
+					p->lines = lines;
+					p->nlines = nlines;
+				}
 			}
+			lines = NULL;
+		} else if (id == JIT_CODE_DEBUG_INFO && body >= 16) {
+			lines = r;
+			nlines = (uint32_t)body;
 		} else if (id == JIT_CODE_MOVE && body >= MOVE_FIXED) {
 			uint64_t to = rd64(r + 24), index = rd64(r + 40);
 			struct place *old = live_get(&lv, &pr->dump, index);
@@ -290,7 +302,7 @@ static int load_dump(struct jit_ctx *j, const char *path, int32_t pid)
 				*p = moved;
 			}
 		}
-		/* JIT_CODE_DEBUG_INFO, JIT_CODE_UNWINDING_INFO and unknown records: skipped */
+		/* JIT_CODE_UNWINDING_INFO and unknown records: skipped */
 		off += total;
 	}
 	free(lv.e);
@@ -360,7 +372,7 @@ static void load_map(struct jit_ctx *j, struct jproc *pr)
 		struct place *p = add_place(&pr->map);
 		if (!p)
 			return;
-		*p = (struct place){ start, sz, 0, UINT64_MAX, 0, NULL, end + 1, j->seq++, false };
+		*p = (struct place){ start, sz, 0, UINT64_MAX, 0, NULL, end + 1, NULL, 0, j->seq++, false };
 	}
 	sort_list(&pr->map);
 }
@@ -418,26 +430,62 @@ static const struct place *lookup(const struct jit_ctx *j, const struct plist *l
 	return best;
 }
 
-bool jit_find(struct jit_ctx *j, int32_t pid, uint64_t time, uint64_t addr, struct jit_sym *out)
+static const struct place *find(struct jit_ctx *j, int32_t pid, uint64_t time, uint64_t addr,
+				uint64_t *from, uint64_t *to)
 {
 	uint64_t t = time ? time : UINT64_MAX - 1;
 	const struct place *p = NULL;
 
-	out->from = 0;
-	out->to = UINT64_MAX;
+	*from = 0;
+	*to = UINT64_MAX;
 	scan_dumps(j);
 	struct jproc *pr = proc_of(j, pid, true);
 	if (!pr)
-		return false;
+		return NULL;
 	if (!pr->map_tried)
 		load_map(j, pr);
-	p = lookup(j, &pr->dump, t, addr, &out->from, &out->to);
+	p = lookup(j, &pr->dump, t, addr, from, to);
 	if (!p)
-		p = lookup(j, &pr->map, t, addr, &out->from, &out->to);
+		p = lookup(j, &pr->map, t, addr, from, to);
 	if (!time) {
-		out->from = 0;
-		out->to = UINT64_MAX;
+		*from = 0;
+		*to = UINT64_MAX;
 	}
+	return p;
+}
+
+bool jit_srcline(struct jit_ctx *j, int32_t pid, uint64_t time, uint64_t addr, const char **file,
+		 int *line)
+{
+	uint64_t from, to;
+	const struct place *p = find(j, pid, time, addr, &from, &to);
+	bool found = false;
+
+	if (!p || !p->lines)
+		return false;
+	/* entries: addr (of the code as loaded), lineno, discrim, file name; in address
+	 * order, each line holding until the next entry's address */
+	uint64_t code = rd64(p->lines), n = rd64(p->lines + 8), off = 16, want = addr - p->start;
+	for (uint64_t i = 0; i < n && off + 16 < p->nlines; i++) {
+		const char *name = (const char *)p->lines + off + 16;
+		size_t room = p->nlines - off - 16, nl = strnlen(name, room);
+		uint64_t at = rd64(p->lines + off);
+		if (nl == room)
+			break;
+		if (at - code > want)
+			break;
+		*file = name;
+		*line = (int)rd32(p->lines + off + 8);
+		found = true;
+		off += 16 + nl + 1;
+	}
+	return found;
+}
+
+bool jit_find(struct jit_ctx *j, int32_t pid, uint64_t time, uint64_t addr, struct jit_sym *out)
+{
+	const struct place *p = find(j, pid, time, addr, &out->from, &out->to);
+
 	if (!p)
 		return false;
 	out->start = p->start;

@@ -4,7 +4,8 @@
  *   jit-PID.dump     perf's jitdump (tools/perf/util/jitdump.h), written by the JIT
  *                    (perf's jvmti agent, V8 --perf-prof, ...) and mapped by it so that
  *                    the mapping shows in the sideband.  JIT_CODE_LOAD records carry
- *                    name and code bytes, JIT_CODE_MOVE records relocate loaded code.
+ *                    name and code bytes, JIT_CODE_MOVE records relocate loaded code,
+ *                    JIT_CODE_DEBUG_INFO records give source lines of the next load.
  *   perf-PID.map     "START SIZE NAME" lines (hex), names only, valid for the whole
  *                    life of the process (perf reads /tmp/perf-PID.map).
  *
@@ -52,6 +53,12 @@ void jit_set_tsc_conv(struct jit_ctx *j, uint16_t shift, uint32_t mult, uint64_t
  * latest state): from its jitdumps, else its perf map.  Returns false when none;
  * out->from and out->to are set in both cases (when the answer may change). */
 bool jit_find(struct jit_ctx *j, int32_t pid, uint64_t time, uint64_t addr, struct jit_sym *out);
+
+/* Source file and line of JIT code at `addr` from the JIT_CODE_DEBUG_INFO record
+ * that came with its load (perf's order: just before it); false when none.  `file`
+ * stays valid until jit_free. */
+bool jit_srcline(struct jit_ctx *j, int32_t pid, uint64_t time, uint64_t addr, const char **file,
+		 int *line);
 
 /* True when `base` (a file name without directory) is a jitdump's, "jit-PID.dump",
  * with its pid. */

@@ -1,8 +1,9 @@
 #!/bin/bash
-# Per-cpu Intel PT with timestamps (tests/unit/pt_percpu.h: two cpus, two processes
-# interleaving and migrating): perf script is the oracle.  perf decodes all AUX queues
-# together by timestamp; xptrace's --insn must give the same instructions in the same
-# order, each with the same cpu, tid and time.
+# Intel PT with timestamps in several AUX queues (tests/unit/pt_percpu.h: two cpus, two
+# processes interleaving and migrating; then the same threads recorded per thread):
+# perf script is the oracle.  perf decodes all AUX queues together by timestamp;
+# xptrace's --insn must give the same instructions in the same order, each with the
+# same cpu, tid and time.
 . "$(dirname "$0")/../lib.sh"
 
 cd "$XP_ROOT" || exit 1
@@ -38,3 +39,19 @@ check_eq "no warnings" "" "$(cat "$TMP/ours.err")"
 "$XPTRACE_ASAN" decode -i "$TMP/perf.data" --insn --format jsonl 2>"$TMP/asan.err" | project >"$TMP/asan.txt"
 check "ASan build: same stream, clean" cmp -s "$TMP/perf.txt" "$TMP/asan.txt"
 check_eq "ASan build: nothing on stderr" "" "$(cat "$TMP/asan.err")"
+
+# The same threads recorded per thread (one queue per thread, no cpu): merged by time.
+check "pt_percpu_gen writes the per-thread perf.data" "$TMP/gen" "$TMP/pt.data" "$PROGS/ptspin" per-thread
+perf script -i "$TMP/pt.data" --itrace=i0ns -F tid,time,ip --ns 2>"$TMP/perf.err" |
+	awk '{ t = $2; sub(/:$/, "", t); split(t, s, ".");
+	       printf "%d %d %s\n", $1, s[1] * 1000000000 + s[2], $3 }' >"$TMP/perf-pt.txt"
+"$XPTRACE" decode -i "$TMP/pt.data" --insn --format jsonl 2>"$TMP/ours.err" |
+	sed -n 's/^{"time":\([0-9]*\),"tid":\([0-9]*\),"ip":"0x\([0-9a-f]*\)".*/\2 \1 \3/p' >"$TMP/ours-pt.txt"
+check_eq "per-thread: perf's runs of tid in time order" "$(printf '100 13\n200 7\n100 13\n200 21\n100 14')" \
+	"$(awk '{ if ($1 != p) { if (n) print p, n; p = $1; n = 0 } n++ } END { print p, n }' "$TMP/perf-pt.txt")"
+if cmp -s "$TMP/perf-pt.txt" "$TMP/ours-pt.txt"; then
+	ok "per-thread: --insn jsonl (tid time ip) equals perf script -F tid,time,ip"
+else
+	not_ok "per-thread: --insn jsonl (tid time ip) equals perf script -F tid,time,ip"
+	diff "$TMP/perf-pt.txt" "$TMP/ours-pt.txt" | head -10 | sed 's/^/#   /'
+fi

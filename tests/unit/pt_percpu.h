@@ -18,14 +18,18 @@
  * decoder spreads time over the instructions between two timestamps.
  * The AUXTRACE records come first: perf queues AUX data as it reads it, but flushes
  * sideband (the switches) by time, which must find every queue filled.
- * With `lose`, 4096 bytes of cpu 1's AUX data are lost after B's first run (its second
- * chunk's offset jumps; a PSB+ with TSC 1690 starts what follows). */
+ * PTPC_LOSE: 4096 bytes of cpu 1's AUX data are lost after B's first run (its second
+ * chunk's offset jumps; a PSB+ with TSC 1690 starts what follows).
+ * PTPC_PER_THREAD: the same runs recorded per thread (`perf record -e intel_pt/tsc/u
+ * --per-thread`): one AUX queue per thread, no cpu, no switch records. */
 #ifndef PT_PERCPU_H
 #define PT_PERCPU_H
 
 #include "pt_gen.h"
 
 #define PTPC_RUNS "0 100 13\n1 200 7\n0 100 13\n1 200 13\n0 200 8\n1 100 14\n"
+#define PTPC_LOSE 1
+#define PTPC_PER_THREAD 2
 
 /* TSC -> perf time: time_zero + tsc * mult >> shift (perf's tsc_to_perf_time) */
 #define PTPC_SHIFT 1
@@ -75,7 +79,7 @@ static inline void ptpc_spin(struct pte *e, uint64_t spin, uint64_t loop, uint64
 }
 
 /* Writes `path` for the ptspin binary at `spin_path`; returns 0 or -1. */
-static inline int ptpc_write(const char *path, const char *spin_path, int lose)
+static inline int ptpc_write(const char *path, const char *spin_path, int flags)
 {
 	int fd = open(spin_path, O_RDONLY);
 	if (fd < 0)
@@ -102,10 +106,11 @@ static inline int ptpc_write(const char *path, const char *spin_path, int lose)
 	attr.sample_period = 1;
 	attr.exclude_kernel = attr.exclude_hv = 1;
 	attr.sample_id_all = attr.mmap = attr.mmap2 = attr.comm = attr.task = 1;
-	attr.context_switch = 1;
+	int per_thread = flags & PTPC_PER_THREAD;
+	attr.context_switch = !per_thread;
 	int idx = pd_writer_add_attr(w, &attr, "intel_pt/tsc/u");
-	pd_writer_add_id(w, idx, 1000, 0, -1);
-	pd_writer_add_id(w, idx, 1001, 1, -1);
+	pd_writer_add_id(w, idx, 1000, per_thread ? -1 : 0, per_thread ? 100 : -1);
+	pd_writer_add_id(w, idx, 1001, per_thread ? -1 : 1, per_thread ? 200 : -1);
 	pd_writer_feat_host(w);
 	uint64_t priv[PD_PT_INFO_WORDS] = { 0 };
 	priv[PD_PT_PMU_TYPE] = PTGEN_PMU_TYPE;
@@ -115,43 +120,45 @@ static inline int ptpc_write(const char *path, const char *spin_path, int lose)
 	priv[PD_PT_CAP_USER_TIME_ZERO] = 1;
 	priv[PD_PT_TSC_BIT] = 1ULL << 10;
 	priv[PD_PT_NORETCOMP_BIT] = 1ULL << 11;
-	priv[PD_PT_HAVE_SCHED_SWITCH] = 2;	/* context_switch on the PT event */
-	priv[PD_PT_PER_CPU_MMAPS] = 1;
+	priv[PD_PT_HAVE_SCHED_SWITCH] = per_thread ? 0 : 2;	/* context_switch on the PT event */
+	priv[PD_PT_PER_CPU_MMAPS] = !per_thread;
 	priv[PD_PT_MTC_BIT] = 1ULL << 9;
 	priv[PD_PT_MTC_FREQ_BITS] = 0xfULL << 14;
 	priv[PD_PT_CYC_BIT] = 1ULL << 1;
 	pd_writer_auxtrace_info(w, PD_AUXTRACE_INTEL_PT, priv, PD_PT_INFO_WORDS);
 
-	/* the AUX data of each cpu */
-	for (uint32_t cpu = 0; cpu < 2; cpu++) {
+	/* the AUX data of each cpu, or thread: (TSC, spin's N, PSB+ after iteration, its TSC) */
+	static const struct { uint64_t tsc; long n, mid; uint64_t mid_tsc; } run[2][2][2] = {
+		{ { { 1000, 4, 2, 1200 }, { 1650, 1, 0, 0 } },		/* cpu 0: A, B */
+		  { { 1100, 3, 1, 1300 }, { 1700, 2, 0, 0 } } },	/* cpu 1: B, A */
+		{ { { 1000, 4, 2, 1200 }, { 1700, 2, 0, 0 } },		/* A */
+		  { { 1100, 3, 1, 1300 }, { 1650, 1, 0, 0 } } },	/* B */
+	};
+	for (uint32_t q = 0; q < 2; q++) {
 		struct pte e;
 		pte_init(&e, 4096);
 		pte_simple(&e, ppt_psb);
-		pte_tsc(&e, cpu ? 1050 : 950);
+		pte_tsc(&e, q ? 1050 : 950);
 		pte_simple(&e, ppt_psbend);
-		if (cpu == 0) {
-			ptpc_spin(&e, spin, loop, after, 1000, 4, 2, 1200);	/* A */
-			ptpc_spin(&e, spin, loop, after, 1650, 1, 0, 0);	/* B */
-		}
 		size_t split = 0;
-		if (cpu == 1) {
-			ptpc_spin(&e, spin, loop, after, 1100, 3, 1, 1300);	/* B */
-			if (lose) {
+		for (int i = 0; i < 2; i++) {
+			if (i && q == 1 && (flags & PTPC_LOSE)) {
 				split = pte_len(&e);
 				pte_simple(&e, ppt_psb);
 				pte_tsc(&e, 1690);
 				pte_simple(&e, ppt_psbend);
 			}
-			ptpc_spin(&e, spin, loop, after, 1700, 2, 0, 0);	/* A */
+			const typeof(run[0][0][0]) *r = &run[per_thread ? 1 : 0][q][i];
+			ptpc_spin(&e, spin, loop, after, r->tsc, r->n, r->mid, r->mid_tsc);
 		}
 		struct pd_auxtrace_event ev;
 		memset(&ev, 0, sizeof(ev));
 		/* perf takes the TSC's upper byte from the reference (the TSC when the
 		 * data was read): without one it ignores the first TSC packet */
 		ev.reference = 2000;
-		ev.idx = cpu;
-		ev.tid = (uint32_t)-1;
-		ev.cpu = cpu;
+		ev.idx = q;
+		ev.tid = per_thread ? 100 + 100 * q : (uint32_t)-1;
+		ev.cpu = per_thread ? (uint32_t)-1 : q;
 		int bad = e.failed;
 		if (split) {
 			bad = bad || pd_writer_auxtrace(w, &ev, e.buf, split) < 0;
@@ -192,7 +199,7 @@ static inline int ptpc_write(const char *path, const char *spin_path, int lose)
 		{ 0, 100, 900, 0 }, { 1, 200, 1050, 0 }, { 1, 200, 1400, 1 },
 		{ 0, 100, 1500, 1 }, { 0, 200, 1550, 0 }, { 1, 100, 1600, 0 },
 	};
-	for (size_t i = 0; i < sizeof(sw) / sizeof(sw[0]); i++) {
+	for (size_t i = 0; !per_thread && i < sizeof(sw) / sizeof(sw[0]); i++) {
 		uint32_t next[2] = { 0, 0 };	/* the other task: idle */
 		ptpc_rec(w, PERF_RECORD_SWITCH_CPU_WIDE, sw[i].out ? PERF_RECORD_MISC_SWITCH_OUT : 0, next,
 			 sizeof(next), attr.sample_type, sw[i].pid, ptpc_time(sw[i].tsc), sw[i].cpu);

@@ -315,10 +315,24 @@ static void test_deep(void **state)
 	ct_free(t);
 }
 
+/* A tree with nothing in it (a thread whose trace held only gaps) walks to nothing;
+ * so does a leaf: no children to sort (the ASan/UBSan build checks no NULL reaches
+ * qsort). */
+static void test_empty_tree(void **state)
+{
+	(void)state;
+	struct ct_tree *t = ct_new(1);
+	assert_string_equal(dump(t), "");
+	add(t, 1, 1, 1);
+	assert_string_equal(dump(t), "1 1 1 1 1 main\n");
+	ct_free(t);
+}
+
 int main(void)
 {
 	const struct CMUnitTest tests[] = {
 		cmocka_unit_test(test_samples_tree),
+		cmocka_unit_test(test_empty_tree),
 		cmocka_unit_test(test_exact_calls),
 		cmocka_unit_test(test_tail_and_longjmp),
 		cmocka_unit_test(test_jump_into_live_frame),

@@ -76,6 +76,23 @@ static void jd_move(struct jd *d, uint64_t t, uint64_t from, uint64_t to, uint64
 	jd_u64(d, index);
 }
 
+/* JIT_CODE_DEBUG_INFO: lines[i] from code_addr + offs[i] on, in file `file` */
+static void jd_lines(struct jd *d, uint64_t code_addr, const char *file, const uint64_t *offs,
+		     const int *lines, int n)
+{
+	jd_u32(d, 2);
+	jd_u32(d, (uint32_t)(16 + 16 + (size_t)n * (16 + strlen(file) + 1)));
+	jd_u64(d, 3);
+	jd_u64(d, code_addr);
+	jd_u64(d, (uint64_t)n);
+	for (int i = 0; i < n; i++) {
+		jd_u64(d, code_addr + offs[i]);
+		jd_u32(d, (uint32_t)lines[i]);
+		jd_u32(d, 0);
+		jd_put(d, file, strlen(file) + 1);
+	}
+}
+
 /* a record of kind `id` with `n` bytes of junk (debug info, unwinding info, unknown) */
 static void jd_junk(struct jd *d, uint32_t id, size_t n)
 {
@@ -281,6 +298,9 @@ static void test_cut_and_corrupt_dumps(void **state)
 	(void)state;
 	struct jd d, c;
 	jd_header(&d, 0);
+	static const uint64_t offs[] = { 0, 4, 9 };
+	static const int lines[] = { 1, 2, 3 };
+	jd_lines(&d, A, "f.js", offs, lines, 3);
 	jd_load(&d, 100, "f", A, nops, 16, 1);
 	size_t first = d.n;
 	jd_junk(&d, 2, 13);
@@ -299,6 +319,21 @@ static void test_cut_and_corrupt_dumps(void **state)
 			assert_null(g);
 		else
 			assert_string_equal(g, "g");
+		const char *file;
+		int line = 0;
+		/* the debug info's lines hold from their address to the next one's, and move
+		 * with the code */
+		if (n == d.n) {
+			assert_true(jit_srcline(x.j, PID, 200, A + 5, &file, &line));
+			assert_string_equal(file, "f.js");
+			assert_int_equal(line, 2);
+			assert_true(jit_srcline(x.j, PID, 200, A + 3, &file, &line));
+			assert_int_equal(line, 1);
+			assert_true(jit_srcline(x.j, PID, 500, B + 15, &file, &line));
+			assert_int_equal(line, 3);
+			assert_false(jit_srcline(x.j, PID, 500, A + 5, &file, &line));
+			assert_false(jit_srcline(x.j, PID, 500, A + 0x100, &file, &line));	/* g has none */
+		}
 		fx_close(&x);
 	}
 	static const uint32_t bad[] = { 0, 1, 15, 16, 0x7fffffff, 0xffffffff };
@@ -311,12 +346,17 @@ static void test_cut_and_corrupt_dumps(void **state)
 			fx_open(&x, NULL);
 			struct jit_sym s;
 			unsigned sum = 0;
-			for (uint64_t a = A - 1; a < A + 0x120; a += 7)
+			for (uint64_t a = A - 1; a < A + 0x120; a += 7) {
+				const char *file;
+				int line;
+				if (jit_srcline(x.j, PID, 1000, a, &file, &line))
+					sum += (unsigned)strlen(file) + (unsigned)line;
 				if (jit_find(x.j, PID, 1000, a, &s) && s.code) {
 					assert_true(s.size <= c.n);
 					for (uint64_t i = 0; i < s.size; i++)	/* inside the file */
 						sum += s.code[i];
 				}
+			}
 			(void)sum;
 			fx_close(&x);
 		}
@@ -428,6 +468,9 @@ static void write_leaf_dump(bool move)
 {
 	struct jd d;
 	jd_header(&d, 1);	/* TSC timestamps, as perf's jvmti agent writes them for PT */
+	static const uint64_t offs[] = { 0, 2 };
+	static const int lines[] = { 10, 11 };
+	jd_lines(&d, OUTER, "loop.js", offs, lines, 2);
 	jd_load(&d, 5, "outer_loop", OUTER, outer, sizeof(outer), 1);
 	jd_load(&d, 5, "leaf", A, ret1, 1, 2);
 	if (move)
@@ -450,6 +493,19 @@ static void test_pt_calls_to_jit_functions(void **state)
 	assert_string_equal(out, "calls,base,cum,base%,cum%,module,name\n"
 				 "0,17,22,77.2727,100.0000,jitted-4242-1.so,outer_loop\n"
 				 "5,5,5,22.7273,22.7273,jitted-4242-2.so,leaf\n");
+	/* the leaf's two places are one function: its 3 + 2 executions on one line */
+	out = capture("--annotate leaf");
+	assert_non_null(strstr(out, "# leaf at 0x7f0000002000: 5 instructions executed"));
+	assert_non_null(strstr(out, "       5          - >0x7f0000002000     retq"));
+	out = capture("--annotate outer_loop");
+	assert_non_null(strstr(out, "       5          - >0x7f0000001004     jne 0x7f0000001000                 60.0%\n"
+				    "       2          -  0x7f0000001006     retq"));
+	/* source lines from the JIT_CODE_DEBUG_INFO before outer_loop's load */
+	out = capture("--insn --srcline");
+	assert_non_null(strstr(out, "callq *%rax  loop.js:10\n"));
+	assert_non_null(strstr(out, "decl %ecx  loop.js:11\n"));
+	assert_non_null(strstr(out, "jne 0x7f0000001000  loop.js:11\n"));
+	assert_non_null(strstr(out, "retq  loop.js:11\n"));
 	out = capture("--insn");
 	assert_non_null(strstr(out, "7f0000003000  leaf+0x0"));
 	assert_non_null(strstr(out, "7f0000002000  leaf+0x0"));

@@ -402,6 +402,67 @@ static void test_tsc_to_perf_time(void **state)
 	pte_free(&e);
 }
 
+/* dpt_run pauses before the first event later than its limit and goes on from there:
+ * three runs of the code at TSC 100, 200 and 300, decoded in steps, give the one-shot
+ * decode's events, each step ending where the next timestamp starts.  (Each run ends
+ * with a TIP.PGD carrying the ret's target: after a suppressed-IP TIP.PGD at a ret,
+ * libipt's instruction decoder reports "trace stream does not match query" on the
+ * packets that follow, which the block decoder takes.) */
+static void test_run_pauses_at_the_limit(void **state)
+{
+	(void)state;
+	struct pte e;
+	pte_init(&e, 512);
+	pte_simple(&e, ppt_psb);
+	pte_tsc(&e, 100);
+	pte_simple(&e, ppt_psbend);
+	for (uint64_t t = 100; t <= 300; t += 100) {
+		if (t > 100)
+			pte_tsc(&e, t);
+		pte_mode64(&e);
+		pte_ip(&e, ppt_tip_pge, pt_ipc_sext_48, BASE);
+		pte_tnt(&e, "TTN");
+		pte_ip(&e, ppt_tip, pt_ipc_sext_48, 0x100e);
+		pte_ip(&e, ppt_tip_pgd, pt_ipc_sext_48, 0x2000);	/* the ret leaves the traced range */
+	}
+	assert_false(e.failed);
+	struct dpt_image *img = make_image();
+	for (int mode = DPT_BLOCKS; mode <= DPT_INSNS; mode++) {
+		struct dpt_options opt;
+		dpt_options_init(&opt);
+		opt.mode = (enum dpt_mode)mode;
+		static struct rec whole, steps;
+		memset(&whole, 0, sizeof(whole));
+		memset(&steps, 0, sizeof(steps));
+		struct xev_sink ws = { .fn = rec_fn, .ctx = &whole }, ss = { .fn = rec_fn, .ctx = &steps };
+		assert_int_equal(dpt_decode(e.buf, pte_len(&e), img, &opt, &ws, NULL), 0);
+		int per_run = whole.n / 3;
+		assert_int_equal(whole.n, 3 * per_run);
+
+		struct dpt_dec *d;
+		assert_int_equal(dpt_open(&d, e.buf, pte_len(&e), img, &opt), 0);
+		assert_int_equal(dpt_time(d), 0);
+		static const uint64_t limit[] = { 0, 99, 100, 250, 299 };
+		static const uint64_t paused_at[] = { 100, 100, 200, 300, 300 };
+		static const int events[] = { 0, 0, 1, 2, 2 };	/* runs emitted */
+		for (size_t i = 0; i < 5; i++) {
+			assert_int_equal(dpt_run(d, &ss, limit[i]), 0);
+			assert_int_equal(dpt_time(d), paused_at[i]);
+			assert_int_equal(steps.n, events[i] * per_run);
+		}
+		assert_int_equal(dpt_run(d, &ss, UINT64_MAX), 0);
+		assert_int_equal(dpt_time(d), UINT64_MAX);
+		assert_string_equal(steps.text, whole.text);
+		assert_int_equal(dpt_dec_stats(d)->insns, 30);
+		/* over: nothing more */
+		assert_int_equal(dpt_run(d, &ss, UINT64_MAX), 0);
+		assert_int_equal(steps.n, 3 * per_run);
+		dpt_close(d);
+	}
+	dpt_image_free(img);
+	pte_free(&e);
+}
+
 static uint64_t cyc_of[16], cyc_ip[16];
 static uint32_t cyc_flags[16];
 static int ncyc;
@@ -521,6 +582,7 @@ int main(void)
 		cmocka_unit_test(test_corruption_never_crashes),
 		cmocka_unit_test(test_strict_stops),
 		cmocka_unit_test(test_tsc_to_perf_time),
+		cmocka_unit_test(test_run_pauses_at_the_limit),
 		cmocka_unit_test(test_sink_stops_decode),
 		cmocka_unit_test(test_cyc_cycles),
 		cmocka_unit_test(test_parse_cpu),

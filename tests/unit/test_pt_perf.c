@@ -385,7 +385,7 @@ static void test_aux_loss_is_a_gap(void **state)
 }
 
 /* The runs of (cpu, tid) of the instructions in `out` (--insn jsonl), as "cpu tid count"
- * lines, and the time of each run's first instruction. */
+ * lines (cpu -1: not known), and the time of each run's first instruction. */
 static void runs_of(const char *out, char *runs, size_t n, uint64_t *times, size_t ntimes)
 {
 	long cpu = -2, tid = -2, count = 0;
@@ -393,10 +393,13 @@ static void runs_of(const char *out, char *runs, size_t n, uint64_t *times, size
 	runs[0] = '\0';
 	for (const char *l = out; *l; l = strchr(l, '\n') ? strchr(l, '\n') + 1 : l + strlen(l)) {
 		unsigned long long t;
-		long c, d;
-		int at = 0;
-		if (sscanf(l, "{\"time\":%llu,\"tid\":%ld,\"cpu\":%ld,%n", &t, &d, &c, &at) != 3 || !at ||
-		    strncmp(l + at, "\"ip\":", 5) != 0)
+		long c = -1, d;
+		int at = 0, at2 = 0;
+		if (sscanf(l, "{\"time\":%llu,\"tid\":%ld,%n", &t, &d, &at) != 2 || !at)
+			continue;
+		if (sscanf(l + at, "\"cpu\":%ld,%n", &c, &at2) == 1 && at2)
+			at += at2;
+		if (strncmp(l + at, "\"ip\":", 5) != 0)
 			continue;
 		if (c != cpu || d != tid) {
 			if (count)
@@ -437,6 +440,11 @@ static void test_per_cpu_time_order(void **state)
 	out = capture("--calltree --per-thread --format jsonl");
 	assert_non_null(strstr(out, "{\"tid\":100,\"lvl\":2,\"rl\":1,\"calls\":6,\"base\":18,\"cum\":18,\"name\":\"leaf\""));
 	assert_non_null(strstr(out, "{\"tid\":200,\"lvl\":2,\"rl\":1,\"calls\":4,\"base\":12,\"cum\":12,\"name\":\"leaf\""));
+	/* wall time per thread: B ran from 1100 (cpu 1) to 1650 (cpu 0), 825 ns in perf
+	 * time; B's cpu 0 events first would make its time go backwards (0) */
+	out = capture("--calltree --per-thread --metric time --format jsonl");
+	assert_non_null(strstr(out, "{\"tid\":100,\"lvl\":1,\"rl\":1,\"calls\":0,\"base\":1050,\"cum\":1050,"));
+	assert_non_null(strstr(out, "{\"tid\":200,\"lvl\":1,\"rl\":1,\"calls\":0,\"base\":825,\"cum\":825,"));
 	out = capture("--blocks --tid 100 --format jsonl");
 	assert_non_null(strstr(out, "\"sym\":\"spin+0x7\",\"count\":6,\"insns\":2,\"cycles\":null,\"ipc\":null,"
 				    "\"taken\":4,\"not_taken\":2,"));
@@ -454,7 +462,7 @@ static void test_per_cpu_gap_in_order(void **state)
 	char spin_path[512], runs[256];
 	uint64_t times[8] = { 0 };
 	snprintf(spin_path, sizeof(spin_path), "%s/build/progs/ptspin", XP_SRCDIR);
-	assert_int_equal(ptpc_write(data, spin_path, 1), 0);
+	assert_int_equal(ptpc_write(data, spin_path, PTPC_LOSE), 0);
 	const char *out = capture("--insn --format jsonl");
 	runs_of(out, runs, sizeof(runs), times, 8);
 	assert_string_equal(runs, PTPC_RUNS);
@@ -471,6 +479,26 @@ static void test_per_cpu_gap_in_order(void **state)
 	assert_null(strstr(strchr(gap, '\n'), "\"event\":\"gap\""));
 }
 
+/* The same threads recorded per thread: one queue each, merged by time too. */
+static void test_per_thread_time_order(void **state)
+{
+	(void)state;
+	char spin_path[512], runs[256];
+	uint64_t times[8] = { 0 };
+	snprintf(spin_path, sizeof(spin_path), "%s/build/progs/ptspin", XP_SRCDIR);
+	assert_int_equal(ptpc_write(data, spin_path, PTPC_PER_THREAD), 0);
+	const char *out = capture("--insn --format jsonl");
+	runs_of(out, runs, sizeof(runs), times, 8);
+	/* B's runs at 1300 and 1650 are adjacent in time */
+	assert_string_equal(runs, "-1 100 13\n-1 200 7\n-1 100 13\n-1 200 21\n-1 100 14\n");
+	static const uint64_t tsc[] = { 1000, 1100, 1200, 1300, 1700 };
+	for (size_t i = 0; i < 5; i++)
+		assert_int_equal(times[i], ptpc_time(tsc[i]));
+	out = capture("--calltree --per-thread --format jsonl");
+	assert_non_null(strstr(out, "{\"tid\":100,\"lvl\":2,\"rl\":1,\"calls\":6,"));
+	assert_non_null(strstr(out, "{\"tid\":200,\"lvl\":2,\"rl\":1,\"calls\":4,"));
+}
+
 int main(void)
 {
 	const struct CMUnitTest tests[] = {
@@ -480,6 +508,7 @@ int main(void)
 		cmocka_unit_test(test_aux_loss_is_a_gap),
 		cmocka_unit_test(test_per_cpu_time_order),
 		cmocka_unit_test(test_per_cpu_gap_in_order),
+		cmocka_unit_test(test_per_thread_time_order),
 	};
 	return cmocka_run_group_tests(tests, setup, teardown);
 }
