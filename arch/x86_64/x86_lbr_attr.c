@@ -5,6 +5,7 @@
 #include <errno.h>
 #include <stdio.h>
 #include <string.h>
+#include <time.h>
 
 #include "pmu.h"
 
@@ -99,5 +100,8 @@ int x86_lbr_attr(const struct x86_lbr_info *info, const struct x86_lbr_cfg *c,
 	x86_attr_sideband(attr);
 	attr->exclude_kernel = !kernel;
 	attr->exclude_user = !user;
+	/* as the sample mode: the clock of jitdump timestamps (perf record -k mono) */
+	attr->use_clockid = 1;
+	attr->clockid = CLOCK_MONOTONIC;
 	return 0;
 }

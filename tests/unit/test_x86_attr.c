@@ -6,6 +6,7 @@
 
 #include <errno.h>
 #include <inttypes.h>
+#include <time.h>
 #include <unistd.h>
 
 #include "x86_lbr_attr.h"
@@ -236,6 +237,8 @@ static void test_lbr_intel(void **state)
 	assert_int_equal(a.freq, 1);
 	assert_int_equal(a.sample_freq, 4000);
 	assert_int_equal(a.exclude_kernel, 1);
+	assert_int_equal(a.use_clockid, 1);	/* jitdumps' clock */
+	assert_int_equal(a.clockid, CLOCK_MONOTONIC);
 	c.hw_index = 1;
 	c.kernel = 1;
 	c.user = 1;
