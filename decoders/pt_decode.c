@@ -798,13 +798,13 @@ int dpt_run(struct dpt_dec *d, const struct xev_sink *sink, uint64_t limit)
 	/* what waits in out goes to the sink before the caller moves on (to another
 	 * queue, or to the report) */
 	if (r == 0 || r == PAUSED) {
-		uint32_t n = c->nout;
+		struct xev *held = c->next;
 		int e = deliver(c);
 		if (e)
 			r = e;
-		/* a block held across the pause is built in out[nout]: it moves with nout */
-		if (c->held && c->out && n)
-			c->out[0] = c->out[n];
+		/* a block held across the pause is built in *next: it moves with next */
+		if (c->held && c->out && held != c->next)
+			*c->next = *held;
 	}
 	if (r == PAUSED)
 		return 0;
