@@ -73,9 +73,9 @@ struct dctx {
 	 * as an array (xev_emit_batch: one call, not one per event).  The slots keep the
 	 * template; only what differs between events is written (see resolve).  Anything
 	 * else emitted delivers them first, and so must every return to the caller (the
-	 * block held in out[nout] is not part of them yet). */
+	 * block held in *next is not part of them yet). */
 	struct xev *out;
-	uint32_t nout;
+	struct xev *next;	/* the first free slot of out */
 	struct xev *group;
 	uint8_t (*group_raw)[16];
 	size_t ngroup;
@@ -154,20 +154,20 @@ static int emit_group(struct dctx *c, struct xev *ev);
 
 static int deliver(struct dctx *c)
 {
-	uint32_t n = c->nout;
-	c->nout = 0;
+	size_t n = (size_t)(c->next - c->out);
+	c->next = c->out;
 	return n ? xev_emit_batch(c->sink, c->out, n) : 0;
 }
 
 static inline int commit(struct dctx *c)
 {
-	return ++c->nout == OUT_MAX ? deliver(c) : 0;
+	return ++c->next == c->out + OUT_MAX ? deliver(c) : 0;
 }
 
 /* Any event: the ones waiting in out go first. */
 static inline int emit(struct dctx *c, struct xev *ev)
 {
-	if (c->nout) {
+	if (c->next != c->out) {
 		int r = deliver(c);
 		if (r)
 			return r;
@@ -239,11 +239,9 @@ static enum bclass from_x86(enum x86_bclass cls, uint8_t *indirect)
 	}
 }
 
-static const struct bcache_ent *branch_at(struct dctx *c, uint64_t ip)
+static __attribute__((noinline)) const struct bcache_ent *branch_fill(struct dctx *c, struct bcache_ent *e,
+									uint64_t ip)
 {
-	struct bcache_ent *e = &c->bcache[(ip ^ (ip >> BCACHE_BITS)) & ((1u << BCACHE_BITS) - 1)];
-	if (e->ip == ip && ip)
-		return e;
 	uint8_t buf[X86_MAX_INSN];
 	struct x86_instr in;
 	size_t n = dpt_image_read(c->img, ip, buf, sizeof(buf));
@@ -259,76 +257,80 @@ static const struct bcache_ent *branch_at(struct dctx *c, uint64_t ip)
 	return e;
 }
 
-static enum bclass class_of(enum pt_insn_class ic)
+static inline const struct bcache_ent *branch_at(struct dctx *c, uint64_t ip)
 {
-	switch (ic) {
-	case ptic_call: return B_CALL;
-	case ptic_return: return B_RET;
-	case ptic_jump: return B_JUMP;
-	case ptic_cond_jump: return B_COND;
-	case ptic_far_call: case ptic_far_return: case ptic_far_jump: return B_FAR;
-	default: return B_OTHER;
-	}
+	struct bcache_ent *e = &c->bcache[(ip ^ (ip >> BCACHE_BITS)) & ((1u << BCACHE_BITS) - 1)];
+	if (e->ip == ip && ip)
+		return e;
+	return branch_fill(c, e, ip);
 }
+
+/* What libipt's class of the last instruction says, and what its transfers are as
+ * events (XEV_F_TAKEN of a conditional branch is decided by its target). */
+static const uint8_t ic_bclass[] = {
+	[ptic_call] = B_CALL, [ptic_return] = B_RET, [ptic_jump] = B_JUMP, [ptic_cond_jump] = B_COND,
+	[ptic_far_call] = B_FAR, [ptic_far_return] = B_FAR, [ptic_far_jump] = B_FAR,
+};
+
+static const struct {
+	uint8_t kind, flags;
+} bclass_ev[] = {
+	[B_COND] = { XEV_BRANCH, XEV_F_COND },
+	[B_JUMP] = { XEV_BRANCH, XEV_F_TAKEN },
+	[B_CALL] = { XEV_CALL, XEV_F_TAKEN },
+	[B_RET] = { XEV_RETURN, XEV_F_TAKEN | XEV_F_INDIRECT },
+	[B_FAR] = { XEV_BRANCH, XEV_F_TAKEN | XEV_F_SYSCALL },
+};
 
 /* A transfer whose destination the trace does not give (tracing stopped with it, a
  * gap) is dropped: consumers only see transfers with both ends. */
-static inline int resolve(struct dctx *c, uint64_t to)
+static inline __attribute__((always_inline)) int resolve_in(struct dctx *c, uint64_t to, const bool out)
 {
 	if (!c->pending)
 		return 0;
+	/* read before `pending` is cleared: the compiler fetches pend_ip with a wide
+	 * load from `pending` on, which a store just before stalls (store forwarding) */
+	enum xev_kind kind = c->pend_kind;
+	uint64_t ip = c->pend_ip;
+	uint32_t flags = c->pend_flags | (to != c->pend_fall ? XEV_F_TAKEN : 0);
 	c->pending = 0;
 	if (!to)
 		return 0;
 	/* one per block: written in place, like the blocks */
-	struct xev *ev = c->out ? &c->out[c->nout] : &c->br_ev;
-	ev->kind = c->pend_kind;
-	ev->flags = c->pend_flags | (to != c->pend_fall ? XEV_F_TAKEN : 0);
+	struct xev *ev = out ? c->next : &c->br_ev;
+	ev->kind = kind;
+	ev->flags = flags;
 	ev->time = c->tmpl.time;
-	ev->ip = c->pend_ip;
+	ev->ip = ip;
 	ev->addr = to;
-	if (!c->out)
+	if (!out)
 		return emit(c, ev);
 	ev->end = 0;
 	ev->insns = 0;
 	return commit(c);
 }
 
-/* Remembers the transfer made by the instruction at `ip` ending a block. */
-static void set_pending_slow(struct dctx *c, uint64_t ip, enum pt_insn_class ic)
+static inline int resolve(struct dctx *c, uint64_t to)
 {
-	enum bclass cls = class_of(ic);
-
-	const struct bcache_ent *br = branch_at(c, ip);
-	if (ic == ptic_error)
-		cls = br->cls;
-	if (cls == B_OTHER)
-		return;
-	uint32_t flags = br->indirect || cls == B_RET ? XEV_F_INDIRECT : 0;
-	c->pending = 1;
-	c->pend_fall = 0;	/* every other transfer is always taken */
-	c->pend_ip = ip;
-	c->pend_kind = cls == B_CALL ? XEV_CALL : cls == B_RET ? XEV_RETURN : XEV_BRANCH;
-	switch (cls) {
-	case B_COND:
-		flags |= XEV_F_COND;
-		c->pend_fall = br->next;
-		break;
-	case B_FAR:
-		flags |= XEV_F_TAKEN | XEV_F_SYSCALL;
-		break;
-	default:
-		flags |= XEV_F_TAKEN;
-		break;
-	}
-	c->pend_flags = flags;
+	return c->out ? resolve_in(c, to, true) : resolve_in(c, to, false);
 }
 
+/* Remembers the transfer made by the instruction at `ip` ending a block. */
 static inline void set_pending(struct dctx *c, uint64_t ip, enum pt_insn_class ic)
 {
 	/* the common case: no transfer, or one the consumer does not want */
-	if (ic != ptic_other && !(c->ignore_ic & (1u << ic)))
-		set_pending_slow(c, ip, ic);
+	if (ic == ptic_other || (c->ignore_ic & (1u << ic)))
+		return;
+	const struct bcache_ent *br = branch_at(c, ip);
+	enum bclass cls = ic == ptic_error ? (enum bclass)br->cls :
+		(size_t)ic < sizeof(ic_bclass) ? (enum bclass)ic_bclass[ic] : B_OTHER;
+	if (cls == B_OTHER)
+		return;
+	c->pending = 1;
+	c->pend_ip = ip;
+	c->pend_kind = bclass_ev[cls].kind;
+	c->pend_flags = bclass_ev[cls].flags | (br->indirect ? XEV_F_INDIRECT : 0);
+	c->pend_fall = cls == B_COND ? br->next : 0;	/* the others are always taken */
 }
 
 static inline int flush_held(struct dctx *c)
@@ -465,10 +467,10 @@ static inline __attribute__((always_inline)) int blk_step_in(struct dctx *c, voi
 	int r, status = pt_blk_next(dec, &b, sizeof(b));
 	if (!b.ninsn)
 		return status;
-	if (c->pending && (r = resolve(c, b.ip)))
+	if (c->pending && (r = resolve_in(c, b.ip, out)))
 		goto stop;
 	c->st->insns += b.ninsn;
-	struct xev *ev = out ? &c->out[c->nout] : &c->blk_ev;
+	struct xev *ev = out ? c->next : &c->blk_ev;
 	if (c->held) {
 		ev->end = b.end_ip;
 		ev->insns += b.ninsn;
@@ -502,7 +504,8 @@ static int blk_step(struct dctx *c, void *dec)
 	return blk_step_in(c, dec, false);
 }
 
-static int blk_out_step(struct dctx *c, void *dec)
+/* the hot one: inlined into the loop, so pt_blk_next is called from run() itself */
+static inline __attribute__((always_inline)) int blk_out_step(struct dctx *c, void *dec)
 {
 	return blk_step_in(c, dec, true);
 }
@@ -633,7 +636,7 @@ static inline __attribute__((always_inline)) int run(struct dctx *c, void *dec, 
 			status = ops->step(c, dec);
 			if (status == SINK_STOPPED)
 				return c->stop;
-			if (c->opt->release_behind && !(++c->steps & 0xfff))
+			if (!(++c->steps & 0xfff) && c->opt->release_behind)
 				release(c, dec, ops);
 			if (status < 0)
 				break;
@@ -751,6 +754,7 @@ int dpt_open(struct dpt_dec **out, const uint8_t *buf, size_t len, struct dpt_im
 			goto fail;
 		for (size_t i = 0; i < OUT_MAX; i++)
 			c->out[i] = c->tmpl;
+		c->next = c->out;
 	}
 	ret = -EINVAL;	/* libipt refuses the configuration */
 	if (opt->mode == DPT_INSNS) {

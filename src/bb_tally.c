@@ -102,7 +102,7 @@ static __attribute__((noinline)) struct bb_block *lookup_slow(struct bb_tally *t
 static inline struct bb_block *lookup(struct bb_tally *t, const struct xev *ev)
 {
 	struct bb_block *b = &t->tab[slot(ev->ip, ev->end, t->shift)];
-	if (b->start == ev->ip && b->end == ev->end && b->count)
+	if (b->start == ev->ip && b->end == ev->end && ev->ip)	/* ip 0: maybe an empty slot */
 		return b;
 	return lookup_slow(t, ev);
 }
@@ -178,7 +178,7 @@ int bb_tally_batch(void *ctx, const struct xev *evs, size_t n)
 		struct bb_block *b;
 		if (ev->kind == XEV_BLOCK && ev->cycles == XEV_CYCLES_UNKNOWN) {
 			b = &tab[slot(ev->ip, ev->end, shift)];
-			if (b->start != ev->ip || b->end != ev->end || !b->count) {
+			if (b->start != ev->ip || b->end != ev->end || !ev->ip) {
 				b = lookup_slow(t, ev);
 				if (!b) {
 					r = -1;
