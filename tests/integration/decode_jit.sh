@@ -14,13 +14,14 @@ J=$PROGS/jit
 UNITS=60000000
 
 cd "$TMP/run" || exit 1
-"$XPTRACE" record -q -g -o "$TMP/tr" -- "$J" "$TMP/run" $UNITS >/dev/null 2>&1
+"$XPTRACE" record -g -o "$TMP/tr" -- "$J" "$TMP/run" $UNITS >/dev/null 2>"$TMP/rec.err"
 dump=$(ls "$TMP/run"/jit-*.dump 2>/dev/null | head -1)
 pid=$(basename "$dump" .dump)
 pid=${pid#jit-}
 check_match "the program wrote its jitdump" '^[0-9]+$' "$pid"
 check "record keeps the jitdump in DIR/jit/" cmp -s "$dump" "$TMP/tr/jit/jit-$pid.dump"
 check "record keeps the perf map in DIR/jit/" cmp -s "/tmp/perf-$pid.map" "$TMP/tr/jit/perf-$pid.map"
+check_match "record says so" "modules snapshotted, 2 JIT files kept, " "$(cat "$TMP/rec.err")"
 
 # perf's view: injected ELF files for the jitdump (names, jitted-PID-INDEX.so), its
 # perf-map reading for the rest ("[JIT] tid PID") on the original file
