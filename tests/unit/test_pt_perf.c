@@ -426,7 +426,7 @@ static void test_per_cpu_time_order(void **state)
 
 	const char *out = capture("--insn --format jsonl");
 	runs_of(out, runs, sizeof(runs), times, 8);
-	/* cpu 0's queue first, then cpu 1's, would give 0 100 13, 0 100 13, 0 200 8, ... */
+	/* cpu 0's queue first, then cpu 1's, would give 0 100 18, 0 100 8, 0 200 8, ... */
 	assert_string_equal(runs, PTPC_RUNS);
 	static const uint64_t tsc[] = { 1000, 1100, 1200, 1300, 1650, 1700 };
 	for (size_t i = 0; i < 6; i++)
@@ -490,7 +490,7 @@ static void test_per_thread_time_order(void **state)
 	const char *out = capture("--insn --format jsonl");
 	runs_of(out, runs, sizeof(runs), times, 8);
 	/* B's runs at 1300 and 1650 are adjacent in time */
-	assert_string_equal(runs, "-1 100 13\n-1 200 7\n-1 100 13\n-1 200 21\n-1 100 14\n");
+	assert_string_equal(runs, "-1 100 18\n-1 200 7\n-1 100 8\n-1 200 21\n-1 100 14\n");
 	static const uint64_t tsc[] = { 1000, 1100, 1200, 1300, 1700 };
 	for (size_t i = 0; i < 5; i++)
 		assert_int_equal(times[i], ptpc_time(tsc[i]));
