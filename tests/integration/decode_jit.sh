@@ -41,6 +41,11 @@ check_eq "JIT function sample counts equal perf inject --jit + perf script's" \
 check_eq "every JIT function is named (perf: 4 names)" 4 "$(wc -l <"$TMP/xp.counts")"
 check_match "module names as perf's: jitted-PID-INDEX.so" "^[0-9]+,jitted-$pid-4.so,jit_moved$" \
 	"$(cat "$TMP/xp.counts")"
+# perf's injected file names the code through the ELF files inject wrote: the same
+"$XPTRACE" decode -i "$TMP/inj.data" --functions --format csv 2>/dev/null |
+	awk -F, '$1 > 0 && ($7 ~ /^jit_/ || $7 == "map_only") { print $1 "," $6 "," $7 }' | sort >"$TMP/inj.counts"
+check_eq "perf inject --jit's output decodes to the same functions" "$(cat "$TMP/xp.counts")" \
+	"$(cat "$TMP/inj.counts")"
 
 # shares from the program's work: hot 3, cold 1, moved 1+1 (both places), map_only 1
 share() { awk -F, -v n="$1" '$7 == n { print $4 }' "$TMP/fn.csv"; }
