@@ -436,6 +436,9 @@ static void test_per_cpu_time_order(void **state)
 	assert_non_null(strstr(out, "{\"time\":1001500,\"tid\":100,\"cpu\":0,\"event\":\"enabled\","));
 	assert_non_null(strstr(out, "{\"time\":1002550,\"tid\":100,\"cpu\":1,\"event\":\"enabled\","));
 
+	/* the text listing names the cpu as perf script does */
+	out = capture("--insn");
+	assert_non_null(strstr(out, "\n0.001002550 100 [001]     555555555139  spin+0x0 "));
 	/* each thread's calls, on both cpus, reach its call tree */
 	out = capture("--calltree --per-thread --format jsonl");
 	assert_non_null(strstr(out, "{\"tid\":100,\"lvl\":2,\"rl\":1,\"calls\":6,\"base\":18,\"cum\":18,\"name\":\"leaf\""));
