@@ -10,6 +10,16 @@
 . "$(dirname "$0")/../lib.sh"
 export HOME=$TMP/home	# perf's ~/.debug: private to the test
 mkdir -p "$HOME" "$TMP/run"
+# every run of the JIT leaves /tmp/perf-PID.map (perf's convention): removed at the end
+cleanup() {
+	local d p
+	for d in "$TMP"/run/jit-*.dump; do
+		p=${d##*/jit-}
+		rm -f "/tmp/perf-${p%.dump}.map"
+	done
+	rm -rf "$TMP"
+}
+trap cleanup EXIT
 J=$PROGS/jit
 UNITS=60000000
 
