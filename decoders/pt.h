@@ -86,6 +86,10 @@ struct dpt_options {
 	/* The buffer is a read-only mapping of a file: pages well behind the decoder are
 	 * given back (madvise), so memory stays flat however long the trace is. */
 	int release_behind;
+	/* dpt_run's pauses follow the instructions' time exactly: a block that a PSB+ cuts
+	 * where the decode pauses goes out in two (for views listing instructions across
+	 * traces in time order; tallies want it whole, which keeps each thread's order). */
+	int split_at_pause;
 	/* Offset of the buffer within its source (AUX area position) for gap reports. */
 	uint64_t base_offset;
 };

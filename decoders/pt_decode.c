@@ -361,9 +361,10 @@ static int on_event(struct dctx *c, const struct pt_event *pev)
 		if ((r = on_time(c, pev->tsc)))
 			return r;
 		/* past dpt_run's limit: this event is taken up again on resume, when its
-		 * time (just set) no longer counts as a change */
+		 * time (just set) no longer counts as a change.  A block held across a PSB+
+		 * ran before it: with split_at_pause it goes out now, at its own time */
 		if (c->tmpl.time > c->limit)
-			return PAUSED;
+			return c->opt->split_at_pause && (r = flush_held(c)) ? r : PAUSED;
 	}
 	switch (pev->type) {
 	case ptev_enabled:
@@ -797,9 +798,13 @@ int dpt_run(struct dpt_dec *d, const struct xev_sink *sink, uint64_t limit)
 	/* what waits in out goes to the sink before the caller moves on (to another
 	 * queue, or to the report) */
 	if (r == 0 || r == PAUSED) {
+		struct xev *held = c->next;
 		int e = deliver(c);
 		if (e)
 			r = e;
+		/* a block held across the pause is built in *next: it moves with next */
+		if (c->held && c->out && held != c->next)
+			*c->next = *held;
 	}
 	if (r == PAUSED)
 		return 0;

@@ -384,6 +384,8 @@ static int qdec_open(struct dpp *p, struct queue *q, struct qdec *d)
 	cpu_from_header(p->c, &d->o);
 	d->o.release_behind = 1;
 	d->o.ignore = dpt_view_ignores(p->c);
+	/* the instruction listing shows the order across queues; tallies keep blocks whole */
+	d->o.split_at_pause = p->c->opts->view && strcmp(p->c->opts->view, "insn") == 0;
 	d->o.cpu_nr = q->cpu;
 	d->o.pid = d->pid;
 	d->o.tid = q->cpu >= 0 ? -1 : q->tid;

@@ -296,7 +296,7 @@ static inline void put_json_head(struct bb_insn_view *v, const struct xev *ev)
 	}
 }
 
-/* The time ('-' when unknown) and tid columns of a text line. */
+/* The time ('-' when unknown), tid and (per-cpu traces) cpu columns of a text line. */
 static inline void put_text_head(struct bb_insn_view *v, const struct xev *ev)
 {
 	if (ev->time)
@@ -305,6 +305,11 @@ static inline void put_text_head(struct bb_insn_view *v, const struct xev *ev)
 		put(v, "-", 1);
 	put(v, " ", 1);
 	put_i32(v, ev->tid);
+	if (ev->cpu >= 0) {	/* per-cpu traces, as perf script's [cpu] */
+		char b[16];
+		int n = snprintf(b, sizeof(b), " [%03d]", ev->cpu);
+		put(v, b, (size_t)n);
+	}
 }
 
 static inline __attribute__((always_inline)) int emit_insn(struct bb_insn_view *v, const struct xev *ev, uint64_t ip,

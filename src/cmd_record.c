@@ -449,7 +449,10 @@ static int finish(struct rec *r, int run_err)
 		if (fe < 0)
 			xp_warn("some module snapshots could not be copied: %s", strerror(-fe));
 	}
-	rec_jit_keep(r);
+	size_t jit_kept = rec_jit_keep(r);
+	char jit_note[48] = "";
+	if (jit_kept)
+		snprintf(jit_note, sizeof(jit_note), ", %zu JIT files kept", jit_kept);
 	if (r->write_err || pd_writer_error(r->w)) {
 		int we = r->write_err ? r->write_err : pd_writer_error(r->w);
 		if (e == 0)
@@ -474,10 +477,10 @@ static int finish(struct rec *r, int run_err)
 			(unsigned long long)r->lost, (unsigned long long)r->lost_samples);
 	if (!r->opts->quiet && !r->exec_failed)
 		fprintf(stderr,
-			"xptrace: recorded %llu samples, %llu lost, %zu modules snapshotted, "
+			"xptrace: recorded %llu samples, %llu lost, %zu modules snapshotted%s, "
 			"%.2f MB in %s/\n",
 			(unsigned long long)r->samples, (unsigned long long)(r->lost + r->lost_samples),
-			ms_store_count(r->ms), size / 1e6, r->dir);
+			ms_store_count(r->ms), jit_note, size / 1e6, r->dir);
 	return rc;
 }
 

@@ -10,17 +10,28 @@
 . "$(dirname "$0")/../lib.sh"
 export HOME=$TMP/home	# perf's ~/.debug: private to the test
 mkdir -p "$HOME" "$TMP/run"
+# every run of the JIT leaves /tmp/perf-PID.map (perf's convention): removed at the end
+cleanup() {
+	local d p
+	for d in "$TMP"/run/jit-*.dump; do
+		p=${d##*/jit-}
+		rm -f "/tmp/perf-${p%.dump}.map"
+	done
+	rm -rf "$TMP"
+}
+trap cleanup EXIT
 J=$PROGS/jit
 UNITS=60000000
 
 cd "$TMP/run" || exit 1
-"$XPTRACE" record -q -g -o "$TMP/tr" -- "$J" "$TMP/run" $UNITS >/dev/null 2>&1
+"$XPTRACE" record -g -o "$TMP/tr" -- "$J" "$TMP/run" $UNITS >/dev/null 2>"$TMP/rec.err"
 dump=$(ls "$TMP/run"/jit-*.dump 2>/dev/null | head -1)
 pid=$(basename "$dump" .dump)
 pid=${pid#jit-}
 check_match "the program wrote its jitdump" '^[0-9]+$' "$pid"
 check "record keeps the jitdump in DIR/jit/" cmp -s "$dump" "$TMP/tr/jit/jit-$pid.dump"
 check "record keeps the perf map in DIR/jit/" cmp -s "/tmp/perf-$pid.map" "$TMP/tr/jit/perf-$pid.map"
+check_match "record says so" "modules snapshotted, 2 JIT files kept, " "$(cat "$TMP/rec.err")"
 
 # perf's view: injected ELF files for the jitdump (names, jitted-PID-INDEX.so), its
 # perf-map reading for the rest ("[JIT] tid PID") on the original file
@@ -40,6 +51,11 @@ check_eq "JIT function sample counts equal perf inject --jit + perf script's" \
 check_eq "every JIT function is named (perf: 4 names)" 4 "$(wc -l <"$TMP/xp.counts")"
 check_match "module names as perf's: jitted-PID-INDEX.so" "^[0-9]+,jitted-$pid-4.so,jit_moved$" \
 	"$(cat "$TMP/xp.counts")"
+# perf's injected file names the code through the ELF files inject wrote: the same
+"$XPTRACE" decode -i "$TMP/inj.data" --functions --format csv 2>/dev/null |
+	awk -F, '$1 > 0 && ($7 ~ /^jit_/ || $7 == "map_only") { print $1 "," $6 "," $7 }' | sort >"$TMP/inj.counts"
+check_eq "perf inject --jit's output decodes to the same functions" "$(cat "$TMP/xp.counts")" \
+	"$(cat "$TMP/inj.counts")"
 
 # shares from the program's work: hot 3, cold 1, moved 1+1 (both places), map_only 1
 share() { awk -F, -v n="$1" '$7 == n { print $4 }' "$TMP/fn.csv"; }

@@ -27,7 +27,7 @@ project() {
 check_eq "perf script decodes the 68 instructions" 68 "$(wc -l <"$TMP/perf.txt")"
 # the runs of (cpu, tid): queue after queue would start 0 100, 0 100, 0 200
 check_eq "perf's runs of cpu/tid interleave the cpus in time order" \
-	"$(printf '0 100 13\n1 200 7\n0 100 13\n1 200 13\n0 200 8\n1 100 14')" \
+	"$(printf '0 100 18\n1 200 7\n0 100 8\n1 200 13\n0 200 8\n1 100 14')" \
 	"$(awk '{ k = $1 " " $2; if (k != p) { if (n) print p, n; p = k; n = 0 } n++ } END { print p, n }' "$TMP/perf.txt")"
 if cmp -s "$TMP/perf.txt" "$TMP/ours.txt"; then
 	ok "--insn jsonl (cpu tid time ip) equals perf script -F cpu,tid,time,ip"
@@ -47,7 +47,7 @@ perf script -i "$TMP/pt.data" --itrace=i0ns -F tid,time,ip --ns 2>"$TMP/perf.err
 	       printf "%d %d %s\n", $1, s[1] * 1000000000 + s[2], $3 }' >"$TMP/perf-pt.txt"
 "$XPTRACE" decode -i "$TMP/pt.data" --insn --format jsonl 2>"$TMP/ours.err" |
 	sed -n 's/^{"time":\([0-9]*\),"tid":\([0-9]*\),"ip":"0x\([0-9a-f]*\)".*/\2 \1 \3/p' >"$TMP/ours-pt.txt"
-check_eq "per-thread: perf's runs of tid in time order" "$(printf '100 13\n200 7\n100 13\n200 21\n100 14')" \
+check_eq "per-thread: perf's runs of tid in time order" "$(printf '100 18\n200 7\n100 8\n200 21\n100 14')" \
 	"$(awk '{ if ($1 != p) { if (n) print p, n; p = $1; n = 0 } n++ } END { print p, n }' "$TMP/perf-pt.txt")"
 if cmp -s "$TMP/perf-pt.txt" "$TMP/ours-pt.txt"; then
 	ok "per-thread: --insn jsonl (tid time ip) equals perf script -F tid,time,ip"

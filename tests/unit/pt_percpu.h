@@ -7,7 +7,8 @@
  *   TSC     cpu 0                          cpu 1
  *   1000    A (pid/tid 100) spin(4) ...
  *   1100                                   B (pid/tid 200) spin(3) ...
- *   1200    ... A goes on (PSB+, TSC)
+ *   1200    ... A goes on (PSB+, TSC,
+ *           within a basic block)
  *   1300                                   ... B goes on (PSB+, TSC)
  *   1650    B spin(1)
  *   1700                                   A spin(2)
@@ -27,7 +28,7 @@
 
 #include "pt_gen.h"
 
-#define PTPC_RUNS "0 100 13\n1 200 7\n0 100 13\n1 200 13\n0 200 8\n1 100 14\n"
+#define PTPC_RUNS "0 100 18\n1 200 7\n0 100 8\n1 200 13\n0 200 8\n1 100 14\n"
 #define PTPC_LOSE 1
 #define PTPC_PER_THREAD 2
 
@@ -57,7 +58,9 @@ static inline int ptpc_rec(struct pd_writer *w, uint16_t type, uint16_t misc, co
 	return pd_writer_record(w, h);
 }
 
-/* spin(n) from its entry, a PSB+ with TSC `mid_tsc` after iteration `mid` (0: none). */
+/* spin(n) from its entry, a PSB+ with TSC `mid_tsc` after iteration `mid` (0: none);
+ * mid < 0: inside iteration -mid + 1's last block, between its dec and jnz (a PSB+
+ * within a basic block, as hardware puts them anywhere). */
 static inline void ptpc_spin(struct pte *e, uint64_t spin, uint64_t loop, uint64_t after,
 			     uint64_t tsc, long n, long mid, uint64_t mid_tsc)
 {
@@ -66,6 +69,13 @@ static inline void ptpc_spin(struct pte *e, uint64_t spin, uint64_t loop, uint64
 	pte_ip(e, ppt_tip_pge, pt_ipc_sext_48, spin);
 	for (long i = 1; i <= n; i++) {
 		pte_ip(e, ppt_tip, pt_ipc_update_16, after);	/* leaf's ret */
+		if (mid < 0 && i == -mid + 1) {
+			pte_simple(e, ppt_psb);
+			pte_tsc(e, mid_tsc);
+			pte_mode64(e);
+			pte_ip(e, ppt_fup, pt_ipc_sext_48, after + 3);	/* dec %rdi is 3 bytes */
+			pte_simple(e, ppt_psbend);
+		}
 		pte_tnt(e, i < n ? "T" : "N");			/* jnz spin_loop */
 		if (i == mid) {
 			pte_simple(e, ppt_psb);
@@ -129,9 +139,9 @@ static inline int ptpc_write(const char *path, const char *spin_path, int flags)
 
 	/* the AUX data of each cpu, or thread: (TSC, spin's N, PSB+ after iteration, its TSC) */
 	static const struct { uint64_t tsc; long n, mid; uint64_t mid_tsc; } run[2][2][2] = {
-		{ { { 1000, 4, 2, 1200 }, { 1650, 1, 0, 0 } },		/* cpu 0: A, B */
+		{ { { 1000, 4, -2, 1200 }, { 1650, 1, 0, 0 } },	/* cpu 0: A, B */
 		  { { 1100, 3, 1, 1300 }, { 1700, 2, 0, 0 } } },	/* cpu 1: B, A */
-		{ { { 1000, 4, 2, 1200 }, { 1700, 2, 0, 0 } },		/* A */
+		{ { { 1000, 4, -2, 1200 }, { 1700, 2, 0, 0 } },	/* A */
 		  { { 1100, 3, 1, 1300 }, { 1650, 1, 0, 0 } } },	/* B */
 	};
 	for (uint32_t q = 0; q < 2; q++) {

@@ -426,7 +426,7 @@ static void test_per_cpu_time_order(void **state)
 
 	const char *out = capture("--insn --format jsonl");
 	runs_of(out, runs, sizeof(runs), times, 8);
-	/* cpu 0's queue first, then cpu 1's, would give 0 100 13, 0 100 13, 0 200 8, ... */
+	/* cpu 0's queue first, then cpu 1's, would give 0 100 18, 0 100 8, 0 200 8, ... */
 	assert_string_equal(runs, PTPC_RUNS);
 	static const uint64_t tsc[] = { 1000, 1100, 1200, 1300, 1650, 1700 };
 	for (size_t i = 0; i < 6; i++)
@@ -436,6 +436,9 @@ static void test_per_cpu_time_order(void **state)
 	assert_non_null(strstr(out, "{\"time\":1001500,\"tid\":100,\"cpu\":0,\"event\":\"enabled\","));
 	assert_non_null(strstr(out, "{\"time\":1002550,\"tid\":100,\"cpu\":1,\"event\":\"enabled\","));
 
+	/* the text listing names the cpu as perf script does */
+	out = capture("--insn");
+	assert_non_null(strstr(out, "\n0.001002550 100 [001]     555555555139  spin+0x0 "));
 	/* each thread's calls, on both cpus, reach its call tree */
 	out = capture("--calltree --per-thread --format jsonl");
 	assert_non_null(strstr(out, "{\"tid\":100,\"lvl\":2,\"rl\":1,\"calls\":6,\"base\":18,\"cum\":18,\"name\":\"leaf\""));
@@ -490,7 +493,7 @@ static void test_per_thread_time_order(void **state)
 	const char *out = capture("--insn --format jsonl");
 	runs_of(out, runs, sizeof(runs), times, 8);
 	/* B's runs at 1300 and 1650 are adjacent in time */
-	assert_string_equal(runs, "-1 100 13\n-1 200 7\n-1 100 13\n-1 200 21\n-1 100 14\n");
+	assert_string_equal(runs, "-1 100 18\n-1 200 7\n-1 100 8\n-1 200 21\n-1 100 14\n");
 	static const uint64_t tsc[] = { 1000, 1100, 1200, 1300, 1700 };
 	for (size_t i = 0; i < 5; i++)
 		assert_int_equal(times[i], ptpc_time(tsc[i]));
