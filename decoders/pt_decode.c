@@ -665,15 +665,17 @@ static inline __attribute__((always_inline)) int run(struct dctx *c, void *dec, 
 	}
 }
 
-/* Does the trace carry CYC packets?  Looks at the first packets only: CYC is a
- * configuration bit, on for the whole trace or off. */
-static int has_cyc(const struct pt_config *cfg)
+enum { TP_CYC = 1, TP_MTC = 2 };
+
+/* Which timing packets the trace carries (TP_*).  Looks at the first packets only:
+ * CYC and MTC are configuration bits, on for the whole trace or off. */
+static unsigned timing_packets(const struct pt_config *cfg)
 {
 	struct pt_packet_decoder *pd = pt_pkt_alloc_decoder(cfg);
-	int found = 0;
+	unsigned found = 0;
 	if (!pd)
 		return 0;
-	for (int synced = 0, n = 0; n < 65536 && !found; n++) {
+	for (int synced = 0, n = 0; n < 65536 && found != (TP_CYC | TP_MTC); n++) {
 		struct pt_packet p;
 		if (!synced) {
 			if (pt_pkt_sync_forward(pd) < 0)
@@ -687,7 +689,7 @@ static int has_cyc(const struct pt_config *cfg)
 			synced = 0;
 			continue;
 		}
-		found = p.type == ppt_cyc;
+		found |= p.type == ppt_cyc ? TP_CYC : p.type == ppt_mtc ? TP_MTC : 0;
 	}
 	pt_pkt_free_decoder(pd);
 	return found;
@@ -749,13 +751,17 @@ int dpt_open(struct dpt_dec **out, const uint8_t *buf, size_t len, struct dpt_im
 	cfg->cpuid_0x15_ebx = opt->cpuid_0x15_ebx;
 
 	/* cycles need CYC packets and the nominal ratio to undo libipt's calibration */
-	if (opt->nom_freq && has_cyc(cfg)) {
+	unsigned tp = timing_packets(cfg);
+	/* time advances at every timing packet libipt can convert (tick events), not
+	 * only at TSC packets and events: MTC (every 2^MTCFreq crystal clocks) needs the
+	 * TSC:crystal ratio of CPUID 0x15 */
+	bool ticks = (tp & TP_CYC) || ((tp & TP_MTC) && opt->cpuid_0x15_eax && opt->cpuid_0x15_ebx);
+	if (opt->nom_freq && (tp & TP_CYC)) {
 		c->group = malloc(GROUP_MAX * sizeof(*c->group));
 		c->group_raw = malloc(GROUP_MAX * sizeof(*c->group_raw));
 		if (!c->group || !c->group_raw)
 			goto fail;
 		c->cyc_mode = 1;
-		cfg->flags.variant.block.enable_tick_events = 1;	/* same bit as insn's */
 	} else if (opt->mode == DPT_BLOCKS) {
 		c->out = malloc(OUT_MAX * sizeof(*c->out));
 		if (!c->out)
@@ -766,10 +772,7 @@ int dpt_open(struct dpt_dec **out, const uint8_t *buf, size_t len, struct dpt_im
 	}
 	ret = -EINVAL;	/* libipt refuses the configuration */
 	if (opt->mode == DPT_INSNS) {
-		if (c->cyc_mode) {
-			cfg->flags.variant.block.enable_tick_events = 0;
-			cfg->flags.variant.insn.enable_tick_events = 1;
-		}
+		cfg->flags.variant.insn.enable_tick_events = ticks;
 		struct pt_insn_decoder *dec = pt_insn_alloc_decoder(cfg);
 		if (!dec)
 			goto fail;
@@ -780,6 +783,7 @@ int dpt_open(struct dpt_dec **out, const uint8_t *buf, size_t len, struct dpt_im
 		/* every branch ends a block: blocks are basic blocks, calls are seen */
 		cfg->flags.variant.block.end_on_call = 1;
 		cfg->flags.variant.block.end_on_jump = 1;
+		cfg->flags.variant.block.enable_tick_events = ticks;
 		struct pt_block_decoder *dec = pt_blk_alloc_decoder(cfg);
 		if (!dec)
 			goto fail;

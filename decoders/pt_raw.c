@@ -27,6 +27,8 @@ static const struct dec_option options[] = {
 	{ "cpu", "F/M[/S]", "--pt: cpu family/model/stepping of the trace: applies its errata" },
 	{ "nom-freq", "N", "--pt: nominal core:bus ratio (MSR_PLATFORM_INFO[15:8]): CYC -> cycles" },
 	{ "mtc-freq", "N", "--pt: MTC frequency (IA32_RTIT_CTL.MTCFreq)" },
+	{ "cpuid-0x15.eax", "N", "--pt: CPUID 0x15 eax (TSC:crystal ratio denominator): MTC -> time" },
+	{ "cpuid-0x15.ebx", "N", "--pt: CPUID 0x15 ebx (TSC:crystal ratio numerator): MTC -> time" },
 	{ "tsc-hz", "HZ", "--pt: TSC frequency: times in ns (else TSC ticks: --metric tsc)" },
 	{ "resync-on-error", NULL, "--pt: on a decode error report a gap and resume at the next PSB" },
 	{ "insn-decoder", NULL, "--pt: libipt's instruction decoder instead of its block decoder (a cross-check)" },
@@ -155,6 +157,13 @@ static int load_inputs(struct dec_ctx *c, struct dpt_image *img, struct dpt_opti
 				opt->nom_freq = (uint8_t)v;
 			else
 				opt->mtc_freq = (uint8_t)v;
+		} else if (strncmp(name, "cpuid-0x15.e", 12) == 0) {
+			if (parse_u64(val, &v) < 0 || v > UINT32_MAX)
+				return xp_err("decode", NULL, "--%s %s: expected a 32-bit number", name, val);
+			if (strcmp(name + 12, "ax") == 0)
+				opt->cpuid_0x15_eax = (uint32_t)v;
+			else
+				opt->cpuid_0x15_ebx = (uint32_t)v;
 		} else if (strcmp(name, "tsc-hz") == 0) {
 			if (tsc_conv(val, opt) < 0)
 				return -1;

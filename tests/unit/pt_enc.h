@@ -88,4 +88,53 @@ static inline void pte_tsc(struct pte *e, uint64_t tsc)
 	pte_pkt(e, &p);
 }
 
+/* The loop program of the raw-PT tests, at `base`:
+ *   +0x0: mov ecx,1000 ; +0x5: dec ecx ; +0x7: jnz +0x5 ; +0x9: call +0x10 ;
+ *   +0xe: ret ; +0xf: nop ; +0x10: ret */
+static const uint8_t pte_loop_code[] = {
+	0xb9, 0xe8, 0x03, 0x00, 0x00, 0xff, 0xc9, 0x75, 0xfc,
+	0xe8, 0x02, 0x00, 0x00, 0x00, 0xc3, 0x90, 0xc3,
+};
+
+/* Its trace: enabled at base, the 1000 iterations in TNT packets of 40, the return
+ * from +0x10 to +0xe, then disabled.  tsc_begin / tsc_end (0: none): TSC packets in
+ * the PSB+ and before the TIP.PGD.  mtc_step (0: none): a TMA in the PSB+ and an MTC
+ * `mtc_step` crystal clocks later after every TNT packet (MTCFreq 0). */
+static inline size_t pte_loop_trace(struct pte *e, uint64_t base, uint64_t tsc_begin,
+				    uint64_t tsc_end, unsigned mtc_step)
+{
+	unsigned ctc = 0x10;
+	pte_simple(e, ppt_psb);
+	if (tsc_begin)
+		pte_tsc(e, tsc_begin);
+	if (mtc_step) {
+		struct pt_packet tma = { .type = ppt_tma };
+		tma.payload.tma.ctc = (uint16_t)ctc;
+		pte_pkt(e, &tma);
+	}
+	pte_simple(e, ppt_psbend);
+	pte_mode64(e);
+	pte_ip(e, ppt_tip_pge, pt_ipc_sext_48, base);
+	char bits[48];
+	for (int left = 1000; left > 0;) {
+		int k = left > 40 ? 40 : left;
+		for (int i = 0; i < k; i++)
+			bits[i] = left - i == 1 ? 'N' : 'T';
+		bits[k] = '\0';
+		pte_tnt(e, bits);
+		left -= k;
+		if (mtc_step) {
+			ctc += mtc_step;
+			struct pt_packet mtc = { .type = ppt_mtc };
+			mtc.payload.mtc.ctc = (uint8_t)ctc;
+			pte_pkt(e, &mtc);
+		}
+	}
+	pte_ip(e, ppt_tip, pt_ipc_sext_48, base + 0xe);
+	if (tsc_end)
+		pte_tsc(e, tsc_end);
+	pte_ip(e, ppt_tip_pgd, pt_ipc_suppressed, 0);
+	return pte_len(e);
+}
+
 #endif

@@ -10,19 +10,8 @@
 #include "pt_enc.h"
 
 #define BASE 0x401000
-/* 0x401000: mov ecx,1000 ; 0x401005: dec ecx ; 0x401007: jnz 0x401005 ;
- * 0x401009: call 0x401010 ; 0x40100e: ret ; 0x40100f: nop ; 0x401010: ret */
-static const uint8_t code[] = {
-	0xb9, 0xe8, 0x03, 0x00, 0x00,
-	0xff, 0xc9,
-	0x75, 0xfc,
-	0xe8, 0x02, 0x00, 0x00, 0x00,
-	0xc3,
-	0x90,
-	0xc3,
-};
 
-static char dir[64], codef[128], ptf[128], badf[128], timedf[128], xptrace[512];
+static char dir[64], codef[128], ptf[128], badf[128], timedf[128], mtcf[128], xptrace[512];
 
 static void write_file(const char *path, const void *p, size_t n)
 {
@@ -32,34 +21,9 @@ static void write_file(const char *path, const void *p, size_t n)
 	fclose(f);
 }
 
-/* tsc_begin/tsc_end: TSC packets in the PSB+ and before the final TIP.PGD (0: none) */
-static size_t encode_loop_timed(struct pte *e, uint64_t tsc_begin, uint64_t tsc_end)
-{
-	pte_simple(e, ppt_psb);
-	if (tsc_begin)
-		pte_tsc(e, tsc_begin);
-	pte_simple(e, ppt_psbend);
-	pte_mode64(e);
-	pte_ip(e, ppt_tip_pge, pt_ipc_sext_48, BASE);
-	char bits[48];
-	for (int left = 1000; left > 0;) {
-		int k = left > 40 ? 40 : left;
-		for (int i = 0; i < k; i++)
-			bits[i] = left - i == 1 ? 'N' : 'T';
-		bits[k] = '\0';
-		pte_tnt(e, bits);
-		left -= k;
-	}
-	pte_ip(e, ppt_tip, pt_ipc_sext_48, BASE + 0xe);
-	if (tsc_end)
-		pte_tsc(e, tsc_end);
-	pte_ip(e, ppt_tip_pgd, pt_ipc_suppressed, 0);
-	return pte_len(e);
-}
-
 static size_t encode_loop(struct pte *e)
 {
-	return encode_loop_timed(e, 0, 0);
+	return pte_loop_trace(e, BASE, 0, 0, 0);
 }
 
 static int setup(void **state)
@@ -73,10 +37,14 @@ static int setup(void **state)
 	snprintf(ptf, sizeof(ptf), "%s/loop.pt", dir);
 	snprintf(badf, sizeof(badf), "%s/bad.pt", dir);
 	snprintf(timedf, sizeof(timedf), "%s/timed.pt", dir);
-	write_file(codef, code, sizeof(code));
+	write_file(codef, pte_loop_code, sizeof(pte_loop_code));
 	/* 2.4 M TSC ticks from the enable to the disable: 1 ms at 2.4 GHz */
 	pte_init(&e, 4096);
-	write_file(timedf, e.buf, encode_loop_timed(&e, 1000, 1000 + 2400000));
+	write_file(timedf, e.buf, pte_loop_trace(&e, BASE, 1000, 1000 + 2400000, 0));
+	pte_free(&e);
+	snprintf(mtcf, sizeof(mtcf), "%s/mtc.pt", dir);
+	pte_init(&e, 4096);
+	write_file(mtcf, e.buf, pte_loop_trace(&e, BASE, 1000, 0, 50));
 	pte_free(&e);
 	pte_init(&e, 4096);
 	size_t first = encode_loop(&e);
@@ -323,6 +291,29 @@ static void test_time_metrics(void **state)
 	assert_non_null(strstr(err, "the trace has no timestamps"));
 }
 
+/* MTC needs the TSC:crystal ratio (ptxed's --cpuid-0x15.eax/ebx): 25 MTCs 50 crystal
+ * clocks apart at 2:1 make 2500 ticks; the callee runs from the last loop packet's
+ * MTC to the return's, 100 ticks. */
+static void test_mtc_options(void **state)
+{
+	(void)state;
+	char args[512], err[4096];
+	int rc;
+	snprintf(args, sizeof(args), "--pt %s --raw %s:%#x --calltree --metric tsc --cpuid-0x15.eax 1 "
+		 "--cpuid-0x15.ebx 2", mtcf, codef, BASE);
+	char *out = run(args, &rc, err, sizeof(err));
+	assert_int_equal(rc, 0);
+	assert_string_equal(out, "# call tree: tsc, total 2500\n"
+		"Lvl   RL      Calls          Base           Cum  Name\n"
+		"  1    1          0          2400          2500  0x0000000000000000\n"
+		"  2    1          1           100           100    0x0000000000000010\n");
+	free(out);
+	snprintf(args, sizeof(args), "--pt %s --raw %s:%#x --calltree --cpuid-0x15.eax x", mtcf, codef, BASE);
+	free(run(args, &rc, err, sizeof(err)));
+	assert_int_equal(rc, 1);
+	assert_non_null(strstr(err, "--cpuid-0x15.eax x: expected a 32-bit number"));
+}
+
 static void test_usage_errors(void **state)
 {
 	(void)state;
@@ -365,6 +356,7 @@ int main(void)
 		cmocka_unit_test(test_callgrind),
 		cmocka_unit_test(test_calltree_unsymbolized),
 		cmocka_unit_test(test_time_metrics),
+		cmocka_unit_test(test_mtc_options),
 		cmocka_unit_test(test_usage_errors),
 	};
 	return cmocka_run_group_tests(tests, setup, teardown);
