@@ -350,11 +350,19 @@ static void load_map(struct jit_ctx *j, struct jproc *pr)
 	snprintf(path, sizeof(path), "/tmp/perf-%d.map", pr->pid);
 	if (!find_file(j, path, buf, sizeof(buf)))
 		return;
-	const uint8_t *f = map_file(j, buf, &size);
-	if (!f || !(pr->maptext = malloc(size + 1)))
+	/* read, not mapped: names are cut out of the text in place */
+	FILE *f = fopen(buf, "re");
+	if (!f)
 		return;
-	memcpy(pr->maptext, f, size);
-	pr->maptext[size] = '\0';
+	struct stat st;
+	if (fstat(fileno(f), &st) == 0 && S_ISREG(st.st_mode) && st.st_size > 0 &&
+	    (pr->maptext = malloc((size_t)st.st_size + 1))) {
+		size = fread(pr->maptext, 1, (size_t)st.st_size, f);
+		pr->maptext[size] = '\0';
+	}
+	fclose(f);
+	if (!pr->maptext)
+		return;
 	for (char *line = pr->maptext, *next; *line; line = next) {
 		char *end;
 		next = strchr(line, '\n');

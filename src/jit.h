@@ -7,7 +7,8 @@
  *                    name and code bytes, JIT_CODE_MOVE records relocate loaded code,
  *                    JIT_CODE_DEBUG_INFO records give source lines of the next load.
  *   perf-PID.map     "START SIZE NAME" lines (hex), names only, valid for the whole
- *                    life of the process (perf reads /tmp/perf-PID.map).
+ *                    life of the process (perf reads /tmp/perf-PID.map); where lines
+ *                    overlap the later wins (JITs reuse freed code addresses).
  *
  * Both are looked up in the trace directory first (TRACE_DIR/jit/, where `xptrace
  * record` keeps them), then where the process wrote them, so a trace decodes after the

@@ -257,9 +257,12 @@ static void test_perf_map(void **state)
 		   "%llx zz bad size\n"
 		   "%llx 0 empty\n"
 		   "0x%llx 20 with_0x\r\n"
+		   "%llx 10 first\n"
+		   "%llx 8 reused\n"
 		   "%llx 8 last_line_without_newline",
 		(unsigned long long)B, (unsigned long long)B + 0x100, (unsigned long long)B + 0x200,
-		(unsigned long long)B + 0x300, (unsigned long long)B + 0x400);
+		(unsigned long long)B + 0x300, (unsigned long long)B + 0x500, (unsigned long long)B + 0x500,
+		(unsigned long long)B + 0x400);
 	fclose(f);
 	struct fx x;
 	fx_open(&x, dir);
@@ -275,6 +278,8 @@ static void test_perf_map(void **state)
 	assert_null(name_at(x.j, 5, B + 0x200));
 	assert_string_equal(name_at(x.j, 5, B + 0x31f), "with_0x");
 	assert_string_equal(name_at(x.j, 5, B + 0x407), "last_line_without_newline");
+	assert_string_equal(name_at(x.j, 5, B + 0x507), "reused");	/* the later line wins */
+	assert_string_equal(name_at(x.j, 5, B + 0x508), "first");
 	assert_string_equal(name_at(x.j, 150, A), "dumped");
 	fx_close(&x);
 	/* the jitdump is also found in DIR/jit/ when its recorded path is gone */
