@@ -157,9 +157,16 @@ static int emit_group(struct dctx *c, struct xev *ev);
 
 static int deliver(struct dctx *c)
 {
-	size_t n = (size_t)(c->next - c->out);
+	struct xev *held = c->next;
+	size_t n = (size_t)(held - c->out);
+	if (!n)
+		return 0;
 	c->next = c->out;
-	return n ? xev_emit_batch(c->sink, c->out, n) : 0;
+	int r = xev_emit_batch(c->sink, c->out, n);
+	/* a block being built (held back) is in *next: it moves with next */
+	if (c->held)
+		*c->next = *held;
+	return r;
 }
 
 static inline int commit(struct dctx *c)
@@ -805,13 +812,9 @@ int dpt_run(struct dpt_dec *d, const struct xev_sink *sink, uint64_t limit)
 	/* what waits in out goes to the sink before the caller moves on (to another
 	 * queue, or to the report) */
 	if (r == 0 || r == PAUSED) {
-		struct xev *held = c->next;
 		int e = deliver(c);
 		if (e)
 			r = e;
-		/* a block held across the pause is built in *next: it moves with next */
-		if (c->held && c->out && held != c->next)
-			*c->next = *held;
 	}
 	if (r == PAUSED)
 		return 0;

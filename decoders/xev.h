@@ -33,17 +33,18 @@ enum xev_flags {
 
 #define XEV_CYCLES_UNKNOWN UINT64_MAX
 
+/* What a tally reads of every block (kind .. cycles) comes first, in one cache line. */
 struct xev {
 	enum xev_kind kind;
 	uint32_t flags;
-	int32_t pid, tid;
-	int32_t cpu;		/* -1 unknown */
 	uint64_t time;		/* perf clock ns; 0 unknown */
 	uint64_t ip;		/* block start, branch/call/return source, sample ip */
 	uint64_t end;		/* XEV_BLOCK: address of the last instruction */
 	uint64_t addr;		/* branch/call/return/interrupt target */
 	uint64_t insns;		/* XEV_BLOCK: instructions in the run */
 	uint64_t cycles;	/* XEV_CYCLES_UNKNOWN when the trace has no timing */
+	int32_t pid, tid;
+	int32_t cpu;		/* -1 unknown */
 	uint64_t weight;	/* XEV_SAMPLE: period or count; blocks of sampled ranges: 1 */
 	const uint64_t *stack;	/* XEV_SAMPLE: callchain, leaf first (user addresses) */
 	uint32_t nstack;

@@ -140,11 +140,86 @@ static void test_time_range(void **state)
 	assert_int_equal(bb_parse_time_range("1.0000000001-", &a, &b), -1);
 }
 
+/* bb_tally_batch over arrays of any size counts exactly what bb_tally_event counts one
+ * event at a time: hand-computed totals, and block by block the same fields.  The
+ * stream has 2000 distinct blocks (the table grows in the middle of arrays), a
+ * block at ip 0 (an empty slot's key), cycles, a gap and taken/not-taken branches. */
+static void test_tally_batch_equals_events(void **state)
+{
+	(void)state;
+	enum { N = 2000, NEV = 3 * N + 4 };
+	static struct xev ev[NEV];
+	size_t n = 0;
+	ev[n++] = blk(0, 0, 1, XEV_CYCLES_UNKNOWN);
+	for (uint64_t i = 0; i < N; i++) {
+		uint64_t a = 0x400000 + 16 * i;
+		ev[n++] = blk(a, a + 8, 4, i % 3 ? XEV_CYCLES_UNKNOWN : 10);
+		ev[n++] = br(a + 8, i % 2 ? a : a + 10, (int)(i % 2));
+		ev[n++] = blk(0x10, 0x18, 2, XEV_CYCLES_UNKNOWN);	/* every block is followed by this one */
+		if (i == N / 2)
+			ev[n++] = (struct xev){ .kind = XEV_GAP, .lost = 1 };
+	}
+	ev[n++] = blk(0, 0, 1, XEV_CYCLES_UNKNOWN);
+	assert_int_equal(n, NEV - 1);
+
+	struct bb_tally *one = bb_tally_new();
+	for (size_t i = 0; i < n; i++)
+		assert_int_equal(bb_tally_event(one, &ev[i]), 0);
+	static const size_t chunk[] = { 1, 7, 256, NEV };
+	for (size_t c = 0; c < sizeof(chunk) / sizeof(chunk[0]); c++) {
+		struct bb_tally *t = bb_tally_new();
+		for (size_t i = 0; i < n; i += chunk[c])
+			assert_int_equal(bb_tally_batch(t, &ev[i], n - i < chunk[c] ? n - i : chunk[c]), 0);
+		assert_int_equal(bb_tally_nblocks(t), N + 2);
+		assert_int_equal(bb_tally_insns(t), 2 + 4 * N + 2 * N);
+		assert_int_equal(bb_tally_gaps(t), 1);
+		assert_true(bb_tally_has_cycles(t));
+		size_t na, nb;
+		struct bb_block **a = bb_tally_sorted(one, &na), **b = bb_tally_sorted(t, &nb);
+		assert_int_equal(na, nb);
+		for (size_t k = 0; k < na; k++) {
+			assert_int_equal(a[k]->start, b[k]->start);
+			assert_int_equal(a[k]->end, b[k]->end);
+			assert_int_equal(a[k]->count, b[k]->count);
+			assert_int_equal(a[k]->insns, b[k]->insns);
+			assert_int_equal(a[k]->cycles, b[k]->cycles);
+			assert_int_equal(a[k]->cyc_execs, b[k]->cyc_execs);
+			assert_int_equal(a[k]->taken, b[k]->taken);
+			assert_int_equal(a[k]->not_taken, b[k]->not_taken);
+			assert_int_equal(a[k]->target, b[k]->target);
+			assert_int_equal(a[k]->fall, b[k]->fall);
+			assert_int_equal(a[k]->cond, b[k]->cond);
+		}
+		/* by hand: the block at 0 twice, 0x10 once per loop, odd blocks taken once */
+		int seen = 0;
+		for (size_t k = 0; k < nb; k++) {
+			if (b[k]->start == 0x10 && ++seen)
+				assert_int_equal(b[k]->count, N);
+			if (b[k]->start == 0 && ++seen)
+				assert_int_equal(b[k]->count, 2);
+			if (b[k]->start == 0x400000 + 16 * 3) {
+				assert_int_equal(b[k]->taken, 1);
+				assert_int_equal(b[k]->not_taken, 0);
+				assert_int_equal(b[k]->target, 0x400000 + 16 * 3);
+			}
+			if (b[k]->start == 0x400000 + 16 * 6) {
+				assert_int_equal(b[k]->cycles, 10);
+				assert_int_equal(b[k]->not_taken, 1);
+				assert_int_equal(b[k]->fall, 0x400000 + 16 * 6 + 10);
+			}
+		}
+		assert_int_equal(seen, 2);
+		bb_tally_free(t);
+	}
+	bb_tally_free(one);
+}
+
 int main(void)
 {
 	const struct CMUnitTest tests[] = {
 		cmocka_unit_test(test_tally_counts_and_branches),
 		cmocka_unit_test(test_tally_grows_and_sorts_by_cycles),
+		cmocka_unit_test(test_tally_batch_equals_events),
 		cmocka_unit_test(test_filter),
 		cmocka_unit_test(test_time_range),
 	};

@@ -21,7 +21,7 @@ static const uint8_t code[] = {
 #define BASE 0x1000
 
 struct rec {
-	char text[8192];
+	char text[65536];
 	size_t len;
 	int n;
 };
@@ -539,6 +539,70 @@ static void test_cyc_cycles(void **state)
 	pte_free(&e);
 }
 
+/* A sink taking arrays (xev_sink.batch) sees the same stream as one taking events one
+ * by one: the loop run 601 times gives 1207 blocks and transfers, which arrive in a
+ * few arrays, in order, each before the DISABLE that follows them. */
+struct batches {
+	struct rec r;
+	int calls, in_arrays;
+};
+
+static int batch_fn(void *ctx, const struct xev *evs, size_t n)
+{
+	struct batches *b = ctx;
+	b->calls++;
+	b->in_arrays += (int)n;
+	for (size_t i = 0; i < n; i++) {
+		assert_in_range(evs[i].kind, XEV_BLOCK, XEV_RETURN);
+		rec_fn(&b->r, &evs[i]);
+	}
+	return 0;
+}
+
+static int one_fn(void *ctx, const struct xev *ev)
+{
+	return rec_fn(&((struct batches *)ctx)->r, ev);
+}
+
+static void test_batch_sink(void **state)
+{
+	(void)state;
+	struct pte e;
+	struct dpt_options opt;
+	pte_init(&e, 4096);
+	pte_simple(&e, ppt_psb);
+	pte_simple(&e, ppt_psbend);
+	pte_mode64(&e);
+	pte_ip(&e, ppt_tip_pge, pt_ipc_sext_48, BASE);
+	for (int i = 0; i < 100; i++)
+		pte_tnt(&e, "TTTTTT");
+	pte_tnt(&e, "N");
+	pte_ip(&e, ppt_tip, pt_ipc_sext_48, 0x100e);
+	pte_ip(&e, ppt_tip_pgd, pt_ipc_suppressed, 0);
+	assert_false(e.failed);
+	struct dpt_image *img = make_image();
+	dpt_options_init(&opt);
+
+	static struct batches one, arrays;
+	struct xev_sink s1 = { one_fn, &one, NULL }, s2 = { one_fn, &arrays, batch_fn };
+	assert_int_equal(dpt_decode(e.buf, pte_len(&e), img, &opt, &s1, NULL), 0);
+	assert_int_equal(dpt_decode(e.buf, pte_len(&e), img, &opt, &s2, NULL), 0);
+	/* 1 + 600 + 3 blocks, 601 conditional branches, the call and the return */
+	assert_int_equal(one.r.n, 1 + 604 + 603 + 1);
+	assert_int_equal(arrays.r.n, one.r.n);
+	assert_int_equal(arrays.in_arrays, 604 + 603);
+	assert_in_range(arrays.calls, 2, 20);
+	assert_int_equal(arrays.r.len, one.r.len);
+	assert_memory_equal(arrays.r.text, one.r.text, one.r.len);
+	assert_int_equal(strncmp(one.r.text, "ENABLE 0x1000 0\nBLOCK 0x1000-0x1007 3\n", 38), 0);
+	assert_non_null(strstr(one.r.text, "BLOCK 0x1005-0x1007 2\nBRANCH 0x1007->0x1009 cond N\n"
+				     "BLOCK 0x1009-0x1009 1\nCALL 0x1009->0x1010\n"
+				     "BLOCK 0x1010-0x1010 1\nRETURN 0x1010->0x100e\n"
+				     "BLOCK 0x100e-0x100e 1\nDISABLE 0 0\n"));
+	dpt_image_free(img);
+	pte_free(&e);
+}
+
 static void test_sink_stops_decode(void **state)
 {
 	(void)state;
@@ -584,6 +648,7 @@ int main(void)
 		cmocka_unit_test(test_tsc_to_perf_time),
 		cmocka_unit_test(test_run_pauses_at_the_limit),
 		cmocka_unit_test(test_sink_stops_decode),
+		cmocka_unit_test(test_batch_sink),
 		cmocka_unit_test(test_cyc_cycles),
 		cmocka_unit_test(test_parse_cpu),
 	};
