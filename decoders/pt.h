@@ -89,8 +89,10 @@ struct dpt_options {
 	/* The code can change with the time (a per-cpu trace runs one process, then
 	 * another): called as the decode time advances, returns a number naming the
 	 * address space the code then comes from (the running pid); what the decoder
-	 * caches about instructions is kept per space.  NULL: one space. */
-	uint64_t (*space_at)(void *ctx, uint64_t time);
+	 * caches about instructions is kept per space.  Setting *img (else left NULL)
+	 * makes the decoder read code from that image from then on (each process's own
+	 * file sections: libipt's fast path).  NULL: one space, one image. */
+	uint64_t (*space_at)(void *ctx, uint64_t time, struct dpt_image **img);
 	void *space_ctx;
 	/* dpt_run's pauses follow the instructions' time exactly: a block that a PSB+ cuts
 	 * where the decode pauses goes out in two (for views listing instructions across

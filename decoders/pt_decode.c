@@ -119,8 +119,17 @@ static void set_time(struct dctx *c, uint64_t tsc)
 	}
 	if (o->time_out)
 		*o->time_out = c->tmpl.time;
-	if (o->space_at)
-		c->space = o->space_at(o->space_ctx, c->tmpl.time);
+	if (o->space_at) {
+		struct dpt_image *img = NULL;
+		c->space = o->space_at(o->space_ctx, c->tmpl.time, &img);
+		if (img && img != c->img) {	/* libipt allows it between calls */
+			c->img = img;
+			if (c->is_insn)
+				pt_insn_set_image(c->dec, dpt_image_pt(img));
+			else
+				pt_blk_set_image(c->dec, dpt_image_pt(img));
+		}
+	}
 }
 
 static int flush_group(struct dctx *c, uint64_t cycles)

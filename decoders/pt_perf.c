@@ -81,6 +81,8 @@ struct dpp {
 	uint64_t gaps, lost_bytes, insns;
 };
 
+#define QIMAGES 8
+
 /* Pass 2 state of one queue: all queues of a timed trace are open at once. */
 struct qdec {
 	struct dpp *p;
@@ -97,6 +99,10 @@ struct qdec {
 	struct swcur read_w, event_w;	/* who runs on a per-cpu queue: for code reads, events */
 	uint64_t last_time;	/* of the latest event attributed (event_w is valid) */
 	bool known;
+	/* per-cpu queue: the images of the processes it ran lately (img is the one in
+	 * use), most recent first */
+	struct { int32_t pid; struct dpt_image *img; } imgs[QIMAGES];
+	unsigned nimgs;
 };
 
 static bool is_pt_attr(const struct pd_attr *a)
@@ -283,13 +289,37 @@ static size_t fallback(void *ctx, uint64_t addr, uint8_t *buf, size_t n)
 	return dpt_mem_read(d->p->mem, pid, d->now, addr, buf, n);
 }
 
+static struct dpt_image *image_for(struct qdec *d, int32_t pid);
+
 /* The code a per-cpu queue runs at `time` is the running process's (dpt_options'
- * space_at: the decoder's cached decodings of instructions are kept per process). */
-static uint64_t space_at(void *ctx, uint64_t time)
+ * space_at): its image, with its mappings as file sections, is the decoder's from
+ * then on, and the decoder's cached decodings of instructions are kept per process.
+ * The last QIMAGES images are kept: processes take turns on a cpu. */
+static uint64_t space_at(void *ctx, uint64_t time, struct dpt_image **img)
 {
 	struct qdec *d = ctx;
 	who_runs(d->p, &d->read_w, d->q->cpu, time);
-	return (uint32_t)d->read_w.pid;
+	int32_t pid = d->read_w.pid;
+	if (d->nimgs && d->imgs[0].pid == pid)
+		return (uint32_t)pid;
+	unsigned i = 1;
+	while (i < d->nimgs && d->imgs[i].pid != pid)
+		i++;
+	typeof(d->imgs[0]) e = { pid, NULL };
+	if (i < d->nimgs) {
+		e = d->imgs[i];
+	} else {
+		e.img = image_for(d, pid);
+		if (!e.img)	/* out of memory: the image in use reads through the fallback */
+			return (uint32_t)pid;
+		if (d->nimgs == QIMAGES)
+			dpt_image_free(d->imgs[--d->nimgs].img);	/* never imgs[0], in use */
+		i = d->nimgs++;
+	}
+	memmove(&d->imgs[1], &d->imgs[0], i * sizeof(d->imgs[0]));
+	d->imgs[0] = e;
+	d->img = *img = e.img;
+	return (uint32_t)pid;
 }
 
 /* Events of a per-cpu queue belong to whichever thread the cpu ran at their time. */
@@ -406,6 +436,9 @@ static int qdec_open(struct dpp *p, struct queue *q, struct qdec *d)
 	d->img = image_for(d, d->pid);
 	if (!d->img)
 		return xp_err("decode", NULL, "out of memory");
+	d->imgs[0].pid = d->pid;
+	d->imgs[0].img = d->img;
+	d->nimgs = 1;
 	d->done = false;
 	return 0;
 }
@@ -421,7 +454,9 @@ static void qdec_close(struct qdec *d)
 		dpt_close(d->dec);
 		d->dec = NULL;
 	}
-	dpt_image_free(d->img);
+	for (unsigned i = 0; i < d->nimgs; i++)
+		dpt_image_free(d->imgs[i].img);
+	d->nimgs = 0;
 	d->img = NULL;
 	if (d->buf)
 		munmap((void *)d->buf, d->q->size);

@@ -598,6 +598,104 @@ static void test_per_cpu_code_per_process(void **state)
 	assert_non_null(strstr(out, "\"count\":3,\"insns\":2,\"cycles\":null,\"ipc\":null,\"taken\":2,\"not_taken\":1,"));
 }
 
+/* Ten processes take turns on one cpu, twice (more than the images a per-cpu queue
+ * keeps, so they are dropped and made again): process k runs spin(k) each turn. */
+static void test_per_cpu_many_processes(void **state)
+{
+	(void)state;
+	char spin_path[512];
+	snprintf(spin_path, sizeof(spin_path), "%s/build/progs/ptspin", XP_SRCDIR);
+	int fd = open(spin_path, O_RDONLY);
+	assert_true(fd >= 0);
+	elf_version(EV_CURRENT);
+	Elf *elf = elf_begin(fd, ELF_C_READ, NULL);
+	uint64_t spin = PTGEN_BASE + ptgen_sym(elf, "spin");
+	uint64_t after = PTGEN_BASE + ptgen_sym(elf, "spin_after_call");
+	elf_end(elf);
+	close(fd);
+
+	struct pd_writer *w;
+	assert_int_equal(pd_writer_create(&w, data), 0);
+	struct perf_event_attr attr;
+	memset(&attr, 0, sizeof(attr));
+	attr.type = PMU;
+	attr.size = PD_ATTR_SIZE;
+	attr.config = 1 | 1ULL << 10 | 1ULL << 11 | 1ULL << 13;	/* pt, tsc, noretcomp, branch */
+	attr.sample_type = PERF_SAMPLE_IP | PERF_SAMPLE_TID | PERF_SAMPLE_TIME | PERF_SAMPLE_ADDR |
+			   PERF_SAMPLE_CPU | PERF_SAMPLE_IDENTIFIER;
+	attr.sample_id_all = attr.mmap = attr.mmap2 = attr.comm = attr.task = attr.context_switch = 1;
+	int idx = pd_writer_add_attr(w, &attr, "intel_pt//u");
+	pd_writer_add_id(w, idx, 1000, 0, -1);
+	uint64_t priv[PD_PT_INFO_WORDS] = { 0 };
+	priv[PD_PT_PMU_TYPE] = PMU;
+	priv[PD_PT_TIME_MULT] = 1;
+	priv[PD_PT_TSC_BIT] = 1ULL << 10;
+	priv[PD_PT_NORETCOMP_BIT] = 1ULL << 11;
+	priv[PD_PT_HAVE_SCHED_SWITCH] = 2;
+	priv[PD_PT_PER_CPU_MMAPS] = 1;
+	pd_writer_auxtrace_info(w, PD_AUXTRACE_INTEL_PT, priv, PD_PT_INFO_WORDS);
+	for (uint32_t k = 1; k <= 10; k++) {
+		uint32_t pid = 100 * k;
+		struct { uint32_t pid, tid; char comm[8]; } comm = { pid, pid, "spinner" };
+		rec_as(w, PERF_RECORD_COMM, 0, &comm, sizeof(comm), attr.sample_type, pid, 10, 0);
+		struct {
+			uint32_t pid, tid;
+			uint64_t addr, len, pgoff;
+			uint32_t maj, min;
+			uint64_t ino, ino_generation;
+			uint32_t prot, flags;
+			char filename[512];
+		} mm;
+		memset(&mm, 0, sizeof(mm));
+		mm.pid = mm.tid = pid;
+		mm.addr = PTGEN_BASE;
+		mm.len = 0x10000;
+		mm.prot = 5;
+		mm.flags = 2;
+		snprintf(mm.filename, sizeof(mm.filename), "%s", spin_path);
+		rec_as(w, PERF_RECORD_MMAP2, 0, &mm, offsetof(typeof(mm), filename) + strlen(spin_path) + 1,
+		       attr.sample_type, pid, 20, 0);
+	}
+	uint32_t next[2] = { 0, 0 };
+	for (uint32_t turn = 0; turn < 20; turn++)
+		rec_as(w, PERF_RECORD_SWITCH_CPU_WIDE, 0, next, sizeof(next), attr.sample_type,
+		       100 * (turn % 10 + 1), 1000 * turn + 900, 0);
+	pd_writer_finished_round(w);
+	struct pte e;
+	pte_init(&e, 8192);
+	pte_simple(&e, ppt_psb);
+	pte_tsc(&e, 950);
+	pte_simple(&e, ppt_psbend);
+	for (uint32_t turn = 0; turn < 20; turn++) {
+		int n = (int)(turn % 10) + 1;
+		pte_tsc(&e, 1000 * turn + 1000);
+		pte_mode64(&e);
+		pte_ip(&e, ppt_tip_pge, pt_ipc_sext_48, spin);
+		for (int i = 1; i <= n; i++) {
+			pte_ip(&e, ppt_tip, pt_ipc_update_16, after);
+			pte_tnt(&e, i < n ? "T" : "N");
+		}
+		pte_ip(&e, ppt_tip_pgd, pt_ipc_suppressed, 0);
+	}
+	assert_false(e.failed);
+	struct pd_auxtrace_event ev;
+	memset(&ev, 0, sizeof(ev));
+	ev.tid = (uint32_t)-1;
+	ev.cpu = 0;
+	assert_int_equal(pd_writer_auxtrace(w, &ev, e.buf, pte_len(&e)), 0);
+	pte_free(&e);
+	assert_int_equal(pd_writer_close(w), 0);
+
+	const char *out = capture("--calltree --per-thread --format jsonl");
+	for (int k = 1; k <= 10; k++) {
+		char want[96];
+		snprintf(want, sizeof(want), "{\"tid\":%d,\"lvl\":2,\"rl\":1,\"calls\":%d,\"base\":%d,", 100 * k,
+			 2 * k, 6 * k);
+		assert_non_null(strstr(out, want));
+	}
+	assert_null(strstr(out, "gap"));
+}
+
 int main(void)
 {
 	const struct CMUnitTest tests[] = {
@@ -609,6 +707,7 @@ int main(void)
 		cmocka_unit_test(test_per_cpu_gap_in_order),
 		cmocka_unit_test(test_per_thread_time_order),
 		cmocka_unit_test(test_per_cpu_code_per_process),
+		cmocka_unit_test(test_per_cpu_many_processes),
 	};
 	return cmocka_run_group_tests(tests, setup, teardown);
 }
