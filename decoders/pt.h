@@ -86,6 +86,12 @@ struct dpt_options {
 	/* The buffer is a read-only mapping of a file: pages well behind the decoder are
 	 * given back (madvise), so memory stays flat however long the trace is. */
 	int release_behind;
+	/* The code can change with the time (a per-cpu trace runs one process, then
+	 * another): called as the decode time advances, returns a number naming the
+	 * address space the code then comes from (the running pid); what the decoder
+	 * caches about instructions is kept per space.  NULL: one space. */
+	uint64_t (*space_at)(void *ctx, uint64_t time);
+	void *space_ctx;
 	/* dpt_run's pauses follow the instructions' time exactly: a block that a PSB+ cuts
 	 * where the decode pauses goes out in two (for views listing instructions across
 	 * traces in time order; tallies want it whole, which keeps each thread's order). */

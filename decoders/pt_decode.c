@@ -49,7 +49,8 @@ struct dctx {
 	uint64_t pend_ip;
 	uint64_t pend_fall;	/* conditional branches: the fall-through (0 unknown) */
 	uint32_t pend_flags;
-	struct bcache_ent *bcache;
+	struct bcache_ent *bcache;	/* keyed by ip ^ space */
+	uint64_t space;		/* the address space the code comes from (space_at) */
 	struct x86_dis dis;
 	int stop;		/* the sink's non-zero return */
 	const uint8_t *buf;
@@ -118,6 +119,8 @@ static void set_time(struct dctx *c, uint64_t tsc)
 	}
 	if (o->time_out)
 		*o->time_out = c->tmpl.time;
+	if (o->space_at)
+		c->space = o->space_at(o->space_ctx, c->tmpl.time);
 }
 
 static int flush_group(struct dctx *c, uint64_t cycles)
@@ -252,7 +255,7 @@ static __attribute__((noinline)) const struct bcache_ent *branch_fill(struct dct
 	uint8_t buf[X86_MAX_INSN];
 	struct x86_instr in;
 	size_t n = dpt_image_read(c->img, ip, buf, sizeof(buf));
-	e->ip = ip;
+	e->ip = ip ^ c->space;
 	if (n && x86_dis_one(&c->dis, buf, n, ip, &in) == 0) {
 		e->cls = from_x86(in.br.cls, &e->indirect);
 		e->next = ip + in.size;
@@ -267,7 +270,7 @@ static __attribute__((noinline)) const struct bcache_ent *branch_fill(struct dct
 static inline const struct bcache_ent *branch_at(struct dctx *c, uint64_t ip)
 {
 	struct bcache_ent *e = &c->bcache[(ip ^ (ip >> BCACHE_BITS)) & ((1u << BCACHE_BITS) - 1)];
-	if (e->ip == ip && ip)
+	if (e->ip == (ip ^ c->space) && ip)
 		return e;
 	return branch_fill(c, e, ip);
 }

@@ -126,3 +126,23 @@ size_t dpt_mem_read(struct dpt_mem *m, int32_t pid, uint64_t time, uint64_t addr
 	memcpy(buf, f->map + off, k);
 	return k;
 }
+
+void dpt_mem_span(struct dpt_mem *m, int32_t pid, uint64_t time, uint64_t addr, uint64_t *from,
+		  uint64_t *to)
+{
+	const struct sb_map *map = sb_find_map(m->sb, pid, addr, time);
+	*from = map ? map->time_from : 0;
+	*to = map ? map->time_to : UINT64_MAX;
+	struct jit_sym c;
+	if (!dpt_mem_path(m, map) && m->jit) {
+		jit_find(m->jit, pid, time, addr, &c);	/* sets from and to, found or not */
+		if (c.from > *from)
+			*from = c.from;
+		if (c.to < *to)
+			*to = c.to;
+	}
+	if (*from > time || *to <= time) {	/* time 0 (the latest state) and the like */
+		*from = time;
+		*to = time + 1;
+	}
+}

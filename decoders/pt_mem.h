@@ -20,6 +20,10 @@ void dpt_mem_free(struct dpt_mem *m);
 /* Bytes at `addr` in process `pid` at `time` (0: latest state); 0 when unknown. */
 size_t dpt_mem_read(struct dpt_mem *m, int32_t pid, uint64_t time, uint64_t addr, uint8_t *buf,
 		    size_t n);
+/* The times [from, to) around `time` over which the bytes at `addr` stay what
+ * dpt_mem_read gives for `time`: the mapping's life, narrowed by JIT loads and moves. */
+void dpt_mem_span(struct dpt_mem *m, int32_t pid, uint64_t time, uint64_t addr, uint64_t *from,
+		  uint64_t *to);
 /* The file behind a mapping (NULL for anonymous memory or a dso without a file). */
 const char *dpt_mem_path(struct dpt_mem *m, const struct sb_map *map);
 

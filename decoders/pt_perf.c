@@ -283,6 +283,15 @@ static size_t fallback(void *ctx, uint64_t addr, uint8_t *buf, size_t n)
 	return dpt_mem_read(d->p->mem, pid, d->now, addr, buf, n);
 }
 
+/* The code a per-cpu queue runs at `time` is the running process's (dpt_options'
+ * space_at: the decoder's cached decodings of instructions are kept per process). */
+static uint64_t space_at(void *ctx, uint64_t time)
+{
+	struct qdec *d = ctx;
+	who_runs(d->p, &d->read_w, d->q->cpu, time);
+	return (uint32_t)d->read_w.pid;
+}
+
 /* Events of a per-cpu queue belong to whichever thread the cpu ran at their time. */
 static int cpu_sink_fn(void *ctx, const struct xev *ev)
 {
@@ -390,6 +399,10 @@ static int qdec_open(struct dpp *p, struct queue *q, struct qdec *d)
 	d->o.pid = d->pid;
 	d->o.tid = q->cpu >= 0 ? -1 : q->tid;
 	d->o.time_out = &d->now;
+	if (q->cpu >= 0) {
+		d->o.space_at = space_at;
+		d->o.space_ctx = d;
+	}
 	d->img = image_for(d, d->pid);
 	if (!d->img)
 		return xp_err("decode", NULL, "out of memory");

@@ -25,6 +25,10 @@ struct bb_env {
 	/* Source position of `ip`; false when unknown.  May be NULL. */
 	bool (*srcline)(void *ctx, int32_t pid, uint64_t time, uint64_t ip,
 			const char **file, int *line);
+	/* The times [from, to) around `time` over which what read, symbol and srcline give
+	 * for `ip` stays the same (a mapping's life, a JIT load until moved or replaced):
+	 * how long formatted lines may be reused.  May be NULL: code never changes. */
+	void (*span)(void *ctx, int32_t pid, uint64_t time, uint64_t ip, uint64_t *from, uint64_t *to);
 	void *ctx;
 };
 

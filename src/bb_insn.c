@@ -14,6 +14,7 @@
 
 struct line {
 	uint64_t ip;
+	uint64_t from, to;	/* times the line holds for (bb_env.span) */
 	int32_t pid;
 	uint8_t size;		/* 0: empty slot */
 	uint8_t bytes[X86_MAX_INSN];
@@ -31,6 +32,7 @@ struct bline {
 	uint32_t *off;		/* n + 1 offsets into text */
 	char *text;		/* padded to 16 bytes */
 	bool bad;		/* ran into unreadable or undecodable bytes */
+	uint64_t from, to;	/* times all its lines hold for */
 };
 
 #define BCACHE_BITS 14
@@ -253,6 +255,10 @@ static int format_line(struct bb_insn_view *v, struct line *l, const struct xev 
 	l->len = (uint16_t)len;
 	l->ip = ip;
 	l->pid = ev->pid;
+	l->from = 0;
+	l->to = UINT64_MAX;
+	if (env && env->span)
+		env->span(env->ctx, ev->pid, ev->time, ip, &l->from, &l->to);
 	l->size = (uint8_t)size;
 	memcpy(l->bytes, bytes, size);
 	return 0;
@@ -265,9 +271,11 @@ cached_line(struct bb_insn_view *v, const struct xev *ev, uint64_t ip, const uin
 	    size_t n)
 {
 	struct line *l = &v->cache[(ip ^ ip >> CACHE_BITS) & ((1u << CACHE_BITS) - 1)];
-	bool hit = l->size && l->ip == ip && l->pid == ev->pid && l->size <= n;
-	/* same address, same bytes (JIT code may reuse addresses); instructions are a
-	 * few bytes, a loop beats a memcmp call */
+	bool hit = l->size && l->ip == ip && l->pid == ev->pid && l->size <= n &&
+		l->from <= ev->time && ev->time < l->to;
+	/* same address, same bytes, a time the line holds for (JIT code may reuse
+	 * addresses, under another name); instructions are a few bytes, a loop beats a
+	 * memcmp call */
 	for (size_t i = 0; hit && i < l->size; i++)
 		hit = l->bytes[i] == bytes[i];
 	if (!hit && format_line(v, l, ev, ip, bytes, n) < 0)
@@ -403,6 +411,7 @@ static int build_block(struct bb_insn_view *v, struct bline *b, const struct xev
 	uint32_t *off = malloc((ev->insns + 1) * sizeof(*off));
 	uint32_t n = 0;
 	bool bad = false;
+	uint64_t from = 0, to = UINT64_MAX;
 
 	if (!off)
 		return -1;
@@ -412,6 +421,10 @@ static int build_block(struct bb_insn_view *v, struct bline *b, const struct xev
 			bad = true;
 			break;
 		}
+		if (l->from > from)
+			from = l->from;
+		if (l->to < to)
+			to = l->to;
 		if (len + l->len + 16 > cap) {
 			cap = 2 * (len + l->len + 16);
 			char *t = realloc(text, cap);
@@ -435,7 +448,7 @@ static int build_block(struct bb_insn_view *v, struct bline *b, const struct xev
 	off[n] = (uint32_t)len;
 	free(b->text);
 	free(b->off);
-	*b = (struct bline){ ev->ip, ev->end, ev->pid, n, (uint32_t)len, off, text, bad };
+	*b = (struct bline){ ev->ip, ev->end, ev->pid, n, (uint32_t)len, off, text, bad, from, to };
 	if (!n) {
 		b->n = 0;	/* nothing cacheable: the slot stays empty */
 		free(b->text);
@@ -452,7 +465,8 @@ static int emit_block(struct bb_insn_view *v, const struct xev *ev)
 {
 	uint64_t h = ev->ip * 0x9e3779b97f4a7c15ULL ^ ev->end;
 	struct bline *b = &v->blocks[(h >> 40) & ((1u << BCACHE_BITS) - 1)];
-	if (!(b->n && b->start == ev->ip && b->end == ev->end && b->pid == ev->pid)) {
+	if (!(b->n && b->start == ev->ip && b->end == ev->end && b->pid == ev->pid &&
+	      b->from <= ev->time && ev->time < b->to)) {
 		if (build_block(v, b, ev) < 0)
 			return -1;
 	}

@@ -30,6 +30,12 @@ static size_t env_read(void *ctx, int32_t pid, uint64_t time, uint64_t ip, uint8
 	return dpt_mem_read(s->mem, pid, time, ip, buf, n);
 }
 
+static void env_span(void *ctx, int32_t pid, uint64_t time, uint64_t ip, uint64_t *from, uint64_t *to)
+{
+	struct vstate *s = ctx;
+	dpt_mem_span(s->mem, pid, time, ip, from, to);
+}
+
 static const char *env_symbol(void *ctx, int32_t pid, uint64_t time, uint64_t ip, uint64_t *start,
 			      uint64_t *size)
 {
@@ -72,7 +78,7 @@ static int open_common(struct dec_ctx *c, struct vstate **out)
 		free(s);
 		return -1;
 	}
-	s->env = (struct bb_env){ env_read, env_symbol, env_srcline, s };
+	s->env = (struct bb_env){ env_read, env_symbol, env_srcline, env_span, s };
 	s->vo.format = c->opts->format == OUT_JSONL ? BB_JSONL : BB_TEXT;
 	s->vo.out = c->out;
 	s->vo.env = &s->env;

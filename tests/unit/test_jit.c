@@ -400,7 +400,8 @@ static void pass(struct pte *e, uint64_t tsc, uint64_t leaf, int n)
 	pte_ip(e, ppt_tip_pgd, pt_ipc_suppressed, 0);	/* outer's ret leaves the traced code */
 }
 
-static void write_pt(void)
+/* Two passes: 3 calls of the leaf at A (TSC 100), 2 of the leaf at `second` (300). */
+static void write_pt(uint64_t second)
 {
 	struct pd_writer *w;
 	assert_int_equal(pd_writer_create(&w, data), 0);
@@ -445,7 +446,7 @@ static void write_pt(void)
 	pte_simple(&e, ppt_psbend);
 	pte_mode64(&e);
 	pass(&e, 100, A, 3);	/* before the move (time 200) */
-	pass(&e, 300, B, 2);	/* after it */
+	pass(&e, 300, second, 2);	/* after it */
 	assert_false(e.failed);
 	struct pd_auxtrace_event ev;
 	memset(&ev, 0, sizeof(ev));
@@ -488,7 +489,7 @@ static void test_pt_calls_to_jit_functions(void **state)
 {
 	(void)state;
 	write_leaf_dump(true);
-	write_pt();
+	write_pt(B);
 	const char *out = capture("--calltree --format folded");
 	/* instructions: outer_loop 3 per call (call, dec, jnz) + its ret, per pass */
 	assert_string_equal(out, "outer_loop 17\nouter_loop;leaf 5\n");
@@ -522,6 +523,35 @@ static void test_pt_calls_to_jit_functions(void **state)
 	out = capture("--calltree --format folded");
 	assert_non_null(strstr(out, "outer_loop;leaf 3\n"));
 	assert_null(strstr(out, "outer_loop;leaf 5\n"));
+}
+
+/* The JIT compiles another leaf at the same address (time 200): same place, same
+ * block shape (one ret: `c3`, then `f3 c3`), another name and other bytes.  Lines
+ * and blocks formatted for the first must not be reused for the second. */
+static void test_pt_code_replaced_at_same_address(void **state)
+{
+	(void)state;
+	static const uint8_t rep_ret[] = { 0xf3, 0xc3 };
+	struct jd d;
+	jd_header(&d, 1);
+	jd_load(&d, 5, "outer_loop", OUTER, outer, sizeof(outer), 1);
+	jd_load(&d, 5, "leaf_v1", A, ret1, 1, 2);
+	jd_load(&d, 200, "leaf_v2", A, rep_ret, sizeof(rep_ret), 3);
+	jd_write(&d, dump, d.n);
+	write_pt(A);
+	const char *out = capture("--calltree --format folded");
+	assert_string_equal(out, "outer_loop 17\nouter_loop;leaf_v1 3\nouter_loop;leaf_v2 2\n");
+	out = capture("--insn --format jsonl");
+	int v1 = 0, v2 = 0;
+	for (const char *p = out; (p = strstr(p, "\"sym\":\"leaf_v1+0x0\",\"bytes\":\"c3\",\"insn\":\"retq\"")); p++)
+		v1++;
+	for (const char *p = out; (p = strstr(p, "\"sym\":\"leaf_v2+0x0\",\"bytes\":\"f3 c3\",\"insn\":\"retq\"")); p++)
+		v2++;
+	assert_int_equal(v1, 3);
+	assert_int_equal(v2, 2);
+	out = capture("--insn");
+	assert_non_null(strstr(out, "7f0000002000  leaf_v1+0x0                      c3                             retq\n"));
+	assert_non_null(strstr(out, "7f0000002000  leaf_v2+0x0                      f3 c3                          retq\n"));
 }
 
 /* --- LBR: branch stacks through JIT code, the leaf after its move (perf record -k
@@ -644,6 +674,7 @@ int main(void)
 		cmocka_unit_test(test_perf_map),
 		cmocka_unit_test(test_cut_and_corrupt_dumps),
 		cmocka_unit_test(test_pt_calls_to_jit_functions),
+		cmocka_unit_test(test_pt_code_replaced_at_same_address),
 		cmocka_unit_test(test_lbr_through_jit_code),
 	};
 	return cmocka_run_group_tests(tests, setup, teardown);

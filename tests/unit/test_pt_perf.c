@@ -502,6 +502,102 @@ static void test_per_thread_time_order(void **state)
 	assert_non_null(strstr(out, "{\"tid\":200,\"lvl\":2,\"rl\":1,\"calls\":4,"));
 }
 
+/* One cpu runs process A, then B, each with different code at the same address (raw
+ * code files mapped at X, as non-PIE executables share their addresses):
+ *   A: mov ecx,3 ; dec ecx ; jnz X+5 (2 bytes) ; ret
+ *   B: mov ecx,1 ; dec ecx ; jnz X+5 (6 bytes) ; ret
+ * B's jnz falls through once: not taken.  Anything the decoder learnt about A's
+ * instruction at X+7 (its length, hence its fall-through) must not be taken for B's. */
+static void test_per_cpu_code_per_process(void **state)
+{
+	(void)state;
+	static const uint8_t a[] = { 0xb9, 0x03, 0, 0, 0, 0xff, 0xc9, 0x75, 0xfc, 0xc3 };
+	static const uint8_t b[] = { 0xb9, 0x01, 0, 0, 0, 0xff, 0xc9, 0x0f, 0x85, 0xf8, 0xff, 0xff, 0xff, 0xc3 };
+	const uint64_t X = 0x7f0000200000ULL;
+	char path[2][96];
+	for (int i = 0; i < 2; i++) {
+		snprintf(path[i], sizeof(path[i]), "%s/code-%c.bin", dir, 'a' + i);
+		FILE *f = fopen(path[i], "wb");
+		assert_non_null(f);
+		assert_int_equal(fwrite(i ? b : a, 1, i ? sizeof(b) : sizeof(a), f), i ? sizeof(b) : sizeof(a));
+		fclose(f);
+	}
+	struct pd_writer *w;
+	assert_int_equal(pd_writer_create(&w, data), 0);
+	struct perf_event_attr attr;
+	memset(&attr, 0, sizeof(attr));
+	attr.type = PMU;
+	attr.size = PD_ATTR_SIZE;
+	attr.config = 1 | 1ULL << 10 | 1ULL << 11 | 1ULL << 13;	/* pt, tsc, noretcomp, branch */
+	attr.sample_type = PERF_SAMPLE_IP | PERF_SAMPLE_TID | PERF_SAMPLE_TIME | PERF_SAMPLE_ADDR |
+			   PERF_SAMPLE_CPU | PERF_SAMPLE_IDENTIFIER;
+	attr.sample_id_all = attr.mmap = attr.mmap2 = attr.comm = attr.task = attr.context_switch = 1;
+	int idx = pd_writer_add_attr(w, &attr, "intel_pt//u");
+	pd_writer_add_id(w, idx, 1000, 0, -1);
+	uint64_t priv[PD_PT_INFO_WORDS] = { 0 };
+	priv[PD_PT_PMU_TYPE] = PMU;
+	priv[PD_PT_TIME_MULT] = 1;
+	priv[PD_PT_TSC_BIT] = 1ULL << 10;
+	priv[PD_PT_NORETCOMP_BIT] = 1ULL << 11;
+	priv[PD_PT_HAVE_SCHED_SWITCH] = 2;
+	priv[PD_PT_PER_CPU_MMAPS] = 1;
+	pd_writer_auxtrace_info(w, PD_AUXTRACE_INTEL_PT, priv, PD_PT_INFO_WORDS);
+	for (uint32_t i = 0; i < 2; i++) {
+		uint32_t pid = 100 + 100 * i;
+		struct { uint32_t pid, tid; char comm[8]; } comm = { pid, pid, "code" };
+		rec_as(w, PERF_RECORD_COMM, 0, &comm, sizeof(comm), attr.sample_type, pid, 10, 0);
+		struct {
+			uint32_t pid, tid;
+			uint64_t addr, len, pgoff;
+			uint32_t maj, min;
+			uint64_t ino, ino_generation;
+			uint32_t prot, flags;
+			char filename[96];
+		} mm;
+		memset(&mm, 0, sizeof(mm));
+		mm.pid = mm.tid = pid;
+		mm.addr = X;
+		mm.len = 4096;
+		mm.prot = 5;
+		mm.flags = 2;
+		assert_true(strlen(path[i]) < sizeof(mm.filename));
+		memcpy(mm.filename, path[i], strlen(path[i]) + 1);
+		rec_as(w, PERF_RECORD_MMAP2, 0, &mm, offsetof(typeof(mm), filename) + strlen(path[i]) + 1,
+		       attr.sample_type, pid, 20, 0);
+		uint32_t next[2] = { 0, 0 };
+		rec_as(w, PERF_RECORD_SWITCH_CPU_WIDE, 0, next, sizeof(next), attr.sample_type, pid,
+		       i ? 1500 : 900, 0);
+	}
+	pd_writer_finished_round(w);
+	struct pte e;
+	pte_init(&e, 512);
+	pte_simple(&e, ppt_psb);
+	pte_tsc(&e, 1000);
+	pte_simple(&e, ppt_psbend);
+	for (int i = 0; i < 2; i++) {
+		if (i)
+			pte_tsc(&e, 2000);
+		pte_mode64(&e);
+		pte_ip(&e, ppt_tip_pge, pt_ipc_sext_48, X);
+		pte_tnt(&e, i ? "N" : "TTN");
+		pte_ip(&e, ppt_tip_pgd, pt_ipc_suppressed, 0);	/* the ret leaves the trace */
+	}
+	assert_false(e.failed);
+	struct pd_auxtrace_event ev;
+	memset(&ev, 0, sizeof(ev));
+	ev.tid = (uint32_t)-1;
+	ev.cpu = 0;
+	assert_int_equal(pd_writer_auxtrace(w, &ev, e.buf, pte_len(&e)), 0);
+	pte_free(&e);
+	assert_int_equal(pd_writer_close(w), 0);
+
+	const char *out = capture("--blocks --tid 200 --format jsonl");
+	assert_non_null(strstr(out, "{\"start\":\"0x7f0000200000\",\"end\":\"0x7f0000200007\",\"sym\":"));
+	assert_non_null(strstr(out, "\"count\":1,\"insns\":3,\"cycles\":null,\"ipc\":null,\"taken\":0,\"not_taken\":1,"));
+	out = capture("--blocks --tid 100 --format jsonl");
+	assert_non_null(strstr(out, "\"count\":3,\"insns\":2,\"cycles\":null,\"ipc\":null,\"taken\":2,\"not_taken\":1,"));
+}
+
 int main(void)
 {
 	const struct CMUnitTest tests[] = {
@@ -512,6 +608,7 @@ int main(void)
 		cmocka_unit_test(test_per_cpu_time_order),
 		cmocka_unit_test(test_per_cpu_gap_in_order),
 		cmocka_unit_test(test_per_thread_time_order),
+		cmocka_unit_test(test_per_cpu_code_per_process),
 	};
 	return cmocka_run_group_tests(tests, setup, teardown);
 }
