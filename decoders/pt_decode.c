@@ -762,8 +762,10 @@ int dpt_open(struct dpt_dec **out, const uint8_t *buf, size_t len, struct dpt_im
 	cfg->cpuid_0x15_eax = opt->cpuid_0x15_eax;
 	cfg->cpuid_0x15_ebx = opt->cpuid_0x15_ebx;
 
-	/* cycles need CYC packets and the nominal ratio to undo libipt's calibration */
-	unsigned tp = timing_packets(cfg);
+	/* cycles need CYC packets and the nominal ratio to undo libipt's calibration; with
+	 * neither that ratio nor CPUID 0x15's there is nothing to convert timing packets
+	 * with, and no scan (up to 64 Ki packets: ~1 ms) */
+	unsigned tp = opt->nom_freq || (opt->cpuid_0x15_eax && opt->cpuid_0x15_ebx) ? timing_packets(cfg) : 0;
 	/* time advances at every timing packet libipt can convert (tick events), not
 	 * only at TSC packets and events: MTC (every 2^MTCFreq crystal clocks) needs the
 	 * TSC:crystal ratio of CPUID 0x15 */
