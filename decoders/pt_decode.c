@@ -479,55 +479,83 @@ static int insn_get_offset(const void *d, uint64_t *o) { return pt_insn_get_offs
 static int insn_get_sync_offset(const void *d, uint64_t *o) { return pt_insn_get_sync_offset(d, o); }
 static int insn_event(void *d, struct pt_event *e, size_t n) { return pt_insn_event(d, e, n); }
 
-/* One block from libipt.  `out` is c->out != NULL, a constant in each of the two
- * instances below, so the per-block path has no test of it. */
-static inline __attribute__((always_inline)) int blk_step_in(struct dctx *c, void *dec, const bool out)
+/* One block from libipt, taken in: 0, or the sink's stop (then in c->stop).  `out` is
+ * c->out != NULL, a constant in each of the two instances below, so the per-block
+ * path has no test of it. */
+static inline __attribute__((always_inline)) int blk_take(struct dctx *c, const struct pt_block *b,
+							  const bool out, uint64_t *insns, uint64_t *blocks)
 {
-	struct pt_block b;
-	int r, status = pt_blk_next(dec, &b, sizeof(b));
-	if (!b.ninsn)
-		return status;
-	if (c->pending && (r = resolve_in(c, b.ip, out)))
+	int r;
+	if (!b->ninsn)
+		return 0;
+	if (c->pending && (r = resolve_in(c, b->ip, out)))
 		goto stop;
-	c->st->insns += b.ninsn;
+	*insns += b->ninsn;
 	struct xev *ev = out ? c->next : &c->blk_ev;
 	if (c->held) {
-		ev->end = b.end_ip;
-		ev->insns += b.ninsn;
+		ev->end = b->end_ip;
+		ev->insns += b->ninsn;
 	} else {
 		ev->kind = XEV_BLOCK;
 		ev->flags = 0;
 		ev->addr = 0;
-		ev->ip = b.ip;
-		ev->end = b.end_ip;
-		ev->insns = b.ninsn;
+		ev->ip = b->ip;
+		ev->end = b->end_ip;
+		ev->insns = b->ninsn;
 		ev->time = c->tmpl.time;
 	}
 	/* no transfer: the block goes on in the next one */
-	if (b.iclass == ptic_other || (b.iclass == ptic_error && branch_at(c, b.end_ip)->cls == B_OTHER)) {
+	if (b->iclass == ptic_other || (b->iclass == ptic_error && branch_at(c, b->end_ip)->cls == B_OTHER)) {
 		c->held = 1;
-		return status;
+		return 0;
 	}
 	c->held = 0;
-	c->st->blocks++;
+	++*blocks;
 	if ((r = out ? commit(c) : emit(c, ev)))
 		goto stop;
-	set_pending(c, b.end_ip, b.iclass);
-	return status;
+	set_pending(c, b->end_ip, b->iclass);
+	return 0;
 stop:
 	c->stop = r;
-	return SINK_STOPPED;
+	return r;
 }
 
 static int blk_step(struct dctx *c, void *dec)
 {
-	return blk_step_in(c, dec, false);
+	struct pt_block b;
+	int status = pt_blk_next(dec, &b, sizeof(b));
+	return blk_take(c, &b, false, &c->st->insns, &c->st->blocks) ? SINK_STOPPED : status;
 }
 
-/* the hot one: inlined into the loop, so pt_blk_next is called from run() itself */
+/* The hot one, inlined into the loop.  While the decoder has nothing else to say
+ * (no event pending, no error) and no release is due (run() counts steps), the next
+ * block is decoded before this one is taken in: reading a block right after libipt
+ * wrote it waited on those stores, which cost more than taking it in.  Nothing
+ * between the two calls depends on the order (time and image change only at
+ * events), and the events keep theirs. */
 static inline __attribute__((always_inline)) int blk_out_step(struct dctx *c, void *dec)
 {
-	return blk_step_in(c, dec, true);
+	struct pt_block b[2], *cur = &b[0], *ahead = &b[1];
+	/* counted here, in registers, and added up once */
+	uint64_t insns = 0, blocks = 0;
+	uint32_t room = 0xfff - (c->steps & 0xfff), left = room;
+	int r = 0, status = pt_blk_next(dec, cur, sizeof(*cur));
+	while (!(status & pts_event_pending) && status >= 0 && left) {
+		left--;
+		int st = pt_blk_next(dec, ahead, sizeof(*ahead));
+		if ((r = blk_take(c, cur, true, &insns, &blocks)))
+			break;
+		struct pt_block *t = cur;
+		cur = ahead;
+		ahead = t;
+		status = st;
+	}
+	if (!r)
+		r = blk_take(c, cur, true, &insns, &blocks);
+	c->steps += room - left;
+	c->st->insns += insns;
+	c->st->blocks += blocks;
+	return r ? SINK_STOPPED : status;
 }
 
 /* The instruction decoder's hot path: one event per instruction, so the event is
