@@ -43,12 +43,11 @@ struct dctx {
 	int have_tsc;
 	uint64_t tsc;
 	/* the transfer ending the previous block, waiting for its target, which decides
-	 * XEV_F_TAKEN (taken unless it is pend_fall) */
+	 * XEV_F_TAKEN (taken unless it is pend_fall).  Its event is written ahead, all
+	 * but the target and time, where it will go: in br_ev, or in the free slot of
+	 * out (*next, which deliver() moves along) */
 	int pending;
-	enum xev_kind pend_kind;
-	uint64_t pend_ip;
 	uint64_t pend_fall;	/* conditional branches: the fall-through (0 unknown) */
-	uint32_t pend_flags;
 	struct bcache_ent *bcache;	/* keyed by ip ^ space */
 	uint64_t space;		/* the address space the code comes from (space_at) */
 	struct x86_dis dis;
@@ -69,7 +68,7 @@ struct dctx {
 	 * (a wide load over narrow recent stores), which cost more than the rest of the
 	 * per-block work together */
 	int held;
-	uint32_t ignore_ic;	/* (1u << pt_insn_class) whose transfers nobody wants */
+	uint32_t want_ic;	/* (1u << pt_insn_class) whose transfers may be wanted */
 	/* block decoder without CYC: blocks and transfers wait here and go to the sink
 	 * as an array (xev_emit_batch: one call, not one per event).  The slots keep the
 	 * template; only what differs between events is written (see resolve).  Anything
@@ -77,6 +76,7 @@ struct dctx {
 	 * block held in *next is not part of them yet). */
 	struct xev *out;
 	struct xev *next;	/* the first free slot of out */
+	struct xev *out_end;	/* out + OUT_MAX */
 	struct xev *group;
 	uint8_t (*group_raw)[16];
 	size_t ngroup;
@@ -172,15 +172,16 @@ static int deliver(struct dctx *c)
 		return 0;
 	c->next = c->out;
 	int r = xev_emit_batch(c->sink, c->out, n);
-	/* a block being built (held back) is in *next: it moves with next */
-	if (c->held)
+	/* a block being built (held back), or a transfer waiting for its target, is in
+	 * *next: it moves with next */
+	if (c->held || c->pending)
 		*c->next = *held;
 	return r;
 }
 
 static inline int commit(struct dctx *c)
 {
-	return ++c->next == c->out + OUT_MAX ? deliver(c) : 0;
+	return ++c->next == c->out_end ? deliver(c) : 0;
 }
 
 /* Any event: the ones waiting in out go first. */
@@ -307,26 +308,15 @@ static inline __attribute__((always_inline)) int resolve_in(struct dctx *c, uint
 {
 	if (!c->pending)
 		return 0;
-	/* read before `pending` is cleared: the compiler fetches pend_ip with a wide
-	 * load from `pending` on, which a store just before stalls (store forwarding) */
-	enum xev_kind kind = c->pend_kind;
-	uint64_t ip = c->pend_ip;
-	uint32_t flags = c->pend_flags | (to != c->pend_fall ? XEV_F_TAKEN : 0);
+	uint64_t fall = c->pend_fall;
 	c->pending = 0;
 	if (!to)
 		return 0;
-	/* one per block: written in place, like the blocks */
 	struct xev *ev = out ? c->next : &c->br_ev;
-	ev->kind = kind;
-	ev->flags = flags;
+	ev->flags |= to != fall ? XEV_F_TAKEN : 0;
 	ev->time = c->tmpl.time;
-	ev->ip = ip;
 	ev->addr = to;
-	if (!out)
-		return emit(c, ev);
-	ev->end = 0;
-	ev->insns = 0;
-	return commit(c);
+	return out ? commit(c) : emit(c, ev);
 }
 
 static inline int resolve(struct dctx *c, uint64_t to)
@@ -334,11 +324,13 @@ static inline int resolve(struct dctx *c, uint64_t to)
 	return c->out ? resolve_in(c, to, true) : resolve_in(c, to, false);
 }
 
-/* Remembers the transfer made by the instruction at `ip` ending a block. */
-static inline void set_pending(struct dctx *c, uint64_t ip, enum pt_insn_class ic)
+/* Remembers the transfer made by the instruction at `ip` ending a block.  `out` as in
+ * resolve_in: where its event waits. */
+static inline __attribute__((always_inline)) void set_pending(struct dctx *c, uint64_t ip,
+							      enum pt_insn_class ic, const bool out)
 {
 	/* the common case: no transfer, or one the consumer does not want */
-	if (ic == ptic_other || (c->ignore_ic & (1u << ic)))
+	if (!(c->want_ic & (1u << ic)))
 		return;
 	const struct bcache_ent *br = branch_at(c, ip);
 	enum bclass cls = ic == ptic_error ? (enum bclass)br->cls :
@@ -346,10 +338,15 @@ static inline void set_pending(struct dctx *c, uint64_t ip, enum pt_insn_class i
 	if (cls == B_OTHER)
 		return;
 	c->pending = 1;
-	c->pend_ip = ip;
-	c->pend_kind = bclass_ev[cls].kind;
-	c->pend_flags = bclass_ev[cls].flags | (br->indirect ? XEV_F_INDIRECT : 0);
 	c->pend_fall = cls == B_COND ? br->next : 0;	/* the others are always taken */
+	struct xev *ev = out ? c->next : &c->br_ev;
+	ev->kind = bclass_ev[cls].kind;
+	ev->flags = bclass_ev[cls].flags | (br->indirect ? XEV_F_INDIRECT : 0);
+	ev->ip = ip;
+	if (out) {	/* a slot blocks used too (br_ev keeps the template's zeros) */
+		ev->end = 0;
+		ev->insns = 0;
+	}
 }
 
 static inline int flush_held(struct dctx *c)
@@ -479,55 +476,83 @@ static int insn_get_offset(const void *d, uint64_t *o) { return pt_insn_get_offs
 static int insn_get_sync_offset(const void *d, uint64_t *o) { return pt_insn_get_sync_offset(d, o); }
 static int insn_event(void *d, struct pt_event *e, size_t n) { return pt_insn_event(d, e, n); }
 
-/* One block from libipt.  `out` is c->out != NULL, a constant in each of the two
- * instances below, so the per-block path has no test of it. */
-static inline __attribute__((always_inline)) int blk_step_in(struct dctx *c, void *dec, const bool out)
+/* One block from libipt, taken in: 0, or the sink's stop (then in c->stop).  `out` is
+ * c->out != NULL, a constant in each of the two instances below, so the per-block
+ * path has no test of it. */
+static inline __attribute__((always_inline)) int blk_take(struct dctx *c, const struct pt_block *b,
+							  const bool out, uint64_t *insns, uint64_t *blocks)
 {
-	struct pt_block b;
-	int r, status = pt_blk_next(dec, &b, sizeof(b));
-	if (!b.ninsn)
-		return status;
-	if (c->pending && (r = resolve_in(c, b.ip, out)))
+	int r;
+	if (!b->ninsn)
+		return 0;
+	if (c->pending && (r = resolve_in(c, b->ip, out)))
 		goto stop;
-	c->st->insns += b.ninsn;
+	*insns += b->ninsn;
 	struct xev *ev = out ? c->next : &c->blk_ev;
 	if (c->held) {
-		ev->end = b.end_ip;
-		ev->insns += b.ninsn;
+		ev->end = b->end_ip;
+		ev->insns += b->ninsn;
 	} else {
 		ev->kind = XEV_BLOCK;
 		ev->flags = 0;
 		ev->addr = 0;
-		ev->ip = b.ip;
-		ev->end = b.end_ip;
-		ev->insns = b.ninsn;
+		ev->ip = b->ip;
+		ev->end = b->end_ip;
+		ev->insns = b->ninsn;
 		ev->time = c->tmpl.time;
 	}
 	/* no transfer: the block goes on in the next one */
-	if (b.iclass == ptic_other || (b.iclass == ptic_error && branch_at(c, b.end_ip)->cls == B_OTHER)) {
+	if (b->iclass == ptic_other || (b->iclass == ptic_error && branch_at(c, b->end_ip)->cls == B_OTHER)) {
 		c->held = 1;
-		return status;
+		return 0;
 	}
 	c->held = 0;
-	c->st->blocks++;
+	++*blocks;
 	if ((r = out ? commit(c) : emit(c, ev)))
 		goto stop;
-	set_pending(c, b.end_ip, b.iclass);
-	return status;
+	set_pending(c, b->end_ip, b->iclass, out);
+	return 0;
 stop:
 	c->stop = r;
-	return SINK_STOPPED;
+	return r;
 }
 
 static int blk_step(struct dctx *c, void *dec)
 {
-	return blk_step_in(c, dec, false);
+	struct pt_block b;
+	int status = pt_blk_next(dec, &b, sizeof(b));
+	return blk_take(c, &b, false, &c->st->insns, &c->st->blocks) ? SINK_STOPPED : status;
 }
 
-/* the hot one: inlined into the loop, so pt_blk_next is called from run() itself */
+/* The hot one, inlined into the loop.  While the decoder has nothing else to say
+ * (no event pending, no error) and no release is due (run() counts steps), the next
+ * block is decoded before this one is taken in: reading a block right after libipt
+ * wrote it waited on those stores, which cost more than taking it in.  Nothing
+ * between the two calls depends on the order (time and image change only at
+ * events), and the events keep theirs. */
 static inline __attribute__((always_inline)) int blk_out_step(struct dctx *c, void *dec)
 {
-	return blk_step_in(c, dec, true);
+	struct pt_block b[2], *cur = &b[0], *ahead = &b[1];
+	/* counted here, in registers, and added up once */
+	uint64_t insns = 0, blocks = 0;
+	uint32_t room = 0xfff - (c->steps & 0xfff), left = room;
+	int r = 0, status = pt_blk_next(dec, cur, sizeof(*cur));
+	while (!(status & pts_event_pending) && status >= 0 && left) {
+		left--;
+		int st = pt_blk_next(dec, ahead, sizeof(*ahead));
+		if ((r = blk_take(c, cur, true, &insns, &blocks)))
+			break;
+		struct pt_block *t = cur;
+		cur = ahead;
+		ahead = t;
+		status = st;
+	}
+	if (!r)
+		r = blk_take(c, cur, true, &insns, &blocks);
+	c->steps += room - left;
+	c->st->insns += insns;
+	c->st->blocks += blocks;
+	return r ? SINK_STOPPED : status;
 }
 
 /* The instruction decoder's hot path: one event per instruction, so the event is
@@ -553,7 +578,7 @@ static int insn_step(struct dctx *c, void *dec)
 			c->stop = r;
 			return SINK_STOPPED;
 		}
-		set_pending(c, in.ip, in.iclass);
+		set_pending(c, in.ip, in.iclass, false);
 	}
 	return status;
 }
@@ -730,13 +755,15 @@ int dpt_open(struct dpt_dec **out, const uint8_t *buf, size_t len, struct dpt_im
 	c->insn_ev = c->tmpl;
 	c->insn_ev.kind = XEV_BLOCK;
 	c->insn_ev.insns = 1;
+	/* ptic_other makes no transfer; ptic_error: the instruction is looked up */
+	c->want_ic = ~(1u << ptic_other);
 	if (opt->ignore & (1u << XEV_CALL))
-		c->ignore_ic |= 1u << ptic_call;
+		c->want_ic &= ~(1u << ptic_call);
 	if (opt->ignore & (1u << XEV_RETURN))
-		c->ignore_ic |= 1u << ptic_return;
+		c->want_ic &= ~(1u << ptic_return);
 	if (opt->ignore & (1u << XEV_BRANCH))
-		c->ignore_ic |= 1u << ptic_jump | 1u << ptic_cond_jump | 1u << ptic_far_call |
-			       1u << ptic_far_return | 1u << ptic_far_jump;
+		c->want_ic &= ~(1u << ptic_jump | 1u << ptic_cond_jump | 1u << ptic_far_call |
+				1u << ptic_far_return | 1u << ptic_far_jump);
 	c->blk_ev = c->tmpl;
 	c->blk_ev.kind = XEV_BLOCK;
 	c->br_ev = c->tmpl;
@@ -783,6 +810,7 @@ int dpt_open(struct dpt_dec **out, const uint8_t *buf, size_t len, struct dpt_im
 		for (size_t i = 0; i < OUT_MAX; i++)
 			c->out[i] = c->tmpl;
 		c->next = c->out;
+		c->out_end = c->out + OUT_MAX;
 	}
 	ret = -EINVAL;	/* libipt refuses the configuration */
 	if (opt->mode == DPT_INSNS) {

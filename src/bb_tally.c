@@ -173,12 +173,13 @@ int bb_tally_batch(void *ctx, const struct xev *evs, size_t n)
 	unsigned shift = t->shift;
 	uint64_t insns = 0;
 	int r = 0;
-	for (size_t i = 0; i < n; i++) {
-		const struct xev *ev = &evs[i];
+	for (const struct xev *ev = evs, *end = evs + n; ev != end; ev++) {
 		struct bb_block *b;
-		if (ev->kind == XEV_BLOCK && ev->cycles == XEV_CYCLES_UNKNOWN) {
-			b = &tab[slot(ev->ip, ev->end, shift)];
-			if (b->start != ev->ip || b->end != ev->end || !ev->ip) {
+		/* blocks without cycles are nearly all the events: theirs is the straight path */
+		if (__builtin_expect(ev->kind == XEV_BLOCK && ev->cycles == XEV_CYCLES_UNKNOWN, 1)) {
+			uint64_t ip = ev->ip, e = ev->end;
+			b = &tab[slot(ip, e, shift)];
+			if (__builtin_expect(b->start != ip || b->end != e || !ip, 0)) {
 				b = lookup_slow(t, ev);
 				if (!b) {
 					r = -1;

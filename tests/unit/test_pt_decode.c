@@ -463,6 +463,53 @@ static void test_run_pauses_at_the_limit(void **state)
 	pte_free(&e);
 }
 
+/* A pause between a conditional branch and its target: the block decoder writes the
+ * branch's event ahead into its array of events, and the delivery at the pause must
+ * keep it for the resume.  The interrupt (FUP at the target, time 200) comes before
+ * the target's block, so the branch is still waiting when dpt_run stops at limit 150. */
+static void test_pause_with_branch_pending(void **state)
+{
+	(void)state;
+	struct pte e;
+	pte_init(&e, 256);
+	pte_simple(&e, ppt_psb);
+	pte_tsc(&e, 100);
+	pte_simple(&e, ppt_psbend);
+	pte_mode64(&e);
+	pte_ip(&e, ppt_tip_pge, pt_ipc_sext_48, BASE);
+	pte_tnt(&e, "T");
+	pte_tsc(&e, 200);
+	pte_ip(&e, ppt_fup, pt_ipc_sext_48, 0x1005);
+	pte_ip(&e, ppt_tip, pt_ipc_sext_48, 0x100e);
+	pte_ip(&e, ppt_tip_pgd, pt_ipc_sext_48, 0x2000);
+	assert_false(e.failed);
+	struct dpt_image *img = make_image();
+	struct dpt_options opt;
+	dpt_options_init(&opt);
+	static struct rec whole, steps;
+	memset(&whole, 0, sizeof(whole));
+	memset(&steps, 0, sizeof(steps));
+	struct xev_sink ws = { rec_fn, &whole, NULL }, ss = { rec_fn, &steps, NULL };
+	assert_int_equal(dpt_decode(e.buf, pte_len(&e), img, &opt, &ws, NULL), 0);
+	assert_string_equal(whole.text, "ENABLE 0x1000 0\n"
+					"BLOCK 0x1000-0x1007 3\n"
+					"BRANCH 0x1007->0x1005 cond T\n"
+					"INTERRUPT 0x1005->0x100e\n"
+					"BLOCK 0x100e-0x100e 1\n"
+					"RETURN 0x100e->0x2000\n"
+					"DISABLE 0 0x2000\n");
+	struct dpt_dec *d;
+	assert_int_equal(dpt_open(&d, e.buf, pte_len(&e), img, &opt), 0);
+	assert_int_equal(dpt_run(d, &ss, 150), 0);
+	assert_int_equal(dpt_time(d), 200);
+	assert_string_equal(steps.text, "ENABLE 0x1000 0\nBLOCK 0x1000-0x1007 3\n");
+	assert_int_equal(dpt_run(d, &ss, UINT64_MAX), 0);
+	assert_string_equal(steps.text, whole.text);
+	dpt_close(d);
+	dpt_image_free(img);
+	pte_free(&e);
+}
+
 static uint64_t cyc_of[16], cyc_ip[16];
 static uint32_t cyc_flags[16];
 static int ncyc;
@@ -647,6 +694,7 @@ int main(void)
 		cmocka_unit_test(test_strict_stops),
 		cmocka_unit_test(test_tsc_to_perf_time),
 		cmocka_unit_test(test_run_pauses_at_the_limit),
+		cmocka_unit_test(test_pause_with_branch_pending),
 		cmocka_unit_test(test_sink_stops_decode),
 		cmocka_unit_test(test_batch_sink),
 		cmocka_unit_test(test_cyc_cycles),
