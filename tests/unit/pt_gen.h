@@ -9,6 +9,7 @@
 #define PT_GEN_H
 
 #include <fcntl.h>
+#include <stddef.h>
 #include <gelf.h>
 #include <libelf.h>
 #include <stdio.h>
@@ -41,19 +42,74 @@ static inline uint64_t ptgen_sym(Elf *elf, const char *name)
 	return 0;
 }
 
-static inline int ptgen_rec(struct pd_writer *w, uint16_t type, const void *body, size_t n, uint64_t st)
+/* The sample_id fields a sideband record carries (sample_id_all). */
+struct ptgen_sid {
+	uint64_t sample_type;
+	uint32_t pid;		/* tid too */
+	uint64_t time;
+	uint64_t id;
+	uint32_t cpu;
+};
+
+/* A sideband record: `body` padded to 8 bytes, then the sample_id fields. */
+static inline int ptgen_record(struct pd_writer *w, uint16_t type, uint16_t misc, const void *body,
+			       size_t n, const struct ptgen_sid *sid)
 {
-	uint64_t buf[512];
+	uint64_t buf[(4096 + 256) / 8];
 	struct perf_event_header *h = (void *)buf;
-	size_t sz = sizeof(*h) + n;
+	if (n > 4096)
+		return -1;
+	size_t sz = (sizeof(*h) + n + 7) & ~(size_t)7;
+	memset(buf, 0, sizeof(buf));
 	memcpy(h + 1, body, n);
-	sz = (sz + 7) & ~(size_t)7;
-	memset((char *)buf + sizeof(*h) + n, 0, sz - sizeof(*h) - n);
-	sz += pd_id_sample((char *)buf + sz, st, PTGEN_PID, PTGEN_PID, 0, 1000, 0);
+	sz += pd_id_sample((char *)buf + sz, sid->sample_type, sid->pid, sid->pid, sid->time, sid->id, sid->cpu);
 	h->type = type;
-	h->misc = PERF_RECORD_MISC_USER;
+	h->misc = misc;
 	h->size = (uint16_t)sz;
 	return pd_writer_record(w, h);
+}
+
+static inline int ptgen_comm(struct pd_writer *w, const char *comm, const struct ptgen_sid *sid)
+{
+	struct { uint32_t pid, tid; char comm[16]; } c = { sid->pid, sid->pid, "" };
+	snprintf(c.comm, sizeof(c.comm), "%s", comm);
+	return ptgen_record(w, PERF_RECORD_COMM, PERF_RECORD_MISC_USER, &c, 8 + strlen(c.comm) + 1, sid);
+}
+
+/* An r-x private mapping of `path` (what an executable or a jitdump mapping is). */
+static inline int ptgen_mmap2(struct pd_writer *w, uint64_t addr, uint64_t len, uint64_t pgoff,
+			      const char *path, const struct ptgen_sid *sid)
+{
+	struct {
+		uint32_t pid, tid;
+		uint64_t addr, len, pgoff;
+		uint32_t maj, min;
+		uint64_t ino, ino_generation;
+		uint32_t prot, flags;
+		char filename[4000];
+	} mm;
+	memset(&mm, 0, sizeof(mm));
+	mm.pid = mm.tid = sid->pid;
+	mm.addr = addr;
+	mm.len = len;
+	mm.pgoff = pgoff;
+	mm.prot = 5;	/* PROT_READ | PROT_EXEC */
+	mm.flags = 2;	/* MAP_PRIVATE */
+	snprintf(mm.filename, sizeof(mm.filename), "%s", path);
+	return ptgen_record(w, PERF_RECORD_MMAP2, PERF_RECORD_MISC_USER, &mm,
+			    offsetof(typeof(mm), filename) + strlen(mm.filename) + 1, sid);
+}
+
+/* A process: its COMM at `t_comm`, then `path` mapped r-x at `addr` at `t_map` (with
+ * the pid, id and cpu of `sid`). */
+static inline int ptgen_process(struct pd_writer *w, struct ptgen_sid sid, const char *comm, uint64_t t_comm,
+				uint64_t t_map, uint64_t addr, uint64_t len, const char *path)
+{
+	sid.time = t_comm;
+	if (ptgen_comm(w, comm, &sid) < 0)
+		return -1;
+	sid.time = t_map;
+	return ptgen_mmap2(w, addr, len, 0, path, &sid);
 }
 
 /* Returns the size of the PT stream written, 0 on failure (reported on stderr). */
@@ -149,26 +205,9 @@ static inline size_t ptgen_write(const char *work, long n, const char *outdir)
 	priv[PD_PT_MTC_FREQ_BITS] = 14;
 	priv[PD_PT_CYC_BIT] = 1ULL << 1;
 	pd_writer_auxtrace_info(w, PD_AUXTRACE_INTEL_PT, priv, PD_PT_INFO_WORDS);
-	struct { uint32_t pid, tid; char comm[16]; } comm = { PTGEN_PID, PTGEN_PID, "decode-speed-wo" };
-	ptgen_rec(w, PERF_RECORD_COMM, &comm, sizeof(comm), attr.sample_type);
-	struct {
-		uint32_t pid, tid;
-		uint64_t addr, len, pgoff;
-		uint32_t maj, min;
-		uint64_t ino, ino_generation;
-		uint32_t prot, flags;
-		char filename[4096];
-	} mm;
-	memset(&mm, 0, sizeof(mm));
-	mm.pid = mm.tid = PTGEN_PID;
-	mm.addr = PTGEN_BASE + seg_vaddr;
-	mm.len = seg_len;
-	mm.pgoff = seg_off;
-	mm.prot = 5;	/* PROT_READ | PROT_EXEC */
-	mm.flags = 2;	/* MAP_PRIVATE */
-	snprintf(mm.filename, sizeof(mm.filename), "%s", abs);
-	ptgen_rec(w, PERF_RECORD_MMAP2, &mm, offsetof(typeof(mm), filename) + strlen(abs) + 1,
-		attr.sample_type);
+	struct ptgen_sid sid = { attr.sample_type, PTGEN_PID, 0, 1000, 0 };
+	ptgen_comm(w, "decode-speed-wo", &sid);
+	ptgen_mmap2(w, PTGEN_BASE + seg_vaddr, seg_len, seg_off, abs, &sid);
 	pd_writer_finished_round(w);
 	/* AUXTRACE records of at most 1 MiB, like perf's per-read chunks */
 	for (size_t off = 0; off < len;) {

@@ -43,21 +43,6 @@ static inline uint64_t ptpc_time(uint64_t tsc)
 	       (((tsc & ((1ULL << PTPC_SHIFT) - 1)) * PTPC_MULT) >> PTPC_SHIFT);
 }
 
-static inline int ptpc_rec(struct pd_writer *w, uint16_t type, uint16_t misc, const void *body,
-			   size_t n, uint64_t st, uint32_t pid, uint64_t time, uint32_t cpu)
-{
-	uint64_t buf[600];
-	struct perf_event_header *h = (void *)buf;
-	size_t sz = (sizeof(*h) + n + 7) & ~(size_t)7;
-	memset(buf, 0, sizeof(buf));
-	memcpy(h + 1, body, n);
-	sz += pd_id_sample((char *)buf + sz, st, pid, pid, time, 1000 + cpu, cpu);
-	h->type = type;
-	h->misc = misc;
-	h->size = (uint16_t)sz;
-	return pd_writer_record(w, h);
-}
-
 /* spin(n) from its entry, a PSB+ with TSC `mid_tsc` after iteration `mid` (0: none);
  * mid < 0: inside iteration -mid + 1's last block, between its dec and jnz (a PSB+
  * within a basic block, as hardware puts them anywhere). */
@@ -184,25 +169,8 @@ static inline int ptpc_write(const char *path, const char *spin_path, int flags)
 	}
 
 	for (uint32_t pid = 100; pid <= 200; pid += 100) {
-		struct { uint32_t pid, tid; char comm[8]; } comm = { pid, pid, "spinner" };
-		ptpc_rec(w, PERF_RECORD_COMM, 0, &comm, sizeof(comm), attr.sample_type, pid, ptpc_time(10), 0);
-		struct {
-			uint32_t pid, tid;
-			uint64_t addr, len, pgoff;
-			uint32_t maj, min;
-			uint64_t ino, ino_generation;
-			uint32_t prot, flags;
-			char filename[512];
-		} mm;
-		memset(&mm, 0, sizeof(mm));
-		mm.pid = mm.tid = pid;
-		mm.addr = PTGEN_BASE;
-		mm.len = 0x10000;
-		mm.prot = 5;	/* PROT_READ | PROT_EXEC */
-		mm.flags = 2;	/* MAP_PRIVATE */
-		snprintf(mm.filename, sizeof(mm.filename), "%s", spin_path);
-		ptpc_rec(w, PERF_RECORD_MMAP2, 0, &mm, offsetof(typeof(mm), filename) + strlen(spin_path) + 1,
-			 attr.sample_type, pid, ptpc_time(20), 0);
+		ptgen_process(w, (struct ptgen_sid){ attr.sample_type, pid, 0, 1000, 0 }, "spinner", ptpc_time(10),
+			      ptpc_time(20), PTGEN_BASE, 0x10000, spin_path);
 	}
 	/* who runs where: in (the task switching in), out (next: the idle task) */
 	static const struct { uint32_t cpu, pid; uint64_t tsc; int out; } sw[] = {
@@ -211,8 +179,10 @@ static inline int ptpc_write(const char *path, const char *spin_path, int flags)
 	};
 	for (size_t i = 0; !per_thread && i < sizeof(sw) / sizeof(sw[0]); i++) {
 		uint32_t next[2] = { 0, 0 };	/* the other task: idle */
-		ptpc_rec(w, PERF_RECORD_SWITCH_CPU_WIDE, sw[i].out ? PERF_RECORD_MISC_SWITCH_OUT : 0, next,
-			 sizeof(next), attr.sample_type, sw[i].pid, ptpc_time(sw[i].tsc), sw[i].cpu);
+		struct ptgen_sid sid = { attr.sample_type, sw[i].pid, ptpc_time(sw[i].tsc), 1000 + sw[i].cpu,
+					 sw[i].cpu };
+		ptgen_record(w, PERF_RECORD_SWITCH_CPU_WIDE, sw[i].out ? PERF_RECORD_MISC_SWITCH_OUT : 0, next,
+			     sizeof(next), &sid);
 	}
 	pd_writer_finished_round(w);
 	return pd_writer_close(w) < 0 ? -1 : 0;

@@ -10,12 +10,13 @@
 
 #include "jit.h"
 #include "pd_write.h"
-#include "pt_enc.h"
+#include "pt_gen.h"
 #include "sb.h"
 
 #define PID 4242
 
-static char dir[64], dump[128], data[128], xptrace[512];
+static const char *xptrace;
+static char dir[64], dump[128], data[128];
 
 /* --- a jitdump writer --- */
 struct jd {
@@ -373,19 +374,6 @@ static void test_cut_and_corrupt_dumps(void **state)
 static const uint8_t outer[] = { 0xff, 0xd0, 0xff, 0xc9, 0x75, 0xfa, 0xc3 };
 #define OUTER 0x7f0000001000ULL
 
-static void rec(struct pd_writer *w, uint16_t type, const void *body, size_t n, uint64_t st, uint64_t t)
-{
-	uint64_t buf[600];
-	struct perf_event_header *h = (void *)buf;
-	size_t sz = (sizeof(*h) + n + 7) & ~(size_t)7;
-	memset(buf, 0, sizeof(buf));
-	memcpy(h + 1, body, n);
-	sz += pd_id_sample((char *)buf + sz, st, PID, PID, t, 1000, 0);
-	h->type = type;
-	h->misc = PERF_RECORD_MISC_USER;
-	h->size = (uint16_t)sz;
-	assert_int_equal(pd_writer_record(w, h), 0);
-}
 
 /* One pass of outer with `n` calls of the leaf at `leaf`, enabled at TSC `tsc`. */
 static void pass(struct pte *e, uint64_t tsc, uint64_t leaf, int n)
@@ -421,24 +409,8 @@ static void write_pt(uint64_t second)
 	priv[PD_PT_TSC_BIT] = 1ULL << 10;
 	priv[PD_PT_NORETCOMP_BIT] = 1ULL << 11;
 	pd_writer_auxtrace_info(w, PD_AUXTRACE_INTEL_PT, priv, PD_PT_INFO_WORDS);
-	struct { uint32_t pid, tid; char comm[8]; } comm = { PID, PID, "jitter" };
-	rec(w, PERF_RECORD_COMM, &comm, sizeof(comm), attr.sample_type, 10);
-	struct {
-		uint32_t pid, tid;
-		uint64_t addr, len, pgoff;
-		uint32_t maj, min;
-		uint64_t ino, ino_generation;
-		uint32_t prot, flags;
-		char filename[128];
-	} mm;
-	memset(&mm, 0, sizeof(mm));
-	mm.pid = mm.tid = PID;
-	mm.addr = 0x7f0000100000ULL;
-	mm.len = 4096;
-	mm.prot = 5;
-	mm.flags = 2;
-	snprintf(mm.filename, sizeof(mm.filename), "%s", dump);
-	rec(w, PERF_RECORD_MMAP2, &mm, offsetof(typeof(mm), filename) + strlen(dump) + 1, attr.sample_type, 20);
+	assert_int_equal(ptgen_process(w, (struct ptgen_sid){ attr.sample_type, PID, 0, 1000, 0 }, "jitter", 10, 20,
+				       0x7f0000100000ULL, 4096, dump), 0);
 	pd_writer_finished_round(w);
 	struct pte e;
 	pte_init(&e, 4096);
@@ -575,24 +547,8 @@ static void write_lbr(void)
 	attr.clockid = CLOCK_MONOTONIC;
 	int idx = pd_writer_add_attr(w, &attr, "cpu-clock");
 	pd_writer_add_id(w, idx, 1000, -1, PID);
-	struct { uint32_t pid, tid; char comm[8]; } comm = { PID, PID, "jitter" };
-	rec(w, PERF_RECORD_COMM, &comm, sizeof(comm), attr.sample_type, 10);
-	struct {
-		uint32_t pid, tid;
-		uint64_t addr, len, pgoff;
-		uint32_t maj, min;
-		uint64_t ino, ino_generation;
-		uint32_t prot, flags;
-		char filename[128];
-	} mm;
-	memset(&mm, 0, sizeof(mm));
-	mm.pid = mm.tid = PID;
-	mm.addr = 0x7f0000100000ULL;
-	mm.len = 4096;
-	mm.prot = 5;
-	mm.flags = 2;
-	snprintf(mm.filename, sizeof(mm.filename), "%s", dump);
-	rec(w, PERF_RECORD_MMAP2, &mm, offsetof(typeof(mm), filename) + strlen(dump) + 1, attr.sample_type, 20);
+	assert_int_equal(ptgen_process(w, (struct ptgen_sid){ attr.sample_type, PID, 0, 1000, 0 }, "jitter", 10, 20,
+				       0x7f0000100000ULL, 4096, dump), 0);
 	/* at time 300, after the move: in the leaf at B, called twice by the loop */
 	struct {
 		struct perf_event_header h;
@@ -649,12 +605,7 @@ static int setup(void **state)
 		return -1;
 	snprintf(dump, sizeof(dump), "%s/jit-%d.dump", dir, PID);
 	snprintf(data, sizeof(data), "%s/perf.data", dir);
-	const char *b = XP_BUILDDIR;
-	size_t n = strlen(b);
-	if (n >= 6 && strcmp(b + n - 6, "/build") == 0)
-		snprintf(xptrace, sizeof(xptrace), "%s/xptrace", XP_SRCDIR);
-	else
-		snprintf(xptrace, sizeof(xptrace), "%s/xptrace", b);
+	xptrace = xp_test_xptrace();
 	return 0;
 }
 

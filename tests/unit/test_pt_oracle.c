@@ -12,7 +12,8 @@
 
 #define N 1000
 
-static char dir[64], xptrace[512], spin[512], elfarg[600];
+static const char *xptrace;
+static char dir[64], spin[512], elfarg[600];
 
 static int setup(void **state)
 {
@@ -22,12 +23,7 @@ static int setup(void **state)
 		return -1;
 	snprintf(spin, sizeof(spin), "%s/build/progs/ptspin", XP_SRCDIR);
 	snprintf(elfarg, sizeof(elfarg), "%s:%#llx", spin, PTGEN_BASE);
-	const char *b = XP_BUILDDIR;
-	size_t n = strlen(b);
-	if (n >= 6 && strcmp(b + n - 6, "/build") == 0)
-		snprintf(xptrace, sizeof(xptrace), "%s/xptrace", XP_SRCDIR);
-	else
-		snprintf(xptrace, sizeof(xptrace), "%s/xptrace", b);
+	xptrace = xp_test_xptrace();
 	return ptgen_write(spin, N, dir) ? 0 : -1;
 }
 

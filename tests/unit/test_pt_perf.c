@@ -21,7 +21,8 @@
 /* mov ecx,1000 ; dec ecx ; jnz -4 ; call +2 ; ret ; nop ; ret */
 static const uint8_t code[] = { 0xb9, 0xe8, 0x03, 0x00, 0x00, 0xff, 0xc9, 0x75, 0xfc,
 				0xe8, 0x02, 0x00, 0x00, 0x00, 0xc3, 0x90, 0xc3 };
-static char dir[64], jitf[128], data[128], xptrace[512];
+static const char *xptrace;
+static char dir[64], jitf[128], data[128];
 
 static void put(uint8_t **p, const void *v, size_t n)
 {
@@ -69,31 +70,11 @@ static void write_jitdump(uint64_t load_time, uint64_t later)
 static void rec_as(struct pd_writer *w, uint16_t type, uint16_t misc, const void *body, size_t n,
 		   uint64_t st, uint32_t pid, uint64_t t, uint32_t cpu)
 {
-	uint64_t buf[600];
-	struct perf_event_header *h = (void *)buf;
-	size_t sz = (sizeof(*h) + n + 7) & ~(size_t)7;
-	memset(buf, 0, sizeof(buf));
-	memcpy(h + 1, body, n);
-	sz += pd_id_sample((char *)buf + sz, st, pid, pid, t, 1000, cpu);
-	h->type = type;
-	h->misc = misc;
-	h->size = (uint16_t)sz;
-	assert_int_equal(pd_writer_record(w, h), 0);
+	struct ptgen_sid sid = { st, pid, t, 1000, cpu };
+	assert_int_equal(ptgen_record(w, type, misc, body, n, &sid), 0);
 }
 
-static void rec(struct pd_writer *w, uint16_t type, const void *body, size_t n, uint64_t st, uint64_t t)
-{
-	uint64_t buf[600];
-	struct perf_event_header *h = (void *)buf;
-	size_t sz = (sizeof(*h) + n + 7) & ~(size_t)7;
-	memset(buf, 0, sizeof(buf));
-	memcpy(h + 1, body, n);
-	sz += pd_id_sample((char *)buf + sz, st, PID, PID, t, 1000, 0);
-	h->type = type;
-	h->misc = PERF_RECORD_MISC_USER;
-	h->size = (uint16_t)sz;
-	assert_int_equal(pd_writer_record(w, h), 0);
-}
+
 
 /* `tsc`: the trace's TSC (= perf time here); 0: a timeless trace.  `split` writes the
  * trace twice, as two AUXTRACE chunks: 1 with 4096 bytes of AUX data lost between
@@ -118,25 +99,9 @@ static void write_perf_data(uint64_t tsc, int split)
 	priv[PD_PT_TSC_BIT] = 1ULL << 10;
 	priv[PD_PT_NORETCOMP_BIT] = 1ULL << 11;
 	pd_writer_auxtrace_info(w, PD_AUXTRACE_INTEL_PT, priv, PD_PT_INFO_WORDS);
-	struct { uint32_t pid, tid; char comm[8]; } comm = { PID, PID, "jitter" };
-	rec(w, PERF_RECORD_COMM, &comm, sizeof(comm), attr.sample_type, 10);
 	/* the JIT runtime maps its dump file executable so that tools find it */
-	struct {
-		uint32_t pid, tid;
-		uint64_t addr, len, pgoff;
-		uint32_t maj, min;
-		uint64_t ino, ino_generation;
-		uint32_t prot, flags;
-		char filename[128];
-	} mm;
-	memset(&mm, 0, sizeof(mm));
-	mm.pid = mm.tid = PID;
-	mm.addr = 0x7f0000100000ULL;
-	mm.len = 4096;
-	mm.prot = 5;
-	mm.flags = 2;
-	snprintf(mm.filename, sizeof(mm.filename), "%s", jitf);
-	rec(w, PERF_RECORD_MMAP2, &mm, offsetof(typeof(mm), filename) + strlen(jitf) + 1, attr.sample_type, 20);
+	assert_int_equal(ptgen_process(w, (struct ptgen_sid){ attr.sample_type, PID, 0, 1000, 0 }, "jitter", 10, 20,
+				       0x7f0000100000ULL, 4096, jitf), 0);
 	pd_writer_finished_round(w);
 	struct pte e;
 	pte_init(&e, 4096);
@@ -166,7 +131,8 @@ static void write_perf_data(uint64_t tsc, int split)
 	if (split) {
 		uint64_t aux[3] = { pte_len(&e), 0, PERF_AUX_FLAG_TRUNCATED };
 		if (split == 2)
-			rec(w, PERF_RECORD_AUX, aux, sizeof(aux), attr.sample_type, 30);
+			assert_int_equal(ptgen_record(w, PERF_RECORD_AUX, PERF_RECORD_MISC_USER, aux, sizeof(aux),
+						      &(struct ptgen_sid){ attr.sample_type, PID, 30, 1000, 0 }), 0);
 		memset(&ev, 0, sizeof(ev));
 		ev.tid = PID;
 		ev.cpu = (uint32_t)-1;
@@ -186,12 +152,7 @@ static int setup(void **state)
 		return -1;
 	snprintf(jitf, sizeof(jitf), "%s/jit-%d.dump", dir, PID);
 	snprintf(data, sizeof(data), "%s/perf.data", dir);
-	const char *b = XP_BUILDDIR;
-	size_t n = strlen(b);
-	if (n >= 6 && strcmp(b + n - 6, "/build") == 0)
-		snprintf(xptrace, sizeof(xptrace), "%s/xptrace", XP_SRCDIR);
-	else
-		snprintf(xptrace, sizeof(xptrace), "%s/xptrace", b);
+	xptrace = xp_test_xptrace();
 	return 0;
 }
 
@@ -289,25 +250,8 @@ static void test_per_cpu_switches(void **state)
 	priv[PD_PT_PER_CPU_MMAPS] = 1;
 	pd_writer_auxtrace_info(w, PD_AUXTRACE_INTEL_PT, priv, PD_PT_INFO_WORDS);
 	for (uint32_t pid = 100; pid <= 200; pid += 100) {
-		struct { uint32_t pid, tid; char comm[8]; } comm = { pid, pid, "spinner" };
-		rec_as(w, PERF_RECORD_COMM, 0, &comm, sizeof(comm), attr.sample_type, pid, 10, 0);
-		struct {
-			uint32_t pid, tid;
-			uint64_t addr, len, pgoff;
-			uint32_t maj, min;
-			uint64_t ino, ino_generation;
-			uint32_t prot, flags;
-			char filename[512];
-		} mm;
-		memset(&mm, 0, sizeof(mm));
-		mm.pid = mm.tid = pid;
-		mm.addr = PTGEN_BASE;
-		mm.len = 0x10000;
-		mm.prot = 5;
-		mm.flags = 2;
-		snprintf(mm.filename, sizeof(mm.filename), "%s", spin_path);
-		rec_as(w, PERF_RECORD_MMAP2, 0, &mm, offsetof(typeof(mm), filename) + strlen(spin_path) + 1,
-		       attr.sample_type, pid, 20, 0);
+		assert_int_equal(ptgen_process(w, (struct ptgen_sid){ attr.sample_type, pid, 0, 1000, 0 }, "spinner",
+					       10, 20, PTGEN_BASE, 0x10000, spin_path), 0);
 	}
 	/* A runs from 900, B from 1500 (cpu-wide switch records) */
 	uint32_t next[2] = { 0, 0 };
@@ -544,26 +488,8 @@ static void test_per_cpu_code_per_process(void **state)
 	pd_writer_auxtrace_info(w, PD_AUXTRACE_INTEL_PT, priv, PD_PT_INFO_WORDS);
 	for (uint32_t i = 0; i < 2; i++) {
 		uint32_t pid = 100 + 100 * i;
-		struct { uint32_t pid, tid; char comm[8]; } comm = { pid, pid, "code" };
-		rec_as(w, PERF_RECORD_COMM, 0, &comm, sizeof(comm), attr.sample_type, pid, 10, 0);
-		struct {
-			uint32_t pid, tid;
-			uint64_t addr, len, pgoff;
-			uint32_t maj, min;
-			uint64_t ino, ino_generation;
-			uint32_t prot, flags;
-			char filename[96];
-		} mm;
-		memset(&mm, 0, sizeof(mm));
-		mm.pid = mm.tid = pid;
-		mm.addr = X;
-		mm.len = 4096;
-		mm.prot = 5;
-		mm.flags = 2;
-		assert_true(strlen(path[i]) < sizeof(mm.filename));
-		memcpy(mm.filename, path[i], strlen(path[i]) + 1);
-		rec_as(w, PERF_RECORD_MMAP2, 0, &mm, offsetof(typeof(mm), filename) + strlen(path[i]) + 1,
-		       attr.sample_type, pid, 20, 0);
+		assert_int_equal(ptgen_process(w, (struct ptgen_sid){ attr.sample_type, pid, 0, 1000, 0 }, "code",
+					       10, 20, X, 4096, path[i]), 0);
 		uint32_t next[2] = { 0, 0 };
 		rec_as(w, PERF_RECORD_SWITCH_CPU_WIDE, 0, next, sizeof(next), attr.sample_type, pid,
 		       i ? 1500 : 900, 0);
@@ -636,25 +562,8 @@ static void test_per_cpu_many_processes(void **state)
 	pd_writer_auxtrace_info(w, PD_AUXTRACE_INTEL_PT, priv, PD_PT_INFO_WORDS);
 	for (uint32_t k = 1; k <= 10; k++) {
 		uint32_t pid = 100 * k;
-		struct { uint32_t pid, tid; char comm[8]; } comm = { pid, pid, "spinner" };
-		rec_as(w, PERF_RECORD_COMM, 0, &comm, sizeof(comm), attr.sample_type, pid, 10, 0);
-		struct {
-			uint32_t pid, tid;
-			uint64_t addr, len, pgoff;
-			uint32_t maj, min;
-			uint64_t ino, ino_generation;
-			uint32_t prot, flags;
-			char filename[512];
-		} mm;
-		memset(&mm, 0, sizeof(mm));
-		mm.pid = mm.tid = pid;
-		mm.addr = PTGEN_BASE;
-		mm.len = 0x10000;
-		mm.prot = 5;
-		mm.flags = 2;
-		snprintf(mm.filename, sizeof(mm.filename), "%s", spin_path);
-		rec_as(w, PERF_RECORD_MMAP2, 0, &mm, offsetof(typeof(mm), filename) + strlen(spin_path) + 1,
-		       attr.sample_type, pid, 20, 0);
+		assert_int_equal(ptgen_process(w, (struct ptgen_sid){ attr.sample_type, pid, 0, 1000, 0 }, "spinner",
+					       10, 20, PTGEN_BASE, 0x10000, spin_path), 0);
 	}
 	uint32_t next[2] = { 0, 0 };
 	for (uint32_t turn = 0; turn < 20; turn++)

@@ -11,7 +11,8 @@
 
 #define BASE 0x401000
 
-static char dir[64], codef[128], ptf[128], badf[128], timedf[128], mtcf[128], xptrace[512];
+static const char *xptrace;
+static char dir[64], codef[128], ptf[128], badf[128], timedf[128], mtcf[128];
 
 static void write_file(const char *path, const void *p, size_t n)
 {
@@ -56,13 +57,7 @@ static int setup(void **state)
 	e.buf[28] = 0x05;
 	write_file(badf, e.buf, pte_len(&e));
 	pte_free(&e);
-	/* the binary of this build: build/ -> ./xptrace, build-asan/ -> build-asan/xptrace */
-	const char *b = XP_BUILDDIR;
-	size_t n = strlen(b);
-	if (n >= 6 && strcmp(b + n - 6, "/build") == 0)
-		snprintf(xptrace, sizeof(xptrace), "%s/xptrace", XP_SRCDIR);
-	else
-		snprintf(xptrace, sizeof(xptrace), "%s/xptrace", b);
+	xptrace = xp_test_xptrace();
 	return 0;
 }
 

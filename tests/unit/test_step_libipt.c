@@ -20,20 +20,6 @@ struct stream {
 
 static char tmpdir[] = "/tmp/xp-step-libipt.XXXXXX";
 
-static const char *xptrace_bin(void)
-{
-	static char path[4096];
-	const char *b = XP_BUILDDIR;
-	size_t n = strlen(b);
-
-	/* the plain build links ./xptrace at the top, the others BUILD/xptrace */
-	if (n >= 6 && strcmp(b + n - 6, "/build") == 0)
-		snprintf(path, sizeof(path), "%s/xptrace", XP_SRCDIR);
-	else
-		snprintf(path, sizeof(path), "%s/xptrace", b);
-	return path;
-}
-
 static uint64_t main_offset(const char *prog)
 {
 	char cmd[8192];
@@ -199,7 +185,7 @@ static void check_program(const char *name)
 	n = (size_t)snprintf(cmd, sizeof(cmd),
 		 "setarch -R %s/build/progs/xp_sstep %s/%s.truth %#llx -- %s >/dev/null && "
 		 "setarch -R %s record -q --mode step -o %s -- %s >/dev/null",
-		 XP_SRCDIR, tmpdir, name, (unsigned long long)off, prog, xptrace_bin(), dir, prog);
+		 XP_SRCDIR, tmpdir, name, (unsigned long long)off, prog, xp_test_xptrace(), dir, prog);
 	assert_true(n < sizeof(cmd));
 	assert_int_equal(system(cmd), 0);
 	nst = load(dir, img, st, 8);
@@ -262,7 +248,7 @@ static void test_async(void **state)
 	snprintf(prog, sizeof(prog), "%s/build/progs/step_async", XP_SRCDIR);
 	snprintf(dir, sizeof(dir), "%s/async", tmpdir);
 	n = (size_t)snprintf(cmd, sizeof(cmd), "setarch -R %s record -q --mode step -o %s -- %s >/dev/null",
-			     xptrace_bin(), dir, prog);
+			     xp_test_xptrace(), dir, prog);
 	assert_true(n < sizeof(cmd));
 	assert_int_equal(system(cmd), 0);
 	snprintf(cmd, sizeof(cmd), "nm %s | awk '$3 == \"on_usr1\" { print $1 }'", prog);

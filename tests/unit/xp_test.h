@@ -14,4 +14,18 @@
 /* Absolute paths baked in by the Makefile, so tests run from any directory. */
 #define XP_FIXTURE(rel) XP_SRCDIR "/tests/fixtures/" rel
 
+/* The xptrace binary of the build this test belongs to: the plain build links
+ * ./xptrace at the top of the tree, the others (ASan) BUILD/xptrace. */
+static inline const char *xp_test_xptrace(void)
+{
+	static char path[4096];
+	const char *b = XP_BUILDDIR;
+	size_t n = strlen(b);
+	if (n >= 6 && strcmp(b + n - 6, "/build") == 0)
+		snprintf(path, sizeof(path), "%s/xptrace", XP_SRCDIR);
+	else
+		snprintf(path, sizeof(path), "%s/xptrace", b);
+	return path;
+}
+
 #endif
