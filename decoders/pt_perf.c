@@ -443,17 +443,22 @@ static int qdec_open(struct dpp *p, struct queue *q, struct qdec *d)
 	return 0;
 }
 
-static void qdec_close(struct qdec *d)
+/* Ends the decoder of the current part, its counts going to the totals. */
+static void qdec_end_part(struct qdec *d)
 {
 	struct dpp *p = d->p;
-	if (d->dec) {
-		const struct dpt_stats *st = dpt_dec_stats(d->dec);
-		p->gaps += st->gaps;
-		p->lost_bytes += st->lost_bytes;
-		p->insns += st->insns;
-		dpt_close(d->dec);
-		d->dec = NULL;
-	}
+	const struct dpt_stats *st = dpt_dec_stats(d->dec);
+	p->gaps += st->gaps;
+	p->lost_bytes += st->lost_bytes;
+	p->insns += st->insns;
+	dpt_close(d->dec);
+	d->dec = NULL;
+}
+
+static void qdec_close(struct qdec *d)
+{
+	if (d->dec)
+		qdec_end_part(d);
 	for (unsigned i = 0; i < d->nimgs; i++)
 		dpt_image_free(d->imgs[i].img);
 	d->nimgs = 0;
@@ -507,12 +512,7 @@ static int qdec_run(struct qdec *d, uint64_t limit)
 			return r;
 		if (dpt_time(d->dec) != UINT64_MAX)
 			return 0;	/* paused at the limit */
-		const struct dpt_stats *st = dpt_dec_stats(d->dec);
-		p->gaps += st->gaps;
-		p->lost_bytes += st->lost_bytes;
-		p->insns += st->insns;
-		dpt_close(d->dec);
-		d->dec = NULL;
+		qdec_end_part(d);
 	}
 }
 
