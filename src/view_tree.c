@@ -137,8 +137,7 @@ static int on_event(void *state, const struct xev *ev)
 	uint64_t w[DEC_MAX_METRICS];
 	struct vthread *t;
 
-	if (v->time_m < 0 && (ev->kind == XEV_TIME || ev->kind == XEV_ENABLE ||
-			      ev->kind == XEV_DISABLE || ev->kind == XEV_INTERRUPT ||
+	if (v->time_m < 0 && (ev->kind == XEV_TIME || ev->kind == XEV_DISABLE || ev->kind == XEV_INTERRUPT ||
 			      (ev->kind == XEV_BRANCH && !(ev->flags & XEV_F_INDIRECT))))
 		return 0;
 	/* Sampled calls, returns and blocks (branch stacks) are windows of execution, not
@@ -213,6 +212,14 @@ static int on_event(void *state, const struct xev *ev)
 		    to != dec_fn_of(c, ev->pid, ev->addr - 1, ev->time))
 			return 0;
 		return ct_jump(t->cur, to) < 0 ? oom() : 0;
+	}
+	case XEV_ENABLE: {
+		/* tracing resumes where a call or return out of the traced code (an address
+		 * filter) came back: in a function deeper on the stack, that is the return
+		 * to it.  Anywhere else (a callback entered from untraced code) the next
+		 * block enters its function. */
+		uint32_t to = frame_fn(c, t, ev->pid, ev->ip, ev->time);
+		return to != CT_FN_UNKNOWN && ct_jump(t->cur, to) < 0 ? oom() : 0;
 	}
 	case XEV_GAP:
 		ct_gap(t->cur);

@@ -22,6 +22,22 @@ for prog in pt_known step_basic; do
 		"$(md5sum <"$TMP/$prog.perf")" "$(md5sum <"$TMP/$prog.ours")"
 done
 
+# an address filter: only main is traced; its calls leave the traced code and tracing
+# resumes at their return addresses (TIP.PGD / TIP.PGE).  Resuming in main is the return
+# to main: one main frame with its callees below it, not main nested under each callee.
+$NOASLR "$XPTRACE" record --mode step --filter main -o "$TMP/filtered" -- "$PROGS/pt_known" >/dev/null 2>&1
+n=$(perf script -i "$TMP/filtered/perf.data" --itrace=i0ns -F ip 2>/dev/null | wc -l)
+check_match "--filter main: perf script decodes main's instructions" "^[0-9]{2,}$" "$n"
+check_eq "--filter main: the call tree is main with all of them, once" "__libc_start_call_main;main $n" \
+	"$("$XPTRACE" decode -i "$TMP/filtered" --calltree --format folded)"
+check_eq "--filter main: main's calls: leaf 37, loop1000 1, rec 1, printf@plt 1" \
+	"37 leaf|1 loop1000|1 printf@plt|1 rec|" \
+	"$("$XPTRACE" decode -i "$TMP/filtered" --calltree --format jsonl | python3 -c '
+import sys, json
+rows = [json.loads(l) for l in sys.stdin]
+print("".join("%d %s|" % (r["calls"], r["name"]) for r in sorted(rows, key=lambda r: r["name"])
+              if r["path"][:-1] == ["__libc_start_call_main", "main"]))')"
+
 # timestamps (the step tracer's TSC packets) never go backwards within the thread
 check_eq "--insn times are monotonic" "0" "$("$XPTRACE" decode -i "$K" --insn --format jsonl | python3 -c '
 import sys, json
