@@ -6,7 +6,8 @@
  * symbol names it when there is one).  A shadow stack per thread attributes blocks to
  * the function running them and measures each call's inclusive cost.  Returns that skip
  * frames (longjmp) pop to the frame they return into; a return below the first frame
- * (the trace started mid-stack) continues in an anonymous caller; a gap empties the
+ * (the trace started mid-stack) continues in an anonymous caller; tracing that resumes
+ * in a caller (after a call out of an address filter) returns to it; a gap empties the
  * stack.  Memory grows with distinct blocks, functions and call sites, not the trace. */
 #include <stdlib.h>
 #include <string.h>
@@ -196,6 +197,25 @@ static uint32_t fn_at(struct bb_cg *cg, const struct xev *ev, uint64_t addr, boo
 	return id;
 }
 
+/* The function a symbol names at `addr`, when the stream has entered it already. */
+static bool fn_named(struct bb_cg *cg, const struct xev *ev, uint64_t addr, uint32_t *id)
+{
+	const struct bb_env *env = cg->env;
+	uint64_t start = 0, size = 0;
+	return env && env->symbol && env->symbol(env->ctx, ev->pid, ev->time, addr, &start, &size) &&
+	       map_get(&cg->fn_by_addr, start + 1, id);
+}
+
+/* The depth + 1 of the frame whose call precedes the return address `addr` (a call
+ * is <= 15 bytes), 0 when none; frames above it are skipped (longjmp, exceptions). */
+static size_t returned_to(const struct thread *t, uint64_t addr)
+{
+	size_t d = t->depth;
+	while (d > 0 && !(addr > t->st[d - 1].site && addr - t->st[d - 1].site <= 15))
+		d--;
+	return d;
+}
+
 static struct thread *thread_of(struct bb_cg *cg, int32_t tid)
 {
 	for (size_t i = 0; i < cg->nthreads; i++)
@@ -305,11 +325,7 @@ int bb_cg_event(void *ctx, const struct xev *ev)
 		return push(cg, t, ev->ip, fn_at(cg, ev, ev->addr, true));
 	case XEV_RETURN: {
 		t->jumped = false;
-		/* the frame whose call precedes the return address (a call is <= 15 bytes);
-		 * frames above it were skipped (longjmp, exceptions) */
-		size_t d = t->depth;
-		while (d > 0 && !(ev->addr > t->st[d - 1].site && ev->addr - t->st[d - 1].site <= 15))
-			d--;
+		size_t d = returned_to(t, ev->addr);
 		if (d == 0) {
 			if (ev->addr) {
 				/* below the first frame we saw: an anonymous caller */
@@ -326,6 +342,25 @@ int bb_cg_event(void *ctx, const struct xev *ev)
 		t->jumped = !(ev->flags & XEV_F_COND);
 		t->jump_ip = ev->ip;
 		return 0;
+	case XEV_ENABLE: {
+		/* tracing resumes where a call out of the traced code (an address filter)
+		 * came back: in a function deeper on the stack, or right after one of its
+		 * call sites when there are no symbols, that is the return to it */
+		t->jumped = false;
+		uint32_t f;
+		size_t d = 0;
+		if (fn_named(cg, ev, ev->ip, &f)) {
+			for (d = t->depth; d > 0 && t->st[d - 1].fn != f; d--)
+				;
+			if (f == t->cur)
+				d = 0;
+		} else {
+			d = returned_to(t, ev->ip);
+		}
+		while (d && t->depth >= d)
+			pop(cg, t);
+		return 0;
+	}
 	case XEV_GAP:
 		while (t->depth)
 			pop(cg, t);

@@ -38,6 +38,10 @@ rows = [json.loads(l) for l in sys.stdin]
 print("".join("%d %s|" % (r["calls"], r["name"]) for r in sorted(rows, key=lambda r: r["name"])
               if r["path"][:-1] == ["__libc_start_call_main", "main"]))')"
 
+"$XPTRACE" decode -i "$TMP/filtered" --blocks --format callgrind >"$TMP/filtered.cg"
+check_match "--filter main: callgrind charges main's $n instructions to main" "^ *$n \(100.0%\) +\?\?\?:main$" \
+	"$(callgrind_annotate --inclusive=no "$TMP/filtered.cg" 2>&1)"
+
 # timestamps (the step tracer's TSC packets) never go backwards within the thread
 check_eq "--insn times are monotonic" "0" "$("$XPTRACE" decode -i "$K" --insn --format jsonl | python3 -c '
 import sys, json
