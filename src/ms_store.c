@@ -216,23 +216,34 @@ static int copy_fd(int in, int out, uint64_t *copied)
 }
 
 /* Copies from `in` to dst through dst.tmp (never a half file under the final name). */
-static int copy_to(struct ms_store *s, int in, const char *dst)
+static int copy_to(uint64_t *copied, int in, const char *dst, mode_t mode)
 {
 	char tmp[PATH_MAX];
 	int out, r;
 
 	if (snprintf(tmp, sizeof(tmp), "%s.tmp", dst) >= (int)sizeof(tmp))
 		return -ENAMETOOLONG;
-	out = open(tmp, O_WRONLY | O_CREAT | O_TRUNC | O_CLOEXEC, 0755);
+	out = open(tmp, O_WRONLY | O_CREAT | O_TRUNC | O_CLOEXEC, mode);
 	if (out < 0)
 		return -errno;
-	r = copy_fd(in, out, &s->copied);
+	r = copy_fd(in, out, copied);
 	if (close(out) < 0 && r == 0)
 		r = -errno;
 	if (r == 0 && rename(tmp, dst) < 0)
 		r = -errno;
 	if (r < 0)
 		unlink(tmp);
+	return r;
+}
+
+int ms_copy_file(const char *src, const char *dst)
+{
+	uint64_t copied = 0;
+	int in = open(src, O_RDONLY | O_CLOEXEC);
+	if (in < 0)
+		return -errno;
+	int r = copy_to(&copied, in, dst, 0644);
+	close(in);
 	return r;
 }
 
@@ -293,7 +304,7 @@ static int snapshot_file(struct ms_store *s, int in, const char *src, const char
 		if (r == 0)
 			return 0;
 	}
-	r = copy_to(s, in, dst);
+	r = copy_to(&s->copied, in, dst, 0755);
 	close(in);
 	return r;
 }
@@ -308,7 +319,7 @@ int ms_store_flush(struct ms_store *s)
 	int first = 0;
 
 	for (size_t i = 0; i < s->npend; i++) {
-		int r = copy_to(s, s->pend[i].fd, s->pend[i].dst);
+		int r = copy_to(&s->copied, s->pend[i].fd, s->pend[i].dst, 0755);
 		if (r < 0 && !first)
 			first = r;
 		close(s->pend[i].fd);

@@ -55,6 +55,10 @@ int ms_store_entry(const struct ms_store *s, size_t i, const char **name, const 
 /* Bytes copied (hardlinks and reflinks cost none) and entries linked vs copied. */
 uint64_t ms_store_bytes_copied(const struct ms_store *s);
 
+/* A plain copy of `src` as `dst`, through dst.tmp (never a half file under the final
+ * name): for files that are not modules (JIT files, see rec_jit.c).  0 or -errno. */
+int ms_copy_file(const char *src, const char *dst);
+
 /* Build-id of an ELF file / image (first GNU build-id note; at most MS_BUILD_ID_MAX).
  * 0 on success, -ENODATA without a note, -ENOENT/-EINVAL when unreadable. */
 int ms_build_id_file(const char *path, uint8_t *bid, size_t *bid_size);

@@ -4,7 +4,6 @@
 #include "rec.h"
 
 #include <errno.h>
-#include <fcntl.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
@@ -12,6 +11,7 @@
 #include <unistd.h>
 
 #include "jit.h"
+#include "ms_store.h"
 #include "xp_err.h"
 
 struct rec_jit {
@@ -61,35 +61,6 @@ int rec_jit_note_mmap(struct rec *r, int32_t pid, const char *name, int anon)
 	return 1;
 }
 
-static int copy_file(const char *from, const char *to)
-{
-	char buf[1 << 16];
-	int in = open(from, O_RDONLY | O_CLOEXEC), out, e = 0;
-	ssize_t n;
-
-	if (in < 0)
-		return -errno;
-	out = open(to, O_WRONLY | O_CREAT | O_TRUNC | O_CLOEXEC, 0644);
-	if (out < 0) {
-		e = -errno;
-		close(in);
-		return e;
-	}
-	while ((n = read(in, buf, sizeof(buf))) > 0)
-		if (write(out, buf, (size_t)n) != n) {
-			e = -EIO;
-			break;
-		}
-	if (n < 0)
-		e = -errno;
-	close(in);
-	if (close(out) < 0 && !e)
-		e = -errno;
-	if (e)
-		unlink(to);
-	return e;
-}
-
 static void keep(struct rec *r, const char *path)
 {
 	const char *base = strrchr(path, '/');
@@ -101,7 +72,7 @@ static void keep(struct rec *r, const char *path)
 		e = -errno;
 	} else {
 		snprintf(to, sizeof(to), "%s/jit/%s", r->dir, base ? base + 1 : path);
-		e = copy_file(path, to);
+		e = ms_copy_file(path, to);
 	}
 	if (e == 0)
 		r->jit->kept++;
