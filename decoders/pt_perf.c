@@ -340,11 +340,17 @@ static int cpu_sink_fn(void *ctx, const struct xev *ev)
 	return xev_emit(p->sink, &e);
 }
 
+/* The PT config has the TSC bit: the trace has timestamps. */
+static bool tsc_on(const struct dpp *p)
+{
+	uint64_t tsc_bit = p->npriv > PD_PT_TSC_BIT ? p->priv[PD_PT_TSC_BIT] : 0;
+	return p->have_info && (p->config & tsc_bit);
+}
+
 static void options_from_info(const struct dpp *p, struct dpt_options *o)
 {
 	dpt_options_init(o);
-	uint64_t tsc_bit = p->npriv > PD_PT_TSC_BIT ? p->priv[PD_PT_TSC_BIT] : 0;
-	if (p->have_info && (p->config & tsc_bit) && p->priv[PD_PT_TIME_MULT]) {
+	if (tsc_on(p) && p->priv[PD_PT_TIME_MULT]) {
 		o->have_time_conv = 1;
 		o->time_shift = (uint16_t)p->priv[PD_PT_TIME_SHIFT];
 		o->time_mult = (uint32_t)p->priv[PD_PT_TIME_MULT];
@@ -396,9 +402,9 @@ static struct dpt_image *image_for(struct qdec *d, int32_t pid)
 	return img;
 }
 
-/* Maps the queue and sets its decoding up; a queue with nothing to decode (empty, or
- * a thread not selected) is done at once. */
-static int qdec_open(struct dpp *p, struct queue *q, struct qdec *d)
+/* Maps the queue and sets its decoding up from the trace's options `base`; a queue
+ * with nothing to decode (empty, or a thread not selected) is done at once. */
+static int qdec_open(struct dpp *p, struct queue *q, const struct dpt_options *base, struct qdec *d)
 {
 	*d = (struct qdec){ .p = p, .q = q, .pid = -1, .done = true };
 	d->read_w = d->event_w = (struct swcur){ 0, 0, -1, -1 };
@@ -419,12 +425,7 @@ static int qdec_open(struct dpp *p, struct queue *q, struct qdec *d)
 		d->buf = NULL;
 		return xp_err("decode", NULL, "cannot map the PT trace: %s", strerror(errno));
 	}
-	options_from_info(p, &d->o);
-	cpu_from_header(p->c, &d->o);
-	d->o.release_behind = 1;
-	d->o.ignore = dpt_view_ignores(p->c);
-	/* the instruction listing shows the order across queues; tallies keep blocks whole */
-	d->o.split_at_pause = p->c->opts->view && strcmp(p->c->opts->view, "insn") == 0;
+	d->o = *base;
 	d->o.cpu_nr = q->cpu;
 	d->o.pid = d->pid;
 	d->o.tid = q->cpu >= 0 ? -1 : q->tid;
@@ -525,9 +526,16 @@ static int decode_queues(struct dpp *p, bool timed)
 	struct qdec *d = calloc(p->nq ? p->nq : 1, sizeof(*d));
 	if (!d)
 		return xp_err("decode", NULL, "out of memory");
+	struct dpt_options base;
+	options_from_info(p, &base);
+	cpu_from_header(p->c, &base);
+	base.release_behind = 1;
+	base.ignore = dpt_view_ignores(p->c);
+	/* the instruction listing shows the order across queues; tallies keep blocks whole */
+	base.split_at_pause = p->c->opts->view && strcmp(p->c->opts->view, "insn") == 0;
 	int rc = 0;
 	for (size_t i = 0; i < p->nq && !rc; i++)
-		rc = qdec_open(p, &p->q[i], &d[i]);
+		rc = qdec_open(p, &p->q[i], &base, &d[i]);
 	while (!rc) {
 		size_t best = SIZE_MAX;
 		uint64_t t0 = UINT64_MAX, t1 = UINT64_MAX;
@@ -568,9 +576,8 @@ static int run(struct dec_ctx *c, const struct xev_sink *sink)
 	rc = dec_read(c, on_rec, &p);
 	if (rc == 0 && !p.have_info)
 		xp_warn("%s: no AUXTRACE_INFO record: decoding with default PT settings", c->perf_data);
-	uint64_t tsc_bit = p.npriv > PD_PT_TSC_BIT ? p.priv[PD_PT_TSC_BIT] : 0;
 	if (rc == 0)
-		rc = decode_queues(&p, p.have_info && (p.config & tsc_bit));
+		rc = decode_queues(&p, tsc_on(&p));
 	if (p.gaps)
 		xp_warn("%s: %llu gaps in the PT trace, %llu bytes of trace lost", c->perf_data,
 			(unsigned long long)p.gaps, (unsigned long long)p.lost_bytes);
