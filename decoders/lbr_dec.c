@@ -56,14 +56,8 @@ static long read_code(void *ctx, uint64_t ip, uint8_t *buf, size_t len)
 	const struct sb_map *m = s->map;
 	ssize_t n;
 
-	if (s->in_jit) {
-		if (ip < s->jit.start || ip - s->jit.start >= s->jit.size)
-			return 0;
-		if (len > s->jit.size - (ip - s->jit.start))
-			len = (size_t)(s->jit.size - (ip - s->jit.start));
-		memcpy(buf, s->jit.code + (ip - s->jit.start), len);
-		return (long)len;
-	}
+	if (s->in_jit)
+		return (long)jit_sym_read(&s->jit, ip, buf, len);
 	if (!m || ip < m->start || ip >= m->end || s->fd < 0)
 		return 0;
 	if (len > m->end - ip)

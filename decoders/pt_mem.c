@@ -106,11 +106,7 @@ size_t dpt_mem_read(struct dpt_mem *m, int32_t pid, uint64_t time, uint64_t addr
 	const char *path = dpt_mem_path(m, map);
 	if (!path) {
 		struct jit_sym c;
-		if (!m->jit || !jit_find(m->jit, pid, time, addr, &c) || !c.code)
-			return 0;
-		size_t k = n < c.size - (addr - c.start) ? n : (size_t)(c.size - (addr - c.start));
-		memcpy(buf, c.code + (addr - c.start), k);
-		return k;
+		return m->jit && jit_find(m->jit, pid, time, addr, &c) ? jit_sym_read(&c, addr, buf, n) : 0;
 	}
 	const struct mfile *f = file_of(m, path);
 	if (!f || !f->map)

@@ -507,3 +507,13 @@ bool jit_find(struct jit_ctx *j, int32_t pid, uint64_t time, uint64_t addr, stru
 	out->module = j->module;
 	return true;
 }
+
+size_t jit_sym_read(const struct jit_sym *s, uint64_t addr, uint8_t *buf, size_t n)
+{
+	if (!s->code || addr < s->start || addr - s->start >= s->size)
+		return 0;
+	uint64_t left = s->size - (addr - s->start);
+	size_t k = n < left ? n : (size_t)left;
+	memcpy(buf, s->code + (addr - s->start), k);
+	return k;
+}

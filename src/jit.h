@@ -23,6 +23,7 @@
 #define JIT_H
 
 #include <stdbool.h>
+#include <stddef.h>
 #include <stdint.h>
 
 #include "sb.h"
@@ -54,6 +55,9 @@ void jit_set_tsc_conv(struct jit_ctx *j, uint16_t shift, uint32_t mult, uint64_t
  * latest state): from its jitdumps, else its perf map.  Returns false when none;
  * out->from and out->to are set in both cases (when the answer may change). */
 bool jit_find(struct jit_ctx *j, int32_t pid, uint64_t time, uint64_t addr, struct jit_sym *out);
+
+/* Up to `n` bytes of `s`'s code at `addr`; 0 outside it or for a perf map entry. */
+size_t jit_sym_read(const struct jit_sym *s, uint64_t addr, uint8_t *buf, size_t n);
 
 /* Source file and line of JIT code at `addr` from the JIT_CODE_DEBUG_INFO record
  * that came with its load (perf's order: just before it); false when none.  `file`
