@@ -212,22 +212,25 @@ static void test_jit_code_at_the_right_time(void **state)
 	assert_null(strstr(out, "\"count\":1000,"));
 }
 
-/* Processes A (pid 100) and B (pid 200) run build/progs/ptspin's spin(3) and spin(5)
- * in turn on cpu 0; one per-cpu AUX area holds both. */
-static void test_per_cpu_switches(void **state)
+/* build/progs/ptspin (its path in `path`) and the addresses of spin and
+ * spin_after_call where the traces map it (PTGEN_BASE). */
+static void spin_syms(char *path, size_t n, uint64_t *spin, uint64_t *after)
 {
-	(void)state;
-	char spin_path[512];
-	snprintf(spin_path, sizeof(spin_path), "%s/build/progs/ptspin", XP_SRCDIR);
-	int fd = open(spin_path, O_RDONLY);
+	snprintf(path, n, "%s/build/progs/ptspin", XP_SRCDIR);
+	int fd = open(path, O_RDONLY);
 	assert_true(fd >= 0);
 	elf_version(EV_CURRENT);
 	Elf *elf = elf_begin(fd, ELF_C_READ, NULL);
-	uint64_t spin = PTGEN_BASE + ptgen_sym(elf, "spin");
-	uint64_t after = PTGEN_BASE + ptgen_sym(elf, "spin_after_call");
+	*spin = PTGEN_BASE + ptgen_sym(elf, "spin");
+	*after = PTGEN_BASE + ptgen_sym(elf, "spin_after_call");
 	elf_end(elf);
 	close(fd);
+}
 
+/* A per-cpu intel_pt perf.data being written to `data`: one AUX area (cpu 0), TSC
+ * with perf time = TSC, cpu-wide switch records.  *st: the sample_type of its records. */
+static struct pd_writer *per_cpu_writer(uint64_t *st)
+{
 	struct pd_writer *w;
 	assert_int_equal(pd_writer_create(&w, data), 0);
 	struct perf_event_attr attr;
@@ -237,8 +240,7 @@ static void test_per_cpu_switches(void **state)
 	attr.config = 1 | 1ULL << 10 | 1ULL << 11 | 1ULL << 13;	/* pt, tsc, noretcomp, branch */
 	attr.sample_type = PERF_SAMPLE_IP | PERF_SAMPLE_TID | PERF_SAMPLE_TIME | PERF_SAMPLE_ADDR |
 			   PERF_SAMPLE_CPU | PERF_SAMPLE_IDENTIFIER;
-	attr.sample_id_all = attr.mmap = attr.mmap2 = attr.comm = attr.task = 1;
-	attr.context_switch = 1;
+	attr.sample_id_all = attr.mmap = attr.mmap2 = attr.comm = attr.task = attr.context_switch = 1;
 	int idx = pd_writer_add_attr(w, &attr, "intel_pt//u");
 	pd_writer_add_id(w, idx, 1000, 0, -1);
 	uint64_t priv[PD_PT_INFO_WORDS] = { 0 };
@@ -249,18 +251,33 @@ static void test_per_cpu_switches(void **state)
 	priv[PD_PT_HAVE_SCHED_SWITCH] = 2;
 	priv[PD_PT_PER_CPU_MMAPS] = 1;
 	pd_writer_auxtrace_info(w, PD_AUXTRACE_INTEL_PT, priv, PD_PT_INFO_WORDS);
+	*st = attr.sample_type;
+	return w;
+}
+
+/* Processes A (pid 100) and B (pid 200) run build/progs/ptspin's spin(3) and spin(5)
+ * in turn on cpu 0; one per-cpu AUX area holds both. */
+static void test_per_cpu_switches(void **state)
+{
+	(void)state;
+	char spin_path[512];
+	uint64_t spin, after;
+	spin_syms(spin_path, sizeof(spin_path), &spin, &after);
+
+	uint64_t st;
+	struct pd_writer *w = per_cpu_writer(&st);
 	for (uint32_t pid = 100; pid <= 200; pid += 100) {
-		assert_int_equal(ptgen_process(w, (struct ptgen_sid){ attr.sample_type, pid, 0, 1000, 0 }, "spinner",
+		assert_int_equal(ptgen_process(w, (struct ptgen_sid){ st, pid, 0, 1000, 0 }, "spinner",
 					       10, 20, PTGEN_BASE, 0x10000, spin_path), 0);
 	}
 	/* A runs from 900, B from 1500 (cpu-wide switch records) */
 	uint32_t next[2] = { 0, 0 };
-	rec_as(w, PERF_RECORD_SWITCH_CPU_WIDE, 0, next, sizeof(next), attr.sample_type, 100, 900, 0);
+	rec_as(w, PERF_RECORD_SWITCH_CPU_WIDE, 0, next, sizeof(next), st, 100, 900, 0);
 	next[0] = next[1] = 200;
 	rec_as(w, PERF_RECORD_SWITCH_CPU_WIDE, PERF_RECORD_MISC_SWITCH_OUT, next, sizeof(next),
-	       attr.sample_type, 100, 1500, 0);
+	       st, 100, 1500, 0);
 	next[0] = next[1] = 100;
-	rec_as(w, PERF_RECORD_SWITCH_CPU_WIDE, 0, next, sizeof(next), attr.sample_type, 200, 1500, 0);
+	rec_as(w, PERF_RECORD_SWITCH_CPU_WIDE, 0, next, sizeof(next), st, 200, 1500, 0);
 	pd_writer_finished_round(w);
 
 	struct pte e;
@@ -466,32 +483,14 @@ static void test_per_cpu_code_per_process(void **state)
 		assert_int_equal(fwrite(i ? b : a, 1, i ? sizeof(b) : sizeof(a), f), i ? sizeof(b) : sizeof(a));
 		fclose(f);
 	}
-	struct pd_writer *w;
-	assert_int_equal(pd_writer_create(&w, data), 0);
-	struct perf_event_attr attr;
-	memset(&attr, 0, sizeof(attr));
-	attr.type = PMU;
-	attr.size = PD_ATTR_SIZE;
-	attr.config = 1 | 1ULL << 10 | 1ULL << 11 | 1ULL << 13;	/* pt, tsc, noretcomp, branch */
-	attr.sample_type = PERF_SAMPLE_IP | PERF_SAMPLE_TID | PERF_SAMPLE_TIME | PERF_SAMPLE_ADDR |
-			   PERF_SAMPLE_CPU | PERF_SAMPLE_IDENTIFIER;
-	attr.sample_id_all = attr.mmap = attr.mmap2 = attr.comm = attr.task = attr.context_switch = 1;
-	int idx = pd_writer_add_attr(w, &attr, "intel_pt//u");
-	pd_writer_add_id(w, idx, 1000, 0, -1);
-	uint64_t priv[PD_PT_INFO_WORDS] = { 0 };
-	priv[PD_PT_PMU_TYPE] = PMU;
-	priv[PD_PT_TIME_MULT] = 1;
-	priv[PD_PT_TSC_BIT] = 1ULL << 10;
-	priv[PD_PT_NORETCOMP_BIT] = 1ULL << 11;
-	priv[PD_PT_HAVE_SCHED_SWITCH] = 2;
-	priv[PD_PT_PER_CPU_MMAPS] = 1;
-	pd_writer_auxtrace_info(w, PD_AUXTRACE_INTEL_PT, priv, PD_PT_INFO_WORDS);
+	uint64_t st;
+	struct pd_writer *w = per_cpu_writer(&st);
 	for (uint32_t i = 0; i < 2; i++) {
 		uint32_t pid = 100 + 100 * i;
-		assert_int_equal(ptgen_process(w, (struct ptgen_sid){ attr.sample_type, pid, 0, 1000, 0 }, "code",
+		assert_int_equal(ptgen_process(w, (struct ptgen_sid){ st, pid, 0, 1000, 0 }, "code",
 					       10, 20, X, 4096, path[i]), 0);
 		uint32_t next[2] = { 0, 0 };
-		rec_as(w, PERF_RECORD_SWITCH_CPU_WIDE, 0, next, sizeof(next), attr.sample_type, pid,
+		rec_as(w, PERF_RECORD_SWITCH_CPU_WIDE, 0, next, sizeof(next), st, pid,
 		       i ? 1500 : 900, 0);
 	}
 	pd_writer_finished_round(w);
@@ -530,44 +529,19 @@ static void test_per_cpu_many_processes(void **state)
 {
 	(void)state;
 	char spin_path[512];
-	snprintf(spin_path, sizeof(spin_path), "%s/build/progs/ptspin", XP_SRCDIR);
-	int fd = open(spin_path, O_RDONLY);
-	assert_true(fd >= 0);
-	elf_version(EV_CURRENT);
-	Elf *elf = elf_begin(fd, ELF_C_READ, NULL);
-	uint64_t spin = PTGEN_BASE + ptgen_sym(elf, "spin");
-	uint64_t after = PTGEN_BASE + ptgen_sym(elf, "spin_after_call");
-	elf_end(elf);
-	close(fd);
+	uint64_t spin, after;
+	spin_syms(spin_path, sizeof(spin_path), &spin, &after);
 
-	struct pd_writer *w;
-	assert_int_equal(pd_writer_create(&w, data), 0);
-	struct perf_event_attr attr;
-	memset(&attr, 0, sizeof(attr));
-	attr.type = PMU;
-	attr.size = PD_ATTR_SIZE;
-	attr.config = 1 | 1ULL << 10 | 1ULL << 11 | 1ULL << 13;	/* pt, tsc, noretcomp, branch */
-	attr.sample_type = PERF_SAMPLE_IP | PERF_SAMPLE_TID | PERF_SAMPLE_TIME | PERF_SAMPLE_ADDR |
-			   PERF_SAMPLE_CPU | PERF_SAMPLE_IDENTIFIER;
-	attr.sample_id_all = attr.mmap = attr.mmap2 = attr.comm = attr.task = attr.context_switch = 1;
-	int idx = pd_writer_add_attr(w, &attr, "intel_pt//u");
-	pd_writer_add_id(w, idx, 1000, 0, -1);
-	uint64_t priv[PD_PT_INFO_WORDS] = { 0 };
-	priv[PD_PT_PMU_TYPE] = PMU;
-	priv[PD_PT_TIME_MULT] = 1;
-	priv[PD_PT_TSC_BIT] = 1ULL << 10;
-	priv[PD_PT_NORETCOMP_BIT] = 1ULL << 11;
-	priv[PD_PT_HAVE_SCHED_SWITCH] = 2;
-	priv[PD_PT_PER_CPU_MMAPS] = 1;
-	pd_writer_auxtrace_info(w, PD_AUXTRACE_INTEL_PT, priv, PD_PT_INFO_WORDS);
+	uint64_t st;
+	struct pd_writer *w = per_cpu_writer(&st);
 	for (uint32_t k = 1; k <= 10; k++) {
 		uint32_t pid = 100 * k;
-		assert_int_equal(ptgen_process(w, (struct ptgen_sid){ attr.sample_type, pid, 0, 1000, 0 }, "spinner",
+		assert_int_equal(ptgen_process(w, (struct ptgen_sid){ st, pid, 0, 1000, 0 }, "spinner",
 					       10, 20, PTGEN_BASE, 0x10000, spin_path), 0);
 	}
 	uint32_t next[2] = { 0, 0 };
 	for (uint32_t turn = 0; turn < 20; turn++)
-		rec_as(w, PERF_RECORD_SWITCH_CPU_WIDE, 0, next, sizeof(next), attr.sample_type,
+		rec_as(w, PERF_RECORD_SWITCH_CPU_WIDE, 0, next, sizeof(next), st,
 		       100 * (turn % 10 + 1), 1000 * turn + 900, 0);
 	pd_writer_finished_round(w);
 	struct pte e;
