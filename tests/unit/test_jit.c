@@ -15,7 +15,6 @@
 
 #define PID 4242
 
-static const char *xptrace;
 static char dir[64], dump[128], data[128];
 
 /* --- a jitdump writer --- */
@@ -292,9 +291,7 @@ static void test_perf_map(void **state)
 	fx_open(&x, NULL);
 	assert_null(name_at(x.j, 150, A));
 	fx_close(&x);
-	char cmd[160];
-	snprintf(cmd, sizeof(cmd), "rm -rf %s", jd_dir);
-	assert_int_equal(system(cmd), 0);
+	assert_int_equal(xp_test_rmtree(jd_dir), 0);
 }
 
 /* Sizes from the file are never trusted: every prefix of a dump, and a dump with any
@@ -429,18 +426,6 @@ static void write_pt(uint64_t second)
 	assert_int_equal(pd_writer_close(w), 0);
 }
 
-static char *capture(const char *args)
-{
-	char cmd[1024];
-	snprintf(cmd, sizeof(cmd), "%s decode -i %s %s 2>&1", xptrace, data, args);
-	FILE *p = popen(cmd, "r");
-	assert_non_null(p);
-	static char out[1 << 16];
-	size_t n = fread(out, 1, sizeof(out) - 1, p);
-	out[n] = '\0';
-	pclose(p);
-	return out;
-}
 
 static void write_leaf_dump(bool move)
 {
@@ -462,29 +447,29 @@ static void test_pt_calls_to_jit_functions(void **state)
 	(void)state;
 	write_leaf_dump(true);
 	write_pt(B);
-	const char *out = capture("--calltree --format folded");
+	const char *out = xp_test_decode(data, "--calltree --format folded");
 	/* instructions: outer_loop 3 per call (call, dec, jnz) + its ret, per pass */
 	assert_string_equal(out, "outer_loop 17\nouter_loop;leaf 5\n");
-	out = capture("--calltree --format jsonl");
+	out = xp_test_decode(data, "--calltree --format jsonl");
 	assert_non_null(strstr(out, "{\"lvl\":2,\"rl\":1,\"calls\":5,\"base\":5,\"cum\":5,\"name\":\"leaf\","));
-	out = capture("--functions --format csv");
+	out = xp_test_decode(data, "--functions --format csv");
 	assert_string_equal(out, "calls,base,cum,base%,cum%,module,name\n"
 				 "0,17,22,77.2727,100.0000,jitted-4242-1.so,outer_loop\n"
 				 "5,5,5,22.7273,22.7273,jitted-4242-2.so,leaf\n");
 	/* the leaf's two places are one function: its 3 + 2 executions on one line */
-	out = capture("--annotate leaf");
+	out = xp_test_decode(data, "--annotate leaf");
 	assert_non_null(strstr(out, "# leaf at 0x7f0000002000: 5 instructions executed"));
 	assert_non_null(strstr(out, "       5          - >0x7f0000002000     retq"));
-	out = capture("--annotate outer_loop");
+	out = xp_test_decode(data, "--annotate outer_loop");
 	assert_non_null(strstr(out, "       5          - >0x7f0000001004     jne 0x7f0000001000                 60.0%\n"
 				    "       2          -  0x7f0000001006     retq"));
 	/* source lines from the JIT_CODE_DEBUG_INFO before outer_loop's load */
-	out = capture("--insn --srcline");
+	out = xp_test_decode(data, "--insn --srcline");
 	assert_non_null(strstr(out, "callq *%rax  loop.js:10\n"));
 	assert_non_null(strstr(out, "decl %ecx  loop.js:11\n"));
 	assert_non_null(strstr(out, "jne 0x7f0000001000  loop.js:11\n"));
 	assert_non_null(strstr(out, "retq  loop.js:11\n"));
-	out = capture("--insn");
+	out = xp_test_decode(data, "--insn");
 	assert_non_null(strstr(out, "7f0000003000  leaf+0x0"));
 	assert_non_null(strstr(out, "7f0000002000  leaf+0x0"));
 	assert_null(strstr(out, "gap"));
@@ -492,7 +477,7 @@ static void test_pt_calls_to_jit_functions(void **state)
 	/* without the move record the code at the new place is unknown: a decode error
 	 * there, the 3 calls before it intact */
 	write_leaf_dump(false);
-	out = capture("--calltree --format folded");
+	out = xp_test_decode(data, "--calltree --format folded");
 	assert_non_null(strstr(out, "outer_loop;leaf 3\n"));
 	assert_null(strstr(out, "outer_loop;leaf 5\n"));
 }
@@ -511,9 +496,9 @@ static void test_pt_code_replaced_at_same_address(void **state)
 	jd_load(&d, 200, "leaf_v2", A, rep_ret, sizeof(rep_ret), 3);
 	jd_write(&d, dump, d.n);
 	write_pt(A);
-	const char *out = capture("--calltree --format folded");
+	const char *out = xp_test_decode(data, "--calltree --format folded");
 	assert_string_equal(out, "outer_loop 17\nouter_loop;leaf_v1 3\nouter_loop;leaf_v2 2\n");
-	out = capture("--insn --format jsonl");
+	out = xp_test_decode(data, "--insn --format jsonl");
 	int v1 = 0, v2 = 0;
 	for (const char *p = out; (p = strstr(p, "\"sym\":\"leaf_v1+0x0\",\"bytes\":\"c3\",\"insn\":\"retq\"")); p++)
 		v1++;
@@ -521,7 +506,7 @@ static void test_pt_code_replaced_at_same_address(void **state)
 		v2++;
 	assert_int_equal(v1, 3);
 	assert_int_equal(v2, 2);
-	out = capture("--insn");
+	out = xp_test_decode(data, "--insn");
 	assert_non_null(strstr(out, "7f0000002000  leaf_v1+0x0                      c3                             retq\n"));
 	assert_non_null(strstr(out, "7f0000002000  leaf_v2+0x0                      f3 c3                          retq\n"));
 }
@@ -584,7 +569,7 @@ static void test_lbr_through_jit_code(void **state)
 	write_lbr();
 	/* the ranges between the entries, walked in the JIT code bytes: the call (1
 	 * instruction), dec + jnz taken (2), the leaf's ret (1), at the leaf's new place */
-	const char *out = capture("--blocks --format jsonl");
+	const char *out = xp_test_decode(data, "--blocks --format jsonl");
 	assert_string_equal(out,
 		"{\"start\":\"0x7f0000001000\",\"end\":\"0x7f0000001000\",\"sym\":\"outer_loop+0x0\",\"count\":1,"
 		"\"insns\":1,\"cycles\":null,\"ipc\":null,\"taken\":null,\"not_taken\":null,\"mainline\":null}\n"
@@ -592,7 +577,7 @@ static void test_lbr_through_jit_code(void **state)
 		"\"insns\":2,\"cycles\":null,\"ipc\":null,\"taken\":1,\"not_taken\":0,\"mainline\":\"taken\"}\n"
 		"{\"start\":\"0x7f0000003000\",\"end\":\"0x7f0000003000\",\"sym\":\"leaf+0x0\",\"count\":1,"
 		"\"insns\":1,\"cycles\":null,\"ipc\":null,\"taken\":null,\"not_taken\":null,\"mainline\":null}\n");
-	out = capture("--functions --format csv");
+	out = xp_test_decode(data, "--functions --format csv");
 	assert_string_equal(out, "samples,base,cum,base%,cum%,module,name\n"
 				 "1,1000,1000,100.0000,100.0000,jitted-4242-2.so,leaf\n");
 }
@@ -605,16 +590,13 @@ static int setup(void **state)
 		return -1;
 	snprintf(dump, sizeof(dump), "%s/jit-%d.dump", dir, PID);
 	snprintf(data, sizeof(data), "%s/perf.data", dir);
-	xptrace = xp_test_xptrace();
 	return 0;
 }
 
 static int teardown(void **state)
 {
 	(void)state;
-	char cmd[128];
-	snprintf(cmd, sizeof(cmd), "rm -rf %s", dir);
-	return system(cmd) == 0 ? 0 : -1;
+	return xp_test_rmtree(dir);
 }
 
 int main(void)

@@ -24,11 +24,8 @@ static int setup(void **state)
 
 static int teardown(void **state)
 {
-	char cmd[128];
-
 	(void)state;
-	snprintf(cmd, sizeof(cmd), "rm -rf %s", tmpdir);
-	return system(cmd);
+	return xp_test_rmtree(tmpdir);
 }
 
 static int run_cmd(const char *cmd, char *out, size_t outsz)

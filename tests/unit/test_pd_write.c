@@ -60,11 +60,8 @@ static int setup(void **state)
 
 static int teardown(void **state)
 {
-	char cmd[128];
-
 	(void)state;
-	snprintf(cmd, sizeof(cmd), "rm -rf %s", tmpdir);
-	return system(cmd);
+	return xp_test_rmtree(tmpdir);
 }
 
 static struct perf_event_attr sw_attr(void)

@@ -30,9 +30,7 @@ static int setup(void **state)
 static int teardown(void **state)
 {
 	(void)state;
-	char cmd[128];
-	snprintf(cmd, sizeof(cmd), "rm -rf %s", dir);
-	return system(cmd) == 0 ? 0 : -1;
+	return xp_test_rmtree(dir);
 }
 
 static char *capture(const char *cmd, int *rc)

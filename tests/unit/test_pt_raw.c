@@ -64,9 +64,7 @@ static int setup(void **state)
 static int teardown(void **state)
 {
 	(void)state;
-	char cmd[256];
-	snprintf(cmd, sizeof(cmd), "rm -rf %s", dir);
-	return system(cmd) == 0 ? 0 : -1;
+	return xp_test_rmtree(dir);
 }
 
 /* Runs xptrace with `args`; returns stdout, exit status in *rc, stderr in err. */

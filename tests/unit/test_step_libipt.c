@@ -280,11 +280,8 @@ static int setup(void **state)
 
 static int teardown(void **state)
 {
-	char cmd[4096];
-
 	(void)state;
-	snprintf(cmd, sizeof(cmd), "rm -rf %s", tmpdir);
-	return system(cmd) == 0 ? 0 : -1;
+	return xp_test_rmtree(tmpdir);
 }
 
 int main(void)

@@ -28,4 +28,27 @@ static inline const char *xp_test_xptrace(void)
 	return path;
 }
 
+/* Removes a test's temporary directory; 0 or -1. */
+static inline int xp_test_rmtree(const char *dir)
+{
+	char cmd[4200];
+	snprintf(cmd, sizeof(cmd), "rm -rf '%s'", dir);
+	return system(cmd) == 0 ? 0 : -1;
+}
+
+/* Output (stdout and stderr) of `xptrace decode -i DATA ARGS` with this build's binary,
+ * in a buffer the next call reuses. */
+static inline const char *xp_test_decode(const char *data, const char *args)
+{
+	char cmd[8192];
+	static char out[1 << 16];
+	snprintf(cmd, sizeof(cmd), "%s decode -i %s %s 2>&1", xp_test_xptrace(), data, args);
+	FILE *p = popen(cmd, "r");
+	assert_non_null(p);
+	size_t n = fread(out, 1, sizeof(out) - 1, p);
+	out[n] = '\0';
+	pclose(p);
+	return out;
+}
+
 #endif
