@@ -104,23 +104,7 @@ static void write_perf_data(uint64_t tsc, int split)
 	pd_writer_finished_round(w);
 	struct pte e;
 	pte_init(&e, 4096);
-	pte_simple(&e, ppt_psb);
-	if (tsc)
-		pte_tsc(&e, tsc);
-	pte_simple(&e, ppt_psbend);
-	pte_mode64(&e);
-	pte_ip(&e, ppt_tip_pge, pt_ipc_sext_48, JIT_ADDR);
-	char bits[48];
-	for (int left = 1000; left > 0;) {
-		int k = left > 40 ? 40 : left;
-		for (int i = 0; i < k; i++)
-			bits[i] = left - i == 1 ? 'N' : 'T';
-		bits[k] = '\0';
-		pte_tnt(&e, bits);
-		left -= k;
-	}
-	pte_ip(&e, ppt_tip, pt_ipc_sext_48, JIT_ADDR + 0xe);
-	pte_ip(&e, ppt_tip_pgd, pt_ipc_suppressed, 0);
+	pte_loop_trace(&e, JIT_ADDR, tsc, 0, 0);
 	assert_false(e.failed);
 	struct pd_auxtrace_event ev;
 	memset(&ev, 0, sizeof(ev));
@@ -239,6 +223,19 @@ static struct pd_writer *per_cpu_writer(uint64_t *st)
 	return w;
 }
 
+/* Ends per_cpu_writer's file with `e` as cpu 0's AUX data (and frees e). */
+static void per_cpu_finish(struct pd_writer *w, struct pte *e)
+{
+	assert_false(e->failed);
+	struct pd_auxtrace_event ev;
+	memset(&ev, 0, sizeof(ev));
+	ev.tid = (uint32_t)-1;
+	ev.cpu = 0;
+	assert_int_equal(pd_writer_auxtrace(w, &ev, e->buf, pte_len(e)), 0);
+	pte_free(e);
+	assert_int_equal(pd_writer_close(w), 0);
+}
+
 /* Processes A (pid 100) and B (pid 200) run build/progs/ptspin's spin(3) and spin(5)
  * in turn on cpu 0; one per-cpu AUX area holds both. */
 static void test_per_cpu_switches(void **state)
@@ -269,26 +266,9 @@ static void test_per_cpu_switches(void **state)
 	pte_simple(&e, ppt_psb);
 	pte_tsc(&e, 1000);
 	pte_simple(&e, ppt_psbend);
-	for (int run = 0; run < 2; run++) {
-		int n = run ? 5 : 3;
-		if (run)
-			pte_tsc(&e, 2000);
-		pte_mode64(&e);
-		pte_ip(&e, ppt_tip_pge, pt_ipc_sext_48, spin);
-		for (int i = 1; i <= n; i++) {
-			pte_ip(&e, ppt_tip, pt_ipc_update_16, after);
-			pte_tnt(&e, i < n ? "T" : "N");
-		}
-		pte_ip(&e, ppt_tip_pgd, pt_ipc_suppressed, 0);
-	}
-	assert_false(e.failed);
-	struct pd_auxtrace_event ev;
-	memset(&ev, 0, sizeof(ev));
-	ev.tid = (uint32_t)-1;
-	ev.cpu = 0;
-	assert_int_equal(pd_writer_auxtrace(w, &ev, e.buf, pte_len(&e)), 0);
-	pte_free(&e);
-	assert_int_equal(pd_writer_close(w), 0);
+	for (int run = 0; run < 2; run++)
+		ptpc_spin(&e, spin, 0, after, run ? 2000 : 1000, run ? 5 : 3, 0, 0);
+	per_cpu_finish(w, &e);
 
 	const char *out = xp_test_decode(data, "--insn --format jsonl");
 	int a = 0, b = 0;
@@ -491,14 +471,7 @@ static void test_per_cpu_code_per_process(void **state)
 		pte_tnt(&e, i ? "N" : "TTN");
 		pte_ip(&e, ppt_tip_pgd, pt_ipc_suppressed, 0);	/* the ret leaves the trace */
 	}
-	assert_false(e.failed);
-	struct pd_auxtrace_event ev;
-	memset(&ev, 0, sizeof(ev));
-	ev.tid = (uint32_t)-1;
-	ev.cpu = 0;
-	assert_int_equal(pd_writer_auxtrace(w, &ev, e.buf, pte_len(&e)), 0);
-	pte_free(&e);
-	assert_int_equal(pd_writer_close(w), 0);
+	per_cpu_finish(w, &e);
 
 	const char *out = xp_test_decode(data, "--blocks --tid 200 --format jsonl");
 	assert_non_null(strstr(out, "{\"start\":\"0x7f0000200000\",\"end\":\"0x7f0000200007\",\"sym\":"));
@@ -533,25 +506,9 @@ static void test_per_cpu_many_processes(void **state)
 	pte_simple(&e, ppt_psb);
 	pte_tsc(&e, 950);
 	pte_simple(&e, ppt_psbend);
-	for (uint32_t turn = 0; turn < 20; turn++) {
-		int n = (int)(turn % 10) + 1;
-		pte_tsc(&e, 1000 * turn + 1000);
-		pte_mode64(&e);
-		pte_ip(&e, ppt_tip_pge, pt_ipc_sext_48, spin);
-		for (int i = 1; i <= n; i++) {
-			pte_ip(&e, ppt_tip, pt_ipc_update_16, after);
-			pte_tnt(&e, i < n ? "T" : "N");
-		}
-		pte_ip(&e, ppt_tip_pgd, pt_ipc_suppressed, 0);
-	}
-	assert_false(e.failed);
-	struct pd_auxtrace_event ev;
-	memset(&ev, 0, sizeof(ev));
-	ev.tid = (uint32_t)-1;
-	ev.cpu = 0;
-	assert_int_equal(pd_writer_auxtrace(w, &ev, e.buf, pte_len(&e)), 0);
-	pte_free(&e);
-	assert_int_equal(pd_writer_close(w), 0);
+	for (uint32_t turn = 0; turn < 20; turn++)
+		ptpc_spin(&e, spin, 0, after, 1000 * turn + 1000, (long)(turn % 10) + 1, 0, 0);
+	per_cpu_finish(w, &e);
 
 	const char *out = xp_test_decode(data, "--calltree --per-thread --format jsonl");
 	for (int k = 1; k <= 10; k++) {
