@@ -1,7 +1,7 @@
 # xptrace build.  `make` builds ./xptrace, `make check` runs every test (plain and
 # ASan+UBSan builds), `make demo` records the bundled workload and reports it.
 #
-# Every .c under src/, decoders/ and arch/x86_64/ (except the CLI entry point) goes
+# Every .c under src/, decoders/ and arch/ (except the CLI entry point) goes
 # into one static library; unit tests (tests/unit/test_*.c, one binary each) link it.
 # New modules need no Makefile edit.
 
@@ -19,7 +19,7 @@ SANFLAGS :=
 OPT      := -O2
 endif
 
-CPPFLAGS += -D_GNU_SOURCE -Isrc -Idecoders -Iarch/x86_64 -DXP_VERSION='"$(VERSION)"'
+CPPFLAGS += -D_GNU_SOURCE -Isrc -I. -DXP_VERSION='"$(VERSION)"'
 CFLAGS   += -std=gnu11 -Wall -Wextra -Werror -g $(OPT) $(SANFLAGS) -MMD -MP
 LDFLAGS  += $(SANFLAGS)
 # libipt and libpfm4 ship no pkg-config file; libdw needs libelf; zlib for
@@ -33,9 +33,9 @@ LDFLAGS  += -no-pie -Wl,-z,relro,-z,now
 
 VERSION := $(shell cat VERSION 2>/dev/null || echo 0.0.0)
 
-LIB_SRC  := $(filter-out src/xptrace.c,$(wildcard src/*.c decoders/*.c arch/x86_64/*.c))
+LIB_SRC  := $(filter-out src/cli/xptrace.c,$(shell find src decoders arch -name '*.c'))
 LIB_OBJ  := $(LIB_SRC:%.c=$(BUILD)/%.o)
-MAIN_OBJ := $(BUILD)/src/xptrace.o
+MAIN_OBJ := $(BUILD)/src/cli/xptrace.o
 UNIT_SRC := $(wildcard tests/unit/test_*.c)
 UNIT_BIN := $(UNIT_SRC:tests/unit/%.c=$(BUILD)/tests/%)
 TEST_HELPER_SRC := $(filter-out $(UNIT_SRC),$(wildcard tests/unit/*.c))

@@ -1,15 +1,20 @@
 #!/bin/bash
 # Runs every test: cmocka unit tests (plain and ASan+UBSan builds) and the integration
 # scripts under tests/integration/ (TAP-style "ok"/"not ok" lines, see tests/lib.sh).
-# Prints each suite's result and a final "N passed, N failed" line; exits 1 on any failure.
+# Suites run in parallel (XP_TEST_JOBS at once, default: cores + 1; most of a suite's
+# time is spent waiting on traced programs), each into its own log; results are
+# printed in a fixed order with a final "N passed, N failed" line; exits 1 on any
+# failure.
 # Usage: tests/run.sh [PATTERN]   (only suites whose name contains PATTERN)
 set -u
 cd "$(dirname "$0")/.."
 pattern=${1:-}
+jobs_max=${XP_TEST_JOBS:-$(($(nproc) + 1))}
 passed=0
 failed=0
 failed_suites=()
 logdir=build/test-logs
+rm -rf "$logdir"
 mkdir -p "$logdir"
 
 count_cmocka() {	# $1 log -> sets p f
@@ -19,29 +24,14 @@ count_cmocka() {	# $1 log -> sets p f
 	f=${f:-0}
 }
 
-run_unit() {	# $1 binary, $2 label
-	local bin=$1 label=$2 log rc
-	log="$logdir/$label.log"
-	CMOCKA_MESSAGE_OUTPUT=stdout "$bin" >"$log" 2>&1
-	rc=$?
-	count_cmocka "$log"
-	if [ "$rc" != 0 ] && [ "$f" = 0 ]; then f=1; fi	# crashed before the summary
-	report "$label" "$log"
+# One suite, in the background: its log and, when it ends, its exit status.
+start_unit() {	# $1 binary, $2 label
+	CMOCKA_MESSAGE_OUTPUT=stdout "$1" >"$logdir/$2.log" 2>&1
+	echo $? >"$logdir/$2.rc"
 }
-
-run_integration() {	# $1 script
-	local script=$1 label log rc
-	label="integration/$(basename "$script" .sh)"
-	log="$logdir/${label//\//_}.log"
-	timeout 600 bash "$script" >"$log" 2>&1
-	rc=$?
-	p=$(grep -c '^ok ' "$log")
-	f=$(grep -c '^not ok ' "$log")
-	if [ "$rc" != 0 ] && [ "$f" = 0 ]; then
-		echo "not ok - $label exited $rc" >>"$log"
-		f=1
-	fi
-	report "$label" "$log"
+start_integration() {	# $1 script, $2 label
+	timeout 600 bash "$1" >"$logdir/$2.log" 2>&1
+	echo $? >"$logdir/$2.rc"
 }
 
 report() {	# $1 label, $2 log; uses p f
@@ -58,18 +48,52 @@ report() {	# $1 label, $2 log; uses p f
 
 mk/deps.sh test || exit 1
 
+# Integration scripts first: they are the long ones.
+suites=()
+for script in tests/integration/*.sh; do
+	[ -f "$script" ] || continue
+	[[ -z "$pattern" || "$script" == *"$pattern"* ]] || continue
+	suites+=("integration $script integration/$(basename "$script" .sh)")
+done
 for build in build build-asan; do
 	for bin in "$build"/tests/test_*; do
 		[ -x "$bin" ] || continue
 		label="$build/$(basename "$bin")"
 		[[ -z "$pattern" || "$label" == *"$pattern"* ]] || continue
-		run_unit "$bin" "${label//\//_}"
+		suites+=("unit $bin ${label//\//_}")
 	done
 done
-for script in tests/integration/*.sh; do
-	[ -f "$script" ] || continue
-	[[ -z "$pattern" || "$script" == *"$pattern"* ]] || continue
-	run_integration "$script"
+
+for s in "${suites[@]}"; do
+	read -r kind what label <<<"$s"
+	while [ "$(jobs -rp | wc -l)" -ge "$jobs_max" ]; do
+		wait -n
+	done
+	"start_$kind" "$what" "${label//\//_}" &
+done
+wait
+
+# Reported in the usual order: unit tests, then integration scripts.
+for s in "${suites[@]}"; do
+	read -r kind what label <<<"$s"
+	[ "$kind" = unit ] || continue
+	log="$logdir/$label.log"
+	count_cmocka "$log"
+	if [ "$(cat "$logdir/$label.rc" 2>/dev/null)" != 0 ] && [ "$f" = 0 ]; then f=1; fi	# crashed before the summary
+	report "$label" "$log"
+done
+for s in "${suites[@]}"; do
+	read -r kind what label <<<"$s"
+	[ "$kind" = integration ] || continue
+	log="$logdir/${label//\//_}.log"
+	rc=$(cat "$logdir/${label//\//_}.rc" 2>/dev/null || echo 1)
+	p=$(grep -c '^ok ' "$log")
+	f=$(grep -c '^not ok ' "$log")
+	if [ "$rc" != 0 ] && [ "$f" = 0 ]; then
+		echo "not ok - $label exited $rc" >>"$log"
+		f=1
+	fi
+	report "$label" "$log"
 done
 
 echo

@@ -5,7 +5,7 @@
 
 #include <capstone/capstone.h>
 
-#include "x86_branch.h"
+#include "arch/x86_64/x86_branch.h"
 
 static int jcc_code(unsigned id)
 {

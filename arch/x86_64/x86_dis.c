@@ -5,7 +5,7 @@
 
 #include <capstone/capstone.h>
 
-#include "x86_dis.h"
+#include "arch/x86_64/x86_dis.h"
 
 int x86_dis_init(struct x86_dis *d)
 {

@@ -7,7 +7,7 @@
 #include <stddef.h>
 #include <stdint.h>
 
-#include "x86_branch.h"
+#include "arch/x86_64/x86_branch.h"
 
 #define X86_MAX_INSN 15
 

@@ -4,7 +4,7 @@
 
 #include <capstone/capstone.h>
 
-#include "x86_emu.h"
+#include "arch/x86_64/x86_emu.h"
 
 #define F_CF (1ull << 0)
 #define F_PF (1ull << 2)

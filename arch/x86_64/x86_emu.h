@@ -9,7 +9,7 @@
 #include <stdint.h>
 #include <sys/user.h>
 
-#include "x86_branch.h"
+#include "arch/x86_64/x86_branch.h"
 
 struct cs_insn;
 

@@ -1,42 +1,10 @@
 /* LBR range walking with capstone; see x86_range.h. */
-#include "x86_range.h"
+#include "arch/x86_64/x86_range.h"
 
 #include <errno.h>
 
-void x86_range_kind(enum x86_bclass cls, enum xev_kind *kind, uint32_t *flags)
-{
-	*flags = 0;
-	switch (cls) {
-	case X86_BR_COND:
-		*kind = XEV_BRANCH, *flags = XEV_F_COND;
-		break;
-	case X86_BR_CALL:
-		*kind = XEV_CALL;
-		break;
-	case X86_BR_CALL_IND:
-		*kind = XEV_CALL, *flags = XEV_F_INDIRECT;
-		break;
-	case X86_BR_RET:
-		*kind = XEV_RETURN, *flags = XEV_F_INDIRECT;
-		break;
-	case X86_BR_JMP_IND:
-		*kind = XEV_BRANCH, *flags = XEV_F_INDIRECT;
-		break;
-	case X86_BR_SYSCALL:
-	case X86_BR_FAR:
-		*kind = XEV_BRANCH, *flags = XEV_F_SYSCALL;
-		break;
-	case X86_BR_TRAP:
-		*kind = XEV_INTERRUPT;
-		break;
-	default:
-		*kind = XEV_BRANCH;
-		break;
-	}
-}
-
 int x86_range_walk(struct x86_dis *d, x86_code_read_fn read, void *ctx, uint64_t start,
-		   uint64_t end, struct dlbr_range_info *ri, enum xev_kind *kind, uint32_t *flags)
+		   uint64_t end, struct x86_range_info *ri, enum x86_bclass *cls)
 {
 	uint64_t ip = start;
 
@@ -55,18 +23,18 @@ int x86_range_walk(struct x86_dis *d, x86_code_read_fn read, void *ctx, uint64_t
 			/* No branch within the range's bytes: fine only when `end` is the last
 			 * instruction (a range may end at a non-branch, e.g. an interrupt). */
 			if (run.truncated == -E2BIG && run.term.ip == end) {
-				x86_range_kind(X86_BR_NONE, kind, flags);
+				*cls = X86_BR_NONE;
 				return 0;
 			}
 			return run.truncated == -EFAULT ? -EFAULT : -EINVAL;
 		}
 		if (run.term.ip == end) {
-			x86_range_kind(run.term.br.cls, kind, flags);
+			*cls = run.term.br.cls;
 			return 0;
 		}
 		if (run.term.ip > end || run.term.br.cls != X86_BR_COND)
 			return -EINVAL;
-		if (ri->ncond < DLBR_MAX_COND) {
+		if (ri->ncond < X86_RANGE_MAX_COND) {
 			ri->cond_ip[ri->ncond] = run.term.ip;
 			ri->cond_next[ri->ncond] = run.term.br.next;
 			ri->ncond++;

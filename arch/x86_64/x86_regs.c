@@ -1,4 +1,4 @@
-#include "x86_regs.h"
+#include "arch/x86_64/x86_regs.h"
 
 #include <asm/perf_regs.h>
 

@@ -14,10 +14,10 @@
 #include <sys/user.h>
 #include <sys/wait.h>
 
-#include "x86_dis.h"
-#include "x86_emu.h"
-#include "x86_step.h"
-#include "xp_err.h"
+#include "arch/x86_64/x86_dis.h"
+#include "arch/x86_64/x86_emu.h"
+#include "arch/x86_64/x86_step.h"
+#include "util/xp_err.h"
 
 #define INT3 0xcc
 #define TRACE_OPTIONS (PTRACE_O_TRACESYSGOOD | PTRACE_O_TRACEEXEC | PTRACE_O_TRACECLONE | \

@@ -12,7 +12,7 @@
  * The tracer knows nothing about Intel PT or perf.data: it reports, per thread and in
  * execution order, what a user-only PT tracer would record (branch outcomes, indirect
  * targets, tracing disabled/enabled around syscalls and filter exits, asynchronous
- * transfers) to a callback; src/col_step.c turns that into PT packets and perf.data. */
+ * transfers) to a callback; src/record/step/rec_mode_step.c turns that into PT packets and perf.data. */
 #ifndef X86_STEP_H
 #define X86_STEP_H
 
@@ -20,7 +20,7 @@
 #include <signal.h>
 #include <sys/types.h>
 
-#include "x86_branch.h"
+#include "arch/x86_64/x86_branch.h"
 
 enum x86_step_kind {
 	XS_THREAD,	/* new thread/process `tid` (child of ptid/ppid); traced from `ip` (enabled) */

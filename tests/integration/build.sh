@@ -25,18 +25,18 @@ compiled() { mk -n xptrace | sed -n 's/.* -c -o [^ ]* \([^ ]*\.c\)$/\1/p' | sort
 
 check "a fresh copy of a built tree is up to date (make -q)" mk -q xptrace
 
-# Which sources include src/pmu.h, directly or not, according to the compiler itself.
-expected=$(for c in $(ls src/*.c decoders/*.c arch/x86_64/*.c 2>/dev/null); do
-	cc -MM -D_GNU_SOURCE -Isrc -Idecoders -Iarch/x86_64 "$c" | tr ' \\' '\n\n' | grep -qx 'src/pmu.h' && echo "$c"
+# Which sources include src/probe/pmu.h, directly or not, according to the compiler itself.
+expected=$(for c in $(find src decoders arch -name '*.c' 2>/dev/null); do
+	cc -MM -D_GNU_SOURCE -Isrc -I. "$c" | tr ' \\' '\n\n' | grep -qx 'src/probe/pmu.h' && echo "$c"
 done | sort)
-touch src/pmu.h
-check_eq "touching src/pmu.h recompiles exactly its includers" "$expected" "$(compiled)"
-check_match "... which include the pmu and probe modules" 'src/pmu_sysfs.c' "$expected"
+touch src/probe/pmu.h
+check_eq "touching src/probe/pmu.h recompiles exactly its includers" "$expected" "$(compiled)"
+check_match "... which include the pmu and probe modules" 'src/probe/pmu_sysfs.c' "$expected"
 mk -s xptrace >/dev/null 2>&1
-touch src/probe_file.c
-check_eq "touching one .c recompiles only it" "src/probe_file.c" "$(compiled)"
+touch src/probe/probe_file.c
+check_eq "touching one .c recompiles only it" "src/probe/probe_file.c" "$(compiled)"
 echo 9.9.9 >VERSION
-check_match "changing VERSION recompiles (the version is compiled in)" 'src/xptrace.c' "$(compiled)"
+check_match "changing VERSION recompiles (the version is compiled in)" 'src/cli/xptrace.c' "$(compiled)"
 
 # install: into a prefix, and staged with DESTDIR.
 mk -s -j2 install PREFIX="$TMP/inst" >/dev/null 2>"$TMP/install.err"

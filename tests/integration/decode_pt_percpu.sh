@@ -7,7 +7,7 @@
 . "$(dirname "$0")/../lib.sh"
 
 cd "$XP_ROOT" || exit 1
-if ! cc -std=gnu11 -O2 -D_GNU_SOURCE -Isrc -Idecoders -Iarch/x86_64 -Itests/unit -o "$TMP/gen" \
+if ! cc -std=gnu11 -O2 -D_GNU_SOURCE -Isrc -I. -Itests/unit -o "$TMP/gen" \
 	tests/integration/lib/pt_percpu_gen.c build/libxptrace.a \
 	-lipt -lpfm -ldw -lelf -lcapstone -lpthread -ldl -lm; then
 	not_ok "build tests/integration/lib/pt_percpu_gen.c"

@@ -17,7 +17,7 @@
 #include <string.h>
 #include <unistd.h>
 
-#include "pd_write.h"
+#include "perfdata/pd_write.h"
 #include "pt_enc.h"
 
 #define PTGEN_BASE 0x555555554000ULL

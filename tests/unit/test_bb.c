@@ -1,7 +1,7 @@
 /* Block tallies and stream filters on hand-made event streams. */
 #include "xp_test.h"
 
-#include "bb.h"
+#include "views/bb_views.h"
 
 static struct xev blk(uint64_t ip, uint64_t end, uint64_t insns, uint64_t cycles)
 {

@@ -5,9 +5,9 @@
 
 #include <errno.h>
 
-#include "col_pt_info.h"
-#include "pd_format.h"
-#include "x86_pt_attr.h"
+#include "record/col_pt_info.h"
+#include "perfdata/pd_format.h"
+#include "record/hw/x86_pt_attr.h"
 
 static void test_words(void **state)
 {

@@ -8,7 +8,7 @@
 #include <errno.h>
 #include <unistd.h>
 
-#include "col_pt_pump.h"
+#include "record/col_pt_pump.h"
 
 #define DATA 8192
 #define AUX 4096

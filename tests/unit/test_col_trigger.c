@@ -6,7 +6,7 @@
 #include <poll.h>
 #include <unistd.h>
 
-#include "col_trigger.h"
+#include "record/col_trigger.h"
 
 __attribute__((noinline, used)) int xp_trigger_target(int x)
 {

@@ -3,7 +3,7 @@
  * starting mid-stack, gaps), plus merge and per-function totals. */
 #include "xp_test.h"
 
-#include "ct.h"
+#include "analysis/ct.h"
 
 enum { MAIN = 1, A, B, C, F, G, LEAF, ROOTFN };
 static const char *const names[] = { "?", "main", "a", "b", "c", "f", "g", "leaf", "start" };

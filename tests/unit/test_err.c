@@ -1,6 +1,6 @@
 #include "xp_test.h"
 
-#include "xp_err.h"
+#include "util/xp_err.h"
 
 static char last[2048];
 

@@ -1,4 +1,4 @@
-/* JIT code (src/jit.c): jitdump loads and moves at their times, clocks, perf maps, the
+/* JIT code (src/session/jit.c): jitdump loads and moves at their times, clocks, perf maps, the
  * trace directory's copies first, cut and corrupt files; then PT through the xptrace
  * binary: exact call counts to named JIT functions in the call tree, across a
  * JIT_CODE_MOVE; LBR: branch-stack ranges walked in JIT code bytes. */
@@ -8,10 +8,10 @@
 #include <time.h>
 #include <unistd.h>
 
-#include "jit.h"
-#include "pd_write.h"
+#include "session/jit.h"
+#include "perfdata/pd_write.h"
 #include "pt_gen.h"
-#include "sb.h"
+#include "session/sb.h"
 
 #define PID 4242
 

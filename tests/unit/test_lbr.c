@@ -4,7 +4,7 @@
 
 #include <errno.h>
 
-#include "lbr.h"
+#include "decoders/lbr/lbr.h"
 
 struct rec {
 	struct xev ev[64];
@@ -133,7 +133,7 @@ static void test_unknown_cycles_and_bad_ranges(void **state)
 
 /* A code reader: instructions are 2 bytes; a conditional branch every 0x10 bytes. */
 static int fake_range(void *ctx, int32_t pid, uint64_t time, uint64_t start, uint64_t end,
-		      struct dlbr_range_info *ri)
+		      struct x86_range_info *ri)
 {
 	(void)ctx;
 	assert_int_equal(pid, 100);

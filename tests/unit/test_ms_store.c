@@ -10,7 +10,7 @@
 #include <sys/stat.h>
 #include <unistd.h>
 
-#include "ms_store.h"
+#include "session/ms_store.h"
 
 static char tmpdir[64];
 

@@ -2,7 +2,7 @@
  * folded stacks and a callgrind file for a hand-made tree. */
 #include "xp_test.h"
 
-#include "out.h"
+#include "output/out.h"
 
 static char *capture(void (*fn)(FILE *), size_t *n)
 {

@@ -8,8 +8,8 @@
 #include <sys/wait.h>
 #include <unistd.h>
 
-#include "pd_read.h"
-#include "xp_err.h"
+#include "perfdata/pd_read.h"
+#include "util/xp_err.h"
 
 struct buf {
 	uint8_t *p;

@@ -10,7 +10,7 @@
 #include <sys/wait.h>
 #include <unistd.h>
 
-#include "pd_write.h"
+#include "perfdata/pd_write.h"
 
 struct file {
 	unsigned char *p;

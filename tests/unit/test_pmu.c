@@ -5,7 +5,7 @@
 #include <sys/stat.h>
 #include <unistd.h>
 
-#include "pmu.h"
+#include "probe/pmu.h"
 
 #define SKL XP_FIXTURE("sysfs/intel-skylake")
 #define ZEN XP_FIXTURE("sysfs/amd-zen")

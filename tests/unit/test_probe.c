@@ -5,7 +5,7 @@
 #include <errno.h>
 #include <unistd.h>
 
-#include "probe.h"
+#include "probe/probe.h"
 
 #define SKL XP_FIXTURE("sysfs/intel-skylake")
 #define ZEN XP_FIXTURE("sysfs/amd-zen")

@@ -5,7 +5,7 @@
 
 #include <intel-pt.h>
 
-#include "ptw.h"
+#include "record/step/ptw.h"
 
 struct sink {
 	uint8_t buf[1 << 20];

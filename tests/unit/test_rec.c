@@ -3,7 +3,7 @@
 
 #include <errno.h>
 
-#include "rec.h"
+#include "record/rec.h"
 
 static void test_cpu_list(void **state)
 {

@@ -6,7 +6,7 @@
 #include <errno.h>
 #include <unistd.h>
 
-#include "ring.h"
+#include "record/ring.h"
 
 #define DATA 256
 

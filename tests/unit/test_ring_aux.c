@@ -5,7 +5,7 @@
 
 #include <errno.h>
 
-#include "ring_aux.h"
+#include "record/ring_aux.h"
 
 /* Stream byte k; never zero, like real trace data past a PSB. */
 static uint8_t sbyte(uint64_t k)

@@ -2,8 +2,8 @@
  * fork), thread names over time, ELF symbols with PIE bias from pgoff, demangling. */
 #include "xp_test.h"
 
-#include "sb.h"
-#include "sym.h"
+#include "session/sb.h"
+#include "session/sym.h"
 
 static struct pd_rec mmap_rec(uint32_t pid, uint64_t start, uint64_t len, uint64_t pgoff,
 			      const char *file, uint64_t time)

@@ -8,7 +8,7 @@
 #include <sys/stat.h>
 #include <unistd.h>
 
-#include "pd_format.h"
+#include "perfdata/pd_format.h"
 
 #define PIE_BASE 0x555555554000ull
 

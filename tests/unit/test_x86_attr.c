@@ -9,8 +9,8 @@
 #include <time.h>
 #include <unistd.h>
 
-#include "x86_lbr_attr.h"
-#include "x86_pt_attr.h"
+#include "record/hw/x86_lbr_attr.h"
+#include "record/hw/x86_pt_attr.h"
 
 #define SKL XP_FIXTURE("sysfs/intel-skylake")
 #define ZEN XP_FIXTURE("sysfs/amd-zen")

@@ -5,7 +5,7 @@
 #include <errno.h>
 #include <capstone/capstone.h>
 
-#include "x86_dis.h"
+#include "arch/x86_64/x86_dis.h"
 
 #define CF 0x1
 #define PF 0x4

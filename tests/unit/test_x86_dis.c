@@ -5,7 +5,7 @@
 #include <errno.h>
 #include <capstone/capstone.h>
 
-#include "x86_dis.h"
+#include "arch/x86_64/x86_dis.h"
 
 struct d_case {
 	const char *name;

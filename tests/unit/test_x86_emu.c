@@ -6,8 +6,8 @@
 #include <errno.h>
 #include <capstone/capstone.h>
 
-#include "x86_dis.h"
-#include "x86_emu.h"
+#include "arch/x86_64/x86_dis.h"
+#include "arch/x86_64/x86_emu.h"
 
 #define FLAGS 0x8d5ull	/* CF PF AF ZF SF OF */
 

@@ -3,7 +3,7 @@
 
 #include <errno.h>
 
-#include "x86_range.h"
+#include "arch/x86_64/x86_range.h"
 
 /* 0x1000: 48 89 c3        mov %rax,%rbx
  * 0x1003: 74 05           je 0x100a
@@ -31,40 +31,36 @@ static long rd(void *ctx, uint64_t ip, uint8_t *buf, size_t len)
 static void test_walk(void **state)
 {
 	struct x86_dis d;
-	static struct dlbr_range_info ri;
-	enum xev_kind k;
-	uint32_t f;
+	static struct x86_range_info ri;
+	enum x86_bclass k;
 
 	(void)state;
 	assert_int_equal(x86_dis_init(&d), 0);
 	/* [0x1000, 0x1008]: mov, je (not taken), nop, jne (not taken), call *%rax. */
-	assert_int_equal(x86_range_walk(&d, rd, NULL, 0x1000, 0x1008, &ri, &k, &f), 0);
+	assert_int_equal(x86_range_walk(&d, rd, NULL, 0x1000, 0x1008, &ri, &k), 0);
 	assert_int_equal(ri.insns, 5);
 	assert_int_equal(ri.ncond, 2);
 	assert_int_equal(ri.cond_ip[0], 0x1003);
 	assert_int_equal(ri.cond_next[0], 0x1005);
 	assert_int_equal(ri.cond_ip[1], 0x1006);
 	assert_int_equal(ri.cond_next[1], 0x1008);
-	assert_int_equal(k, XEV_CALL);
-	assert_int_equal(f, XEV_F_INDIRECT);
+	assert_int_equal(k, X86_BR_CALL_IND);
 	/* A range ending at a conditional branch that was taken. */
-	assert_int_equal(x86_range_walk(&d, rd, NULL, 0x1005, 0x1006, &ri, &k, &f), 0);
+	assert_int_equal(x86_range_walk(&d, rd, NULL, 0x1005, 0x1006, &ri, &k), 0);
 	assert_int_equal(ri.insns, 2);
 	assert_int_equal(ri.ncond, 0);
-	assert_int_equal(k, XEV_BRANCH);
-	assert_int_equal(f, XEV_F_COND);
-	assert_int_equal(x86_range_walk(&d, rd, NULL, 0x100a, 0x100a, &ri, &k, &f), 0);
-	assert_int_equal(k, XEV_RETURN);
+	assert_int_equal(k, X86_BR_COND);
+	assert_int_equal(x86_range_walk(&d, rd, NULL, 0x100a, 0x100a, &ri, &k), 0);
+	assert_int_equal(k, X86_BR_RET);
 	/* Contradictions: `end` inside an instruction; a ret before `end`. */
-	assert_int_equal(x86_range_walk(&d, rd, NULL, 0x1000, 0x1004, &ri, &k, &f), -EINVAL);
-	assert_int_equal(x86_range_walk(&d, rd, NULL, 0x1008, 0x100b, &ri, &k, &f), -EINVAL);
+	assert_int_equal(x86_range_walk(&d, rd, NULL, 0x1000, 0x1004, &ri, &k), -EINVAL);
+	assert_int_equal(x86_range_walk(&d, rd, NULL, 0x1008, 0x100b, &ri, &k), -EINVAL);
 	/* A range that ends at a non-branch (interrupted there). */
-	assert_int_equal(x86_range_walk(&d, rd, NULL, 0x1000, 0x1000, &ri, &k, &f), 0);
+	assert_int_equal(x86_range_walk(&d, rd, NULL, 0x1000, 0x1000, &ri, &k), 0);
 	assert_int_equal(ri.insns, 1);
-	assert_int_equal(k, XEV_BRANCH);
-	assert_int_equal(f, 0);
+	assert_int_equal(k, X86_BR_NONE);
 	/* Unreadable code. */
-	assert_int_equal(x86_range_walk(&d, rd, NULL, 0x2000, 0x2004, &ri, &k, &f), -EFAULT);
+	assert_int_equal(x86_range_walk(&d, rd, NULL, 0x2000, 0x2004, &ri, &k), -EFAULT);
 	x86_dis_fini(&d);
 }
 

@@ -1,0 +1,220 @@
+/* The branch-stack decoder of `xptrace decode`: perf.data samples with
+ * PERF_SAMPLE_BRANCH_STACK (xptrace --mode lbr, perf record -b / -j, perf inject
+ * --itrace=...l) -> decoders/lbr/lbr.c -> sampled blocks, branches, calls and the samples
+ * themselves.  Ranges are walked in the module snapshots, or the bytes of JIT code
+ * (jit.h), (x86_range) for instruction counts, not-taken conditionals and the kinds of
+ * branches the entries do not type. */
+#include <errno.h>
+#include <fcntl.h>
+#include <stdlib.h>
+#include <string.h>
+#include <unistd.h>
+
+#include "decode/decoder.h"
+#include "decoders/lbr/lbr.h"
+#include "arch/x86_64/x86_range.h"
+#include "util/xp_err.h"
+
+struct dlbr_dec {
+	struct dec_ctx *c;
+	const struct xev_sink *sink;
+	struct dlbr d;
+	struct x86_dis dis;
+	int have_dis;
+	/* the file behind the last map read (ranges cluster in few modules) */
+	const struct sb_dso *dso;
+	int fd;
+	/* the range being read: its map, or the JIT function holding it (anonymous code) */
+	const struct sb_map *map;
+	struct jit_sym jit;
+	bool in_jit;
+	uint64_t bad_code;
+	uint64_t last_time;	/* of any record: stands in for samples without TIME */
+};
+
+static bool is_branch_attr(const struct pd_attr *a)
+{
+	return a->attr.sample_type & PERF_SAMPLE_BRANCH_STACK;
+}
+
+static bool accepts(struct dec_ctx *c)
+{
+	for (uint32_t i = 0; i < pd_nattrs(c->pd); i++)
+		if (is_branch_attr(pd_attr_at(c->pd, i)))
+			return true;
+	return false;
+}
+
+static int setup(struct dec_ctx *c)
+{
+	return dec_setup_sampled(c, is_branch_attr);
+}
+
+static long read_code(void *ctx, uint64_t ip, uint8_t *buf, size_t len)
+{
+	struct dlbr_dec *s = ctx;
+	const struct sb_map *m = s->map;
+	ssize_t n;
+
+	if (s->in_jit)
+		return (long)jit_sym_read(&s->jit, ip, buf, len);
+	if (!m || ip < m->start || ip >= m->end || s->fd < 0)
+		return 0;
+	if (len > m->end - ip)
+		len = (size_t)(m->end - ip);
+	n = pread(s->fd, buf, len, (off_t)(ip - m->start + m->pgoff));
+	return n < 0 ? 0 : (long)n;
+}
+
+/* Points the code reader at the module mapped at ip, or the JIT code there; false when
+ * there is none. */
+static bool select_map(struct dlbr_dec *s, int32_t pid, uint64_t ip, uint64_t time)
+{
+	const struct sb_map *m = sb_find_map(s->c->sb, pid, ip, time);
+	const char *file;
+
+	s->map = m;
+	s->in_jit = false;
+	if (!m || !m->dso || m->dso->anon) {
+		s->in_jit = s->c->jit && jit_find(s->c->jit, pid, time, ip, &s->jit) && s->jit.code;
+		return s->in_jit;
+	}
+	if (m->dso == s->dso)
+		return s->fd >= 0;
+	if (s->fd >= 0)
+		close(s->fd);
+	s->dso = m->dso;
+	file = sym_dso_file(s->c->sym, m->dso);
+	s->fd = file ? open(file, O_RDONLY | O_CLOEXEC) : -1;
+	return s->fd >= 0;
+}
+
+/* The xev kind and flags of an x86 branch class. */
+static void branch_kind(enum x86_bclass cls, enum xev_kind *kind, uint32_t *flags)
+{
+	*flags = 0;
+	switch (cls) {
+	case X86_BR_COND:
+		*kind = XEV_BRANCH, *flags = XEV_F_COND;
+		break;
+	case X86_BR_CALL:
+		*kind = XEV_CALL;
+		break;
+	case X86_BR_CALL_IND:
+		*kind = XEV_CALL, *flags = XEV_F_INDIRECT;
+		break;
+	case X86_BR_RET:
+		*kind = XEV_RETURN, *flags = XEV_F_INDIRECT;
+		break;
+	case X86_BR_JMP_IND:
+		*kind = XEV_BRANCH, *flags = XEV_F_INDIRECT;
+		break;
+	case X86_BR_SYSCALL:
+	case X86_BR_FAR:
+		*kind = XEV_BRANCH, *flags = XEV_F_SYSCALL;
+		break;
+	case X86_BR_TRAP:
+		*kind = XEV_INTERRUPT;
+		break;
+	default:
+		*kind = XEV_BRANCH;
+		break;
+	}
+}
+
+static int code_range(void *ctx, int32_t pid, uint64_t time, uint64_t start, uint64_t end,
+		      struct x86_range_info *ri)
+{
+	struct dlbr_dec *s = ctx;
+	enum x86_bclass cls;
+	int rc;
+
+	if (!s->have_dis || !select_map(s, pid, start, time))
+		return -ENOENT;
+	if (s->in_jit ? end - s->jit.start >= s->jit.size : end >= s->map->end)
+		return -ENOENT;
+	rc = x86_range_walk(&s->dis, read_code, s, start, end, ri, &cls);
+	if (rc == -EINVAL)
+		s->bad_code++;
+	return rc;
+}
+
+static int code_classify(void *ctx, int32_t pid, uint64_t time, uint64_t ip, enum xev_kind *kind,
+			 uint32_t *flags)
+{
+	struct dlbr_dec *s = ctx;
+	struct x86_instr in;
+	uint8_t buf[X86_MAX_INSN];
+	long n;
+
+	if (!s->have_dis || !select_map(s, pid, ip, time))
+		return -ENOENT;
+	n = read_code(s, ip, buf, sizeof(buf));
+	if (n <= 0 || x86_dis_one(&s->dis, buf, (size_t)n, ip, &in) < 0)
+		return -EINVAL;
+	branch_kind(in.br.cls, kind, flags);
+	return 0;
+}
+
+static int on_rec(void *arg, const struct pd_rec *r)
+{
+	struct dlbr_dec *s = arg;
+	const struct pd_sample *sm;
+	struct dlbr_sample ds;
+
+	if (r->time)
+		s->last_time = r->time;
+	if (r->type != PERF_RECORD_SAMPLE || !r->attr || !is_branch_attr(r->attr))
+		return 0;
+	sm = &r->u.sample;
+	if (!dec_thread_selected(s->c, (int32_t)sm->tid, sm->type & PERF_SAMPLE_TIME ? sm->time :
+				 s->last_time))
+		return 0;
+	memset(&ds, 0, sizeof(ds));
+	ds.pid = (int32_t)sm->pid;
+	ds.tid = (int32_t)sm->tid;
+	ds.cpu = sm->type & PERF_SAMPLE_CPU ? (int32_t)sm->cpu : -1;
+	/* perf inject's samples carry no TIME: they happened after the sideband read so far
+	 * (mappings are looked up by time). */
+	ds.time = sm->type & PERF_SAMPLE_TIME ? sm->time : s->last_time;
+	ds.ip = sm->ip;
+	ds.period = sm->type & PERF_SAMPLE_PERIOD ? sm->period :
+		    (r->attr->attr.freq ? 1 : r->attr->attr.sample_period);
+	ds.event = r->attr->index;
+	ds.br = sm->branch;
+	ds.nr = (uint32_t)sm->nr_branch;
+	s->d.o.call_stack = (r->attr->attr.branch_sample_type & PERF_SAMPLE_BRANCH_CALL_STACK) != 0;
+	return dlbr_sample(&s->d, &ds, s->sink);
+}
+
+static int run(struct dec_ctx *c, const struct xev_sink *sink)
+{
+	struct dlbr_dec s = { .c = c, .sink = sink, .fd = -1 };
+	struct dlbr_opts o = { .emit_sample = 1 };
+	struct dlbr_code code = { code_range, code_classify, &s };
+	int rc;
+
+	s.have_dis = x86_dis_init(&s.dis) == 0;
+	dlbr_init(&s.d, &o, &code);
+	rc = dec_read(c, on_rec, &s);
+	if (s.d.st.bad_ranges)
+		xp_warn("lbr: %llu of %llu ranges dropped (backwards, over %u bytes, or crossing "
+			"user/kernel)", (unsigned long long)s.d.st.bad_ranges,
+			(unsigned long long)(s.d.st.bad_ranges + s.d.st.ranges), DLBR_MAX_RANGE);
+	if (s.bad_code)
+		xp_warn("lbr: %llu ranges contradict the code in the snapshots (counted without "
+			"instructions)", (unsigned long long)s.bad_code);
+	if (s.fd >= 0)
+		close(s.fd);
+	if (s.have_dis)
+		x86_dis_fini(&s.dis);
+	return rc;
+}
+
+const struct dec_decoder dec_lbr = {
+	.name = "lbr",
+	.default_view = "functions",
+	.accepts = accepts,
+	.setup = setup,
+	.run = run,
+};

@@ -1,0 +1,941 @@
+/* libipt decode loops (block and instruction decoders) producing xev events.
+ *
+ * The loop is resumable (dpt_run): it pauses at the first timestamp later than the
+ * caller's limit, so several traces (perf's per-cpu or per-thread AUX queues) can be
+ * decoded together in time order.  The check costs nothing per block: it is made only
+ * where the time changes.
+ *
+ * A block's terminating transfer is only known once the next block (its target)
+ * arrives, so it is kept pending and emitted right before that block; an interrupt,
+ * a disable or a gap in between resolves it too (or drops it when nothing is known).
+ * Errors become gaps and decoding resumes at the next PSB. */
+#include <errno.h>
+#include <stdbool.h>
+#include <stdlib.h>
+#include <string.h>
+#include <sys/mman.h>
+#include <unistd.h>
+
+#include "decoders/pt/pt.h"
+#include "arch/x86_64/x86_dis.h"
+
+/* What ends a block, decoded once per address: libipt's block decoder gives neither the
+ * fall-through of a conditional branch nor (on its cached fast path) always the class
+ * of the last instruction. */
+#define BCACHE_BITS 14
+
+enum bclass { B_OTHER, B_COND, B_JUMP, B_CALL, B_RET, B_FAR };
+
+struct bcache_ent {
+	uint64_t ip;		/* 0: empty */
+	uint64_t next;		/* fall-through, 0 unknown */
+	uint8_t cls;		/* enum bclass */
+	uint8_t indirect;
+};
+
+struct dctx {
+	const struct dpt_options *opt;
+	const struct xev_sink *sink;
+	struct dpt_stats *st;
+	struct dpt_image *img;
+	size_t len;
+	struct xev tmpl;	/* pid/tid/cpu/time of every event */
+	int have_tsc;
+	uint64_t tsc;
+	/* the transfer ending the previous block, waiting for its target, which decides
+	 * XEV_F_TAKEN (taken unless it is pend_fall).  Its event is written ahead, all
+	 * but the target and time, where it will go: in br_ev, or in the free slot of
+	 * out (*next, which deliver() moves along) */
+	int pending;
+	uint64_t pend_fall;	/* conditional branches: the fall-through (0 unknown) */
+	struct bcache_ent *bcache;	/* keyed by ip ^ space */
+	uint64_t space;		/* the address space the code comes from (space_at) */
+	struct x86_dis dis;
+	int stop;		/* the sink's non-zero return */
+	const uint8_t *buf;
+	uint64_t released;	/* bytes of buf given back so far (release_behind) */
+	uint32_t steps;
+	void *dec;		/* the libipt decoder (core:bus ratio queries) */
+	int is_insn;
+	/* CYC timing: events since the last time update wait here until the next one
+	 * says how many cycles they took (see on_time) */
+	int cyc_mode;
+	struct xev insn_ev, blk_ev, br_ev;	/* hot-path events, kept filled */
+	/* a block that ended without a control transfer (libipt ends blocks at PSBs and
+	 * other status updates too): held back and merged with the block that continues
+	 * it, so a basic block is never cut where no branch is.  It is built in place, in
+	 * blk_slot(): a copy read back right after its stores stalls on store forwarding
+	 * (a wide load over narrow recent stores), which cost more than the rest of the
+	 * per-block work together */
+	int held;
+	uint32_t want_ic;	/* (1u << pt_insn_class) whose transfers may be wanted */
+	/* block decoder without CYC: blocks and transfers wait here and go to the sink
+	 * as an array (xev_emit_batch: one call, not one per event).  The slots keep the
+	 * template; only what differs between events is written (see resolve).  Anything
+	 * else emitted delivers them first, and so must every return to the caller (the
+	 * block held in *next is not part of them yet). */
+	struct xev *out;
+	struct xev *next;	/* the first free slot of out */
+	struct xev *out_end;	/* out + OUT_MAX */
+	struct xev *group;
+	uint8_t (*group_raw)[16];
+	size_t ngroup;
+	uint64_t group_insns, group_blocks;
+	/* where the resumable loop stands between dpt_run calls */
+	int in_sync;		/* synchronised: `status` is the decoder's */
+	int status;
+	int err, synced, bad_sync;	/* error waiting for its gap (at err_off), ever synced */
+	uint64_t err_off, last_bad, sync;
+	uint64_t limit;		/* pause before events later than this */
+	int have_saved;		/* the event the pause came at, its time already set */
+	struct pt_event saved;
+	int done;
+};
+
+struct dpt_dec {
+	struct dctx c;
+	struct dpt_options opt;
+	struct dpt_stats st;
+	struct pt_config cfg;
+};
+
+/* run()'s return when the next event is later than the limit */
+#define PAUSED (-0x10001)
+
+#define GROUP_MAX 4096
+#define OUT_MAX 256
+
+static void set_time(struct dctx *c, uint64_t tsc)
+{
+	const struct dpt_options *o = c->opt;
+	c->have_tsc = 1;
+	c->tsc = tsc;
+	if (!o->have_time_conv) {
+		c->tmpl.time = tsc;
+	} else {
+		/* perf's tsc_to_perf_time: split to keep tsc * mult from overflowing */
+		uint64_t quot = tsc >> o->time_shift, rem = tsc & ((1ULL << o->time_shift) - 1);
+		c->tmpl.time = o->time_zero + quot * o->time_mult + ((rem * o->time_mult) >> o->time_shift);
+	}
+	if (o->time_out)
+		*o->time_out = c->tmpl.time;
+	if (o->space_at) {
+		struct dpt_image *img = NULL;
+		c->space = o->space_at(o->space_ctx, c->tmpl.time, &img);
+		if (img && img != c->img) {	/* libipt allows it between calls */
+			c->img = img;
+			if (c->is_insn)
+				pt_insn_set_image(c->dec, dpt_image_pt(img));
+			else
+				pt_blk_set_image(c->dec, dpt_image_pt(img));
+		}
+	}
+}
+
+static int flush_group(struct dctx *c, uint64_t cycles)
+{
+	uint64_t left = cycles, insns_left = c->group_insns;
+	for (size_t i = 0; i < c->ngroup; i++) {
+		struct xev *ev = &c->group[i];
+		if (ev->kind == XEV_BLOCK && cycles != XEV_CYCLES_UNKNOWN) {
+			/* shares by instruction count; the last block takes the rounding */
+			uint64_t share = insns_left == ev->insns ? left :
+				(uint64_t)((double)cycles * (double)ev->insns / (double)c->group_insns + 0.5);
+			if (share > left)
+				share = left;
+			ev->cycles = share;
+			left -= share;
+			insns_left -= ev->insns;
+			if (c->group_blocks > 1)
+				ev->flags |= XEV_F_CYC_APPROX;
+		}
+		if (ev->bytes)
+			ev->bytes = c->group_raw[i];
+		int r = xev_emit(c->sink, ev);
+		if (r) {
+			c->ngroup = 0;
+			return r;
+		}
+	}
+	c->ngroup = 0;
+	c->group_insns = c->group_blocks = 0;
+	return 0;
+}
+
+static int emit_group(struct dctx *c, struct xev *ev);
+
+static int deliver(struct dctx *c)
+{
+	struct xev *held = c->next;
+	size_t n = (size_t)(held - c->out);
+	if (!n)
+		return 0;
+	c->next = c->out;
+	int r = xev_emit_batch(c->sink, c->out, n);
+	/* a block being built (held back), or a transfer waiting for its target, is in
+	 * *next: it moves with next */
+	if (c->held || c->pending)
+		*c->next = *held;
+	return r;
+}
+
+static inline int commit(struct dctx *c)
+{
+	return ++c->next == c->out_end ? deliver(c) : 0;
+}
+
+/* Any event: the ones waiting in out go first. */
+static inline int emit(struct dctx *c, struct xev *ev)
+{
+	if (c->next != c->out) {
+		int r = deliver(c);
+		if (r)
+			return r;
+	}
+	if (!c->cyc_mode)
+		return xev_emit(c->sink, ev);
+	return emit_group(c, ev);
+}
+
+static int emit_group(struct dctx *c, struct xev *ev)
+{
+	if (c->ngroup == GROUP_MAX) {
+		/* no timing packet for too long: these stay without cycles */
+		int r = flush_group(c, XEV_CYCLES_UNKNOWN);
+		if (r)
+			return r;
+	}
+	struct xev *g = &c->group[c->ngroup];
+	*g = *ev;
+	if (ev->bytes)
+		memcpy(c->group_raw[c->ngroup], ev->bytes, ev->nbytes < 16 ? ev->nbytes : 16);
+	if (ev->kind == XEV_BLOCK) {
+		c->group_insns += ev->insns;
+		c->group_blocks++;
+	}
+	c->ngroup++;
+	if (ev->kind == XEV_GAP)
+		return flush_group(c, XEV_CYCLES_UNKNOWN);
+	return 0;
+}
+
+/* A new time from a timing packet that binds to the instruction just decoded: the
+ * cycles since the previous one (CYC counts, calibrated to TSC units by libipt;
+ * Δtsc * CBR / nominal ratio undoes that) belong to the events waiting. */
+static int on_time(struct dctx *c, uint64_t tsc)
+{
+	uint64_t prev = c->tsc;
+	int had = c->have_tsc;
+	set_time(c, tsc);
+	if (!c->cyc_mode || !c->ngroup)
+		return 0;
+	uint32_t cbr = 0;
+	int ok = c->is_insn ? pt_insn_core_bus_ratio(c->dec, &cbr) : pt_blk_core_bus_ratio(c->dec, &cbr);
+	uint64_t cycles = XEV_CYCLES_UNKNOWN;
+	if (had && ok >= 0 && cbr && tsc >= prev)
+		cycles = (uint64_t)((double)(tsc - prev) * cbr / c->opt->nom_freq + 0.5);
+	return flush_group(c, cycles);
+}
+
+static struct xev mkev(const struct dctx *c, enum xev_kind kind)
+{
+	struct xev ev = c->tmpl;
+	ev.kind = kind;
+	return ev;
+}
+
+static enum bclass from_x86(enum x86_bclass cls, uint8_t *indirect)
+{
+	*indirect = 0;
+	switch (cls) {
+	case X86_BR_COND: return B_COND;
+	case X86_BR_JMP: return B_JUMP;
+	case X86_BR_CALL: return B_CALL;
+	case X86_BR_JMP_IND: *indirect = 1; return B_JUMP;
+	case X86_BR_CALL_IND: *indirect = 1; return B_CALL;
+	case X86_BR_RET: *indirect = 1; return B_RET;
+	case X86_BR_NONE: return B_OTHER;
+	default: *indirect = 1; return B_FAR;
+	}
+}
+
+static __attribute__((noinline)) const struct bcache_ent *branch_fill(struct dctx *c, struct bcache_ent *e,
+									uint64_t ip)
+{
+	uint8_t buf[X86_MAX_INSN];
+	struct x86_instr in;
+	size_t n = dpt_image_read(c->img, ip, buf, sizeof(buf));
+	e->ip = ip ^ c->space;
+	if (n && x86_dis_one(&c->dis, buf, n, ip, &in) == 0) {
+		e->cls = from_x86(in.br.cls, &e->indirect);
+		e->next = ip + in.size;
+	} else {
+		e->cls = B_OTHER;
+		e->indirect = 0;
+		e->next = 0;
+	}
+	return e;
+}
+
+static inline const struct bcache_ent *branch_at(struct dctx *c, uint64_t ip)
+{
+	struct bcache_ent *e = &c->bcache[(ip ^ (ip >> BCACHE_BITS)) & ((1u << BCACHE_BITS) - 1)];
+	if (e->ip == (ip ^ c->space) && ip)
+		return e;
+	return branch_fill(c, e, ip);
+}
+
+/* What libipt's class of the last instruction says, and what its transfers are as
+ * events (XEV_F_TAKEN of a conditional branch is decided by its target). */
+static const uint8_t ic_bclass[] = {
+	[ptic_call] = B_CALL, [ptic_return] = B_RET, [ptic_jump] = B_JUMP, [ptic_cond_jump] = B_COND,
+	[ptic_far_call] = B_FAR, [ptic_far_return] = B_FAR, [ptic_far_jump] = B_FAR,
+};
+
+static const struct {
+	uint8_t kind, flags;
+} bclass_ev[] = {
+	[B_COND] = { XEV_BRANCH, XEV_F_COND },
+	[B_JUMP] = { XEV_BRANCH, XEV_F_TAKEN },
+	[B_CALL] = { XEV_CALL, XEV_F_TAKEN },
+	[B_RET] = { XEV_RETURN, XEV_F_TAKEN | XEV_F_INDIRECT },
+	[B_FAR] = { XEV_BRANCH, XEV_F_TAKEN | XEV_F_SYSCALL },
+};
+
+/* A transfer whose destination the trace does not give (tracing stopped with it, a
+ * gap) is dropped: consumers only see transfers with both ends. */
+static inline __attribute__((always_inline)) int resolve_in(struct dctx *c, uint64_t to, const bool out)
+{
+	if (!c->pending)
+		return 0;
+	uint64_t fall = c->pend_fall;
+	c->pending = 0;
+	if (!to)
+		return 0;
+	struct xev *ev = out ? c->next : &c->br_ev;
+	ev->flags |= to != fall ? XEV_F_TAKEN : 0;
+	ev->time = c->tmpl.time;
+	ev->addr = to;
+	return out ? commit(c) : emit(c, ev);
+}
+
+static inline int resolve(struct dctx *c, uint64_t to)
+{
+	return c->out ? resolve_in(c, to, true) : resolve_in(c, to, false);
+}
+
+/* Remembers the transfer made by the instruction at `ip` ending a block.  `out` as in
+ * resolve_in: where its event waits. */
+static inline __attribute__((always_inline)) void set_pending(struct dctx *c, uint64_t ip,
+							      enum pt_insn_class ic, const bool out)
+{
+	/* the common case: no transfer, or one the consumer does not want */
+	if (!(c->want_ic & (1u << ic)))
+		return;
+	const struct bcache_ent *br = branch_at(c, ip);
+	enum bclass cls = ic == ptic_error ? (enum bclass)br->cls :
+		(size_t)ic < sizeof(ic_bclass) ? (enum bclass)ic_bclass[ic] : B_OTHER;
+	if (cls == B_OTHER)
+		return;
+	c->pending = 1;
+	c->pend_fall = cls == B_COND ? br->next : 0;	/* the others are always taken */
+	struct xev *ev = out ? c->next : &c->br_ev;
+	ev->kind = bclass_ev[cls].kind;
+	ev->flags = bclass_ev[cls].flags | (br->indirect ? XEV_F_INDIRECT : 0);
+	ev->ip = ip;
+	if (out) {	/* a slot blocks used too (br_ev keeps the template's zeros) */
+		ev->end = 0;
+		ev->insns = 0;
+	}
+}
+
+static inline int flush_held(struct dctx *c)
+{
+	if (!c->held)
+		return 0;
+	c->held = 0;
+	c->st->blocks++;
+	return c->out ? commit(c) : emit(c, &c->blk_ev);
+}
+
+static int on_event(struct dctx *c, const struct pt_event *pev)
+{
+	struct xev ev;
+	int r;
+
+	/* a block is never continued across an event — except timing (tick, cbr) and the
+	 * status updates of a PSB+, which restate state without changing control flow: a
+	 * PSB falling inside a block must not split it (the tallies would then split every
+	 * execution of that block, depending on where the PSBs happened to land) */
+	if (pev->type != ptev_tick && pev->type != ptev_cbr && !pev->status_update &&
+	    (r = flush_held(c)))
+		return r;
+
+	/* time only moves forward: libipt stamps some events (a MODE.EXEC read before a
+	 * TIP.PGE) with the time of their packet, earlier than an event already seen */
+	if (pev->has_tsc && (!c->have_tsc || pev->tsc > c->tsc)) {
+		if ((r = on_time(c, pev->tsc)))
+			return r;
+		/* past dpt_run's limit: this event is taken up again on resume, when its
+		 * time (just set) no longer counts as a change.  A block held across a PSB+
+		 * ran before it: with split_at_pause it goes out now, at its own time */
+		if (c->tmpl.time > c->limit)
+			return c->opt->split_at_pause && (r = flush_held(c)) ? r : PAUSED;
+	}
+	switch (pev->type) {
+	case ptev_enabled:
+		if ((r = resolve(c, pev->variant.enabled.ip)))
+			return r;
+		ev = mkev(c, XEV_ENABLE);
+		ev.ip = pev->variant.enabled.ip;
+		return emit(c, &ev);
+	case ptev_disabled:
+		if ((r = resolve(c, pev->ip_suppressed ? 0 : pev->variant.disabled.ip)))
+			return r;
+		ev = mkev(c, XEV_DISABLE);
+		ev.ip = 0;
+		ev.addr = pev->ip_suppressed ? 0 : pev->variant.disabled.ip;
+		return emit(c, &ev);
+	case ptev_async_disabled:
+		if ((r = resolve(c, pev->variant.async_disabled.at)))
+			return r;
+		ev = mkev(c, XEV_DISABLE);
+		ev.ip = pev->variant.async_disabled.at;
+		ev.addr = pev->ip_suppressed ? 0 : pev->variant.async_disabled.ip;
+		return emit(c, &ev);
+	case ptev_async_branch:
+		if ((r = resolve(c, pev->variant.async_branch.from)))
+			return r;
+		ev = mkev(c, XEV_INTERRUPT);
+		ev.ip = pev->variant.async_branch.from;
+		ev.addr = pev->ip_suppressed ? 0 : pev->variant.async_branch.to;
+		return emit(c, &ev);
+	case ptev_overflow:
+		c->pending = 0;
+		c->st->overflows++;
+		c->st->gaps++;
+		ev = mkev(c, XEV_GAP);
+		ev.reason = "overflow";
+		ev.addr = pev->ip_suppressed ? 0 : pev->variant.overflow.ip;
+		return emit(c, &ev);
+	case ptev_stop:
+		if ((r = resolve(c, 0)))
+			return r;
+		ev = mkev(c, XEV_DISABLE);
+		return emit(c, &ev);
+	default:
+		return 0;	/* paging, mode, tsx, power, ptwrite, tick, cbr: timing only */
+	}
+}
+
+/* Records a gap for error `err` found at `off`; the trace up to `to` is skipped. */
+static int gap(struct dctx *c, int err, uint64_t off, uint64_t to)
+{
+	struct xev ev = mkev(c, XEV_GAP);
+	int r = flush_held(c);	/* it ran before the trace was lost */
+	if (r)
+		return r;
+	c->pending = 0;
+	if (!c->st->first_error) {
+		c->st->first_error = err;
+		c->st->first_error_offset = c->opt->base_offset + off;
+	}
+	if (off > c->len)
+		off = c->len;
+	if (to < off)
+		to = off;
+	if (to > c->len)
+		to = c->len;
+	ev.reason = pt_errstr(pt_errcode(err));
+	ev.offset = c->opt->base_offset + off;
+	ev.lost = to - off;
+	c->st->gaps++;
+	c->st->lost_bytes += ev.lost;
+	return emit(c, &ev);
+}
+
+/* The two libipt decoders have parallel APIs; the loop is written once over these. */
+struct dec_ops {
+	int (*sync_forward)(void *dec);
+	int (*get_offset)(const void *dec, uint64_t *off);
+	int (*get_sync_offset)(const void *dec, uint64_t *off);
+	int (*event)(void *dec, struct pt_event *ev, size_t size);
+	/* decodes and emits the next block/instruction; returns libipt status, or
+	 * XEV_STOP (below) when the sink stopped the decode */
+	int (*step)(struct dctx *c, void *dec);
+};
+
+#define SINK_STOPPED (-0x10000)
+
+static int blk_sync_forward(void *d) { return pt_blk_sync_forward(d); }
+static int blk_get_offset(const void *d, uint64_t *o) { return pt_blk_get_offset(d, o); }
+static int blk_get_sync_offset(const void *d, uint64_t *o) { return pt_blk_get_sync_offset(d, o); }
+static int blk_event(void *d, struct pt_event *e, size_t n) { return pt_blk_event(d, e, n); }
+static int insn_sync_forward(void *d) { return pt_insn_sync_forward(d); }
+static int insn_get_offset(const void *d, uint64_t *o) { return pt_insn_get_offset(d, o); }
+static int insn_get_sync_offset(const void *d, uint64_t *o) { return pt_insn_get_sync_offset(d, o); }
+static int insn_event(void *d, struct pt_event *e, size_t n) { return pt_insn_event(d, e, n); }
+
+/* One block from libipt, taken in: 0, or the sink's stop (then in c->stop).  `out` is
+ * c->out != NULL, a constant in each of the two instances below, so the per-block
+ * path has no test of it. */
+static inline __attribute__((always_inline)) int blk_take(struct dctx *c, const struct pt_block *b,
+							  const bool out, uint64_t *insns, uint64_t *blocks)
+{
+	int r;
+	if (!b->ninsn)
+		return 0;
+	if (c->pending && (r = resolve_in(c, b->ip, out)))
+		goto stop;
+	*insns += b->ninsn;
+	struct xev *ev = out ? c->next : &c->blk_ev;
+	if (c->held) {
+		ev->end = b->end_ip;
+		ev->insns += b->ninsn;
+	} else {
+		ev->kind = XEV_BLOCK;
+		ev->flags = 0;
+		ev->addr = 0;
+		ev->ip = b->ip;
+		ev->end = b->end_ip;
+		ev->insns = b->ninsn;
+		ev->time = c->tmpl.time;
+	}
+	/* no transfer: the block goes on in the next one */
+	if (b->iclass == ptic_other || (b->iclass == ptic_error && branch_at(c, b->end_ip)->cls == B_OTHER)) {
+		c->held = 1;
+		return 0;
+	}
+	c->held = 0;
+	++*blocks;
+	if ((r = out ? commit(c) : emit(c, ev)))
+		goto stop;
+	set_pending(c, b->end_ip, b->iclass, out);
+	return 0;
+stop:
+	c->stop = r;
+	return r;
+}
+
+static int blk_step(struct dctx *c, void *dec)
+{
+	struct pt_block b;
+	int status = pt_blk_next(dec, &b, sizeof(b));
+	return blk_take(c, &b, false, &c->st->insns, &c->st->blocks) ? SINK_STOPPED : status;
+}
+
+/* The hot one, inlined into the loop.  While the decoder has nothing else to say
+ * (no event pending, no error) and no release is due (run() counts steps), the next
+ * block is decoded before this one is taken in: reading a block right after libipt
+ * wrote it waited on those stores, which cost more than taking it in.  Nothing
+ * between the two calls depends on the order (time and image change only at
+ * events), and the events keep theirs. */
+static inline __attribute__((always_inline)) int blk_out_step(struct dctx *c, void *dec)
+{
+	struct pt_block b[2], *cur = &b[0], *ahead = &b[1];
+	/* counted here, in registers, and added up once */
+	uint64_t insns = 0, blocks = 0;
+	uint32_t room = 0xfff - (c->steps & 0xfff), left = room;
+	int r = 0, status = pt_blk_next(dec, cur, sizeof(*cur));
+	while (!(status & pts_event_pending) && status >= 0 && left) {
+		left--;
+		int st = pt_blk_next(dec, ahead, sizeof(*ahead));
+		if ((r = blk_take(c, cur, true, &insns, &blocks)))
+			break;
+		struct pt_block *t = cur;
+		cur = ahead;
+		ahead = t;
+		status = st;
+	}
+	if (!r)
+		r = blk_take(c, cur, true, &insns, &blocks);
+	c->steps += room - left;
+	c->st->insns += insns;
+	c->st->blocks += blocks;
+	return r ? SINK_STOPPED : status;
+}
+
+/* The instruction decoder's hot path: one event per instruction, so the event is
+ * kept filled between calls and only what changes is written. */
+static int insn_step(struct dctx *c, void *dec)
+{
+	struct pt_insn in;
+	in.iclass = ptic_error;	/* left untouched when libipt returns early (end of trace) */
+	int status = pt_insn_next(dec, &in, sizeof(in));
+	if (in.iclass != ptic_error) {
+		int r = resolve(c, in.ip);
+		if (!r) {
+			struct xev *ev = &c->insn_ev;
+			ev->time = c->tmpl.time;
+			ev->ip = ev->end = in.ip;
+			ev->bytes = in.raw;
+			ev->nbytes = in.size;
+			c->st->insns++;
+			c->st->blocks++;
+			r = emit(c, ev);
+		}
+		if (r) {
+			c->stop = r;
+			return SINK_STOPPED;
+		}
+		set_pending(c, in.ip, in.iclass, false);
+	}
+	return status;
+}
+
+static const struct dec_ops blk_ops = {
+	blk_sync_forward, blk_get_offset, blk_get_sync_offset, blk_event, blk_step,
+};
+static const struct dec_ops blk_out_ops = {
+	blk_sync_forward, blk_get_offset, blk_get_sync_offset, blk_event, blk_out_step,
+};
+static const struct dec_ops insn_ops = {
+	insn_sync_forward, insn_get_offset, insn_get_sync_offset, insn_event, insn_step,
+};
+
+#define RELEASE_MARGIN (1u << 20)	/* below the decoder: a resync looking further back
+					 * re-reads dropped pages from the file */
+
+static void release(struct dctx *c, void *dec, const struct dec_ops *ops)
+{
+	uint64_t off;
+	long page = sysconf(_SC_PAGESIZE);
+	if (ops->get_offset(dec, &off) < 0 || off < c->released + 2 * RELEASE_MARGIN)
+		return;
+	uintptr_t from = ((uintptr_t)c->buf + c->released + (uintptr_t)page - 1) & ~((uintptr_t)page - 1);
+	uintptr_t to = ((uintptr_t)c->buf + off - RELEASE_MARGIN) & ~((uintptr_t)page - 1);
+	if (to > from)
+		madvise((void *)from, to - from, MADV_DONTNEED);
+	c->released = off - RELEASE_MARGIN;
+}
+
+/* Inlined into each caller with a constant `ops`, so the per-block calls are direct.
+ * Returns 0 at the end of the buffer, PAUSED at dpt_run's limit, else the value
+ * dpt_run returns; the state between calls lives in `c`. */
+static inline __attribute__((always_inline)) int run(struct dctx *c, void *dec, const struct dec_ops *ops)
+{
+	int status = c->status, r;
+
+	if (c->have_saved) {
+		c->have_saved = 0;
+		if ((r = on_event(c, &c->saved)))
+			return r;
+	}
+	for (;;) {
+		if (!c->in_sync) {
+			status = ops->sync_forward(dec);
+			uint64_t sync = c->len;
+			if (status >= 0) {
+				ops->get_sync_offset(dec, &sync);
+			} else if (status != -pte_eos) {
+				/* a broken PSB+ header: the next sync starts beyond it */
+				if (ops->get_sync_offset(dec, &sync) < 0 || (c->bad_sync && sync <= c->last_bad))
+					return c->err ? gap(c, c->err, c->err_off, c->len) : 0;
+				c->bad_sync = 1;
+				c->last_bad = sync;
+				if (!c->err) {
+					c->err = status;
+					c->err_off = sync;
+				}
+				c->synced = 1;
+				continue;
+			}
+			if (c->err) {
+				/* the bytes from the error to the next PSB (or the end) are lost */
+				if ((r = gap(c, c->err, c->err_off, sync)))
+					return r;
+				c->err = 0;
+			} else if (!c->synced && sync > 0) {
+				struct xev ev = mkev(c, XEV_GAP);
+				ev.reason = "no PSB at the start of the trace";
+				ev.offset = c->opt->base_offset;
+				ev.lost = sync;
+				c->st->gaps++;
+				c->st->lost_bytes += sync;
+				if ((r = emit(c, &ev)))
+					return r;
+			}
+			if (status < 0)
+				return 0;
+			c->synced = 1;
+			c->in_sync = 1;
+			c->sync = sync;
+		}
+		for (;;) {
+			while (status & pts_event_pending) {
+				struct pt_event pev;
+				status = ops->event(dec, &pev, sizeof(pev));
+				if (status < 0)
+					break;
+				if ((r = on_event(c, &pev))) {
+					if (r == PAUSED) {
+						c->saved = pev;
+						c->have_saved = 1;
+						c->status = status;
+					}
+					return r;
+				}
+			}
+			if (status < 0)
+				break;
+			status = ops->step(c, dec);
+			if (status == SINK_STOPPED)
+				return c->stop;
+			if (!(++c->steps & 0xfff) && c->opt->release_behind)
+				release(c, dec, ops);
+			if (status < 0)
+				break;
+		}
+		if (status == -pte_eos) {
+			if ((r = flush_held(c)) || (r = resolve(c, 0)))
+				return r;
+			return c->ngroup ? flush_group(c, XEV_CYCLES_UNKNOWN) : 0;
+		}
+		c->in_sync = 0;
+		c->err = status;
+		if (ops->get_offset(dec, &c->err_off) < 0)
+			c->err_off = c->sync;
+		if (c->opt->strict) {
+			gap(c, c->err, c->err_off, c->len);
+			return -1;
+		}
+	}
+}
+
+enum { TP_CYC = 1, TP_MTC = 2 };
+
+/* Which timing packets the trace carries (TP_*).  Looks at the first packets only:
+ * CYC and MTC are configuration bits, on for the whole trace or off. */
+static unsigned timing_packets(const struct pt_config *cfg)
+{
+	struct pt_packet_decoder *pd = pt_pkt_alloc_decoder(cfg);
+	unsigned found = 0;
+	if (!pd)
+		return 0;
+	for (int synced = 0, n = 0; n < 65536 && found != (TP_CYC | TP_MTC); n++) {
+		struct pt_packet p;
+		if (!synced) {
+			if (pt_pkt_sync_forward(pd) < 0)
+				break;
+			synced = 1;
+		}
+		int r = pt_pkt_next(pd, &p, sizeof(p));
+		if (r == -pte_eos)
+			break;
+		if (r < 0) {
+			synced = 0;
+			continue;
+		}
+		found |= p.type == ppt_cyc ? TP_CYC : p.type == ppt_mtc ? TP_MTC : 0;
+	}
+	pt_pkt_free_decoder(pd);
+	return found;
+}
+
+int dpt_open(struct dpt_dec **out, const uint8_t *buf, size_t len, struct dpt_image *img,
+	     const struct dpt_options *opt)
+{
+	struct dpt_dec *d = calloc(1, sizeof(*d));
+	if (!d)
+		return -ENOMEM;
+	struct dctx *c = &d->c;
+	struct pt_config *cfg = &d->cfg;
+	int ret = -ENOMEM;
+	d->opt = *opt;
+	opt = &d->opt;
+	c->opt = opt;
+	c->st = &d->st;
+	c->img = img;
+	c->len = len;
+	c->buf = buf;
+	c->tmpl.pid = opt->pid;
+	c->tmpl.tid = opt->tid;
+	c->tmpl.cpu = opt->cpu_nr;
+	c->tmpl.cycles = XEV_CYCLES_UNKNOWN;
+	c->insn_ev = c->tmpl;
+	c->insn_ev.kind = XEV_BLOCK;
+	c->insn_ev.insns = 1;
+	/* ptic_other makes no transfer; ptic_error: the instruction is looked up */
+	c->want_ic = ~(1u << ptic_other);
+	if (opt->ignore & (1u << XEV_CALL))
+		c->want_ic &= ~(1u << ptic_call);
+	if (opt->ignore & (1u << XEV_RETURN))
+		c->want_ic &= ~(1u << ptic_return);
+	if (opt->ignore & (1u << XEV_BRANCH))
+		c->want_ic &= ~(1u << ptic_jump | 1u << ptic_cond_jump | 1u << ptic_far_call |
+				1u << ptic_far_return | 1u << ptic_far_jump);
+	c->blk_ev = c->tmpl;
+	c->blk_ev.kind = XEV_BLOCK;
+	c->br_ev = c->tmpl;
+	c->bcache = calloc(1u << BCACHE_BITS, sizeof(*c->bcache));
+	if (!c->bcache) {
+		free(d);
+		return -ENOMEM;
+	}
+	if (x86_dis_init(&c->dis) < 0) {
+		free(c->bcache);
+		free(d);
+		return -ENOMEM;
+	}
+
+	pt_config_init(cfg);
+	cfg->begin = (uint8_t *)buf;
+	cfg->end = (uint8_t *)buf + len;
+	cfg->cpu = opt->cpu;
+	if (opt->cpu.vendor != pcv_unknown)
+		pt_cpu_errata(&cfg->errata, &opt->cpu);
+	cfg->mtc_freq = opt->mtc_freq;
+	cfg->nom_freq = opt->nom_freq;
+	cfg->cpuid_0x15_eax = opt->cpuid_0x15_eax;
+	cfg->cpuid_0x15_ebx = opt->cpuid_0x15_ebx;
+
+	/* cycles need CYC packets and the nominal ratio to undo libipt's calibration; with
+	 * neither that ratio nor CPUID 0x15's there is nothing to convert timing packets
+	 * with, and no scan (up to 64 Ki packets: ~1 ms) */
+	unsigned tp = opt->nom_freq || (opt->cpuid_0x15_eax && opt->cpuid_0x15_ebx) ? timing_packets(cfg) : 0;
+	/* time advances at every timing packet libipt can convert (tick events), not
+	 * only at TSC packets and events: MTC (every 2^MTCFreq crystal clocks) needs the
+	 * TSC:crystal ratio of CPUID 0x15 */
+	bool ticks = (tp & TP_CYC) || ((tp & TP_MTC) && opt->cpuid_0x15_eax && opt->cpuid_0x15_ebx);
+	if (opt->nom_freq && (tp & TP_CYC)) {
+		c->group = malloc(GROUP_MAX * sizeof(*c->group));
+		c->group_raw = malloc(GROUP_MAX * sizeof(*c->group_raw));
+		if (!c->group || !c->group_raw)
+			goto fail;
+		c->cyc_mode = 1;
+	} else if (opt->mode == DPT_BLOCKS) {
+		c->out = malloc(OUT_MAX * sizeof(*c->out));
+		if (!c->out)
+			goto fail;
+		for (size_t i = 0; i < OUT_MAX; i++)
+			c->out[i] = c->tmpl;
+		c->next = c->out;
+		c->out_end = c->out + OUT_MAX;
+	}
+	ret = -EINVAL;	/* libipt refuses the configuration */
+	if (opt->mode == DPT_INSNS) {
+		cfg->flags.variant.insn.enable_tick_events = ticks;
+		struct pt_insn_decoder *dec = pt_insn_alloc_decoder(cfg);
+		if (!dec)
+			goto fail;
+		c->dec = dec;
+		c->is_insn = 1;
+		pt_insn_set_image(dec, dpt_image_pt(img));
+	} else {
+		/* every branch ends a block: blocks are basic blocks, calls are seen */
+		cfg->flags.variant.block.end_on_call = 1;
+		cfg->flags.variant.block.end_on_jump = 1;
+		cfg->flags.variant.block.enable_tick_events = ticks;
+		struct pt_block_decoder *dec = pt_blk_alloc_decoder(cfg);
+		if (!dec)
+			goto fail;
+		c->dec = dec;
+		pt_blk_set_image(dec, dpt_image_pt(img));
+	}
+	*out = d;
+	return 0;
+fail:
+	dpt_close(d);
+	return ret;
+}
+
+int dpt_run(struct dpt_dec *d, const struct xev_sink *sink, uint64_t limit)
+{
+	struct dctx *c = &d->c;
+	if (c->done || (c->have_saved && c->tmpl.time > limit))
+		return 0;	/* over, or still paused: the next event is later */
+	c->sink = sink;
+	c->limit = limit;
+	int r = c->is_insn ? run(c, c->dec, &insn_ops) :
+		c->out ? run(c, c->dec, &blk_out_ops) : run(c, c->dec, &blk_ops);
+	/* what waits in out goes to the sink before the caller moves on (to another
+	 * queue, or to the report) */
+	if (r == 0 || r == PAUSED) {
+		int e = deliver(c);
+		if (e)
+			r = e;
+	}
+	if (r == PAUSED)
+		return 0;
+	c->done = 1;
+	return r;
+}
+
+uint64_t dpt_time(const struct dpt_dec *d)
+{
+	return d->c.done ? UINT64_MAX : d->c.tmpl.time;
+}
+
+const struct dpt_stats *dpt_dec_stats(const struct dpt_dec *d)
+{
+	return &d->st;
+}
+
+void dpt_close(struct dpt_dec *d)
+{
+	if (!d)
+		return;
+	struct dctx *c = &d->c;
+	if (c->dec && c->is_insn)
+		pt_insn_free_decoder(c->dec);
+	else if (c->dec)
+		pt_blk_free_decoder(c->dec);
+	x86_dis_fini(&c->dis);
+	free(c->bcache);
+	free(c->out);
+	free(c->group);
+	free(c->group_raw);
+	free(d);
+}
+
+int dpt_decode(const uint8_t *buf, size_t len, struct dpt_image *img,
+	       const struct dpt_options *opt, const struct xev_sink *sink,
+	       struct dpt_stats *stats)
+{
+	struct dpt_dec *d;
+	if (stats)
+		memset(stats, 0, sizeof(*stats));
+	int ret = dpt_open(&d, buf, len, img, opt);
+	if (ret < 0)
+		return ret;
+	ret = dpt_run(d, sink, UINT64_MAX);
+	if (stats)
+		*stats = d->st;
+	dpt_close(d);
+	return ret;
+}
+
+void dpt_options_init(struct dpt_options *opt)
+{
+	memset(opt, 0, sizeof(*opt));
+	opt->pid = opt->tid = opt->cpu_nr = -1;
+}
+
+int dpt_parse_cpu(const char *s, struct pt_cpu *cpu)
+{
+	unsigned long v[3] = { 0, 0, 0 };
+	int n = 0;
+	const char *p = s;
+	char *end;
+
+	while (n < 3) {
+		errno = 0;
+		v[n] = strtoul(p, &end, 0);
+		if (end == p || errno)
+			return -1;
+		n++;
+		if (*end == '\0')
+			break;
+		if (*end != '/')
+			return -1;
+		p = end + 1;
+	}
+	if (*end != '\0' || n < 2 || v[0] > 0xffff || v[1] > 0xff || v[2] > 0xff)
+		return -1;
+	memset(cpu, 0, sizeof(*cpu));
+	cpu->vendor = pcv_intel;
+	cpu->family = (uint16_t)v[0];
+	cpu->model = (uint8_t)v[1];
+	cpu->stepping = (uint8_t)v[2];
+	return 0;
+}

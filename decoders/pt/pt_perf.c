@@ -1,0 +1,604 @@
+/* Intel PT in perf.data (perf's own `-e intel_pt//` files, xptrace's pt and step modes).
+ *
+ * Pass 1 reads the records in time order: the session takes the sideband, this keeps
+ * the AUXTRACE_INFO configuration, the executable mappings of each process, the
+ * context switches of each cpu, and appends every AUXTRACE chunk to its queue (one per
+ * thread, or per cpu) in an unlinked temporary file, so memory does not grow with the
+ * trace.  AUX data that was lost (a jump in the chunk offsets, a truncated AUX record)
+ * splits a queue into parts with a gap between them.
+ * Pass 2 decodes the queues with one pt_image per address space: file sections for the
+ * process's mappings (snapshot files by build-id), and for anything else the session's
+ * mapping at the decode time.  Per-cpu queues get their thread from the switch records
+ * at the decode time.  With timestamps, all queues are decoded together in time order
+ * as perf does (its auxtrace heap): each keeps its decoder open, and the one whose next
+ * event is earliest runs until its time passes the next earliest queue's.  So each
+ * queue's decode state (thread attribution, time, memory lookups) is its own (struct
+ * qdec).  Without timestamps the queues have no order between them: one after the
+ * other. */
+#include <errno.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <sys/mman.h>
+#include <unistd.h>
+
+#include "decode/decoder.h"
+#include "decoders/pt/pt.h"
+#include "decoders/pt/pt_plug.h"
+#include "session/sb_code.h"
+#include "util/xp_err.h"
+
+struct part {
+	uint64_t start, end;	/* byte range of the queue's stream */
+	uint64_t lost;		/* bytes lost before this part (0: none) */
+	const char *why;
+};
+
+struct queue {
+	uint32_t idx;
+	int32_t tid, cpu;	/* tid -1: per-cpu queue */
+	FILE *f;
+	uint64_t size;		/* bytes written */
+	uint64_t next_off;	/* AUX offset the next chunk should have */
+	uint64_t last_off;	/* AUX offset of the last chunk */
+	struct part *parts;
+	size_t nparts;
+};
+
+struct mapping {
+	int32_t pid;
+	uint64_t start, len, pgoff, time;
+	struct sb_dso *dso;
+};
+
+struct sw {
+	int32_t cpu, pid, tid;
+	uint64_t time;
+};
+
+/* A walk over the switch records of one cpu: queue times only grow, so each walk
+ * passes over them once (two walks: the decoder reads code ahead of the events). */
+struct swcur {
+	size_t pos;
+	uint64_t time;
+	int32_t pid, tid;
+};
+
+struct dpp {
+	struct dec_ctx *c;
+	const struct xev_sink *sink;
+	uint64_t priv[PD_PT_INFO_WORDS];
+	size_t npriv;
+	bool have_info;
+	uint64_t config;	/* the PT attr's config */
+	struct queue *q;
+	size_t nq;
+	struct mapping *maps;
+	size_t nmaps, capmaps;
+	struct sw *sws;
+	size_t nsw, capsw;
+	struct sb_code *mem;
+	uint64_t gaps, lost_bytes, insns;
+};
+
+#define QIMAGES 8
+
+/* Pass 2 state of one queue: all queues of a timed trace are open at once. */
+struct qdec {
+	struct dpp *p;
+	struct queue *q;
+	const uint8_t *buf;	/* the queue's file, mapped */
+	struct dpt_image *img;
+	struct dpt_options o;
+	struct xev_sink sink;
+	struct dpt_dec *dec;	/* the part being decoded, NULL between parts */
+	size_t next_part;
+	bool done;
+	int32_t pid;		/* per-thread queue's process, -1 per-cpu */
+	uint64_t now;		/* time of the latest event: mappings are looked up then */
+	struct swcur read_w, event_w;	/* who runs on a per-cpu queue: for code reads, events */
+	uint64_t last_time;	/* of the latest event attributed (event_w is valid) */
+	bool known;
+	/* per-cpu queue: the images of the processes it ran lately (img is the one in
+	 * use), most recent first */
+	struct { int32_t pid; struct dpt_image *img; } imgs[QIMAGES];
+	unsigned nimgs;
+};
+
+static bool is_pt_attr(const struct pd_attr *a)
+{
+	return a->name && strncmp(a->name, "intel_pt", 8) == 0;
+}
+
+static bool accepts(struct dec_ctx *c)
+{
+	for (uint32_t i = 0; c->pd && i < pd_nattrs(c->pd); i++)
+		if (is_pt_attr(pd_attr_at(c->pd, i)))
+			return true;
+	return false;
+}
+
+static int setup(struct dec_ctx *c)
+{
+	return dpt_setup_metrics(c, "time");
+}
+
+static struct queue *queue_of(struct dpp *p, const struct pd_auxtrace_event *a)
+{
+	for (size_t i = 0; i < p->nq; i++)
+		if (p->q[i].idx == a->idx && (p->q[i].cpu >= 0 ? p->q[i].cpu == (int32_t)a->cpu :
+					      p->q[i].tid == (int32_t)a->tid))
+			return &p->q[i];
+	struct queue *q = realloc(p->q, (p->nq + 1) * sizeof(*q));
+	if (!q)
+		return NULL;
+	p->q = q;
+	q = &p->q[p->nq];
+	memset(q, 0, sizeof(*q));
+	q->idx = a->idx;
+	/* perf writes tid -1 for per-cpu AUX areas and cpu -1 for per-thread ones */
+	q->tid = (int32_t)a->tid;
+	q->cpu = (int32_t)a->cpu;
+	if (q->cpu >= 0 && q->tid > 0)
+		q->cpu = -1;	/* a per-thread area that also names its cpu */
+	q->f = tmpfile();
+	if (!q->f)
+		return NULL;
+	p->nq++;
+	return q;
+}
+
+static int add_part(struct queue *q, uint64_t lost, const char *why)
+{
+	struct part *pt = realloc(q->parts, (q->nparts + 1) * sizeof(*pt));
+	if (!pt)
+		return -1;
+	q->parts = pt;
+	if (q->nparts)
+		q->parts[q->nparts - 1].end = q->size;
+	q->parts[q->nparts++] = (struct part){ q->size, UINT64_MAX, lost, why };
+	return 0;
+}
+
+static int on_rec(void *arg, const struct pd_rec *r)
+{
+	struct dpp *p = arg;
+
+	switch (r->type) {
+	case PD_RECORD_AUXTRACE_INFO: {
+		const struct pd_auxtrace_info_event *ai = r->u.auxtrace_info;
+		if (ai->type != PD_AUXTRACE_INTEL_PT)
+			break;
+		size_t n = (r->size - sizeof(*ai)) / 8;
+		p->npriv = n < PD_PT_INFO_WORDS ? n : PD_PT_INFO_WORDS;
+		memcpy(p->priv, (const uint8_t *)r->raw + sizeof(*ai), p->npriv * 8);
+		p->have_info = true;
+		break;
+	}
+	case PD_RECORD_AUXTRACE: {
+		const struct pd_auxtrace_event *a = r->u.auxtrace;
+		struct queue *q = queue_of(p, a);
+		if (!q)
+			return xp_err("decode", "set TMPDIR to a writable directory",
+				      "cannot keep the PT trace: %s", strerror(errno));
+		if (!q->nparts && add_part(q, 0, NULL) < 0)
+			return -1;
+		if (q->size && a->offset > q->next_off && add_part(q, a->offset - q->next_off, "AUX data lost") < 0)
+			return -1;
+		/* perf pads each chunk to 8 bytes and counts the padding in its size; the next
+		 * chunk's offset says where the trace really went on: drop the padding, which
+		 * could otherwise land inside a packet split across the two chunks */
+		if (q->size && a->offset >= q->last_off && a->offset < q->next_off &&
+		    q->next_off - a->offset < 8) {
+			uint64_t pad = q->next_off - a->offset;
+			if (fflush(q->f) != 0 || ftruncate(fileno(q->f), (off_t)(q->size - pad)) < 0 ||
+			    fseeko(q->f, (off_t)(q->size - pad), SEEK_SET) < 0)
+				return xp_err("decode", NULL, "cannot keep the PT trace: %s", strerror(errno));
+			q->size -= pad;
+		}
+		if (fwrite(r->aux, 1, r->aux_size, q->f) != r->aux_size)
+			return xp_err("decode", "free disk space in TMPDIR", "cannot keep the PT trace: %s",
+				      strerror(errno));
+		q->size += r->aux_size;
+		q->last_off = a->offset;
+		q->next_off = a->offset + r->aux_size;
+		break;
+	}
+	case PERF_RECORD_AUX:
+		/* the kernel dropped trace: what follows in that area is not continuous */
+		if (r->u.auxrec.flags & PERF_AUX_FLAG_TRUNCATED) {
+			for (size_t i = 0; i < p->nq; i++) {
+				struct queue *q = &p->q[i];
+				bool mine = q->cpu >= 0 ? r->sid.has_cpu && q->cpu == (int32_t)r->sid.cpu :
+					r->sid.has_tid && q->tid == (int32_t)r->sid.tid;
+				if (mine && q->size && add_part(q, 0, "AUX area truncated") < 0)
+					return -1;
+			}
+		}
+		break;
+	case PERF_RECORD_MMAP:
+	case PERF_RECORD_MMAP2: {
+		const struct pd_mmap *m = &r->u.mmap;
+		if (r->type == PERF_RECORD_MMAP2 && !(m->prot & PROT_EXEC))
+			break;
+		if (r->misc & PERF_RECORD_MISC_MMAP_DATA)
+			break;
+		if (p->nmaps == p->capmaps) {
+			size_t cap = p->capmaps ? 2 * p->capmaps : 64;
+			struct mapping *mm = realloc(p->maps, cap * sizeof(*mm));
+			if (!mm)
+				return -1;
+			p->maps = mm;
+			p->capmaps = cap;
+		}
+		const struct sb_map *sm = sb_find_map(p->c->sb, (int32_t)m->pid, m->start, r->time);
+		p->maps[p->nmaps++] = (struct mapping){ (int32_t)m->pid, m->start, m->len, m->pgoff,
+							 r->time, sm ? sm->dso : NULL };
+		break;
+	}
+	case PERF_RECORD_SWITCH_CPU_WIDE:
+	case PERF_RECORD_SWITCH: {
+		if (!r->sid.has_cpu || !r->sid.has_time)
+			break;
+		if (p->nsw == p->capsw) {
+			size_t cap = p->capsw ? 2 * p->capsw : 256;
+			struct sw *s = realloc(p->sws, cap * sizeof(*s));
+			if (!s)
+				return -1;
+			p->sws = s;
+			p->capsw = cap;
+		}
+		/* from this time on the cpu runs: the task switched in, or after a switch out
+		 * the next task (cpu-wide records name it) */
+		struct sw s = { (int32_t)r->sid.cpu, (int32_t)r->sid.pid, (int32_t)r->sid.tid, r->sid.time };
+		if (r->u.sw.out) {
+			if (r->type != PERF_RECORD_SWITCH_CPU_WIDE)
+				break;
+			s.pid = (int32_t)r->u.sw.next_prev_pid;
+			s.tid = (int32_t)r->u.sw.next_prev_tid;
+		}
+		p->sws[p->nsw++] = s;
+		break;
+	}
+	default:
+		break;
+	}
+	return 0;
+}
+
+static void who_runs(const struct dpp *p, struct swcur *w, int32_t cpu, uint64_t time)
+{
+	if (time < w->time)	/* a resync went back: start over */
+		*w = (struct swcur){ 0, 0, -1, -1 };
+	w->time = time;
+	for (; w->pos < p->nsw && p->sws[w->pos].time <= time; w->pos++)
+		if (p->sws[w->pos].cpu == cpu) {
+			w->pid = p->sws[w->pos].pid;
+			w->tid = p->sws[w->pos].tid;
+		}
+}
+
+static size_t fallback(void *ctx, uint64_t addr, uint8_t *buf, size_t n)
+{
+	struct qdec *d = ctx;
+	int32_t pid = d->pid;
+	if (d->q->cpu >= 0) {	/* the address space of whoever runs now */
+		who_runs(d->p, &d->read_w, d->q->cpu, d->now);
+		pid = d->read_w.pid;
+	}
+	return sb_code_read(d->p->mem, pid, d->now, addr, buf, n);
+}
+
+static struct dpt_image *image_for(struct qdec *d, int32_t pid);
+
+/* The code a per-cpu queue runs at `time` is the running process's (dpt_options'
+ * space_at): its image, with its mappings as file sections, is the decoder's from
+ * then on, and the decoder's cached decodings of instructions are kept per process.
+ * The last QIMAGES images are kept: processes take turns on a cpu. */
+static uint64_t space_at(void *ctx, uint64_t time, struct dpt_image **img)
+{
+	struct qdec *d = ctx;
+	who_runs(d->p, &d->read_w, d->q->cpu, time);
+	int32_t pid = d->read_w.pid;
+	if (d->nimgs && d->imgs[0].pid == pid)
+		return (uint32_t)pid;
+	unsigned i = 1;
+	while (i < d->nimgs && d->imgs[i].pid != pid)
+		i++;
+	typeof(d->imgs[0]) e = { pid, NULL };
+	if (i < d->nimgs) {
+		e = d->imgs[i];
+	} else {
+		e.img = image_for(d, pid);
+		if (!e.img)	/* out of memory: the image in use reads through the fallback */
+			return (uint32_t)pid;
+		if (d->nimgs == QIMAGES)
+			dpt_image_free(d->imgs[--d->nimgs].img);	/* never imgs[0], in use */
+		i = d->nimgs++;
+	}
+	memmove(&d->imgs[1], &d->imgs[0], i * sizeof(d->imgs[0]));
+	d->imgs[0] = e;
+	d->img = *img = e.img;
+	return (uint32_t)pid;
+}
+
+/* Events of a per-cpu queue belong to whichever thread the cpu ran at their time. */
+static int cpu_sink_fn(void *ctx, const struct xev *ev)
+{
+	struct qdec *d = ctx;
+	struct dpp *p = d->p;
+	if (!d->known || ev->time != d->last_time) {
+		who_runs(p, &d->event_w, d->q->cpu, ev->time);
+		d->last_time = ev->time;
+		d->known = true;
+	}
+	if (d->event_w.tid >= 0 && !dec_thread_selected(p->c, d->event_w.tid, ev->time))
+		return 0;
+	struct xev e = *ev;
+	e.pid = d->event_w.pid;
+	e.tid = d->event_w.tid;
+	return xev_emit(p->sink, &e);
+}
+
+/* The PT config has the TSC bit: the trace has timestamps. */
+static bool tsc_on(const struct dpp *p)
+{
+	uint64_t tsc_bit = p->npriv > PD_PT_TSC_BIT ? p->priv[PD_PT_TSC_BIT] : 0;
+	return p->have_info && (p->config & tsc_bit);
+}
+
+static void options_from_info(const struct dpp *p, struct dpt_options *o)
+{
+	dpt_options_init(o);
+	if (tsc_on(p) && p->priv[PD_PT_TIME_MULT]) {
+		o->have_time_conv = 1;
+		o->time_shift = (uint16_t)p->priv[PD_PT_TIME_SHIFT];
+		o->time_mult = (uint32_t)p->priv[PD_PT_TIME_MULT];
+		o->time_zero = p->priv[PD_PT_TIME_ZERO];
+	}
+	if (p->npriv > PD_PT_MAX_NONTURBO_RATIO)
+		o->nom_freq = (uint8_t)p->priv[PD_PT_MAX_NONTURBO_RATIO];
+	if (p->npriv > PD_PT_TSC_CTC_D) {
+		o->cpuid_0x15_eax = (uint32_t)p->priv[PD_PT_TSC_CTC_D];
+		o->cpuid_0x15_ebx = (uint32_t)p->priv[PD_PT_TSC_CTC_N];
+	}
+	if (p->npriv > PD_PT_MTC_FREQ_BITS && p->priv[PD_PT_MTC_FREQ_BITS]) {
+		uint64_t bits = p->priv[PD_PT_MTC_FREQ_BITS];
+		int shift = __builtin_ctzll(bits);
+		o->mtc_freq = (uint8_t)((p->config & bits) >> shift);
+	}
+}
+
+/* The errata of the cpu in the CPUID feature ("GenuineIntel,6,158,10"). */
+static void cpu_from_header(struct dec_ctx *c, struct dpt_options *o)
+{
+	const char *s = pd_feature_str(c->pd, PD_FEAT_CPUID);
+	unsigned fam, model, step = 0;
+	if (s && strncmp(s, "GenuineIntel,", 13) == 0 && sscanf(s + 13, "%u,%u,%u", &fam, &model, &step) >= 2) {
+		o->cpu.vendor = pcv_intel;
+		o->cpu.family = (uint16_t)fam;
+		o->cpu.model = (uint8_t)model;
+		o->cpu.stepping = (uint8_t)step;
+	}
+}
+
+static struct dpt_image *image_for(struct qdec *d, int32_t pid)
+{
+	struct dpp *p = d->p;
+	struct dpt_image *img = dpt_image_new("perf.data");
+	if (!img)
+		return NULL;
+	/* the process's executable mappings as file sections (libipt's fast path), in
+	 * record order: a later mapping at the same place replaces an earlier one */
+	for (size_t i = 0; pid >= 0 && i < p->nmaps; i++) {
+		const struct mapping *m = &p->maps[i];
+		if (m->pid != pid || !m->dso || m->dso->anon || m->dso->kernel)
+			continue;
+		const char *path = sym_dso_file(p->c->sym, m->dso);
+		if (path)
+			dpt_image_add_file(img, path, m->pgoff, m->len, m->start);
+	}
+	dpt_image_set_fallback(img, fallback, d);
+	return img;
+}
+
+/* Maps the queue and sets its decoding up from the trace's options `base`; a queue
+ * with nothing to decode (empty, or a thread not selected) is done at once. */
+static int qdec_open(struct dpp *p, struct queue *q, const struct dpt_options *base, struct qdec *d)
+{
+	*d = (struct qdec){ .p = p, .q = q, .pid = -1, .done = true };
+	d->read_w = d->event_w = (struct swcur){ 0, 0, -1, -1 };
+	if (!q->size)
+		return 0;
+	if (q->cpu >= 0) {
+		d->sink = (struct xev_sink){ cpu_sink_fn, d, NULL };
+	} else {
+		const struct sb_thread *t = sb_thread(p->c->sb, q->tid);
+		if (!dec_thread_selected(p->c, q->tid, 0))
+			return 0;
+		d->pid = t ? t->pid : q->tid;
+		d->sink = *p->sink;
+	}
+	fflush(q->f);
+	d->buf = mmap(NULL, q->size, PROT_READ, MAP_PRIVATE, fileno(q->f), 0);
+	if (d->buf == MAP_FAILED) {
+		d->buf = NULL;
+		return xp_err("decode", NULL, "cannot map the PT trace: %s", strerror(errno));
+	}
+	d->o = *base;
+	d->o.cpu_nr = q->cpu;
+	d->o.pid = d->pid;
+	d->o.tid = q->cpu >= 0 ? -1 : q->tid;
+	d->o.time_out = &d->now;
+	if (q->cpu >= 0) {
+		d->o.space_at = space_at;
+		d->o.space_ctx = d;
+	}
+	d->img = image_for(d, d->pid);
+	if (!d->img)
+		return xp_err("decode", NULL, "out of memory");
+	d->imgs[0].pid = d->pid;
+	d->imgs[0].img = d->img;
+	d->nimgs = 1;
+	d->done = false;
+	return 0;
+}
+
+/* Ends the decoder of the current part, its counts going to the totals. */
+static void qdec_end_part(struct qdec *d)
+{
+	struct dpp *p = d->p;
+	const struct dpt_stats *st = dpt_dec_stats(d->dec);
+	p->gaps += st->gaps;
+	p->lost_bytes += st->lost_bytes;
+	p->insns += st->insns;
+	dpt_close(d->dec);
+	d->dec = NULL;
+}
+
+static void qdec_close(struct qdec *d)
+{
+	if (d->dec)
+		qdec_end_part(d);
+	for (unsigned i = 0; i < d->nimgs; i++)
+		dpt_image_free(d->imgs[i].img);
+	d->nimgs = 0;
+	d->img = NULL;
+	if (d->buf)
+		munmap((void *)d->buf, d->q->size);
+	d->buf = NULL;
+	d->done = true;
+}
+
+/* Time of the queue's next event: where it paused, or before it starts a part, the
+ * latest time it reached (the part's gap is emitted at that time). */
+static uint64_t qdec_time(const struct qdec *d)
+{
+	return d->done ? UINT64_MAX : d->dec ? dpt_time(d->dec) : d->now;
+}
+
+/* Decodes the queue's parts until its next event is later than `limit`. */
+static int qdec_run(struct qdec *d, uint64_t limit)
+{
+	struct dpp *p = d->p;
+	struct queue *q = d->q;
+	for (;;) {
+		if (!d->dec) {
+			if (d->next_part == q->nparts) {
+				qdec_close(d);
+				return 0;
+			}
+			const struct part *pt = &q->parts[d->next_part++];
+			uint64_t end = pt->end == UINT64_MAX ? q->size : pt->end;
+			if (pt->why) {
+				struct xev gap = { .kind = XEV_GAP, .pid = d->o.pid, .tid = d->o.tid,
+						   .cpu = d->o.cpu_nr, .time = d->now,
+						   .cycles = XEV_CYCLES_UNKNOWN, .reason = pt->why,
+						   .lost = pt->lost, .offset = pt->start };
+				p->gaps++;
+				p->lost_bytes += pt->lost;
+				int r = xev_emit(&d->sink, &gap);
+				if (r)
+					return r;
+			}
+			d->o.base_offset = pt->start;
+			int r = dpt_open(&d->dec, d->buf + pt->start, end - pt->start, d->img, &d->o);
+			if (r < 0) {
+				d->dec = NULL;
+				return xp_err("decode", NULL, "cannot start the PT decoder: %s", strerror(-r));
+			}
+		}
+		int r = dpt_run(d->dec, &d->sink, limit);
+		if (r)
+			return r;
+		if (dpt_time(d->dec) != UINT64_MAX)
+			return 0;	/* paused at the limit */
+		qdec_end_part(d);
+	}
+}
+
+/* Like perf's auxtrace heap: the queue whose next event is earliest decodes until its
+ * time passes the next earliest queue's, so events come out in global time order
+ * (ties: the first queue).  Without timestamps there
+ * is no order between queues: each decodes to its end in turn. */
+static int decode_queues(struct dpp *p, bool timed)
+{
+	struct qdec *d = calloc(p->nq ? p->nq : 1, sizeof(*d));
+	if (!d)
+		return xp_err("decode", NULL, "out of memory");
+	struct dpt_options base;
+	options_from_info(p, &base);
+	cpu_from_header(p->c, &base);
+	base.release_behind = 1;
+	base.ignore = ~p->c->wants & DEC_WANT_ALL;
+	/* the instruction listing shows the order across queues; tallies keep blocks whole */
+	base.split_at_pause = (p->c->wants & DEC_WANT_FINE_ORDER) != 0;
+	int rc = 0;
+	for (size_t i = 0; i < p->nq && !rc; i++)
+		rc = qdec_open(p, &p->q[i], &base, &d[i]);
+	while (!rc) {
+		size_t best = SIZE_MAX;
+		uint64_t t0 = UINT64_MAX, t1 = UINT64_MAX;
+		for (size_t i = 0; i < p->nq; i++) {
+			uint64_t t = qdec_time(&d[i]);
+			if (t == UINT64_MAX)
+				continue;
+			if (best == SIZE_MAX || t < t0) {
+				t1 = t0;
+				t0 = t;
+				best = i;
+			} else if (t < t1) {
+				t1 = t;
+			}
+		}
+		if (best == SIZE_MAX)
+			break;
+		rc = qdec_run(&d[best], timed ? t1 : UINT64_MAX);
+	}
+	for (size_t i = 0; i < p->nq; i++)
+		if (d[i].p)
+			qdec_close(&d[i]);
+	free(d);
+	return rc;
+}
+
+static int run(struct dec_ctx *c, const struct xev_sink *sink)
+{
+	struct dpp p = { .c = c, .sink = sink };
+	int rc;
+
+	for (uint32_t i = 0; i < pd_nattrs(c->pd); i++)
+		if (is_pt_attr(pd_attr_at(c->pd, i)))
+			p.config = pd_attr_at(c->pd, i)->attr.config;
+	p.mem = sb_code_new(c->sb, c->sym, c->jit);
+	if (!p.mem)
+		return -1;
+	rc = dec_read(c, on_rec, &p);
+	if (rc == 0 && !p.have_info)
+		xp_warn("%s: no AUXTRACE_INFO record: decoding with default PT settings", c->perf_data);
+	if (rc == 0)
+		rc = decode_queues(&p, tsc_on(&p));
+	if (p.gaps)
+		xp_warn("%s: %llu gaps in the PT trace, %llu bytes of trace lost", c->perf_data,
+			(unsigned long long)p.gaps, (unsigned long long)p.lost_bytes);
+	if (rc == 0 && !p.nq)
+		xp_warn("%s: the trace holds no PT data", c->perf_data);
+	for (size_t i = 0; i < p.nq; i++) {
+		if (p.q[i].f)
+			fclose(p.q[i].f);
+		free(p.q[i].parts);
+	}
+	free(p.q);
+	free(p.maps);
+	free(p.sws);
+	sb_code_free(p.mem);
+	return rc;
+}
+
+const struct dec_decoder dec_pt = {
+	.name = "pt",
+	.default_view = "calltree",
+	.accepts = accepts,
+	.setup = setup,
+	.run = run,
+};

@@ -1,0 +1,21 @@
+/* Shared parts of the PT plug-ins of decode (see pt_plug.h). */
+#include <stdio.h>
+#include <string.h>
+
+#include "decoders/pt/pt_plug.h"
+#include "decode/xev.h"
+
+int dpt_setup_metrics(struct dec_ctx *c, const char *time_name)
+{
+	c->nmetrics = 0;
+	c->metrics[c->nmetrics++] = (struct dec_metric){ .kind = DEC_M_INSNS, .name = "insns" };
+	c->metrics[c->nmetrics++] = (struct dec_metric){ .kind = DEC_M_CYCLES, .name = "cycles" };
+	if (time_name && c->opts->metric && strcmp(c->opts->metric, time_name) == 0) {
+		struct dec_metric *m = &c->metrics[c->nmetrics++];
+		*m = (struct dec_metric){ .kind = DEC_M_TIME };
+		snprintf(m->name, sizeof(m->name), "%s", time_name);
+	}
+	c->metric = 0;
+	c->sampled = false;
+	return 0;
+}

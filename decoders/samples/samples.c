@@ -1,0 +1,221 @@
+/* The samples decoder: PERF_RECORD_SAMPLEs -> XEV_SAMPLE events with their callchain
+ * (frame-pointer chains as recorded, or unwound from user registers + stack with
+ * libdw when the sample carries them), period as weight, and per-event deltas of
+ * group counter values (perf record -e '{cycles,instructions}' with
+ * PERF_SAMPLE_READ). */
+#include <stdlib.h>
+#include <string.h>
+
+#include "decode/decoder.h"
+#include "decoders/samples/samples_unwind.h"
+#include "util/xp_err.h"
+
+struct lastval {
+	uint64_t key, value;
+};
+
+struct dsm {
+	struct dec_ctx *c;
+	const struct xev_sink *sink;
+	uint64_t *stack;
+	uint32_t capstack;
+	uint64_t *values;	/* one per attr */
+	uint32_t nattrs;
+	struct lastval *last;	/* (tid, counter) -> last READ value, open addressing */
+	size_t lastcap, lastn;
+	struct dsm_unwind *uw;
+	uint64_t unwound, unwind_failed;
+	uint64_t nsamples;
+};
+
+static bool is_dummy(const struct pd_attr *a)
+{
+	return a->attr.type == PERF_TYPE_SOFTWARE && a->attr.config == PERF_COUNT_SW_DUMMY;
+}
+
+static bool accepts(struct dec_ctx *c)
+{
+	for (uint32_t i = 0; i < pd_nattrs(c->pd); i++) {
+		const struct pd_attr *a = pd_attr_at(c->pd, i);
+		if (!is_dummy(a) && a->attr.sample_type & PERF_SAMPLE_IP)
+			return true;
+	}
+	return false;
+}
+
+/* Every real event is a metric; the dummy (sideband only) is not. */
+static bool is_sampled(const struct pd_attr *a)
+{
+	return !is_dummy(a);
+}
+
+static int setup(struct dec_ctx *c)
+{
+	return dec_setup_sampled(c, is_sampled);
+}
+
+static uint64_t mixkey(uint64_t x)
+{
+	x ^= x >> 31;
+	x *= 0x7fb5d329728ea185ULL;
+	x ^= x >> 27;
+	return x;
+}
+
+/* Counter value delta since the thread's previous sample of the same counter. */
+static uint64_t delta(struct dsm *s, uint64_t key, uint64_t value)
+{
+	if ((s->lastn + 1) * 2 > s->lastcap) {
+		size_t nc = s->lastcap ? s->lastcap * 2 : 256;
+		struct lastval *nl = calloc(nc, sizeof(*nl));
+		if (!nl)
+			return value;
+		for (size_t i = 0; i < s->lastcap; i++) {
+			if (!s->last[i].key)
+				continue;
+			size_t j = mixkey(s->last[i].key) & (nc - 1);
+			while (nl[j].key)
+				j = (j + 1) & (nc - 1);
+			nl[j] = s->last[i];
+		}
+		free(s->last);
+		s->last = nl;
+		s->lastcap = nc;
+	}
+	key |= 1;	/* never 0 (the empty mark) */
+	size_t j = mixkey(key) & (s->lastcap - 1);
+	while (s->last[j].key && s->last[j].key != key)
+		j = (j + 1) & (s->lastcap - 1);
+	uint64_t prev = 0;
+	if (s->last[j].key)
+		prev = s->last[j].value;
+	else
+		s->lastn++;
+	s->last[j].key = key;
+	s->last[j].value = value;
+	return value >= prev ? value - prev : value;
+}
+
+static void group_values(struct dsm *s, const struct pd_rec *r, struct xev *ev)
+{
+	const struct pd_sample *sm = &r->u.sample;
+	const struct pd_attr *a = r->attr;
+
+	memset(s->values, 0, s->nattrs * sizeof(*s->values));
+	for (uint32_t i = 0; i < sm->nr_values; i++) {
+		const struct pd_attr *ma = sm->values[i].id ? pd_attr_by_id(s->c->pd, sm->values[i].id) : NULL;
+		uint32_t idx = ma ? ma->index : a->index + i;
+		if (idx >= s->nattrs)
+			continue;
+		uint64_t key = ((uint64_t)sm->tid << 32) ^ (sm->values[i].id ? sm->values[i].id : (uint64_t)idx << 1);
+		s->values[idx] = delta(s, key << 1, sm->values[i].value);
+		/* as perf: with sample-read, every member's weight (the sampling event's
+		 * too) is its counter's delta, not the period */
+		if (idx == a->index)
+			ev->weight = s->values[idx];
+	}
+	ev->values = s->values;
+	ev->nvalues = s->nattrs;
+}
+
+static int on_rec(void *arg, const struct pd_rec *r)
+{
+	struct dsm *s = arg;
+	const struct pd_sample *sm;
+	struct xev ev;
+
+	if (r->type != PERF_RECORD_SAMPLE || !r->attr || is_dummy(r->attr))
+		return 0;
+	sm = &r->u.sample;
+	memset(&ev, 0, sizeof(ev));
+	ev.kind = XEV_SAMPLE;
+	ev.flags = XEV_F_SAMPLED;
+	ev.pid = (int32_t)sm->pid;
+	ev.tid = (int32_t)sm->tid;
+	ev.cpu = sm->type & PERF_SAMPLE_CPU ? (int32_t)sm->cpu : -1;
+	ev.time = sm->time;
+	ev.ip = sm->ip;
+	ev.event = r->attr->index;
+	ev.weight = sm->type & PERF_SAMPLE_PERIOD ? sm->period :
+		(r->attr->attr.freq ? 1 : r->attr->attr.sample_period);
+	ev.cycles = XEV_CYCLES_UNKNOWN;
+	ev.offset = r->offset;
+	if (sm->type & PERF_SAMPLE_READ)
+		group_values(s, r, &ev);
+	uint64_t need = sm->nr_callchain + 1;
+	if (s->uw)
+		need += DSM_UNWIND_MAX;
+	if (need > s->capstack) {
+		uint64_t *ns = realloc(s->stack, need * sizeof(*ns));
+		if (!ns)
+			return xp_err("decode", NULL, "out of memory");
+		s->stack = ns;
+		s->capstack = (uint32_t)need;
+	}
+	uint32_t n = 0;
+	for (uint64_t i = 0; i < sm->nr_callchain; i++) {
+		uint64_t a = sm->callchain[i];
+		if (a >= PERF_CONTEXT_MAX)
+			continue;
+		s->stack[n++] = a;
+	}
+	if (n == 0 && ev.ip)
+		s->stack[n++] = ev.ip;
+	/* DWARF unwinding replaces the user part when registers and stack came along */
+	if (s->uw && sm->user_abi && sm->user_stack_size) {
+		uint32_t keep;	/* the kernel part stays, the user part is unwound */
+		for (keep = 0; keep < n && (s->stack[keep] >> 63); keep++)
+			;
+		int got = dsm_unwind(s->uw, s->c, sm, s->stack + keep, DSM_UNWIND_MAX);
+		if (got > 0) {
+			n = keep + (uint32_t)got;
+			s->unwound++;
+		} else {
+			s->unwind_failed++;
+		}
+	}
+	ev.stack = s->stack;
+	ev.nstack = n;
+	s->nsamples++;
+	return xev_emit(s->sink, &ev);
+}
+
+static int run(struct dec_ctx *c, const struct xev_sink *sink)
+{
+	struct dsm s = { .c = c, .sink = sink, .nattrs = pd_nattrs(c->pd) };
+	int rc;
+
+	s.values = calloc(s.nattrs ? s.nattrs : 1, sizeof(*s.values));
+	if (!s.values)
+		return xp_err("decode", NULL, "out of memory");
+	for (uint32_t i = 0; i < s.nattrs; i++) {
+		const struct pd_attr *a = pd_attr_at(c->pd, i);
+		if (a->attr.sample_type & PERF_SAMPLE_REGS_USER && a->attr.sample_type & PERF_SAMPLE_STACK_USER) {
+			s.uw = dsm_unwind_new(c);
+			break;
+		}
+	}
+	rc = dec_read(c, on_rec, &s);
+	if (rc == 0 && !s.nsamples)
+		xp_warn("%s: no samples in this trace%s", pd_name(c->pd),
+			pd_stats(c->pd)->by_type[PD_RECORD_AUXTRACE] ?
+			" (it holds AUX-area trace data, e.g. Intel PT, which the samples decoder "
+			"does not decode)" : "");
+	if (s.unwind_failed)
+		xp_warn("%llu of %llu samples could not be unwound with DWARF (their stacks are the "
+			"recorded ones)", (unsigned long long)s.unwind_failed,
+			(unsigned long long)(s.unwind_failed + s.unwound));
+	dsm_unwind_free(s.uw);
+	free(s.values);
+	free(s.stack);
+	free(s.last);
+	return rc;
+}
+
+const struct dec_decoder dec_samples = {
+	.name = "samples",
+	.default_view = "functions",
+	.accepts = accepts,
+	.setup = setup,
+	.run = run,
+};

@@ -1,0 +1,96 @@
+/* --tid, --time, --sym: a sink in front of the views that drops what is not asked for. */
+#include <errno.h>
+#include <stdlib.h>
+#include <string.h>
+
+#include "analysis/bb.h"
+
+void bb_filter_init(struct bb_filter *f, const struct bb_env *env, struct xev_sink next)
+{
+	memset(f, 0, sizeof(*f));
+	f->tid = -1;
+	f->t1 = UINT64_MAX;
+	f->env = env;
+	f->next = next;
+}
+
+static int parse_time(const char *s, size_t len, uint64_t *out)
+{
+	char buf[64], *end;
+	if (len == 0 || len >= sizeof(buf))
+		return -1;
+	memcpy(buf, s, len);
+	buf[len] = '\0';
+	errno = 0;
+	if (strchr(buf, '.')) {
+		/* seconds, as perf prints them: keep nanosecond precision */
+		char *dot = strchr(buf, '.');
+		*dot = '\0';
+		uint64_t sec = strtoull(buf, &end, 10);
+		if (end == buf || *end || errno)
+			return -1;
+		uint64_t ns = 0;
+		int digits = 0;
+		for (const char *p = dot + 1; *p; p++, digits++) {
+			if (*p < '0' || *p > '9' || digits >= 9)
+				return -1;
+			ns = ns * 10 + (uint64_t)(*p - '0');
+		}
+		for (; digits < 9; digits++)
+			ns *= 10;
+		*out = sec * 1000000000ULL + ns;
+		return 0;
+	}
+	*out = strtoull(buf, &end, 0);
+	return end == buf || *end || errno ? -1 : 0;
+}
+
+int bb_parse_time_range(const char *s, uint64_t *t0, uint64_t *t1)
+{
+	const char *dash = strchr(s, '-');
+	if (!dash)
+		return -1;
+	*t0 = 0;
+	*t1 = UINT64_MAX;
+	if (dash > s && parse_time(s, (size_t)(dash - s), t0) < 0)
+		return -1;
+	if (dash[1] && parse_time(dash + 1, strlen(dash + 1), t1) < 0)
+		return -1;
+	if (dash == s && !dash[1])
+		return -1;
+	return *t0 <= *t1 ? 0 : -1;
+}
+
+static bool in_sym(struct bb_filter *f, const struct xev *ev)
+{
+	if (f->fn_valid && ev->ip >= f->fn_start && ev->ip < f->fn_end)
+		return f->fn_match;
+	uint64_t start = 0, size = 0;
+	const char *name = f->env->symbol(f->env->ctx, ev->pid, ev->time, ev->ip, &start, &size);
+	f->fn_match = name && strcmp(name, f->sym) == 0;
+	f->fn_valid = name && size;
+	f->fn_start = start;
+	f->fn_end = start + size;
+	return f->fn_match;
+}
+
+int bb_filter_event(void *ctx, const struct xev *ev)
+{
+	struct bb_filter *f = ctx;
+
+	if (f->tid >= 0 && ev->tid != f->tid)
+		return 0;
+	if ((f->t0 || f->t1 != UINT64_MAX) && (!ev->time || ev->time < f->t0 || ev->time > f->t1))
+		return 0;
+	if (f->sym) {
+		switch (ev->kind) {
+		case XEV_BLOCK: case XEV_BRANCH: case XEV_CALL: case XEV_RETURN:
+			if (!in_sym(f, ev))
+				return 0;
+			break;
+		default:
+			break;
+		}
+	}
+	return xev_emit(&f->next, ev);
+}

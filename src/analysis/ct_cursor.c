@@ -1,0 +1,159 @@
+/* Exact call/return input to the call tree: a shadow stack per thread that follows
+ * calls, returns (including returns that skip frames), tail calls and traces that
+ * start mid-stack. */
+#include <stdlib.h>
+
+#include "analysis/ct_int.h"
+
+struct frame {
+	uint32_t node;
+	uint32_t fn;
+	bool tail;	/* entered by a tail call: leaves together with the frame below */
+};
+
+struct ct_cursor {
+	struct ct_tree *t;
+	struct frame *f;
+	uint32_t n, cap;
+};
+
+struct ct_cursor *ct_cursor_new(struct ct_tree *t)
+{
+	struct ct_cursor *c = calloc(1, sizeof(*c));
+
+	if (c)
+		c->t = t;
+	return c;
+}
+
+void ct_cursor_free(struct ct_cursor *c)
+{
+	if (c) {
+		free(c->f);
+		free(c);
+	}
+}
+
+uint32_t ct_cursor_depth(const struct ct_cursor *c) { return c->n; }
+uint32_t ct_cursor_node(const struct ct_cursor *c) { return c->n ? c->f[c->n - 1].node : CT_ROOT; }
+
+static int push(struct ct_cursor *c, uint32_t fn, bool tail, bool count)
+{
+	uint32_t parent = ct_cursor_node(c);
+	uint32_t node = ct_child(c->t, parent, fn);
+
+	if (node == CT_NONE)
+		return -1;
+	if (c->n == c->cap) {
+		uint32_t nc = c->cap ? c->cap * 2 : 64;
+		struct frame *nf = realloc(c->f, nc * sizeof(*nf));
+		if (!nf)
+			return -1;
+		c->f = nf;
+		c->cap = nc;
+	}
+	c->f[c->n++] = (struct frame){ node, fn, tail };
+	if (count)
+		c->t->nodes[node].calls++;
+	return 0;
+}
+
+int ct_call(struct ct_cursor *c, uint32_t callee, unsigned flags)
+{
+	return push(c, callee, (flags & CT_TAIL) != 0, true);
+}
+
+/* The trace started below the bottom frame: it returns into `to`, a caller we never
+ * saw enter.  Everything recorded under the bottom frame moves under to -> bottom. */
+static int reparent(struct ct_cursor *c, uint32_t to)
+{
+	struct ct_tree *t = c->t;
+	uint32_t bottom = c->f[0].node;
+	uint32_t bparent = t->nodes[bottom].parent;
+	uint32_t g, moved;
+
+	c->n = 0;
+	/* unlink the old bottom first: `to` may be its own function (recursion) */
+	uint32_t *link = &t->nodes[bparent].first_child, prev = CT_NONE;
+	while (*link != CT_NONE && *link != bottom) {
+		prev = *link;
+		link = &t->nodes[*link].next_sibling;
+	}
+	if (*link == bottom) {
+		*link = t->nodes[bottom].next_sibling;
+		if (t->last_child[bparent] == bottom)
+			t->last_child[bparent] = prev;
+	}
+	ct_unlink_key(t, bparent, t->nodes[bottom].fn);
+	t->nodes[bottom].parent = CT_NONE;
+	g = ct_child(t, bparent, to);
+	if (g == CT_NONE)
+		return -1;
+	moved = ct_child(t, g, t->nodes[bottom].fn);
+	if (moved == CT_NONE)
+		return -1;
+	t->nodes[moved].calls += t->nodes[bottom].calls;
+	ct_add_base(t, moved, t->base + (size_t)bottom * t->nm);
+	if (ct_merge_subtree(t, moved, t, bottom) < 0)
+		return -1;
+	c->f[0] = (struct frame){ g, to, false };
+	c->n = 1;
+	return 0;
+}
+
+int ct_return(struct ct_cursor *c, uint32_t to)
+{
+	int32_t k;
+
+	if (c->n == 0) {
+		/* returning out of code we never saw entered: we are now in `to` */
+		return to == CT_FN_UNKNOWN ? 0 : push(c, to, false, false);
+	}
+	/* the frame being left, with the tail-called frames above it */
+	k = (int32_t)c->n - 1;
+	while (k > 0 && c->f[k].tail)
+		k--;
+	k--;	/* the caller */
+	if (to == CT_FN_UNKNOWN || (k >= 0 && c->f[k].fn == to)) {
+		c->n = (uint32_t)(k + 1);
+		return 0;
+	}
+	for (int32_t j = k - 1; j >= 0; j--)
+		if (c->f[j].fn == to) {	/* longjmp / exception: frames skipped */
+			c->n = (uint32_t)(j + 1);
+			return 0;
+		}
+	return reparent(c, to);
+}
+
+int ct_jump(struct ct_cursor *c, uint32_t to)
+{
+	if (c->n < 2 || to == CT_FN_UNKNOWN || c->f[c->n - 1].fn == to)
+		return 0;
+	/* the nearest activation: with recursion the stack alone cannot tell which one
+	 * the jmp_buf belongs to, and the innermost is the common case */
+	for (uint32_t j = c->n - 1; j-- > 0;)
+		if (c->f[j].fn == to) {
+			c->n = j + 1;
+			return 1;
+		}
+	return 0;
+}
+
+int ct_cost(struct ct_cursor *c, uint32_t fn, const uint64_t *w)
+{
+	if (c->n == 0) {
+		if (push(c, fn, false, false) < 0)
+			return -1;
+	} else if (fn != CT_FN_UNKNOWN && c->f[c->n - 1].fn != fn) {
+		if (push(c, fn, true, true) < 0)
+			return -1;
+	}
+	ct_add_base(c->t, c->f[c->n - 1].node, w);
+	return 0;
+}
+
+void ct_gap(struct ct_cursor *c)
+{
+	c->n = 0;
+}

@@ -1,0 +1,27 @@
+/* Internals shared by ct_tree.c and ct_cursor.c. */
+#ifndef CT_INT_H
+#define CT_INT_H
+
+#include "analysis/ct.h"
+
+#define CT_HEMPTY UINT64_MAX
+#define CT_HDEAD (UINT64_MAX - 1)
+
+struct ct_tree {
+	unsigned nm;
+	struct ct_node *nodes;
+	uint32_t *last_child;
+	uint64_t *base, *cum;	/* n * nm */
+	uint32_t n, cap;
+	uint64_t *hkeys;
+	uint32_t *hvals;
+	size_t hcap, hn, hused;	/* hused counts tombstones too */
+	uint32_t max_fn1;	/* largest fn key + 1 */
+};
+
+int ct_grow(struct ct_tree *t);
+uint32_t ct_find_child(const struct ct_tree *t, uint32_t parent, uint32_t fn);
+void ct_unlink_key(struct ct_tree *t, uint32_t parent, uint32_t fn);
+int ct_merge_subtree(struct ct_tree *dst, uint32_t d, const struct ct_tree *src, uint32_t s);
+
+#endif

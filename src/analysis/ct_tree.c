@@ -1,0 +1,380 @@
+/* Call-tree storage: nodes in one array, (parent, fn) -> child in an open-addressing
+ * table, per-node metric arrays; sampled stacks, merge, finish and walk. */
+#include <stdlib.h>
+#include <string.h>
+
+#include "analysis/ct.h"
+#include "analysis/ct_int.h"
+
+struct ct_tree *ct_new(unsigned nmetrics)
+{
+	struct ct_tree *t = calloc(1, sizeof(*t));
+
+	if (!t || nmetrics > CT_MAX_METRICS) {
+		free(t);
+		return NULL;
+	}
+	t->nm = nmetrics;
+	if (ct_grow(t) < 0) {
+		ct_free(t);
+		return NULL;
+	}
+	t->n = 1;
+	t->nodes[0] = (struct ct_node){ CT_FN_ROOT, CT_NONE, CT_NONE, CT_NONE, 0, 0, 0 };
+	t->last_child[0] = CT_NONE;
+	return t;
+}
+
+void ct_free(struct ct_tree *t)
+{
+	if (!t)
+		return;
+	free(t->nodes);
+	free(t->last_child);
+	free(t->base);
+	free(t->cum);
+	free(t->hkeys);
+	free(t->hvals);
+	free(t);
+}
+
+unsigned ct_nmetrics(const struct ct_tree *t) { return t->nm; }
+
+int ct_grow(struct ct_tree *t)
+{
+	uint32_t nc = t->cap ? t->cap * 2 : 1024;
+	struct ct_node *nn = realloc(t->nodes, nc * sizeof(*nn));
+	if (!nn)
+		return -1;
+	t->nodes = nn;
+	uint32_t *lc = realloc(t->last_child, nc * sizeof(*lc));
+	if (!lc)
+		return -1;
+	t->last_child = lc;
+	size_t m = t->nm ? t->nm : 1;
+	uint64_t *nb = realloc(t->base, nc * m * sizeof(*nb));
+	if (!nb)
+		return -1;
+	t->base = nb;
+	uint64_t *cu = realloc(t->cum, nc * m * sizeof(*cu));
+	if (!cu)
+		return -1;
+	t->cum = cu;
+	memset(t->base + (size_t)t->cap * m, 0, (size_t)(nc - t->cap) * m * sizeof(*nb));
+	memset(t->cum + (size_t)t->cap * m, 0, (size_t)(nc - t->cap) * m * sizeof(*cu));
+	t->cap = nc;
+	return 0;
+}
+
+static inline uint64_t hkey(uint32_t parent, uint32_t fn)
+{
+	return (uint64_t)parent << 32 | fn;
+}
+
+static inline size_t hslot(uint64_t k, size_t mask)
+{
+	k *= 0x9e3779b97f4a7c15ULL;
+	return (size_t)(k >> 29) & mask;
+}
+
+static int hgrow(struct ct_tree *t)
+{
+	size_t nc = t->hcap ? t->hcap * 2 : 2048;
+	uint64_t *nk = malloc(nc * sizeof(*nk));
+	uint32_t *nv = malloc(nc * sizeof(*nv));
+
+	if (!nk || !nv) {
+		free(nk);
+		free(nv);
+		return -1;
+	}
+	memset(nk, 0xff, nc * sizeof(*nk));
+	for (size_t i = 0; i < t->hcap; i++) {
+		if (t->hkeys[i] == CT_HEMPTY || t->hkeys[i] == CT_HDEAD)
+			continue;
+		size_t j = hslot(t->hkeys[i], nc - 1);
+		while (nk[j] != CT_HEMPTY)
+			j = (j + 1) & (nc - 1);
+		nk[j] = t->hkeys[i];
+		nv[j] = t->hvals[i];
+	}
+	free(t->hkeys);
+	free(t->hvals);
+	t->hkeys = nk;
+	t->hvals = nv;
+	t->hcap = nc;
+	t->hused = t->hn;
+	return 0;
+}
+
+uint32_t ct_find_child(const struct ct_tree *t, uint32_t parent, uint32_t fn)
+{
+	if (!t->hcap)
+		return CT_NONE;
+	uint64_t k = hkey(parent, fn);
+	size_t j = hslot(k, t->hcap - 1);
+	while (t->hkeys[j] != CT_HEMPTY) {
+		if (t->hkeys[j] == k)
+			return t->hvals[j];
+		j = (j + 1) & (t->hcap - 1);
+	}
+	return CT_NONE;
+}
+
+void ct_unlink_key(struct ct_tree *t, uint32_t parent, uint32_t fn)
+{
+	uint64_t k = hkey(parent, fn);
+	size_t j = hslot(k, t->hcap - 1);
+
+	while (t->hkeys[j] != CT_HEMPTY) {
+		if (t->hkeys[j] == k) {
+			t->hkeys[j] = CT_HDEAD;
+			t->hn--;
+			return;
+		}
+		j = (j + 1) & (t->hcap - 1);
+	}
+}
+
+uint32_t ct_child(struct ct_tree *t, uint32_t parent, uint32_t fn)
+{
+	uint64_t k = hkey(parent, fn);
+
+	if ((t->hused + 1) * 4 > t->hcap * 3 && hgrow(t) < 0)
+		return CT_NONE;
+	size_t j = hslot(k, t->hcap - 1);
+	while (t->hkeys[j] != CT_HEMPTY) {
+		if (t->hkeys[j] == k)
+			return t->hvals[j];
+		j = (j + 1) & (t->hcap - 1);
+	}
+	if (t->n == t->cap && ct_grow(t) < 0)
+		return CT_NONE;
+	uint32_t i = t->n++;
+	t->nodes[i] = (struct ct_node){ fn, parent, CT_NONE, CT_NONE, 0, 0, 0 };
+	t->last_child[i] = CT_NONE;
+	if (t->last_child[parent] == CT_NONE)
+		t->nodes[parent].first_child = i;
+	else
+		t->nodes[t->last_child[parent]].next_sibling = i;
+	t->last_child[parent] = i;
+	t->hkeys[j] = k;
+	t->hvals[j] = i;
+	t->hn++;
+	t->hused++;
+	if (fn != CT_FN_ROOT && fn + 1 > t->max_fn1)
+		t->max_fn1 = fn + 1;
+	return i;
+}
+
+void ct_add_base(struct ct_tree *t, uint32_t node, const uint64_t *w)
+{
+	uint64_t *b = t->base + (size_t)node * t->nm;
+
+	for (unsigned m = 0; m < t->nm; m++)
+		b[m] += w[m];
+}
+
+uint32_t ct_add_stack(struct ct_tree *t, const uint32_t *fns, uint32_t n, const uint64_t *w,
+		      unsigned flags)
+{
+	uint32_t node = CT_ROOT;
+
+	for (uint32_t i = 0; i < n; i++) {
+		node = ct_child(t, node, fns[i]);
+		if (node == CT_NONE)
+			return CT_NONE;
+		if (!(flags & CT_NO_CALLS))
+			t->nodes[node].calls++;
+	}
+	ct_add_base(t, node, w);
+	return node;
+}
+
+/* Adds src's subtree below dst's node `d` (src and dst may be the same tree as long
+ * as the subtrees are disjoint).  Iterative: recursion in traces can be deep. */
+int ct_merge_subtree(struct ct_tree *dst, uint32_t d, const struct ct_tree *src, uint32_t s)
+{
+	struct pair { uint32_t s, d; } *stk = NULL;
+	size_t n = 0, cap = 0;
+	int rc = 0;
+
+#define PUSH(a, b) do { \
+		if (n == cap) { \
+			size_t nc_ = cap ? cap * 2 : 256; \
+			struct pair *np_ = realloc(stk, nc_ * sizeof(*np_)); \
+			if (!np_) { rc = -1; goto out; } \
+			stk = np_; cap = nc_; \
+		} \
+		stk[n++] = (struct pair){ (a), (b) }; \
+	} while (0)
+
+	PUSH(s, d);
+	while (n) {
+		struct pair p = stk[--n];
+		for (uint32_t c = src->nodes[p.s].first_child; c != CT_NONE; c = src->nodes[c].next_sibling) {
+			uint32_t fn = src->nodes[c].fn;
+			uint32_t dc = ct_child(dst, p.d, fn);
+			if (dc == CT_NONE) {
+				rc = -1;
+				goto out;
+			}
+			dst->nodes[dc].calls += src->nodes[c].calls;
+			ct_add_base(dst, dc, src->base + (size_t)c * src->nm);
+			PUSH(c, dc);
+		}
+	}
+out:
+	free(stk);
+	return rc;
+#undef PUSH
+}
+
+int ct_merge(struct ct_tree *dst, const struct ct_tree *src)
+{
+	if (dst->nm != src->nm)
+		return -1;
+	ct_add_base(dst, CT_ROOT, src->base);
+	return ct_merge_subtree(dst, CT_ROOT, src, CT_ROOT);
+}
+
+/* Depth-first order of the live tree (nodes unlinked by reparenting are skipped). */
+int ct_finish(struct ct_tree *t)
+{
+	uint32_t *order = malloc((size_t)t->n * sizeof(*order));
+	uint32_t *cnt = calloc((size_t)t->max_fn1 + 1, sizeof(*cnt));
+	uint32_t *stk = malloc(((size_t)t->n * 2 + 1) * sizeof(*stk));
+	size_t no = 0, ns = 0;
+	unsigned nm = t->nm;
+
+	if (!order || !cnt || !stk) {
+		free(order);
+		free(cnt);
+		free(stk);
+		return -1;
+	}
+	/* nodes unlinked by reparenting keep lvl 0 (live ones get >= 1 below) */
+	for (uint32_t i = 0; i < t->n; i++)
+		t->nodes[i].lvl = 0;
+	/* pre-order: lvl and rl need the path counts, kept with enter/leave markers */
+	t->nodes[0].rl = 0;
+	stk[ns++] = CT_ROOT;
+	while (ns) {
+		uint32_t v = stk[--ns];
+		if (v & 0x80000000u) {	/* leave */
+			v &= 0x7fffffffu;
+			if (t->nodes[v].fn < t->max_fn1)
+				cnt[t->nodes[v].fn]--;
+			continue;
+		}
+		struct ct_node *nd = &t->nodes[v];
+		order[no++] = v;
+		if (v != CT_ROOT) {
+			nd->lvl = t->nodes[nd->parent].lvl + 1;
+			nd->rl = nd->fn < t->max_fn1 ? ++cnt[nd->fn] : 1;
+		}
+		stk[ns++] = v | 0x80000000u;
+		for (uint32_t c = nd->first_child; c != CT_NONE; c = t->nodes[c].next_sibling)
+			stk[ns++] = c;
+	}
+	/* cum: reverse pre-order visits children before parents */
+	for (size_t i = 0; i < no; i++)
+		memcpy(t->cum + (size_t)order[i] * nm, t->base + (size_t)order[i] * nm, nm * sizeof(uint64_t));
+	for (size_t i = no; i-- > 1;) {
+		uint32_t v = order[i], p = t->nodes[v].parent;
+		for (unsigned m = 0; m < nm; m++)
+			t->cum[(size_t)p * nm + m] += t->cum[(size_t)v * nm + m];
+	}
+	free(order);
+	free(cnt);
+	free(stk);
+	return 0;
+}
+
+uint32_t ct_nnodes(const struct ct_tree *t) { return t->n; }
+const struct ct_node *ct_node(const struct ct_tree *t, uint32_t i) { return i < t->n ? &t->nodes[i] : NULL; }
+uint64_t ct_base(const struct ct_tree *t, uint32_t node, unsigned m) { return t->base[(size_t)node * t->nm + m]; }
+uint64_t ct_cum(const struct ct_tree *t, uint32_t node, unsigned m) { return t->cum[(size_t)node * t->nm + m]; }
+uint64_t ct_total(const struct ct_tree *t, unsigned m) { return t->cum[m]; }
+uint32_t ct_max_fn(const struct ct_tree *t) { return t->max_fn1 ? t->max_fn1 - 1 : 0; }
+
+struct sortctx {
+	const struct ct_tree *t;
+	unsigned m;
+};
+
+static int cmp_children(const void *a, const void *b, void *arg)
+{
+	const struct sortctx *s = arg;
+	uint32_t x = *(const uint32_t *)a, y = *(const uint32_t *)b;
+	uint64_t cx = s->t->nm ? ct_cum(s->t, x, s->m) : 0, cy = s->t->nm ? ct_cum(s->t, y, s->m) : 0;
+
+	if (cx != cy)
+		return cx > cy ? -1 : 1;
+	if (s->t->nodes[x].calls != s->t->nodes[y].calls)
+		return s->t->nodes[x].calls > s->t->nodes[y].calls ? -1 : 1;
+	return x < y ? -1 : x > y;
+}
+
+int ct_walk(const struct ct_tree *t, unsigned metric, ct_visit_fn fn, void *ctx)
+{
+	uint32_t *stk = malloc((size_t)t->n * sizeof(*stk)), *kids = NULL;
+	size_t ns = 0, kcap = 0;
+	struct sortctx sc = { t, metric };
+	int rc = 0;
+
+	if (!stk)
+		return -1;
+	stk[ns++] = CT_ROOT;
+	while (ns) {
+		uint32_t v = stk[--ns];
+		if (v != CT_ROOT && (rc = fn(ctx, t, v)) != 0) {
+			if (rc != CT_SKIP)
+				break;
+			rc = 0;
+			continue;
+		}
+		size_t nk = 0;
+		for (uint32_t c = t->nodes[v].first_child; c != CT_NONE; c = t->nodes[c].next_sibling) {
+			if (nk == kcap) {
+				size_t nc = kcap ? kcap * 2 : 64;
+				uint32_t *nkp = realloc(kids, nc * sizeof(*nkp));
+				if (!nkp) {
+					rc = -1;
+					goto out;
+				}
+				kids = nkp;
+				kcap = nc;
+			}
+			kids[nk++] = c;
+		}
+		if (nk > 1)	/* a leaf has no array to sort (kids is still NULL) */
+			qsort_r(kids, nk, sizeof(*kids), cmp_children, &sc);
+		for (size_t i = nk; i-- > 0;)
+			stk[ns++] = kids[i];
+	}
+out:
+	free(stk);
+	free(kids);
+	return rc;
+}
+
+int ct_fn_totals(const struct ct_tree *t, struct ct_fn_total *out, uint32_t nout)
+{
+	memset(out, 0, (size_t)nout * sizeof(*out));
+	for (uint32_t v = 1; v < t->n; v++) {
+		const struct ct_node *nd = &t->nodes[v];
+		if (nd->fn >= nout || !nd->lvl)	/* lvl 0: unlinked by reparenting */
+			continue;
+		struct ct_fn_total *o = &out[nd->fn];
+		o->seen = true;
+		for (unsigned m = 0; m < t->nm; m++)
+			o->base[m] += ct_base(t, v, m);
+		if (nd->rl == 1) {
+			o->calls += nd->calls;
+			for (unsigned m = 0; m < t->nm; m++)
+				o->cum[m] += ct_cum(t, v, m);
+		}
+	}
+	return 0;
+}

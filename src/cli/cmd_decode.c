@@ -1,0 +1,162 @@
+/* xptrace decode: the command line of the decode engine (engine/engine.h). */
+#include <errno.h>
+#include <stdlib.h>
+#include <string.h>
+
+#include "engine/engine.h"
+#include "cli/xp_cli.h"
+#include "util/xp_err.h"
+
+static const char usage_head[] =
+	"usage: xptrace decode [-i TRACE] [VIEW] [OPTIONS]\n"
+	"\n"
+	"Decodes a trace offline into reports.  TRACE is a directory written by\n"
+	"`xptrace record` (default: xptrace.data) or any perf.data file (perf's own too).\n"
+	"\n"
+	"views:\n";
+
+static const char usage_common[] =
+	"\n"
+	"options:\n"
+	"  -i, --input TRACE      trace directory or perf.data file (default xptrace.data)\n"
+	"  --format FMT           text (default), jsonl, csv, folded, callgrind\n"
+	"  -o, --output FILE      write the report to FILE instead of stdout\n"
+	"  --tid TID              only this thread\n"
+	"  --comm NAME            only threads with this name\n"
+	"  --metric M             what to sort and percent by: samples or an event name;\n"
+	"                         PT: insns, cycles, time (ns)\n"
+	"                         (default: the first event's period, as perf report)\n"
+	"  --percent-limit P      hide rows under P percent (of Cum in trees, Base in lists)\n"
+	"  --per-thread           one call tree per thread instead of one merged tree\n";
+
+static char usage_buf[8192];
+
+/* The usage text is built from the tables, once, before main. */
+__attribute__((constructor)) static void usage_text(void)
+{
+	const struct dec_decoder *const *decoders;
+	const struct dec_view *const *views;
+	size_t ndec = eng_decoders(&decoders), nviews = eng_views(&views), n = 0;
+
+#define ADD(...) n += (size_t)snprintf(usage_buf + n, n < sizeof(usage_buf) ? sizeof(usage_buf) - n : 0, __VA_ARGS__)
+	ADD("%s", usage_head);
+	for (size_t i = 0; i < nviews; i++) {
+		char opt[64];
+		snprintf(opt, sizeof(opt), "--%s%s%s", views[i]->name, views[i]->arg ? " " : "",
+			 views[i]->arg ? views[i]->arg : "");
+		ADD("  %-22s %s\n", opt, views[i]->help);
+	}
+	ADD("%s", usage_common);
+	for (size_t i = 0; i < ndec + nviews; i++) {
+		const struct dec_option *o = i < ndec ? decoders[i]->options : views[i - ndec]->options;
+		for (; o && o->name; o++) {
+			char opt[64];
+			snprintf(opt, sizeof(opt), "--%s%s%s", o->name, o->arg ? " " : "", o->arg ? o->arg : "");
+			ADD("  %-22s %s\n", opt, o->help);
+		}
+	}
+	ADD("\nExamples:\n"
+	    "  xptrace decode                          hot functions of ./xptrace.data\n"
+	    "  xptrace decode -i perf.data --calltree  call tree (Lvl RL Calls Base Cum Name)\n"
+	    "  xptrace decode --calltree --format folded | flamegraph.pl > fg.svg\n"
+	    "  xptrace decode --calltree --format callgrind -o callgrind.out\n");
+#undef ADD
+}
+
+static int parse_args(int argc, char **argv, struct eng_opts *eo)
+{
+	struct dec_opts *o = &eo->dec;
+	struct view_opts *vo = &eo->view;
+
+	for (int i = 1; i < argc; i++) {
+		const char *a = argv[i], *val = NULL;
+		char name[64];
+
+		if (a[0] != '-' || a[1] == 0)
+			return xp_usage_error("decode", "unexpected argument '%s'", a);
+		if (a[1] != '-') {
+			if (strcmp(a, "-i") && strcmp(a, "-o"))
+				return xp_usage_error("decode", "unknown option '%s'", a);
+			snprintf(name, sizeof(name), "%s", a[1] == 'i' ? "input" : "output");
+		} else {
+			const char *eq = strchr(a + 2, '=');
+			size_t l = eq ? (size_t)(eq - a - 2) : strlen(a + 2);
+			if (l >= sizeof(name))
+				return xp_usage_error("decode", "unknown option '%s'", a);
+			memcpy(name, a + 2, l);
+			name[l] = 0;
+			if (eq)
+				val = eq + 1;
+		}
+		const struct dec_view *v = eng_find_view(name);
+		const struct dec_option *x = v ? NULL : eng_find_option(name);
+		bool takes = v ? v->arg != NULL : x ? x->arg != NULL :
+			strcmp(name, "per-thread") != 0;
+		if (!v && !x && strcmp(name, "input") && strcmp(name, "output") && strcmp(name, "format") &&
+		    strcmp(name, "tid") && strcmp(name, "comm") && strcmp(name, "metric") &&
+		    strcmp(name, "percent-limit") && strcmp(name, "per-thread"))
+			return xp_usage_error("decode", "unknown option '%s'", a);
+		if (takes && !val) {
+			if (i + 1 >= argc)
+				return xp_usage_error("decode", "option '%s' needs an argument", a);
+			val = argv[++i];
+		} else if (!takes && val) {
+			return xp_usage_error("decode", "option '--%s' takes no argument", name);
+		}
+		if (v) {
+			if (vo->view && strcmp(vo->view, v->name))
+				return xp_usage_error("decode", "give one view (--%s and --%s)", vo->view, v->name);
+			vo->view = v->name;
+			vo->view_arg = val;
+		} else if (x) {
+			if (o->nextra == DEC_MAX_EXTRA)
+				return xp_usage_error("decode", "too many options");
+			o->extra[o->nextra].name = x->name;
+			o->extra[o->nextra++].value = val ? val : "";
+		} else if (!strcmp(name, "input")) {
+			o->input = val;
+		} else if (!strcmp(name, "output")) {
+			vo->output = val;
+		} else if (!strcmp(name, "format")) {
+			if (out_format_parse(val, &vo->format) < 0)
+				return xp_usage_error("decode", "unknown format '%s' (text, jsonl, csv, folded, "
+						      "callgrind)", val);
+		} else if (!strcmp(name, "tid")) {
+			char *end;
+			long t = strtol(val, &end, 10);
+			if (*end || end == val || t < 0 || t > INT32_MAX)
+				return xp_usage_error("decode", "bad thread id '%s'", val);
+			o->tid = (int32_t)t;
+		} else if (!strcmp(name, "comm")) {
+			o->comm = val;
+		} else if (!strcmp(name, "metric")) {
+			o->metric = val;
+		} else if (!strcmp(name, "percent-limit")) {
+			char *end;
+			vo->percent_limit = strtod(val, &end);
+			if (*end || end == val || vo->percent_limit < 0 || vo->percent_limit > 100)
+				return xp_usage_error("decode", "bad percentage '%s'", val);
+		} else if (!strcmp(name, "per-thread")) {
+			vo->per_thread = true;
+		}
+	}
+	return 0;
+}
+
+static int run(int argc, char **argv)
+{
+	struct eng_opts o = ENG_OPTS_INIT;
+	int rc = parse_args(argc, argv, &o);
+
+	if (rc)
+		return rc;
+	rc = eng_decode(&o);
+	return rc == 0 ? XP_EXIT_OK : rc == -EINVAL ? XP_EXIT_USAGE : XP_EXIT_RUNTIME;
+}
+
+const struct xp_cmd xp_cmd_decode = {
+	.name = "decode",
+	.summary = "decode a trace offline into reports",
+	.usage = usage_buf,
+	.run = run,
+};

@@ -1,0 +1,592 @@
+/* `xptrace record`: options, trace directory, target start, mode dispatch, and a
+ * finalized perf.data whatever ends the recording (see rec.h). */
+#include <errno.h>
+#include <fcntl.h>
+#include <ftw.h>
+#include <getopt.h>
+#include <limits.h>
+#include <signal.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <sys/stat.h>
+#include <sys/wait.h>
+#include <time.h>
+#include <unistd.h>
+
+#include "record/rec.h"
+#include "record/hw/x86_pt_attr.h"
+#include "cli/xp_cli.h"
+#include "util/xp_err.h"
+
+#define USAGE                                                                                   \
+	"usage: xptrace record [OPTIONS] -- COMMAND [ARGS...]\n"                               \
+	"       xptrace record [OPTIONS] -p PID\n"                                             \
+	"\n"                                                                                    \
+	"Records COMMAND (and every process it forks) or a running process into a trace\n"   \
+	"directory: DIR/perf.data (readable by perf) and DIR/.build-id/ with a snapshot of\n"  \
+	"every executable mapping, so the trace decodes after the binaries changed.\n"        \
+	"\n"                                                                                    \
+	"options:\n"                                                                            \
+	"  -o, --output DIR        trace directory (default xptrace.data)\n"                   \
+	"  -f, --force             replace DIR; the previous one is kept as DIR.old\n"         \
+	"  -m, --mode MODE         auto (default: the best this machine has) or one of the\n"  \
+	"                          modes listed below\n"                                       \
+	"  -e, --event LIST        libpfm4 event names, comma separated; the first samples,\n" \
+	"                          the others are read with it in every sample (default\n"     \
+	"                          cycles; cpu-clock when there is no hardware PMU)\n"         \
+	"  -F, --freq HZ           samples per second (default 4000)\n"                        \
+	"  -c, --count N           one sample every N events instead of -F\n"                  \
+	"  -g                      user callchains by frame pointers (= --call-graph fp)\n"    \
+	"      --call-graph fp|dwarf[,SIZE]\n"                                                 \
+	"                          dwarf: user registers + SIZE bytes of stack (default 8192)\n" \
+	"                          per sample, for binaries without frame pointers\n"          \
+	"  -d, --duration SEC      stop after SEC seconds (the command gets SIGTERM)\n"        \
+	"  -p, --pid PID           attach to every thread of a running process until Ctrl-C\n" \
+	"                          or --duration\n"                                            \
+	"  -q, --quiet             no notes, only errors\n"                                    \
+	"\n"                                                                                    \
+	"hardware modes (pt, lbr; see docs/mode-pt.md, docs/mode-lbr.md):\n"                   \
+	"  -a, --all-cpus          every CPU, every process, while COMMAND runs\n"             \
+	"  -u / -k                 user / kernel code (default: user only; both: -u -k)\n"    \
+	"  -g lbr, --call-graph lbr  lbr: LBR call-stack mode instead of any-branch stacks\n" \
+	"      --pt-opts LIST      pt: cyc,cyc_thresh=N,mtc,mtc_period=N,tsc,noretcomp,\n"    \
+	"                          psb_period=N,branch (NAME=0 turns a default off)\n"       \
+	"      --filter SPEC       pt: 'filter SYM @ /path' or 'filter START/SIZE@/path',\n"   \
+	"                          comma separated ('stop ...' ends tracing there)\n"         \
+	"      --snapshot          pt: keep only the last --aux-size of trace per CPU and\n"  \
+	"                          write it on SIGUSR2, --trigger, Ctrl-C or the end\n"       \
+	"      --trigger SYM[@PATH]  pt --snapshot: also write one when SYM runs (uprobe)\n"  \
+	"      --aux-size SIZE     pt: AUX buffer per CPU, power of two, K/M suffix\n"        \
+	"                          (default 4M as root, else 128K)\n"                         \
+	"      --sysfs-root DIR    read PMU descriptions under DIR (tests, other machines)\n"\
+	"\n"                                                                                    \
+	"step mode (ptrace branch tracer writing Intel PT; see docs/mode-step.md):\n"         \
+	"      --filter START-END@MODULE | SYMBOL[,...]   (step mode's syntax)\n"          \
+	"                          trace only these code ranges (offsets in MODULE's file,\n" \
+	"                          or a function of the program); elsewhere the command runs\n" \
+	"                          at full speed and the trace shows TIP.PGD/TIP.PGE\n"        \
+	"      --psb-period BYTES  PSB+ every BYTES of trace (power of two, default 4096)\n"   \
+	"\n"                                                                                    \
+	"modes:\n"
+
+/* The mode list comes from rec_modes[], so the help text is built at startup. */
+static char usage_text[8192];
+
+__attribute__((constructor)) static void build_usage(void)
+{
+	size_t n = (size_t)snprintf(usage_text, sizeof(usage_text), "%s", USAGE);
+
+	for (int i = 0; rec_modes[i] && n < sizeof(usage_text); i++)
+		n += (size_t)snprintf(usage_text + n, sizeof(usage_text) - n, "  %-22s%s\n",
+				      rec_modes[i]->name, rec_modes[i]->summary);
+	if (n < sizeof(usage_text))
+		snprintf(usage_text + n, sizeof(usage_text) - n, "%s",
+			 "\nThe recording is finalized when the command exits or crashes, when it is killed,\n"
+	      "and on SIGINT/SIGTERM to xptrace; if the disk fills, what was written stays\n"
+			 "readable.  Inspect it with 'xptrace decode -i DIR' or 'perf report -i DIR/perf.data'.\n");
+}
+
+static void on_stop(int sig)
+{
+	rec_stop_requested = sig;
+	rec_signalled = 1;
+}
+
+static void on_child(int sig)
+{
+	(void)sig;	/* wakes rec_wait() so the loop reaps the child at once */
+	rec_signalled = 1;
+}
+
+static void install_signals(void)
+{
+	struct sigaction sa;
+
+	memset(&sa, 0, sizeof(sa));
+	sa.sa_handler = on_stop;	/* no SA_RESTART: poll() returns on the signal */
+	sigaction(SIGINT, &sa, NULL);
+	sigaction(SIGTERM, &sa, NULL);
+	sigaction(SIGHUP, &sa, NULL);
+	sa.sa_handler = on_child;
+	sa.sa_flags = SA_NOCLDSTOP;
+	sigaction(SIGCHLD, &sa, NULL);
+	signal(SIGPIPE, SIG_IGN);
+}
+
+static int parse_u64(const char *s, uint64_t *v)
+{
+	char *end;
+	unsigned long long x;
+
+	errno = 0;
+	x = strtoull(s, &end, 10);
+	if (errno || end == s || *end || s[0] == '-')
+		return -1;
+	*v = x;
+	return 0;
+}
+
+static int parse_callgraph(struct rec_opts *o, const char *s)
+{
+	uint64_t size;
+
+	if (strcmp(s, "fp") == 0) {
+		o->callgraph = REC_CG_FP;
+		return 0;
+	}
+	if (strcmp(s, "lbr") == 0) {
+		o->callgraph = REC_CG_LBR;
+		return 0;
+	}
+	if (strncmp(s, "dwarf", 5) == 0 && (s[5] == 0 || s[5] == ',')) {
+		o->callgraph = REC_CG_DWARF;
+		o->stack_size = REC_DEFAULT_STACK;
+		if (s[5] == 0)
+			return 0;
+		/* The kernel wants a multiple of 8 below 64 KiB (the record size limit). */
+		if (parse_u64(s + 6, &size) < 0 || size == 0 || size > 65528)
+			return -1;
+		o->stack_size = (uint32_t)((size + 7) & ~7ULL);
+		return 0;
+	}
+	return -1;
+}
+
+static int parse_args(int argc, char **argv, struct rec_opts *o)
+{
+	static const struct option longopts[] = {
+		{ "output", required_argument, NULL, 'o' },
+		{ "force", no_argument, NULL, 'f' },
+		{ "mode", required_argument, NULL, 'm' },
+		{ "event", required_argument, NULL, 'e' },
+		{ "freq", required_argument, NULL, 'F' },
+		{ "count", required_argument, NULL, 'c' },
+		{ "call-graph", required_argument, NULL, 'G' },
+		{ "duration", required_argument, NULL, 'd' },
+		{ "pid", required_argument, NULL, 'p' },
+		{ "quiet", no_argument, NULL, 'q' },
+		{ "psb-period", required_argument, NULL, 'P' },
+		{ "all-cpus", no_argument, NULL, 'a' },
+		{ "pt-opts", required_argument, NULL, 256 },
+		{ "filter", required_argument, NULL, 257 },
+		{ "snapshot", no_argument, NULL, 258 },
+		{ "trigger", required_argument, NULL, 259 },
+		{ "aux-size", required_argument, NULL, 260 },
+		{ "sysfs-root", required_argument, NULL, 261 },
+		{ NULL, 0, NULL, 0 },
+	};
+	int c;
+	uint64_t v;
+
+	memset(o, 0, sizeof(*o));
+	o->outdir = "xptrace.data";
+	o->mode = "auto";
+	o->argc = argc;
+	o->argv = argv;
+	optind = 1;
+	opterr = 0;
+	while ((c = getopt_long(argc, argv, "+o:fm:e:F:c:gd:p:qauk", longopts, NULL)) != -1) {
+		switch (c) {
+		case 'o':
+			o->outdir = optarg;
+			break;
+		case 'f':
+			o->force = 1;
+			break;
+		case 'm':
+			o->mode = optarg;
+			break;
+		case 'e':
+			o->events = optarg;
+			break;
+		case 'F':
+			if (parse_u64(optarg, &o->freq) < 0 || o->freq == 0)
+				return xp_usage_error("record", "-F wants a positive frequency, not '%s'", optarg);
+			break;
+		case 'c':
+			if (parse_u64(optarg, &o->period) < 0 || o->period == 0)
+				return xp_usage_error("record", "-c wants a positive count, not '%s'", optarg);
+			break;
+		case 'g':
+			o->callgraph = REC_CG_FP;
+			/* perf's `-g lbr`: the mode word follows as its own argument. */
+			if (optind < argc && strcmp(argv[optind], "lbr") == 0) {
+				o->callgraph = REC_CG_LBR;
+				optind++;
+			}
+			break;
+		case 'a':
+			o->all_cpus = 1;
+			break;
+		case 'u':
+			o->user = 1;
+			break;
+		case 'k':
+			o->kernel = 1;
+			break;
+		case 256: {
+			struct x86_pt_cfg cfg;
+			char why[256];
+			x86_pt_cfg_init(&cfg);
+			if (x86_pt_opts_parse(optarg, &cfg, why, sizeof(why)) < 0)
+				return xp_usage_error("record", "--pt-opts: %s", why);
+			o->pt_opts = optarg;
+			break;
+		}
+		case 257:
+			o->filter = optarg;
+			break;
+		case 258:
+			o->snapshot = 1;
+			break;
+		case 259:
+			o->trigger = optarg;
+			break;
+		case 260: {
+			char *end;
+			unsigned long long sz = strtoull(optarg, &end, 10);
+			if (*end == 'K' || *end == 'k')
+				sz <<= 10, end++;
+			else if (*end == 'M' || *end == 'm')
+				sz <<= 20, end++;
+			if (end == optarg || *end || sz < 4096 || (sz & (sz - 1)))
+				return xp_usage_error("record", "--aux-size wants a power of two of at least "
+						      "4K (e.g. 4M), not '%s'", optarg);
+			o->aux_size = sz;
+			break;
+		}
+		case 261:
+			o->sysfs_root = optarg;
+			break;
+		case 'G':
+			if (parse_callgraph(o, optarg) < 0)
+				return xp_usage_error("record", "--call-graph wants fp or dwarf[,SIZE<=65528], not '%s'",
+						      optarg);
+			break;
+		case 'd': {
+			char *end;
+			o->duration = strtod(optarg, &end);
+			if (end == optarg || *end || !(o->duration > 0))
+				return xp_usage_error("record", "--duration wants seconds > 0, not '%s'", optarg);
+			break;
+		}
+		case 'p':
+			if (parse_u64(optarg, &v) < 0 || v == 0 || v > INT_MAX)
+				return xp_usage_error("record", "-p wants a process id, not '%s'", optarg);
+			o->pid = (pid_t)v;
+			break;
+		case 'q':
+			o->quiet = 1;
+			break;
+		case 'P':
+			/* the hardware's PSB periods are powers of two from 2K to 64K */
+			if (parse_u64(optarg, &o->psb_period) < 0 || o->psb_period < 2048 ||
+			    o->psb_period > 65536 || (o->psb_period & (o->psb_period - 1)))
+				return xp_usage_error("record", "--psb-period wants a power of two "
+						      "from 2048 to 65536, not '%s'", optarg);
+			break;
+		default:
+			if (optopt && strchr("ofmeFcdpG", optopt))
+				return xp_usage_error("record", "option -%c needs a value", optopt);
+			return xp_usage_error("record", "unknown option '%s'", argv[optind - 1]);
+		}
+	}
+	if (o->freq && o->period)
+		return xp_usage_error("record", "-F and -c exclude each other");
+	if (o->trigger && !o->snapshot)
+		return xp_usage_error("record", "--trigger takes a snapshot: add --snapshot");
+	{
+		/* "out/" must give "out.old", not "out/.old". */
+		static char dir[PATH_MAX];
+		size_t n = strlen(o->outdir);
+		if (n == 0 || n >= sizeof(dir))
+			return xp_usage_error("record", "-o wants a directory name");
+		memcpy(dir, o->outdir, n + 1);
+		while (n > 1 && dir[n - 1] == '/')
+			dir[--n] = 0;
+		o->outdir = dir;
+	}
+	if (optind < argc)
+		o->cmd = argv + optind;
+	if (o->pid && o->cmd)
+		return xp_usage_error("record", "give either -p PID or a command, not both");
+	if (!o->pid && !o->cmd)
+		return xp_usage_error("record", "nothing to record: give a command after -- or -p PID");
+	return 0;
+}
+
+static int rm_entry(const char *path, const struct stat *st, int flag, struct FTW *ftw)
+{
+	(void)st;
+	(void)flag;
+	(void)ftw;
+	return remove(path) < 0 ? -1 : 0;
+}
+
+/* DIR must not exist, unless -f: then it becomes DIR.old (replacing an older one). */
+static int prepare_dir(const struct rec_opts *o)
+{
+	struct stat st;
+	char old[PATH_MAX];
+
+	if (lstat(o->outdir, &st) == 0) {
+		if (!o->force)
+			return xp_err(o->outdir, "use -f to replace it; the old one is kept as .old",
+				      "the trace directory already exists");
+		if (snprintf(old, sizeof(old), "%s.old", o->outdir) >= (int)sizeof(old))
+			return xp_err(o->outdir, NULL, "path too long");
+		if (lstat(old, &st) == 0 && nftw(old, rm_entry, 16, FTW_DEPTH | FTW_PHYS) < 0)
+			return xp_err(old, "remove it by hand", "cannot remove: %s", strerror(errno));
+		if (rename(o->outdir, old) < 0)
+			return xp_err(o->outdir, "choose another place with -o DIR",
+				      "cannot rename to %s: %s", old, strerror(errno));
+	}
+	if (mkdir(o->outdir, 0755) < 0)
+		return xp_err(o->outdir, "choose a writable place with -o DIR",
+			      "cannot create the trace directory: %s", strerror(errno));
+	return 0;
+}
+
+/* Forks the command stopped before exec: events get attached to its pid first. */
+static int spawn(struct rec *r)
+{
+	int go[2], err[2];
+	pid_t pid;
+
+	if (pipe2(go, O_CLOEXEC) < 0 || pipe2(err, O_CLOEXEC) < 0)
+		return xp_err("start the command", NULL, "pipe: %s", strerror(errno));
+	pid = fork();
+	if (pid < 0)
+		return xp_err("start the command", NULL, "fork: %s", strerror(errno));
+	if (pid == 0) {
+		char c;
+		int e;
+		sigset_t none;
+		sigemptyset(&none);
+		sigprocmask(SIG_SETMASK, &none, NULL);
+		signal(SIGPIPE, SIG_DFL);
+		close(go[1]);
+		close(err[0]);
+		if (read(go[0], &c, 1) != 1)
+			_exit(127);	/* xptrace gave up before starting us */
+		execvp(r->opts->cmd[0], r->opts->cmd);
+		e = errno;
+		if (write(err[1], &e, sizeof(e)) < 0)
+			_exit(127);
+		_exit(127);
+	}
+	close(go[0]);
+	close(err[1]);
+	r->go_fd = go[1];
+	r->exec_err_fd = err[0];
+	r->child = r->target = pid;
+	return 0;
+}
+
+/* Ends a command still running (--duration, SIGINT to xptrace only, errors). */
+static void stop_child(struct rec *r)
+{
+	int st;
+
+	if (!r->child || r->target_done)
+		return;
+	if (r->go_fd >= 0) {	/* never started: let it exit on EOF */
+		close(r->go_fd);
+		r->go_fd = -1;
+		r->exec_failed = 1;
+	} else {
+		kill(r->child, SIGTERM);
+	}
+	if (waitpid(r->child, &st, 0) == r->child) {
+		r->target_status = st;
+		r->target_done = 1;
+	}
+}
+
+static void add_build_ids(struct rec *r)
+{
+	for (size_t i = 0; i < ms_store_count(r->ms); i++) {
+		const char *name;
+		const uint8_t *bid;
+		size_t bsz;
+		if (ms_store_entry(r->ms, i, &name, &bid, &bsz) == 0)
+			pd_writer_add_build_id(r->w, -1, PERF_RECORD_MISC_USER, bid, bsz, name);
+	}
+}
+
+static void describe_target(const struct rec *r)
+{
+	int st = r->target_status;
+
+	if (!r->child || !r->target_done || r->opts->quiet || r->exec_failed)
+		return;
+	if (WIFSIGNALED(st))
+		xp_warn("the command was killed by signal %d (%s)%s", WTERMSIG(st), strsignal(WTERMSIG(st)),
+			WCOREDUMP(st) ? ", core dumped" : "");
+	else if (WIFEXITED(st) && WEXITSTATUS(st))
+		xp_warn("the command exited with status %d", WEXITSTATUS(st));
+}
+
+static int finish(struct rec *r, int run_err)
+{
+	int e, rc = run_err < 0 ? XP_EXIT_RUNTIME : XP_EXIT_OK;
+	uint64_t size;
+
+	add_build_ids(r);
+	pd_writer_feat_host(r->w);
+	/* The full command line, "xptrace record ...", as perf records its own: main()
+	 * passes argv + 1, so argv[-1] is the program name. */
+	pd_writer_feat_cmdline(r->w, r->opts->argc + 1, r->opts->argv - 1);
+	if (r->samples)
+		pd_writer_feat_sample_time(r->w, r->first_time, r->last_time);
+	e = pd_writer_finalize(r->w);
+	size = pd_writer_data_size(r->w);
+	/* Postponed snapshot copies come after perf.data is safe: on a full disk the
+	 * trace matters more than copies of binaries that may still exist elsewhere. */
+	{
+		int fe = ms_store_flush(r->ms);
+		if (fe < 0)
+			xp_warn("some module snapshots could not be copied: %s", strerror(-fe));
+	}
+	size_t jit_kept = rec_jit_keep(r);
+	char jit_note[48] = "";
+	if (jit_kept)
+		snprintf(jit_note, sizeof(jit_note), ", %zu JIT files kept", jit_kept);
+	if (r->write_err || pd_writer_error(r->w)) {
+		int we = r->write_err ? r->write_err : pd_writer_error(r->w);
+		if (e == 0)
+			xp_err(r->data_path, "free space and record again",
+			       "%s; recording stopped, the %.1f MB written before were kept and are readable"
+			       " (the last %.1f MB were dropped to finish the file)",
+			       strerror(-we), size / 1e6, pd_writer_truncated(r->w) / 1e6);
+		else
+			xp_err(r->data_path, "free space and record again", "%s; the file could not be finished",
+			       strerror(-we));
+		rc = XP_EXIT_RUNTIME;
+	} else if (e < 0) {
+		xp_err(r->data_path, NULL, "cannot finish the file: %s", strerror(-e));
+		rc = XP_EXIT_RUNTIME;
+	}
+	pd_writer_free(r->w);
+	r->w = NULL;
+	describe_target(r);
+	if (r->lost || r->lost_samples)
+		xp_warn("%llu records and %llu samples were lost: xptrace fell behind the kernel "
+			"(lower -F, or the stack size of --call-graph dwarf)",
+			(unsigned long long)r->lost, (unsigned long long)r->lost_samples);
+	if (!r->opts->quiet && !r->exec_failed)
+		fprintf(stderr,
+			"xptrace: recorded %llu samples, %llu lost, %zu modules snapshotted%s, "
+			"%.2f MB in %s/\n",
+			(unsigned long long)r->samples, (unsigned long long)(r->lost + r->lost_samples),
+			ms_store_count(r->ms), jit_note, size / 1e6, r->dir);
+	return rc;
+}
+
+/* Options of the hardware modes make no sense in another mode (auto may have fallen
+ * back): say so instead of silently recording something else. */
+static int hw_options_fit(const struct rec_opts *o, const struct rec_mode *m)
+{
+	const char *opt = NULL;
+
+	if (strcmp(m->name, "pt") != 0)
+		opt = o->snapshot ? "--snapshot" : o->pt_opts ? "--pt-opts" :
+		      o->filter && strcmp(m->name, "step") != 0 ? "--filter" :
+		      o->aux_size ? "--aux-size" : NULL;
+	if (opt)
+		return xp_err("record", "drop it, or record where Intel PT exists",
+			      "%s needs --mode pt, and this recording is in %s mode", opt, m->name);
+	if (o->psb_period && strcmp(m->name, "step") != 0)
+		return xp_err("record", "with --mode pt use --pt-opts psb_period=N",
+			      "--psb-period is for --mode step, and this recording is in %s mode",
+			      m->name);
+	/* the step tracer must see a process from its exec to know every block it ran */
+	if (o->pid && strcmp(m->name, "step") == 0)
+		return xp_err("record", "run the command under xptrace instead",
+			      "--mode step cannot attach to a running process (-p)");
+	if (o->callgraph == REC_CG_LBR && strcmp(m->name, "lbr") != 0)
+		return xp_err("record", "use -g (frame pointers) or --call-graph dwarf",
+			      "-g lbr needs --mode lbr, and this recording is in %s mode", m->name);
+	if ((o->all_cpus || o->kernel) && strcmp(m->name, "pt") != 0 && strcmp(m->name, "lbr") != 0)
+		return xp_err("record", "drop the option", "%s is for --mode pt and lbr, and this "
+			      "recording is in %s mode", o->all_cpus ? "-a" : "-k", m->name);
+	return 0;
+}
+
+static int run(int argc, char **argv)
+{
+	struct rec_opts o;
+	struct rec r;
+	const struct rec_mode *mode;
+	char path[PATH_MAX];
+	int e, rc;
+
+	rc = parse_args(argc, argv, &o);
+	if (rc)
+		return rc;
+	mode = rec_mode_resolve(&o);
+	if (!mode)
+		return XP_EXIT_RUNTIME;
+	if (hw_options_fit(&o, mode) < 0)
+		return XP_EXIT_RUNTIME;
+	if (o.pid && kill(o.pid, 0) < 0)
+		return xp_err("attach", "check the pid", "process %d: %s", (int)o.pid, strerror(errno)),
+		       XP_EXIT_RUNTIME;
+	if (prepare_dir(&o) < 0)
+		return XP_EXIT_RUNTIME;
+
+	memset(&r, 0, sizeof(r));
+	r.opts = &o;
+	r.go_fd = r.exec_err_fd = -1;
+	r.time_off = -1;
+	r.dir = (char *)o.outdir;
+	snprintf(path, sizeof(path), "%s/perf.data", o.outdir);
+	r.data_path = path;
+	e = pd_writer_create(&r.w, path);
+	if (e < 0)
+		return xp_err(path, "choose a writable place with -o DIR", "cannot create: %s",
+			      strerror(-e)),
+		       XP_EXIT_RUNTIME;
+	e = ms_store_open(&r.ms, o.outdir);
+	if (e < 0) {
+		xp_err(o.outdir, NULL, "cannot create the module store: %s", strerror(-e));
+		pd_writer_free(r.w);
+		return XP_EXIT_RUNTIME;
+	}
+	ms_store_defer_copies(r.ms, 1);
+	rec_stop_requested = 0;
+	install_signals();
+	if (o.pid) {
+		r.target = o.pid;
+	} else if (spawn(&r) < 0) {
+		e = -1;
+		goto out;
+	}
+	if (o.duration > 0) {
+		struct timespec ts;
+		clock_gettime(CLOCK_MONOTONIC, &ts);
+		r.deadline_ns = (uint64_t)ts.tv_sec * 1000000000ull + (uint64_t)ts.tv_nsec +
+				(uint64_t)(o.duration * 1e9);
+	}
+	e = mode->run(&r);
+out:
+	stop_child(&r);
+	if (r.exec_err_fd >= 0)
+		close(r.exec_err_fd);
+	rc = finish(&r, e);
+	ms_store_close(r.ms);
+	rec_jit_free(&r);
+	if (r.exec_failed)
+		nftw(o.outdir, rm_entry, 16, FTW_DEPTH | FTW_PHYS);
+	if (rec_stop_requested && !o.quiet)
+		xp_warn("stopped by %s", strsignal((int)rec_stop_requested));
+	return rc;
+}
+
+const struct xp_cmd xp_cmd_record = {
+	.name = "record",
+	.summary = "record a command or process into a trace directory",
+	.usage = usage_text,
+	.run = run,
+};

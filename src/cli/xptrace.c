@@ -1,0 +1,96 @@
+/* xptrace command-line entry point: dispatches to one src/cmd_*.c per command. */
+#include <stdarg.h>
+#include <stdio.h>
+#include <string.h>
+
+#include "cli/xp_cli.h"
+#include "util/xp_err.h"
+
+static const struct xp_cmd *const commands[] = {
+	&xp_cmd_info,
+	&xp_cmd_record,
+	&xp_cmd_decode,
+};
+#define NCOMMANDS (sizeof(commands) / sizeof(commands[0]))
+
+static void print_overview(FILE *out)
+{
+	fprintf(out,
+		"usage: xptrace [--version] [--help] COMMAND [ARGS...]\n"
+		"\n"
+		"Hardware-assisted tracer: records instruction and branch addresses (Intel PT,\n"
+		"LBR, sampling, or a ptrace branch tracer) into perf.data with module snapshots,\n"
+		"and decodes them offline.\n"
+		"\n"
+		"commands:\n");
+	for (size_t i = 0; i < NCOMMANDS; i++)
+		fprintf(out, "  %-8s %s\n", commands[i]->name, commands[i]->summary);
+	fprintf(out, "\nSee 'xptrace help COMMAND' for the options of one command.\n");
+}
+
+static const struct xp_cmd *find_command(const char *name)
+{
+	for (size_t i = 0; i < NCOMMANDS; i++)
+		if (strcmp(commands[i]->name, name) == 0)
+			return commands[i];
+	return NULL;
+}
+
+static int help(const char *name)
+{
+	const struct xp_cmd *cmd;
+
+	if (!name) {
+		print_overview(stdout);
+		return XP_EXIT_OK;
+	}
+	cmd = find_command(name);
+	if (!cmd)
+		return xp_usage_error(NULL, "unknown command '%s'", name);
+	fputs(cmd->usage, stdout);
+	return XP_EXIT_OK;
+}
+
+/* `--help`/`-h` anywhere before `--` asks for the command's help. */
+static int wants_help(int argc, char **argv)
+{
+	for (int i = 1; i < argc; i++) {
+		if (strcmp(argv[i], "--") == 0)
+			return 0;
+		if (strcmp(argv[i], "--help") == 0 || strcmp(argv[i], "-h") == 0)
+			return 1;
+	}
+	return 0;
+}
+
+int main(int argc, char **argv)
+{
+	const struct xp_cmd *cmd;
+
+	if (argc < 2) {
+		print_overview(stderr);
+		fputc('\n', stderr);
+		return xp_usage_error(NULL, "no command given");
+	}
+	if (strcmp(argv[1], "--version") == 0 || strcmp(argv[1], "version") == 0) {
+		printf("xptrace %s\n", XP_VERSION);
+		return XP_EXIT_OK;
+	}
+	if (strcmp(argv[1], "--help") == 0 || strcmp(argv[1], "-h") == 0)
+		return help(NULL);
+	if (strcmp(argv[1], "help") == 0) {
+		if (argc > 3)
+			return xp_usage_error("help", "too many arguments");
+		return help(argc == 3 ? argv[2] : NULL);
+	}
+	cmd = find_command(argv[1]);
+	if (!cmd && argv[1][0] == '-')
+		return xp_usage_error(NULL, "unknown option '%s'", argv[1]);
+	if (!cmd)
+		return xp_usage_error(NULL, "unknown command '%s'", argv[1]);
+	if (wants_help(argc - 1, argv + 1)) {
+		fputs(cmd->usage, stdout);
+		return XP_EXIT_OK;
+	}
+	return cmd->run(argc - 1, argv + 1);
+}

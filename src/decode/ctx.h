@@ -1,0 +1,106 @@
+/* The decode context: what a decoder (decoders/) and a view (src/views/) share while
+ * one trace is decoded, and the services they call on it.
+ *
+ *   trace --> decoder (decoders/: turns it into struct xev events, decode/xev.h)
+ *         --> view    (src/views/: analyses the stream, writes through src/output/)
+ *
+ * The engine (src/engine/) opens the trace, fills this context, picks the decoder
+ * (decode/decoder.h) and the view (views/view.h) and runs one into the other.
+ * Decoders see only this context: no view, writer or command line. */
+#ifndef DEC_CTX_H
+#define DEC_CTX_H
+
+#include <stdbool.h>
+#include <stdint.h>
+
+#include "perfdata/pd_read.h"
+#include "session/sb.h"
+#include "session/sym.h"
+#include "session/jit.h"
+#include "decode/xev.h"
+
+/* An extra option of a decoder or view: `--name` or `--name ARG`. */
+struct dec_option {
+	const char *name;
+	const char *arg;	/* metavariable, NULL for a flag */
+	const char *help;
+};
+
+#define DEC_MAX_METRICS 8	/* = CT_MAX_METRICS: views keep one value per metric */
+#define DEC_MAX_EXTRA 32
+
+/* What a metric counts; views turn an xev into a weight vector with dec_weights(). */
+enum dec_metric_kind {
+	DEC_M_SAMPLES,	/* XEV_SAMPLE: 1 per sample */
+	DEC_M_EVENT,	/* XEV_SAMPLE: period of samples of event `event`, plus group values */
+	DEC_M_INSNS,	/* XEV_BLOCK: instructions */
+	DEC_M_CYCLES,	/* XEV_BLOCK: cycles when known */
+	DEC_M_TIME,	/* ns between a thread's timestamps: the view charges them (weight 0) */
+};
+
+struct dec_metric {
+	enum dec_metric_kind kind;
+	uint32_t event;		/* DEC_M_EVENT: attr index */
+	char name[48];		/* column / callgrind event name */
+};
+
+/* The options decoders may look at. */
+struct dec_opts {
+	const char *input;	/* -i: directory or perf.data (default xptrace.data) */
+	int32_t tid;		/* --tid, -1: all */
+	const char *comm;	/* --comm */
+	const char *metric;	/* --metric name, NULL: decoder's default */
+	struct { const char *name, *value; } extra[DEC_MAX_EXTRA];
+	unsigned nextra;
+};
+
+/* What the view consumes (dec_ctx.wants): a decoder may leave out the event kinds it
+ * does not name (1u << XEV_*), a speed hint only. */
+#define DEC_WANT_ALL 0xffffu
+/* The view shows the stream in time order event by event (--insn): decoders that
+ * interleave several queues split blocks where a queue pauses. */
+#define DEC_WANT_FINE_ORDER (1u << 16)
+
+struct dec_fncache;
+
+struct dec_ctx {
+	const struct dec_opts *opts;
+	const char *trace_dir;	/* holds .build-id/ (NULL for a bare perf.data) */
+	const char *perf_data;	/* path of the perf.data */
+	struct pd_file *pd;	/* NULL for raw inputs */
+	struct sb_session *sb;
+	struct sym_ctx *sym;
+	struct jit_ctx *jit;	/* JIT code names and bytes (jit.h) */
+	/* set by the decoder before the view opens */
+	struct dec_metric metrics[DEC_MAX_METRICS];
+	unsigned nmetrics;
+	unsigned metric;	/* the one to sort, percent and fold by */
+	bool sampled;		/* the stream is statistical (XEV_F_SAMPLED) */
+	/* set by the view before the decoder runs */
+	uint32_t wants;
+	struct dec_fncache *fncache;	/* dec_fn_of's address -> function cache */
+};
+
+/* The value of an extra option (flag: "" when given), NULL when absent. */
+const char *dec_opt(const struct dec_ctx *c, const char *name);
+
+/* Reads the perf.data in time order: feeds the session with sideband, then calls fn
+ * for every record.  Reports losses at the end. */
+int dec_read(struct dec_ctx *c, pd_rec_fn fn, void *arg);
+
+/* The interned function of an address of thread (pid) at time. */
+uint32_t dec_fn_of(struct dec_ctx *c, int32_t pid, uint64_t ip, uint64_t time);
+/* Frees what dec_fn_of cached. */
+void dec_ctx_release(struct dec_ctx *c);
+
+/* The weight vector (c->nmetrics values) of one event; false if it weighs nothing. */
+bool dec_weights(const struct dec_ctx *c, const struct xev *ev, uint64_t *w);
+
+/* Metrics of a decoder of samples: the sample count, then one per event of the file
+ * that `counts` accepts (its period), the first of them the default as in perf report. */
+int dec_setup_sampled(struct dec_ctx *c, bool (*counts)(const struct pd_attr *a));
+
+/* Thread filters from --tid / --comm. */
+bool dec_thread_selected(struct dec_ctx *c, int32_t tid, uint64_t time);
+
+#endif

@@ -1,0 +1,314 @@
+/* The decode engine (engine.h): the decoder and view tables and the run of one into
+ * the other. */
+#include <errno.h>
+#include <limits.h>
+#include <stdlib.h>
+#include <string.h>
+#include <sys/stat.h>
+#include <time.h>
+
+#include "engine/engine.h"
+#include "util/xp_err.h"
+
+extern const struct dec_decoder dec_samples;
+extern const struct dec_decoder dec_lbr;
+extern const struct dec_decoder dec_pt;
+extern const struct dec_decoder dec_pt_raw;
+extern const struct dec_view view_insn;
+extern const struct dec_view view_blocks;
+extern const struct dec_view view_annotate;
+extern const struct dec_view view_functions;
+extern const struct dec_view view_calltree;
+extern const struct dec_view view_ranges;
+
+/* Decoders in the order they are asked; the samples decoder takes any sample trace. */
+static const struct dec_decoder *const decoders[] = {
+	&dec_pt_raw,	/* claims --pt FILE */
+	&dec_lbr,	/* branch stacks: also in files perf inject made from PT */
+	&dec_pt,	/* before samples: a PT event has PERF_SAMPLE_IP too */
+	&dec_samples,
+};
+
+static const struct dec_view *const views[] = {
+	&view_functions,
+	&view_calltree,
+	&view_insn,
+	&view_blocks,
+	&view_annotate,
+	&view_ranges,
+};
+
+#define NDECODERS (sizeof(decoders) / sizeof(decoders[0]))
+#define NVIEWS (sizeof(views) / sizeof(views[0]))
+
+struct engine {
+	struct eng_opts o;
+	struct dec_ctx c;
+	struct view_ctx vc;
+	const struct dec_decoder *d;
+	const struct dec_view *v;
+	char *data, *dir;
+};
+
+size_t eng_decoders(const struct dec_decoder *const **d)
+{
+	*d = decoders;
+	return NDECODERS;
+}
+
+size_t eng_views(const struct dec_view *const **v)
+{
+	*v = views;
+	return NVIEWS;
+}
+
+const struct dec_view *eng_find_view(const char *name)
+{
+	for (size_t i = 0; i < NVIEWS; i++)
+		if (strcmp(views[i]->name, name) == 0)
+			return views[i];
+	return NULL;
+}
+
+const struct dec_option *eng_find_option(const char *name)
+{
+	for (size_t i = 0; i < NDECODERS + NVIEWS; i++) {
+		const struct dec_option *o = i < NDECODERS ? decoders[i]->options : views[i - NDECODERS]->options;
+		for (; o && o->name; o++)
+			if (strcmp(o->name, name) == 0)
+				return o;
+	}
+	return NULL;
+}
+
+/* -i: a directory from xptrace record (perf.data + .build-id/) or a perf.data file. */
+static int resolve_input(const char *in, char **data, char **dir)
+{
+	struct stat st;
+	char buf[PATH_MAX];
+
+	if (strcmp(in, "-") == 0) {
+		*data = strdup(in);
+		*dir = NULL;
+		return *data ? 0 : -ENOMEM;
+	}
+	if (stat(in, &st) < 0) {
+		int e = errno;
+		xp_err(in, strcmp(in, "xptrace.data") == 0 ?
+		       "record one with `xptrace record`, or give a trace with -i" :
+		       "give a trace directory or perf.data file with -i", "%s", strerror(e));
+		return -e;
+	}
+	if (S_ISDIR(st.st_mode)) {
+		snprintf(buf, sizeof(buf), "%s/perf.data", in);
+		if (stat(buf, &st) < 0) {
+			xp_err(in, "give the directory `xptrace record` wrote", "no perf.data in this directory");
+			return -ENOENT;
+		}
+		*data = strdup(buf);
+		*dir = strdup(in);
+		return *data && *dir ? 0 : -ENOMEM;
+	}
+	*data = strdup(in);
+	/* a perf.data inside a trace directory still finds its snapshots */
+	snprintf(buf, sizeof(buf), "%s", in);
+	char *slash = strrchr(buf, '/');
+	if (slash)
+		*slash = 0;
+	else
+		snprintf(buf, sizeof(buf), ".");
+	size_t l = strlen(buf);
+	snprintf(buf + l, sizeof(buf) - l, "/.build-id");
+	if (stat(buf, &st) == 0 && S_ISDIR(st.st_mode)) {
+		buf[l] = 0;
+		*dir = strdup(buf);
+		if (!*dir)
+			return -ENOMEM;
+	} else {
+		*dir = NULL;
+	}
+	return *data ? 0 : -ENOMEM;
+}
+
+/* Every event of the trace timed by CLOCK_MONOTONIC (perf record -k mono, xptrace's
+ * sample mode): the clock jitdumps use. */
+static bool clock_monotonic(const struct pd_file *f)
+{
+	uint32_t n = f ? pd_nattrs(f) : 0;
+
+	for (uint32_t i = 0; i < n; i++) {
+		const struct perf_event_attr *a = &pd_attr_at(f, i)->attr;
+		if (!a->use_clockid || a->clockid != CLOCK_MONOTONIC)
+			return false;
+	}
+	return n > 0;
+}
+
+static int choose_metric(struct engine *e)
+{
+	struct dec_ctx *c = &e->c;
+	const char *want = e->o.dec.metric;
+	char have[256] = "";
+	unsigned m;
+
+	if (!want)
+		return 0;
+	for (m = 0; m < c->nmetrics; m++)
+		if (strcmp(c->metrics[m].name, want) == 0) {
+			c->metric = m;
+			return 0;
+		}
+	for (unsigned k = 0; k < c->nmetrics; k++)
+		snprintf(have + strlen(have), sizeof(have) - strlen(have), "%s%s", k ? ", " : "",
+			 c->metrics[k].name);
+	xp_usage_error("decode", "no metric '%s' in this trace (have: %s)", want, have);
+	return -EINVAL;
+}
+
+int eng_open(const struct eng_opts *o, struct engine **out)
+{
+	struct engine *e = calloc(1, sizeof(*e));
+	struct dec_ctx *c;
+	int rc = -ENOMEM;
+
+	*out = NULL;
+	if (!e)
+		return xp_err("decode", NULL, "out of memory"), -ENOMEM;
+	e->o = *o;
+	c = &e->c;
+	c->opts = &e->o.dec;
+	c->wants = DEC_WANT_ALL;
+	/* raw inputs (decode --pt FILE ...) have their own command line */
+	for (size_t i = 0; i < NDECODERS; i++)
+		if (decoders[i]->claims && decoders[i]->claims(c->opts)) {
+			e->d = decoders[i];
+			break;
+		}
+	c->sb = sb_new();
+	if (!c->sb)
+		goto fail;
+	if (!e->d) {
+		rc = resolve_input(c->opts->input ? c->opts->input : "xptrace.data", &e->data, &e->dir);
+		if (rc < 0)
+			goto fail;
+		c->perf_data = e->data;
+		c->trace_dir = e->dir;
+		rc = pd_open(e->data, &c->pd);
+		if (rc < 0)
+			goto fail;
+	}
+	rc = -ENOMEM;
+	c->sym = sym_new(e->dir, NULL);
+	c->jit = jit_new(c->sb, e->dir);
+	if (!c->sym || !c->jit)
+		goto fail;
+	jit_set_mono(c->jit, clock_monotonic(c->pd));
+	for (size_t i = 0; !e->d && i < NDECODERS; i++)
+		if (decoders[i]->accepts && decoders[i]->accepts(c))
+			e->d = decoders[i];
+	rc = -ENODATA;
+	if (!e->d) {
+		xp_err(c->perf_data, "record samples, PT or LBR with xptrace record",
+		       "no decoder understands this trace");
+		goto fail;
+	}
+	const char *vname = e->o.view.view ? e->o.view.view : e->d->default_view;
+	e->v = eng_find_view(vname);
+	rc = -ENOENT;
+	if (!e->v) {
+		xp_err("decode", NULL, "the %s decoder has no view '%s'", e->d->name, vname);
+		goto fail;
+	}
+	e->o.view.view = e->v->name;
+	rc = -EINVAL;
+	if (!(e->v->formats & (1u << e->o.view.format))) {
+		xp_usage_error("decode", "--%s cannot be written as %s", e->v->name,
+			       out_format_name(e->o.view.format));
+		goto fail;
+	}
+	rc = e->d->setup ? e->d->setup(c) : 0;
+	if (rc < 0)
+		goto fail;
+	rc = choose_metric(e);
+	if (rc < 0)
+		goto fail;
+	*out = e;
+	return 0;
+fail:
+	eng_close(e);
+	return rc < 0 ? rc : -EIO;
+}
+
+const struct dec_decoder *eng_decoder(const struct engine *e)
+{
+	return e->d;
+}
+
+const struct dec_view *eng_view(const struct engine *e)
+{
+	return e->v;
+}
+
+int eng_run(struct engine *e)
+{
+	struct view_ctx *vc = &e->vc;
+	const char *output = e->o.view.output;
+	void *state;
+	int rc;
+
+	*vc = (struct view_ctx){ .c = &e->c, .o = &e->o.view, .out = stdout, .wants = DEC_WANT_ALL };
+	if (output) {
+		vc->out = fopen(output, "w");
+		if (!vc->out) {
+			int err = errno;
+			xp_err(output, NULL, "cannot write: %s", strerror(err));
+			return -err;
+		}
+	}
+	rc = e->v->open(vc, &state);
+	if (rc < 0)
+		goto out;
+	e->c.wants = vc->wants;
+	struct xev_sink sink = { e->v->event, state, e->v->batch };
+	rc = e->d->run(&e->c, &sink);
+	int crc = e->v->close(state, rc < 0 ? -1 : 0);
+	if (rc >= 0 && crc < 0)
+		rc = crc;
+	if (rc < 0)
+		goto out;
+	if (fflush(vc->out) != 0 || ferror(vc->out)) {
+		rc = -(errno ? errno : EIO);
+		xp_err(output ? output : "stdout", NULL, "write failed: %s", strerror(-rc));
+	}
+out:
+	if (vc->out != stdout)
+		fclose(vc->out);
+	vc->out = NULL;
+	return rc < 0 ? rc : 0;
+}
+
+void eng_close(struct engine *e)
+{
+	if (!e)
+		return;
+	sym_free(e->c.sym);
+	jit_free(e->c.jit);
+	sb_free(e->c.sb);
+	pd_close(e->c.pd);
+	dec_ctx_release(&e->c);
+	free(e->data);
+	free(e->dir);
+	free(e);
+}
+
+int eng_decode(const struct eng_opts *o)
+{
+	struct engine *e;
+	int rc = eng_open(o, &e);
+
+	if (rc < 0)
+		return rc;
+	rc = eng_run(e);
+	eng_close(e);
+	return rc;
+}

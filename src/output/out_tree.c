@@ -1,0 +1,189 @@
+/* Call trees as folded stacks and as callgrind profiles. */
+#include <inttypes.h>
+#include <stdlib.h>
+#include <string.h>
+
+#include "output/out.h"
+
+struct fold {
+	FILE *f;
+	unsigned metric;
+	const struct out_names *n;
+	uint32_t *path;
+	uint32_t cap;
+};
+
+static int fold_node(void *arg, const struct ct_tree *t, uint32_t v)
+{
+	struct fold *s = arg;
+	const struct ct_node *nd = ct_node(t, v);
+	uint64_t b = ct_base(t, v, s->metric);
+
+	if (!b)
+		return 0;
+	if (nd->lvl > s->cap) {
+		uint32_t *np = realloc(s->path, nd->lvl * 2 * sizeof(*np));
+		if (!np)
+			return -1;
+		s->path = np;
+		s->cap = nd->lvl * 2;
+	}
+	uint32_t u = v;
+	for (uint32_t i = nd->lvl; i-- > 0;) {
+		s->path[i] = ct_node(t, u)->fn;
+		u = ct_node(t, u)->parent;
+	}
+	for (uint32_t i = 0; i < nd->lvl; i++) {
+		const char *nm = s->n->name(s->n->ctx, s->path[i]);
+		if (i)
+			putc(';', s->f);
+		/* ';' separates frames and the last ' ' the count: keep names free of both */
+		for (const char *p = nm; *p; p++)
+			putc(*p == ';' ? ':' : *p == '\n' ? ' ' : *p, s->f);
+	}
+	fprintf(s->f, " %" PRIu64 "\n", b);
+	return 0;
+}
+
+int out_folded(FILE *f, const struct ct_tree *t, unsigned metric, const struct out_names *n)
+{
+	struct fold s = { f, metric, n, NULL, 0 };
+	int rc = ct_walk(t, metric, fold_node, &s);
+
+	free(s.path);
+	return rc;
+}
+
+/* ---- callgrind ---- */
+
+struct edge {
+	uint32_t caller, callee;
+	uint64_t calls;
+	uint64_t incl[CT_MAX_METRICS];
+};
+
+struct fnacc {
+	uint64_t self[CT_MAX_METRICS];
+	bool seen;
+	uint32_t nedges, capedges;
+	struct edge *edges;
+};
+
+static void cg_line(FILE *f, const char *key, const char *sep, const char *s)
+{
+	fprintf(f, "%s%s", key, sep);
+	for (; *s; s++)
+		putc(*s == '\n' ? ' ' : *s, f);
+	putc('\n', f);
+}
+
+static void cg_name(FILE *f, const char *key, const char *s)
+{
+	fprintf(f, "%s=", key);
+	for (; *s; s++)
+		putc(*s == '\n' ? ' ' : *s, f);
+	putc('\n', f);
+}
+
+int out_callgrind(FILE *f, const struct ct_tree *t, const char *const *events, const char *cmd,
+		  const struct out_names *n)
+{
+	unsigned nm = ct_nmetrics(t);
+	uint32_t nfn = ct_max_fn(t) + 1;
+	struct fnacc *acc = calloc(nfn, sizeof(*acc));
+	int rc = 0;
+
+	if (!acc)
+		return -1;
+	for (uint32_t v = 1; v < ct_nnodes(t); v++) {
+		const struct ct_node *nd = ct_node(t, v);
+		if (!nd->lvl || nd->fn >= nfn)
+			continue;
+		struct fnacc *a = &acc[nd->fn];
+		a->seen = true;
+		for (unsigned m = 0; m < nm; m++)
+			a->self[m] += ct_base(t, v, m);
+		if (nd->parent == CT_ROOT)
+			continue;
+		/* the edge parent-fn -> this fn; recursion inclusive cost counted at the
+		 * outermost occurrence only, so callers' totals stay true */
+		uint32_t caller = ct_node(t, nd->parent)->fn;
+		struct fnacc *ca = &acc[caller];
+		struct edge *e = NULL;
+		for (uint32_t i = 0; i < ca->nedges; i++)
+			if (ca->edges[i].callee == nd->fn) {
+				e = &ca->edges[i];
+				break;
+			}
+		if (!e) {
+			if (ca->nedges == ca->capedges) {
+				uint32_t nc = ca->capedges ? ca->capedges * 2 : 4;
+				struct edge *ne = realloc(ca->edges, nc * sizeof(*ne));
+				if (!ne) {
+					rc = -1;
+					goto out;
+				}
+				ca->edges = ne;
+				ca->capedges = nc;
+			}
+			e = &ca->edges[ca->nedges++];
+			memset(e, 0, sizeof(*e));
+			e->caller = caller;
+			e->callee = nd->fn;
+		}
+		e->calls += nd->calls;
+		if (nd->rl == 1 || caller != nd->fn)
+			for (unsigned m = 0; m < nm; m++)
+				e->incl[m] += ct_cum(t, v, m);
+	}
+	fprintf(f, "# callgrind format\nversion: 1\ncreator: xptrace\n");
+	if (cmd)
+		cg_line(f, "cmd", ": ", cmd);
+	fprintf(f, "positions: line\nevents:");
+	for (unsigned m = 0; m < nm; m++)
+		fprintf(f, " %s", events[m]);
+	fprintf(f, "\nsummary:");
+	for (unsigned m = 0; m < nm; m++)
+		fprintf(f, " %" PRIu64, ct_total(t, m));
+	fprintf(f, "\n\n");
+	for (uint32_t fn = 0; fn < nfn; fn++) {
+		struct fnacc *a = &acc[fn];
+		const char *file = NULL;
+		int line = 0;
+
+		if (!a->seen)
+			continue;
+		if (!n->srcline || !n->srcline(n->ctx, fn, &file, &line))
+			file = "???", line = 0;
+		if (n->module)
+			cg_name(f, "ob", n->module(n->ctx, fn));
+		cg_name(f, "fl", file);
+		cg_name(f, "fn", n->name(n->ctx, fn));
+		fprintf(f, "%d", line);
+		for (unsigned m = 0; m < nm; m++)
+			fprintf(f, " %" PRIu64, a->self[m]);
+		putc('\n', f);
+		for (uint32_t i = 0; i < a->nedges; i++) {
+			struct edge *e = &a->edges[i];
+			const char *cfile = NULL;
+			int cline = 0;
+
+			if (!n->srcline || !n->srcline(n->ctx, e->callee, &cfile, &cline))
+				cfile = "???", cline = 0;
+			if (n->module)
+				cg_name(f, "cob", n->module(n->ctx, e->callee));
+			cg_name(f, "cfi", cfile);
+			cg_name(f, "cfn", n->name(n->ctx, e->callee));
+			fprintf(f, "calls=%" PRIu64 " %d\n%d", e->calls, cline, line);
+			for (unsigned m = 0; m < nm; m++)
+				fprintf(f, " %" PRIu64, e->incl[m]);
+			putc('\n', f);
+		}
+		putc('\n', f);
+	}
+out:
+	for (uint32_t fn = 0; fn < nfn; fn++)
+		free(acc[fn].edges);
+	free(acc);
+	return rc;
+}

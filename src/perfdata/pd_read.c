@@ -1,0 +1,1137 @@
+/* perf.data reader: file and pipe headers, attrs and ids, features, and the record
+ * loop (mapping windows over the data section, user records delivered at once, kernel
+ * records through the ordering queue). */
+#include <errno.h>
+#include <fcntl.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <sys/mman.h>
+#include <sys/stat.h>
+#include <unistd.h>
+
+#include "perfdata/pd_read_int.h"
+#include "util/xp_err.h"
+
+#define DEFAULT_WINDOW (16u << 20)
+#define DEFAULT_QUEUE (256u << 20)
+/* Largest AUXTRACE payload we accept in one record (perf's own buffers are far smaller). */
+#define MAX_AUX_BYTES (1ull << 32)
+
+static const char *const rec_names[] = {
+	[PERF_RECORD_MMAP] = "MMAP", [PERF_RECORD_LOST] = "LOST", [PERF_RECORD_COMM] = "COMM",
+	[PERF_RECORD_EXIT] = "EXIT", [PERF_RECORD_THROTTLE] = "THROTTLE",
+	[PERF_RECORD_UNTHROTTLE] = "UNTHROTTLE", [PERF_RECORD_FORK] = "FORK",
+	[PERF_RECORD_READ] = "READ", [PERF_RECORD_SAMPLE] = "SAMPLE", [PERF_RECORD_MMAP2] = "MMAP2",
+	[PERF_RECORD_AUX] = "AUX", [PERF_RECORD_ITRACE_START] = "ITRACE_START",
+	[PERF_RECORD_LOST_SAMPLES] = "LOST_SAMPLES", [PERF_RECORD_SWITCH] = "SWITCH",
+	[PERF_RECORD_SWITCH_CPU_WIDE] = "SWITCH_CPU_WIDE", [PERF_RECORD_NAMESPACES] = "NAMESPACES",
+	[PERF_RECORD_KSYMBOL] = "KSYMBOL", [PERF_RECORD_BPF_EVENT] = "BPF_EVENT",
+	[PERF_RECORD_CGROUP] = "CGROUP", [PERF_RECORD_TEXT_POKE] = "TEXT_POKE",
+	[PERF_RECORD_AUX_OUTPUT_HW_ID] = "AUX_OUTPUT_HW_ID",
+	[PD_RECORD_HEADER_ATTR] = "HEADER_ATTR", [PD_RECORD_HEADER_EVENT_TYPE] = "HEADER_EVENT_TYPE",
+	[PD_RECORD_HEADER_TRACING_DATA] = "HEADER_TRACING_DATA",
+	[PD_RECORD_HEADER_BUILD_ID] = "HEADER_BUILD_ID", [PD_RECORD_FINISHED_ROUND] = "FINISHED_ROUND",
+	[PD_RECORD_ID_INDEX] = "ID_INDEX", [PD_RECORD_AUXTRACE_INFO] = "AUXTRACE_INFO",
+	[PD_RECORD_AUXTRACE] = "AUXTRACE", [PD_RECORD_AUXTRACE_ERROR] = "AUXTRACE_ERROR",
+	[PD_RECORD_THREAD_MAP] = "THREAD_MAP", [PD_RECORD_CPU_MAP] = "CPU_MAP",
+	[PD_RECORD_STAT_CONFIG] = "STAT_CONFIG", [PD_RECORD_STAT] = "STAT",
+	[PD_RECORD_STAT_ROUND] = "STAT_ROUND", [PD_RECORD_EVENT_UPDATE] = "EVENT_UPDATE",
+	[PD_RECORD_TIME_CONV] = "TIME_CONV", [PD_RECORD_HEADER_FEATURE] = "HEADER_FEATURE",
+	[PD_RECORD_COMPRESSED] = "COMPRESSED", [PD_RECORD_FINISHED_INIT] = "FINISHED_INIT",
+};
+
+const char *pd_record_name(uint32_t type)
+{
+	if (type < sizeof(rec_names) / sizeof(rec_names[0]) && rec_names[type])
+		return rec_names[type];
+	return "UNKNOWN";
+}
+
+static bool known_type(uint32_t t)
+{
+	return t < sizeof(rec_names) / sizeof(rec_names[0]) && rec_names[t];
+}
+
+/* ---- ids ---- */
+
+static uint64_t hash64(uint64_t x)
+{
+	x ^= x >> 33;
+	x *= 0xff51afd7ed558ccdULL;
+	x ^= x >> 33;
+	return x;
+}
+
+static int id_put(struct pd_file *f, uint64_t id, uint32_t idx)
+{
+	if ((f->id_n + 1) * 2 > f->id_cap) {
+		size_t nc = f->id_cap ? f->id_cap * 2 : 64;
+		uint64_t *nk = calloc(nc, sizeof(*nk));
+		uint32_t *nv = calloc(nc, sizeof(*nv));
+
+		if (!nk || !nv) {
+			free(nk);
+			free(nv);
+			return -1;
+		}
+		for (size_t i = 0; i < f->id_cap; i++) {
+			if (!f->id_keys[i])
+				continue;
+			size_t j = hash64(f->id_keys[i]) & (nc - 1);
+			while (nk[j])
+				j = (j + 1) & (nc - 1);
+			nk[j] = f->id_keys[i];
+			nv[j] = f->id_vals[i];
+		}
+		free(f->id_keys);
+		free(f->id_vals);
+		f->id_keys = nk;
+		f->id_vals = nv;
+		f->id_cap = nc;
+	}
+	size_t j = hash64(id) & (f->id_cap - 1);
+	while (f->id_keys[j] && f->id_keys[j] != id)
+		j = (j + 1) & (f->id_cap - 1);
+	if (!f->id_keys[j])
+		f->id_n++;
+	f->id_keys[j] = id;
+	f->id_vals[j] = idx;
+	return 0;
+}
+
+const struct pd_attr *pd_attr_by_id(const struct pd_file *f, uint64_t id)
+{
+	if (!f->id_cap || !id)
+		return NULL;
+	size_t j = hash64(id) & (f->id_cap - 1);
+	while (f->id_keys[j]) {
+		if (f->id_keys[j] == id)
+			return &f->attrs[f->id_vals[j]];
+		j = (j + 1) & (f->id_cap - 1);
+	}
+	return NULL;
+}
+
+int pd_add_attr(struct pd_file *f, const void *attr, size_t attr_size, const uint64_t *ids, size_t nids)
+{
+	struct pd_attr *na, *a;
+
+	if (attr_size < PERF_ATTR_SIZE_VER0 || f->nattrs >= 4096)
+		return -1;
+	na = realloc(f->attrs, (f->nattrs + 1) * sizeof(*na));
+	if (!na)
+		return -1;
+	f->attrs = na;
+	a = &f->attrs[f->nattrs];
+	memset(a, 0, sizeof(*a));
+	memcpy(&a->attr, attr, attr_size < sizeof(a->attr) ? attr_size : sizeof(a->attr));
+	a->index = f->nattrs;
+	a->ids = nids ? malloc(nids * sizeof(uint64_t)) : NULL;
+	if (nids && !a->ids)
+		return -1;
+	if (nids)
+		memcpy(a->ids, ids, nids * sizeof(uint64_t));
+	a->nids = (uint32_t)nids;
+	pd_attr_init_pos(a);
+	f->nattrs++;
+	for (size_t i = 0; i < nids; i++)
+		if (ids[i] && id_put(f, ids[i], a->index) < 0)
+			return -1;
+	return 0;
+}
+
+static const char *generic_name(const struct perf_event_attr *at, char *buf, size_t n)
+{
+	static const char *const hw[] = { "cycles", "instructions", "cache-references",
+		"cache-misses", "branches", "branch-misses", "bus-cycles",
+		"stalled-cycles-frontend", "stalled-cycles-backend", "ref-cycles" };
+	static const char *const sw[] = { "cpu-clock", "task-clock", "page-faults",
+		"context-switches", "cpu-migrations", "minor-faults", "major-faults",
+		"alignment-faults", "emulation-faults", "dummy", "bpf-output", "cgroup-switches" };
+
+	if (at->type == PERF_TYPE_HARDWARE && at->config < sizeof(hw) / sizeof(hw[0]))
+		return hw[at->config];
+	if (at->type == PERF_TYPE_SOFTWARE && at->config < sizeof(sw) / sizeof(sw[0]))
+		return sw[at->config];
+	snprintf(buf, n, "type%u/config%#llx", at->type, (unsigned long long)at->config);
+	return buf;
+}
+
+static void name_attrs(struct pd_file *f)
+{
+	char buf[64];
+
+	for (uint32_t i = 0; i < f->nattrs; i++)
+		if (!f->attrs[i].name)
+			f->attrs[i].name = strdup(generic_name(&f->attrs[i].attr, buf, sizeof(buf)));
+}
+
+/* ---- features ---- */
+
+struct fcur {
+	const uint8_t *p, *end;
+};
+
+static int f_u32(struct fcur *c, uint32_t *v)
+{
+	if (c->end - c->p < 4)
+		return -1;
+	memcpy(v, c->p, 4);
+	c->p += 4;
+	return 0;
+}
+
+/* perf's do_read_string: u32 length (padded), then the bytes (NUL inside). */
+static char *f_str(struct fcur *c)
+{
+	uint32_t len;
+
+	if (f_u32(c, &len) < 0 || len > (size_t)(c->end - c->p))
+		return NULL;
+	char *s = strndup((const char *)c->p, len);
+	c->p += len;
+	return s;
+}
+
+int pd_add_build_id(struct pd_file *f, const void *rec, size_t n)
+{
+	const struct pd_build_id_event *b = rec;
+	struct pd_build_id *nb;
+
+	if (n < sizeof(*b) + 1 || f->nbids >= (1u << 20))
+		return -1;
+	const char *name = (const char *)rec + sizeof(*b);
+	size_t nlen = strnlen(name, n - sizeof(*b));
+	nb = realloc(f->bids, (f->nbids + 1) * sizeof(*nb));
+	if (!nb)
+		return -1;
+	f->bids = nb;
+	nb = &f->bids[f->nbids];
+	nb->pid = b->pid;
+	memcpy(nb->build_id, b->build_id, 20);
+	nb->size = (b->header.misc & PD_MISC_BUILD_ID_SIZE) && b->build_id_size <= 20 ?
+		b->build_id_size : 20;
+	nb->filename = strndup(name, nlen);
+	if (!nb->filename)
+		return -1;
+	f->nbids++;
+	return 0;
+}
+
+int pd_parse_feature(struct pd_file *f, unsigned feat, const uint8_t *p, size_t n)
+{
+	struct fcur c = { p, p + n };
+
+	switch (feat) {
+	case PD_FEAT_HOSTNAME:
+	case PD_FEAT_OSRELEASE:
+	case PD_FEAT_VERSION:
+	case PD_FEAT_ARCH:
+	case PD_FEAT_CPUDESC:
+	case PD_FEAT_CPUID:
+		free(f->feat_str[feat]);
+		f->feat_str[feat] = f_str(&c);
+		return f->feat_str[feat] ? 0 : -1;
+	case PD_FEAT_NRCPUS: {
+		uint32_t avail, online;
+
+		if (f_u32(&c, &avail) < 0 || f_u32(&c, &online) < 0)
+			return -1;
+		f->nr_cpus = avail;
+		return 0;
+	}
+	case PD_FEAT_CMDLINE: {
+		uint32_t nr;
+		size_t len = 0;
+		char *out = NULL;
+
+		if (f_u32(&c, &nr) < 0 || nr > n)
+			return -1;
+		for (uint32_t i = 0; i < nr; i++) {
+			char *s = f_str(&c);
+			if (!s) {
+				free(out);
+				return -1;
+			}
+			size_t sl = strlen(s);
+			char *no = realloc(out, len + sl + 2);
+			if (!no) {
+				free(s);
+				free(out);
+				return -1;
+			}
+			out = no;
+			if (len)
+				out[len++] = ' ';
+			memcpy(out + len, s, sl + 1);
+			len += sl;
+			free(s);
+		}
+		free(f->feat_str[feat]);
+		f->feat_str[feat] = out ? out : strdup("");
+		return 0;
+	}
+	case PD_FEAT_EVENT_DESC: {
+		uint32_t nre, asz;
+
+		if (f_u32(&c, &nre) < 0 || f_u32(&c, &asz) < 0 || asz < PERF_ATTR_SIZE_VER0)
+			return -1;
+		for (uint32_t i = 0; i < nre; i++) {
+			uint32_t nids;
+			char *name;
+
+			if ((size_t)(c.end - c.p) < asz)
+				return -1;
+			c.p += asz;
+			if (f_u32(&c, &nids) < 0 || !(name = f_str(&c)))
+				return -1;
+			if (nids > (size_t)(c.end - c.p) / 8) {
+				free(name);
+				return -1;
+			}
+			uint64_t id0 = 0;
+			if (nids)
+				memcpy(&id0, c.p, 8);
+			c.p += (size_t)nids * 8;
+			/* match by first id, else by position */
+			struct pd_attr *a = NULL;
+			const struct pd_attr *ca = nids ? pd_attr_by_id(f, id0) : NULL;
+			if (ca)
+				a = &f->attrs[ca->index];
+			else if (i < f->nattrs)
+				a = &f->attrs[i];
+			if (a) {
+				free(a->name);
+				a->name = name;
+			} else {
+				free(name);
+			}
+		}
+		return 0;
+	}
+	case PD_FEAT_BUILD_ID:
+		while (c.end - c.p >= (ptrdiff_t)sizeof(struct perf_event_header)) {
+			struct perf_event_header h;
+
+			memcpy(&h, c.p, sizeof(h));
+			if (h.size < sizeof(struct pd_build_id_event) || h.size > c.end - c.p)
+				return -1;
+			if (pd_add_build_id(f, c.p, h.size) < 0)
+				return -1;
+			c.p += h.size;
+		}
+		return 0;
+	default:
+		return 0;
+	}
+}
+
+/* ---- file mode ---- */
+
+static int read_at(struct pd_file *f, uint64_t off, void *buf, size_t n)
+{
+	size_t got = 0;
+
+	while (got < n) {
+		ssize_t r = pread(f->fd, (char *)buf + got, n - got, (off_t)(off + got));
+		if (r < 0 && errno == EINTR)
+			continue;
+		if (r <= 0)
+			return -1;
+		got += (size_t)r;
+	}
+	return 0;
+}
+
+static bool section_ok(const struct pd_file *f, const struct pd_section *s)
+{
+	return s->offset <= f->file_size && s->size <= f->file_size - s->offset;
+}
+
+static int read_attrs(struct pd_file *f)
+{
+	const struct pd_file_header *h = &f->hdr;
+	size_t esz = h->attr_size;
+
+	if (esz < PERF_ATTR_SIZE_VER0 + sizeof(struct pd_section) || esz > 4096 ||
+	    !section_ok(f, &h->attrs) || h->attrs.size % esz)
+		return xp_err(f->name, "the file is damaged", "bad attribute section (entry size %zu, "
+			      "section size %llu)", esz, (unsigned long long)h->attrs.size);
+	uint64_t n = h->attrs.size / esz;
+	if (n == 0)
+		return xp_err(f->name, "the file is damaged", "no event attributes");
+	uint8_t *buf = malloc(esz);
+	if (!buf)
+		return -1;
+	for (uint64_t i = 0; i < n; i++) {
+		struct pd_section ids;
+		uint64_t *idv = NULL;
+
+		if (read_at(f, h->attrs.offset + i * esz, buf, esz) < 0)
+			goto bad;
+		memcpy(&ids, buf + esz - sizeof(ids), sizeof(ids));
+		if (!section_ok(f, &ids) || ids.size % 8 || ids.size > (64u << 20))
+			goto bad;
+		if (ids.size) {
+			idv = malloc(ids.size);
+			if (!idv || read_at(f, ids.offset, idv, ids.size) < 0) {
+				free(idv);
+				goto bad;
+			}
+		}
+		int rc = pd_add_attr(f, buf, esz - sizeof(ids), idv, ids.size / 8);
+		free(idv);
+		if (rc < 0)
+			goto bad;
+	}
+	free(buf);
+	return 0;
+bad:
+	free(buf);
+	return xp_err(f->name, "the file is damaged", "cannot read event attribute section");
+}
+
+static void read_features(struct pd_file *f)
+{
+	unsigned nfeat = 0;
+
+	for (unsigned b = 0; b < PD_FEAT_BITS; b++)
+		if (f->hdr.features[b / 64] >> (b % 64) & 1)
+			nfeat++;
+	if (!nfeat)
+		return;
+	uint64_t off = f->hdr.data.offset + f->hdr.data.size;
+	struct pd_section *secs = calloc(nfeat, sizeof(*secs));
+	if (!secs || read_at(f, off, secs, nfeat * sizeof(*secs)) < 0) {
+		free(secs);
+		xp_warn("%s: feature sections unreadable (header information missing)", f->name);
+		return;
+	}
+	unsigned i = 0;
+	for (unsigned b = 0; b < PD_FEAT_BITS; b++) {
+		if (!(f->hdr.features[b / 64] >> (b % 64) & 1))
+			continue;
+		struct pd_section *s = &secs[i++];
+		if (b != PD_FEAT_HOSTNAME && b != PD_FEAT_OSRELEASE && b != PD_FEAT_VERSION &&
+		    b != PD_FEAT_ARCH && b != PD_FEAT_NRCPUS && b != PD_FEAT_CPUDESC &&
+		    b != PD_FEAT_CPUID && b != PD_FEAT_CMDLINE && b != PD_FEAT_EVENT_DESC &&
+		    b != PD_FEAT_BUILD_ID)
+			continue;
+		if (!section_ok(f, s) || s->size > (256u << 20)) {
+			xp_warn("%s: feature %u has a bad section, ignored", f->name, b);
+			continue;
+		}
+		uint8_t *p = malloc(s->size ? s->size : 1);
+		if (!p || read_at(f, s->offset, p, s->size) < 0 ||
+		    pd_parse_feature(f, b, p, s->size) < 0)
+			xp_warn("%s: feature %u is damaged, ignored", f->name, b);
+		free(p);
+	}
+	free(secs);
+}
+
+static int open_file(struct pd_file *f)
+{
+	struct pd_file_header *h = &f->hdr;
+
+	if (read_at(f, 0, h, sizeof(*h)) < 0)
+		return xp_err(f->name, "the file is damaged", "too short for a perf.data header");
+	if (h->size != sizeof(*h))
+		return xp_err(f->name, "the file is damaged", "header size %llu, expected %zu",
+			      (unsigned long long)h->size, sizeof(*h));
+	if (read_attrs(f) < 0)
+		return -1;
+	if (h->data.offset > f->file_size)
+		return xp_err(f->name, "the file is damaged", "data section starts past the end");
+	f->data_off = h->data.offset;
+	if (h->data.size == 0 && f->file_size > f->data_off) {
+		xp_warn("%s: header has no data size (recording was not finalized): reading to the "
+			"end of the file", f->name);
+		f->data_end = f->file_size;
+		memset(h->features, 0, sizeof(h->features));
+	} else if (h->data.size > f->file_size - f->data_off) {
+		xp_warn("%s: data section ends %llu bytes past the end of the file (truncated): "
+			"reading what is there", f->name,
+			(unsigned long long)(h->data.size - (f->file_size - f->data_off)));
+		f->st.bytes_lost = h->data.size - (f->file_size - f->data_off);
+		f->data_end = f->file_size;
+		memset(h->features, 0, sizeof(h->features));
+	} else {
+		f->data_end = f->data_off + h->data.size;
+	}
+	read_features(f);
+	return 0;
+}
+
+static int read_full(int fd, void *dst, size_t n)
+{
+	size_t got = 0;
+
+	while (got < n) {
+		ssize_t r = read(fd, (char *)dst + got, n - got);
+		if (r < 0 && errno == EINTR)
+			continue;
+		if (r <= 0)
+			return -1;
+		got += (size_t)r;
+	}
+	return 0;
+}
+
+/* Pipe mode: the attrs come as HEADER_ATTR records at the start of the stream.  Read
+ * them (and the record after them) ahead so the caller knows the events before
+ * reading; pd_read_events replays these bytes. */
+static void pipe_prefetch(struct pd_file *f)
+{
+	for (;;) {
+		struct perf_event_header h;
+
+		if (f->pre_len > (16u << 20) || read_full(f->fd, &h, sizeof(h)) < 0)
+			return;
+		uint8_t *np = realloc(f->pre, f->pre_len + (h.size < sizeof(h) ? sizeof(h) : h.size));
+		if (!np)
+			return;
+		f->pre = np;
+		memcpy(f->pre + f->pre_len, &h, sizeof(h));
+		if (h.size < sizeof(h)) {
+			f->pre_len += sizeof(h);
+			return;
+		}
+		uint8_t *body = f->pre + f->pre_len + sizeof(h);
+		if (read_full(f->fd, body, h.size - sizeof(h)) < 0) {
+			/* keep what arrived: the read then reports the truncation */
+			f->pre_len += sizeof(h);
+			return;
+		}
+		f->pre_len += h.size;
+		if (h.type != PD_RECORD_HEADER_ATTR)
+			return;
+		size_t n = h.size - sizeof(h);
+		uint32_t asz;
+		if (n < PERF_ATTR_SIZE_VER0)
+			return;
+		memcpy(&asz, body + offsetof(struct perf_event_attr, size), 4);
+		if (asz < PERF_ATTR_SIZE_VER0 || asz > n)
+			return;
+		size_t nids = (n - asz) / 8;
+		uint64_t *ids = nids ? malloc(nids * 8) : NULL;
+		if (nids && !ids)
+			return;
+		if (nids)
+			memcpy(ids, body + asz, nids * 8);
+		int rc = pd_add_attr(f, body, asz, ids, nids);
+		free(ids);
+		if (rc < 0)
+			return;
+		f->pre_attrs++;
+	}
+}
+
+int pd_open_fd(int fd, const char *name, struct pd_file **out)
+{
+	struct pd_file *f = calloc(1, sizeof(*f));
+	struct stat stt;
+	uint64_t magic[2];
+	int rc = -1;
+
+	if (!f)
+		return xp_err(name, NULL, "out of memory");
+	f->fd = fd;
+	f->name = strdup(name);
+	f->win_size = DEFAULT_WINDOW;
+	f->queue_limit = DEFAULT_QUEUE;
+	if (fstat(fd, &stt) < 0) {
+		xp_err(name, NULL, "%s", strerror(errno));
+		goto fail;
+	}
+	f->pipe = !S_ISREG(stt.st_mode);
+	f->file_size = (uint64_t)stt.st_size;
+	if (f->pipe) {
+		size_t got = 0;
+		while (got < sizeof(magic)) {
+			ssize_t r = read(fd, (char *)magic + got, sizeof(magic) - got);
+			if (r < 0 && errno == EINTR)
+				continue;
+			if (r <= 0)
+				break;
+			got += (size_t)r;
+		}
+		if (got < sizeof(magic)) {
+			xp_err(name, "is it a perf.data stream?", "too short for a perf.data header");
+			goto fail;
+		}
+		f->pos = sizeof(magic);
+	} else if (read_at(f, 0, magic, sizeof(magic)) < 0) {
+		xp_err(name, "is it a perf.data file?", "too short for a perf.data header");
+		goto fail;
+	}
+	if (magic[0] == PD_MAGIC2_SWAPPED) {
+		xp_err(name, "decode it on a machine of the recording's byte order",
+		       "file was written on a big-endian machine");
+		goto fail;
+	}
+	if (magic[0] != PD_MAGIC2) {
+		xp_err(name, "xptrace reads perf.data (PERFILE2) files", "not a perf.data file (bad magic)");
+		goto fail;
+	}
+	if (!f->pipe && magic[1] == sizeof(struct pd_pipe_header)) {
+		f->pipe = true;	/* a pipe-mode stream saved to a file */
+		if (lseek(fd, sizeof(magic), SEEK_SET) < 0) {
+			xp_err(name, NULL, "%s", strerror(errno));
+			goto fail;
+		}
+	}
+	if (f->pipe) {
+		if (magic[1] != sizeof(struct pd_pipe_header)) {
+			xp_err(name, "the stream is damaged", "pipe header size %llu", (unsigned long long)magic[1]);
+			goto fail;
+		}
+		f->pos = sizeof(magic);
+		if (!S_ISREG(stt.st_mode))
+			f->file_size = UINT64_MAX;
+		pipe_prefetch(f);
+	} else if (open_file(f) < 0) {
+		goto fail;
+	}
+	name_attrs(f);
+	*out = f;
+	return 0;
+fail:
+	f->owns_fd = false;
+	pd_close(f);
+	return rc;
+}
+
+int pd_open(const char *path, struct pd_file **out)
+{
+	int fd;
+
+	if (strcmp(path, "-") == 0)
+		return pd_open_fd(0, "stdin", out);
+	fd = open(path, O_RDONLY | O_CLOEXEC);
+	if (fd < 0)
+		return xp_err(path, errno == ENOENT ? "give the trace with -i" : NULL, "%s",
+			      strerror(errno));
+	if (pd_open_fd(fd, path, out) < 0) {
+		close(fd);
+		return -1;
+	}
+	(*out)->owns_fd = true;
+	return 0;
+}
+
+void pd_close(struct pd_file *f)
+{
+	if (!f)
+		return;
+	if (f->win)
+		munmap(f->win, f->win_len);
+	if (f->owns_fd)
+		close(f->fd);
+	for (uint32_t i = 0; i < f->nattrs; i++) {
+		free(f->attrs[i].ids);
+		free(f->attrs[i].name);
+	}
+	free(f->attrs);
+	free(f->id_keys);
+	free(f->id_vals);
+	for (unsigned i = 0; i < PD_FEAT_BITS; i++)
+		free(f->feat_str[i]);
+	for (size_t i = 0; i < f->nbids; i++)
+		free(f->bids[i].filename);
+	free(f->bids);
+	free(f->buf);
+	free(f->pre);
+	free(f->name);
+	free(f);
+}
+
+void pd_set_queue_limit(struct pd_file *f, size_t bytes) { f->queue_limit = bytes; }
+void pd_set_window(struct pd_file *f, size_t bytes)
+{
+	long pg = sysconf(_SC_PAGESIZE);
+
+	f->win_size = bytes < (size_t)pg ? (size_t)pg : bytes;
+}
+const char *pd_name(const struct pd_file *f) { return f->name; }
+void pd_data_range(const struct pd_file *f, uint64_t *start, uint64_t *end)
+{
+	*start = f->pipe ? 0 : f->data_off;
+	*end = f->pipe ? 0 : f->data_end;
+}
+bool pd_is_pipe(const struct pd_file *f) { return f->pipe; }
+uint32_t pd_nattrs(const struct pd_file *f) { return f->nattrs; }
+const struct pd_attr *pd_attr_at(const struct pd_file *f, uint32_t i)
+{
+	return i < f->nattrs ? &f->attrs[i] : NULL;
+}
+const struct pd_stats *pd_stats(const struct pd_file *f) { return &f->st; }
+bool pd_has_feature(const struct pd_file *f, unsigned feat)
+{
+	return feat < PD_FEAT_BITS && (f->hdr.features[feat / 64] >> (feat % 64) & 1);
+}
+const char *pd_feature_str(const struct pd_file *f, unsigned feat)
+{
+	return feat < PD_FEAT_BITS ? f->feat_str[feat] : NULL;
+}
+uint32_t pd_nr_cpus(const struct pd_file *f) { return f->nr_cpus; }
+size_t pd_build_ids(const struct pd_file *f, const struct pd_build_id **out)
+{
+	*out = f->bids;
+	return f->nbids;
+}
+const struct pd_build_id *pd_build_id_for(const struct pd_file *f, const char *filename)
+{
+	for (size_t i = 0; i < f->nbids; i++)
+		if (strcmp(f->bids[i].filename, filename) == 0)
+			return &f->bids[i];
+	return NULL;
+}
+
+/* ---- reading records ---- */
+
+/* Bytes [off, off+len) of the data section, or NULL past its end (file mode). */
+static const uint8_t *win_get(struct pd_file *f, uint64_t off, uint64_t len)
+{
+	if (off > f->data_end || len > f->data_end - off)
+		return NULL;
+	if (f->win && off >= f->win_off && off + len <= f->win_off + f->win_len)
+		return f->win + (off - f->win_off);
+	long pg = sysconf(_SC_PAGESIZE);
+	uint64_t start = off & ~(uint64_t)(pg - 1);
+	uint64_t want = f->win_size;
+	if (off + len - start > want)
+		want = off + len - start;
+	if (start + want > f->file_size)
+		want = f->file_size - start;
+	if (f->win)
+		munmap(f->win, f->win_len);
+	f->win = mmap(NULL, want, PROT_READ, MAP_PRIVATE, f->fd, (off_t)start);
+	if (f->win == MAP_FAILED) {
+		f->win = NULL;
+		return NULL;
+	}
+	madvise(f->win, want, MADV_SEQUENTIAL);
+	f->win_off = start;
+	f->win_len = want;
+	return f->win + (off - start);
+}
+
+/* read(2) on the pipe, served from the read-ahead buffer first. */
+static ssize_t pipe_read(struct pd_file *f, void *dst, size_t n)
+{
+	if (f->pre_pos < f->pre_len) {
+		size_t k = f->pre_len - f->pre_pos < n ? f->pre_len - f->pre_pos : n;
+		memcpy(dst, f->pre + f->pre_pos, k);
+		f->pre_pos += k;
+		return (ssize_t)k;
+	}
+	return read(f->fd, dst, n);
+}
+
+/* Reads exactly n bytes from the pipe into f->buf at `at`; 0 on success, 1 on EOF
+ * before the first byte, -1 on a short read. */
+static int pipe_fill(struct pd_file *f, size_t at, size_t n)
+{
+	if (at + n > f->buf_cap) {
+		size_t nc = f->buf_cap ? f->buf_cap : 65536;
+		while (nc < at + n)
+			nc *= 2;
+		uint8_t *nb = realloc(f->buf, nc);
+		if (!nb)
+			return -1;
+		f->buf = nb;
+		f->buf_cap = nc;
+	}
+	size_t got = 0;
+	while (got < n) {
+		ssize_t r = pipe_read(f, f->buf + at + got, n - got);
+		if (r < 0 && errno == EINTR)
+			continue;
+		if (r <= 0)
+			return got == 0 && at == 0 ? 1 : -1;
+		got += (size_t)r;
+	}
+	return 0;
+}
+
+struct rd {
+	struct pd_file *f;
+	struct pd_queue *q;
+	pd_rec_fn fn;
+	void *ctx;
+	bool ordered;
+	uint64_t next_flush;	/* FINISHED_ROUND limit (perf: max time at the previous round) */
+	uint64_t max_time;
+	uint64_t delivered_max;
+	struct pd_rec rec;
+};
+
+static void note_truncated(struct pd_file *f, uint64_t at)
+{
+	f->st.truncated = true;
+	f->st.truncated_at = at;
+	if (!f->pipe && f->data_end > at)
+		f->st.bytes_lost += f->data_end - at;
+}
+
+/* Parses and delivers one record (kernel records arrive here from the queue). */
+static int deliver(void *arg, const void *raw, size_t size, uint64_t offset)
+{
+	struct rd *r = arg;
+	struct pd_file *f = r->f;
+	struct pd_rec *rec = &r->rec;
+
+	if (pd_parse_rec(f, raw, size, rec) < 0) {
+		f->st.bad++;
+		return 0;
+	}
+	rec->offset = offset;
+	rec->aux = NULL;
+	rec->aux_size = 0;
+	if (rec->type == PERF_RECORD_LOST)
+		f->st.lost += rec->u.lost.lost;
+	else if (rec->type == PERF_RECORD_LOST_SAMPLES)
+		f->st.lost_samples += rec->u.lost.lost;
+	if (rec->time && rec->time < r->delivered_max)
+		f->st.out_of_order++;
+	else if (rec->time)
+		r->delivered_max = rec->time;
+	f->st.records++;
+	f->st.by_type[rec->type]++;
+	return r->fn(r->ctx, rec);
+}
+
+/* Time of a kernel record without a full parse (0: none). */
+static uint64_t rec_time(struct pd_file *f, const uint8_t *raw, size_t size)
+{
+	const struct perf_event_header *h = (const void *)raw;
+	const struct pd_attr *a = pd_rec_attr(f, raw, size);
+	uint64_t t = 0;
+
+	if (!a || !(a->attr.sample_type & PERF_SAMPLE_TIME))
+		return 0;
+	uint64_t st = a->attr.sample_type;
+	if (h->type == PERF_RECORD_SAMPLE) {
+		size_t off = sizeof(*h) + 8 * (size_t)__builtin_popcountll(st & (PERF_SAMPLE_IDENTIFIER |
+			PERF_SAMPLE_IP | PERF_SAMPLE_TID));
+		if (off + 8 <= size)
+			memcpy(&t, raw + off, 8);
+		return t;
+	}
+	if (!a->attr.sample_id_all)
+		return 0;
+	/* trailer: TID TIME ID STREAM_ID CPU IDENTIFIER; count from the end */
+	size_t back = 8 * (size_t)__builtin_popcountll(st & (PERF_SAMPLE_TIME | PERF_SAMPLE_ID |
+		PERF_SAMPLE_STREAM_ID | PERF_SAMPLE_CPU | PERF_SAMPLE_IDENTIFIER));
+	if (back + sizeof(*h) <= size)
+		memcpy(&t, raw + size - back, 8);
+	return t;
+}
+
+static int user_record(struct rd *r, const uint8_t *raw, size_t size, const uint8_t *aux,
+		       uint64_t aux_size, uint64_t offset)
+{
+	struct pd_file *f = r->f;
+	const struct perf_event_header *h = (const void *)raw;
+	struct pd_rec *rec = &r->rec;
+	int rc = 0;
+
+	/* flush first: delivering queued records reuses r->rec */
+	if (h->type == PD_RECORD_FINISHED_ROUND && r->ordered && r->q) {
+		rc = pd_queue_flush(r->q, r->next_flush, deliver, r);
+		r->next_flush = r->max_time;
+		if (rc)
+			return rc;
+	}
+	memset(rec, 0, offsetof(struct pd_rec, u));
+	rec->type = h->type;
+	rec->misc = h->misc;
+	rec->size = h->size;
+	rec->raw = raw;
+	rec->offset = offset;
+	if (aux_size) {	/* the payload after AUXTRACE / HEADER_TRACING_DATA */
+		rec->aux = aux;
+		rec->aux_size = aux_size;
+	}
+	switch (h->type) {
+	case PD_RECORD_HEADER_ATTR: {
+		if (size < sizeof(*h) + PERF_ATTR_SIZE_VER0) {
+			f->st.bad++;
+			return 0;
+		}
+		uint32_t asz;
+		memcpy(&asz, raw + sizeof(*h) + offsetof(struct perf_event_attr, size), 4);
+		if (asz < PERF_ATTR_SIZE_VER0 || asz > size - sizeof(*h)) {
+			f->st.bad++;
+			return 0;
+		}
+		if (f->pre_attrs) {	/* applied when read ahead at open */
+			f->pre_attrs--;
+			break;
+		}
+		size_t nids = (size - sizeof(*h) - asz) / 8;
+		uint64_t *ids = nids ? malloc(nids * 8) : NULL;
+		if (nids && !ids)
+			return -1;
+		if (nids)
+			memcpy(ids, raw + sizeof(*h) + asz, nids * 8);
+		if (pd_add_attr(f, raw + sizeof(*h), asz, ids, nids) < 0)
+			f->st.bad++;
+		free(ids);
+		name_attrs(f);
+		break;
+	}
+	case PD_RECORD_HEADER_FEATURE: {
+		uint64_t feat;
+
+		if (size < sizeof(*h) + 8) {
+			f->st.bad++;
+			return 0;
+		}
+		memcpy(&feat, raw + sizeof(*h), 8);
+		if (feat < PD_FEAT_BITS) {
+			f->hdr.features[feat / 64] |= 1ull << (feat % 64);
+			if (pd_parse_feature(f, (unsigned)feat, raw + sizeof(*h) + 8, size - sizeof(*h) - 8) < 0)
+				f->st.bad++;
+		}
+		break;
+	}
+	case PD_RECORD_HEADER_BUILD_ID:
+		if (pd_add_build_id(f, raw, size) < 0)
+			f->st.bad++;
+		break;
+	case PD_RECORD_EVENT_UPDATE: {
+		/* struct { header; u64 type; u64 id; union {...} }: type 1 = name */
+		uint64_t ut, id;
+
+		if (size < sizeof(*h) + 16) {
+			f->st.bad++;
+			return 0;
+		}
+		memcpy(&ut, raw + sizeof(*h), 8);
+		memcpy(&id, raw + sizeof(*h) + 8, 8);
+		const struct pd_attr *a = pd_attr_by_id(f, id);
+		const char *nm = (const char *)raw + sizeof(*h) + 16;
+		size_t nl = size - sizeof(*h) - 16;
+		if (ut == 1 && a && nl && memchr(nm, 0, nl)) {
+			struct pd_attr *wa = &f->attrs[a->index];
+			free(wa->name);
+			wa->name = strdup(nm);
+		}
+		break;
+	}
+	case PD_RECORD_AUXTRACE:
+		if (size < sizeof(struct pd_auxtrace_event)) {
+			f->st.bad++;
+			return 0;
+		}
+		rec->u.auxtrace = (const void *)raw;
+		rec->aux = aux;
+		rec->aux_size = aux_size;
+		break;
+	case PD_RECORD_AUXTRACE_INFO:
+		if (size < sizeof(struct pd_auxtrace_info_event)) {
+			f->st.bad++;
+			return 0;
+		}
+		rec->u.auxtrace_info = (const void *)raw;
+		break;
+	case PD_RECORD_TIME_CONV:
+		/* older perf writes only the first three words */
+		if (size < sizeof(*h) + 24) {
+			f->st.bad++;
+			return 0;
+		}
+		if (size >= sizeof(struct pd_time_conv_event))
+			rec->u.time_conv = (const void *)raw;
+		break;
+	case PD_RECORD_COMPRESSED:
+		f->st.compressed++;
+		return 0;
+	default:
+		break;
+	}
+	f->st.records++;
+	f->st.by_type[h->type]++;
+	return r->fn(r->ctx, rec);
+}
+
+static int kernel_record(struct rd *r, const uint8_t *raw, size_t size, uint64_t offset)
+{
+	struct pd_file *f = r->f;
+	uint64_t t;
+	int rc;
+
+	if (!r->ordered)
+		return deliver(r, raw, size, offset);
+	t = rec_time(f, raw, size);
+	if (!t) /* perf delivers records without a time at once */
+		return deliver(r, raw, size, offset);
+	if (t > r->max_time)
+		r->max_time = t;
+	if (pd_queue_push(r->q, t, raw, size, offset) < 0)
+		return xp_err(f->name, "lower the memory use", "out of memory queueing records");
+	if (pd_queue_over(r->q)) {
+		rc = pd_queue_flush_half(r->q, deliver, r);
+		if (rc)
+			return rc;
+	}
+	return 0;
+}
+
+int pd_read_events(struct pd_file *f, unsigned flags, pd_rec_fn fn, void *ctx)
+{
+	struct rd r = { .f = f, .fn = fn, .ctx = ctx, .ordered = (flags & PD_ORDERED) != 0 };
+	uint64_t off = f->pipe ? f->pos : f->data_off;
+	int rc = 0;
+
+	if (f->read_done)
+		return xp_err(f->name, NULL, "the trace was already read");
+	f->read_done = true;
+	if (r.ordered) {
+		r.q = pd_queue_new(f->queue_limit);
+		if (!r.q)
+			return xp_err(f->name, NULL, "out of memory");
+	}
+	for (;;) {
+		struct perf_event_header h;
+		const uint8_t *raw;
+		uint64_t aux_size = 0;
+
+		if (f->pipe) {
+			int pr = pipe_fill(f, 0, sizeof(h));
+			if (pr == 1)
+				break;
+			if (pr < 0) {
+				note_truncated(f, off);
+				break;
+			}
+			memcpy(&h, f->buf, sizeof(h));
+		} else {
+			if (off >= f->data_end)
+				break;
+			raw = win_get(f, off, sizeof(h));
+			if (!raw) {
+				note_truncated(f, off);
+				break;
+			}
+			memcpy(&h, raw, sizeof(h));
+		}
+		/* perf pads kernel records to 8 bytes, not all of its own (HEADER_FEATURE) */
+		if (h.size < sizeof(h) || (h.size & 7 && h.type < PD_RECORD_HEADER_ATTR)) {
+			/* cannot resynchronize without a trustworthy size */
+			note_truncated(f, off);
+			f->st.bad++;
+			break;
+		}
+		/* records followed by a payload that header.size does not count */
+		size_t have = sizeof(h);
+		bool trailing = (h.type == PD_RECORD_AUXTRACE && h.size >= sizeof(struct pd_auxtrace_event)) ||
+				(h.type == PD_RECORD_HEADER_TRACING_DATA && h.size >= sizeof(h) + 4);
+		if (trailing) {
+			uint64_t sz = 0;
+			if (f->pipe) {
+				if (pipe_fill(f, sizeof(h), h.size - sizeof(h)) < 0) {
+					note_truncated(f, off);
+					break;
+				}
+				have = h.size;
+				raw = f->buf;
+			} else {
+				raw = win_get(f, off, h.size);
+				if (!raw) {
+					note_truncated(f, off);
+					break;
+				}
+			}
+			if (h.type == PD_RECORD_AUXTRACE) {
+				memcpy(&sz, raw + sizeof(h), 8);
+			} else {
+				uint32_t tsz;
+				memcpy(&tsz, raw + sizeof(h), 4);
+				sz = ((uint64_t)tsz + 7) & ~7ull;
+			}
+			if (sz > MAX_AUX_BYTES || (!f->pipe && sz > f->data_end - off - h.size)) {
+				note_truncated(f, off);
+				f->st.bad++;
+				break;
+			}
+			aux_size = sz;
+		}
+		if (f->pipe) {
+			if (pipe_fill(f, have, h.size + aux_size - have) < 0) {
+				note_truncated(f, off);
+				break;
+			}
+			raw = f->buf;
+		} else {
+			raw = win_get(f, off, h.size + aux_size);
+			if (!raw) {
+				note_truncated(f, off);
+				break;
+			}
+			/* after an odd-sized record: copy, so u64 fields are aligned */
+			if (off & 7 && h.type < PD_RECORD_HEADER_ATTR) {
+				if (h.size > f->buf_cap) {
+					uint8_t *nb = realloc(f->buf, 65536);
+					if (!nb)
+						break;
+					f->buf = nb;
+					f->buf_cap = 65536;
+				}
+				memcpy(f->buf, raw, h.size);
+				raw = f->buf;
+			}
+		}
+		if (h.type >= PD_RECORD_HEADER_ATTR) {
+			if (!known_type(h.type))
+				f->st.unknown++;
+			else
+				rc = user_record(&r, raw, h.size, raw + h.size, aux_size, off);
+		} else if (!known_type(h.type)) {
+			f->st.unknown++;
+		} else {
+			rc = kernel_record(&r, raw, h.size, off);
+		}
+		off += h.size + aux_size;
+		if (rc)
+			break;
+	}
+	if (r.q) {
+		if (!rc)
+			rc = pd_queue_flush(r.q, UINT64_MAX, deliver, &r);
+		pd_queue_free(r.q);
+	}
+	f->pos = off;
+	return rc;
+}
+
+void pd_report_losses(const struct pd_file *f)
+{
+	const struct pd_stats *s = &f->st;
+
+	if (s->truncated)
+		xp_warn("%s: trace is truncated or damaged at offset %llu: %llu bytes after it not "
+			"read (report is partial)", f->name, (unsigned long long)s->truncated_at,
+			(unsigned long long)s->bytes_lost);
+	else if (s->bytes_lost)
+		xp_warn("%s: %llu bytes of the data section are missing (report is partial)", f->name,
+			(unsigned long long)s->bytes_lost);
+	if (s->bad)
+		xp_warn("%s: %llu damaged records skipped", f->name, (unsigned long long)s->bad);
+	if (s->unknown)
+		xp_warn("%s: %llu records of unknown type skipped", f->name, (unsigned long long)s->unknown);
+	if (s->compressed)
+		xp_warn("%s: %llu compressed records skipped (not supported: record without -z)",
+			f->name, (unsigned long long)s->compressed);
+	if (s->lost)
+		xp_warn("%s: kernel lost %llu events while recording", f->name, (unsigned long long)s->lost);
+	if (s->lost_samples)
+		xp_warn("%s: kernel lost %llu samples while recording", f->name,
+			(unsigned long long)s->lost_samples);
+	if (s->out_of_order)
+		xp_warn("%s: %llu records out of time order (ordering queue overflowed)", f->name,
+			(unsigned long long)s->out_of_order);
+}

@@ -1,0 +1,67 @@
+/* Internals shared by the pd_read*.c files. */
+#ifndef PD_READ_INT_H
+#define PD_READ_INT_H
+
+#include "perfdata/pd_read.h"
+
+struct pd_queue;
+
+struct pd_file {
+	char *name;
+	int fd;
+	bool pipe;
+	bool owns_fd;
+	uint64_t file_size;
+	uint64_t data_off, data_end;	/* file mode */
+	struct pd_file_header hdr;
+	struct pd_attr *attrs;
+	uint32_t nattrs;
+	/* id -> attr index, open addressing; ids 0 and ~0 are never stored */
+	uint64_t *id_keys;
+	uint32_t *id_vals;
+	size_t id_cap, id_n;
+	char *feat_str[PD_FEAT_BITS];
+	uint32_t nr_cpus;
+	struct pd_build_id *bids;
+	size_t nbids;
+	/* file window */
+	uint8_t *win;
+	uint64_t win_off;
+	size_t win_len;
+	size_t win_size;
+	/* pipe / copy buffer */
+	uint8_t *buf;
+	size_t buf_cap;
+	uint64_t pos;
+	/* pipe mode: records read ahead at open (the attrs), replayed by the read */
+	uint8_t *pre;
+	size_t pre_len, pre_pos;
+	uint32_t pre_attrs;	/* HEADER_ATTRs already applied */
+	size_t queue_limit;
+	struct pd_stats st;
+	bool read_done;
+};
+
+const struct pd_attr *pd_rec_attr(struct pd_file *f, const void *raw, size_t size);
+int pd_parse_rec(struct pd_file *f, const void *raw, size_t size, struct pd_rec *r);
+
+/* Feature payload parsing (file sections and pipe-mode HEADER_FEATURE records). */
+int pd_parse_feature(struct pd_file *f, unsigned feat, const uint8_t *p, size_t n);
+int pd_add_attr(struct pd_file *f, const void *attr, size_t attr_size, const uint64_t *ids,
+		size_t nids);
+int pd_add_build_id(struct pd_file *f, const void *rec, size_t n);
+
+/* Ordering queue. */
+struct pd_queue *pd_queue_new(size_t limit);
+void pd_queue_free(struct pd_queue *q);
+/* Copies the record in. */
+int pd_queue_push(struct pd_queue *q, uint64_t time, const void *raw, size_t size, uint64_t offset);
+/* Delivers every queued record with time <= limit, in (time, arrival) order. */
+typedef int (*pd_queue_fn)(void *ctx, const void *raw, size_t size, uint64_t offset);
+int pd_queue_flush(struct pd_queue *q, uint64_t limit, pd_queue_fn fn, void *ctx);
+/* Called when the queue is over its memory limit: delivers the older half. */
+bool pd_queue_over(const struct pd_queue *q);
+int pd_queue_flush_half(struct pd_queue *q, pd_queue_fn fn, void *ctx);
+uint64_t pd_queue_last_flushed(const struct pd_queue *q);
+
+#endif

@@ -1,0 +1,164 @@
+/* Time ordering of records (perf's ordered_events): kernel records are copied into a
+ * queue and delivered in (time, arrival) order when a FINISHED_ROUND proves nothing
+ * earlier can still arrive.  Memory is bounded: over the limit the older half is
+ * delivered early (records arriving later with an earlier time are then counted as
+ * out of order by the reader). */
+#include <stdlib.h>
+#include <string.h>
+
+#include "perfdata/pd_read_int.h"
+
+struct chunk {
+	size_t used, cap, live;
+	uint8_t data[];
+};
+
+struct qent {
+	uint64_t time, seq, offset;
+	struct chunk *ch;
+	uint32_t off, size;
+};
+
+struct pd_queue {
+	struct qent *e;
+	size_t n, cap;
+	struct chunk *cur;
+	size_t bytes, limit;
+	uint64_t seq;
+	uint64_t last_flushed;
+};
+
+#define CHUNK_BYTES (1u << 20)
+
+struct pd_queue *pd_queue_new(size_t limit)
+{
+	struct pd_queue *q = calloc(1, sizeof(*q));
+
+	if (q)
+		q->limit = limit;
+	return q;
+}
+
+static void chunk_release(struct pd_queue *q, struct chunk *ch)
+{
+	if (--ch->live == 0 && ch != q->cur) {
+		q->bytes -= ch->cap;
+		free(ch);
+	}
+}
+
+void pd_queue_free(struct pd_queue *q)
+{
+	if (!q)
+		return;
+	for (size_t i = 0; i < q->n; i++)
+		chunk_release(q, q->e[i].ch);
+	free(q->cur);
+	free(q->e);
+	free(q);
+}
+
+int pd_queue_push(struct pd_queue *q, uint64_t time, const void *raw, size_t size, uint64_t offset)
+{
+	size_t need = (size + 7) & ~(size_t)7;
+
+	if (!q->cur || q->cur->cap - q->cur->used < need) {
+		size_t cap = need > CHUNK_BYTES ? need : CHUNK_BYTES;
+		struct chunk *ch = malloc(sizeof(*ch) + cap);
+
+		if (!ch)
+			return -1;
+		ch->used = 0;
+		ch->cap = cap;
+		ch->live = 0;
+		if (q->cur && q->cur->live == 0) {
+			q->bytes -= q->cur->cap;
+			free(q->cur);
+		}
+		q->cur = ch;
+		q->bytes += cap;
+	}
+	if (q->n == q->cap) {
+		size_t nc = q->cap ? q->cap * 2 : 4096;
+		struct qent *ne = realloc(q->e, nc * sizeof(*ne));
+
+		if (!ne)
+			return -1;
+		q->e = ne;
+		q->cap = nc;
+	}
+	memcpy(q->cur->data + q->cur->used, raw, size);
+	q->e[q->n++] = (struct qent){ time, q->seq++, offset, q->cur, (uint32_t)q->cur->used,
+				      (uint32_t)size };
+	q->cur->used += need;
+	q->cur->live++;
+	return 0;
+}
+
+static int cmp_ent(const void *a, const void *b)
+{
+	const struct qent *x = a, *y = b;
+
+	if (x->time != y->time)
+		return x->time < y->time ? -1 : 1;
+	return x->seq < y->seq ? -1 : x->seq > y->seq;
+}
+
+static void sort_queue(struct pd_queue *q)
+{
+	for (size_t i = 1; i < q->n; i++)
+		if (cmp_ent(&q->e[i - 1], &q->e[i]) > 0) {
+			qsort(q->e, q->n, sizeof(*q->e), cmp_ent);
+			return;
+		}
+}
+
+/* Delivers the first `count` entries of the sorted queue. */
+static int deliver(struct pd_queue *q, size_t count, pd_queue_fn fn, void *ctx)
+{
+	int rc = 0;
+	size_t i;
+
+	for (i = 0; i < count; i++) {
+		struct qent *e = &q->e[i];
+
+		q->last_flushed = e->time;
+		rc = fn(ctx, e->ch->data + e->off, e->size, e->offset);
+		chunk_release(q, e->ch);
+		if (rc) {
+			i++;
+			break;
+		}
+	}
+	if (i) {
+		memmove(q->e, q->e + i, (q->n - i) * sizeof(*q->e));
+		q->n -= i;
+	}
+	return rc;
+}
+
+int pd_queue_flush(struct pd_queue *q, uint64_t limit, pd_queue_fn fn, void *ctx)
+{
+	size_t count = 0;
+
+	sort_queue(q);
+	while (count < q->n && q->e[count].time <= limit)
+		count++;
+	return deliver(q, count, fn, ctx);
+}
+
+bool pd_queue_over(const struct pd_queue *q)
+{
+	return q->bytes > q->limit && q->n > 1;
+}
+
+int pd_queue_flush_half(struct pd_queue *q, pd_queue_fn fn, void *ctx)
+{
+	sort_queue(q);
+	return deliver(q, q->n / 2, fn, ctx);
+}
+
+uint64_t pd_queue_last_flushed(const struct pd_queue *q)
+{
+	return q->last_flushed;
+}

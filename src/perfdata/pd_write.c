@@ -1,0 +1,662 @@
+/* perf.data writer: records stream through one buffer; attrs, ids and features are
+ * appended after the data at close (layout in pd_write.h). */
+#include "perfdata/pd_write.h"
+
+#include <errno.h>
+#include <fcntl.h>
+#include <stdlib.h>
+#include <string.h>
+#include <unistd.h>
+
+#define BUF_SIZE (256 * 1024)
+/* Record boundaries remembered for the ENOSPC cut: one per CKPT_STEP of data. */
+#define CKPT_STEP (64 * 1024)
+#define NCKPT 16
+
+struct pd_attr_ent {
+	struct perf_event_attr attr;
+	char *name;
+	uint64_t *ids;
+	size_t nids, cap;
+};
+
+struct pd_id_ent {
+	uint64_t id, idx, cpu, tid;
+};
+
+struct pd_writer {
+	int fd;
+	int err;
+	uint64_t data_off;	/* file offset of the data section */
+	uint64_t pos;		/* data bytes accepted (logical end) */
+	uint64_t disk;		/* data bytes on disk */
+	uint64_t truncated;
+	unsigned char *buf;
+	size_t blen;
+	uint64_t ckpt[NCKPT];	/* record boundaries, ascending, ring */
+	unsigned nckpt, ckpt_head;
+	struct pd_attr_ent *attrs;
+	size_t nattrs;
+	struct pd_id_ent *index;
+	size_t nindex, index_cap;
+	void *feat[PD_FEAT_BITS];
+	size_t feat_size[PD_FEAT_BITS];
+	unsigned char *bids;	/* HEADER_BUILD_ID payload */
+	size_t bids_len, bids_cap;
+	int finalized;		/* 1 done, <0 failed */
+};
+
+static int pwrite_all(int fd, const void *p, size_t n, uint64_t off)
+{
+	const unsigned char *c = p;
+
+	while (n) {
+		ssize_t r = pwrite(fd, c, n, (off_t)off);
+		if (r < 0) {
+			if (errno == EINTR)
+				continue;
+			return -errno;
+		}
+		if (r == 0)
+			return -EIO;
+		c += r;
+		n -= (size_t)r;
+		off += (uint64_t)r;
+	}
+	return 0;
+}
+
+/* Gives back data at the end so features and attrs fit: cut at a record boundary at
+ * least PD_WRITE_RESERVE before what reached the disk. */
+static void give_back_space(struct pd_writer *w)
+{
+	uint64_t cut = 0;
+
+	for (unsigned i = 0; i < w->nckpt; i++) {
+		uint64_t c = w->ckpt[(w->ckpt_head + NCKPT - 1 - i) % NCKPT];
+		if (c + PD_WRITE_RESERVE <= w->disk) {
+			cut = c;
+			break;
+		}
+		cut = c;	/* oldest known boundary if none is far enough back */
+	}
+	if (cut > w->disk)
+		cut = 0;
+	if (ftruncate(w->fd, (off_t)(w->data_off + cut)) == 0) {
+		w->truncated += w->pos - cut;
+		w->disk = w->pos = cut;
+		w->blen = 0;
+		w->nckpt = 0;
+		w->ckpt_head = 0;
+	}
+}
+
+static int flush(struct pd_writer *w)
+{
+	int r;
+
+	if (w->err)
+		return w->err;
+	if (!w->blen)
+		return 0;
+	r = pwrite_all(w->fd, w->buf, w->blen, w->data_off + w->disk);
+	if (r < 0) {
+		w->err = r;
+		if (r == -ENOSPC || r == -EDQUOT || r == -EFBIG)
+			give_back_space(w);
+		return r;
+	}
+	w->disk += w->blen;
+	w->blen = 0;
+	return 0;
+}
+
+static int put(struct pd_writer *w, const void *p, size_t n)
+{
+	const unsigned char *c = p;
+
+	if (w->err)
+		return w->err;
+	while (n) {
+		size_t room = BUF_SIZE - w->blen, k;
+		/* Large pieces (AUX data) bypass the buffer once it is empty. */
+		if (w->blen == 0 && n >= BUF_SIZE) {
+			int r = pwrite_all(w->fd, c, n, w->data_off + w->disk);
+			if (r < 0) {
+				w->err = r;
+				if (r == -ENOSPC || r == -EDQUOT || r == -EFBIG)
+					give_back_space(w);
+				return r;
+			}
+			w->disk += n;
+			w->pos += n;
+			return 0;
+		}
+		k = n < room ? n : room;
+		memcpy(w->buf + w->blen, c, k);
+		w->blen += k;
+		w->pos += k;
+		c += k;
+		n -= k;
+		if (w->blen == BUF_SIZE) {
+			int r = flush(w);
+			if (r < 0)
+				return r;
+		}
+	}
+	return 0;
+}
+
+/* Called before each record: remembers boundaries for the ENOSPC cut. */
+static void boundary(struct pd_writer *w)
+{
+	uint64_t last = w->nckpt ? w->ckpt[(w->ckpt_head + NCKPT - 1) % NCKPT] : 0;
+
+	if (w->nckpt && w->pos < last + CKPT_STEP)
+		return;
+	w->ckpt[w->ckpt_head] = w->pos;
+	w->ckpt_head = (w->ckpt_head + 1) % NCKPT;
+	if (w->nckpt < NCKPT)
+		w->nckpt++;
+}
+
+static int write_header(struct pd_writer *w, uint64_t attrs_off, uint64_t attrs_size)
+{
+	struct pd_file_header h;
+
+	memset(&h, 0, sizeof(h));
+	h.magic = PD_MAGIC2;
+	h.size = sizeof(h);
+	h.attr_size = PD_ATTR_SIZE + sizeof(struct pd_section);
+	h.attrs.offset = attrs_off;
+	h.attrs.size = attrs_size;
+	h.data.offset = w->data_off;
+	h.data.size = w->pos;
+	for (int f = 0; f < PD_FEAT_BITS; f++)
+		if (w->feat[f])
+			h.features[f / 64] |= 1ULL << (f % 64);
+	return pwrite_all(w->fd, &h, sizeof(h), 0);
+}
+
+int pd_writer_create(struct pd_writer **out, const char *path)
+{
+	struct pd_writer *w = calloc(1, sizeof(*w));
+	int r;
+
+	*out = NULL;
+	if (!w)
+		return -ENOMEM;
+	w->buf = malloc(BUF_SIZE);
+	if (!w->buf) {
+		free(w);
+		return -ENOMEM;
+	}
+	w->fd = open(path, O_RDWR | O_CREAT | O_TRUNC | O_CLOEXEC, 0644);
+	if (w->fd < 0) {
+		r = -errno;
+		free(w->buf);
+		free(w);
+		return r;
+	}
+	w->data_off = sizeof(struct pd_file_header);
+	r = write_header(w, 0, 0);
+	if (r < 0) {
+		close(w->fd);
+		free(w->buf);
+		free(w);
+		return r;
+	}
+	*out = w;
+	return 0;
+}
+
+int pd_writer_add_attr(struct pd_writer *w, const struct perf_event_attr *attr, const char *name)
+{
+	struct pd_attr_ent *a;
+	const unsigned char *extra = (const unsigned char *)attr;
+
+	for (size_t i = PD_ATTR_SIZE; i < sizeof(*attr); i++)
+		if (extra[i])
+			return -EINVAL;
+	a = realloc(w->attrs, (w->nattrs + 1) * sizeof(*a));
+	if (!a)
+		return -ENOMEM;
+	w->attrs = a;
+	a = &w->attrs[w->nattrs];
+	memset(a, 0, sizeof(*a));
+	memcpy(&a->attr, attr, sizeof(*attr) < PD_ATTR_SIZE ? sizeof(*attr) : PD_ATTR_SIZE);
+	a->attr.size = PD_ATTR_SIZE;
+	a->name = strdup(name ? name : "");
+	if (!a->name)
+		return -ENOMEM;
+	return (int)w->nattrs++;
+}
+
+int pd_writer_add_id(struct pd_writer *w, int idx, uint64_t id, int cpu, int tid)
+{
+	struct pd_attr_ent *a;
+
+	if (idx < 0 || (size_t)idx >= w->nattrs)
+		return -EINVAL;
+	a = &w->attrs[idx];
+	if (a->nids == a->cap) {
+		size_t cap = a->cap ? a->cap * 2 : 8;
+		uint64_t *ids = realloc(a->ids, cap * sizeof(*ids));
+		if (!ids)
+			return -ENOMEM;
+		a->ids = ids;
+		a->cap = cap;
+	}
+	a->ids[a->nids++] = id;
+	if (w->nindex == w->index_cap) {
+		size_t cap = w->index_cap ? w->index_cap * 2 : 8;
+		struct pd_id_ent *e = realloc(w->index, cap * sizeof(*e));
+		if (!e)
+			return -ENOMEM;
+		w->index = e;
+		w->index_cap = cap;
+	}
+	w->index[w->nindex++] = (struct pd_id_ent){ id, (uint64_t)idx, (uint64_t)(int64_t)cpu,
+						    (uint64_t)(int64_t)tid };
+	return 0;
+}
+
+int pd_writer_nr_attrs(const struct pd_writer *w)
+{
+	return (int)w->nattrs;
+}
+
+const struct perf_event_attr *pd_writer_attr(const struct pd_writer *w, int idx)
+{
+	return idx >= 0 && (size_t)idx < w->nattrs ? &w->attrs[idx].attr : NULL;
+}
+
+int pd_writer_record2(struct pd_writer *w, const void *a, size_t na, const void *b, size_t nb)
+{
+	int r;
+
+	if ((na + nb) < sizeof(struct perf_event_header) || (na + nb) % 8)
+		return -EINVAL;
+	boundary(w);
+	r = put(w, a, na);
+	if (r == 0 && nb)
+		r = put(w, b, nb);
+	return r;
+}
+
+int pd_writer_record(struct pd_writer *w, const struct perf_event_header *hdr)
+{
+	return pd_writer_record2(w, hdr, hdr->size, NULL, 0);
+}
+
+int pd_writer_finished_round(struct pd_writer *w)
+{
+	struct perf_event_header h = { .type = PD_RECORD_FINISHED_ROUND, .size = sizeof(h) };
+
+	return pd_writer_record(w, &h);
+}
+
+int pd_writer_finished_init(struct pd_writer *w)
+{
+	struct perf_event_header h = { .type = PD_RECORD_FINISHED_INIT, .size = sizeof(h) };
+
+	return pd_writer_record(w, &h);
+}
+
+int pd_writer_auxtrace2(struct pd_writer *w, struct pd_auxtrace_event *ev, const void *a,
+			size_t na, const void *b, size_t nb)
+{
+	static const unsigned char zero[8];
+	size_t n = na + nb, pad = (8 - n % 8) % 8;
+	int r;
+
+	ev->header.type = PD_RECORD_AUXTRACE;
+	ev->header.misc = 0;
+	ev->header.size = sizeof(*ev);
+	ev->size = n + pad;
+	boundary(w);
+	r = put(w, ev, sizeof(*ev));
+	if (r == 0 && na)
+		r = put(w, a, na);
+	if (r == 0 && nb)
+		r = put(w, b, nb);
+	if (r == 0 && pad)
+		r = put(w, zero, pad);
+	return r;
+}
+
+int pd_writer_auxtrace(struct pd_writer *w, struct pd_auxtrace_event *ev, const void *data,
+		       size_t n)
+{
+	return pd_writer_auxtrace2(w, ev, data, n, NULL, 0);
+}
+
+int pd_writer_auxtrace_info(struct pd_writer *w, uint32_t type, const uint64_t *priv, size_t n)
+{
+	struct pd_auxtrace_info_event ev;
+	int r;
+
+	if (sizeof(ev) + n * 8 > 0xffff)
+		return -EINVAL;
+	memset(&ev, 0, sizeof(ev));
+	ev.header.type = PD_RECORD_AUXTRACE_INFO;
+	ev.header.size = (uint16_t)(sizeof(ev) + n * 8);
+	ev.type = type;
+	boundary(w);
+	r = put(w, &ev, sizeof(ev));
+	if (r == 0 && n)
+		r = put(w, priv, n * 8);
+	return r;
+}
+
+int pd_writer_time_conv(struct pd_writer *w, struct pd_time_conv_event *tc)
+{
+	tc->header.type = PD_RECORD_TIME_CONV;
+	tc->header.misc = 0;
+	tc->header.size = sizeof(*tc);
+	return pd_writer_record(w, &tc->header);
+}
+
+int pd_writer_id_index(struct pd_writer *w)
+{
+	/* A record is at most 64 KiB: split the index into several records. */
+	const size_t per = (0xffff - 16) / sizeof(struct pd_id_index_entry);
+	size_t done = 0;
+	int r = 0;
+
+	while (r == 0 && done < w->nindex) {
+		size_t n = w->nindex - done < per ? w->nindex - done : per;
+		struct {
+			struct perf_event_header h;
+			uint64_t nr;
+		} hd = { { PD_RECORD_ID_INDEX, 0, (uint16_t)(16 + n * sizeof(struct pd_id_index_entry)) },
+			 n };
+		boundary(w);
+		r = put(w, &hd, sizeof(hd));
+		for (size_t i = 0; r == 0 && i < n; i++) {
+			struct pd_id_index_entry e = { w->index[done + i].id, w->index[done + i].idx,
+						       w->index[done + i].cpu, w->index[done + i].tid };
+			r = put(w, &e, sizeof(e));
+		}
+		done += n;
+	}
+	return r;
+}
+
+int pd_writer_feature(struct pd_writer *w, enum pd_feature feat, const void *payload, size_t size)
+{
+	void *p;
+
+	if ((int)feat <= 0 || feat >= PD_FEAT_BITS)
+		return -EINVAL;
+	p = malloc(size ? size : 1);
+	if (!p)
+		return -ENOMEM;
+	memcpy(p, payload, size);
+	free(w->feat[feat]);
+	w->feat[feat] = p;
+	w->feat_size[feat] = size;
+	return 0;
+}
+
+size_t pd_encode_string(void *buf, size_t bufsize, const char *s)
+{
+	size_t len = strlen(s) + 1, olen = (len + 63) & ~(size_t)63;
+	uint32_t l32 = (uint32_t)olen;
+
+	if (buf && bufsize >= 4 + olen) {
+		memcpy(buf, &l32, 4);
+		memset((char *)buf + 4, 0, olen);
+		memcpy((char *)buf + 4, s, len);
+	}
+	return 4 + olen;
+}
+
+int pd_writer_feat_string(struct pd_writer *w, enum pd_feature feat, const char *s)
+{
+	size_t n = pd_encode_string(NULL, 0, s);
+	void *p = malloc(n);
+	int r;
+
+	if (!p)
+		return -ENOMEM;
+	pd_encode_string(p, n, s);
+	r = pd_writer_feature(w, feat, p, n);
+	free(p);
+	return r;
+}
+
+int pd_writer_feat_cmdline(struct pd_writer *w, int argc, char *const *argv)
+{
+	size_t n = 4;
+	unsigned char *p, *q;
+	uint32_t nr = (uint32_t)argc;
+	int r;
+
+	for (int i = 0; i < argc; i++)
+		n += pd_encode_string(NULL, 0, argv[i]);
+	p = malloc(n);
+	if (!p)
+		return -ENOMEM;
+	memcpy(p, &nr, 4);
+	q = p + 4;
+	for (int i = 0; i < argc; i++)
+		q += pd_encode_string(q, n - (size_t)(q - p), argv[i]);
+	r = pd_writer_feature(w, PD_FEAT_CMDLINE, p, n);
+	free(p);
+	return r;
+}
+
+int pd_writer_feat_clockid(struct pd_writer *w, uint64_t res_ns)
+{
+	return pd_writer_feature(w, PD_FEAT_CLOCKID, &res_ns, sizeof(res_ns));
+}
+
+int pd_writer_feat_sample_time(struct pd_writer *w, uint64_t first, uint64_t last)
+{
+	uint64_t t[2] = { first, last };
+
+	return pd_writer_feature(w, PD_FEAT_SAMPLE_TIME, t, sizeof(t));
+}
+
+int pd_writer_add_build_id(struct pd_writer *w, int32_t pid, uint16_t misc, const uint8_t *bid,
+			   size_t bid_size, const char *filename)
+{
+	struct pd_build_id_event b;
+	size_t nlen = strlen(filename) + 1, plen = (nlen + 63) & ~(size_t)63;
+	size_t need = sizeof(b) + plen;
+
+	if (bid_size > sizeof(b.build_id) || need > 0xffff)
+		return -EINVAL;
+	if (w->bids_len + need > w->bids_cap) {
+		size_t cap = (w->bids_cap ? w->bids_cap * 2 : 1024) + need;
+		unsigned char *p = realloc(w->bids, cap);
+		if (!p)
+			return -ENOMEM;
+		w->bids = p;
+		w->bids_cap = cap;
+	}
+	memset(&b, 0, sizeof(b));
+	b.header.type = PD_RECORD_HEADER_BUILD_ID;
+	b.header.misc = misc | PD_MISC_BUILD_ID_SIZE;
+	b.header.size = (uint16_t)need;
+	b.pid = pid;
+	memcpy(b.build_id, bid, bid_size);
+	b.build_id_size = (uint8_t)bid_size;
+	memcpy(w->bids + w->bids_len, &b, sizeof(b));
+	memset(w->bids + w->bids_len + sizeof(b), 0, plen);
+	memcpy(w->bids + w->bids_len + sizeof(b), filename, nlen);
+	w->bids_len += need;
+	return 0;
+}
+
+/* EVENT_DESC: u32 nr, u32 attr_size, then per attr: attr, u32 nr_ids, string, ids. */
+static int build_event_desc(struct pd_writer *w)
+{
+	size_t n = 8;
+	unsigned char *p, *q;
+	uint32_t v;
+	int r;
+
+	for (size_t i = 0; i < w->nattrs; i++)
+		n += PD_ATTR_SIZE + 4 + pd_encode_string(NULL, 0, w->attrs[i].name) +
+		     w->attrs[i].nids * 8;
+	p = malloc(n);
+	if (!p)
+		return -ENOMEM;
+	v = (uint32_t)w->nattrs;
+	memcpy(p, &v, 4);
+	v = PD_ATTR_SIZE;
+	memcpy(p + 4, &v, 4);
+	q = p + 8;
+	for (size_t i = 0; i < w->nattrs; i++) {
+		struct pd_attr_ent *a = &w->attrs[i];
+		memcpy(q, &a->attr, PD_ATTR_SIZE);
+		q += PD_ATTR_SIZE;
+		v = (uint32_t)a->nids;
+		memcpy(q, &v, 4);
+		q += 4;
+		q += pd_encode_string(q, n - (size_t)(q - p), a->name);
+		if (a->nids)
+			memcpy(q, a->ids, a->nids * 8);
+		q += a->nids * 8;
+	}
+	r = pd_writer_feature(w, PD_FEAT_EVENT_DESC, p, n);
+	free(p);
+	return r;
+}
+
+/* Features right after the data (perf finds them there), then ids and attrs. */
+static int write_tail(struct pd_writer *w)
+{
+	uint64_t off = w->data_off + w->pos, sec_off, payload;
+	unsigned nfeat = 0;
+	uint64_t *id_off;
+	int r;
+
+	if (w->bids_len && !w->feat[PD_FEAT_BUILD_ID]) {
+		r = pd_writer_feature(w, PD_FEAT_BUILD_ID, w->bids, w->bids_len);
+		if (r < 0)
+			return r;
+	}
+	if (!w->feat[PD_FEAT_EVENT_DESC] && w->nattrs) {
+		r = build_event_desc(w);
+		if (r < 0)
+			return r;
+	}
+	for (int f = 0; f < PD_FEAT_BITS; f++)
+		nfeat += w->feat[f] != NULL;
+	sec_off = off;
+	payload = off + nfeat * sizeof(struct pd_section);
+	for (int f = 0; f < PD_FEAT_BITS; f++) {
+		struct pd_section s;
+		if (!w->feat[f])
+			continue;
+		s.offset = payload;
+		s.size = w->feat_size[f];
+		r = pwrite_all(w->fd, &s, sizeof(s), sec_off);
+		if (r == 0)
+			r = pwrite_all(w->fd, w->feat[f], w->feat_size[f], payload);
+		if (r < 0)
+			return r;
+		sec_off += sizeof(s);
+		payload += w->feat_size[f];
+	}
+	off = (payload + 7) & ~7ULL;
+	id_off = calloc(w->nattrs ? w->nattrs : 1, sizeof(*id_off));
+	if (!id_off)
+		return -ENOMEM;
+	r = 0;
+	for (size_t i = 0; r == 0 && i < w->nattrs; i++) {
+		id_off[i] = off;
+		r = pwrite_all(w->fd, w->attrs[i].ids, w->attrs[i].nids * 8, off);
+		off += w->attrs[i].nids * 8;
+	}
+	for (size_t i = 0; r == 0 && i < w->nattrs; i++) {
+		unsigned char fa[PD_ATTR_SIZE + sizeof(struct pd_section)];
+		struct pd_section s = { id_off[i], w->attrs[i].nids * 8 };
+		memcpy(fa, &w->attrs[i].attr, PD_ATTR_SIZE);
+		memcpy(fa + PD_ATTR_SIZE, &s, sizeof(s));
+		r = pwrite_all(w->fd, fa, sizeof(fa), off + i * sizeof(fa));
+	}
+	if (r == 0)
+		r = write_header(w, off, w->nattrs * (PD_ATTR_SIZE + sizeof(struct pd_section)));
+	free(id_off);
+	return r;
+}
+
+int pd_writer_finalize(struct pd_writer *w)
+{
+	int r;
+
+	if (w->finalized)
+		return w->finalized < 0 ? w->finalized : 0;
+	flush(w);
+	/* After ENOSPC the data was cut back to make room: finalize what is left.  If the
+	 * tail still does not fit, keep giving back data (halving) until it does. */
+	r = write_tail(w);
+	while ((r == -ENOSPC || r == -EDQUOT || r == -EFBIG) && w->pos > 0) {
+		uint64_t cut = 0;
+		for (unsigned i = 0; i < w->nckpt; i++) {
+			uint64_t c = w->ckpt[i];
+			if (c <= w->pos / 2 && c > cut)
+				cut = c;
+		}
+		if (ftruncate(w->fd, (off_t)(w->data_off + cut)) < 0)
+			break;
+		w->truncated += w->pos - cut;
+		w->pos = w->disk = cut;
+		w->nckpt = 0;
+		w->ckpt_head = 0;
+		if (!w->err)
+			w->err = r;
+		r = write_tail(w);
+	}
+	w->finalized = r < 0 ? r : 1;
+	return r;
+}
+
+void pd_writer_free(struct pd_writer *w)
+{
+	if (!w)
+		return;
+	close(w->fd);
+	for (size_t i = 0; i < w->nattrs; i++) {
+		free(w->attrs[i].name);
+		free(w->attrs[i].ids);
+	}
+	free(w->attrs);
+	free(w->index);
+	for (int f = 0; f < PD_FEAT_BITS; f++)
+		free(w->feat[f]);
+	free(w->bids);
+	free(w->buf);
+	free(w);
+}
+
+int pd_writer_close(struct pd_writer *w)
+{
+	int r, err;
+
+	if (!w)
+		return 0;
+	r = pd_writer_finalize(w);
+	err = w->err;
+	pd_writer_free(w);
+	return err ? err : r;
+}
+
+uint64_t pd_writer_data_size(const struct pd_writer *w)
+{
+	return w->pos;
+}
+
+int pd_writer_error(const struct pd_writer *w)
+{
+	return w->err;
+}
+
+uint64_t pd_writer_truncated(const struct pd_writer *w)
+{
+	return w->truncated;
+}

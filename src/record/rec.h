@@ -1,0 +1,156 @@
+/* Recording: options, the session every mode shares, and the mode table.
+ *
+ * `xptrace record` (src/cli/cmd_record.c) parses struct rec_opts, creates the trace
+ * directory (perf.data writer + module store), launches the command stopped (or checks
+ * the -p target), then hands the session to one mode's run().  A mode (collector,
+ * src/col_*.c) opens its events, calls rec_target_go() once they are attached, and
+ * loops until rec_should_stop(), passing every kernel record to rec_record() (which
+ * snapshots executable mappings, counts samples/lost records and writes it).  The
+ * command then finalizes the file whatever happened (target exit, crash, SIGKILL,
+ * SIGINT/SIGTERM to xptrace, disk full).
+ *
+ * Adding a mode = one struct rec_mode in the collector and one line in rec_modes[]
+ * (src/record/rec_modes.c). */
+#ifndef REC_H
+#define REC_H
+
+#include <signal.h>
+#include <stddef.h>
+#include <poll.h>
+#include <stdint.h>
+#include <sys/types.h>
+
+#include "perfdata/pd_write.h"
+#include "session/ms_store.h"
+
+enum rec_callgraph { REC_CG_NONE, REC_CG_FP, REC_CG_DWARF, REC_CG_LBR };
+
+#define REC_DEFAULT_FREQ 4000
+#define REC_DEFAULT_STACK 8192
+
+struct rec_opts {
+	const char *outdir;	/* default "xptrace.data" */
+	int force;		/* -f: replace, keeping DIR.old */
+	const char *mode;	/* "auto" or a rec_modes[] name */
+	const char *events;	/* -e list, NULL = the mode's default */
+	uint64_t freq;		/* -F, 0 = unset */
+	uint64_t period;	/* -c, 0 = unset */
+	enum rec_callgraph callgraph;
+	uint32_t stack_size;	/* dwarf: bytes of user stack per sample */
+	double duration;	/* seconds, 0 = until the target ends / Ctrl-C */
+	pid_t pid;		/* -p, 0 = run cmd */
+	char **cmd;		/* NULL-terminated command to run */
+	int quiet;
+	/* --mode step */
+	uint64_t psb_period;	/* --psb-period BYTES, 0 = default */
+	int argc;		/* xptrace's own command line, for the CMDLINE feature */
+	char **argv;
+	/* hardware modes (pt, lbr; src/record/rec_mode_pt.c, src/record/rec_mode_lbr.c) */
+	const char *sysfs_root;	/* --sysfs-root: where PMUs are described, NULL = "/" */
+	int all_cpus;		/* -a: every CPU, every process */
+	int user, kernel;	/* -u/-k: user only when neither is given */
+	const char *pt_opts;	/* --pt-opts */
+	const char *filter;	/* --filter (address filters) */
+	int snapshot;		/* --snapshot: AUX ring dumped on SIGUSR2/trigger/end */
+	const char *trigger;	/* --trigger SYM[@PATH] */
+	uint64_t aux_size;	/* --aux-size bytes, 0 = default */
+};
+
+struct rec {
+	const struct rec_opts *opts;
+	char *dir;
+	char *data_path;	/* DIR/perf.data */
+	struct pd_writer *w;
+	struct ms_store *ms;
+	pid_t child;		/* launched command (0 with -p) */
+	int go_fd;		/* write end: the child execs when it gets a byte */
+	int exec_err_fd;	/* read end: errno from a failed exec */
+	pid_t target;		/* the process recorded (child or -p) */
+	int target_status;	/* waitpid status once the child ended */
+	int target_done;
+	int exec_failed;	/* the command never ran: nothing worth keeping */
+	int stop_signal;	/* SIGINT/SIGTERM that stopped xptrace, 0 if none */
+	int write_err;		/* first perf.data write error */
+	/* what the run captured */
+	uint64_t samples, lost, lost_samples, records, switches;
+	uint64_t first_time, last_time;
+	uint64_t snapshot_fail;
+	/* sample layout of the sampling attr, for times and synthesized records */
+	uint64_t sample_type;
+	int time_off;		/* byte offset of TIME in a SAMPLE record, -1 none */
+	uint64_t synth_id;	/* event id put in synthesized records' sample_id */
+	uint64_t deadline_ns;	/* CLOCK_MONOTONIC, 0 none */
+	struct rec_jit *jit;	/* JIT files to keep (src/record/rec_jit.c) */
+};
+
+struct rec_mode {
+	const char *name;
+	const char *summary;
+	/* Opens this mode's event with the options, once the conclusions of `xptrace info`
+	 * found the mode available: 0 when it records here, else a negative code and
+	 * either *open_err set to the errno of a refused perf_event_open (the caller words
+	 * it as info would) or the reason in `why` (an option the PMU cannot honour).
+	 * NULL: nothing to open beforehand. */
+	int (*probe)(const struct rec_opts *o, int *open_err, char *why, size_t whylen);
+	/* Records until rec_should_stop(); errors are reported here (xp_err) and returned
+	 * negative.  The command finalizes the file afterwards in every case. */
+	int (*run)(struct rec *r);
+};
+
+/* NULL-terminated, in --mode auto's order of preference (best first). */
+extern const struct rec_mode *const rec_modes[];
+const struct rec_mode *rec_mode_find(const char *name);
+/* Resolves "auto" (first usable mode, reasons for the skipped ones printed unless
+ * quiet) or a name; NULL with the error reported when nothing fits. */
+const struct rec_mode *rec_mode_resolve(const struct rec_opts *o);
+
+/* --- session services for modes --- */
+
+/* Sample layout of the main sampling attr: sets time_off and the synthesized id. */
+void rec_set_sample_layout(struct rec *r, const struct perf_event_attr *attr, uint64_t id);
+/* Lets the launched child exec (no-op with -p).  Returns -1 (reported) if exec failed. */
+int rec_target_go(struct rec *r);
+/* 1 when recording should end: SIGINT/SIGTERM, --duration, the command ended, or a
+ * write error.  Reaps the child. */
+int rec_should_stop(struct rec *r);
+/* One kernel record from a ring: snapshot for executable MMAP2, counters, written. */
+int rec_record(struct rec *r, const struct perf_event_header *h);
+/* Ends a pass over every ring (PERF_RECORD_FINISHED_ROUND when something was written). */
+int rec_round(struct rec *r);
+/* Snapshots the mapping an MMAP2 record describes when it is executable. */
+void rec_snapshot_mmap2(struct rec *r, const struct perf_event_header *h);
+
+/* JIT files (jit.h): an executable mapping of process pid (`anon`: anonymous code)
+ * that may name a jitdump or call for the process's perf map; returns 1 when it does
+ * (nothing else to snapshot).  rec_jit_keep copies them into DIR/jit/ once the JIT is
+ * done writing them and returns how many. */
+int rec_jit_note_mmap(struct rec *r, int32_t pid, const char *name, int anon);
+size_t rec_jit_keep(struct rec *r);
+void rec_jit_free(struct rec *r);
+
+/* -p: threads of `pid` (sorted); returns the count or a negative errno. */
+int rec_list_threads(pid_t pid, pid_t **tids);
+/* -p: synthesizes COMM, FORK and MMAP2 (executable mappings, with build-ids) from /proc
+ * for every thread, then FINISHED_INIT; snapshots the mappings. */
+int rec_synthesize(struct rec *r, pid_t pid);
+
+/* Online CPUs (sysfs list); returns the count or a negative errno. */
+int rec_online_cpus(int **cpus);
+/* Where a collector opens its events: every online CPU (*cpus, *ncpus) and the pids:
+ * -p's threads, -1 with -a (when the mode honours `all_cpus`), else the command.
+ * Returns the number of pids, or a negative code (reported, nothing to free). */
+int rec_targets(struct rec *r, int all_cpus, int **cpus, int *ncpus, pid_t **pids);
+/* Parses a sysfs CPU list ("0-3,5,7-8\n"); returns the count or -EINVAL. */
+int rec_parse_cpu_list(const char *list, int **cpus);
+
+/* Waits up to timeout_ms for data on `pfd` or a signal that may end the recording
+ * (SIGINT/SIGTERM/SIGHUP to xptrace, SIGCHLD of the command).  Unlike a plain poll(),
+ * a signal that arrived since the last call returns at once: none is missed between
+ * rec_should_stop() and the wait. */
+int rec_wait(struct pollfd *pfd, unsigned long n, int timeout_ms);
+
+/* Set by the signal handlers installed by cmd_record. */
+extern volatile sig_atomic_t rec_stop_requested;
+extern volatile sig_atomic_t rec_signalled;
+
+#endif

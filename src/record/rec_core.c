@@ -1,0 +1,238 @@
+/* Session services every record mode uses: target start/stop, record handling,
+ * executable-mapping snapshots (see rec.h). */
+#include "record/rec.h"
+
+#include <errno.h>
+#include <fcntl.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <sys/mman.h>
+#include <sys/wait.h>
+#include <time.h>
+#include <unistd.h>
+
+#include "util/xp_err.h"
+
+volatile sig_atomic_t rec_stop_requested;
+volatile sig_atomic_t rec_signalled;
+
+void rec_set_sample_layout(struct rec *r, const struct perf_event_attr *attr, uint64_t id)
+{
+	r->sample_type = attr->sample_type;
+	r->time_off = pd_sample_time_offset(attr->sample_type);
+	r->synth_id = id;
+}
+
+int rec_target_go(struct rec *r)
+{
+	int e = 0;
+	ssize_t n;
+
+	if (r->go_fd < 0)
+		return 0;
+	if (write(r->go_fd, "g", 1) != 1)
+		e = errno;
+	close(r->go_fd);
+	r->go_fd = -1;
+	if (e)
+		return xp_err("start the command", NULL, "%s", strerror(e));
+	/* The error pipe is close-on-exec: EOF means the exec succeeded. */
+	do
+		n = read(r->exec_err_fd, &e, sizeof(e));
+	while (n < 0 && errno == EINTR);
+	close(r->exec_err_fd);
+	r->exec_err_fd = -1;
+	if (n == sizeof(e)) {
+		waitpid(r->child, NULL, 0);
+		r->target_done = 1;
+		r->exec_failed = 1;
+		r->child = 0;
+		return xp_err("run the command", "check the command name and PATH", "%s: %s",
+			      r->opts->cmd[0], strerror(e));
+	}
+	return 0;
+}
+
+int rec_wait(struct pollfd *pfd, unsigned long n, int timeout_ms)
+{
+	struct timespec ts = { timeout_ms / 1000, (long)(timeout_ms % 1000) * 1000000L };
+	sigset_t set, old;
+	int r = 0;
+
+	/* Blocked while the flag is tested, unblocked atomically by ppoll(). */
+	sigemptyset(&set);
+	sigaddset(&set, SIGINT);
+	sigaddset(&set, SIGTERM);
+	sigaddset(&set, SIGHUP);
+	sigaddset(&set, SIGCHLD);
+	sigprocmask(SIG_BLOCK, &set, &old);
+	if (!rec_signalled)
+		r = ppoll(pfd, (nfds_t)n, &ts, &old);
+	rec_signalled = 0;
+	sigprocmask(SIG_SETMASK, &old, NULL);
+	return r;
+}
+
+static uint64_t now_ns(void)
+{
+	struct timespec ts;
+
+	clock_gettime(CLOCK_MONOTONIC, &ts);
+	return (uint64_t)ts.tv_sec * 1000000000ull + (uint64_t)ts.tv_nsec;
+}
+
+int rec_should_stop(struct rec *r)
+{
+	if (rec_stop_requested) {
+		if (!r->stop_signal)
+			r->stop_signal = (int)rec_stop_requested;
+		return 1;
+	}
+	if (r->write_err)
+		return 1;
+	if (r->child && !r->target_done) {
+		int st;
+		pid_t p = waitpid(r->child, &st, WNOHANG);
+		if (p == r->child) {
+			r->target_status = st;
+			r->target_done = 1;
+		}
+	}
+	if (r->target_done)
+		return 1;
+	if (r->opts->pid && kill(r->opts->pid, 0) < 0 && errno == ESRCH) {
+		r->target_done = 1;
+		return 1;
+	}
+	if (r->deadline_ns && now_ns() >= r->deadline_ns)
+		return 1;
+	return 0;
+}
+
+static int write_failed(struct rec *r, int e)
+{
+	if (!r->write_err)
+		r->write_err = e;
+	return e;
+}
+
+int rec_record(struct rec *r, const struct perf_event_header *h)
+{
+	int e;
+
+	switch (h->type) {
+	case PERF_RECORD_SAMPLE:
+		r->samples++;
+		if (r->time_off >= 0 && (size_t)r->time_off + 8 <= h->size) {
+			uint64_t t;
+			memcpy(&t, (const char *)h + r->time_off, 8);
+			if (!r->first_time || t < r->first_time)
+				r->first_time = t;
+			if (t > r->last_time)
+				r->last_time = t;
+		}
+		break;
+	case PERF_RECORD_MMAP2:
+		rec_snapshot_mmap2(r, h);
+		break;
+	case PERF_RECORD_LOST:
+		if (h->size >= 24) {
+			uint64_t n;
+			memcpy(&n, (const char *)h + 16, 8);
+			r->lost += n;
+		}
+		break;
+	case PERF_RECORD_LOST_SAMPLES:
+		if (h->size >= 16) {
+			uint64_t n;
+			memcpy(&n, (const char *)h + 8, 8);
+			r->lost_samples += n;
+		}
+		break;
+	case PERF_RECORD_SWITCH:
+	case PERF_RECORD_SWITCH_CPU_WIDE:
+		r->switches++;
+		break;
+	}
+	r->records++;
+	e = pd_writer_record(r->w, h);
+	return e < 0 ? write_failed(r, e) : 0;
+}
+
+int rec_round(struct rec *r)
+{
+	int e = pd_writer_finished_round(r->w);
+
+	return e < 0 ? write_failed(r, e) : 0;
+}
+
+/* PERF_RECORD_MMAP2 body (after the header). */
+struct mmap2_body {
+	uint32_t pid, tid;
+	uint64_t addr, len, pgoff;
+	union {
+		struct {
+			uint32_t maj, min;
+			uint64_t ino, ino_generation;
+		};
+		struct {
+			uint8_t build_id_size, res1;
+			uint16_t res2;
+			uint8_t build_id[20];
+		};
+	};
+	uint32_t prot, flags;
+	char filename[];
+};
+
+void rec_snapshot_mmap2(struct rec *r, const struct perf_event_header *h)
+{
+	const struct mmap2_body *m = (const void *)(h + 1);
+	const uint8_t *bid = NULL;
+	size_t bsz = 0, maxname;
+	char name[4096], src[96];
+	int e;
+
+	if (h->size < sizeof(*h) + sizeof(*m) + 1 || !(m->prot & PROT_EXEC))
+		return;
+	maxname = h->size - sizeof(*h) - sizeof(*m);
+	if (maxname >= sizeof(name))
+		maxname = sizeof(name) - 1;
+	memcpy(name, m->filename, maxname);
+	name[maxname] = 0;
+	if (h->misc & PERF_RECORD_MISC_MMAP_BUILD_ID) {
+		bid = m->build_id;
+		bsz = m->build_id_size <= 20 ? m->build_id_size : 20;
+		if (bsz && ms_store_has(r->ms, bid, bsz))
+			return;
+		if (!bsz)
+			bid = NULL;
+	}
+	if (strcmp(name, "[vdso]") == 0) {
+		const void *img;
+		size_t size;
+		/* Every 64-bit process of this kernel maps the same vdso as we do. */
+		e = ms_vdso_self(&img, &size);
+		if (e == 0)
+			e = ms_store_add_image(r->ms, "[vdso]", img, size, bid, bsz);
+	} else if (name[0] != '/' || strncmp(name, "/memfd:", 7) == 0 ||
+		   strncmp(name, "//anon", 6) == 0 || strncmp(name, "/dev/", 5) == 0) {
+		/* anonymous code (JIT) has no file to keep: its perf map may name it */
+		rec_jit_note_mmap(r, (int32_t)m->pid, name, 1);
+		return;
+	} else if (rec_jit_note_mmap(r, (int32_t)m->pid, name, 0)) {
+		return;	/* a jitdump, not ELF: kept as a whole at the end */
+	} else {
+		/* map_files reaches the mapped inode even if the path was deleted or replaced. */
+		snprintf(src, sizeof(src), "/proc/%u/map_files/%lx-%lx", m->pid,
+			 (unsigned long)m->addr, (unsigned long)(m->addr + m->len));
+		e = ms_store_add_file(r->ms, name, access(src, R_OK) == 0 ? src : NULL, bid, bsz);
+	}
+	if (e < 0) {
+		r->snapshot_fail++;
+		if (!r->opts->quiet && e != -ENODATA)
+			xp_warn("no snapshot of %s: %s", name,
+				e == -ESTALE ? "the file changed since it was mapped" : strerror(-e));
+	}
+}

@@ -1,0 +1,140 @@
+/* The record modes, in --mode auto's order of preference: add a collector's
+ * struct rec_mode here (best first) and `--mode NAME` and auto pick it up.
+ *
+ * Whether a mode is possible here is decided by the conclusions `xptrace info` prints
+ * (probe_machine): the same reasons, word for word.  A mode they call available is
+ * then opened for real with the user's options; a refusal from the kernel becomes a
+ * probe fact and the conclusion words it. */
+#include <stdio.h>
+#include <string.h>
+
+#include "probe/probe.h"
+#include "record/rec.h"
+#include "util/xp_err.h"
+
+extern const struct rec_mode rec_mode_sample;
+extern const struct rec_mode rec_mode_pt;
+extern const struct rec_mode rec_mode_lbr;
+extern const struct rec_mode rec_mode_step;
+
+const struct rec_mode *const rec_modes[] = {
+	&rec_mode_pt,
+	&rec_mode_lbr,
+	&rec_mode_sample,
+	&rec_mode_step,
+	NULL,
+};
+
+const struct rec_mode *rec_mode_find(const char *name)
+{
+	for (int i = 0; rec_modes[i]; i++)
+		if (strcmp(rec_modes[i]->name, name) == 0)
+			return rec_modes[i];
+	return NULL;
+}
+
+struct machine {
+	const struct rec_opts *o;
+	struct pmu_list pmus;
+	struct probe_facts facts;
+	struct probe_conclusion c;
+};
+
+static int machine_probe(struct machine *x, const struct rec_opts *o)
+{
+	char label[512];
+	int ret;
+
+	x->o = o;
+	ret = probe_machine(o->sysfs_root, &x->pmus, &x->facts, &x->c);
+	if (ret == 0)
+		return 0;
+	probe_sysfs_label(o->sysfs_root, label, sizeof(label));
+	if (o->sysfs_root) {	/* as info does */
+		xp_err("record", "check --sysfs-root", "cannot read PMUs in %s: %s", label,
+		       strerror(-ret));
+		pmu_list_free(&x->pmus);
+		return -1;
+	}
+	xp_warn("record: cannot read PMUs in %s: %s (is sysfs mounted?)", label, strerror(-ret));
+	return 0;
+}
+
+/* 0 when mode m records here; else -1 with info's reason in why. */
+static int usable(struct machine *x, const struct rec_mode *m, char *why, size_t whylen)
+{
+	int id = -1, err = 0;
+
+	for (int i = 0; i < PROBE_NMODES; i++)
+		if (strcmp(x->c.mode[i].name, m->name) == 0)
+			id = i;
+	if (id >= 0 && !x->c.mode[id].available) {
+		snprintf(why, whylen, "%s", x->c.mode[id].reason);
+		return -1;
+	}
+	why[0] = 0;
+	if (!m->probe || m->probe(x->o, &err, why, whylen) == 0)
+		return 0;
+	if (err && id >= 0) {
+		probe_refute(x->o->sysfs_root, &x->pmus, &x->facts, id, err, &x->c);
+		snprintf(why, whylen, "%s", x->c.mode[id].reason);
+	}
+	return -1;
+}
+
+static const struct rec_mode *resolve(struct machine *x)
+{
+	const struct rec_opts *o = x->o;
+	char why[sizeof(x->c.mode[0].reason)];
+
+	if (strcmp(o->mode, "auto") != 0) {
+		const struct rec_mode *m = rec_mode_find(o->mode);
+
+		if (m && usable(x, m, why, sizeof(why)) != 0) {
+			/* Asked for by name and impossible here: the reason, and what works. */
+			char hint[96] = "use --mode auto";
+			for (int i = 0; rec_modes[i]; i++) {
+				char alt_why[sizeof(why)];
+				if (rec_modes[i] == m || usable(x, rec_modes[i], alt_why, sizeof(alt_why)))
+					continue;
+				snprintf(hint, sizeof(hint), "use --mode %s instead", rec_modes[i]->name);
+				break;
+			}
+			xp_err("record --mode", hint, "%s: %s", m->name, why);
+			return NULL;
+		}
+		return m;
+	}
+	for (int i = 0; rec_modes[i]; i++) {
+		const struct rec_mode *m = rec_modes[i];
+		if (usable(x, m, why, sizeof(why)) == 0) {
+			if (!o->quiet)
+				xp_warn("mode auto: recording in %s mode", m->name);
+			return m;
+		}
+		if (!o->quiet)
+			xp_warn("mode auto: %s mode is not available: %s", m->name, why);
+	}
+	xp_err("record", "see 'xptrace info'", "no record mode works on this machine");
+	return NULL;
+}
+
+const struct rec_mode *rec_mode_resolve(const struct rec_opts *o)
+{
+	struct machine x;
+	const struct rec_mode *m;
+
+	if (strcmp(o->mode, "auto") != 0 && !rec_mode_find(o->mode)) {
+		char names[256] = "auto";
+		size_t n = 4;
+		for (int i = 0; rec_modes[i]; i++)
+			n += (size_t)snprintf(names + n, sizeof(names) - n, ", %s", rec_modes[i]->name);
+		xp_err("record", NULL, "unknown mode '%s' (modes: %s)", o->mode, names);
+		return NULL;
+	}
+	if (machine_probe(&x, o) != 0)
+		return NULL;
+	m = resolve(&x);
+	pmu_list_free(&x.pmus);
+	return m;
+}

@@ -1,0 +1,104 @@
+/* Per-CPU data rings of the sampling collectors; see rec_rings.h. */
+#include "record/rec_rings.h"
+
+#include <errno.h>
+#include <poll.h>
+#include <stdlib.h>
+#include <sys/ioctl.h>
+#include <sys/mman.h>
+#include <sys/syscall.h>
+#include <unistd.h>
+
+#include "util/xp_err.h"
+
+long rec_perf_open(struct perf_event_attr *a, pid_t pid, int cpu, int group)
+{
+	return syscall(SYS_perf_event_open, a, pid, cpu, group, PERF_FLAG_FD_CLOEXEC);
+}
+
+int rec_ring_map(struct rec_ring *rg, int fd, int cpu, size_t data_pages)
+{
+	size_t pg = (size_t)sysconf(_SC_PAGESIZE), len = (data_pages + 1) * pg;
+	void *base = mmap(NULL, len, PROT_READ | PROT_WRITE, MAP_SHARED, fd, 0);
+	int e;
+
+	if (base == MAP_FAILED)
+		return -errno;
+	e = ring_init(&rg->ring, base, data_pages * pg);
+	if (e < 0) {
+		munmap(base, len);
+		return e;
+	}
+	rg->cpu = cpu;
+	rg->fd = fd;
+	rg->base = base;
+	rg->len = len;
+	return 0;
+}
+
+int rec_rings_drain(struct rec *r, struct rec_ring *rings, int n)
+{
+	int any = 0, e = 0;
+
+	for (int i = 0; i < n && e == 0; i++) {
+		struct ring *rg = &rings[i].ring;
+		const struct perf_event_header *h;
+		if (!ring_begin(rg))
+			continue;
+		while (e == 0 && (h = ring_next(rg))) {
+			e = rec_record(r, h);
+			any = 1;
+		}
+		ring_end(rg);
+	}
+	if (e == 0 && any)
+		e = rec_round(r);
+	return e;
+}
+
+int rec_rings_run(struct rec *r, struct rec_ring *rings, int nrings, const int *fds, int nfds,
+		  int e)
+{
+	const struct rec_opts *o = r->opts;
+	struct pollfd *pfd = NULL;
+
+	if (e == 0)
+		e = rec_target_go(r);
+	if (e == 0) {
+		pfd = calloc((size_t)nrings, sizeof(*pfd));
+		if (!pfd)
+			e = -ENOMEM;
+	}
+	for (int i = 0; e == 0 && i < nrings; i++) {
+		pfd[i].fd = rings[i].fd;
+		pfd[i].events = POLLIN;
+	}
+	while (e == 0 && !rec_should_stop(r)) {
+		/* The timeout bounds how late we notice --duration or a reaped child; data
+		 * wakes us at the ring's watermark. */
+		int hup = 0;
+		rec_wait(pfd, (unsigned long)nrings, 100);
+		e = rec_rings_drain(r, rings, nrings);
+		for (int i = 0; i < nrings; i++)
+			hup += (pfd[i].revents & POLLHUP) != 0;
+		/* -p: every thread of the target exited (it may linger as a zombie, which
+		 * kill(pid, 0) would not tell). */
+		if (o->pid && hup == nrings)
+			r->target_done = 1;
+	}
+	/* Stop counting, then take what is left in the rings. */
+	for (int i = 0; i < nfds; i++)
+		ioctl(fds[i], PERF_EVENT_IOC_DISABLE, 0);
+	if (e == 0 || !r->write_err)
+		rec_rings_drain(r, rings, nrings);
+	for (int i = 0; i < nrings; i++) {
+		if (rings[i].ring.dropped && !o->quiet)
+			xp_warn("cpu %d: %llu bytes of a corrupt sample buffer skipped", rings[i].cpu,
+				(unsigned long long)rings[i].ring.dropped);
+		munmap(rings[i].base, rings[i].len);
+	}
+	for (int i = 0; i < nfds; i++)
+		close(fds[i]);
+	free(pfd);
+	return e;
+}

@@ -1,0 +1,81 @@
+/* perf data-ring consumer (see ring.h). */
+#include "record/ring.h"
+
+#include <errno.h>
+#include <string.h>
+#include <unistd.h>
+
+int ring_init(struct ring *r, void *base, size_t data_size)
+{
+	struct perf_event_mmap_page *pg = base;
+	uint64_t off = pg->data_offset, size = pg->data_size;
+
+	if (!off || !size) {
+		off = (uint64_t)sysconf(_SC_PAGESIZE);
+		size = data_size;
+	}
+	if (size == 0 || (size & (size - 1)))
+		return -EINVAL;
+	r->page = pg;
+	r->data = (unsigned char *)base + off;
+	r->size = size;
+	r->tail = r->head = ring_load_acquire(&pg->data_tail);
+	r->dropped = 0;
+	r->err = 0;
+	return 0;
+}
+
+uint64_t ring_begin(struct ring *r)
+{
+	r->head = ring_load_acquire(&r->page->data_head);
+	/* A head more than one ring ahead means the producer overwrote unread data (only
+	 * possible for a non-writable, overwrite-mode ring): skip to what is intact. */
+	if (r->head - r->tail > r->size) {
+		r->dropped += r->head - r->tail;
+		r->tail = r->head;
+		r->err = -EIO;
+	}
+	return r->head - r->tail;
+}
+
+const struct perf_event_header *ring_next(struct ring *r)
+{
+	uint64_t avail = r->head - r->tail, off = r->tail & (r->size - 1);
+	struct perf_event_header h;
+	unsigned char *p = r->data + off;
+
+	if (avail < sizeof(h))
+		return NULL;
+	if (off + sizeof(h) <= r->size) {
+		memcpy(&h, p, sizeof(h));
+	} else {
+		size_t first = (size_t)(r->size - off);
+		memcpy(&h, p, first);
+		memcpy((unsigned char *)&h + first, r->data, sizeof(h) - first);
+	}
+	if (h.size < sizeof(h) || h.size > avail) {
+		r->dropped += avail;
+		r->tail = r->head;
+		r->err = -EIO;
+		return NULL;
+	}
+	r->tail += h.size;
+	if (off + h.size <= r->size)
+		return (const struct perf_event_header *)p;
+	{
+		size_t first = (size_t)(r->size - off);
+		memcpy(r->copy, p, first);
+		memcpy(r->copy + first, r->data, h.size - first);
+	}
+	return (const struct perf_event_header *)r->copy;
+}
+
+void ring_end(struct ring *r)
+{
+	ring_store_release(&r->page->data_tail, r->tail);
+}
+
+int ring_error(const struct ring *r)
+{
+	return r->err;
+}

@@ -1,0 +1,421 @@
+/* Module store in perf's build-id cache layout (see ms_store.h). */
+#include "session/ms_store.h"
+
+#include <errno.h>
+#include <fcntl.h>
+#include <limits.h>
+#include <linux/fs.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <sys/ioctl.h>
+#include <sys/stat.h>
+#include <unistd.h>
+
+struct ms_entry {
+	char *name;
+	uint8_t bid[MS_BUILD_ID_MAX];
+	size_t bid_size;
+};
+
+/* A copy postponed until ms_store_flush(): the open fd keeps the mapped inode alive
+ * even if its path is deleted meanwhile. */
+struct ms_pending {
+	int fd;
+	char *dst;
+};
+
+struct ms_store {
+	char *dir;
+	struct ms_entry *ents;
+	size_t n, cap;
+	uint64_t copied;
+	int defer;
+	struct ms_pending *pend;
+	size_t npend, cappend;
+};
+
+static int mkdir_p(const char *path)
+{
+	char tmp[PATH_MAX];
+	size_t len = strlen(path);
+
+	if (len >= sizeof(tmp))
+		return -ENAMETOOLONG;
+	memcpy(tmp, path, len + 1);
+	for (char *p = tmp + 1; *p; p++) {
+		if (*p != '/')
+			continue;
+		*p = 0;
+		if (mkdir(tmp, 0755) < 0 && errno != EEXIST)
+			return -errno;
+		*p = '/';
+	}
+	if (mkdir(tmp, 0755) < 0 && errno != EEXIST)
+		return -errno;
+	return 0;
+}
+
+int ms_store_open(struct ms_store **out, const char *dir)
+{
+	struct ms_store *s;
+	char p[PATH_MAX];
+	int r;
+
+	*out = NULL;
+	if (snprintf(p, sizeof(p), "%s/.build-id", dir) >= (int)sizeof(p))
+		return -ENAMETOOLONG;
+	r = mkdir_p(p);
+	if (r < 0)
+		return r;
+	s = calloc(1, sizeof(*s));
+	if (!s || !(s->dir = strdup(dir))) {
+		free(s);
+		return -ENOMEM;
+	}
+	*out = s;
+	return 0;
+}
+
+void ms_store_close(struct ms_store *s)
+{
+	if (!s)
+		return;
+	ms_store_flush(s);
+	free(s->pend);
+	for (size_t i = 0; i < s->n; i++)
+		free(s->ents[i].name);
+	free(s->ents);
+	free(s->dir);
+	free(s);
+}
+
+int ms_store_has(const struct ms_store *s, const uint8_t *bid, size_t bid_size)
+{
+	for (size_t i = 0; i < s->n; i++)
+		if (s->ents[i].bid_size == bid_size && memcmp(s->ents[i].bid, bid, bid_size) == 0)
+			return 1;
+	return 0;
+}
+
+size_t ms_store_count(const struct ms_store *s)
+{
+	return s->n;
+}
+
+int ms_store_entry(const struct ms_store *s, size_t i, const char **name, const uint8_t **bid,
+		   size_t *bid_size)
+{
+	if (i >= s->n)
+		return -EINVAL;
+	*name = s->ents[i].name;
+	*bid = s->ents[i].bid;
+	*bid_size = s->ents[i].bid_size;
+	return 0;
+}
+
+uint64_t ms_store_bytes_copied(const struct ms_store *s)
+{
+	return s->copied;
+}
+
+/* The name under which the file lives in the store: absolute, no "..", no " (deleted)". */
+static int clean_name(const char *name, char *out, size_t outsz)
+{
+	size_t len;
+
+	if (snprintf(out, outsz, "%s", name) >= (int)outsz)
+		return -EINVAL;
+	len = strlen(out);
+	if (len > 10 && strcmp(out + len - 10, " (deleted)") == 0)
+		out[len - 10] = 0;
+	if (strcmp(out, "[vdso]") == 0)
+		return 0;
+	if (out[0] != '/' || strstr(out, "/../") || strstr(out, "//") ||
+	    (len >= 3 && strcmp(out + strlen(out) - 3, "/..") == 0))
+		return -EINVAL;
+	return 0;
+}
+
+static int add_entry(struct ms_store *s, const char *name, const uint8_t *bid, size_t bid_size)
+{
+	if (s->n == s->cap) {
+		size_t cap = s->cap ? s->cap * 2 : 16;
+		struct ms_entry *e = realloc(s->ents, cap * sizeof(*e));
+		if (!e)
+			return -ENOMEM;
+		s->ents = e;
+		s->cap = cap;
+	}
+	s->ents[s->n].name = strdup(name);
+	if (!s->ents[s->n].name)
+		return -ENOMEM;
+	memcpy(s->ents[s->n].bid, bid, bid_size);
+	s->ents[s->n].bid_size = bid_size;
+	s->n++;
+	return 1;
+}
+
+/* DIR/<name>/<hex>/<leaf> and DIR/.build-id/<xx>/<rest> -> ../../<name>/<hex> (perf
+ * appends the leaf: elf, vdso, kallsyms). */
+static int make_paths(struct ms_store *s, const char *name, const char *hex, const char *leaf,
+		      char *file, size_t filesz)
+{
+	char d[PATH_MAX], link[PATH_MAX + 64], target[PATH_MAX];
+	int r;
+
+	if (snprintf(d, sizeof(d), "%s%s%s/%s", s->dir, name[0] == '/' ? "" : "/", name, hex) >=
+	    (int)sizeof(d))
+		return -ENAMETOOLONG;
+	r = mkdir_p(d);
+	if (r < 0)
+		return r;
+	if (snprintf(file, filesz, "%s/%s", d, leaf) >= (int)filesz)
+		return -ENAMETOOLONG;
+	snprintf(d, sizeof(d), "%s/.build-id/%.2s", s->dir, hex);
+	r = mkdir_p(d);
+	if (r < 0)
+		return r;
+	snprintf(link, sizeof(link), "%s/%s", d, hex + 2);
+	if (snprintf(target, sizeof(target), "../..%s%s/%s", name[0] == '/' ? "" : "/", name,
+		     hex) >= (int)sizeof(target))
+		return -ENAMETOOLONG;
+	unlink(link);
+	if (symlink(target, link) < 0)
+		return -errno;
+	return 0;
+}
+
+static int copy_fd(int in, int out, uint64_t *copied)
+{
+	char buf[65536];
+	ssize_t n;
+
+	for (;;) {
+		ssize_t k = copy_file_range(in, NULL, out, NULL, 1 << 30, 0);
+		if (k > 0) {
+			*copied += (uint64_t)k;
+			continue;
+		}
+		if (k == 0)
+			return 0;
+		if (errno != EXDEV && errno != EINVAL && errno != ENOSYS && errno != EOPNOTSUPP)
+			return -errno;
+		break;
+	}
+	while ((n = read(in, buf, sizeof(buf))) > 0) {
+		for (ssize_t off = 0; off < n;) {
+			ssize_t k = write(out, buf + off, (size_t)(n - off));
+			if (k < 0)
+				return -errno;
+			off += k;
+		}
+		*copied += (uint64_t)n;
+	}
+	return n < 0 ? -errno : 0;
+}
+
+/* Copies from `in` to dst through dst.tmp (never a half file under the final name). */
+static int copy_to(uint64_t *copied, int in, const char *dst, mode_t mode)
+{
+	char tmp[PATH_MAX];
+	int out, r;
+
+	if (snprintf(tmp, sizeof(tmp), "%s.tmp", dst) >= (int)sizeof(tmp))
+		return -ENAMETOOLONG;
+	out = open(tmp, O_WRONLY | O_CREAT | O_TRUNC | O_CLOEXEC, mode);
+	if (out < 0)
+		return -errno;
+	r = copy_fd(in, out, copied);
+	if (close(out) < 0 && r == 0)
+		r = -errno;
+	if (r == 0 && rename(tmp, dst) < 0)
+		r = -errno;
+	if (r < 0)
+		unlink(tmp);
+	return r;
+}
+
+int ms_copy_file(const char *src, const char *dst)
+{
+	uint64_t copied = 0;
+	int in = open(src, O_RDONLY | O_CLOEXEC);
+	if (in < 0)
+		return -errno;
+	int r = copy_to(&copied, in, dst, 0644);
+	close(in);
+	return r;
+}
+
+static int defer_copy(struct ms_store *s, int in, const char *dst)
+{
+	if (s->npend == s->cappend) {
+		size_t cap = s->cappend ? s->cappend * 2 : 8;
+		struct ms_pending *p = realloc(s->pend, cap * sizeof(*p));
+		if (!p)
+			return -ENOMEM;
+		s->pend = p;
+		s->cappend = cap;
+	}
+	s->pend[s->npend].dst = strdup(dst);
+	if (!s->pend[s->npend].dst)
+		return -ENOMEM;
+	s->pend[s->npend].fd = in;
+	s->npend++;
+	return 0;
+}
+
+/* Reflink (no data moves, and later edits of the original do not reach us), else
+ * hardlink (same filesystem), else a copy: now, or at ms_store_flush() in deferred
+ * mode.  Takes ownership of `in`. */
+static int snapshot_file(struct ms_store *s, int in, const char *src, const char *dst)
+{
+	char tmp[PATH_MAX];
+	int out, r;
+
+	if (snprintf(tmp, sizeof(tmp), "%s.tmp", dst) >= (int)sizeof(tmp)) {
+		close(in);
+		return -ENAMETOOLONG;
+	}
+	out = open(tmp, O_WRONLY | O_CREAT | O_TRUNC | O_CLOEXEC, 0755);
+	if (out < 0) {
+		r = -errno;
+		close(in);
+		return r;
+	}
+	if (ioctl(out, FICLONE, in) == 0) {
+		close(in);
+		r = close(out) < 0 ? -errno : 0;
+		if (r == 0 && rename(tmp, dst) < 0)
+			r = -errno;
+		if (r < 0)
+			unlink(tmp);
+		return r;
+	}
+	close(out);
+	unlink(tmp);
+	unlink(dst);
+	if (linkat(AT_FDCWD, src, AT_FDCWD, dst, AT_SYMLINK_FOLLOW) == 0) {
+		close(in);
+		return 0;
+	}
+	if (s->defer) {
+		r = defer_copy(s, in, dst);
+		if (r == 0)
+			return 0;
+	}
+	r = copy_to(&s->copied, in, dst, 0755);
+	close(in);
+	return r;
+}
+
+void ms_store_defer_copies(struct ms_store *s, int on)
+{
+	s->defer = on;
+}
+
+int ms_store_flush(struct ms_store *s)
+{
+	int first = 0;
+
+	for (size_t i = 0; i < s->npend; i++) {
+		int r = copy_to(&s->copied, s->pend[i].fd, s->pend[i].dst, 0755);
+		if (r < 0 && !first)
+			first = r;
+		close(s->pend[i].fd);
+		free(s->pend[i].dst);
+	}
+	s->npend = 0;
+	return first;
+}
+
+int ms_store_add_file(struct ms_store *s, const char *name, const char *src, const uint8_t *bid,
+		      size_t bid_size)
+{
+	uint8_t fbid[MS_BUILD_ID_MAX];
+	size_t fsize = 0;
+	char clean[PATH_MAX], hex[2 * MS_BUILD_ID_MAX + 1], file[PATH_MAX];
+	int r, fd;
+
+	if (clean_name(name, clean, sizeof(clean)) < 0)
+		return -EINVAL;
+	if (bid && (bid_size == 0 || bid_size > MS_BUILD_ID_MAX))
+		return -EINVAL;
+	if (bid && ms_store_has(s, bid, bid_size))
+		return 0;
+	r = ms_build_id_file(src ? src : clean, fbid, &fsize);
+	if (r < 0)
+		return r;
+	if (bid && (fsize != bid_size || memcmp(fbid, bid, bid_size) != 0))
+		return -ESTALE;
+	if (!bid && ms_store_has(s, fbid, fsize))
+		return 0;
+	ms_hex(hex, fbid, fsize);
+	r = make_paths(s, clean, hex, "elf", file, sizeof(file));
+	if (r < 0)
+		return r;
+	fd = open(src ? src : clean, O_RDONLY | O_CLOEXEC);
+	if (fd < 0)
+		return -ENOENT;
+	r = snapshot_file(s, fd, src ? src : clean, file);
+	if (r < 0)
+		return r;
+	return add_entry(s, clean, fbid, fsize);
+}
+
+int ms_store_add_image(struct ms_store *s, const char *name, const void *img, size_t size,
+		       const uint8_t *bid, size_t bid_size)
+{
+	uint8_t fbid[MS_BUILD_ID_MAX];
+	size_t fsize = 0;
+	char clean[PATH_MAX], hex[2 * MS_BUILD_ID_MAX + 1], file[PATH_MAX], tmp[PATH_MAX + 8];
+	int r, fd;
+
+	if (clean_name(name, clean, sizeof(clean)) < 0)
+		return -EINVAL;
+	r = ms_build_id_mem(img, size, fbid, &fsize);
+	if (r < 0)
+		return r;
+	if (bid && (fsize != bid_size || memcmp(fbid, bid, bid_size) != 0))
+		return -ESTALE;
+	if (ms_store_has(s, fbid, fsize))
+		return 0;
+	ms_hex(hex, fbid, fsize);
+	r = make_paths(s, clean, hex, strcmp(clean, "[vdso]") == 0 ? "vdso" : "elf", file,
+		       sizeof(file));
+	if (r < 0)
+		return r;
+	snprintf(tmp, sizeof(tmp), "%s.tmp", file);
+	fd = open(tmp, O_WRONLY | O_CREAT | O_TRUNC | O_CLOEXEC, 0644);
+	if (fd < 0)
+		return -errno;
+	for (size_t off = 0; off < size;) {
+		ssize_t k = write(fd, (const char *)img + off, size - off);
+		if (k < 0) {
+			r = -errno;
+			break;
+		}
+		off += (size_t)k;
+	}
+	if (close(fd) < 0 && r == 0)
+		r = -errno;
+	if (r == 0 && rename(tmp, file) < 0)
+		r = -errno;
+	if (r < 0) {
+		unlink(tmp);
+		return r;
+	}
+	s->copied += size;
+	return add_entry(s, clean, fbid, fsize);
+}
+
+int ms_store_add_vdso(struct ms_store *s)
+{
+	const void *img;
+	size_t size;
+	int r = ms_vdso_self(&img, &size);
+
+	if (r < 0)
+		return r;
+	return ms_store_add_image(s, "[vdso]", img, size, NULL, 0);
+}

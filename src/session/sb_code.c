@@ -1,0 +1,144 @@
+/* Code bytes of a traced process at a given time, from the session's mappings and the
+ * files the symbol layer found for them (module snapshots by build-id first), JIT code
+ * from jit.h. */
+#include <fcntl.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <sys/mman.h>
+#include <sys/stat.h>
+#include <unistd.h>
+
+#include "session/sb_code.h"
+
+struct mfile {
+	char *path;
+	const uint8_t *map;	/* NULL: could not be read */
+	size_t size;
+};
+
+struct sb_code {
+	struct sb_session *sb;
+	struct sym_ctx *sym;
+	struct mfile *files;
+	size_t n, cap;
+	size_t last;		/* index of the last file used */
+	struct jit_ctx *jit;
+};
+
+struct sb_code *sb_code_new(struct sb_session *sb, struct sym_ctx *sym, struct jit_ctx *jit)
+{
+	struct sb_code *m = calloc(1, sizeof(*m));
+	if (m) {
+		m->sb = sb;
+		m->sym = sym;
+		m->jit = jit;
+	}
+	return m;
+}
+
+void sb_code_free(struct sb_code *m)
+{
+	if (!m)
+		return;
+	for (size_t i = 0; i < m->n; i++) {
+		if (m->files[i].map)
+			munmap((void *)m->files[i].map, m->files[i].size);
+		free(m->files[i].path);
+	}
+	free(m->files);
+	free(m);
+}
+
+static const struct mfile *file_of(struct sb_code *m, const char *path)
+{
+	if (m->last < m->n && strcmp(m->files[m->last].path, path) == 0)
+		return &m->files[m->last];
+	for (size_t i = 0; i < m->n; i++)
+		if (strcmp(m->files[i].path, path) == 0) {
+			m->last = i;
+			return &m->files[i];
+		}
+	if (m->n == m->cap) {
+		size_t cap = m->cap ? 2 * m->cap : 16;
+		struct mfile *f = realloc(m->files, cap * sizeof(*f));
+		if (!f)
+			return NULL;
+		m->files = f;
+		m->cap = cap;
+	}
+	struct mfile *f = &m->files[m->n];
+	memset(f, 0, sizeof(*f));
+	f->path = strdup(path);
+	if (!f->path)
+		return NULL;
+	int fd = open(path, O_RDONLY | O_CLOEXEC);
+	struct stat st;
+	if (fd >= 0 && fstat(fd, &st) == 0 && st.st_size > 0) {
+		void *p = mmap(NULL, (size_t)st.st_size, PROT_READ, MAP_PRIVATE, fd, 0);
+		if (p != MAP_FAILED) {
+			f->map = p;
+			f->size = (size_t)st.st_size;
+		}
+	}
+	if (fd >= 0)
+		close(fd);
+	m->last = m->n++;
+	return f;
+}
+
+const char *sb_code_path(struct sb_code *m, const struct sb_map *map)
+{
+	if (!map || !map->dso || map->dso->anon)
+		return NULL;
+	const char *f = sym_dso_file(m->sym, map->dso);
+	/* not an ELF file the symbol layer takes (a raw image): the file itself, unless a
+	 * build-id says which file it must be */
+	if (!f && !map->dso->bid_size && map->dso->path && access(map->dso->path, R_OK) == 0)
+		f = map->dso->path;
+	return f;
+}
+
+size_t sb_code_read(struct sb_code *m, int32_t pid, uint64_t time, uint64_t addr, uint8_t *buf,
+		    size_t n)
+{
+	const struct sb_map *map = sb_find_map(m->sb, pid, addr, time);
+	const char *path = sb_code_path(m, map);
+	if (!path) {
+		struct jit_sym c;
+		return m->jit && jit_find(m->jit, pid, time, addr, &c) ? jit_sym_read(&c, addr, buf, n) : 0;
+	}
+	const struct mfile *f = file_of(m, path);
+	if (!f || !f->map)
+		return 0;
+	uint64_t off = map->pgoff + (addr - map->start);
+	if (off >= f->size)
+		return 0;
+	size_t k = n;
+	if (k > map->end - addr)
+		k = (size_t)(map->end - addr);
+	if (k > f->size - off)
+		k = (size_t)(f->size - off);
+	memcpy(buf, f->map + off, k);
+	return k;
+}
+
+void sb_code_span(struct sb_code *m, int32_t pid, uint64_t time, uint64_t addr, uint64_t *from,
+		  uint64_t *to)
+{
+	const struct sb_map *map = sb_find_map(m->sb, pid, addr, time);
+	*from = map ? map->time_from : 0;
+	*to = map ? map->time_to : UINT64_MAX;
+	struct jit_sym c;
+	if (!sb_code_path(m, map) && m->jit) {
+		jit_find(m->jit, pid, time, addr, &c);	/* sets from and to, found or not */
+		if (c.from > *from)
+			*from = c.from;
+		if (c.to < *to)
+			*to = c.to;
+	}
+	if (*from > time || *to <= time) {	/* time 0 (the latest state) and the like */
+		*from = time;
+		*to = time + 1;
+	}
+}

@@ -1,0 +1,567 @@
+/* Session state: address spaces with history, threads with their names over time. */
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+
+#include "session/sb.h"
+
+struct aspace {
+	int32_t pid;
+	struct sb_map *live;	/* sorted by start, non-overlapping */
+	uint32_t nlive, caplive;
+	struct sb_map *dead;	/* retired mappings, with their end time */
+	uint32_t ndead, capdead;
+	uint32_t last;		/* index of the last hit in live */
+};
+
+struct sb_session {
+	struct aspace **as;	/* hash by pid */
+	uint32_t as_cap, as_n;
+	struct aspace kernel;
+	struct sb_thread **threads;	/* in order of appearance */
+	uint32_t nthreads, capthreads;
+	uint32_t *thash;	/* tid -> index+1 */
+	uint32_t thash_cap;
+	struct sb_dso **dsos;
+	uint32_t ndsos, capdsos;
+	struct pd_build_id *bids;
+	size_t nbids;
+	uint64_t gen;
+};
+
+uint64_t sb_generation(const struct sb_session *s) { return s->gen; }
+
+static uint32_t hash32(uint32_t x)
+{
+	x ^= x >> 16;
+	x *= 0x7feb352d;
+	x ^= x >> 15;
+	x *= 0x846ca68b;
+	x ^= x >> 16;
+	return x;
+}
+
+struct sb_session *sb_new(void)
+{
+	struct sb_session *s = calloc(1, sizeof(*s));
+
+	if (s)
+		s->kernel.pid = SB_PID_KERNEL;
+	return s;
+}
+
+static void as_free(struct aspace *a)
+{
+	free(a->live);
+	free(a->dead);
+}
+
+void sb_free(struct sb_session *s)
+{
+	if (!s)
+		return;
+	for (uint32_t i = 0; i < s->as_cap; i++)
+		if (s->as[i]) {
+			as_free(s->as[i]);
+			free(s->as[i]);
+		}
+	free(s->as);
+	as_free(&s->kernel);
+	for (uint32_t i = 0; i < s->nthreads; i++) {
+		for (uint32_t j = 0; j < s->threads[i]->ncomms; j++)
+			free(s->threads[i]->comms[j].comm);
+		free(s->threads[i]->comms);
+		free(s->threads[i]);
+	}
+	free(s->threads);
+	free(s->thash);
+	for (uint32_t i = 0; i < s->ndsos; i++) {
+		free(s->dsos[i]->path);
+		free(s->dsos[i]);
+	}
+	free(s->dsos);
+	free(s);
+}
+
+/* ---- dsos ---- */
+
+static bool is_anon(const char *p)
+{
+	return p[0] != '/' && strncmp(p, "[vdso]", 6) != 0 && strncmp(p, "[kernel", 7) != 0;
+}
+
+struct sb_dso *sb_dso_get(struct sb_session *s, const char *path, const uint8_t *bid, uint8_t bid_size)
+{
+	/* perf names the kernel map after its relocation symbol ("[kernel.kallsyms]_text") */
+	if (strncmp(path, "[kernel.kallsyms]", 17) == 0)
+		path = "[kernel.kallsyms]";
+	for (uint32_t i = 0; i < s->ndsos; i++) {
+		struct sb_dso *d = s->dsos[i];
+		if (strcmp(d->path, path) != 0)
+			continue;
+		if (!bid_size || !d->bid_size ||
+		    (d->bid_size == bid_size && memcmp(d->build_id, bid, bid_size) == 0)) {
+			if (!d->bid_size && bid_size) {
+				memcpy(d->build_id, bid, bid_size);
+				d->bid_size = bid_size;
+			}
+			return d;
+		}
+	}
+	if (s->ndsos == s->capdsos) {
+		uint32_t nc = s->capdsos ? s->capdsos * 2 : 32;
+		struct sb_dso **nd = realloc(s->dsos, nc * sizeof(*nd));
+		if (!nd)
+			return NULL;
+		s->dsos = nd;
+		s->capdsos = nc;
+	}
+	struct sb_dso *d = calloc(1, sizeof(*d));
+	if (!d || !(d->path = strdup(path))) {
+		free(d);
+		return NULL;
+	}
+	if (bid_size) {
+		memcpy(d->build_id, bid, bid_size);
+		d->bid_size = bid_size;
+	} else {
+		for (size_t i = 0; i < s->nbids; i++)
+			if (strcmp(s->bids[i].filename, path) == 0) {
+				memcpy(d->build_id, s->bids[i].build_id, s->bids[i].size);
+				d->bid_size = s->bids[i].size;
+				break;
+			}
+	}
+	d->kernel = strncmp(path, "[kernel", 7) == 0 || (path[0] == '/' && strstr(path, ".ko"));
+	d->anon = is_anon(path);
+	d->id = s->ndsos;
+	s->dsos[s->ndsos++] = d;
+	return d;
+}
+
+void sb_set_build_ids(struct sb_session *s, const struct pd_build_id *bids, size_t n)
+{
+	s->bids = (struct pd_build_id *)bids;
+	s->nbids = n;
+	for (uint32_t i = 0; i < s->ndsos; i++) {
+		struct sb_dso *d = s->dsos[i];
+		for (size_t j = 0; !d->bid_size && j < n; j++)
+			if (strcmp(bids[j].filename, d->path) == 0) {
+				memcpy(d->build_id, bids[j].build_id, bids[j].size);
+				d->bid_size = bids[j].size;
+			}
+	}
+}
+
+uint32_t sb_ndsos(const struct sb_session *s) { return s->ndsos; }
+struct sb_dso *sb_dso_at(struct sb_session *s, uint32_t i) { return i < s->ndsos ? s->dsos[i] : NULL; }
+
+/* ---- address spaces ---- */
+
+static struct aspace *as_find(struct sb_session *s, int32_t pid, bool create)
+{
+	if (pid == SB_PID_KERNEL)
+		return &s->kernel;
+	if (s->as_cap) {
+		uint32_t j = hash32((uint32_t)pid) & (s->as_cap - 1);
+		while (s->as[j]) {
+			if (s->as[j]->pid == pid)
+				return s->as[j];
+			j = (j + 1) & (s->as_cap - 1);
+		}
+	}
+	if (!create)
+		return NULL;
+	if ((s->as_n + 1) * 2 > s->as_cap) {
+		uint32_t nc = s->as_cap ? s->as_cap * 2 : 64;
+		struct aspace **na = calloc(nc, sizeof(*na));
+		if (!na)
+			return NULL;
+		for (uint32_t i = 0; i < s->as_cap; i++) {
+			if (!s->as[i])
+				continue;
+			uint32_t j = hash32((uint32_t)s->as[i]->pid) & (nc - 1);
+			while (na[j])
+				j = (j + 1) & (nc - 1);
+			na[j] = s->as[i];
+		}
+		free(s->as);
+		s->as = na;
+		s->as_cap = nc;
+	}
+	struct aspace *a = calloc(1, sizeof(*a));
+	if (!a)
+		return NULL;
+	a->pid = pid;
+	uint32_t j = hash32((uint32_t)pid) & (s->as_cap - 1);
+	while (s->as[j])
+		j = (j + 1) & (s->as_cap - 1);
+	s->as[j] = a;
+	s->as_n++;
+	return a;
+}
+
+static int push_dead(struct aspace *a, const struct sb_map *m, uint64_t t)
+{
+	if (a->ndead == a->capdead) {
+		uint32_t nc = a->capdead ? a->capdead * 2 : 16;
+		struct sb_map *nd = realloc(a->dead, nc * sizeof(*nd));
+		if (!nd)
+			return -1;
+		a->dead = nd;
+		a->capdead = nc;
+	}
+	a->dead[a->ndead] = *m;
+	a->dead[a->ndead].time_to = t;
+	a->ndead++;
+	return 0;
+}
+
+static int live_reserve(struct aspace *a, uint32_t extra)
+{
+	if (a->nlive + extra <= a->caplive)
+		return 0;
+	uint32_t nc = a->caplive ? a->caplive * 2 : 16;
+	while (nc < a->nlive + extra)
+		nc *= 2;
+	struct sb_map *nl = realloc(a->live, nc * sizeof(*nl));
+	if (!nl)
+		return -1;
+	a->live = nl;
+	a->caplive = nc;
+	return 0;
+}
+
+/* First live index whose end > addr. */
+static uint32_t live_lower(const struct aspace *a, uint64_t addr)
+{
+	uint32_t lo = 0, hi = a->nlive;
+
+	while (lo < hi) {
+		uint32_t mid = (lo + hi) / 2;
+		if (a->live[mid].end <= addr)
+			lo = mid + 1;
+		else
+			hi = mid;
+	}
+	return lo;
+}
+
+/* Inserts m, retiring (at m->time_from) whatever part of older mappings it covers. */
+static int as_insert(struct aspace *a, const struct sb_map *m)
+{
+	uint64_t t = m->time_from;
+	uint32_t i = live_lower(a, m->start);
+
+	if (live_reserve(a, 2) < 0)
+		return -1;
+	/* retire overlapped mappings, keeping the parts outside [start, end) */
+	while (i < a->nlive && a->live[i].start < m->end) {
+		struct sb_map old = a->live[i];
+		if (push_dead(a, &old, t) < 0)
+			return -1;
+		memmove(&a->live[i], &a->live[i + 1], (a->nlive - i - 1) * sizeof(old));
+		a->nlive--;
+		if (old.start < m->start) {
+			struct sb_map left = old;
+			left.end = m->start;
+			memmove(&a->live[i + 1], &a->live[i], (a->nlive - i) * sizeof(old));
+			a->live[i++] = left;
+			a->nlive++;
+		}
+		if (old.end > m->end) {
+			struct sb_map right = old;
+			right.pgoff += m->end - old.start;
+			right.start = m->end;
+			memmove(&a->live[i + 1], &a->live[i], (a->nlive - i) * sizeof(old));
+			a->live[i] = right;
+			a->nlive++;
+			break;
+		}
+	}
+	i = live_lower(a, m->start);
+	memmove(&a->live[i + 1], &a->live[i], (a->nlive - i) * sizeof(*m));
+	a->live[i] = *m;
+	a->nlive++;
+	a->last = i;
+	return 0;
+}
+
+/* exec or exit: every live mapping ends at t. */
+static int as_retire_all(struct aspace *a, uint64_t t)
+{
+	for (uint32_t i = 0; i < a->nlive; i++)
+		if (push_dead(a, &a->live[i], t) < 0)
+			return -1;
+	a->nlive = 0;
+	a->last = 0;
+	return 0;
+}
+
+int sb_add_map(struct sb_session *s, int32_t pid, uint64_t start, uint64_t len, uint64_t pgoff,
+	       uint32_t prot, const char *path, const uint8_t *bid, uint8_t bid_size, uint64_t time)
+{
+	struct aspace *a = as_find(s, pid, true);
+	struct sb_dso *d = sb_dso_get(s, path, bid, bid_size);
+
+	if (!a || !d || start + len < start)
+		return -1;
+	s->gen++;
+	struct sb_map m = { .start = start, .end = start + len, .pgoff = pgoff, .time_from = time,
+			    .time_to = UINT64_MAX, .prot = prot, .dso = d };
+	return as_insert(a, &m);
+}
+
+static const struct sb_map *as_lookup(struct aspace *a, uint64_t addr, uint64_t time)
+{
+	const struct sb_map *best = NULL;
+
+	if (a->last < a->nlive) {
+		const struct sb_map *m = &a->live[a->last];
+		if (addr >= m->start && addr < m->end && (!time || m->time_from <= time))
+			return m;
+	}
+	uint32_t i = live_lower(a, addr);
+	if (i < a->nlive && a->live[i].start <= addr) {
+		if (!time || a->live[i].time_from <= time) {
+			a->last = i;
+			return &a->live[i];
+		}
+		best = &a->live[i];	/* fallback when no history covers `time` */
+	}
+	const struct sb_map *hist = NULL;
+	for (uint32_t k = 0; k < a->ndead; k++) {
+		const struct sb_map *m = &a->dead[k];
+		if (addr >= m->start && addr < m->end && (!time || (m->time_from <= time && time < m->time_to)) &&
+		    (!hist || m->time_from >= hist->time_from))
+			hist = m;
+	}
+	return hist ? hist : best;
+}
+
+const struct sb_map *sb_find_map(struct sb_session *s, int32_t pid, uint64_t addr, uint64_t time)
+{
+	struct aspace *a;
+
+	if (addr >> 63)
+		return as_lookup(&s->kernel, addr, time);
+	a = as_find(s, pid, false);
+	return a ? as_lookup(a, addr, time) : NULL;
+}
+
+uint32_t sb_maps(struct sb_session *s, int32_t pid, const struct sb_map **maps)
+{
+	struct aspace *a = as_find(s, pid, false);
+
+	*maps = a ? a->live : NULL;
+	return a ? a->nlive : 0;
+}
+
+/* ---- threads ---- */
+
+struct sb_thread *sb_thread(struct sb_session *s, int32_t tid)
+{
+	if (!s->thash_cap)
+		return NULL;
+	uint32_t j = hash32((uint32_t)tid) & (s->thash_cap - 1);
+	while (s->thash[j]) {
+		struct sb_thread *t = s->threads[s->thash[j] - 1];
+		if (t->tid == tid)
+			return t;
+		j = (j + 1) & (s->thash_cap - 1);
+	}
+	return NULL;
+}
+
+static int thash_put(struct sb_session *s, uint32_t idx)
+{
+	if ((s->nthreads + 1) * 2 > s->thash_cap) {
+		uint32_t nc = s->thash_cap ? s->thash_cap * 2 : 64;
+		uint32_t *nh = calloc(nc, sizeof(*nh));
+		if (!nh)
+			return -1;
+		free(s->thash);
+		s->thash = nh;
+		s->thash_cap = nc;
+		for (uint32_t i = 0; i < s->nthreads; i++) {
+			if (i == idx)
+				continue;
+			uint32_t j = hash32((uint32_t)s->threads[i]->tid) & (nc - 1);
+			while (nh[j])
+				j = (j + 1) & (nc - 1);
+			nh[j] = i + 1;
+		}
+	}
+	uint32_t j = hash32((uint32_t)s->threads[idx]->tid) & (s->thash_cap - 1);
+	while (s->thash[j])
+		j = (j + 1) & (s->thash_cap - 1);
+	s->thash[j] = idx + 1;
+	return 0;
+}
+
+/* A thread whose tid was reused gets a fresh entry; the old one stays for reports. */
+static struct sb_thread *thread_new(struct sb_session *s, int32_t pid, int32_t tid)
+{
+	struct sb_thread *old = sb_thread(s, tid);
+
+	if (s->nthreads == s->capthreads) {
+		uint32_t nc = s->capthreads ? s->capthreads * 2 : 64;
+		struct sb_thread **nt = realloc(s->threads, nc * sizeof(*nt));
+		if (!nt)
+			return NULL;
+		s->threads = nt;
+		s->capthreads = nc;
+	}
+	struct sb_thread *t = calloc(1, sizeof(*t));
+	if (!t)
+		return NULL;
+	t->pid = pid;
+	t->tid = tid;
+	t->ppid = -1;
+	s->threads[s->nthreads] = t;
+	if (old) {	/* replace the hash entry in place */
+		uint32_t j = hash32((uint32_t)tid) & (s->thash_cap - 1);
+		while (s->threads[s->thash[j] - 1] != old)
+			j = (j + 1) & (s->thash_cap - 1);
+		s->thash[j] = s->nthreads + 1;
+		s->nthreads++;
+		return t;
+	}
+	s->nthreads++;
+	if (thash_put(s, s->nthreads - 1) < 0) {
+		s->nthreads--;
+		free(t);
+		return NULL;
+	}
+	return t;
+}
+
+struct sb_thread *sb_thread_get(struct sb_session *s, int32_t pid, int32_t tid)
+{
+	struct sb_thread *t = sb_thread(s, tid);
+
+	return t ? t : thread_new(s, pid, tid);
+}
+
+static int add_comm(struct sb_thread *t, uint64_t time, const char *comm)
+{
+	if (t->ncomms && strcmp(t->comms[t->ncomms - 1].comm, comm) == 0)
+		return 0;
+	void *nc = realloc(t->comms, (t->ncomms + 1) * sizeof(*t->comms));
+	if (!nc)
+		return -1;
+	t->comms = nc;
+	t->comms[t->ncomms].time = time;
+	t->comms[t->ncomms].comm = strdup(comm);
+	if (!t->comms[t->ncomms].comm)
+		return -1;
+	t->ncomms++;
+	return 0;
+}
+
+const char *sb_comm_at(struct sb_session *s, int32_t tid, uint64_t time)
+{
+	static __thread char buf[24];
+	struct sb_thread *t = sb_thread(s, tid);
+
+	if (!t || !t->ncomms) {
+		snprintf(buf, sizeof(buf), ":%d", tid);
+		return buf;
+	}
+	uint32_t i = 0;
+	if (time)
+		while (i + 1 < t->ncomms && t->comms[i + 1].time <= time)
+			i++;
+	else
+		i = t->ncomms - 1;
+	return t->comms[i].comm;
+}
+
+uint32_t sb_nthreads(const struct sb_session *s) { return s->nthreads; }
+struct sb_thread *sb_thread_at(struct sb_session *s, uint32_t i) { return i < s->nthreads ? s->threads[i] : NULL; }
+
+/* ---- records ---- */
+
+static int on_mmap(struct sb_session *s, const struct pd_rec *r)
+{
+	const struct pd_mmap *m = &r->u.mmap;
+	int32_t pid = (int32_t)m->pid;
+
+	/* perf marks kernel maps with pid -1 and cpumode kernel */
+	if ((r->misc & PERF_RECORD_MISC_CPUMODE_MASK) == PERF_RECORD_MISC_KERNEL)
+		pid = SB_PID_KERNEL;
+	if (m->len == 0)
+		return 0;
+	uint64_t len = m->len;
+	/* the kernel text map is written with a huge length; clamp to the address space */
+	if (m->start + len < m->start)
+		len = UINT64_MAX - m->start;
+	uint32_t prot = m->prot;
+	if (r->type == PERF_RECORD_MMAP)
+		prot = (r->misc & PERF_RECORD_MISC_MMAP_DATA) ? 1 : 5;
+	return sb_add_map(s, pid, m->start, len, m->pgoff, prot, m->filename, m->build_id,
+			  m->build_id_size, r->time);
+}
+
+static int on_fork(struct sb_session *s, const struct pd_rec *r)
+{
+	const struct pd_task *k = &r->u.task;
+	struct sb_thread *parent = sb_thread(s, (int32_t)k->ptid);
+	struct sb_thread *t = thread_new(s, (int32_t)k->pid, (int32_t)k->tid);
+
+	if (!t)
+		return -1;
+	t->ppid = (int32_t)k->ppid;
+	t->start_time = k->time;
+	if (parent && parent->ncomms && add_comm(t, k->time, parent->comms[parent->ncomms - 1].comm) < 0)
+		return -1;
+	if (k->pid != k->ppid) {	/* a new process: copy the parent's address space */
+		struct aspace *pa = as_find(s, (int32_t)k->ppid, false);
+		struct aspace *ca = as_find(s, (int32_t)k->pid, true);
+		if (!ca)
+			return -1;
+		if (pa && pa != ca) {
+			s->gen++;
+			as_retire_all(ca, k->time);
+			if (live_reserve(ca, pa->nlive) < 0)
+				return -1;
+			for (uint32_t i = 0; i < pa->nlive; i++) {
+				ca->live[i] = pa->live[i];
+				ca->live[i].time_from = k->time;
+			}
+			ca->nlive = pa->nlive;
+		}
+	}
+	return 0;
+}
+
+int sb_feed(struct sb_session *s, const struct pd_rec *r)
+{
+	switch (r->type) {
+	case PERF_RECORD_MMAP:
+	case PERF_RECORD_MMAP2:
+		return on_mmap(s, r);
+	case PERF_RECORD_COMM: {
+		struct sb_thread *t = sb_thread_get(s, (int32_t)r->u.comm.pid, (int32_t)r->u.comm.tid);
+		if (!t)
+			return -1;
+		if (r->u.comm.exec) {
+			struct aspace *a = as_find(s, (int32_t)r->u.comm.pid, false);
+			s->gen++;
+			if (a && as_retire_all(a, r->time) < 0)
+				return -1;
+		}
+		return add_comm(t, r->time, r->u.comm.comm);
+	}
+	case PERF_RECORD_FORK:
+		return on_fork(s, r);
+	case PERF_RECORD_EXIT: {
+		struct sb_thread *t = sb_thread(s, (int32_t)r->u.task.tid);
+		if (t)
+			t->exit_time = r->u.task.time;
+		return 0;
+	}
+	default:
+		return 0;
+	}
+}

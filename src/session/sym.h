@@ -1,0 +1,69 @@
+/* Symbols: address -> function (ELF .symtab/.dynsym through libelf), file:line
+ * (libdw), C++ and Rust demangling.
+ *
+ * Each session dso is looked up, in order, in the trace's snapshot store
+ * (TRACE_DIR/.build-id/xx/yyyy…, perf's build-id cache layout), in ~/.debug (perf's
+ * cache), then at its recorded path.  A recorded path whose build-id differs from the
+ * trace's is refused with a warning (its symbols would be wrong).
+ *
+ * Functions are interned: every distinct (dso, symbol) gets a small dense id, which the
+ * call tree and the reports use as their key.  Addresses without a symbol get one id
+ * per (dso, address) named like perf does ("0x…"). */
+#ifndef SYM_H
+#define SYM_H
+
+#include <stdbool.h>
+#include <stdint.h>
+
+#include "session/sb.h"
+
+struct sym_ctx;
+
+struct sym_fn {
+	const char *name;	/* demangled */
+	const char *module;	/* short name of the dso ("libc.so.6", "[vdso]") */
+	struct sb_dso *dso;	/* NULL for the synthetic roots */
+	uint64_t start;		/* ELF virtual address of the symbol (0: unresolved) */
+	uint64_t size;
+	bool resolved;
+	bool jit;		/* JIT code (jit.h): start is a runtime address, no dso */
+};
+
+/* `trace_dir` holds the snapshot store (NULL: none).  Honours $HOME for ~/.debug;
+ * `debug_dir` overrides it (NULL: default). */
+struct sym_ctx *sym_new(const char *trace_dir, const char *debug_dir);
+void sym_free(struct sym_ctx *c);
+
+/* The function holding `addr` in map `m` (NULL map: unknown).  Returns its id. */
+uint32_t sym_fn_of(struct sym_ctx *c, const struct sb_map *m, uint64_t addr);
+/* The id of a JIT function (jit.h), interned by name and module; `start` and `size`
+ * are those of its first placement. */
+uint32_t sym_fn_jit(struct sym_ctx *c, const char *name, const char *module, uint64_t start,
+		    uint64_t size);
+/* An id for a name that is not a symbol (thread roots, "[unknown]", "[gap]"). */
+uint32_t sym_fn_named(struct sym_ctx *c, const char *name, const char *module);
+const struct sym_fn *sym_fn(const struct sym_ctx *c, uint32_t id);
+uint32_t sym_nfns(const struct sym_ctx *c);
+
+/* ELF virtual address of a runtime address in map m (what symbols and DWARF use). */
+bool sym_map_vaddr(struct sym_ctx *c, const struct sb_map *m, uint64_t addr, uint64_t *vaddr);
+/* The file used for the dso (NULL if none was found). */
+const char *sym_dso_file(struct sym_ctx *c, struct sb_dso *d);
+/* Source file and line of a runtime address; false if unknown. `file` stays valid until
+ * sym_free. */
+bool sym_srcline(struct sym_ctx *c, const struct sb_map *m, uint64_t addr, const char **file,
+		 int *line);
+
+/* Source file and first line of an interned function; false if unknown. */
+bool sym_fn_srcline(struct sym_ctx *c, uint32_t fn, const char **file, int *line);
+
+/* Demangles C++ (Itanium) and Rust (legacy and v0) names; NULL when `name` is not
+ * mangled.  `params` keeps C++ parameter lists (perf drops them by default).  The
+ * result is malloc'ed. */
+char *sym_demangle(const char *name, bool params);
+
+/* Build-id of an ELF file (hex in `hex`, 41 bytes); returns its size in bytes or 0. */
+int sym_file_build_id(const char *path, uint8_t bid[20]);
+void sym_bid_hex(const uint8_t *bid, int n, char *hex);
+
+#endif

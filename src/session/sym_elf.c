@@ -1,0 +1,915 @@
+/* ELF symbol tables, module lookup (snapshot store, ~/.debug, recorded path with a
+ * build-id check), function interning and file:line through libdw. */
+#include <dwarf.h>
+#include <elfutils/libdw.h>
+#include <fcntl.h>
+#include <gelf.h>
+#include <libelf.h>
+#include <limits.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <sys/stat.h>
+#include <unistd.h>
+
+#include "session/sym.h"
+#include "util/xp_err.h"
+
+struct esym {
+	uint64_t start, end;
+	uint32_t name;		/* offset in the dso's string pool */
+	uint32_t fn;		/* interned id, UINT32_MAX until first use */
+	uint8_t bind;
+};
+
+struct seg {
+	uint64_t off, vaddr, filesz;
+};
+
+struct sdso {
+	bool loaded, usable;
+	char *file;		/* the file symbols come from */
+	int fd;
+	Elf *elf;
+	int dbg_fd;
+	Elf *dbg_elf;		/* separate debug file (/usr/lib/debug/.build-id/…) */
+	Dwarf *dw;
+	bool dw_tried;
+	struct esym *syms;
+	uint32_t nsyms;
+	char *pool;
+	size_t pool_len, pool_cap;
+	struct seg *segs;
+	uint32_t nsegs;
+	bool is_rel;		/* ET_REL (kernel modules): offsets are addresses */
+	bool kallsyms;		/* symbols from a kallsyms file: absolute addresses */
+	uint64_t ktext;		/* its _text address (KASLR relocation against the map) */
+	struct { uint64_t vaddr; const char *file; int line; bool ok; } last_line;
+};
+
+struct ukey {
+	uint64_t key;
+	uint32_t id;
+};
+
+struct sym_ctx {
+	char *trace_dir;
+	char *debug_dir;
+	struct sym_fn *fns;
+	uint32_t nfns, capfns;
+	struct ukey *unk;	/* (dso, addr) -> id for unresolved addresses */
+	size_t unk_cap, unk_n;
+	uint32_t *jit;		/* open addressing over ids of JIT functions (0: empty) */
+	size_t jit_cap, jit_n;
+	struct sdso **dsos;	/* all loaded, for cleanup */
+	uint32_t ndsos, capdsos;
+	char **strs;		/* owned strings (names, files) */
+	size_t nstrs, capstrs;
+};
+
+static const char *own(struct sym_ctx *c, char *s)
+{
+	if (!s)
+		return NULL;
+	if (c->nstrs == c->capstrs) {
+		size_t nc = c->capstrs ? c->capstrs * 2 : 256;
+		char **ns = realloc(c->strs, nc * sizeof(*ns));
+		if (!ns) {
+			free(s);
+			return "?";
+		}
+		c->strs = ns;
+		c->capstrs = nc;
+	}
+	c->strs[c->nstrs++] = s;
+	return s;
+}
+
+static uint32_t new_fn(struct sym_ctx *c, const char *name, const char *module, struct sb_dso *dso,
+		       uint64_t start, uint64_t size, bool resolved);
+
+struct sym_ctx *sym_new(const char *trace_dir, const char *debug_dir)
+{
+	struct sym_ctx *c = calloc(1, sizeof(*c));
+	const char *home = getenv("HOME");
+	char buf[PATH_MAX];
+
+	if (!c)
+		return NULL;
+	elf_version(EV_CURRENT);
+	c->trace_dir = trace_dir ? strdup(trace_dir) : NULL;
+	if (debug_dir)
+		c->debug_dir = strdup(debug_dir);
+	else if (home) {
+		snprintf(buf, sizeof(buf), "%s/.debug", home);
+		c->debug_dir = strdup(buf);
+	}
+	/* id 0 is "[unknown]": the unresolved-address table uses 0 as its empty mark */
+	new_fn(c, "[unknown]", "", NULL, 0, 0, false);
+	return c;
+}
+
+static void sdso_free(struct sdso *d)
+{
+	if (d->dw)
+		dwarf_end(d->dw);
+	if (d->elf)
+		elf_end(d->elf);
+	if (d->fd >= 0)
+		close(d->fd);
+	if (d->dbg_elf)
+		elf_end(d->dbg_elf);
+	if (d->dbg_fd >= 0)
+		close(d->dbg_fd);
+	free(d->syms);
+	free(d->pool);
+	free(d->segs);
+	free(d->file);
+	free(d);
+}
+
+void sym_free(struct sym_ctx *c)
+{
+	if (!c)
+		return;
+	for (uint32_t i = 0; i < c->ndsos; i++)
+		sdso_free(c->dsos[i]);
+	free(c->dsos);
+	for (size_t i = 0; i < c->nstrs; i++)
+		free(c->strs[i]);
+	free(c->strs);
+	free(c->fns);
+	free(c->unk);
+	free(c->jit);
+	free(c->trace_dir);
+	free(c->debug_dir);
+	free(c);
+}
+
+void sym_bid_hex(const uint8_t *bid, int n, char *hex)
+{
+	for (int i = 0; i < n; i++)
+		sprintf(hex + 2 * i, "%02x", bid[i]);
+	hex[2 * n] = 0;
+}
+
+static int elf_build_id(Elf *e, uint8_t bid[20])
+{
+	Elf_Scn *scn = NULL;
+
+	while ((scn = elf_nextscn(e, scn))) {
+		GElf_Shdr sh;
+		if (!gelf_getshdr(scn, &sh) || sh.sh_type != SHT_NOTE)
+			continue;
+		Elf_Data *data = elf_getdata(scn, NULL);
+		size_t off = 0, noff, doff;
+		GElf_Nhdr nh;
+		while (data && (off = gelf_getnote(data, off, &nh, &noff, &doff)) > 0) {
+			if (nh.n_type == NT_GNU_BUILD_ID && nh.n_namesz == 4 &&
+			    memcmp((char *)data->d_buf + noff, "GNU", 4) == 0 && nh.n_descsz) {
+				int n = nh.n_descsz > 20 ? 20 : (int)nh.n_descsz;
+				memcpy(bid, (char *)data->d_buf + doff, (size_t)n);
+				return n;
+			}
+		}
+	}
+	return 0;
+}
+
+int sym_file_build_id(const char *path, uint8_t bid[20])
+{
+	int fd = open(path, O_RDONLY | O_CLOEXEC), n = 0;
+
+	if (fd < 0)
+		return 0;
+	elf_version(EV_CURRENT);
+	Elf *e = elf_begin(fd, ELF_C_READ_MMAP, NULL);
+	if (e && elf_kind(e) == ELF_K_ELF)
+		n = elf_build_id(e, bid);
+	if (e)
+		elf_end(e);
+	close(fd);
+	return n;
+}
+
+/* DIR/.build-id/ab/cdef…: a file, or perf's directory holding `elf`. */
+static char *in_store(const char *dir, const struct sb_dso *d, const char *leaf)
+{
+	char hex[41], p[PATH_MAX];
+	struct stat st;
+
+	if (!dir || !d->bid_size)
+		return NULL;
+	sym_bid_hex(d->build_id, d->bid_size, hex);
+	snprintf(p, sizeof(p), "%s/.build-id/%.2s/%s", dir, hex, hex + 2);
+	if (stat(p, &st) < 0)
+		return NULL;
+	if (S_ISDIR(st.st_mode)) {
+		size_t l = strlen(p);
+		snprintf(p + l, sizeof(p) - l, "/%s", leaf);
+		if (stat(p, &st) < 0 || !S_ISREG(st.st_mode))
+			return NULL;
+	}
+	return strdup(p);
+}
+
+/* Appends a name to the dso's string pool; its offset, or UINT32_MAX. */
+static uint32_t pool_add(struct sdso *d, const char *name)
+{
+	size_t l = strlen(name) + 1;
+
+	if (d->pool_len + l > d->pool_cap) {
+		size_t nc = d->pool_cap ? d->pool_cap * 2 : 65536;
+		while (nc < d->pool_len + l)
+			nc *= 2;
+		if (nc > UINT32_MAX)
+			return UINT32_MAX;
+		char *np = realloc(d->pool, nc);
+		if (!np)
+			return UINT32_MAX;
+		d->pool = np;
+		d->pool_cap = nc;
+	}
+	memcpy(d->pool + d->pool_len, name, l);
+	d->pool_len += l;
+	return (uint32_t)(d->pool_len - l);
+}
+
+static int cmp_sym(const void *a, const void *b)
+{
+	const struct esym *x = a, *y = b;
+
+	if (x->start != y->start)
+		return x->start < y->start ? -1 : 1;
+	return 0;
+}
+
+/* perf's choose_best_symbol (util/symbol.c), so both tools name an address alike:
+ * sized over zero-sized, non-weak over weak, global over not, fewer leading
+ * underscores, then the longer name.  True when `a` beats the kept `b`. */
+static bool better(const struct sdso *d, const struct esym *a, const struct esym *b)
+{
+	const char *na = d->pool + a->name, *nb = d->pool + b->name;
+	bool sized_a = a->end > a->start, sized_b = b->end > b->start;
+
+	if (sized_a != sized_b)
+		return sized_a;
+	if ((a->bind == STB_WEAK) != (b->bind == STB_WEAK))
+		return b->bind == STB_WEAK;
+	if ((a->bind == STB_GLOBAL) != (b->bind == STB_GLOBAL))
+		return a->bind == STB_GLOBAL;
+	size_t ua = strspn(na, "_"), ub = strspn(nb, "_");
+	if (ua != ub)
+		return ua < ub;
+	return strlen(na) > strlen(nb);
+}
+
+/* perf's synthesized PLT symbols: "name@plt" for every .rela.plt slot, at its entry
+ * in .plt.sec (IBT binaries) or .plt (after PLT0).  Without them calls through the
+ * PLT would land in whatever symbol precedes it (_init). */
+static size_t add_plt(struct sdso *d, Elf *e, struct esym *v, size_t k, size_t cap)
+{
+	Elf_Scn *scn = NULL, *rela = NULL;
+	GElf_Shdr sh, rsh, dsh;
+	uint64_t plt = 0, pltsec = 0;
+	size_t shstrndx;
+
+	if (elf_getshdrstrndx(e, &shstrndx) != 0)
+		return k;
+	while ((scn = elf_nextscn(e, scn))) {
+		const char *nm;
+		if (!gelf_getshdr(scn, &sh) || !(nm = elf_strptr(e, shstrndx, sh.sh_name)))
+			continue;
+		if (strcmp(nm, ".rela.plt") == 0 && sh.sh_type == SHT_RELA) {
+			rela = scn;
+			rsh = sh;
+		} else if (strcmp(nm, ".plt") == 0) {
+			plt = sh.sh_addr;
+		} else if (strcmp(nm, ".plt.sec") == 0) {
+			pltsec = sh.sh_addr;
+		}
+	}
+	Elf_Scn *dyn = rela ? elf_getscn(e, rsh.sh_link) : NULL;
+	Elf_Data *rd = rela ? elf_getdata(rela, NULL) : NULL, *dd = dyn ? elf_getdata(dyn, NULL) : NULL;
+	if (!rd || !dd || !plt || !rsh.sh_entsize || !gelf_getshdr(dyn, &dsh))
+		return k;
+	uint64_t base = pltsec ? pltsec : plt + 16;
+	for (size_t i = 0; i < rsh.sh_size / rsh.sh_entsize && k < cap; i++) {
+		GElf_Rela r;
+		GElf_Sym sym;
+		const char *nm;
+		char buf[512];
+		if (!gelf_getrela(rd, (int)i, &r) || !gelf_getsym(dd, (int)GELF_R_SYM(r.r_info), &sym) ||
+		    !(nm = elf_strptr(e, dsh.sh_link, sym.st_name)) || !*nm)
+			continue;
+		snprintf(buf, sizeof(buf), "%s@plt", nm);
+		uint32_t at = pool_add(d, buf);
+		if (at == UINT32_MAX)
+			break;
+		v[k++] = (struct esym){ base + 16 * i, base + 16 * (i + 1), at, UINT32_MAX, STB_GLOBAL };
+	}
+	return k;
+}
+
+static size_t plt_slots(Elf *e)
+{
+	Elf_Scn *scn = NULL;
+	GElf_Shdr sh;
+
+	while ((scn = elf_nextscn(e, scn)))
+		if (gelf_getshdr(scn, &sh) && sh.sh_type == SHT_RELA && sh.sh_entsize &&
+		    sh.sh_flags & SHF_INFO_LINK)
+			return sh.sh_size / sh.sh_entsize;
+	return 0;
+}
+
+/* `plt_elf` (the mapped file, may be NULL) contributes its PLT entries. */
+static int load_symtab(struct sdso *d, Elf *e, Elf_Scn *scn, GElf_Shdr *sh, Elf *plt_elf)
+{
+	Elf_Data *data = elf_getdata(scn, NULL);
+
+	if (!data || !sh->sh_entsize)
+		return 0;
+	size_t n = sh->sh_size / sh->sh_entsize, nplt = plt_elf ? plt_slots(plt_elf) : 0;
+	struct esym *v = calloc(n + nplt + 1, sizeof(*v));
+	if (!v)
+		return -1;
+	size_t k = 0;
+	for (size_t i = 0; i < n; i++) {
+		GElf_Sym s;
+		if (!gelf_getsym(data, (int)i, &s))
+			continue;
+		int t = GELF_ST_TYPE(s.st_info);
+		if ((t != STT_FUNC && t != STT_GNU_IFUNC) || s.st_shndx == SHN_UNDEF || !s.st_value)
+			continue;
+		const char *nm = elf_strptr(e, sh->sh_link, s.st_name);
+		if (!nm || !*nm)
+			continue;
+		uint32_t at = pool_add(d, nm);
+		if (at == UINT32_MAX) {
+			free(v);
+			return -1;
+		}
+		v[k].start = s.st_value;
+		v[k].end = s.st_value + s.st_size;
+		v[k].name = at;
+		v[k].fn = UINT32_MAX;
+		v[k].bind = (uint8_t)GELF_ST_BIND(s.st_info);
+		k++;
+	}
+	if (plt_elf)
+		k = add_plt(d, plt_elf, v, k, n + nplt + 1);
+	qsort(v, k, sizeof(*v), cmp_sym);
+	/* one symbol per address; zero-sized ones extend to the next */
+	size_t w = 0;
+	for (size_t i = 0; i < k; i++) {
+		if (w && v[w - 1].start == v[i].start) {
+			if (better(d, &v[i], &v[w - 1]))
+				v[w - 1] = v[i];
+			else if (v[i].end > v[w - 1].end && v[w - 1].end == v[w - 1].start)
+				v[w - 1].end = v[i].end;
+			continue;
+		}
+		v[w++] = v[i];
+	}
+	for (size_t i = 0; i < w; i++)
+		if (v[i].end == v[i].start)
+			v[i].end = i + 1 < w ? v[i + 1].start : v[i].start + 1;
+	d->syms = v;
+	d->nsyms = (uint32_t)w;
+	return 0;
+}
+
+static Elf *open_elf(const char *path, int *fdp)
+{
+	int fd = open(path, O_RDONLY | O_CLOEXEC);
+	Elf *e;
+
+	if (fd < 0)
+		return NULL;
+	e = elf_begin(fd, ELF_C_READ_MMAP, NULL);
+	if (!e || elf_kind(e) != ELF_K_ELF) {
+		if (e)
+			elf_end(e);
+		close(fd);
+		return NULL;
+	}
+	*fdp = fd;
+	return e;
+}
+
+static bool find_symtabs(Elf *e, Elf_Scn **symtab, GElf_Shdr *symsh, Elf_Scn **dynsym, GElf_Shdr *dynsh)
+{
+	Elf_Scn *scn = NULL;
+	GElf_Shdr sh;
+
+	*symtab = *dynsym = NULL;
+	while ((scn = elf_nextscn(e, scn))) {
+		if (!gelf_getshdr(scn, &sh))
+			continue;
+		if (sh.sh_type == SHT_SYMTAB) {
+			*symtab = scn;
+			*symsh = sh;
+		} else if (sh.sh_type == SHT_DYNSYM) {
+			*dynsym = scn;
+			*dynsh = sh;
+		}
+	}
+	return *symtab != NULL;
+}
+
+/* Distribution debug files: /usr/lib/debug/.build-id/ab/cdef….debug (XP_DEBUG_ROOT
+ * replaces /usr/lib/debug for tests). */
+static void open_debug_file(struct sdso *d)
+{
+	uint8_t bid[20];
+	char hex[41], p[PATH_MAX];
+	const char *root = getenv("XP_DEBUG_ROOT");
+	int n = elf_build_id(d->elf, bid);
+
+	if (!n)
+		return;
+	sym_bid_hex(bid, n, hex);
+	snprintf(p, sizeof(p), "%s/.build-id/%.2s/%s.debug", root ? root : "/usr/lib/debug", hex, hex + 2);
+	d->dbg_elf = open_elf(p, &d->dbg_fd);
+}
+
+/* Build-id of the running kernel, from /sys/kernel/notes. */
+static int running_kernel_build_id(uint8_t bid[20])
+{
+	uint8_t buf[4096];
+	int fd = open("/sys/kernel/notes", O_RDONLY | O_CLOEXEC);
+	ssize_t n;
+
+	if (fd < 0)
+		return 0;
+	n = read(fd, buf, sizeof(buf));
+	close(fd);
+	for (ssize_t off = 0; n > 0 && off + 12 <= n;) {
+		uint32_t namesz, descsz, type;
+		memcpy(&namesz, buf + off, 4);
+		memcpy(&descsz, buf + off + 4, 4);
+		memcpy(&type, buf + off + 8, 4);
+		ssize_t name = off + 12, desc = name + ((namesz + 3) & ~3u);
+		if (desc + (ssize_t)descsz > n)
+			break;
+		if (type == NT_GNU_BUILD_ID && namesz == 4 && memcmp(buf + name, "GNU", 4) == 0) {
+			int k = descsz > 20 ? 20 : (int)descsz;
+			memcpy(bid, buf + desc, (size_t)k);
+			return k;
+		}
+		off = desc + ((descsz + 3) & ~3u);
+	}
+	return 0;
+}
+
+/* Kernel symbols: the kallsyms saved in the snapshot store or perf's cache, else
+ * /proc/kallsyms when the running kernel is the recorded one (same build-id). */
+static void load_kallsyms(struct sym_ctx *c, struct sb_dso *bd, struct sdso *d)
+{
+	char *file = in_store(c->trace_dir, bd, "kallsyms");
+	uint8_t bid[20];
+
+	if (!file)
+		file = in_store(c->debug_dir, bd, "kallsyms");
+	if (!file && bd->bid_size) {
+		int n = running_kernel_build_id(bid);
+		if (n == bd->bid_size && memcmp(bid, bd->build_id, (size_t)n) == 0)
+			file = strdup("/proc/kallsyms");
+	}
+	if (!file)
+		return;
+	FILE *f = fopen(file, "r");
+	if (!f) {
+		free(file);
+		return;
+	}
+	size_t cap = 0, k = 0;
+	struct esym *v = NULL;
+	char line[512];
+	while (fgets(line, sizeof(line), f)) {
+		/* "ffffffff81000000 T _text [module]": parsed by hand, sscanf is the
+		 * bottleneck on 200k lines */
+		unsigned long long a = 0;
+		char *p = line, type, *name;
+		for (; *p && *p != ' '; p++) {
+			int h = *p >= '0' && *p <= '9' ? *p - '0' : (*p | 32) >= 'a' && (*p | 32) <= 'f' ?
+				(*p | 32) - 'a' + 10 : -1;
+			if (h < 0)
+				break;
+			a = a << 4 | (unsigned)h;
+		}
+		if (p[0] != ' ' || !p[1] || p[2] != ' ')
+			continue;
+		type = p[1];
+		name = p + 3;
+		name[strcspn(name, " \t\n")] = 0;
+		if (strcmp(name, "_text") == 0)
+			d->ktext = a;
+		if (type != 't' && type != 'T' && type != 'w' && type != 'W')
+			continue;
+		if (!a)	/* kptr_restrict hides the addresses */
+			continue;
+		if (k == cap) {
+			cap = cap ? cap * 2 : 65536;
+			struct esym *nv = realloc(v, cap * sizeof(*nv));
+			if (!nv)
+				break;
+			v = nv;
+		}
+		uint32_t at = pool_add(d, name);
+		if (at == UINT32_MAX)
+			break;
+		v[k++] = (struct esym){ a, a, at, UINT32_MAX,
+					(uint8_t)(type == 'T' ? STB_GLOBAL : type == 'W' ? STB_WEAK : STB_LOCAL) };
+	}
+	fclose(f);
+	if (!k) {
+		free(v);
+		free(file);
+		return;
+	}
+	qsort(v, k, sizeof(*v), cmp_sym);
+	size_t w = 0;
+	for (size_t i = 0; i < k; i++) {
+		if (w && v[w - 1].start == v[i].start) {
+			if (better(d, &v[i], &v[w - 1]))
+				v[w - 1] = v[i];
+			continue;
+		}
+		v[w++] = v[i];
+	}
+	/* kallsyms has no sizes: each symbol runs to the next */
+	for (size_t i = 0; i < w; i++)
+		v[i].end = i + 1 < w ? v[i + 1].start : v[i].start + 4096;
+	d->syms = v;
+	d->nsyms = (uint32_t)w;
+	d->file = file;
+	d->kallsyms = true;
+	d->usable = true;
+}
+
+static void load_dso(struct sym_ctx *c, struct sb_dso *bd, struct sdso *d)
+{
+	char *file = NULL;
+	uint8_t bid[20];
+
+	d->loaded = true;
+	d->fd = -1;
+	d->dbg_fd = -1;
+	if (bd->anon && strcmp(bd->path, "[vdso]") != 0)
+		return;
+	if (bd->kernel) {
+		if (strcmp(bd->path, "[kernel.kallsyms]") == 0)
+			load_kallsyms(c, bd, d);
+		return;
+	}
+	/* perf's cache names the file by kind: "vdso" for the vdso, "elf" otherwise */
+	const char *leaf = strcmp(bd->path, "[vdso]") == 0 ? "vdso" : "elf";
+	file = in_store(c->trace_dir, bd, leaf);
+	if (!file)
+		file = in_store(c->debug_dir, bd, leaf);
+	if (!file && strcmp(leaf, "elf") != 0)
+		file = in_store(c->trace_dir, bd, "elf");
+	if (!file && bd->path[0] == '/') {
+		int n = sym_file_build_id(bd->path, bid);
+		if (bd->bid_size && n && (n != bd->bid_size || memcmp(bid, bd->build_id, (size_t)n))) {
+			char want[41], have[41];
+			sym_bid_hex(bd->build_id, bd->bid_size, want);
+			sym_bid_hex(bid, n, have);
+			xp_warn("%s: build-id mismatch (trace has %s, file has %s): the file changed "
+				"since recording, its symbols are not used (record with snapshots, or "
+				"restore the original binary)", bd->path, want, have);
+		} else if (access(bd->path, R_OK) == 0) {
+			file = strdup(bd->path);
+		}
+	}
+	if (!file)
+		return;
+	d->elf = open_elf(file, &d->fd);
+	if (!d->elf) {
+		free(file);
+		return;
+	}
+	d->file = file;
+	GElf_Ehdr eh;
+	if (!gelf_getehdr(d->elf, &eh))
+		return;
+	d->is_rel = eh.e_type == ET_REL;
+	size_t nph = 0;
+	elf_getphdrnum(d->elf, &nph);
+	d->segs = calloc(nph ? nph : 1, sizeof(*d->segs));
+	for (size_t i = 0; d->segs && i < nph; i++) {
+		GElf_Phdr ph;
+		if (gelf_getphdr(d->elf, (int)i, &ph) && ph.p_type == PT_LOAD)
+			d->segs[d->nsegs++] = (struct seg){ ph.p_offset, ph.p_vaddr, ph.p_filesz };
+	}
+	Elf_Scn *symtab, *dynsym, *dsymtab, *ddynsym;
+	GElf_Shdr symsh, dynsh, dsymsh, ddynsh;
+	if (!find_symtabs(d->elf, &symtab, &symsh, &dynsym, &dynsh) || !gelf_getehdr(d->elf, &eh) ||
+	    eh.e_type != ET_REL) {
+		/* stripped: the full symbol table (and DWARF) may be in a debug file */
+		if (!symtab)
+			open_debug_file(d);
+		if (d->dbg_elf && find_symtabs(d->dbg_elf, &dsymtab, &dsymsh, &ddynsym, &ddynsh))
+			load_symtab(d, d->dbg_elf, dsymtab, &dsymsh, d->elf);
+	}
+	if (!d->nsyms && symtab)
+		load_symtab(d, d->elf, symtab, &symsh, d->elf);
+	if (!d->nsyms && dynsym) {
+		free(d->syms);
+		d->syms = NULL;
+		load_symtab(d, d->elf, dynsym, &dynsh, d->elf);
+	}
+	d->usable = true;
+}
+
+static struct sdso *get_sdso(struct sym_ctx *c, struct sb_dso *bd)
+{
+	if (!bd->sym) {
+		struct sdso *d = calloc(1, sizeof(*d));
+		if (!d)
+			return NULL;
+		if (c->ndsos == c->capdsos) {
+			uint32_t nc = c->capdsos ? c->capdsos * 2 : 32;
+			struct sdso **nd = realloc(c->dsos, nc * sizeof(*nd));
+			if (!nd) {
+				free(d);
+				return NULL;
+			}
+			c->dsos = nd;
+			c->capdsos = nc;
+		}
+		c->dsos[c->ndsos++] = d;
+		bd->sym = d;
+		load_dso(c, bd, d);
+	}
+	return bd->sym;
+}
+
+const char *sym_dso_file(struct sym_ctx *c, struct sb_dso *bd)
+{
+	struct sdso *d = get_sdso(c, bd);
+
+	return d ? d->file : NULL;
+}
+
+bool sym_map_vaddr(struct sym_ctx *c, const struct sb_map *m, uint64_t addr, uint64_t *vaddr)
+{
+	struct sdso *d = get_sdso(c, m->dso);
+	uint64_t off = addr - m->start + m->pgoff;
+
+	if (!d || !d->usable)
+		return false;
+	if (d->kallsyms) {	/* kernel map: pgoff is the recorded _text address */
+		*vaddr = addr - (m->pgoff && d->ktext ? m->pgoff - d->ktext : 0);
+		return true;
+	}
+	if (d->is_rel || !d->nsegs) {
+		*vaddr = off;
+		return true;
+	}
+	for (uint32_t i = 0; i < d->nsegs; i++)
+		if (off >= d->segs[i].off && off < d->segs[i].off + d->segs[i].filesz) {
+			*vaddr = off - d->segs[i].off + d->segs[i].vaddr;
+			return true;
+		}
+	/* past the file-backed part of the last segment (bss) */
+	if (d->nsegs) {
+		const struct seg *s = &d->segs[d->nsegs - 1];
+		*vaddr = off - s->off + s->vaddr;
+		return true;
+	}
+	return false;
+}
+
+static const char *short_name(const char *path)
+{
+	const char *s = strrchr(path, '/');
+
+	return s && s[1] ? s + 1 : path;
+}
+
+static uint32_t new_fn(struct sym_ctx *c, const char *name, const char *module, struct sb_dso *dso,
+		       uint64_t start, uint64_t size, bool resolved)
+{
+	if (c->nfns == c->capfns) {
+		uint32_t nc = c->capfns ? c->capfns * 2 : 1024;
+		struct sym_fn *nf = realloc(c->fns, nc * sizeof(*nf));
+		if (!nf)
+			return 0;
+		c->fns = nf;
+		c->capfns = nc;
+	}
+	c->fns[c->nfns] = (struct sym_fn){ name, module, dso, start, size, resolved, false };
+	return c->nfns++;
+}
+
+uint32_t sym_fn_named(struct sym_ctx *c, const char *name, const char *module)
+{
+	for (uint32_t i = 0; i < c->nfns; i++)
+		if (!c->fns[i].dso && !c->fns[i].jit && strcmp(c->fns[i].name, name) == 0)
+			return i;
+	return new_fn(c, own(c, strdup(name)), module ? own(c, strdup(module)) : "", NULL, 0, 0, false);
+}
+
+static uint64_t mix(uint64_t x)
+{
+	x ^= x >> 31;
+	x *= 0x7fb5d329728ea185ULL;
+	x ^= x >> 27;
+	return x;
+}
+
+static uint32_t unknown_fn(struct sym_ctx *c, struct sb_dso *dso, uint64_t addr)
+{
+	uint64_t key = ((uint64_t)(dso ? dso->id + 1 : 0) << 48) ^ addr;
+	char buf[40];
+
+	if ((c->unk_n + 1) * 2 > c->unk_cap) {
+		size_t nc = c->unk_cap ? c->unk_cap * 2 : 1024;
+		struct ukey *nu = calloc(nc, sizeof(*nu));
+		if (!nu)
+			return 0;
+		for (size_t i = 0; i < c->unk_cap; i++) {
+			if (!c->unk[i].id)
+				continue;
+			size_t j = mix(c->unk[i].key) & (nc - 1);
+			while (nu[j].id)
+				j = (j + 1) & (nc - 1);
+			nu[j] = c->unk[i];
+		}
+		free(c->unk);
+		c->unk = nu;
+		c->unk_cap = nc;
+	}
+	size_t j = mix(key) & (c->unk_cap - 1);
+	while (c->unk[j].id) {
+		if (c->unk[j].key == key)
+			return c->unk[j].id;
+		j = (j + 1) & (c->unk_cap - 1);
+	}
+	snprintf(buf, sizeof(buf), "0x%016llx", (unsigned long long)addr);
+	uint32_t id = new_fn(c, own(c, strdup(buf)), dso ? short_name(dso->path) : "[unknown]", dso,
+			     0, 0, false);
+	c->unk[j] = (struct ukey){ key, id };
+	c->unk_n++;
+	return id;
+}
+
+uint32_t sym_fn_of(struct sym_ctx *c, const struct sb_map *m, uint64_t addr)
+{
+	uint64_t va;
+
+	if (!m)
+		return unknown_fn(c, NULL, addr);
+	struct sdso *d = get_sdso(c, m->dso);
+	if (!d || !d->usable || !sym_map_vaddr(c, m, addr, &va))
+		return unknown_fn(c, m->dso, m->dso->kernel ? addr : addr - m->start + m->pgoff);
+	uint32_t lo = 0, hi = d->nsyms;
+	while (lo < hi) {
+		uint32_t mid = (lo + hi) / 2;
+		if (d->syms[mid].start <= va)
+			lo = mid + 1;
+		else
+			hi = mid;
+	}
+	if (lo == 0 || va >= d->syms[lo - 1].end)
+		return unknown_fn(c, m->dso, va);
+	struct esym *s = &d->syms[lo - 1];
+	if (s->fn == UINT32_MAX) {
+		const char *raw = d->pool + s->name;
+		char *dm = sym_demangle(raw, false);
+		const char *name = dm ? own(c, dm) : raw;
+		s->fn = new_fn(c, name, short_name(m->dso->path), m->dso, s->start, s->end - s->start, true);
+	}
+	return s->fn;
+}
+
+static uint64_t str_hash(uint64_t h, const char *s)
+{
+	while (*s)
+		h = (h ^ (unsigned char)*s++) * 0x100000001b3ULL;
+	return h;
+}
+
+static uint64_t jit_key(const char *name, const char *module)
+{
+	return mix(str_hash(str_hash(0xcbf29ce484222325ULL, module) * 31, name));
+}
+
+uint32_t sym_fn_jit(struct sym_ctx *c, const char *name, const char *module, uint64_t start,
+		    uint64_t size)
+{
+	if ((c->jit_n + 1) * 2 > c->jit_cap) {
+		size_t nc = c->jit_cap ? c->jit_cap * 2 : 256;
+		uint32_t *nj = calloc(nc, sizeof(*nj));
+		if (!nj)
+			return 0;
+		for (size_t i = 0; i < c->jit_cap; i++) {
+			if (!c->jit[i])
+				continue;
+			const struct sym_fn *f = &c->fns[c->jit[i]];
+			size_t k = jit_key(f->name, f->module) & (nc - 1);
+			while (nj[k])
+				k = (k + 1) & (nc - 1);
+			nj[k] = c->jit[i];
+		}
+		free(c->jit);
+		c->jit = nj;
+		c->jit_cap = nc;
+	}
+	size_t k = jit_key(name, module) & (c->jit_cap - 1);
+	for (; c->jit[k]; k = (k + 1) & (c->jit_cap - 1)) {
+		const struct sym_fn *f = &c->fns[c->jit[k]];
+		if (strcmp(f->module, module) == 0 && strcmp(f->name, name) == 0)
+			return c->jit[k];
+	}
+	/* JIT names are shown demangled like ELF ones (perf demangles the ELF files
+	 * `perf inject --jit` writes) */
+	char *dm = sym_demangle(name, false);
+	const char *mod = own(c, strdup(module));
+	uint32_t id = new_fn(c, dm ? own(c, dm) : own(c, strdup(name)), mod, NULL, start, size, true);
+	if (!id)
+		return 0;
+	c->fns[id].jit = true;
+	c->jit[k] = id;
+	c->jit_n++;
+	return id;
+}
+
+const struct sym_fn *sym_fn(const struct sym_ctx *c, uint32_t id)
+{
+	return id < c->nfns ? &c->fns[id] : NULL;
+}
+
+uint32_t sym_nfns(const struct sym_ctx *c) { return c->nfns; }
+
+/* Relative DWARF file names are relative to the CU's compilation directory: join
+ * them, so tools reading our output (callgrind_annotate) find the sources.  Joined
+ * names are interned in the context. */
+static const char *abs_src(struct sym_ctx *c, Dwarf_Die *cu, const char *src)
+{
+	Dwarf_Attribute at;
+	const char *dir;
+	char buf[PATH_MAX];
+
+	if (src[0] == '/' || !dwarf_attr(cu, DW_AT_comp_dir, &at) || !(dir = dwarf_formstring(&at)))
+		return src;
+	snprintf(buf, sizeof(buf), "%s/%s", dir, src);
+	for (size_t i = c->nstrs; i-- > 0 && i + 64 >= c->nstrs;)
+		if (strcmp(c->strs[i], buf) == 0)
+			return c->strs[i];
+	return own(c, strdup(buf));
+}
+
+static bool srcline_va(struct sym_ctx *c, struct sdso *d, uint64_t va, const char **file, int *line)
+{
+	if (d->last_line.ok && d->last_line.vaddr == va) {
+		*file = d->last_line.file;
+		*line = d->last_line.line;
+		return true;
+	}
+	if (!d->dw_tried) {
+		d->dw_tried = true;
+		d->dw = dwarf_begin_elf(d->dbg_elf ? d->dbg_elf : d->elf, DWARF_C_READ, NULL);
+	}
+	if (!d->dw)
+		return false;
+	Dwarf_Die cu;
+	if (!dwarf_addrdie(d->dw, va, &cu))
+		return false;
+	Dwarf_Line *ln = dwarf_getsrc_die(&cu, va);
+	int lno = 0;
+	const char *src;
+	if (!ln || !(src = dwarf_linesrc(ln, NULL, NULL)) || dwarf_lineno(ln, &lno) != 0)
+		return false;
+	src = abs_src(c, &cu, src);
+	d->last_line.vaddr = va;
+	d->last_line.file = src;	/* owned by libdw or the context */
+	d->last_line.line = lno;
+	d->last_line.ok = true;
+	*file = src;
+	*line = lno;
+	return true;
+}
+
+bool sym_srcline(struct sym_ctx *c, const struct sb_map *m, uint64_t addr, const char **file, int *line)
+{
+	uint64_t va;
+	struct sdso *d;
+
+	if (!m || !(d = get_sdso(c, m->dso)) || !d->usable || !sym_map_vaddr(c, m, addr, &va))
+		return false;
+	return srcline_va(c, d, va, file, line);
+}
+
+bool sym_fn_srcline(struct sym_ctx *c, uint32_t fn, const char **file, int *line)
+{
+	const struct sym_fn *f = sym_fn(c, fn);
+	struct sdso *d;
+
+	if (!f || !f->resolved || !f->dso || !(d = get_sdso(c, f->dso)) || !d->usable)
+		return false;
+	return srcline_va(c, d, f->start, file, line);
+}

@@ -1,0 +1,46 @@
+/* The view interface.  A view consumes the event stream of one decode and writes a
+ * report through src/output/.  Its name is its option (`--NAME [ARG]`): open() builds
+ * state from the context (and says in vc->wants what it reads), event()/batch()
+ * consume the stream, close() writes the report.  Views symbolize with dec_fn_of()
+ * and know no decoder. */
+#ifndef VIEW_H
+#define VIEW_H
+
+#include <stdbool.h>
+#include <stdint.h>
+#include <stdio.h>
+
+#include "decode/ctx.h"
+#include "output/out.h"
+
+/* The options of the report. */
+struct view_opts {
+	const char *view;	/* view name */
+	const char *view_arg;	/* its argument, if it takes one */
+	enum out_format format;
+	const char *output;	/* -o, NULL: stdout */
+	double percent_limit;	/* --percent-limit */
+	bool per_thread;	/* --per-thread: one tree per thread (calltree) */
+};
+
+struct view_ctx {
+	struct dec_ctx *c;
+	const struct view_opts *o;
+	FILE *out;
+	uint32_t wants;		/* DEC_WANT_*: DEC_WANT_ALL unless open() narrows it */
+};
+
+struct dec_view {
+	const char *name;
+	const char *arg;	/* metavariable when the view takes an argument */
+	const char *help;
+	unsigned formats;	/* bitmask of 1u << OUT_* it can write */
+	const struct dec_option *options;
+	int (*open)(struct view_ctx *vc, void **state);
+	int (*event)(void *state, const struct xev *ev);
+	/* optional: `event` over an array (xev_sink.batch), for decoders that batch */
+	int (*batch)(void *state, const struct xev *evs, size_t n);
+	int (*close)(void *state, int status);	/* writes the report unless status < 0 */
+};
+
+#endif

@@ -1,0 +1,268 @@
+/* The PT views as `xptrace decode` views (decode.h): --insn, --blocks (also as a
+ * per-instruction callgrind profile) and --annotate SYM on any exact stream.  Code
+ * bytes, symbols and source lines come from the session and the symbol layer. */
+#include <stdlib.h>
+#include <string.h>
+
+#include "views/bb_views.h"
+#include "views/view.h"
+#include "session/sb_code.h"
+#include "util/xp_err.h"
+
+struct vstate {
+	struct dec_ctx *c;
+	struct sb_code *mem;
+	struct bb_env env;
+	struct bb_view_opts vo;
+	struct bb_filter filt;
+	struct xev_sink view;	/* behind the filter */
+	bool filtered;
+	struct bb_insn_view *iv;
+	struct bb_tally *tally;
+	struct bb_cg *cg;
+	const char *annotate;
+};
+
+static size_t env_read(void *ctx, int32_t pid, uint64_t time, uint64_t ip, uint8_t *buf, size_t n)
+{
+	struct vstate *s = ctx;
+	return sb_code_read(s->mem, pid, time, ip, buf, n);
+}
+
+static void env_span(void *ctx, int32_t pid, uint64_t time, uint64_t ip, uint64_t *from, uint64_t *to)
+{
+	struct vstate *s = ctx;
+	sb_code_span(s->mem, pid, time, ip, from, to);
+}
+
+static const char *env_symbol(void *ctx, int32_t pid, uint64_t time, uint64_t ip, uint64_t *start,
+			      uint64_t *size)
+{
+	struct vstate *s = ctx;
+	const struct sym_fn *f = sym_fn(s->c->sym, dec_fn_of(s->c, pid, ip, time));
+	const struct sb_map *m = sb_find_map(s->c->sb, pid, ip, time);
+	uint64_t vaddr;
+	struct jit_sym js;
+	if (f && f->jit) {	/* where the code lies now: it may have moved since */
+		if (!jit_find(s->c->jit, pid, time, ip, &js))
+			return NULL;
+		*start = js.start;
+		*size = js.size;
+		return f->name;
+	}
+	if (!f || !f->resolved || !m || !sym_map_vaddr(s->c->sym, m, ip, &vaddr) || vaddr < f->start)
+		return NULL;
+	*start = ip - (vaddr - f->start);
+	*size = f->size;
+	return f->name;
+}
+
+static bool env_srcline(void *ctx, int32_t pid, uint64_t time, uint64_t ip, const char **file, int *line)
+{
+	struct vstate *s = ctx;
+	const struct sb_map *m = sb_find_map(s->c->sb, pid, ip, time);
+	if (m && sym_srcline(s->c->sym, m, ip, file, line))
+		return true;
+	return (!m || !m->dso || m->dso->anon) && s->c->jit && jit_srcline(s->c->jit, pid, time, ip, file, line);
+}
+
+static int open_common(struct view_ctx *vc, struct vstate **out)
+{
+	struct dec_ctx *c = vc->c;
+	struct vstate *s = calloc(1, sizeof(*s));
+	if (!s)
+		return -1;
+	s->c = c;
+	s->mem = sb_code_new(c->sb, c->sym, c->jit);
+	if (!s->mem) {
+		free(s);
+		return -1;
+	}
+	s->env = (struct bb_env){ env_read, env_symbol, env_srcline, env_span, s };
+	s->vo.format = vc->o->format == OUT_JSONL ? BB_JSONL : BB_TEXT;
+	s->vo.out = vc->out;
+	s->vo.env = &s->env;
+	s->vo.raw_time = c->pd == NULL;	/* raw inputs: TSC as is, no perf clock */
+	const char *syntax = dec_opt(c, "syntax");
+	if (syntax && strcmp(syntax, "intel") && strcmp(syntax, "att")) {
+		xp_usage_error("decode", "--syntax %s: expected intel or att", syntax);
+		goto fail;
+	}
+	s->vo.intel = syntax && strcmp(syntax, "intel") == 0;
+	s->vo.srcline = dec_opt(c, "srcline") != NULL;
+	*out = s;
+	return 0;
+fail:
+	sb_code_free(s->mem);
+	free(s);
+	return -1;
+}
+
+/* The filters in front of the view: --time and --sym (--tid/--comm are the decoder's). */
+static int set_filter(struct vstate *s, xev_sink_fn fn, void *ctx)
+{
+	const char *t = dec_opt(s->c, "time"), *sym = dec_opt(s->c, "sym");
+	s->view = (struct xev_sink){ fn, ctx, NULL };
+	bb_filter_init(&s->filt, &s->env, s->view);
+	if (t && bb_parse_time_range(t, &s->filt.t0, &s->filt.t1) < 0)
+		return xp_usage_error("decode", "--time %s: expected A-B, A- or -B (ns or seconds.ns)", t), -1;
+	s->filt.sym = sym;
+	s->filtered = t || sym;
+	return 0;
+}
+
+/* The unfiltered hot path calls the consumer directly. */
+static int tally_event(void *state, const struct xev *ev)
+{
+	struct vstate *s = state;
+	if (s->filtered)
+		return bb_filter_event(&s->filt, ev);
+	return s->tally ? bb_tally_event(s->tally, ev) : bb_cg_event(s->cg, ev);
+}
+
+static int tally_batch(void *state, const struct xev *evs, size_t n)
+{
+	struct vstate *s = state;
+	if (s->tally && !s->filtered)
+		return bb_tally_batch(s->tally, evs, n);
+	for (size_t i = 0; i < n; i++) {
+		int r = tally_event(s, &evs[i]);
+		if (r)
+			return r;
+	}
+	return 0;
+}
+
+static int insn_event(void *state, const struct xev *ev)
+{
+	struct vstate *s = state;
+	return s->filtered ? bb_filter_event(&s->filt, ev) : bb_insn_view_event(s->iv, ev);
+}
+
+static void free_state(struct vstate *s)
+{
+	bb_tally_free(s->tally);
+	bb_cg_free(s->cg);
+	sb_code_free(s->mem);
+	free(s);
+}
+
+static int insn_open(struct view_ctx *vc, void **state)
+{
+	struct vstate *s;
+	if (open_common(vc, &s) < 0)
+		return -1;
+	vc->wants = (DEC_WANT_ALL & ~(1u << XEV_BRANCH | 1u << XEV_CALL | 1u << XEV_RETURN)) |
+		    DEC_WANT_FINE_ORDER;
+	s->iv = bb_insn_view_new(&s->vo);
+	if (!s->iv || set_filter(s, bb_insn_view_event, s->iv) < 0) {
+		bb_insn_view_free(s->iv);
+		free_state(s);
+		return -1;
+	}
+	*state = s;
+	return 0;
+}
+
+static int insn_close(void *state, int status)
+{
+	struct vstate *s = state;
+	int w = bb_insn_view_free(s->iv);
+	free_state(s);
+	if (w < 0 && status >= 0)
+		return xp_err("decode", NULL, "writing the output failed");
+	return status < 0 ? status : 0;
+}
+
+static int tally_open(struct view_ctx *vc, void **state)
+{
+	struct vstate *s;
+	if (open_common(vc, &s) < 0)
+		return -1;
+	int r;
+	if (vc->o->format == OUT_CALLGRIND) {
+		s->cg = bb_cg_new(&s->env);
+		r = s->cg ? set_filter(s, bb_cg_event, s->cg) : -1;
+	} else {
+		/* block tallies need no call structure */
+		vc->wants = DEC_WANT_ALL & ~(1u << XEV_CALL | 1u << XEV_RETURN);
+		s->tally = bb_tally_new();
+		r = s->tally ? set_filter(s, bb_tally_event, s->tally) : -1;
+	}
+	if (r < 0) {
+		free_state(s);
+		return -1;
+	}
+	s->annotate = vc->o->view_arg;
+	*state = s;
+	return 0;
+}
+
+static int blocks_close(void *state, int status)
+{
+	struct vstate *s = state;
+	int r = 0;
+	if (status >= 0) {
+		if (s->cg)
+			r = bb_cg_write(s->cg, s->vo.out, s->c->perf_data);
+		else
+			r = bb_blocks_report(s->tally, &s->vo);
+	}
+	free_state(s);
+	return status < 0 ? status : r;
+}
+
+static int annotate_close(void *state, int status)
+{
+	struct vstate *s = state;
+	int r = 0;
+	if (status >= 0 && bb_annotate_report(s->tally, s->annotate, &s->vo) < 0)
+		r = xp_err(s->annotate, "check the name with --blocks or --functions",
+			   "no executed code of this function in the trace");
+	free_state(s);
+	return status < 0 ? status : r;
+}
+
+static const struct dec_option insn_options[] = {
+	{ "syntax", "att|intel", "disassembly syntax of --insn/--annotate (default att)" },
+	{ "srcline", NULL, "--insn: source file:line of each instruction" },
+	{ NULL, NULL, NULL },
+};
+
+static const struct dec_option filter_options[] = {
+	{ "time", "A-B", "PT views: only events with A <= time <= B (ns, or s.ns like perf)" },
+	{ "sym", "NAME", "PT views: only code of function NAME" },
+	{ NULL, NULL, NULL },
+};
+
+const struct dec_view view_insn = {
+	.name = "insn",
+	.help = "instruction stream: time, tid, ip, symbol+offset, bytes, disassembly",
+	.formats = 1u << OUT_TEXT | 1u << OUT_JSONL,
+	.options = insn_options,
+	.open = insn_open,
+	.event = insn_event,
+	.close = insn_close,
+};
+
+const struct dec_view view_blocks = {
+	.name = "blocks",
+	.help = "basic blocks: count, insns, cycles, IPC, taken/not-taken (callgrind: per insn)",
+	.formats = 1u << OUT_TEXT | 1u << OUT_JSONL | 1u << OUT_CALLGRIND,
+	.options = filter_options,
+	.open = tally_open,
+	.event = tally_event,
+	.batch = tally_batch,
+	.close = blocks_close,
+};
+
+const struct dec_view view_annotate = {
+	.name = "annotate",
+	.arg = "SYM",
+	.help = "disassembly of SYM with per-instruction counts, cycles, branch taken %",
+	.formats = 1u << OUT_TEXT | 1u << OUT_JSONL,
+	.open = tally_open,
+	.event = tally_event,
+	.batch = tally_batch,
+	.close = annotate_close,
+};

@@ -1,0 +1,505 @@
+/* The --calltree and --functions views: both build call trees (one per thread) from
+ * the event stream — sampled stacks and exact calls/returns alike — and report either
+ * the tree (Lvl RL Calls Base Cum Name) or per-function totals. */
+#include <inttypes.h>
+#include <stdlib.h>
+#include <string.h>
+
+#include "views/view.h"
+#include "util/xp_err.h"
+
+struct vthread {
+	int32_t pid, tid;
+	struct ct_tree *t;
+	struct ct_cursor *cur;
+	bool exact;	/* has call/return input: samples then add cost only */
+	uint64_t last_time;	/* --metric time: the thread's latest timestamp */
+};
+
+struct vt {
+	struct dec_ctx *c;
+	const struct view_opts *o;
+	FILE *out;
+	bool functions;
+	unsigned metric;
+	int time_m;		/* index of the time metric, -1: none */
+	bool timed;		/* some event carried a timestamp */
+	struct vthread *th;
+	uint32_t nth, capth;
+	uint32_t *thash;	/* tid -> index + 1 */
+	uint32_t thcap;
+	uint32_t *fns;
+	uint32_t capfns;
+	/* output state */
+	struct out_table tab;
+	const char **path;
+	uint32_t cappath;
+	uint64_t total;
+	bool per_thread;
+	bool tid_col;		/* per-thread rows in jsonl/csv carry "tid" */
+	int32_t cur_tid;
+};
+
+static struct vthread *thread_of(struct vt *v, int32_t pid, int32_t tid)
+{
+	if ((v->nth + 1) * 2 > v->thcap) {
+		uint32_t nc = v->thcap ? v->thcap * 2 : 64;
+		uint32_t *nh = calloc(nc, sizeof(*nh));
+		if (!nh)
+			return NULL;
+		for (uint32_t i = 0; i < v->nth; i++) {
+			uint32_t j = ((uint32_t)v->th[i].tid * 2654435761u) & (nc - 1);
+			while (nh[j])
+				j = (j + 1) & (nc - 1);
+			nh[j] = i + 1;
+		}
+		free(v->thash);
+		v->thash = nh;
+		v->thcap = nc;
+	}
+	uint32_t j = ((uint32_t)tid * 2654435761u) & (v->thcap - 1);
+	while (v->thash[j]) {
+		if (v->th[v->thash[j] - 1].tid == tid)
+			return &v->th[v->thash[j] - 1];
+		j = (j + 1) & (v->thcap - 1);
+	}
+	if (v->nth == v->capth) {
+		uint32_t nc = v->capth ? v->capth * 2 : 16;
+		struct vthread *nt = realloc(v->th, nc * sizeof(*nt));
+		if (!nt)
+			return NULL;
+		v->th = nt;
+		v->capth = nc;
+	}
+	struct vthread *t = &v->th[v->nth];
+	t->pid = pid;
+	t->tid = tid;
+	t->exact = false;
+	t->last_time = 0;
+	t->t = ct_new(v->c->nmetrics);
+	t->cur = t->t ? ct_cursor_new(t->t) : NULL;
+	if (!t->cur) {
+		ct_free(t->t);
+		return NULL;
+	}
+	v->thash[j] = ++v->nth;
+	return t;
+}
+
+static int open_common(struct view_ctx *vc, void **state, bool functions)
+{
+	struct dec_ctx *c = vc->c;
+	struct vt *v = calloc(1, sizeof(*v));
+
+	if (!v)
+		return xp_err("decode", NULL, "out of memory");
+	v->c = c;
+	v->o = vc->o;
+	v->out = vc->out;
+	v->functions = functions;
+	v->per_thread = v->o->per_thread && !functions;
+	v->tid_col = v->per_thread && (v->o->format == OUT_JSONL || v->o->format == OUT_CSV);
+	/* trees count samples unless a metric is asked for; function lists use the
+	 * decoder's default (the event period, as perf report's Overhead) */
+	v->metric = c->metric;
+	if (!functions && !c->opts->metric)
+		for (unsigned m = 0; m < c->nmetrics; m++)
+			if (c->metrics[m].kind == DEC_M_SAMPLES || c->metrics[m].kind == DEC_M_INSNS) {
+				v->metric = m;
+				break;
+			}
+	v->time_m = -1;
+	for (unsigned m = 0; m < c->nmetrics; m++)
+		if (c->metrics[m].kind == DEC_M_TIME)
+			v->time_m = (int)m;
+	*state = v;
+	return 0;
+}
+
+static int open_calltree(struct view_ctx *vc, void **state) { return open_common(vc, state, false); }
+static int open_functions(struct view_ctx *vc, void **state) { return open_common(vc, state, true); }
+
+static int oom(void) { return xp_err("decode", "decode a smaller trace or time range", "out of memory"); }
+
+/* The frame a block or return target belongs to.  Code without symbols has one id
+ * per address, so only calls make frames there (named by their target, as callgrind
+ * names functions); blocks and return targets inside it stay in, or pop back to, the
+ * frame they are in.  The first frame of a thread is named by its first address. */
+static uint32_t frame_fn(struct dec_ctx *c, const struct vthread *t, int32_t pid, uint64_t ip,
+			 uint64_t time)
+{
+	uint32_t fn = dec_fn_of(c, pid, ip, time);
+	const struct sym_fn *f;
+	if (ct_cursor_depth(t->cur) && (f = sym_fn(c->sym, fn)) && !f->resolved)
+		return CT_FN_UNKNOWN;
+	return fn;
+}
+
+static int on_event(void *state, const struct xev *ev)
+{
+	struct vt *v = state;
+	struct dec_ctx *c = v->c;
+	uint64_t w[DEC_MAX_METRICS];
+	struct vthread *t;
+
+	if (v->time_m < 0 && (ev->kind == XEV_TIME || ev->kind == XEV_DISABLE || ev->kind == XEV_INTERRUPT ||
+			      (ev->kind == XEV_BRANCH && !(ev->flags & XEV_F_INDIRECT))))
+		return 0;
+	/* Sampled calls, returns and blocks (branch stacks) are windows of execution, not
+	 * a continuous history: a shadow stack cannot be kept from them.  Their samples
+	 * (XEV_SAMPLE, with the callchain) carry the tree. */
+	if (ev->kind != XEV_SAMPLE && (ev->flags & XEV_F_SAMPLED))
+		return 0;
+	if (!dec_thread_selected(c, ev->tid, ev->time))
+		return 0;
+	t = thread_of(v, ev->pid, ev->tid);
+	if (!t)
+		return oom();
+	if (v->time_m >= 0 && ev->time) {
+		/* the time since the thread's previous event was spent where it was then */
+		if (t->last_time && ev->time > t->last_time) {
+			memset(w, 0, sizeof(w));
+			w[v->time_m] = ev->time - t->last_time;
+			ct_add_base(t->t, ct_cursor_node(t->cur), w);
+		}
+		if (ev->time > t->last_time)
+			t->last_time = ev->time;
+		v->timed = true;
+	}
+	switch (ev->kind) {
+	case XEV_SAMPLE: {
+		uint32_t n = ev->nstack ? ev->nstack : 1;
+		if (n > v->capfns) {
+			uint32_t *nf = realloc(v->fns, n * sizeof(*nf));
+			if (!nf)
+				return oom();
+			v->fns = nf;
+			v->capfns = n;
+		}
+		if (!ev->nstack)
+			v->fns[0] = dec_fn_of(c, ev->pid, ev->ip, ev->time);
+		for (uint32_t i = 0; i < ev->nstack; i++)
+			v->fns[n - 1 - i] = dec_fn_of(c, ev->pid, ev->stack[i], ev->time);
+		dec_weights(c, ev, w);
+		if (ct_add_stack(t->t, v->fns, n, w, t->exact ? CT_NO_CALLS : 0) == CT_NONE)
+			return oom();
+		return 0;
+	}
+	case XEV_CALL:
+	case XEV_RETURN: {
+		static const uint64_t zero[DEC_MAX_METRICS];
+		uint32_t at = dec_fn_of(c, ev->pid, ev->ip, ev->time);
+		uint32_t to = ev->kind == XEV_CALL ? dec_fn_of(c, ev->pid, ev->addr, ev->time) :
+			frame_fn(c, t, ev->pid, ev->addr, ev->time);
+		int rc;
+		t->exact = true;
+		if (ct_cursor_depth(t->cur) == 0 && ct_cost(t->cur, at, zero) < 0)
+			return oom();
+		if (ev->kind == XEV_CALL)
+			rc = ct_call(t->cur, to, ev->flags & XEV_F_TAIL ? CT_TAIL : 0);
+		else
+			rc = ct_return(t->cur, to);
+		return rc < 0 ? oom() : 0;
+	}
+	case XEV_BLOCK:
+		t->exact = true;
+		if (dec_weights(c, ev, w) && ct_cost(t->cur, frame_fn(c, t, ev->pid, ev->ip, ev->time), w) < 0)
+			return oom();
+		return 0;
+	case XEV_BRANCH: {
+		/* longjmp lands with an indirect jump in the middle of a live frame: leave the
+		 * frames it skips.  A jump to a function's entry stays a tail call. */
+		if (!(ev->flags & XEV_F_INDIRECT) || (ev->flags & (XEV_F_COND | XEV_F_SYSCALL)) ||
+		    !ct_cursor_depth(t->cur))
+			return 0;
+		uint32_t to = frame_fn(c, t, ev->pid, ev->addr, ev->time);
+		if (to == CT_FN_UNKNOWN || to == dec_fn_of(c, ev->pid, ev->ip, ev->time) ||
+		    to != dec_fn_of(c, ev->pid, ev->addr - 1, ev->time))
+			return 0;
+		return ct_jump(t->cur, to) < 0 ? oom() : 0;
+	}
+	case XEV_ENABLE: {
+		/* tracing resumes where a call or return out of the traced code (an address
+		 * filter) came back: in a function deeper on the stack, that is the return
+		 * to it.  Anywhere else (a callback entered from untraced code) the next
+		 * block enters its function. */
+		uint32_t to = frame_fn(c, t, ev->pid, ev->ip, ev->time);
+		return to != CT_FN_UNKNOWN && ct_jump(t->cur, to) < 0 ? oom() : 0;
+	}
+	case XEV_GAP:
+		ct_gap(t->cur);
+		return 0;
+	default:
+		return 0;
+	}
+}
+
+static const char *fn_name(void *ctx, uint32_t fn)
+{
+	const struct sym_fn *f = sym_fn(ctx, fn);
+
+	return f ? f->name : "?";
+}
+
+static const char *fn_module(void *ctx, uint32_t fn)
+{
+	const struct sym_fn *f = sym_fn(ctx, fn);
+
+	return f && f->module && *f->module ? f->module : "[unknown]";
+}
+
+static bool fn_srcline(void *ctx, uint32_t fn, const char **file, int *line)
+{
+	return sym_fn_srcline(ctx, fn, file, line);
+}
+
+/* ---- calltree output ---- */
+
+/* per-thread trees in jsonl/csv start with the thread's id */
+static const struct out_col tree_cols[] = {
+	{ "Tid", OUT_INT, 7, false },
+	{ "Lvl", OUT_INT, 3, false }, { "RL", OUT_INT, 3, false }, { "Calls", OUT_INT, 9, false },
+	{ "Base", OUT_INT, 12, false }, { "Cum", OUT_INT, 12, false }, { "Name", OUT_STR, 0, true },
+};
+
+static int tree_row(void *arg, const struct ct_tree *t, uint32_t node)
+{
+	struct vt *v = arg;
+	const struct ct_node *nd = ct_node(t, node);
+	uint64_t cum = ct_cum(t, node, v->metric);
+
+	if (v->o->percent_limit > 0 && v->total &&
+	    (double)cum * 100.0 / (double)v->total < v->o->percent_limit)
+		return CT_SKIP;
+	if (nd->lvl > v->cappath) {
+		const char **np = realloc(v->path, nd->lvl * 2 * sizeof(*np));
+		if (!np)
+			return -1;
+		v->path = np;
+		v->cappath = nd->lvl * 2;
+	}
+	const char *name = fn_name(v->c->sym, nd->fn);
+	v->path[nd->lvl - 1] = name;
+	struct out_val vals[7] = {
+		{ .u = (uint64_t)v->cur_tid },
+		{ .u = nd->lvl }, { .u = nd->rl }, { .u = nd->calls },
+		{ .u = ct_base(t, node, v->metric) }, { .u = cum }, { .s = name },
+	};
+	unsigned skip = v->tid_col ? 0 : 1;
+	out_row(&v->tab, vals + skip, nd->lvl, v->path, nd->lvl);
+	return 0;
+}
+
+static int write_tree(struct vt *v, struct ct_tree *t, const char *title)
+{
+	struct dec_ctx *c = v->c;
+	struct out_names names = { fn_name, fn_module, fn_srcline, c->sym };
+
+	if (ct_finish(t) < 0)
+		return oom();
+	v->total = ct_total(t, v->metric);
+	switch (v->o->format) {
+	case OUT_FOLDED:
+		return out_folded(v->out, t, v->metric, &names);
+	case OUT_CALLGRIND: {
+		const char *ev[DEC_MAX_METRICS];
+		char evbuf[DEC_MAX_METRICS][48];
+		for (unsigned m = 0; m < c->nmetrics; m++) {
+			/* callgrind event names: letters, digits, '_' */
+			size_t k = 0;
+			for (const char *p = c->metrics[m].name; *p && k + 1 < sizeof(evbuf[m]); p++)
+				evbuf[m][k++] = (*p >= 'a' && *p <= 'z') || (*p >= 'A' && *p <= 'Z') ||
+					(*p >= '0' && *p <= '9') ? *p : '_';
+			evbuf[m][k] = 0;
+			ev[m] = evbuf[m];
+		}
+		return out_callgrind(v->out, t, ev, c->perf_data, &names);
+	}
+	default:
+		if (title && v->o->format == OUT_TEXT)
+			fprintf(v->out, "%s# %s\n", v->tab.rows ? "\n" : "", title);
+		if (v->o->format == OUT_TEXT && !title)
+			fprintf(v->out, "# %s: %s, total %" PRIu64 "\n", c->sampled ? "sampled tree" : "call tree",
+				c->metrics[v->metric].name, v->total);
+		if (!v->tab.f || v->o->format == OUT_TEXT)
+			out_table_begin(&v->tab, v->out, v->o->format, tree_cols + (v->tid_col ? 0 : 1),
+					v->tid_col ? 7 : 6);
+		return ct_walk(t, v->metric, tree_row, v) < 0 ? oom() : 0;
+	}
+}
+
+/* ---- functions output ---- */
+
+struct frow {
+	uint32_t fn;
+	const struct ct_fn_total *tot;
+};
+
+static int cmp_frow(const void *a, const void *b, void *arg)
+{
+	const struct frow *x = a, *y = b;
+	unsigned m = *(const unsigned *)arg;
+
+	if (x->tot->base[m] != y->tot->base[m])
+		return x->tot->base[m] > y->tot->base[m] ? -1 : 1;
+	if (x->tot->cum[m] != y->tot->cum[m])
+		return x->tot->cum[m] > y->tot->cum[m] ? -1 : 1;
+	return x->fn < y->fn ? -1 : x->fn > y->fn;
+}
+
+static int write_functions(struct vt *v, struct ct_tree *t)
+{
+	struct dec_ctx *c = v->c;
+	unsigned m = v->metric, smp = m, nev = 0;
+	bool have_samples = false;
+	int cyc = -1, ins = -1;
+	struct out_col cols[8 + DEC_MAX_METRICS];
+	unsigned nc = 0;
+	char evcol[DEC_MAX_METRICS][56];
+	unsigned evm[DEC_MAX_METRICS];
+
+	if (ct_finish(t) < 0)
+		return oom();
+	uint32_t nfn = ct_max_fn(t) + 1;
+	struct ct_fn_total *tot = calloc(nfn, sizeof(*tot));
+	struct frow *rows = calloc(nfn, sizeof(*rows));
+	if (!tot || !rows) {
+		free(tot);
+		free(rows);
+		return oom();
+	}
+	ct_fn_totals(t, tot, nfn);
+	for (unsigned k = 0; k < c->nmetrics; k++) {
+		if (c->metrics[k].kind == DEC_M_SAMPLES) {
+			smp = k;
+			have_samples = true;
+		}
+		if (strncmp(c->metrics[k].name, "cycles", 6) == 0 || strncmp(c->metrics[k].name, "cpu-cycles", 10) == 0)
+			cyc = (int)k;
+		if (strncmp(c->metrics[k].name, "instructions", 12) == 0)
+			ins = (int)k;
+	}
+	uint64_t total = ct_total(t, m);
+	/* exact traces have no samples: their first column is the exact call count */
+	cols[nc++] = (struct out_col){ have_samples ? "Samples" : "Calls", OUT_INT, 9, false };
+	cols[nc++] = (struct out_col){ "Base", OUT_INT, 12, false };
+	cols[nc++] = (struct out_col){ "Cum", OUT_INT, 12, false };
+	cols[nc++] = (struct out_col){ "Base%", OUT_PCT, 7, false };
+	cols[nc++] = (struct out_col){ "Cum%", OUT_PCT, 7, false };
+	/* other events (group reads): their base value per function */
+	for (unsigned k = 0; k < c->nmetrics; k++) {
+		if (k == m || k == smp || c->metrics[k].kind != DEC_M_EVENT || !ct_total(t, k))
+			continue;
+		snprintf(evcol[nev], sizeof(evcol[nev]), "%s", c->metrics[k].name);
+		evm[nev] = k;
+		cols[nc++] = (struct out_col){ evcol[nev], OUT_INT, 12, false };
+		nev++;
+	}
+	bool ipc = cyc >= 0 && ins >= 0 && ct_total(t, (unsigned)cyc) && ct_total(t, (unsigned)ins);
+	if (ipc)
+		cols[nc++] = (struct out_col){ "IPC", OUT_FLOAT, 5, false };
+	cols[nc++] = (struct out_col){ "Module", OUT_STR, 20, false };
+	cols[nc++] = (struct out_col){ "Name", OUT_STR, 0, false };
+	uint32_t nr = 0;
+	for (uint32_t f = 0; f < nfn; f++)
+		if (tot[f].seen && (tot[f].base[m] || tot[f].cum[m]))
+			rows[nr++] = (struct frow){ f, &tot[f] };
+	qsort_r(rows, nr, sizeof(*rows), cmp_frow, &m);
+	if (v->o->format == OUT_TEXT)
+		fprintf(v->out, "# %s: %s, total %" PRIu64 "\n", c->sampled ? "samples" : "functions",
+			c->metrics[m].name, total);
+	out_table_begin(&v->tab, v->out, v->o->format, cols, nc);
+	for (uint32_t i = 0; i < nr; i++) {
+		const struct ct_fn_total *x = rows[i].tot;
+		double bp = total ? 100.0 * (double)x->base[m] / (double)total : 0;
+		if (v->o->percent_limit > 0 && bp < v->o->percent_limit)
+			continue;
+		struct out_val vals[8 + DEC_MAX_METRICS];
+		unsigned k = 0;
+		vals[k++] = (struct out_val){ .u = have_samples ? x->base[smp] : x->calls };
+		vals[k++] = (struct out_val){ .u = x->base[m] };
+		vals[k++] = (struct out_val){ .u = x->cum[m] };
+		vals[k++] = (struct out_val){ .d = bp };
+		vals[k++] = (struct out_val){ .d = total ? 100.0 * (double)x->cum[m] / (double)total : 0 };
+		for (unsigned e = 0; e < nev; e++)
+			vals[k++] = (struct out_val){ .u = x->base[evm[e]] };
+		if (ipc) {
+			uint64_t cy = x->base[cyc], in = x->base[ins];
+			vals[k++] = cy ? (struct out_val){ .d = (double)in / (double)cy } : (struct out_val){ .null = true };
+		}
+		vals[k++] = (struct out_val){ .s = fn_module(c->sym, rows[i].fn) };
+		vals[k++] = (struct out_val){ .s = fn_name(c->sym, rows[i].fn) };
+		out_row(&v->tab, vals, 0, NULL, 0);
+	}
+	free(tot);
+	free(rows);
+	return 0;
+}
+
+static int cmp_tid(const void *a, const void *b)
+{
+	const struct vthread *x = a, *y = b;
+
+	return x->tid < y->tid ? -1 : x->tid > y->tid;
+}
+
+static int on_close(void *state, int status)
+{
+	struct vt *v = state;
+	struct dec_ctx *c = v->c;
+	int rc = 0;
+
+	if (status >= 0 && v->time_m >= 0 && !v->timed)
+		rc = xp_err("decode", "use --metric insns, or record with timestamps",
+			    "--metric time: the trace has no timestamps");
+	if (status >= 0 && rc == 0) {
+		if (v->per_thread) {
+			qsort(v->th, v->nth, sizeof(*v->th), cmp_tid);
+			for (uint32_t i = 0; i < v->nth && rc == 0; i++) {
+				char title[128];
+				snprintf(title, sizeof(title), "thread %d (%s) pid %d", v->th[i].tid,
+					 sb_comm_at(c->sb, v->th[i].tid, 0), v->th[i].pid);
+				v->cur_tid = v->th[i].tid;
+				rc = write_tree(v, v->th[i].t, title);
+			}
+		} else {
+			struct ct_tree *all = ct_new(c->nmetrics);
+			if (!all)
+				rc = oom();
+			for (uint32_t i = 0; i < v->nth && rc == 0; i++)
+				if (ct_merge(all, v->th[i].t) < 0)
+					rc = oom();
+			if (rc == 0)
+				rc = v->functions ? write_functions(v, all) : write_tree(v, all, NULL);
+			ct_free(all);
+		}
+	}
+	for (uint32_t i = 0; i < v->nth; i++) {
+		ct_cursor_free(v->th[i].cur);
+		ct_free(v->th[i].t);
+	}
+	free(v->th);
+	free(v->thash);
+	free(v->fns);
+	free(v->path);
+	free(v);
+	return rc;
+}
+
+const struct dec_view view_calltree = {
+	.name = "calltree",
+	.help = "call-stack tree: Lvl RL Calls Base Cum Name, depth first",
+	.formats = OUT_TABLES | (1u << OUT_FOLDED) | (1u << OUT_CALLGRIND),
+	.open = open_calltree,
+	.event = on_event,
+	.close = on_close,
+};
+
+const struct dec_view view_functions = {
+	.name = "functions",
+	.help = "per function: samples, base (self), cum (with callees), percentages",
+	.formats = OUT_TABLES,
+	.open = open_functions,
+	.event = on_event,
+	.close = on_close,
+};
