@@ -151,7 +151,7 @@ static int run(int argc, char **argv)
 	if (rc)
 		return rc;
 	rc = eng_decode(&o);
-	return rc == 0 ? XP_EXIT_OK : rc == -EINVAL ? XP_EXIT_USAGE : XP_EXIT_RUNTIME;
+	return rc == 0 ? XP_EXIT_OK : rc == ENG_EREQUEST ? XP_EXIT_USAGE : XP_EXIT_RUNTIME;
 }
 
 const struct xp_cmd xp_cmd_decode = {

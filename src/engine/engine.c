@@ -162,7 +162,7 @@ static int choose_metric(struct engine *e)
 		snprintf(have + strlen(have), sizeof(have) - strlen(have), "%s%s", k ? ", " : "",
 			 c->metrics[k].name);
 	xp_usage_error("decode", "no metric '%s' in this trace (have: %s)", want, have);
-	return -EINVAL;
+	return ENG_EREQUEST;
 }
 
 int eng_open(const struct eng_opts *o, struct engine **out)
@@ -220,7 +220,7 @@ int eng_open(const struct eng_opts *o, struct engine **out)
 		goto fail;
 	}
 	e->o.view.view = e->v->name;
-	rc = -EINVAL;
+	rc = ENG_EREQUEST;
 	if (!(e->v->formats & (1u << e->o.view.format))) {
 		xp_usage_error("decode", "--%s cannot be written as %s", e->v->name,
 			       out_format_name(e->o.view.format));

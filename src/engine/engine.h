@@ -8,8 +8,9 @@
  *   int rc = eng_decode(&o);          // or eng_open / eng_run / eng_close
  *
  * Errors are reported (util/xp_err.h) where they happen; the functions return 0 or a
- * negative errno, -EINVAL when the request does not fit the trace (a view the decoder
- * has not, a format the view cannot write, a metric the trace lacks). */
+ * negative errno: ENG_EREQUEST when the request does not fit the trace (a format the
+ * view cannot write, a metric the trace lacks), which a command line reports as a
+ * usage error. */
 #ifndef ENGINE_H
 #define ENGINE_H
 
@@ -17,6 +18,10 @@
 
 #include "decode/decoder.h"
 #include "views/view.h"
+
+#include <errno.h>
+
+#define ENG_EREQUEST (-EOPNOTSUPP)
 
 struct eng_opts {
 	struct dec_opts dec;
