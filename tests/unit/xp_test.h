@@ -47,9 +47,12 @@ static inline const char *xp_test_xptrace(void)
 
 /* --- the test's temporary directory --- */
 
+/* (a short path: test files' paths made from it fit in a kilobyte) */
+#define XP_TEST_TMP_MAX 512
+
 static inline char *xp_test_tmp_buf(void)
 {
-	static char dir[PATH_MAX];
+	static char dir[XP_TEST_TMP_MAX];
 	return dir;
 }
 
@@ -68,9 +71,9 @@ static inline int xp_test_tmp_setup(void **state)
 
 	(void)state;
 	base = base ? base + 1 : src;
-	int n = snprintf(dir, PATH_MAX, "%s/xptrace-%.*s.XXXXXX", t && *t ? t : "/tmp",
+	int n = snprintf(dir, XP_TEST_TMP_MAX, "%s/xptrace-%.*s.XXXXXX", t && *t ? t : "/tmp",
 			 (int)strcspn(base, "."), base);
-	if (n < 0 || n >= PATH_MAX || !mkdtemp(dir)) {
+	if (n < 0 || n >= XP_TEST_TMP_MAX || !mkdtemp(dir)) {
 		fprintf(stderr, "%s: cannot make a temporary directory %s: %s\n", base, dir, strerror(errno));
 		dir[0] = 0;
 		return -1;
