@@ -35,6 +35,16 @@ static inline void smpg_syms(struct smpg_syms *s)
 	assert_true(s->spin > PTGEN_BASE && s->leaf > PTGEN_BASE && s->main > PTGEN_BASE);
 }
 
+/* For a cmocka group setup: the test's directory (xp_test_tmp_setup), `data` (size n)
+ * the path of a perf.data in it, *s ptspin's symbols.  0 or -1. */
+static inline int smpg_setup(char *data, size_t n, struct smpg_syms *s)
+{
+	if (xp_test_tmp_setup(NULL) || xp_test_path(data, n, "perf.data"))
+		return -1;
+	smpg_syms(s);
+	return 0;
+}
+
 /* A writer to `path` with one cpu-clock event of `sample_type` (IDENTIFIER, IP, TID,
  * TIME, CPU, PERIOD always; add CALLCHAIN and/or BRANCH_STACK) and the process mapped;
  * *st: the sample_type. */

@@ -14,10 +14,8 @@ static struct smpg_syms S;
 
 static int setup(void **state)
 {
-	if (xp_test_tmp_setup(state) || xp_test_path(data, sizeof(data), "perf.data"))
-		return -1;
-	smpg_syms(&S);
-	return 0;
+	(void)state;
+	return smpg_setup(data, sizeof(data), &S);
 }
 
 /* One loop iteration as the LBR holds it, the latest entry first: the jne taken back

@@ -13,10 +13,8 @@ static struct smpg_syms S;
 
 static int setup(void **state)
 {
-	if (xp_test_tmp_setup(state) || xp_test_path(data, sizeof(data), "perf.data"))
-		return -1;
-	smpg_syms(&S);
-	return 0;
+	(void)state;
+	return smpg_setup(data, sizeof(data), &S);
 }
 
 /* main -> spin -> leaf: 3 samples in leaf (periods 100, 200, 300), 2 in spin (1000

@@ -13,9 +13,9 @@ static int setup(void **state)
 {
 	struct smpg_syms s;
 	uint64_t st;
-	if (xp_test_tmp_setup(state) || xp_test_path(data, sizeof(data), "perf.data"))
+	(void)state;
+	if (smpg_setup(data, sizeof(data), &s))
 		return -1;
-	smpg_syms(&s);
 	struct pd_writer *w = smpg_open(data, &s, PERF_SAMPLE_CALLCHAIN, &st);
 	uint64_t in_main = s.main + 0x21, to_leaf[] = { s.leaf, s.after_call, in_main };
 	uint64_t in_spin[] = { s.spin, in_main };
