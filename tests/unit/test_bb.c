@@ -86,7 +86,7 @@ static int count_fn(void *ctx, const struct xev *ev)
 	return 0;
 }
 
-static const char *sym_fn(void *ctx, int32_t pid, uint64_t time, uint64_t ip, uint64_t *start,
+static const char *fake_sym_fn(void *ctx, int32_t pid, uint64_t time, uint64_t ip, uint64_t *start,
 			  uint64_t *size)
 {
 	(void)ctx;
@@ -100,7 +100,7 @@ static const char *sym_fn(void *ctx, int32_t pid, uint64_t time, uint64_t ip, ui
 static void test_filter(void **state)
 {
 	(void)state;
-	struct bb_env env = { .symbol = sym_fn };
+	struct bb_env env = { .symbol = fake_sym_fn };
 	struct bb_filter f;
 	bb_filter_init(&f, &env, (struct xev_sink){ count_fn, NULL, NULL });
 	f.tid = 7;

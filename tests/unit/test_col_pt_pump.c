@@ -137,7 +137,7 @@ static void setup_pump(struct col_pt_pump *p, struct rec *r, struct col_pt_ring 
 {
 	int fd;
 
-	strcpy(path, "/tmp/xptrace-pump-XXXXXX");
+	assert_int_equal(xp_test_path(path, 1024, "pump-XXXXXX"), 0);
 	fd = mkstemp(path);
 	assert_true(fd >= 0);
 	close(fd);
@@ -162,7 +162,7 @@ static void test_full_trace(void **state)
 	struct col_pt_pump p;
 	struct rec r;
 	static struct parsed out;
-	char path[64];
+	char path[1024];
 	struct perf_event_attr attr = { .size = sizeof(attr), .type = 8, .sample_id_all = 0 };
 
 	(void)state;
@@ -201,7 +201,7 @@ static void test_snapshots(void **state)
 	struct col_pt_pump p;
 	struct rec r;
 	static struct parsed out;
-	char path[64];
+	char path[1024];
 	struct perf_event_attr attr = { .size = sizeof(attr), .type = 8 };
 
 	(void)state;
@@ -243,5 +243,5 @@ int main(void)
 		cmocka_unit_test(test_snapshots),
 		cmocka_unit_test(test_bad_sizes),
 	};
-	return cmocka_run_group_tests(tests, NULL, NULL);
+	return cmocka_run_group_tests(tests, xp_test_tmp_setup, xp_test_tmp_teardown);
 }

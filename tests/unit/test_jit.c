@@ -15,7 +15,7 @@
 
 #define PID 4242
 
-static char dir[64], dump[128], data[128];
+static char dump[2048], data[2048];
 
 /* --- a jitdump writer --- */
 struct jd {
@@ -246,8 +246,8 @@ static void test_perf_map(void **state)
 	jd_header(&d, 0);
 	jd_load(&d, 100, "dumped", A, nops, 16, 1);
 	jd_write(&d, dump, d.n);
-	char path[160], jd_dir[128];
-	snprintf(jd_dir, sizeof(jd_dir), "%s/jit", dir);
+	char path[PATH_MAX], jd_dir[PATH_MAX / 2];
+	assert_int_equal(xp_test_path(jd_dir, sizeof(jd_dir), "jit"), 0);
 	mkdir(jd_dir, 0755);
 	snprintf(path, sizeof(path), "%s/perf-%d.map", jd_dir, PID);
 	FILE *f = fopen(path, "w");
@@ -265,7 +265,7 @@ static void test_perf_map(void **state)
 		(unsigned long long)B + 0x400);
 	fclose(f);
 	struct fx x;
-	fx_open(&x, dir);
+	fx_open(&x, xp_test_tmp());
 	struct jit_sym s;
 	assert_true(jit_find(x.j, PID, 5, B + 0xf, &s));
 	assert_string_equal(s.name, "LazyCompile:~run app.js:3");
@@ -285,7 +285,7 @@ static void test_perf_map(void **state)
 	/* the jitdump is also found in DIR/jit/ when its recorded path is gone */
 	snprintf(path, sizeof(path), "%s/jit-%d.dump", jd_dir, PID);
 	assert_int_equal(rename(dump, path), 0);
-	fx_open(&x, dir);
+	fx_open(&x, xp_test_tmp());
 	assert_string_equal(name_at(x.j, 150, A), "dumped");
 	fx_close(&x);
 	fx_open(&x, NULL);
@@ -447,29 +447,30 @@ static void test_pt_calls_to_jit_functions(void **state)
 	(void)state;
 	write_leaf_dump(true);
 	write_pt(B);
-	const char *out = xp_test_decode(data, "--calltree --format folded");
+	const char *out;
+	assert_int_equal(xp_test_engine(&out, data, "calltree", "format", "folded", NULL), 0);
 	/* instructions: outer_loop 3 per call (call, dec, jnz) + its ret, per pass */
 	assert_string_equal(out, "outer_loop 17\nouter_loop;leaf 5\n");
-	out = xp_test_decode(data, "--calltree --format jsonl");
+	assert_int_equal(xp_test_engine(&out, data, "calltree", "format", "jsonl", NULL), 0);
 	assert_non_null(strstr(out, "{\"lvl\":2,\"rl\":1,\"calls\":5,\"base\":5,\"cum\":5,\"name\":\"leaf\","));
-	out = xp_test_decode(data, "--functions --format csv");
+	assert_int_equal(xp_test_engine(&out, data, "functions", "format", "csv", NULL), 0);
 	assert_string_equal(out, "calls,base,cum,base%,cum%,module,name\n"
 				 "0,17,22,77.2727,100.0000,jitted-4242-1.so,outer_loop\n"
 				 "5,5,5,22.7273,22.7273,jitted-4242-2.so,leaf\n");
 	/* the leaf's two places are one function: its 3 + 2 executions on one line */
-	out = xp_test_decode(data, "--annotate leaf");
+	assert_int_equal(xp_test_engine(&out, data, "annotate=leaf", NULL), 0);
 	assert_non_null(strstr(out, "# leaf at 0x7f0000002000: 5 instructions executed"));
 	assert_non_null(strstr(out, "       5          - >0x7f0000002000     retq"));
-	out = xp_test_decode(data, "--annotate outer_loop");
+	assert_int_equal(xp_test_engine(&out, data, "annotate=outer_loop", NULL), 0);
 	assert_non_null(strstr(out, "       5          - >0x7f0000001004     jne 0x7f0000001000                 60.0%\n"
 				    "       2          -  0x7f0000001006     retq"));
 	/* source lines from the JIT_CODE_DEBUG_INFO before outer_loop's load */
-	out = xp_test_decode(data, "--insn --srcline");
+	assert_int_equal(xp_test_engine(&out, data, "insn", "srcline", "", NULL), 0);
 	assert_non_null(strstr(out, "callq *%rax  loop.js:10\n"));
 	assert_non_null(strstr(out, "decl %ecx  loop.js:11\n"));
 	assert_non_null(strstr(out, "jne 0x7f0000001000  loop.js:11\n"));
 	assert_non_null(strstr(out, "retq  loop.js:11\n"));
-	out = xp_test_decode(data, "--insn");
+	assert_int_equal(xp_test_engine(&out, data, "insn", NULL), 0);
 	assert_non_null(strstr(out, "7f0000003000  leaf+0x0"));
 	assert_non_null(strstr(out, "7f0000002000  leaf+0x0"));
 	assert_null(strstr(out, "gap"));
@@ -477,7 +478,7 @@ static void test_pt_calls_to_jit_functions(void **state)
 	/* without the move record the code at the new place is unknown: a decode error
 	 * there, the 3 calls before it intact */
 	write_leaf_dump(false);
-	out = xp_test_decode(data, "--calltree --format folded");
+	assert_int_equal(xp_test_engine(&out, data, "calltree", "format", "folded", NULL), 0);
 	assert_non_null(strstr(out, "outer_loop;leaf 3\n"));
 	assert_null(strstr(out, "outer_loop;leaf 5\n"));
 }
@@ -496,9 +497,10 @@ static void test_pt_code_replaced_at_same_address(void **state)
 	jd_load(&d, 200, "leaf_v2", A, rep_ret, sizeof(rep_ret), 3);
 	jd_write(&d, dump, d.n);
 	write_pt(A);
-	const char *out = xp_test_decode(data, "--calltree --format folded");
+	const char *out;
+	assert_int_equal(xp_test_engine(&out, data, "calltree", "format", "folded", NULL), 0);
 	assert_string_equal(out, "outer_loop 17\nouter_loop;leaf_v1 3\nouter_loop;leaf_v2 2\n");
-	out = xp_test_decode(data, "--insn --format jsonl");
+	assert_int_equal(xp_test_engine(&out, data, "insn", "format", "jsonl", NULL), 0);
 	int v1 = 0, v2 = 0;
 	for (const char *p = out; (p = strstr(p, "\"sym\":\"leaf_v1+0x0\",\"bytes\":\"c3\",\"insn\":\"retq\"")); p++)
 		v1++;
@@ -506,7 +508,7 @@ static void test_pt_code_replaced_at_same_address(void **state)
 		v2++;
 	assert_int_equal(v1, 3);
 	assert_int_equal(v2, 2);
-	out = xp_test_decode(data, "--insn");
+	assert_int_equal(xp_test_engine(&out, data, "insn", NULL), 0);
 	assert_non_null(strstr(out, "7f0000002000  leaf_v1+0x0                      c3                             retq\n"));
 	assert_non_null(strstr(out, "7f0000002000  leaf_v2+0x0                      f3 c3                          retq\n"));
 }
@@ -569,7 +571,8 @@ static void test_lbr_through_jit_code(void **state)
 	write_lbr();
 	/* the ranges between the entries, walked in the JIT code bytes: the call (1
 	 * instruction), dec + jnz taken (2), the leaf's ret (1), at the leaf's new place */
-	const char *out = xp_test_decode(data, "--blocks --format jsonl");
+	const char *out;
+	assert_int_equal(xp_test_engine(&out, data, "blocks", "format", "jsonl", NULL), 0);
 	assert_string_equal(out,
 		"{\"start\":\"0x7f0000001000\",\"end\":\"0x7f0000001000\",\"sym\":\"outer_loop+0x0\",\"count\":1,"
 		"\"insns\":1,\"cycles\":null,\"ipc\":null,\"taken\":null,\"not_taken\":null,\"mainline\":null}\n"
@@ -577,26 +580,16 @@ static void test_lbr_through_jit_code(void **state)
 		"\"insns\":2,\"cycles\":null,\"ipc\":null,\"taken\":1,\"not_taken\":0,\"mainline\":\"taken\"}\n"
 		"{\"start\":\"0x7f0000003000\",\"end\":\"0x7f0000003000\",\"sym\":\"leaf+0x0\",\"count\":1,"
 		"\"insns\":1,\"cycles\":null,\"ipc\":null,\"taken\":null,\"not_taken\":null,\"mainline\":null}\n");
-	out = xp_test_decode(data, "--functions --format csv");
+	assert_int_equal(xp_test_engine(&out, data, "functions", "format", "csv", NULL), 0);
 	assert_string_equal(out, "samples,base,cum,base%,cum%,module,name\n"
 				 "1,1000,1000,100.0000,100.0000,jitted-4242-2.so,leaf\n");
 }
 
+/* the jitdump of PID and the perf.data, in the test's directory */
 static int setup(void **state)
 {
-	(void)state;
-	snprintf(dir, sizeof(dir), "/tmp/xptrace-jit.XXXXXX");
-	if (!mkdtemp(dir))
-		return -1;
-	snprintf(dump, sizeof(dump), "%s/jit-%d.dump", dir, PID);
-	snprintf(data, sizeof(data), "%s/perf.data", dir);
-	return 0;
-}
-
-static int teardown(void **state)
-{
-	(void)state;
-	return xp_test_rmtree(dir);
+	return xp_test_tmp_setup(state) || xp_test_path(dump, sizeof(dump), "jit-" XP_TEST_STR(PID) ".dump") ||
+	       xp_test_path(data, sizeof(data), "perf.data");
 }
 
 int main(void)
@@ -610,5 +603,5 @@ int main(void)
 		cmocka_unit_test(test_pt_code_replaced_at_same_address),
 		cmocka_unit_test(test_lbr_through_jit_code),
 	};
-	return cmocka_run_group_tests(tests, setup, teardown);
+	return cmocka_run_group_tests(tests, setup, xp_test_tmp_teardown);
 }

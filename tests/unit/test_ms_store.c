@@ -12,22 +12,6 @@
 
 #include "session/ms_store.h"
 
-static char tmpdir[64];
-
-static int setup(void **state)
-{
-	(void)state;
-	snprintf(tmpdir, sizeof(tmpdir), "/tmp/xp-ms.XXXXXX");
-	assert_non_null(mkdtemp(tmpdir));
-	return 0;
-}
-
-static int teardown(void **state)
-{
-	(void)state;
-	return xp_test_rmtree(tmpdir);
-}
-
 static int run_cmd(const char *cmd, char *out, size_t outsz)
 {
 	FILE *p = popen(cmd, "r");
@@ -56,7 +40,7 @@ static void readelf_build_id(const char *path, char *hex, size_t n)
 static void test_layout_matches_perf(void **state)
 {
 	const char *bin = XP_BUILDDIR "/tests/test_ms_store";
-	char dir[128], hex[64], ours[PATH_MAX], link[PATH_MAX + 64], cmd[PATH_MAX + 200];
+	char dir[1024], hex[64], ours[PATH_MAX], link[PATH_MAX + 64], cmd[PATH_MAX + 1200];
 	char theirs[PATH_MAX], real[PATH_MAX];
 	struct ms_store *s;
 	uint8_t bid[MS_BUILD_ID_MAX];
@@ -74,7 +58,7 @@ static void test_layout_matches_perf(void **state)
 	ms_hex(ours, bid, bsz);
 	assert_string_equal(ours, hex);
 
-	snprintf(dir, sizeof(dir), "%s/trace", tmpdir);
+	snprintf(dir, sizeof(dir), "%s/trace", xp_test_tmp());
 	assert_int_equal(ms_store_open(&s, dir), 0);
 	assert_int_equal(ms_store_add_file(s, real, NULL, bid, bsz), 1);
 	assert_int_equal(ms_store_add_file(s, real, NULL, bid, bsz), 0);	/* once */
@@ -99,9 +83,9 @@ static void test_layout_matches_perf(void **state)
 		skip();
 	}
 	snprintf(cmd, sizeof(cmd), "perf --buildid-dir %s/perfcache buildid-cache --add '%s' 2>&1",
-		 tmpdir, real);
+		 xp_test_tmp(), real);
 	assert_int_equal(run_cmd(cmd, theirs, sizeof(theirs)), 0);
-	snprintf(link, sizeof(link), "%s/perfcache/.build-id/%.2s/%s", tmpdir, hex, hex + 2);
+	snprintf(link, sizeof(link), "%s/perfcache/.build-id/%.2s/%s", xp_test_tmp(), hex, hex + 2);
 	n = readlink(link, theirs, sizeof(theirs) - 1);
 	assert_true(n > 0);
 	theirs[n] = 0;
@@ -111,7 +95,7 @@ static void test_layout_matches_perf(void **state)
 
 static void test_stale_and_bad_names(void **state)
 {
-	char dir[128];
+	char dir[1024];
 	struct ms_store *s;
 	uint8_t bid[MS_BUILD_ID_MAX] = { 1, 2, 3 };
 	const char *bin = XP_BUILDDIR "/tests/test_ms_store";
@@ -119,7 +103,7 @@ static void test_stale_and_bad_names(void **state)
 
 	(void)state;
 	assert_non_null(realpath(bin, real));
-	snprintf(dir, sizeof(dir), "%s/t2", tmpdir);
+	snprintf(dir, sizeof(dir), "%s/t2", xp_test_tmp());
 	assert_int_equal(ms_store_open(&s, dir), 0);
 	assert_int_equal(ms_store_add_file(s, real, NULL, bid, 20), -ESTALE);
 	assert_int_equal(ms_store_add_file(s, "relative/x", real, NULL, 0), -EINVAL);
@@ -146,7 +130,7 @@ static void test_stale_and_bad_names(void **state)
 
 static void test_vdso(void **state)
 {
-	char dir[128], hex[64], path[PATH_MAX], link[PATH_MAX], want[PATH_MAX];
+	char dir[1024], hex[64], path[PATH_MAX], link[PATH_MAX], want[PATH_MAX];
 	struct ms_store *s;
 	const void *img;
 	size_t size, bsz;
@@ -159,7 +143,7 @@ static void test_vdso(void **state)
 		skip();
 	assert_true(size >= 4096);
 	assert_memory_equal(img, "\177ELF", 4);
-	snprintf(dir, sizeof(dir), "%s/t3", tmpdir);
+	snprintf(dir, sizeof(dir), "%s/t3", xp_test_tmp());
 	assert_int_equal(ms_store_open(&s, dir), 0);
 	assert_int_equal(ms_store_add_vdso(s), 1);
 	assert_int_equal(ms_store_add_vdso(s), 0);
@@ -184,7 +168,7 @@ static void test_vdso(void **state)
 static void test_deferred_copy(void **state)
 {
 	const char *bin = XP_BUILDDIR "/tests/test_ms_store";
-	char dir[128], src[64], hex[41], path[PATH_MAX], cmd[PATH_MAX * 2];
+	char dir[1024], src[64], hex[41], path[PATH_MAX], cmd[PATH_MAX * 2];
 	struct ms_store *s;
 	const char *name;
 	const uint8_t *eb;
@@ -205,7 +189,7 @@ static void test_deferred_copy(void **state)
 	assert_int_equal(fstat(mfd, &orig), 0);
 	snprintf(src, sizeof(src), "/proc/self/fd/%d", mfd);
 
-	snprintf(dir, sizeof(dir), "%s/t4", tmpdir);
+	snprintf(dir, sizeof(dir), "%s/t4", xp_test_tmp());
 	assert_int_equal(ms_store_open(&s, dir), 0);
 	ms_store_defer_copies(s, 1);
 	assert_int_equal(ms_store_add_file(s, "/opt/app/prog", src, NULL, 0), 1);
@@ -232,5 +216,5 @@ int main(void)
 		cmocka_unit_test(test_vdso),
 		cmocka_unit_test(test_deferred_copy),
 	};
-	return cmocka_run_group_tests(tests, setup, teardown);
+	return cmocka_run_group_tests(tests, xp_test_tmp_setup, xp_test_tmp_teardown);
 }

@@ -150,11 +150,11 @@ static void events(struct buf *b)
 	sample_simple(b, 300, 0x401300, 60);
 }
 
-static char path[256];
+static char path[1024];
 
 static void write_file(const struct buf *b)
 {
-	snprintf(path, sizeof(path), "/tmp/xp-pdtest-%d.data", getpid());
+	assert_int_equal(xp_test_path(path, sizeof(path), "pd.data"), 0);
 	FILE *f = fopen(path, "wb");
 	assert_non_null(f);
 	assert_int_equal(fwrite(b->p, 1, b->n, f), b->n);
@@ -527,13 +527,6 @@ static void test_queue_limit(void **state)
 	free(b.p);
 }
 
-static int teardown(void **state)
-{
-	(void)state;
-	unlink(path);
-	return 0;
-}
-
 int main(void)
 {
 	const struct CMUnitTest tests[] = {
@@ -547,5 +540,5 @@ int main(void)
 		cmocka_unit_test(test_queue_limit),
 		cmocka_unit_test(test_trailing_payloads),
 	};
-	return cmocka_run_group_tests(tests, NULL, teardown);
+	return cmocka_run_group_tests(tests, xp_test_tmp_setup, xp_test_tmp_teardown);
 }

@@ -48,22 +48,6 @@ static const struct pd_section *feat_section(const struct file *f, int feat)
 	return &sec[k];
 }
 
-static char tmpdir[64];
-
-static int setup(void **state)
-{
-	(void)state;
-	snprintf(tmpdir, sizeof(tmpdir), "/tmp/xp-pdw.XXXXXX");
-	assert_non_null(mkdtemp(tmpdir));
-	return 0;
-}
-
-static int teardown(void **state)
-{
-	(void)state;
-	return xp_test_rmtree(tmpdir);
-}
-
 static struct perf_event_attr sw_attr(void)
 {
 	struct perf_event_attr a;
@@ -104,7 +88,7 @@ static void test_string_encoding(void **state)
 
 static void test_layout(void **state)
 {
-	char path[128];
+	char path[1024];
 	struct pd_writer *w;
 	struct perf_event_attr a = sw_attr(), got;
 	struct file f;
@@ -118,7 +102,7 @@ static void test_layout(void **state)
 	uint32_t u32;
 
 	(void)state;
-	snprintf(path, sizeof(path), "%s/layout.data", tmpdir);
+	snprintf(path, sizeof(path), "%s/layout.data", xp_test_tmp());
 	assert_int_equal(pd_writer_create(&w, path), 0);
 	assert_int_equal(pd_writer_add_attr(w, &a, "cpu-clock"), 0);
 	a.config = PERF_COUNT_SW_TASK_CLOCK;
@@ -195,7 +179,7 @@ static void test_layout(void **state)
 
 static void test_auxtrace_padding(void **state)
 {
-	char path[128];
+	char path[1024];
 	struct pd_writer *w;
 	struct pd_auxtrace_event ev = { .offset = 4096, .reference = 7, .idx = 0, .tid = 42, .cpu = 1 };
 	struct pd_auxtrace_event got;
@@ -205,7 +189,7 @@ static void test_auxtrace_padding(void **state)
 	struct perf_event_attr at = sw_attr();
 
 	(void)state;
-	snprintf(path, sizeof(path), "%s/aux.data", tmpdir);
+	snprintf(path, sizeof(path), "%s/aux.data", xp_test_tmp());
 	assert_int_equal(pd_writer_create(&w, path), 0);
 	assert_int_equal(pd_writer_add_attr(w, &at, "x"), 0);
 	assert_int_equal(pd_writer_auxtrace_info(w, PD_AUXTRACE_INTEL_PT, priv, 10), 0);
@@ -227,12 +211,12 @@ static void test_auxtrace_padding(void **state)
 
 static void test_rejects_attr_beyond_perf_size(void **state)
 {
-	char path[128];
+	char path[1024];
 	struct pd_writer *w;
 	struct perf_event_attr a = sw_attr();
 
 	(void)state;
-	snprintf(path, sizeof(path), "%s/big.data", tmpdir);
+	snprintf(path, sizeof(path), "%s/big.data", xp_test_tmp());
 	assert_int_equal(pd_writer_create(&w, path), 0);
 	assert_int_equal(pd_writer_add_attr(w, &a, "ok"), 0);
 	if (sizeof(a) > PD_ATTR_SIZE) {
@@ -246,13 +230,13 @@ static void test_rejects_attr_beyond_perf_size(void **state)
  * ENOSPC): the writer must cut the data back and still finalize a valid file. */
 static void test_disk_full_keeps_file_valid(void **state)
 {
-	char path[128];
+	char path[1024];
 	pid_t pid;
 	int st;
 	struct file f;
 
 	(void)state;
-	snprintf(path, sizeof(path), "%s/full.data", tmpdir);
+	snprintf(path, sizeof(path), "%s/full.data", xp_test_tmp());
 	pid = fork();
 	assert_true(pid >= 0);
 	if (pid == 0) {
@@ -306,13 +290,13 @@ static void test_disk_full_keeps_file_valid(void **state)
  * data until it fits. */
 static void test_disk_full_big_tail(void **state)
 {
-	char path[128];
+	char path[1024];
 	pid_t pid;
 	int st;
 	struct file f;
 
 	(void)state;
-	snprintf(path, sizeof(path), "%s/full2.data", tmpdir);
+	snprintf(path, sizeof(path), "%s/full2.data", xp_test_tmp());
 	pid = fork();
 	assert_true(pid >= 0);
 	if (pid == 0) {
@@ -373,7 +357,7 @@ static int run_cmd(const char *cmd, char *out, size_t outsz)
  * symbolizes samples at fn_hot/fn_cold through the MMAP2 of this very test binary. */
 static void test_perf_reads_it(void **state)
 {
-	char path[128], cmd[512], out[16384], exe[4096], line[512];
+	char path[1024], cmd[1600], out[16384], exe[4096], line[512];
 	struct pd_writer *w;
 	struct perf_event_attr a = sw_attr();
 	unsigned long lo = 0, hi = 0, pgoff = 0;
@@ -404,7 +388,7 @@ static void test_perf_reads_it(void **state)
 	fclose(maps);
 	assert_true(lo != 0);
 
-	snprintf(path, sizeof(path), "%s/perf.data", tmpdir);
+	snprintf(path, sizeof(path), "%s/perf.data", xp_test_tmp());
 	assert_int_equal(pd_writer_create(&w, path), 0);
 	assert_int_equal(pd_writer_add_attr(w, &a, "cpu-clock"), 0);
 	assert_int_equal(pd_writer_add_id(w, 0, 77, 0, getpid()), 0);
@@ -532,5 +516,5 @@ int main(void)
 		cmocka_unit_test(test_disk_full_big_tail),
 		cmocka_unit_test(test_perf_reads_it),
 	};
-	return cmocka_run_group_tests(tests, setup, teardown);
+	return cmocka_run_group_tests(tests, xp_test_tmp_setup, xp_test_tmp_teardown);
 }

@@ -303,13 +303,13 @@ static void put_file(const char *dir, const char *name, const char *text)
 /* Malformed and oversized files are skipped and counted, never trusted. */
 static void test_corrupt_tree(void **state)
 {
-	char root[] = "/tmp/xptrace-pmu.XXXXXX", dir[256], cmd[600];
+	char root[1024], dir[1200], cmd[2600];
 	char big[5000];
 	struct pmu p;
 	uint64_t v;
 
 	(void)state;
-	assert_non_null(mkdtemp(root));
+	assert_int_equal(xp_test_path(root, sizeof(root), "pmu"), 0);
 	snprintf(dir, sizeof(dir), "%s/sys/bus/event_source/devices/odd", root);
 	snprintf(cmd, sizeof(cmd), "mkdir -p %s/format %s/caps", dir, dir);
 	assert_int_equal(system(cmd), 0);
@@ -329,8 +329,6 @@ static void test_corrupt_tree(void **state)
 	assert_int_equal(v, 16);
 	assert_int_equal(pmu_cap_u64(&p, "neg", &v), -EINVAL);
 	pmu_free(&p);
-	snprintf(cmd, sizeof(cmd), "rm -rf %s", root);
-	assert_int_equal(system(cmd), 0);
 }
 
 int main(void)
@@ -351,5 +349,5 @@ int main(void)
 		cmocka_unit_test(test_path),
 		cmocka_unit_test(test_corrupt_tree),
 	};
-	return cmocka_run_group_tests(tests, NULL, NULL);
+	return cmocka_run_group_tests(tests, xp_test_tmp_setup, xp_test_tmp_teardown);
 }

@@ -355,10 +355,12 @@ static void write_file(const char *path, const char *text)
 
 static void test_probe_file(void **state)
 {
-	char path[] = "/tmp/xptrace-probe.XXXXXX";
-	int fd = mkstemp(path), line;
+	char path[1024];
+	int fd, line;
 
 	(void)state;
+	assert_int_equal(xp_test_path(path, sizeof(path), "probe.XXXXXX"), 0);
+	fd = mkstemp(path);
 	assert_true(fd >= 0);
 	close(fd);
 	write_file(path, "# a real Skylake laptop\n"
@@ -467,5 +469,5 @@ int main(void)
 		cmocka_unit_test_teardown(test_probe_machine, teardown),
 		cmocka_unit_test(test_errno_names),
 	};
-	return cmocka_run_group_tests(tests, NULL, NULL);
+	return cmocka_run_group_tests(tests, xp_test_tmp_setup, xp_test_tmp_teardown);
 }

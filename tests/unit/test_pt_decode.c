@@ -62,7 +62,7 @@ static int rec_fn(void *ctx, const struct xev *ev)
 	return 0;
 }
 
-static char codefile[64];
+static char codefile[1024];
 
 static struct dpt_image *make_image(void)
 {
@@ -72,22 +72,14 @@ static struct dpt_image *make_image(void)
 	return img;
 }
 
+/* the code, in a file of the test's directory */
 static int setup(void **state)
 {
-	(void)state;
-	snprintf(codefile, sizeof(codefile), "/tmp/xptrace-ptcode.XXXXXX");
-	int fd = mkstemp(codefile);
-	if (fd < 0 || write(fd, code, sizeof(code)) != (ssize_t)sizeof(code))
+	if (xp_test_tmp_setup(state) || xp_test_path(codefile, sizeof(codefile), "code.bin"))
 		return -1;
-	close(fd);
-	return 0;
-}
-
-static int teardown(void **state)
-{
-	(void)state;
-	unlink(codefile);
-	return 0;
+	FILE *f = fopen(codefile, "wb");
+	int ok = f && fwrite(code, 1, sizeof(code), f) == sizeof(code);
+	return (f ? fclose(f) : 0) == 0 && ok ? 0 : -1;
 }
 
 /* One PSB segment running the loop three times, the call and both returns. */
@@ -700,5 +692,5 @@ int main(void)
 		cmocka_unit_test(test_cyc_cycles),
 		cmocka_unit_test(test_parse_cpu),
 	};
-	return cmocka_run_group_tests(tests, setup, teardown);
+	return cmocka_run_group_tests(tests, setup, xp_test_tmp_teardown);
 }

@@ -1,8 +1,8 @@
 /* perf as the oracle: the same PT (tests/unit/pt_gen.h, for build/progs/ptspin) as a
  * raw stream for `xptrace decode --pt` and inside a perf.data for `perf script`.
  * The instruction streams must be identical; block counts are checked against the
- * program's known behaviour; corrupted copies decode with gaps and no crash (the ASan
- * build runs build-asan/xptrace). */
+ * program's known behaviour; corrupted copies decode with gaps and no crash (decoded in
+ * this process through the engine: the ASan build checks the decoder). */
 #include "xp_test.h"
 
 #include <sys/wait.h>
@@ -12,25 +12,16 @@
 
 #define N 1000
 
-static const char *xptrace;
-static char dir[64], spin[512], elfarg[600];
+static char spin[512], elfarg[600], trace[1100], perfdata[1100];
 
 static int setup(void **state)
 {
-	(void)state;
-	snprintf(dir, sizeof(dir), "/tmp/xptrace-ptoracle.XXXXXX");
-	if (!mkdtemp(dir))
+	if (xp_test_tmp_setup(state) || xp_test_path(trace, sizeof(trace), "trace.pt") ||
+	    xp_test_path(perfdata, sizeof(perfdata), "perf.data"))
 		return -1;
 	snprintf(spin, sizeof(spin), "%s/build/progs/ptspin", XP_SRCDIR);
 	snprintf(elfarg, sizeof(elfarg), "%s:%#llx", spin, PTGEN_BASE);
-	xptrace = xp_test_xptrace();
-	return ptgen_write(spin, N, dir) ? 0 : -1;
-}
-
-static int teardown(void **state)
-{
-	(void)state;
-	return xp_test_rmtree(dir);
+	return ptgen_write(spin, N, xp_test_tmp()) ? 0 : -1;
 }
 
 static char *capture(const char *cmd, int *rc)
@@ -50,19 +41,42 @@ static char *capture(const char *cmd, int *rc)
 	return out;
 }
 
+/* The addresses of an --insn jsonl stream, one a line in hex without 0x (as
+ * `perf script -F ip` prints them). */
+static char *ips_of(const char *jsonl)
+{
+	size_t n = 0;
+	char *ips = malloc(strlen(jsonl) + 1);
+	assert_non_null(ips);
+	for (const char *l = jsonl; *l;) {
+		const char *e = strchr(l, '\n'), *ip = strstr(l, "\"ip\":\"0x");
+		if (!e)
+			e = l + strlen(l);
+		if (ip && ip < e) {
+			ip += strlen("\"ip\":\"0x");
+			size_t k = strspn(ip, "0123456789abcdef");
+			memcpy(ips + n, ip, k);
+			n += k;
+			ips[n++] = '\n';
+		}
+		l = *e ? e + 1 : e;
+	}
+	ips[n] = 0;
+	return ips;
+}
+
 static void test_insn_stream_equals_perf_script(void **state)
 {
 	(void)state;
 	char cmd[2048];
 	int rc;
-	snprintf(cmd, sizeof(cmd), "perf script -i %s/perf.data --itrace=i0ns -F ip 2>/dev/null | awk '{print $1}'",
-		 dir);
+	snprintf(cmd, sizeof(cmd), "perf script -i %s --itrace=i0ns -F ip 2>/dev/null | awk '{print $1}'",
+		 perfdata);
 	char *perf = capture(cmd, &rc);
 	assert_int_equal(rc, 0);
-	snprintf(cmd, sizeof(cmd), "%s decode --pt %s/trace.pt --elf %s --insn --format jsonl | "
-		 "sed -n 's/.*\"ip\":\"0x\\([0-9a-f]*\\)\".*/\\1/p'", xptrace, dir, elfarg);
-	char *ours = capture(cmd, &rc);
-	assert_int_equal(rc, 0);
+	const char *out;
+	assert_int_equal(xp_test_engine(&out, NULL, "insn", "pt", trace, "elf", elfarg, "format", "jsonl", NULL), 0);
+	char *ours = ips_of(out);
 	size_t lines = 0;
 	for (const char *p = perf; (p = strchr(p, '\n')); p++)
 		lines++;
@@ -70,10 +84,9 @@ static void test_insn_stream_equals_perf_script(void **state)
 	assert_string_equal(ours, perf);
 	free(ours);
 	/* libipt's instruction decoder agrees with the block path */
-	snprintf(cmd, sizeof(cmd), "%s decode --pt %s/trace.pt --elf %s --insn --insn-decoder --format jsonl | "
-		 "sed -n 's/.*\"ip\":\"0x\\([0-9a-f]*\\)\".*/\\1/p'", xptrace, dir, elfarg);
-	ours = capture(cmd, &rc);
-	assert_int_equal(rc, 0);
+	assert_int_equal(xp_test_engine(&out, NULL, "insn", "pt", trace, "elf", elfarg, "insn-decoder", "",
+					"format", "jsonl", NULL), 0);
+	ours = ips_of(out);
 	assert_string_equal(ours, perf);
 	free(perf);
 	free(ours);
@@ -82,12 +95,8 @@ static void test_insn_stream_equals_perf_script(void **state)
 static void test_blocks_exact(void **state)
 {
 	(void)state;
-	char cmd[2048];
-	int rc;
-	snprintf(cmd, sizeof(cmd), "%s decode --pt %s/trace.pt --elf %s --blocks --format jsonl", xptrace, dir,
-		 elfarg);
-	char *out = capture(cmd, &rc);
-	assert_int_equal(rc, 0);
+	const char *out;
+	assert_int_equal(xp_test_engine(&out, NULL, "blocks", "pt", trace, "elf", elfarg, "format", "jsonl", NULL), 0);
 	/* the loop head (the call), leaf and the loop tail run N times, the jnz is taken
 	 * N-1 times; spin's first instruction and its ret once */
 	assert_non_null(strstr(out, "\"count\":1000,\"insns\":3,\"cycles\":null,\"ipc\":null,\"taken\":null"));
@@ -98,7 +107,6 @@ static void test_blocks_exact(void **state)
 	for (const char *p = out; (p = strchr(p, '\n')); p++)
 		rows++;
 	assert_int_equal(rows, 5);	/* + spin's entry block and its ret */
-	free(out);
 }
 
 /* The same trace inside perf.data: the decode command's PT decoder. */
@@ -107,63 +115,49 @@ static void test_perf_data_views(void **state)
 	(void)state;
 	char cmd[2048];
 	int rc;
-	snprintf(cmd, sizeof(cmd), "perf script -i %s/perf.data --itrace=i0ns -F ip 2>/dev/null | awk '{print $1}'",
-		 dir);
+	snprintf(cmd, sizeof(cmd), "perf script -i %s --itrace=i0ns -F ip 2>/dev/null | awk '{print $1}'",
+		 perfdata);
 	char *perf = capture(cmd, &rc);
-	snprintf(cmd, sizeof(cmd), "%s decode -i %s/perf.data --insn --format jsonl | "
-		 "sed -n 's/.*\"ip\":\"0x\\([0-9a-f]*\\)\".*/\\1/p'", xptrace, dir);
-	char *ours = capture(cmd, &rc);
-	assert_int_equal(rc, 0);
+	const char *out;
+	assert_int_equal(xp_test_engine(&out, perfdata, "insn", "format", "jsonl", NULL), 0);
+	char *ours = ips_of(out);
 	assert_string_equal(ours, perf);
 	free(perf);
 	free(ours);
-	snprintf(cmd, sizeof(cmd), "%s decode -i %s/perf.data --calltree 2>&1", xptrace, dir);
-	char *tree = capture(cmd, &rc);
-	assert_int_equal(rc, 0);
-	assert_string_equal(tree, "# call tree: insns, total 6002\n"
+	assert_int_equal(xp_test_engine(&out, perfdata, "calltree", NULL), 0);
+	assert_string_equal(out, "# call tree: insns, total 6002\n"
 			    "Lvl   RL      Calls          Base           Cum  Name\n"
 			    "  1    1          0          3002          6002  spin\n"
 			    "  2    1       1000          3000          3000    leaf\n");
-	free(tree);
-	snprintf(cmd, sizeof(cmd), "%s decode -i %s/perf.data --blocks --sym spin --format jsonl", xptrace, dir);
-	char *blocks = capture(cmd, &rc);
-	assert_int_equal(rc, 0);
-	assert_non_null(strstr(blocks, "\"sym\":\"spin+0x7\",\"count\":1000,\"insns\":2,\"cycles\":null,"
-				       "\"ipc\":null,\"taken\":999,\"not_taken\":1,"));
-	assert_null(strstr(blocks, "leaf"));
-	free(blocks);
+	assert_int_equal(xp_test_engine(&out, perfdata, "blocks", "sym", "spin", "format", "jsonl", NULL), 0);
+	assert_non_null(strstr(out, "\"sym\":\"spin+0x7\",\"count\":1000,\"insns\":2,\"cycles\":null,"
+				    "\"ipc\":null,\"taken\":999,\"not_taken\":1,"));
+	assert_null(strstr(out, "leaf"));
 }
 
 /* Raw mode with --elf: the ELF's symbols name everything, the call tree is exact. */
 static void test_raw_elf_symbols(void **state)
 {
 	(void)state;
-	char cmd[2048];
-	int rc;
-	snprintf(cmd, sizeof(cmd), "%s decode --pt %s/trace.pt --elf %s --calltree", xptrace, dir, elfarg);
-	char *tree = capture(cmd, &rc);
-	assert_int_equal(rc, 0);
-	assert_string_equal(tree, "# call tree: insns, total 6002\n"
+	const char *out;
+	assert_int_equal(xp_test_engine(&out, NULL, "calltree", "pt", trace, "elf", elfarg, NULL), 0);
+	assert_string_equal(out, "# call tree: insns, total 6002\n"
 			    "Lvl   RL      Calls          Base           Cum  Name\n"
 			    "  1    1          0          3002          6002  spin\n"
 			    "  2    1       1000          3000          3000    leaf\n");
-	free(tree);
-	snprintf(cmd, sizeof(cmd), "%s decode --pt %s/trace.pt --elf %s --annotate leaf --format jsonl", xptrace,
-		 dir, elfarg);
-	char *ann = capture(cmd, &rc);
-	assert_int_equal(rc, 0);
-	assert_non_null(strstr(ann, "\"offset\":0,\"count\":1000,\"cycles\":null,\"insn\":\"addq %rdi, %rax\""));
-	free(ann);
+	assert_int_equal(xp_test_engine(&out, NULL, "annotate=leaf", "pt", trace, "elf", elfarg, "format", "jsonl",
+					NULL), 0);
+	assert_non_null(strstr(out, "\"offset\":0,\"count\":1000,\"cycles\":null,\"insn\":\"addq %rdi, %rax\""));
 }
 
 /* Flipped bytes all over a valid trace: the decode goes on (gaps), never crashes. */
 static void test_corrupted_trace(void **state)
 {
 	(void)state;
-	char path[128], bad[128], cmd[2048];
-	snprintf(path, sizeof(path), "%s/trace.pt", dir);
-	snprintf(bad, sizeof(bad), "%s/bad.pt", dir);
-	FILE *f = fopen(path, "rb");
+	char bad[1100];
+	const char *out;
+	assert_int_equal(xp_test_path(bad, sizeof(bad), "bad.pt"), 0);
+	FILE *f = fopen(trace, "rb");
 	assert_non_null(f);
 	uint8_t *buf = malloc(1 << 20);
 	size_t len = fread(buf, 1, 1 << 20, f);
@@ -175,17 +169,11 @@ static void test_corrupted_trace(void **state)
 		f = fopen(bad, "wb");
 		fwrite(buf, 1, len - (size_t)round * 7, f);	/* truncated too */
 		fclose(f);
-		int rc;
-		snprintf(cmd, sizeof(cmd), "%s decode --pt %s --elf %s --blocks --resync-on-error 2>&1 >/dev/null",
-			 xptrace, bad, elfarg);
-		char *err = capture(cmd, &rc);
-		assert_int_equal(rc, 0);
-		assert_non_null(strstr(err, "gaps,"));
-		free(err);
-		snprintf(cmd, sizeof(cmd), "%s decode --pt %s --elf %s --insn --resync-on-error >/dev/null 2>&1",
-			 xptrace, bad, elfarg);
-		free(capture(cmd, &rc));
-		assert_int_equal(rc, 0);
+		assert_int_equal(xp_test_engine(&out, NULL, "blocks", "pt", bad, "elf", elfarg, "resync-on-error", "",
+						NULL), 0);
+		assert_non_null(strstr(xp_test_msgs(), "gaps,"));
+		assert_int_equal(xp_test_engine(&out, NULL, "insn", "pt", bad, "elf", elfarg, "resync-on-error", "",
+						NULL), 0);
 	}
 	free(buf);
 }
@@ -199,5 +187,5 @@ int main(void)
 		cmocka_unit_test(test_raw_elf_symbols),
 		cmocka_unit_test(test_corrupted_trace),
 	};
-	return cmocka_run_group_tests(tests, setup, teardown);
+	return cmocka_run_group_tests(tests, setup, xp_test_tmp_teardown);
 }

@@ -21,7 +21,7 @@
 /* mov ecx,1000 ; dec ecx ; jnz -4 ; call +2 ; ret ; nop ; ret */
 static const uint8_t code[] = { 0xb9, 0xe8, 0x03, 0x00, 0x00, 0xff, 0xc9, 0x75, 0xfc,
 				0xe8, 0x02, 0x00, 0x00, 0x00, 0xc3, 0x90, 0xc3 };
-static char dir[64], jitf[128], data[128];
+static char jitf[2048], data[2048];
 
 static void put(uint8_t **p, const void *v, size_t n)
 {
@@ -127,21 +127,11 @@ static void write_perf_data(uint64_t tsc, int split)
 	assert_int_equal(pd_writer_close(w), 0);
 }
 
+/* the jitdump of PID and the perf.data, in the test's directory */
 static int setup(void **state)
 {
-	(void)state;
-	snprintf(dir, sizeof(dir), "/tmp/xptrace-ptjit.XXXXXX");
-	if (!mkdtemp(dir))
-		return -1;
-	snprintf(jitf, sizeof(jitf), "%s/jit-%d.dump", dir, PID);
-	snprintf(data, sizeof(data), "%s/perf.data", dir);
-	return 0;
-}
-
-static int teardown(void **state)
-{
-	(void)state;
-	return xp_test_rmtree(dir);
+	return xp_test_tmp_setup(state) || xp_test_path(jitf, sizeof(jitf), "jit-" XP_TEST_STR(PID) ".dump") ||
+	       xp_test_path(data, sizeof(data), "perf.data");
 }
 
 
@@ -150,17 +140,19 @@ static void test_jitted_loop(void **state)
 	(void)state;
 	write_jitdump(5, 0);	/* loaded before the trace runs */
 	write_perf_data(0, 0);
-	const char *out = xp_test_decode(data, "--blocks --format jsonl");
+	const char *out;
+	assert_int_equal(xp_test_engine(&out, data, "blocks", "format", "jsonl", NULL), 0);
 	assert_non_null(strstr(out, "{\"start\":\"0x7f0000001005\",\"end\":\"0x7f0000001007\",\"sym\":\"jitted_loop+0x5\","
 				    "\"count\":1000,\"insns\":2,\"cycles\":null,\"ipc\":null,\"taken\":999,"
 				    "\"not_taken\":1,\"mainline\":\"taken\"}"));
-	out = xp_test_decode(data, "--insn");
+	assert_int_equal(xp_test_engine(&out, data, "insn", NULL), 0);
 	assert_non_null(strstr(out, "7f0000001005  jitted_loop+0x5                  ff c9                          decl %ecx\n"));
 	assert_null(strstr(out, "gap"));
 	/* no TSC: no time metric to give; said, with the metric to use, and exit 1 */
-	out = xp_test_decode(data, "--calltree --metric time 2>&1; echo exit=$?");
+	int rc = xp_test_engine(&out, data, "calltree", "metric", "time", NULL);
+	assert_int_equal(xp_test_exit_code(rc), 1);
 	assert_string_equal(out, "xptrace: decode: --metric time: the trace has no timestamps "
-				 "(use --metric insns, or record with timestamps)\nexit=1\n");
+				 "(use --metric insns, or record with timestamps)\n");
 }
 
 /* The code is looked up at the trace's time: the recompiled code at the same address,
@@ -170,13 +162,14 @@ static void test_jit_code_at_the_right_time(void **state)
 	(void)state;
 	write_jitdump(5, 500);
 	write_perf_data(100, 0);
-	const char *out = xp_test_decode(data, "--blocks --format jsonl");
+	const char *out;
+	assert_int_equal(xp_test_engine(&out, data, "blocks", "format", "jsonl", NULL), 0);
 	assert_non_null(strstr(out, "\"sym\":\"jitted_loop+0x5\",\"count\":1000,\"insns\":2,"));
 	assert_null(strstr(out, "recompiled"));
 	assert_null(strstr(out, "gaps"));
 	/* a timeless trace cannot tell: the latest code is taken, and it does not fit */
 	write_perf_data(0, 0);
-	out = xp_test_decode(data, "--blocks --format jsonl");
+	assert_int_equal(xp_test_engine(&out, data, "blocks", "format", "jsonl", NULL), 0);
 	assert_null(strstr(out, "\"count\":1000,"));
 }
 
@@ -270,7 +263,8 @@ static void test_per_cpu_switches(void **state)
 		ptpc_spin(&e, spin, 0, after, run ? 2000 : 1000, run ? 5 : 3, 0, 0);
 	per_cpu_finish(w, &e);
 
-	const char *out = xp_test_decode(data, "--insn --format jsonl");
+	const char *out;
+	assert_int_equal(xp_test_engine(&out, data, "insn", "format", "jsonl", NULL), 0);
 	int a = 0, b = 0;
 	for (const char *q = out; (q = strstr(q, "\"ip\":\"")); q++) {
 		const char *line = q;
@@ -282,10 +276,10 @@ static void test_per_cpu_switches(void **state)
 	}
 	assert_int_equal(a, 6 * 3 + 2);
 	assert_int_equal(b, 6 * 5 + 2);
-	out = xp_test_decode(data, "--calltree --per-thread --format jsonl");
+	assert_int_equal(xp_test_engine(&out, data, "calltree", "per-thread", "", "format", "jsonl", NULL), 0);
 	assert_non_null(strstr(out, "\"calls\":3"));
 	assert_non_null(strstr(out, "\"calls\":5"));
-	out = xp_test_decode(data, "--blocks --tid 200 --format jsonl");
+	assert_int_equal(xp_test_engine(&out, data, "blocks", "tid", "200", "format", "jsonl", NULL), 0);
 	assert_non_null(strstr(out, "\"sym\":\"leaf+0x0\",\"count\":5,"));
 }
 
@@ -296,16 +290,17 @@ static void test_aux_loss_is_a_gap(void **state)
 	(void)state;
 	write_jitdump(5, 0);
 	write_perf_data(0, 1);
-	const char *out = xp_test_decode(data, "--blocks --format jsonl");
+	const char *out;
+	assert_int_equal(xp_test_engine(&out, data, "blocks", "format", "jsonl", NULL), 0);
 	assert_non_null(strstr(out, "\"sym\":\"jitted_loop+0x5\",\"count\":2000,\"insns\":2,"));
 	assert_non_null(strstr(out, "1 gaps in the PT trace, 4096 bytes of trace lost"));
-	out = xp_test_decode(data, "--insn --format jsonl | grep -v '\"ip\"'");	/* the markers */
+	assert_int_equal(xp_test_engine(&out, data, "insn", "format", "jsonl", NULL), 0);	/* the markers */
 	assert_non_null(strstr(out, "\"event\":\"gap\",\"reason\":\"AUX data lost\","));
 	assert_non_null(strstr(out, "\"lost\":4096}"));
 	write_perf_data(0, 2);
-	out = xp_test_decode(data, "--insn --format jsonl | grep -v '\"ip\"'");
+	assert_int_equal(xp_test_engine(&out, data, "insn", "format", "jsonl", NULL), 0);
 	assert_non_null(strstr(out, "\"event\":\"gap\",\"reason\":\"AUX area truncated\","));
-	out = xp_test_decode(data, "--blocks --format jsonl");
+	assert_int_equal(xp_test_engine(&out, data, "blocks", "format", "jsonl", NULL), 0);
 	assert_non_null(strstr(out, "\"count\":2000,"));
 }
 
@@ -349,7 +344,8 @@ static void test_per_cpu_time_order(void **state)
 	snprintf(spin_path, sizeof(spin_path), "%s/build/progs/ptspin", XP_SRCDIR);
 	assert_int_equal(ptpc_write(data, spin_path, 0), 0);
 
-	const char *out = xp_test_decode(data, "--insn --format jsonl");
+	const char *out;
+	assert_int_equal(xp_test_engine(&out, data, "insn", "format", "jsonl", NULL), 0);
 	runs_of(out, runs, sizeof(runs), times, 8);
 	/* cpu 0's queue first, then cpu 1's, would give 0 100 18, 0 100 8, 0 200 8, ... */
 	assert_string_equal(runs, PTPC_RUNS);
@@ -362,22 +358,22 @@ static void test_per_cpu_time_order(void **state)
 	assert_non_null(strstr(out, "{\"time\":1002550,\"tid\":100,\"cpu\":1,\"event\":\"enabled\","));
 
 	/* the text listing names the cpu as perf script does */
-	out = xp_test_decode(data, "--insn");
+	assert_int_equal(xp_test_engine(&out, data, "insn", NULL), 0);
 	assert_non_null(strstr(out, "\n0.001002550 100 [001]     555555555139  spin+0x0 "));
 	/* each thread's calls, on both cpus, reach its call tree */
-	out = xp_test_decode(data, "--calltree --per-thread --format jsonl");
+	assert_int_equal(xp_test_engine(&out, data, "calltree", "per-thread", "", "format", "jsonl", NULL), 0);
 	assert_non_null(strstr(out, "{\"tid\":100,\"lvl\":2,\"rl\":1,\"calls\":6,\"base\":18,\"cum\":18,\"name\":\"leaf\""));
 	assert_non_null(strstr(out, "{\"tid\":200,\"lvl\":2,\"rl\":1,\"calls\":4,\"base\":12,\"cum\":12,\"name\":\"leaf\""));
 	/* wall time per thread: B ran from 1100 (cpu 1) to 1650 (cpu 0), 825 ns in perf
 	 * time; B's cpu 0 events first would make its time go backwards (0) */
-	out = xp_test_decode(data, "--calltree --per-thread --metric time --format jsonl");
+	assert_int_equal(xp_test_engine(&out, data, "calltree", "per-thread", "", "metric", "time", "format", "jsonl", NULL), 0);
 	assert_non_null(strstr(out, "{\"tid\":100,\"lvl\":1,\"rl\":1,\"calls\":0,\"base\":1050,\"cum\":1050,"));
 	assert_non_null(strstr(out, "{\"tid\":200,\"lvl\":1,\"rl\":1,\"calls\":0,\"base\":825,\"cum\":825,"));
-	out = xp_test_decode(data, "--blocks --tid 100 --format jsonl");
+	assert_int_equal(xp_test_engine(&out, data, "blocks", "tid", "100", "format", "jsonl", NULL), 0);
 	assert_non_null(strstr(out, "\"sym\":\"spin+0x7\",\"count\":6,\"insns\":2,\"cycles\":null,\"ipc\":null,"
 				    "\"taken\":4,\"not_taken\":2,"));
 	/* --tid keeps the order of what it keeps */
-	out = xp_test_decode(data, "--insn --format jsonl --tid 200");
+	assert_int_equal(xp_test_engine(&out, data, "insn", "format", "jsonl", "tid", "200", NULL), 0);
 	runs_of(out, runs, sizeof(runs), times, 8);
 	assert_string_equal(runs, "1 200 20\n0 200 8\n");
 }
@@ -391,7 +387,8 @@ static void test_per_cpu_gap_in_order(void **state)
 	uint64_t times[8] = { 0 };
 	snprintf(spin_path, sizeof(spin_path), "%s/build/progs/ptspin", XP_SRCDIR);
 	assert_int_equal(ptpc_write(data, spin_path, PTPC_LOSE), 0);
-	const char *out = xp_test_decode(data, "--insn --format jsonl");
+	const char *out;
+	assert_int_equal(xp_test_engine(&out, data, "insn", "format", "jsonl", NULL), 0);
 	runs_of(out, runs, sizeof(runs), times, 8);
 	assert_string_equal(runs, PTPC_RUNS);
 	const char *gap = strstr(out, "{\"time\":1001950,\"tid\":200,\"cpu\":1,\"event\":\"gap\","
@@ -415,14 +412,15 @@ static void test_per_thread_time_order(void **state)
 	uint64_t times[8] = { 0 };
 	snprintf(spin_path, sizeof(spin_path), "%s/build/progs/ptspin", XP_SRCDIR);
 	assert_int_equal(ptpc_write(data, spin_path, PTPC_PER_THREAD), 0);
-	const char *out = xp_test_decode(data, "--insn --format jsonl");
+	const char *out;
+	assert_int_equal(xp_test_engine(&out, data, "insn", "format", "jsonl", NULL), 0);
 	runs_of(out, runs, sizeof(runs), times, 8);
 	/* B's runs at 1300 and 1650 are adjacent in time */
 	assert_string_equal(runs, "-1 100 18\n-1 200 7\n-1 100 8\n-1 200 21\n-1 100 14\n");
 	static const uint64_t tsc[] = { 1000, 1100, 1200, 1300, 1700 };
 	for (size_t i = 0; i < 5; i++)
 		assert_int_equal(times[i], ptpc_time(tsc[i]));
-	out = xp_test_decode(data, "--calltree --per-thread --format jsonl");
+	assert_int_equal(xp_test_engine(&out, data, "calltree", "per-thread", "", "format", "jsonl", NULL), 0);
 	assert_non_null(strstr(out, "{\"tid\":100,\"lvl\":2,\"rl\":1,\"calls\":6,"));
 	assert_non_null(strstr(out, "{\"tid\":200,\"lvl\":2,\"rl\":1,\"calls\":4,"));
 }
@@ -439,9 +437,9 @@ static void test_per_cpu_code_per_process(void **state)
 	static const uint8_t a[] = { 0xb9, 0x03, 0, 0, 0, 0xff, 0xc9, 0x75, 0xfc, 0xc3 };
 	static const uint8_t b[] = { 0xb9, 0x01, 0, 0, 0, 0xff, 0xc9, 0x0f, 0x85, 0xf8, 0xff, 0xff, 0xff, 0xc3 };
 	const uint64_t X = 0x7f0000200000ULL;
-	char path[2][96];
+	char path[2][2048];
 	for (int i = 0; i < 2; i++) {
-		snprintf(path[i], sizeof(path[i]), "%s/code-%c.bin", dir, 'a' + i);
+		assert_int_equal(xp_test_path(path[i], sizeof(path[i]), i ? "code-b.bin" : "code-a.bin"), 0);
 		FILE *f = fopen(path[i], "wb");
 		assert_non_null(f);
 		assert_int_equal(fwrite(i ? b : a, 1, i ? sizeof(b) : sizeof(a), f), i ? sizeof(b) : sizeof(a));
@@ -473,10 +471,11 @@ static void test_per_cpu_code_per_process(void **state)
 	}
 	per_cpu_finish(w, &e);
 
-	const char *out = xp_test_decode(data, "--blocks --tid 200 --format jsonl");
+	const char *out;
+	assert_int_equal(xp_test_engine(&out, data, "blocks", "tid", "200", "format", "jsonl", NULL), 0);
 	assert_non_null(strstr(out, "{\"start\":\"0x7f0000200000\",\"end\":\"0x7f0000200007\",\"sym\":"));
 	assert_non_null(strstr(out, "\"count\":1,\"insns\":3,\"cycles\":null,\"ipc\":null,\"taken\":0,\"not_taken\":1,"));
-	out = xp_test_decode(data, "--blocks --tid 100 --format jsonl");
+	assert_int_equal(xp_test_engine(&out, data, "blocks", "tid", "100", "format", "jsonl", NULL), 0);
 	assert_non_null(strstr(out, "\"count\":3,\"insns\":2,\"cycles\":null,\"ipc\":null,\"taken\":2,\"not_taken\":1,"));
 }
 
@@ -510,7 +509,8 @@ static void test_per_cpu_many_processes(void **state)
 		ptpc_spin(&e, spin, 0, after, 1000 * turn + 1000, (long)(turn % 10) + 1, 0, 0);
 	per_cpu_finish(w, &e);
 
-	const char *out = xp_test_decode(data, "--calltree --per-thread --format jsonl");
+	const char *out;
+	assert_int_equal(xp_test_engine(&out, data, "calltree", "per-thread", "", "format", "jsonl", NULL), 0);
 	for (int k = 1; k <= 10; k++) {
 		char want[96];
 		snprintf(want, sizeof(want), "{\"tid\":%d,\"lvl\":2,\"rl\":1,\"calls\":%d,\"base\":%d,", 100 * k,
@@ -533,5 +533,5 @@ int main(void)
 		cmocka_unit_test(test_per_cpu_code_per_process),
 		cmocka_unit_test(test_per_cpu_many_processes),
 	};
-	return cmocka_run_group_tests(tests, setup, teardown);
+	return cmocka_run_group_tests(tests, setup, xp_test_tmp_teardown);
 }

@@ -1,18 +1,16 @@
 /* `xptrace decode --pt` end to end: PT made by libipt's encoder for hand-assembled code
  * (a loop whose body runs exactly 1000 times, a call and two returns), decoded by the
- * binary of the same build (ASan build -> build-asan/xptrace). */
+ * decode engine in this process (xp_test_engine). */
 #include "xp_test.h"
 
 #include <sys/stat.h>
-#include <sys/wait.h>
 #include <unistd.h>
 
 #include "pt_enc.h"
 
 #define BASE 0x401000
 
-static const char *xptrace;
-static char dir[64], codef[128], ptf[128], badf[128], timedf[128], mtcf[128];
+static char codef[1024], ptf[1024], badf[1024], timedf[1024], mtcf[1024], rawarg[1100];
 
 static void write_file(const char *path, const void *p, size_t n)
 {
@@ -29,21 +27,17 @@ static size_t encode_loop(struct pte *e)
 
 static int setup(void **state)
 {
-	(void)state;
 	struct pte e;
-	snprintf(dir, sizeof(dir), "/tmp/xptrace-ptraw.XXXXXX");
-	if (!mkdtemp(dir))
+	if (xp_test_tmp_setup(state) || xp_test_path(codef, sizeof(codef), "code.bin") ||
+	    xp_test_path(ptf, sizeof(ptf), "loop.pt") || xp_test_path(badf, sizeof(badf), "bad.pt") ||
+	    xp_test_path(timedf, sizeof(timedf), "timed.pt") || xp_test_path(mtcf, sizeof(mtcf), "mtc.pt"))
 		return -1;
-	snprintf(codef, sizeof(codef), "%s/code.bin", dir);
-	snprintf(ptf, sizeof(ptf), "%s/loop.pt", dir);
-	snprintf(badf, sizeof(badf), "%s/bad.pt", dir);
-	snprintf(timedf, sizeof(timedf), "%s/timed.pt", dir);
+	snprintf(rawarg, sizeof(rawarg), "%s:%#x", codef, BASE);
 	write_file(codef, pte_loop_code, sizeof(pte_loop_code));
 	/* 2.4 M TSC ticks from the enable to the disable: 1 ms at 2.4 GHz */
 	pte_init(&e, 4096);
 	write_file(timedf, e.buf, pte_loop_trace(&e, BASE, 1000, 1000 + 2400000, 0));
 	pte_free(&e);
-	snprintf(mtcf, sizeof(mtcf), "%s/mtc.pt", dir);
 	pte_init(&e, 4096);
 	write_file(mtcf, e.buf, pte_loop_trace(&e, BASE, 1000, 0, 50));
 	pte_free(&e);
@@ -57,47 +51,18 @@ static int setup(void **state)
 	e.buf[28] = 0x05;
 	write_file(badf, e.buf, pte_len(&e));
 	pte_free(&e);
-	xptrace = xp_test_xptrace();
 	return 0;
 }
 
-static int teardown(void **state)
-{
-	(void)state;
-	return xp_test_rmtree(dir);
-}
-
-/* Runs xptrace with `args`; returns stdout, exit status in *rc, stderr in err. */
-static char *run(const char *args, int *rc, char *err, size_t errcap)
-{
-	char cmd[2048], errf[160];
-	snprintf(errf, sizeof(errf), "%s/stderr", dir);
-	snprintf(cmd, sizeof(cmd), "%s decode %s 2>%s", xptrace, args, errf);
-	FILE *p = popen(cmd, "r");
-	assert_non_null(p);
-	size_t cap = 1 << 20, len = 0;
-	char *out = malloc(cap);
-	size_t got;
-	while ((got = fread(out + len, 1, cap - 1 - len, p)) > 0)
-		len += got;
-	out[len] = '\0';
-	int st = pclose(p);
-	*rc = WIFEXITED(st) ? WEXITSTATUS(st) : -1;
-	FILE *f = fopen(errf, "r");
-	size_t el = f ? fread(err, 1, errcap - 1, f) : 0;
-	err[el] = '\0';
-	if (f)
-		fclose(f);
-	return out;
-}
+/* `xptrace decode --pt PT --raw code.bin:BASE --VIEW OPTIONS...` (xp_test_engine). */
+#define RAW(out, pt, view, ...) xp_test_engine(out, NULL, view, "pt", pt, "raw", rawarg, __VA_ARGS__)
 
 static void test_blocks_loop_exact(void **state)
 {
 	(void)state;
-	char args[512], err[4096];
+	const char *out;
 	int rc;
-	snprintf(args, sizeof(args), "--pt %s --raw %s:%#x --blocks --format jsonl", ptf, codef, BASE);
-	char *out = run(args, &rc, err, sizeof(err));
+	rc = RAW(&out, ptf, "blocks", "format", "jsonl", NULL);
 	assert_int_equal(rc, 0);
 	assert_string_equal(out,
 		"{\"start\":\"0x401005\",\"end\":\"0x401007\",\"sym\":null,\"count\":1000,\"insns\":2,"
@@ -110,38 +75,34 @@ static void test_blocks_loop_exact(void **state)
 		"\"cycles\":null,\"ipc\":null,\"taken\":null,\"not_taken\":null,\"mainline\":null}\n"
 		"{\"start\":\"0x401010\",\"end\":\"0x401010\",\"sym\":null,\"count\":1,\"insns\":1,"
 		"\"cycles\":null,\"ipc\":null,\"taken\":null,\"not_taken\":null,\"mainline\":null}\n");
-	free(out);
 }
 
 static void test_blocks_text(void **state)
 {
 	(void)state;
-	char args[512], err[4096];
+	const char *out;
 	int rc;
-	snprintf(args, sizeof(args), "--pt %s --raw %s:%#x --blocks", ptf, codef, BASE);
-	char *out = run(args, &rc, err, sizeof(err));
+	rc = RAW(&out, ptf, "blocks", NULL);
 	assert_int_equal(rc, 0);
 	assert_non_null(strstr(out, "# 5 blocks, 2004 instructions, 0 gaps; sorted by count\n"));
 	/* the loop body is a basic block of its own: libipt's first block (from the
 	 * enable) is split where the loop starts */
 	assert_non_null(strstr(out, "0x401005           0x401007           [unknown]                                  1000      2            -      -       999*          1\n"));
 	assert_non_null(strstr(out, "0x401000           0x401000           [unknown]                                     1      1            -      -          -          -\n"));
-	free(out);
 }
 
 static void test_insn_stream(void **state)
 {
 	(void)state;
-	char args[512], err[4096];
+	const char *out;
 	int rc;
-	snprintf(args, sizeof(args), "--pt %s --raw %s:%#x --insn --format jsonl", ptf, codef, BASE);
-	char *out = run(args, &rc, err, sizeof(err));
+	rc = RAW(&out, ptf, "insn", "format", "jsonl", NULL);
 	assert_int_equal(rc, 0);
 	/* enabled marker, 2004 instructions, disabled marker */
 	int lines = 0, loop_dec = 0;
-	for (char *p = out; (p = strchr(p, '\n')); p++)
+	for (const char *p = out; (p = strchr(p, '\n')); p++)
 		lines++;
-	for (char *p = out; (p = strstr(p, "\"ip\":\"0x401005\"")); p++)
+	for (const char *p = out; (p = strstr(p, "\"ip\":\"0x401005\"")); p++)
 		loop_dec++;
 	assert_int_equal(lines, 1 + 2004 + 1);
 	assert_int_equal(loop_dec, 1000);
@@ -157,63 +118,51 @@ static void test_insn_stream(void **state)
 		"{\"event\":\"disabled\",\"addr\":\"0x0\"}\n";
 	assert_true(strlen(out) > strlen(tail));
 	assert_string_equal(out + strlen(out) - strlen(tail), tail);
-	free(out);
 	/* intel syntax */
-	snprintf(args, sizeof(args), "--pt %s --raw %s:%#x --insn --syntax intel", ptf, codef, BASE);
-	out = run(args, &rc, err, sizeof(err));
+	rc = RAW(&out, ptf, "insn", "syntax", "intel", NULL);
 	assert_int_equal(rc, 0);
 	assert_non_null(strstr(out, "- -1           401000  [unknown]                        b9 e8 03 00 00                 mov ecx, 0x3e8\n"));
-	free(out);
 }
 
 static void test_corrupt_strict_and_resync(void **state)
 {
 	(void)state;
-	char args[512], err[4096];
+	const char *out;
 	int rc;
-	snprintf(args, sizeof(args), "--pt %s --raw %s:%#x --blocks --format jsonl", badf, codef, BASE);
-	char *out = run(args, &rc, err, sizeof(err));
-	assert_int_equal(rc, 1);
-	assert_non_null(strstr(err, "decode error at offset"));
-	assert_non_null(strstr(err, "--resync-on-error"));
-	free(out);
+	rc = RAW(&out, badf, "blocks", "format", "jsonl", NULL);
+	assert_int_equal(xp_test_exit_code(rc), 1);
+	assert_non_null(strstr(xp_test_msgs(), "decode error at offset"));
+	assert_non_null(strstr(xp_test_msgs(), "--resync-on-error"));
 
-	snprintf(args, sizeof(args), "--pt %s --raw %s:%#x --blocks --format jsonl --resync-on-error",
-		 badf, codef, BASE);
-	out = run(args, &rc, err, sizeof(err));
+	rc = RAW(&out, badf, "blocks", "format", "jsonl", "resync-on-error", "", NULL);
 	assert_int_equal(rc, 0);
 	/* from the bad opcode at 27 to the second PSB at 235 */
-	assert_non_null(strstr(err, "1 gaps, 208 trace bytes skipped"));
+	assert_non_null(strstr(xp_test_msgs(), "1 gaps, 208 trace bytes skipped"));
 	/* the second, intact segment is counted exactly */
 	assert_non_null(strstr(out, "{\"start\":\"0x401005\",\"end\":\"0x401007\",\"sym\":null,\"count\":1000,"));
-	free(out);
-	snprintf(args, sizeof(args), "--pt %s --raw %s:%#x --insn --resync-on-error", badf, codef, BASE);
-	out = run(args, &rc, err, sizeof(err));
+	rc = RAW(&out, badf, "insn", "resync-on-error", "", NULL);
 	assert_int_equal(rc, 0);
 	assert_memory_equal(out, "--- - -1 gap: unknown opcode (offset 27, 208 bytes lost)\n--- - -1 enabled at 0x401000\n",
 			    strlen("--- - -1 gap: unknown opcode (offset 27, 208 bytes lost)\n--- - -1 enabled at 0x401000\n"));
-	free(out);
 }
 
 static void test_callgrind(void **state)
 {
 	(void)state;
-	char args[512], err[4096];
+	const char *out;
 	int rc;
-	snprintf(args, sizeof(args), "--pt %s --raw %s:%#x --blocks --format callgrind", ptf, codef, BASE);
-	char *out = run(args, &rc, err, sizeof(err));
+	rc = RAW(&out, ptf, "blocks", "format", "callgrind", NULL);
 	assert_int_equal(rc, 0);
 	/* functions come from the trace: the entry and the call target */
 	const char *body = "positions: instr\nevents: Ir\nfl=(1) ???\nfn=(1) 0x401000\nfn=(2) 0x401010\n\n"
 		"fn=(1)\n0x401000 1\n0x401005 1000\n0x401007 1000\n0x401009 1\n0x40100e 1\n"
 		"cfn=(2)\ncalls=1 0x401010\n0x401009 1\n\nfn=(2)\n0x401010 1\n\ntotals: 2004\n";
 	assert_non_null(strstr(out, body));
-	char cgf[160];
-	snprintf(cgf, sizeof(cgf), "%s/cg.out", dir);
+	char cgf[1100];
+	assert_int_equal(xp_test_path(cgf, sizeof(cgf), "cg.out"), 0);
 	write_file(cgf, out, strlen(out));
-	free(out);
 	/* callgrind_annotate reads it: exclusive and inclusive totals per function */
-	char cmd[512], line[512];
+	char cmd[1200], line[512];
 	snprintf(cmd, sizeof(cmd), "callgrind_annotate --inclusive=yes %s", cgf);
 	FILE *p = popen(cmd, "r");
 	assert_non_null(p);
@@ -231,57 +180,43 @@ static void test_callgrind(void **state)
 static void test_calltree_unsymbolized(void **state)
 {
 	(void)state;
-	char args[512], err[4096];
+	const char *out;
 	int rc;
-	snprintf(args, sizeof(args), "--pt %s --raw %s:%#x --calltree", ptf, codef, BASE);
-	char *out = run(args, &rc, err, sizeof(err));
+	rc = RAW(&out, ptf, "calltree", NULL);
 	assert_int_equal(rc, 0);
 	assert_string_equal(out, "# call tree: insns, total 2004\n"
 		"Lvl   RL      Calls          Base           Cum  Name\n"
 		"  1    1          0          2003          2004  0x0000000000000000\n"
 		"  2    1          1             1             1    0x0000000000000010\n");
-	free(out);
 }
 
 /* Raw TSC: --metric tsc charges ticks; --tsc-hz converts them to ns. */
 static void test_time_metrics(void **state)
 {
 	(void)state;
-	char args[512], err[4096];
+	const char *out;
 	int rc;
-	snprintf(args, sizeof(args), "--pt %s --raw %s:%#x --calltree --metric tsc --format jsonl", timedf,
-		 codef, BASE);
-	char *out = run(args, &rc, err, sizeof(err));
+	rc = RAW(&out, timedf, "calltree", "metric", "tsc", "format", "jsonl", NULL);
 	assert_int_equal(rc, 0);
 	assert_non_null(strstr(out, "{\"lvl\":1,\"rl\":1,\"calls\":0,\"base\":2400000,\"cum\":2400000,"));
-	free(out);
-	snprintf(args, sizeof(args), "--pt %s --raw %s:%#x --calltree --metric time --tsc-hz 2.4e9", timedf,
-		 codef, BASE);
-	out = run(args, &rc, err, sizeof(err));
+	rc = RAW(&out, timedf, "calltree", "metric", "time", "tsc-hz", "2.4e9", NULL);
 	assert_int_equal(rc, 0);
 	assert_non_null(strstr(out, "# call tree: time, total 1000000\n"));
-	free(out);
 	/* the instruction stream's times: TSC 1000 at 2.4 GHz is 416 ns (truncated) */
-	snprintf(args, sizeof(args), "--pt %s --raw %s:%#x --insn --format jsonl --tsc-hz 2400000000", timedf,
-		 codef, BASE);
-	out = run(args, &rc, err, sizeof(err));
+	rc = RAW(&out, timedf, "insn", "format", "jsonl", "tsc-hz", "2400000000", NULL);
 	assert_int_equal(rc, 0);
 	assert_non_null(strstr(out, "{\"time\":416,\"ip\":\"0x401000\","));
 	assert_non_null(strstr(out, "{\"time\":1000416,\"event\":\"disabled\""));
-	free(out);
-	snprintf(args, sizeof(args), "--pt %s --raw %s:%#x --calltree --metric time", timedf, codef, BASE);
-	free(run(args, &rc, err, sizeof(err)));
-	assert_int_equal(rc, 1);
-	assert_non_null(strstr(err, "raw PT has TSC ticks, not ns (give --tsc-hz HZ"));
-	snprintf(args, sizeof(args), "--pt %s --raw %s:%#x --calltree --tsc-hz 3e5", timedf, codef, BASE);
-	free(run(args, &rc, err, sizeof(err)));
-	assert_int_equal(rc, 1);
-	assert_non_null(strstr(err, "--tsc-hz 3e5: expected a frequency in Hz"));
+	rc = RAW(&out, timedf, "calltree", "metric", "time", NULL);
+	assert_int_equal(xp_test_exit_code(rc), 1);
+	assert_non_null(strstr(xp_test_msgs(), "raw PT has TSC ticks, not ns (give --tsc-hz HZ"));
+	rc = RAW(&out, timedf, "calltree", "tsc-hz", "3e5", NULL);
+	assert_int_equal(xp_test_exit_code(rc), 1);
+	assert_non_null(strstr(xp_test_msgs(), "--tsc-hz 3e5: expected a frequency in Hz"));
 	/* without timestamps there is nothing to charge */
-	snprintf(args, sizeof(args), "--pt %s --raw %s:%#x --calltree --metric tsc", ptf, codef, BASE);
-	free(run(args, &rc, err, sizeof(err)));
-	assert_int_equal(rc, 1);
-	assert_non_null(strstr(err, "the trace has no timestamps"));
+	rc = RAW(&out, ptf, "calltree", "metric", "tsc", NULL);
+	assert_int_equal(xp_test_exit_code(rc), 1);
+	assert_non_null(strstr(xp_test_msgs(), "the trace has no timestamps"));
 }
 
 /* MTC needs the TSC:crystal ratio (ptxed's --cpuid-0x15.eax/ebx): 25 MTCs 50 crystal
@@ -290,53 +225,44 @@ static void test_time_metrics(void **state)
 static void test_mtc_options(void **state)
 {
 	(void)state;
-	char args[512], err[4096];
+	const char *out;
 	int rc;
-	snprintf(args, sizeof(args), "--pt %s --raw %s:%#x --calltree --metric tsc --cpuid-0x15.eax 1 "
-		 "--cpuid-0x15.ebx 2", mtcf, codef, BASE);
-	char *out = run(args, &rc, err, sizeof(err));
+	rc = RAW(&out, mtcf, "calltree", "metric", "tsc", "cpuid-0x15.eax", "1", "cpuid-0x15.ebx", "2", NULL);
 	assert_int_equal(rc, 0);
 	assert_string_equal(out, "# call tree: tsc, total 2500\n"
 		"Lvl   RL      Calls          Base           Cum  Name\n"
 		"  1    1          0          2400          2500  0x0000000000000000\n"
 		"  2    1          1           100           100    0x0000000000000010\n");
-	free(out);
-	snprintf(args, sizeof(args), "--pt %s --raw %s:%#x --calltree --cpuid-0x15.eax x", mtcf, codef, BASE);
-	free(run(args, &rc, err, sizeof(err)));
-	assert_int_equal(rc, 1);
-	assert_non_null(strstr(err, "--cpuid-0x15.eax x: expected a 32-bit number"));
+	rc = RAW(&out, mtcf, "calltree", "cpuid-0x15.eax", "x", NULL);
+	assert_int_equal(xp_test_exit_code(rc), 1);
+	assert_non_null(strstr(xp_test_msgs(), "--cpuid-0x15.eax x: expected a 32-bit number"));
 }
 
 static void test_usage_errors(void **state)
 {
 	(void)state;
-	char args[512], err[4096];
+	const char *out;
 	int rc;
-	snprintf(args, sizeof(args), "--pt %s --blocks", ptf);
-	free(run(args, &rc, err, sizeof(err)));
-	assert_int_equal(rc, 1);
-	assert_non_null(strstr(err, "--raw FILE:BASE or --elf FILE"));
-	snprintf(args, sizeof(args), "--pt %s --raw %s --blocks", ptf, codef);
-	free(run(args, &rc, err, sizeof(err)));
-	assert_int_equal(rc, 1);
-	assert_non_null(strstr(err, "missing :BASE"));
-	snprintf(args, sizeof(args), "--pt %s --raw %s:%#x --blocks --cpu 6", ptf, codef, BASE);
-	free(run(args, &rc, err, sizeof(err)));
-	assert_int_equal(rc, 1);
-	assert_non_null(strstr(err, "expected FAMILY/MODEL"));
-	snprintf(args, sizeof(args), "--pt %s/nope --raw %s:%#x --blocks", dir, codef, BASE);
-	free(run(args, &rc, err, sizeof(err)));
-	assert_int_equal(rc, 1);
-	assert_non_null(strstr(err, "No such file"));
-	snprintf(args, sizeof(args), "--pt %s --raw %s:%#x --insn --format callgrind", ptf, codef, BASE);
-	free(run(args, &rc, err, sizeof(err)));
-	assert_int_equal(rc, 2);
+	rc = xp_test_engine(&out, NULL, "blocks", "pt", ptf, NULL);
+	assert_int_equal(xp_test_exit_code(rc), 1);
+	assert_non_null(strstr(xp_test_msgs(), "--raw FILE:BASE or --elf FILE"));
+	rc = xp_test_engine(&out, NULL, "blocks", "pt", ptf, "raw", codef, NULL);
+	assert_int_equal(xp_test_exit_code(rc), 1);
+	assert_non_null(strstr(xp_test_msgs(), "missing :BASE"));
+	rc = RAW(&out, ptf, "blocks", "cpu", "6", NULL);
+	assert_int_equal(xp_test_exit_code(rc), 1);
+	assert_non_null(strstr(xp_test_msgs(), "expected FAMILY/MODEL"));
+	char nope[1100];
+	assert_int_equal(xp_test_path(nope, sizeof(nope), "nope"), 0);
+	rc = RAW(&out, nope, "blocks", NULL);
+	assert_int_equal(xp_test_exit_code(rc), 1);
+	assert_non_null(strstr(xp_test_msgs(), "No such file"));
+	rc = RAW(&out, ptf, "insn", "format", "callgrind", NULL);
+	assert_int_equal(xp_test_exit_code(rc), 2);
 	/* the default view of raw PT is the instruction stream, as ptxed's */
-	snprintf(args, sizeof(args), "--pt %s --raw %s:%#x --format jsonl", ptf, codef, BASE);
-	char *out = run(args, &rc, err, sizeof(err));
+	rc = RAW(&out, ptf, NULL, "format", "jsonl", NULL);
 	assert_int_equal(rc, 0);
 	assert_non_null(strstr(out, "{\"ip\":\"0x401000\","));
-	free(out);
 }
 
 int main(void)
@@ -352,5 +278,5 @@ int main(void)
 		cmocka_unit_test(test_mtc_options),
 		cmocka_unit_test(test_usage_errors),
 	};
-	return cmocka_run_group_tests(tests, setup, teardown);
+	return cmocka_run_group_tests(tests, setup, xp_test_tmp_teardown);
 }

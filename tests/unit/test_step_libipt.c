@@ -18,8 +18,6 @@ struct stream {
 	size_t len;
 };
 
-static char tmpdir[] = "/tmp/xp-step-libipt.XXXXXX";
-
 static uint64_t main_offset(const char *prog)
 {
 	char cmd[8192];
@@ -181,11 +179,11 @@ static void check_program(const char *name)
 	snprintf(prog, sizeof(prog), "%s/build/progs/%s", XP_SRCDIR, name);
 	off = main_offset(prog);
 	start = PIE_BASE + off;
-	snprintf(dir, sizeof(dir), "%s/%s", tmpdir, name);
+	snprintf(dir, sizeof(dir), "%s/%s", xp_test_tmp(), name);
 	n = (size_t)snprintf(cmd, sizeof(cmd),
 		 "setarch -R %s/build/progs/xp_sstep %s/%s.truth %#llx -- %s >/dev/null && "
 		 "setarch -R %s record -q --mode step -o %s -- %s >/dev/null",
-		 XP_SRCDIR, tmpdir, name, (unsigned long long)off, prog, xp_test_xptrace(), dir, prog);
+		 XP_SRCDIR, xp_test_tmp(), name, (unsigned long long)off, prog, xp_test_xptrace(), dir, prog);
 	assert_true(n < sizeof(cmd));
 	assert_int_equal(system(cmd), 0);
 	nst = load(dir, img, st, 8);
@@ -194,7 +192,7 @@ static void check_program(const char *name)
 	for (i = 0; i < n && ips[i] != start; i++)
 		;
 	assert_true(i < n);
-	snprintf(truth, sizeof(truth), "%s/%s.truth.0", tmpdir, name);
+	snprintf(truth, sizeof(truth), "%s/%s.truth.0", xp_test_tmp(), name);
 	f = fopen(truth, "r");
 	assert_non_null(f);
 	for (j = 0; fscanf(f, "%llx", (unsigned long long *)&want) == 1; j++, i++) {
@@ -246,7 +244,7 @@ static void test_async(void **state)
 
 	(void)state;
 	snprintf(prog, sizeof(prog), "%s/build/progs/step_async", XP_SRCDIR);
-	snprintf(dir, sizeof(dir), "%s/async", tmpdir);
+	snprintf(dir, sizeof(dir), "%s/async", xp_test_tmp());
 	n = (size_t)snprintf(cmd, sizeof(cmd), "setarch -R %s record -q --mode step -o %s -- %s >/dev/null",
 			     xp_test_xptrace(), dir, prog);
 	assert_true(n < sizeof(cmd));
@@ -272,18 +270,6 @@ static void test_async(void **state)
 	pt_image_free(img);
 }
 
-static int setup(void **state)
-{
-	(void)state;
-	return mkdtemp(tmpdir) ? 0 : -1;
-}
-
-static int teardown(void **state)
-{
-	(void)state;
-	return xp_test_rmtree(tmpdir);
-}
-
 int main(void)
 {
 	const struct CMUnitTest tests[] = {
@@ -292,5 +278,5 @@ int main(void)
 		cmocka_unit_test(test_dlopen),
 		cmocka_unit_test(test_async),
 	};
-	return cmocka_run_group_tests(tests, setup, teardown);
+	return cmocka_run_group_tests(tests, xp_test_tmp_setup, xp_test_tmp_teardown);
 }

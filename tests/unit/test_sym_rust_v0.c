@@ -1,0 +1,79 @@
+/* Rust v0 demangling (src/session/sym_rust_v0.c, through sym_demangle): exact names
+ * for paths, generics, closures, impls, trait impls, back-references, types and
+ * consts.  The expected strings are GNU c++filt 2.40's demanglings of the same
+ * symbols (`c++filt _R...`) in rustc-demangle's short form, which xptrace prints: the
+ * crate disambiguators ([3c1c0]) and the types of const generics (": usize") left
+ * out. */
+#include "xp_test.h"
+
+#include "session/sym.h"
+
+struct rv0 {
+	const char *mangled, *want;
+};
+
+static const struct rv0 cases[] = {
+	/* paths: crate root, nested modules */
+	{ "_RNvCs1234_7mycrate3foo", "mycrate::foo" },
+	{ "_RNvNtCs1234_7mycrate3foo3bar", "mycrate::foo::bar" },
+	/* generics, with back-references (B2_, B4_) to the crate */
+	{ "_RINvCs1234_7mycrate3fooNtB2_3BarlE", "mycrate::foo::<mycrate::Bar, i32>" },
+	{ "_RINvCs1234_7mycrate3fooNtNtB2_3bar3BazE", "mycrate::foo::<mycrate::bar::Baz>" },
+	/* closures: {closure#N}, N from the disambiguator (s0_ = 2) */
+	{ "_RNCNvCsbmNqQUJIY6D_4core5panic0", "core::panic::{closure#0}" },
+	{ "_RNCNvCs1234_7mycrate4main0", "mycrate::main::{closure#0}" },
+	{ "_RNCNvCs1234_7mycrate3foos0_0", "mycrate::foo::{closure#2}" },
+	/* inherent impl, trait impl, trait definition */
+	{ "_RNvXs_Cs1234_7mycrateNtB4_3FooNtNtCs2_4core3fmt7Display3fmt", "<mycrate::Foo as core::fmt::Display>::fmt" },
+	{ "_RNvYNtCs1234_7mycrate3FooNtB4_5Trait6method", "<mycrate::Foo as mycrate::Trait>::method" },
+	/* types: references, pointers, slices, arrays, tuples, fn pointers, dyn */
+	{ "_RINvCs1234_7mycrate3fooTRhQmEE", "mycrate::foo::<(&u8, &mut u32)>" },
+	{ "_RINvCs1234_7mycrate3fooPhOmSaE", "mycrate::foo::<*const u8, *mut u32, [i8]>" },
+	{ "_RINvCs1234_7mycrate3fooAhj3_E", "mycrate::foo::<[u8; 3]>" },
+	{ "_RINvCs1234_7mycrate3fooFhEmE", "mycrate::foo::<fn(u8) -> u32>" },
+	{ "_RINvCs1234_7mycrate3fooDNtCs1_4core3AnyEL_E", "mycrate::foo::<dyn core::Any>" },
+	/* const generics */
+	{ "_RINvCs1234_7mycrate3fooKj10_E", "mycrate::foo::<16>" },
+};
+
+static void test_demangle(void **state)
+{
+	(void)state;
+	int bad = 0;
+	for (size_t i = 0; i < sizeof(cases) / sizeof(cases[0]); i++) {
+		char *d = sym_demangle(cases[i].mangled, false);
+		if (!d || strcmp(d, cases[i].want) != 0) {
+			print_error("%s: got %s, want %s\n", cases[i].mangled, d ? d : "NULL", cases[i].want);
+			bad++;
+		}
+		free(d);
+	}
+	assert_int_equal(bad, 0);
+}
+
+/* Outside the grammar (c++filt leaves these as they are too): not demangled. */
+static void test_refused(void **state)
+{
+	(void)state;
+	static const char *const bad[] = {
+		"_RNvCs1234_7mycrate4bar",		/* identifier longer than the name */
+		"_RNvNvCs1234_7mycrate3fooB4_3bar",	/* back-reference to itself */
+		"_RZZZ",
+		"_R",
+	};
+	for (size_t i = 0; i < sizeof(bad) / sizeof(bad[0]); i++) {
+		char *d = sym_demangle(bad[i], false);
+		if (d)
+			print_error("%s: demangled to %s\n", bad[i], d);
+		assert_null(d);
+	}
+}
+
+int main(void)
+{
+	const struct CMUnitTest tests[] = {
+		cmocka_unit_test(test_demangle),
+		cmocka_unit_test(test_refused),
+	};
+	return cmocka_run_group_tests(tests, NULL, NULL);
+}
