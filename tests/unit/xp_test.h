@@ -160,7 +160,7 @@ static inline const char *xp_test_msgs(void)
 /* The exit code `xptrace decode` gives for an engine's return code (src/cli/cmd_decode.c). */
 static inline int xp_test_exit_code(int rc)
 {
-	return rc == 0 ? 0 : rc == -EINVAL ? 2 : 1;
+	return rc == 0 ? 0 : rc == ENG_EREQUEST ? 2 : 1;
 }
 
 /* Decodes INPUT (a trace directory or perf.data; NULL for raw inputs such as "pt")
