@@ -13,6 +13,7 @@
 #include <unistd.h>
 
 #include "decoders/pt/pt.h"
+#include "util/xp_grow.h"
 
 struct dpt_file {
 	char *path;
@@ -120,15 +121,9 @@ static const struct dpt_file *map_file(struct dpt_image *img, const char *path)
 	close(fd);
 	if (map == MAP_FAILED)
 		return NULL;
-	if (img->nfiles == img->capfiles) {
-		size_t cap = img->capfiles ? 2 * img->capfiles : 8;
-		struct dpt_file *f = realloc(img->files, cap * sizeof(*f));
-		if (!f) {
-			munmap(map, (size_t)st.st_size);
-			return NULL;
-		}
-		img->files = f;
-		img->capfiles = cap;
+	if (XP_GROW(img->files, img->capfiles, img->nfiles + 1) < 0) {
+		munmap(map, (size_t)st.st_size);
+		return NULL;
 	}
 	struct dpt_file *f = &img->files[img->nfiles];
 	f->path = strdup(path);
@@ -145,14 +140,8 @@ static const struct dpt_file *map_file(struct dpt_image *img, const char *path)
 static int add_section(struct dpt_image *img, uint64_t vaddr, uint64_t size,
 		       const uint8_t *data, int mem)
 {
-	if (img->nsecs == img->capsecs) {
-		size_t cap = img->capsecs ? 2 * img->capsecs : 16;
-		struct dpt_section *s = realloc(img->secs, cap * sizeof(*s));
-		if (!s)
-			return -ENOMEM;
-		img->secs = s;
-		img->capsecs = cap;
-	}
+	if (XP_GROW(img->secs, img->capsecs, img->nsecs + 1) < 0)
+		return -ENOMEM;
 	img->secs[img->nsecs++] = (struct dpt_section){ vaddr, size, data, mem };
 	return 0;
 }

@@ -27,6 +27,7 @@
 #include "decoders/pt/pt_plug.h"
 #include "session/sb_code.h"
 #include "util/xp_err.h"
+#include "util/xp_grow.h"
 
 struct part {
 	uint64_t start, end;	/* byte range of the queue's stream */
@@ -223,14 +224,8 @@ static int on_rec(void *arg, const struct pd_rec *r)
 			break;
 		if (r->misc & PERF_RECORD_MISC_MMAP_DATA)
 			break;
-		if (p->nmaps == p->capmaps) {
-			size_t cap = p->capmaps ? 2 * p->capmaps : 64;
-			struct mapping *mm = realloc(p->maps, cap * sizeof(*mm));
-			if (!mm)
-				return -1;
-			p->maps = mm;
-			p->capmaps = cap;
-		}
+		if (XP_GROW(p->maps, p->capmaps, p->nmaps + 1) < 0)
+			return -1;
 		const struct sb_map *sm = sb_find_map(p->c->sb, (int32_t)m->pid, m->start, r->time);
 		p->maps[p->nmaps++] = (struct mapping){ (int32_t)m->pid, m->start, m->len, m->pgoff,
 							 r->time, sm ? sm->dso : NULL };
@@ -240,14 +235,8 @@ static int on_rec(void *arg, const struct pd_rec *r)
 	case PERF_RECORD_SWITCH: {
 		if (!r->sid.has_cpu || !r->sid.has_time)
 			break;
-		if (p->nsw == p->capsw) {
-			size_t cap = p->capsw ? 2 * p->capsw : 256;
-			struct sw *s = realloc(p->sws, cap * sizeof(*s));
-			if (!s)
-				return -1;
-			p->sws = s;
-			p->capsw = cap;
-		}
+		if (XP_GROW(p->sws, p->capsw, p->nsw + 1) < 0)
+			return -1;
 		/* from this time on the cpu runs: the task switched in, or after a switch out
 		 * the next task (cpu-wide records name it) */
 		struct sw s = { (int32_t)r->sid.cpu, (int32_t)r->sid.pid, (int32_t)r->sid.tid, r->sid.time };

@@ -9,10 +9,8 @@
 #include "decode/decoder.h"
 #include "decoders/samples/samples_unwind.h"
 #include "util/xp_err.h"
-
-struct lastval {
-	uint64_t key, value;
-};
+#include "util/xp_grow.h"
+#include "util/xp_map.h"
 
 struct dsm {
 	struct dec_ctx *c;
@@ -21,8 +19,7 @@ struct dsm {
 	uint32_t capstack;
 	uint64_t *values;	/* one per attr */
 	uint32_t nattrs;
-	struct lastval *last;	/* (tid, counter) -> last READ value, open addressing */
-	size_t lastcap, lastn;
+	struct xp_map last;	/* (tid, counter) -> last READ value */
 	struct dsm_unwind *uw;
 	uint64_t unwound, unwind_failed;
 	uint64_t nsamples;
@@ -54,45 +51,14 @@ static int setup(struct dec_ctx *c)
 	return dec_setup_sampled(c, is_sampled);
 }
 
-static uint64_t mixkey(uint64_t x)
-{
-	x ^= x >> 31;
-	x *= 0x7fb5d329728ea185ULL;
-	x ^= x >> 27;
-	return x;
-}
-
 /* Counter value delta since the thread's previous sample of the same counter. */
 static uint64_t delta(struct dsm *s, uint64_t key, uint64_t value)
 {
-	if ((s->lastn + 1) * 2 > s->lastcap) {
-		size_t nc = s->lastcap ? s->lastcap * 2 : 256;
-		struct lastval *nl = calloc(nc, sizeof(*nl));
-		if (!nl)
-			return value;
-		for (size_t i = 0; i < s->lastcap; i++) {
-			if (!s->last[i].key)
-				continue;
-			size_t j = mixkey(s->last[i].key) & (nc - 1);
-			while (nl[j].key)
-				j = (j + 1) & (nc - 1);
-			nl[j] = s->last[i];
-		}
-		free(s->last);
-		s->last = nl;
-		s->lastcap = nc;
-	}
-	key |= 1;	/* never 0 (the empty mark) */
-	size_t j = mixkey(key) & (s->lastcap - 1);
-	while (s->last[j].key && s->last[j].key != key)
-		j = (j + 1) & (s->lastcap - 1);
 	uint64_t prev = 0;
-	if (s->last[j].key)
-		prev = s->last[j].value;
-	else
-		s->lastn++;
-	s->last[j].key = key;
-	s->last[j].value = value;
+
+	xp_map_get(&s->last, key, &prev);
+	if (xp_map_put(&s->last, key, value) < 0)
+		return value;
 	return value >= prev ? value - prev : value;
 }
 
@@ -108,7 +74,7 @@ static void group_values(struct dsm *s, const struct pd_rec *r, struct xev *ev)
 		if (idx >= s->nattrs)
 			continue;
 		uint64_t key = ((uint64_t)sm->tid << 32) ^ (sm->values[i].id ? sm->values[i].id : (uint64_t)idx << 1);
-		s->values[idx] = delta(s, key << 1, sm->values[i].value);
+		s->values[idx] = delta(s, key, sm->values[i].value);
 		/* as perf: with sample-read, every member's weight (the sampling event's
 		 * too) is its counter's delta, not the period */
 		if (idx == a->index)
@@ -145,13 +111,8 @@ static int on_rec(void *arg, const struct pd_rec *r)
 	uint64_t need = sm->nr_callchain + 1;
 	if (s->uw)
 		need += DSM_UNWIND_MAX;
-	if (need > s->capstack) {
-		uint64_t *ns = realloc(s->stack, need * sizeof(*ns));
-		if (!ns)
-			return xp_err("decode", NULL, "out of memory");
-		s->stack = ns;
-		s->capstack = (uint32_t)need;
-	}
+	if (XP_GROW(s->stack, s->capstack, need) < 0)
+		return xp_err("decode", NULL, "out of memory");
 	uint32_t n = 0;
 	for (uint64_t i = 0; i < sm->nr_callchain; i++) {
 		uint64_t a = sm->callchain[i];
@@ -208,7 +169,7 @@ static int run(struct dec_ctx *c, const struct xev_sink *sink)
 	dsm_unwind_free(s.uw);
 	free(s.values);
 	free(s.stack);
-	free(s.last);
+	xp_map_free(&s.last);
 	return rc;
 }
 

@@ -4,22 +4,22 @@
 #include <string.h>
 
 #include "analysis/bb.h"
+#include "util/xp_hash.h"
 
 struct bb_tally {
 	struct bb_block *tab;
 	size_t cap, n;		/* cap is a power of two */
-	unsigned shift;		/* 64 - log2(cap) */
+	unsigned bits;		/* log2(cap) */
 	struct bb_block *last;	/* block whose terminating branch is pending */
 	struct bb_block **sorted;
 	uint64_t insns, gaps;
 	bool cycles;
 };
 
-/* Fibonacci hashing: one multiply, the top bits are the slot (shift = 64 - log2 cap).
- * Blocks are short, so end - start goes into the upper half to matter. */
-static inline size_t slot(uint64_t start, uint64_t end, unsigned shift)
+/* Blocks are short, so end - start goes into the upper half to matter. */
+static inline size_t slot(uint64_t start, uint64_t end, unsigned bits)
 {
-	return (size_t)(((start ^ (end - start) << 32) * 0x9e3779b97f4a7c15ULL) >> shift);
+	return (size_t)xp_hash_bits(start ^ (end - start) << 32, bits);
 }
 
 struct bb_tally *bb_tally_new(void)
@@ -28,7 +28,7 @@ struct bb_tally *bb_tally_new(void)
 	if (!t)
 		return NULL;
 	t->cap = 1024;
-	t->shift = 64 - 10;
+	t->bits = 10;
 	t->tab = calloc(t->cap, sizeof(*t->tab));
 	if (!t->tab) {
 		free(t);
@@ -57,7 +57,7 @@ static int grow(struct bb_tally *t)
 		struct bb_block *b = &t->tab[i];
 		if (!b->count)
 			continue;
-		size_t s = slot(b->start, b->end, t->shift - 1);
+		size_t s = slot(b->start, b->end, t->bits + 1);
 		while (tab[s].count)
 			s = (s + 1) & (cap - 1);
 		tab[s] = *b;
@@ -65,14 +65,14 @@ static int grow(struct bb_tally *t)
 	free(t->tab);
 	t->tab = tab;
 	t->cap = cap;
-	t->shift--;
+	t->bits++;
 	t->last = NULL;
 	return 0;
 }
 
 static __attribute__((noinline)) struct bb_block *lookup_slow(struct bb_tally *t, const struct xev *ev)
 {
-	size_t s = slot(ev->ip, ev->end, t->shift);
+	size_t s = slot(ev->ip, ev->end, t->bits);
 	for (;;) {
 		struct bb_block *b = &t->tab[s];
 		if (!b->count)
@@ -101,7 +101,7 @@ static __attribute__((noinline)) struct bb_block *lookup_slow(struct bb_tally *t
  * other (no state carried from one to the next), so a batch of them overlaps. */
 static inline struct bb_block *lookup(struct bb_tally *t, const struct xev *ev)
 {
-	struct bb_block *b = &t->tab[slot(ev->ip, ev->end, t->shift)];
+	struct bb_block *b = &t->tab[slot(ev->ip, ev->end, t->bits)];
 	if (b->start == ev->ip && b->end == ev->end && ev->ip)	/* ip 0: maybe an empty slot */
 		return b;
 	return lookup_slow(t, ev);
@@ -170,7 +170,7 @@ int bb_tally_batch(void *ctx, const struct xev *evs, size_t n)
 {
 	struct bb_tally *t = ctx;
 	struct bb_block *tab = t->tab, *last = t->last;
-	unsigned shift = t->shift;
+	unsigned bits = t->bits;
 	uint64_t insns = 0;
 	int r = 0;
 	for (const struct xev *ev = evs, *end = evs + n; ev != end; ev++) {
@@ -178,7 +178,7 @@ int bb_tally_batch(void *ctx, const struct xev *evs, size_t n)
 		/* blocks without cycles are nearly all the events: theirs is the straight path */
 		if (__builtin_expect(ev->kind == XEV_BLOCK && ev->cycles == XEV_CYCLES_UNKNOWN, 1)) {
 			uint64_t ip = ev->ip, e = ev->end;
-			b = &tab[slot(ip, e, shift)];
+			b = &tab[slot(ip, e, bits)];
 			if (__builtin_expect(b->start != ip || b->end != e || !ip, 0)) {
 				b = lookup_slow(t, ev);
 				if (!b) {
@@ -186,7 +186,7 @@ int bb_tally_batch(void *ctx, const struct xev *evs, size_t n)
 					break;
 				}
 				tab = t->tab;	/* it may have grown */
-				shift = t->shift;
+				bits = t->bits;
 			}
 			b->count++;
 			insns += ev->insns;
@@ -201,7 +201,7 @@ int bb_tally_batch(void *ctx, const struct xev *evs, size_t n)
 			r = tally_one(t, ev);
 			last = t->last;
 			tab = t->tab;
-			shift = t->shift;
+			bits = t->bits;
 			if (r)
 				break;
 		}

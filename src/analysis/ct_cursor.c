@@ -4,6 +4,7 @@
 #include <stdlib.h>
 
 #include "analysis/ct_int.h"
+#include "util/xp_grow.h"
 
 struct frame {
 	uint32_t node;
@@ -44,14 +45,8 @@ static int push(struct ct_cursor *c, uint32_t fn, bool tail, bool count)
 
 	if (node == CT_NONE)
 		return -1;
-	if (c->n == c->cap) {
-		uint32_t nc = c->cap ? c->cap * 2 : 64;
-		struct frame *nf = realloc(c->f, nc * sizeof(*nf));
-		if (!nf)
-			return -1;
-		c->f = nf;
-		c->cap = nc;
-	}
+	if (XP_GROW(c->f, c->cap, c->n + 1) < 0)
+		return -1;
 	c->f[c->n++] = (struct frame){ node, fn, tail };
 	if (count)
 		c->t->nodes[node].calls++;

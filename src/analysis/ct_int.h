@@ -3,9 +3,7 @@
 #define CT_INT_H
 
 #include "analysis/ct.h"
-
-#define CT_HEMPTY UINT64_MAX
-#define CT_HDEAD (UINT64_MAX - 1)
+#include "util/xp_map.h"
 
 struct ct_tree {
 	unsigned nm;
@@ -13,9 +11,7 @@ struct ct_tree {
 	uint32_t *last_child;
 	uint64_t *base, *cum;	/* n * nm */
 	uint32_t n, cap;
-	uint64_t *hkeys;
-	uint32_t *hvals;
-	size_t hcap, hn, hused;	/* hused counts tombstones too */
+	struct xp_map child;	/* parent << 32 | fn -> child node */
 	uint32_t max_fn1;	/* largest fn key + 1 */
 };
 

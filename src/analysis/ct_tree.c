@@ -1,10 +1,11 @@
-/* Call-tree storage: nodes in one array, (parent, fn) -> child in an open-addressing
- * table, per-node metric arrays; sampled stacks, merge, finish and walk. */
+/* Call-tree storage: nodes in one array, (parent, fn) -> child in a map, per-node
+ * metric arrays; sampled stacks, merge, finish and walk. */
 #include <stdlib.h>
 #include <string.h>
 
 #include "analysis/ct.h"
 #include "analysis/ct_int.h"
+#include "util/xp_grow.h"
 
 struct ct_tree *ct_new(unsigned nmetrics)
 {
@@ -33,8 +34,7 @@ void ct_free(struct ct_tree *t)
 	free(t->last_child);
 	free(t->base);
 	free(t->cum);
-	free(t->hkeys);
-	free(t->hvals);
+	xp_map_free(&t->child);
 	free(t);
 }
 
@@ -71,84 +71,25 @@ static inline uint64_t hkey(uint32_t parent, uint32_t fn)
 	return (uint64_t)parent << 32 | fn;
 }
 
-static inline size_t hslot(uint64_t k, size_t mask)
-{
-	k *= 0x9e3779b97f4a7c15ULL;
-	return (size_t)(k >> 29) & mask;
-}
-
-static int hgrow(struct ct_tree *t)
-{
-	size_t nc = t->hcap ? t->hcap * 2 : 2048;
-	uint64_t *nk = malloc(nc * sizeof(*nk));
-	uint32_t *nv = malloc(nc * sizeof(*nv));
-
-	if (!nk || !nv) {
-		free(nk);
-		free(nv);
-		return -1;
-	}
-	memset(nk, 0xff, nc * sizeof(*nk));
-	for (size_t i = 0; i < t->hcap; i++) {
-		if (t->hkeys[i] == CT_HEMPTY || t->hkeys[i] == CT_HDEAD)
-			continue;
-		size_t j = hslot(t->hkeys[i], nc - 1);
-		while (nk[j] != CT_HEMPTY)
-			j = (j + 1) & (nc - 1);
-		nk[j] = t->hkeys[i];
-		nv[j] = t->hvals[i];
-	}
-	free(t->hkeys);
-	free(t->hvals);
-	t->hkeys = nk;
-	t->hvals = nv;
-	t->hcap = nc;
-	t->hused = t->hn;
-	return 0;
-}
-
 uint32_t ct_find_child(const struct ct_tree *t, uint32_t parent, uint32_t fn)
 {
-	if (!t->hcap)
-		return CT_NONE;
-	uint64_t k = hkey(parent, fn);
-	size_t j = hslot(k, t->hcap - 1);
-	while (t->hkeys[j] != CT_HEMPTY) {
-		if (t->hkeys[j] == k)
-			return t->hvals[j];
-		j = (j + 1) & (t->hcap - 1);
-	}
-	return CT_NONE;
+	uint64_t i;
+
+	return xp_map_get(&t->child, hkey(parent, fn), &i) ? (uint32_t)i : CT_NONE;
 }
 
 void ct_unlink_key(struct ct_tree *t, uint32_t parent, uint32_t fn)
 {
-	uint64_t k = hkey(parent, fn);
-	size_t j = hslot(k, t->hcap - 1);
-
-	while (t->hkeys[j] != CT_HEMPTY) {
-		if (t->hkeys[j] == k) {
-			t->hkeys[j] = CT_HDEAD;
-			t->hn--;
-			return;
-		}
-		j = (j + 1) & (t->hcap - 1);
-	}
+	xp_map_del(&t->child, hkey(parent, fn));
 }
 
 uint32_t ct_child(struct ct_tree *t, uint32_t parent, uint32_t fn)
 {
-	uint64_t k = hkey(parent, fn);
+	uint64_t k = hkey(parent, fn), found;
 
-	if ((t->hused + 1) * 4 > t->hcap * 3 && hgrow(t) < 0)
-		return CT_NONE;
-	size_t j = hslot(k, t->hcap - 1);
-	while (t->hkeys[j] != CT_HEMPTY) {
-		if (t->hkeys[j] == k)
-			return t->hvals[j];
-		j = (j + 1) & (t->hcap - 1);
-	}
-	if (t->n == t->cap && ct_grow(t) < 0)
+	if (xp_map_get(&t->child, k, &found))
+		return (uint32_t)found;
+	if ((t->n == t->cap && ct_grow(t) < 0) || xp_map_put(&t->child, k, t->n) < 0)
 		return CT_NONE;
 	uint32_t i = t->n++;
 	t->nodes[i] = (struct ct_node){ fn, parent, CT_NONE, CT_NONE, 0, 0, 0 };
@@ -158,10 +99,6 @@ uint32_t ct_child(struct ct_tree *t, uint32_t parent, uint32_t fn)
 	else
 		t->nodes[t->last_child[parent]].next_sibling = i;
 	t->last_child[parent] = i;
-	t->hkeys[j] = k;
-	t->hvals[j] = i;
-	t->hn++;
-	t->hused++;
 	if (fn != CT_FN_ROOT && fn + 1 > t->max_fn1)
 		t->max_fn1 = fn + 1;
 	return i;
@@ -200,12 +137,7 @@ int ct_merge_subtree(struct ct_tree *dst, uint32_t d, const struct ct_tree *src,
 	int rc = 0;
 
 #define PUSH(a, b) do { \
-		if (n == cap) { \
-			size_t nc_ = cap ? cap * 2 : 256; \
-			struct pair *np_ = realloc(stk, nc_ * sizeof(*np_)); \
-			if (!np_) { rc = -1; goto out; } \
-			stk = np_; cap = nc_; \
-		} \
+		if (XP_GROW(stk, cap, n + 1) < 0) { rc = -1; goto out; } \
 		stk[n++] = (struct pair){ (a), (b) }; \
 	} while (0)
 
@@ -336,15 +268,9 @@ int ct_walk(const struct ct_tree *t, unsigned metric, ct_visit_fn fn, void *ctx)
 		}
 		size_t nk = 0;
 		for (uint32_t c = t->nodes[v].first_child; c != CT_NONE; c = t->nodes[c].next_sibling) {
-			if (nk == kcap) {
-				size_t nc = kcap ? kcap * 2 : 64;
-				uint32_t *nkp = realloc(kids, nc * sizeof(*nkp));
-				if (!nkp) {
-					rc = -1;
-					goto out;
-				}
-				kids = nkp;
-				kcap = nc;
+			if (XP_GROW(kids, kcap, nk + 1) < 0) {
+				rc = -1;
+				goto out;
 			}
 			kids[nk++] = c;
 		}

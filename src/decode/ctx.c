@@ -8,6 +8,7 @@
 
 #include "decode/ctx.h"
 #include "util/xp_err.h"
+#include "util/xp_hash.h"
 
 const char *dec_opt(const struct dec_ctx *c, const char *name)
 {
@@ -125,7 +126,9 @@ struct dec_fncache {
 uint32_t dec_fn_of(struct dec_ctx *c, int32_t pid, uint64_t ip, uint64_t time)
 {
 	uint64_t gen = sb_generation(c->sb) + 1;
-	size_t h = (size_t)((ip * 0x9e3779b97f4a7c15ULL ^ (uint64_t)(uint32_t)pid) >> (64 - FNCACHE_BITS));
+	/* keyed by address alone: processes mapping the same code at the same address
+	 * share a slot, the entry's pid tells them apart */
+	size_t h = (size_t)xp_hash_bits(ip, FNCACHE_BITS);
 	struct dec_fncache *fc;
 
 	if (!c->fncache)

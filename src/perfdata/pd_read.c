@@ -55,62 +55,11 @@ static bool known_type(uint32_t t)
 
 /* ---- ids ---- */
 
-static uint64_t hash64(uint64_t x)
-{
-	x ^= x >> 33;
-	x *= 0xff51afd7ed558ccdULL;
-	x ^= x >> 33;
-	return x;
-}
-
-static int id_put(struct pd_file *f, uint64_t id, uint32_t idx)
-{
-	if ((f->id_n + 1) * 2 > f->id_cap) {
-		size_t nc = f->id_cap ? f->id_cap * 2 : 64;
-		uint64_t *nk = calloc(nc, sizeof(*nk));
-		uint32_t *nv = calloc(nc, sizeof(*nv));
-
-		if (!nk || !nv) {
-			free(nk);
-			free(nv);
-			return -1;
-		}
-		for (size_t i = 0; i < f->id_cap; i++) {
-			if (!f->id_keys[i])
-				continue;
-			size_t j = hash64(f->id_keys[i]) & (nc - 1);
-			while (nk[j])
-				j = (j + 1) & (nc - 1);
-			nk[j] = f->id_keys[i];
-			nv[j] = f->id_vals[i];
-		}
-		free(f->id_keys);
-		free(f->id_vals);
-		f->id_keys = nk;
-		f->id_vals = nv;
-		f->id_cap = nc;
-	}
-	size_t j = hash64(id) & (f->id_cap - 1);
-	while (f->id_keys[j] && f->id_keys[j] != id)
-		j = (j + 1) & (f->id_cap - 1);
-	if (!f->id_keys[j])
-		f->id_n++;
-	f->id_keys[j] = id;
-	f->id_vals[j] = idx;
-	return 0;
-}
-
 const struct pd_attr *pd_attr_by_id(const struct pd_file *f, uint64_t id)
 {
-	if (!f->id_cap || !id)
-		return NULL;
-	size_t j = hash64(id) & (f->id_cap - 1);
-	while (f->id_keys[j]) {
-		if (f->id_keys[j] == id)
-			return &f->attrs[f->id_vals[j]];
-		j = (j + 1) & (f->id_cap - 1);
-	}
-	return NULL;
+	uint64_t i;
+
+	return id && xp_map_get(&f->ids, id, &i) ? &f->attrs[i] : NULL;
 }
 
 int pd_add_attr(struct pd_file *f, const void *attr, size_t attr_size, const uint64_t *ids, size_t nids)
@@ -136,7 +85,7 @@ int pd_add_attr(struct pd_file *f, const void *attr, size_t attr_size, const uin
 	pd_attr_init_pos(a);
 	f->nattrs++;
 	for (size_t i = 0; i < nids; i++)
-		if (ids[i] && id_put(f, ids[i], a->index) < 0)
+		if (ids[i] && xp_map_put(&f->ids, ids[i], a->index) < 0)
 			return -1;
 	return 0;
 }
@@ -634,8 +583,7 @@ void pd_close(struct pd_file *f)
 		free(f->attrs[i].name);
 	}
 	free(f->attrs);
-	free(f->id_keys);
-	free(f->id_vals);
+	xp_map_free(&f->ids);
 	for (unsigned i = 0; i < PD_FEAT_BITS; i++)
 		free(f->feat_str[i]);
 	for (size_t i = 0; i < f->nbids; i++)

@@ -3,6 +3,7 @@
 #define PD_READ_INT_H
 
 #include "perfdata/pd_read.h"
+#include "util/xp_map.h"
 
 struct pd_queue;
 
@@ -16,10 +17,7 @@ struct pd_file {
 	struct pd_file_header hdr;
 	struct pd_attr *attrs;
 	uint32_t nattrs;
-	/* id -> attr index, open addressing; ids 0 and ~0 are never stored */
-	uint64_t *id_keys;
-	uint32_t *id_vals;
-	size_t id_cap, id_n;
+	struct xp_map ids;	/* id -> attr index; id 0 is never stored */
 	char *feat_str[PD_FEAT_BITS];
 	uint32_t nr_cpus;
 	struct pd_build_id *bids;

@@ -7,6 +7,7 @@
 #include <string.h>
 
 #include "perfdata/pd_read_int.h"
+#include "util/xp_grow.h"
 
 struct chunk {
 	size_t used, cap, live;
@@ -78,15 +79,8 @@ int pd_queue_push(struct pd_queue *q, uint64_t time, const void *raw, size_t siz
 		q->cur = ch;
 		q->bytes += cap;
 	}
-	if (q->n == q->cap) {
-		size_t nc = q->cap ? q->cap * 2 : 4096;
-		struct qent *ne = realloc(q->e, nc * sizeof(*ne));
-
-		if (!ne)
-			return -1;
-		q->e = ne;
-		q->cap = nc;
-	}
+	if (XP_GROW(q->e, q->cap, q->n + 1) < 0)
+		return -1;
 	memcpy(q->cur->data + q->cur->used, raw, size);
 	q->e[q->n++] = (struct qent){ time, q->seq++, offset, q->cur, (uint32_t)q->cur->used,
 				      (uint32_t)size };

@@ -8,6 +8,8 @@
 #include <string.h>
 #include <unistd.h>
 
+#include "util/xp_grow.h"
+
 #define BUF_SIZE (256 * 1024)
 /* Record boundaries remembered for the ENOSPC cut: one per CKPT_STEP of data. */
 #define CKPT_STEP (64 * 1024)
@@ -239,23 +241,11 @@ int pd_writer_add_id(struct pd_writer *w, int idx, uint64_t id, int cpu, int tid
 	if (idx < 0 || (size_t)idx >= w->nattrs)
 		return -EINVAL;
 	a = &w->attrs[idx];
-	if (a->nids == a->cap) {
-		size_t cap = a->cap ? a->cap * 2 : 8;
-		uint64_t *ids = realloc(a->ids, cap * sizeof(*ids));
-		if (!ids)
-			return -ENOMEM;
-		a->ids = ids;
-		a->cap = cap;
-	}
+	if (XP_GROW(a->ids, a->cap, a->nids + 1) < 0)
+		return -ENOMEM;
 	a->ids[a->nids++] = id;
-	if (w->nindex == w->index_cap) {
-		size_t cap = w->index_cap ? w->index_cap * 2 : 8;
-		struct pd_id_ent *e = realloc(w->index, cap * sizeof(*e));
-		if (!e)
-			return -ENOMEM;
-		w->index = e;
-		w->index_cap = cap;
-	}
+	if (XP_GROW(w->index, w->index_cap, w->nindex + 1) < 0)
+		return -ENOMEM;
 	w->index[w->nindex++] = (struct pd_id_ent){ id, (uint64_t)idx, (uint64_t)(int64_t)cpu,
 						    (uint64_t)(int64_t)tid };
 	return 0;
@@ -468,14 +458,8 @@ int pd_writer_add_build_id(struct pd_writer *w, int32_t pid, uint16_t misc, cons
 
 	if (bid_size > sizeof(b.build_id) || need > 0xffff)
 		return -EINVAL;
-	if (w->bids_len + need > w->bids_cap) {
-		size_t cap = (w->bids_cap ? w->bids_cap * 2 : 1024) + need;
-		unsigned char *p = realloc(w->bids, cap);
-		if (!p)
-			return -ENOMEM;
-		w->bids = p;
-		w->bids_cap = cap;
-	}
+	if (XP_GROW(w->bids, w->bids_cap, w->bids_len + need) < 0)
+		return -ENOMEM;
 	memset(&b, 0, sizeof(b));
 	b.header.type = PD_RECORD_HEADER_BUILD_ID;
 	b.header.misc = misc | PD_MISC_BUILD_ID_SIZE;

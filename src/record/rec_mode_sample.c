@@ -21,6 +21,7 @@
 #include "record/hw/x86_attr.h"
 #include "arch/x86_64/x86_regs.h"
 #include "util/xp_err.h"
+#include "util/xp_grow.h"
 
 #define MAX_EVENTS 8
 
@@ -189,14 +190,8 @@ static void set_member(struct perf_event_attr *a, const struct perf_event_attr *
 
 static int add_fd(struct sample_col *c, int fd)
 {
-	if (c->nfds == c->capfds) {
-		int cap = c->capfds ? c->capfds * 2 : 16;
-		int *v = realloc(c->fds, (size_t)cap * sizeof(*v));
-		if (!v)
-			return -ENOMEM;
-		c->fds = v;
-		c->capfds = cap;
-	}
+	if (XP_GROW(c->fds, c->capfds, (size_t)c->nfds + 1) < 0)
+		return -ENOMEM;
 	c->fds[c->nfds++] = fd;
 	return 0;
 }

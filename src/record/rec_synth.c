@@ -2,6 +2,7 @@
  * perf does: FORK + COMM per thread, MMAP2 (with build-id) per executable mapping. */
 #include "record/rec.h"
 #include "util/xp_err.h"
+#include "util/xp_grow.h"
 
 #include <ctype.h>
 #include <dirent.h>
@@ -35,14 +36,10 @@ int rec_list_threads(pid_t pid, pid_t **tids)
 	while ((de = readdir(d))) {
 		if (!isdigit((unsigned char)de->d_name[0]))
 			continue;
-		if (n == cap) {
-			pid_t *nv = realloc(v, (size_t)(cap = cap ? cap * 2 : 16) * sizeof(*v));
-			if (!nv) {
-				free(v);
-				closedir(d);
-				return -ENOMEM;
-			}
-			v = nv;
+		if (XP_GROW(v, cap, (size_t)n + 1) < 0) {
+			free(v);
+			closedir(d);
+			return -ENOMEM;
 		}
 		v[n++] = (pid_t)atoi(de->d_name);
 	}
@@ -221,13 +218,9 @@ int rec_parse_cpu_list(const char *list, int **cpus)
 			return -EINVAL;
 		}
 		for (int c = a; c <= b; c++) {
-			if (n == cap) {
-				int *nv = realloc(v, (size_t)(cap = cap ? cap * 2 : 8) * sizeof(*v));
-				if (!nv) {
-					free(v);
-					return -ENOMEM;
-				}
-				v = nv;
+			if (XP_GROW(v, cap, (size_t)n + 1) < 0) {
+				free(v);
+				return -ENOMEM;
 			}
 			v[n++] = c;
 		}

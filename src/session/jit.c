@@ -9,6 +9,9 @@
 #include <sys/stat.h>
 #include <unistd.h>
 
+#include "util/xp_grow.h"
+#include "util/xp_map.h"
+
 #define JITDUMP_MAGIC 0x4A695444u
 #define JITDUMP_FLAGS_ARCH_TIMESTAMP 1ull
 #define JIT_HDR_SIZE 40u
@@ -140,15 +143,7 @@ static struct jproc *proc_of(struct jit_ctx *j, int32_t pid, bool create)
 
 static struct place *add_place(struct plist *l)
 {
-	if (l->n == l->cap) {
-		size_t cap = l->cap ? 2 * l->cap : 64;
-		struct place *p = realloc(l->p, cap * sizeof(*p));
-		if (!p)
-			return NULL;
-		l->p = p;
-		l->cap = cap;
-	}
-	return &l->p[l->n++];
+	return XP_GROW(l->p, l->cap, l->n + 1) < 0 ? NULL : &l->p[l->n++];
 }
 
 static int by_start(const void *a, const void *b)
@@ -194,48 +189,11 @@ static const uint8_t *map_file(struct jit_ctx *j, const char *path, size_t *size
 	return p;
 }
 
-/* code_index -> the placement holding it now, while one dump is parsed (a move's
- * source; JITs that move code, move much of it). */
-struct live {
-	struct { uint64_t index; size_t at; } *e;	/* at: placement + 1, 0 empty */
-	size_t cap, n;
-};
-
-static size_t live_slot(const struct live *lv, uint64_t index)
+static struct place *live_get(const struct xp_map *lv, struct plist *l, uint64_t index)
 {
-	size_t k = (size_t)((index * 0x9e3779b97f4a7c15ULL) >> 20) & (lv->cap - 1);
-	while (lv->e[k].at && lv->e[k].index != index)
-		k = (k + 1) & (lv->cap - 1);
-	return k;
-}
+	uint64_t at;
 
-static int live_set(struct live *lv, uint64_t index, size_t at)
-{
-	if ((lv->n + 1) * 2 > lv->cap) {
-		struct live nl = { NULL, lv->cap ? 2 * lv->cap : 256, 0 };
-		if (!(nl.e = calloc(nl.cap, sizeof(*nl.e))))
-			return -1;
-		for (size_t i = 0; i < lv->cap; i++)
-			if (lv->e[i].at) {
-				nl.e[live_slot(&nl, lv->e[i].index)] = lv->e[i];
-				nl.n++;
-			}
-		free(lv->e);
-		*lv = nl;
-	}
-	size_t k = live_slot(lv, index);
-	lv->n += !lv->e[k].at;
-	lv->e[k].index = index;
-	lv->e[k].at = at + 1;
-	return 0;
-}
-
-static struct place *live_get(const struct live *lv, struct plist *l, uint64_t index)
-{
-	if (!lv->cap)
-		return NULL;
-	size_t k = live_slot(lv, index);
-	return lv->e[k].at ? &l->p[lv->e[k].at - 1] : NULL;
+	return xp_map_get(lv, index, &at) ? &l->p[at] : NULL;
 }
 
 /* Indexes the loads and moves of one jitdump file for process `pid`. */
@@ -251,7 +209,9 @@ static int load_dump(struct jit_ctx *j, const char *path, int32_t pid)
 	    rd32(f + 8) > size || !(pr = proc_of(j, pid, true)))
 		return -1;
 	bool arch = rd64(f + 32) & JITDUMP_FLAGS_ARCH_TIMESTAMP;
-	struct live lv = { NULL, 0, 0 };
+	/* code_index -> the placement holding it now: a move's source (JITs that move
+	 * code, move much of it) */
+	struct xp_map lv = { 0 };
 	int rc = 0;
 	uint64_t off = rd32(f + 8);
 	const uint8_t *lines = NULL;	/* debug info for the next load (perf's order) */
@@ -270,7 +230,7 @@ static int load_dump(struct jit_ctx *j, const char *path, int32_t pid)
 			uint64_t addr = rd64(r + 16), csize = rd64(r + 24);
 			if (nl < room && csize <= room - nl - 1 && csize && addr + csize > addr) {
 				struct place *p;
-				if (live_set(&lv, rd64(r + 32), pr->dump.n) < 0 || !(p = add_place(&pr->dump))) {
+				if (xp_map_put(&lv, rd64(r + 32), pr->dump.n) < 0 || !(p = add_place(&pr->dump))) {
 					rc = -1;
 					break;
 				}
@@ -295,7 +255,7 @@ static int load_dump(struct jit_ctx *j, const char *path, int32_t pid)
 				moved.from = ts;
 				moved.seq = j->seq++;
 				struct place *p;
-				if (live_set(&lv, index, pr->dump.n) < 0 || !(p = add_place(&pr->dump))) {
+				if (xp_map_put(&lv, index, pr->dump.n) < 0 || !(p = add_place(&pr->dump))) {
 					rc = -1;
 					break;
 				}
@@ -305,7 +265,7 @@ static int load_dump(struct jit_ctx *j, const char *path, int32_t pid)
 		/* JIT_CODE_UNWINDING_INFO and unknown records: skipped */
 		off += total;
 	}
-	free(lv.e);
+	xp_map_free(&lv);
 	sort_list(&pr->dump);
 	return rc;
 }

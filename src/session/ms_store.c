@@ -12,6 +12,8 @@
 #include <sys/stat.h>
 #include <unistd.h>
 
+#include "util/xp_grow.h"
+
 struct ms_entry {
 	char *name;
 	uint8_t bid[MS_BUILD_ID_MAX];
@@ -139,14 +141,8 @@ static int clean_name(const char *name, char *out, size_t outsz)
 
 static int add_entry(struct ms_store *s, const char *name, const uint8_t *bid, size_t bid_size)
 {
-	if (s->n == s->cap) {
-		size_t cap = s->cap ? s->cap * 2 : 16;
-		struct ms_entry *e = realloc(s->ents, cap * sizeof(*e));
-		if (!e)
-			return -ENOMEM;
-		s->ents = e;
-		s->cap = cap;
-	}
+	if (XP_GROW(s->ents, s->cap, s->n + 1) < 0)
+		return -ENOMEM;
 	s->ents[s->n].name = strdup(name);
 	if (!s->ents[s->n].name)
 		return -ENOMEM;
@@ -249,14 +245,8 @@ int ms_copy_file(const char *src, const char *dst)
 
 static int defer_copy(struct ms_store *s, int in, const char *dst)
 {
-	if (s->npend == s->cappend) {
-		size_t cap = s->cappend ? s->cappend * 2 : 8;
-		struct ms_pending *p = realloc(s->pend, cap * sizeof(*p));
-		if (!p)
-			return -ENOMEM;
-		s->pend = p;
-		s->cappend = cap;
-	}
+	if (XP_GROW(s->pend, s->cappend, s->npend + 1) < 0)
+		return -ENOMEM;
 	s->pend[s->npend].dst = strdup(dst);
 	if (!s->pend[s->npend].dst)
 		return -ENOMEM;

@@ -10,6 +10,7 @@
 #include <unistd.h>
 
 #include "session/sb_code.h"
+#include "util/xp_grow.h"
 
 struct mfile {
 	char *path;
@@ -59,14 +60,8 @@ static const struct mfile *file_of(struct sb_code *m, const char *path)
 			m->last = i;
 			return &m->files[i];
 		}
-	if (m->n == m->cap) {
-		size_t cap = m->cap ? 2 * m->cap : 16;
-		struct mfile *f = realloc(m->files, cap * sizeof(*f));
-		if (!f)
-			return NULL;
-		m->files = f;
-		m->cap = cap;
-	}
+	if (XP_GROW(m->files, m->cap, m->n + 1) < 0)
+		return NULL;
 	struct mfile *f = &m->files[m->n];
 	memset(f, 0, sizeof(*f));
 	f->path = strdup(path);

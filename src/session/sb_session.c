@@ -4,6 +4,8 @@
 #include <string.h>
 
 #include "session/sb.h"
+#include "util/xp_grow.h"
+#include "util/xp_map.h"
 
 struct aspace {
 	int32_t pid;
@@ -15,13 +17,11 @@ struct aspace {
 };
 
 struct sb_session {
-	struct aspace **as;	/* hash by pid */
-	uint32_t as_cap, as_n;
+	struct xp_map as;	/* pid -> struct aspace * */
 	struct aspace kernel;
 	struct sb_thread **threads;	/* in order of appearance */
 	uint32_t nthreads, capthreads;
-	uint32_t *thash;	/* tid -> index+1 */
-	uint32_t thash_cap;
+	struct xp_map tids;	/* tid -> index in threads */
 	struct sb_dso **dsos;
 	uint32_t ndsos, capdsos;
 	struct pd_build_id *bids;
@@ -30,16 +30,6 @@ struct sb_session {
 };
 
 uint64_t sb_generation(const struct sb_session *s) { return s->gen; }
-
-static uint32_t hash32(uint32_t x)
-{
-	x ^= x >> 16;
-	x *= 0x7feb352d;
-	x ^= x >> 15;
-	x *= 0x846ca68b;
-	x ^= x >> 16;
-	return x;
-}
 
 struct sb_session *sb_new(void)
 {
@@ -60,12 +50,12 @@ void sb_free(struct sb_session *s)
 {
 	if (!s)
 		return;
-	for (uint32_t i = 0; i < s->as_cap; i++)
-		if (s->as[i]) {
-			as_free(s->as[i]);
-			free(s->as[i]);
-		}
-	free(s->as);
+	uint64_t pid, a;
+	for (size_t it = 0; xp_map_next(&s->as, &it, &pid, &a);) {
+		as_free((struct aspace *)(uintptr_t)a);
+		free((struct aspace *)(uintptr_t)a);
+	}
+	xp_map_free(&s->as);
 	as_free(&s->kernel);
 	for (uint32_t i = 0; i < s->nthreads; i++) {
 		for (uint32_t j = 0; j < s->threads[i]->ncomms; j++)
@@ -74,7 +64,7 @@ void sb_free(struct sb_session *s)
 		free(s->threads[i]);
 	}
 	free(s->threads);
-	free(s->thash);
+	xp_map_free(&s->tids);
 	for (uint32_t i = 0; i < s->ndsos; i++) {
 		free(s->dsos[i]->path);
 		free(s->dsos[i]);
@@ -108,14 +98,8 @@ struct sb_dso *sb_dso_get(struct sb_session *s, const char *path, const uint8_t 
 			return d;
 		}
 	}
-	if (s->ndsos == s->capdsos) {
-		uint32_t nc = s->capdsos ? s->capdsos * 2 : 32;
-		struct sb_dso **nd = realloc(s->dsos, nc * sizeof(*nd));
-		if (!nd)
-			return NULL;
-		s->dsos = nd;
-		s->capdsos = nc;
-	}
+	if (XP_GROW(s->dsos, s->capdsos, s->ndsos + 1) < 0)
+		return NULL;
 	struct sb_dso *d = calloc(1, sizeof(*d));
 	if (!d || !(d->path = strdup(path))) {
 		free(d);
@@ -162,55 +146,24 @@ static struct aspace *as_find(struct sb_session *s, int32_t pid, bool create)
 {
 	if (pid == SB_PID_KERNEL)
 		return &s->kernel;
-	if (s->as_cap) {
-		uint32_t j = hash32((uint32_t)pid) & (s->as_cap - 1);
-		while (s->as[j]) {
-			if (s->as[j]->pid == pid)
-				return s->as[j];
-			j = (j + 1) & (s->as_cap - 1);
-		}
-	}
+	uint64_t found;
+	if (xp_map_get(&s->as, (uint32_t)pid, &found))
+		return (struct aspace *)(uintptr_t)found;
 	if (!create)
 		return NULL;
-	if ((s->as_n + 1) * 2 > s->as_cap) {
-		uint32_t nc = s->as_cap ? s->as_cap * 2 : 64;
-		struct aspace **na = calloc(nc, sizeof(*na));
-		if (!na)
-			return NULL;
-		for (uint32_t i = 0; i < s->as_cap; i++) {
-			if (!s->as[i])
-				continue;
-			uint32_t j = hash32((uint32_t)s->as[i]->pid) & (nc - 1);
-			while (na[j])
-				j = (j + 1) & (nc - 1);
-			na[j] = s->as[i];
-		}
-		free(s->as);
-		s->as = na;
-		s->as_cap = nc;
-	}
 	struct aspace *a = calloc(1, sizeof(*a));
-	if (!a)
+	if (!a || xp_map_put(&s->as, (uint32_t)pid, (uintptr_t)a) < 0) {
+		free(a);
 		return NULL;
+	}
 	a->pid = pid;
-	uint32_t j = hash32((uint32_t)pid) & (s->as_cap - 1);
-	while (s->as[j])
-		j = (j + 1) & (s->as_cap - 1);
-	s->as[j] = a;
-	s->as_n++;
 	return a;
 }
 
 static int push_dead(struct aspace *a, const struct sb_map *m, uint64_t t)
 {
-	if (a->ndead == a->capdead) {
-		uint32_t nc = a->capdead ? a->capdead * 2 : 16;
-		struct sb_map *nd = realloc(a->dead, nc * sizeof(*nd));
-		if (!nd)
-			return -1;
-		a->dead = nd;
-		a->capdead = nc;
-	}
+	if (XP_GROW(a->dead, a->capdead, a->ndead + 1) < 0)
+		return -1;
 	a->dead[a->ndead] = *m;
 	a->dead[a->ndead].time_to = t;
 	a->ndead++;
@@ -219,17 +172,7 @@ static int push_dead(struct aspace *a, const struct sb_map *m, uint64_t t)
 
 static int live_reserve(struct aspace *a, uint32_t extra)
 {
-	if (a->nlive + extra <= a->caplive)
-		return 0;
-	uint32_t nc = a->caplive ? a->caplive * 2 : 16;
-	while (nc < a->nlive + extra)
-		nc *= 2;
-	struct sb_map *nl = realloc(a->live, nc * sizeof(*nl));
-	if (!nl)
-		return -1;
-	a->live = nl;
-	a->caplive = nc;
-	return 0;
+	return XP_GROW(a->live, a->caplive, (size_t)a->nlive + extra) < 0 ? -1 : 0;
 }
 
 /* First live index whose end > addr. */
@@ -361,78 +304,26 @@ uint32_t sb_maps(struct sb_session *s, int32_t pid, const struct sb_map **maps)
 
 struct sb_thread *sb_thread(struct sb_session *s, int32_t tid)
 {
-	if (!s->thash_cap)
-		return NULL;
-	uint32_t j = hash32((uint32_t)tid) & (s->thash_cap - 1);
-	while (s->thash[j]) {
-		struct sb_thread *t = s->threads[s->thash[j] - 1];
-		if (t->tid == tid)
-			return t;
-		j = (j + 1) & (s->thash_cap - 1);
-	}
-	return NULL;
+	uint64_t i;
+
+	return xp_map_get(&s->tids, (uint32_t)tid, &i) ? s->threads[i] : NULL;
 }
 
-static int thash_put(struct sb_session *s, uint32_t idx)
-{
-	if ((s->nthreads + 1) * 2 > s->thash_cap) {
-		uint32_t nc = s->thash_cap ? s->thash_cap * 2 : 64;
-		uint32_t *nh = calloc(nc, sizeof(*nh));
-		if (!nh)
-			return -1;
-		free(s->thash);
-		s->thash = nh;
-		s->thash_cap = nc;
-		for (uint32_t i = 0; i < s->nthreads; i++) {
-			if (i == idx)
-				continue;
-			uint32_t j = hash32((uint32_t)s->threads[i]->tid) & (nc - 1);
-			while (nh[j])
-				j = (j + 1) & (nc - 1);
-			nh[j] = i + 1;
-		}
-	}
-	uint32_t j = hash32((uint32_t)s->threads[idx]->tid) & (s->thash_cap - 1);
-	while (s->thash[j])
-		j = (j + 1) & (s->thash_cap - 1);
-	s->thash[j] = idx + 1;
-	return 0;
-}
-
-/* A thread whose tid was reused gets a fresh entry; the old one stays for reports. */
+/* A thread whose tid was reused gets a fresh entry (it replaces the old one in the
+ * map); the old one stays for reports. */
 static struct sb_thread *thread_new(struct sb_session *s, int32_t pid, int32_t tid)
 {
-	struct sb_thread *old = sb_thread(s, tid);
-
-	if (s->nthreads == s->capthreads) {
-		uint32_t nc = s->capthreads ? s->capthreads * 2 : 64;
-		struct sb_thread **nt = realloc(s->threads, nc * sizeof(*nt));
-		if (!nt)
-			return NULL;
-		s->threads = nt;
-		s->capthreads = nc;
-	}
-	struct sb_thread *t = calloc(1, sizeof(*t));
-	if (!t)
+	if (XP_GROW(s->threads, s->capthreads, s->nthreads + 1) < 0)
 		return NULL;
-	t->pid = pid;
-	t->tid = tid;
-	t->ppid = -1;
-	s->threads[s->nthreads] = t;
-	if (old) {	/* replace the hash entry in place */
-		uint32_t j = hash32((uint32_t)tid) & (s->thash_cap - 1);
-		while (s->threads[s->thash[j] - 1] != old)
-			j = (j + 1) & (s->thash_cap - 1);
-		s->thash[j] = s->nthreads + 1;
-		s->nthreads++;
-		return t;
-	}
-	s->nthreads++;
-	if (thash_put(s, s->nthreads - 1) < 0) {
-		s->nthreads--;
+	struct sb_thread *t = calloc(1, sizeof(*t));
+	if (!t || xp_map_put(&s->tids, (uint32_t)tid, s->nthreads) < 0) {
 		free(t);
 		return NULL;
 	}
+	t->pid = pid;
+	t->tid = tid;
+	t->ppid = -1;
+	s->threads[s->nthreads++] = t;
 	return t;
 }
 

@@ -14,6 +14,9 @@
 
 #include "session/sym.h"
 #include "util/xp_err.h"
+#include "util/xp_grow.h"
+#include "util/xp_hash.h"
+#include "util/xp_map.h"
 
 struct esym {
 	uint64_t start, end;
@@ -38,7 +41,8 @@ struct sdso {
 	struct esym *syms;
 	uint32_t nsyms;
 	char *pool;
-	size_t pool_len, pool_cap;
+	size_t pool_len;
+	uint32_t pool_cap;	/* offsets into the pool are 32-bit */
 	struct seg *segs;
 	uint32_t nsegs;
 	bool is_rel;		/* ET_REL (kernel modules): offsets are addresses */
@@ -47,20 +51,13 @@ struct sdso {
 	struct { uint64_t vaddr; const char *file; int line; bool ok; } last_line;
 };
 
-struct ukey {
-	uint64_t key;
-	uint32_t id;
-};
-
 struct sym_ctx {
 	char *trace_dir;
 	char *debug_dir;
 	struct sym_fn *fns;
 	uint32_t nfns, capfns;
-	struct ukey *unk;	/* (dso, addr) -> id for unresolved addresses */
-	size_t unk_cap, unk_n;
-	uint32_t *jit;		/* open addressing over ids of JIT functions (0: empty) */
-	size_t jit_cap, jit_n;
+	struct xp_map unk;	/* (dso, addr) -> id for unresolved addresses */
+	struct xp_map jit;	/* jit_key(name, module) -> id of a JIT function */
 	struct sdso **dsos;	/* all loaded, for cleanup */
 	uint32_t ndsos, capdsos;
 	char **strs;		/* owned strings (names, files) */
@@ -71,15 +68,9 @@ static const char *own(struct sym_ctx *c, char *s)
 {
 	if (!s)
 		return NULL;
-	if (c->nstrs == c->capstrs) {
-		size_t nc = c->capstrs ? c->capstrs * 2 : 256;
-		char **ns = realloc(c->strs, nc * sizeof(*ns));
-		if (!ns) {
-			free(s);
-			return "?";
-		}
-		c->strs = ns;
-		c->capstrs = nc;
+	if (XP_GROW(c->strs, c->capstrs, c->nstrs + 1) < 0) {
+		free(s);
+		return "?";
 	}
 	c->strs[c->nstrs++] = s;
 	return s;
@@ -104,7 +95,7 @@ struct sym_ctx *sym_new(const char *trace_dir, const char *debug_dir)
 		snprintf(buf, sizeof(buf), "%s/.debug", home);
 		c->debug_dir = strdup(buf);
 	}
-	/* id 0 is "[unknown]": the unresolved-address table uses 0 as its empty mark */
+	/* id 0 is "[unknown]", what a failed lookup returns */
 	new_fn(c, "[unknown]", "", NULL, 0, 0, false);
 	return c;
 }
@@ -139,8 +130,8 @@ void sym_free(struct sym_ctx *c)
 		free(c->strs[i]);
 	free(c->strs);
 	free(c->fns);
-	free(c->unk);
-	free(c->jit);
+	xp_map_free(&c->unk);
+	xp_map_free(&c->jit);
 	free(c->trace_dir);
 	free(c->debug_dir);
 	free(c);
@@ -218,18 +209,8 @@ static uint32_t pool_add(struct sdso *d, const char *name)
 {
 	size_t l = strlen(name) + 1;
 
-	if (d->pool_len + l > d->pool_cap) {
-		size_t nc = d->pool_cap ? d->pool_cap * 2 : 65536;
-		while (nc < d->pool_len + l)
-			nc *= 2;
-		if (nc > UINT32_MAX)
-			return UINT32_MAX;
-		char *np = realloc(d->pool, nc);
-		if (!np)
-			return UINT32_MAX;
-		d->pool = np;
-		d->pool_cap = nc;
-	}
+	if (XP_GROW(d->pool, d->pool_cap, d->pool_len + l) < 0)
+		return UINT32_MAX;
 	memcpy(d->pool + d->pool_len, name, l);
 	d->pool_len += l;
 	return (uint32_t)(d->pool_len - l);
@@ -510,13 +491,8 @@ static void load_kallsyms(struct sym_ctx *c, struct sb_dso *bd, struct sdso *d)
 			continue;
 		if (!a)	/* kptr_restrict hides the addresses */
 			continue;
-		if (k == cap) {
-			cap = cap ? cap * 2 : 65536;
-			struct esym *nv = realloc(v, cap * sizeof(*nv));
-			if (!nv)
-				break;
-			v = nv;
-		}
+		if (XP_GROW(v, cap, k + 1) < 0)
+			break;
 		uint32_t at = pool_add(d, name);
 		if (at == UINT32_MAX)
 			break;
@@ -630,15 +606,9 @@ static struct sdso *get_sdso(struct sym_ctx *c, struct sb_dso *bd)
 		struct sdso *d = calloc(1, sizeof(*d));
 		if (!d)
 			return NULL;
-		if (c->ndsos == c->capdsos) {
-			uint32_t nc = c->capdsos ? c->capdsos * 2 : 32;
-			struct sdso **nd = realloc(c->dsos, nc * sizeof(*nd));
-			if (!nd) {
-				free(d);
-				return NULL;
-			}
-			c->dsos = nd;
-			c->capdsos = nc;
+		if (XP_GROW(c->dsos, c->capdsos, c->ndsos + 1) < 0) {
+			free(d);
+			return NULL;
 		}
 		c->dsos[c->ndsos++] = d;
 		bd->sym = d;
@@ -693,14 +663,8 @@ static const char *short_name(const char *path)
 static uint32_t new_fn(struct sym_ctx *c, const char *name, const char *module, struct sb_dso *dso,
 		       uint64_t start, uint64_t size, bool resolved)
 {
-	if (c->nfns == c->capfns) {
-		uint32_t nc = c->capfns ? c->capfns * 2 : 1024;
-		struct sym_fn *nf = realloc(c->fns, nc * sizeof(*nf));
-		if (!nf)
-			return 0;
-		c->fns = nf;
-		c->capfns = nc;
-	}
+	if (XP_GROW(c->fns, c->capfns, c->nfns + 1) < 0)
+		return 0;
 	c->fns[c->nfns] = (struct sym_fn){ name, module, dso, start, size, resolved, false };
 	return c->nfns++;
 }
@@ -713,48 +677,18 @@ uint32_t sym_fn_named(struct sym_ctx *c, const char *name, const char *module)
 	return new_fn(c, own(c, strdup(name)), module ? own(c, strdup(module)) : "", NULL, 0, 0, false);
 }
 
-static uint64_t mix(uint64_t x)
-{
-	x ^= x >> 31;
-	x *= 0x7fb5d329728ea185ULL;
-	x ^= x >> 27;
-	return x;
-}
-
 static uint32_t unknown_fn(struct sym_ctx *c, struct sb_dso *dso, uint64_t addr)
 {
 	uint64_t key = ((uint64_t)(dso ? dso->id + 1 : 0) << 48) ^ addr;
 	char buf[40];
+	uint64_t found;
 
-	if ((c->unk_n + 1) * 2 > c->unk_cap) {
-		size_t nc = c->unk_cap ? c->unk_cap * 2 : 1024;
-		struct ukey *nu = calloc(nc, sizeof(*nu));
-		if (!nu)
-			return 0;
-		for (size_t i = 0; i < c->unk_cap; i++) {
-			if (!c->unk[i].id)
-				continue;
-			size_t j = mix(c->unk[i].key) & (nc - 1);
-			while (nu[j].id)
-				j = (j + 1) & (nc - 1);
-			nu[j] = c->unk[i];
-		}
-		free(c->unk);
-		c->unk = nu;
-		c->unk_cap = nc;
-	}
-	size_t j = mix(key) & (c->unk_cap - 1);
-	while (c->unk[j].id) {
-		if (c->unk[j].key == key)
-			return c->unk[j].id;
-		j = (j + 1) & (c->unk_cap - 1);
-	}
+	if (xp_map_get(&c->unk, key, &found))
+		return (uint32_t)found;
 	snprintf(buf, sizeof(buf), "0x%016llx", (unsigned long long)addr);
 	uint32_t id = new_fn(c, own(c, strdup(buf)), dso ? short_name(dso->path) : "[unknown]", dso,
 			     0, 0, false);
-	c->unk[j] = (struct ukey){ key, id };
-	c->unk_n++;
-	return id;
+	return id && xp_map_put(&c->unk, key, id) == 0 ? id : 0;
 }
 
 uint32_t sym_fn_of(struct sym_ctx *c, const struct sb_map *m, uint64_t addr)
@@ -786,44 +720,21 @@ uint32_t sym_fn_of(struct sym_ctx *c, const struct sb_map *m, uint64_t addr)
 	return s->fn;
 }
 
-static uint64_t str_hash(uint64_t h, const char *s)
-{
-	while (*s)
-		h = (h ^ (unsigned char)*s++) * 0x100000001b3ULL;
-	return h;
-}
-
 static uint64_t jit_key(const char *name, const char *module)
 {
-	return mix(str_hash(str_hash(0xcbf29ce484222325ULL, module) * 31, name));
+	return xp_hash_str(xp_hash_str(XP_HASH_STR_SEED, module) * 31, name);
 }
 
 uint32_t sym_fn_jit(struct sym_ctx *c, const char *name, const char *module, uint64_t start,
 		    uint64_t size)
 {
-	if ((c->jit_n + 1) * 2 > c->jit_cap) {
-		size_t nc = c->jit_cap ? c->jit_cap * 2 : 256;
-		uint32_t *nj = calloc(nc, sizeof(*nj));
-		if (!nj)
-			return 0;
-		for (size_t i = 0; i < c->jit_cap; i++) {
-			if (!c->jit[i])
-				continue;
-			const struct sym_fn *f = &c->fns[c->jit[i]];
-			size_t k = jit_key(f->name, f->module) & (nc - 1);
-			while (nj[k])
-				k = (k + 1) & (nc - 1);
-			nj[k] = c->jit[i];
-		}
-		free(c->jit);
-		c->jit = nj;
-		c->jit_cap = nc;
-	}
-	size_t k = jit_key(name, module) & (c->jit_cap - 1);
-	for (; c->jit[k]; k = (k + 1) & (c->jit_cap - 1)) {
-		const struct sym_fn *f = &c->fns[c->jit[k]];
+	uint64_t k = jit_key(name, module), found;
+
+	/* a key taken by another name that hashed alike: this one's is the next free */
+	for (; xp_map_get(&c->jit, k, &found); k++) {
+		const struct sym_fn *f = &c->fns[found];
 		if (strcmp(f->module, module) == 0 && strcmp(f->name, name) == 0)
-			return c->jit[k];
+			return (uint32_t)found;
 	}
 	/* JIT names are shown demangled like ELF ones (perf demangles the ELF files
 	 * `perf inject --jit` writes) */
@@ -833,9 +744,7 @@ uint32_t sym_fn_jit(struct sym_ctx *c, const char *name, const char *module, uin
 	if (!id)
 		return 0;
 	c->fns[id].jit = true;
-	c->jit[k] = id;
-	c->jit_n++;
-	return id;
+	return xp_map_put(&c->jit, k, id) == 0 ? id : 0;
 }
 
 const struct sym_fn *sym_fn(const struct sym_ctx *c, uint32_t id)

@@ -8,6 +8,8 @@
 #include <stdlib.h>
 #include <string.h>
 
+#include "util/xp_grow.h"
+
 struct dm {
 	const char *s;	/* after "_R" */
 	size_t n, pos;
@@ -21,17 +23,9 @@ static void put(struct dm *d, const char *p, size_t n)
 {
 	if (d->bad)
 		return;
-	if (d->len + n + 1 > d->cap) {
-		size_t nc = d->cap ? d->cap * 2 : 64;
-		while (nc < d->len + n + 1)
-			nc *= 2;
-		char *no = realloc(d->out, nc);
-		if (!no) {
-			d->bad = true;
-			return;
-		}
-		d->out = no;
-		d->cap = nc;
+	if (XP_GROW(d->out, d->cap, d->len + n + 1) < 0) {
+		d->bad = true;
+		return;
 	}
 	memcpy(d->out + d->len, p, n);
 	d->len += n;

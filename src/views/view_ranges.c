@@ -7,63 +7,56 @@
 
 #include "views/view.h"
 #include "util/xp_err.h"
+#include "util/xp_grow.h"
+#include "util/xp_map.h"
 
 struct rng {
 	uint64_t start, end;
 	uint64_t count, insns, cycles, cyc_n;
 	int32_t pid;
 	uint64_t time;
+	size_t same;		/* index + 1 of the next range with this start, 0: none */
 };
 
 struct vr {
 	struct dec_ctx *c;
 	const struct view_opts *o;
 	FILE *out;
-	struct rng *tab;	/* open addressing on (start, end) */
+	struct rng *r;		/* in order of appearance */
 	size_t cap, n;
+	struct xp_map by_start;	/* start -> index in r of its first range */
 	uint64_t total;
 	bool sampled;
 };
 
-static size_t slot(const struct vr *v, uint64_t start, uint64_t end)
+/* The range [start, end], added if new; NULL when out of memory.  Ranges of one
+ * start are few (its block left early or late), a list finds them. */
+static struct rng *range_of(struct vr *v, const struct xev *ev)
 {
-	uint64_t h = (start * 0x9e3779b97f4a7c15ULL) ^ (end + (end << 17));
+	uint64_t i;
+	bool seen = xp_map_get(&v->by_start, ev->ip, &i);
 
-	h ^= h >> 29;
-	return (size_t)h & (v->cap - 1);
-}
-
-static int grow(struct vr *v)
-{
-	size_t ncap = v->cap ? v->cap * 2 : 4096;
-	struct rng *nt = calloc(ncap, sizeof(*nt)), *old = v->tab;
-	size_t ocap = v->cap;
-
-	if (!nt)
-		return -1;
-	v->tab = nt;
-	v->cap = ncap;
-	for (size_t i = 0; i < ocap; i++) {
-		size_t s;
-
-		if (!old[i].count)
-			continue;
-		for (s = slot(v, old[i].start, old[i].end); nt[s].count; s = (s + 1) & (ncap - 1))
-			;
-		nt[s] = old[i];
+	for (; seen; i = v->r[i].same - 1) {
+		if (v->r[i].end == ev->end)
+			return &v->r[i];
+		if (!v->r[i].same)
+			break;
 	}
-	free(old);
-	return 0;
+	if (XP_GROW(v->r, v->cap, v->n + 1) < 0 ||
+	    (!seen && xp_map_put(&v->by_start, ev->ip, v->n) < 0))
+		return NULL;
+	if (seen)
+		v->r[i].same = v->n + 1;	/* i is the list's tail */
+	v->r[v->n] = (struct rng){ .start = ev->ip, .end = ev->end, .pid = ev->pid, .time = ev->time };
+	return &v->r[v->n++];
 }
 
 static int open_view(struct view_ctx *vc, void **state)
 {
 	struct vr *v = calloc(1, sizeof(*v));
 
-	if (!v || grow(v) < 0) {
-		free(v);
+	if (!v)
 		return xp_err("decode", NULL, "out of memory");
-	}
 	v->c = vc->c;
 	v->o = vc->o;
 	v->out = vc->out;
@@ -75,23 +68,11 @@ static int event(void *state, const struct xev *ev)
 {
 	struct vr *v = state;
 	struct rng *r;
-	size_t s;
 
 	if (ev->kind != XEV_BLOCK || !dec_thread_selected(v->c, ev->tid, ev->time))
 		return 0;
-	if ((v->n + 1) * 4 > v->cap * 3 && grow(v) < 0)
+	if (!(r = range_of(v, ev)))
 		return xp_err("decode", NULL, "out of memory");
-	for (s = slot(v, ev->ip, ev->end); v->tab[s].count; s = (s + 1) & (v->cap - 1))
-		if (v->tab[s].start == ev->ip && v->tab[s].end == ev->end)
-			break;
-	r = &v->tab[s];
-	if (!r->count) {
-		r->start = ev->ip;
-		r->end = ev->end;
-		r->pid = ev->pid;
-		r->time = ev->time;
-		v->n++;
-	}
 	r->count++;
 	if (ev->insns)
 		r->insns = ev->insns;
@@ -126,20 +107,18 @@ static int close_view(void *state, int status)
 	struct vr *v = state;
 	struct dec_ctx *c = v->c;
 	struct out_table t;
-	size_t k = 0;
+	size_t k = v->n;
 
 	if (status >= 0) {
-		for (size_t i = 0; i < v->cap; i++)
-			if (v->tab[i].count)
-				v->tab[k++] = v->tab[i];
-		qsort(v->tab, k, sizeof(*v->tab), by_count);
+		if (k)
+			qsort(v->r, k, sizeof(*v->r), by_count);
 		if (v->o->format == OUT_TEXT)
 			fprintf(v->out, "# %zu ranges, %llu executions%s\n", k,
 				(unsigned long long)v->total,
 				v->sampled ? " (sampled: counts are proportional, not exact)" : "");
 		out_table_begin(&t, v->out, v->o->format, cols, sizeof(cols) / sizeof(cols[0]));
 		for (size_t i = 0; i < k; i++) {
-			const struct rng *r = &v->tab[i];
+			const struct rng *r = &v->r[i];
 			double pct = v->total ? 100.0 * (double)r->count / (double)v->total : 0;
 			const struct sym_fn *fn = sym_fn(c->sym, dec_fn_of(c, r->pid, r->start, r->time));
 			struct out_val row[8];
@@ -160,7 +139,8 @@ static int close_view(void *state, int status)
 			out_row(&t, row, 0, NULL, 0);
 		}
 	}
-	free(v->tab);
+	free(v->r);
+	xp_map_free(&v->by_start);
 	free(v);
 	return status < 0 ? status : 0;
 }

@@ -7,6 +7,8 @@
 
 #include "views/view.h"
 #include "util/xp_err.h"
+#include "util/xp_grow.h"
+#include "util/xp_map.h"
 
 struct vthread {
 	int32_t pid, tid;
@@ -26,8 +28,7 @@ struct vt {
 	bool timed;		/* some event carried a timestamp */
 	struct vthread *th;
 	uint32_t nth, capth;
-	uint32_t *thash;	/* tid -> index + 1 */
-	uint32_t thcap;
+	struct xp_map tids;	/* tid -> index in th */
 	uint32_t *fns;
 	uint32_t capfns;
 	/* output state */
@@ -42,35 +43,12 @@ struct vt {
 
 static struct vthread *thread_of(struct vt *v, int32_t pid, int32_t tid)
 {
-	if ((v->nth + 1) * 2 > v->thcap) {
-		uint32_t nc = v->thcap ? v->thcap * 2 : 64;
-		uint32_t *nh = calloc(nc, sizeof(*nh));
-		if (!nh)
-			return NULL;
-		for (uint32_t i = 0; i < v->nth; i++) {
-			uint32_t j = ((uint32_t)v->th[i].tid * 2654435761u) & (nc - 1);
-			while (nh[j])
-				j = (j + 1) & (nc - 1);
-			nh[j] = i + 1;
-		}
-		free(v->thash);
-		v->thash = nh;
-		v->thcap = nc;
-	}
-	uint32_t j = ((uint32_t)tid * 2654435761u) & (v->thcap - 1);
-	while (v->thash[j]) {
-		if (v->th[v->thash[j] - 1].tid == tid)
-			return &v->th[v->thash[j] - 1];
-		j = (j + 1) & (v->thcap - 1);
-	}
-	if (v->nth == v->capth) {
-		uint32_t nc = v->capth ? v->capth * 2 : 16;
-		struct vthread *nt = realloc(v->th, nc * sizeof(*nt));
-		if (!nt)
-			return NULL;
-		v->th = nt;
-		v->capth = nc;
-	}
+	uint64_t i;
+
+	if (xp_map_get(&v->tids, (uint32_t)tid, &i))
+		return &v->th[i];
+	if (XP_GROW(v->th, v->capth, v->nth + 1) < 0)
+		return NULL;
 	struct vthread *t = &v->th[v->nth];
 	t->pid = pid;
 	t->tid = tid;
@@ -78,11 +56,12 @@ static struct vthread *thread_of(struct vt *v, int32_t pid, int32_t tid)
 	t->last_time = 0;
 	t->t = ct_new(v->c->nmetrics);
 	t->cur = t->t ? ct_cursor_new(t->t) : NULL;
-	if (!t->cur) {
+	if (!t->cur || xp_map_put(&v->tids, (uint32_t)tid, v->nth) < 0) {
+		ct_cursor_free(t->cur);
 		ct_free(t->t);
 		return NULL;
 	}
-	v->thash[j] = ++v->nth;
+	v->nth++;
 	return t;
 }
 
@@ -169,13 +148,8 @@ static int on_event(void *state, const struct xev *ev)
 	switch (ev->kind) {
 	case XEV_SAMPLE: {
 		uint32_t n = ev->nstack ? ev->nstack : 1;
-		if (n > v->capfns) {
-			uint32_t *nf = realloc(v->fns, n * sizeof(*nf));
-			if (!nf)
-				return oom();
-			v->fns = nf;
-			v->capfns = n;
-		}
+		if (XP_GROW(v->fns, v->capfns, n) < 0)
+			return oom();
 		if (!ev->nstack)
 			v->fns[0] = dec_fn_of(c, ev->pid, ev->ip, ev->time);
 		for (uint32_t i = 0; i < ev->nstack; i++)
@@ -271,13 +245,8 @@ static int tree_row(void *arg, const struct ct_tree *t, uint32_t node)
 	if (v->o->percent_limit > 0 && v->total &&
 	    (double)cum * 100.0 / (double)v->total < v->o->percent_limit)
 		return CT_SKIP;
-	if (nd->lvl > v->cappath) {
-		const char **np = realloc(v->path, nd->lvl * 2 * sizeof(*np));
-		if (!np)
-			return -1;
-		v->path = np;
-		v->cappath = nd->lvl * 2;
-	}
+	if (XP_GROW(v->path, v->cappath, nd->lvl) < 0)
+		return -1;
 	const char *name = fn_name(v->c->sym, nd->fn);
 	v->path[nd->lvl - 1] = name;
 	struct out_val vals[7] = {
@@ -479,7 +448,7 @@ static int on_close(void *state, int status)
 		ct_free(v->th[i].t);
 	}
 	free(v->th);
-	free(v->thash);
+	xp_map_free(&v->tids);
 	free(v->fns);
 	free(v->path);
 	free(v);

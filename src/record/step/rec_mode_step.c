@@ -14,6 +14,7 @@
 #include "record/rec.h"
 #include "arch/x86_64/x86_step.h"
 #include "util/xp_err.h"
+#include "util/xp_grow.h"
 
 #define STEP_ID_BASE 1000	/* event ids: one per thread, like per-thread perf events */
 
@@ -283,16 +284,9 @@ static int sync_maps(struct step_col *c, pid_t pid, uint64_t time, int fresh)
 		}
 		if (i < c->nmaps)
 			continue;
-		if (c->nmaps == c->capmaps) {
-			size_t nc = c->capmaps ? c->capmaps * 2 : 64;
-			struct known_map *nm = realloc(c->maps, nc * sizeof(*nm));
-
-			if (!nm) {
-				e = -ENOMEM;
-				break;
-			}
-			c->maps = nm;
-			c->capmaps = nc;
+		if (XP_GROW(c->maps, c->capmaps, c->nmaps + 1) < 0) {
+			e = -ENOMEM;
+			break;
 		}
 		c->maps[c->nmaps] = (struct known_map){ pid, lo, hi, off, strdup(name), 1 };
 		if (!c->maps[c->nmaps].name) {
@@ -326,15 +320,8 @@ static int inherit_maps(struct step_col *c, pid_t parent, pid_t child)
 
 		if (k.pid != parent)
 			continue;
-		if (c->nmaps == c->capmaps) {
-			size_t nc = c->capmaps * 2;
-			struct known_map *nm = realloc(c->maps, nc * sizeof(*nm));
-
-			if (!nm)
-				return -ENOMEM;
-			c->maps = nm;
-			c->capmaps = nc;
-		}
+		if (XP_GROW(c->maps, c->capmaps, c->nmaps + 1) < 0)
+			return -ENOMEM;
 		k.pid = child;
 		k.name = strdup(k.name);
 		if (!k.name)
@@ -351,16 +338,9 @@ static struct step_thread *new_thread(struct step_col *c, pid_t pid, pid_t tid)
 
 	if (!t)
 		return NULL;
-	if (c->nth == c->capth) {
-		uint32_t nc = c->capth ? c->capth * 2 : 16;
-		struct step_thread **nt = realloc(c->th, nc * sizeof(*nt));
-
-		if (!nt) {
-			free(t);
-			return NULL;
-		}
-		c->th = nt;
-		c->capth = nc;
+	if (XP_GROW(c->th, c->capth, c->nth + 1) < 0) {
+		free(t);
+		return NULL;
 	}
 	t->c = c;
 	t->pid = pid;

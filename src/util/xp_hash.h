@@ -1,0 +1,27 @@
+/* The hash of xptrace: Fibonacci hashing (one multiply by 2^64 / golden ratio, the
+ * top bits are the slot) for integer keys, FNV-1a for strings. */
+#ifndef XP_HASH_H
+#define XP_HASH_H
+
+#include <stdint.h>
+
+#define XP_HASH_MUL 0x9e3779b97f4a7c15ULL
+
+/* The slot of `x` in a table of 2^bits slots (1 <= bits <= 64). */
+static inline uint64_t xp_hash_bits(uint64_t x, unsigned bits)
+{
+	return (x * XP_HASH_MUL) >> (64 - bits);
+}
+
+#define XP_HASH_STR_SEED 0xcbf29ce484222325ULL
+
+/* FNV-1a of `s`, continuing from `h` (XP_HASH_STR_SEED for a fresh hash), so that
+ * several strings hash as one. */
+static inline uint64_t xp_hash_str(uint64_t h, const char *s)
+{
+	while (*s)
+		h = (h ^ (unsigned char)*s++) * 0x100000001b3ULL;
+	return h;
+}
+
+#endif
