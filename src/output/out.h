@@ -121,4 +121,38 @@ int out_folded(FILE *f, const struct ct_tree *t, unsigned metric, const struct o
 int out_callgrind(FILE *f, const struct ct_tree *t, const char *const *events, const char *cmd,
 		  const struct out_names *n);
 
+/* The callgrind writer (out_callgrind.c): out_cg_begin, per function out_cg_fn then
+ * its cost lines and calls, out_cg_end.  Positions are line numbers or, with
+ * `instr`, instruction addresses; costs have one value per event. */
+struct out_cg {
+	FILE *f;
+	bool instr;
+	unsigned nev;
+};
+
+/* A name: id 0 writes it out; an id defines it (name given) or refers to it
+ * (name NULL) with callgrind's name compression; neither leaves the line out. */
+struct out_cg_name {
+	uint32_t id;
+	const char *name;
+};
+
+/* Where cost lines go: object (ob=), file (fl=), function (fn=). */
+struct out_cg_fn {
+	struct out_cg_name ob, fl, fn;
+};
+
+/* The header; `cmd` and `summary` may be NULL. */
+void out_cg_begin(struct out_cg *w, FILE *f, bool instr, const char *cmd, const char *const *events,
+		  unsigned nev, const uint64_t *summary);
+/* key=name (a definition ahead of its uses, in the header) */
+void out_cg_name(struct out_cg *w, const char *key, const struct out_cg_name *n);
+void out_cg_fn(struct out_cg *w, const struct out_cg_fn *at);
+void out_cg_cost(struct out_cg *w, uint64_t pos, const uint64_t *cost);
+/* `calls` calls of `callee` (entered at `target`) from `pos`, inclusive `cost` */
+void out_cg_call(struct out_cg *w, const struct out_cg_fn *callee, uint64_t calls, uint64_t target,
+		 uint64_t pos, const uint64_t *cost);
+/* `totals` may be NULL */
+void out_cg_end(struct out_cg *w, const uint64_t *totals);
+
 #endif
