@@ -1,6 +1,5 @@
 /* JSON lines, built in a growing buffer and written whole: the one place that knows
  * how a JSON string is escaped and how an object's keys and values are written. */
-#include <ctype.h>
 #include <errno.h>
 #include <inttypes.h>
 #include <stdarg.h>
@@ -69,15 +68,28 @@ void out_buf_printf(struct out_buf *b, const char *fmt, ...)
 	b->len += (size_t)n;
 }
 
+/* Two digits a division: numbers are most of what JSON lines of --insn hold. */
 void out_buf_u64(struct out_buf *b, uint64_t v)
 {
+	static const char d2[] = "00010203040506070809101112131415161718192021222324"
+				 "25262728293031323334353637383940414243444546474849"
+				 "50515253545556575859606162636465666768697071727374"
+				 "75767778798081828384858687888990919293949596979899";
 	char tmp[20];
 	size_t i = sizeof(tmp);
 
-	do {
-		tmp[--i] = (char)('0' + v % 10);
-		v /= 10;
-	} while (v);
+	while (v >= 100) {
+		unsigned r = (unsigned)(v % 100);
+		v /= 100;
+		tmp[--i] = d2[2 * r + 1];
+		tmp[--i] = d2[2 * r];
+	}
+	if (v >= 10) {
+		tmp[--i] = d2[2 * v + 1];
+		tmp[--i] = d2[2 * v];
+	} else {
+		tmp[--i] = (char)('0' + v);
+	}
 	out_buf_put(b, tmp + i, sizeof(tmp) - i);
 }
 
@@ -188,8 +200,10 @@ void out_json_key(struct out_buf *b, const char *key)
 	if (b->len && b->p[b->len - 1] != '{')
 		b->p[b->len++] = ',';
 	b->p[b->len++] = '"';
-	for (size_t i = 0; i < n; i++)
-		b->p[b->len++] = key[i] == ' ' ? '_' : (char)tolower((unsigned char)key[i]);
+	for (size_t i = 0; i < n; i++) {	/* ASCII, not the locale's tolower: a hot path */
+		char c = key[i];
+		b->p[b->len++] = c == ' ' ? '_' : c >= 'A' && c <= 'Z' ? (char)(c - 'A' + 'a') : c;
+	}
 	b->p[b->len++] = '"';
 	b->p[b->len++] = ':';
 }
