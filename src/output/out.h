@@ -17,22 +17,39 @@ enum out_format { OUT_TEXT, OUT_JSONL, OUT_CSV, OUT_FOLDED, OUT_CALLGRIND, OUT_N
 int out_format_parse(const char *s, enum out_format *f);
 const char *out_format_name(enum out_format f);
 
-enum out_type { OUT_INT, OUT_PCT, OUT_FLOAT, OUT_STR, OUT_HEX };
+enum out_type { OUT_INT, OUT_PCT, OUT_FLOAT, OUT_STR, OUT_HEX, OUT_BOOL };
+
+/* out_col.flags */
+#define OUT_TREE	1u	/* text: indented by the row's level (the Name column) */
+#define OUT_LEFT	2u	/* text: left-aligned (default: strings left, numbers right) */
+#define OUT_RIGHT	4u	/* text: right-aligned */
+#define OUT_MARK	8u	/* text: '>' before the value on marked rows, ' ' on others */
+/* OUT_FLOAT with n (< 16) decimals in every format (default: 2 in text, else 4) */
+#define OUT_DECIMALS	0x100u
+#define OUT_DEC(n)	(OUT_DECIMALS | (unsigned)(n) << 4)
 
 struct out_col {
 	const char *name;	/* text header; lower-cased for jsonl keys */
 	enum out_type type;
 	int width;		/* text: minimum width */
-	bool tree;		/* text: indented by the row's level (the Name column) */
+	unsigned flags;		/* OUT_TREE, ... */
 };
 
 struct out_val {
 	bool null;		/* jsonl null, text "-" */
+	bool omit;		/* jsonl: no key at all; text and csv as null */
 	union {
 		uint64_t u;
 		double d;	/* OUT_PCT: percent, OUT_FLOAT */
 		const char *s;
+		bool b;
 	};
+};
+
+/* Text layouts other than the default (two spaces between columns, no colour). */
+struct out_style {
+	const char *sep;	/* between text columns */
+	bool color;		/* text: marked rows in red (output to a terminal) */
 };
 
 struct out_table {
@@ -41,15 +58,52 @@ struct out_table {
 	const struct out_col *cols;
 	unsigned ncols;
 	uint64_t rows;
+	struct out_style style;
 };
 
 void out_table_begin(struct out_table *t, FILE *f, enum out_format fmt, const struct out_col *cols,
 		     unsigned ncols);
+void out_table_begin_style(struct out_table *t, FILE *f, enum out_format fmt,
+			   const struct out_col *cols, unsigned ncols, const struct out_style *st);
 /* One row; `level` indents tree columns in text; `path` (may be NULL) adds "path". */
 void out_row(struct out_table *t, const struct out_val *v, unsigned level, const char *const *path,
 	     unsigned npath);
-/* Writes s as a JSON string (quotes included). */
-void out_json_str(FILE *f, const char *s);
+/* One row, marked (OUT_MARK columns, colour) or not. */
+void out_row_marked(struct out_table *t, const struct out_val *v, bool marked);
+
+/* A growing byte buffer: lines are built in one and written whole.  A write that
+ * finds no memory sets oom and is dropped (out_buf_write reports it). */
+struct out_buf {
+	char *p;
+	size_t len, cap;
+	bool heap;		/* p is ours (else the caller's storage, until it is too small) */
+	bool oom;
+};
+
+/* `mem` (may be NULL) serves until it is full. */
+void out_buf_init(struct out_buf *b, char *mem, size_t cap);
+void out_buf_free(struct out_buf *b);
+void out_buf_put(struct out_buf *b, const char *s, size_t n);
+void out_buf_printf(struct out_buf *b, const char *fmt, ...) __attribute__((format(printf, 2, 3)));
+void out_buf_u64(struct out_buf *b, uint64_t v);
+/* 0, -ENOMEM when a write was dropped, -EIO */
+int out_buf_write(struct out_buf *b, FILE *f);
+
+/* JSON objects, one a line: out_json_begin, key-value pairs, out_json_end. */
+/* s as a JSON string, quotes included (NULL: null), whatever its length: `"`, `\` and
+ * control characters escaped, DEL as \u007f, invalid UTF-8 as \ufffd (so the output
+ * is always valid JSON), valid UTF-8 as is. */
+void out_json_str(struct out_buf *b, const char *s);
+void out_json_begin(struct out_buf *b);
+/* "key": after a ',' unless the object just began; lower-cased, '_' for ' '. */
+void out_json_key(struct out_buf *b, const char *key);
+void out_json_u64(struct out_buf *b, const char *key, uint64_t v);
+void out_json_hex(struct out_buf *b, const char *key, uint64_t v);	/* "0x..." */
+void out_json_fixed(struct out_buf *b, const char *key, int dec, double v);
+void out_json_bool(struct out_buf *b, const char *key, bool v);
+void out_json_null(struct out_buf *b, const char *key);
+void out_json_string(struct out_buf *b, const char *key, const char *s);	/* NULL: null */
+void out_json_end(struct out_buf *b);	/* "}\n" */
 
 /* Names for the tree writers. */
 struct out_names {
@@ -66,5 +120,39 @@ int out_folded(FILE *f, const struct ct_tree *t, unsigned metric, const struct o
  * `events` names the tree's metrics (no spaces). */
 int out_callgrind(FILE *f, const struct ct_tree *t, const char *const *events, const char *cmd,
 		  const struct out_names *n);
+
+/* The callgrind writer (out_callgrind.c): out_cg_begin, per function out_cg_fn then
+ * its cost lines and calls, out_cg_end.  Positions are line numbers or, with
+ * `instr`, instruction addresses; costs have one value per event. */
+struct out_cg {
+	FILE *f;
+	bool instr;
+	unsigned nev;
+};
+
+/* A name: id 0 writes it out; an id defines it (name given) or refers to it
+ * (name NULL) with callgrind's name compression; neither leaves the line out. */
+struct out_cg_name {
+	uint32_t id;
+	const char *name;
+};
+
+/* Where cost lines go: object (ob=), file (fl=), function (fn=). */
+struct out_cg_fn {
+	struct out_cg_name ob, fl, fn;
+};
+
+/* The header; `cmd` and `summary` may be NULL. */
+void out_cg_begin(struct out_cg *w, FILE *f, bool instr, const char *cmd, const char *const *events,
+		  unsigned nev, const uint64_t *summary);
+/* key=name (a definition ahead of its uses, in the header) */
+void out_cg_name(struct out_cg *w, const char *key, const struct out_cg_name *n);
+void out_cg_fn(struct out_cg *w, const struct out_cg_fn *at);
+void out_cg_cost(struct out_cg *w, uint64_t pos, const uint64_t *cost);
+/* `calls` calls of `callee` (entered at `target`) from `pos`, inclusive `cost` */
+void out_cg_call(struct out_cg *w, const struct out_cg_fn *callee, uint64_t calls, uint64_t target,
+		 uint64_t pos, const uint64_t *cost);
+/* `totals` may be NULL */
+void out_cg_end(struct out_cg *w, const uint64_t *totals);
 
 #endif

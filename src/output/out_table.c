@@ -1,4 +1,4 @@
-/* Table rows as text, JSON lines and CSV. */
+/* Table rows as text, JSON lines (through out_json.c) and CSV. */
 #include <ctype.h>
 #include <inttypes.h>
 #include <string.h>
@@ -22,24 +22,6 @@ const char *out_format_name(enum out_format f)
 	return f < OUT_NFORMATS ? fmt_names[f] : "?";
 }
 
-void out_json_str(FILE *f, const char *s)
-{
-	putc('"', f);
-	for (const unsigned char *p = (const unsigned char *)s; *p; p++) {
-		if (*p == '"' || *p == '\\')
-			fprintf(f, "\\%c", *p);
-		else if (*p == '\n')
-			fputs("\\n", f);
-		else if (*p == '\t')
-			fputs("\\t", f);
-		else if (*p < 0x20)
-			fprintf(f, "\\u%04x", *p);
-		else
-			putc(*p, f);
-	}
-	putc('"', f);
-}
-
 static void csv_str(FILE *f, const char *s)
 {
 	if (!strpbrk(s, ",\"\n")) {
@@ -55,28 +37,43 @@ static void csv_str(FILE *f, const char *s)
 	putc('"', f);
 }
 
-static void key(FILE *f, const char *name)
+/* Text alignment: strings left, numbers right, unless the column says otherwise. */
+static bool left(const struct out_col *c)
 {
-	putc('"', f);
-	for (; *name; name++)
-		putc(*name == ' ' ? '_' : tolower((unsigned char)*name), f);
-	putc('"', f);
+	return c->flags & OUT_LEFT || (c->type == OUT_STR && !(c->flags & OUT_RIGHT));
+}
+
+static int decimals(const struct out_col *c, int dflt)
+{
+	return c->flags & OUT_DECIMALS ? (int)(c->flags >> 4 & 15) : dflt;
 }
 
 void out_table_begin(struct out_table *t, FILE *f, enum out_format fmt, const struct out_col *cols,
 		     unsigned ncols)
+{
+	out_table_begin_style(t, f, fmt, cols, ncols, NULL);
+}
+
+void out_table_begin_style(struct out_table *t, FILE *f, enum out_format fmt,
+			   const struct out_col *cols, unsigned ncols, const struct out_style *st)
 {
 	t->f = f;
 	t->fmt = fmt;
 	t->cols = cols;
 	t->ncols = ncols;
 	t->rows = 0;
+	t->style = st ? *st : (struct out_style){ NULL, false };
+	if (!t->style.sep)
+		t->style.sep = "  ";
 	if (fmt == OUT_TEXT) {
 		for (unsigned i = 0; i < ncols; i++) {
-			if (cols[i].type == OUT_STR)
-				fprintf(f, "%s%-*s", i ? "  " : "", i + 1 < ncols ? cols[i].width : 0, cols[i].name);
+			fputs(i ? t->style.sep : "", f);
+			if (cols[i].flags & OUT_MARK)
+				putc(' ', f);
+			if (left(&cols[i]))
+				fprintf(f, "%-*s", i + 1 < ncols ? cols[i].width : 0, cols[i].name);
 			else
-				fprintf(f, "%s%*s", i ? "  " : "", cols[i].width, cols[i].name);
+				fprintf(f, "%*s", cols[i].width, cols[i].name);
 		}
 		putc('\n', f);
 	} else if (fmt == OUT_CSV) {
@@ -94,7 +91,7 @@ static void text_val(FILE *f, const struct out_col *c, const struct out_val *v, 
 {
 	int w = c->width;
 
-	if (v->null) {
+	if (v->null || v->omit) {
 		fprintf(f, "%*s", w, "-");
 		return;
 	}
@@ -103,18 +100,26 @@ static void text_val(FILE *f, const struct out_col *c, const struct out_val *v, 
 		fprintf(f, "%*" PRIu64, w, v->u);
 		break;
 	case OUT_HEX:
-		fprintf(f, "%*s0x%" PRIx64, w > 18 ? w - 18 : 0, "", v->u);
+		if (left(c))
+			fprintf(f, "%#-*" PRIx64, last ? 0 : w, v->u);
+		else
+			fprintf(f, "%*s0x%" PRIx64, w > 18 ? w - 18 : 0, "", v->u);
 		break;
 	case OUT_PCT:
-		fprintf(f, "%*.2f%%", w ? w - 1 : 0, v->d);
+		fprintf(f, "%*.*f%%", w ? w - 1 : 0, decimals(c, 2), v->d);
 		break;
 	case OUT_FLOAT:
-		fprintf(f, "%*.2f", w, v->d);
+		fprintf(f, "%*.*f", w, decimals(c, 2), v->d);
+		break;
+	case OUT_BOOL:
+		fprintf(f, "%*s", w, v->b ? "true" : "false");
 		break;
 	case OUT_STR:
-		if (c->tree)
+		if (c->flags & OUT_TREE)
 			fprintf(f, "%*s", (int)(level ? 2 * (level - 1) : 0), "");
-		if (last)
+		if (!left(c))
+			fprintf(f, "%*s", w, v->s ? v->s : "");
+		else if (last)
 			fputs(v->s ? v->s : "", f);
 		else
 			fprintf(f, "%-*s", w, v->s ? v->s : "");
@@ -122,66 +127,103 @@ static void text_val(FILE *f, const struct out_col *c, const struct out_val *v, 
 	}
 }
 
-void out_row(struct out_table *t, const struct out_val *v, unsigned level, const char *const *path,
-	     unsigned npath)
+static void text_row(struct out_table *t, const struct out_val *v, unsigned level, bool marked)
+{
+	FILE *f = t->f;
+	bool red = marked && t->style.color;
+
+	if (red)
+		fputs("\033[31m", f);
+	for (unsigned i = 0; i < t->ncols; i++) {
+		if (i)
+			fputs(t->style.sep, f);
+		if (t->cols[i].flags & OUT_MARK)
+			putc(marked ? '>' : ' ', f);
+		text_val(f, &t->cols[i], &v[i], level, i + 1 == t->ncols);
+	}
+	fputs(red ? "\033[0m\n" : "\n", f);
+}
+
+static void csv_row(struct out_table *t, const struct out_val *v)
 {
 	FILE *f = t->f;
 
+	for (unsigned i = 0; i < t->ncols; i++) {
+		if (i)
+			putc(',', f);
+		if (v[i].null || v[i].omit)
+			continue;
+		switch (t->cols[i].type) {
+		case OUT_INT: fprintf(f, "%" PRIu64, v[i].u); break;
+		case OUT_HEX: fprintf(f, "0x%" PRIx64, v[i].u); break;
+		case OUT_PCT:
+		case OUT_FLOAT: fprintf(f, "%.*f", decimals(&t->cols[i], 4), v[i].d); break;
+		case OUT_BOOL: fputs(v[i].b ? "true" : "false", f); break;
+		case OUT_STR: csv_str(f, v[i].s ? v[i].s : ""); break;
+		}
+	}
+	putc('\n', f);
+}
+
+static void json_row(struct out_table *t, const struct out_val *v, const char *const *path,
+		     unsigned npath)
+{
+	char mem[512];
+	struct out_buf b;
+
+	out_buf_init(&b, mem, sizeof(mem));
+	out_json_begin(&b);
+	for (unsigned i = 0; i < t->ncols; i++) {
+		const struct out_col *c = &t->cols[i];
+
+		if (v[i].omit)
+			continue;
+		if (v[i].null) {
+			out_json_null(&b, c->name);
+			continue;
+		}
+		switch (c->type) {
+		case OUT_INT: out_json_u64(&b, c->name, v[i].u); break;
+		case OUT_HEX: out_json_hex(&b, c->name, v[i].u); break;
+		case OUT_PCT:
+		case OUT_FLOAT: out_json_fixed(&b, c->name, decimals(c, 4), v[i].d); break;
+		case OUT_BOOL: out_json_bool(&b, c->name, v[i].b); break;
+		case OUT_STR: out_json_string(&b, c->name, v[i].s ? v[i].s : ""); break;
+		}
+	}
+	if (path) {
+		out_json_key(&b, "path");
+		out_buf_put(&b, "[", 1);
+		for (unsigned i = 0; i < npath; i++) {
+			if (i)
+				out_buf_put(&b, ",", 1);
+			out_json_str(&b, path[i]);
+		}
+		out_buf_put(&b, "]", 1);
+	}
+	out_json_end(&b);
+	out_buf_write(&b, t->f);
+	out_buf_free(&b);
+}
+
+static void row(struct out_table *t, const struct out_val *v, unsigned level, const char *const *path,
+		unsigned npath, bool marked)
+{
 	t->rows++;
 	switch (t->fmt) {
-	case OUT_TEXT:
-		for (unsigned i = 0; i < t->ncols; i++) {
-			if (i)
-				fputs("  ", f);
-			text_val(f, &t->cols[i], &v[i], level, i + 1 == t->ncols);
-		}
-		putc('\n', f);
-		break;
-	case OUT_CSV:
-		for (unsigned i = 0; i < t->ncols; i++) {
-			if (i)
-				putc(',', f);
-			if (v[i].null)
-				continue;
-			switch (t->cols[i].type) {
-			case OUT_INT: fprintf(f, "%" PRIu64, v[i].u); break;
-			case OUT_HEX: fprintf(f, "0x%" PRIx64, v[i].u); break;
-			case OUT_PCT:
-			case OUT_FLOAT: fprintf(f, "%.4f", v[i].d); break;
-			case OUT_STR: csv_str(f, v[i].s ? v[i].s : ""); break;
-			}
-		}
-		putc('\n', f);
-		break;
-	default:	/* jsonl */
-		putc('{', f);
-		for (unsigned i = 0; i < t->ncols; i++) {
-			if (i)
-				putc(',', f);
-			key(f, t->cols[i].name);
-			putc(':', f);
-			if (v[i].null) {
-				fputs("null", f);
-				continue;
-			}
-			switch (t->cols[i].type) {
-			case OUT_INT: fprintf(f, "%" PRIu64, v[i].u); break;
-			case OUT_HEX: fprintf(f, "\"0x%" PRIx64 "\"", v[i].u); break;
-			case OUT_PCT:
-			case OUT_FLOAT: fprintf(f, "%.4f", v[i].d); break;
-			case OUT_STR: out_json_str(f, v[i].s ? v[i].s : ""); break;
-			}
-		}
-		if (path) {
-			fputs(",\"path\":[", f);
-			for (unsigned i = 0; i < npath; i++) {
-				if (i)
-					putc(',', f);
-				out_json_str(f, path[i]);
-			}
-			putc(']', f);
-		}
-		fputs("}\n", f);
-		break;
+	case OUT_TEXT: text_row(t, v, level, marked); break;
+	case OUT_CSV: csv_row(t, v); break;
+	default: json_row(t, v, path, npath); break;	/* jsonl */
 	}
+}
+
+void out_row(struct out_table *t, const struct out_val *v, unsigned level, const char *const *path,
+	     unsigned npath)
+{
+	row(t, v, level, path, npath, false);
+}
+
+void out_row_marked(struct out_table *t, const struct out_val *v, bool marked)
+{
+	row(t, v, 0, NULL, 0, marked);
 }

@@ -69,20 +69,17 @@ struct fnacc {
 	struct edge *edges;
 };
 
-static void cg_line(FILE *f, const char *key, const char *sep, const char *s)
+/* The function's names; its line (0 unknown) in *line. */
+static struct out_cg_fn where(const struct out_names *n, uint32_t fn, uint64_t *line)
 {
-	fprintf(f, "%s%s", key, sep);
-	for (; *s; s++)
-		putc(*s == '\n' ? ' ' : *s, f);
-	putc('\n', f);
-}
+	const char *file = NULL;
+	int l = 0;
 
-static void cg_name(FILE *f, const char *key, const char *s)
-{
-	fprintf(f, "%s=", key);
-	for (; *s; s++)
-		putc(*s == '\n' ? ' ' : *s, f);
-	putc('\n', f);
+	if (!n->srcline || !n->srcline(n->ctx, fn, &file, &l) || l < 0)
+		file = "???", l = 0;
+	*line = (uint64_t)l;
+	return (struct out_cg_fn){ { 0, n->module ? n->module(n->ctx, fn) : NULL }, { 0, file },
+				   { 0, n->name(n->ctx, fn) } };
 }
 
 int out_callgrind(FILE *f, const struct ct_tree *t, const char *const *events, const char *cmd,
@@ -136,51 +133,29 @@ int out_callgrind(FILE *f, const struct ct_tree *t, const char *const *events, c
 			for (unsigned m = 0; m < nm; m++)
 				e->incl[m] += ct_cum(t, v, m);
 	}
-	fprintf(f, "# callgrind format\nversion: 1\ncreator: xptrace\n");
-	if (cmd)
-		cg_line(f, "cmd", ": ", cmd);
-	fprintf(f, "positions: line\nevents:");
+	uint64_t summary[CT_MAX_METRICS];
+	struct out_cg w;
+
 	for (unsigned m = 0; m < nm; m++)
-		fprintf(f, " %s", events[m]);
-	fprintf(f, "\nsummary:");
-	for (unsigned m = 0; m < nm; m++)
-		fprintf(f, " %" PRIu64, ct_total(t, m));
-	fprintf(f, "\n\n");
+		summary[m] = ct_total(t, m);
+	out_cg_begin(&w, f, false, cmd, events, nm, summary);
 	for (uint32_t fn = 0; fn < nfn; fn++) {
 		struct fnacc *a = &acc[fn];
-		const char *file = NULL;
-		int line = 0;
+		uint64_t line, cline;
 
 		if (!a->seen)
 			continue;
-		if (!n->srcline || !n->srcline(n->ctx, fn, &file, &line))
-			file = "???", line = 0;
-		if (n->module)
-			cg_name(f, "ob", n->module(n->ctx, fn));
-		cg_name(f, "fl", file);
-		cg_name(f, "fn", n->name(n->ctx, fn));
-		fprintf(f, "%d", line);
-		for (unsigned m = 0; m < nm; m++)
-			fprintf(f, " %" PRIu64, a->self[m]);
-		putc('\n', f);
+		struct out_cg_fn at = where(n, fn, &line);
+		out_cg_fn(&w, &at);
+		out_cg_cost(&w, line, a->self);
 		for (uint32_t i = 0; i < a->nedges; i++) {
 			struct edge *e = &a->edges[i];
-			const char *cfile = NULL;
-			int cline = 0;
+			struct out_cg_fn callee = where(n, e->callee, &cline);
 
-			if (!n->srcline || !n->srcline(n->ctx, e->callee, &cfile, &cline))
-				cfile = "???", cline = 0;
-			if (n->module)
-				cg_name(f, "cob", n->module(n->ctx, e->callee));
-			cg_name(f, "cfi", cfile);
-			cg_name(f, "cfn", n->name(n->ctx, e->callee));
-			fprintf(f, "calls=%" PRIu64 " %d\n%d", e->calls, cline, line);
-			for (unsigned m = 0; m < nm; m++)
-				fprintf(f, " %" PRIu64, e->incl[m]);
-			putc('\n', f);
+			out_cg_call(&w, &callee, e->calls, cline, line, e->incl);
 		}
-		putc('\n', f);
 	}
+	out_cg_end(&w, NULL);
 out:
 	for (uint32_t fn = 0; fn < nfn; fn++)
 		free(acc[fn].edges);

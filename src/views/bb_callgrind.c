@@ -9,10 +9,12 @@
  * (the trace started mid-stack) continues in an anonymous caller; tracing that resumes
  * in a caller (after a call out of an address filter) returns to it; a gap empties the
  * stack.  Memory grows with distinct blocks, functions and call sites, not the trace. */
+#include <math.h>
 #include <stdlib.h>
 #include <string.h>
 
 #include "views/bb_views.h"
+#include "output/out.h"
 #include "arch/x86_64/x86_dis.h"
 
 /* u64 key -> u32 value, open addressing, key 0 reserved as empty. */
@@ -412,13 +414,15 @@ int bb_cg_write(struct bb_cg *cg, FILE *out, const char *cmd)
 	qsort(cg->edges, cg->nedges, sizeof(*cg->edges), edge_by_caller);
 	uint64_t tot_ir = 0;
 	double tot_cyc = 0;
+	static const char *const events[] = { "Ir", "Cycles" };
+	struct out_cg w;
 
-	fprintf(out, "# callgrind format\nversion: 1\ncreator: xptrace\n");
-	if (cmd)
-		fprintf(out, "cmd: %s\n", cmd);
-	fprintf(out, "positions: instr\nevents: Ir%s\n", cg->cycles ? " Cycles" : "");
-	for (size_t i = 0; i < cg->nfns; i++)
-		fprintf(out, "%sfn=(%zu) %s\n", i == 0 ? "fl=(1) ???\n" : "", i + 1, cg->fns[i].name);
+	out_cg_begin(&w, out, true, cmd, events, cg->cycles ? 2 : 1, NULL);
+	for (size_t i = 0; i < cg->nfns; i++) {
+		if (i == 0)
+			out_cg_name(&w, "fl", &(struct out_cg_name){ 1, "???" });
+		out_cg_name(&w, "fn", &(struct out_cg_name){ (uint32_t)i + 1, cg->fns[i].name });
+	}
 
 	size_t bi = 0, ei = 0;
 	struct cost *costs = NULL;
@@ -447,7 +451,7 @@ int bb_cg_write(struct bb_cg *cg, FILE *out, const char *cmd)
 		}
 		if (ncost == 0 && (ei >= cg->nedges || cg->edges[ei].caller != f))
 			continue;
-		fprintf(out, "\nfn=(%u)\n", f + 1);
+		out_cg_fn(&w, &(struct out_cg_fn){ .fn = { f + 1, NULL } });
 		qsort(costs, ncost, sizeof(*costs), by_ip);
 		for (size_t k = 0; k < ncost;) {
 			struct cost c = costs[k++];
@@ -457,26 +461,16 @@ int bb_cg_write(struct bb_cg *cg, FILE *out, const char *cmd)
 			}
 			tot_ir += c.ir;
 			tot_cyc += c.cyc;
-			if (cg->cycles)
-				fprintf(out, "%#lx %lu %.0f\n", (unsigned long)c.ip, (unsigned long)c.ir, c.cyc);
-			else
-				fprintf(out, "%#lx %lu\n", (unsigned long)c.ip, (unsigned long)c.ir);
+			/* shares of a block's cycles, rounded as printf's %.0f rounds */
+			out_cg_cost(&w, c.ip, (uint64_t[]){ c.ir, (uint64_t)llrint(c.cyc) });
 		}
 		for (; ei < cg->nedges && cg->edges[ei].caller == f; ei++) {
 			const struct edge *e = &cg->edges[ei];
-			fprintf(out, "cfn=(%u)\ncalls=%lu %#lx\n", e->callee + 1, (unsigned long)e->calls,
-				(unsigned long)cg->fns[e->callee].start);
-			if (cg->cycles)
-				fprintf(out, "%#lx %lu %lu\n", (unsigned long)e->site, (unsigned long)e->ir,
-					(unsigned long)e->cycles);
-			else
-				fprintf(out, "%#lx %lu\n", (unsigned long)e->site, (unsigned long)e->ir);
+			out_cg_call(&w, &(struct out_cg_fn){ .fn = { e->callee + 1, NULL } }, e->calls,
+				    cg->fns[e->callee].start, e->site, (uint64_t[]){ e->ir, e->cycles });
 		}
 	}
-	if (cg->cycles)
-		fprintf(out, "\ntotals: %lu %.0f\n", (unsigned long)tot_ir, tot_cyc);
-	else
-		fprintf(out, "\ntotals: %lu\n", (unsigned long)tot_ir);
+	out_cg_end(&w, (uint64_t[]){ tot_ir, (uint64_t)llrint(tot_cyc) });
 	free(costs);
 	x86_dis_fini(&dis);
 	return 0;

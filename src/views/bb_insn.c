@@ -8,6 +8,7 @@
 #include <unistd.h>
 
 #include "views/bb_views.h"
+#include "output/out.h"
 #include "arch/x86_64/x86_dis.h"
 
 #define CACHE_BITS 16
@@ -18,7 +19,7 @@ struct line {
 	int32_t pid;
 	uint8_t size;		/* 0: empty slot */
 	uint8_t bytes[X86_MAX_INSN];
-	uint16_t len;
+	uint32_t len;
 	char *text;		/* constant part of the line */
 };
 
@@ -46,6 +47,7 @@ struct bb_insn_view {
 					 * slack lets put_line copy whole 16-byte chunks */
 	size_t pos;
 	bool failed;		/* a write failed (EPIPE, ENOSPC) */
+	struct out_buf fmt, tmp;	/* lines and their parts, as they are formatted */
 };
 
 #define BUF_USE (sizeof(((struct bb_insn_view *)0)->buf) - 64)
@@ -178,25 +180,10 @@ int bb_insn_view_free(struct bb_insn_view *v)
 	free(v->blocks);
 	free(v->cache);
 	x86_dis_fini(&v->dis);
+	out_buf_free(&v->fmt);
+	out_buf_free(&v->tmp);
 	free(v);
 	return ret;
-}
-
-static void json_escape(char *out, size_t cap, const char *s)
-{
-	size_t k = 0;
-	for (; *s && k + 7 < cap; s++) {
-		unsigned char ch = (unsigned char)*s;
-		if (ch == '"' || ch == '\\') {
-			out[k++] = '\\';
-			out[k++] = (char)ch;
-		} else if (ch < 0x20) {
-			k += (size_t)snprintf(out + k, cap - k, "\\u%04x", ch);
-		} else {
-			out[k++] = (char)ch;
-		}
-	}
-	out[k] = '\0';
 }
 
 /* Formats the constant part of an instruction's line into `l`. */
@@ -204,18 +191,20 @@ static int format_line(struct bb_insn_view *v, struct line *l, const struct xev 
 		       uint64_t ip, const uint8_t *bytes, size_t n)
 {
 	const struct bb_env *env = v->o.env;
+	struct out_buf *b = &v->fmt, *sym = &v->tmp;
 	struct x86_instr in;
-	char sym[512], hex[3 * X86_MAX_INSN + 1], dis[256], src[600], text[2048];
+	char hex[3 * X86_MAX_INSN + 1], dis[256];
 	int ok = x86_dis_one(&v->dis, bytes, n, ip, &in) == 0;
 	size_t size = ok ? in.size : 1;
 
 	uint64_t start = 0, fsize = 0;
 	const char *name = env && env->symbol ?
 		env->symbol(env->ctx, ev->pid, ev->time, ip, &start, &fsize) : NULL;
+	sym->len = 0;
 	if (name)
-		snprintf(sym, sizeof(sym), "%s+0x%lx", name, (unsigned long)(ip - start));
+		out_buf_printf(sym, "%s+0x%lx%c", name, (unsigned long)(ip - start), 0);
 	else
-		snprintf(sym, sizeof(sym), "[unknown]");
+		out_buf_printf(sym, "[unknown]%c", 0);
 	for (size_t i = 0; i < size; i++)
 		snprintf(hex + 3 * i, 4, "%02x ", bytes[i]);
 	hex[size ? 3 * size - 1 : 0] = '\0';
@@ -223,36 +212,38 @@ static int format_line(struct bb_insn_view *v, struct line *l, const struct xev 
 		snprintf(dis, sizeof(dis), "%s%s%s", in.mnemonic, in.op_str[0] ? " " : "", in.op_str);
 	else
 		snprintf(dis, sizeof(dis), "(bad)");
-	src[0] = '\0';
 	const char *file;
 	int line;
-	if (v->o.srcline && env && env->srcline &&
-	    env->srcline(env->ctx, ev->pid, ev->time, ip, &file, &line))
-		snprintf(src, sizeof(src), "%s:%d", file, line);
+	bool src = v->o.srcline && env && env->srcline &&
+		   env->srcline(env->ctx, ev->pid, ev->time, ip, &file, &line);
 
-	int len;
+	b->len = 0;
 	if (v->o.format == BB_JSONL) {
-		char esym[1100], edis[600], esrc[1300];
-		json_escape(esym, sizeof(esym), sym);
-		json_escape(edis, sizeof(edis), dis);
-		json_escape(esrc, sizeof(esrc), src);
-		len = snprintf(text, sizeof(text), "{\"ip\":\"%#lx\",\"sym\":%s%s%s,\"bytes\":\"%s\",\"insn\":\"%s\"%s%s%s}\n",
-			       (unsigned long)ip, name ? "\"" : "", name ? esym : "null", name ? "\"" : "",
-			       hex, edis, src[0] ? ",\"srcline\":\"" : "", esrc, src[0] ? "\"" : "");
+		out_json_begin(b);
+		out_json_hex(b, "ip", ip);
+		out_json_string(b, "sym", name ? sym->p : NULL);
+		out_json_string(b, "bytes", hex);
+		out_json_string(b, "insn", dis);
+		if (src) {
+			sym->len = 0;
+			out_buf_printf(sym, "%s:%d%c", file, line, 0);
+			out_json_string(b, "srcline", sym->p);
+		}
+		out_json_end(b);
 	} else {
-		len = snprintf(text, sizeof(text), "%16lx  %-32s %-30s %s%s%s\n", (unsigned long)ip, sym,
-			       hex, dis, src[0] ? "  " : "", src);
+		out_buf_printf(b, "%16lx  %-32s %-30s %s", (unsigned long)ip, sym->p, hex, dis);
+		if (src)
+			out_buf_printf(b, "  %s:%d", file, line);
+		out_buf_put(b, "\n", 1);
 	}
-	if (len < 0 || (size_t)len >= sizeof(text))
-		len = (int)strlen(text);
 	free(l->text);
-	l->text = calloc(1, ((size_t)len + 15) & ~(size_t)15);
+	l->text = b->oom || sym->oom ? NULL : calloc(1, (b->len + 15) & ~(size_t)15);
 	if (!l->text) {
 		l->size = 0;
 		return -1;
 	}
-	memcpy(l->text, text, (size_t)len);
-	l->len = (uint16_t)len;
+	memcpy(l->text, b->p, b->len);
+	l->len = (uint32_t)b->len;
 	l->ip = ip;
 	l->pid = ev->pid;
 	l->from = 0;
@@ -283,25 +274,29 @@ cached_line(struct bb_insn_view *v, const struct xev *ev, uint64_t ip, const uin
 	return l;
 }
 
-/* The start of a jsonl record: '{' then the event's time and tid when known. */
-static inline void put_json_head(struct bb_insn_view *v, const struct xev *ev)
+/* The keys every jsonl record starts with: the event's time, tid and cpu when known. */
+static void json_head(struct out_buf *b, const struct xev *ev)
 {
-	put(v, "{", 1);
-	if (ev->time) {
-		put(v, "\"time\":", 7);
-		put_u64(v, ev->time);
-		put(v, ",", 1);
-	}
-	if (ev->tid >= 0) {
-		put(v, "\"tid\":", 6);
-		put_i32(v, ev->tid);
-		put(v, ",", 1);
-	}
-	if (ev->cpu >= 0) {	/* per-cpu traces: events of several cpus interleave */
-		put(v, "\"cpu\":", 6);
-		put_i32(v, ev->cpu);
-		put(v, ",", 1);
-	}
+	out_json_begin(b);
+	if (ev->time)
+		out_json_u64(b, "time", ev->time);
+	if (ev->tid >= 0)
+		out_json_u64(b, "tid", (uint64_t)ev->tid);
+	if (ev->cpu >= 0)	/* per-cpu traces: events of several cpus interleave */
+		out_json_u64(b, "cpu", (uint64_t)ev->cpu);
+}
+
+/* A cached jsonl line (from its '{' on) after the event's keys. */
+static inline void put_json_line(struct bb_insn_view *v, const struct xev *ev, const char *t, size_t n)
+{
+	struct out_buf *b = &v->tmp;
+
+	b->len = 0;
+	json_head(b, ev);
+	if (b->len > 1)
+		out_buf_put(b, ",", 1);
+	put(v, b->p, b->len);
+	put(v, t + 1, n - 1);
 }
 
 /* The time ('-' when unknown), tid and (per-cpu traces) cpu columns of a text line. */
@@ -333,8 +328,7 @@ static inline __attribute__((always_inline)) int emit_insn(struct bb_insn_view *
 			put_line(v, l->text, l->len);
 			return 0;
 		}
-		put_json_head(v, ev);
-		put(v, l->text + 1, l->len - 1u);
+		put_json_line(v, ev, l->text, l->len);
 		return 0;
 	} else {
 		put_text_head(v, ev);
@@ -346,50 +340,51 @@ static inline __attribute__((always_inline)) int emit_insn(struct bb_insn_view *
 
 static void marker(struct bb_insn_view *v, const struct xev *ev, const char *what)
 {
-	char line[512];
-	int n;
+	struct out_buf *b = &v->tmp;
+	const char *reason = ev->reason ? ev->reason : "unknown";
+
+	b->len = 0;
 	if (v->o.format == BB_JSONL) {
-		char reason[256] = "";
-		if (ev->kind == XEV_GAP)
-			json_escape(reason, sizeof(reason), ev->reason ? ev->reason : "unknown");
-		put_json_head(v, ev);
+		json_head(b, ev);
 		switch (ev->kind) {
 		case XEV_GAP:
-			n = snprintf(line, sizeof(line), "\"event\":\"gap\",\"reason\":\"%s\",\"offset\":%lu,\"lost\":%lu}\n",
-				     reason, (unsigned long)ev->offset, (unsigned long)ev->lost);
+			out_json_string(b, "event", "gap");
+			out_json_string(b, "reason", reason);
+			out_json_u64(b, "offset", ev->offset);
+			out_json_u64(b, "lost", ev->lost);
 			break;
 		case XEV_INTERRUPT:
-			n = snprintf(line, sizeof(line), "\"event\":\"interrupt\",\"from\":\"0x%lx\",\"to\":\"0x%lx\"}\n",
-				     (unsigned long)ev->ip, (unsigned long)ev->addr);
+			out_json_string(b, "event", "interrupt");
+			out_json_hex(b, "from", ev->ip);
+			out_json_hex(b, "to", ev->addr);
 			break;
 		default:
-			n = snprintf(line, sizeof(line), "\"event\":\"%s\",\"addr\":\"0x%lx\"}\n", what,
-				     (unsigned long)(ev->kind == XEV_ENABLE ? ev->ip : ev->addr));
+			out_json_string(b, "event", what);
+			out_json_hex(b, "addr", ev->kind == XEV_ENABLE ? ev->ip : ev->addr);
 			break;
 		}
-	} else {
-		put(v, "--- ", 4);
-		put_text_head(v, ev);
-		switch (ev->kind) {
-		case XEV_GAP:
-			n = snprintf(line, sizeof(line), " gap: %s (offset %lu, %lu bytes lost)\n",
-				     ev->reason ? ev->reason : "unknown", (unsigned long)ev->offset,
-				     (unsigned long)ev->lost);
-			break;
-		case XEV_INTERRUPT:
-			n = snprintf(line, sizeof(line), " interrupt %#lx -> %#lx\n",
-				     (unsigned long)ev->ip, (unsigned long)ev->addr);
-			break;
-		case XEV_ENABLE:
-			n = snprintf(line, sizeof(line), " enabled at %#lx\n", (unsigned long)ev->ip);
-			break;
-		default:
-			n = snprintf(line, sizeof(line), " disabled\n");
-			break;
-		}
+		out_json_end(b);
+		put(v, b->p, b->len);
+		return;
 	}
-	if (n > 0)
-		put(v, line, (size_t)n < sizeof(line) ? (size_t)n : sizeof(line) - 1);
+	put(v, "--- ", 4);
+	put_text_head(v, ev);
+	switch (ev->kind) {
+	case XEV_GAP:
+		out_buf_printf(b, " gap: %s (offset %lu, %lu bytes lost)\n", reason,
+			       (unsigned long)ev->offset, (unsigned long)ev->lost);
+		break;
+	case XEV_INTERRUPT:
+		out_buf_printf(b, " interrupt %#lx -> %#lx\n", (unsigned long)ev->ip, (unsigned long)ev->addr);
+		break;
+	case XEV_ENABLE:
+		out_buf_printf(b, " enabled at %#lx\n", (unsigned long)ev->ip);
+		break;
+	default:
+		out_buf_printf(b, " disabled\n");
+		break;
+	}
+	put(v, b->p, b->len);
 }
 
 /* The line of the instruction at ip through the per-address cache; NULL when there
@@ -478,8 +473,7 @@ static int emit_block(struct bb_insn_view *v, const struct xev *ev)
 				const char *t = b->text + b->off[i];
 				size_t tl = b->off[i + 1] - b->off[i];
 				if (v->o.format == BB_JSONL) {
-					put_json_head(v, ev);
-					put(v, t + 1, tl - 1);
+					put_json_line(v, ev, t, tl);
 				} else {
 					put_text_head(v, ev);
 					put(v, " ", 1);
@@ -523,15 +517,4 @@ int bb_insn_view_event(void *ctx, const struct xev *ev)
 	default:
 		return 0;
 	}
-}
-
-void bb_json_str(FILE *out, const char *s)
-{
-	char buf[2048];
-	if (!s) {
-		fputs("null", out);
-		return;
-	}
-	json_escape(buf, sizeof(buf), s);
-	fprintf(out, "\"%s\"", buf);
 }

@@ -4,22 +4,20 @@
 #include <unistd.h>
 
 #include "views/bb_views.h"
+#include "output/out.h"
 #include "arch/x86_64/x86_dis.h"
 
-static const char *block_sym(const struct bb_env *env, const struct bb_block *b, char *buf,
-			     size_t cap, uint64_t *fstart, uint64_t *fsize)
+/* "symbol+0xoff" of the block's start in `buf`, NULL when no symbol holds it. */
+static const char *block_sym(const struct bb_env *env, const struct bb_block *b, struct out_buf *buf)
 {
 	uint64_t start = 0, size = 0;
 	const char *name = env && env->symbol ?
 		env->symbol(env->ctx, b->pid, b->time, b->start, &start, &size) : NULL;
-	if (fstart)
-		*fstart = start;
-	if (fsize)
-		*fsize = size;
 	if (!name)
 		return NULL;
-	snprintf(buf, cap, "%s+0x%lx", name, (unsigned long)(b->start - start));
-	return buf;
+	buf->len = 0;
+	out_buf_printf(buf, "%s+0x%lx%c", name, (unsigned long)(b->start - start), 0);
+	return buf->oom ? NULL : buf->p;
 }
 
 /* The more frequent direction of a conditional branch ("mainline"). */
@@ -44,6 +42,66 @@ static size_t insn_len(void *ctx, const struct bb_block *b, uint64_t ip)
 	return n && x86_dis_one(&l->dis, buf, n, ip, &in) == 0 ? in.size : 0;
 }
 
+/* --blocks columns: text like the tables of other tools, jsonl with numbers apart
+ * from their marks (cycles_approx for '~', mainline for '*') */
+static const struct out_col blocks_text[] = {
+	{ "start", OUT_HEX, 18, OUT_LEFT }, { "end", OUT_HEX, 18, OUT_LEFT },
+	{ "symbol", OUT_STR, 36, 0 }, { "count", OUT_INT, 10, 0 }, { "insns", OUT_INT, 6, 0 },
+	{ "cycles", OUT_STR, 12, OUT_RIGHT }, { "IPC", OUT_FLOAT, 6, 0 },
+	{ "taken", OUT_STR, 10, OUT_RIGHT }, { "not_taken", OUT_STR, 10, OUT_RIGHT },
+};
+static const struct out_col blocks_json[] = {
+	{ "start", OUT_HEX, 0, 0 }, { "end", OUT_HEX, 0, 0 }, { "sym", OUT_STR, 0, 0 },
+	{ "count", OUT_INT, 0, 0 }, { "insns", OUT_INT, 0, 0 }, { "cycles", OUT_INT, 0, 0 },
+	{ "ipc", OUT_FLOAT, 0, OUT_DEC(3) }, { "cycles_approx", OUT_BOOL, 0, 0 },
+	{ "taken", OUT_INT, 0, 0 }, { "not_taken", OUT_INT, 0, 0 }, { "mainline", OUT_STR, 0, 0 },
+};
+#define NCOLS(c) (sizeof(c) / sizeof((c)[0]))
+
+static void block_row(struct out_table *tab, const struct bb_block *b, const char *sym)
+{
+	bool has_cyc = b->cyc_execs > 0;
+	double ipc = has_cyc && b->cycles ? (double)(b->insns * b->cyc_execs) / (double)b->cycles : 0;
+	const char *ml = mainline(b);
+	struct out_val v[NCOLS(blocks_json)];
+
+	if (tab->fmt == OUT_JSONL) {
+		struct out_val none = { .null = true };
+		v[0] = (struct out_val){ .u = b->start };
+		v[1] = (struct out_val){ .u = b->end };
+		v[2] = sym ? (struct out_val){ .s = sym } : none;
+		v[3] = (struct out_val){ .u = b->count };
+		v[4] = (struct out_val){ .u = b->insns };
+		v[5] = has_cyc ? (struct out_val){ .u = b->cycles } : none;
+		v[6] = has_cyc ? (struct out_val){ .d = ipc } : none;
+		v[7] = (struct out_val){ .omit = !has_cyc, .b = b->approx };
+		v[8] = ml ? (struct out_val){ .u = b->taken } : none;
+		v[9] = ml ? (struct out_val){ .u = b->not_taken } : none;
+		v[10] = ml ? (struct out_val){ .s = ml } : none;
+		out_row(tab, v, 0, NULL, 0);
+		return;
+	}
+	char cbuf[32], tbuf[24], nbuf[24];
+	if (has_cyc)
+		snprintf(cbuf, sizeof(cbuf), "%lu%s", (unsigned long)b->cycles, b->approx ? "~" : "");
+	if (ml) {
+		snprintf(tbuf, sizeof(tbuf), "%lu%s", (unsigned long)b->taken,
+			 strcmp(ml, "taken") == 0 ? "*" : "");
+		snprintf(nbuf, sizeof(nbuf), "%lu%s", (unsigned long)b->not_taken,
+			 strcmp(ml, "not_taken") == 0 ? "*" : "");
+	}
+	v[0] = (struct out_val){ .u = b->start };
+	v[1] = (struct out_val){ .u = b->end };
+	v[2] = (struct out_val){ .s = sym ? sym : "[unknown]" };
+	v[3] = (struct out_val){ .u = b->count };
+	v[4] = (struct out_val){ .u = b->insns };
+	v[5] = (struct out_val){ .null = !has_cyc, .s = cbuf };
+	v[6] = (struct out_val){ .null = !has_cyc, .d = ipc };
+	v[7] = (struct out_val){ .null = !ml, .s = tbuf };
+	v[8] = (struct out_val){ .null = !ml, .s = nbuf };
+	out_row(tab, v, 0, NULL, 0);
+}
+
 int bb_blocks_report(struct bb_tally *t0, const struct bb_view_opts *o)
 {
 	size_t n;
@@ -59,7 +117,8 @@ int bb_blocks_report(struct bb_tally *t0, const struct bb_view_opts *o)
 	struct bb_block **v = bb_tally_sorted(t, &n);
 	bool cyc = bb_tally_has_cycles(t);
 	FILE *out = o->out;
-	char sym[512];
+	struct out_table tab;
+	struct out_buf sym;
 
 	if (!v) {
 		bb_tally_free(basic);
@@ -70,48 +129,15 @@ int bb_blocks_report(struct bb_tally *t0, const struct bb_view_opts *o)
 			(unsigned long)bb_tally_insns(t), (unsigned long)bb_tally_gaps(t),
 			cyc ? "cycles" : "count");
 		fprintf(out, "# mainline direction of a conditional branch marked with *\n");
-		fprintf(out, "%-18s %-18s %-36s %10s %6s %12s %6s %10s %10s\n", "start", "end",
-			"symbol", "count", "insns", "cycles", "IPC", "taken", "not_taken");
+		out_table_begin_style(&tab, out, OUT_TEXT, blocks_text, NCOLS(blocks_text),
+				      &(struct out_style){ " ", false });
+	} else {
+		out_table_begin(&tab, out, OUT_JSONL, blocks_json, NCOLS(blocks_json));
 	}
-	for (size_t i = 0; i < n; i++) {
-		const struct bb_block *b = v[i];
-		const char *s = block_sym(o->env, b, sym, sizeof(sym), NULL, NULL);
-		bool has_cyc = b->cyc_execs > 0;
-		double ipc = has_cyc && b->cycles ? (double)(b->insns * b->cyc_execs) / (double)b->cycles : 0;
-		const char *ml = mainline(b);
-		if (o->format == BB_JSONL) {
-			fprintf(out, "{\"start\":\"%#lx\",\"end\":\"%#lx\",\"sym\":", (unsigned long)b->start,
-				(unsigned long)b->end);
-			bb_json_str(out, s);
-			fprintf(out, ",\"count\":%lu,\"insns\":%lu,", (unsigned long)b->count,
-				(unsigned long)b->insns);
-			if (has_cyc)
-				fprintf(out, "\"cycles\":%lu,\"ipc\":%.3f,\"cycles_approx\":%s,",
-					(unsigned long)b->cycles, ipc, b->approx ? "true" : "false");
-			else
-				fprintf(out, "\"cycles\":null,\"ipc\":null,");
-			if (ml)
-				fprintf(out, "\"taken\":%lu,\"not_taken\":%lu,\"mainline\":\"%s\"}\n",
-					(unsigned long)b->taken, (unsigned long)b->not_taken, ml);
-			else
-				fprintf(out, "\"taken\":null,\"not_taken\":null,\"mainline\":null}\n");
-			continue;
-		}
-		char cbuf[32] = "-", ibuf[16] = "-", tbuf[24] = "-", nbuf[24] = "-";
-		if (has_cyc) {
-			snprintf(cbuf, sizeof(cbuf), "%lu%s", (unsigned long)b->cycles, b->approx ? "~" : "");
-			snprintf(ibuf, sizeof(ibuf), "%.2f", ipc);
-		}
-		if (ml) {
-			snprintf(tbuf, sizeof(tbuf), "%lu%s", (unsigned long)b->taken,
-				 strcmp(ml, "taken") == 0 ? "*" : "");
-			snprintf(nbuf, sizeof(nbuf), "%lu%s", (unsigned long)b->not_taken,
-				 strcmp(ml, "not_taken") == 0 ? "*" : "");
-		}
-		fprintf(out, "%#-18lx %#-18lx %-36s %10lu %6lu %12s %6s %10s %10s\n",
-			(unsigned long)b->start, (unsigned long)b->end, s ? s : "[unknown]",
-			(unsigned long)b->count, (unsigned long)b->insns, cbuf, ibuf, tbuf, nbuf);
-	}
+	out_buf_init(&sym, NULL, 0);
+	for (size_t i = 0; i < n; i++)
+		block_row(&tab, v[i], block_sym(o->env, v[i], &sym));
+	out_buf_free(&sym);
 	bb_tally_free(basic);
 	return 0;
 }
@@ -148,6 +174,53 @@ static bool same_code(const struct bb_env *env, int32_t pid, uint64_t time, uint
 
 	return env->read(env->ctx, pid, time, fstart, x, k) == k &&
 	       env->read(env->ctx, b->pid, b->time, s, y, k) == k && memcmp(x, y, k) == 0;
+}
+
+/* --annotate columns; the hottest lines are marked ('>', red on a terminal) */
+static const struct out_col annotate_text[] = {
+	{ "count", OUT_INT, 8, 0 }, { "cycles", OUT_STR, 10, OUT_RIGHT },
+	{ "address", OUT_HEX, 18, OUT_LEFT | OUT_MARK }, { "instruction", OUT_STR, 34, 0 },
+	{ "taken", OUT_STR, 0, 0 },
+};
+static const struct out_col annotate_json[] = {
+	{ "ip", OUT_HEX, 0, 0 }, { "offset", OUT_INT, 0, 0 }, { "count", OUT_INT, 0, 0 },
+	{ "cycles", OUT_FLOAT, 0, OUT_DEC(0) }, { "insn", OUT_STR, 0, 0 }, { "taken", OUT_INT, 0, 0 },
+	{ "not_taken", OUT_INT, 0, 0 }, { "taken_pct", OUT_FLOAT, 0, OUT_DEC(1) },
+	{ "hot", OUT_BOOL, 0, 0 },
+};
+
+static void annotate_row(struct out_table *tab, const struct aline *a, uint64_t fstart, bool cyc,
+			 bool hot)
+{
+	bool has_taken = a->cond && a->taken + a->not_taken;
+	double pct = has_taken ? 100.0 * (double)a->taken / (double)(a->taken + a->not_taken) : 0;
+	char dis[200], cbuf[32], taken[32] = "";
+	struct out_val v[NCOLS(annotate_json)];
+
+	snprintf(dis, sizeof(dis), "%s%s%s", a->in.mnemonic, a->in.op_str[0] ? " " : "", a->in.op_str);
+	if (tab->fmt == OUT_JSONL) {
+		v[0] = (struct out_val){ .u = a->in.ip };
+		v[1] = (struct out_val){ .u = a->in.ip - fstart };
+		v[2] = (struct out_val){ .u = a->count };
+		v[3] = (struct out_val){ .null = !cyc, .d = a->cycles };
+		v[4] = (struct out_val){ .s = dis };
+		v[5] = (struct out_val){ .omit = !has_taken, .u = a->taken };
+		v[6] = (struct out_val){ .omit = !has_taken, .u = a->not_taken };
+		v[7] = (struct out_val){ .omit = !has_taken, .d = pct };
+		v[8] = (struct out_val){ .b = hot };
+		out_row(tab, v, 0, NULL, 0);
+		return;
+	}
+	if (cyc)
+		snprintf(cbuf, sizeof(cbuf), "%.0f%s", a->cycles, a->approx ? "~" : "");
+	if (has_taken)
+		snprintf(taken, sizeof(taken), "%.1f%%", pct);
+	v[0] = (struct out_val){ .u = a->count };
+	v[1] = (struct out_val){ .null = !cyc, .s = cbuf };
+	v[2] = (struct out_val){ .u = a->in.ip };
+	v[3] = (struct out_val){ .s = dis };
+	v[4] = (struct out_val){ .s = taken };
+	out_row_marked(tab, v, hot);
 }
 
 int bb_annotate_report(struct bb_tally *t, const char *symname, const struct bb_view_opts *o)
@@ -262,46 +335,20 @@ int bb_annotate_report(struct bb_tally *t, const char *symname, const struct bb_
 				break;
 			}
 	}
-	bool color = o->format == BB_TEXT && isatty(fileno(o->out));
 	FILE *out = o->out;
-	if (o->format == BB_TEXT)
-		fprintf(out, "# %s at %#lx: %lu instructions executed%s\n%8s %10s  %-18s %-34s %s\n",
-			symname, (unsigned long)fstart, (unsigned long)total,
-			cyc ? "" : " (no cycles in this trace)", "count", "cycles", "address", "instruction",
-			"taken");
+	struct out_table tab;
+	if (o->format == BB_TEXT) {
+		fprintf(out, "# %s at %#lx: %lu instructions executed%s\n", symname, (unsigned long)fstart,
+			(unsigned long)total, cyc ? "" : " (no cycles in this trace)");
+		out_table_begin_style(&tab, out, OUT_TEXT, annotate_text, NCOLS(annotate_text),
+				      &(struct out_style){ " ", isatty(fileno(out)) });
+	} else {
+		out_table_begin(&tab, out, OUT_JSONL, annotate_json, NCOLS(annotate_json));
+	}
 	for (size_t j = 0; j < nl; j++) {
 		const struct aline *a = &l[j];
 		double w = cyc ? a->cycles : (double)a->count;
-		bool is_hot = w > 0 && w >= hot[2];
-		char taken[32] = "";
-		if (a->cond && a->taken + a->not_taken)
-			snprintf(taken, sizeof(taken), "%.1f%%",
-				 100.0 * (double)a->taken / (double)(a->taken + a->not_taken));
-		char dis_text[200];
-		snprintf(dis_text, sizeof(dis_text), "%s%s%s", a->in.mnemonic, a->in.op_str[0] ? " " : "",
-			 a->in.op_str);
-		if (o->format == BB_JSONL) {
-			fprintf(out, "{\"ip\":\"%#lx\",\"offset\":%lu,\"count\":%lu,", (unsigned long)a->in.ip,
-				(unsigned long)(a->in.ip - fstart), (unsigned long)a->count);
-			if (cyc)
-				fprintf(out, "\"cycles\":%.0f,", a->cycles);
-			else
-				fprintf(out, "\"cycles\":null,");
-			fprintf(out, "\"insn\":");
-			bb_json_str(out, dis_text);
-			if (taken[0])
-				fprintf(out, ",\"taken\":%lu,\"not_taken\":%lu,\"taken_pct\":%.1f",
-					(unsigned long)a->taken, (unsigned long)a->not_taken,
-					100.0 * (double)a->taken / (double)(a->taken + a->not_taken));
-			fprintf(out, ",\"hot\":%s}\n", is_hot ? "true" : "false");
-			continue;
-		}
-		char cbuf[32] = "-";
-		if (cyc)
-			snprintf(cbuf, sizeof(cbuf), "%.0f%s", a->cycles, a->approx ? "~" : "");
-		fprintf(out, "%s%8lu %10s %c%#-18lx %-34s %s%s\n", color && is_hot ? "\033[31m" : "",
-			(unsigned long)a->count, cbuf, is_hot ? '>' : ' ', (unsigned long)a->in.ip,
-			dis_text, taken, color && is_hot ? "\033[0m" : "");
+		annotate_row(&tab, a, fstart, cyc, w > 0 && w >= hot[2]);
 	}
 	free(l);
 	free(base);

@@ -39,7 +39,4 @@ int bb_cg_event(void *ctx, const struct xev *ev);
 int bb_cg_write(struct bb_cg *cg, FILE *out, const char *cmd);
 void bb_cg_free(struct bb_cg *cg);
 
-/* JSON string escaping shared by the views. */
-void bb_json_str(FILE *out, const char *s);
-
 #endif

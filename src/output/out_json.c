@@ -1,0 +1,245 @@
+/* JSON lines, built in a growing buffer and written whole: the one place that knows
+ * how a JSON string is escaped and how an object's keys and values are written. */
+#include <errno.h>
+#include <inttypes.h>
+#include <stdarg.h>
+#include <stdlib.h>
+#include <string.h>
+
+#include "output/out.h"
+
+void out_buf_init(struct out_buf *b, char *mem, size_t cap)
+{
+	*b = (struct out_buf){ mem, 0, mem ? cap : 0, false, false };
+}
+
+void out_buf_free(struct out_buf *b)
+{
+	if (b->heap)
+		free(b->p);
+	out_buf_init(b, NULL, 0);
+}
+
+/* Room for n more bytes; false (and oom set) when there is none. */
+static bool reserve(struct out_buf *b, size_t n)
+{
+	if (b->len + n <= b->cap)
+		return true;
+	if (b->oom)
+		return false;
+	size_t cap = b->cap ? b->cap : 256;
+	while (cap < b->len + n)
+		cap *= 2;
+	char *p = b->heap ? realloc(b->p, cap) : malloc(cap);
+	if (!p) {
+		b->oom = true;
+		return false;
+	}
+	if (!b->heap && b->len)
+		memcpy(p, b->p, b->len);
+	b->p = p;
+	b->cap = cap;
+	b->heap = true;
+	return true;
+}
+
+void out_buf_put(struct out_buf *b, const char *s, size_t n)
+{
+	if (!reserve(b, n))
+		return;
+	memcpy(b->p + b->len, s, n);
+	b->len += n;
+}
+
+void out_buf_printf(struct out_buf *b, const char *fmt, ...)
+{
+	va_list ap;
+	char tmp[1];
+
+	va_start(ap, fmt);
+	int n = vsnprintf(tmp, 0, fmt, ap);
+	va_end(ap);
+	/* vsnprintf writes a terminating NUL: one byte more than the text */
+	if (n < 0 || !reserve(b, (size_t)n + 1))
+		return;
+	va_start(ap, fmt);
+	vsnprintf(b->p + b->len, (size_t)n + 1, fmt, ap);
+	va_end(ap);
+	b->len += (size_t)n;
+}
+
+/* Two digits a division: numbers are most of what JSON lines of --insn hold. */
+void out_buf_u64(struct out_buf *b, uint64_t v)
+{
+	static const char d2[] = "00010203040506070809101112131415161718192021222324"
+				 "25262728293031323334353637383940414243444546474849"
+				 "50515253545556575859606162636465666768697071727374"
+				 "75767778798081828384858687888990919293949596979899";
+	char tmp[20];
+	size_t i = sizeof(tmp);
+
+	while (v >= 100) {
+		unsigned r = (unsigned)(v % 100);
+		v /= 100;
+		tmp[--i] = d2[2 * r + 1];
+		tmp[--i] = d2[2 * r];
+	}
+	if (v >= 10) {
+		tmp[--i] = d2[2 * v + 1];
+		tmp[--i] = d2[2 * v];
+	} else {
+		tmp[--i] = (char)('0' + v);
+	}
+	out_buf_put(b, tmp + i, sizeof(tmp) - i);
+}
+
+int out_buf_write(struct out_buf *b, FILE *f)
+{
+	if (b->oom)
+		return -ENOMEM;
+	return fwrite(b->p, 1, b->len, f) == b->len ? 0 : -EIO;
+}
+
+/* The length of the well-formed UTF-8 sequence at s (lead byte >= 0x80), or 0 with
+ * *bad the length of its maximal ill-formed prefix (Unicode's "maximal subpart"),
+ * which becomes one U+FFFD. */
+static size_t utf8_len(const unsigned char *s, size_t *bad)
+{
+	unsigned char c = s[0], lo = 0x80, hi = 0xbf;
+	size_t need;
+
+	if (c >= 0xc2 && c <= 0xdf)
+		need = 1;
+	else if (c >= 0xe0 && c <= 0xef)
+		need = 2, lo = c == 0xe0 ? 0xa0 : 0x80, hi = c == 0xed ? 0x9f : 0xbf;
+	else if (c >= 0xf0 && c <= 0xf4)
+		need = 3, lo = c == 0xf0 ? 0x90 : 0x80, hi = c == 0xf4 ? 0x8f : 0xbf;
+	else {
+		*bad = 1;	/* a continuation byte, an overlong lead (c0, c1) or f5..ff */
+		return 0;
+	}
+	/* the second byte's range excludes overlong forms, surrogates and > U+10FFFF */
+	for (size_t i = 1; i <= need; i++, lo = 0x80, hi = 0xbf)
+		if (s[i] < lo || s[i] > hi) {	/* the string's NUL stops here too */
+			*bad = i;
+			return 0;
+		}
+	return need + 1;
+}
+
+void out_json_str(struct out_buf *b, const char *str)
+{
+	static const char hex[] = "0123456789abcdef";
+	const unsigned char *s = (const unsigned char *)str, *run;
+
+	if (!str) {
+		out_buf_put(b, "null", 4);
+		return;
+	}
+	out_buf_put(b, "\"", 1);
+	for (run = s; *s;) {
+		unsigned char c = *s;
+		size_t n, bad = 0;
+		char esc[6];
+
+		if (c >= 0x20 && c < 0x7f && c != '"' && c != '\\') {
+			s++;
+			continue;
+		}
+		if (c >= 0x80 && (n = utf8_len(s, &bad))) {
+			s += n;
+			continue;
+		}
+		/* an ordinary run ends here: out in one piece before the escape */
+		out_buf_put(b, (const char *)run, (size_t)(s - run));
+		switch (c) {
+		case '"': out_buf_put(b, "\\\"", 2); break;
+		case '\\': out_buf_put(b, "\\\\", 2); break;
+		case '\n': out_buf_put(b, "\\n", 2); break;
+		case '\t': out_buf_put(b, "\\t", 2); break;
+		case '\r': out_buf_put(b, "\\r", 2); break;
+		case '\b': out_buf_put(b, "\\b", 2); break;
+		case '\f': out_buf_put(b, "\\f", 2); break;
+		default:
+			if (bad) {	/* invalid UTF-8: the output stays valid JSON */
+				out_buf_put(b, "\\ufffd", 6);
+				s += bad;
+				run = s;
+				continue;
+			}
+			/* the other control characters, and DEL, which terminals act on */
+			memcpy(esc, "\\u00", 4);
+			esc[4] = hex[c >> 4];
+			esc[5] = hex[c & 15];
+			out_buf_put(b, esc, 6);
+			break;
+		}
+		run = ++s;
+	}
+	out_buf_put(b, (const char *)run, (size_t)(s - run));
+	out_buf_put(b, "\"", 1);
+}
+
+void out_json_begin(struct out_buf *b)
+{
+	out_buf_put(b, "{", 1);
+}
+
+void out_json_end(struct out_buf *b)
+{
+	out_buf_put(b, "}\n", 2);
+}
+
+/* Keys are column names: lower-cased, '_' for ' ' (they need no escaping). */
+void out_json_key(struct out_buf *b, const char *key)
+{
+	size_t n = strlen(key);
+
+	if (!reserve(b, n + 4))
+		return;
+	if (b->len && b->p[b->len - 1] != '{')
+		b->p[b->len++] = ',';
+	b->p[b->len++] = '"';
+	for (size_t i = 0; i < n; i++) {	/* ASCII, not the locale's tolower: a hot path */
+		char c = key[i];
+		b->p[b->len++] = c == ' ' ? '_' : c >= 'A' && c <= 'Z' ? (char)(c - 'A' + 'a') : c;
+	}
+	b->p[b->len++] = '"';
+	b->p[b->len++] = ':';
+}
+
+void out_json_u64(struct out_buf *b, const char *key, uint64_t v)
+{
+	out_json_key(b, key);
+	out_buf_u64(b, v);
+}
+
+void out_json_hex(struct out_buf *b, const char *key, uint64_t v)
+{
+	out_json_key(b, key);
+	out_buf_printf(b, "\"0x%" PRIx64 "\"", v);
+}
+
+void out_json_fixed(struct out_buf *b, const char *key, int dec, double v)
+{
+	out_json_key(b, key);
+	out_buf_printf(b, "%.*f", dec, v);
+}
+
+void out_json_bool(struct out_buf *b, const char *key, bool v)
+{
+	out_json_key(b, key);
+	out_buf_put(b, v ? "true" : "false", v ? 4 : 5);
+}
+
+void out_json_null(struct out_buf *b, const char *key)
+{
+	out_json_key(b, key);
+	out_buf_put(b, "null", 4);
+}
+
+void out_json_string(struct out_buf *b, const char *key, const char *s)
+{
+	out_json_key(b, key);
+	out_json_str(b, s);
+}
