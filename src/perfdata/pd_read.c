@@ -1,5 +1,4 @@
-/* perf.data reader: file and pipe headers, attrs and ids, features, and the record
- * loop (mapping windows over the data section, user records delivered at once, kernel
+/* perf.data reader: file and pipe headers, features, and the record loop (mapping windows over the data section, user records delivered at once, kernel
  * records through the ordering queue). */
 #include <errno.h>
 #include <fcntl.h>
@@ -51,120 +50,6 @@ const char *pd_record_name(uint32_t type)
 static bool known_type(uint32_t t)
 {
 	return t < sizeof(rec_names) / sizeof(rec_names[0]) && rec_names[t];
-}
-
-/* ---- ids ---- */
-
-static uint64_t hash64(uint64_t x)
-{
-	x ^= x >> 33;
-	x *= 0xff51afd7ed558ccdULL;
-	x ^= x >> 33;
-	return x;
-}
-
-static int id_put(struct pd_file *f, uint64_t id, uint32_t idx)
-{
-	if ((f->id_n + 1) * 2 > f->id_cap) {
-		size_t nc = f->id_cap ? f->id_cap * 2 : 64;
-		uint64_t *nk = calloc(nc, sizeof(*nk));
-		uint32_t *nv = calloc(nc, sizeof(*nv));
-
-		if (!nk || !nv) {
-			free(nk);
-			free(nv);
-			return -1;
-		}
-		for (size_t i = 0; i < f->id_cap; i++) {
-			if (!f->id_keys[i])
-				continue;
-			size_t j = hash64(f->id_keys[i]) & (nc - 1);
-			while (nk[j])
-				j = (j + 1) & (nc - 1);
-			nk[j] = f->id_keys[i];
-			nv[j] = f->id_vals[i];
-		}
-		free(f->id_keys);
-		free(f->id_vals);
-		f->id_keys = nk;
-		f->id_vals = nv;
-		f->id_cap = nc;
-	}
-	size_t j = hash64(id) & (f->id_cap - 1);
-	while (f->id_keys[j] && f->id_keys[j] != id)
-		j = (j + 1) & (f->id_cap - 1);
-	if (!f->id_keys[j])
-		f->id_n++;
-	f->id_keys[j] = id;
-	f->id_vals[j] = idx;
-	return 0;
-}
-
-const struct pd_attr *pd_attr_by_id(const struct pd_file *f, uint64_t id)
-{
-	if (!f->id_cap || !id)
-		return NULL;
-	size_t j = hash64(id) & (f->id_cap - 1);
-	while (f->id_keys[j]) {
-		if (f->id_keys[j] == id)
-			return &f->attrs[f->id_vals[j]];
-		j = (j + 1) & (f->id_cap - 1);
-	}
-	return NULL;
-}
-
-int pd_add_attr(struct pd_file *f, const void *attr, size_t attr_size, const uint64_t *ids, size_t nids)
-{
-	struct pd_attr *na, *a;
-
-	if (attr_size < PERF_ATTR_SIZE_VER0 || f->nattrs >= 4096)
-		return -1;
-	na = realloc(f->attrs, (f->nattrs + 1) * sizeof(*na));
-	if (!na)
-		return -1;
-	f->attrs = na;
-	a = &f->attrs[f->nattrs];
-	memset(a, 0, sizeof(*a));
-	memcpy(&a->attr, attr, attr_size < sizeof(a->attr) ? attr_size : sizeof(a->attr));
-	a->index = f->nattrs;
-	a->ids = nids ? malloc(nids * sizeof(uint64_t)) : NULL;
-	if (nids && !a->ids)
-		return -1;
-	if (nids)
-		memcpy(a->ids, ids, nids * sizeof(uint64_t));
-	a->nids = (uint32_t)nids;
-	pd_attr_init_pos(a);
-	f->nattrs++;
-	for (size_t i = 0; i < nids; i++)
-		if (ids[i] && id_put(f, ids[i], a->index) < 0)
-			return -1;
-	return 0;
-}
-
-static const char *generic_name(const struct perf_event_attr *at, char *buf, size_t n)
-{
-	static const char *const hw[] = { "cycles", "instructions", "cache-references",
-		"cache-misses", "branches", "branch-misses", "bus-cycles",
-		"stalled-cycles-frontend", "stalled-cycles-backend", "ref-cycles" };
-	static const char *const sw[] = { "cpu-clock", "task-clock", "page-faults",
-		"context-switches", "cpu-migrations", "minor-faults", "major-faults",
-		"alignment-faults", "emulation-faults", "dummy", "bpf-output", "cgroup-switches" };
-
-	if (at->type == PERF_TYPE_HARDWARE && at->config < sizeof(hw) / sizeof(hw[0]))
-		return hw[at->config];
-	if (at->type == PERF_TYPE_SOFTWARE && at->config < sizeof(sw) / sizeof(sw[0]))
-		return sw[at->config];
-	snprintf(buf, n, "type%u/config%#llx", at->type, (unsigned long long)at->config);
-	return buf;
-}
-
-static void name_attrs(struct pd_file *f)
-{
-	char buf[64];
-
-	for (uint32_t i = 0; i < f->nattrs; i++)
-		if (!f->attrs[i].name)
-			f->attrs[i].name = strdup(generic_name(&f->attrs[i].attr, buf, sizeof(buf)));
 }
 
 /* ---- features ---- */
@@ -594,7 +479,7 @@ int pd_open_fd(int fd, const char *name, struct pd_file **out)
 	} else if (open_file(f) < 0) {
 		goto fail;
 	}
-	name_attrs(f);
+	pd_name_attrs(f);
 	*out = f;
 	return 0;
 fail:
@@ -880,7 +765,7 @@ static int user_record(struct rd *r, const uint8_t *raw, size_t size, const uint
 		if (pd_add_attr(f, raw + sizeof(*h), asz, ids, nids) < 0)
 			f->st.bad++;
 		free(ids);
-		name_attrs(f);
+		pd_name_attrs(f);
 		break;
 	}
 	case PD_RECORD_HEADER_FEATURE: {
