@@ -1,5 +1,4 @@
-/* perf.data reader: file and pipe headers, attrs and ids, features, and the record
- * loop (mapping windows over the data section, user records delivered at once, kernel
+/* perf.data reader: file and pipe headers, features, and the record loop (mapping windows over the data section, user records delivered at once, kernel
  * records through the ordering queue). */
 #include <errno.h>
 #include <fcntl.h>
@@ -51,69 +50,6 @@ const char *pd_record_name(uint32_t type)
 static bool known_type(uint32_t t)
 {
 	return t < sizeof(rec_names) / sizeof(rec_names[0]) && rec_names[t];
-}
-
-/* ---- ids ---- */
-
-const struct pd_attr *pd_attr_by_id(const struct pd_file *f, uint64_t id)
-{
-	uint64_t i;
-
-	return id && xp_map_get(&f->ids, id, &i) ? &f->attrs[i] : NULL;
-}
-
-int pd_add_attr(struct pd_file *f, const void *attr, size_t attr_size, const uint64_t *ids, size_t nids)
-{
-	struct pd_attr *na, *a;
-
-	if (attr_size < PERF_ATTR_SIZE_VER0 || f->nattrs >= 4096)
-		return -1;
-	na = realloc(f->attrs, (f->nattrs + 1) * sizeof(*na));
-	if (!na)
-		return -1;
-	f->attrs = na;
-	a = &f->attrs[f->nattrs];
-	memset(a, 0, sizeof(*a));
-	memcpy(&a->attr, attr, attr_size < sizeof(a->attr) ? attr_size : sizeof(a->attr));
-	a->index = f->nattrs;
-	a->ids = nids ? malloc(nids * sizeof(uint64_t)) : NULL;
-	if (nids && !a->ids)
-		return -1;
-	if (nids)
-		memcpy(a->ids, ids, nids * sizeof(uint64_t));
-	a->nids = (uint32_t)nids;
-	pd_attr_init_pos(a);
-	f->nattrs++;
-	for (size_t i = 0; i < nids; i++)
-		if (ids[i] && xp_map_put(&f->ids, ids[i], a->index) < 0)
-			return -1;
-	return 0;
-}
-
-static const char *generic_name(const struct perf_event_attr *at, char *buf, size_t n)
-{
-	static const char *const hw[] = { "cycles", "instructions", "cache-references",
-		"cache-misses", "branches", "branch-misses", "bus-cycles",
-		"stalled-cycles-frontend", "stalled-cycles-backend", "ref-cycles" };
-	static const char *const sw[] = { "cpu-clock", "task-clock", "page-faults",
-		"context-switches", "cpu-migrations", "minor-faults", "major-faults",
-		"alignment-faults", "emulation-faults", "dummy", "bpf-output", "cgroup-switches" };
-
-	if (at->type == PERF_TYPE_HARDWARE && at->config < sizeof(hw) / sizeof(hw[0]))
-		return hw[at->config];
-	if (at->type == PERF_TYPE_SOFTWARE && at->config < sizeof(sw) / sizeof(sw[0]))
-		return sw[at->config];
-	snprintf(buf, n, "type%u/config%#llx", at->type, (unsigned long long)at->config);
-	return buf;
-}
-
-static void name_attrs(struct pd_file *f)
-{
-	char buf[64];
-
-	for (uint32_t i = 0; i < f->nattrs; i++)
-		if (!f->attrs[i].name)
-			f->attrs[i].name = strdup(generic_name(&f->attrs[i].attr, buf, sizeof(buf)));
 }
 
 /* ---- features ---- */
@@ -543,7 +479,7 @@ int pd_open_fd(int fd, const char *name, struct pd_file **out)
 	} else if (open_file(f) < 0) {
 		goto fail;
 	}
-	name_attrs(f);
+	pd_name_attrs(f);
 	*out = f;
 	return 0;
 fail:
@@ -828,7 +764,7 @@ static int user_record(struct rd *r, const uint8_t *raw, size_t size, const uint
 		if (pd_add_attr(f, raw + sizeof(*h), asz, ids, nids) < 0)
 			f->st.bad++;
 		free(ids);
-		name_attrs(f);
+		pd_name_attrs(f);
 		break;
 	}
 	case PD_RECORD_HEADER_FEATURE: {

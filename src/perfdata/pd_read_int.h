@@ -40,16 +40,26 @@ struct pd_file {
 	bool read_done;
 };
 
-const struct pd_attr *pd_rec_attr(struct pd_file *f, const void *raw, size_t size);
-int pd_parse_rec(struct pd_file *f, const void *raw, size_t size, struct pd_rec *r);
+/* The calls between the pd_read*.c files go one way: pd_read.c -> pd_read_rec.c ->
+ * pd_read_attr.c, and pd_read.c -> pd_read_queue.c. */
 
-/* Feature payload parsing (file sections and pipe-mode HEADER_FEATURE records). */
-int pd_parse_feature(struct pd_file *f, unsigned feat, const uint8_t *p, size_t n);
+/* pd_read_attr.c: attrs and ids */
 int pd_add_attr(struct pd_file *f, const void *attr, size_t attr_size, const uint64_t *ids,
 		size_t nids);
+/* The attr a record belongs to (by its sample id), NULL when it cannot tell. */
+const struct pd_attr *pd_rec_attr(struct pd_file *f, const void *raw, size_t size);
+/* Gives attrs without an EVENT_DESC name the generic one ("cycles", "type8/config0x..."). */
+void pd_name_attrs(struct pd_file *f);
+
+/* pd_read_rec.c: kernel record bodies */
+int pd_parse_rec(struct pd_file *f, const void *raw, size_t size, struct pd_rec *r);
+
+/* pd_read.c: feature payload parsing (file sections and pipe-mode HEADER_FEATURE
+ * records). */
+int pd_parse_feature(struct pd_file *f, unsigned feat, const uint8_t *p, size_t n);
 int pd_add_build_id(struct pd_file *f, const void *rec, size_t n);
 
-/* Ordering queue. */
+/* pd_read_queue.c: the ordering queue */
 struct pd_queue *pd_queue_new(size_t limit);
 void pd_queue_free(struct pd_queue *q);
 /* Copies the record in. */

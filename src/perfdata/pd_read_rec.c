@@ -204,40 +204,6 @@ int pd_parse_sample(const struct pd_attr *a, const void *rec, size_t size, struc
 	return 0;
 }
 
-/* perf's __perf_evsel__calc_id_pos / calc_is_pos. */
-void pd_attr_init_pos(struct pd_attr *a)
-{
-	uint64_t t = a->attr.sample_type;
-	int idx = 0;
-
-	if (t & PERF_SAMPLE_IDENTIFIER) {
-		a->id_pos = 0;
-		a->is_pos = 1;
-	} else if (t & PERF_SAMPLE_ID) {
-		if (t & PERF_SAMPLE_IP)
-			idx++;
-		if (t & PERF_SAMPLE_TID)
-			idx++;
-		if (t & PERF_SAMPLE_TIME)
-			idx++;
-		if (t & PERF_SAMPLE_ADDR)
-			idx++;
-		a->id_pos = idx;
-		idx = 1;
-		if (t & PERF_SAMPLE_CPU)
-			idx++;
-		if (t & PERF_SAMPLE_STREAM_ID)
-			idx++;
-		a->is_pos = idx;
-	} else {
-		a->id_pos = -1;
-		a->is_pos = -1;
-	}
-	a->sample_size = 8 * (uint32_t)__builtin_popcountll(t & (PERF_SAMPLE_IP | PERF_SAMPLE_TID |
-		PERF_SAMPLE_TIME | PERF_SAMPLE_ADDR | PERF_SAMPLE_ID | PERF_SAMPLE_STREAM_ID |
-		PERF_SAMPLE_CPU | PERF_SAMPLE_PERIOD | PERF_SAMPLE_IDENTIFIER));
-}
-
 /* Size of the sample_id_all trailer of non-sample records for this attr. */
 static size_t sid_size(const struct perf_event_attr *at)
 {
@@ -293,34 +259,6 @@ static const char *str_in(const uint8_t *p, const uint8_t *end)
 	if (p >= end || !memchr(p, 0, (size_t)(end - p)))
 		return NULL;
 	return (const char *)p;
-}
-
-const struct pd_attr *pd_rec_attr(struct pd_file *f, const void *raw, size_t size)
-{
-	const struct perf_event_header *h = raw;
-	const struct pd_attr *first = f->nattrs ? &f->attrs[0] : NULL;
-	uint64_t id;
-
-	if (!first)
-		return NULL;
-	if (f->nattrs == 1)
-		return first;
-	if (h->type == PERF_RECORD_SAMPLE) {
-		if (first->id_pos < 0)
-			return first;
-		size_t off = sizeof(*h) + 8 * (size_t)first->id_pos;
-		if (off + 8 > size)
-			return NULL;
-		memcpy(&id, (const uint8_t *)raw + off, 8);
-	} else {
-		if (!first->attr.sample_id_all || first->is_pos < 0)
-			return first;
-		size_t back = 8 * (size_t)first->is_pos;
-		if (back + sizeof(*h) > size)
-			return NULL;
-		memcpy(&id, (const uint8_t *)raw + size - back, 8);
-	}
-	return pd_attr_by_id(f, id);
 }
 
 int pd_parse_rec(struct pd_file *f, const void *raw, size_t size, struct pd_rec *r)

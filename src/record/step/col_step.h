@@ -1,4 +1,4 @@
-/* --mode step: the ptrace branch tracer (arch/x86_64/x86_step.c) writing a per-thread
+/* --mode step: the ptrace branch tracer (src/record/step/stp.h) writing a per-thread
  * Intel PT recording (src/record/step/ptw.c) into perf.data, laid out like
  * `perf record --per-thread -e intel_pt//u` (see docs/trace-format.md). */
 #ifndef COL_STEP_H

@@ -11,8 +11,8 @@
 #include "record/step/col_step.h"
 #include "record/step/col_step_filter.h"
 #include "record/step/ptw.h"
+#include "record/step/stp.h"
 #include "record/rec.h"
-#include "arch/x86_64/x86_step.h"
 #include "util/xp_err.h"
 #include "util/xp_grow.h"
 
@@ -46,7 +46,7 @@ struct step_col {
 	uint64_t pt_bytes, chunks;
 	int err;
 	/* --filter */
-	struct x86_step *s;
+	struct stp *s;
 	struct step_filter *filt;
 	int nfilt;
 	uint64_t ranges[64][2];
@@ -224,7 +224,7 @@ static int put_mmap2(struct step_col *c, pid_t pid, uint64_t lo, uint64_t hi, ui
 static int resolve_filters(struct step_col *c, uint64_t lo, uint64_t hi, uint64_t off,
 			   const char *name)
 {
-	struct x86_step_range r[64];
+	struct stp_range r[64];
 	char why[512];
 	int n;
 
@@ -242,7 +242,7 @@ static int resolve_filters(struct step_col *c, uint64_t lo, uint64_t hi, uint64_
 		r[i].start = c->ranges[i][0];
 		r[i].end = c->ranges[i][1];
 	}
-	return x86_step_set_ranges(c->s, r, (unsigned)c->nranges) < 0 ? fail(c, -ENOMEM) : 0;
+	return stp_set_ranges(c->s, r, (unsigned)c->nranges) < 0 ? fail(c, -ENOMEM) : 0;
 }
 
 /* Writes MMAP2 for executable mappings of pid not described yet; forgets the gone ones.
@@ -372,7 +372,7 @@ static int end_thread(struct step_col *c, struct step_thread *t)
 	return e < 0 ? fail(c, e) : 0;
 }
 
-static int on_event(void *ctx, const struct x86_step_event *ev)
+static int on_event(void *ctx, const struct stp_event *ev)
 {
 	struct step_col *c = ctx;
 	struct step_thread *t = *ev->user;
@@ -381,7 +381,7 @@ static int on_event(void *ctx, const struct x86_step_event *ev)
 	if (c->err)
 		return c->err;
 	switch (ev->kind) {
-	case XS_THREAD:
+	case STP_THREAD:
 		if (flush_all(c) < 0)
 			return c->err;
 		if (!ev->ptid) {
@@ -411,7 +411,7 @@ static int on_event(void *ctx, const struct x86_step_event *ev)
 		if (e == 0 && ev->ip)
 			e = ptw_enable(&t->w, ev->ip, ev->time);
 		break;
-	case XS_EXEC:
+	case STP_EXEC:
 		if (flush_all(c) < 0)
 			return c->err;
 		{
@@ -425,27 +425,27 @@ static int on_event(void *ctx, const struct x86_step_event *ev)
 		if ((e = put_comm(c, ev->pid, ev->tid, ev->comm, 1, ev->time)) < 0)
 			return e;
 		return sync_maps(c, ev->pid, ev->time, 1) < 0 ? fail(c, -EIO) : 0;
-	case XS_MAPS:
+	case STP_MAPS:
 		if (flush_all(c) < 0)
 			return c->err;
 		return sync_maps(c, ev->pid, ev->time, 0) < 0 ? fail(c, -EIO) : 0;
-	case XS_TNT:
+	case STP_TNT:
 		e = ptw_tnt(&t->w, ev->ip, ev->taken, ev->time);
 		break;
-	case XS_TIP:
+	case STP_TIP:
 		e = ptw_tip(&t->w, ev->ip, ev->to, ev->time);
 		break;
-	case XS_DISABLE:
+	case STP_DISABLE:
 		e = ev->taken ? ptw_async_disable(&t->w, ev->ip, ev->time)
 			      : ptw_disable(&t->w, ev->ip, ev->to, ev->time);
 		break;
-	case XS_ENABLE:
+	case STP_ENABLE:
 		e = ptw_enable(&t->w, ev->to, ev->time);
 		break;
-	case XS_ASYNC:
+	case STP_ASYNC:
 		e = ptw_async(&t->w, ev->ip, ev->to, ev->time);
 		break;
-	case XS_EXIT:
+	case STP_EXIT:
 		if (!t)
 			return 0;
 		if (end_thread(c, t) < 0 || flush_all(c) < 0)
@@ -570,7 +570,7 @@ static void step_col_free(struct step_col *c)
 	free(c->th);
 }
 
-static void print_summary(const struct step_col *c, const struct x86_step_stats *st)
+static void print_summary(const struct step_col *c, const struct stp_stats *st)
 {
 	uint64_t br = st->cond + st->indirect + st->ret;
 
@@ -587,8 +587,8 @@ static void print_summary(const struct step_col *c, const struct x86_step_stats 
 static int step_run(struct rec *r)
 {
 	struct step_col c = { .r = r };
-	struct x86_step_opts xo = { .fn = on_event, .ctx = &c, .stop = &rec_stop_requested };
-	struct x86_step *s = NULL;
+	struct stp_opts xo = { .fn = on_event, .ctx = &c, .stop = &rec_stop_requested };
+	struct stp *s = NULL;
 	int e, rc = -1;
 
 	if (r->opts->filter) {
@@ -611,7 +611,7 @@ static int step_run(struct rec *r)
 		xp_err("record", NULL, "cannot write perf.data: %s", strerror(-e));
 		goto out;
 	}
-	if ((e = x86_step_attach(&s, &xo, r->child)) < 0) {
+	if ((e = stp_attach(&s, &xo, r->child)) < 0) {
 		xp_err("trace the command", "check /proc/sys/kernel/yama/ptrace_scope", "ptrace: %s",
 		       strerror(-e));
 		goto out;
@@ -619,8 +619,8 @@ static int step_run(struct rec *r)
 	c.s = s;
 	if (rec_target_go(r) < 0)
 		goto out;
-	e = x86_step_run(s);
-	r->target_status = x86_step_exit_status(s);
+	e = stp_run(s);
+	r->target_status = stp_exit_status(s);
 	r->target_done = 1;	/* the tracer reaped it */
 	for (uint32_t i = 0; i < c.nth; i++)
 		if (c.th[i])
@@ -630,10 +630,10 @@ static int step_run(struct rec *r)
 	else if (c.err && !c.reported)
 		xp_err("record", NULL, "cannot write the trace: %s", strerror(-c.err));
 	if (!r->opts->quiet)
-		print_summary(&c, x86_step_stats(s));
+		print_summary(&c, stp_stats(s));
 	rc = (e < 0 && e != -EINTR) || c.err ? -1 : 0;
 out:
-	x86_step_free(s);
+	stp_free(s);
 	step_col_free(&c);
 	return rc;
 }

@@ -1,4 +1,7 @@
-/* The ptrace branch tracer behind `xptrace record --mode step`.
+/* The ptrace branch tracer behind `xptrace record --mode step` (stp_trace.c: the ptrace
+ * loop, syscalls, signals; stp_threads.c: threads, clone/fork/exec; stp_code.c: address
+ * spaces, runs and breakpoints; stp_bp.c: stops at a breakpoint).  What is x86 in it
+ * (registers, int3, branch emulation) comes from arch/x86_64/x86_isa.h.
  *
  * Interrupt avoidance: straight-line code and direct jumps/calls run at full speed.  Basic
  * blocks are discovered lazily (decode forward from an address to the next control
@@ -12,9 +15,9 @@
  * The tracer knows nothing about Intel PT or perf.data: it reports, per thread and in
  * execution order, what a user-only PT tracer would record (branch outcomes, indirect
  * targets, tracing disabled/enabled around syscalls and filter exits, asynchronous
- * transfers) to a callback; src/record/step/rec_mode_step.c turns that into PT packets and perf.data. */
-#ifndef X86_STEP_H
-#define X86_STEP_H
+ * transfers) to a callback; rec_mode_step.c turns that into PT packets and perf.data. */
+#ifndef STP_H
+#define STP_H
 
 #include <stdint.h>
 #include <signal.h>
@@ -22,41 +25,41 @@
 
 #include "arch/x86_64/x86_branch.h"
 
-enum x86_step_kind {
-	XS_THREAD,	/* new thread/process `tid` (child of ptid/ppid); traced from `ip` (enabled) */
-	XS_EXEC,	/* `pid` exec'd `comm`; mappings are new; ip = entry (tracing disabled) */
-	XS_MAPS,	/* pid's executable mappings may have changed (mmap/mprotect/munmap) */
-	XS_TNT,		/* conditional branch at ip: taken (1) / not taken (0) */
-	XS_TIP,		/* indirect jump/call or return at ip went to `to` */
-	XS_DISABLE,	/* tracing stops at ip: syscall (to = 0), filter exit (to = target);
+enum stp_kind {
+	STP_THREAD,	/* new thread/process `tid` (child of ptid/ppid); traced from `ip` (enabled) */
+	STP_EXEC,	/* `pid` exec'd `comm`; mappings are new; ip = entry (tracing disabled) */
+	STP_MAPS,	/* pid's executable mappings may have changed (mmap/mprotect/munmap) */
+	STP_TNT,	/* conditional branch at ip: taken (1) / not taken (0) */
+	STP_TIP,	/* indirect jump/call or return at ip went to `to` */
+	STP_DISABLE,	/* tracing stops at ip: syscall (to = 0), filter exit (to = target);
 			 * taken = 1: asynchronously (a signal into code outside the filter) */
-	XS_ENABLE,	/* tracing (re)starts at `to` (after a syscall, filter entry) */
-	XS_ASYNC,	/* asynchronous transfer: interrupted at ip, continues at `to` (signal) */
-	XS_EXIT,	/* thread exits (its last event) */
+	STP_ENABLE,	/* tracing (re)starts at `to` (after a syscall, filter entry) */
+	STP_ASYNC,	/* asynchronous transfer: interrupted at ip, continues at `to` (signal) */
+	STP_EXIT,	/* thread exits (its last event) */
 };
 
-struct x86_step_event {
-	enum x86_step_kind kind;
+struct stp_event {
+	enum stp_kind kind;
 	pid_t pid, tid;
-	pid_t ppid, ptid;	/* XS_THREAD: parent */
+	pid_t ppid, ptid;	/* STP_THREAD: parent */
 	uint64_t time;		/* CLOCK_MONOTONIC ns */
 	uint64_t ip, to;
-	int taken;		/* XS_TNT */
-	int fork;		/* XS_THREAD: a new process (own address space) */
-	enum x86_bclass cls;	/* XS_TIP: which kind of branch */
-	const char *comm;	/* XS_EXEC */
-	int status;		/* XS_EXIT: wait status of the thread (when it is known) */
+	int taken;		/* STP_TNT */
+	int fork;		/* STP_THREAD: a new process (own address space) */
+	enum x86_bclass cls;	/* STP_TIP: which kind of branch */
+	const char *comm;	/* STP_EXEC */
+	int status;		/* STP_EXIT: wait status of the thread (when it is known) */
 	void **user;		/* per-thread slot the callback may use */
 };
 
 /* Returning non-zero stops tracing (the tracee is killed). */
-typedef int (*x86_step_fn)(void *ctx, const struct x86_step_event *ev);
+typedef int (*stp_fn)(void *ctx, const struct stp_event *ev);
 
-struct x86_step_range {		/* --filter: [start, end) */
+struct stp_range {		/* --filter: [start, end) */
 	uint64_t start, end;
 };
 
-struct x86_step_stats {
+struct stp_stats {
 	uint64_t stops;		/* every ptrace stop the tracer handled */
 	uint64_t bp_stops;	/* stops at an armed branch */
 	uint64_t syscall_stops;
@@ -71,12 +74,12 @@ struct x86_step_stats {
 	uint64_t syscalls, signals, threads;
 };
 
-struct x86_step_opts {
-	x86_step_fn fn;
+struct stp_opts {
+	stp_fn fn;
 	void *ctx;
 	/* When nranges > 0, trace only inside them (addresses are resolved by the caller,
-	 * possibly later through x86_step_set_ranges from the XS_MAPS callback). */
-	const struct x86_step_range *ranges;
+	 * possibly later through stp_set_ranges from the STP_MAPS callback). */
+	const struct stp_range *ranges;
 	unsigned nranges;
 	/* Trace only inside the ranges even while there are none yet (a filter whose
 	 * module is not mapped yet). */
@@ -85,21 +88,19 @@ struct x86_step_opts {
 	volatile sig_atomic_t *stop;
 };
 
-struct x86_step;
+struct stp;
 
-/* Forks and execs argv under ptrace (PTRACE_O_EXITKILL); tracing starts at exec. */
-int x86_step_spawn(struct x86_step **out, const struct x86_step_opts *o, char *const argv[]);
 /* Seizes `pid`, a child that has not exec'd yet (it waits for a go signal from the
  * caller); tracing starts at its exec. */
-int x86_step_attach(struct x86_step **out, const struct x86_step_opts *o, pid_t pid);
+int stp_attach(struct stp **out, const struct stp_opts *o, pid_t pid);
 /* Runs until every traced thread exited.  Returns 0, or the first negative error / the
  * callback's non-zero value (the tracees are killed then). */
-int x86_step_run(struct x86_step *s);
-/* Wait status of the spawned process (valid after x86_step_run returned 0). */
-int x86_step_exit_status(const struct x86_step *s);
-const struct x86_step_stats *x86_step_stats(const struct x86_step *s);
+int stp_run(struct stp *s);
+/* Wait status of the traced process (valid after stp_run returned 0). */
+int stp_exit_status(const struct stp *s);
+const struct stp_stats *stp_stats(const struct stp *s);
 /* Replaces the filter ranges (from a callback, e.g. once a module is mapped). */
-int x86_step_set_ranges(struct x86_step *s, const struct x86_step_range *r, unsigned n);
-void x86_step_free(struct x86_step *s);
+int stp_set_ranges(struct stp *s, const struct stp_range *r, unsigned n);
+void stp_free(struct stp *s);
 
 #endif

@@ -1,0 +1,182 @@
+/* A stop at one of the step tracer's int3s: resolve the branch there and carry on
+ * through emulated code to further branches (interrupt avoidance, see stp.h). */
+#include <errno.h>
+#include <sys/ptrace.h>
+#include <sys/wait.h>
+
+#include "record/step/stp_int.h"
+
+/* Instructions emulated in one stop at most (bounds a stop's latency, and ends loops
+ * that run forever inside emulated code). */
+#define CHAIN_MAX 2048
+
+/* Emulates the armed instruction at the stop (a branch, or an ordinary instruction
+ * under a filter entry) and reports it; returns 0 or < 0 when it cannot be emulated. */
+static int emulate(struct stp *s, struct stp_thr *t, const struct stp_bp *b,
+		   struct user_regs_struct *r, uint64_t time)
+{
+	struct stp_event ev = { .time = time, .ip = b->addr, .cls = b->br.cls };
+	const struct x86_isa_mem mem = stp_mm_mem(t->mm);
+	uint64_t to;
+	int err;
+
+	if (!t->enabled) {
+		/* back inside the filter ranges */
+		struct stp_event en = { .kind = STP_ENABLE, .time = time };
+
+		en.ip = en.to = b->addr;
+		t->enabled = 1;
+		stp_emit(s, t, &en);
+	}
+	if (b->br.cls == X86_BR_NONE)
+		return b->has_uop ? x86_emu_exec(&b->uop, b->addr, r, mem.rd, mem.wr, mem.ctx)
+				  : -EINVAL;
+	if ((err = x86_isa_branch(&b->br, r, &mem, &ev.taken)) < 0)
+		return err;
+	to = x86_isa_ip(r);
+	switch (b->br.cls) {
+	case X86_BR_JMP:
+	case X86_BR_CALL:
+		if (stp_in_range(s, to))
+			return 0;	/* direct: nothing to record */
+		ev.kind = STP_DISABLE;
+		ev.to = to;
+		break;
+	case X86_BR_COND:
+		ev.kind = STP_TNT;
+		s->st.cond++;
+		break;
+	case X86_BR_RET:
+		ev.kind = STP_TIP;
+		ev.to = to;
+		s->st.ret++;
+		break;
+	default:	/* indirect jmp/call */
+		ev.kind = STP_TIP;
+		ev.to = to;
+		s->st.indirect++;
+		break;
+	}
+	if (!stp_in_range(s, to)) {
+		/* leaving the filter ranges: TIP.PGD to the target; a call comes back at
+		 * its return address */
+		ev.kind = STP_DISABLE;
+		ev.to = to;
+		if (b->br.cls == X86_BR_CALL || b->br.cls == X86_BR_CALL_IND)
+			stp_arm_entry(s, t->mm, b->br.next);
+	}
+	if (ev.kind == STP_DISABLE)
+		t->enabled = 0;
+	stp_emit(s, t, &ev);
+	return 0;
+}
+
+/* Fallback for a branch the emulation cannot evaluate: execute it for real with the
+ * int3 lifted for one single-step. */
+static int step_over(struct stp *s, struct stp_thr *t, const struct stp_bp *b,
+		     struct user_regs_struct *r, uint64_t time)
+{
+	struct stp_event ev = { .time = time, .ip = b->addr, .cls = b->br.cls };
+	const struct x86_isa_mem mem = stp_mm_mem(t->mm);
+	uint8_t cc = X86_ISA_BP_BYTE;
+	int st;
+
+	s->st.steps++;
+	s->st.stops++;		/* the single-step's stop */
+	s->st.other_stops++;
+	x86_isa_set_ip(r, b->addr);
+	if (ptrace(PTRACE_SETREGS, t->tid, 0, r) < 0 ||
+	    mem.wr(mem.ctx, b->addr, &b->orig, 1) < 0 ||
+	    ptrace(PTRACE_SINGLESTEP, t->tid, 0, 0) < 0)
+		return -errno;
+	if (waitpid(t->tid, &st, __WALL) < 0)
+		return -errno;
+	mem.wr(mem.ctx, b->addr, &cc, 1);
+	if (!WIFSTOPPED(st))
+		return -ESRCH;
+	if (ptrace(PTRACE_GETREGS, t->tid, 0, r) < 0)
+		return -errno;
+	if (b->br.cls == X86_BR_NONE)
+		return 0;	/* a filter entry on an ordinary instruction */
+	if (b->br.cls == X86_BR_COND) {
+		ev.kind = STP_TNT;
+		ev.taken = x86_isa_ip(r) != b->br.next;
+		s->st.cond++;
+	} else {
+		ev.kind = STP_TIP;
+		ev.to = x86_isa_ip(r);
+		if (b->br.cls == X86_BR_RET)
+			s->st.ret++;
+		else
+			s->st.indirect++;
+	}
+	stp_emit(s, t, &ev);
+	return 0;
+}
+
+int stp_on_breakpoint(struct stp *s, struct stp_thr *t, struct user_regs_struct *r)
+{
+	uint64_t time = stp_now_ns();
+	const struct stp_bp *b = stp_bp_find(t->mm, x86_isa_bp_addr(r));
+	int err;
+
+	struct stp_mm *m = t->mm;
+	const struct x86_isa_mem mem = stp_mm_mem(m);
+	int budget = CHAIN_MAX, branches = 0;
+
+	s->st.bp_stops++;
+	stp_sync_enable(s, t, time);
+	x86_isa_set_ip(r, b->addr);
+	/* Interrupt avoidance: resolve this branch, then keep going as long as the code up
+	 * to the next branch can be emulated; the tracee resumes where that stops. */
+	for (;;) {
+		struct stp_run *ru;
+		uint64_t ip;
+
+		ip = x86_isa_ip(r);
+		if ((b = stp_bp_find(m, ip)) && stp_in_range(s, ip)) {
+			if (budget-- <= 0)
+				break;	/* resumes onto the int3: the next stop goes on */
+			if (branches++ > 0)
+				s->st.chained++;
+			if (emulate(s, t, b, r, time) < 0) {
+				if ((err = step_over(s, t, b, r, time)) < 0)
+					return err;
+				break;
+			}
+			continue;
+		}
+		if (budget <= 0 || !stp_in_range(s, ip) || !(ru = stp_run_get(s, m, ip)) ||
+		    ru->broken)
+			break;
+		if (ru->emu == STP_EMU_UNKNOWN)
+			stp_emu_prepare(s, m, ru);
+		if (ru->emu != STP_EMU_YES || ru->nuops > budget)
+			break;
+		for (uint32_t i = 0; i < ru->nuops; i++) {
+			const struct x86_uop *u = &m->uops[ru->uop0 + i];
+
+			if (x86_emu_exec(u, ip, r, mem.rd, mem.wr, mem.ctx) < 0)
+				goto resume;	/* it faults for real, at ip */
+			ip += u->len;
+		}
+		budget -= ru->nuops + 1;
+		s->st.emulated += ru->nuops;
+		if (stp_bp_find(m, ru->term_ip)) {
+			x86_isa_set_ip(r, ru->term_ip);	/* armed: the next round handles it */
+		} else if (ru->cls == X86_BR_JMP) {
+			x86_isa_set_ip(r, ru->target);
+		} else if (ru->cls == X86_BR_CALL) {
+			if (x86_isa_push(r, ru->term_ip + ru->term_len, &mem) < 0)
+				break;
+			x86_isa_set_ip(r, ru->target);
+		}
+		/* else: the armed branch at term_ip comes next */
+	}
+resume:
+	if (ptrace(PTRACE_SETREGS, t->tid, 0, r) < 0)
+		return -errno;
+	stp_ensure_armed(s, t->mm, x86_isa_ip(r));
+	return stp_resume(t, 0);
+}
+

@@ -1,0 +1,457 @@
+/* Address spaces of the step tracer: the code the threads run through, decoded into
+ * straight-line runs, and the int3s armed at the branches a stop has to see. */
+#include <errno.h>
+#include <fcntl.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <unistd.h>
+
+#include "record/step/stp_int.h"
+#include "util/xp_err.h"
+
+/* Straight-line runs longer than this are split (and chained like a direct jump). */
+#define RUN_MAX_INSNS 4096
+#define EMU_MAX_BODY 64	/* longer bodies run for real */
+
+/* ---- u64 -> u32 open-addressing map ------------------------------------------------ */
+
+static size_t hash64(uint64_t k)
+{
+	k ^= k >> 33;
+	k *= 0xff51afd7ed558ccdull;
+	k ^= k >> 33;
+	return (size_t)k;
+}
+
+static int u64map_get(const struct u64map *m, uint64_t k, uint32_t *v)
+{
+	if (!m->cap)
+		return 0;
+	for (size_t i = hash64(k) & (m->cap - 1);; i = (i + 1) & (m->cap - 1)) {
+		if (m->keys[i] == k) {
+			*v = m->vals[i];
+			return 1;
+		}
+		if (!m->keys[i])
+			return 0;
+	}
+}
+
+static int u64map_put(struct u64map *m, uint64_t k, uint32_t v);
+
+static int u64map_grow(struct u64map *m)
+{
+	struct u64map nm = { 0 };
+
+	nm.cap = m->cap ? m->cap * 2 : 1024;
+	nm.keys = calloc(nm.cap, sizeof(*nm.keys));
+	nm.vals = calloc(nm.cap, sizeof(*nm.vals));
+	if (!nm.keys || !nm.vals) {
+		free(nm.keys);
+		free(nm.vals);
+		return -ENOMEM;
+	}
+	for (size_t i = 0; i < m->cap; i++)
+		if (m->keys[i])
+			u64map_put(&nm, m->keys[i], m->vals[i]);
+	free(m->keys);
+	free(m->vals);
+	*m = nm;
+	return 0;
+}
+
+static int u64map_put(struct u64map *m, uint64_t k, uint32_t v)
+{
+	if ((m->n + 1) * 2 > m->cap && u64map_grow(m) < 0)
+		return -ENOMEM;
+	for (size_t i = hash64(k) & (m->cap - 1);; i = (i + 1) & (m->cap - 1)) {
+		if (m->keys[i] == k) {
+			m->vals[i] = v;
+			return 0;
+		}
+		if (!m->keys[i]) {
+			m->keys[i] = k;
+			m->vals[i] = v;
+			m->n++;
+			return 0;
+		}
+	}
+}
+
+static int u64map_copy(struct u64map *dst, const struct u64map *src)
+{
+	*dst = (struct u64map){ 0 };
+	if (!src->cap)
+		return 0;
+	dst->keys = malloc(src->cap * sizeof(*dst->keys));
+	dst->vals = malloc(src->cap * sizeof(*dst->vals));
+	if (!dst->keys || !dst->vals)
+		return -ENOMEM;
+	memcpy(dst->keys, src->keys, src->cap * sizeof(*dst->keys));
+	memcpy(dst->vals, src->vals, src->cap * sizeof(*dst->vals));
+	dst->cap = src->cap;
+	dst->n = src->n;
+	return 0;
+}
+
+static void u64map_free(struct u64map *m)
+{
+	free(m->keys);
+	free(m->vals);
+	*m = (struct u64map){ 0 };
+}
+
+struct stp_mm *stp_mm_new(pid_t pid)
+{
+	struct stp_mm *m = calloc(1, sizeof(*m));
+	char path[64];
+
+	if (!m)
+		return NULL;
+	snprintf(path, sizeof(path), "/proc/%d/mem", pid);
+	m->memfd = open(path, O_RDWR | O_CLOEXEC);
+	if (m->memfd < 0) {
+		free(m);
+		return NULL;
+	}
+	m->refs = 1;
+	m->pid = pid;
+	m->gen = 1;
+	return m;
+}
+
+void stp_mm_put(struct stp_mm *m)
+{
+	if (!m || --m->refs > 0)
+		return;
+	close(m->memfd);
+	u64map_free(&m->bp_at);
+	u64map_free(&m->run_at);
+	free(m->bps);
+	free(m->runs);
+	free(m->uops);
+	free(m);
+}
+
+struct stp_mm *stp_mm_fork(const struct stp_mm *p, pid_t child)
+{
+	struct stp_mm *m = stp_mm_new(child);
+
+	if (!m)
+		return NULL;
+	m->gen = p->gen;
+	if (u64map_copy(&m->bp_at, &p->bp_at) < 0 || u64map_copy(&m->run_at, &p->run_at) < 0)
+		goto fail;
+	m->bps = malloc((p->capbps ? p->capbps : 1) * sizeof(*m->bps));
+	m->runs = malloc((p->capruns ? p->capruns : 1) * sizeof(*m->runs));
+	if (!m->bps || !m->runs)
+		goto fail;
+	memcpy(m->bps, p->bps, p->nbps * sizeof(*m->bps));
+	memcpy(m->runs, p->runs, p->nruns * sizeof(*m->runs));
+	if (p->nuops) {
+		m->uops = malloc(p->nuops * sizeof(*m->uops));
+		if (!m->uops)
+			goto fail;
+		memcpy(m->uops, p->uops, p->nuops * sizeof(*m->uops));
+		m->nuops = m->capuops = p->nuops;
+	}
+	m->nbps = p->nbps;
+	m->capbps = p->capbps ? p->capbps : 1;
+	m->nruns = p->nruns;
+	m->capruns = p->capruns ? p->capruns : 1;
+	return m;
+fail:
+	stp_mm_put(m);
+	return NULL;
+}
+
+struct stp_bp *stp_bp_find(struct stp_mm *m, uint64_t addr)
+{
+	uint32_t i;
+
+	if (!u64map_get(&m->bp_at, addr, &i) || !m->bps[i].live)
+		return NULL;
+	return &m->bps[i];
+}
+
+static int mem_read(struct stp_mm *m, uint64_t addr, void *buf, size_t len)
+{
+	ssize_t n = pread(m->memfd, buf, len, (off_t)addr);
+
+	return n == (ssize_t)len ? 0 : -EFAULT;
+}
+
+static int mem_read_cb(void *ctx, uint64_t addr, void *buf, size_t len)
+{
+	return mem_read(ctx, addr, buf, len);
+}
+
+static int mem_write(struct stp_mm *m, uint64_t addr, const void *buf, size_t len)
+{
+	ssize_t n = pwrite(m->memfd, buf, len, (off_t)addr);
+
+	return n == (ssize_t)len ? 0 : -EFAULT;
+}
+
+static int mem_write_cb(void *ctx, uint64_t addr, const void *buf, size_t len)
+{
+	return mem_write(ctx, addr, buf, len);
+}
+
+struct x86_isa_mem stp_mm_mem(struct stp_mm *m)
+{
+	return (struct x86_isa_mem){ .rd = mem_read_cb, .wr = mem_write_cb, .ctx = m };
+}
+
+/* Code as the program sees it: our int3 bytes replaced by the original ones. */
+static long code_read(void *ctx, uint64_t ip, uint8_t *buf, size_t len)
+{
+	struct stp_mm *m = ctx;
+	ssize_t n = pread(m->memfd, buf, len, (off_t)ip);
+
+	if (n <= 0) {
+		/* a read across the end of a mapping fails as a whole: retry shorter */
+		size_t part = 4096 - (ip & 4095);
+
+		if (part >= len)
+			return 0;
+		n = pread(m->memfd, buf, part, (off_t)ip);
+		if (n <= 0)
+			return 0;
+	}
+	for (ssize_t i = 0; i < n; i++) {
+		uint32_t k;
+
+		if (buf[i] == X86_ISA_BP_BYTE && u64map_get(&m->bp_at, ip + (uint64_t)i, &k) && m->bps[k].live)
+			buf[i] = m->bps[k].orig;
+	}
+	return n;
+}
+
+static int arm(struct stp *s, struct stp_mm *m, const struct x86_instr *in)
+{
+	struct stp_bp *b;
+	uint8_t cc = X86_ISA_BP_BYTE;
+	uint32_t idx;
+
+	if (u64map_get(&m->bp_at, in->ip, &idx)) {
+		if (m->bps[idx].live)
+			return 0;
+		b = &m->bps[idx];
+	} else {
+		if (m->nbps == m->capbps) {
+			size_t nc = m->capbps ? m->capbps * 2 : 1024;
+			struct stp_bp *nb = realloc(m->bps, nc * sizeof(*nb));
+
+			if (!nb)
+				return -ENOMEM;
+			m->bps = nb;
+			m->capbps = nc;
+		}
+		idx = (uint32_t)m->nbps++;
+		b = &m->bps[idx];
+		if (u64map_put(&m->bp_at, in->ip, idx) < 0)
+			return -ENOMEM;
+	}
+	b->addr = in->ip;
+	b->orig = in->bytes[0];
+	b->br = in->br;
+	b->len = in->size;
+	b->entry = 0;
+	b->has_uop = 0;
+	if (mem_write(m, in->ip, &cc, 1) < 0) {
+		b->live = 0;
+		return -EFAULT;
+	}
+	b->live = 1;
+	s->st.breakpoints++;
+	return 0;
+}
+
+int stp_in_range(const struct stp *s, uint64_t ip)
+{
+	if (!s->nranges)
+		return !s->o.filtered;
+	for (unsigned i = 0; i < s->nranges; i++)
+		if (ip >= s->ranges[i].start && ip < s->ranges[i].end)
+			return 1;
+	return 0;
+}
+
+struct stp_run *stp_run_get(struct stp *s, struct stp_mm *m, uint64_t ip)
+{
+	struct x86_run r;
+	struct stp_run *ru;
+	uint32_t idx;
+	int err;
+
+	if (u64map_get(&m->run_at, ip, &idx)) {
+		if (!m->runs[idx].dead)
+			return &m->runs[idx];
+		ru = &m->runs[idx];
+		goto decode;
+	}
+	if (m->nruns == m->capruns) {
+		size_t nc = m->capruns ? m->capruns * 2 : 1024;
+		struct stp_run *nr = realloc(m->runs, nc * sizeof(*nr));
+
+		if (!nr)
+			return NULL;
+		m->runs = nr;
+		m->capruns = nc;
+	}
+	ru = &m->runs[m->nruns];
+	idx = (uint32_t)m->nruns;
+	if (u64map_put(&m->run_at, ip, idx) < 0)
+		return NULL;
+	m->nruns++;
+decode:
+	memset(ru, 0, sizeof(*ru));
+	ru->start = ip;
+	err = x86_dis_run(&s->dis, code_read, m, ip, RUN_MAX_INSNS, &r);
+	if (err < 0 || (r.truncated && r.truncated != -E2BIG)) {
+		ru->broken = 1;
+		ru->cls = X86_BR_NONE;
+	} else if (r.truncated) {
+		ru->cls = X86_BR_NONE;
+		ru->target = r.term.ip + r.term.size;
+	} else {
+		ru->cls = (uint8_t)r.term.br.cls;
+		ru->term_ip = r.term.ip;
+		ru->term_len = r.term.size;
+		ru->target = r.term.br.target;
+		int stop = x86_isa_bp_needed(r.term.br.cls);
+
+		/* a direct jump/call out of the filter ranges is where tracing stops */
+		if ((r.term.br.cls == X86_BR_JMP || r.term.br.cls == X86_BR_CALL) &&
+		    !stp_in_range(s, r.term.br.target))
+			stop = 1;
+		if (stop && arm(s, m, &r.term) < 0)
+			ru->broken = 1;
+	}
+	s->st.blocks++;
+	return ru;
+}
+
+void stp_arm_entry(struct stp *s, struct stp_mm *m, uint64_t addr)
+{
+	uint8_t buf[X86_MAX_INSN];
+	struct x86_instr in;
+	struct stp_bp *b;
+	struct x86_uop u;
+	int has_uop;
+	long got;
+
+	if ((b = stp_bp_find(m, addr))) {
+		b->entry = 1;
+		return;
+	}
+	got = code_read(m, addr, buf, sizeof(buf));
+	if (got <= 0 || x86_dis_one(&s->dis, buf, (size_t)got, addr, &in) < 0)
+		return;
+	has_uop = in.br.cls == X86_BR_NONE && x86_isa_translate(&s->dis, &u) == 0;
+	if (in.br.cls != X86_BR_NONE && !x86_isa_emulable(in.br.cls))
+		return;	/* a syscall or trap at an entry: the range starts after it */
+	if (arm(s, m, &in) < 0 || !(b = stp_bp_find(m, addr)))
+		return;
+	b->entry = 1;
+	b->has_uop = (uint8_t)has_uop;
+	if (has_uop)
+		b->uop = u;
+}
+
+void stp_arm_entries(struct stp *s, struct stp_mm *m)
+{
+	for (unsigned i = 0; i < s->nranges; i++)
+		stp_arm_entry(s, m, s->ranges[i].start);
+	s->ranges_dirty = 0;
+	m->gen++;	/* chains may now end at a range boundary */
+}
+
+void stp_ensure_armed(struct stp *s, struct stp_mm *m, uint64_t ip)
+{
+	for (int hops = 0; hops < 100000; hops++) {
+		struct stp_run *ru;
+
+		if (!stp_in_range(s, ip))
+			return;
+		ru = stp_run_get(s, m, ip);
+		if (!ru)
+			return;
+		if (ru->gen == m->gen)
+			return;	/* the chain from here is armed already */
+		ru->gen = m->gen;
+		if (ru->broken) {
+			xp_warn("step: cannot decode code at %#llx: tracing of this path is incomplete",
+				(unsigned long long)ip);
+			return;
+		}
+		switch (ru->cls) {
+		case X86_BR_JMP:
+		case X86_BR_CALL:
+		case X86_BR_NONE:
+			ip = ru->target;
+			continue;
+		default:
+			return;
+		}
+	}
+}
+
+void stp_emu_prepare(struct stp *s, struct stp_mm *m, struct stp_run *ru)
+{
+	uint8_t buf[X86_MAX_INSN];
+	struct x86_instr in;
+	uint64_t ip = ru->start;
+	size_t first = m->nuops;
+	long got;
+
+	ru->emu = STP_EMU_NO;
+	if (!x86_isa_emulable(ru->cls))
+		return;	/* syscalls, traps, split runs: the tracee goes on by itself */
+	while (ip < ru->term_ip) {
+		if (m->nuops - first >= EMU_MAX_BODY)
+			goto fail;
+		got = code_read(m, ip, buf, sizeof(buf));
+		if (got <= 0 || x86_dis_one(&s->dis, buf, (size_t)got, ip, &in) < 0)
+			goto fail;
+		if (m->nuops == m->capuops) {
+			size_t nc = m->capuops ? m->capuops * 2 : 4096;
+			struct x86_uop *nu = realloc(m->uops, nc * sizeof(*nu));
+
+			if (!nu)
+				goto fail;
+			m->uops = nu;
+			m->capuops = nc;
+		}
+		if (x86_isa_translate(&s->dis, &m->uops[m->nuops]) < 0)
+			goto fail;
+		m->nuops++;
+		ip += in.size;
+	}
+	if (ip != ru->term_ip)
+		goto fail;
+	ru->uop0 = (uint32_t)first;
+	ru->nuops = (uint16_t)(m->nuops - first);
+	ru->emu = STP_EMU_YES;
+	return;
+fail:
+	m->nuops = first;
+}
+
+/* Code in [addr, addr+len) may be gone or replaced (munmap, mprotect, mremap): its
+ * breakpoints vanished with it, its runs are decoded again when reached, and every chain
+ * is walked again since one may lead into the range. */
+void stp_forget_code(struct stp_mm *m, uint64_t addr, uint64_t len)
+{
+	uint64_t end = addr + len;
+
+	for (size_t i = 0; i < m->nbps; i++)
+		if (m->bps[i].addr >= addr && m->bps[i].addr < end)
+			m->bps[i].live = 0;
+	for (size_t i = 0; i < m->nruns; i++)
+		if (m->runs[i].start >= addr && m->runs[i].start < end)
+			m->runs[i].dead = 1;
+	m->gen++;
+}

@@ -1,0 +1,139 @@
+/* Inside the step tracer (stp.h): the tables of an address space (breakpoints, runs,
+ * emulation bodies), the threads, and the calls between the files.  Calls go one way:
+ * stp_trace.c -> stp_bp.c -> stp_threads.c -> stp_code.c. */
+#ifndef STP_INT_H
+#define STP_INT_H
+
+#include <stdint.h>
+#include <sys/types.h>
+#include <sys/user.h>
+
+#include "arch/x86_64/x86_dis.h"
+#include "arch/x86_64/x86_emu.h"
+#include "arch/x86_64/x86_isa.h"
+#include "record/step/stp.h"
+
+/* u64 -> u32 open-addressing map (stp_code.c) */
+struct u64map {
+	uint64_t *keys;		/* 0 = empty (address 0 is never code) */
+	uint32_t *vals;
+	size_t cap, n;
+};
+
+struct stp_bp {
+	uint64_t addr;
+	uint8_t orig;
+	uint8_t live;		/* 0 after the mapping went away */
+	uint8_t entry;		/* --filter: where tracing (re)starts when reached from outside */
+	uint8_t has_uop;	/* an entry on an ordinary instruction: emulated by `uop` */
+	uint8_t len;
+	struct x86_branch br;
+	struct x86_uop uop;
+};
+
+/* A straight-line run from `start` to its control transfer. */
+struct stp_run {
+	uint64_t start;
+	uint64_t term_ip;
+	uint64_t target;	/* direct jmp/call target; next run for split runs */
+	uint8_t term_len;	/* length of the terminator */
+	uint32_t gen;		/* == mm->gen: the chain from here was armed in this generation */
+	uint8_t cls;		/* enum x86_bclass of the terminator; X86_BR_NONE: split/broken */
+	uint8_t broken;		/* decoding stopped on bad bytes */
+	uint8_t dead;		/* its code was unmapped: decode again when reached */
+	uint8_t emu;		/* STP_EMU_*: can a stop emulate its body? */
+	uint16_t nuops;
+	uint32_t uop0;		/* its body in mm->uops[uop0 .. uop0 + nuops) */
+};
+
+enum { STP_EMU_UNKNOWN, STP_EMU_YES, STP_EMU_NO };
+
+struct stp_mm {
+	int refs;
+	int memfd;
+	pid_t pid;
+	uint32_t gen;
+	struct u64map bp_at;	/* addr -> index in bps */
+	struct stp_bp *bps;
+	size_t nbps, capbps;
+	struct u64map run_at;	/* start -> index in runs */
+	struct stp_run *runs;
+	size_t nruns, capruns;
+	struct x86_uop *uops;
+	size_t nuops, capuops;
+};
+
+enum stp_th_state { STP_TH_NEW, STP_TH_PREEXEC, STP_TH_RUNNING };
+
+struct stp_thr {
+	struct stp_thr *next;
+	pid_t tid, pid;
+	pid_t ppid, ptid;
+	struct stp_mm *mm;
+	enum stp_th_state state;
+	int have_event;		/* new thread: the parent's clone/fork event was seen */
+	int have_stop;		/* new thread: its initial stop was seen */
+	int fork;
+	int enabled;		/* trace on (not in a syscall, inside the filter) */
+	int pending;		/* resumed at pge_ip after a syscall: STP_ENABLE not sent yet */
+	uint64_t pge_ip;
+	int in_syscall;
+	long sc_nr;
+	uint64_t sc_args[4];
+	void *user;
+};
+
+struct stp {
+	struct stp_opts o;
+	struct stp_range *ranges;
+	unsigned nranges;
+	int ranges_dirty;	/* entries of new ranges still to arm */
+	struct x86_dis dis;
+	struct stp_thr *threads;
+	pid_t root;
+	int root_status;
+	int error;
+	struct stp_stats st;
+};
+
+/* stp_code.c: address spaces and the code in them */
+struct stp_mm *stp_mm_new(pid_t pid);
+void stp_mm_put(struct stp_mm *m);
+/* A forked child: same code, same breakpoints (fork copied the int3 bytes). */
+struct stp_mm *stp_mm_fork(const struct stp_mm *p, pid_t child);
+/* The tracee's memory for x86_isa/x86_emu, as the program sees it. */
+struct x86_isa_mem stp_mm_mem(struct stp_mm *m);
+struct stp_bp *stp_bp_find(struct stp_mm *m, uint64_t addr);
+int stp_in_range(const struct stp *s, uint64_t ip);
+struct stp_run *stp_run_get(struct stp *s, struct stp_mm *m, uint64_t ip);
+/* Translates a run's body (everything before its branch) for x86_emu, once. */
+void stp_emu_prepare(struct stp *s, struct stp_mm *m, struct stp_run *ru);
+/* --filter: an int3 where tracing restarts when the thread comes back from outside
+ * (a range's start, the return address of a call that left the ranges). */
+void stp_arm_entry(struct stp *s, struct stp_mm *m, uint64_t addr);
+void stp_arm_entries(struct stp *s, struct stp_mm *m);
+/* Makes sure every instruction the thread can reach from `ip` before its next stop is
+ * known: follows direct jumps/calls (which never stop) to the first armed branch. */
+void stp_ensure_armed(struct stp *s, struct stp_mm *m, uint64_t ip);
+/* Code in [addr, addr+len) may be gone or replaced (munmap, mprotect, mremap). */
+void stp_forget_code(struct stp_mm *m, uint64_t addr, uint64_t len);
+
+/* stp_threads.c: threads and their events */
+uint64_t stp_now_ns(void);
+struct stp_thr *stp_thr_find(struct stp *s, pid_t tid);
+struct stp_thr *stp_thr_add(struct stp *s, pid_t tid);
+void stp_thr_del(struct stp *s, struct stp_thr *t);
+int stp_emit(struct stp *s, struct stp_thr *t, struct stp_event *ev);
+/* Tracing resumed at pge_ip after a syscall: tell the consumer before anything else. */
+void stp_sync_enable(struct stp *s, struct stp_thr *t, uint64_t time);
+int stp_resume(struct stp_thr *t, int sig);
+/* A new thread is ready when both its first stop and the parent's event were seen. */
+int stp_start_thread(struct stp *s, struct stp_thr *t);
+int stp_on_clone(struct stp *s, struct stp_thr *p, int event);
+int stp_on_exec(struct stp *s, struct stp_thr *t, struct user_regs_struct *r);
+int stp_on_exit(struct stp *s, struct stp_thr *t, int status);
+
+/* stp_bp.c: a stop at one of our int3s */
+int stp_on_breakpoint(struct stp *s, struct stp_thr *t, struct user_regs_struct *r);
+
+#endif

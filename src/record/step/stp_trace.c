@@ -1,0 +1,288 @@
+/* The step tracer's ptrace loop: attach, wait for stops and dispatch them (events,
+ * syscalls, signals, breakpoints), end (see stp.h). */
+#include <errno.h>
+#include <signal.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <sys/mman.h>
+#include <sys/ptrace.h>
+#include <sys/syscall.h>
+#include <sys/wait.h>
+
+#include "record/step/stp_int.h"
+
+#define TRACE_OPTIONS (PTRACE_O_TRACESYSGOOD | PTRACE_O_TRACEEXEC | PTRACE_O_TRACECLONE | \
+		       PTRACE_O_TRACEFORK | PTRACE_O_TRACEVFORK | PTRACE_O_EXITKILL)
+
+static int sig_caught(pid_t pid, int sig)
+{
+	char path[64], line[256];
+	unsigned long long mask = 0;
+	FILE *f;
+
+	snprintf(path, sizeof(path), "/proc/%d/status", pid);
+	f = fopen(path, "r");
+	if (!f)
+		return 0;
+	while (fgets(line, sizeof(line), f))
+		if (sscanf(line, "SigCgt: %llx", &mask) == 1)
+			break;
+	fclose(f);
+	return sig >= 1 && sig <= 64 && (mask >> (sig - 1)) & 1;
+}
+
+static int on_signal(struct stp *s, struct stp_thr *t, int sig, struct user_regs_struct *r)
+{
+	struct stp_event ev = { .kind = STP_ASYNC, .ip = x86_isa_ip(r) };
+	int st;
+
+	s->st.signal_stops++;
+	s->st.signals++;
+	if (!sig_caught(t->pid, sig))
+		return stp_resume(t, sig);	/* default action or ignored: no transfer in user code */
+	/* Single-stepping into the signal stops at the handler's first instruction. */
+	if (ptrace(PTRACE_SINGLESTEP, t->tid, 0, (void *)(long)sig) < 0)
+		return -errno;
+	if (waitpid(t->tid, &st, __WALL) < 0)
+		return -errno;
+	s->st.stops++;		/* at the handler */
+	s->st.other_stops++;
+	if (!WIFSTOPPED(st))
+		return -ESRCH;
+	if (ptrace(PTRACE_GETREGS, t->tid, 0, r) < 0)
+		return -errno;
+	ev.to = x86_isa_ip(r);
+	ev.time = stp_now_ns();
+	if (t->pending) {
+		/* back from a syscall straight into the handler: tracing resumes there */
+		t->pending = 0;
+		t->enabled = 0;
+	}
+	if (!t->enabled && stp_in_range(s, ev.to)) {
+		ev.kind = STP_ENABLE;
+		ev.ip = ev.to;
+		t->enabled = 1;
+		stp_emit(s, t, &ev);
+	} else if (t->enabled && !stp_in_range(s, ev.to)) {
+		ev.kind = STP_DISABLE;	/* asynchronous exit from the filter ranges */
+		ev.to = 0;
+		ev.taken = 1;
+		t->enabled = 0;
+		stp_emit(s, t, &ev);
+	} else if (t->enabled) {
+		stp_emit(s, t, &ev);
+	}
+	stp_ensure_armed(s, t->mm, x86_isa_ip(r));
+	return stp_resume(t, 0);
+}
+
+static int on_syscall(struct stp *s, struct stp_thr *t, struct user_regs_struct *r)
+{
+	struct __ptrace_syscall_info si;
+	struct stp_event ev = { 0 };
+	uint64_t time = stp_now_ns();
+
+	s->st.syscall_stops++;
+	if (ptrace(PTRACE_GET_SYSCALL_INFO, t->tid, (void *)sizeof(si), &si) <= 0)
+		return -errno;
+	if (si.op == PTRACE_SYSCALL_INFO_ENTRY) {
+		s->st.syscalls++;
+		t->in_syscall = 1;
+		t->sc_nr = (long)si.entry.nr;
+		t->sc_args[0] = si.entry.args[0];
+		t->sc_args[1] = si.entry.args[1];
+		t->sc_args[3] = si.entry.args[3];
+		stp_sync_enable(s, t, time);
+		if (t->enabled) {
+			ev.kind = STP_DISABLE;
+			ev.time = time;
+			ev.ip = x86_isa_syscall_ip(r);
+			stp_emit(s, t, &ev);
+			t->enabled = 0;
+		}
+	} else if (si.op == PTRACE_SYSCALL_INFO_EXIT) {
+		t->in_syscall = 0;
+		if (t->sc_nr == SYS_mmap || t->sc_nr == SYS_mprotect || t->sc_nr == SYS_munmap ||
+		    t->sc_nr == SYS_mremap) {
+			/* mprotect keeps the bytes (and our int3s); the others replace them.
+			 * Forget first: the consumer may arm filter entries in the new code. */
+			if (t->sc_nr == SYS_munmap || t->sc_nr == SYS_mremap ||
+			    (t->sc_nr == SYS_mmap && (t->sc_args[3] & MAP_FIXED)))
+				stp_forget_code(t->mm, t->sc_args[0], t->sc_args[1]);
+			ev.kind = STP_MAPS;
+			ev.time = time;
+			stp_emit(s, t, &ev);
+			if (s->ranges_dirty)
+				stp_arm_entries(s, t->mm);
+		}
+		if (stp_in_range(s, x86_isa_ip(r))) {
+			t->pending = 1;
+			t->pge_ip = x86_isa_ip(r);
+			stp_ensure_armed(s, t->mm, t->pge_ip);
+		}
+	}
+	return stp_resume(t, 0);
+}
+
+static int handle_stop(struct stp *s, pid_t tid, int st)
+{
+	struct user_regs_struct r;
+	struct stp_thr *t = stp_thr_find(s, tid);
+	int sig, event;
+
+	s->st.stops++;
+	if (!t) {
+		/* a new thread's first stop before its parent's clone event */
+		if (!WIFSTOPPED(st) || !(t = stp_thr_add(s, tid)))
+			return WIFSTOPPED(st) ? -ENOMEM : 0;
+		t->state = STP_TH_NEW;
+	}
+	if (WIFEXITED(st) || WIFSIGNALED(st))
+		return stp_on_exit(s, t, st);
+	if (!WIFSTOPPED(st))
+		return 0;
+	sig = WSTOPSIG(st);
+	event = st >> 16;
+	if (t->state == STP_TH_NEW) {
+		/* SIGSTOP for PTRACE_TRACEME tracers, PTRACE_EVENT_STOP under PTRACE_SEIZE */
+		if (sig != SIGSTOP && event != PTRACE_EVENT_STOP) {
+			s->st.other_stops++;
+			return stp_resume(t, 0);
+		}
+		t->have_stop = 1;
+		return stp_start_thread(s, t);
+	}
+	if (ptrace(PTRACE_GETREGS, tid, 0, &r) < 0)
+		return errno == ESRCH ? 0 : -errno;
+	if (t->state == STP_TH_PREEXEC) {
+		if (sig == SIGTRAP && event == PTRACE_EVENT_EXEC)
+			return stp_on_exec(s, t, &r);
+		s->st.other_stops++;
+		return ptrace(PTRACE_CONT, tid, 0, (void *)(long)(sig == SIGTRAP ? 0 : sig)) < 0 ? -errno : 0;
+	}
+	if (sig == (SIGTRAP | 0x80))
+		return on_syscall(s, t, &r);
+	if (sig == SIGTRAP && event) {
+		switch (event) {
+		case PTRACE_EVENT_EXEC:
+			return stp_on_exec(s, t, &r);
+		case PTRACE_EVENT_CLONE:
+		case PTRACE_EVENT_FORK:
+		case PTRACE_EVENT_VFORK:
+			return stp_on_clone(s, t, event);
+		default:	/* PTRACE_EVENT_STOP: group-stop of a seized tracee */
+			s->st.other_stops++;
+			return stp_resume(t, 0);
+		}
+	}
+	if (event == PTRACE_EVENT_STOP) {
+		s->st.other_stops++;
+		return stp_resume(t, 0);
+	}
+	/* SIGTRAP right after one of our int3s is that int3 (not asking GETSIGINFO saves a
+	 * syscall per stop; a program's own SIGTRAP there would have to be raised by kill
+	 * exactly at a branch) */
+	if (sig == SIGTRAP && stp_bp_find(t->mm, x86_isa_bp_addr(&r)))
+		return stp_on_breakpoint(s, t, &r);
+	return on_signal(s, t, sig, &r);
+}
+
+int stp_attach(struct stp **out, const struct stp_opts *o, pid_t pid)
+{
+	struct stp *s = calloc(1, sizeof(*s));
+	struct stp_thr *t;
+	int err;
+
+	if (!s)
+		return -ENOMEM;
+	s->o = *o;
+	if ((err = x86_dis_init(&s->dis)) < 0 ||
+	    (err = stp_set_ranges(s, o->ranges, o->nranges)) < 0)
+		goto fail;
+	if (ptrace(PTRACE_SEIZE, pid, 0, (void *)(long)(TRACE_OPTIONS)) < 0) {
+		err = -errno;
+		goto fail;
+	}
+	if (!(t = stp_thr_add(s, pid))) {
+		err = -ENOMEM;
+		goto fail;
+	}
+	t->state = STP_TH_PREEXEC;
+	s->root = pid;
+	*out = s;
+	return 0;
+fail:
+	stp_free(s);
+	return err;
+}
+
+int stp_run(struct stp *s)
+{
+	int st, err;
+	pid_t tid;
+
+	while (s->threads) {
+		if (s->o.stop && *s->o.stop) {
+			s->error = -EINTR;
+			break;
+		}
+		tid = waitpid(-1, &st, __WALL);
+		if (tid < 0) {
+			if (errno == EINTR)
+				continue;
+			break;
+		}
+		err = handle_stop(s, tid, st);
+		if (err < 0 && !s->error)
+			s->error = err;
+		if (s->error)
+			break;
+	}
+	if (s->error) {
+		for (struct stp_thr *t = s->threads; t; t = t->next)
+			kill(t->tid, SIGKILL);
+		while (waitpid(-1, &st, __WALL) > 0)
+			;
+		return s->error;
+	}
+	return 0;
+}
+
+int stp_exit_status(const struct stp *s)
+{
+	return s->root_status;
+}
+
+const struct stp_stats *stp_stats(const struct stp *s)
+{
+	return &s->st;
+}
+
+int stp_set_ranges(struct stp *s, const struct stp_range *r, unsigned n)
+{
+	struct stp_range *nr = NULL;
+
+	if (n) {
+		nr = malloc(n * sizeof(*nr));
+		if (!nr)
+			return -ENOMEM;
+		memcpy(nr, r, n * sizeof(*nr));
+	}
+	free(s->ranges);
+	s->ranges = nr;
+	s->nranges = n;
+	s->ranges_dirty = n > 0;
+	return 0;
+}
+
+void stp_free(struct stp *s)
+{
+	if (!s)
+		return;
+	while (s->threads)
+		stp_thr_del(s, s->threads);
+	free(s->ranges);
+	x86_dis_fini(&s->dis);
+	free(s);
+}
