@@ -1,5 +1,6 @@
 #include <errno.h>
 #include <stdlib.h>
+#include <string.h>
 
 #include "util/xp_hash.h"
 #include "util/xp_map.h"
@@ -143,4 +144,19 @@ void xp_map_free(struct xp_map *m)
 {
 	free(m->ent);
 	*m = (struct xp_map){ 0 };
+}
+
+int xp_map_copy(struct xp_map *dst, const struct xp_map *src)
+{
+	*dst = *src;
+	dst->ent = NULL;
+	if (!src->cap)
+		return 0;
+	dst->ent = malloc(src->cap * sizeof(*dst->ent));
+	if (!dst->ent) {
+		*dst = (struct xp_map){ 0 };
+		return -ENOMEM;
+	}
+	memcpy(dst->ent, src->ent, src->cap * sizeof(*dst->ent));
+	return 0;
 }

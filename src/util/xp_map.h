@@ -29,6 +29,8 @@ size_t xp_map_count(const struct xp_map *m);
 /* Walks the entries in no particular order: *it = 0 to start; false at the end.
  * The map must not change during the walk. */
 bool xp_map_next(const struct xp_map *m, size_t *it, uint64_t *key, uint64_t *val);
+/* dst (uninitialised) becomes a copy of src.  0, or -ENOMEM with dst empty. */
+int xp_map_copy(struct xp_map *dst, const struct xp_map *src);
 /* Frees the storage; the map is empty (and usable) again. */
 void xp_map_free(struct xp_map *m);
 

@@ -151,6 +151,33 @@ static void test_map_collisions(void **state)
 	xp_map_free(&m);
 }
 
+/* A copy holds the same entries (key 0 included) and is independent of the original. */
+static void test_map_copy(void **state)
+{
+	struct xp_map a = { 0 }, b;
+	uint64_t v;
+
+	(void)state;
+	assert_int_equal(xp_map_copy(&b, &a), 0);
+	assert_int_equal(xp_map_count(&b), 0);
+	for (uint64_t k = 0; k < 1000; k++)
+		assert_int_equal(xp_map_put(&a, k * 7919, k + 1), 0);
+	assert_int_equal(xp_map_copy(&b, &a), 0);
+	assert_int_equal(xp_map_count(&b), 1000);
+	for (uint64_t k = 0; k < 1000; k++) {
+		assert_true(xp_map_get(&b, k * 7919, &v));
+		assert_int_equal(v, k + 1);
+	}
+	assert_int_equal(xp_map_put(&b, 5, 55), 0);
+	assert_int_equal(xp_map_del(&b, 0), 0);
+	assert_false(xp_map_get(&a, 5, NULL));
+	assert_true(xp_map_get(&a, 0, &v));
+	assert_int_equal(v, 1);
+	assert_int_equal(xp_map_count(&a), 1000);
+	xp_map_free(&a);
+	xp_map_free(&b);
+}
+
 static void test_grow(void **state)
 {
 	int *a = NULL;
@@ -216,6 +243,7 @@ int main(void)
 		cmocka_unit_test(test_map_edge_keys),
 		cmocka_unit_test(test_map_many),
 		cmocka_unit_test(test_map_collisions),
+		cmocka_unit_test(test_map_copy),
 		cmocka_unit_test(test_grow),
 		cmocka_unit_test(test_grow_macro),
 	};

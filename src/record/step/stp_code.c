@@ -14,92 +14,15 @@
 #define RUN_MAX_INSNS 4096
 #define EMU_MAX_BODY 64	/* longer bodies run for real */
 
-/* ---- u64 -> u32 open-addressing map ------------------------------------------------ */
-
-static size_t hash64(uint64_t k)
+/* bp_at and run_at map an address to an index (uint32_t) */
+static bool map_get(const struct xp_map *m, uint64_t k, uint32_t *v)
 {
-	k ^= k >> 33;
-	k *= 0xff51afd7ed558ccdull;
-	k ^= k >> 33;
-	return (size_t)k;
-}
+	uint64_t x;
 
-static int u64map_get(const struct u64map *m, uint64_t k, uint32_t *v)
-{
-	if (!m->cap)
-		return 0;
-	for (size_t i = hash64(k) & (m->cap - 1);; i = (i + 1) & (m->cap - 1)) {
-		if (m->keys[i] == k) {
-			*v = m->vals[i];
-			return 1;
-		}
-		if (!m->keys[i])
-			return 0;
-	}
-}
-
-static int u64map_put(struct u64map *m, uint64_t k, uint32_t v);
-
-static int u64map_grow(struct u64map *m)
-{
-	struct u64map nm = { 0 };
-
-	nm.cap = m->cap ? m->cap * 2 : 1024;
-	nm.keys = calloc(nm.cap, sizeof(*nm.keys));
-	nm.vals = calloc(nm.cap, sizeof(*nm.vals));
-	if (!nm.keys || !nm.vals) {
-		free(nm.keys);
-		free(nm.vals);
-		return -ENOMEM;
-	}
-	for (size_t i = 0; i < m->cap; i++)
-		if (m->keys[i])
-			u64map_put(&nm, m->keys[i], m->vals[i]);
-	free(m->keys);
-	free(m->vals);
-	*m = nm;
-	return 0;
-}
-
-static int u64map_put(struct u64map *m, uint64_t k, uint32_t v)
-{
-	if ((m->n + 1) * 2 > m->cap && u64map_grow(m) < 0)
-		return -ENOMEM;
-	for (size_t i = hash64(k) & (m->cap - 1);; i = (i + 1) & (m->cap - 1)) {
-		if (m->keys[i] == k) {
-			m->vals[i] = v;
-			return 0;
-		}
-		if (!m->keys[i]) {
-			m->keys[i] = k;
-			m->vals[i] = v;
-			m->n++;
-			return 0;
-		}
-	}
-}
-
-static int u64map_copy(struct u64map *dst, const struct u64map *src)
-{
-	*dst = (struct u64map){ 0 };
-	if (!src->cap)
-		return 0;
-	dst->keys = malloc(src->cap * sizeof(*dst->keys));
-	dst->vals = malloc(src->cap * sizeof(*dst->vals));
-	if (!dst->keys || !dst->vals)
-		return -ENOMEM;
-	memcpy(dst->keys, src->keys, src->cap * sizeof(*dst->keys));
-	memcpy(dst->vals, src->vals, src->cap * sizeof(*dst->vals));
-	dst->cap = src->cap;
-	dst->n = src->n;
-	return 0;
-}
-
-static void u64map_free(struct u64map *m)
-{
-	free(m->keys);
-	free(m->vals);
-	*m = (struct u64map){ 0 };
+	if (!xp_map_get(m, k, &x))
+		return false;
+	*v = (uint32_t)x;
+	return true;
 }
 
 struct stp_mm *stp_mm_new(pid_t pid)
@@ -126,8 +49,8 @@ void stp_mm_put(struct stp_mm *m)
 	if (!m || --m->refs > 0)
 		return;
 	close(m->memfd);
-	u64map_free(&m->bp_at);
-	u64map_free(&m->run_at);
+	xp_map_free(&m->bp_at);
+	xp_map_free(&m->run_at);
 	free(m->bps);
 	free(m->runs);
 	free(m->uops);
@@ -141,7 +64,7 @@ struct stp_mm *stp_mm_fork(const struct stp_mm *p, pid_t child)
 	if (!m)
 		return NULL;
 	m->gen = p->gen;
-	if (u64map_copy(&m->bp_at, &p->bp_at) < 0 || u64map_copy(&m->run_at, &p->run_at) < 0)
+	if (xp_map_copy(&m->bp_at, &p->bp_at) < 0 || xp_map_copy(&m->run_at, &p->run_at) < 0)
 		goto fail;
 	m->bps = malloc((p->capbps ? p->capbps : 1) * sizeof(*m->bps));
 	m->runs = malloc((p->capruns ? p->capruns : 1) * sizeof(*m->runs));
@@ -170,7 +93,7 @@ struct stp_bp *stp_bp_find(struct stp_mm *m, uint64_t addr)
 {
 	uint32_t i;
 
-	if (!u64map_get(&m->bp_at, addr, &i) || !m->bps[i].live)
+	if (!map_get(&m->bp_at, addr, &i) || !m->bps[i].live)
 		return NULL;
 	return &m->bps[i];
 }
@@ -223,7 +146,7 @@ static long code_read(void *ctx, uint64_t ip, uint8_t *buf, size_t len)
 	for (ssize_t i = 0; i < n; i++) {
 		uint32_t k;
 
-		if (buf[i] == X86_ISA_BP_BYTE && u64map_get(&m->bp_at, ip + (uint64_t)i, &k) && m->bps[k].live)
+		if (buf[i] == X86_ISA_BP_BYTE && map_get(&m->bp_at, ip + (uint64_t)i, &k) && m->bps[k].live)
 			buf[i] = m->bps[k].orig;
 	}
 	return n;
@@ -235,7 +158,7 @@ static int arm(struct stp *s, struct stp_mm *m, const struct x86_instr *in)
 	uint8_t cc = X86_ISA_BP_BYTE;
 	uint32_t idx;
 
-	if (u64map_get(&m->bp_at, in->ip, &idx)) {
+	if (map_get(&m->bp_at, in->ip, &idx)) {
 		if (m->bps[idx].live)
 			return 0;
 		b = &m->bps[idx];
@@ -251,7 +174,7 @@ static int arm(struct stp *s, struct stp_mm *m, const struct x86_instr *in)
 		}
 		idx = (uint32_t)m->nbps++;
 		b = &m->bps[idx];
-		if (u64map_put(&m->bp_at, in->ip, idx) < 0)
+		if (xp_map_put(&m->bp_at, in->ip, idx) < 0)
 			return -ENOMEM;
 	}
 	b->addr = in->ip;
@@ -286,7 +209,7 @@ struct stp_run *stp_run_get(struct stp *s, struct stp_mm *m, uint64_t ip)
 	uint32_t idx;
 	int err;
 
-	if (u64map_get(&m->run_at, ip, &idx)) {
+	if (map_get(&m->run_at, ip, &idx)) {
 		if (!m->runs[idx].dead)
 			return &m->runs[idx];
 		ru = &m->runs[idx];
@@ -303,7 +226,7 @@ struct stp_run *stp_run_get(struct stp *s, struct stp_mm *m, uint64_t ip)
 	}
 	ru = &m->runs[m->nruns];
 	idx = (uint32_t)m->nruns;
-	if (u64map_put(&m->run_at, ip, idx) < 0)
+	if (xp_map_put(&m->run_at, ip, idx) < 0)
 		return NULL;
 	m->nruns++;
 decode:

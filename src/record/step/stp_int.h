@@ -12,13 +12,7 @@
 #include "arch/x86_64/x86_emu.h"
 #include "arch/x86_64/x86_isa.h"
 #include "record/step/stp.h"
-
-/* u64 -> u32 open-addressing map (stp_code.c) */
-struct u64map {
-	uint64_t *keys;		/* 0 = empty (address 0 is never code) */
-	uint32_t *vals;
-	size_t cap, n;
-};
+#include "util/xp_map.h"
 
 struct stp_bp {
 	uint64_t addr;
@@ -53,10 +47,10 @@ struct stp_mm {
 	int memfd;
 	pid_t pid;
 	uint32_t gen;
-	struct u64map bp_at;	/* addr -> index in bps */
+	struct xp_map bp_at;	/* addr -> index in bps */
 	struct stp_bp *bps;
 	size_t nbps, capbps;
-	struct u64map run_at;	/* start -> index in runs */
+	struct xp_map run_at;	/* start -> index in runs */
 	struct stp_run *runs;
 	size_t nruns, capruns;
 	struct x86_uop *uops;
