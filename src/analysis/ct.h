@@ -24,8 +24,12 @@
  *     returns into a function not on the stack, the subtree seen so far is moved under
  *     that caller (and merged with what is there);
  *   - gaps (ct_gap): the stack is unknown afterwards and restarts at the root.
- * Exact trees take sampled costs too (ct_add_stack with CT_NO_CALLS): merged
- * event/sample trees with exact Calls and sampled Base/Cum.
+ * Merged event/sample trees: exact calls and returns (probe entries/exits, PT) build
+ * the event nodes; each sample hangs its callchain below the event node active in its
+ * thread (ct_add_stack_at with CT_SAMPLED): nodes only samples made are `sampled`
+ * (their Calls are unknown).  ct_apportion then splits an event node's exact Base of
+ * one metric (time) between its own code and its sampled descendants in proportion
+ * to where its samples fell: its Cum stays exact.
  *
  * Per thread and merged: build one tree per thread and ct_merge them into another. */
 #ifndef CT_H
@@ -46,6 +50,7 @@ struct ct_node {
 	uint32_t first_child, next_sibling;
 	uint32_t lvl, rl;	/* valid after ct_finish */
 	uint64_t calls;
+	bool sampled;		/* made by samples only: Calls unknown */
 };
 
 struct ct_tree;
@@ -57,11 +62,19 @@ unsigned ct_nmetrics(const struct ct_tree *t);
 /* The child of `parent` for function fn, created when missing; CT_NONE on ENOMEM. */
 uint32_t ct_child(struct ct_tree *t, uint32_t parent, uint32_t fn);
 
-enum { CT_NO_CALLS = 1u << 0 };
+enum { CT_NO_CALLS = 1u << 0, CT_SAMPLED = 1u << 1 };
 /* One sampled stack, root first (fns[0] is the outermost caller, fns[n-1] the leaf).
  * `w` has nmetrics weights.  Returns the leaf node, or CT_NONE on ENOMEM. */
 uint32_t ct_add_stack(struct ct_tree *t, const uint32_t *fns, uint32_t n, const uint64_t *w,
 		      unsigned flags);
+/* The same below `parent`; with CT_SAMPLED the nodes it creates are marked sampled. */
+uint32_t ct_add_stack_at(struct ct_tree *t, uint32_t parent, const uint32_t *fns, uint32_t n,
+			 const uint64_t *w, unsigned flags);
+/* Splits the Base of metric `m` of every event (not sampled) node between the node and
+ * the sampled nodes below it (down to the next event nodes) in proportion to their
+ * Base of metric `by`; nodes with no `by` weight below them keep theirs.  Before
+ * ct_finish. */
+int ct_apportion(struct ct_tree *t, unsigned m, unsigned by);
 /* Adds weights to a node's Base directly. */
 void ct_add_base(struct ct_tree *t, uint32_t node, const uint64_t *w);
 
@@ -77,6 +90,11 @@ int ct_return(struct ct_cursor *c, uint32_t to);
  * is deeper on the stack, the frames above its nearest activation are left (1 is
  * returned); otherwise nothing changes (0) and ct_cost enters `to` as a tail call. */
 int ct_jump(struct ct_cursor *c, uint32_t to);
+/* Function `fn` returns (an exit event names the function, not the return address):
+ * leaves its innermost activation and every frame above it.  Returns how many frames
+ * above it were left unreturned (0 when fn was on top), -ENOENT when fn is not on the
+ * stack (a return without its entry: nothing changes). */
+int ct_leave(struct ct_cursor *c, uint32_t fn);
 /* Cost spent in function `fn` (the function of the current ip): added to the top of
  * the stack.  An empty stack starts at fn (mid-stack start); a different fn than the
  * top means control reached it without a call we saw: it is entered as a tail call. */
@@ -109,6 +127,7 @@ int ct_walk(const struct ct_tree *t, unsigned metric, ct_visit_fn fn, void *ctx)
  * nodes.  `out` is indexed by fn key, sized ct_max_fn()+1; needs ct_finish. */
 struct ct_fn_total {
 	uint64_t calls;
+	bool exact;		/* some node of the function is an event node */
 	uint64_t base[CT_MAX_METRICS];
 	uint64_t cum[CT_MAX_METRICS];
 	bool seen;

@@ -1,6 +1,7 @@
 /* Exact call/return input to the call tree: a shadow stack per thread that follows
  * calls, returns (including returns that skip frames), tail calls and traces that
  * start mid-stack. */
+#include <errno.h>
 #include <stdlib.h>
 
 #include "analysis/ct_int.h"
@@ -48,8 +49,10 @@ static int push(struct ct_cursor *c, uint32_t fn, bool tail, bool count)
 	if (XP_GROW(c->f, c->cap, c->n + 1) < 0)
 		return -1;
 	c->f[c->n++] = (struct frame){ node, fn, tail };
-	if (count)
+	if (count) {
 		c->t->nodes[node].calls++;
+		c->t->nodes[node].sampled = false;	/* an exact call went through */
+	}
 	return 0;
 }
 
@@ -133,6 +136,17 @@ int ct_jump(struct ct_cursor *c, uint32_t to)
 			return 1;
 		}
 	return 0;
+}
+
+int ct_leave(struct ct_cursor *c, uint32_t fn)
+{
+	for (uint32_t j = c->n; j-- > 0;)
+		if (c->f[j].fn == fn) {
+			int skipped = (int)(c->n - 1 - j);
+			c->n = j;
+			return skipped;
+		}
+	return -ENOENT;
 }
 
 int ct_cost(struct ct_cursor *c, uint32_t fn, const uint64_t *w)

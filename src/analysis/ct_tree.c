@@ -1,5 +1,6 @@
 /* Call-tree storage: nodes in one array, (parent, fn) -> child in a map, per-node
  * metric arrays; sampled stacks, merge, finish and walk. */
+#include <errno.h>
 #include <stdlib.h>
 #include <string.h>
 
@@ -21,7 +22,7 @@ struct ct_tree *ct_new(unsigned nmetrics)
 		return NULL;
 	}
 	t->n = 1;
-	t->nodes[0] = (struct ct_node){ CT_FN_ROOT, CT_NONE, CT_NONE, CT_NONE, 0, 0, 0 };
+	t->nodes[0] = (struct ct_node){ CT_FN_ROOT, CT_NONE, CT_NONE, CT_NONE, 0, 0, 0, false };
 	t->last_child[0] = CT_NONE;
 	return t;
 }
@@ -92,7 +93,7 @@ uint32_t ct_child(struct ct_tree *t, uint32_t parent, uint32_t fn)
 	if ((t->n == t->cap && ct_grow(t) < 0) || xp_map_put(&t->child, k, t->n) < 0)
 		return CT_NONE;
 	uint32_t i = t->n++;
-	t->nodes[i] = (struct ct_node){ fn, parent, CT_NONE, CT_NONE, 0, 0, 0 };
+	t->nodes[i] = (struct ct_node){ fn, parent, CT_NONE, CT_NONE, 0, 0, 0, false };
 	t->last_child[i] = CT_NONE;
 	if (t->last_child[parent] == CT_NONE)
 		t->nodes[parent].first_child = i;
@@ -112,20 +113,29 @@ void ct_add_base(struct ct_tree *t, uint32_t node, const uint64_t *w)
 		b[m] += w[m];
 }
 
-uint32_t ct_add_stack(struct ct_tree *t, const uint32_t *fns, uint32_t n, const uint64_t *w,
-		      unsigned flags)
+uint32_t ct_add_stack_at(struct ct_tree *t, uint32_t parent, const uint32_t *fns, uint32_t n,
+			 const uint64_t *w, unsigned flags)
 {
-	uint32_t node = CT_ROOT;
+	uint32_t node = parent;
 
 	for (uint32_t i = 0; i < n; i++) {
+		uint32_t had = t->n;
 		node = ct_child(t, node, fns[i]);
 		if (node == CT_NONE)
 			return CT_NONE;
+		if (node >= had && (flags & CT_SAMPLED))
+			t->nodes[node].sampled = true;
 		if (!(flags & CT_NO_CALLS))
 			t->nodes[node].calls++;
 	}
 	ct_add_base(t, node, w);
 	return node;
+}
+
+uint32_t ct_add_stack(struct ct_tree *t, const uint32_t *fns, uint32_t n, const uint64_t *w,
+		      unsigned flags)
+{
+	return ct_add_stack_at(t, CT_ROOT, fns, n, w, flags);
 }
 
 /* Adds src's subtree below dst's node `d` (src and dst may be the same tree as long
@@ -145,12 +155,15 @@ int ct_merge_subtree(struct ct_tree *dst, uint32_t d, const struct ct_tree *src,
 	while (n) {
 		struct pair p = stk[--n];
 		for (uint32_t c = src->nodes[p.s].first_child; c != CT_NONE; c = src->nodes[c].next_sibling) {
-			uint32_t fn = src->nodes[c].fn;
+			uint32_t fn = src->nodes[c].fn, had = dst->n;
 			uint32_t dc = ct_child(dst, p.d, fn);
 			if (dc == CT_NONE) {
 				rc = -1;
 				goto out;
 			}
+			/* sampled only where every source is */
+			dst->nodes[dc].sampled = dc >= had ? src->nodes[c].sampled :
+				dst->nodes[dc].sampled && src->nodes[c].sampled;
 			dst->nodes[dc].calls += src->nodes[c].calls;
 			ct_add_base(dst, dc, src->base + (size_t)c * src->nm);
 			PUSH(c, dc);
@@ -294,6 +307,7 @@ int ct_fn_totals(const struct ct_tree *t, struct ct_fn_total *out, uint32_t nout
 			continue;
 		struct ct_fn_total *o = &out[nd->fn];
 		o->seen = true;
+		o->exact |= !nd->sampled;
 		for (unsigned m = 0; m < t->nm; m++)
 			o->base[m] += ct_base(t, v, m);
 		if (nd->rl == 1) {
@@ -303,4 +317,61 @@ int ct_fn_totals(const struct ct_tree *t, struct ct_fn_total *out, uint32_t nout
 		}
 	}
 	return 0;
+}
+
+/* Splitting one event node's Base: its sampled descendants (not below another event
+ * node) get Base[m] * their Base[by] / the total Base[by] of node and descendants,
+ * rounded down; the node keeps the rest, so nothing is lost to rounding. */
+static int apportion_node(struct ct_tree *t, uint32_t node, unsigned m, unsigned by, uint32_t **stk,
+			  uint32_t *cap, uint32_t **sub, uint32_t *subcap)
+{
+	unsigned nm = t->nm;
+	uint64_t total = t->base[(size_t)node * nm + by], share = t->base[(size_t)node * nm + m];
+	uint32_t ns = 0, nsub = 0;
+
+	for (uint32_t c = t->nodes[node].first_child; c != CT_NONE; c = t->nodes[c].next_sibling)
+		if (t->nodes[c].sampled) {
+			if (XP_GROW(*stk, *cap, ns + 1) < 0)
+				return -1;
+			(*stk)[ns++] = c;
+		}
+	while (ns) {
+		uint32_t v = (*stk)[--ns];
+		if (XP_GROW(*sub, *subcap, nsub + 1) < 0)
+			return -1;
+		(*sub)[nsub++] = v;
+		total += t->base[(size_t)v * nm + by];
+		for (uint32_t c = t->nodes[v].first_child; c != CT_NONE; c = t->nodes[c].next_sibling)
+			if (t->nodes[c].sampled) {
+				if (XP_GROW(*stk, *cap, ns + 1) < 0)
+					return -1;
+				(*stk)[ns++] = c;
+			}
+	}
+	if (!nsub || !total || !share)
+		return 0;
+	uint64_t given = 0;
+	for (uint32_t i = 0; i < nsub; i++) {
+		uint64_t *b = &t->base[(size_t)(*sub)[i] * nm];
+		uint64_t part = (uint64_t)((unsigned __int128)share * b[by] / total);
+		b[m] += part;
+		given += part;
+	}
+	t->base[(size_t)node * nm + m] = share - given;
+	return 0;
+}
+
+int ct_apportion(struct ct_tree *t, unsigned m, unsigned by)
+{
+	uint32_t *stk = NULL, *sub = NULL, cap = 0, subcap = 0;
+	int rc = 0;
+
+	if (m >= t->nm || by >= t->nm)
+		return -EINVAL;
+	for (uint32_t v = 0; v < t->n && rc == 0; v++)
+		if (!t->nodes[v].sampled && (v == CT_ROOT || t->nodes[v].parent != CT_NONE))
+			rc = apportion_node(t, v, m, by, &stk, &cap, &sub, &subcap);
+	free(stk);
+	free(sub);
+	return rc < 0 ? -ENOMEM : 0;
 }

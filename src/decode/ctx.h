@@ -76,6 +76,8 @@ struct dec_ctx {
 	unsigned nmetrics;
 	unsigned metric;	/* the one to sort, percent and fold by */
 	bool sampled;		/* the stream is statistical (XEV_F_SAMPLED) */
+	bool merged;		/* exact entry/exit events (XEV_F_FUNC) and samples: one
+				 * tree of both, in time by default */
 	/* set by the view before the decoder runs */
 	uint32_t wants;
 	struct dec_fncache *fncache;	/* dec_fn_of's address -> function cache */

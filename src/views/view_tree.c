@@ -5,18 +5,9 @@
 #include <stdlib.h>
 #include <string.h>
 
-#include "views/view.h"
+#include "views/tree_build.h"
 #include "util/xp_err.h"
 #include "util/xp_grow.h"
-#include "util/xp_map.h"
-
-struct vthread {
-	int32_t pid, tid;
-	struct ct_tree *t;
-	struct ct_cursor *cur;
-	bool exact;	/* has call/return input: samples then add cost only */
-	uint64_t last_time;	/* --metric time: the thread's latest timestamp */
-};
 
 struct vt {
 	struct dec_ctx *c;
@@ -24,13 +15,7 @@ struct vt {
 	FILE *out;
 	bool functions;
 	unsigned metric;
-	int time_m;		/* index of the time metric, -1: none */
-	bool timed;		/* some event carried a timestamp */
-	struct vthread *th;
-	uint32_t nth, capth;
-	struct xp_map tids;	/* tid -> index in th */
-	uint32_t *fns;
-	uint32_t capfns;
+	struct tb b;
 	/* output state */
 	struct out_table tab;
 	const char **path;
@@ -40,30 +25,6 @@ struct vt {
 	bool tid_col;		/* per-thread rows in jsonl/csv carry "tid" */
 	int32_t cur_tid;
 };
-
-static struct vthread *thread_of(struct vt *v, int32_t pid, int32_t tid)
-{
-	uint64_t i;
-
-	if (xp_map_get(&v->tids, (uint32_t)tid, &i))
-		return &v->th[i];
-	if (XP_GROW(v->th, v->capth, v->nth + 1) < 0)
-		return NULL;
-	struct vthread *t = &v->th[v->nth];
-	t->pid = pid;
-	t->tid = tid;
-	t->exact = false;
-	t->last_time = 0;
-	t->t = ct_new(v->c->nmetrics);
-	t->cur = t->t ? ct_cursor_new(t->t) : NULL;
-	if (!t->cur || xp_map_put(&v->tids, (uint32_t)tid, v->nth) < 0) {
-		ct_cursor_free(t->cur);
-		ct_free(t->t);
-		return NULL;
-	}
-	v->nth++;
-	return t;
-}
 
 static int open_common(struct view_ctx *vc, void **state, bool functions)
 {
@@ -87,10 +48,7 @@ static int open_common(struct view_ctx *vc, void **state, bool functions)
 				v->metric = m;
 				break;
 			}
-	v->time_m = -1;
-	for (unsigned m = 0; m < c->nmetrics; m++)
-		if (c->metrics[m].kind == DEC_M_TIME)
-			v->time_m = (int)m;
+	tb_init(&v->b, c);
 	*state = v;
 	return 0;
 }
@@ -100,131 +58,10 @@ static int open_functions(struct view_ctx *vc, void **state) { return open_commo
 
 static int oom(void) { return xp_err("decode", "decode a smaller trace or time range", "out of memory"); }
 
-/* The frame a block or return target belongs to.  Code without symbols has one id
- * per address, so only calls make frames there (named by their target, as callgrind
- * names functions); blocks and return targets inside it stay in, or pop back to, the
- * frame they are in.  The first frame of a thread is named by its first address. */
-static uint32_t frame_fn(struct dec_ctx *c, const struct vthread *t, int32_t pid, uint64_t ip,
-			 uint64_t time)
-{
-	uint32_t fn = dec_fn_of(c, pid, ip, time);
-	const struct sym_fn *f;
-	if (ct_cursor_depth(t->cur) && (f = sym_fn(c->sym, fn)) && !f->resolved)
-		return CT_FN_UNKNOWN;
-	return fn;
-}
-
 static int on_event(void *state, const struct xev *ev)
 {
 	struct vt *v = state;
-	struct dec_ctx *c = v->c;
-	uint64_t w[DEC_MAX_METRICS];
-	struct vthread *t;
-
-	if (v->time_m < 0 && (ev->kind == XEV_TIME || ev->kind == XEV_DISABLE || ev->kind == XEV_INTERRUPT ||
-			      (ev->kind == XEV_BRANCH && !(ev->flags & XEV_F_INDIRECT))))
-		return 0;
-	/* Sampled calls, returns and blocks (branch stacks) are windows of execution, not
-	 * a continuous history: a shadow stack cannot be kept from them.  Their samples
-	 * (XEV_SAMPLE, with the callchain) carry the tree. */
-	if (ev->kind != XEV_SAMPLE && (ev->flags & XEV_F_SAMPLED))
-		return 0;
-	if (!dec_thread_selected(c, ev->tid, ev->time))
-		return 0;
-	t = thread_of(v, ev->pid, ev->tid);
-	if (!t)
-		return oom();
-	if (v->time_m >= 0 && ev->time) {
-		/* the time since the thread's previous event was spent where it was then */
-		if (t->last_time && ev->time > t->last_time) {
-			memset(w, 0, sizeof(w));
-			w[v->time_m] = ev->time - t->last_time;
-			ct_add_base(t->t, ct_cursor_node(t->cur), w);
-		}
-		if (ev->time > t->last_time)
-			t->last_time = ev->time;
-		v->timed = true;
-	}
-	switch (ev->kind) {
-	case XEV_SAMPLE: {
-		uint32_t n = ev->nstack ? ev->nstack : 1;
-		if (XP_GROW(v->fns, v->capfns, n) < 0)
-			return oom();
-		if (!ev->nstack)
-			v->fns[0] = dec_fn_of(c, ev->pid, ev->ip, ev->time);
-		for (uint32_t i = 0; i < ev->nstack; i++)
-			v->fns[n - 1 - i] = dec_fn_of(c, ev->pid, ev->stack[i], ev->time);
-		dec_weights(c, ev, w);
-		if (ct_add_stack(t->t, v->fns, n, w, t->exact ? CT_NO_CALLS : 0) == CT_NONE)
-			return oom();
-		return 0;
-	}
-	case XEV_CALL:
-	case XEV_RETURN: {
-		static const uint64_t zero[DEC_MAX_METRICS];
-		uint32_t at = dec_fn_of(c, ev->pid, ev->ip, ev->time);
-		uint32_t to = ev->kind == XEV_CALL ? dec_fn_of(c, ev->pid, ev->addr, ev->time) :
-			frame_fn(c, t, ev->pid, ev->addr, ev->time);
-		int rc;
-		t->exact = true;
-		if (ct_cursor_depth(t->cur) == 0 && ct_cost(t->cur, at, zero) < 0)
-			return oom();
-		if (ev->kind == XEV_CALL)
-			rc = ct_call(t->cur, to, ev->flags & XEV_F_TAIL ? CT_TAIL : 0);
-		else
-			rc = ct_return(t->cur, to);
-		return rc < 0 ? oom() : 0;
-	}
-	case XEV_BLOCK:
-		t->exact = true;
-		if (dec_weights(c, ev, w) && ct_cost(t->cur, frame_fn(c, t, ev->pid, ev->ip, ev->time), w) < 0)
-			return oom();
-		return 0;
-	case XEV_BRANCH: {
-		/* longjmp lands with an indirect jump in the middle of a live frame: leave the
-		 * frames it skips.  A jump to a function's entry stays a tail call. */
-		if (!(ev->flags & XEV_F_INDIRECT) || (ev->flags & (XEV_F_COND | XEV_F_SYSCALL)) ||
-		    !ct_cursor_depth(t->cur))
-			return 0;
-		uint32_t to = frame_fn(c, t, ev->pid, ev->addr, ev->time);
-		if (to == CT_FN_UNKNOWN || to == dec_fn_of(c, ev->pid, ev->ip, ev->time) ||
-		    to != dec_fn_of(c, ev->pid, ev->addr - 1, ev->time))
-			return 0;
-		return ct_jump(t->cur, to) < 0 ? oom() : 0;
-	}
-	case XEV_ENABLE: {
-		/* tracing resumes where a call or return out of the traced code (an address
-		 * filter) came back: in a function deeper on the stack, that is the return
-		 * to it.  Anywhere else (a callback entered from untraced code) the next
-		 * block enters its function. */
-		uint32_t to = frame_fn(c, t, ev->pid, ev->ip, ev->time);
-		return to != CT_FN_UNKNOWN && ct_jump(t->cur, to) < 0 ? oom() : 0;
-	}
-	case XEV_GAP:
-		ct_gap(t->cur);
-		return 0;
-	default:
-		return 0;
-	}
-}
-
-static const char *fn_name(void *ctx, uint32_t fn)
-{
-	const struct sym_fn *f = sym_fn(ctx, fn);
-
-	return f ? f->name : "?";
-}
-
-static const char *fn_module(void *ctx, uint32_t fn)
-{
-	const struct sym_fn *f = sym_fn(ctx, fn);
-
-	return f && f->module && *f->module ? f->module : "[unknown]";
-}
-
-static bool fn_srcline(void *ctx, uint32_t fn, const char **file, int *line)
-{
-	return sym_fn_srcline(ctx, fn, file, line);
+	return tb_event(&v->b, ev);
 }
 
 /* ---- calltree output ---- */
@@ -247,7 +84,7 @@ static int tree_row(void *arg, const struct ct_tree *t, uint32_t node)
 		return CT_SKIP;
 	if (XP_GROW(v->path, v->cappath, nd->lvl) < 0)
 		return -1;
-	const char *name = fn_name(v->c->sym, nd->fn);
+	const char *name = tb_fn_name(v->c->sym, nd->fn);
 	v->path[nd->lvl - 1] = name;
 	struct out_val vals[7] = {
 		{ .u = (uint64_t)v->cur_tid },
@@ -262,7 +99,7 @@ static int tree_row(void *arg, const struct ct_tree *t, uint32_t node)
 static int write_tree(struct vt *v, struct ct_tree *t, const char *title)
 {
 	struct dec_ctx *c = v->c;
-	struct out_names names = { fn_name, fn_module, fn_srcline, c->sym };
+	struct out_names names = { tb_fn_name, tb_fn_module, tb_fn_srcline, c->sym };
 
 	if (ct_finish(t) < 0)
 		return oom();
@@ -396,8 +233,8 @@ static int write_functions(struct vt *v, struct ct_tree *t)
 			uint64_t cy = x->base[cyc], in = x->base[ins];
 			vals[k++] = cy ? (struct out_val){ .d = (double)in / (double)cy } : (struct out_val){ .null = true };
 		}
-		vals[k++] = (struct out_val){ .s = fn_module(c->sym, rows[i].fn) };
-		vals[k++] = (struct out_val){ .s = fn_name(c->sym, rows[i].fn) };
+		vals[k++] = (struct out_val){ .s = tb_fn_module(c->sym, rows[i].fn) };
+		vals[k++] = (struct out_val){ .s = tb_fn_name(c->sym, rows[i].fn) };
 		out_row(&v->tab, vals, 0, NULL, 0);
 	}
 	free(tot);
@@ -407,7 +244,7 @@ static int write_functions(struct vt *v, struct ct_tree *t)
 
 static int cmp_tid(const void *a, const void *b)
 {
-	const struct vthread *x = a, *y = b;
+	const struct tb_thread *x = a, *y = b;
 
 	return x->tid < y->tid ? -1 : x->tid > y->tid;
 }
@@ -418,38 +255,32 @@ static int on_close(void *state, int status)
 	struct dec_ctx *c = v->c;
 	int rc = 0;
 
-	if (status >= 0 && v->time_m >= 0 && !v->timed)
+	if (status >= 0 && v->b.time_m >= 0 && !v->b.timed)
 		rc = xp_err("decode", "use --metric insns, or record with timestamps",
 			    "--metric time: the trace has no timestamps");
+	if (status >= 0 && rc == 0)
+		rc = tb_finish(&v->b);
 	if (status >= 0 && rc == 0) {
+		struct tb *b = &v->b;
 		if (v->per_thread) {
-			qsort(v->th, v->nth, sizeof(*v->th), cmp_tid);
-			for (uint32_t i = 0; i < v->nth && rc == 0; i++) {
+			qsort(b->th, b->nth, sizeof(*b->th), cmp_tid);
+			for (uint32_t i = 0; i < b->nth && rc == 0; i++) {
 				char title[128];
-				snprintf(title, sizeof(title), "thread %d (%s) pid %d", v->th[i].tid,
-					 sb_comm_at(c->sb, v->th[i].tid, 0), v->th[i].pid);
-				v->cur_tid = v->th[i].tid;
-				rc = write_tree(v, v->th[i].t, title);
+				snprintf(title, sizeof(title), "thread %d (%s) pid %d", b->th[i].tid,
+					 sb_comm_at(c->sb, b->th[i].tid, 0), b->th[i].pid);
+				v->cur_tid = b->th[i].tid;
+				rc = write_tree(v, b->th[i].t, title);
 			}
 		} else {
-			struct ct_tree *all = ct_new(c->nmetrics);
+			struct ct_tree *all = tb_merge_all(b);
 			if (!all)
 				rc = oom();
-			for (uint32_t i = 0; i < v->nth && rc == 0; i++)
-				if (ct_merge(all, v->th[i].t) < 0)
-					rc = oom();
-			if (rc == 0)
+			else
 				rc = v->functions ? write_functions(v, all) : write_tree(v, all, NULL);
 			ct_free(all);
 		}
 	}
-	for (uint32_t i = 0; i < v->nth; i++) {
-		ct_cursor_free(v->th[i].cur);
-		ct_free(v->th[i].t);
-	}
-	free(v->th);
-	xp_map_free(&v->tids);
-	free(v->fns);
+	tb_free(&v->b);
 	free(v->path);
 	free(v);
 	return rc;

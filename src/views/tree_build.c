@@ -1,0 +1,254 @@
+/* Call trees from the event stream (tree_build.h). */
+#include <errno.h>
+#include <stdlib.h>
+#include <string.h>
+
+#include "views/tree_build.h"
+#include "util/xp_err.h"
+#include "util/xp_grow.h"
+
+static int oom(void) { return xp_err("decode", "decode a smaller trace or time range", "out of memory"); }
+
+void tb_init(struct tb *b, struct dec_ctx *c)
+{
+	memset(b, 0, sizeof(*b));
+	b->c = c;
+	b->time_m = b->samples_m = -1;
+	for (unsigned m = 0; m < c->nmetrics; m++) {
+		if (c->metrics[m].kind == DEC_M_TIME)
+			b->time_m = (int)m;
+		if (c->metrics[m].kind == DEC_M_SAMPLES && b->samples_m < 0)
+			b->samples_m = (int)m;
+	}
+}
+
+static struct tb_thread *thread_of(struct tb *b, int32_t pid, int32_t tid)
+{
+	uint64_t i;
+
+	if (xp_map_get(&b->tids, (uint32_t)tid, &i))
+		return &b->th[i];
+	if (XP_GROW(b->th, b->capth, b->nth + 1) < 0)
+		return NULL;
+	struct tb_thread *t = &b->th[b->nth];
+	t->pid = pid;
+	t->tid = tid;
+	t->exact = false;
+	t->last_time = 0;
+	t->t = ct_new(b->c->nmetrics);
+	t->cur = t->t ? ct_cursor_new(t->t) : NULL;
+	if (!t->cur || xp_map_put(&b->tids, (uint32_t)tid, b->nth) < 0) {
+		ct_cursor_free(t->cur);
+		ct_free(t->t);
+		return NULL;
+	}
+	b->nth++;
+	return t;
+}
+
+/* The frame a block or return target belongs to.  Code without symbols has one id
+ * per address, so only calls make frames there (named by their target, as callgrind
+ * names functions); blocks and return targets inside it stay in, or pop back to, the
+ * frame they are in.  The first frame of a thread is named by its first address. */
+static uint32_t frame_fn(struct dec_ctx *c, const struct tb_thread *t, int32_t pid, uint64_t ip,
+			 uint64_t time)
+{
+	uint32_t fn = dec_fn_of(c, pid, ip, time);
+	const struct sym_fn *f;
+	if (ct_cursor_depth(t->cur) && (f = sym_fn(c->sym, fn)) && !f->resolved)
+		return CT_FN_UNKNOWN;
+	return fn;
+}
+
+/* A sample of a merged trace: below the event node active in its thread, the frames
+ * of its callchain under that node's function (the innermost activation of it); all
+ * of it from the root when no event node is active.  Either way the nodes it makes
+ * are sampled: their Calls are unknown. */
+static int merged_sample(struct tb_thread *t, const uint32_t *fns, uint32_t n,
+			 const uint64_t *w)
+{
+	uint32_t node = ct_cursor_node(t->cur), from = 0;
+
+	if (node != CT_ROOT) {
+		uint32_t fn = ct_node(t->t, node)->fn;
+		from = n;	/* the event's function not on the stack: charged to it */
+		for (uint32_t i = n; i-- > 0;)
+			if (fns[i] == fn) {
+				from = i + 1;
+				break;
+			}
+	}
+	return ct_add_stack_at(t->t, node, fns + from, n - from, w, CT_NO_CALLS | CT_SAMPLED) == CT_NONE ?
+		oom() : 0;
+}
+
+/* An entry/exit event names the function; the caller of an entry is not traced. */
+static int func_event(struct tb *b, struct tb_thread *t, const struct xev *ev)
+{
+	struct dec_ctx *c = b->c;
+
+	t->exact = true;
+	if (ev->kind == XEV_CALL)
+		return ct_call(t->cur, dec_fn_of(c, ev->pid, ev->addr, ev->time), 0) < 0 ? oom() : 0;
+	int r = ev->ip ? ct_leave(t->cur, dec_fn_of(c, ev->pid, ev->ip, ev->time)) : -ENOENT;
+	if (r == -ENOENT)
+		b->repairs++;
+	else if (r > 0)
+		b->repairs += (uint64_t)r;
+	return 0;
+}
+
+int tb_event(void *ctx, const struct xev *ev)
+{
+	struct tb *b = ctx;
+	struct dec_ctx *c = b->c;
+	uint64_t w[DEC_MAX_METRICS];
+	struct tb_thread *t;
+
+	if (b->time_m < 0 && (ev->kind == XEV_TIME || ev->kind == XEV_DISABLE || ev->kind == XEV_INTERRUPT ||
+			      (ev->kind == XEV_BRANCH && !(ev->flags & XEV_F_INDIRECT))))
+		return 0;
+	/* Sampled calls, returns and blocks (branch stacks) are windows of execution, not
+	 * a continuous history: a shadow stack cannot be kept from them.  Their samples
+	 * (XEV_SAMPLE, with the callchain) carry the tree. */
+	if (ev->kind != XEV_SAMPLE && (ev->flags & XEV_F_SAMPLED))
+		return 0;
+	if (!dec_thread_selected(c, ev->tid, ev->time))
+		return 0;
+	t = thread_of(b, ev->pid, ev->tid);
+	if (!t)
+		return oom();
+	if (b->time_m >= 0 && ev->time) {
+		/* the time since the thread's previous event was spent where it was then */
+		if (t->last_time && ev->time > t->last_time) {
+			memset(w, 0, sizeof(w));
+			w[b->time_m] = ev->time - t->last_time;
+			ct_add_base(t->t, ct_cursor_node(t->cur), w);
+		}
+		if (ev->time > t->last_time)
+			t->last_time = ev->time;
+		b->timed = true;
+	}
+	switch (ev->kind) {
+	case XEV_SAMPLE: {
+		uint32_t n = ev->nstack ? ev->nstack : 1;
+		if (XP_GROW(b->fns, b->capfns, n) < 0)
+			return oom();
+		if (!ev->nstack)
+			b->fns[0] = dec_fn_of(c, ev->pid, ev->ip, ev->time);
+		for (uint32_t i = 0; i < ev->nstack; i++)
+			b->fns[n - 1 - i] = dec_fn_of(c, ev->pid, ev->stack[i], ev->time);
+		dec_weights(c, ev, w);
+		if (c->merged)
+			return merged_sample(t, b->fns, n, w);
+		if (ct_add_stack(t->t, b->fns, n, w, t->exact ? CT_NO_CALLS : 0) == CT_NONE)
+			return oom();
+		return 0;
+	}
+	case XEV_CALL:
+	case XEV_RETURN: {
+		if (ev->flags & XEV_F_FUNC)
+			return func_event(b, t, ev);
+		static const uint64_t zero[DEC_MAX_METRICS];
+		uint32_t at = dec_fn_of(c, ev->pid, ev->ip, ev->time);
+		uint32_t to = ev->kind == XEV_CALL ? dec_fn_of(c, ev->pid, ev->addr, ev->time) :
+			frame_fn(c, t, ev->pid, ev->addr, ev->time);
+		int rc;
+		t->exact = true;
+		if (ct_cursor_depth(t->cur) == 0 && ct_cost(t->cur, at, zero) < 0)
+			return oom();
+		if (ev->kind == XEV_CALL)
+			rc = ct_call(t->cur, to, ev->flags & XEV_F_TAIL ? CT_TAIL : 0);
+		else
+			rc = ct_return(t->cur, to);
+		return rc < 0 ? oom() : 0;
+	}
+	case XEV_BLOCK:
+		t->exact = true;
+		if (dec_weights(c, ev, w) && ct_cost(t->cur, frame_fn(c, t, ev->pid, ev->ip, ev->time), w) < 0)
+			return oom();
+		return 0;
+	case XEV_BRANCH: {
+		/* longjmp lands with an indirect jump in the middle of a live frame: leave the
+		 * frames it skips.  A jump to a function's entry stays a tail call. */
+		if (!(ev->flags & XEV_F_INDIRECT) || (ev->flags & (XEV_F_COND | XEV_F_SYSCALL)) ||
+		    !ct_cursor_depth(t->cur))
+			return 0;
+		uint32_t to = frame_fn(c, t, ev->pid, ev->addr, ev->time);
+		if (to == CT_FN_UNKNOWN || to == dec_fn_of(c, ev->pid, ev->ip, ev->time) ||
+		    to != dec_fn_of(c, ev->pid, ev->addr - 1, ev->time))
+			return 0;
+		return ct_jump(t->cur, to) < 0 ? oom() : 0;
+	}
+	case XEV_ENABLE: {
+		/* tracing resumes where a call or return out of the traced code (an address
+		 * filter) came back: in a function deeper on the stack, that is the return
+		 * to it.  Anywhere else (a callback entered from untraced code) the next
+		 * block enters its function. */
+		uint32_t to = frame_fn(c, t, ev->pid, ev->ip, ev->time);
+		return to != CT_FN_UNKNOWN && ct_jump(t->cur, to) < 0 ? oom() : 0;
+	}
+	case XEV_GAP:
+		ct_gap(t->cur);
+		return 0;
+	default:
+		return 0;
+	}
+}
+
+int tb_finish(struct tb *b)
+{
+	if (!b->c->merged)
+		return 0;
+	for (uint32_t i = 0; i < b->nth; i++) {
+		/* activations still open when the trace ended */
+		b->repairs += ct_cursor_depth(b->th[i].cur);
+		if (b->time_m >= 0 && b->samples_m >= 0 &&
+		    ct_apportion(b->th[i].t, (unsigned)b->time_m, (unsigned)b->samples_m) < 0)
+			return oom();
+	}
+	return 0;
+}
+
+struct ct_tree *tb_merge_all(struct tb *b)
+{
+	struct ct_tree *all = ct_new(b->c->nmetrics);
+
+	for (uint32_t i = 0; all && i < b->nth; i++)
+		if (ct_merge(all, b->th[i].t) < 0) {
+			ct_free(all);
+			all = NULL;
+		}
+	return all;
+}
+
+void tb_free(struct tb *b)
+{
+	for (uint32_t i = 0; i < b->nth; i++) {
+		ct_cursor_free(b->th[i].cur);
+		ct_free(b->th[i].t);
+	}
+	free(b->th);
+	xp_map_free(&b->tids);
+	free(b->fns);
+	memset(b, 0, sizeof(*b));
+}
+
+const char *tb_fn_name(void *ctx, uint32_t fn)
+{
+	const struct sym_fn *f = sym_fn(ctx, fn);
+
+	return f ? f->name : "?";
+}
+
+const char *tb_fn_module(void *ctx, uint32_t fn)
+{
+	const struct sym_fn *f = sym_fn(ctx, fn);
+
+	return f && f->module && *f->module ? f->module : "[unknown]";
+}
+
+bool tb_fn_srcline(void *ctx, uint32_t fn, const char **file, int *line)
+{
+	return sym_fn_srcline(ctx, fn, file, line);
+}
