@@ -116,8 +116,8 @@ static int resolve_item(struct prep *s, const struct rec_probe_item *it)
 	} else if (rec_probe_module(s->o, s->program, it->module, path, sizeof(path), why,
 				    sizeof(why)) < 0) {
 		return xp_err("--probe", s->o->pid ? "name the library by its path: SYM@/path/lib.so" :
-			      "name the library by its path: SYM@/path/lib.so (the kernel arms it "
-			      "when the program maps it)",
+			      "name the library by its path, SYM@/path/lib.so: "
+			      "the kernel arms it when the program maps it",
 			      "%s: %s", item, why);
 	}
 	n = sym_find_funcs(path, it->sym, it->glob, &found);
@@ -128,8 +128,8 @@ static int resolve_item(struct prep *s, const struct rec_probe_item *it)
 	for (int i = 0; i < n && rc == 0; i++) {
 		const char *bad = unprobeable(&found[i]);
 		if (bad && !it->glob) {
-			rc = xp_err("--probe", found[i].ifunc ? "probe the implementation it picks "
-				    "(see nm -D on the file)" : "probe a function with a body",
+			rc = xp_err("--probe", found[i].ifunc ? "probe the implementation it picks; "
+				    "nm -D on the file lists them" : "probe a function with a body",
 				    "%s in %s %s", found[i].name, path, bad);
 		} else if (bad) {
 			skip = found[i].name;	/* a glob takes what can be probed */
@@ -249,7 +249,15 @@ int rec_probes_add_attrs(struct rec_probes *p, struct rec *r, const struct perf_
 			char name[600];
 
 			a->disabled = leader->disabled;
-			a->inherit = leader->inherit;
+			/* Never inherited: the kernel builds a child's copy of a uprobe event by
+			 * reading the path at config1 again, in the forking target's address
+			 * space, where xptrace's pointer is garbage, and fails the clone() with
+			 * EFAULT.  So probes follow the threads opened here, and new threads and
+			 * processes of the target are sampled but not probed. */
+			a->inherit = 0;
+			/* hits are taken in user mode; perf then expects no kernel samples */
+			a->exclude_kernel = 1;
+			a->exclude_hv = 1;
 			a->enable_on_exec = leader->enable_on_exec;
 			a->sample_id_all = leader->sample_id_all;
 			/* one clock for the whole file, and the kernel only shares a buffer
@@ -275,6 +283,10 @@ int rec_probes_add_attrs(struct rec_probes *p, struct rec *r, const struct perf_
 				return p->fn[i].idx[k];
 		}
 	}
+	if (p && p->nfn && !o->quiet)
+		xp_warn("probes on %d function%s in the %s; threads and processes started later "
+			"are sampled but not probed", p->nfn, p->nfn > 1 ? "s" : "",
+			o->pid ? "threads of the process" : "command's first thread");
 	return 0;
 }
 

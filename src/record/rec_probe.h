@@ -21,6 +21,12 @@
  * for the command (`ld.so --list`, what ldd prints); a library loaded later with
  * dlopen must be named by path.
  *
+ * Threads: the events are opened per thread and not inherited (the kernel re-reads
+ * config1, a pointer into xptrace, in the target when it copies an inherited uprobe
+ * event into a new thread, and fails that clone() with EFAULT).  So a command is probed
+ * in its first thread and -p in every thread it has when recording starts; threads
+ * and processes started later are sampled but not probed.
+ *
  * Each probe owns its events (struct rec_probe_fn), so a per-probe hit limit can later
  * disable exactly its events (PERF_EVENT_IOC_DISABLE, or PERF_EVENT_IOC_REFRESH). */
 #ifndef REC_PROBE_H
@@ -77,7 +83,7 @@ struct rec_probes {
 int rec_probes_prepare(const struct rec_opts *o, struct rec_probes **out);
 /* Number of events to open per (pid, cpu). */
 int rec_probes_nevents(const struct rec_probes *p);
-/* Completes the attrs from the mode's sampling attr (clock, inherit, enable-on-exec,
+/* Completes the attrs from the mode's sampling attr (clock, enable-on-exec, sideband id,
  * callchain) and adds them to perf.data.  0 or a negative errno. */
 int rec_probes_add_attrs(struct rec_probes *p, struct rec *r, const struct perf_event_attr *leader);
 /* Opens every probe on (pid, cpu), writing into ring_fd's buffer (the mode's event on
