@@ -392,7 +392,8 @@ static int run(struct rec *r)
 	int npids, *cpus = NULL, ncpus, e;
 
 	memset(&c, 0, sizeof(c));
-	c.ring_pages = o->callgraph == REC_CG_DWARF ? 512 : 128;
+	/* probes on hot functions write a sample per call: room for bursts */
+	c.ring_pages = o->callgraph == REC_CG_DWARF || r->probes ? 512 : 128;
 	e = check_freq(o, &c.freq);
 	if (e < 0)
 		return e;

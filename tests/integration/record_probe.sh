@@ -66,6 +66,15 @@ probe_xptrace:getppid__return 4" "$(counts gp/perf.data)"
 check_eq "the program by basename, listed twice: probed once" "probe_xptrace:probe_empty 5
 probe_xptrace:probe_empty__return 5" "$(counts gs/perf.data)"
 
+# A library loaded later with dlopen, named by path: armed when it is mapped.  tri(i)
+# makes i + 1 calls, for the odd i below 12: 2 + 4 + 6 + 8 + 10 + 12 = 42.
+dl=$PROGS/libstep_dl.so
+"$XPTRACE" record -q -o dl --probe "step_dl_work@$dl,tri@$dl" -- "$PROGS/step_dlopen" >/dev/null 2>&1
+check_eq "dlopen'ed library by path: step_dl_work 1, tri 42" "probe_xptrace:step_dl_work 1
+probe_xptrace:step_dl_work__return 1
+probe_xptrace:tri 42
+probe_xptrace:tri__return 42" "$(counts dl/perf.data)"
+
 # --- threads ---
 # A command is probed in its first thread: the second thread runs (the kernel would fail
 # its clone() on an inherited uprobe event) and is sampled, not probed.
