@@ -217,6 +217,8 @@ int rec_probes_prepare(const struct rec_opts *o, struct rec_probes **out)
 	if (n < 0)
 		return xp_err("--probe", NULL, "%s", n == -EINVAL ? why : strerror(-n));
 	s.p = calloc(1, sizeof(*s.p));
+	if (s.p)
+		s.p->o = o;
 	rc = s.p ? read_pmu(&s) : -ENOMEM;
 	if (rc == 0 && (rc = rec_probe_program(o, s.program, sizeof(s.program))) < 0)
 		rc = xp_err("--probe", "give the program's path", "cannot find the program %s: %s",
@@ -237,6 +239,18 @@ int rec_probes_prepare(const struct rec_opts *o, struct rec_probes **out)
 int rec_probes_nevents(const struct rec_probes *p)
 {
 	return p ? 2 * p->nfn : 0;
+}
+
+/* Said once the probes are armed: the moment a probed process may go on (-p). */
+static void armed(const struct rec_probes *p)
+{
+	const struct rec_opts *o = p->o;
+
+	if (p->nfn && !o->quiet)
+		xp_warn("probes armed on %d function%s in the %s; threads and processes started "
+			"later are sampled but not probed", p->nfn, p->nfn > 1 ? "s" : "",
+			o->all_cpus ? "whole system" : o->pid ? "threads of the process" :
+			"command's first thread");
 }
 
 int rec_probes_add_attrs(struct rec_probes *p, struct rec *r, const struct perf_event_attr *leader)
@@ -283,10 +297,9 @@ int rec_probes_add_attrs(struct rec_probes *p, struct rec *r, const struct perf_
 				return p->fn[i].idx[k];
 		}
 	}
-	if (p && p->nfn && !o->quiet)
-		xp_warn("probes on %d function%s in the %s; threads and processes started later "
-			"are sampled but not probed", p->nfn, p->nfn > 1 ? "s" : "",
-			o->pid ? "threads of the process" : "command's first thread");
+	/* a command's probes are armed from its exec, before it runs anything */
+	if (p && !o->pid && !o->all_cpus)
+		armed(p);
 	return 0;
 }
 
@@ -340,6 +353,8 @@ void rec_probes_enable(struct rec_probes *p, int on)
 {
 	for (int i = 0; p && i < p->nfds; i++)
 		ioctl(p->fds[i], on ? PERF_EVENT_IOC_ENABLE : PERF_EVENT_IOC_DISABLE, 0);
+	if (p && on)
+		armed(p);
 }
 
 void rec_probes_free(struct rec_probes *p)

@@ -71,6 +71,7 @@ struct rec_probe_fn {
 };
 
 struct rec_probes {
+	const struct rec_opts *o;
 	struct rec_probe_fn *fn;
 	int nfn;
 	int *fds;
@@ -89,7 +90,8 @@ int rec_probes_add_attrs(struct rec_probes *p, struct rec *r, const struct perf_
 /* Opens every probe on (pid, cpu), writing into ring_fd's buffer (the mode's event on
  * that cpu).  Errors are reported; returns 0 or negative. */
 int rec_probes_open(struct rec_probes *p, struct rec *r, pid_t pid, int cpu, int ring_fd);
-/* -p and -a: the events start disabled like the mode's. */
+/* -p and -a: the events start disabled like the mode's; enabling says they are armed
+ * (unless -q), which is when a waiting process may go on. */
 void rec_probes_enable(struct rec_probes *p, int on);
 /* Closes every event and frees (NULL is fine). */
 void rec_probes_free(struct rec_probes *p);

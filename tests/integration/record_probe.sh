@@ -14,6 +14,12 @@ counts() {
 		END { for (e in n) print e, n[e] }' | sort
 }
 
+# armed FILE: waits (up to 20 s) for record's note that the probes are armed.
+armed() {
+	for _ in $(seq 200); do grep -q "probes armed" "$1" && return; sleep 0.1; done
+	echo "# no 'probes armed' note in $1:"; sed 's/^/#   | /' "$1"
+}
+
 check_match "info: uprobes work here" "^uprobes +yes$" "$("$XPTRACE" info)"
 
 # --- the worked example, sampled with callchains ---
@@ -81,7 +87,7 @@ probe_xptrace:tri__return 42" "$(counts dl/perf.data)"
 "$XPTRACE" record -o t --probe 'thr_*' -g -- "$PROGS/merged_thr" >/dev/null 2>"$TMP/t.err"
 check_eq "threads of a command: record exits 0" 0 $?
 check_match "threads of a command: says who is probed" \
-	"probes on 2 functions in the command's first thread; threads and processes started later are sampled but not probed" \
+	"probes armed on 2 functions in the command's first thread; threads and processes started later are sampled but not probed" \
 	"$(cat "$TMP/t.err")"
 check_eq "threads of a command: thr_one 5 in the first thread, thr_two not probed" "probe_xptrace:thr_one 5
 probe_xptrace:thr_one__return 5" "$(counts t/perf.data)"
@@ -93,9 +99,9 @@ mkfifo tfifo
 tp=$!
 exec 7>tfifo
 for _ in $(seq 50); do grep -q ready tp.out && break; sleep 0.1; done
-timeout 20 "$XPTRACE" record -q -o tp -g -p "$tp" --probe 'thr_*' >/dev/null 2>&1 &
+timeout 30 "$XPTRACE" record -o tp -g -p "$tp" --probe 'thr_*' >/dev/null 2>tp.err &
 xp=$!
-sleep 1	# the probes are armed within milliseconds; the process waits for us
+armed tp.err
 echo go >&7
 exec 7>&-
 wait "$tp"
@@ -114,9 +120,9 @@ mkfifo fifo
 pp=$!
 exec 7>fifo
 for _ in $(seq 50); do grep -q ready p.out && break; sleep 0.1; done
-timeout 20 "$XPTRACE" record -q -o p -p "$pp" --probe 'probe_empty,getppid@libc.so.6' >/dev/null 2>"$TMP/p.err" &
+timeout 30 "$XPTRACE" record -o p -p "$pp" --probe 'probe_empty,getppid@libc.so.6' >/dev/null 2>p.err &
 xp=$!
-sleep 1	# the probes are armed within milliseconds; the process waits for us
+armed p.err
 echo go >&7
 exec 7>&-
 wait "$pp"
