@@ -226,6 +226,7 @@ static void print_text(const struct info *in)
 	print_check("cpu-clock sampling", &f->cpu_clock);
 	print_check("Intel PT event", &f->pt);
 	print_check("ptrace", &f->ptrace);
+	print_check("uprobes", &f->uprobe);
 	if (f->yama_scope == -1)
 		printf("%-21snot enabled\n", "Yama LSM");
 	else if (f->yama_scope == PROBE_UNKNOWN)
@@ -412,7 +413,8 @@ static void print_json(const struct info *in)
 	jcheck("lbr", &f->lbr, 0);
 	jcheck("cpu_clock", &f->cpu_clock, 0);
 	jcheck("intel_pt", &f->pt, 0);
-	jcheck("ptrace", &f->ptrace, 1);
+	jcheck("ptrace", &f->ptrace, 0);
+	jcheck("uprobe", &f->uprobe, 1);
 	printf("  },\n  \"intel_pt\": ");
 	if (!pt->present) {
 		printf("null");

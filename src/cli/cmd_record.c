@@ -15,6 +15,7 @@
 #include <unistd.h>
 
 #include "record/rec.h"
+#include "record/rec_probe.h"
 #include "record/hw/x86_pt_attr.h"
 #include "cli/xp_cli.h"
 #include "util/xp_err.h"
@@ -45,6 +46,12 @@
 	"  -p, --pid PID           attach to every thread of a running process until Ctrl-C\n" \
 	"                          or --duration\n"                                            \
 	"  -q, --quiet             no notes, only errors\n"                                    \
+	"      --probe LIST        exact entry and return events of functions next to the\n" \
+	"                          samples (sample, lbr and pt modes; uprobes): LIST is\n"   \
+	"                          comma separated SYM, SYM@MODULE (a path, or the name of\n" \
+	"                          the program or a library it loads, e.g. malloc@libc.so.6)\n" \
+	"                          or a glob (hot_*); perf shows probe_xptrace:SYM and\n"    \
+	"                          probe_xptrace:SYM__return (see docs/record.md)\n"         \
 	"\n"                                                                                    \
 	"hardware modes (pt, lbr; see docs/mode-pt.md, docs/mode-lbr.md):\n"                   \
 	"  -a, --all-cpus          every CPU, every process, while COMMAND runs\n"             \
@@ -174,6 +181,7 @@ static int parse_args(int argc, char **argv, struct rec_opts *o)
 		{ "trigger", required_argument, NULL, 259 },
 		{ "aux-size", required_argument, NULL, 260 },
 		{ "sysfs-root", required_argument, NULL, 261 },
+		{ "probe", required_argument, NULL, 262 },
 		{ NULL, 0, NULL, 0 },
 	};
 	int c;
@@ -259,6 +267,16 @@ static int parse_args(int argc, char **argv, struct rec_opts *o)
 		case 261:
 			o->sysfs_root = optarg;
 			break;
+		case 262: {
+			struct rec_probe_item *items;
+			char why[256];
+			int n = rec_probe_parse(optarg, &items, why, sizeof(why));
+			if (n == -EINVAL)
+				return xp_usage_error("record", "--probe: %s", why);
+			rec_probe_items_free(items, n);
+			o->probe = optarg;
+			break;
+		}
 		case 'G':
 			if (parse_callgraph(o, optarg) < 0)
 				return xp_usage_error("record", "--call-graph wants fp or dwarf[,SIZE<=65528], not '%s'",
@@ -501,6 +519,9 @@ static int hw_options_fit(const struct rec_opts *o, const struct rec_mode *m)
 		return xp_err("record", "with --mode pt use --pt-opts psb_period=N",
 			      "--psb-period is for --mode step, and this recording is in %s mode",
 			      m->name);
+	if (o->probe && strcmp(m->name, "step") == 0)
+		return xp_err("record", "drop --probe: every call and return is in the step trace",
+			      "--probe adds exact events to sampled modes, and --mode step is exact already");
 	/* the step tracer must see a process from its exec to know every block it ran */
 	if (o->pid && strcmp(m->name, "step") == 0)
 		return xp_err("record", "run the command under xptrace instead",
@@ -533,10 +554,15 @@ static int run(int argc, char **argv)
 	if (o.pid && kill(o.pid, 0) < 0)
 		return xp_err("attach", "check the pid", "process %d: %s", (int)o.pid, strerror(errno)),
 		       XP_EXIT_RUNTIME;
-	if (prepare_dir(&o) < 0)
-		return XP_EXIT_RUNTIME;
-
 	memset(&r, 0, sizeof(r));
+	/* before the directory exists: a probe that cannot be placed leaves nothing */
+	if (o.probe && rec_probes_prepare(&o, &r.probes) < 0)
+		return XP_EXIT_RUNTIME;
+	if (prepare_dir(&o) < 0) {
+		rec_probes_free(r.probes);
+		return XP_EXIT_RUNTIME;
+	}
+
 	r.opts = &o;
 	r.go_fd = r.exec_err_fd = -1;
 	r.time_off = -1;
@@ -544,14 +570,17 @@ static int run(int argc, char **argv)
 	snprintf(path, sizeof(path), "%s/perf.data", o.outdir);
 	r.data_path = path;
 	e = pd_writer_create(&r.w, path);
-	if (e < 0)
+	if (e < 0) {
+		rec_probes_free(r.probes);
 		return xp_err(path, "choose a writable place with -o DIR", "cannot create: %s",
 			      strerror(-e)),
 		       XP_EXIT_RUNTIME;
+	}
 	e = ms_store_open(&r.ms, o.outdir);
 	if (e < 0) {
 		xp_err(o.outdir, NULL, "cannot create the module store: %s", strerror(-e));
 		pd_writer_free(r.w);
+		rec_probes_free(r.probes);
 		return XP_EXIT_RUNTIME;
 	}
 	ms_store_defer_copies(r.ms, 1);
@@ -571,6 +600,8 @@ static int run(int argc, char **argv)
 	}
 	e = mode->run(&r);
 out:
+	rec_probes_free(r.probes);
+	r.probes = NULL;
 	stop_child(&r);
 	if (r.exec_err_fd >= 0)
 		close(r.exec_err_fd);

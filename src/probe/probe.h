@@ -38,6 +38,8 @@ struct probe_facts {
 	struct probe_check cpu_clock;	/* cpu-clock sampling on self */
 	struct probe_check pt;		/* an intel_pt event on self (only with live sysfs) */
 	struct probe_check ptrace;	/* fork, PTRACE_TRACEME, stop, one PTRACE_SINGLESTEP */
+	struct probe_check uprobe;	/* entry and return uprobes on a function of this
+					 * program fire once each (record --probe) */
 	struct probe_check pfm;		/* pfm_initialize() */
 	char pfm_pmus[512];	/* libpfm4 PMUs with is_present, space separated */
 };
@@ -46,8 +48,9 @@ struct probe_facts {
 void probe_facts_init(struct probe_facts *f, const char *note);
 
 /* Gathers facts from this machine.  Hardware open probes (cycles, instructions, LBR, PT)
- * run only when `hw` is set; PT only when `pt_type` >= 0 (the live intel_pt type). */
-void probe_live(struct probe_facts *f, int hw, int pt_type);
+ * run only when `hw` is set; PT only when `pt_type` >= 0 (the live intel_pt type); the
+ * uprobe check only with this machine's `uprobe` PMU (NULL: none or not live). */
+void probe_live(struct probe_facts *f, int hw, int pt_type, const struct pmu *uprobe);
 
 /* Reads facts from a key=value file (format in docs/info.md).  Keys that are absent stay
  * unknown / not run.  Returns 0, or -errno / -EINVAL with *line set to the bad line. */

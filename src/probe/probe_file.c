@@ -1,7 +1,7 @@
 /* Probe facts from a key=value file, so tests (and bug reports) can replay a machine:
  *   kernel=6.1.0-18-amd64   machine=x86_64   paranoid=2   mlock_kb=516   yama_scope=1|none
  *   euid=1000   cap_perfmon=0   cap_sys_admin=0   cap_sys_ptrace=0
- *   hw_cycles=ok|ENOENT|<errno>  (also hw_instructions, lbr, cpu_clock, pt, ptrace, pfm)
+ *   hw_cycles=ok|ENOENT|<errno>  (also hw_instructions, lbr, cpu_clock, pt, ptrace, uprobe, pfm)
  *   pfm_pmus=skl perf perf_raw
  * '#' starts a comment line.  Absent keys stay unknown / not run. */
 #include "probe/probe.h"
@@ -91,6 +91,7 @@ static int apply(struct probe_facts *f, const char *key, const char *val)
 		{ "cpu_clock", offsetof(struct probe_facts, cpu_clock) },
 		{ "pt", offsetof(struct probe_facts, pt) },
 		{ "ptrace", offsetof(struct probe_facts, ptrace) },
+		{ "uprobe", offsetof(struct probe_facts, uprobe) },
 		{ "pfm", offsetof(struct probe_facts, pfm) },
 	};
 	static const struct {

@@ -35,6 +35,7 @@ void probe_facts_init(struct probe_facts *f, const char *note)
 	check_init(&f->pt, note);
 	check_init(&f->ptrace, note);
 	check_init(&f->pfm, note);
+	check_init(&f->uprobe, note);
 }
 
 static void set_result(struct probe_check *c, int err)
@@ -169,6 +170,68 @@ static int probe_ptrace(void)
 	return err;
 }
 
+/* What the uprobe check probes: it must stay a real call. */
+__attribute__((noinline, used)) int probe_uprobe_target(int x)
+{
+	__asm__ volatile("" ::: "memory");
+	return x + 1;
+}
+
+/* File offset of code at `addr` in this program (/proc/self/maps: the executable
+ * mapping that holds it). */
+static int own_offset(uintptr_t addr, uint64_t *off)
+{
+	FILE *fp = fopen("/proc/self/maps", "re");
+	unsigned long long lo, hi, pgoff;
+	char perms[8], line[512];
+	int err = ENOENT;
+
+	if (!fp)
+		return errno;
+	while (err == ENOENT && fgets(line, sizeof(line), fp))
+		if (sscanf(line, "%llx-%llx %7s %llx", &lo, &hi, perms, &pgoff) == 4 &&
+		    perms[2] == 'x' && addr >= lo && addr < hi) {
+			*off = addr - lo + pgoff;
+			err = 0;
+		}
+	fclose(fp);
+	return err;
+}
+
+/* An entry and a return uprobe (the PMU's `retprobe` format field) on a function of
+ * this program, each counting: both must count the one call. */
+static int probe_uprobe(const struct pmu *up)
+{
+	static const char self[] = "/proc/self/exe";
+	uint64_t off = 0, n[2] = { 0, 0 };
+	int fd[2] = { -1, -1 }, err;
+
+	err = own_offset((uintptr_t)probe_uprobe_target, &off);
+	for (int k = 0; k < 2 && !err; k++) {
+		struct perf_event_attr a;
+
+		memset(&a, 0, sizeof(a));
+		a.size = sizeof(a);
+		a.type = (unsigned)up->type;
+		a.config1 = (uint64_t)(uintptr_t)self;
+		a.config2 = off;
+		if (k && pmu_set(up, "retprobe", 1, &a) < 0)
+			err = ENOENT;
+		else if ((fd[k] = (int)syscall(SYS_perf_event_open, &a, 0, -1, -1, 0)) < 0)
+			err = errno;
+	}
+	if (!err)
+		probe_uprobe_target(1);
+	for (int k = 0; k < 2; k++) {
+		if (fd[k] < 0)
+			continue;
+		if (!err && (read(fd[k], &n[k], sizeof(n[k])) != sizeof(n[k]) || n[k] != 1))
+			err = EIO;	/* opened, but the probe did not fire */
+		close(fd[k]);
+	}
+	return err;
+}
+
 static void probe_caps(struct probe_facts *f)
 {
 	struct __user_cap_header_struct hdr = { .version = _LINUX_CAPABILITY_VERSION_3, .pid = 0 };
@@ -212,7 +275,7 @@ static void probe_pfm(struct probe_facts *f)
 	pfm_terminate();
 }
 
-void probe_live(struct probe_facts *f, int hw, int pt_type)
+void probe_live(struct probe_facts *f, int hw, int pt_type, const struct pmu *uprobe)
 {
 	struct utsname u;
 
@@ -231,6 +294,10 @@ void probe_live(struct probe_facts *f, int hw, int pt_type)
 	probe_pfm(f);
 	set_result(&f->cpu_clock, probe_cpu_clock());
 	set_result(&f->ptrace, probe_ptrace());
+	if (uprobe && uprobe->type >= 0)
+		set_result(&f->uprobe, probe_uprobe(uprobe));
+	else
+		check_init(&f->uprobe, hw ? "no uprobe PMU" : "the sysfs tree is not this machine's");
 	if (hw) {
 		set_result(&f->hw_cycles, probe_counter(PERF_COUNT_HW_CPU_CYCLES));
 		set_result(&f->hw_instructions, probe_counter(PERF_COUNT_HW_INSTRUCTIONS));

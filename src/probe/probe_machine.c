@@ -34,7 +34,7 @@ int probe_machine(const char *sysfs_root, struct pmu_list *pmus, struct probe_fa
 
 	ret = pmu_list_read(sysfs_root, l);
 	pt = pmu_list_find(l, "intel_pt");
-	probe_live(facts, live, live && pt ? pt->type : -1);
+	probe_live(facts, live, live && pt ? pt->type : -1, live ? pmu_list_find(l, "uprobe") : NULL);
 	probe_sysfs_label(sysfs_root, label, sizeof(label));
 	probe_conclude(l, label, facts, out);
 	if (!pmus)

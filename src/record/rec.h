@@ -54,6 +54,7 @@ struct rec_opts {
 	int snapshot;		/* --snapshot: AUX ring dumped on SIGUSR2/trigger/end */
 	const char *trigger;	/* --trigger SYM[@PATH] */
 	uint64_t aux_size;	/* --aux-size bytes, 0 = default */
+	const char *probe;	/* --probe LIST (src/record/rec_probe.h) */
 };
 
 struct rec {
@@ -81,6 +82,9 @@ struct rec {
 	uint64_t synth_id;	/* event id put in synthesized records' sample_id */
 	uint64_t deadline_ns;	/* CLOCK_MONOTONIC, 0 none */
 	struct rec_jit *jit;	/* JIT files to keep (src/record/rec_jit.c) */
+	/* --probe: resolved before the run; modes add their attrs and open them next to
+	 * their own event on each cpu (src/record/rec_probe.h) */
+	struct rec_probes *probes;
 };
 
 struct rec_mode {

@@ -17,6 +17,7 @@
 #include "record/rec.h"
 #include "record/rec_rings.h"
 #include "record/rec_pfm.h"
+#include "record/rec_probe.h"
 #include "record/ring.h"
 #include "record/hw/x86_lbr_attr.h"
 #include "util/xp_err.h"
@@ -140,9 +141,10 @@ static int open_all(struct lbr_col *c, struct rec *r, const pid_t *pids, int npi
 				       -EIO;
 			if (idx < 0) {
 				idx = pd_writer_add_attr(r->w, &c->attr, c->name);
-				if (idx < 0) {
+				e = idx < 0 ? idx : rec_probes_add_attrs(r->probes, r, &c->attr);
+				if (e < 0) {
 					close(fd);
-					return idx;
+					return e;
 				}
 			}
 			c->fds[c->nfds++] = fd;
@@ -151,14 +153,14 @@ static int open_all(struct lbr_col *c, struct rec *r, const pid_t *pids, int npi
 				if (c->nfds == 1)
 					rec_set_sample_layout(r, &c->attr, id);
 			}
-			if (ring_fd < 0) {
+			if (ring_fd < 0)
 				ring_fd = fd;
-				continue;
-			}
-			if (ioctl(fd, PERF_EVENT_IOC_SET_OUTPUT, ring_fd) < 0)
+			else if (ioctl(fd, PERF_EVENT_IOC_SET_OUTPUT, ring_fd) < 0)
 				return xp_err("share the cpu's buffer", NULL, "cpu %d: %s", cpus[k],
 					      strerror(errno)),
 				       -errno;
+			if ((e = rec_probes_open(r->probes, r, pids[p], cpus[k], ring_fd)) < 0)
+				return e;
 		}
 		if ((e = rec_ring_map(&c->rings[c->nrings], ring_fd, cpus[k], 128)) < 0)
 			return xp_err("map the sample buffer", "run as root or raise "
@@ -198,6 +200,8 @@ static int run(struct rec *r)
 	}
 	for (int i = 0; e == 0 && (o->pid || o->all_cpus) && i < c.nfds; i++)
 		ioctl(c.fds[i], PERF_EVENT_IOC_ENABLE, 0);
+	if (e == 0 && (o->pid || o->all_cpus))
+		rec_probes_enable(r->probes, 1);
 	e = rec_rings_run(r, c.rings, c.nrings, c.fds, c.nfds, e);
 	free(c.rings);
 	free(c.fds);

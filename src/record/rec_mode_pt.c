@@ -23,6 +23,7 @@
 #include <sys/mman.h>
 #include <unistd.h>
 
+#include "record/rec_probe.h"
 #include "record/col_hw.h"
 #include "record/col_pt_info.h"
 #include "record/col_pt_pump.h"
@@ -154,6 +155,12 @@ static int open_cpu(struct pt_col *c, struct col_pt_ring *pc, const pid_t *pids,
 				      strerror(errno)),
 			       -errno;
 	}
+	/* probe hits go to the data ring with the sideband */
+	for (int t = 0; t < npids; t++) {
+		int e = rec_probes_open(c->r->probes, c->r, pids[t], pc->cpu, pc->fd);
+		if (e < 0)
+			return e;
+	}
 	pc->len = (size_t)page + c->data_bytes;
 	pc->base = mmap(NULL, pc->len, PROT_READ | PROT_WRITE, MAP_SHARED, pc->fd, 0);
 	if (pc->base == MAP_FAILED) {
@@ -267,6 +274,8 @@ static int setup(struct pt_col *c, pid_t **pids, int *npids)
 				 c->attr.exclude_user ? "intel_pt//k" : "intel_pt//");
 	if (idx < 0)
 		return idx;
+	if ((e = rec_probes_add_attrs(r->probes, r, &c->attr)) < 0)
+		return e;
 	/* A command is traced from its exec; -p and -a from now. */
 	for (int i = 0; e == 0 && i < c->ncpus; i++)
 		e = open_cpu(c, &c->cpus[i], *pids, *npids, !o->pid && !o->all_cpus, idx);
@@ -316,8 +325,10 @@ static int run(struct rec *r)
 		if (e < 0)
 			xp_err("read the target's threads and mappings", NULL, "%s", strerror(-e));
 	}
-	if (e == 0 && (o->pid || o->all_cpus))
+	if (e == 0 && (o->pid || o->all_cpus)) {
 		set_enabled(&c, 1);
+		rec_probes_enable(r->probes, 1);
+	}
 	memset(&sa, 0, sizeof(sa));
 	sa.sa_handler = on_usr2;
 	sigemptyset(&sa.sa_mask);
@@ -347,6 +358,7 @@ static int run(struct rec *r)
 			e = dump(&c, o->trigger, 1);
 	}
 	set_enabled(&c, 0);
+	rec_probes_enable(r->probes, 0);
 	col_hw_counters_read(&c.cnt);
 	if (!r->write_err) {
 		if (o->snapshot)

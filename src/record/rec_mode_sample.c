@@ -17,6 +17,7 @@
 #include "record/rec_rings.h"
 #include "probe/pmu.h"
 #include "record/rec_pfm.h"
+#include "record/rec_probe.h"
 #include "record/ring.h"
 #include "record/hw/x86_attr.h"
 #include "arch/x86_64/x86_regs.h"
@@ -342,6 +343,8 @@ static int open_all(struct sample_col *c, struct rec *r, const pid_t *pids, int 
 			} else if (ioctl((int)lfd, PERF_EVENT_IOC_SET_OUTPUT, ring_fd) < 0) {
 				return xp_err("share the sample buffer", NULL, "%s", strerror(errno));
 			}
+			if ((e = rec_probes_open(r->probes, r, pids[pi], cpus[ci], ring_fd)) < 0)
+				return e;
 		}
 	}
 	if (!c->nfds)
@@ -384,7 +387,8 @@ static int run(struct rec *r)
 	int npids, *cpus = NULL, ncpus, e;
 
 	memset(&c, 0, sizeof(c));
-	c.ring_pages = o->callgraph == REC_CG_DWARF ? 512 : 128;
+	/* probes on hot functions write a sample per call: room for bursts */
+	c.ring_pages = o->callgraph == REC_CG_DWARF || r->probes ? 512 : 128;
 	e = check_freq(o, &c.freq);
 	if (e < 0)
 		return e;
@@ -397,7 +401,8 @@ static int run(struct rec *r)
 	{
 		/* -p on a process with many threads needs threads x CPUs x events fds. */
 		struct rlimit rl;
-		rlim_t need = (rlim_t)npids * (rlim_t)ncpus * MAX_EVENTS + 64;
+		rlim_t need = (rlim_t)npids * (rlim_t)ncpus *
+			      (MAX_EVENTS + (rlim_t)rec_probes_nevents(r->probes)) + 64;
 		if (getrlimit(RLIMIT_NOFILE, &rl) == 0 && rl.rlim_cur < need) {
 			rl.rlim_cur = need < rl.rlim_max ? need : rl.rlim_max;
 			setrlimit(RLIMIT_NOFILE, &rl);
@@ -413,6 +418,8 @@ static int run(struct rec *r)
 		}
 	}
 	if (e == 0)
+		e = rec_probes_add_attrs(r->probes, r, &c.ev[0].attr);
+	if (e == 0)
 		e = open_all(&c, r, pids, npids, cpus, ncpus);
 	if (e == 0 && o->pid) {
 		e = rec_synthesize(r, o->pid);
@@ -420,6 +427,8 @@ static int run(struct rec *r)
 			xp_err("read the target's threads and mappings", NULL, "%s", strerror(-e));
 		for (int i = 0; i < c.nfds && e == 0; i++)
 			ioctl(c.fds[i], PERF_EVENT_IOC_ENABLE, 0);
+		if (e == 0)
+			rec_probes_enable(r->probes, 1);
 	}
 	e = rec_rings_run(r, c.rings, c.nrings, c.fds, c.nfds, e);
 	free(c.fds);

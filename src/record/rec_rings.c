@@ -9,6 +9,7 @@
 #include <sys/syscall.h>
 #include <unistd.h>
 
+#include "record/rec_probe.h"
 #include "util/xp_err.h"
 
 long rec_perf_open(struct perf_event_attr *a, pid_t pid, int cpu, int group)
@@ -89,6 +90,7 @@ int rec_rings_run(struct rec *r, struct rec_ring *rings, int nrings, const int *
 	/* Stop counting, then take what is left in the rings. */
 	for (int i = 0; i < nfds; i++)
 		ioctl(fds[i], PERF_EVENT_IOC_DISABLE, 0);
+	rec_probes_enable(r->probes, 0);
 	if (e == 0 || !r->write_err)
 		rec_rings_drain(r, rings, nrings);
 	for (int i = 0; i < nrings; i++) {

@@ -1,0 +1,373 @@
+/* `record --probe`: resolving, opening and closing the probe events; see rec_probe.h. */
+#include "record/rec_probe.h"
+
+#include <errno.h>
+#include <limits.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <sys/ioctl.h>
+#include <unistd.h>
+
+#include "arch/x86_64/x86_regs.h"
+#include "probe/pmu.h"
+#include "record/rec.h"
+#include "record/rec_rings.h"
+#include "session/sym_find.h"
+#include "util/xp_err.h"
+
+#define PROBE_GROUP "probe_xptrace"
+
+struct prep {
+	const struct rec_opts *o;
+	struct rec_probes *p;
+	int type;			/* the uprobe PMU's attr.type */
+	struct pmu_field retprobe;
+	char program[PATH_MAX];
+};
+
+static int name_used(const struct rec_probes *p, const char *name)
+{
+	for (int i = 0; i < p->nfn; i++)
+		if (strcmp(p->fn[i].name, name) == 0)
+			return 1;
+	return 0;
+}
+
+/* perf probe's way with a name that repeats (a function of that name in two files):
+ * SYM, SYM_1, SYM_2, ... */
+static char *unique_name(const struct rec_probes *p, const char *sym)
+{
+	char buf[512];
+
+	snprintf(buf, sizeof(buf), "%s", sym);
+	for (int k = 1; name_used(p, buf); k++)
+		snprintf(buf, sizeof(buf), "%s_%d", sym, k);
+	return strdup(buf);
+}
+
+static int add_fn(struct prep *s, const char *path, const struct sym_found *f)
+{
+	struct rec_probes *p = s->p;
+	struct rec_probe_fn *fn, *v;
+
+	for (int i = 0; i < p->nfn; i++)
+		if (p->fn[i].offset == f->offset && strcmp(p->fn[i].path, path) == 0)
+			return 0;	/* listed twice (a name and a glob) */
+	v = realloc(p->fn, (size_t)(p->nfn + 1) * sizeof(*v));
+	if (!v)
+		return -ENOMEM;
+	p->fn = v;
+	fn = &p->fn[p->nfn];
+	memset(fn, 0, sizeof(*fn));
+	fn->name = unique_name(p, f->name);
+	fn->path = strdup(path);
+	if (!fn->name || !fn->path) {
+		free(fn->name);
+		free(fn->path);
+		return -ENOMEM;
+	}
+	fn->offset = f->offset;
+	for (int k = 0; k < 2; k++) {
+		struct perf_event_attr *a = &fn->attr[k];
+		uint64_t words[PMU_NWORDS] = { 0 };
+
+		pmu_field_put(&s->retprobe, (uint64_t)k, words);
+		a->size = sizeof(*a);
+		a->type = (uint32_t)s->type;
+		a->config = words[PMU_CONFIG];
+		a->config1 = (uint64_t)(uintptr_t)fn->path;
+		a->config2 = fn->offset;
+		a->sample_period = 1;
+		a->sample_type = PERF_SAMPLE_IDENTIFIER | PERF_SAMPLE_IP | PERF_SAMPLE_TID |
+				 PERF_SAMPLE_TIME | PERF_SAMPLE_CPU | PERF_SAMPLE_PERIOD;
+		a->read_format = PERF_FORMAT_ID;
+		a->disabled = 1;
+		fn->idx[k] = -1;
+	}
+	p->nfn++;
+	return 0;
+}
+
+/* Why a function found by name cannot be probed, NULL when it can. */
+static const char *unprobeable(const struct sym_found *f)
+{
+	if (f->ifunc)
+		return "is an IFUNC resolver (it picks an implementation at load time and never "
+		       "runs at the call)";
+	if (f->no_offset)
+		return "lies outside every loadable segment of the file";
+	if (f->size == 0)
+		return "has no size: a label or an alias, too short to hold a probe";
+	return NULL;
+}
+
+static int resolve_item(struct prep *s, const struct rec_probe_item *it)
+{
+	char path[PATH_MAX], why[PATH_MAX + 128], item[512];
+	struct sym_found *found = NULL;
+	int n, placed = 0, rc = 0;
+	const char *skip = NULL;
+
+	snprintf(item, sizeof(item), "%s%s%s", it->sym, it->module ? "@" : "",
+		 it->module ? it->module : "");
+	if (!it->module) {
+		snprintf(path, sizeof(path), "%s", s->program);
+	} else if (rec_probe_module(s->o, s->program, it->module, path, sizeof(path), why,
+				    sizeof(why)) < 0) {
+		return xp_err("--probe", s->o->pid ? "name the library by its path: SYM@/path/lib.so" :
+			      "name the library by its path, SYM@/path/lib.so: "
+			      "the kernel arms it when the program maps it",
+			      "%s: %s", item, why);
+	}
+	n = sym_find_funcs(path, it->sym, it->glob, &found);
+	if (n < 0)
+		return xp_err("--probe", "probe functions of an ELF program or library",
+			      "%s: cannot read the functions of %s: %s", item, path,
+			      n == -ENOEXEC ? "not an ELF file" : strerror(-n));
+	for (int i = 0; i < n && rc == 0; i++) {
+		const char *bad = unprobeable(&found[i]);
+		if (bad && !it->glob) {
+			rc = xp_err("--probe", found[i].ifunc ? "probe the implementation it picks; "
+				    "nm -D on the file lists them" : "probe a function with a body",
+				    "%s in %s %s", found[i].name, path, bad);
+		} else if (bad) {
+			skip = found[i].name;	/* a glob takes what can be probed */
+		} else {
+			rc = add_fn(s, path, &found[i]);
+			placed++;
+		}
+	}
+	sym_found_free(found, n);
+	if (rc == 0 && n == 0)
+		rc = xp_err("--probe", it->module ? "check the name with nm on the file" :
+			    "check the name with nm on the program, or name its library: SYM@MODULE",
+			    it->glob ? "no function matches '%s' in %s" : "no function '%s' in %s",
+			    it->sym, path);
+	else if (rc == 0 && !placed)
+		rc = xp_err("--probe", "probe functions with a body",
+			    "'%s' in %s matches only functions that cannot be probed (e.g. %s)",
+			    it->sym, path, skip);
+	return rc;
+}
+
+static const char *open_hint(int e)
+{
+	if (e == EACCES || e == EPERM)
+		return "uprobes need root or CAP_PERFMON (CAP_SYS_ADMIN before Linux 5.8)";
+	if (e == EINVAL)
+		return "the kernel refused the offset: check that the file is the one that runs";
+	return "see 'xptrace info' for what this machine supports";
+}
+
+/* The probes work here: each event opened (disabled) on xptrace itself, before the
+ * target is touched. */
+static int try_open(const struct rec_probes *p)
+{
+	for (int i = 0; i < p->nfn; i++) {
+		for (int k = 0; k < 2; k++) {
+			struct perf_event_attr a = p->fn[i].attr[k];
+			long fd = rec_perf_open(&a, 0, -1, -1);
+			if (fd < 0) {
+				int e = errno;
+				return xp_err("--probe", open_hint(e), "cannot place the %s probe on %s in %s: %s",
+					      k ? "return" : "entry", p->fn[i].name, p->fn[i].path,
+					      strerror(e));
+			}
+			close((int)fd);
+		}
+	}
+	return 0;
+}
+
+static int read_pmu(struct prep *s)
+{
+	struct pmu up;
+	const struct pmu_field *f;
+	int rc = pmu_read(s->o->sysfs_root, "uprobe", &up);
+
+	if (rc < 0)
+		return xp_err("--probe", "record without --probe, or on a kernel with CONFIG_UPROBE_EVENTS",
+			      "no uprobe PMU in sysfs: %s", strerror(-rc));
+	f = pmu_field_find(&up, "retprobe");
+	rc = up.type < 0 || !f ? -ENOENT : 0;
+	if (rc == 0) {
+		s->type = up.type;
+		s->retprobe = *f;
+		s->retprobe.name = NULL;	/* freed with up */
+	}
+	pmu_free(&up);
+	if (rc < 0)
+		return xp_err("--probe", "see 'xptrace info'",
+			      "the uprobe PMU in sysfs has no type or no format/retprobe");
+	return 0;
+}
+
+int rec_probes_prepare(const struct rec_opts *o, struct rec_probes **out)
+{
+	struct rec_probe_item *items = NULL;
+	struct prep s;
+	char why[256];
+	int n, rc;
+
+	*out = NULL;
+	memset(&s, 0, sizeof(s));
+	s.o = o;
+	n = rec_probe_parse(o->probe, &items, why, sizeof(why));
+	if (n < 0)
+		return xp_err("--probe", NULL, "%s", n == -EINVAL ? why : strerror(-n));
+	s.p = calloc(1, sizeof(*s.p));
+	if (s.p)
+		s.p->o = o;
+	rc = s.p ? read_pmu(&s) : -ENOMEM;
+	if (rc == 0 && (rc = rec_probe_program(o, s.program, sizeof(s.program))) < 0)
+		rc = xp_err("--probe", "give the program's path", "cannot find the program %s: %s",
+			    o->pid ? "of the process" : o->cmd[0], strerror(-rc));
+	for (int i = 0; rc == 0 && i < n; i++)
+		rc = resolve_item(&s, &items[i]);
+	if (rc == 0)
+		rc = try_open(s.p);
+	rec_probe_items_free(items, n);
+	if (rc < 0) {
+		rec_probes_free(s.p);
+		return rc;
+	}
+	*out = s.p;
+	return 0;
+}
+
+int rec_probes_nevents(const struct rec_probes *p)
+{
+	return p ? 2 * p->nfn : 0;
+}
+
+/* Said once the probes are armed: the moment a probed process may go on (-p). */
+static void armed(const struct rec_probes *p)
+{
+	const struct rec_opts *o = p->o;
+
+	if (p->nfn && !o->quiet)
+		xp_warn("probes armed on %d function%s in the %s; threads and processes started "
+			"later are sampled but not probed", p->nfn, p->nfn > 1 ? "s" : "",
+			o->all_cpus ? "whole system" : o->pid ? "threads of the process" :
+			"command's first thread");
+}
+
+int rec_probes_add_attrs(struct rec_probes *p, struct rec *r, const struct perf_event_attr *leader)
+{
+	const struct rec_opts *o = r->opts;
+
+	for (int i = 0; p && i < p->nfn; i++) {
+		for (int k = 0; k < 2; k++) {
+			struct perf_event_attr *a = &p->fn[i].attr[k], file;
+			char name[600];
+
+			a->disabled = leader->disabled;
+			/* Never inherited: the kernel builds a child's copy of a uprobe event by
+			 * reading the path at config1 again, in the forking target's address
+			 * space, where xptrace's pointer is garbage, and fails the clone() with
+			 * EFAULT.  So probes follow the threads opened here, and new threads and
+			 * processes of the target are sampled but not probed. */
+			a->inherit = 0;
+			/* hits are taken in user mode; perf then expects no kernel samples */
+			a->exclude_kernel = 1;
+			a->exclude_hv = 1;
+			a->enable_on_exec = leader->enable_on_exec;
+			a->sample_id_all = leader->sample_id_all;
+			/* one clock for the whole file, and the kernel only shares a buffer
+			 * between events of one clock */
+			a->use_clockid = leader->use_clockid;
+			a->clockid = leader->clockid;
+			if (o->callgraph != REC_CG_NONE) {
+				a->sample_type |= PERF_SAMPLE_CALLCHAIN;
+				a->exclude_callchain_kernel = 1;
+			}
+			if (o->callgraph == REC_CG_DWARF) {
+				a->sample_type |= PERF_SAMPLE_REGS_USER | PERF_SAMPLE_STACK_USER;
+				a->sample_regs_user = x86_perf_regs_user_mask();
+				a->sample_stack_user = o->stack_size ? o->stack_size : REC_DEFAULT_STACK;
+			}
+			/* config1 points into xptrace's memory: meaningless in the file */
+			file = *a;
+			file.config1 = 0;
+			snprintf(name, sizeof(name), PROBE_GROUP ":%s%s", p->fn[i].name,
+				 k ? "__return" : "");
+			p->fn[i].idx[k] = pd_writer_add_attr(r->w, &file, name);
+			if (p->fn[i].idx[k] < 0)
+				return p->fn[i].idx[k];
+		}
+	}
+	/* a command's probes are armed from its exec, before it runs anything */
+	if (p && !o->pid && !o->all_cpus)
+		armed(p);
+	return 0;
+}
+
+static int add_fd(struct rec_probes *p, int fd)
+{
+	if (p->nfds == p->capfds) {
+		int cap = p->capfds ? p->capfds * 2 : 16;
+		int *v = realloc(p->fds, (size_t)cap * sizeof(*v));
+		if (!v)
+			return -ENOMEM;
+		p->fds = v;
+		p->capfds = cap;
+	}
+	p->fds[p->nfds++] = fd;
+	return 0;
+}
+
+int rec_probes_open(struct rec_probes *p, struct rec *r, pid_t pid, int cpu, int ring_fd)
+{
+	for (int i = 0; p && i < p->nfn; i++) {
+		for (int k = 0; k < 2; k++) {
+			struct rec_probe_fn *fn = &p->fn[i];
+			long fd = rec_perf_open(&fn->attr[k], pid, cpu, -1);
+			uint64_t id;
+			int e;
+
+			if (fd < 0 && errno == ESRCH)
+				return 0;	/* the thread ended meanwhile */
+			if (fd < 0) {
+				e = errno;
+				return xp_err("--probe", open_hint(e), "cannot place the %s probe on %s in %s "
+					      "(cpu %d): %s", k ? "return" : "entry", fn->name, fn->path,
+					      cpu, strerror(e));
+			}
+			if ((e = add_fd(p, (int)fd)) < 0) {
+				close((int)fd);
+				return e;
+			}
+			if (ioctl((int)fd, PERF_EVENT_IOC_ID, &id) < 0)
+				return xp_err("read the event id", NULL, "%s", strerror(errno));
+			pd_writer_add_id(r->w, fn->idx[k], id, cpu, pid);
+			if (ioctl((int)fd, PERF_EVENT_IOC_SET_OUTPUT, ring_fd) < 0)
+				return xp_err("share the sample buffer", NULL, "probe %s, cpu %d: %s",
+					      fn->name, cpu, strerror(errno));
+		}
+	}
+	return 0;
+}
+
+void rec_probes_enable(struct rec_probes *p, int on)
+{
+	for (int i = 0; p && i < p->nfds; i++)
+		ioctl(p->fds[i], on ? PERF_EVENT_IOC_ENABLE : PERF_EVENT_IOC_DISABLE, 0);
+	if (p && on)
+		armed(p);
+}
+
+void rec_probes_free(struct rec_probes *p)
+{
+	if (!p)
+		return;
+	for (int i = 0; i < p->nfds; i++)
+		close(p->fds[i]);
+	for (int i = 0; i < p->nfn; i++) {
+		free(p->fn[i].name);
+		free(p->fn[i].path);
+	}
+	free(p->fds);
+	free(p->fn);
+	free(p);
+}

@@ -1,0 +1,99 @@
+/* `record --probe LIST`: exact entry and return events of chosen functions, recorded as
+ * samples next to the sampling event of the sample, lbr and pt modes.
+ *
+ * LIST is comma separated: SYMBOL (a function of the program), SYMBOL@MODULE (MODULE is
+ * a path, or the basename of the program or of a library it maps), and globs (`hot_*`,
+ * fnmatch syntax) in place of SYMBOL.  Every matching function gets two events of the
+ * uprobe PMU (perf_event_open, no tracefs): type from sysfs, config1 = the file's path,
+ * config2 = the function's file offset (symbol vaddr through the PT_LOAD headers),
+ * config's `retprobe` field (sysfs format) set for the return.  perf shows them as
+ * probe_xptrace:SYM and probe_xptrace:SYM__return (EVENT_DESC).
+ *
+ * Everything is resolved, and one of the probes opened on xptrace itself, before the
+ * trace directory exists or the command runs: a bad list (exit 2), an unknown symbol,
+ * a glob matching nothing, a function without a body, a library that cannot be found,
+ * or a refused uprobe (exit 1) leave nothing behind.
+ *
+ * Libraries: a uprobe is placed on a file (inode) and offset, and the kernel arms it in
+ * every mapping of that file by the target, also ones made after recording started
+ * (dlopen).  So a probe only needs the library's path: a MODULE basename is looked up
+ * among the mappings of -p's process, or among the libraries the dynamic loader loads
+ * for the command (`ld.so --list`, what ldd prints); a library loaded later with
+ * dlopen must be named by path.
+ *
+ * Threads: the events are opened per thread and not inherited (the kernel re-reads
+ * config1, a pointer into xptrace, in the target when it copies an inherited uprobe
+ * event into a new thread, and fails that clone() with EFAULT).  So a command is probed
+ * in its first thread and -p in every thread it has when recording starts; threads
+ * and processes started later are sampled but not probed.
+ *
+ * Each probe owns its events (struct rec_probe_fn), so a per-probe hit limit can later
+ * disable exactly its events (PERF_EVENT_IOC_DISABLE, or PERF_EVENT_IOC_REFRESH). */
+#ifndef REC_PROBE_H
+#define REC_PROBE_H
+
+#include <linux/perf_event.h>
+#include <stddef.h>
+#include <stdint.h>
+#include <sys/types.h>
+
+#include "perfdata/pd_write.h"
+
+struct rec;
+struct rec_opts;
+
+/* One item of LIST. */
+struct rec_probe_item {
+	char *sym;		/* name or glob */
+	char *module;		/* NULL: the program */
+	int glob;
+};
+
+/* Parses LIST; returns the item count or -EINVAL with the reason in `why`. */
+int rec_probe_parse(const char *list, struct rec_probe_item **out, char *why, size_t whylen);
+void rec_probe_items_free(struct rec_probe_item *v, int n);
+
+/* The file the command will exec (cmd[0] through PATH, as execvp) or -p's executable;
+ * 0 or a negative errno. */
+int rec_probe_program(const struct rec_opts *o, char *path, size_t len);
+/* The file MODULE names for this target (see above); 0, or a negative errno with the
+ * reason in `why`. */
+int rec_probe_module(const struct rec_opts *o, const char *program, const char *module,
+		     char *path, size_t len, char *why, size_t whylen);
+
+/* One probed function: its entry (0) and return (1) events. */
+struct rec_probe_fn {
+	char *name;		/* unique event name part: SYM, or SYM_N when SYM repeats */
+	char *path;		/* the file, canonical (config1 points here) */
+	uint64_t offset;
+	struct perf_event_attr attr[2];
+	int idx[2];		/* attr indexes in perf.data, -1 before rec_probes_add_attrs */
+};
+
+struct rec_probes {
+	const struct rec_opts *o;
+	struct rec_probe_fn *fn;
+	int nfn;
+	int *fds;
+	int nfds, capfds;
+};
+
+/* Resolves opts->probe (already checked by rec_probe_parse) for the target and tries
+ * the events of each probe on xptrace itself; 0 with *out set, or a negative errno
+ * (reported).  Call before anything is created. */
+int rec_probes_prepare(const struct rec_opts *o, struct rec_probes **out);
+/* Number of events to open per (pid, cpu). */
+int rec_probes_nevents(const struct rec_probes *p);
+/* Completes the attrs from the mode's sampling attr (clock, enable-on-exec, sideband id,
+ * callchain) and adds them to perf.data.  0 or a negative errno. */
+int rec_probes_add_attrs(struct rec_probes *p, struct rec *r, const struct perf_event_attr *leader);
+/* Opens every probe on (pid, cpu), writing into ring_fd's buffer (the mode's event on
+ * that cpu).  Errors are reported; returns 0 or negative. */
+int rec_probes_open(struct rec_probes *p, struct rec *r, pid_t pid, int cpu, int ring_fd);
+/* -p and -a: the events start disabled like the mode's; enabling says they are armed
+ * (unless -q), which is when a waiting process may go on. */
+void rec_probes_enable(struct rec_probes *p, int on);
+/* Closes every event and frees (NULL is fine). */
+void rec_probes_free(struct rec_probes *p);
+
+#endif

@@ -1,0 +1,44 @@
+/* A call-heavy workload for probes: N calls to probe_empty (an almost empty function,
+ * what bench/probe-overhead divides by) and K calls to libc's getppid (a libc function
+ * glibc itself does not call, so a probe on it counts exactly K).
+ *
+ * usage: probe_calls N K [wait]
+ *   wait: print "ready", then read one byte from stdin before calling (for -p attach)
+ *
+ * probe_label is a function symbol without a size (no body as far as ELF tells), which
+ * --probe must refuse by name and a glob must skip. */
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <unistd.h>
+
+static volatile long sink;
+
+__asm__(".text\n.globl probe_label\n.type probe_label, @function\nprobe_label:\n\tret\n");
+
+__attribute__((noinline, noclone, used)) void probe_empty(long i)
+{
+	sink += i;
+}
+
+int main(int argc, char **argv)
+{
+	long n, k;
+	char c;
+
+	if (argc < 3 || (n = atol(argv[1])) < 0 || (k = atol(argv[2])) < 0) {
+		fprintf(stderr, "usage: probe_calls N K [wait]\n");
+		return 2;
+	}
+	if (argc > 3 && strcmp(argv[3], "wait") == 0) {
+		printf("ready\n");
+		fflush(stdout);
+		if (read(0, &c, 1) != 1)
+			return 1;
+	}
+	for (long i = 0; i < n; i++)
+		probe_empty(i);
+	for (long i = 0; i < k; i++)
+		sink += getppid();
+	return 0;
+}

@@ -1,0 +1,185 @@
+/* record --probe: the LIST syntax, vaddr -> file offset through PT_LOAD headers, and
+ * finding functions by name or glob in an ELF file (checked against where the kernel
+ * mapped this test's own functions). */
+#include "xp_test.h"
+
+#include <errno.h>
+
+#include "record/rec_probe.h"
+#include "session/sym_find.h"
+
+__attribute__((noinline, used)) int xp_find_alpha(int x)
+{
+	__asm__ volatile("" ::: "memory");
+	return x + 1;
+}
+
+__attribute__((noinline, used)) int xp_find_beta(int x)
+{
+	__asm__ volatile("" ::: "memory");
+	return x * 3;
+}
+
+static void test_parse(void **state)
+{
+	struct rec_probe_item *v;
+	char why[256];
+	int n;
+
+	(void)state;
+	n = rec_probe_parse("C,hot_*,malloc@libc.so.6,f@/usr/lib/x.so,a[bc]?", &v, why, sizeof(why));
+	assert_int_equal(n, 5);
+	assert_string_equal(v[0].sym, "C");
+	assert_null(v[0].module);
+	assert_int_equal(v[0].glob, 0);
+	assert_string_equal(v[1].sym, "hot_*");
+	assert_int_equal(v[1].glob, 1);
+	assert_string_equal(v[2].sym, "malloc");
+	assert_string_equal(v[2].module, "libc.so.6");
+	assert_int_equal(v[2].glob, 0);
+	assert_string_equal(v[3].module, "/usr/lib/x.so");
+	assert_int_equal(v[4].glob, 1);
+	rec_probe_items_free(v, n);
+
+	static const struct {
+		const char *list, *why;
+	} bad[] = {
+		{ "", "an empty item (two commas, or one at an end)" },
+		{ "a,,b", "an empty item (two commas, or one at an end)" },
+		{ "a,", "an empty item (two commas, or one at an end)" },
+		{ "@libc.so.6", "'@libc.so.6' has no symbol before '@'" },
+		{ "malloc@", "'malloc@' has no module after '@'" },
+		{ "a@b@c", "'a@b@c' has more than one '@'" },
+		{ "a b", "'a b' has a space" },
+		{ "f@lib*.so", "'f@lib*.so': globs are for symbols, a module is a path or a name" },
+	};
+	for (size_t i = 0; i < sizeof(bad) / sizeof(bad[0]); i++) {
+		v = (void *)1;
+		assert_int_equal(rec_probe_parse(bad[i].list, &v, why, sizeof(why)), -EINVAL);
+		assert_null(v);
+		assert_string_equal(why, bad[i].why);
+	}
+}
+
+static void test_vaddr_offset(void **state)
+{
+	/* a PIE's usual layout, and a segment whose file bytes end before its memory */
+	static const struct sym_seg segs[] = {
+		{ .vaddr = 0x0, .offset = 0x0, .filesz = 0x628 },
+		{ .vaddr = 0x1000, .offset = 0x1000, .filesz = 0x1a5 },
+		{ .vaddr = 0x3db8, .offset = 0x2db8, .filesz = 0x260 },
+	};
+	uint64_t off = 7;
+
+	(void)state;
+	assert_int_equal(sym_vaddr_offset(segs, 3, 0x1149, &off), 0);
+	assert_int_equal(off, 0x1149);
+	assert_int_equal(sym_vaddr_offset(segs, 3, 0x3dc0, &off), 0);
+	assert_int_equal(off, 0x2dc0);
+	assert_int_equal(sym_vaddr_offset(segs, 3, 0x4017, &off), 0);
+	assert_int_equal(off, 0x3017);
+	off = 7;
+	assert_int_equal(sym_vaddr_offset(segs, 3, 0x4018, &off), -ENOENT);	/* .bss */
+	assert_int_equal(sym_vaddr_offset(segs, 3, 0x11a5, &off), -ENOENT);	/* between */
+	assert_int_equal(off, 7);
+	assert_int_equal(sym_vaddr_offset(segs, 0, 0x1000, &off), -ENOENT);
+}
+
+/* The first file mapped with this basename (/proc/self/maps); 0 when none. */
+static int mapped_file(const char *base, char *path, size_t len)
+{
+	FILE *f = fopen("/proc/self/maps", "r");
+	char line[1024], file[900];
+	int found = 0;
+
+	assert_non_null(f);
+	while (!found && fgets(line, sizeof(line), f)) {
+		const char *b;
+		if (sscanf(line, "%*s %*s %*s %*s %*s %899s", file) != 1)
+			continue;
+		b = strrchr(file, '/');
+		if (b && strcmp(b + 1, base) == 0) {
+			snprintf(path, len, "%s", file);
+			found = 1;
+		}
+	}
+	fclose(f);
+	return found;
+}
+
+/* The file offset the kernel mapped `addr` from (/proc/self/maps). */
+static uint64_t mapped_offset(uintptr_t addr, char *path, size_t len)
+{
+	FILE *f = fopen("/proc/self/maps", "r");
+	unsigned long long lo, hi, pg;
+	char line[1024], perms[8], file[900];
+	uint64_t off = 0;
+
+	assert_non_null(f);
+	while (fgets(line, sizeof(line), f))
+		if (sscanf(line, "%llx-%llx %7s %llx %*s %*s %899s", &lo, &hi, perms, &pg, file) == 5 &&
+		    addr >= lo && addr < hi) {
+			off = addr - lo + pg;
+			snprintf(path, len, "%s", file);
+		}
+	fclose(f);
+	assert_true(off != 0);
+	return off;
+}
+
+static void test_find_own(void **state)
+{
+	char self[1024];
+	struct sym_found *v;
+	uint64_t alpha = mapped_offset((uintptr_t)xp_find_alpha, self, sizeof(self));
+	uint64_t beta = mapped_offset((uintptr_t)xp_find_beta, self, sizeof(self));
+	int n;
+
+	(void)state;
+	n = sym_find_funcs(self, "xp_find_alpha", 0, &v);
+	assert_int_equal(n, 1);
+	assert_string_equal(v[0].name, "xp_find_alpha");
+	assert_int_equal(v[0].offset, alpha);
+	assert_true(v[0].size > 0);
+	assert_int_equal(v[0].ifunc, 0);
+	sym_found_free(v, n);
+
+	n = sym_find_funcs(self, "xp_find_*", 1, &v);
+	assert_int_equal(n, 2);
+	for (int i = 0; i < n; i++)
+		assert_int_equal(v[i].offset, strcmp(v[i].name, "xp_find_beta") == 0 ? beta : alpha);
+	sym_found_free(v, n);
+
+	assert_int_equal(sym_find_funcs(self, "xp_find_*", 0, &v), 0);	/* not a glob: no match */
+	assert_int_equal(sym_find_funcs(self, "xp_nothing_*", 1, &v), 0);
+	assert_int_equal(sym_find_funcs("/no/such/file", "f", 0, &v), -ENOENT);
+	assert_int_equal(sym_find_funcs(XP_SRCDIR "/Makefile", "f", 0, &v), -ENOEXEC);
+}
+
+/* glibc's strlen is an IFUNC: its symbol is the resolver, which --probe must refuse. */
+static void test_find_ifunc(void **state)
+{
+	char libc[1024];
+	struct sym_found *v;
+	int n, ifunc;
+
+	(void)state;
+	if (!mapped_file("libc.so.6", libc, sizeof(libc)))
+		skip();	/* not glibc */
+	n = sym_find_funcs(libc, "strlen", 0, &v);
+	assert_int_equal(n, 1);
+	ifunc = v[0].ifunc;
+	sym_found_free(v, n);
+	assert_int_equal(ifunc, 1);
+}
+
+int main(void)
+{
+	const struct CMUnitTest tests[] = {
+		cmocka_unit_test(test_parse),
+		cmocka_unit_test(test_vaddr_offset),
+		cmocka_unit_test(test_find_own),
+		cmocka_unit_test(test_find_ifunc),
+	};
+	return cmocka_run_group_tests(tests, NULL, NULL);
+}
