@@ -2,7 +2,14 @@
  * (frame-pointer chains as recorded, or unwound from user registers + stack with
  * libdw when the sample carries them), period as weight, and per-event deltas of
  * group counter values (perf record -e '{cycles,instructions}' with
- * PERF_SAMPLE_READ). */
+ * PERF_SAMPLE_READ).
+ *
+ * Hits of entry/exit probes (events named GROUP:SYM and GROUP:SYM__return with GROUP
+ * probe_*, as `xptrace record --probe` and `perf probe` name them) are exact events:
+ * XEV_CALL / XEV_RETURN with XEV_F_FUNC.  An entry hit's ip is the function; a return
+ * hit's ip is the return address in the caller, so the exit names the function by
+ * the entry address its paired entry probe hit. */
+#include <errno.h>
 #include <stdlib.h>
 #include <string.h>
 
@@ -23,7 +30,26 @@ struct dsm {
 	struct dsm_unwind *uw;
 	uint64_t unwound, unwind_failed;
 	uint64_t nsamples;
+	/* per attr: PROBE_* and, for an exit probe, its entry probe's attr */
+	uint8_t *probe;
+	uint32_t *entry_of;
+	uint64_t *entry_ip;	/* per entry probe attr: the function's address, 0 unknown */
 };
+
+enum { PROBE_NONE, PROBE_ENTRY, PROBE_EXIT };
+
+/* GROUP:SYM (entry) or GROUP:SYM__return (exit), GROUP starting with "probe". */
+static int probe_kind(const struct pd_attr *a)
+{
+	static const char ret[] = "__return";
+	const char *n = a->name, *colon;
+	size_t l;
+
+	if (!n || strncmp(n, "probe", 5) != 0 || !(colon = strchr(n, ':')) || !colon[1])
+		return PROBE_NONE;
+	l = strlen(n);
+	return l > sizeof(ret) - 1 && strcmp(n + l - (sizeof(ret) - 1), ret) == 0 ? PROBE_EXIT : PROBE_ENTRY;
+}
 
 static bool is_dummy(const struct pd_attr *a)
 {
@@ -40,15 +66,81 @@ static bool accepts(struct dec_ctx *c)
 	return false;
 }
 
-/* Every real event is a metric; the dummy (sideband only) is not. */
+/* Every real event is a metric; the dummy (sideband only) and probes (exact events)
+ * are not. */
 static bool is_sampled(const struct pd_attr *a)
 {
-	return !is_dummy(a);
+	return !is_dummy(a) && probe_kind(a) == PROBE_NONE;
 }
 
+/* With probes the tree is merged and measured in time: the span between a thread's
+ * events, apportioned to sampled code by the samples. */
 static int setup(struct dec_ctx *c)
 {
-	return dec_setup_sampled(c, is_sampled);
+	int rc = dec_setup_sampled(c, is_sampled);
+	bool probes = false;
+
+	for (uint32_t i = 0; i < pd_nattrs(c->pd); i++)
+		probes |= probe_kind(pd_attr_at(c->pd, i)) != PROBE_NONE;
+	if (rc < 0 || !probes || c->nmetrics == DEC_MAX_METRICS)
+		return rc;
+	c->metrics[c->nmetrics] = (struct dec_metric){ .kind = DEC_M_TIME, .name = "time" };
+	c->metric = c->nmetrics++;
+	c->merged = true;
+	c->sampled = false;
+	return 0;
+}
+
+/* Pairs every exit probe with the entry probe of the same GROUP:SYM. */
+static int pair_probes(struct dsm *s)
+{
+	const struct pd_file *f = s->c->pd;
+
+	s->probe = calloc(s->nattrs ? s->nattrs : 1, sizeof(*s->probe));
+	s->entry_of = calloc(s->nattrs ? s->nattrs : 1, sizeof(*s->entry_of));
+	s->entry_ip = calloc(s->nattrs ? s->nattrs : 1, sizeof(*s->entry_ip));
+	if (!s->probe || !s->entry_of || !s->entry_ip)
+		return -ENOMEM;
+	for (uint32_t i = 0; i < s->nattrs; i++) {
+		const struct pd_attr *a = pd_attr_at(f, i);
+		s->probe[i] = (uint8_t)probe_kind(a);
+		s->entry_of[i] = UINT32_MAX;
+		if (s->probe[i] != PROBE_EXIT)
+			continue;
+		size_t l = strlen(a->name) - (sizeof("__return") - 1);
+		for (uint32_t j = 0; j < s->nattrs; j++) {
+			const struct pd_attr *e = pd_attr_at(f, j);
+			if (probe_kind(e) == PROBE_ENTRY && strlen(e->name) == l && strncmp(e->name, a->name, l) == 0)
+				s->entry_of[i] = j;
+		}
+	}
+	return 0;
+}
+
+static int probe_hit(struct dsm *s, const struct pd_rec *r)
+{
+	const struct pd_sample *sm = &r->u.sample;
+	uint32_t i = r->attr->index;
+	struct xev ev = {
+		.flags = XEV_F_FUNC,
+		.pid = (int32_t)sm->pid,
+		.tid = (int32_t)sm->tid,
+		.cpu = sm->type & PERF_SAMPLE_CPU ? (int32_t)sm->cpu : -1,
+		.time = sm->time,
+		.cycles = XEV_CYCLES_UNKNOWN,
+		.offset = r->offset,
+	};
+
+	if (s->probe[i] == PROBE_ENTRY) {
+		s->entry_ip[i] = sm->ip;
+		ev.kind = XEV_CALL;
+		ev.addr = sm->ip;
+	} else {
+		ev.kind = XEV_RETURN;
+		ev.ip = s->entry_of[i] != UINT32_MAX ? s->entry_ip[s->entry_of[i]] : 0;
+		ev.addr = sm->ip;
+	}
+	return xev_emit(s->sink, &ev);
 }
 
 /* Counter value delta since the thread's previous sample of the same counter. */
@@ -92,6 +184,8 @@ static int on_rec(void *arg, const struct pd_rec *r)
 
 	if (r->type != PERF_RECORD_SAMPLE || !r->attr || is_dummy(r->attr))
 		return 0;
+	if (s->probe[r->attr->index] != PROBE_NONE)
+		return probe_hit(s, r);
 	sm = &r->u.sample;
 	memset(&ev, 0, sizeof(ev));
 	ev.kind = XEV_SAMPLE;
@@ -147,8 +241,10 @@ static int run(struct dec_ctx *c, const struct xev_sink *sink)
 	int rc;
 
 	s.values = calloc(s.nattrs ? s.nattrs : 1, sizeof(*s.values));
-	if (!s.values)
-		return xp_err("decode", NULL, "out of memory");
+	if (!s.values || pair_probes(&s) < 0) {
+		rc = xp_err("decode", NULL, "out of memory");
+		goto out;
+	}
 	for (uint32_t i = 0; i < s.nattrs; i++) {
 		const struct pd_attr *a = pd_attr_at(c->pd, i);
 		if (a->attr.sample_type & PERF_SAMPLE_REGS_USER && a->attr.sample_type & PERF_SAMPLE_STACK_USER) {
@@ -166,7 +262,11 @@ static int run(struct dec_ctx *c, const struct xev_sink *sink)
 		xp_warn("%llu of %llu samples could not be unwound with DWARF (their stacks are the "
 			"recorded ones)", (unsigned long long)s.unwind_failed,
 			(unsigned long long)(s.unwind_failed + s.unwound));
+out:
 	dsm_unwind_free(s.uw);
+	free(s.probe);
+	free(s.entry_of);
+	free(s.entry_ip);
 	free(s.values);
 	free(s.stack);
 	xp_map_free(&s.last);

@@ -20,6 +20,8 @@ struct vt {
 	struct out_table tab;
 	const char **path;
 	uint32_t cappath;
+	char *mark;		/* "+name" of a sampled node */
+	size_t capmark;
 	uint64_t total;
 	bool per_thread;
 	bool tid_col;		/* per-thread rows in jsonl/csv carry "tid" */
@@ -42,7 +44,7 @@ static int open_common(struct view_ctx *vc, void **state, bool functions)
 	/* trees count samples unless a metric is asked for; function lists use the
 	 * decoder's default (the event period, as perf report's Overhead) */
 	v->metric = c->metric;
-	if (!functions && !c->opts->metric)
+	if (!functions && !c->opts->metric && !c->merged)
 		for (unsigned m = 0; m < c->nmetrics; m++)
 			if (c->metrics[m].kind == DEC_M_SAMPLES || c->metrics[m].kind == DEC_M_INSNS) {
 				v->metric = m;
@@ -66,11 +68,13 @@ static int on_event(void *state, const struct xev *ev)
 
 /* ---- calltree output ---- */
 
-/* per-thread trees in jsonl/csv start with the thread's id */
+/* per-thread trees in jsonl/csv start with the thread's id; merged trees end with
+ * whether the node is sampled (text marks it with a `+` before the name) */
 static const struct out_col tree_cols[] = {
 	{ "Tid", OUT_INT, 7, false },
 	{ "Lvl", OUT_INT, 3, false }, { "RL", OUT_INT, 3, false }, { "Calls", OUT_INT, 9, false },
 	{ "Base", OUT_INT, 12, false }, { "Cum", OUT_INT, 12, false }, { "Name", OUT_STR, 0, true },
+	{ "Sampled", OUT_BOOL, 0, 0 },
 };
 
 static int tree_row(void *arg, const struct ct_tree *t, uint32_t node)
@@ -84,12 +88,19 @@ static int tree_row(void *arg, const struct ct_tree *t, uint32_t node)
 		return CT_SKIP;
 	if (XP_GROW(v->path, v->cappath, nd->lvl) < 0)
 		return -1;
-	const char *name = tb_fn_name(v->c->sym, nd->fn);
+	const char *name = tb_fn_name(v->c->sym, nd->fn), *shown = name;
 	v->path[nd->lvl - 1] = name;
-	struct out_val vals[7] = {
+	if (nd->sampled && v->o->format == OUT_TEXT) {
+		size_t l = strlen(name) + 2;
+		if (XP_GROW(v->mark, v->capmark, l) < 0)
+			return -1;
+		snprintf(v->mark, l, "+%s", name);
+		shown = v->mark;
+	}
+	struct out_val vals[8] = {
 		{ .u = (uint64_t)v->cur_tid },
-		{ .u = nd->lvl }, { .u = nd->rl }, { .u = nd->calls },
-		{ .u = ct_base(t, node, v->metric) }, { .u = cum }, { .s = name },
+		{ .u = nd->lvl }, { .u = nd->rl }, { .u = nd->calls, .null = nd->sampled },
+		{ .u = ct_base(t, node, v->metric) }, { .u = cum }, { .s = shown }, { .b = nd->sampled },
 	};
 	unsigned skip = v->tid_col ? 0 : 1;
 	out_row(&v->tab, vals + skip, nd->lvl, v->path, nd->lvl);
@@ -125,11 +136,14 @@ static int write_tree(struct vt *v, struct ct_tree *t, const char *title)
 		if (title && v->o->format == OUT_TEXT)
 			fprintf(v->out, "%s# %s\n", v->tab.rows ? "\n" : "", title);
 		if (v->o->format == OUT_TEXT && !title)
-			fprintf(v->out, "# %s: %s, total %" PRIu64 "\n", c->sampled ? "sampled tree" : "call tree",
-				c->metrics[v->metric].name, v->total);
+			fprintf(v->out, "# %s: %s, total %" PRIu64 "\n", c->merged ? "merged tree" :
+				c->sampled ? "sampled tree" : "call tree", c->metrics[v->metric].name, v->total);
+		if (v->o->format == OUT_TEXT && c->merged && v->b.repairs)
+			fprintf(v->out, "# %" PRIu64 " unmatched entry/exit events repaired (returns without "
+				"their entry, activations left open)\n", v->b.repairs);
 		if (!v->tab.f || v->o->format == OUT_TEXT)
 			out_table_begin(&v->tab, v->out, v->o->format, tree_cols + (v->tid_col ? 0 : 1),
-					v->tid_col ? 7 : 6);
+					(v->tid_col ? 7 : 6) + (c->merged && v->o->format != OUT_TEXT));
 		return ct_walk(t, v->metric, tree_row, v) < 0 ? oom() : 0;
 	}
 }
@@ -282,6 +296,7 @@ static int on_close(void *state, int status)
 	}
 	tb_free(&v->b);
 	free(v->path);
+	free(v->mark);
 	free(v);
 	return rc;
 }

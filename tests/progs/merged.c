@@ -14,19 +14,52 @@
  *     A calls X: 1                       C·B·A·X
  *   C: base 3, cum 19.  Calls: C 1, A 3, B 5, X 1.
  *
- * usage: merged [ITERATIONS_PER_UNIT]   (default about 4 ms per unit; step traces pass
- * a small number) */
+ * usage: merged [ITERATIONS_PER_UNIT]
+ * Without an argument a unit is 4 ms of time, spun on the TSC (the same loop runs at
+ * different speeds in different functions: code alignment); with one, a unit is that
+ * many iterations of a counting loop: a fixed number of instructions per function,
+ * for step traces. */
+#include <stdint.h>
 #include <stdio.h>
 #include <stdlib.h>
+#include <time.h>
+#include <x86intrin.h>
 
-static long iters_per_unit = 10000000;
+#define UNIT_NS 4000000
 
-/* The loop counter lives in memory so -O1 keeps every iteration. */
+static long iters_per_unit;
+static uint64_t tsc_per_unit;	/* 0: count iterations */
+
+/* The loop counter lives in memory so -O1 keeps every iteration; the TSC is read
+ * inline, so samples land in the function itself. */
 #define SPIN(units)                                                                         \
 	do {                                                                                \
-		for (volatile long i_ = 0; i_ < (units) * iters_per_unit; i_++)             \
-			;                                                                   \
+		if (tsc_per_unit) {                                                         \
+			uint64_t end_ = __rdtsc() + (uint64_t)(units) * tsc_per_unit;       \
+			while (__rdtsc() < end_)                                            \
+				;                                                           \
+		} else {                                                                    \
+			for (volatile long i_ = 0; i_ < (units) * iters_per_unit; i_++)     \
+				;                                                           \
+		}                                                                           \
 	} while (0)
+
+static uint64_t now_ns(void)
+{
+	struct timespec ts;
+	clock_gettime(CLOCK_MONOTONIC, &ts);
+	return (uint64_t)ts.tv_sec * 1000000000u + (uint64_t)ts.tv_nsec;
+}
+
+/* TSC ticks in UNIT_NS, measured over 50 ms. */
+static uint64_t calibrate(void)
+{
+	uint64_t t0 = now_ns(), c0 = __rdtsc(), t1, c1;
+	while ((t1 = now_ns()) - t0 < 50000000u)
+		;
+	c1 = __rdtsc();
+	return (c1 - c0) * UNIT_NS / (t1 - t0);
+}
 
 #define PROBED __attribute__((noinline, noclone, used))
 
@@ -37,6 +70,10 @@ PROBED void A(int how);
 
 PROBED void X(void)
 {
+	/* a leaf that needs no stack gets no frame even with -fno-omit-frame-pointer:
+	 * its samples' frame-pointer chains would skip A.  Asking for the frame address
+	 * makes the compiler set one up. */
+	__asm__ volatile("" : : "r"(__builtin_frame_address(0)));
 	SPIN(1);
 }
 
@@ -89,11 +126,14 @@ PROBED void C(void)
 
 int main(int argc, char **argv)
 {
-	if (argc > 1)
+	if (argc > 1) {
 		iters_per_unit = atol(argv[1]);
-	if (iters_per_unit <= 0) {
-		fprintf(stderr, "usage: merged [ITERATIONS_PER_UNIT > 0]\n");
-		return 2;
+		if (iters_per_unit <= 0) {
+			fprintf(stderr, "usage: merged [ITERATIONS_PER_UNIT > 0]\n");
+			return 2;
+		}
+	} else {
+		tsc_per_unit = calibrate();
 	}
 	C();
 	return 0;
