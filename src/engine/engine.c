@@ -20,6 +20,8 @@ extern const struct dec_view view_annotate;
 extern const struct dec_view view_functions;
 extern const struct dec_view view_calltree;
 extern const struct dec_view view_ranges;
+extern const struct dec_view view_routines;
+extern const struct dec_view view_arcs;
 
 /* Decoders in the order they are asked; the samples decoder takes any sample trace. */
 static const struct dec_decoder *const decoders[] = {
@@ -32,6 +34,8 @@ static const struct dec_decoder *const decoders[] = {
 static const struct dec_view *const views[] = {
 	&view_functions,
 	&view_calltree,
+	&view_routines,
+	&view_arcs,
 	&view_insn,
 	&view_blocks,
 	&view_annotate,

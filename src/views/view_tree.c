@@ -201,6 +201,9 @@ static int write_functions(struct vt *v, struct ct_tree *t)
 	}
 	uint64_t total = ct_total(t, m);
 	/* exact traces have no samples: their first column is the exact call count */
+	/* merged traces: exact calls of probed functions, none of sampled ones */
+	if (c->merged)
+		have_samples = false;
 	cols[nc++] = (struct out_col){ have_samples ? "Samples" : "Calls", OUT_INT, 9, false };
 	cols[nc++] = (struct out_col){ "Base", OUT_INT, 12, false };
 	cols[nc++] = (struct out_col){ "Cum", OUT_INT, 12, false };
@@ -236,7 +239,8 @@ static int write_functions(struct vt *v, struct ct_tree *t)
 			continue;
 		struct out_val vals[8 + DEC_MAX_METRICS];
 		unsigned k = 0;
-		vals[k++] = (struct out_val){ .u = have_samples ? x->base[smp] : x->calls };
+		vals[k++] = (struct out_val){ .u = have_samples ? x->base[smp] : x->calls,
+					      .null = c->merged && !x->exact };
 		vals[k++] = (struct out_val){ .u = x->base[m] };
 		vals[k++] = (struct out_val){ .u = x->cum[m] };
 		vals[k++] = (struct out_val){ .d = bp };

@@ -1,0 +1,287 @@
+/* --routines and --arcs: the call tree (tree_build.h) folded by routine.
+ *
+ * --routines: per routine, Calls over every node of it (recursive calls included),
+ * Base and Cum summed over its nodes, and Cum2, the Cum of its outermost activations
+ * only (RL 1: time inside the routine counted once however deep it recurses).
+ *
+ * --arcs (arcflow): per routine a stanza: each caller with the calls through that
+ * arc and the routine's Base and Cum when called from there; the routine's own line
+ * (as --routines, without Cum2); each callee with its calls, Base and Cum under the
+ * routine.  An arc made by samples only is marked `+` (its Calls are unknown). */
+#include <inttypes.h>
+#include <stdlib.h>
+#include <string.h>
+
+#include "views/tree_build.h"
+#include "util/xp_err.h"
+#include "util/xp_grow.h"
+#include "util/xp_map.h"
+
+struct fold {
+	uint32_t fn;		/* routine; arcs: the callee */
+	uint32_t caller;	/* arcs: CT_FN_ROOT for the tree's top */
+	uint64_t calls, base, cum, cum2;
+	bool exact;		/* an event node is in it: Calls known */
+};
+
+struct vr {
+	struct dec_ctx *c;
+	const struct view_opts *o;
+	FILE *out;
+	bool arcs;
+	unsigned metric;
+	struct tb b;
+	struct fold *r, *a;	/* routines, arcs */
+	uint32_t nr, capr, na, capa;
+	char *name;		/* "+name" of sampled rows in text */
+	size_t capname;
+};
+
+static int oom(void) { return xp_err("decode", "decode a smaller trace or time range", "out of memory"); }
+
+static int open_common(struct view_ctx *vc, void **state, bool arcs)
+{
+	struct vr *v = calloc(1, sizeof(*v));
+
+	if (!v)
+		return oom();
+	v->c = vc->c;
+	v->o = vc->o;
+	v->out = vc->out;
+	v->arcs = arcs;
+	v->metric = vc->c->metric;
+	tb_init(&v->b, vc->c);
+	*state = v;
+	return 0;
+}
+
+static int open_routines(struct view_ctx *vc, void **state) { return open_common(vc, state, false); }
+static int open_arcs(struct view_ctx *vc, void **state) { return open_common(vc, state, true); }
+
+static int on_event(void *state, const struct xev *ev)
+{
+	struct vr *v = state;
+	return tb_event(&v->b, ev);
+}
+
+/* The fold of key (caller, fn) in `map`, created empty. */
+static struct fold *fold_of(struct xp_map *map, struct fold **arr, uint32_t *n, uint32_t *cap,
+			    uint32_t caller, uint32_t fn)
+{
+	uint64_t key = (uint64_t)caller << 32 | fn, i;
+
+	if (xp_map_get(map, key, &i))
+		return &(*arr)[i];
+	if (XP_GROW(*arr, *cap, *n + 1) < 0 || xp_map_put(map, key, *n) < 0)
+		return NULL;
+	(*arr)[*n] = (struct fold){ .fn = fn, .caller = caller };
+	return &(*arr)[(*n)++];
+}
+
+static void add(struct fold *f, const struct ct_tree *t, uint32_t node, unsigned m)
+{
+	const struct ct_node *nd = ct_node(t, node);
+
+	if (!nd->sampled) {
+		f->calls += nd->calls;
+		f->exact = true;
+	}
+	f->base += ct_base(t, node, m);
+	f->cum += ct_cum(t, node, m);
+	if (nd->rl == 1)
+		f->cum2 += ct_cum(t, node, m);
+}
+
+static int fold_tree(struct vr *v, const struct ct_tree *t)
+{
+	struct xp_map rmap = { 0 }, amap = { 0 };
+	int rc = 0;
+
+	for (uint32_t i = 1; i < ct_nnodes(t) && rc == 0; i++) {
+		const struct ct_node *nd = ct_node(t, i);
+		if (!nd->lvl)	/* unlinked when a subtree was moved */
+			continue;
+		struct fold *r = fold_of(&rmap, &v->r, &v->nr, &v->capr, 0, nd->fn);
+		struct fold *a = fold_of(&amap, &v->a, &v->na, &v->capa, ct_node(t, nd->parent)->fn, nd->fn);
+		if (!r || !a) {
+			rc = oom();
+			break;
+		}
+		add(r, t, i, v->metric);
+		add(a, t, i, v->metric);
+	}
+	xp_map_free(&rmap);
+	xp_map_free(&amap);
+	return rc;
+}
+
+/* Heaviest first: Cum2 (routines) or Cum (arcs), then Base, then the function key. */
+static int cmp_fold(const void *x, const void *y)
+{
+	const struct fold *a = x, *b = y;
+
+	if (a->cum2 != b->cum2)
+		return a->cum2 > b->cum2 ? -1 : 1;
+	if (a->cum != b->cum)
+		return a->cum > b->cum ? -1 : 1;
+	if (a->base != b->base)
+		return a->base > b->base ? -1 : 1;
+	if (a->fn != b->fn)
+		return a->fn < b->fn ? -1 : 1;
+	return a->caller < b->caller ? -1 : a->caller > b->caller;
+}
+
+/* The name shown: text marks sampled-only rows with '+'. */
+static const char *shown(struct vr *v, uint32_t fn, bool sampled)
+{
+	const char *name = tb_fn_name(v->c->sym, fn);
+	size_t l = strlen(name) + 2;
+
+	if (!sampled || v->o->format != OUT_TEXT || XP_GROW(v->name, v->capname, l) < 0)
+		return name;
+	snprintf(v->name, l, "+%s", name);
+	return v->name;
+}
+
+static void header(struct vr *v, const char *what, uint64_t total)
+{
+	const struct dec_ctx *c = v->c;
+
+	if (v->o->format != OUT_TEXT)
+		return;
+	fprintf(v->out, "# %s: %s, total %" PRIu64 "\n", what, c->metrics[v->metric].name, total);
+	if (c->merged && v->b.repairs)
+		fprintf(v->out, "# %" PRIu64 " unmatched entry/exit events repaired (returns without "
+			"their entry, activations left open)\n", v->b.repairs);
+}
+
+static void write_routines(struct vr *v, uint64_t total)
+{
+	static const struct out_col cols[] = {
+		{ "Calls", OUT_INT, 9, 0 }, { "Base", OUT_INT, 12, 0 }, { "Cum", OUT_INT, 12, 0 },
+		{ "Cum2", OUT_INT, 12, 0 }, { "Name", OUT_STR, 0, 0 }, { "Sampled", OUT_BOOL, 0, 0 },
+	};
+	struct out_table tab;
+
+	header(v, "routines", total);
+	out_table_begin(&tab, v->out, v->o->format, cols, 5 + (v->c->merged && v->o->format != OUT_TEXT));
+	for (uint32_t i = 0; i < v->nr; i++) {
+		const struct fold *r = &v->r[i];
+		struct out_val vals[6] = {
+			{ .u = r->calls, .null = !r->exact }, { .u = r->base }, { .u = r->cum },
+			{ .u = r->cum2 }, { .s = shown(v, r->fn, !r->exact) }, { .b = !r->exact },
+		};
+		out_row(&tab, vals, 0, NULL, 0);
+	}
+}
+
+static int cmp_arc(const void *x, const void *y)
+{
+	const struct fold *a = x, *b = y;
+
+	if (a->cum != b->cum)
+		return a->cum > b->cum ? -1 : 1;
+	if (a->calls != b->calls)
+		return a->calls > b->calls ? -1 : 1;
+	if (a->caller != b->caller)
+		return a->caller < b->caller ? -1 : 1;
+	return a->fn < b->fn ? -1 : a->fn > b->fn;
+}
+
+static void arc_row(struct vr *v, struct out_table *tab, const char *routine, const char *role,
+		    const struct fold *f, uint32_t fn, unsigned level)
+{
+	struct out_val vals[7] = {
+		{ .s = routine }, { .s = role }, { .u = f->calls, .null = !f->exact }, { .u = f->base },
+		{ .u = f->cum }, { .s = shown(v, fn, !f->exact) }, { .b = !f->exact },
+	};
+	/* text shows the stanza by indentation: the routine's line stands out */
+	out_row(tab, v->o->format == OUT_TEXT ? vals + 2 : vals, level, NULL, 0);
+}
+
+static int write_arcs(struct vr *v, uint64_t total)
+{
+	static const struct out_col cols[] = {
+		{ "Routine", OUT_STR, 0, 0 }, { "Role", OUT_STR, 0, 0 },
+		{ "Calls", OUT_INT, 9, 0 }, { "Base", OUT_INT, 12, 0 }, { "Cum", OUT_INT, 12, 0 },
+		{ "Name", OUT_STR, 0, OUT_TREE }, { "Sampled", OUT_BOOL, 0, 0 },
+	};
+	bool text = v->o->format == OUT_TEXT;
+	struct out_table tab;
+
+	qsort(v->a, v->na, sizeof(*v->a), cmp_arc);
+	header(v, "arcs", total);
+	if (text)
+		out_table_begin(&tab, v->out, v->o->format, cols + 2, 4);
+	else
+		out_table_begin(&tab, v->out, v->o->format, cols, 7);
+	for (uint32_t i = 0; i < v->nr; i++) {
+		const struct fold *r = &v->r[i];
+		char *routine = strdup(tb_fn_name(v->c->sym, r->fn));
+		if (!routine)
+			return oom();
+		if (text && i)
+			fputs("\n", v->out);
+		for (uint32_t k = 0; k < v->na; k++)
+			if (v->a[k].fn == r->fn && v->a[k].caller != CT_FN_ROOT)
+				arc_row(v, &tab, routine, "caller", &v->a[k], v->a[k].caller, 2);
+		arc_row(v, &tab, routine, "self", r, r->fn, 1);
+		for (uint32_t k = 0; k < v->na; k++)
+			if (v->a[k].caller == r->fn)
+				arc_row(v, &tab, routine, "callee", &v->a[k], v->a[k].fn, 2);
+		free(routine);
+	}
+	return 0;
+}
+
+static int on_close(void *state, int status)
+{
+	struct vr *v = state;
+	struct ct_tree *all = NULL;
+	int rc = 0;
+
+	if (status >= 0 && v->b.time_m >= 0 && (unsigned)v->b.time_m == v->metric && !v->b.timed)
+		rc = xp_err("decode", "use --metric insns, or record with timestamps",
+			    "--metric time: the trace has no timestamps");
+	if (status >= 0 && rc == 0)
+		rc = tb_finish(&v->b);
+	if (status >= 0 && rc == 0) {
+		all = tb_merge_all(&v->b);
+		if (!all || ct_finish(all) < 0)
+			rc = oom();
+	}
+	if (status >= 0 && rc == 0)
+		rc = fold_tree(v, all);
+	if (status >= 0 && rc == 0) {
+		qsort(v->r, v->nr, sizeof(*v->r), cmp_fold);
+		if (v->arcs)
+			rc = write_arcs(v, ct_total(all, v->metric));
+		else
+			write_routines(v, ct_total(all, v->metric));
+	}
+	ct_free(all);
+	tb_free(&v->b);
+	free(v->r);
+	free(v->a);
+	free(v->name);
+	free(v);
+	return status < 0 ? status : rc;
+}
+
+const struct dec_view view_routines = {
+	.name = "routines",
+	.help = "per routine: Calls (recursive ones too), Base, Cum, Cum2 (recursion once)",
+	.formats = OUT_TABLES,
+	.open = open_routines,
+	.event = on_event,
+	.close = on_close,
+};
+
+const struct dec_view view_arcs = {
+	.name = "arcs",
+	.help = "arcflow: per routine its callers, itself and its callees (calls, base, cum)",
+	.formats = OUT_TABLES,
+	.open = open_arcs,
+	.event = on_event,
+	.close = on_close,
+};

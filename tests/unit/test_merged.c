@@ -1,0 +1,314 @@
+/* Merged event/sample call trees (issue 12's worked example) through the engine, on a
+ * perf.data written as `xptrace record --probe C,A,B -g` writes one: entry and exit
+ * probe hits of C, A and B, and one cpu-clock sample with its callchain in the middle
+ * of every time unit (1 unit = 1000 ns) in build/progs/merged, whose functions give
+ * the names.  X is not probed: its unit is seen by a sample only.
+ *
+ * The example, one unit per step: C runs 3 units, calls A; A runs 3, calls B; B runs
+ * 2, calls B; the inner B runs 1; back in A, A calls B again, which runs 1; back in C,
+ * C calls B; B runs 2, calls A; A runs 3, calls B; this B runs 2 and calls A; that A
+ * runs 1; back in the first A (under B) it calls X, which runs 1.
+ *
+ * Every expected figure below is hand-computed from that sequence (in units of 1000
+ * ns); samples count one per unit. */
+#include "xp_test.h"
+
+#include "pt_gen.h"
+
+#define PID 5150
+#define UNIT 1000
+#define T0 1000000
+#define ID_CLOCK 100
+
+static char data[1024];
+
+/* the functions of build/progs/merged where the file maps it */
+static uint64_t fC, fA, fB, fX, fmain;
+
+enum { EV_CLOCK, EV_C, EV_C_RET, EV_A, EV_A_RET, EV_B, EV_B_RET, NEV };
+static const char *const ev_names[NEV] = {
+	"cpu-clock", "probe_xptrace:C", "probe_xptrace:C__return", "probe_xptrace:A",
+	"probe_xptrace:A__return", "probe_xptrace:B", "probe_xptrace:B__return",
+};
+
+struct gen {
+	struct pd_writer *w;
+	uint64_t t;		/* now, ns */
+	uint64_t stack[16];	/* functions active, innermost last */
+	unsigned depth;
+	uint32_t tid;
+};
+
+static void record(struct gen *g, unsigned ev, uint64_t ip, const uint64_t *chain, unsigned nchain)
+{
+	uint64_t buf[64];
+	unsigned n = 1;
+
+	buf[n++] = ID_CLOCK + ev;				/* IDENTIFIER */
+	buf[n++] = ip;						/* IP */
+	buf[n++] = (uint64_t)g->tid << 32 | PID;		/* TID */
+	buf[n++] = g->t;					/* TIME */
+	buf[n++] = 0;						/* CPU */
+	buf[n++] = ev == EV_CLOCK ? UNIT : 1;			/* PERIOD */
+	if (ev == EV_CLOCK) {					/* CALLCHAIN */
+		buf[n++] = nchain + 1;
+		buf[n++] = PERF_CONTEXT_USER;
+		for (unsigned i = 0; i < nchain; i++)
+			buf[n++] = chain[i];
+	}
+	struct perf_event_header *h = (void *)buf;
+	h->type = PERF_RECORD_SAMPLE;
+	h->misc = PERF_RECORD_MISC_USER;
+	h->size = (uint16_t)(n * 8);
+	assert_int_equal(pd_writer_record(g->w, h), 0);
+}
+
+/* `units` units spent in `fn` (the innermost function, probed or not): one sample
+ * in the middle of each, its callchain the active functions and main. */
+static void run(struct gen *g, uint64_t fn, unsigned units)
+{
+	for (unsigned u = 0; u < units; u++) {
+		uint64_t chain[20];
+		unsigned n = 0;
+		chain[n++] = fn + 0x10;
+		for (unsigned i = g->depth; i-- > 0;)
+			if (g->stack[i] != fn || i != g->depth - 1)
+				chain[n++] = g->stack[i] + 0x20;	/* return addresses */
+		chain[n++] = fmain + 0x20;
+		g->t += UNIT / 2;
+		record(g, EV_CLOCK, chain[0], chain, n);
+		g->t += UNIT / 2;
+	}
+}
+
+static void enter(struct gen *g, unsigned ev, uint64_t fn)
+{
+	record(g, ev, fn, NULL, 0);
+	g->stack[g->depth++] = fn;
+}
+
+static void leave(struct gen *g, unsigned ev)
+{
+	uint64_t caller = g->depth > 1 ? g->stack[g->depth - 2] : fmain;
+	g->depth--;
+	record(g, ev, caller + 0x20, NULL, 0);	/* a return probe hits at the return address */
+}
+
+/* X is not probed: it only shows in samples. */
+static void unprobed(struct gen *g, uint64_t fn, unsigned units)
+{
+	g->stack[g->depth++] = fn;
+	run(g, fn, units);
+	g->depth--;
+}
+
+static void example(struct gen *g)
+{
+	enter(g, EV_C, fC);
+	run(g, fC, 3);
+	enter(g, EV_A, fA);
+	run(g, fA, 3);
+	enter(g, EV_B, fB);
+	run(g, fB, 2);
+	enter(g, EV_B, fB);
+	run(g, fB, 1);
+	leave(g, EV_B_RET);
+	leave(g, EV_B_RET);
+	enter(g, EV_B, fB);
+	run(g, fB, 1);
+	leave(g, EV_B_RET);
+	leave(g, EV_A_RET);
+	enter(g, EV_B, fB);
+	run(g, fB, 2);
+	enter(g, EV_A, fA);
+	run(g, fA, 3);
+	enter(g, EV_B, fB);
+	run(g, fB, 2);
+	enter(g, EV_A, fA);
+	run(g, fA, 1);
+	leave(g, EV_A_RET);
+	leave(g, EV_B_RET);
+	unprobed(g, fX, 1);
+	leave(g, EV_A_RET);
+	leave(g, EV_B_RET);
+	leave(g, EV_C_RET);
+}
+
+static struct pd_writer *open_file(const char *path)
+{
+	struct pd_writer *w;
+	char prog[1024];
+
+	snprintf(prog, sizeof(prog), "%s/build/progs/merged", XP_SRCDIR);
+	int fd = open(prog, O_RDONLY);
+	assert_true(fd >= 0);
+	elf_version(EV_CURRENT);
+	Elf *elf = elf_begin(fd, ELF_C_READ, NULL);
+	assert_non_null(elf);
+	fC = PTGEN_BASE + ptgen_sym(elf, "C");
+	fA = PTGEN_BASE + ptgen_sym(elf, "A");
+	fB = PTGEN_BASE + ptgen_sym(elf, "B");
+	fX = PTGEN_BASE + ptgen_sym(elf, "X");
+	fmain = PTGEN_BASE + ptgen_sym(elf, "main");
+	elf_end(elf);
+	close(fd);
+	assert_true(fC > PTGEN_BASE && fA > PTGEN_BASE && fB > PTGEN_BASE && fX > PTGEN_BASE);
+
+	assert_int_equal(pd_writer_create(&w, path), 0);
+	for (unsigned e = 0; e < NEV; e++) {
+		struct perf_event_attr attr;
+		memset(&attr, 0, sizeof(attr));
+		attr.type = e == EV_CLOCK ? PERF_TYPE_SOFTWARE : 8;	/* the uprobe PMU's */
+		attr.config = e == EV_CLOCK ? PERF_COUNT_SW_CPU_CLOCK : (e == EV_C_RET || e == EV_A_RET ||
+									e == EV_B_RET);
+		attr.size = PD_ATTR_SIZE;
+		attr.sample_period = e == EV_CLOCK ? UNIT : 1;
+		attr.sample_type = PERF_SAMPLE_IDENTIFIER | PERF_SAMPLE_IP | PERF_SAMPLE_TID | PERF_SAMPLE_TIME |
+				   PERF_SAMPLE_CPU | PERF_SAMPLE_PERIOD | (e == EV_CLOCK ? PERF_SAMPLE_CALLCHAIN : 0);
+		attr.sample_id_all = 1;
+		if (e == EV_CLOCK)
+			attr.mmap = attr.mmap2 = attr.comm = attr.task = 1;
+		int idx = pd_writer_add_attr(w, &attr, ev_names[e]);
+		assert_int_equal(idx, (int)e);
+		assert_int_equal(pd_writer_add_id(w, idx, ID_CLOCK + e, -1, PID), 0);
+	}
+	assert_int_equal(ptgen_process(w, (struct ptgen_sid){ PERF_SAMPLE_IDENTIFIER | PERF_SAMPLE_IP |
+				       PERF_SAMPLE_TID | PERF_SAMPLE_TIME | PERF_SAMPLE_CPU | PERF_SAMPLE_PERIOD |
+				       PERF_SAMPLE_CALLCHAIN, PID, 0, ID_CLOCK, 0 }, "merged", 10, 20,
+				       PTGEN_BASE, 0x10000, prog), 0);
+	return w;
+}
+
+static int setup(void **state)
+{
+	if (xp_test_tmp_setup(state) || xp_test_path(data, sizeof(data), "perf.data"))
+		return -1;
+	struct gen g = { .t = T0, .tid = PID };
+	g.w = open_file(data);
+	example(&g);
+	return pd_writer_close(g.w) == 0 ? 0 : -1;
+}
+
+static void test_calltree(void **state)
+{
+	(void)state;
+	const char *out;
+	assert_int_equal(xp_test_engine(&out, data, "calltree", NULL), 0);
+	/* the issue's table in ns; X, seen by one sample under C·B·A, takes its share of
+	 * that A's exact 4 units: 1 of its 4 samples */
+	assert_string_equal(out, "# merged tree: time, total 19000\n"
+				 "Lvl   RL      Calls          Base           Cum  Name\n"
+				 "  1    1          1          3000         19000  C\n"
+				 "  2    1          1          2000          9000    B\n"
+				 "  3    1          1          3000          7000      A\n"
+				 "  4    2          1          2000          3000        B\n"
+				 "  5    2          1          1000          1000          A\n"
+				 "  4    1          -          1000          1000        +X\n"
+				 "  2    1          1          3000          7000    A\n"
+				 "  3    1          2          3000          4000      B\n"
+				 "  4    2          1          1000          1000        B\n");
+}
+
+static void test_calltree_jsonl(void **state)
+{
+	(void)state;
+	const char *out;
+	assert_int_equal(xp_test_engine(&out, data, "calltree", "format", "jsonl", NULL), 0);
+	assert_non_null(strstr(out, "{\"lvl\":1,\"rl\":1,\"calls\":1,\"base\":3000,\"cum\":19000,\"name\":\"C\","
+				    "\"sampled\":false,\"path\":[\"C\"]}\n"));
+	assert_non_null(strstr(out, "{\"lvl\":4,\"rl\":1,\"calls\":null,\"base\":1000,\"cum\":1000,\"name\":\"X\","
+				    "\"sampled\":true,\"path\":[\"C\",\"B\",\"A\",\"X\"]}\n"));
+}
+
+/* --metric samples: the raw counts, one per unit */
+static void test_calltree_samples(void **state)
+{
+	(void)state;
+	const char *out;
+	assert_int_equal(xp_test_engine(&out, data, "calltree", "metric", "samples", NULL), 0);
+	assert_string_equal(out, "# merged tree: samples, total 19\n"
+				 "Lvl   RL      Calls          Base           Cum  Name\n"
+				 "  1    1          1             3            19  C\n"
+				 "  2    1          1             2             9    B\n"
+				 "  3    1          1             3             7      A\n"
+				 "  4    2          1             2             3        B\n"
+				 "  5    2          1             1             1          A\n"
+				 "  4    1          -             1             1        +X\n"
+				 "  2    1          1             3             7    A\n"
+				 "  3    1          2             3             4      B\n"
+				 "  4    2          1             1             1        B\n");
+}
+
+/* Calls of every activation (recursive ones too), Cum2 counts recursion once:
+ * A's Cum 7 + 7 + 1 (the A under C·B·A·B is inside C·B·A), Cum2 7 + 7. */
+static void test_routines(void **state)
+{
+	(void)state;
+	const char *out;
+	assert_int_equal(xp_test_engine(&out, data, "routines", NULL), 0);
+	assert_string_equal(out, "# routines: time, total 19000\n"
+				 "    Calls          Base           Cum          Cum2  Name\n"
+				 "        1          3000         19000         19000  C\n"
+				 "        3          7000         15000         14000  A\n"
+				 "        5          8000         17000         13000  B\n"
+				 "        -          1000          1000          1000  +X\n");
+	assert_int_equal(xp_test_engine(&out, data, "routines", "format", "jsonl", NULL), 0);
+	assert_string_equal(out, "{\"calls\":1,\"base\":3000,\"cum\":19000,\"cum2\":19000,\"name\":\"C\",\"sampled\":false}\n"
+				 "{\"calls\":3,\"base\":7000,\"cum\":15000,\"cum2\":14000,\"name\":\"A\",\"sampled\":false}\n"
+				 "{\"calls\":5,\"base\":8000,\"cum\":17000,\"cum2\":13000,\"name\":\"B\",\"sampled\":false}\n"
+				 "{\"calls\":null,\"base\":1000,\"cum\":1000,\"cum2\":1000,\"name\":\"X\",\"sampled\":true}\n");
+}
+
+/* Arcflow: A is called from C once (its Base 3, Cum 7 there) and from B twice (C·B·A
+ * and C·B·A·B·A: Base 3 + 1, Cum 7 + 1); it calls B three times (C·A·B twice, Base 3,
+ * Cum 4; C·B·A·B once, Base 2, Cum 3) and X, seen by samples only. */
+static void test_arcs(void **state)
+{
+	(void)state;
+	const char *out;
+	assert_int_equal(xp_test_engine(&out, data, "arcs", NULL), 0);
+	assert_string_equal(out, "# arcs: time, total 19000\n"
+				 "    Calls          Base           Cum  Name\n"
+				 "        1          3000         19000  C\n"
+				 "        1          2000          9000    B\n"
+				 "        1          3000          7000    A\n"
+				 "\n"
+				 "        2          4000          8000    B\n"
+				 "        1          3000          7000    C\n"
+				 "        3          7000         15000  A\n"
+				 "        3          5000          7000    B\n"
+				 "        -          1000          1000    +X\n"
+				 "\n"
+				 "        1          2000          9000    C\n"
+				 "        3          5000          7000    A\n"
+				 "        1          1000          1000    B\n"
+				 "        5          8000         17000  B\n"
+				 "        2          4000          8000    A\n"
+				 "        1          1000          1000    B\n"
+				 "\n"
+				 "        -          1000          1000    +A\n"
+				 "        -          1000          1000  +X\n");
+	assert_int_equal(xp_test_engine(&out, data, "arcs", "format", "jsonl", NULL), 0);
+	assert_non_null(strstr(out, "{\"routine\":\"A\",\"role\":\"caller\",\"calls\":2,\"base\":4000,\"cum\":8000,"
+				    "\"name\":\"B\",\"sampled\":false}\n"
+				    "{\"routine\":\"A\",\"role\":\"caller\",\"calls\":1,\"base\":3000,\"cum\":7000,"
+				    "\"name\":\"C\",\"sampled\":false}\n"
+				    "{\"routine\":\"A\",\"role\":\"self\",\"calls\":3,\"base\":7000,\"cum\":15000,"
+				    "\"name\":\"A\",\"sampled\":false}\n"
+				    "{\"routine\":\"A\",\"role\":\"callee\",\"calls\":3,\"base\":5000,\"cum\":7000,"
+				    "\"name\":\"B\",\"sampled\":false}\n"
+				    "{\"routine\":\"A\",\"role\":\"callee\",\"calls\":null,\"base\":1000,\"cum\":1000,"
+				    "\"name\":\"X\",\"sampled\":true}\n"));
+}
+
+int main(void)
+{
+	const struct CMUnitTest tests[] = {
+		cmocka_unit_test(test_calltree),
+		cmocka_unit_test(test_calltree_jsonl),
+		cmocka_unit_test(test_calltree_samples),
+		cmocka_unit_test(test_routines),
+		cmocka_unit_test(test_arcs),
+	};
+	return cmocka_run_group_tests(tests, setup, xp_test_tmp_teardown);
+}
