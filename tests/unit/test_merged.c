@@ -20,7 +20,7 @@
 #define T0 1000000
 #define ID_CLOCK 100
 
-static char data[1024];
+static char data[1024], thr[1024], bad[1024];
 
 /* the functions of build/progs/merged where the file maps it */
 static uint64_t fC, fA, fB, fX, fmain;
@@ -74,7 +74,8 @@ static void run(struct gen *g, uint64_t fn, unsigned units)
 		for (unsigned i = g->depth; i-- > 0;)
 			if (g->stack[i] != fn || i != g->depth - 1)
 				chain[n++] = g->stack[i] + 0x20;	/* return addresses */
-		chain[n++] = fmain + 0x20;
+		if (fn != fmain)
+			chain[n++] = fmain + 0x20;
 		g->t += UNIT / 2;
 		record(g, EV_CLOCK, chain[0], chain, n);
 		g->t += UNIT / 2;
@@ -179,13 +180,60 @@ static struct pd_writer *open_file(const char *path)
 	return w;
 }
 
+/* Two threads at once: thread PID runs A (probed) for 2 units of its own, then 2 in X
+ * (sampled); thread PID+1 runs B (probed) the same way, at the same times, its
+ * records interleaved with the first thread's. */
+static void threads(struct gen *g1, struct gen *g2)
+{
+	enter(g1, EV_A, fA);
+	enter(g2, EV_B, fB);
+	for (int u = 0; u < 4; u++) {
+		/* the same unit in both threads: samples at the same times */
+		g2->t = g1->t;
+		if (u < 2) {
+			run(g1, fA, 1);
+			run(g2, fB, 1);
+		} else {
+			unprobed(g1, fX, 1);
+			unprobed(g2, fX, 1);
+		}
+	}
+	leave(g1, EV_A_RET);
+	leave(g2, EV_B_RET);
+}
+
+/* Mismatched input: an exit of B without its entry (probes armed mid-call), then C
+ * entered and A entered, A's exit lost, C's exit: C's exit leaves A too. */
+static void mismatched(struct gen *g)
+{
+	record(g, EV_B_RET, fmain + 0x20, NULL, 0);
+	run(g, fmain, 1);
+	enter(g, EV_C, fC);
+	run(g, fC, 1);
+	enter(g, EV_A, fA);
+	run(g, fA, 2);
+	g->depth--;		/* A's exit lost */
+	leave(g, EV_C_RET);
+}
+
 static int setup(void **state)
 {
-	if (xp_test_tmp_setup(state) || xp_test_path(data, sizeof(data), "perf.data"))
+	if (xp_test_tmp_setup(state) || xp_test_path(data, sizeof(data), "perf.data") ||
+	    xp_test_path(thr, sizeof(thr), "threads.data") || xp_test_path(bad, sizeof(bad), "bad.data"))
 		return -1;
 	struct gen g = { .t = T0, .tid = PID };
 	g.w = open_file(data);
 	example(&g);
+	if (pd_writer_close(g.w))
+		return -1;
+	struct gen g1 = { .t = T0, .tid = PID }, g2 = { .t = T0, .tid = PID + 1 };
+	g1.w = g2.w = open_file(thr);
+	threads(&g1, &g2);
+	if (pd_writer_close(g1.w))
+		return -1;
+	g = (struct gen){ .t = T0, .tid = PID };
+	g.w = open_file(bad);
+	mismatched(&g);
 	return pd_writer_close(g.w) == 0 ? 0 : -1;
 }
 
@@ -301,6 +349,41 @@ static void test_arcs(void **state)
 				    "\"name\":\"X\",\"sampled\":true}\n"));
 }
 
+/* Each sample goes under the event node of its own thread at its time: X under A
+ * (thread PID) and under B (thread PID+1), 2 units each; A's and B's exact 4 units are
+ * split 2:2 by their samples. */
+static void test_threads(void **state)
+{
+	(void)state;
+	const char *out;
+	assert_int_equal(xp_test_engine(&out, thr, "calltree", "per-thread", "", NULL), 0);
+	assert_string_equal(out, "# thread 5150 (merged) pid 5150\n"
+				 "Lvl   RL      Calls          Base           Cum  Name\n"
+				 "  1    1          1          2000          4000  A\n"
+				 "  2    1          -          2000          2000    +X\n"
+				 "\n"
+				 "# thread 5151 (:5151) pid 5150\n"
+				 "Lvl   RL      Calls          Base           Cum  Name\n"
+				 "  1    1          1          2000          4000  B\n"
+				 "  2    1          -          2000          2000    +X\n");
+}
+
+/* The exit without entry and the lost exit are repaired and counted; main's unit
+ * before C is a sample outside every event node: under the root, sampled. */
+static void test_mismatched(void **state)
+{
+	(void)state;
+	const char *out;
+	assert_int_equal(xp_test_engine(&out, bad, "calltree", NULL), 0);
+	assert_string_equal(out, "# merged tree: time, total 4000\n"
+				 "# 2 unmatched entry/exit events repaired (returns without their entry, "
+				 "activations left open)\n"
+				 "Lvl   RL      Calls          Base           Cum  Name\n"
+				 "  1    1          1          1000          3000  C\n"
+				 "  2    1          1          2000          2000    A\n"
+				 "  1    1          -          1000          1000  +main\n");
+}
+
 int main(void)
 {
 	const struct CMUnitTest tests[] = {
@@ -309,6 +392,8 @@ int main(void)
 		cmocka_unit_test(test_calltree_samples),
 		cmocka_unit_test(test_routines),
 		cmocka_unit_test(test_arcs),
+		cmocka_unit_test(test_threads),
+		cmocka_unit_test(test_mismatched),
 	};
 	return cmocka_run_group_tests(tests, setup, xp_test_tmp_teardown);
 }
