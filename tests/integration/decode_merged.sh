@@ -1,0 +1,151 @@
+#!/bin/bash
+# Merged event/sample call trees on real recordings of issue 12's worked example
+# (tests/progs/merged.c): (a) a step trace, exact everywhere; (b) `record --probe
+# C,A,B -g`: C, A and B exact from their probes, X (not probed) a sampled node.
+# Oracles: the example's own structure (Lvl, RL, Calls of every node), perf script's
+# probe timestamps for the exact times, binomial sampling error for X's share.
+. "$(dirname "$0")/../lib.sh"
+command -v perf >/dev/null || { ok "perf missing # SKIP"; exit 0; }
+command -v python3 >/dev/null || { ok "python3 missing # SKIP"; exit 0; }
+cd "$TMP"
+
+# The example's tree below C: path lvl-offset rl calls [units]
+expected="C 0 1 1 3 19
+C;B 1 1 1 2 9
+C;B;A 2 1 1 3 7
+C;B;A;B 3 2 1 2 3
+C;B;A;B;A 4 2 1 1 1
+C;B;A;X 3 1 1 1 1
+C;A 1 1 1 3 7
+C;A;B 2 1 2 3 4
+C;A;B;B 3 2 1 1 1"
+
+# shape JSONL [SAMPLED_X]: the subtree under C as "path lvl-offset rl calls base cum",
+# in the expected's order; X's calls printed as "-" when it is a sampled node.
+shape() {
+	python3 - "$1" <<'EOF'
+import json, sys
+rows = [json.loads(l) for l in open(sys.argv[1])]
+c = [r for r in rows if r["name"] == "C" and not r.get("sampled")]
+if len(c) != 1:
+    sys.exit("no single C node")
+top = len(c[0]["path"]) - 1
+for r in rows:
+    p = r["path"][top:]
+    if r["path"][:top + 1] != c[0]["path"]:
+        continue
+    calls = "-" if r["calls"] is None else r["calls"]
+    print(";".join(p), r["lvl"] - c[0]["lvl"], r["rl"], calls, r["base"], r["cum"])
+EOF
+}
+
+# --- (a) a step trace: exact, 2000 iterations a unit ---
+setarch -R "$XPTRACE" record -q --mode step -o st -- "$PROGS/merged" 2000 >/dev/null 2>&1
+check_eq "step: record exits 0" 0 $?
+"$XPTRACE" decode -i st --calltree --format jsonl >st.jsonl 2>st.err
+shape st.jsonl >st.shape
+check_eq "step: the example's tree below C (Lvl, RL, Calls; X exact)" "$expected" \
+	"$(python3 - st.shape <<'EOF'
+import sys
+rows = {l.split()[0]: l.split() for l in open(sys.argv[1])}
+order = ["C", "C;B", "C;B;A", "C;B;A;B", "C;B;A;B;A", "C;B;A;X", "C;A", "C;A;B", "C;A;B;B"]
+base = {"C": 3, "C;B": 2, "C;B;A": 3, "C;B;A;B": 2, "C;B;A;B;A": 1, "C;B;A;X": 1, "C;A": 3, "C;A;B": 3, "C;A;B;B": 1}
+cum = {"C": 19, "C;B": 9, "C;B;A": 7, "C;B;A;B": 3, "C;B;A;B;A": 1, "C;B;A;X": 1, "C;A": 7, "C;A;B": 4, "C;A;B;B": 1}
+unit = int(rows["C"][4]) / 3
+for p in order:
+    r = rows.get(p)
+    if not r:
+        print(p, "missing"); continue
+    # a unit is 2000 iterations of one loop (6 instructions): the rest is call and
+    # return code, < 1 % of a unit
+    b = round(int(r[4]) / unit, 2); c = round(int(r[5]) / unit, 2)
+    ub = base[p] if abs(b - base[p]) < 0.01 * base[p] + 0.01 else b
+    uc = cum[p] if abs(c - cum[p]) < 0.01 * cum[p] + 0.01 else c
+    print(p, r[1], r[2], r[3], ub, uc)
+EOF
+)"
+check_match "step: a unit is 2000 x 6 instructions (C's Base / 3)" '^C 0 1 1 360[0-9][0-9] ' "$(head -1 st.shape)"
+
+# --- (b) probes on C, A, B with 4 kHz cpu-clock sampling; X is not probed ---
+"$XPTRACE" record -q -m sample -F 4000 -g --probe C,A,B -o pr -- "$PROGS/merged" >pr.out 2>&1
+check_eq "probe: record exits 0" 0 $?
+"$XPTRACE" decode -i pr --calltree --format jsonl >pr.jsonl 2>pr.err
+check_match "probe: the tree is merged and timed" '^# merged tree: time, total [0-9]+$' \
+	"$("$XPTRACE" decode -i pr --calltree 2>&1 | head -1)"
+shape pr.jsonl >pr.shape
+check_eq "probe: the example's tree below C (Lvl, RL, Calls exact; X sampled)" \
+	"$(echo "$expected" | awk '{ print $1, $2, $3, ($1 == "C;B;A;X" ? "-" : $4) }')" \
+	"$(awk '{ print $1, $2, $3, $4 }' pr.shape)"
+check_match "probe: X is marked sampled in text" '^  [ 0-9]+ +1 +- +[0-9]+ +[0-9]+ +\+X$' \
+	"$("$XPTRACE" decode -i pr --calltree 2>&1)"
+
+# The exact times from perf's view of the same probe hits: a stack of entries, the time
+# between a thread's events charged to the function on top (what the tree does), X's
+# time inside A's since X is not probed.
+perf script -i pr/perf.data -F tid,time,event --ns 2>/dev/null | grep probe_xptrace >pr.hits
+python3 - pr.hits pr.shape <<'EOF' >pr.check
+import sys
+stack, last, base, cum, start = [], None, {}, {}, {}
+for line in open(sys.argv[1]):
+    tid, t, ev = line.split()[:3]
+    t = int(t.rstrip(":").replace(".", ""))
+    ev = ev.rstrip(":").split(":", 1)[1]
+    if stack and last is not None:
+        key = ";".join(stack)
+        base[key] = base.get(key, 0) + t - last
+    last = t
+    if ev.endswith("__return"):
+        key = ";".join(stack)
+        cum[key] = cum.get(key, 0) + t - start[key].pop()
+        stack.pop()
+    else:
+        stack.append(ev)
+        start.setdefault(";".join(stack), []).append(t)
+rows = {l.split()[0]: [int(x) if x.lstrip("-").isdigit() else x for x in l.split()[1:]] for l in open(sys.argv[2])}
+bad = []
+for key in cum:
+    r = rows.get(key)
+    exp_base = base.get(key, 0)
+    if not r or r[4] != cum[key] or r[3] + (rows["C;B;A;X"][3] if key == "C;B;A" else 0) != exp_base:
+        bad.append("%s: perf base %d cum %d, xptrace %s" % (key, exp_base, cum[key], r))
+print("ok" if not bad and len(cum) == 8 else "; ".join(bad) or "nodes: %d" % len(cum))
+EOF
+check_eq "probe: Base and Cum of every probed node equal the times of perf script's probe hits (to the ns)" \
+	"ok" "$(cat pr.check)"
+
+# X gets the share of that A's exact time its samples had: A spins 3 units, X 1, so
+# X's share is 1/4 up to sampling error; n samples fell in A or X there (--metric
+# samples), the tolerance is 4 standard deviations of a binomial share, sqrt(p(1-p)/n).
+"$XPTRACE" decode -i pr --calltree --metric samples --format jsonl >prs.jsonl 2>/dev/null
+shape prs.jsonl >prs.shape
+check_eq "probe: X's time share under C;B;A is 1/4 within 4 sigma of sampling error" "ok" \
+	"$(python3 - pr.shape prs.shape <<'EOF'
+import math, sys
+t = {l.split()[0]: l.split() for l in open(sys.argv[1])}
+s = {l.split()[0]: l.split() for l in open(sys.argv[2])}
+x, a = int(t["C;B;A;X"][4]), int(t["C;B;A"][4])
+n = int(s["C;B;A;X"][4]) + int(s["C;B;A"][4])
+share, tol = x / (x + a), 4 * math.sqrt(0.25 * 0.75 / max(n, 1))
+print("ok" if n >= 20 and abs(share - 0.25) <= tol else "share %.3f, n %d, tolerance %.3f" % (share, n, tol))
+EOF
+)"
+
+# --routines and --arcs read the same tree: A's Calls 3 (recursion included), B's 5
+check_eq "probe: --routines Calls of C, A, B" "C 1
+A 3
+B 5" "$("$XPTRACE" decode -i pr --routines --format jsonl 2>/dev/null | python3 -c '
+import json, sys
+for l in sys.stdin:
+    r = json.loads(l)
+    if r["name"] in ("C", "A", "B"):
+        print(r["name"], r["calls"])')"
+check_eq "probe: --arcs: A's callers C (1 call) and B (2), callees B (3) and X (sampled)" \
+	"caller C 1
+caller B 2
+callee X None
+callee B 3" "$("$XPTRACE" decode -i pr --arcs --format jsonl 2>/dev/null | python3 -c '
+import json, sys
+for l in sys.stdin:
+    r = json.loads(l)
+    if r["routine"] == "A" and r["role"] != "self":
+        print(r["role"], r["name"], r["calls"])' | sort -k1,1r -k2,2r)"
