@@ -7,6 +7,7 @@
 #include <string.h>
 
 #include "output/out.h"
+#include "util/xp_grow.h"
 
 void out_buf_init(struct out_buf *b, char *mem, size_t cap)
 {
@@ -27,11 +28,10 @@ static bool reserve(struct out_buf *b, size_t n)
 		return true;
 	if (b->oom)
 		return false;
-	size_t cap = b->cap ? b->cap : 256;
-	while (cap < b->len + n)
-		cap *= 2;
-	char *p = b->heap ? realloc(b->p, cap) : malloc(cap);
-	if (!p) {
+	/* the caller's storage stays theirs: it is copied, not grown */
+	void *p = b->heap ? b->p : NULL;
+	size_t cap = b->heap ? b->cap : 0;
+	if (xp_grow(&p, &cap, b->len + n, 1, SIZE_MAX) < 0) {
 		b->oom = true;
 		return false;
 	}

@@ -4,6 +4,7 @@
 #include <string.h>
 
 #include "output/out.h"
+#include "util/xp_grow.h"
 
 struct fold {
 	FILE *f;
@@ -21,13 +22,8 @@ static int fold_node(void *arg, const struct ct_tree *t, uint32_t v)
 
 	if (!b)
 		return 0;
-	if (nd->lvl > s->cap) {
-		uint32_t *np = realloc(s->path, nd->lvl * 2 * sizeof(*np));
-		if (!np)
-			return -1;
-		s->path = np;
-		s->cap = nd->lvl * 2;
-	}
+	if (XP_GROW(s->path, s->cap, nd->lvl) < 0)
+		return -1;
 	uint32_t u = v;
 	for (uint32_t i = nd->lvl; i-- > 0;) {
 		s->path[i] = ct_node(t, u)->fn;
@@ -113,15 +109,9 @@ int out_callgrind(FILE *f, const struct ct_tree *t, const char *const *events, c
 				break;
 			}
 		if (!e) {
-			if (ca->nedges == ca->capedges) {
-				uint32_t nc = ca->capedges ? ca->capedges * 2 : 4;
-				struct edge *ne = realloc(ca->edges, nc * sizeof(*ne));
-				if (!ne) {
-					rc = -1;
-					goto out;
-				}
-				ca->edges = ne;
-				ca->capedges = nc;
+			if (XP_GROW(ca->edges, ca->capedges, ca->nedges + 1) < 0) {
+				rc = -1;
+				goto out;
 			}
 			e = &ca->edges[ca->nedges++];
 			memset(e, 0, sizeof(*e));

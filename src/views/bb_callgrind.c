@@ -16,82 +16,16 @@
 #include "views/bb_views.h"
 #include "output/out.h"
 #include "arch/x86_64/x86_dis.h"
+#include "util/xp_grow.h"
+#include "util/xp_hash.h"
+#include "util/xp_map.h"
 
-/* u64 key -> u32 value, open addressing, key 0 reserved as empty. */
-struct map {
-	uint64_t *keys;
-	uint32_t *vals;
-	size_t cap, n;
-};
-
-static uint64_t mix(uint64_t k)
+/* A map key for a triple.  Triples may share one: the entries' own fields tell them
+ * apart, and a new triple takes the next key the map does not hold. */
+static uint64_t key3(uint64_t a, uint64_t b, uint64_t c)
 {
-	k ^= k >> 33;
-	k *= 0xff51afd7ed558ccdULL;
-	k ^= k >> 33;
-	return k;
+	return xp_hash_bits(xp_hash_bits(a, 64) ^ b, 64) ^ c;
 }
-
-static int map_put(struct map *m, uint64_t key, uint32_t val);
-
-static int map_grow(struct map *m)
-{
-	struct map n = { 0 };
-	n.cap = m->cap ? 2 * m->cap : 256;
-	n.keys = calloc(n.cap, sizeof(*n.keys));
-	n.vals = calloc(n.cap, sizeof(*n.vals));
-	if (!n.keys || !n.vals) {
-		free(n.keys);
-		free(n.vals);
-		return -1;
-	}
-	for (size_t i = 0; i < m->cap; i++)
-		if (m->keys[i])
-			map_put(&n, m->keys[i], m->vals[i]);
-	free(m->keys);
-	free(m->vals);
-	*m = n;
-	return 0;
-}
-
-static int map_put(struct map *m, uint64_t key, uint32_t val)
-{
-	if ((m->n + 1) * 4 > m->cap * 3 && map_grow(m) < 0)
-		return -1;
-	size_t i = mix(key) & (m->cap - 1);
-	while (m->keys[i] && m->keys[i] != key)
-		i = (i + 1) & (m->cap - 1);
-	if (!m->keys[i])
-		m->n++;
-	m->keys[i] = key;
-	m->vals[i] = val;
-	return 0;
-}
-
-static bool map_get(const struct map *m, uint64_t key, uint32_t *val)
-{
-	if (!m->cap)
-		return false;
-	size_t i = mix(key) & (m->cap - 1);
-	while (m->keys[i]) {
-		if (m->keys[i] == key) {
-			*val = m->vals[i];
-			return true;
-		}
-		i = (i + 1) & (m->cap - 1);
-	}
-	return false;
-}
-
-static void map_free(struct map *m)
-{
-	free(m->keys);
-	free(m->vals);
-}
-
-#define GROW(arr, n, cap)                                                        \
-	((n) < (cap) ? 0 : ((cap) = (cap) ? 2 * (cap) : 64,                      \
-			   (arr = realloc(arr, (cap) * sizeof(*(arr)))) ? 0 : -1))
 
 struct fn {
 	uint64_t start;		/* key address (symbol start, call target, or return target) */
@@ -130,17 +64,13 @@ struct bb_cg {
 	const struct bb_env *env;
 	struct fn *fns;
 	size_t nfns, capfns;
-	struct map fn_by_addr;
+	struct xp_map fn_by_addr;
 	struct blk *blks;
 	size_t nblks, capblks;
-	struct map blk_by_key;	/* hash of (fn, start, end) -> first index in a chain */
-	uint32_t *blk_next;	/* chain of blocks sharing a hash */
-	size_t capnext;
+	struct xp_map blk_by_key;	/* key3(fn, start, end) -> index in blks */
 	struct edge *edges;
 	size_t nedges, capedges;
-	struct map edge_by_key;
-	uint32_t *edge_next;
-	size_t capenext;
+	struct xp_map edge_by_key;	/* key3(caller, callee, site) -> index in edges */
 	struct thread *threads;
 	size_t nthreads, capthreads;
 	bool cycles;
@@ -161,13 +91,11 @@ void bb_cg_free(struct bb_cg *cg)
 	for (size_t i = 0; i < cg->nfns; i++)
 		free(cg->fns[i].name);
 	free(cg->fns);
-	map_free(&cg->fn_by_addr);
+	xp_map_free(&cg->fn_by_addr);
 	free(cg->blks);
-	map_free(&cg->blk_by_key);
-	free(cg->blk_next);
+	xp_map_free(&cg->blk_by_key);
 	free(cg->edges);
-	map_free(&cg->edge_by_key);
-	free(cg->edge_next);
+	xp_map_free(&cg->edge_by_key);
 	for (size_t i = 0; i < cg->nthreads; i++)
 		free(cg->threads[i].st);
 	free(cg->threads);
@@ -182,10 +110,10 @@ static uint32_t fn_at(struct bb_cg *cg, const struct xev *ev, uint64_t addr, boo
 	const char *name = env && env->symbol ?
 		env->symbol(env->ctx, ev->pid, ev->time, addr, &start, &size) : NULL;
 	uint64_t key = name ? start : addr;
-	uint32_t id;
-	if (map_get(&cg->fn_by_addr, key + 1, &id))
-		return id;
-	if (GROW(cg->fns, cg->nfns, cg->capfns) < 0)
+	uint64_t id;
+	if (xp_map_get(&cg->fn_by_addr, key, &id))
+		return (uint32_t)id;
+	if (XP_GROW(cg->fns, cg->capfns, cg->nfns + 1) < 0)
 		return UINT32_MAX;
 	char buf[600];
 	if (name)
@@ -193,19 +121,22 @@ static uint32_t fn_at(struct bb_cg *cg, const struct xev *ev, uint64_t addr, boo
 	else
 		snprintf(buf, sizeof(buf), is_entry ? "%#lx" : "[caller of %#lx]", (unsigned long)addr);
 	cg->fns[cg->nfns] = (struct fn){ key, strdup(buf) };
-	id = (uint32_t)cg->nfns++;
-	if (map_put(&cg->fn_by_addr, key + 1, id) < 0)
+	id = cg->nfns++;
+	if (xp_map_put(&cg->fn_by_addr, key, id) < 0)
 		return UINT32_MAX;
-	return id;
+	return (uint32_t)id;
 }
 
 /* The function a symbol names at `addr`, when the stream has entered it already. */
 static bool fn_named(struct bb_cg *cg, const struct xev *ev, uint64_t addr, uint32_t *id)
 {
 	const struct bb_env *env = cg->env;
-	uint64_t start = 0, size = 0;
-	return env && env->symbol && env->symbol(env->ctx, ev->pid, ev->time, addr, &start, &size) &&
-	       map_get(&cg->fn_by_addr, start + 1, id);
+	uint64_t start = 0, size = 0, found;
+	if (!env || !env->symbol || !env->symbol(env->ctx, ev->pid, ev->time, addr, &start, &size) ||
+	    !xp_map_get(&cg->fn_by_addr, start, &found))
+		return false;
+	*id = (uint32_t)found;
+	return true;
 }
 
 /* The depth + 1 of the frame whose call precedes the return address `addr` (a call
@@ -223,7 +154,7 @@ static struct thread *thread_of(struct bb_cg *cg, int32_t tid)
 	for (size_t i = 0; i < cg->nthreads; i++)
 		if (cg->threads[i].tid == tid)
 			return &cg->threads[i];
-	if (GROW(cg->threads, cg->nthreads, cg->capthreads) < 0)
+	if (XP_GROW(cg->threads, cg->capthreads, cg->nthreads + 1) < 0)
 		return NULL;
 	struct thread *t = &cg->threads[cg->nthreads++];
 	memset(t, 0, sizeof(*t));
@@ -234,29 +165,26 @@ static struct thread *thread_of(struct bb_cg *cg, int32_t tid)
 
 static uint32_t edge_of(struct bb_cg *cg, uint32_t caller, uint64_t site, uint32_t callee)
 {
-	uint64_t key = mix(site) ^ ((uint64_t)caller << 32 | callee);
-	uint32_t i;
-	if (map_get(&cg->edge_by_key, key + 1, &i)) {
-		for (; i != UINT32_MAX; i = cg->edge_next[i])
-			if (cg->edges[i].caller == caller && cg->edges[i].callee == callee &&
-			    cg->edges[i].site == site)
-				return i;
+	uint64_t k = key3(caller, callee, site), i;
+	for (; xp_map_get(&cg->edge_by_key, k, &i); k++) {
+		const struct edge *e = &cg->edges[i];
+		if (e->caller == caller && e->callee == callee && e->site == site)
+			return (uint32_t)i;
 	}
-	uint32_t head = UINT32_MAX;
-	map_get(&cg->edge_by_key, key + 1, &head);
-	if (GROW(cg->edges, cg->nedges, cg->capedges) < 0 ||
-	    GROW(cg->edge_next, cg->nedges, cg->capenext) < 0)
+	if (XP_GROW(cg->edges, cg->capedges, cg->nedges + 1) < 0)
 		return UINT32_MAX;
-	i = (uint32_t)cg->nedges++;
+	i = cg->nedges;
 	cg->edges[i] = (struct edge){ caller, callee, site, 0, 0, 0 };
-	cg->edge_next[i] = head;
-	return map_put(&cg->edge_by_key, key + 1, i) < 0 ? UINT32_MAX : i;
+	if (xp_map_put(&cg->edge_by_key, k, i) < 0)
+		return UINT32_MAX;
+	cg->nedges++;
+	return (uint32_t)i;
 }
 
 static int push(struct bb_cg *cg, struct thread *t, uint64_t site, uint32_t callee)
 {
 	uint32_t e = edge_of(cg, t->cur, site, callee);
-	if (e == UINT32_MAX || GROW(t->st, t->depth, t->cap) < 0)
+	if (e == UINT32_MAX || XP_GROW(t->st, t->cap, t->depth + 1) < 0)
 		return -1;
 	cg->edges[e].calls++;
 	t->st[t->depth++] = (struct frame){ t->cur, e, site, t->ir, t->cyc };
@@ -274,24 +202,26 @@ static void pop(struct bb_cg *cg, struct thread *t)
 
 static int add_block(struct bb_cg *cg, struct thread *t, const struct xev *ev)
 {
-	uint64_t key = mix(ev->ip) ^ mix(ev->end + t->cur);
-	uint32_t i, head = UINT32_MAX;
-	if (map_get(&cg->blk_by_key, key + 1, &head))
-		for (i = head; i != UINT32_MAX; i = cg->blk_next[i])
-			if (cg->blks[i].fn == t->cur && cg->blks[i].start == ev->ip && cg->blks[i].end == ev->end)
-				goto found;
-	if (GROW(cg->blks, cg->nblks, cg->capblks) < 0 || GROW(cg->blk_next, cg->nblks, cg->capnext) < 0)
+	uint64_t k = key3(t->cur, ev->ip, ev->end), i;
+	struct blk *b;
+	for (; xp_map_get(&cg->blk_by_key, k, &i); k++) {
+		b = &cg->blks[i];
+		if (b->fn == t->cur && b->start == ev->ip && b->end == ev->end)
+			goto found;
+	}
+	if (XP_GROW(cg->blks, cg->capblks, cg->nblks + 1) < 0)
 		return -1;
-	i = (uint32_t)cg->nblks++;
-	cg->blks[i] = (struct blk){ t->cur, ev->pid, ev->ip, ev->end, 0, 0, ev->time };
-	cg->blk_next[i] = head;
-	if (map_put(&cg->blk_by_key, key + 1, i) < 0)
+	i = cg->nblks;
+	b = &cg->blks[i];
+	*b = (struct blk){ t->cur, ev->pid, ev->ip, ev->end, 0, 0, ev->time };
+	if (xp_map_put(&cg->blk_by_key, k, i) < 0)
 		return -1;
+	cg->nblks++;
 found:
-	cg->blks[i].count++;
+	b->count++;
 	t->ir += ev->insns;
 	if (ev->cycles != XEV_CYCLES_UNKNOWN) {
-		cg->blks[i].cycles += ev->cycles;
+		b->cycles += ev->cycles;
 		t->cyc += ev->cycles;
 		cg->cycles = true;
 	}
@@ -438,7 +368,7 @@ int bb_cg_write(struct bb_cg *cg, FILE *out, const char *cmd)
 				struct x86_instr in;
 				size_t n = cg->env && cg->env->read ?
 					cg->env->read(cg->env->ctx, b->pid, b->time, ip, buf, sizeof(buf)) : 0;
-				if (GROW(costs, ncost, capcost) < 0)
+				if (XP_GROW(costs, capcost, ncost + 1) < 0)
 					goto fail;
 				costs[ncost++] = (struct cost){ ip, b->count, 0 };
 				ninsn++;

@@ -10,6 +10,8 @@
 #include "views/bb_views.h"
 #include "output/out.h"
 #include "arch/x86_64/x86_dis.h"
+#include "util/xp_grow.h"
+#include "util/xp_hash.h"
 
 #define CACHE_BITS 16
 
@@ -261,7 +263,7 @@ static inline __attribute__((always_inline)) const struct line *
 cached_line(struct bb_insn_view *v, const struct xev *ev, uint64_t ip, const uint8_t *bytes,
 	    size_t n)
 {
-	struct line *l = &v->cache[(ip ^ ip >> CACHE_BITS) & ((1u << CACHE_BITS) - 1)];
+	struct line *l = &v->cache[xp_hash_bits(ip, CACHE_BITS)];
 	bool hit = l->size && l->ip == ip && l->pid == ev->pid && l->size <= n &&
 		l->from <= ev->time && ev->time < l->to;
 	/* same address, same bytes, a time the line holds for (JIT code may reuse
@@ -420,46 +422,37 @@ static int build_block(struct bb_insn_view *v, struct bline *b, const struct xev
 			from = l->from;
 		if (l->to < to)
 			to = l->to;
-		if (len + l->len + 16 > cap) {
-			cap = 2 * (len + l->len + 16);
-			char *t = realloc(text, cap);
-			if (!t) {
-				free(text);
-				free(off);
-				return -1;
-			}
-			text = t;
-		}
+		if (XP_GROW(text, cap, len + l->len + 16) < 0)
+			goto fail;
 		off[n++] = (uint32_t)len;
 		memcpy(text + len, l->text, l->len);
 		len += l->len;
 		ip += l->size;
 	}
-	if (!text && !(text = malloc(16))) {
+	free(b->text);
+	free(b->off);
+	if (!n) {
+		/* nothing cacheable: the slot stays empty */
+		free(text);
 		free(off);
-		return -1;
+		*b = (struct bline){ .bad = bad };
+		return 0;
 	}
 	memset(text + len, 0, 16 - (len & 15));	/* put_line reads whole chunks */
 	off[n] = (uint32_t)len;
-	free(b->text);
-	free(b->off);
 	*b = (struct bline){ ev->ip, ev->end, ev->pid, n, (uint32_t)len, off, text, bad, from, to };
-	if (!n) {
-		b->n = 0;	/* nothing cacheable: the slot stays empty */
-		free(b->text);
-		free(b->off);
-		b->text = NULL;
-		b->off = NULL;
-	}
 	return 0;
+fail:
+	free(text);
+	free(off);
+	return -1;
 }
 
 /* A run of several instructions (block decoders): its lines come from the block
  * cache, built from the code bytes the first time the block is seen. */
 static int emit_block(struct bb_insn_view *v, const struct xev *ev)
 {
-	uint64_t h = ev->ip * 0x9e3779b97f4a7c15ULL ^ ev->end;
-	struct bline *b = &v->blocks[(h >> 40) & ((1u << BCACHE_BITS) - 1)];
+	struct bline *b = &v->blocks[xp_hash_bits(ev->ip ^ (ev->end - ev->ip) << 32, BCACHE_BITS)];
 	if (!(b->n && b->start == ev->ip && b->end == ev->end && b->pid == ev->pid &&
 	      b->from <= ev->time && ev->time < b->to)) {
 		if (build_block(v, b, ev) < 0)

@@ -1,4 +1,5 @@
 /* --blocks and --annotate SYM: reports over the block tallies. */
+#include <errno.h>
 #include <stdlib.h>
 #include <string.h>
 #include <unistd.h>
@@ -6,6 +7,7 @@
 #include "views/bb_views.h"
 #include "output/out.h"
 #include "arch/x86_64/x86_dis.h"
+#include "util/xp_grow.h"
 
 /* "symbol+0xoff" of the block's start in `buf`, NULL when no symbol holds it. */
 static const char *block_sym(const struct bb_env *env, const struct bb_block *b, struct out_buf *buf)
@@ -223,6 +225,37 @@ static void annotate_row(struct out_table *tab, const struct aline *a, uint64_t 
 	out_row_marked(tab, v, hot);
 }
 
+/* The lines of the code in [fstart, fend) up to the first it cannot read or decode,
+ * all counts 0; NULL when out of memory or without a disassembler. */
+static struct aline *disassemble(const struct bb_env *env, int32_t pid, uint64_t time,
+				 uint64_t fstart, uint64_t fend, bool intel, size_t *nl)
+{
+	struct x86_dis dis;
+	struct aline *l = NULL;
+	size_t cap = 0, n = 0;
+
+	if (x86_dis_init(&dis) < 0)
+		return NULL;
+	/* a line to spare: an empty listing is not NULL */
+	int rc = x86_dis_set_intel(&dis, intel) < 0 ? -EINVAL : XP_GROW(l, cap, 1);
+	for (uint64_t ip = fstart; rc == 0 && ip < fend;) {
+		uint8_t buf[X86_MAX_INSN];
+		size_t got = env->read(env->ctx, pid, time, ip, buf, sizeof(buf));
+		memset(&l[n], 0, sizeof(*l));
+		if (!got || x86_dis_one(&dis, buf, got, ip, &l[n].in) < 0)
+			break;
+		ip += l[n++].in.size;
+		rc = XP_GROW(l, cap, n + 1);
+	}
+	x86_dis_fini(&dis);
+	if (rc < 0) {
+		free(l);
+		return NULL;
+	}
+	*nl = n;
+	return l;
+}
+
 int bb_annotate_report(struct bb_tally *t, const char *symname, const struct bb_view_opts *o)
 {
 	size_t n;
@@ -270,30 +303,8 @@ int bb_annotate_report(struct bb_tally *t, const char *symname, const struct bb_
 	else
 		fend += X86_MAX_INSN;	/* the last instruction's bytes */
 
-	struct x86_dis dis;
-	if (x86_dis_init(&dis) < 0 || x86_dis_set_intel(&dis, o->intel) < 0)
-		return -1;
-	size_t cap = 256, nl = 0;
-	struct aline *l = calloc(cap, sizeof(*l));
-	for (uint64_t ip = fstart; l && ip < fend;) {
-		uint8_t buf[X86_MAX_INSN];
-		size_t got = env->read(env->ctx, pid, time, ip, buf, sizeof(buf));
-		if (!got)
-			break;
-		if (nl == cap) {
-			struct aline *nlp = realloc(l, 2 * cap * sizeof(*l));
-			if (!nlp)
-				break;
-			l = nlp;
-			memset(l + cap, 0, cap * sizeof(*l));
-			cap *= 2;
-		}
-		if (x86_dis_one(&dis, buf, got, ip, &l[nl].in) < 0)
-			break;
-		ip += l[nl].in.size;
-		nl++;
-	}
-	x86_dis_fini(&dis);
+	size_t nl;
+	struct aline *l = disassemble(env, pid, time, fstart, fend, o->intel, &nl);
 	if (!l) {
 		free(base);
 		return -1;
