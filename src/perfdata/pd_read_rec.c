@@ -329,7 +329,7 @@ int pd_parse_rec(struct pd_file *f, const void *raw, size_t size, struct pd_rec 
 			m->prot = (h->misc & PERF_RECORD_MISC_MMAP_DATA) ? 1 : 5; /* R / R|X */
 		}
 		m->filename = str_in(c.p, c.end);
-		return m->filename ? 0 : -1;
+		return m->filename ? 0 : -EINVAL;
 	}
 	case PERF_RECORD_COMM: {
 		uint32_t pt[2];
@@ -340,7 +340,7 @@ int pd_parse_rec(struct pd_file *f, const void *raw, size_t size, struct pd_rec 
 		r->u.comm.tid = pt[1];
 		r->u.comm.exec = (h->misc & PERF_RECORD_MISC_COMM_EXEC) != 0;
 		r->u.comm.comm = str_in(c.p, c.end);
-		return r->u.comm.comm ? 0 : -1;
+		return r->u.comm.comm ? 0 : -EINVAL;
 	}
 	case PERF_RECORD_FORK:
 	case PERF_RECORD_EXIT: {
