@@ -32,7 +32,7 @@ static int jcc_code(unsigned id)
 	case X86_INS_LOOP: return X86_CC_LOOP;
 	case X86_INS_LOOPE: return X86_CC_LOOPE;
 	case X86_INS_LOOPNE: return X86_CC_LOOPNE;
-	default: return -1;
+	default: return -EINVAL;	/* not a conditional branch */
 	}
 }
 

@@ -12,6 +12,7 @@
 #ifndef DPT_H
 #define DPT_H
 
+#include <errno.h>
 #include <stddef.h>
 #include <stdint.h>
 
@@ -112,10 +113,14 @@ struct dpt_stats {
 	uint64_t first_error_offset;
 };
 
+/* What dpt_decode returns in strict mode when a trace error stopped it. */
+#define DPT_EDECODE (-EBADMSG)
+
 /* Decodes buf[0..len) against `img` and emits events into `sink`.  Returns 0 when the
  * whole buffer was decoded (gaps included), a sink's non-zero return when it stopped
- * the decode, or -1 in strict mode when an error stopped it (stats->first_error says
- * which).  `stats` may be NULL.  The buffer must stay valid during the call. */
+ * the decode, DPT_EDECODE in strict mode when an error stopped it (stats->first_error
+ * says which), or another negative errno (-ENOMEM).  `stats` may be NULL.  The buffer
+ * must stay valid during the call. */
 int dpt_decode(const uint8_t *buf, size_t len, struct dpt_image *img,
 	       const struct dpt_options *opt, const struct xev_sink *sink,
 	       struct dpt_stats *stats);

@@ -697,7 +697,7 @@ static inline __attribute__((always_inline)) int run(struct dctx *c, void *dec, 
 			c->err_off = c->sync;
 		if (c->opt->strict) {
 			gap(c, c->err, c->err_off, c->len);
-			return -1;
+			return DPT_EDECODE;
 		}
 	}
 }
@@ -922,16 +922,16 @@ int dpt_parse_cpu(const char *s, struct pt_cpu *cpu)
 		errno = 0;
 		v[n] = strtoul(p, &end, 0);
 		if (end == p || errno)
-			return -1;
+			return -EINVAL;
 		n++;
 		if (*end == '\0')
 			break;
 		if (*end != '/')
-			return -1;
+			return -EINVAL;
 		p = end + 1;
 	}
 	if (*end != '\0' || n < 2 || v[0] > 0xffff || v[1] > 0xff || v[2] > 0xff)
-		return -1;
+		return -EINVAL;
 	memset(cpu, 0, sizeof(*cpu));
 	cpu->vendor = pcv_intel;
 	cpu->family = (uint16_t)v[0];

@@ -153,7 +153,7 @@ static int add_part(struct queue *q, uint64_t lost, const char *why)
 {
 	struct part *pt = realloc(q->parts, (q->nparts + 1) * sizeof(*pt));
 	if (!pt)
-		return -1;
+		return -ENOMEM;
 	q->parts = pt;
 	if (q->nparts)
 		q->parts[q->nparts - 1].end = q->size;
@@ -183,9 +183,9 @@ static int on_rec(void *arg, const struct pd_rec *r)
 			return xp_err("decode", "set TMPDIR to a writable directory",
 				      "cannot keep the PT trace: %s", strerror(errno));
 		if (!q->nparts && add_part(q, 0, NULL) < 0)
-			return -1;
+			return -ENOMEM;
 		if (q->size && a->offset > q->next_off && add_part(q, a->offset - q->next_off, "AUX data lost") < 0)
-			return -1;
+			return -ENOMEM;
 		/* perf pads each chunk to 8 bytes and counts the padding in its size; the next
 		 * chunk's offset says where the trace really went on: drop the padding, which
 		 * could otherwise land inside a packet split across the two chunks */
@@ -213,7 +213,7 @@ static int on_rec(void *arg, const struct pd_rec *r)
 				bool mine = q->cpu >= 0 ? r->sid.has_cpu && q->cpu == (int32_t)r->sid.cpu :
 					r->sid.has_tid && q->tid == (int32_t)r->sid.tid;
 				if (mine && q->size && add_part(q, 0, "AUX area truncated") < 0)
-					return -1;
+					return -ENOMEM;
 			}
 		}
 		break;
@@ -225,7 +225,7 @@ static int on_rec(void *arg, const struct pd_rec *r)
 		if (r->misc & PERF_RECORD_MISC_MMAP_DATA)
 			break;
 		if (XP_GROW(p->maps, p->capmaps, p->nmaps + 1) < 0)
-			return -1;
+			return -ENOMEM;
 		const struct sb_map *sm = sb_find_map(p->c->sb, (int32_t)m->pid, m->start, r->time);
 		p->maps[p->nmaps++] = (struct mapping){ (int32_t)m->pid, m->start, m->len, m->pgoff,
 							 r->time, sm ? sm->dso : NULL };
@@ -236,7 +236,7 @@ static int on_rec(void *arg, const struct pd_rec *r)
 		if (!r->sid.has_cpu || !r->sid.has_time)
 			break;
 		if (XP_GROW(p->sws, p->capsw, p->nsw + 1) < 0)
-			return -1;
+			return -ENOMEM;
 		/* from this time on the cpu runs: the task switched in, or after a switch out
 		 * the next task (cpu-wide records name it) */
 		struct sw s = { (int32_t)r->sid.cpu, (int32_t)r->sid.pid, (int32_t)r->sid.tid, r->sid.time };
@@ -561,7 +561,7 @@ static int run(struct dec_ctx *c, const struct xev_sink *sink)
 			p.config = pd_attr_at(c->pd, i)->attr.config;
 	p.mem = sb_code_new(c->sb, c->sym, c->jit);
 	if (!p.mem)
-		return -1;
+		return -ENOMEM;
 	rc = dec_read(c, on_rec, &p);
 	if (rc == 0 && !p.have_info)
 		xp_warn("%s: no AUXTRACE_INFO record: decoding with default PT settings", c->perf_data);

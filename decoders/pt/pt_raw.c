@@ -77,7 +77,7 @@ static int parse_u64(const char *s, uint64_t *v)
 	char *end;
 	errno = 0;
 	*v = strtoull(s, &end, 0);
-	return end == s || *end || errno ? -1 : 0;
+	return end == s || *end || errno ? -EINVAL : 0;
 }
 
 /* "FILE:BASE": the base is after the last ':' (paths may hold colons). */
@@ -118,9 +118,10 @@ static int load_inputs(struct dec_ctx *c, struct dpt_image *img, struct dpt_opti
 			char *file = arg ? realpath(arg, NULL) : NULL;
 			int r;
 			if (!file) {
-				xp_err(arg ? arg : val, "give a readable code image", "cannot load: %s", strerror(errno));
+				int e = errno;
+				xp_err(arg ? arg : val, "give a readable code image", "cannot load: %s", strerror(e));
 				free(arg);
-				return -1;
+				return -e;
 			}
 			free(arg);
 			if (name[0] == 'r' && !have) {
@@ -142,7 +143,7 @@ static int load_inputs(struct dec_ctx *c, struct dpt_image *img, struct dpt_opti
 				xp_err(file, "give a readable code image", "cannot load: %s",
 				       r == -ENOEXEC ? "not an ELF file with executable segments" : strerror(-r));
 				free(file);
-				return -1;
+				return r;
 			}
 			free(file);
 			n++;
@@ -165,8 +166,9 @@ static int load_inputs(struct dec_ctx *c, struct dpt_image *img, struct dpt_opti
 			else
 				opt->cpuid_0x15_ebx = (uint32_t)v;
 		} else if (strcmp(name, "tsc-hz") == 0) {
-			if (tsc_conv(val, opt) < 0)
-				return -1;
+			int r = tsc_conv(val, opt);
+			if (r < 0)
+				return r;
 		} else if (strcmp(name, "resync-on-error") == 0) {
 			opt->strict = 0;
 		} else if (strcmp(name, "insn-decoder") == 0) {
@@ -184,28 +186,32 @@ static int run(struct dec_ctx *c, const struct xev_sink *sink)
 	const char *path = dec_opt(c, "pt");
 	struct dpt_options opt;
 	struct dpt_image *img = dpt_image_new("raw");
-	int ret = -1;
+	int ret;
 
 	if (!img)
-		return xp_err("decode", NULL, "out of memory");
+		return xp_err_code(-ENOMEM, "decode", NULL, "out of memory");
 	dpt_options_init(&opt);
 	opt.strict = 1;
 	opt.pid = RAW_PID;
-	if (load_inputs(c, img, &opt) < 0)
+	ret = load_inputs(c, img, &opt);
+	if (ret < 0)
 		goto out;
 	int fd = open(path, O_RDONLY | O_CLOEXEC);
 	struct stat st;
 	if (fd < 0 || fstat(fd, &st) < 0) {
-		xp_err(path, "give a raw PT file", "cannot read: %s", strerror(errno));
+		ret = -errno;
+		xp_err(path, "give a raw PT file", "cannot read: %s", strerror(-ret));
 		if (fd >= 0)
 			close(fd);
 		goto out;
 	}
 	size_t len = (size_t)st.st_size;
 	const uint8_t *buf = len ? mmap(NULL, len, PROT_READ, MAP_PRIVATE, fd, 0) : NULL;
+	if (buf == MAP_FAILED)
+		ret = -errno;
 	close(fd);
 	if (buf == MAP_FAILED) {
-		xp_err(path, NULL, "cannot map: %s", strerror(errno));
+		xp_err(path, NULL, "cannot map: %s", strerror(-ret));
 		goto out;
 	}
 	opt.release_behind = 1;
@@ -214,7 +220,7 @@ static int run(struct dec_ctx *c, const struct xev_sink *sink)
 	int r = dpt_decode(buf, len, img, &opt, sink, &stats);
 	if (len)
 		munmap((void *)buf, len);
-	if (r == -1)
+	if (r == DPT_EDECODE)
 		xp_err(path, "use --resync-on-error to skip to the next PSB", "decode error at offset %llu: %s",
 		       (unsigned long long)stats.first_error_offset, pt_errstr(pt_errcode(stats.first_error)));
 	else if (r == 0 && stats.gaps)
@@ -222,7 +228,7 @@ static int run(struct dec_ctx *c, const struct xev_sink *sink)
 			(unsigned long long)stats.lost_bytes);
 	else if (r < 0)
 		xp_err(path, NULL, "decode failed: %s", strerror(-r));
-	ret = r == 0 ? 0 : -1;
+	ret = r > 0 ? -ECANCELED : r;	/* a sink that stopped the decode failed it */
 out:
 	dpt_image_free(img);
 	return ret;

@@ -2,6 +2,7 @@
  * (rebuilt when the mappings change), whose thread state is the sample's registers
  * and whose memory is the sample's stack copy. */
 #include <elfutils/libdwfl.h>
+#include <errno.h>
 #include <stdlib.h>
 #include <string.h>
 
@@ -106,7 +107,7 @@ static int rebuild(struct dsm_unwind *u, struct dec_ctx *c, int32_t pid)
 	u->dwfl = dwfl_begin(&dwfl_cb);
 	u->attached = false;
 	if (!u->dwfl)
-		return -1;
+		return -ENOMEM;
 	u->pid = pid;
 	u->gen = sb_generation(c->sb);
 	dwfl_report_begin(u->dwfl);
@@ -128,7 +129,7 @@ static int rebuild(struct dsm_unwind *u, struct dec_ctx *c, int32_t pid)
 	}
 	dwfl_report_end(u->dwfl, NULL, NULL);
 	if (!dwfl_attach_state(u->dwfl, NULL, pid, &thread_cb, u))
-		return -1;
+		return -EIO;	/* libdwfl: no unwinder for this process */
 	u->attached = true;
 	return 0;
 }
@@ -151,16 +152,17 @@ int dsm_unwind(struct dsm_unwind *u, struct dec_ctx *c, const struct pd_sample *
 	       unsigned max)
 {
 	int32_t pid = (int32_t)s->pid;
+	int rc;
 
 	if (!u->dwfl || u->pid != pid || u->gen != sb_generation(c->sb))
-		if (rebuild(u, c, pid) < 0)
-			return -1;
+		if ((rc = rebuild(u, c, pid)) < 0)
+			return rc;
 	if (!u->attached)
-		return -1;
+		return -EIO;	/* the last rebuild could not attach */
 	u->cur = s;
 	u->out = out;
 	u->n = 0;
 	u->max = max;
 	dwfl_getthread_frames(u->dwfl, pid, frame_cb, u);
-	return u->n ? (int)u->n : -1;
+	return u->n ? (int)u->n : -ENOENT;	/* not even the first frame */
 }

@@ -18,7 +18,7 @@ static int parse_time(const char *s, size_t len, uint64_t *out)
 {
 	char buf[64], *end;
 	if (len == 0 || len >= sizeof(buf))
-		return -1;
+		return -EINVAL;
 	memcpy(buf, s, len);
 	buf[len] = '\0';
 	errno = 0;
@@ -28,12 +28,12 @@ static int parse_time(const char *s, size_t len, uint64_t *out)
 		*dot = '\0';
 		uint64_t sec = strtoull(buf, &end, 10);
 		if (end == buf || *end || errno)
-			return -1;
+			return -EINVAL;
 		uint64_t ns = 0;
 		int digits = 0;
 		for (const char *p = dot + 1; *p; p++, digits++) {
 			if (*p < '0' || *p > '9' || digits >= 9)
-				return -1;
+				return -EINVAL;
 			ns = ns * 10 + (uint64_t)(*p - '0');
 		}
 		for (; digits < 9; digits++)
@@ -42,23 +42,23 @@ static int parse_time(const char *s, size_t len, uint64_t *out)
 		return 0;
 	}
 	*out = strtoull(buf, &end, 0);
-	return end == buf || *end || errno ? -1 : 0;
+	return end == buf || *end || errno ? -EINVAL : 0;
 }
 
 int bb_parse_time_range(const char *s, uint64_t *t0, uint64_t *t1)
 {
 	const char *dash = strchr(s, '-');
 	if (!dash)
-		return -1;
+		return -EINVAL;
 	*t0 = 0;
 	*t1 = UINT64_MAX;
 	if (dash > s && parse_time(s, (size_t)(dash - s), t0) < 0)
-		return -1;
+		return -EINVAL;
 	if (dash[1] && parse_time(dash + 1, strlen(dash + 1), t1) < 0)
-		return -1;
+		return -EINVAL;
 	if (dash == s && !dash[1])
-		return -1;
-	return *t0 <= *t1 ? 0 : -1;
+		return -EINVAL;
+	return *t0 <= *t1 ? 0 : -EINVAL;
 }
 
 static bool in_sym(struct bb_filter *f, const struct xev *ev)

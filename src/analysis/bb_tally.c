@@ -1,5 +1,6 @@
 /* Block tallies: one open-addressing table keyed by (start, end); memory grows with the
  * number of distinct blocks, never with the trace. */
+#include <errno.h>
 #include <stdlib.h>
 #include <string.h>
 
@@ -52,7 +53,7 @@ static int grow(struct bb_tally *t)
 	size_t cap = t->cap * 2;
 	struct bb_block *tab = calloc(cap, sizeof(*tab));
 	if (!tab)
-		return -1;
+		return -ENOMEM;
 	for (size_t i = 0; i < t->cap; i++) {
 		struct bb_block *b = &t->tab[i];
 		if (!b->count)
@@ -128,7 +129,7 @@ static inline int tally_one(struct bb_tally *t, const struct xev *ev)
 	case XEV_BLOCK:
 		b = lookup(t, ev);
 		if (!b)
-			return -1;
+			return -ENOMEM;
 		b->count++;
 		t->insns += ev->insns;
 		if (ev->cycles != XEV_CYCLES_UNKNOWN) {
@@ -182,7 +183,7 @@ int bb_tally_batch(void *ctx, const struct xev *evs, size_t n)
 			if (__builtin_expect(b->start != ip || b->end != e || !ip, 0)) {
 				b = lookup_slow(t, ev);
 				if (!b) {
-					r = -1;
+					r = -ENOMEM;
 					break;
 				}
 				tab = t->tab;	/* it may have grown */
@@ -274,7 +275,7 @@ static int add_piece(struct bb_tally *t, const struct bb_block *src, uint64_t st
 			  .pid = src->pid, .time = src->time };
 	struct bb_block *b = lookup(t, &ev);
 	if (!b)
-		return -1;
+		return -ENOMEM;
 	b->count += src->count;
 	t->insns += insns * src->count;
 	if (src->cyc_execs) {

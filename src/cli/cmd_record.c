@@ -129,7 +129,7 @@ static int parse_u64(const char *s, uint64_t *v)
 	errno = 0;
 	x = strtoull(s, &end, 10);
 	if (errno || end == s || *end || s[0] == '-')
-		return -1;
+		return -EINVAL;
 	*v = x;
 	return 0;
 }
@@ -153,11 +153,11 @@ static int parse_callgraph(struct rec_opts *o, const char *s)
 			return 0;
 		/* The kernel wants a multiple of 8 below 64 KiB (the record size limit). */
 		if (parse_u64(s + 6, &size) < 0 || size == 0 || size > 65528)
-			return -1;
+			return -EINVAL;
 		o->stack_size = (uint32_t)((size + 7) & ~7ULL);
 		return 0;
 	}
-	return -1;
+	return -EINVAL;
 }
 
 static int parse_args(int argc, char **argv, struct rec_opts *o)
@@ -339,7 +339,7 @@ static int rm_entry(const char *path, const struct stat *st, int flag, struct FT
 	(void)st;
 	(void)flag;
 	(void)ftw;
-	return remove(path) < 0 ? -1 : 0;
+	return remove(path) < 0 ? -errno : 0;	/* non-zero stops nftw */
 }
 
 /* DIR must not exist, unless -f: then it becomes DIR.old (replacing an older one). */
@@ -588,8 +588,7 @@ static int run(int argc, char **argv)
 	install_signals();
 	if (o.pid) {
 		r.target = o.pid;
-	} else if (spawn(&r) < 0) {
-		e = -1;
+	} else if ((e = spawn(&r)) < 0) {
 		goto out;
 	}
 	if (o.duration > 0) {

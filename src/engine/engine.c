@@ -275,7 +275,7 @@ int eng_run(struct engine *e)
 	e->c.wants = vc->wants;
 	struct xev_sink sink = { e->v->event, state, e->v->batch };
 	rc = e->d->run(&e->c, &sink);
-	int crc = e->v->close(state, rc < 0 ? -1 : 0);
+	int crc = e->v->close(state, rc < 0 ? rc : 0);
 	if (rc >= 0 && crc < 0)
 		rc = crc;
 	if (rc < 0)

@@ -61,7 +61,7 @@ struct fcur {
 static int f_u32(struct fcur *c, uint32_t *v)
 {
 	if (c->end - c->p < 4)
-		return -1;
+		return -EINVAL;
 	memcpy(v, c->p, 4);
 	c->p += 4;
 	return 0;
@@ -85,12 +85,12 @@ int pd_add_build_id(struct pd_file *f, const void *rec, size_t n)
 	struct pd_build_id *nb;
 
 	if (n < sizeof(*b) + 1 || f->nbids >= (1u << 20))
-		return -1;
+		return -EINVAL;
 	const char *name = (const char *)rec + sizeof(*b);
 	size_t nlen = strnlen(name, n - sizeof(*b));
 	nb = realloc(f->bids, (f->nbids + 1) * sizeof(*nb));
 	if (!nb)
-		return -1;
+		return -ENOMEM;
 	f->bids = nb;
 	nb = &f->bids[f->nbids];
 	nb->pid = b->pid;
@@ -99,7 +99,7 @@ int pd_add_build_id(struct pd_file *f, const void *rec, size_t n)
 		b->build_id_size : 20;
 	nb->filename = strndup(name, nlen);
 	if (!nb->filename)
-		return -1;
+		return -ENOMEM;
 	f->nbids++;
 	return 0;
 }
@@ -117,12 +117,12 @@ int pd_parse_feature(struct pd_file *f, unsigned feat, const uint8_t *p, size_t 
 	case PD_FEAT_CPUID:
 		free(f->feat_str[feat]);
 		f->feat_str[feat] = f_str(&c);
-		return f->feat_str[feat] ? 0 : -1;
+		return f->feat_str[feat] ? 0 : -EINVAL;
 	case PD_FEAT_NRCPUS: {
 		uint32_t avail, online;
 
 		if (f_u32(&c, &avail) < 0 || f_u32(&c, &online) < 0)
-			return -1;
+			return -EINVAL;
 		f->nr_cpus = avail;
 		return 0;
 	}
@@ -132,19 +132,19 @@ int pd_parse_feature(struct pd_file *f, unsigned feat, const uint8_t *p, size_t 
 		char *out = NULL;
 
 		if (f_u32(&c, &nr) < 0 || nr > n)
-			return -1;
+			return -EINVAL;
 		for (uint32_t i = 0; i < nr; i++) {
 			char *s = f_str(&c);
 			if (!s) {
 				free(out);
-				return -1;
+				return -EINVAL;
 			}
 			size_t sl = strlen(s);
 			char *no = realloc(out, len + sl + 2);
 			if (!no) {
 				free(s);
 				free(out);
-				return -1;
+				return -ENOMEM;
 			}
 			out = no;
 			if (len)
@@ -161,19 +161,19 @@ int pd_parse_feature(struct pd_file *f, unsigned feat, const uint8_t *p, size_t 
 		uint32_t nre, asz;
 
 		if (f_u32(&c, &nre) < 0 || f_u32(&c, &asz) < 0 || asz < PERF_ATTR_SIZE_VER0)
-			return -1;
+			return -EINVAL;
 		for (uint32_t i = 0; i < nre; i++) {
 			uint32_t nids;
 			char *name;
 
 			if ((size_t)(c.end - c.p) < asz)
-				return -1;
+				return -EINVAL;
 			c.p += asz;
 			if (f_u32(&c, &nids) < 0 || !(name = f_str(&c)))
-				return -1;
+				return -EINVAL;
 			if (nids > (size_t)(c.end - c.p) / 8) {
 				free(name);
-				return -1;
+				return -EINVAL;
 			}
 			uint64_t id0 = 0;
 			if (nids)
@@ -198,12 +198,13 @@ int pd_parse_feature(struct pd_file *f, unsigned feat, const uint8_t *p, size_t 
 	case PD_FEAT_BUILD_ID:
 		while (c.end - c.p >= (ptrdiff_t)sizeof(struct perf_event_header)) {
 			struct perf_event_header h;
+			int rc;
 
 			memcpy(&h, c.p, sizeof(h));
 			if (h.size < sizeof(struct pd_build_id_event) || h.size > c.end - c.p)
-				return -1;
-			if (pd_add_build_id(f, c.p, h.size) < 0)
-				return -1;
+				return -EINVAL;
+			if ((rc = pd_add_build_id(f, c.p, h.size)) < 0)
+				return rc;
 			c.p += h.size;
 		}
 		return 0;
@@ -223,7 +224,7 @@ static int read_at(struct pd_file *f, uint64_t off, void *buf, size_t n)
 		if (r < 0 && errno == EINTR)
 			continue;
 		if (r <= 0)
-			return -1;
+			return r < 0 ? -errno : -EIO;	/* -EIO: ends early */
 		got += (size_t)r;
 	}
 	return 0;
@@ -241,14 +242,15 @@ static int read_attrs(struct pd_file *f)
 
 	if (esz < PERF_ATTR_SIZE_VER0 + sizeof(struct pd_section) || esz > 4096 ||
 	    !section_ok(f, &h->attrs) || h->attrs.size % esz)
-		return xp_err(f->name, "the file is damaged", "bad attribute section (entry size %zu, "
-			      "section size %llu)", esz, (unsigned long long)h->attrs.size);
+		return xp_err_code(-EINVAL, f->name, "the file is damaged", "bad attribute section "
+				   "(entry size %zu, section size %llu)", esz,
+				   (unsigned long long)h->attrs.size);
 	uint64_t n = h->attrs.size / esz;
 	if (n == 0)
-		return xp_err(f->name, "the file is damaged", "no event attributes");
+		return xp_err_code(-EINVAL, f->name, "the file is damaged", "no event attributes");
 	uint8_t *buf = malloc(esz);
 	if (!buf)
-		return -1;
+		return -ENOMEM;
 	for (uint64_t i = 0; i < n; i++) {
 		struct pd_section ids;
 		uint64_t *idv = NULL;
@@ -274,7 +276,7 @@ static int read_attrs(struct pd_file *f)
 	return 0;
 bad:
 	free(buf);
-	return xp_err(f->name, "the file is damaged", "cannot read event attribute section");
+	return xp_err_code(-EINVAL, f->name, "the file is damaged", "cannot read event attribute section");
 }
 
 static void read_features(struct pd_file *f)
@@ -319,16 +321,18 @@ static void read_features(struct pd_file *f)
 static int open_file(struct pd_file *f)
 {
 	struct pd_file_header *h = &f->hdr;
+	int rc;
 
-	if (read_at(f, 0, h, sizeof(*h)) < 0)
-		return xp_err(f->name, "the file is damaged", "too short for a perf.data header");
+	if ((rc = read_at(f, 0, h, sizeof(*h))) < 0)
+		return xp_err_code(rc, f->name, "the file is damaged", "too short for a perf.data header");
 	if (h->size != sizeof(*h))
-		return xp_err(f->name, "the file is damaged", "header size %llu, expected %zu",
-			      (unsigned long long)h->size, sizeof(*h));
-	if (read_attrs(f) < 0)
-		return -1;
+		return xp_err_code(-EINVAL, f->name, "the file is damaged", "header size %llu, expected %zu",
+				   (unsigned long long)h->size, sizeof(*h));
+	if ((rc = read_attrs(f)) < 0)
+		return rc;
 	if (h->data.offset > f->file_size)
-		return xp_err(f->name, "the file is damaged", "data section starts past the end");
+		return xp_err_code(-EINVAL, f->name, "the file is damaged",
+				   "data section starts past the end");
 	f->data_off = h->data.offset;
 	if (h->data.size == 0 && f->file_size > f->data_off) {
 		xp_warn("%s: header has no data size (recording was not finalized): reading to the "
@@ -358,7 +362,7 @@ static int read_full(int fd, void *dst, size_t n)
 		if (r < 0 && errno == EINTR)
 			continue;
 		if (r <= 0)
-			return -1;
+			return r < 0 ? -errno : -EIO;	/* -EIO: ends early */
 		got += (size_t)r;
 	}
 	return 0;
@@ -418,16 +422,17 @@ int pd_open_fd(int fd, const char *name, struct pd_file **out)
 	struct pd_file *f = calloc(1, sizeof(*f));
 	struct stat stt;
 	uint64_t magic[2];
-	int rc = -1;
+	int rc;
 
 	if (!f)
-		return xp_err(name, NULL, "out of memory");
+		return xp_err_code(-ENOMEM, name, NULL, "out of memory");
 	f->fd = fd;
 	f->name = strdup(name);
 	f->win_size = DEFAULT_WINDOW;
 	f->queue_limit = DEFAULT_QUEUE;
 	if (fstat(fd, &stt) < 0) {
-		xp_err(name, NULL, "%s", strerror(errno));
+		rc = -errno;
+		xp_err(name, NULL, "%s", strerror(-rc));
 		goto fail;
 	}
 	f->pipe = !S_ISREG(stt.st_mode);
@@ -443,40 +448,44 @@ int pd_open_fd(int fd, const char *name, struct pd_file **out)
 			got += (size_t)r;
 		}
 		if (got < sizeof(magic)) {
-			xp_err(name, "is it a perf.data stream?", "too short for a perf.data header");
+			rc = xp_err_code(-EINVAL, name, "is it a perf.data stream?",
+					 "too short for a perf.data header");
 			goto fail;
 		}
 		f->pos = sizeof(magic);
-	} else if (read_at(f, 0, magic, sizeof(magic)) < 0) {
-		xp_err(name, "is it a perf.data file?", "too short for a perf.data header");
+	} else if ((rc = read_at(f, 0, magic, sizeof(magic))) < 0) {
+		xp_err_code(rc, name, "is it a perf.data file?", "too short for a perf.data header");
 		goto fail;
 	}
 	if (magic[0] == PD_MAGIC2_SWAPPED) {
-		xp_err(name, "decode it on a machine of the recording's byte order",
-		       "file was written on a big-endian machine");
+		rc = xp_err_code(-EINVAL, name, "decode it on a machine of the recording's byte order",
+				 "file was written on a big-endian machine");
 		goto fail;
 	}
 	if (magic[0] != PD_MAGIC2) {
-		xp_err(name, "xptrace reads perf.data (PERFILE2) files", "not a perf.data file (bad magic)");
+		rc = xp_err_code(-EINVAL, name, "xptrace reads perf.data (PERFILE2) files",
+				 "not a perf.data file (bad magic)");
 		goto fail;
 	}
 	if (!f->pipe && magic[1] == sizeof(struct pd_pipe_header)) {
 		f->pipe = true;	/* a pipe-mode stream saved to a file */
 		if (lseek(fd, sizeof(magic), SEEK_SET) < 0) {
-			xp_err(name, NULL, "%s", strerror(errno));
+			rc = -errno;
+			xp_err(name, NULL, "%s", strerror(-rc));
 			goto fail;
 		}
 	}
 	if (f->pipe) {
 		if (magic[1] != sizeof(struct pd_pipe_header)) {
-			xp_err(name, "the stream is damaged", "pipe header size %llu", (unsigned long long)magic[1]);
+			rc = xp_err_code(-EINVAL, name, "the stream is damaged", "pipe header size %llu",
+					 (unsigned long long)magic[1]);
 			goto fail;
 		}
 		f->pos = sizeof(magic);
 		if (!S_ISREG(stt.st_mode))
 			f->file_size = UINT64_MAX;
 		pipe_prefetch(f);
-	} else if (open_file(f) < 0) {
+	} else if ((rc = open_file(f)) < 0) {
 		goto fail;
 	}
 	pd_name_attrs(f);
@@ -490,17 +499,19 @@ fail:
 
 int pd_open(const char *path, struct pd_file **out)
 {
-	int fd;
+	int fd, rc;
 
 	if (strcmp(path, "-") == 0)
 		return pd_open_fd(0, "stdin", out);
 	fd = open(path, O_RDONLY | O_CLOEXEC);
-	if (fd < 0)
-		return xp_err(path, errno == ENOENT ? "give the trace with -i" : NULL, "%s",
-			      strerror(errno));
-	if (pd_open_fd(fd, path, out) < 0) {
+	if (fd < 0) {
+		rc = -errno;
+		return xp_err_code(rc, path, rc == -ENOENT ? "give the trace with -i" : NULL, "%s",
+				   strerror(-rc));
+	}
+	if ((rc = pd_open_fd(fd, path, out)) < 0) {
 		close(fd);
-		return -1;
+		return rc;
 	}
 	(*out)->owns_fd = true;
 	return 0;
@@ -615,7 +626,7 @@ static ssize_t pipe_read(struct pd_file *f, void *dst, size_t n)
 }
 
 /* Reads exactly n bytes from the pipe into f->buf at `at`; 0 on success, 1 on EOF
- * before the first byte, -1 on a short read. */
+ * before the first byte, -EIO on a short read (-errno on a failed one, -ENOMEM). */
 static int pipe_fill(struct pd_file *f, size_t at, size_t n)
 {
 	if (at + n > f->buf_cap) {
@@ -624,7 +635,7 @@ static int pipe_fill(struct pd_file *f, size_t at, size_t n)
 			nc *= 2;
 		uint8_t *nb = realloc(f->buf, nc);
 		if (!nb)
-			return -1;
+			return -ENOMEM;
 		f->buf = nb;
 		f->buf_cap = nc;
 	}
@@ -633,8 +644,8 @@ static int pipe_fill(struct pd_file *f, size_t at, size_t n)
 		ssize_t r = pipe_read(f, f->buf + at + got, n - got);
 		if (r < 0 && errno == EINTR)
 			continue;
-		if (r <= 0)
-			return got == 0 && at == 0 ? 1 : -1;
+		if (r <= 0)	/* a failed read before the first byte ends the stream too */
+			return got == 0 && at == 0 ? 1 : r < 0 ? -errno : -EIO;
 		got += (size_t)r;
 	}
 	return 0;
@@ -758,7 +769,7 @@ static int user_record(struct rd *r, const uint8_t *raw, size_t size, const uint
 		size_t nids = (size - sizeof(*h) - asz) / 8;
 		uint64_t *ids = nids ? malloc(nids * 8) : NULL;
 		if (nids && !ids)
-			return -1;
+			return -ENOMEM;
 		if (nids)
 			memcpy(ids, raw + sizeof(*h) + asz, nids * 8);
 		if (pd_add_attr(f, raw + sizeof(*h), asz, ids, nids) < 0)

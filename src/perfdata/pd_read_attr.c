@@ -2,6 +2,7 @@
  * and sample_id_all positions an attr's sample_type implies, the attr a record belongs
  * to, and default event names.  Shared by the header reader (pd_read.c) and the record
  * parser (pd_read_rec.c); calls nothing of either. */
+#include <errno.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
@@ -52,12 +53,13 @@ void pd_attr_init_pos(struct pd_attr *a)
 int pd_add_attr(struct pd_file *f, const void *attr, size_t attr_size, const uint64_t *ids, size_t nids)
 {
 	struct pd_attr *na, *a;
+	int rc;
 
 	if (attr_size < PERF_ATTR_SIZE_VER0 || f->nattrs >= 4096)
-		return -1;
+		return -EINVAL;
 	na = realloc(f->attrs, (f->nattrs + 1) * sizeof(*na));
 	if (!na)
-		return -1;
+		return -ENOMEM;
 	f->attrs = na;
 	a = &f->attrs[f->nattrs];
 	memset(a, 0, sizeof(*a));
@@ -65,15 +67,15 @@ int pd_add_attr(struct pd_file *f, const void *attr, size_t attr_size, const uin
 	a->index = f->nattrs;
 	a->ids = nids ? malloc(nids * sizeof(uint64_t)) : NULL;
 	if (nids && !a->ids)
-		return -1;
+		return -ENOMEM;
 	if (nids)
 		memcpy(a->ids, ids, nids * sizeof(uint64_t));
 	a->nids = (uint32_t)nids;
 	pd_attr_init_pos(a);
 	f->nattrs++;
 	for (size_t i = 0; i < nids; i++)
-		if (ids[i] && xp_map_put(&f->ids, ids[i], a->index) < 0)
-			return -1;
+		if (ids[i] && (rc = xp_map_put(&f->ids, ids[i], a->index)) < 0)
+			return rc;
 	return 0;
 }
 

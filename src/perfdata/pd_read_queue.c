@@ -3,6 +3,7 @@
  * earlier can still arrive.  Memory is bounded: over the limit the older half is
  * delivered early (records arriving later with an earlier time are then counted as
  * out of order by the reader). */
+#include <errno.h>
 #include <stdlib.h>
 #include <string.h>
 
@@ -68,7 +69,7 @@ int pd_queue_push(struct pd_queue *q, uint64_t time, const void *raw, size_t siz
 		struct chunk *ch = malloc(sizeof(*ch) + cap);
 
 		if (!ch)
-			return -1;
+			return -ENOMEM;
 		ch->used = 0;
 		ch->cap = cap;
 		ch->live = 0;
@@ -80,7 +81,7 @@ int pd_queue_push(struct pd_queue *q, uint64_t time, const void *raw, size_t siz
 		q->bytes += cap;
 	}
 	if (XP_GROW(q->e, q->cap, q->n + 1) < 0)
-		return -1;
+		return -ENOMEM;
 	memcpy(q->cur->data + q->cur->used, raw, size);
 	q->e[q->n++] = (struct qent){ time, q->seq++, offset, q->cur, (uint32_t)q->cur->used,
 				      (uint32_t)size };

@@ -1,6 +1,7 @@
 /* Parsing of individual perf.data records: samples per sample_type, sample_id_all
  * trailers, and the kernel record bodies.  Every field read is bounds-checked against
  * the record size; a record that does not parse is reported as bad, not guessed at. */
+#include <errno.h>
 #include <string.h>
 
 #include "perfdata/pd_read.h"
@@ -13,7 +14,7 @@ struct cur {
 static int take(struct cur *c, void *dst, size_t n)
 {
 	if ((size_t)(c->end - c->p) < n)
-		return -1;
+		return -EINVAL;
 	if (dst)
 		memcpy(dst, c->p, n);
 	c->p += n;
@@ -30,7 +31,7 @@ static int take_u64(struct cur *c, uint64_t *v)
 static int take_array(struct cur *c, uint64_t n, size_t elem, const void **out)
 {
 	if (n > (uint64_t)(c->end - c->p) / elem)
-		return -1;
+		return -EINVAL;
 	*out = c->p;
 	c->p += n * elem;
 	return 0;
@@ -42,20 +43,20 @@ static int parse_read(struct cur *c, uint64_t fmt, struct pd_sample *s)
 
 	if (fmt & PERF_FORMAT_GROUP) {
 		if (take_u64(c, &nr) < 0)
-			return -1;
+			return -EINVAL;
 		if (fmt & PERF_FORMAT_TOTAL_TIME_ENABLED && take_u64(c, &s->time_enabled) < 0)
-			return -1;
+			return -EINVAL;
 		if (fmt & PERF_FORMAT_TOTAL_TIME_RUNNING && take_u64(c, &s->time_running) < 0)
-			return -1;
+			return -EINVAL;
 		for (uint64_t i = 0; i < nr; i++) {
 			struct pd_read_value rv = {0};
 
 			if (take_u64(c, &rv.value) < 0)
-				return -1;
+				return -EINVAL;
 			if (fmt & PERF_FORMAT_ID && take_u64(c, &rv.id) < 0)
-				return -1;
+				return -EINVAL;
 			if (fmt & PERF_FORMAT_LOST && take_u64(c, &rv.lost) < 0)
-				return -1;
+				return -EINVAL;
 			if (s->nr_values < PD_MAX_VALUES)
 				s->values[s->nr_values++] = rv;
 			else
@@ -64,17 +65,17 @@ static int parse_read(struct cur *c, uint64_t fmt, struct pd_sample *s)
 		return 0;
 	}
 	if (take_u64(c, &v) < 0)
-		return -1;
+		return -EINVAL;
 	s->values[0] = (struct pd_read_value){ .value = v };
 	s->nr_values = 1;
 	if (fmt & PERF_FORMAT_TOTAL_TIME_ENABLED && take_u64(c, &s->time_enabled) < 0)
-		return -1;
+		return -EINVAL;
 	if (fmt & PERF_FORMAT_TOTAL_TIME_RUNNING && take_u64(c, &s->time_running) < 0)
-		return -1;
+		return -EINVAL;
 	if (fmt & PERF_FORMAT_ID && take_u64(c, &s->values[0].id) < 0)
-		return -1;
+		return -EINVAL;
 	if (fmt & PERF_FORMAT_LOST && take_u64(c, &s->values[0].lost) < 0)
-		return -1;
+		return -EINVAL;
 	return 0;
 }
 
@@ -83,11 +84,11 @@ static int parse_regs(struct cur *c, uint64_t mask, uint64_t *abi, const uint64_
 	const void *p;
 
 	if (take_u64(c, abi) < 0)
-		return -1;
+		return -EINVAL;
 	if (!*abi)
 		return 0;
 	if (take_array(c, (uint64_t)__builtin_popcountll(mask), 8, &p) < 0)
-		return -1;
+		return -EINVAL;
 	*regs = p;
 	return 0;
 }
@@ -104,101 +105,101 @@ int pd_parse_sample(const struct pd_attr *a, const void *rec, size_t size, struc
 	s->type = t;
 	s->branch_hw_idx = UINT64_MAX;
 	if (size < sizeof(struct perf_event_header))
-		return -1;
+		return -EINVAL;
 	if (t & PERF_SAMPLE_IDENTIFIER && take_u64(&c, &s->id) < 0)
-		return -1;
+		return -EINVAL;
 	if (t & PERF_SAMPLE_IP && take_u64(&c, &s->ip) < 0)
-		return -1;
+		return -EINVAL;
 	if (t & PERF_SAMPLE_TID) {
 		if (take_u64(&c, &v) < 0)
-			return -1;
+			return -EINVAL;
 		s->pid = (uint32_t)v;
 		s->tid = (uint32_t)(v >> 32);
 	}
 	if (t & PERF_SAMPLE_TIME && take_u64(&c, &s->time) < 0)
-		return -1;
+		return -EINVAL;
 	if (t & PERF_SAMPLE_ADDR && take_u64(&c, &s->addr) < 0)
-		return -1;
+		return -EINVAL;
 	if (t & PERF_SAMPLE_ID && take_u64(&c, &s->id) < 0)
-		return -1;
+		return -EINVAL;
 	if (t & PERF_SAMPLE_STREAM_ID && take_u64(&c, &s->stream_id) < 0)
-		return -1;
+		return -EINVAL;
 	if (t & PERF_SAMPLE_CPU) {
 		if (take_u64(&c, &v) < 0)
-			return -1;
+			return -EINVAL;
 		s->cpu = (uint32_t)v;
 	}
 	if (t & PERF_SAMPLE_PERIOD && take_u64(&c, &s->period) < 0)
-		return -1;
+		return -EINVAL;
 	if (t & PERF_SAMPLE_READ && parse_read(&c, at->read_format, s) < 0)
-		return -1;
+		return -EINVAL;
 	if (t & PERF_SAMPLE_CALLCHAIN) {
 		if (take_u64(&c, &s->nr_callchain) < 0 || take_array(&c, s->nr_callchain, 8, &p) < 0)
-			return -1;
+			return -EINVAL;
 		s->callchain = p;
 	}
 	if (t & PERF_SAMPLE_RAW) {
 		uint32_t sz;
 
 		if (take(&c, &sz, 4) < 0 || sz > (size_t)(c.end - c.p))
-			return -1;
+			return -EINVAL;
 		s->raw_size = sz;
 		s->raw = c.p;
 		c.p += sz;
 		/* u32 size + data are padded together to 8 bytes. */
 		size_t pad = (8 - ((4 + (size_t)sz) & 7)) & 7;
 		if (take(&c, NULL, pad) < 0)
-			return -1;
+			return -EINVAL;
 	}
 	if (t & PERF_SAMPLE_BRANCH_STACK) {
 		if (take_u64(&c, &s->nr_branch) < 0)
-			return -1;
+			return -EINVAL;
 		if (at->branch_sample_type & PERF_SAMPLE_BRANCH_HW_INDEX &&
 		    take_u64(&c, &s->branch_hw_idx) < 0)
-			return -1;
+			return -EINVAL;
 		if (take_array(&c, s->nr_branch, sizeof(struct perf_branch_entry), &p) < 0)
-			return -1;
+			return -EINVAL;
 		s->branch = p;
 	}
 	if (t & PERF_SAMPLE_REGS_USER &&
 	    parse_regs(&c, at->sample_regs_user, &s->user_abi, &s->user_regs) < 0)
-		return -1;
+		return -EINVAL;
 	else if (t & PERF_SAMPLE_REGS_USER)
 		s->user_regs_mask = s->user_abi ? at->sample_regs_user : 0;
 	if (t & PERF_SAMPLE_STACK_USER) {
 		if (take_u64(&c, &s->user_stack_size) < 0 ||
 		    take_array(&c, s->user_stack_size, 1, &p) < 0)
-			return -1;
+			return -EINVAL;
 		s->user_stack = p;
 		if (s->user_stack_size) {
 			if (take_u64(&c, &s->user_stack_dyn_size) < 0)
-				return -1;
+				return -EINVAL;
 			if (s->user_stack_dyn_size > s->user_stack_size)
 				s->user_stack_dyn_size = s->user_stack_size;
 		}
 	}
 	if (t & (PERF_SAMPLE_WEIGHT | PERF_SAMPLE_WEIGHT_STRUCT) && take_u64(&c, &s->weight) < 0)
-		return -1;
+		return -EINVAL;
 	if (t & PERF_SAMPLE_DATA_SRC && take_u64(&c, &s->data_src) < 0)
-		return -1;
+		return -EINVAL;
 	if (t & PERF_SAMPLE_TRANSACTION && take_u64(&c, &s->transaction) < 0)
-		return -1;
+		return -EINVAL;
 	if (t & PERF_SAMPLE_REGS_INTR) {
 		if (parse_regs(&c, at->sample_regs_intr, &s->intr_abi, &s->intr_regs) < 0)
-			return -1;
+			return -EINVAL;
 		s->intr_regs_mask = s->intr_abi ? at->sample_regs_intr : 0;
 	}
 	if (t & PERF_SAMPLE_PHYS_ADDR && take_u64(&c, &s->phys_addr) < 0)
-		return -1;
+		return -EINVAL;
 	if (t & PERF_SAMPLE_CGROUP && take_u64(&c, &s->cgroup) < 0)
-		return -1;
+		return -EINVAL;
 	if (t & PERF_SAMPLE_DATA_PAGE_SIZE && take_u64(&c, &s->data_page_size) < 0)
-		return -1;
+		return -EINVAL;
 	if (t & PERF_SAMPLE_CODE_PAGE_SIZE && take_u64(&c, &s->code_page_size) < 0)
-		return -1;
+		return -EINVAL;
 	if (t & PERF_SAMPLE_AUX) {
 		if (take_u64(&c, &s->aux_size) < 0 || take_array(&c, s->aux_size, 1, &p) < 0)
-			return -1;
+			return -EINVAL;
 		s->aux = p;
 	}
 	return 0;
@@ -222,32 +223,32 @@ static int parse_sid(const struct perf_event_attr *at, const uint8_t *p, size_t 
 
 	if (t & PERF_SAMPLE_TID) {
 		if (take_u64(&c, &v) < 0)
-			return -1;
+			return -EINVAL;
 		sid->has_tid = true;
 		sid->pid = (uint32_t)v;
 		sid->tid = (uint32_t)(v >> 32);
 	}
 	if (t & PERF_SAMPLE_TIME) {
 		if (take_u64(&c, &sid->time) < 0)
-			return -1;
+			return -EINVAL;
 		sid->has_time = true;
 	}
 	if (t & PERF_SAMPLE_ID) {
 		if (take_u64(&c, &sid->id) < 0)
-			return -1;
+			return -EINVAL;
 		sid->has_id = true;
 	}
 	if (t & PERF_SAMPLE_STREAM_ID && take_u64(&c, NULL) < 0)
-		return -1;
+		return -EINVAL;
 	if (t & PERF_SAMPLE_CPU) {
 		if (take_u64(&c, &v) < 0)
-			return -1;
+			return -EINVAL;
 		sid->has_cpu = true;
 		sid->cpu = (uint32_t)v;
 	}
 	if (t & PERF_SAMPLE_IDENTIFIER) {
 		if (take_u64(&c, &sid->id) < 0)
-			return -1;
+			return -EINVAL;
 		sid->has_id = true;
 	}
 	return 0;
@@ -278,9 +279,9 @@ int pd_parse_rec(struct pd_file *f, const void *raw, size_t size, struct pd_rec 
 	r->attr = pd_rec_attr(f, raw, size);
 	if (h->type == PERF_RECORD_SAMPLE) {
 		if (!r->attr)
-			return -1;
+			return -EINVAL;
 		if (pd_parse_sample(r->attr, raw, size, &r->u.sample) < 0)
-			return -1;
+			return -EINVAL;
 		r->time = r->u.sample.time;
 		return 0;
 	}
@@ -288,10 +289,10 @@ int pd_parse_rec(struct pd_file *f, const void *raw, size_t size, struct pd_rec 
 		size_t n = sid_size(&r->attr->attr);
 
 		if (n > (size_t)(end - body))
-			return -1;
+			return -EINVAL;
 		end -= n;
 		if (parse_sid(&r->attr->attr, end, n, &r->sid) < 0)
-			return -1;
+			return -EINVAL;
 		if (r->sid.has_time)
 			r->time = r->sid.time;
 	}
@@ -305,14 +306,14 @@ int pd_parse_rec(struct pd_file *f, const void *raw, size_t size, struct pd_rec 
 		memset(m, 0, sizeof(*m));
 		if (take(&c, pt, 8) < 0 || take_u64(&c, &m->start) < 0 || take_u64(&c, &m->len) < 0 ||
 		    take_u64(&c, &m->pgoff) < 0)
-			return -1;
+			return -EINVAL;
 		m->pid = pt[0];
 		m->tid = pt[1];
 		if (h->type == PERF_RECORD_MMAP2) {
 			uint8_t u[24];
 
 			if (take(&c, u, 24) < 0)
-				return -1;
+				return -EINVAL;
 			if (h->misc & PERF_RECORD_MISC_MMAP_BUILD_ID) {
 				m->build_id_size = u[0] <= 20 ? u[0] : 20;
 				memcpy(m->build_id, u + 4, 20);
@@ -323,30 +324,30 @@ int pd_parse_rec(struct pd_file *f, const void *raw, size_t size, struct pd_rec 
 				memcpy(&m->ino_generation, u + 16, 8);
 			}
 			if (take(&c, &m->prot, 4) < 0 || take(&c, &m->flags, 4) < 0)
-				return -1;
+				return -EINVAL;
 		} else {
 			m->prot = (h->misc & PERF_RECORD_MISC_MMAP_DATA) ? 1 : 5; /* R / R|X */
 		}
 		m->filename = str_in(c.p, c.end);
-		return m->filename ? 0 : -1;
+		return m->filename ? 0 : -EINVAL;
 	}
 	case PERF_RECORD_COMM: {
 		uint32_t pt[2];
 
 		if (take(&c, pt, 8) < 0)
-			return -1;
+			return -EINVAL;
 		r->u.comm.pid = pt[0];
 		r->u.comm.tid = pt[1];
 		r->u.comm.exec = (h->misc & PERF_RECORD_MISC_COMM_EXEC) != 0;
 		r->u.comm.comm = str_in(c.p, c.end);
-		return r->u.comm.comm ? 0 : -1;
+		return r->u.comm.comm ? 0 : -EINVAL;
 	}
 	case PERF_RECORD_FORK:
 	case PERF_RECORD_EXIT: {
 		uint32_t v[4];
 
 		if (take(&c, v, 16) < 0 || take_u64(&c, &r->u.task.time) < 0)
-			return -1;
+			return -EINVAL;
 		r->u.task.pid = v[0];
 		r->u.task.ppid = v[1];
 		r->u.task.tid = v[2];
@@ -356,19 +357,19 @@ int pd_parse_rec(struct pd_file *f, const void *raw, size_t size, struct pd_rec 
 		return 0;
 	}
 	case PERF_RECORD_LOST:
-		return take_u64(&c, &r->u.lost.id) < 0 || take_u64(&c, &r->u.lost.lost) < 0 ? -1 : 0;
+		return take_u64(&c, &r->u.lost.id) < 0 || take_u64(&c, &r->u.lost.lost) < 0 ? -EINVAL : 0;
 	case PERF_RECORD_LOST_SAMPLES:
 		r->u.lost.id = r->sid.id;
 		return take_u64(&c, &r->u.lost.lost);
 	case PERF_RECORD_AUX:
 		return take_u64(&c, &r->u.auxrec.offset) < 0 || take_u64(&c, &r->u.auxrec.size) < 0 ||
-		       take_u64(&c, &r->u.auxrec.flags) < 0 ? -1 : 0;
+		       take_u64(&c, &r->u.auxrec.flags) < 0 ? -EINVAL : 0;
 	case PERF_RECORD_SWITCH:
 	case PERF_RECORD_SWITCH_CPU_WIDE: {
 		uint32_t v[2] = {0, 0};
 
 		if (h->type == PERF_RECORD_SWITCH_CPU_WIDE && take(&c, v, 8) < 0)
-			return -1;
+			return -EINVAL;
 		r->u.sw.out = (h->misc & PERF_RECORD_MISC_SWITCH_OUT) != 0;
 		r->u.sw.preempt = (h->misc & PERF_RECORD_MISC_SWITCH_OUT_PREEMPT) != 0;
 		r->u.sw.next_prev_pid = v[0];

@@ -113,7 +113,8 @@ size_t pd_encode_string(void *buf, size_t bufsize, const char *s);
  * for records synthesized in user space.  Writes at most 48 bytes; returns the size. */
 size_t pd_id_sample(void *out, uint64_t sample_type, uint32_t pid, uint32_t tid, uint64_t time,
 		    uint64_t id, uint32_t cpu);
-/* Byte offset of the TIME field in a PERF_RECORD_SAMPLE of this sample_type, -1 none. */
+/* Byte offset of the TIME field in a PERF_RECORD_SAMPLE of this sample_type, -ENOENT
+ * when it has none. */
 int pd_sample_time_offset(uint64_t sample_type);
 
 #endif

@@ -1,6 +1,7 @@
 /* Pieces of records synthesized in user space (perf's synthetic-events.c conventions). */
 #include "perfdata/pd_write.h"
 
+#include <errno.h>
 #include <string.h>
 
 size_t pd_id_sample(void *out, uint64_t sample_type, uint32_t pid, uint32_t tid, uint64_t time,
@@ -30,7 +31,7 @@ int pd_sample_time_offset(uint64_t sample_type)
 	int off = (int)sizeof(struct perf_event_header);
 
 	if (!(sample_type & PERF_SAMPLE_TIME))
-		return -1;
+		return -ENOENT;
 	if (sample_type & PERF_SAMPLE_IDENTIFIER)
 		off += 8;
 	if (sample_type & PERF_SAMPLE_IP)

@@ -117,7 +117,7 @@ int probe_sysfs_is_live(const char *sysfs_root);
 
 /* "ENOENT", "EOPNOTSUPP", ... or NULL for errno values we do not name. */
 const char *probe_errno_name(int err);
-/* Inverse of probe_errno_name, also accepts decimal numbers; -1 when unknown. */
+/* Inverse of probe_errno_name, also accepts decimal numbers; -EINVAL when unknown. */
 int probe_errno_parse(const char *s);
 
 #endif

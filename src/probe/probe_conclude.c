@@ -107,12 +107,16 @@ static const struct pmu *core_pmu(const struct pmu_list *pmus)
 	return p ? p : pmu_list_find(pmus, "cpu_core");
 }
 
+/* A PMU capability as the value probe.h's fields hold: CAP_UNKNOWN (-1, a value,
+ * not an error code) when it cannot be read. */
+enum { CAP_UNKNOWN = -1 };
+
 static int cap_int(const struct pmu *p, const char *name)
 {
 	uint64_t v;
 
 	if (!p || pmu_cap_u64(p, name, &v) != 0 || v > 0x7fffffff)
-		return -1;
+		return CAP_UNKNOWN;
 	return (int)v;
 }
 

@@ -44,7 +44,7 @@ int probe_errno_parse(const char *s)
 	errno = 0;
 	v = strtol(s, &end, 10);
 	if (errno || end == s || *end || v <= 0 || v > 4095)
-		return -1;
+		return -EINVAL;
 	return (int)v;
 }
 

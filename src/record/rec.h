@@ -78,7 +78,7 @@ struct rec {
 	uint64_t snapshot_fail;
 	/* sample layout of the sampling attr, for times and synthesized records */
 	uint64_t sample_type;
-	int time_off;		/* byte offset of TIME in a SAMPLE record, -1 none */
+	int time_off;		/* byte offset of TIME in a SAMPLE record, < 0 none */
 	uint64_t synth_id;	/* event id put in synthesized records' sample_id */
 	uint64_t deadline_ns;	/* CLOCK_MONOTONIC, 0 none */
 	struct rec_jit *jit;	/* JIT files to keep (src/record/rec_jit.c) */
@@ -112,7 +112,8 @@ const struct rec_mode *rec_mode_resolve(const struct rec_opts *o);
 
 /* Sample layout of the main sampling attr: sets time_off and the synthesized id. */
 void rec_set_sample_layout(struct rec *r, const struct perf_event_attr *attr, uint64_t id);
-/* Lets the launched child exec (no-op with -p).  Returns -1 (reported) if exec failed. */
+/* Lets the launched child exec (no-op with -p).  Returns the negative errno
+ * (reported) if exec failed. */
 int rec_target_go(struct rec *r);
 /* 1 when recording should end: SIGINT/SIGTERM, --duration, the command ended, or a
  * write error.  Reaps the child. */

@@ -36,7 +36,7 @@ int rec_target_go(struct rec *r)
 	close(r->go_fd);
 	r->go_fd = -1;
 	if (e)
-		return xp_err("start the command", NULL, "%s", strerror(e));
+		return xp_err_code(-e, "start the command", NULL, "%s", strerror(e));
 	/* The error pipe is close-on-exec: EOF means the exec succeeded. */
 	do
 		n = read(r->exec_err_fd, &e, sizeof(e));
@@ -48,8 +48,8 @@ int rec_target_go(struct rec *r)
 		r->target_done = 1;
 		r->exec_failed = 1;
 		r->child = 0;
-		return xp_err("run the command", "check the command name and PATH", "%s: %s",
-			      r->opts->cmd[0], strerror(e));
+		return xp_err_code(-e, "run the command", "check the command name and PATH", "%s: %s",
+				   r->opts->cmd[0], strerror(e));
 	}
 	return 0;
 }

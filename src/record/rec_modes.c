@@ -5,6 +5,7 @@
  * (probe_machine): the same reasons, word for word.  A mode they call available is
  * then opened for real with the user's options; a refusal from the kernel becomes a
  * probe fact and the conclusion words it. */
+#include <errno.h>
 #include <stdio.h>
 #include <string.h>
 
@@ -54,13 +55,14 @@ static int machine_probe(struct machine *x, const struct rec_opts *o)
 		xp_err("record", "check --sysfs-root", "cannot read PMUs in %s: %s", label,
 		       strerror(-ret));
 		pmu_list_free(&x->pmus);
-		return -1;
+		return ret < 0 ? ret : -EIO;
 	}
 	xp_warn("record: cannot read PMUs in %s: %s (is sysfs mounted?)", label, strerror(-ret));
 	return 0;
 }
 
-/* 0 when mode m records here; else -1 with info's reason in why. */
+/* 0 when mode m records here; else a negative errno (the probe's open error, or
+ * -ENODEV) with info's reason in why. */
 static int usable(struct machine *x, const struct rec_mode *m, char *why, size_t whylen)
 {
 	int id = -1, err = 0;
@@ -70,7 +72,7 @@ static int usable(struct machine *x, const struct rec_mode *m, char *why, size_t
 			id = i;
 	if (id >= 0 && !x->c.mode[id].available) {
 		snprintf(why, whylen, "%s", x->c.mode[id].reason);
-		return -1;
+		return -ENODEV;
 	}
 	why[0] = 0;
 	if (!m->probe || m->probe(x->o, &err, why, whylen) == 0)
@@ -79,7 +81,7 @@ static int usable(struct machine *x, const struct rec_mode *m, char *why, size_t
 		probe_refute(x->o->sysfs_root, &x->pmus, &x->facts, id, err, &x->c);
 		snprintf(why, whylen, "%s", x->c.mode[id].reason);
 	}
-	return -1;
+	return err > 0 ? -err : -ENODEV;
 }
 
 static const struct rec_mode *resolve(struct machine *x)

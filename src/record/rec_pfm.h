@@ -4,7 +4,8 @@
 #include <stddef.h>
 
 /* Encodes a libpfm4 event name (user level) into a zeroed perf_event_attr of
- * attr_size bytes; -1 with the reason in `why` when the name is unknown. */
+ * attr_size bytes; -EINVAL (-ENOMEM, -EIO when libpfm4 cannot start) with the reason in
+ * `why` when the name is unknown. */
 int rec_pfm_encode(const char *name, void *attr, size_t attr_size, char *why, size_t whylen);
 
 #endif

@@ -1,6 +1,7 @@
 /* JIT code from jitdump files and perf maps (see jit.h). */
 #include "session/jit.h"
 
+#include <errno.h>
 #include <fcntl.h>
 #include <stdio.h>
 #include <stdlib.h>
@@ -204,10 +205,12 @@ static int load_dump(struct jit_ctx *j, const char *path, int32_t pid)
 	struct jproc *pr;
 
 	if (!f)
-		return -1;
+		return -EIO;	/* cannot open or map it (no errno survives map_file) */
 	if (size < JIT_HDR_SIZE || rd32(f) != JITDUMP_MAGIC || rd32(f + 8) < JIT_HDR_SIZE ||
-	    rd32(f + 8) > size || !(pr = proc_of(j, pid, true)))
-		return -1;
+	    rd32(f + 8) > size)
+		return -EINVAL;
+	if (!(pr = proc_of(j, pid, true)))
+		return -ENOMEM;
 	bool arch = rd64(f + 32) & JITDUMP_FLAGS_ARCH_TIMESTAMP;
 	/* code_index -> the placement holding it now: a move's source (JITs that move
 	 * code, move much of it) */
@@ -231,7 +234,7 @@ static int load_dump(struct jit_ctx *j, const char *path, int32_t pid)
 			if (nl < room && csize <= room - nl - 1 && csize && addr + csize > addr) {
 				struct place *p;
 				if (xp_map_put(&lv, rd64(r + 32), pr->dump.n) < 0 || !(p = add_place(&pr->dump))) {
-					rc = -1;
+					rc = -ENOMEM;
 					break;
 				}
 				*p = (struct place){ addr, csize, ts, UINT64_MAX, rd64(r + 32),
@@ -256,7 +259,7 @@ static int load_dump(struct jit_ctx *j, const char *path, int32_t pid)
 				moved.seq = j->seq++;
 				struct place *p;
 				if (xp_map_put(&lv, index, pr->dump.n) < 0 || !(p = add_place(&pr->dump))) {
-					rc = -1;
+					rc = -ENOMEM;
 					break;
 				}
 				*p = moved;

@@ -45,7 +45,7 @@ struct sb_session;
 struct sb_session *sb_new(void);
 void sb_free(struct sb_session *s);
 
-/* Takes MMAP/MMAP2/COMM/FORK/EXIT (others are ignored); 0 or -1 (out of memory). */
+/* Takes MMAP/MMAP2/COMM/FORK/EXIT (others are ignored); 0 or -ENOMEM. */
 int sb_feed(struct sb_session *s, const struct pd_rec *rec);
 /* Build-ids from the file header, used for mappings whose MMAP2 lacks one. */
 void sb_set_build_ids(struct sb_session *s, const struct pd_build_id *bids, size_t n);

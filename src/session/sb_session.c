@@ -1,4 +1,5 @@
 /* Session state: address spaces with history, threads with their names over time. */
+#include <errno.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
@@ -163,7 +164,7 @@ static struct aspace *as_find(struct sb_session *s, int32_t pid, bool create)
 static int push_dead(struct aspace *a, const struct sb_map *m, uint64_t t)
 {
 	if (XP_GROW(a->dead, a->capdead, a->ndead + 1) < 0)
-		return -1;
+		return -ENOMEM;
 	a->dead[a->ndead] = *m;
 	a->dead[a->ndead].time_to = t;
 	a->ndead++;
@@ -172,7 +173,7 @@ static int push_dead(struct aspace *a, const struct sb_map *m, uint64_t t)
 
 static int live_reserve(struct aspace *a, uint32_t extra)
 {
-	return XP_GROW(a->live, a->caplive, (size_t)a->nlive + extra) < 0 ? -1 : 0;
+	return XP_GROW(a->live, a->caplive, (size_t)a->nlive + extra) < 0 ? -ENOMEM : 0;
 }
 
 /* First live index whose end > addr. */
@@ -197,12 +198,12 @@ static int as_insert(struct aspace *a, const struct sb_map *m)
 	uint32_t i = live_lower(a, m->start);
 
 	if (live_reserve(a, 2) < 0)
-		return -1;
+		return -ENOMEM;
 	/* retire overlapped mappings, keeping the parts outside [start, end) */
 	while (i < a->nlive && a->live[i].start < m->end) {
 		struct sb_map old = a->live[i];
 		if (push_dead(a, &old, t) < 0)
-			return -1;
+			return -ENOMEM;
 		memmove(&a->live[i], &a->live[i + 1], (a->nlive - i - 1) * sizeof(old));
 		a->nlive--;
 		if (old.start < m->start) {
@@ -235,7 +236,7 @@ static int as_retire_all(struct aspace *a, uint64_t t)
 {
 	for (uint32_t i = 0; i < a->nlive; i++)
 		if (push_dead(a, &a->live[i], t) < 0)
-			return -1;
+			return -ENOMEM;
 	a->nlive = 0;
 	a->last = 0;
 	return 0;
@@ -247,8 +248,10 @@ int sb_add_map(struct sb_session *s, int32_t pid, uint64_t start, uint64_t len, 
 	struct aspace *a = as_find(s, pid, true);
 	struct sb_dso *d = sb_dso_get(s, path, bid, bid_size);
 
-	if (!a || !d || start + len < start)
-		return -1;
+	if (start + len < start)
+		return -EINVAL;
+	if (!a || !d)
+		return -ENOMEM;
 	s->gen++;
 	struct sb_map m = { .start = start, .end = start + len, .pgoff = pgoff, .time_from = time,
 			    .time_to = UINT64_MAX, .prot = prot, .dso = d };
@@ -340,12 +343,12 @@ static int add_comm(struct sb_thread *t, uint64_t time, const char *comm)
 		return 0;
 	void *nc = realloc(t->comms, (t->ncomms + 1) * sizeof(*t->comms));
 	if (!nc)
-		return -1;
+		return -ENOMEM;
 	t->comms = nc;
 	t->comms[t->ncomms].time = time;
 	t->comms[t->ncomms].comm = strdup(comm);
 	if (!t->comms[t->ncomms].comm)
-		return -1;
+		return -ENOMEM;
 	t->ncomms++;
 	return 0;
 }
@@ -401,21 +404,21 @@ static int on_fork(struct sb_session *s, const struct pd_rec *r)
 	struct sb_thread *t = thread_new(s, (int32_t)k->pid, (int32_t)k->tid);
 
 	if (!t)
-		return -1;
+		return -ENOMEM;
 	t->ppid = (int32_t)k->ppid;
 	t->start_time = k->time;
 	if (parent && parent->ncomms && add_comm(t, k->time, parent->comms[parent->ncomms - 1].comm) < 0)
-		return -1;
+		return -ENOMEM;
 	if (k->pid != k->ppid) {	/* a new process: copy the parent's address space */
 		struct aspace *pa = as_find(s, (int32_t)k->ppid, false);
 		struct aspace *ca = as_find(s, (int32_t)k->pid, true);
 		if (!ca)
-			return -1;
+			return -ENOMEM;
 		if (pa && pa != ca) {
 			s->gen++;
 			as_retire_all(ca, k->time);
 			if (live_reserve(ca, pa->nlive) < 0)
-				return -1;
+				return -ENOMEM;
 			for (uint32_t i = 0; i < pa->nlive; i++) {
 				ca->live[i] = pa->live[i];
 				ca->live[i].time_from = k->time;
@@ -435,12 +438,12 @@ int sb_feed(struct sb_session *s, const struct pd_rec *r)
 	case PERF_RECORD_COMM: {
 		struct sb_thread *t = sb_thread_get(s, (int32_t)r->u.comm.pid, (int32_t)r->u.comm.tid);
 		if (!t)
-			return -1;
+			return -ENOMEM;
 		if (r->u.comm.exec) {
 			struct aspace *a = as_find(s, (int32_t)r->u.comm.pid, false);
 			s->gen++;
 			if (a && as_retire_all(a, r->time) < 0)
-				return -1;
+				return -ENOMEM;
 		}
 		return add_comm(t, r->time, r->u.comm.comm);
 	}

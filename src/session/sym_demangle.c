@@ -2,6 +2,7 @@
  * the tool does not link libstdc++), Rust legacy names cleaned on top of it, Rust v0
  * names by our own decoder of the common grammar. */
 #include <dlfcn.h>
+#include <errno.h>
 #include <stdlib.h>
 #include <string.h>
 
@@ -79,7 +80,7 @@ static int hexval(char c)
 		return c - '0';
 	if (c >= 'a' && c <= 'f')
 		return c - 'a' + 10;
-	return -1;
+	return -EINVAL;	/* not a hex digit */
 }
 
 /* Rust legacy: "a::b::h0123456789abcdef" with $LT$-style escapes and ".." for "::". */

@@ -2,6 +2,7 @@
  * build-id check), function interning and file:line through libdw. */
 #include <dwarf.h>
 #include <elfutils/libdw.h>
+#include <errno.h>
 #include <fcntl.h>
 #include <gelf.h>
 #include <libelf.h>
@@ -314,7 +315,7 @@ static int load_symtab(struct sdso *d, Elf *e, Elf_Scn *scn, GElf_Shdr *sh, Elf 
 	size_t n = sh->sh_size / sh->sh_entsize, nplt = plt_elf ? plt_slots(plt_elf) : 0;
 	struct esym *v = calloc(n + nplt + 1, sizeof(*v));
 	if (!v)
-		return -1;
+		return -ENOMEM;
 	size_t k = 0;
 	for (size_t i = 0; i < n; i++) {
 		GElf_Sym s;
@@ -327,9 +328,9 @@ static int load_symtab(struct sdso *d, Elf *e, Elf_Scn *scn, GElf_Shdr *sh, Elf 
 		if (!nm || !*nm)
 			continue;
 		uint32_t at = pool_add(d, nm);
-		if (at == UINT32_MAX) {
+		if (at == UINT32_MAX) {	/* the name pool could not grow */
 			free(v);
-			return -1;
+			return -ENOMEM;
 		}
 		v[k].start = s.st_value;
 		v[k].end = s.st_value + s.st_size;

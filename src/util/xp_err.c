@@ -1,5 +1,6 @@
 #include "util/xp_err.h"
 
+#include <errno.h>
 #include <stdio.h>
 
 static xp_err_sink_fn sink;
@@ -29,17 +30,28 @@ int xp_verr(const char *what, const char *hint, const char *why_fmt, va_list ap)
 	else
 		snprintf(line, sizeof(line), "xptrace: %s: %s", what, why);
 	emit(line);
-	return -1;
+	return -EIO;
 }
 
 int xp_err(const char *what, const char *hint, const char *why_fmt, ...)
+{
+	va_list ap;
+	int rc;
+
+	va_start(ap, why_fmt);
+	rc = xp_verr(what, hint, why_fmt, ap);
+	va_end(ap);
+	return rc;
+}
+
+int xp_err_code(int code, const char *what, const char *hint, const char *why_fmt, ...)
 {
 	va_list ap;
 
 	va_start(ap, why_fmt);
 	xp_verr(what, hint, why_fmt, ap);
 	va_end(ap);
-	return -1;
+	return code < 0 ? code : -EIO;
 }
 
 void xp_warn(const char *fmt, ...)

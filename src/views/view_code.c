@@ -1,6 +1,7 @@
 /* The PT views as `xptrace decode` views (decode.h): --insn, --blocks (also as a
  * per-instruction callgrind profile) and --annotate SYM on any exact stream.  Code
  * bytes, symbols and source lines come from the session and the symbol layer. */
+#include <errno.h>
 #include <stdlib.h>
 #include <string.h>
 
@@ -71,12 +72,12 @@ static int open_common(struct view_ctx *vc, struct vstate **out)
 	struct dec_ctx *c = vc->c;
 	struct vstate *s = calloc(1, sizeof(*s));
 	if (!s)
-		return -1;
+		return -ENOMEM;
 	s->c = c;
 	s->mem = sb_code_new(c->sb, c->sym, c->jit);
 	if (!s->mem) {
 		free(s);
-		return -1;
+		return -ENOMEM;
 	}
 	s->env = (struct bb_env){ env_read, env_symbol, env_srcline, env_span, s };
 	s->vo.format = vc->o->format == OUT_JSONL ? BB_JSONL : BB_TEXT;
@@ -95,7 +96,7 @@ static int open_common(struct view_ctx *vc, struct vstate **out)
 fail:
 	sb_code_free(s->mem);
 	free(s);
-	return -1;
+	return -EINVAL;	/* not ENG_EREQUEST: a bad option here has always exited 1 */
 }
 
 /* The filters in front of the view: --time and --sym (--tid/--comm are the decoder's). */
@@ -105,7 +106,8 @@ static int set_filter(struct vstate *s, xev_sink_fn fn, void *ctx)
 	s->view = (struct xev_sink){ fn, ctx, NULL };
 	bb_filter_init(&s->filt, &s->env, s->view);
 	if (t && bb_parse_time_range(t, &s->filt.t0, &s->filt.t1) < 0)
-		return xp_usage_error("decode", "--time %s: expected A-B, A- or -B (ns or seconds.ns)", t), -1;
+		return xp_usage_error("decode", "--time %s: expected A-B, A- or -B (ns or seconds.ns)", t),
+		       -EINVAL;
 	s->filt.sym = sym;
 	s->filtered = t || sym;
 	return 0;
@@ -150,15 +152,17 @@ static void free_state(struct vstate *s)
 static int insn_open(struct view_ctx *vc, void **state)
 {
 	struct vstate *s;
-	if (open_common(vc, &s) < 0)
-		return -1;
+	int r = open_common(vc, &s);
+	if (r < 0)
+		return r;
 	vc->wants = (DEC_WANT_ALL & ~(1u << XEV_BRANCH | 1u << XEV_CALL | 1u << XEV_RETURN)) |
 		    DEC_WANT_FINE_ORDER;
 	s->iv = bb_insn_view_new(&s->vo);
-	if (!s->iv || set_filter(s, bb_insn_view_event, s->iv) < 0) {
+	r = s->iv ? set_filter(s, bb_insn_view_event, s->iv) : -ENOMEM;
+	if (r < 0) {
 		bb_insn_view_free(s->iv);
 		free_state(s);
-		return -1;
+		return r;
 	}
 	*state = s;
 	return 0;
@@ -177,21 +181,21 @@ static int insn_close(void *state, int status)
 static int tally_open(struct view_ctx *vc, void **state)
 {
 	struct vstate *s;
-	if (open_common(vc, &s) < 0)
-		return -1;
-	int r;
+	int r = open_common(vc, &s);
+	if (r < 0)
+		return r;
 	if (vc->o->format == OUT_CALLGRIND) {
 		s->cg = bb_cg_new(&s->env);
-		r = s->cg ? set_filter(s, bb_cg_event, s->cg) : -1;
+		r = s->cg ? set_filter(s, bb_cg_event, s->cg) : -ENOMEM;
 	} else {
 		/* block tallies need no call structure */
 		vc->wants = DEC_WANT_ALL & ~(1u << XEV_CALL | 1u << XEV_RETURN);
 		s->tally = bb_tally_new();
-		r = s->tally ? set_filter(s, bb_tally_event, s->tally) : -1;
+		r = s->tally ? set_filter(s, bb_tally_event, s->tally) : -ENOMEM;
 	}
 	if (r < 0) {
 		free_state(s);
-		return -1;
+		return r;
 	}
 	s->annotate = vc->o->view_arg;
 	*state = s;
@@ -217,8 +221,8 @@ static int annotate_close(void *state, int status)
 	struct vstate *s = state;
 	int r = 0;
 	if (status >= 0 && bb_annotate_report(s->tally, s->annotate, &s->vo) < 0)
-		r = xp_err(s->annotate, "check the name with --blocks or --functions",
-			   "no executed code of this function in the trace");
+		r = xp_err_code(-ENOENT, s->annotate, "check the name with --blocks or --functions",
+				"no executed code of this function in the trace");
 	free_state(s);
 	return status < 0 ? status : r;
 }

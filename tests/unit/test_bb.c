@@ -134,10 +134,10 @@ static void test_time_range(void **state)
 	assert_int_equal(bb_parse_time_range("-12.000000001", &a, &b), 0);
 	assert_int_equal(a, 0);
 	assert_int_equal(b, 12000000001ULL);
-	assert_int_equal(bb_parse_time_range("-", &a, &b), -1);
-	assert_int_equal(bb_parse_time_range("200-100", &a, &b), -1);
-	assert_int_equal(bb_parse_time_range("abc", &a, &b), -1);
-	assert_int_equal(bb_parse_time_range("1.0000000001-", &a, &b), -1);
+	assert_int_equal(bb_parse_time_range("-", &a, &b), -EINVAL);
+	assert_int_equal(bb_parse_time_range("200-100", &a, &b), -EINVAL);
+	assert_int_equal(bb_parse_time_range("abc", &a, &b), -EINVAL);
+	assert_int_equal(bb_parse_time_range("1.0000000001-", &a, &b), -EINVAL);
 }
 
 /* bb_tally_batch over arrays of any size counts exactly what bb_tally_event counts one

@@ -399,14 +399,14 @@ static void test_bad_headers(void **state)
 	errs[0] = 0;
 	b.p[0] = 'X';
 	write_file(&b);
-	assert_int_equal(pd_open(path, &f), -1);
+	assert_int_equal(pd_open(path, &f), -EINVAL);
 	assert_non_null(strstr(errs, "not a perf.data file"));
 	b.p[0] = 'P';
 	struct pd_file_header *h = (void *)b.p;
 	h->attrs.size = 1u << 30;
 	write_file(&b);
 	errs[0] = 0;
-	assert_int_equal(pd_open(path, &f), -1);
+	assert_int_equal(pd_open(path, &f), -EINVAL);
 	assert_non_null(strstr(errs, "bad attribute section"));
 	xp_err_set_sink(NULL, NULL);
 	free(b.p);

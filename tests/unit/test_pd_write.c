@@ -501,7 +501,7 @@ static void test_id_sample(void **state)
 	assert_int_equal(pd_sample_time_offset(st), 32);
 	assert_int_equal(pd_sample_time_offset(PERF_SAMPLE_TIME), 8);
 	assert_int_equal(pd_sample_time_offset(PERF_SAMPLE_IP | PERF_SAMPLE_TIME), 16);
-	assert_int_equal(pd_sample_time_offset(PERF_SAMPLE_IP), -1);
+	assert_int_equal(pd_sample_time_offset(PERF_SAMPLE_IP), -ENOENT);
 }
 
 int main(void)

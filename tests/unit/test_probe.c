@@ -446,8 +446,8 @@ static void test_errno_names(void **state)
 	assert_int_equal(probe_errno_parse("EACCES"), EACCES);
 	assert_int_equal(probe_errno_parse("ENOTSUP"), EOPNOTSUPP);
 	assert_int_equal(probe_errno_parse("19"), ENODEV);
-	assert_int_equal(probe_errno_parse("EWHAT"), -1);
-	assert_int_equal(probe_errno_parse("0"), -1);
+	assert_int_equal(probe_errno_parse("EWHAT"), -EINVAL);
+	assert_int_equal(probe_errno_parse("0"), -EINVAL);
 }
 
 int main(void)

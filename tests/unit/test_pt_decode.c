@@ -337,7 +337,7 @@ static void test_strict_stops(void **state)
 	struct dpt_image *img = make_image();
 	dpt_options_init(&opt);
 	opt.strict = 1;
-	assert_int_equal(dpt_decode(e.buf, pte_len(&e), img, &opt, &sink, &st), -1);
+	assert_int_equal(dpt_decode(e.buf, pte_len(&e), img, &opt, &sink, &st), DPT_EDECODE);
 	assert_int_equal(st.first_error, -pte_nomap);
 	assert_int_equal(st.insns, 0);
 	assert_int_equal(st.gaps, 1);
@@ -669,9 +669,9 @@ static void test_parse_cpu(void **state)
 	assert_int_equal(cpu.stepping, 10);
 	assert_int_equal(dpt_parse_cpu("6/0x3d", &cpu), 0);
 	assert_int_equal(cpu.model, 0x3d);
-	assert_int_equal(dpt_parse_cpu("6", &cpu), -1);
-	assert_int_equal(dpt_parse_cpu("6/x", &cpu), -1);
-	assert_int_equal(dpt_parse_cpu("6/1/2/3", &cpu), -1);
+	assert_int_equal(dpt_parse_cpu("6", &cpu), -EINVAL);
+	assert_int_equal(dpt_parse_cpu("6/x", &cpu), -EINVAL);
+	assert_int_equal(dpt_parse_cpu("6/1/2/3", &cpu), -EINVAL);
 }
 
 int main(void)

@@ -589,7 +589,7 @@ static int step_run(struct rec *r)
 	struct step_col c = { .r = r };
 	struct stp_opts xo = { .fn = on_event, .ctx = &c, .stop = &rec_stop_requested };
 	struct stp *s = NULL;
-	int e, rc = -1;
+	int e, rc;
 
 	if (r->opts->filter) {
 		char why[512], prog[4096];
@@ -607,17 +607,17 @@ static int step_run(struct rec *r)
 	}
 	xo.filtered = c.nfilt > 0;
 	c.psb_period = r->opts->psb_period ? r->opts->psb_period : STEP_DEFAULT_PSB_PERIOD;
-	if ((e = write_header_records(&c)) < 0) {
-		xp_err("record", NULL, "cannot write perf.data: %s", strerror(-e));
+	if ((rc = write_header_records(&c)) < 0) {
+		xp_err("record", NULL, "cannot write perf.data: %s", strerror(-rc));
 		goto out;
 	}
-	if ((e = stp_attach(&s, &xo, r->child)) < 0) {
+	if ((rc = stp_attach(&s, &xo, r->child)) < 0) {
 		xp_err("trace the command", "check /proc/sys/kernel/yama/ptrace_scope", "ptrace: %s",
-		       strerror(-e));
+		       strerror(-rc));
 		goto out;
 	}
 	c.s = s;
-	if (rec_target_go(r) < 0)
+	if ((rc = rec_target_go(r)) < 0)
 		goto out;
 	e = stp_run(s);
 	r->target_status = stp_exit_status(s);
@@ -631,7 +631,7 @@ static int step_run(struct rec *r)
 		xp_err("record", NULL, "cannot write the trace: %s", strerror(-c.err));
 	if (!r->opts->quiet)
 		print_summary(&c, stp_stats(s));
-	rc = (e < 0 && e != -EINTR) || c.err ? -1 : 0;
+	rc = e < 0 && e != -EINTR ? e : c.err;	/* c.err: 0 or the trace's write error */
 out:
 	stp_free(s);
 	step_col_free(&c);
