@@ -45,9 +45,9 @@ static int push(struct ct_cursor *c, uint32_t fn, bool tail, bool count)
 	uint32_t node = ct_child(c->t, parent, fn);
 
 	if (node == CT_NONE)
-		return -1;
+		return -ENOMEM;
 	if (XP_GROW(c->f, c->cap, c->n + 1) < 0)
-		return -1;
+		return -ENOMEM;
 	c->f[c->n++] = (struct frame){ node, fn, tail };
 	if (count) {
 		c->t->nodes[node].calls++;
@@ -86,14 +86,14 @@ static int reparent(struct ct_cursor *c, uint32_t to)
 	t->nodes[bottom].parent = CT_NONE;
 	g = ct_child(t, bparent, to);
 	if (g == CT_NONE)
-		return -1;
+		return -ENOMEM;
 	moved = ct_child(t, g, t->nodes[bottom].fn);
 	if (moved == CT_NONE)
-		return -1;
+		return -ENOMEM;
 	t->nodes[moved].calls += t->nodes[bottom].calls;
 	ct_add_base(t, moved, t->base + (size_t)bottom * t->nm);
 	if (ct_merge_subtree(t, moved, t, bottom) < 0)
-		return -1;
+		return -ENOMEM;
 	c->f[0] = (struct frame){ g, to, false };
 	c->n = 1;
 	return 0;
@@ -153,10 +153,10 @@ int ct_cost(struct ct_cursor *c, uint32_t fn, const uint64_t *w)
 {
 	if (c->n == 0) {
 		if (push(c, fn, false, false) < 0)
-			return -1;
+			return -ENOMEM;
 	} else if (fn != CT_FN_UNKNOWN && c->f[c->n - 1].fn != fn) {
 		if (push(c, fn, true, true) < 0)
-			return -1;
+			return -ENOMEM;
 	}
 	ct_add_base(c->t, c->f[c->n - 1].node, w);
 	return 0;

@@ -46,20 +46,20 @@ int ct_grow(struct ct_tree *t)
 	uint32_t nc = t->cap ? t->cap * 2 : 1024;
 	struct ct_node *nn = realloc(t->nodes, nc * sizeof(*nn));
 	if (!nn)
-		return -1;
+		return -ENOMEM;
 	t->nodes = nn;
 	uint32_t *lc = realloc(t->last_child, nc * sizeof(*lc));
 	if (!lc)
-		return -1;
+		return -ENOMEM;
 	t->last_child = lc;
 	size_t m = t->nm ? t->nm : 1;
 	uint64_t *nb = realloc(t->base, nc * m * sizeof(*nb));
 	if (!nb)
-		return -1;
+		return -ENOMEM;
 	t->base = nb;
 	uint64_t *cu = realloc(t->cum, nc * m * sizeof(*cu));
 	if (!cu)
-		return -1;
+		return -ENOMEM;
 	t->cum = cu;
 	memset(t->base + (size_t)t->cap * m, 0, (size_t)(nc - t->cap) * m * sizeof(*nb));
 	memset(t->cum + (size_t)t->cap * m, 0, (size_t)(nc - t->cap) * m * sizeof(*cu));
@@ -147,7 +147,7 @@ int ct_merge_subtree(struct ct_tree *dst, uint32_t d, const struct ct_tree *src,
 	int rc = 0;
 
 #define PUSH(a, b) do { \
-		if (XP_GROW(stk, cap, n + 1) < 0) { rc = -1; goto out; } \
+		if (XP_GROW(stk, cap, n + 1) < 0) { rc = -ENOMEM; goto out; } \
 		stk[n++] = (struct pair){ (a), (b) }; \
 	} while (0)
 
@@ -158,7 +158,7 @@ int ct_merge_subtree(struct ct_tree *dst, uint32_t d, const struct ct_tree *src,
 			uint32_t fn = src->nodes[c].fn, had = dst->n;
 			uint32_t dc = ct_child(dst, p.d, fn);
 			if (dc == CT_NONE) {
-				rc = -1;
+				rc = -ENOMEM;
 				goto out;
 			}
 			/* sampled only where every source is */
@@ -178,7 +178,7 @@ out:
 int ct_merge(struct ct_tree *dst, const struct ct_tree *src)
 {
 	if (dst->nm != src->nm)
-		return -1;
+		return -EINVAL;
 	ct_add_base(dst, CT_ROOT, src->base);
 	return ct_merge_subtree(dst, CT_ROOT, src, CT_ROOT);
 }
@@ -196,7 +196,7 @@ int ct_finish(struct ct_tree *t)
 		free(order);
 		free(cnt);
 		free(stk);
-		return -1;
+		return -ENOMEM;
 	}
 	/* nodes unlinked by reparenting keep lvl 0 (live ones get >= 1 below) */
 	for (uint32_t i = 0; i < t->n; i++)
@@ -269,7 +269,7 @@ int ct_walk(const struct ct_tree *t, unsigned metric, ct_visit_fn fn, void *ctx)
 	int rc = 0;
 
 	if (!stk)
-		return -1;
+		return -ENOMEM;
 	stk[ns++] = CT_ROOT;
 	while (ns) {
 		uint32_t v = stk[--ns];
@@ -282,7 +282,7 @@ int ct_walk(const struct ct_tree *t, unsigned metric, ct_visit_fn fn, void *ctx)
 		size_t nk = 0;
 		for (uint32_t c = t->nodes[v].first_child; c != CT_NONE; c = t->nodes[c].next_sibling) {
 			if (XP_GROW(kids, kcap, nk + 1) < 0) {
-				rc = -1;
+				rc = -ENOMEM;
 				goto out;
 			}
 			kids[nk++] = c;
@@ -332,19 +332,19 @@ static int apportion_node(struct ct_tree *t, uint32_t node, unsigned m, unsigned
 	for (uint32_t c = t->nodes[node].first_child; c != CT_NONE; c = t->nodes[c].next_sibling)
 		if (t->nodes[c].sampled) {
 			if (XP_GROW(*stk, *cap, ns + 1) < 0)
-				return -1;
+				return -ENOMEM;
 			(*stk)[ns++] = c;
 		}
 	while (ns) {
 		uint32_t v = (*stk)[--ns];
 		if (XP_GROW(*sub, *subcap, nsub + 1) < 0)
-			return -1;
+			return -ENOMEM;
 		(*sub)[nsub++] = v;
 		total += t->base[(size_t)v * nm + by];
 		for (uint32_t c = t->nodes[v].first_child; c != CT_NONE; c = t->nodes[c].next_sibling)
 			if (t->nodes[c].sampled) {
 				if (XP_GROW(*stk, *cap, ns + 1) < 0)
-					return -1;
+					return -ENOMEM;
 				(*stk)[ns++] = c;
 			}
 	}

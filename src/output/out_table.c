@@ -1,4 +1,5 @@
 /* Table rows as text, JSON lines (through out_json.c) and CSV. */
+#include <errno.h>
 #include <ctype.h>
 #include <inttypes.h>
 #include <string.h>
@@ -14,7 +15,7 @@ int out_format_parse(const char *s, enum out_format *f)
 			*f = (enum out_format)i;
 			return 0;
 		}
-	return -1;
+	return -EINVAL;
 }
 
 const char *out_format_name(enum out_format f)

@@ -1,4 +1,5 @@
 /* Call trees as folded stacks and as callgrind profiles. */
+#include <errno.h>
 #include <inttypes.h>
 #include <stdlib.h>
 #include <string.h>
@@ -23,7 +24,7 @@ static int fold_node(void *arg, const struct ct_tree *t, uint32_t v)
 	if (!b)
 		return 0;
 	if (XP_GROW(s->path, s->cap, nd->lvl) < 0)
-		return -1;
+		return -ENOMEM;
 	uint32_t u = v;
 	for (uint32_t i = nd->lvl; i-- > 0;) {
 		s->path[i] = ct_node(t, u)->fn;
@@ -87,7 +88,7 @@ int out_callgrind(FILE *f, const struct ct_tree *t, const char *const *events, c
 	int rc = 0;
 
 	if (!acc)
-		return -1;
+		return -ENOMEM;
 	for (uint32_t v = 1; v < ct_nnodes(t); v++) {
 		const struct ct_node *nd = ct_node(t, v);
 		if (!nd->lvl || nd->fn >= nfn)
@@ -110,7 +111,7 @@ int out_callgrind(FILE *f, const struct ct_tree *t, const char *const *events, c
 			}
 		if (!e) {
 			if (XP_GROW(ca->edges, ca->capedges, ca->nedges + 1) < 0) {
-				rc = -1;
+				rc = -ENOMEM;
 				goto out;
 			}
 			e = &ca->edges[ca->nedges++];

@@ -9,6 +9,7 @@
  * (the trace started mid-stack) continues in an anonymous caller; tracing that resumes
  * in a caller (after a call out of an address filter) returns to it; a gap empties the
  * stack.  Memory grows with distinct blocks, functions and call sites, not the trace. */
+#include <errno.h>
 #include <math.h>
 #include <stdlib.h>
 #include <string.h>
@@ -185,7 +186,7 @@ static int push(struct bb_cg *cg, struct thread *t, uint64_t site, uint32_t call
 {
 	uint32_t e = edge_of(cg, t->cur, site, callee);
 	if (e == UINT32_MAX || XP_GROW(t->st, t->cap, t->depth + 1) < 0)
-		return -1;
+		return -ENOMEM;
 	cg->edges[e].calls++;
 	t->st[t->depth++] = (struct frame){ t->cur, e, site, t->ir, t->cyc };
 	t->cur = callee;
@@ -210,12 +211,12 @@ static int add_block(struct bb_cg *cg, struct thread *t, const struct xev *ev)
 			goto found;
 	}
 	if (XP_GROW(cg->blks, cg->capblks, cg->nblks + 1) < 0)
-		return -1;
+		return -ENOMEM;
 	i = cg->nblks;
 	b = &cg->blks[i];
 	*b = (struct blk){ t->cur, ev->pid, ev->ip, ev->end, 0, 0, ev->time };
 	if (xp_map_put(&cg->blk_by_key, k, i) < 0)
-		return -1;
+		return -ENOMEM;
 	cg->nblks++;
 found:
 	b->count++;
@@ -233,7 +234,7 @@ int bb_cg_event(void *ctx, const struct xev *ev)
 	struct bb_cg *cg = ctx;
 	struct thread *t = thread_of(cg, ev->tid);
 	if (!t)
-		return -1;
+		return -ENOMEM;
 	switch (ev->kind) {
 	case XEV_BLOCK:
 		if (t->cur == UINT32_MAX) {
@@ -244,11 +245,11 @@ int bb_cg_event(void *ctx, const struct xev *ev)
 			 * frame of the call it returns from */
 			uint32_t f = fn_at(cg, ev, ev->ip, true);
 			if (f != t->cur && cg->fns[f].start == ev->ip && push(cg, t, t->jump_ip, f) < 0)
-				return -1;
+				return -ENOMEM;
 		}
 		t->jumped = false;
 		if (t->cur == UINT32_MAX)
-			return -1;
+			return -ENOMEM;
 		return add_block(cg, t, ev);
 	case XEV_CALL:
 		t->jumped = false;
@@ -339,7 +340,7 @@ int bb_cg_write(struct bb_cg *cg, FILE *out, const char *cmd)
 			pop(cg, &cg->threads[i]);
 	struct x86_dis dis;
 	if (x86_dis_init(&dis) < 0)
-		return -1;
+		return -EIO;
 	qsort(cg->blks, cg->nblks, sizeof(*cg->blks), by_fn);
 	qsort(cg->edges, cg->nedges, sizeof(*cg->edges), edge_by_caller);
 	uint64_t tot_ir = 0;
@@ -407,5 +408,5 @@ int bb_cg_write(struct bb_cg *cg, FILE *out, const char *cmd)
 fail:
 	free(costs);
 	x86_dis_fini(&dis);
-	return -1;
+	return -ENOMEM;
 }

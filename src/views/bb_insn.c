@@ -242,7 +242,7 @@ static int format_line(struct bb_insn_view *v, struct line *l, const struct xev 
 	l->text = b->oom || sym->oom ? NULL : calloc(1, (b->len + 15) & ~(size_t)15);
 	if (!l->text) {
 		l->size = 0;
-		return -1;
+		return -ENOMEM;
 	}
 	memcpy(l->text, b->p, b->len);
 	l->len = (uint32_t)b->len;
@@ -322,7 +322,7 @@ static inline __attribute__((always_inline)) int emit_insn(struct bb_insn_view *
 {
 	const struct line *l = cached_line(v, ev, ip, bytes, n);
 	if (!l)
-		return -1;
+		return -ENOMEM;
 	*size_out = l->size;
 	if (v->o.format == BB_JSONL) {
 		/* the cached line starts with '{': time and tid go in after it */
@@ -411,7 +411,7 @@ static int build_block(struct bb_insn_view *v, struct bline *b, const struct xev
 	uint64_t from = 0, to = UINT64_MAX;
 
 	if (!off)
-		return -1;
+		return -ENOMEM;
 	for (uint64_t ip = ev->ip; n < ev->insns && ip <= ev->end;) {
 		const struct line *l = line_at(v, ev, ip);
 		if (!l) {
@@ -445,7 +445,7 @@ static int build_block(struct bb_insn_view *v, struct bline *b, const struct xev
 fail:
 	free(text);
 	free(off);
-	return -1;
+	return -ENOMEM;
 }
 
 /* A run of several instructions (block decoders): its lines come from the block
@@ -456,7 +456,7 @@ static int emit_block(struct bb_insn_view *v, const struct xev *ev)
 	if (!(b->n && b->start == ev->ip && b->end == ev->end && b->pid == ev->pid &&
 	      b->from <= ev->time && ev->time < b->to)) {
 		if (build_block(v, b, ev) < 0)
-			return -1;
+			return -ENOMEM;
 	}
 	if (b->n) {
 		if (v->o.format == BB_JSONL && !ev->time && ev->tid < 0) {

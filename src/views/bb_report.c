@@ -124,7 +124,7 @@ int bb_blocks_report(struct bb_tally *t0, const struct bb_view_opts *o)
 
 	if (!v) {
 		bb_tally_free(basic);
-		return -1;
+		return -ENOMEM;
 	}
 	if (o->format == BB_TEXT) {
 		fprintf(out, "# %zu blocks, %lu instructions, %lu gaps; sorted by %s\n", n,
@@ -267,13 +267,13 @@ int bb_annotate_report(struct bb_tally *t, const char *symname, const struct bb_
 	bool found = false;
 
 	if (!v || !env || !env->symbol || !env->read)
-		return -1;
+		return -EINVAL;
 	/* Where each block's copy of the function starts: the same function may lie at
 	 * several places (JIT code moved, a library mapped at other addresses by other
 	 * processes); blocks count at their offset in it.  UINT64_MAX: another function. */
 	uint64_t *base = malloc((n ? n : 1) * sizeof(*base));
 	if (!base)
-		return -1;
+		return -ENOMEM;
 	/* the function's extent: its symbol size, or the blocks executed in it */
 	for (size_t i = 0; i < n; i++) {
 		uint64_t s = 0, z = 0;
@@ -296,7 +296,7 @@ int bb_annotate_report(struct bb_tally *t, const char *symname, const struct bb_
 	}
 	if (!found) {
 		free(base);
-		return -1;
+		return -ENOENT;
 	}
 	if (fsize)
 		fend = fstart + fsize;
@@ -307,7 +307,7 @@ int bb_annotate_report(struct bb_tally *t, const char *symname, const struct bb_
 	struct aline *l = disassemble(env, pid, time, fstart, fend, o->intel, &nl);
 	if (!l) {
 		free(base);
-		return -1;
+		return -ENOMEM;
 	}
 
 	uint64_t total = 0;

@@ -1,6 +1,7 @@
 /* The --calltree and --functions views: both build call trees (one per thread) from
  * the event stream — sampled stacks and exact calls/returns alike — and report either
  * the tree (Lvl RL Calls Base Cum Name) or per-function totals. */
+#include <errno.h>
 #include <inttypes.h>
 #include <stdlib.h>
 #include <string.h>
@@ -87,13 +88,13 @@ static int tree_row(void *arg, const struct ct_tree *t, uint32_t node)
 	    (double)cum * 100.0 / (double)v->total < v->o->percent_limit)
 		return CT_SKIP;
 	if (XP_GROW(v->path, v->cappath, nd->lvl) < 0)
-		return -1;
+		return -ENOMEM;
 	const char *name = tb_fn_name(v->c->sym, nd->fn), *shown = name;
 	v->path[nd->lvl - 1] = name;
 	if (nd->sampled && v->o->format == OUT_TEXT) {
 		size_t l = strlen(name) + 2;
 		if (XP_GROW(v->mark, v->capmark, l) < 0)
-			return -1;
+			return -ENOMEM;
 		snprintf(v->mark, l, "+%s", name);
 		shown = v->mark;
 	}
