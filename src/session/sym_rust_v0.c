@@ -116,10 +116,15 @@ static void ident(struct dm *d, bool print)
 	d->pos += n;
 }
 
-static void path(struct dm *d, bool print);
+/* How a path is printed: P_PRINT off skips it (an impl's own path, the instantiating
+ * crate); P_VALUE marks a value path, whose generic arguments take the turbofish
+ * (foo::<u8>), where a type path's do not (Vec<u8>). */
+enum { P_PRINT = 1, P_VALUE = 2 };
+
+static void path(struct dm *d, int how);
 static void type(struct dm *d);
 
-static void backref(struct dm *d, void (*fn)(struct dm *, bool), bool print)
+static void backref(struct dm *d, void (*fn)(struct dm *, int), int how)
 {
 	uint64_t at = base62(d);
 
@@ -129,14 +134,14 @@ static void backref(struct dm *d, void (*fn)(struct dm *, bool), bool print)
 	}
 	size_t save = d->pos;
 	d->pos = at;
-	fn(d, print);
+	fn(d, how);
 	d->pos = save;
 	d->depth--;
 }
 
-static void type_p(struct dm *d, bool print)
+static void type_p(struct dm *d, int how)
 {
-	(void)print;
+	(void)how;
 	type(d);
 }
 
@@ -148,16 +153,16 @@ static void lifetime(struct dm *d)
 
 static void const_(struct dm *d);
 
-static void const_p(struct dm *d, bool print)
+static void const_p(struct dm *d, int how)
 {
-	(void)print;
+	(void)how;
 	const_(d);
 }
 
 static void const_(struct dm *d)
 {
 	if (eat(d, 'B')) {
-		backref(d, const_p, true);
+		backref(d, const_p, P_PRINT);
 		return;
 	}
 	if (eat(d, 'p')) {
@@ -308,7 +313,7 @@ static void type(struct dm *d)
 			if (!first)
 				puts_(d, " + ");
 			first = false;
-			path(d, true);
+			path(d, P_PRINT);
 			while (!d->bad && eat(d, 'p')) {
 				ident(d, false);
 				type(d);
@@ -319,16 +324,17 @@ static void type(struct dm *d)
 		else
 			base62(d);
 	} else if (eat(d, 'B')) {
-		backref(d, type_p, true);
+		backref(d, type_p, P_PRINT);
 	} else {
-		path(d, true);
+		path(d, P_PRINT);
 	}
 	d->depth--;
 }
 
-static void path(struct dm *d, bool print)
+static void path(struct dm *d, int how)
 {
 	size_t l0 = d->len;
+	bool print = how & P_PRINT;
 
 	if (d->bad || ++d->depth > 64) {
 		d->bad = true;
@@ -339,23 +345,23 @@ static void path(struct dm *d, bool print)
 		ident(d, print);
 	} else if (eat(d, 'M')) {
 		disamb(d);
-		path(d, false);
+		path(d, 0);
 		puts_(d, "<");
 		type(d);
 		puts_(d, ">");
 	} else if (eat(d, 'X')) {
 		disamb(d);
-		path(d, false);
+		path(d, 0);
 		puts_(d, "<");
 		type(d);
 		puts_(d, " as ");
-		path(d, true);
+		path(d, P_PRINT);
 		puts_(d, ">");
 	} else if (eat(d, 'Y')) {
 		puts_(d, "<");
 		type(d);
 		puts_(d, " as ");
-		path(d, true);
+		path(d, P_PRINT);
 		puts_(d, ">");
 	} else if (eat(d, 'N')) {
 		char ns = peek(d);
@@ -364,7 +370,7 @@ static void path(struct dm *d, bool print)
 			return;
 		}
 		d->pos++;
-		path(d, print);
+		path(d, how);
 		uint64_t dis = disamb(d);
 		size_t before = d->pos;
 		ident(d, false);
@@ -393,11 +399,12 @@ static void path(struct dm *d, bool print)
 			put(d, id, n);
 		}
 	} else if (eat(d, 'I')) {
-		path(d, print);
-		puts_(d, "::");
+		path(d, how);
+		if (how & P_VALUE)
+			puts_(d, "::");
 		generic_args(d);
 	} else if (eat(d, 'B')) {
-		backref(d, path, print);
+		backref(d, path, how);
 	} else {
 		d->bad = true;
 	}
@@ -415,7 +422,7 @@ char *sym_rust_v0(const char *name)
 
 	if (peek(&d) >= '0' && peek(&d) <= '9')
 		decimal(&d);	/* encoding version */
-	path(&d, true);
+	path(&d, P_PRINT | P_VALUE);
 	if (d.bad || !d.out) {
 		free(d.out);
 		return NULL;

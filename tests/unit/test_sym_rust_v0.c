@@ -19,6 +19,14 @@ static const struct rv0 cases[] = {
 	/* generics, with back-references (B2_, B4_) to the crate */
 	{ "_RINvCs1234_7mycrate3fooNtB2_3BarlE", "mycrate::foo::<mycrate::Bar, i32>" },
 	{ "_RINvCs1234_7mycrate3fooNtNtB2_3bar3BazE", "mycrate::foo::<mycrate::bar::Baz>" },
+	/* generic arguments take the turbofish (::<) in value paths only, not in types */
+	{ "_RINvNtCs1stBYn7ls4v_4core3ptr13drop_in_placeINtNtCsfDDUSDq1Ryt_5alloc3vec3VechEEB4_",
+	  "core::ptr::drop_in_place::<alloc::vec::Vec<u8>>" },
+	{ "_RNvMNtCs4VmZ1Wkwn2o_5alloc3vecINtB2_3VecpE4push", "<alloc::vec::Vec<_>>::push" },
+	{ "_RNvMCs1234_7mycrateINtB2_3FoohE3new", "<mycrate::Foo<u8>>::new" },
+	{ "_RINvCs1234_7mycrate3fooINtB2_3BarINtB2_3BazhEEE", "mycrate::foo::<mycrate::Bar<mycrate::Baz<u8>>>" },
+	{ "_RINvCs1234_7mycrate3fooRINtB2_3BarmEE", "mycrate::foo::<&mycrate::Bar<u32>>" },
+	{ "_RNvYINtCs1234_7mycrate3FoohEINtB5_5TraitmE3bar", "<mycrate::Foo<u8> as mycrate::Trait<u32>>::bar" },
 	/* closures: {closure#N}, N from the disambiguator (s0_ = 2) */
 	{ "_RNCNvCsbmNqQUJIY6D_4core5panic0", "core::panic::{closure#0}" },
 	{ "_RNCNvCs1234_7mycrate4main0", "mycrate::main::{closure#0}" },
