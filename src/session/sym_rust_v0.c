@@ -84,6 +84,10 @@ static uint64_t decimal(struct dm *d)
 		d->bad = true;
 		return 0;
 	}
+	/* "0" is a whole number: it has no leading zeros, so in "00" (the empty names of
+	 * two nested closures) each 0 is one identifier's length */
+	if (eat(d, '0'))
+		return 0;
 	while (peek(d) >= '0' && peek(d) <= '9') {
 		v = v * 10 + (uint64_t)(peek(d) - '0');
 		d->pos++;
@@ -365,7 +369,7 @@ static void path(struct dm *d, int how)
 		puts_(d, ">");
 	} else if (eat(d, 'N')) {
 		char ns = peek(d);
-		if (!ns) {
+		if (!(ns >= 'A' && ns <= 'Z') && !(ns >= 'a' && ns <= 'z')) {
 			d->bad = true;
 			return;
 		}
@@ -387,7 +391,10 @@ static void path(struct dm *d, int how)
 		if (ns >= 'A' && ns <= 'Z') {
 			char buf[48];
 			puts_(d, "::{");
-			puts_(d, ns == 'C' ? "closure" : ns == 'S' ? "shim" : "?");
+			if (ns == 'C' || ns == 'S')
+				puts_(d, ns == 'C' ? "closure" : "shim");
+			else
+				put(d, &ns, 1);	/* a namespace with no name yet */
 			if (n) {
 				puts_(d, ":");
 				put(d, id, n);

@@ -31,6 +31,16 @@ static const struct rv0 cases[] = {
 	{ "_RNCNvCsbmNqQUJIY6D_4core5panic0", "core::panic::{closure#0}" },
 	{ "_RNCNvCs1234_7mycrate4main0", "mycrate::main::{closure#0}" },
 	{ "_RNCNvCs1234_7mycrate3foos0_0", "mycrate::foo::{closure#2}" },
+	/* nested closures: each "0" is one empty name ("00" is not a number) */
+	{ "_RNCNCNvCs1234_7mycrate3foo00", "mycrate::foo::{closure#0}::{closure#0}" },
+	{ "_RNCNCNvCs1234_7mycrate3foos_00", "mycrate::foo::{closure#1}::{closure#0}" },
+	{ "_RNCNCNvCs1234_7mycrate3foos_0s0_0", "mycrate::foo::{closure#1}::{closure#2}" },
+	{ "_RNCNCNCNvCs1234_7mycrate4main000", "mycrate::main::{closure#0}::{closure#0}::{closure#0}" },
+	{ "_RNvNCNvCs1234_7mycrate3foo03bar", "mycrate::foo::{closure#0}::bar" },
+	/* other namespaces: named ones, shims, a letter with no name yet */
+	{ "_RNCNvCs1234_7mycrate3foo3bar", "mycrate::foo::{closure:bar#0}" },
+	{ "_RNSNvCs1234_7mycrate3foo6vtable", "mycrate::foo::{shim:vtable#0}" },
+	{ "_RNANvCs1234_7mycrate3foo0", "mycrate::foo::{A#0}" },
 	/* inherent impl, trait impl, trait definition */
 	{ "_RNvXs_Cs1234_7mycrateNtB4_3FooNtNtCs2_4core3fmt7Display3fmt", "<mycrate::Foo as core::fmt::Display>::fmt" },
 	{ "_RNvYNtCs1234_7mycrate3FooNtB4_5Trait6method", "<mycrate::Foo as mycrate::Trait>::method" },
@@ -66,6 +76,7 @@ static void test_refused(void **state)
 	static const char *const bad[] = {
 		"_RNvCs1234_7mycrate4bar",		/* identifier longer than the name */
 		"_RNvNvCs1234_7mycrate3fooB4_3bar",	/* back-reference to itself */
+		"_RN1NvCs1234_7mycrate3foo3bar",	/* namespace not a letter */
 		"_RZZZ",
 		"_R",
 	};
