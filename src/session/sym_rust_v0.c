@@ -163,6 +163,29 @@ static void const_p(struct dm *d, int how)
 	const_(d);
 }
 
+/* A char const as Rust writes it: printable ASCII as is, the usual escapes, any other
+ * scalar value as \u{hex}; a value that is no char (a surrogate, past U+10FFFF)
+ * cannot come from rustc. */
+static void const_char(struct dm *d, uint64_t v)
+{
+	char buf[16];
+
+	if (v > 0x10ffff || (v >= 0xd800 && v <= 0xdfff)) {
+		d->bad = true;
+		return;
+	}
+	if (v == '\t' || v == '\r' || v == '\n' || v == '\'' || v == '\\')
+		snprintf(buf, sizeof(buf), "'\\%c'", v == '\t' ? 't' : v == '\r' ? 'r' : v == '\n' ? 'n' : (char)v);
+	else if (v >= 0x20 && v < 0x7f)
+		snprintf(buf, sizeof(buf), "'%c'", (char)v);
+	else
+		snprintf(buf, sizeof(buf), "'\\u{%llx}'", (unsigned long long)v);
+	puts_(d, buf);
+}
+
+/* The const generics of the v0 grammar: an integer (n before a negative signed one),
+ * a bool or a char.  The value's type is not shown; the newer encodings of str,
+ * reference, array, tuple and ADT consts are refused, as c++filt does. */
 static void const_(struct dm *d)
 {
 	if (eat(d, 'B')) {
@@ -173,27 +196,57 @@ static void const_(struct dm *d)
 		puts_(d, "_");
 		return;
 	}
-	size_t l0 = d->len;
-	type(d);	/* the const's type is not shown */
-	if (d->bad)
+	char t = peek(d);
+	bool sign = t == 'a' || t == 's' || t == 'l' || t == 'x' || t == 'n' || t == 'i';
+	bool uns = t == 'h' || t == 't' || t == 'm' || t == 'y' || t == 'o' || t == 'j';
+	if (!sign && !uns && t != 'b' && t != 'c') {
+		d->bad = true;
 		return;
-	d->len = l0;
-	bool neg = eat(d, 'n');
+	}
+	d->pos++;
+	bool neg = sign && eat(d, 'n');
+	size_t hex = d->pos, digits = 0;
 	uint64_t v = 0;
-	while (peek(d) && peek(d) != '_') {
+	bool lead = true;
+	while (peek(d) != '_') {
 		char c = peek(d);
 		int x = c >= '0' && c <= '9' ? c - '0' : c >= 'a' && c <= 'f' ? c - 'a' + 10 : -1;
 		if (x < 0) {
 			d->bad = true;
 			return;
 		}
-		v = v * 16 + (uint64_t)x;
+		lead = lead && !x;
+		if (!lead)	/* leading zeros do not count against the 16 digits of a u64 */
+			digits++;
+		v = v << 4 | (uint64_t)x;
 		d->pos++;
 	}
-	if (!eat(d, '_'))
-		d->bad = true;
-	char buf[32];
-	snprintf(buf, sizeof(buf), "%s%llu", neg ? "-" : "", (unsigned long long)v);
+	size_t nhex = d->pos - hex;
+	d->pos++;
+	if (t == 'b') {
+		if (v > 1 || digits > 16)
+			d->bad = true;
+		else
+			puts_(d, v ? "true" : "false");
+		return;
+	}
+	if (t == 'c') {
+		if (digits > 16)
+			d->bad = true;
+		else
+			const_char(d, v);
+		return;
+	}
+	if (neg)
+		puts_(d, "-");
+	if (digits > 16) {
+		/* past 64 bits (i128, u128): the digits as they are, as rustc-demangle */
+		puts_(d, "0x");
+		put(d, d->s + hex, nhex);
+		return;
+	}
+	char buf[24];
+	snprintf(buf, sizeof(buf), "%llu", (unsigned long long)v);
 	puts_(d, buf);
 }
 

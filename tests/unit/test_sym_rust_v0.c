@@ -52,6 +52,27 @@ static const struct rv0 cases[] = {
 	{ "_RINvCs1234_7mycrate3fooDNtCs1_4core3AnyEL_E", "mycrate::foo::<dyn core::Any>" },
 	/* const generics */
 	{ "_RINvCs1234_7mycrate3fooKj10_E", "mycrate::foo::<16>" },
+	{ "_RINvCs1234_7mycrate3fooKj0_E", "mycrate::foo::<0>" },
+	{ "_RINvCs1234_7mycrate3fooKjffffffffffffffff_E", "mycrate::foo::<18446744073709551615>" },
+	{ "_RINvCs1234_7mycrate3fooKb1_E", "mycrate::foo::<true>" },
+	{ "_RINvCs1234_7mycrate3fooKb0_E", "mycrate::foo::<false>" },
+	{ "_RINvCs1234_7mycrate3fooKb1_KBm_E", "mycrate::foo::<true, true>" },
+	{ "_RINvCs1234_7mycrate3fooKlna_E", "mycrate::foo::<-10>" },
+	{ "_RINvCs1234_7mycrate3fooKsn7fff_E", "mycrate::foo::<-32767>" },
+	{ "_RINvCs1234_7mycrate3fooKxn8000000000000000_E", "mycrate::foo::<-9223372036854775808>" },
+	{ "_RINvCs1234_7mycrate3fooKc61_E", "mycrate::foo::<'a'>" },
+	{ "_RINvCs1234_7mycrate3fooKc22_E", "mycrate::foo::<'\"'>" },
+	{ "_RINvCs1234_7mycrate3fooKca_E", "mycrate::foo::<'\\n'>" },
+	{ "_RINvCs1234_7mycrate3fooKc9_E", "mycrate::foo::<'\\t'>" },
+	{ "_RINvCs1234_7mycrate3fooKc0_E", "mycrate::foo::<'\\u{0}'>" },
+	{ "_RINvCs1234_7mycrate3fooKc1f600_E", "mycrate::foo::<'\\u{1f600}'>" },
+	/* not c++filt's: it writes ''' and '\' for these, and '\u{20}' for a space; these
+	 * are Rust's char literals, as rustc-demangle writes them */
+	{ "_RINvCs1234_7mycrate3fooKc27_E", "mycrate::foo::<'\\''>" },
+	{ "_RINvCs1234_7mycrate3fooKc5c_E", "mycrate::foo::<'\\\\'>" },
+	{ "_RINvCs1234_7mycrate3fooKc20_E", "mycrate::foo::<' '>" },
+	/* past 64 bits: the hex digits, as rustc-demangle (c++filt 2.40 prints them wrong) */
+	{ "_RINvCs1234_7mycrate3fooKo10000000000000000_E", "mycrate::foo::<0x10000000000000000>" },
 };
 
 static void test_demangle(void **state)
@@ -77,6 +98,14 @@ static void test_refused(void **state)
 		"_RNvCs1234_7mycrate4bar",		/* identifier longer than the name */
 		"_RNvNvCs1234_7mycrate3fooB4_3bar",	/* back-reference to itself */
 		"_RN1NvCs1234_7mycrate3foo3bar",	/* namespace not a letter */
+		"_RINvCs1234_7mycrate3fooKjna_E",	/* negative unsigned const */
+		"_RINvCs1234_7mycrate3fooKb2_E",	/* bool neither 0 nor 1 */
+		"_RINvCs1234_7mycrate3fooKbn1_E",
+		"_RINvCs1234_7mycrate3fooKu_E",		/* const of a type with no value encoding */
+		"_RINvCs1234_7mycrate3fooKeE",		/* str const: newer than c++filt 2.40 */
+		"_RINvCs1234_7mycrate3fooKjA_E",	/* not a hex digit */
+		"_RINvCs1234_7mycrate3fooKcd800_E",	/* no char: a surrogate (c++filt prints it) */
+		"_RINvCs1234_7mycrate3fooKc110000_E",	/* no char: past U+10FFFF (same) */
 		"_RZZZ",
 		"_R",
 	};
