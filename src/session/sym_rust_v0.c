@@ -480,9 +480,17 @@ char *sym_rust_v0(const char *name)
 {
 	struct dm d = { .s = name + 2, .n = strlen(name + 2) };
 
+	/* _R [version] path [instantiating crate] [vendor suffix].  The current encoding
+	 * has no version number: one is a format we do not know. */
 	if (peek(&d) >= '0' && peek(&d) <= '9')
-		decimal(&d);	/* encoding version */
+		return NULL;
 	path(&d, P_PRINT | P_VALUE);
+	if (peek(&d) >= 'A' && peek(&d) <= 'Z')
+		path(&d, 0);	/* the crate that instantiated a generic: not shown */
+	/* the grammar's only trailer: a suffix from the compiler or the linker after a '.'
+	 * or a '$' (LLVM's .llvm.NNN), not shown */
+	if (d.pos < d.n && d.s[d.pos] != '.' && d.s[d.pos] != '$')
+		d.bad = true;
 	if (d.bad || !d.out) {
 		free(d.out);
 		return NULL;

@@ -27,6 +27,15 @@ static const struct rv0 cases[] = {
 	{ "_RINvCs1234_7mycrate3fooINtB2_3BarINtB2_3BazhEEE", "mycrate::foo::<mycrate::Bar<mycrate::Baz<u8>>>" },
 	{ "_RINvCs1234_7mycrate3fooRINtB2_3BarmEE", "mycrate::foo::<&mycrate::Bar<u32>>" },
 	{ "_RNvYINtCs1234_7mycrate3FoohEINtB5_5TraitmE3bar", "<mycrate::Foo<u8> as mycrate::Trait<u32>>::bar" },
+	/* after the path: the instantiating crate (not shown), a vendor suffix after '.'
+	 * or '$' (not shown; c++filt refuses the '$' one, which the v0 grammar allows) */
+	{ "_RINvNtCs1stBYn7ls4v_4core3ptr13drop_in_placeINtNtCsfDDUSDq1Ryt_5alloc3vec3VechEECs1234_7mycrate",
+	  "core::ptr::drop_in_place::<alloc::vec::Vec<u8>>" },
+	{ "_RINvNtCs1stBYn7ls4v_4core3ptr13drop_in_placeINtNtCsfDDUSDq1Ryt_5alloc3vec3VechEEB4_.llvm.42",
+	  "core::ptr::drop_in_place::<alloc::vec::Vec<u8>>" },
+	{ "_RNvCs1234_7mycrate3foo.llvm.123", "mycrate::foo" },
+	{ "_RNvCs1234_7mycrate3foo.cold", "mycrate::foo" },
+	{ "_RNvCs1234_7mycrate3foo$x", "mycrate::foo" },
 	/* closures: {closure#N}, N from the disambiguator (s0_ = 2) */
 	{ "_RNCNvCsbmNqQUJIY6D_4core5panic0", "core::panic::{closure#0}" },
 	{ "_RNCNvCs1234_7mycrate4main0", "mycrate::main::{closure#0}" },
@@ -106,6 +115,12 @@ static void test_refused(void **state)
 		"_RINvCs1234_7mycrate3fooKjA_E",	/* not a hex digit */
 		"_RINvCs1234_7mycrate3fooKcd800_E",	/* no char: a surrogate (c++filt prints it) */
 		"_RINvCs1234_7mycrate3fooKc110000_E",	/* no char: past U+10FFFF (same) */
+		"_RNvCs1234_7mycrate3fooXYZ",		/* trailing garbage */
+		"_RNvCs1234_7mycrate3foo3bar",
+		"_RNvCs1234_7mycrate3foo_",
+		"_RNvNvCs1234_7mycrate3foo03bar",
+		"_RINvNtCs1stBYn7ls4v_4core3ptr13drop_in_placeINtNtCsfDDUSDq1Ryt_5alloc3vec3VechEEB4_B4_",
+		"_R0NvCs1234_7mycrate3foo",		/* an encoding version: not the v0 we know */
 		"_RZZZ",
 		"_R",
 	};
