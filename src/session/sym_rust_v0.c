@@ -16,7 +16,9 @@ struct dm {
 	char *out;
 	size_t len, cap;
 	bool bad;
+	bool open;	/* the P_OPEN path just printed left its generic arguments open */
 	int depth;
+	uint64_t bound;	/* lifetimes bound by the enclosing for<...> binders */
 };
 
 static void put(struct dm *d, const char *p, size_t n)
@@ -122,8 +124,9 @@ static void ident(struct dm *d, bool print)
 
 /* How a path is printed: P_PRINT off skips it (an impl's own path, the instantiating
  * crate); P_VALUE marks a value path, whose generic arguments take the turbofish
- * (foo::<u8>), where a type path's do not (Vec<u8>). */
-enum { P_PRINT = 1, P_VALUE = 2 };
+ * (foo::<u8>), where a type path's do not (Vec<u8>); P_OPEN leaves a dyn trait's
+ * generic arguments open for its associated types (Foo<u32, Item = u8>). */
+enum { P_PRINT = 1, P_VALUE = 2, P_OPEN = 4 };
 
 static void path(struct dm *d, int how);
 static void type(struct dm *d);
@@ -149,10 +152,26 @@ static void type_p(struct dm *d, int how)
 	type(d);
 }
 
-static void lifetime(struct dm *d)
+/* A lifetime is 0 (erased, '_) or counts back through the bound ones, the innermost
+ * first: 'a is the outermost binder's first. */
+static void lifetime(struct dm *d, uint64_t i)
 {
-	base62(d);
-	puts_(d, "'_");
+	char buf[32];
+
+	if (!i) {
+		puts_(d, "'_");
+		return;
+	}
+	if (i > d->bound) {
+		d->bad = true;	/* bound by no binder */
+		return;
+	}
+	uint64_t n = d->bound - i;
+	if (n < 26)
+		snprintf(buf, sizeof(buf), "'%c", (char)('a' + n));
+	else
+		snprintf(buf, sizeof(buf), "'_%llu", (unsigned long long)n);
+	puts_(d, buf);
 }
 
 static void const_(struct dm *d);
@@ -250,7 +269,7 @@ static void const_(struct dm *d)
 	puts_(d, buf);
 }
 
-static void generic_args(struct dm *d)
+static void generic_args(struct dm *d, bool close)
 {
 	bool first = true;
 
@@ -264,19 +283,35 @@ static void generic_args(struct dm *d)
 			puts_(d, ", ");
 		first = false;
 		if (eat(d, 'L'))
-			lifetime(d);
+			lifetime(d, base62(d));
 		else if (eat(d, 'K'))
 			const_(d);
 		else
 			type(d);
 	}
-	puts_(d, ">");
+	if (close)
+		puts_(d, ">");
 }
 
+/* for<'a, ...>: the lifetimes it binds stay in d->bound until the caller restores it
+ * at the end of the fn or dyn type. */
 static void binder(struct dm *d)
 {
-	if (eat(d, 'G'))
-		base62(d);
+	if (!eat(d, 'G'))
+		return;
+	uint64_t n = base62(d) + 1;
+	if (d->bad || n > 256 - d->bound) {	/* a bound no real signature comes near */
+		d->bad = true;
+		return;
+	}
+	puts_(d, "for<");
+	for (uint64_t i = 0; i < n; i++) {
+		if (i)
+			puts_(d, ", ");
+		d->bound++;
+		lifetime(d, 1);
+	}
+	puts_(d, "> ");
 }
 
 static void type(struct dm *d)
@@ -309,10 +344,16 @@ static void type(struct dm *d)
 		puts_(d, "]");
 	} else if (eat(d, 'R') || eat(d, 'Q')) {
 		bool mut = d->s[d->pos - 1] == 'Q';
-		puts_(d, mut ? "&mut " : "&");
+		puts_(d, "&");
 		if (eat(d, 'L')) {
-			base62(d);
+			uint64_t lt = base62(d);
+			if (lt) {
+				lifetime(d, lt);
+				puts_(d, " ");
+			}
 		}
+		if (mut)
+			puts_(d, "mut ");
 		type(d);
 	} else if (eat(d, 'P') || eat(d, 'O')) {
 		puts_(d, d->s[d->pos - 1] == 'P' ? "*const " : "*mut ");
@@ -332,12 +373,25 @@ static void type(struct dm *d)
 		}
 		puts_(d, ")");
 	} else if (eat(d, 'F')) {
+		uint64_t bound = d->bound;
 		binder(d);
 		if (eat(d, 'U'))
 			puts_(d, "unsafe ");
 		if (eat(d, 'K')) {
-			if (!eat(d, 'C'))
-				ident(d, false);
+			puts_(d, "extern \"");
+			if (eat(d, 'C')) {
+				puts_(d, "C");
+			} else if (peek(d) == 'u') {
+				d->bad = true;	/* ABI names are ASCII */
+			} else {
+				/* the name's '-' are mangled as '_' (rust-call, rust_call) */
+				size_t l0 = d->len;
+				ident(d, true);
+				for (size_t i = l0; !d->bad && i < d->len; i++)
+					if (d->out[i] == '_')
+						d->out[i] = '-';
+			}
+			puts_(d, "\" ");
 		}
 		puts_(d, "fn(");
 		bool first = true;
@@ -358,9 +412,11 @@ static void type(struct dm *d)
 			puts_(d, " -> ");
 			type(d);
 		}
+		d->bound = bound;
 	} else if (eat(d, 'D')) {
-		binder(d);
+		uint64_t bound = d->bound;
 		puts_(d, "dyn ");
+		binder(d);
 		bool first = true;
 		while (!d->bad && !eat(d, 'E')) {
 			if (!peek(d)) {
@@ -370,16 +426,28 @@ static void type(struct dm *d)
 			if (!first)
 				puts_(d, " + ");
 			first = false;
-			path(d, P_PRINT);
+			path(d, P_PRINT | P_OPEN);
+			bool open = d->open;
 			while (!d->bad && eat(d, 'p')) {
-				ident(d, false);
+				puts_(d, open ? ", " : "<");
+				open = true;
+				ident(d, true);
+				puts_(d, " = ");
 				type(d);
 			}
+			if (open)
+				puts_(d, ">");
 		}
-		if (!eat(d, 'L'))
+		d->bound = bound;
+		if (!eat(d, 'L')) {
 			d->bad = true;
-		else
-			base62(d);
+		} else {
+			uint64_t lt = base62(d);
+			if (lt) {
+				puts_(d, " + ");
+				lifetime(d, lt);
+			}
+		}
 	} else if (eat(d, 'B')) {
 		backref(d, type_p, P_PRINT);
 	} else {
@@ -391,7 +459,8 @@ static void type(struct dm *d)
 static void path(struct dm *d, int how)
 {
 	size_t l0 = d->len;
-	bool print = how & P_PRINT;
+	bool print = how & P_PRINT, open = false;
+	int inner = how & ~P_OPEN;	/* only the path's own generic arguments stay open */
 
 	if (d->bad || ++d->depth > 64) {
 		d->bad = true;
@@ -427,7 +496,7 @@ static void path(struct dm *d, int how)
 			return;
 		}
 		d->pos++;
-		path(d, how);
+		path(d, inner);
 		uint64_t dis = disamb(d);
 		size_t before = d->pos;
 		ident(d, false);
@@ -459,12 +528,14 @@ static void path(struct dm *d, int how)
 			put(d, id, n);
 		}
 	} else if (eat(d, 'I')) {
-		path(d, how);
+		path(d, inner);
 		if (how & P_VALUE)
 			puts_(d, "::");
-		generic_args(d);
+		open = how & P_OPEN;
+		generic_args(d, !open);
 	} else if (eat(d, 'B')) {
 		backref(d, path, how);
+		open = d->open;
 	} else {
 		d->bad = true;
 	}
@@ -473,6 +544,7 @@ static void path(struct dm *d, int how)
 		if (d->out)
 			d->out[l0] = 0;
 	}
+	d->open = open;
 	d->depth--;
 }
 

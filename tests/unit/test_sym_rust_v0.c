@@ -59,6 +59,27 @@ static const struct rv0 cases[] = {
 	{ "_RINvCs1234_7mycrate3fooAhj3_E", "mycrate::foo::<[u8; 3]>" },
 	{ "_RINvCs1234_7mycrate3fooFhEmE", "mycrate::foo::<fn(u8) -> u32>" },
 	{ "_RINvCs1234_7mycrate3fooDNtCs1_4core3AnyEL_E", "mycrate::foo::<dyn core::Any>" },
+	/* fn ABIs ('_' in the name is '-') */
+	{ "_RINvCs1234_7mycrate3fooFKCEuE", "mycrate::foo::<extern \"C\" fn()>" },
+	{ "_RINvCs1234_7mycrate3fooFUK9rust_callhEuE", "mycrate::foo::<unsafe extern \"rust-call\" fn(u8)>" },
+	/* dyn traits' associated types, in the trait's generic arguments, through a
+	 * back-reference too */
+	{ "_RINvCs1234_7mycrate3fooDNtNtNtCs1_4core4iter6traits8Iteratorp4ItemhEL_E",
+	  "mycrate::foo::<dyn core::iter::traits::Iterator<Item = u8>>" },
+	{ "_RINvCs1234_7mycrate3fooDINtCs1_4core3FoomEp4Itemhp5OtherINtBp_3BarhEEL_E",
+	  "mycrate::foo::<dyn core::Foo<u32, Item = u8, Other = core::Bar<u8>>>" },
+	{ "_RINvCs1234_7mycrate3fooDINtCs1_4core3FooINtBp_3BarDNtBp_3Bazp1AhEL_EEp1BmEL_E",
+	  "mycrate::foo::<dyn core::Foo<core::Bar<dyn core::Baz<A = u8>>, B = u32>>" },
+	{ "_RINvCs1234_7mycrate3fooTDINtCs1_4core3FoohEp1AhEL_DBn_p1BmEL_EE",
+	  "mycrate::foo::<(dyn core::Foo<u8, A = u8>, dyn core::Foo<u8, B = u32>)>" },
+	/* lifetimes: erased ('_, or not shown on a reference), or bound by for<...> */
+	{ "_RINvCs1234_7mycrate3fooRL_hL_E", "mycrate::foo::<&u8, '_>" },
+	{ "_RINvCs1234_7mycrate3fooFG_RL0_hEuE", "mycrate::foo::<for<'a> fn(&'a u8)>" },
+	{ "_RINvCs1234_7mycrate3fooFG0_RL1_hQL0_mEuE", "mycrate::foo::<for<'a, 'b> fn(&'a u8, &'b mut u32)>" },
+	{ "_RINvCs1234_7mycrate3fooFG_FG_RL1_hRL0_mEuEuE",
+	  "mycrate::foo::<for<'a> fn(for<'b> fn(&'a u8, &'b u32))>" },
+	{ "_RINvCs1234_7mycrate3fooFG_RL0_hERL0_hE", "mycrate::foo::<for<'a> fn(&'a u8) -> &'a u8>" },
+	{ "_RINvCs1234_7mycrate3fooDG_NtCs1_4core3AnyEL_E", "mycrate::foo::<dyn for<'a> core::Any>" },
 	/* const generics */
 	{ "_RINvCs1234_7mycrate3fooKj10_E", "mycrate::foo::<16>" },
 	{ "_RINvCs1234_7mycrate3fooKj0_E", "mycrate::foo::<0>" },
@@ -121,6 +142,10 @@ static void test_refused(void **state)
 		"_RNvNvCs1234_7mycrate3foo03bar",
 		"_RINvNtCs1stBYn7ls4v_4core3ptr13drop_in_placeINtNtCsfDDUSDq1Ryt_5alloc3vec3VechEEB4_B4_",
 		"_R0NvCs1234_7mycrate3foo",		/* an encoding version: not the v0 we know */
+		"_RINvCs1234_7mycrate3fooL0_E",		/* lifetime bound by no for<> (c++filt prints */
+		"_RINvCs1234_7mycrate3fooDNtCs1_4core3AnyEL0_E",	/* '_18446744073709551615) */
+		"_RINvCs1234_7mycrate3fooFG_RL1_hEuE",
+		"_RINvCs1234_7mycrate3fooFKu1CEuE",	/* punycode ABI */
 		"_RZZZ",
 		"_R",
 	};
