@@ -62,7 +62,7 @@ static uint64_t base62(struct dm *d)
 			x = c - 'a' + 10;
 		else if (c >= 'A' && c <= 'Z')
 			x = c - 'A' + 36;
-		else if (c == '_') {
+		else if (c == '_' && v < UINT64_MAX) {
 			d->pos++;
 			return v + 1;
 		} else {
@@ -70,7 +70,7 @@ static uint64_t base62(struct dm *d)
 			return 0;
 		}
 		d->pos++;
-		if (v > UINT64_MAX / 62) {
+		if (v > (UINT64_MAX - (uint64_t)x) / 62) {
 			d->bad = true;
 			return 0;
 		}
@@ -117,6 +117,15 @@ static void ident(struct dm *d, bool print)
 		return;
 	}
 	(void)puny;	/* punycode names are shown encoded */
+	/* identifiers are ASCII letters, digits and '_' (anything else is punycode), so a
+	 * length that runs into a '.' suffix is a broken name */
+	for (uint64_t i = 0; i < n; i++) {
+		char c = d->s[d->pos + i];
+		if (!(c >= '0' && c <= '9') && !(c >= 'a' && c <= 'z') && !(c >= 'A' && c <= 'Z') && c != '_') {
+			d->bad = true;
+			return;
+		}
+	}
 	if (print)
 		put(d, d->s + d->pos, n);
 	d->pos += n;
@@ -241,6 +250,10 @@ static void const_(struct dm *d)
 		d->pos++;
 	}
 	size_t nhex = d->pos - hex;
+	if (!nhex) {
+		d->bad = true;	/* rustc writes 0 as "0_"; c++filt refuses "_" */
+		return;
+	}
 	d->pos++;
 	if (t == 'b') {
 		if (v > 1 || digits > 16)
@@ -359,19 +372,18 @@ static void type(struct dm *d)
 		puts_(d, d->s[d->pos - 1] == 'P' ? "*const " : "*mut ");
 		type(d);
 	} else if (eat(d, 'T')) {
-		bool first = true;
+		int n = 0;
 		puts_(d, "(");
 		while (!d->bad && !eat(d, 'E')) {
 			if (!peek(d)) {
 				d->bad = true;
 				break;
 			}
-			if (!first)
+			if (n++)
 				puts_(d, ", ");
-			first = false;
 			type(d);
 		}
-		puts_(d, ")");
+		puts_(d, n == 1 ? ",)" : ")");	/* (T,): (T) is not a tuple */
 	} else if (eat(d, 'F')) {
 		uint64_t bound = d->bound;
 		binder(d);

@@ -59,6 +59,11 @@ static const struct rv0 cases[] = {
 	{ "_RINvCs1234_7mycrate3fooAhj3_E", "mycrate::foo::<[u8; 3]>" },
 	{ "_RINvCs1234_7mycrate3fooFhEmE", "mycrate::foo::<fn(u8) -> u32>" },
 	{ "_RINvCs1234_7mycrate3fooDNtCs1_4core3AnyEL_E", "mycrate::foo::<dyn core::Any>" },
+	/* one-element tuples keep their comma */
+	{ "_RINvCs1234_7mycrate3fooTRQmEE", "mycrate::foo::<(&&mut u32,)>" },
+	{ "_RINvCs1234_7mycrate3fooTTTEEEE", "mycrate::foo::<(((),),)>" },
+	/* an identifier starting with '_' or a digit, after the '_' separator */
+	{ "_RNvCs1234_7mycrate4__foo", "mycrate::_foo" },
 	/* fn ABIs ('_' in the name is '-') */
 	{ "_RINvCs1234_7mycrate3fooFKCEuE", "mycrate::foo::<extern \"C\" fn()>" },
 	{ "_RINvCs1234_7mycrate3fooFUK9rust_callhEuE", "mycrate::foo::<unsafe extern \"rust-call\" fn(u8)>" },
@@ -146,6 +151,10 @@ static void test_refused(void **state)
 		"_RINvCs1234_7mycrate3fooDNtCs1_4core3AnyEL0_E",	/* '_18446744073709551615) */
 		"_RINvCs1234_7mycrate3fooFG_RL1_hEuE",
 		"_RINvCs1234_7mycrate3fooFKu1CEuE",	/* punycode ABI */
+		"_RINvCs1234_7mycrate3fooKj_E",		/* const with no digits (rustc writes 0_) */
+		"_RINvCs1234_7mycrate3fooKb_E",
+		"_RNvCs1234_7mycrate8foo.llvm.123",	/* identifier running into the suffix */
+		"_RNvCs1234_7my-rate3foo",		/* not an identifier byte */
 		"_RZZZ",
 		"_R",
 	};
