@@ -11,7 +11,7 @@
 #include <sys/stat.h>
 #include <unistd.h>
 
-#include "decoders/pt/pt.h"
+#include "decoders/pt/dpt.h"
 
 int main(int argc, char **argv)
 {

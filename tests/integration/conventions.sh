@@ -21,9 +21,9 @@ check_match "... naming the file and the line" '^src/util/xp_map.c:[0-9]+:	+retu
 	"$(cat "$TMP/.out")"
 
 copy
-sed -i '0,/^\t\treturn -EINVAL;$/s//\t\treturn xp_err("x", NULL, "y"), -1;/' "$TMP/t/decoders/pt/pt_decode.c"
+sed -i '0,/^\t\treturn -EINVAL;$/s//\t\treturn xp_err("x", NULL, "y"), -1;/' "$TMP/t/decoders/pt/dpt_decode.c"
 check_exit "a 'return xp_err(...), -1;' in a decoder fails" 1 mk/check-errno --root "$TMP/t"
-check_match "... named" '^decoders/pt/pt_decode.c:[0-9]+:.*\), -1;' "$(cat "$TMP/.out")"
+check_match "... named" '^decoders/pt/dpt_decode.c:[0-9]+:.*\), -1;' "$(cat "$TMP/.out")"
 
 copy
 printf 'static int f(void) { return -1; }\n' >>"$TMP/t/arch/x86_64/x86_branch.c"

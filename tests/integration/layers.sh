@@ -16,10 +16,10 @@ out=$(mk/check-layers --root "$TMP/t" 2>&1)
 check_match "a clean copy passes" 'every include points down' "$out"
 
 copy
-sed -i '1i #include "views/view.h"' "$TMP/t/decoders/pt/pt_decode.c"
+sed -i '1i #include "views/view.h"' "$TMP/t/decoders/pt/dpt_decode.c"
 check_exit "a decoder including a view fails" 1 mk/check-layers --root "$TMP/t"
 check_match "... naming the file, the line and both layers" \
-	'^decoders/pt/pt_decode.c:1: #include "views/view.h" goes up: decoders/pt/ \(layer 50\) may not include src/views/ \(layer 80\)$' \
+	'^decoders/pt/dpt_decode.c:1: #include "views/view.h" goes up: decoders/pt/ \(layer 50\) may not include src/views/ \(layer 80\)$' \
 	"$(cat "$TMP/.out")"
 
 copy
@@ -28,7 +28,7 @@ check_exit "arch including the session fails" 1 mk/check-layers --root "$TMP/t"
 check_match "... named" '^arch/x86_64/x86_dis.h:1: #include "session/sb.h" goes up' "$(cat "$TMP/.out")"
 
 copy
-sed -i '1i #include "decoders/lbr/lbr.h"' "$TMP/t/decoders/pt/pt.h"
+sed -i '1i #include "decoders/lbr/dlbr.h"' "$TMP/t/decoders/pt/dpt.h"
 check_exit "sibling layers (pt and lbr decoders) may not include each other" 1 mk/check-layers --root "$TMP/t"
 
 copy

@@ -4,7 +4,7 @@
 
 #include <errno.h>
 
-#include "decoders/lbr/lbr.h"
+#include "decoders/lbr/dlbr.h"
 
 struct rec {
 	struct xev ev[64];

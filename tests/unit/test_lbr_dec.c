@@ -1,4 +1,4 @@
-/* The branch-stack decoder (decoders/lbr/lbr_dec.c) through the engine: cpu-clock
+/* The branch-stack decoder (decoders/lbr/dec_lbr.c) through the engine: cpu-clock
  * samples with PERF_SAMPLE_BRANCH_STACK in build/progs/ptspin (tests/unit/smp_gen.h).
  * The ranges between consecutive entries are walked in ptspin's bytes; expected
  * counts follow from `objdump -d ptspin`:

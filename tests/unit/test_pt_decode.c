@@ -4,7 +4,7 @@
 
 #include <unistd.h>
 
-#include "decoders/pt/pt.h"
+#include "decoders/pt/dpt.h"
 #include "pt_enc.h"
 
 /* 0x1000: mov ecx,3 ; 0x1005: dec ecx ; 0x1007: jnz 0x1005 ; 0x1009: call 0x1010 ;

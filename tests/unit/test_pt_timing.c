@@ -4,7 +4,7 @@
  * clock by 50 advance the TSC by 100. */
 #include "xp_test.h"
 
-#include "decoders/pt/pt.h"
+#include "decoders/pt/dpt.h"
 #include "pt_enc.h"
 
 #define BASE 0x401000

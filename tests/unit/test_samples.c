@@ -1,4 +1,4 @@
-/* The samples decoder (decoders/samples/samples.c) through the engine: perf.data files
+/* The samples decoder (decoders/samples/dec_samples.c) through the engine: perf.data files
  * of cpu-clock samples with frame-pointer callchains in build/progs/ptspin
  * (tests/unit/smp_gen.h).  Function lists weigh by the sample periods (perf report's
  * default), call trees count samples unless --metric asks for the period; the stacks

@@ -14,7 +14,7 @@
 #include <string.h>
 
 #include "decode/decoder.h"
-#include "decoders/samples/samples_unwind.h"
+#include "decoders/samples/dsm_unwind.h"
 #include "util/xp_err.h"
 #include "util/xp_grow.h"
 #include "util/xp_map.h"

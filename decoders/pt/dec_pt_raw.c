@@ -14,8 +14,8 @@
 #include <unistd.h>
 
 #include "decode/decoder.h"
-#include "decoders/pt/pt.h"
-#include "decoders/pt/pt_plug.h"
+#include "decoders/pt/dpt.h"
+#include "decoders/pt/dpt_plug.h"
 #include "util/xp_err.h"
 
 #define RAW_PID 1	/* the one process a raw trace describes */

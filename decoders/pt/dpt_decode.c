@@ -16,7 +16,7 @@
 #include <sys/mman.h>
 #include <unistd.h>
 
-#include "decoders/pt/pt.h"
+#include "decoders/pt/dpt.h"
 #include "arch/x86_64/x86_dis.h"
 
 /* What ends a block, decoded once per address: libipt's block decoder gives neither the

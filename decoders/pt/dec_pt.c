@@ -23,8 +23,8 @@
 #include <unistd.h>
 
 #include "decode/decoder.h"
-#include "decoders/pt/pt.h"
-#include "decoders/pt/pt_plug.h"
+#include "decoders/pt/dpt.h"
+#include "decoders/pt/dpt_plug.h"
 #include "session/sb_code.h"
 #include "util/xp_err.h"
 #include "util/xp_grow.h"

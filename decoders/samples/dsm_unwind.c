@@ -6,7 +6,7 @@
 #include <stdlib.h>
 #include <string.h>
 
-#include "decoders/samples/samples_unwind.h"
+#include "decoders/samples/dsm_unwind.h"
 
 /* perf's x86_64 register numbers (PERF_REG_X86_*) */
 enum { P_AX, P_BX, P_CX, P_DX, P_SI, P_DI, P_BP, P_SP, P_IP, P_FLAGS, P_CS, P_SS, P_DS, P_ES,

@@ -1,8 +1,8 @@
-/* Shared parts of the PT plug-ins of decode (see pt_plug.h). */
+/* Shared parts of the PT plug-ins of decode (see dpt_plug.h). */
 #include <stdio.h>
 #include <string.h>
 
-#include "decoders/pt/pt_plug.h"
+#include "decoders/pt/dpt_plug.h"
 #include "decode/xev.h"
 
 int dpt_setup_metrics(struct dec_ctx *c, const char *time_name)

@@ -12,7 +12,7 @@
 #include <sys/stat.h>
 #include <unistd.h>
 
-#include "decoders/pt/pt.h"
+#include "decoders/pt/dpt.h"
 #include "util/xp_grow.h"
 
 struct dpt_file {

@@ -1,6 +1,6 @@
 /* The branch-stack decoder of `xptrace decode`: perf.data samples with
  * PERF_SAMPLE_BRANCH_STACK (xptrace --mode lbr, perf record -b / -j, perf inject
- * --itrace=...l) -> decoders/lbr/lbr.c -> sampled blocks, branches, calls and the samples
+ * --itrace=...l) -> decoders/lbr/dlbr.c -> sampled blocks, branches, calls and the samples
  * themselves.  Ranges are walked in the module snapshots, or the bytes of JIT code
  * (jit.h), (x86_range) for instruction counts, not-taken conditionals and the kinds of
  * branches the entries do not type. */
@@ -11,7 +11,7 @@
 #include <unistd.h>
 
 #include "decode/decoder.h"
-#include "decoders/lbr/lbr.h"
+#include "decoders/lbr/dlbr.h"
 #include "arch/x86_64/x86_range.h"
 #include "util/xp_err.h"
 

@@ -1,5 +1,5 @@
 /* Branch stacks -> execution events; see lbr.h. */
-#include "decoders/lbr/lbr.h"
+#include "decoders/lbr/dlbr.h"
 
 #include <errno.h>
 #include <string.h>
