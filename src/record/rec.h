@@ -19,6 +19,7 @@
 #include <poll.h>
 #include <stdint.h>
 #include <sys/types.h>
+#include <linux/perf_event.h>
 
 #include "perfdata/pd_write.h"
 #include "session/ms_store.h"
@@ -157,5 +158,11 @@ int rec_wait(struct pollfd *pfd, unsigned long n, int timeout_ms);
 /* Set by the signal handlers installed by cmd_record. */
 extern volatile sig_atomic_t rec_stop_requested;
 extern volatile sig_atomic_t rec_signalled;
+
+/* perf_event_open(2), close-on-exec. */
+long rec_perf_open(struct perf_event_attr *a, pid_t pid, int cpu, int group);
+/* The callchain a sampling event records for -g / --call-graph (frame pointers:
+ * CALLCHAIN; dwarf: user registers and stack too), user space only. */
+void rec_attr_callgraph(struct perf_event_attr *a, const struct rec_opts *o);
 
 #endif

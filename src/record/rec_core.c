@@ -10,8 +10,10 @@
 #include <sys/mman.h>
 #include <sys/wait.h>
 #include <time.h>
+#include <sys/syscall.h>
 #include <unistd.h>
 
+#include "arch/x86_64/x86_regs.h"
 #include "util/xp_err.h"
 
 volatile sig_atomic_t rec_stop_requested;
@@ -234,5 +236,23 @@ void rec_snapshot_mmap2(struct rec *r, const struct perf_event_header *h)
 		if (!r->opts->quiet && e != -ENODATA)
 			xp_warn("no snapshot of %s: %s", name,
 				e == -ESTALE ? "the file changed since it was mapped" : strerror(-e));
+	}
+}
+
+long rec_perf_open(struct perf_event_attr *a, pid_t pid, int cpu, int group)
+{
+	return syscall(SYS_perf_event_open, a, pid, cpu, group, PERF_FLAG_FD_CLOEXEC);
+}
+
+void rec_attr_callgraph(struct perf_event_attr *a, const struct rec_opts *o)
+{
+	if (o->callgraph != REC_CG_NONE) {
+		a->sample_type |= PERF_SAMPLE_CALLCHAIN;
+		a->exclude_callchain_kernel = 1;
+	}
+	if (o->callgraph == REC_CG_DWARF) {
+		a->sample_type |= PERF_SAMPLE_REGS_USER | PERF_SAMPLE_STACK_USER;
+		a->sample_regs_user = x86_perf_regs_user_mask();
+		a->sample_stack_user = o->stack_size ? o->stack_size : REC_DEFAULT_STACK;
 	}
 }

@@ -20,7 +20,6 @@
 #include "record/rec_probe.h"
 #include "record/ring.h"
 #include "record/hw/x86_attr.h"
-#include "arch/x86_64/x86_regs.h"
 #include "util/xp_err.h"
 #include "util/xp_grow.h"
 
@@ -152,15 +151,7 @@ static void set_sampling(struct perf_event_attr *a, const struct rec_opts *o, ui
 	}
 	a->sample_type = PERF_SAMPLE_IDENTIFIER | PERF_SAMPLE_IP | PERF_SAMPLE_TID |
 			 PERF_SAMPLE_TIME | PERF_SAMPLE_CPU | PERF_SAMPLE_PERIOD;
-	if (o->callgraph != REC_CG_NONE) {
-		a->sample_type |= PERF_SAMPLE_CALLCHAIN;
-		a->exclude_callchain_kernel = 1;
-	}
-	if (o->callgraph == REC_CG_DWARF) {
-		a->sample_type |= PERF_SAMPLE_REGS_USER | PERF_SAMPLE_STACK_USER;
-		a->sample_regs_user = x86_perf_regs_user_mask();
-		a->sample_stack_user = o->stack_size ? o->stack_size : REC_DEFAULT_STACK;
-	}
+	rec_attr_callgraph(a, o);
 	a->read_format = PERF_FORMAT_ID;
 	if (group) {
 		a->sample_type |= PERF_SAMPLE_READ;

@@ -9,10 +9,8 @@
 #include <sys/ioctl.h>
 #include <unistd.h>
 
-#include "arch/x86_64/x86_regs.h"
 #include "probe/pmu.h"
 #include "record/rec.h"
-#include "record/rec_rings.h"
 #include "session/sym_find.h"
 #include "util/xp_err.h"
 
@@ -278,15 +276,7 @@ int rec_probes_add_attrs(struct rec_probes *p, struct rec *r, const struct perf_
 			 * between events of one clock */
 			a->use_clockid = leader->use_clockid;
 			a->clockid = leader->clockid;
-			if (o->callgraph != REC_CG_NONE) {
-				a->sample_type |= PERF_SAMPLE_CALLCHAIN;
-				a->exclude_callchain_kernel = 1;
-			}
-			if (o->callgraph == REC_CG_DWARF) {
-				a->sample_type |= PERF_SAMPLE_REGS_USER | PERF_SAMPLE_STACK_USER;
-				a->sample_regs_user = x86_perf_regs_user_mask();
-				a->sample_stack_user = o->stack_size ? o->stack_size : REC_DEFAULT_STACK;
-			}
+			rec_attr_callgraph(a, o);
 			/* config1 points into xptrace's memory: meaningless in the file */
 			file = *a;
 			file.config1 = 0;

@@ -12,11 +12,6 @@
 #include "record/rec_probe.h"
 #include "util/xp_err.h"
 
-long rec_perf_open(struct perf_event_attr *a, pid_t pid, int cpu, int group)
-{
-	return syscall(SYS_perf_event_open, a, pid, cpu, group, PERF_FLAG_FD_CLOEXEC);
-}
-
 int rec_ring_map(struct rec_ring *rg, int fd, int cpu, size_t data_pages)
 {
 	size_t pg = (size_t)sysconf(_SC_PAGESIZE), len = (data_pages + 1) * pg;

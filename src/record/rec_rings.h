@@ -19,8 +19,6 @@ struct rec_ring {
 	struct ring ring;
 };
 
-long rec_perf_open(struct perf_event_attr *a, pid_t pid, int cpu, int group);
-
 /* Maps fd's ring (a header page + data_pages) into rg.  0, or a negative errno with
  * nothing mapped. */
 int rec_ring_map(struct rec_ring *rg, int fd, int cpu, size_t data_pages);
