@@ -113,6 +113,22 @@ probe_xptrace:thr_two__return 3" "$(counts tp/perf.data)"
 ev=$(perf script -i tp/perf.data -F tid,event 2>/dev/null | awk '$2 ~ /^probe_xptrace:thr_(one|two)(__return)?:$/ { sub("__return", "", $2); print $2, ($1 == '"$tp"' ? "main" : "other") }' | sort | uniq -c | tr -s ' ')
 check_eq "threads, -p: thr_one in the main thread, thr_two in the other" " 10 probe_xptrace:thr_one: main
  6 probe_xptrace:thr_two: other" "$ev"
+# decoded, each thread's samples hang below its own thread's event node: thr_one's
+# callees only under thr_one (main thread), two_leaf only under thr_two
+tree=$("$XPTRACE" decode -i tp --calltree --per-thread --format jsonl 2>/dev/null | python3 -c '
+import json, sys
+for l in sys.stdin:
+    r = json.loads(l)
+    p = r["path"]
+    for ev in ("thr_one", "thr_two"):
+        if ev in p[:-1] and p[-1] != ev:
+            print("main" if r["tid"] == '"$tp"' else "other", ev, p[-1], "sampled" if r["sampled"] else "exact")
+' | sort -u)
+check_eq "threads, -p, decoded: samples under their own thread's event node" "main thr_one one_leaf_a sampled
+main thr_one one_leaf_b sampled
+other thr_two two_leaf sampled" "$tree"
+check_match "threads, -p, decoded: thr_one 5 and thr_two 3 exact calls" \
+	'^ *1 +1 +5 +[0-9]+ +[0-9]+ +thr_one$' "$("$XPTRACE" decode -i tp --calltree 2>/dev/null)"
 
 # --- -p: attach to a running process ---
 mkfifo fifo
