@@ -72,6 +72,9 @@ enum pd_feature {
 	PD_FEAT_CLOCK_DATA = 29,
 	PD_FEAT_HYBRID_TOPOLOGY = 30,
 	PD_FEAT_PMU_CAPS = 31,
+	/* xptrace's own, a bit far above perf's (perf reads only the bits it knows, and
+	 * the sections of those come first): a string, see perfdata/pd_probes.h */
+	PD_FEAT_XPTRACE_PROBES = 200,
 };
 
 /* Records perf itself synthesizes (never produced by the kernel). */
