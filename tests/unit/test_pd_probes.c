@@ -71,6 +71,12 @@ static void test_file(void **state)
 					.size = PD_ATTR_SIZE, .sample_period = 1000,
 					.sample_type = PERF_SAMPLE_IP | PERF_SAMPLE_TID | PERF_SAMPLE_TIME };
 	assert_int_equal(pd_writer_add_attr(w, &attr, "cpu-clock"), 0);
+	uint64_t rec[4] = { 0, 0x1000, (uint64_t)7 << 32 | 7, 5000 };	/* a sample: ip, tid, time */
+	struct perf_event_header *h = (void *)rec;
+	h->type = PERF_RECORD_SAMPLE;
+	h->misc = PERF_RECORD_MISC_USER;
+	h->size = sizeof(rec);
+	assert_int_equal(pd_writer_record(w, h), 0);
 	assert_int_equal(pd_writer_feat_string(w, PD_FEAT_XPTRACE_PROBES, text), 0);
 	assert_int_equal(pd_writer_close(w), 0);
 	assert_int_equal(pd_open(path, &f), 0);
