@@ -8,6 +8,7 @@
 #include <stdbool.h>
 #include <stdint.h>
 #include <stdio.h>
+#include <string.h>
 
 #include "analysis/ct.h"
 
@@ -83,9 +84,44 @@ struct out_buf {
 /* `mem` (may be NULL) serves until it is full. */
 void out_buf_init(struct out_buf *b, char *mem, size_t cap);
 void out_buf_free(struct out_buf *b);
-void out_buf_put(struct out_buf *b, const char *s, size_t n);
+/* Room for n more bytes; false (and oom set) when there is no memory.  Inline: lines
+ * of --insn are built from these a few times per instruction. */
+bool out_buf_grow(struct out_buf *b, size_t n);
+static inline bool out_buf_reserve(struct out_buf *b, size_t n)
+{
+	return b->len + n <= b->cap || out_buf_grow(b, n);
+}
+static inline void out_buf_put(struct out_buf *b, const char *s, size_t n)
+{
+	if (!out_buf_reserve(b, n))
+		return;
+	memcpy(b->p + b->len, s, n);
+	b->len += n;
+}
 void out_buf_printf(struct out_buf *b, const char *fmt, ...) __attribute__((format(printf, 2, 3)));
-void out_buf_u64(struct out_buf *b, uint64_t v);
+static inline void out_buf_u64(struct out_buf *b, uint64_t v)
+{
+	static const char d2[] = "00010203040506070809101112131415161718192021222324"
+				 "25262728293031323334353637383940414243444546474849"
+				 "50515253545556575859606162636465666768697071727374"
+				 "75767778798081828384858687888990919293949596979899";
+	char tmp[20];
+	size_t i = sizeof(tmp);
+
+	while (v >= 100) {
+		unsigned r = (unsigned)(v % 100);
+		v /= 100;
+		tmp[--i] = d2[2 * r + 1];
+		tmp[--i] = d2[2 * r];
+	}
+	if (v >= 10) {
+		tmp[--i] = d2[2 * v + 1];
+		tmp[--i] = d2[2 * v];
+	} else {
+		tmp[--i] = (char)('0' + v);
+	}
+	out_buf_put(b, tmp + i, sizeof(tmp) - i);
+}
 /* 0, -ENOMEM when a write was dropped, -EIO */
 int out_buf_write(struct out_buf *b, FILE *f);
 
@@ -94,10 +130,33 @@ int out_buf_write(struct out_buf *b, FILE *f);
  * control characters escaped, DEL as \u007f, invalid UTF-8 as \ufffd (so the output
  * is always valid JSON), valid UTF-8 as is. */
 void out_json_str(struct out_buf *b, const char *s);
-void out_json_begin(struct out_buf *b);
-/* "key": after a ',' unless the object just began; lower-cased, '_' for ' '. */
-void out_json_key(struct out_buf *b, const char *key);
-void out_json_u64(struct out_buf *b, const char *key, uint64_t v);
+static inline void out_json_begin(struct out_buf *b)
+{
+	out_buf_put(b, "{", 1);
+}
+/* "key": after a ',' unless the object just began; lower-cased, '_' for ' ' (keys are
+ * column names: they need no escaping). */
+static inline void out_json_key(struct out_buf *b, const char *key)
+{
+	size_t n = strlen(key);
+
+	if (!out_buf_reserve(b, n + 4))
+		return;
+	if (b->len && b->p[b->len - 1] != '{')
+		b->p[b->len++] = ',';
+	b->p[b->len++] = '"';
+	for (size_t i = 0; i < n; i++) {	/* ASCII, not the locale's tolower */
+		char c = key[i];
+		b->p[b->len++] = c == ' ' ? '_' : c >= 'A' && c <= 'Z' ? (char)(c - 'A' + 'a') : c;
+	}
+	b->p[b->len++] = '"';
+	b->p[b->len++] = ':';
+}
+static inline void out_json_u64(struct out_buf *b, const char *key, uint64_t v)
+{
+	out_json_key(b, key);
+	out_buf_u64(b, v);
+}
 void out_json_hex(struct out_buf *b, const char *key, uint64_t v);	/* "0x..." */
 void out_json_fixed(struct out_buf *b, const char *key, int dec, double v);
 void out_json_bool(struct out_buf *b, const char *key, bool v);

@@ -22,10 +22,8 @@ void out_buf_free(struct out_buf *b)
 }
 
 /* Room for n more bytes; false (and oom set) when there is none. */
-static bool reserve(struct out_buf *b, size_t n)
+bool out_buf_grow(struct out_buf *b, size_t n)
 {
-	if (b->len + n <= b->cap)
-		return true;
 	if (b->oom)
 		return false;
 	/* the caller's storage stays theirs: it is copied, not grown */
@@ -43,13 +41,6 @@ static bool reserve(struct out_buf *b, size_t n)
 	return true;
 }
 
-void out_buf_put(struct out_buf *b, const char *s, size_t n)
-{
-	if (!reserve(b, n))
-		return;
-	memcpy(b->p + b->len, s, n);
-	b->len += n;
-}
 
 void out_buf_printf(struct out_buf *b, const char *fmt, ...)
 {
@@ -60,7 +51,7 @@ void out_buf_printf(struct out_buf *b, const char *fmt, ...)
 	int n = vsnprintf(tmp, 0, fmt, ap);
 	va_end(ap);
 	/* vsnprintf writes a terminating NUL: one byte more than the text */
-	if (n < 0 || !reserve(b, (size_t)n + 1))
+	if (n < 0 || !out_buf_reserve(b, (size_t)n + 1))
 		return;
 	va_start(ap, fmt);
 	vsnprintf(b->p + b->len, (size_t)n + 1, fmt, ap);
@@ -69,29 +60,6 @@ void out_buf_printf(struct out_buf *b, const char *fmt, ...)
 }
 
 /* Two digits a division: numbers are most of what JSON lines of --insn hold. */
-void out_buf_u64(struct out_buf *b, uint64_t v)
-{
-	static const char d2[] = "00010203040506070809101112131415161718192021222324"
-				 "25262728293031323334353637383940414243444546474849"
-				 "50515253545556575859606162636465666768697071727374"
-				 "75767778798081828384858687888990919293949596979899";
-	char tmp[20];
-	size_t i = sizeof(tmp);
-
-	while (v >= 100) {
-		unsigned r = (unsigned)(v % 100);
-		v /= 100;
-		tmp[--i] = d2[2 * r + 1];
-		tmp[--i] = d2[2 * r];
-	}
-	if (v >= 10) {
-		tmp[--i] = d2[2 * v + 1];
-		tmp[--i] = d2[2 * v];
-	} else {
-		tmp[--i] = (char)('0' + v);
-	}
-	out_buf_put(b, tmp + i, sizeof(tmp) - i);
-}
 
 int out_buf_write(struct out_buf *b, FILE *f)
 {
@@ -180,39 +148,13 @@ void out_json_str(struct out_buf *b, const char *str)
 	out_buf_put(b, "\"", 1);
 }
 
-void out_json_begin(struct out_buf *b)
-{
-	out_buf_put(b, "{", 1);
-}
 
 void out_json_end(struct out_buf *b)
 {
 	out_buf_put(b, "}\n", 2);
 }
 
-/* Keys are column names: lower-cased, '_' for ' ' (they need no escaping). */
-void out_json_key(struct out_buf *b, const char *key)
-{
-	size_t n = strlen(key);
 
-	if (!reserve(b, n + 4))
-		return;
-	if (b->len && b->p[b->len - 1] != '{')
-		b->p[b->len++] = ',';
-	b->p[b->len++] = '"';
-	for (size_t i = 0; i < n; i++) {	/* ASCII, not the locale's tolower: a hot path */
-		char c = key[i];
-		b->p[b->len++] = c == ' ' ? '_' : c >= 'A' && c <= 'Z' ? (char)(c - 'A' + 'a') : c;
-	}
-	b->p[b->len++] = '"';
-	b->p[b->len++] = ':';
-}
-
-void out_json_u64(struct out_buf *b, const char *key, uint64_t v)
-{
-	out_json_key(b, key);
-	out_buf_u64(b, v);
-}
 
 void out_json_hex(struct out_buf *b, const char *key, uint64_t v)
 {
