@@ -131,6 +131,8 @@ static int probe_hit(struct dsm *s, const struct pd_rec *r)
 		.offset = r->offset,
 	};
 
+	/* the attr says which probe hit (dec_probe_of: its window) */
+	ev.event = i;
 	if (s->probe[i] == PROBE_ENTRY) {
 		s->entry_ip[i] = sm->ip;
 		ev.kind = XEV_CALL;

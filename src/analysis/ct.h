@@ -75,6 +75,13 @@ uint32_t ct_add_stack_at(struct ct_tree *t, uint32_t parent, const uint32_t *fns
  * Base of metric `by`; nodes with no `by` weight below them keep theirs.  Before
  * ct_finish. */
 int ct_apportion(struct ct_tree *t, unsigned m, unsigned by);
+/* Probe-overhead compensation of merged trees: every call of an event node was a probe
+ * hit pair that cost `callee` in the node's own time and `caller` in its parent's.  So
+ * each event node (and the root) loses from its Base of metric `m` calls * callee plus,
+ * per event child, the child's calls * caller (clamped at 0).  *sub: the total taken.
+ * Before ct_apportion, so sampled nodes get their share of the compensated time; Cum
+ * follows at ct_finish.  0 or -ENOMEM. */
+int ct_compensate(struct ct_tree *t, unsigned m, uint64_t caller, uint64_t callee, uint64_t *sub);
 /* Adds weights to a node's Base directly. */
 void ct_add_base(struct ct_tree *t, uint32_t node, const uint64_t *w);
 

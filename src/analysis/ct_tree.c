@@ -375,3 +375,47 @@ int ct_apportion(struct ct_tree *t, unsigned m, unsigned by)
 	free(sub);
 	return rc < 0 ? -ENOMEM : 0;
 }
+
+/* Saturating: the costs of a damaged feature clamp instead of wrapping round. */
+static uint64_t mul_sat(uint64_t a, uint64_t b)
+{
+	unsigned __int128 p = (unsigned __int128)a * b;
+
+	return p > UINT64_MAX ? UINT64_MAX : (uint64_t)p;
+}
+
+int ct_compensate(struct ct_tree *t, unsigned m, uint64_t caller, uint64_t callee, uint64_t *sub)
+{
+	uint32_t *stk = NULL, cap = 0, ns = 0;
+
+	*sub = 0;
+	if (m >= t->nm)
+		return -EINVAL;
+	/* from the root through event nodes only: subtrees unlinked by reparenting are
+	 * not reached, and event nodes never hang below sampled ones */
+	if (XP_GROW(stk, cap, 1) < 0)
+		return -ENOMEM;
+	stk[ns++] = CT_ROOT;
+	while (ns) {
+		uint32_t v = stk[--ns];
+		uint64_t cost = mul_sat(t->nodes[v].calls, callee);
+		for (uint32_t c = t->nodes[v].first_child; c != CT_NONE; c = t->nodes[c].next_sibling) {
+			if (t->nodes[c].sampled)
+				continue;
+			uint64_t add = mul_sat(t->nodes[c].calls, caller);
+			cost = cost + add < cost ? UINT64_MAX : cost + add;
+			if (XP_GROW(stk, cap, ns + 1) < 0) {
+				free(stk);
+				return -ENOMEM;
+			}
+			stk[ns++] = c;
+		}
+		uint64_t *b = &t->base[(size_t)v * t->nm + m];
+		if (cost > *b)
+			cost = *b;
+		*b -= cost;
+		*sub += cost;
+	}
+	free(stk);
+	return 0;
+}

@@ -158,6 +158,12 @@ void dec_ctx_release(struct dec_ctx *c)
 {
 	free(c->fncache);
 	c->fncache = NULL;
+	if (c->probes)
+		pd_probes_free(c->probes);
+	free(c->probes);
+	free(c->probe_of);
+	c->probes = NULL;
+	c->probe_of = NULL;
 }
 
 bool dec_weights(const struct dec_ctx *c, const struct xev *ev, uint64_t *w)

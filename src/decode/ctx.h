@@ -14,6 +14,7 @@
 #include <stdint.h>
 
 #include "perfdata/pd_read.h"
+#include "perfdata/pd_probes.h"
 #include "session/sb.h"
 #include "session/sym.h"
 #include "session/jit.h"
@@ -78,6 +79,10 @@ struct dec_ctx {
 	bool sampled;		/* the stream is statistical (XEV_F_SAMPLED) */
 	bool merged;		/* exact entry/exit events (XEV_F_FUNC) and samples: one
 				 * tree of both, in time by default */
+	/* set by the engine: the trace's probes feature, NULL when it has none
+	 * (dec_probes_load) */
+	struct pd_probes *probes;
+	uint32_t *probe_of;	/* per attr: index in probes->p, UINT32_MAX: none */
 	/* set by the view before the decoder runs */
 	uint32_t wants;
 	struct dec_fncache *fncache;	/* dec_fn_of's address -> function cache */
@@ -101,6 +106,20 @@ bool dec_weights(const struct dec_ctx *c, const struct xev *ev, uint64_t *w);
 /* Metrics of a decoder of samples: the sample count, then one per event of the file
  * that `counts` accepts (its period), the first of them the default as in perf report. */
 int dec_setup_sampled(struct dec_ctx *c, bool (*counts)(const struct pd_attr *a));
+
+/* Reads the trace's probes feature (xptrace record's probes: windows, hits, calibrated
+ * cost of a hit) into c->probes, and which attr records which probe's hits (its entry
+ * and its return event).  No feature: c->probes stays NULL; an unreadable one is
+ * reported and ignored.  0 or -ENOMEM. */
+int dec_probes_load(struct dec_ctx *c);
+/* The probe whose hits attr `attr` records, NULL if none. */
+const struct pd_probe *dec_probe_of(const struct dec_ctx *c, uint32_t attr);
+/* The part of a trace spanning [first, last] in which probe p counted (armed before the
+ * trace or disarmed 0: from its start or to its end): [*from, *to].  True when that is
+ * not the whole trace: p's counts are then those of the window only. */
+bool dec_probe_window(const struct pd_probe *p, uint64_t first, uint64_t last, uint64_t *from, uint64_t *to);
+/* The function part of a probe's name (probe_xptrace:SYM -> SYM). */
+const char *dec_probe_fn(const struct pd_probe *p);
 
 /* Thread filters from --tid / --comm. */
 bool dec_thread_selected(struct dec_ctx *c, int32_t tid, uint64_t time);

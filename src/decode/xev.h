@@ -52,7 +52,7 @@ struct xev {
 	uint64_t weight;	/* XEV_SAMPLE: period or count; blocks of sampled ranges: 1 */
 	const uint64_t *stack;	/* XEV_SAMPLE: callchain, leaf first (user addresses) */
 	uint32_t nstack;
-	uint32_t event;		/* XEV_SAMPLE: which recorded event (attr index) */
+	uint32_t event;		/* XEV_SAMPLE, XEV_F_FUNC: which recorded event (attr index) */
 	const uint64_t *values;	/* XEV_SAMPLE: group counter values, one per event */
 	uint32_t nvalues;
 	const char *reason;	/* XEV_GAP: why */

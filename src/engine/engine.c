@@ -22,6 +22,7 @@ extern const struct dec_view view_calltree;
 extern const struct dec_view view_ranges;
 extern const struct dec_view view_routines;
 extern const struct dec_view view_arcs;
+extern const struct dec_view view_probes;
 
 /* Decoders in the order they are asked; the samples decoder takes any sample trace. */
 static const struct dec_decoder *const decoders[] = {
@@ -40,6 +41,7 @@ static const struct dec_view *const views[] = {
 	&view_blocks,
 	&view_annotate,
 	&view_ranges,
+	&view_probes,
 };
 
 #define NDECODERS (sizeof(decoders) / sizeof(decoders[0]))
@@ -198,6 +200,9 @@ int eng_open(const struct eng_opts *o, struct engine **out)
 		c->perf_data = e->data;
 		c->trace_dir = e->dir;
 		rc = pd_open(e->data, &c->pd);
+		if (rc < 0)
+			goto fail;
+		rc = dec_probes_load(c);
 		if (rc < 0)
 			goto fail;
 	}

@@ -18,7 +18,8 @@ enum out_format { OUT_TEXT, OUT_JSONL, OUT_CSV, OUT_FOLDED, OUT_CALLGRIND, OUT_N
 int out_format_parse(const char *s, enum out_format *f);
 const char *out_format_name(enum out_format f);
 
-enum out_type { OUT_INT, OUT_PCT, OUT_FLOAT, OUT_STR, OUT_HEX, OUT_BOOL };
+/* OUT_SPAN: two numbers (a time window): jsonl [from, to], text and csv from..to */
+enum out_type { OUT_INT, OUT_PCT, OUT_FLOAT, OUT_STR, OUT_HEX, OUT_BOOL, OUT_SPAN };
 
 /* out_col.flags */
 #define OUT_TREE	1u	/* text: indented by the row's level (the Name column) */
@@ -39,11 +40,13 @@ struct out_col {
 struct out_val {
 	bool null;		/* jsonl null, text "-" */
 	bool omit;		/* jsonl: no key at all; text and csv as null */
+	bool approx;		/* OUT_INT in text: '~' before it (a count over part of a run) */
 	union {
 		uint64_t u;
 		double d;	/* OUT_PCT: percent, OUT_FLOAT */
 		const char *s;
 		bool b;
+		struct { uint64_t from, to; } span;
 	};
 };
 

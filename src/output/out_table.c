@@ -98,8 +98,20 @@ static void text_val(FILE *f, const struct out_col *c, const struct out_val *v, 
 	}
 	switch (c->type) {
 	case OUT_INT:
-		fprintf(f, "%*" PRIu64, w, v->u);
+		if (v->approx) {
+			char num[24];
+			snprintf(num, sizeof(num), "~%" PRIu64, v->u);
+			fprintf(f, "%*s", w, num);
+		} else {
+			fprintf(f, "%*" PRIu64, w, v->u);
+		}
 		break;
+	case OUT_SPAN: {
+		char span[48];
+		snprintf(span, sizeof(span), "%" PRIu64 "..%" PRIu64, v->span.from, v->span.to);
+		fprintf(f, "%*s", w, span);
+		break;
+	}
 	case OUT_HEX:
 		if (left(c))
 			fprintf(f, "%#-*" PRIx64, last ? 0 : w, v->u);
@@ -161,6 +173,7 @@ static void csv_row(struct out_table *t, const struct out_val *v)
 		case OUT_FLOAT: fprintf(f, "%.*f", decimals(&t->cols[i], 4), v[i].d); break;
 		case OUT_BOOL: fputs(v[i].b ? "true" : "false", f); break;
 		case OUT_STR: csv_str(f, v[i].s ? v[i].s : ""); break;
+		case OUT_SPAN: fprintf(f, "%" PRIu64 "..%" PRIu64, v[i].span.from, v[i].span.to); break;
 		}
 	}
 	putc('\n', f);
@@ -190,6 +203,14 @@ static void json_row(struct out_table *t, const struct out_val *v, const char *c
 		case OUT_FLOAT: out_json_fixed(&b, c->name, decimals(c, 4), v[i].d); break;
 		case OUT_BOOL: out_json_bool(&b, c->name, v[i].b); break;
 		case OUT_STR: out_json_string(&b, c->name, v[i].s ? v[i].s : ""); break;
+		case OUT_SPAN:
+			out_json_key(&b, c->name);
+			out_buf_put(&b, "[", 1);
+			out_buf_u64(&b, v[i].span.from);
+			out_buf_put(&b, ",", 1);
+			out_buf_u64(&b, v[i].span.to);
+			out_buf_put(&b, "]", 1);
+			break;
 		}
 	}
 	if (path) {

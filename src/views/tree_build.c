@@ -1,5 +1,6 @@
 /* Call trees from the event stream (tree_build.h). */
 #include <errno.h>
+#include <inttypes.h>
 #include <stdlib.h>
 #include <string.h>
 
@@ -20,7 +21,15 @@ void tb_init(struct tb *b, struct dec_ctx *c)
 		if (c->metrics[m].kind == DEC_M_SAMPLES && b->samples_m < 0)
 			b->samples_m = (int)m;
 	}
+	b->compensate = c->merged && b->time_m >= 0 && c->probes && c->probes->calibrated &&
+		!dec_opt(c, "no-compensate");
 }
+
+const struct dec_option tb_options[] = {
+	{ "no-compensate", NULL, "trees of probes: raw times (the calibrated cost of probe "
+	  "hits not subtracted)" },
+	{ NULL, NULL, NULL },
+};
 
 static struct tb_thread *thread_of(struct tb *b, int32_t pid, int32_t tid)
 {
@@ -88,8 +97,13 @@ static int func_event(struct tb *b, struct tb_thread *t, const struct xev *ev)
 	struct dec_ctx *c = b->c;
 
 	t->exact = true;
-	if (ev->kind == XEV_CALL)
-		return ct_call(t->cur, dec_fn_of(c, ev->pid, ev->addr, ev->time), 0) < 0 ? oom() : 0;
+	if (ev->kind == XEV_CALL) {
+		uint32_t fn = dec_fn_of(c, ev->pid, ev->addr, ev->time);
+		const struct pd_probe *p = dec_probe_of(c, ev->event);
+		if (p && xp_map_put(&b->probe_fns, fn, (uint64_t)(p - c->probes->p)) < 0)
+			return oom();
+		return ct_call(t->cur, fn, 0) < 0 ? oom() : 0;
+	}
 	int r = ev->ip ? ct_leave(t->cur, dec_fn_of(c, ev->pid, ev->ip, ev->time)) : -ENOENT;
 	if (r == -ENOENT)
 		b->repairs++;
@@ -105,6 +119,12 @@ int tb_event(void *ctx, const struct xev *ev)
 	uint64_t w[DEC_MAX_METRICS];
 	struct tb_thread *t;
 
+	if (ev->time) {
+		if (!b->first_time || ev->time < b->first_time)
+			b->first_time = ev->time;
+		if (ev->time > b->last_time)
+			b->last_time = ev->time;
+	}
 	if (b->time_m < 0 && (ev->kind == XEV_TIME || ev->kind == XEV_DISABLE || ev->kind == XEV_INTERRUPT ||
 			      (ev->kind == XEV_BRANCH && !(ev->flags & XEV_F_INDIRECT))))
 		return 0;
@@ -203,6 +223,13 @@ int tb_finish(struct tb *b)
 	for (uint32_t i = 0; i < b->nth; i++) {
 		/* activations still open when the trace ended */
 		b->repairs += ct_cursor_depth(b->th[i].cur);
+		if (b->compensate) {
+			uint64_t sub;
+			if (ct_compensate(b->th[i].t, (unsigned)b->time_m, b->c->probes->caller_ns,
+					  b->c->probes->callee_ns, &sub) < 0)
+				return oom();
+			b->compensated += sub;
+		}
 		if (b->time_m >= 0 && b->samples_m >= 0 &&
 		    ct_apportion(b->th[i].t, (unsigned)b->time_m, (unsigned)b->samples_m) < 0)
 			return oom();
@@ -230,8 +257,43 @@ void tb_free(struct tb *b)
 	}
 	free(b->th);
 	xp_map_free(&b->tids);
+	xp_map_free(&b->probe_fns);
 	free(b->fns);
 	memset(b, 0, sizeof(*b));
+}
+
+const struct pd_probe *tb_window(const struct tb *b, uint32_t fn, uint64_t *from, uint64_t *to)
+{
+	uint64_t i;
+
+	if (!xp_map_get(&b->probe_fns, fn, &i))
+		return NULL;
+	const struct pd_probe *p = &b->c->probes->p[i];
+	return dec_probe_window(p, b->first_time, b->last_time, from, to) ? p : NULL;
+}
+
+void tb_header(const struct tb *b, FILE *f)
+{
+	const struct pd_probes *ps = b->c->probes;
+
+	if (!ps || !b->c->merged)
+		return;
+	if (!ps->calibrated)
+		fprintf(f, "# probe overhead not compensated: the trace has no calibration\n");
+	else if (!b->compensate)
+		fprintf(f, "# probe overhead not compensated (--no-compensate): a probed call costs %" PRIu64
+			" ns in its caller, %" PRIu64 " ns in itself\n", ps->caller_ns, ps->callee_ns);
+	else
+		fprintf(f, "# probe overhead compensated: %" PRIu64 " ns per probed call in its caller, %"
+			PRIu64 " ns in itself (calibrated over %" PRIu64 " runs); %" PRIu64 " ns subtracted\n",
+			ps->caller_ns, ps->callee_ns, ps->runs, b->compensated);
+	for (size_t i = 0; i < ps->n; i++) {
+		uint64_t from, to;
+		if (dec_probe_window(&ps->p[i], b->first_time, b->last_time, &from, &to))
+			fprintf(f, "# %s: exact from %" PRIu64 " to %" PRIu64 " (of %" PRIu64 "..%" PRIu64
+				"), its Calls marked ~\n", dec_probe_fn(&ps->p[i]), from, to, b->first_time,
+				b->last_time);
+	}
 }
 
 const char *tb_fn_name(void *ctx, uint32_t fn)

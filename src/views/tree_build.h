@@ -5,7 +5,12 @@
  * Merged traces (dec_ctx.merged: entry/exit events of probes next to samples): each
  * sample hangs below the event node active in its thread at its time, its frames
  * below that node's function becoming sampled nodes; tb_finish then splits each event
- * node's exact time between it and those sampled nodes by their sample counts. */
+ * node's exact time between it and those sampled nodes by their sample counts.
+ *
+ * Traces with xptrace's probes feature (dec_ctx.probes): before that split, tb_finish
+ * subtracts the calibrated cost of every probe hit from the event nodes
+ * (ct_compensate) unless --no-compensate; and a probe armed for part of the trace
+ * only counted calls in that window (tb_window), which reports say. */
 #ifndef TREE_BUILD_H
 #define TREE_BUILD_H
 
@@ -32,7 +37,14 @@ struct tb {
 	uint32_t *fns;
 	uint32_t capfns;
 	uint64_t repairs;	/* exits without their entry, entries left without exit */
+	uint64_t first_time, last_time;	/* the span of the trace's events (0: none) */
+	bool compensate;	/* subtract the probes' calibrated cost (tb_finish) */
+	uint64_t compensated;	/* ns subtracted, every thread */
+	struct xp_map probe_fns;	/* fn -> index of the probe that hit it */
 };
+
+/* The options of the tree views (one of them declares them: --help lists them once). */
+extern const struct dec_option tb_options[];
 
 void tb_init(struct tb *b, struct dec_ctx *c);
 /* An xev sink function (ctx = the builder). */
@@ -42,6 +54,12 @@ int tb_finish(struct tb *b);
 /* One tree of every thread (not finished: ct_finish it); NULL on ENOMEM. */
 struct ct_tree *tb_merge_all(struct tb *b);
 void tb_free(struct tb *b);
+
+/* The probe counting fn's calls when it counted in part of the trace only, with that
+ * window [*from, *to]; NULL when fn's counts cover the whole trace. */
+const struct pd_probe *tb_window(const struct tb *b, uint32_t fn, uint64_t *from, uint64_t *to);
+/* Text header lines of trees with probes: the compensation, the partial windows. */
+void tb_header(const struct tb *b, FILE *f);
 
 /* Names for reports and writers (ctx = the symbol context). */
 const char *tb_fn_name(void *ctx, uint32_t fn);

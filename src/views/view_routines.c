@@ -153,6 +153,14 @@ static void header(struct vr *v, const char *what, uint64_t total)
 	if (c->merged && v->b.repairs)
 		fprintf(v->out, "# %" PRIu64 " unmatched entry/exit events repaired (returns without "
 			"their entry, activations left open)\n", v->b.repairs);
+	tb_header(&v->b, v->out);
+}
+
+/* jsonl rows of traces with probes carry window_ns: the window of a probe that counted
+ * the calls in part of the trace only (text marks those Calls with `~`) */
+static bool window_col(const struct vr *v)
+{
+	return v->c->merged && v->c->probes && v->o->format == OUT_JSONL;
 }
 
 static void write_routines(struct vr *v, uint64_t total)
@@ -160,16 +168,21 @@ static void write_routines(struct vr *v, uint64_t total)
 	static const struct out_col cols[] = {
 		{ "Calls", OUT_INT, 9, 0 }, { "Base", OUT_INT, 12, 0 }, { "Cum", OUT_INT, 12, 0 },
 		{ "Cum2", OUT_INT, 12, 0 }, { "Name", OUT_STR, 0, 0 }, { "Sampled", OUT_BOOL, 0, 0 },
+		{ "Window_ns", OUT_SPAN, 0, 0 },
 	};
 	struct out_table tab;
 
 	header(v, "routines", total);
-	out_table_begin(&tab, v->out, v->o->format, cols, 5 + (v->c->merged && v->o->format != OUT_TEXT));
+	out_table_begin(&tab, v->out, v->o->format, cols, 5 + (v->c->merged && v->o->format != OUT_TEXT) +
+			window_col(v));
 	for (uint32_t i = 0; i < v->nr; i++) {
 		const struct fold *r = &v->r[i];
-		struct out_val vals[6] = {
-			{ .u = r->calls, .null = !r->exact }, { .u = r->base }, { .u = r->cum },
+		uint64_t from = 0, to = 0;
+		bool partial = r->exact && tb_window(&v->b, r->fn, &from, &to);
+		struct out_val vals[7] = {
+			{ .u = r->calls, .null = !r->exact, .approx = partial }, { .u = r->base }, { .u = r->cum },
 			{ .u = r->cum2 }, { .s = shown(v, r->fn, !r->exact) }, { .b = !r->exact },
+			{ .span = { from, to }, .omit = !partial },
 		};
 		out_row(&tab, vals, 0, NULL, 0);
 	}
@@ -191,9 +204,12 @@ static int cmp_arc(const void *x, const void *y)
 static void arc_row(struct vr *v, struct out_table *tab, const char *routine, const char *role,
 		    const struct fold *f, uint32_t fn, unsigned level)
 {
-	struct out_val vals[7] = {
-		{ .s = routine }, { .s = role }, { .u = f->calls, .null = !f->exact }, { .u = f->base },
-		{ .u = f->cum }, { .s = shown(v, fn, !f->exact) }, { .b = !f->exact },
+	uint64_t from = 0, to = 0;
+	bool partial = f->exact && tb_window(&v->b, f->fn, &from, &to);
+	struct out_val vals[8] = {
+		{ .s = routine }, { .s = role }, { .u = f->calls, .null = !f->exact, .approx = partial },
+		{ .u = f->base }, { .u = f->cum }, { .s = shown(v, fn, !f->exact) }, { .b = !f->exact },
+		{ .span = { from, to }, .omit = !partial },
 	};
 	/* text shows the stanza by indentation: the routine's line stands out */
 	out_row(tab, v->o->format == OUT_TEXT ? vals + 2 : vals, level, NULL, 0);
@@ -205,6 +221,7 @@ static int write_arcs(struct vr *v, uint64_t total)
 		{ "Routine", OUT_STR, 0, 0 }, { "Role", OUT_STR, 0, 0 },
 		{ "Calls", OUT_INT, 9, 0 }, { "Base", OUT_INT, 12, 0 }, { "Cum", OUT_INT, 12, 0 },
 		{ "Name", OUT_STR, 0, OUT_TREE }, { "Sampled", OUT_BOOL, 0, 0 },
+		{ "Window_ns", OUT_SPAN, 0, 0 },
 	};
 	bool text = v->o->format == OUT_TEXT;
 	struct out_table tab;
@@ -214,7 +231,7 @@ static int write_arcs(struct vr *v, uint64_t total)
 	if (text)
 		out_table_begin(&tab, v->out, v->o->format, cols + 2, 4);
 	else
-		out_table_begin(&tab, v->out, v->o->format, cols, 7);
+		out_table_begin(&tab, v->out, v->o->format, cols, 7 + window_col(v));
 	for (uint32_t i = 0; i < v->nr; i++) {
 		const struct fold *r = &v->r[i];
 		char *routine = strdup(tb_fn_name(v->c->sym, r->fn));

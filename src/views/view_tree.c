@@ -70,13 +70,21 @@ static int on_event(void *state, const struct xev *ev)
 /* ---- calltree output ---- */
 
 /* per-thread trees in jsonl/csv start with the thread's id; merged trees end with
- * whether the node is sampled (text marks it with a `+` before the name) */
+ * whether the node is sampled (text marks it with a `+` before the name) and, in
+ * jsonl, the window of a probe that counted the node's calls in part of the trace only
+ * (text marks those Calls with `~`) */
 static const struct out_col tree_cols[] = {
 	{ "Tid", OUT_INT, 7, false },
 	{ "Lvl", OUT_INT, 3, false }, { "RL", OUT_INT, 3, false }, { "Calls", OUT_INT, 9, false },
 	{ "Base", OUT_INT, 12, false }, { "Cum", OUT_INT, 12, false }, { "Name", OUT_STR, 0, true },
-	{ "Sampled", OUT_BOOL, 0, 0 },
+	{ "Sampled", OUT_BOOL, 0, 0 }, { "Window_ns", OUT_SPAN, 0, 0 },
 };
+
+/* jsonl rows of traces with probes carry window_ns */
+static bool window_col(const struct vt *v)
+{
+	return v->c->merged && v->c->probes && v->o->format == OUT_JSONL;
+}
 
 static int tree_row(void *arg, const struct ct_tree *t, uint32_t node)
 {
@@ -98,10 +106,13 @@ static int tree_row(void *arg, const struct ct_tree *t, uint32_t node)
 		snprintf(v->mark, l, "+%s", name);
 		shown = v->mark;
 	}
-	struct out_val vals[8] = {
+	uint64_t from = 0, to = 0;
+	bool partial = !nd->sampled && tb_window(&v->b, nd->fn, &from, &to);
+	struct out_val vals[9] = {
 		{ .u = (uint64_t)v->cur_tid },
-		{ .u = nd->lvl }, { .u = nd->rl }, { .u = nd->calls, .null = nd->sampled },
+		{ .u = nd->lvl }, { .u = nd->rl }, { .u = nd->calls, .null = nd->sampled, .approx = partial },
 		{ .u = ct_base(t, node, v->metric) }, { .u = cum }, { .s = shown }, { .b = nd->sampled },
+		{ .span = { from, to }, .omit = !partial },
 	};
 	unsigned skip = v->tid_col ? 0 : 1;
 	out_row(&v->tab, vals + skip, nd->lvl, v->path, nd->lvl);
@@ -142,9 +153,12 @@ static int write_tree(struct vt *v, struct ct_tree *t, const char *title)
 		if (v->o->format == OUT_TEXT && c->merged && v->b.repairs)
 			fprintf(v->out, "# %" PRIu64 " unmatched entry/exit events repaired (returns without "
 				"their entry, activations left open)\n", v->b.repairs);
+		if (v->o->format == OUT_TEXT)
+			tb_header(&v->b, v->out);
 		if (!v->tab.f || v->o->format == OUT_TEXT)
 			out_table_begin(&v->tab, v->out, v->o->format, tree_cols + (v->tid_col ? 0 : 1),
-					(v->tid_col ? 7 : 6) + (c->merged && v->o->format != OUT_TEXT));
+					(v->tid_col ? 7 : 6) + (c->merged && v->o->format != OUT_TEXT) +
+					window_col(v));
 		return ct_walk(t, v->metric, tree_row, v) < 0 ? oom() : 0;
 	}
 }
@@ -174,7 +188,7 @@ static int write_functions(struct vt *v, struct ct_tree *t)
 	unsigned m = v->metric, smp = m, nev = 0;
 	bool have_samples = false;
 	int cyc = -1, ins = -1;
-	struct out_col cols[8 + DEC_MAX_METRICS];
+	struct out_col cols[9 + DEC_MAX_METRICS];
 	unsigned nc = 0;
 	char evcol[DEC_MAX_METRICS][56];
 	unsigned evm[DEC_MAX_METRICS];
@@ -224,24 +238,30 @@ static int write_functions(struct vt *v, struct ct_tree *t)
 		cols[nc++] = (struct out_col){ "IPC", OUT_FLOAT, 5, false };
 	cols[nc++] = (struct out_col){ "Module", OUT_STR, 20, false };
 	cols[nc++] = (struct out_col){ "Name", OUT_STR, 0, false };
+	if (window_col(v))
+		cols[nc++] = (struct out_col){ "Window_ns", OUT_SPAN, 0, false };
 	uint32_t nr = 0;
 	for (uint32_t f = 0; f < nfn; f++)
 		if (tot[f].seen && (tot[f].base[m] || tot[f].cum[m]))
 			rows[nr++] = (struct frow){ f, &tot[f] };
 	qsort_r(rows, nr, sizeof(*rows), cmp_frow, &m);
-	if (v->o->format == OUT_TEXT)
+	if (v->o->format == OUT_TEXT) {
 		fprintf(v->out, "# %s: %s, total %" PRIu64 "\n", c->sampled ? "samples" : "functions",
 			c->metrics[m].name, total);
+		tb_header(&v->b, v->out);
+	}
 	out_table_begin(&v->tab, v->out, v->o->format, cols, nc);
 	for (uint32_t i = 0; i < nr; i++) {
 		const struct ct_fn_total *x = rows[i].tot;
 		double bp = total ? 100.0 * (double)x->base[m] / (double)total : 0;
 		if (v->o->percent_limit > 0 && bp < v->o->percent_limit)
 			continue;
-		struct out_val vals[8 + DEC_MAX_METRICS];
+		struct out_val vals[9 + DEC_MAX_METRICS];
 		unsigned k = 0;
+		uint64_t from = 0, to = 0;
+		bool partial = x->exact && tb_window(&v->b, rows[i].fn, &from, &to);
 		vals[k++] = (struct out_val){ .u = have_samples ? x->base[smp] : x->calls,
-					      .null = c->merged && !x->exact };
+					      .null = c->merged && !x->exact, .approx = partial };
 		vals[k++] = (struct out_val){ .u = x->base[m] };
 		vals[k++] = (struct out_val){ .u = x->cum[m] };
 		vals[k++] = (struct out_val){ .d = bp };
@@ -254,6 +274,7 @@ static int write_functions(struct vt *v, struct ct_tree *t)
 		}
 		vals[k++] = (struct out_val){ .s = tb_fn_module(c->sym, rows[i].fn) };
 		vals[k++] = (struct out_val){ .s = tb_fn_name(c->sym, rows[i].fn) };
+		vals[k++] = (struct out_val){ .span = { from, to }, .omit = !partial };
 		out_row(&v->tab, vals, 0, NULL, 0);
 	}
 	free(tot);
@@ -310,6 +331,7 @@ const struct dec_view view_calltree = {
 	.name = "calltree",
 	.help = "call-stack tree: Lvl RL Calls Base Cum Name, depth first",
 	.formats = OUT_TABLES | (1u << OUT_FOLDED) | (1u << OUT_CALLGRIND),
+	.options = tb_options,
 	.open = open_calltree,
 	.event = on_event,
 	.close = on_close,

@@ -328,6 +328,47 @@ static void test_empty_tree(void **state)
 	ct_free(t);
 }
 
+/* Probe-overhead compensation, then the split of an event node's time by samples
+ * (metric 0 time, 1 samples; a probed call costs 20 in its caller, 10 in itself):
+ *   root  Base 100 - A's 2 calls * 20                        = 60
+ *   a     2 calls, Base 1000 - 2 * 10 - b's 3 calls * 20     = 920, then split with
+ *         the sampled leaf by samples 1 : 3: a 230, leaf 690
+ *   b     3 calls, Base 25 - 3 * 10: clamped at 0 (25 taken)
+ * 40 + 80 + 25 = 145 taken in all. */
+static void test_compensate(void **state)
+{
+	(void)state;
+	struct ct_tree *t = ct_new(2);
+	struct ct_cursor *c = ct_cursor_new(t);
+	uint64_t w[2], sub = 0;
+	uint32_t leaf = LEAF;
+
+	assert_int_equal(ct_call(c, A, 0), 0);
+	uint32_t a = ct_cursor_node(c);
+	for (int i = 0; i < 3; i++) {
+		assert_int_equal(ct_call(c, B, 0), 0);
+		assert_int_equal(ct_return(c, CT_FN_UNKNOWN), 0);
+	}
+	assert_int_equal(ct_return(c, CT_FN_UNKNOWN), 0);
+	assert_int_equal(ct_call(c, A, 0), 0);
+	assert_int_equal(ct_return(c, CT_FN_UNKNOWN), 0);
+	ct_add_base(t, CT_ROOT, (uint64_t[]){ 100, 0 });
+	ct_add_base(t, a, (uint64_t[]){ 1000, 1 });
+	ct_add_base(t, ct_child(t, a, B), (uint64_t[]){ 25, 0 });
+	w[0] = 0;
+	w[1] = 3;
+	assert_int_not_equal(ct_add_stack_at(t, a, &leaf, 1, w, CT_NO_CALLS | CT_SAMPLED), CT_NONE);
+	assert_int_equal(ct_compensate(t, 0, 20, 10, &sub), 0);
+	assert_int_equal(sub, 145);
+	assert_int_equal(ct_apportion(t, 0, 1), 0);
+	assert_string_equal(dump(t), "1 1 2 230 920 a\n"
+				     "2 1 0 690 690 leaf\n"
+				     "2 1 3 0 0 b\n");
+	assert_int_equal(ct_total(t, 0), 980);
+	ct_cursor_free(c);
+	ct_free(t);
+}
+
 int main(void)
 {
 	const struct CMUnitTest tests[] = {
@@ -340,6 +381,7 @@ int main(void)
 		cmocka_unit_test(test_mid_stack_recursion),
 		cmocka_unit_test(test_merge_and_splice),
 		cmocka_unit_test(test_deep),
+		cmocka_unit_test(test_compensate),
 	};
 	return cmocka_run_group_tests(tests, NULL, NULL);
 }
