@@ -18,6 +18,8 @@
 #define HOT_MIN_SAMPLES 4
 #define HOT_MIN_PERCENT 1
 #define CALLER_MIN_PERCENT 10
+#define NO_PROBE (-1)
+#define CANNOT_PROBE (-2)
 
 struct adp_file {
 	char *path;
@@ -33,7 +35,7 @@ struct adp_map {
 struct adp_fn {
 	int file, sym;
 	uint64_t samples;
-	int probe;		/* rec_probes index, -1 none yet, -2 cannot be probed */
+	int probe;		/* rec_probes index, NO_PROBE yet, or CANNOT_PROBE */
 	int level;		/* 0: hot, n: n callers above a hot function */
 	int walked;
 	unsigned armed_tick;
@@ -143,7 +145,8 @@ static const struct adp_map *find_map(const struct rec_adp *a, uint64_t ip)
 	return NULL;
 }
 
-/* The adp_fn of the function holding ip in the target, -1 when there is none. */
+/* The adp_fn of the function holding ip in the target: its index, -ENOENT when no
+ * function holds it, -ENOMEM. */
 static int symbolize(struct rec_adp *a, struct rec *r, uint64_t ip)
 {
 	const struct adp_map *m = find_map(a, ip);
@@ -157,7 +160,7 @@ static int symbolize(struct rec_adp *a, struct rec *r, uint64_t ip)
 		m = find_map(a, ip);
 	}
 	if (!m)
-		return -1;
+		return -ENOENT;
 	file = &a->files[m->file];
 	off = ip - m->start + m->pgoff;
 	for (lo = 0, hi = file->n - 1; lo <= hi;) {
@@ -170,17 +173,19 @@ static int symbolize(struct rec_adp *a, struct rec *r, uint64_t ip)
 		}
 	}
 	if (sym < 0 || off >= file->f[sym].offset + file->f[sym].size)
-		return -1;
+		return -ENOENT;
 	key = (uint64_t)m->file << 32 | (uint64_t)sym;
 	if (xp_map_get(&a->by_sym, key, &v))
 		return (int)v;
 	if (XP_GROW(a->fn, a->capfn, a->nfn + 1) < 0 || xp_map_put(&a->by_sym, key, a->nfn) < 0)
-		return -1;
+		return -ENOMEM;
 	fn = &a->fn[a->nfn];
 	memset(fn, 0, sizeof(*fn));
 	fn->file = m->file;
 	fn->sym = sym;
 	fn->probe = rec_probes_find(r->probes, file->path, file->f[sym].offset);
+	if (fn->probe < 0)
+		fn->probe = NO_PROBE;
 	/* a function listed with --probe is probed already: no walk starts there */
 	fn->walked = fn->probe >= 0;
 	if (fn->probe >= 0)
@@ -260,7 +265,7 @@ static int arm(struct rec_adp *a, struct rec *r, int i, int level, const char *r
 	int pi;
 
 	if (rec_probes_unprobeable(&file->f[fn->sym])) {
-		fn->probe = -2;
+		fn->probe = CANNOT_PROBE;
 		return 0;
 	}
 	pi = rec_probes_arm(r->probes, r, file->path, &file->f[fn->sym], reason);
@@ -308,7 +313,7 @@ static int walk_up(struct rec_adp *a, struct rec *r, int i)
 	for (size_t j = 0; j < k && e == 0 && armed < o->adaptive; j++) {
 		if (v[j].n * 100 < ev * CALLER_MIN_PERCENT)
 			break;
-		if (a->fn[v[j].fn].probe != -1)
+		if (a->fn[v[j].fn].probe != NO_PROBE)
 			continue;	/* probed already (or cannot be): the walk stops there */
 		e = arm(a, r, v[j].fn, level, reason);
 		armed++;
@@ -326,7 +331,7 @@ static int arm_hot(struct rec_adp *a, struct rec *r)
 	if (!v)
 		return -ENOMEM;
 	for (size_t i = 0; i < a->nfn; i++)
-		if (a->fn[i].probe == -1 && a->fn[i].samples >= HOT_MIN_SAMPLES &&
+		if (a->fn[i].probe == NO_PROBE && a->fn[i].samples >= HOT_MIN_SAMPLES &&
 		    a->fn[i].samples * 100 >= a->total * HOT_MIN_PERCENT)
 			v[k++] = (struct rank){ a->fn[i].samples, (int)i };
 	qsort(v, k, sizeof(*v), by_count);

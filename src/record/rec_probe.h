@@ -127,7 +127,7 @@ void rec_probes_free(struct rec_probes *p);
 
 /* --- probes placed while recording (--adaptive) --- */
 
-/* The probe on `offset` of `path`, -1 when there is none. */
+/* The probe on `offset` of `path`: its index, or -ENOENT. */
 int rec_probes_find(const struct rec_probes *p, const char *path, uint64_t offset);
 /* Adds function f of `path` (not yet probed, probeable) and arms it at once on every
  * place rec_probes_open saw: attrs into perf.data, events opened and enabled, armed
@@ -147,6 +147,8 @@ int rec_probes_which(const struct rec_probes *p, const struct perf_event_header 
  * kernel's limit is per thread and cpu, this one per probe).  The N-th entry hit
  * disarms the probe: its events are closed, so the breakpoints leave the target. */
 int rec_probes_hit(struct rec_probes *p, const struct perf_event_header *h);
+/* Closes probe events in parallel threads (`wait`: returns once all are closed). */
+void rec_probes_close_fds(const int *fds, int n, int wait);
 
 /* --- at the end (rec_probe_report.c) --- */
 
