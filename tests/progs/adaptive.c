@@ -6,6 +6,8 @@
  *   mid calls hot exactly 7 times, hot spins ~20 us (nearly all the time is hot's own);
  *   cold_a and cold_b run once per outer call, briefly.  Prints "outer O mid M hot H".
  *   wait: print "ready", then read one byte from stdin first (for -p attach).
+ * usage: adaptive work N
+ *   N calls of outer (the same tree, a fixed amount of work: bench/adaptive-overhead).
  * usage: adaptive phases N P
  *   P phases of N calls to tiny (a few ns of work each); prints each phase's
  *   duration in ns, one per line ("phase I NS"). */
@@ -83,6 +85,12 @@ int main(int argc, char **argv)
 		printf("outer %lu mid %lu hot %lu\n", n_outer, n_mid, n_hot);
 		return 0;
 	}
+	if (argc >= 3 && strcmp(argv[1], "work") == 0) {
+		for (long i = atol(argv[2]); i > 0; i--)
+			outer();
+		printf("outer %lu mid %lu hot %lu\n", n_outer, n_mid, n_hot);
+		return 0;
+	}
 	if (argc >= 4 && strcmp(argv[1], "phases") == 0) {
 		long n = atol(argv[2]), p = atol(argv[3]);
 		for (long k = 0; k < p; k++) {
@@ -93,6 +101,6 @@ int main(int argc, char **argv)
 		}
 		return 0;
 	}
-	fprintf(stderr, "usage: adaptive tree SECONDS [wait] | adaptive phases N P\n");
+	fprintf(stderr, "usage: adaptive tree SECONDS [wait] | adaptive work N | adaptive phases N P\n");
 	return 2;
 }
