@@ -361,8 +361,11 @@ int rec_adp_tick(struct rec_adp *a, struct rec *r)
 	/* one level per interval: only probes armed in an earlier one are walked */
 	for (size_t i = 0; i < n && e == 0; i++) {
 		const struct adp_fn *fn = &a->fn[i];
+		/* a function entered since it was armed returns soon with exact evidence:
+		 * the callchains are for one that was never entered (running since before) */
 		if (fn->probe >= 0 && !fn->walked && fn->armed_tick < a->tick &&
-		    fn->level < o->adaptive_depth && (fn->evidence[0] || fn->evidence[1]))
+		    fn->level < o->adaptive_depth &&
+		    (fn->evidence[0] || (fn->evidence[1] && !r->probes->fn[fn->probe].hits)))
 			e = walk_up(a, r, (int)i);
 	}
 	if (e == 0)

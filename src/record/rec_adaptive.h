@@ -10,7 +10,8 @@
  *      its callers, arms its callers that hold at least 10 % of that evidence (at most
  *      K), unless a caller is probed already (the walk stops there).  The evidence is
  *      the function's return hits (exact: a return hit's IP is the return address in
- *      the caller), or while it has none, the frame above in its samples' callchains
+ *      the caller); for a function not entered since it was armed (running since
+ *      before, or no longer called), the frame above in its samples' callchains
  *      (approximate: a leaf without a frame of its own shows its caller's caller);
  *   2. arms the K functions with the most samples (self) that are not probed yet, if
  *      they hold at least 1 % of the target's samples so far (and 4 samples).
