@@ -15,6 +15,7 @@
 #include <unistd.h>
 
 #include "record/rec.h"
+#include "record/rec_adaptive.h"
 #include "record/rec_probe.h"
 #include "record/hw/x86_pt_attr.h"
 #include "cli/xp_cli.h"
@@ -52,6 +53,14 @@
 	"                          the program or a library it loads, e.g. malloc@libc.so.6)\n" \
 	"                          or a glob (hot_*); perf shows probe_xptrace:SYM and\n"    \
 	"                          probe_xptrace:SYM__return (see docs/record.md)\n"         \
+	"      --probe-limit N     keep each probe for N calls, then disarm it (default\n"  \
+	"                          10000, 0: no limit; --probe and --adaptive)\n"          \
+	"      --adaptive[=K]      sample (-g implied) and, every interval, probe the K\n"  \
+	"                          (default 5) functions with most samples, then walk up\n" \
+	"                          to their callers one level per interval (sample and\n"  \
+	"                          lbr modes; see docs/record.md)\n"                       \
+	"      --adaptive-interval MS  how often (default 100 ms)\n"                       \
+	"      --adaptive-depth D  caller levels walked up from a hot function (default 4)\n" \
 	"\n"                                                                                    \
 	"hardware modes (pt, lbr; see docs/mode-pt.md, docs/mode-lbr.md):\n"                   \
 	"  -a, --all-cpus          every CPU, every process, while COMMAND runs\n"             \
@@ -182,14 +191,22 @@ static int parse_args(int argc, char **argv, struct rec_opts *o)
 		{ "aux-size", required_argument, NULL, 260 },
 		{ "sysfs-root", required_argument, NULL, 261 },
 		{ "probe", required_argument, NULL, 262 },
+		{ "probe-limit", required_argument, NULL, 263 },
+		{ "adaptive", optional_argument, NULL, 264 },
+		{ "adaptive-interval", required_argument, NULL, 265 },
+		{ "adaptive-depth", required_argument, NULL, 266 },
 		{ NULL, 0, NULL, 0 },
 	};
-	int c;
+	int c, limit_given = 0;
+	const char *adaptive_opt = NULL;
 	uint64_t v;
 
 	memset(o, 0, sizeof(*o));
 	o->outdir = "xptrace.data";
 	o->mode = "auto";
+	o->probe_limit = 10000;
+	o->adaptive_interval_ms = 100;
+	o->adaptive_depth = 4;
 	o->argc = argc;
 	o->argv = argv;
 	optind = 1;
@@ -277,6 +294,34 @@ static int parse_args(int argc, char **argv, struct rec_opts *o)
 			o->probe = optarg;
 			break;
 		}
+		case 263:
+			if (parse_u64(optarg, &o->probe_limit) < 0 || o->probe_limit > INT_MAX)
+				return xp_usage_error("record", "--probe-limit wants a count of calls "
+						      "(0: no limit), not '%s'", optarg);
+			limit_given = 1;
+			break;
+		case 264:
+			o->adaptive = 5;
+			if (optarg && (parse_u64(optarg, &v) < 0 || v == 0 || v > 1000))
+				return xp_usage_error("record", "--adaptive=K wants a number of functions "
+						      "from 1 to 1000, not '%s'", optarg);
+			if (optarg)
+				o->adaptive = (int)v;
+			break;
+		case 265:
+			if (parse_u64(optarg, &v) < 0 || v == 0 || v > 3600000)
+				return xp_usage_error("record", "--adaptive-interval wants milliseconds "
+						      "> 0, not '%s'", optarg);
+			o->adaptive_interval_ms = (unsigned)v;
+			adaptive_opt = "--adaptive-interval";
+			break;
+		case 266:
+			if (parse_u64(optarg, &v) < 0 || v > 64)
+				return xp_usage_error("record", "--adaptive-depth wants a number of "
+						      "levels from 0 to 64, not '%s'", optarg);
+			o->adaptive_depth = (int)v;
+			adaptive_opt = "--adaptive-depth";
+			break;
 		case 'G':
 			if (parse_callgraph(o, optarg) < 0)
 				return xp_usage_error("record", "--call-graph wants fp or dwarf[,SIZE<=65528], not '%s'",
@@ -312,6 +357,14 @@ static int parse_args(int argc, char **argv, struct rec_opts *o)
 	}
 	if (o->freq && o->period)
 		return xp_usage_error("record", "-F and -c exclude each other");
+	if (limit_given && !o->probe && !o->adaptive)
+		return xp_usage_error("record", "--probe-limit bounds probes: add --probe or --adaptive");
+	if (adaptive_opt && !o->adaptive)
+		return xp_usage_error("record", "%s tunes --adaptive: add it", adaptive_opt);
+	/* the merged trees hang samples by their stacks, and the walk up reads the frame
+	 * above a sample's */
+	if (o->adaptive && o->callgraph == REC_CG_NONE)
+		o->callgraph = REC_CG_FP;
 	if (o->trigger && !o->snapshot)
 		return xp_usage_error("record", "--trigger takes a snapshot: add --snapshot");
 	{
@@ -519,6 +572,10 @@ static int hw_options_fit(const struct rec_opts *o, const struct rec_mode *m)
 		return xp_err("record", "with --mode pt use --pt-opts psb_period=N",
 			      "--psb-period is for --mode step, and this recording is in %s mode",
 			      m->name);
+	if (o->adaptive && strcmp(m->name, "sample") != 0 && strcmp(m->name, "lbr") != 0)
+		return xp_err("record", "use --mode sample (or lbr)",
+			      "--adaptive places probes from samples, in sample and lbr modes, and this "
+			      "recording is in %s mode", m->name);
 	if (o->probe && strcmp(m->name, "step") == 0)
 		return xp_err("record", "drop --probe: every call and return is in the step trace",
 			      "--probe adds exact events to sampled modes, and --mode step is exact already");
@@ -556,9 +613,16 @@ static int run(int argc, char **argv)
 		       XP_EXIT_RUNTIME;
 	memset(&r, 0, sizeof(r));
 	/* before the directory exists: a probe that cannot be placed leaves nothing */
-	if (o.probe && rec_probes_prepare(&o, &r.probes) < 0)
+	if ((o.probe || o.adaptive) && rec_probes_prepare(&o, &r.probes) < 0)
 		return XP_EXIT_RUNTIME;
+	if (r.probes)
+		rec_probes_calibrate(r.probes);
+	if (o.adaptive && rec_adp_new(&r.adaptive) < 0) {
+		rec_probes_free(r.probes);
+		return xp_err("--adaptive", NULL, "%s", strerror(ENOMEM)), XP_EXIT_RUNTIME;
+	}
 	if (prepare_dir(&o) < 0) {
+		rec_adp_free(r.adaptive);
 		rec_probes_free(r.probes);
 		return XP_EXIT_RUNTIME;
 	}
@@ -571,6 +635,7 @@ static int run(int argc, char **argv)
 	r.data_path = path;
 	e = pd_writer_create(&r.w, path);
 	if (e < 0) {
+		rec_adp_free(r.adaptive);
 		rec_probes_free(r.probes);
 		return xp_err(path, "choose a writable place with -o DIR", "cannot create: %s",
 			      strerror(-e)),
@@ -580,6 +645,7 @@ static int run(int argc, char **argv)
 	if (e < 0) {
 		xp_err(o.outdir, NULL, "cannot create the module store: %s", strerror(-e));
 		pd_writer_free(r.w);
+		rec_adp_free(r.adaptive);
 		rec_probes_free(r.probes);
 		return XP_EXIT_RUNTIME;
 	}
@@ -591,6 +657,12 @@ static int run(int argc, char **argv)
 	} else if ((e = spawn(&r)) < 0) {
 		goto out;
 	}
+	{
+		struct timespec ts;
+		clock_gettime(CLOCK_MONOTONIC, &ts);
+		if (r.probes)
+			r.probes->t0 = (uint64_t)ts.tv_sec * 1000000000ull + (uint64_t)ts.tv_nsec;
+	}
 	if (o.duration > 0) {
 		struct timespec ts;
 		clock_gettime(CLOCK_MONOTONIC, &ts);
@@ -599,6 +671,10 @@ static int run(int argc, char **argv)
 	}
 	e = mode->run(&r);
 out:
+	if (r.probes && !r.exec_failed && rec_probes_report(r.probes, &r) < 0)
+		xp_warn("the probes' windows could not be stored: decode will not know them");
+	rec_adp_free(r.adaptive);
+	r.adaptive = NULL;
 	rec_probes_free(r.probes);
 	r.probes = NULL;
 	stop_child(&r);

@@ -56,6 +56,10 @@ struct rec_opts {
 	const char *trigger;	/* --trigger SYM[@PATH] */
 	uint64_t aux_size;	/* --aux-size bytes, 0 = default */
 	const char *probe;	/* --probe LIST (src/record/rec_probe.h) */
+	uint64_t probe_limit;	/* --probe-limit: hits kept per probe, 0 = no limit */
+	int adaptive;		/* --adaptive[=K]: functions armed per interval, 0 = off */
+	unsigned adaptive_interval_ms;
+	int adaptive_depth;	/* levels walked up from a hot function */
 };
 
 struct rec {
@@ -86,6 +90,9 @@ struct rec {
 	/* --probe: resolved before the run; modes add their attrs and open them next to
 	 * their own event on each cpu (src/record/rec_probe.h) */
 	struct rec_probes *probes;
+	/* --adaptive: the policy that arms probes on hot functions and their callers
+	 * (src/record/rec_adaptive.h) */
+	struct rec_adp *adaptive;
 };
 
 struct rec_mode {

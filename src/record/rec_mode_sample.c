@@ -394,6 +394,8 @@ static int run(struct rec *r)
 		struct rlimit rl;
 		rlim_t need = (rlim_t)npids * (rlim_t)ncpus *
 			      (MAX_EVENTS + (rlim_t)rec_probes_nevents(r->probes)) + 64;
+		if (o->adaptive)	/* probes come and go while recording */
+			need = RLIM_INFINITY;
 		if (getrlimit(RLIMIT_NOFILE, &rl) == 0 && rl.rlim_cur < need) {
 			rl.rlim_cur = need < rl.rlim_max ? need : rl.rlim_max;
 			setrlimit(RLIMIT_NOFILE, &rl);

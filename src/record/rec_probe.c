@@ -7,20 +7,19 @@
 #include <stdlib.h>
 #include <string.h>
 #include <sys/ioctl.h>
+#include <time.h>
 #include <unistd.h>
 
-#include "probe/pmu.h"
 #include "record/rec.h"
 #include "session/sym_find.h"
 #include "util/xp_err.h"
+#include "util/xp_grow.h"
 
 #define PROBE_GROUP "probe_xptrace"
 
 struct prep {
 	const struct rec_opts *o;
 	struct rec_probes *p;
-	int type;			/* the uprobe PMU's attr.type */
-	struct pmu_field retprobe;
 	char program[PATH_MAX];
 };
 
@@ -44,25 +43,26 @@ static char *unique_name(const struct rec_probes *p, const char *sym)
 	return strdup(buf);
 }
 
-static int add_fn(struct prep *s, const char *path, const struct sym_found *f)
+/* Adds f of `path` (once: a name and a glob may both list it); returns its index. */
+static int add_fn(struct rec_probes *p, const char *path, const struct sym_found *f,
+		  const char *reason)
 {
-	struct rec_probes *p = s->p;
-	struct rec_probe_fn *fn, *v;
+	struct rec_probe_fn *fn;
+	int i = rec_probes_find(p, path, f->offset);
 
-	for (int i = 0; i < p->nfn; i++)
-		if (p->fn[i].offset == f->offset && strcmp(p->fn[i].path, path) == 0)
-			return 0;	/* listed twice (a name and a glob) */
-	v = realloc(p->fn, (size_t)(p->nfn + 1) * sizeof(*v));
-	if (!v)
+	if (i >= 0)
+		return i;
+	if (XP_GROW(p->fn, p->capfn, (size_t)p->nfn + 1) < 0)
 		return -ENOMEM;
-	p->fn = v;
 	fn = &p->fn[p->nfn];
 	memset(fn, 0, sizeof(*fn));
 	fn->name = unique_name(p, f->name);
 	fn->path = strdup(path);
-	if (!fn->name || !fn->path) {
+	fn->reason = strdup(reason);
+	if (!fn->name || !fn->path || !fn->reason) {
 		free(fn->name);
 		free(fn->path);
+		free(fn->reason);
 		return -ENOMEM;
 	}
 	fn->offset = f->offset;
@@ -70,9 +70,9 @@ static int add_fn(struct prep *s, const char *path, const struct sym_found *f)
 		struct perf_event_attr *a = &fn->attr[k];
 		uint64_t words[PMU_NWORDS] = { 0 };
 
-		pmu_field_put(&s->retprobe, (uint64_t)k, words);
+		pmu_field_put(&p->retprobe, (uint64_t)k, words);
 		a->size = sizeof(*a);
-		a->type = (uint32_t)s->type;
+		a->type = (uint32_t)p->type;
 		a->config = words[PMU_CONFIG];
 		a->config1 = (uint64_t)(uintptr_t)fn->path;
 		a->config2 = fn->offset;
@@ -83,12 +83,18 @@ static int add_fn(struct prep *s, const char *path, const struct sym_found *f)
 		a->disabled = 1;
 		fn->idx[k] = -1;
 	}
-	p->nfn++;
-	return 0;
+	return p->nfn++;
 }
 
-/* Why a function found by name cannot be probed, NULL when it can. */
-static const char *unprobeable(const struct sym_found *f)
+int rec_probes_find(const struct rec_probes *p, const char *path, uint64_t offset)
+{
+	for (int i = 0; i < p->nfn; i++)
+		if (p->fn[i].offset == offset && strcmp(p->fn[i].path, path) == 0)
+			return i;
+	return -ENOENT;
+}
+
+const char *rec_probes_unprobeable(const struct sym_found *f)
 {
 	if (f->ifunc)
 		return "is an IFUNC resolver (it picks an implementation at load time and never "
@@ -124,7 +130,7 @@ static int resolve_item(struct prep *s, const struct rec_probe_item *it)
 			      "%s: cannot read the functions of %s: %s", item, path,
 			      n == -ENOEXEC ? "not an ELF file" : strerror(-n));
 	for (int i = 0; i < n && rc == 0; i++) {
-		const char *bad = unprobeable(&found[i]);
+		const char *bad = rec_probes_unprobeable(&found[i]);
 		if (bad && !it->glob) {
 			rc = xp_err("--probe", found[i].ifunc ? "probe the implementation it picks; "
 				    "nm -D on the file lists them" : "probe a function with a body",
@@ -132,7 +138,8 @@ static int resolve_item(struct prep *s, const struct rec_probe_item *it)
 		} else if (bad) {
 			skip = found[i].name;	/* a glob takes what can be probed */
 		} else {
-			rc = add_fn(s, path, &found[i]);
+			rc = add_fn(s->p, path, &found[i], "listed");
+			rc = rc < 0 ? rc : 0;
 			placed++;
 		}
 	}
@@ -178,21 +185,21 @@ static int try_open(const struct rec_probes *p)
 	return 0;
 }
 
-static int read_pmu(struct prep *s)
+static int read_pmu(struct prep *s, struct rec_probes *p)
 {
 	struct pmu up;
 	const struct pmu_field *f;
 	int rc = pmu_read(s->o->sysfs_root, "uprobe", &up);
 
 	if (rc < 0)
-		return xp_err("--probe", "record without --probe, or on a kernel with CONFIG_UPROBE_EVENTS",
+		return xp_err(s->o->probe ? "--probe" : "--adaptive", "record without --probe, or on a kernel with CONFIG_UPROBE_EVENTS",
 			      "no uprobe PMU in sysfs: %s", strerror(-rc));
 	f = pmu_field_find(&up, "retprobe");
 	rc = up.type < 0 || !f ? -ENOENT : 0;
 	if (rc == 0) {
-		s->type = up.type;
-		s->retprobe = *f;
-		s->retprobe.name = NULL;	/* freed with up */
+		p->type = up.type;
+		p->retprobe = *f;
+		p->retprobe.name = NULL;	/* freed with up */
 	}
 	pmu_free(&up);
 	if (rc < 0)
@@ -206,20 +213,21 @@ int rec_probes_prepare(const struct rec_opts *o, struct rec_probes **out)
 	struct rec_probe_item *items = NULL;
 	struct prep s;
 	char why[256];
-	int n, rc;
+	int n = 0, rc;
 
 	*out = NULL;
 	memset(&s, 0, sizeof(s));
 	s.o = o;
-	n = rec_probe_parse(o->probe, &items, why, sizeof(why));
-	if (n < 0)
+	if (o->probe && (n = rec_probe_parse(o->probe, &items, why, sizeof(why))) < 0)
 		return xp_err("--probe", NULL, "%s", n == -EINVAL ? why : strerror(-n));
 	s.p = calloc(1, sizeof(*s.p));
-	if (s.p)
+	if (s.p) {
 		s.p->o = o;
-	rc = s.p ? read_pmu(&s) : -ENOMEM;
+		s.p->time_off = -1;
+	}
+	rc = s.p ? read_pmu(&s, s.p) : -ENOMEM;
 	if (rc == 0 && (rc = rec_probe_program(o, s.program, sizeof(s.program))) < 0)
-		rc = xp_err("--probe", "give the program's path", "cannot find the program %s: %s",
+		rc = xp_err(o->probe ? "--probe" : "--adaptive", "give the program's path", "cannot find the program %s: %s",
 			    o->pid ? "of the process" : o->cmd[0], strerror(-rc));
 	for (int i = 0; rc == 0 && i < n; i++)
 		rc = resolve_item(&s, &items[i]);
@@ -251,98 +259,177 @@ static void armed(const struct rec_probes *p)
 			"command's first thread");
 }
 
-int rec_probes_add_attrs(struct rec_probes *p, struct rec *r, const struct perf_event_attr *leader)
+/* The attrs of a probe from the mode's sampling attr, added to perf.data. */
+static int fn_attrs(struct rec_probes *p, struct rec *r, struct rec_probe_fn *fn)
 {
-	const struct rec_opts *o = r->opts;
+	const struct perf_event_attr *leader = &p->leader;
 
-	for (int i = 0; p && i < p->nfn; i++) {
-		for (int k = 0; k < 2; k++) {
-			struct perf_event_attr *a = &p->fn[i].attr[k], file;
-			char name[600];
+	for (int k = 0; k < 2; k++) {
+		struct perf_event_attr *a = &fn->attr[k], file;
+		char name[600];
 
-			a->disabled = leader->disabled;
-			/* Never inherited: the kernel builds a child's copy of a uprobe event by
-			 * reading the path at config1 again, in the forking target's address
-			 * space, where xptrace's pointer is garbage, and fails the clone() with
-			 * EFAULT.  So probes follow the threads opened here, and new threads and
-			 * processes of the target are sampled but not probed. */
-			a->inherit = 0;
-			/* hits are taken in user mode; perf then expects no kernel samples */
-			a->exclude_kernel = 1;
-			a->exclude_hv = 1;
-			a->enable_on_exec = leader->enable_on_exec;
-			a->sample_id_all = leader->sample_id_all;
-			/* one clock for the whole file, and the kernel only shares a buffer
-			 * between events of one clock */
-			a->use_clockid = leader->use_clockid;
-			a->clockid = leader->clockid;
-			rec_attr_callgraph(a, o);
-			/* config1 points into xptrace's memory: meaningless in the file */
-			file = *a;
-			file.config1 = 0;
-			snprintf(name, sizeof(name), PROBE_GROUP ":%s%s", p->fn[i].name,
-				 k ? "__return" : "");
-			p->fn[i].idx[k] = pd_writer_add_attr(r->w, &file, name);
-			if (p->fn[i].idx[k] < 0)
-				return p->fn[i].idx[k];
-		}
+		a->disabled = leader->disabled;
+		/* Never inherited: the kernel builds a child's copy of a uprobe event by
+		 * reading the path at config1 again, in the forking target's address
+		 * space, where xptrace's pointer is garbage, and fails the clone() with
+		 * EFAULT.  So probes follow the threads opened here, and new threads and
+		 * processes of the target are sampled but not probed. */
+		a->inherit = 0;
+		/* hits are taken in user mode; perf then expects no kernel samples */
+		a->exclude_kernel = 1;
+		a->exclude_hv = 1;
+		a->enable_on_exec = leader->enable_on_exec;
+		a->sample_id_all = leader->sample_id_all;
+		/* one clock for the whole file, and the kernel only shares a buffer
+		 * between events of one clock */
+		a->use_clockid = leader->use_clockid;
+		a->clockid = leader->clockid;
+		rec_attr_callgraph(a, r->opts);
+		/* config1 points into xptrace's memory: meaningless in the file */
+		file = *a;
+		file.config1 = 0;
+		snprintf(name, sizeof(name), PROBE_GROUP ":%s%s", fn->name, k ? "__return" : "");
+		fn->idx[k] = pd_writer_add_attr(r->w, &file, name);
+		if (fn->idx[k] < 0)
+			return fn->idx[k];
 	}
-	/* a command's probes are armed from its exec, before it runs anything */
-	if (p && !o->pid && !o->all_cpus)
-		armed(p);
 	return 0;
 }
 
-static int add_fd(struct rec_probes *p, int fd)
+static uint64_t now_ns(void)
 {
-	if (p->nfds == p->capfds) {
-		int cap = p->capfds ? p->capfds * 2 : 16;
-		int *v = realloc(p->fds, (size_t)cap * sizeof(*v));
-		if (!v)
-			return -ENOMEM;
-		p->fds = v;
-		p->capfds = cap;
+	struct timespec ts;
+
+	clock_gettime(CLOCK_MONOTONIC, &ts);
+	return (uint64_t)ts.tv_sec * 1000000000ull + (uint64_t)ts.tv_nsec;
+}
+
+int rec_probes_add_attrs(struct rec_probes *p, struct rec *r, const struct perf_event_attr *leader)
+{
+	const struct rec_opts *o = r->opts;
+	int e;
+
+	if (!p)
+		return 0;
+	p->leader = *leader;
+	/* a probe hit's fields before TIME are those of the sampling event's */
+	p->time_off = pd_sample_time_offset(PERF_SAMPLE_IDENTIFIER | PERF_SAMPLE_IP |
+					    PERF_SAMPLE_TID | PERF_SAMPLE_TIME);
+	for (int i = 0; i < p->nfn; i++)
+		if ((e = fn_attrs(p, r, &p->fn[i])) < 0)
+			return e;
+	/* a command's probes are armed from its exec, before it runs anything */
+	if (!o->pid && !o->all_cpus) {
+		for (int i = 0; i < p->nfn; i++)
+			p->fn[i].armed = now_ns();
+		armed(p);
 	}
-	p->fds[p->nfds++] = fd;
+	return 0;
+}
+
+static int fn_add_fd(struct rec_probe_fn *fn, int fd)
+{
+	if (XP_GROW(fn->fds, fn->capfds, (size_t)fn->nfds + 1) < 0)
+		return -ENOMEM;
+	fn->fds[fn->nfds++] = fd;
+	return 0;
+}
+
+/* Opens probe i's events on one place.  `start`: enabled at once (probes armed while
+ * recording), else left as the attr says (enabled on exec, or by rec_probes_enable). */
+static int fn_open(struct rec_probes *p, struct rec *r, int i, const struct rec_probe_tgt *t,
+		   int start)
+{
+	struct rec_probe_fn *fn = &p->fn[i];
+	uint64_t limit = p->o->probe_limit;
+
+	for (int k = 0; k < 2; k++) {
+		long fd = rec_perf_open(&fn->attr[k], t->pid, t->cpu, -1);
+		uint64_t id;
+		int e;
+
+		if (fd < 0 && errno == ESRCH)
+			return 0;	/* the thread ended meanwhile */
+		if (fd < 0) {
+			e = errno;
+			return xp_err("--probe", open_hint(e), "cannot place the %s probe on %s in %s "
+				      "(cpu %d): %s", k ? "return" : "entry", fn->name, fn->path,
+				      t->cpu, strerror(e));
+		}
+		if ((e = fn_add_fd(fn, (int)fd)) < 0) {
+			close((int)fd);
+			return e;
+		}
+		if (ioctl((int)fd, PERF_EVENT_IOC_ID, &id) < 0)
+			return xp_err("read the event id", NULL, "%s", strerror(errno));
+		pd_writer_add_id(r->w, fn->idx[k], id, t->cpu, t->pid);
+		if ((e = xp_map_put(&p->ids, id, (uint64_t)i * 2 + (uint64_t)k)) < 0)
+			return e;
+		if (ioctl((int)fd, PERF_EVENT_IOC_SET_OUTPUT, t->ring_fd) < 0)
+			return xp_err("share the sample buffer", NULL, "probe %s, cpu %d: %s",
+				      fn->name, t->cpu, strerror(errno));
+		/* The kernel's own stop after `limit` hits of this (thread, cpu) event.
+		 * REFRESH sets it and enables, so an event that must wait (for the exec,
+		 * or for rec_probes_enable) is disabled again; the limit stays. */
+		if (limit && ioctl((int)fd, PERF_EVENT_IOC_REFRESH,
+				   (int)(limit < INT_MAX ? limit : INT_MAX)) < 0)
+			return xp_err("limit the probe's hits", NULL, "probe %s: %s", fn->name,
+				      strerror(errno));
+		if (limit && !start)
+			ioctl((int)fd, PERF_EVENT_IOC_DISABLE, 0);
+		else if (!limit && start)
+			ioctl((int)fd, PERF_EVENT_IOC_ENABLE, 0);
+	}
 	return 0;
 }
 
 int rec_probes_open(struct rec_probes *p, struct rec *r, pid_t pid, int cpu, int ring_fd)
 {
-	for (int i = 0; p && i < p->nfn; i++) {
-		for (int k = 0; k < 2; k++) {
-			struct rec_probe_fn *fn = &p->fn[i];
-			long fd = rec_perf_open(&fn->attr[k], pid, cpu, -1);
-			uint64_t id;
-			int e;
+	struct rec_probe_tgt t = { pid, cpu, ring_fd };
+	int e;
 
-			if (fd < 0 && errno == ESRCH)
-				return 0;	/* the thread ended meanwhile */
-			if (fd < 0) {
-				e = errno;
-				return xp_err("--probe", open_hint(e), "cannot place the %s probe on %s in %s "
-					      "(cpu %d): %s", k ? "return" : "entry", fn->name, fn->path,
-					      cpu, strerror(e));
-			}
-			if ((e = add_fd(p, (int)fd)) < 0) {
-				close((int)fd);
-				return e;
-			}
-			if (ioctl((int)fd, PERF_EVENT_IOC_ID, &id) < 0)
-				return xp_err("read the event id", NULL, "%s", strerror(errno));
-			pd_writer_add_id(r->w, fn->idx[k], id, cpu, pid);
-			if (ioctl((int)fd, PERF_EVENT_IOC_SET_OUTPUT, ring_fd) < 0)
-				return xp_err("share the sample buffer", NULL, "probe %s, cpu %d: %s",
-					      fn->name, cpu, strerror(errno));
-		}
-	}
+	if (!p)
+		return 0;
+	if (XP_GROW(p->tgt, p->captgt, (size_t)p->ntgt + 1) < 0)
+		return -ENOMEM;
+	p->tgt[p->ntgt++] = t;
+	for (int i = 0; i < p->nfn; i++)
+		if ((e = fn_open(p, r, i, &t, 0)) < 0)
+			return e;
 	return 0;
+}
+
+int rec_probes_arm(struct rec_probes *p, struct rec *r, const char *path,
+		   const struct sym_found *f, const char *reason)
+{
+	int i = add_fn(p, path, f, reason), e;
+
+	if (i < 0)
+		return xp_err("--adaptive", NULL, "probe %s: %s", f->name, strerror(-i));
+	if ((e = fn_attrs(p, r, &p->fn[i])) < 0)
+		return e;
+	/* opened disabled so that REFRESH (or ENABLE) starts them with their limit set */
+	for (int k = 0; k < 2; k++) {
+		p->fn[i].attr[k].disabled = 1;
+		p->fn[i].attr[k].enable_on_exec = 0;
+	}
+	for (int t = 0; t < p->ntgt; t++)
+		if ((e = fn_open(p, r, i, &p->tgt[t], 1)) < 0)
+			return e;
+	p->fn[i].armed = now_ns();
+	return i;
 }
 
 void rec_probes_enable(struct rec_probes *p, int on)
 {
-	for (int i = 0; p && i < p->nfds; i++)
-		ioctl(p->fds[i], on ? PERF_EVENT_IOC_ENABLE : PERF_EVENT_IOC_DISABLE, 0);
+	uint64_t t = now_ns();
+
+	for (int i = 0; p && i < p->nfn; i++) {
+		for (int k = 0; k < p->fn[i].nfds; k++)
+			ioctl(p->fn[i].fds[k], on ? PERF_EVENT_IOC_ENABLE : PERF_EVENT_IOC_DISABLE, 0);
+		if (on)
+			p->fn[i].armed = t;
+	}
 	if (p && on)
 		armed(p);
 }
@@ -351,13 +438,28 @@ void rec_probes_free(struct rec_probes *p)
 {
 	if (!p)
 		return;
-	for (int i = 0; i < p->nfds; i++)
-		close(p->fds[i]);
+	int *all = NULL, n = 0;
+	size_t cap = 0;
+
+	/* one close per thread: each takes the kernel ~80 ms */
 	for (int i = 0; i < p->nfn; i++) {
+		for (int k = 0; k < p->fn[i].nfds; k++) {
+			if (XP_GROW(all, cap, (size_t)n + 1) == 0)
+				all[n++] = p->fn[i].fds[k];
+			else
+				close(p->fn[i].fds[k]);
+		}
+	}
+	rec_probes_close_fds(all, n, 1);
+	free(all);
+	for (int i = 0; i < p->nfn; i++) {
+		free(p->fn[i].fds);
 		free(p->fn[i].name);
 		free(p->fn[i].path);
+		free(p->fn[i].reason);
 	}
-	free(p->fds);
+	xp_map_free(&p->ids);
+	free(p->tgt);
 	free(p->fn);
 	free(p);
 }

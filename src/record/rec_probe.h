@@ -27,8 +27,12 @@
  * in its first thread and -p in every thread it has when recording starts; threads
  * and processes started later are sampled but not probed.
  *
- * Each probe owns its events (struct rec_probe_fn), so a per-probe hit limit can later
- * disable exactly its events (PERF_EVENT_IOC_DISABLE, or PERF_EVENT_IOC_REFRESH). */
+ * Each probe owns its events (struct rec_probe_fn) and is kept for at most
+ * --probe-limit entry hits: the kernel stops each event at the limit
+ * (PERF_EVENT_IOC_REFRESH), the collector drops any hit past it and closes the probe's
+ * events, which takes the breakpoints out of the target.  When each probe was armed and
+ * disarmed, its hits and why it was placed go into the probes feature
+ * (perfdata/pd_probes.h), with the calibrated cost of a probed call. */
 #ifndef REC_PROBE_H
 #define REC_PROBE_H
 
@@ -38,6 +42,9 @@
 #include <sys/types.h>
 
 #include "perfdata/pd_write.h"
+#include "probe/pmu.h"
+#include "session/sym_find.h"
+#include "util/xp_map.h"
 
 struct rec;
 struct rec_opts;
@@ -67,20 +74,40 @@ struct rec_probe_fn {
 	char *path;		/* the file, canonical (config1 points here) */
 	uint64_t offset;
 	struct perf_event_attr attr[2];
-	int idx[2];		/* attr indexes in perf.data, -1 before rec_probes_add_attrs */
+	int idx[2];		/* attr indexes in perf.data, -1 before its attrs are added */
+	char *reason;		/* why it was placed (the probes feature's REASON) */
+	uint64_t armed, disarmed;	/* trace clock; disarmed 0: armed to the end */
+	uint64_t hits, rets;	/* entry and return hits written to the file */
+	int *fds;		/* its open events, closed when it is disarmed */
+	int nfds, capfds;
+};
+
+/* Where probes are opened: a thread on a cpu, writing into that cpu's ring. */
+struct rec_probe_tgt {
+	pid_t pid;
+	int cpu, ring_fd;
 };
 
 struct rec_probes {
 	const struct rec_opts *o;
 	struct rec_probe_fn *fn;
-	int nfn;
-	int *fds;
-	int nfds, capfds;
+	int nfn, capfn;
+	int type;			/* the uprobe PMU's attr.type */
+	struct pmu_field retprobe;
+	struct perf_event_attr leader;	/* the mode's sampling attr, for probes armed later */
+	int time_off;			/* TIME in a probe hit, < 0 none */
+	struct xp_map ids;		/* kernel event id -> fn index * 2 + (1 for return) */
+	struct rec_probe_tgt *tgt;
+	int ntgt, captgt;
+	uint64_t t0;			/* CLOCK_MONOTONIC at the start, for the printed times */
+	/* what a probed call costs here (rec_calib.c); cal_runs 0: not calibrated */
+	uint64_t cal_caller_ns, cal_callee_ns, cal_runs;
 };
 
-/* Resolves opts->probe (already checked by rec_probe_parse) for the target and tries
- * the events of each probe on xptrace itself; 0 with *out set, or a negative errno
- * (reported).  Call before anything is created. */
+/* Resolves opts->probe (already checked by rec_probe_parse; NULL: none, for probes
+ * placed later by --adaptive) for the target and tries the events of each probe on
+ * xptrace itself; 0 with *out set, or a negative errno (reported).  Call before
+ * anything is created. */
 int rec_probes_prepare(const struct rec_opts *o, struct rec_probes **out);
 /* Number of events to open per (pid, cpu). */
 int rec_probes_nevents(const struct rec_probes *p);
@@ -88,12 +115,51 @@ int rec_probes_nevents(const struct rec_probes *p);
  * callchain) and adds them to perf.data.  0 or a negative errno. */
 int rec_probes_add_attrs(struct rec_probes *p, struct rec *r, const struct perf_event_attr *leader);
 /* Opens every probe on (pid, cpu), writing into ring_fd's buffer (the mode's event on
- * that cpu).  Errors are reported; returns 0 or negative. */
+ * that cpu), and remembers the place for probes armed later.  With a hit limit the
+ * kernel stops each event after that many hits (PERF_EVENT_IOC_REFRESH).  Errors are
+ * reported; returns 0 or negative. */
 int rec_probes_open(struct rec_probes *p, struct rec *r, pid_t pid, int cpu, int ring_fd);
 /* -p and -a: the events start disabled like the mode's; enabling says they are armed
  * (unless -q), which is when a waiting process may go on. */
 void rec_probes_enable(struct rec_probes *p, int on);
 /* Closes every event and frees (NULL is fine). */
 void rec_probes_free(struct rec_probes *p);
+
+/* --- probes placed while recording (--adaptive) --- */
+
+/* The probe on `offset` of `path`: its index, or -ENOENT. */
+int rec_probes_find(const struct rec_probes *p, const char *path, uint64_t offset);
+/* Adds function f of `path` (not yet probed, probeable) and arms it at once on every
+ * place rec_probes_open saw: attrs into perf.data, events opened and enabled, armed
+ * time taken once all are open.  Returns its index, or a negative errno (reported). */
+int rec_probes_arm(struct rec_probes *p, struct rec *r, const char *path,
+		   const struct sym_found *f, const char *reason);
+/* Why function f cannot be probed, NULL when it can. */
+const char *rec_probes_unprobeable(const struct sym_found *f);
+
+/* --- hits (rec_probe_limit.c) --- */
+
+/* The probe and event (0 entry, 1 return) a SAMPLE record comes from: 0, or -ENOENT
+ * for a sample of another event. */
+int rec_probes_which(const struct rec_probes *p, const struct perf_event_header *h, int *fn,
+		     int *ret);
+/* Counts a SAMPLE of a probe: 1 to write it, 0 to drop it (past --probe-limit: the
+ * kernel's limit is per thread and cpu, this one per probe).  The N-th entry hit
+ * disarms the probe: its events are closed, so the breakpoints leave the target. */
+int rec_probes_hit(struct rec_probes *p, const struct perf_event_header *h);
+/* Closes probe events in parallel threads (`wait`: returns once all are closed). */
+void rec_probes_close_fds(const int *fds, int n, int wait);
+
+/* --- at the end (rec_probe_report.c) --- */
+
+/* The probes feature (perfdata/pd_probes.h) into perf.data, and one line per probe on
+ * stderr unless -q.  0 or a negative errno. */
+int rec_probes_report(const struct rec_probes *p, struct rec *r);
+
+/* --- what a probed call costs (rec_calib.c) --- */
+
+/* In a helper child, probes an empty routine of xptrace and times probed against
+ * unprobed calls; sets cal_* (left 0 with a note when it cannot). */
+void rec_probes_calibrate(struct rec_probes *p);
 
 #endif

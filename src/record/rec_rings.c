@@ -9,6 +9,7 @@
 #include <sys/syscall.h>
 #include <unistd.h>
 
+#include "record/rec_adaptive.h"
 #include "record/rec_probe.h"
 #include "util/xp_err.h"
 
@@ -73,8 +74,12 @@ int rec_rings_run(struct rec *r, struct rec_ring *rings, int nrings, const int *
 		/* The timeout bounds how late we notice --duration or a reaped child; data
 		 * wakes us at the ring's watermark. */
 		int hup = 0;
-		rec_wait(pfd, (unsigned long)nrings, 100);
+		/* With probes, a probe at its limit is seen (and its breakpoints removed)
+		 * within 10 ms, and --adaptive's intervals keep their pace. */
+		rec_wait(pfd, (unsigned long)nrings, r->probes ? 10 : 100);
 		e = rec_rings_drain(r, rings, nrings);
+		if (e == 0 && r->adaptive)
+			e = rec_adp_tick(r->adaptive, r);
 		for (int i = 0; i < nrings; i++)
 			hup += (pfd[i].revents & POLLHUP) != 0;
 		/* -p: every thread of the target exited (it may linger as a zombie, which

@@ -1,0 +1,66 @@
+/* What the probes did, for decode (the probes feature) and for the user (one line
+ * each); see rec_probe.h. */
+#include "record/rec_probe.h"
+
+#include <errno.h>
+#include <inttypes.h>
+#include <stdio.h>
+#include <stdlib.h>
+
+#include "perfdata/pd_probes.h"
+#include "record/rec.h"
+#include "util/xp_err.h"
+
+#define PROBE_GROUP "probe_xptrace"
+
+/* Seconds since the recording started, for people. */
+static double since(const struct rec_probes *p, uint64_t t)
+{
+	return t > p->t0 ? (double)(t - p->t0) / 1e9 : 0.0;
+}
+
+static void say(const struct rec_probes *p, const struct rec_probe_fn *fn)
+{
+	char until[96];
+
+	if (fn->disarmed)
+		snprintf(until, sizeof(until), "disarmed at %.3f s (--probe-limit %" PRIu64 ")",
+			 since(p, fn->disarmed), p->o->probe_limit);
+	else
+		snprintf(until, sizeof(until), "armed to the end");
+	xp_warn("probe %s (%s): %" PRIu64 " calls, armed at %.3f s, %s", fn->name, fn->reason,
+		fn->hits, since(p, fn->armed), until);
+}
+
+int rec_probes_report(const struct rec_probes *p, struct rec *r)
+{
+	struct pd_probes ps = { 0 };
+	char *text;
+	int e = 0;
+
+	if (!p)
+		return 0;
+	ps.calibrated = p->cal_runs > 0;
+	ps.caller_ns = p->cal_caller_ns;
+	ps.callee_ns = p->cal_callee_ns;
+	ps.runs = p->cal_runs;
+	for (int i = 0; i < p->nfn && e == 0; i++) {
+		const struct rec_probe_fn *fn = &p->fn[i];
+		char name[600];
+
+		if (fn->idx[0] < 0)
+			continue;	/* never reached the file */
+		snprintf(name, sizeof(name), PROBE_GROUP ":%s", fn->name);
+		e = pd_probes_add(&ps, name, fn->armed, fn->disarmed, fn->hits, fn->reason);
+		if (e == 0 && !r->opts->quiet)
+			say(p, fn);
+	}
+	text = e == 0 ? pd_probes_format(&ps) : NULL;
+	if (text)
+		e = pd_writer_feat_string(r->w, PD_FEAT_XPTRACE_PROBES, text);
+	else if (e == 0)
+		e = -ENOMEM;
+	free(text);
+	pd_probes_free(&ps);
+	return e;
+}

@@ -1,0 +1,106 @@
+/* A hot spot under a call path, for `record --adaptive`, and a short function called in
+ * timed phases, for `--probe-limit`.
+ *
+ * usage: adaptive tree SECONDS [wait]
+ *   main -> outer -> mid -> hot until SECONDS have passed: outer calls mid 10 times,
+ *   mid calls hot exactly 7 times, hot spins ~20 us (nearly all the time is hot's own);
+ *   cold_a and cold_b run once per outer call, briefly.  Prints "outer O mid M hot H".
+ *   wait: print "ready", then read one byte from stdin first (for -p attach).
+ * usage: adaptive work N
+ *   N calls of outer (the same tree, a fixed amount of work: bench/adaptive-overhead).
+ * usage: adaptive phases N P
+ *   P phases of N calls to tiny (a few ns of work each); prints each phase's
+ *   duration in ns, one per line ("phase I NS"). */
+#include <stdint.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <time.h>
+#include <unistd.h>
+
+static volatile unsigned long sink;
+static unsigned long n_outer, n_mid, n_hot;
+
+static uint64_t now(void)
+{
+	struct timespec ts;
+
+	clock_gettime(CLOCK_MONOTONIC, &ts);
+	return (uint64_t)ts.tv_sec * 1000000000ull + (uint64_t)ts.tv_nsec;
+}
+
+__attribute__((noinline, noclone, used)) void hot(void)
+{
+	n_hot++;
+	for (int i = 0; i < 12000; i++)
+		sink += (unsigned long)i ^ sink;
+}
+
+__attribute__((noinline, noclone, used)) void mid(void)
+{
+	n_mid++;
+	for (int i = 0; i < 7; i++)
+		hot();
+}
+
+__attribute__((noinline, noclone, used)) void cold_a(void)
+{
+	sink += 1;
+}
+
+__attribute__((noinline, noclone, used)) void cold_b(void)
+{
+	sink += 2;
+}
+
+__attribute__((noinline, noclone, used)) void outer(void)
+{
+	n_outer++;
+	cold_a();
+	for (int i = 0; i < 10; i++)
+		mid();
+	cold_b();
+}
+
+__attribute__((noinline, noclone, used)) void tiny(unsigned long i)
+{
+	sink += i;
+}
+
+int main(int argc, char **argv)
+{
+	char c;
+
+	if (argc >= 3 && strcmp(argv[1], "tree") == 0) {
+		uint64_t end;
+		if (argc > 3 && strcmp(argv[3], "wait") == 0) {
+			printf("ready\n");
+			fflush(stdout);
+			if (read(0, &c, 1) != 1)
+				return 1;
+		}
+		end = now() + (uint64_t)(atof(argv[2]) * 1e9);
+		while (now() < end)
+			outer();
+		printf("outer %lu mid %lu hot %lu\n", n_outer, n_mid, n_hot);
+		return 0;
+	}
+	if (argc >= 3 && strcmp(argv[1], "work") == 0) {
+		for (long i = atol(argv[2]); i > 0; i--)
+			outer();
+		printf("outer %lu mid %lu hot %lu\n", n_outer, n_mid, n_hot);
+		return 0;
+	}
+	if (argc >= 4 && strcmp(argv[1], "phases") == 0) {
+		long n = atol(argv[2]), p = atol(argv[3]);
+		for (long k = 0; k < p; k++) {
+			uint64_t t = now();
+			for (long i = 0; i < n; i++)
+				tiny((unsigned long)i);
+			printf("phase %ld %llu\n", k + 1, (unsigned long long)(now() - t));
+		}
+		return 0;
+	}
+	fprintf(stderr, "usage: adaptive tree SECONDS [wait] | adaptive work N | adaptive phases N P\n");
+	return 2;
+}
