@@ -69,7 +69,8 @@ check_match "step: a unit is 2000 x 6 instructions (C's Base / 3)" '^C 0 1 1 360
 # --- (b) probes on C, A, B with 4 kHz cpu-clock sampling; X is not probed ---
 "$XPTRACE" record -q -m sample -F 4000 -g --probe C,A,B -o pr -- "$PROGS/merged" >pr.out 2>&1
 check_eq "probe: record exits 0" 0 $?
-"$XPTRACE" decode -i pr --calltree --format jsonl >pr.jsonl 2>pr.err
+# raw times here (the probes' cost not subtracted): they must equal perf's timestamps
+"$XPTRACE" decode -i pr --calltree --no-compensate --format jsonl >pr.jsonl 2>pr.err
 check_match "probe: the tree is merged and timed" '^# merged tree: time, total [0-9]+$' \
 	"$("$XPTRACE" decode -i pr --calltree 2>&1 | head -1)"
 shape pr.jsonl >pr.shape
@@ -116,7 +117,7 @@ check_eq "probe: Base and Cum of every probed node equal the times of perf scrip
 # X gets the share of that A's exact time its samples had: A spins 3 units, X 1, so
 # X's share is 1/4 up to sampling error; n samples fell in A or X there (--metric
 # samples), the tolerance is 4 standard deviations of a binomial share, sqrt(p(1-p)/n).
-"$XPTRACE" decode -i pr --calltree --metric samples --format jsonl >prs.jsonl 2>/dev/null
+"$XPTRACE" decode -i pr --calltree --no-compensate --metric samples --format jsonl >prs.jsonl 2>/dev/null
 shape prs.jsonl >prs.shape
 check_eq "probe: X's time share under C;B;A is 1/4 within 4 sigma of sampling error" "ok" \
 	"$(python3 - pr.shape prs.shape <<'EOF'
@@ -149,3 +150,26 @@ for l in sys.stdin:
     r = json.loads(l)
     if r["routine"] == "A" and r["role"] != "self":
         print(r["role"], r["name"], r["calls"])' | sort -k1,1r -k2,2r)"
+
+# Compensation (the default): a probed node's Base loses its calls x the calibrated
+# cost inside a call, plus its probed children's calls x the cost in the caller
+# (clamped at 0); checked on the probed leaves (no children), from --probes' figures.
+"$XPTRACE" decode -i pr --calltree --format jsonl >prc.jsonl 2>/dev/null
+shape prc.jsonl >prc.shape
+cal=$("$XPTRACE" decode -i pr --probes --format jsonl 2>/dev/null | head -1)
+check_match "probe: the recording carries a calibration" '"calibration":[{]' "$cal"
+check_eq "probe: compensated Base of the probed leaves = raw - calls x the cost inside a call" "ok" \
+	"$(python3 - pr.shape prc.shape "$cal" <<'EOF'
+import json, sys
+raw = {l.split()[0]: l.split() for l in open(sys.argv[1])}
+comp = {l.split()[0]: l.split() for l in open(sys.argv[2])}
+cal = json.loads(sys.argv[3])["calibration"]
+callee = [v for k, v in cal.items() if "callee" in k][0]
+bad = []
+for p in ("C;B;A;B;A", "C;A;B;B"):
+    want = max(int(raw[p][4]) - int(raw[p][3]) * callee, 0)
+    if int(comp[p][4]) != want:
+        bad.append("%s: raw %s, compensated %s, want %d" % (p, raw[p][4], comp[p][4], want))
+print("ok" if not bad else "; ".join(bad))
+EOF
+)"
