@@ -956,20 +956,24 @@ int pd_read_events(struct pd_file *f, unsigned flags, pd_rec_fn fn, void *ctx)
 			}
 			aux_size = sz;
 		}
+		const uint8_t *aux;
 		if (f->pipe) {
 			if (pipe_fill(f, have, h.size + aux_size - have) < 0) {
 				note_truncated(f, off);
 				break;
 			}
 			raw = f->buf;
+			aux = raw + h.size;
 		} else {
 			raw = win_get(f, off, h.size + aux_size);
 			if (!raw) {
 				note_truncated(f, off);
 				break;
 			}
-			/* after an odd-sized record: copy, so u64 fields are aligned */
-			if (off & 7 && h.type < PD_RECORD_HEADER_ATTR) {
+			aux = raw + h.size;
+			/* after an odd-sized record, or a data section at an odd offset (perf
+			 * reads both): copy, so u64 fields are aligned; the payload is bytes */
+			if ((uintptr_t)raw & 7) {
 				if (h.size > f->buf_cap) {
 					uint8_t *nb = realloc(f->buf, 65536);
 					if (!nb)
@@ -985,7 +989,7 @@ int pd_read_events(struct pd_file *f, unsigned flags, pd_rec_fn fn, void *ctx)
 			if (!known_type(h.type))
 				f->st.unknown++;
 			else
-				rc = user_record(&r, raw, h.size, raw + h.size, aux_size, off);
+				rc = user_record(&r, raw, h.size, aux, aux_size, off);
 		} else if (!known_type(h.type)) {
 			f->st.unknown++;
 		} else {

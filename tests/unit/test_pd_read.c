@@ -507,6 +507,40 @@ static void test_trailing_payloads(void **state)
 	free(b.p);
 }
 
+static int check_aligned(void *arg, const struct pd_rec *r)
+{
+	assert_int_equal((uintptr_t)r->raw & 7, 0);
+	return collect(arg, r);
+}
+
+/* A data section at an offset that is not a multiple of 8 (perf reads it): every
+ * record, user records (AUXTRACE) included, is delivered 8-aligned (UBSan:
+ * misaligned u64 reads in user_record). */
+static void test_data_at_odd_offset(void **state)
+{
+	(void)state;
+	struct buf b = make_file(false), o = {0};
+	struct pd_file_header h;
+	memcpy(&h, b.p, sizeof(h));
+	h.data.offset += 4;
+	put(&o, &h, sizeof(h));
+	put(&o, b.p + sizeof(h), b.n - sizeof(h) - h.data.size);
+	put(&o, "\0\0\0\0", 4);
+	put(&o, b.p + b.n - h.data.size, h.data.size);
+	write_file(&o);
+	struct pd_file *f;
+	struct seen s = {0};
+	assert_int_equal(pd_open(path, &f), 0);
+	assert_int_equal(pd_read_events(f, PD_ORDERED, check_aligned, &s), 0);
+	assert_string_equal(s.log, expected_order);
+	assert_int_equal(s.aux_word, 0xdeadbeefcafef00dULL);
+	assert_int_equal(s.auxtrace_tid, 42);
+	assert_false(pd_stats(f)->truncated);
+	pd_close(f);
+	free(b.p);
+	free(o.p);
+}
+
 /* A queue limit far below the data: everything still arrives (early flushes). */
 static void test_queue_limit(void **state)
 {
@@ -539,6 +573,7 @@ int main(void)
 		cmocka_unit_test(test_pipe),
 		cmocka_unit_test(test_queue_limit),
 		cmocka_unit_test(test_trailing_payloads),
+		cmocka_unit_test(test_data_at_odd_offset),
 	};
 	return cmocka_run_group_tests(tests, xp_test_tmp_setup, xp_test_tmp_teardown);
 }
