@@ -630,19 +630,20 @@ static ssize_t pipe_read(struct pd_file *f, void *dst, size_t n)
  * before the first byte, -EIO on a short read (-errno on a failed one, -ENOMEM). */
 static int pipe_fill(struct pd_file *f, size_t at, size_t n)
 {
-	if (at + n > f->buf_cap) {
-		size_t nc = f->buf_cap ? f->buf_cap : 65536;
-		while (nc < at + n)
-			nc *= 2;
-		uint8_t *nb = realloc(f->buf, nc);
-		if (!nb)
-			return -ENOMEM;
-		f->buf = nb;
-		f->buf_cap = nc;
-	}
 	size_t got = 0;
 	while (got < n) {
-		ssize_t r = pipe_read(f, f->buf + at + got, n - got);
+		/* grow as the bytes arrive, never to what a header only claims (an
+		 * AUXTRACE can announce 4 GiB and the stream end 20 bytes later) */
+		if (at + got == f->buf_cap) {
+			size_t nc = f->buf_cap ? f->buf_cap * 2 : 65536;
+			uint8_t *nb = realloc(f->buf, nc);
+			if (!nb)
+				return -ENOMEM;
+			f->buf = nb;
+			f->buf_cap = nc;
+		}
+		size_t room = f->buf_cap - at - got;
+		ssize_t r = pipe_read(f, f->buf + at + got, n - got < room ? n - got : room);
 		if (r < 0 && errno == EINTR)
 			continue;
 		if (r <= 0)	/* a failed read before the first byte ends the stream too */
@@ -877,6 +878,16 @@ static int kernel_record(struct rd *r, const uint8_t *raw, size_t size, uint64_t
 	return 0;
 }
 
+/* A pipe that ended inside a record is a truncated trace; memory running out is not. */
+static int pipe_short(struct pd_file *f, uint64_t off, int pr)
+{
+	if (pr == -ENOMEM)
+		return xp_err_code(pr, f->name, NULL, "out of memory reading the record at offset %llu",
+				   (unsigned long long)off);
+	note_truncated(f, off);
+	return 0;
+}
+
 int pd_read_events(struct pd_file *f, unsigned flags, pd_rec_fn fn, void *ctx)
 {
 	struct rd r = { .f = f, .fn = fn, .ctx = ctx, .ordered = (flags & PD_ORDERED) != 0 };
@@ -901,7 +912,7 @@ int pd_read_events(struct pd_file *f, unsigned flags, pd_rec_fn fn, void *ctx)
 			if (pr == 1)
 				break;
 			if (pr < 0) {
-				note_truncated(f, off);
+				rc = pipe_short(f, off, pr);
 				break;
 			}
 			memcpy(&h, f->buf, sizeof(h));
@@ -929,8 +940,9 @@ int pd_read_events(struct pd_file *f, unsigned flags, pd_rec_fn fn, void *ctx)
 		if (trailing) {
 			uint64_t sz = 0;
 			if (f->pipe) {
-				if (pipe_fill(f, sizeof(h), h.size - sizeof(h)) < 0) {
-					note_truncated(f, off);
+				int pr = pipe_fill(f, sizeof(h), h.size - sizeof(h));
+				if (pr < 0) {
+					rc = pipe_short(f, off, pr);
 					break;
 				}
 				have = h.size;
@@ -958,8 +970,9 @@ int pd_read_events(struct pd_file *f, unsigned flags, pd_rec_fn fn, void *ctx)
 		}
 		const uint8_t *aux;
 		if (f->pipe) {
-			if (pipe_fill(f, have, h.size + aux_size - have) < 0) {
-				note_truncated(f, off);
+			int pr = pipe_fill(f, have, h.size + aux_size - have);
+			if (pr < 0) {
+				rc = pipe_short(f, off, pr);
 				break;
 			}
 			raw = f->buf;
