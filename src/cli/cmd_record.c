@@ -15,6 +15,7 @@
 #include <unistd.h>
 
 #include "record/rec.h"
+#include "record/rec_dir.h"
 #include "record/rec_probe.h"
 #include "record/hw/x86_pt_attr.h"
 #include "cli/xp_cli.h"
@@ -342,23 +343,39 @@ static int rm_entry(const char *path, const struct stat *st, int flag, struct FT
 	return remove(path) < 0 ? -errno : 0;	/* non-zero stops nftw */
 }
 
-/* DIR must not exist, unless -f: then it becomes DIR.old (replacing an older one). */
+/* DIR must not exist, unless -f: then it becomes DIR.old (replacing an older one).
+ * -f moves and removes only what is recognisably a trace directory (-EPERM, a usage
+ * error, otherwise): a user's directory given to -o by mistake stays as it was. */
 static int prepare_dir(const struct rec_opts *o)
 {
 	struct stat st;
-	char old[PATH_MAX];
+	char old[PATH_MAX], why[PATH_MAX + 64];
 
 	if (lstat(o->outdir, &st) == 0) {
 		if (!o->force)
 			return xp_err(o->outdir, "use -f to replace it; the old one is kept as .old",
 				      "the trace directory already exists");
+		if (rec_dir_outside_cwd(o->outdir) < 0)
+			return xp_err_code(-EPERM, o->outdir, "choose another -o DIR",
+					   "-f cannot replace the current directory or one that holds it");
+		if (rec_dir_is_trace(o->outdir, why, sizeof(why)) < 0)
+			return xp_err_code(-EPERM, o->outdir, "choose another -o DIR, or move it away by hand",
+					   "-f replaces only a trace directory, and %s", why);
 		if (snprintf(old, sizeof(old), "%s.old", o->outdir) >= (int)sizeof(old))
 			return xp_err(o->outdir, NULL, "path too long");
-		if (lstat(old, &st) == 0 && nftw(old, rm_entry, 16, FTW_DEPTH | FTW_PHYS) < 0)
-			return xp_err(old, "remove it by hand", "cannot remove: %s", strerror(errno));
+		if (lstat(old, &st) == 0) {
+			if (rec_dir_is_trace(old, why, sizeof(why)) < 0)
+				return xp_err_code(-EPERM, old, "move it away by hand",
+						   "-f would remove it to keep %s there, but it is not a trace "
+						   "directory: %s", o->outdir, why);
+			if (nftw(old, rm_entry, 16, FTW_DEPTH | FTW_PHYS) < 0)
+				return xp_err(old, "remove it by hand", "cannot remove: %s", strerror(errno));
+		}
 		if (rename(o->outdir, old) < 0)
 			return xp_err(o->outdir, "choose another place with -o DIR",
 				      "cannot rename to %s: %s", old, strerror(errno));
+		if (!o->quiet)
+			xp_warn("%s: the previous trace is now %s", o->outdir, old);
 	}
 	if (mkdir(o->outdir, 0755) < 0)
 		return xp_err(o->outdir, "choose a writable place with -o DIR",
@@ -558,9 +575,10 @@ static int run(int argc, char **argv)
 	/* before the directory exists: a probe that cannot be placed leaves nothing */
 	if (o.probe && rec_probes_prepare(&o, &r.probes) < 0)
 		return XP_EXIT_RUNTIME;
-	if (prepare_dir(&o) < 0) {
+	int pr = prepare_dir(&o);
+	if (pr < 0) {
 		rec_probes_free(r.probes);
-		return XP_EXIT_RUNTIME;
+		return pr == -EPERM ? XP_EXIT_USAGE : XP_EXIT_RUNTIME;
 	}
 
 	r.opts = &o;
