@@ -9,6 +9,7 @@
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
+#include <sys/prctl.h>
 #include <sys/stat.h>
 #include <sys/wait.h>
 #include <time.h>
@@ -95,10 +96,15 @@ __attribute__((constructor)) static void build_usage(void)
 			 "readable.  Inspect it with 'xptrace decode -i DIR' or 'perf report -i DIR/perf.data'.\n");
 }
 
+/* SIGINT/SIGTERM/SIGHUP received: stop_child() leaves a target that outlives the
+ * recording running at the next one. */
+static volatile sig_atomic_t stop_signals;
+
 static void on_stop(int sig)
 {
 	rec_stop_requested = sig;
 	rec_signalled = 1;
+	stop_signals++;
 }
 
 static void on_child(int sig)
@@ -401,6 +407,9 @@ static int spawn(struct rec *r)
 		sigemptyset(&none);
 		sigprocmask(SIG_SETMASK, &none, NULL);
 		signal(SIGPIPE, SIG_DFL);
+		/* the command lives as long as its recording: if xptrace is killed, it gets
+		 * the SIGTERM a stopped recording sends (docs/record.md) */
+		prctl(PR_SET_PDEATHSIG, SIGTERM);
 		close(go[1]);
 		close(err[0]);
 		if (read(go[0], &c, 1) != 1)
@@ -419,7 +428,9 @@ static int spawn(struct rec *r)
 	return 0;
 }
 
-/* Ends a command still running (--duration, SIGINT to xptrace only, errors). */
+/* Ends a command still running (--duration, SIGINT to xptrace only, errors).  One
+ * that ignores SIGTERM is waited for, saying so after a second; another SIGINT or
+ * SIGTERM leaves it running, and says so. */
 static void stop_child(struct rec *r)
 {
 	int st;
@@ -433,9 +444,24 @@ static void stop_child(struct rec *r)
 	} else {
 		kill(r->child, SIGTERM);
 	}
-	if (waitpid(r->child, &st, 0) == r->child) {
-		r->target_status = st;
-		r->target_done = 1;
+	sig_atomic_t seen = stop_signals;
+	for (int i = 0;; i++) {
+		pid_t p = waitpid(r->child, &st, WNOHANG);
+		if (p == r->child) {
+			r->target_status = st;
+			r->target_done = 1;
+			return;
+		}
+		if (p < 0)
+			return;
+		if (stop_signals != seen) {
+			xp_warn("PID %d left running, no longer recorded", (int)r->child);
+			return;
+		}
+		if (i == 10)
+			xp_warn("waiting for PID %d to exit (it was sent SIGTERM); Ctrl-C again to stop "
+				"waiting and leave it running", (int)r->child);
+		rec_wait(NULL, 0, 100);
 	}
 }
 
