@@ -331,12 +331,28 @@ static int open_file(struct pd_file *f)
 				   (unsigned long long)h->size, sizeof(*h));
 	if ((rc = read_attrs(f)) < 0)
 		return rc;
-	if (h->data.offset > f->file_size)
-		return xp_err_code(-EINVAL, f->name, "the file is damaged",
-				   "data section starts past the end");
+	if (h->data.offset > f->file_size) {
+		/* cut between the attrs and the data: the events are known, none happened */
+		xp_warn("%s: data section starts %llu bytes past the end of the file (truncated): "
+			"no records", f->name, (unsigned long long)(h->data.offset - f->file_size));
+		f->data_off = f->data_end = f->file_size;
+		f->st.bytes_lost = h->data.size;
+		memset(h->features, 0, sizeof(h->features));
+		read_features(f);
+		return 0;
+	}
 	f->data_off = h->data.offset;
+	bool no_feat = true;
+	for (int i = 0; i < PD_FEAT_BITS / 64; i++)
+		no_feat &= !h->features[i];
+	/* a writer updates the data size as it goes and adds features when it ends */
 	if (h->data.size == 0 && f->file_size > f->data_off) {
 		xp_warn("%s: header has no data size (recording was not finalized): reading to the "
+			"end of the file", f->name);
+		f->data_end = f->file_size;
+		memset(h->features, 0, sizeof(h->features));
+	} else if (no_feat && h->data.size < f->file_size - f->data_off) {
+		xp_warn("%s: header has no features (recording was not finalized): reading to the "
 			"end of the file", f->name);
 		f->data_end = f->file_size;
 		memset(h->features, 0, sizeof(h->features));
@@ -352,6 +368,30 @@ static int open_file(struct pd_file *f)
 	}
 	read_features(f);
 	return 0;
+}
+
+/* Without EVENT_DESC (a recording that was not finalized) the Intel PT event is the
+ * one whose type AUXTRACE_INFO names, as perf finds it: AUXTRACE_INFO comes before
+ * the trace, so only the records up to the first AUXTRACE are looked at. */
+static void name_pt_attrs(struct pd_file *f)
+{
+	uint64_t off = f->data_off;
+	for (int i = 0; i < 64 && off + 8 <= f->data_end; i++) {
+		struct perf_event_header h;
+		if (read_at(f, off, &h, sizeof(h)) < 0 || h.size < sizeof(h) || h.type == PD_RECORD_AUXTRACE)
+			return;
+		struct pd_auxtrace_info_event ai;
+		uint64_t pmu_type;
+		if (h.type == PD_RECORD_AUXTRACE_INFO && h.size >= sizeof(ai) + 8 && off + sizeof(ai) + 8 <= f->data_end &&
+		    read_at(f, off, &ai, sizeof(ai)) == 0 && ai.type == PD_AUXTRACE_INTEL_PT &&
+		    read_at(f, off + sizeof(ai), &pmu_type, 8) == 0) {
+			for (uint32_t k = 0; k < f->nattrs; k++)
+				if (!f->attrs[k].name && f->attrs[k].attr.type == pmu_type)
+					f->attrs[k].name = strdup("intel_pt//");
+			return;
+		}
+		off += h.size;
+	}
 }
 
 static int read_full(int fd, void *dst, size_t n)
@@ -488,6 +528,8 @@ int pd_open_fd(int fd, const char *name, struct pd_file **out)
 		pipe_prefetch(f);
 	} else if ((rc = open_file(f)) < 0) {
 		goto fail;
+	} else if (!pd_has_feature(f, PD_FEAT_EVENT_DESC)) {
+		name_pt_attrs(f);
 	}
 	pd_name_attrs(f);
 	*out = f;

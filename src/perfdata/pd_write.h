@@ -39,6 +39,10 @@
 
 /* Attrs are stored with this size: perf 6.1 refuses larger ones (PERF_ATTR_SIZE_VER7). */
 #define PD_ATTR_SIZE 128
+/* Each of the two halves of the attr area between the header and the data (attrs and
+ * ids are written there as they are added): the data starts at PD_WRITE_DATA_OFFSET. */
+#define PD_WRITE_ATTR_AREA (64 * 1024)
+#define PD_WRITE_DATA_OFFSET (104 + 2 * PD_WRITE_ATTR_AREA)
 /* Data dropped at the end when the disk fills, to make room for features and attrs. */
 #define PD_WRITE_RESERVE (256 * 1024)
 
