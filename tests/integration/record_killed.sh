@@ -45,7 +45,7 @@ done
 
 # perf ends the cut trace one loop iteration (hot_inner: 5 instructions) before the
 # last TNT bit, xptrace at it: perf's instructions are exactly the first ones of ours.
-for t in 0 0.5 1.5; do
+for t in 0.3 0.8 1.5; do
 	killed "step$t" "$t" --mode step -- "$PROGS/hot" 20000
 	head=$("$XPTRACE" decode -i "step$t" --functions 2>"$TMP/err" | head -1)
 	check_match "step, killed after $t s: xptrace decodes instructions" "^# functions: insns, total [1-9]" "$head"
