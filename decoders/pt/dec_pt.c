@@ -336,26 +336,50 @@ static bool tsc_on(const struct dpp *p)
 	return p->have_info && (p->config & tsc_bit);
 }
 
-static void options_from_info(const struct dpp *p, struct dpt_options *o)
+/* A word of AUXTRACE_INFO that must fit the field it goes to: a file can claim any
+ * value, and a shift of 64 or more is undefined in C (perf's tsc_to_perf_time). */
+static int info_word_fits(const struct dpp *p, const char *name, uint64_t v, uint64_t max)
+{
+	if (v <= max)
+		return 0;
+	return xp_err_code(-EINVAL, p->c->perf_data, "the file is damaged",
+			   "AUXTRACE_INFO %s %llu is out of range (at most %llu)", name, (unsigned long long)v,
+			   (unsigned long long)max);
+}
+
+static int options_from_info(const struct dpp *p, struct dpt_options *o)
 {
 	dpt_options_init(o);
 	if (tsc_on(p) && p->priv[PD_PT_TIME_MULT]) {
+		if (info_word_fits(p, "time_shift", p->priv[PD_PT_TIME_SHIFT], 63) ||
+		    info_word_fits(p, "time_mult", p->priv[PD_PT_TIME_MULT], UINT32_MAX))
+			return -EINVAL;
 		o->have_time_conv = 1;
 		o->time_shift = (uint16_t)p->priv[PD_PT_TIME_SHIFT];
 		o->time_mult = (uint32_t)p->priv[PD_PT_TIME_MULT];
 		o->time_zero = p->priv[PD_PT_TIME_ZERO];
 	}
-	if (p->npriv > PD_PT_MAX_NONTURBO_RATIO)
+	if (p->npriv > PD_PT_MAX_NONTURBO_RATIO) {
+		if (info_word_fits(p, "max_nonturbo_ratio", p->priv[PD_PT_MAX_NONTURBO_RATIO], UINT8_MAX))
+			return -EINVAL;
 		o->nom_freq = (uint8_t)p->priv[PD_PT_MAX_NONTURBO_RATIO];
+	}
 	if (p->npriv > PD_PT_TSC_CTC_D) {
+		if (info_word_fits(p, "tsc_ctc_ratio_d", p->priv[PD_PT_TSC_CTC_D], UINT32_MAX) ||
+		    info_word_fits(p, "tsc_ctc_ratio_n", p->priv[PD_PT_TSC_CTC_N], UINT32_MAX))
+			return -EINVAL;
 		o->cpuid_0x15_eax = (uint32_t)p->priv[PD_PT_TSC_CTC_D];
 		o->cpuid_0x15_ebx = (uint32_t)p->priv[PD_PT_TSC_CTC_N];
 	}
 	if (p->npriv > PD_PT_MTC_FREQ_BITS && p->priv[PD_PT_MTC_FREQ_BITS]) {
 		uint64_t bits = p->priv[PD_PT_MTC_FREQ_BITS];
 		int shift = __builtin_ctzll(bits);
+		/* MTCFreq is a 4-bit field of RTIT_CTL */
+		if (info_word_fits(p, "mtc_freq", (p->config & bits) >> shift, 15))
+			return -EINVAL;
 		o->mtc_freq = (uint8_t)((p->config & bits) >> shift);
 	}
+	return 0;
 }
 
 /* The errata of the cpu in the CPUID feature ("GenuineIntel,6,158,10"). */
@@ -516,13 +540,16 @@ static int decode_queues(struct dpp *p, bool timed)
 	if (!d)
 		return xp_err("decode", NULL, "out of memory");
 	struct dpt_options base;
-	options_from_info(p, &base);
+	int rc = options_from_info(p, &base);
+	if (rc) {
+		free(d);
+		return rc;
+	}
 	cpu_from_header(p->c, &base);
 	base.release_behind = 1;
 	base.ignore = ~p->c->wants & DEC_WANT_ALL;
 	/* the instruction listing shows the order across queues; tallies keep blocks whole */
 	base.split_at_pause = (p->c->wants & DEC_WANT_FINE_ORDER) != 0;
-	int rc = 0;
 	for (size_t i = 0; i < p->nq && !rc; i++)
 		rc = qdec_open(p, &p->q[i], &base, &d[i]);
 	while (!rc) {

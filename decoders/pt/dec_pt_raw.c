@@ -206,7 +206,12 @@ static int run(struct dec_ctx *c, const struct xev_sink *sink)
 		goto out;
 	}
 	size_t len = (size_t)st.st_size;
-	const uint8_t *buf = len ? mmap(NULL, len, PROT_READ, MAP_PRIVATE, fd, 0) : NULL;
+	if (!len) {
+		close(fd);
+		ret = xp_err_code(-ENODATA, path, "give a file holding Intel PT packets", "the file is empty");
+		goto out;
+	}
+	const uint8_t *buf = mmap(NULL, len, PROT_READ, MAP_PRIVATE, fd, 0);
 	if (buf == MAP_FAILED)
 		ret = -errno;
 	close(fd);
@@ -218,8 +223,7 @@ static int run(struct dec_ctx *c, const struct xev_sink *sink)
 	opt.ignore = ~c->wants & DEC_WANT_ALL;
 	struct dpt_stats stats;
 	int r = dpt_decode(buf, len, img, &opt, sink, &stats);
-	if (len)
-		munmap((void *)buf, len);
+	munmap((void *)buf, len);
 	if (r == DPT_EDECODE)
 		xp_err(path, "use --resync-on-error to skip to the next PSB", "decode error at offset %llu: %s",
 		       (unsigned long long)stats.first_error_offset, pt_errstr(pt_errcode(stats.first_error)));

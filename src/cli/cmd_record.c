@@ -9,6 +9,7 @@
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
+#include <sys/prctl.h>
 #include <sys/stat.h>
 #include <sys/wait.h>
 #include <time.h>
@@ -16,6 +17,7 @@
 
 #include "record/rec.h"
 #include "record/rec_adaptive.h"
+#include "record/rec_dir.h"
 #include "record/rec_probe.h"
 #include "record/hw/x86_pt_attr.h"
 #include "cli/xp_cli.h"
@@ -103,10 +105,15 @@ __attribute__((constructor)) static void build_usage(void)
 			 "readable.  Inspect it with 'xptrace decode -i DIR' or 'perf report -i DIR/perf.data'.\n");
 }
 
+/* SIGINT/SIGTERM/SIGHUP received: stop_child() leaves a target that outlives the
+ * recording running at the next one. */
+static volatile sig_atomic_t stop_signals;
+
 static void on_stop(int sig)
 {
 	rec_stop_requested = sig;
 	rec_signalled = 1;
+	stop_signals++;
 }
 
 static void on_child(int sig)
@@ -395,23 +402,39 @@ static int rm_entry(const char *path, const struct stat *st, int flag, struct FT
 	return remove(path) < 0 ? -errno : 0;	/* non-zero stops nftw */
 }
 
-/* DIR must not exist, unless -f: then it becomes DIR.old (replacing an older one). */
+/* DIR must not exist, unless -f: then it becomes DIR.old (replacing an older one).
+ * -f moves and removes only what is recognisably a trace directory (-EPERM, a usage
+ * error, otherwise): a user's directory given to -o by mistake stays as it was. */
 static int prepare_dir(const struct rec_opts *o)
 {
 	struct stat st;
-	char old[PATH_MAX];
+	char old[PATH_MAX], why[PATH_MAX + 64];
 
 	if (lstat(o->outdir, &st) == 0) {
 		if (!o->force)
 			return xp_err(o->outdir, "use -f to replace it; the old one is kept as .old",
 				      "the trace directory already exists");
+		if (rec_dir_outside_cwd(o->outdir) < 0)
+			return xp_err_code(-EPERM, o->outdir, "choose another -o DIR",
+					   "-f cannot replace the current directory or one that holds it");
+		if (rec_dir_is_trace(o->outdir, why, sizeof(why)) < 0)
+			return xp_err_code(-EPERM, o->outdir, "choose another -o DIR, or move it away by hand",
+					   "-f replaces only a trace directory, and %s", why);
 		if (snprintf(old, sizeof(old), "%s.old", o->outdir) >= (int)sizeof(old))
 			return xp_err(o->outdir, NULL, "path too long");
-		if (lstat(old, &st) == 0 && nftw(old, rm_entry, 16, FTW_DEPTH | FTW_PHYS) < 0)
-			return xp_err(old, "remove it by hand", "cannot remove: %s", strerror(errno));
+		if (lstat(old, &st) == 0) {
+			if (rec_dir_is_trace(old, why, sizeof(why)) < 0)
+				return xp_err_code(-EPERM, old, "move it away by hand",
+						   "-f would remove it to keep %s there, but it is not a trace "
+						   "directory: %s", o->outdir, why);
+			if (nftw(old, rm_entry, 16, FTW_DEPTH | FTW_PHYS) < 0)
+				return xp_err(old, "remove it by hand", "cannot remove: %s", strerror(errno));
+		}
 		if (rename(o->outdir, old) < 0)
 			return xp_err(o->outdir, "choose another place with -o DIR",
 				      "cannot rename to %s: %s", old, strerror(errno));
+		if (!o->quiet)
+			xp_warn("%s: the previous trace is now %s", o->outdir, old);
 	}
 	if (mkdir(o->outdir, 0755) < 0)
 		return xp_err(o->outdir, "choose a writable place with -o DIR",
@@ -437,6 +460,9 @@ static int spawn(struct rec *r)
 		sigemptyset(&none);
 		sigprocmask(SIG_SETMASK, &none, NULL);
 		signal(SIGPIPE, SIG_DFL);
+		/* the command lives as long as its recording: if xptrace is killed, it gets
+		 * the SIGTERM a stopped recording sends (docs/record.md) */
+		prctl(PR_SET_PDEATHSIG, SIGTERM);
 		close(go[1]);
 		close(err[0]);
 		if (read(go[0], &c, 1) != 1)
@@ -455,7 +481,9 @@ static int spawn(struct rec *r)
 	return 0;
 }
 
-/* Ends a command still running (--duration, SIGINT to xptrace only, errors). */
+/* Ends a command still running (--duration, SIGINT to xptrace only, errors).  One
+ * that ignores SIGTERM is waited for, saying so after a second; another SIGINT or
+ * SIGTERM leaves it running, and says so. */
 static void stop_child(struct rec *r)
 {
 	int st;
@@ -469,9 +497,24 @@ static void stop_child(struct rec *r)
 	} else {
 		kill(r->child, SIGTERM);
 	}
-	if (waitpid(r->child, &st, 0) == r->child) {
-		r->target_status = st;
-		r->target_done = 1;
+	sig_atomic_t seen = stop_signals;
+	for (int i = 0;; i++) {
+		pid_t p = waitpid(r->child, &st, WNOHANG);
+		if (p == r->child) {
+			r->target_status = st;
+			r->target_done = 1;
+			return;
+		}
+		if (p < 0)
+			return;
+		if (stop_signals != seen) {
+			xp_warn("PID %d left running, no longer recorded", (int)r->child);
+			return;
+		}
+		if (i == 10)
+			xp_warn("waiting for PID %d to exit (it was sent SIGTERM); Ctrl-C again to stop "
+				"waiting and leave it running", (int)r->child);
+		rec_wait(NULL, 0, 100);
 	}
 }
 
@@ -621,10 +664,11 @@ static int run(int argc, char **argv)
 		rec_probes_free(r.probes);
 		return xp_err("--adaptive", NULL, "%s", strerror(ENOMEM)), XP_EXIT_RUNTIME;
 	}
-	if (prepare_dir(&o) < 0) {
+	int pr = prepare_dir(&o);
+	if (pr < 0) {
 		rec_adp_free(r.adaptive);
 		rec_probes_free(r.probes);
-		return XP_EXIT_RUNTIME;
+		return pr == -EPERM ? XP_EXIT_USAGE : XP_EXIT_RUNTIME;
 	}
 
 	r.opts = &o;

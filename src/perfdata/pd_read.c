@@ -331,12 +331,28 @@ static int open_file(struct pd_file *f)
 				   (unsigned long long)h->size, sizeof(*h));
 	if ((rc = read_attrs(f)) < 0)
 		return rc;
-	if (h->data.offset > f->file_size)
-		return xp_err_code(-EINVAL, f->name, "the file is damaged",
-				   "data section starts past the end");
+	if (h->data.offset > f->file_size) {
+		/* cut between the attrs and the data: the events are known, none happened */
+		xp_warn("%s: data section starts %llu bytes past the end of the file (truncated): "
+			"no records", f->name, (unsigned long long)(h->data.offset - f->file_size));
+		f->data_off = f->data_end = f->file_size;
+		f->st.bytes_lost = h->data.size;
+		memset(h->features, 0, sizeof(h->features));
+		read_features(f);
+		return 0;
+	}
 	f->data_off = h->data.offset;
+	bool no_feat = true;
+	for (int i = 0; i < PD_FEAT_BITS / 64; i++)
+		no_feat &= !h->features[i];
+	/* a writer updates the data size as it goes and adds features when it ends */
 	if (h->data.size == 0 && f->file_size > f->data_off) {
 		xp_warn("%s: header has no data size (recording was not finalized): reading to the "
+			"end of the file", f->name);
+		f->data_end = f->file_size;
+		memset(h->features, 0, sizeof(h->features));
+	} else if (no_feat && h->data.size < f->file_size - f->data_off) {
+		xp_warn("%s: header has no features (recording was not finalized): reading to the "
 			"end of the file", f->name);
 		f->data_end = f->file_size;
 		memset(h->features, 0, sizeof(h->features));
@@ -352,6 +368,30 @@ static int open_file(struct pd_file *f)
 	}
 	read_features(f);
 	return 0;
+}
+
+/* Without EVENT_DESC (a recording that was not finalized) the Intel PT event is the
+ * one whose type AUXTRACE_INFO names, as perf finds it: AUXTRACE_INFO comes before
+ * the trace, so only the records up to the first AUXTRACE are looked at. */
+static void name_pt_attrs(struct pd_file *f)
+{
+	uint64_t off = f->data_off;
+	for (int i = 0; i < 64 && off + 8 <= f->data_end; i++) {
+		struct perf_event_header h;
+		if (read_at(f, off, &h, sizeof(h)) < 0 || h.size < sizeof(h) || h.type == PD_RECORD_AUXTRACE)
+			return;
+		struct pd_auxtrace_info_event ai;
+		uint64_t pmu_type;
+		if (h.type == PD_RECORD_AUXTRACE_INFO && h.size >= sizeof(ai) + 8 && off + sizeof(ai) + 8 <= f->data_end &&
+		    read_at(f, off, &ai, sizeof(ai)) == 0 && ai.type == PD_AUXTRACE_INTEL_PT &&
+		    read_at(f, off + sizeof(ai), &pmu_type, 8) == 0) {
+			for (uint32_t k = 0; k < f->nattrs; k++)
+				if (!f->attrs[k].name && f->attrs[k].attr.type == pmu_type)
+					f->attrs[k].name = strdup("intel_pt//");
+			return;
+		}
+		off += h.size;
+	}
 }
 
 static int read_full(int fd, void *dst, size_t n)
@@ -488,6 +528,8 @@ int pd_open_fd(int fd, const char *name, struct pd_file **out)
 		pipe_prefetch(f);
 	} else if ((rc = open_file(f)) < 0) {
 		goto fail;
+	} else if (!pd_has_feature(f, PD_FEAT_EVENT_DESC)) {
+		name_pt_attrs(f);
 	}
 	pd_name_attrs(f);
 	*out = f;
@@ -630,19 +672,20 @@ static ssize_t pipe_read(struct pd_file *f, void *dst, size_t n)
  * before the first byte, -EIO on a short read (-errno on a failed one, -ENOMEM). */
 static int pipe_fill(struct pd_file *f, size_t at, size_t n)
 {
-	if (at + n > f->buf_cap) {
-		size_t nc = f->buf_cap ? f->buf_cap : 65536;
-		while (nc < at + n)
-			nc *= 2;
-		uint8_t *nb = realloc(f->buf, nc);
-		if (!nb)
-			return -ENOMEM;
-		f->buf = nb;
-		f->buf_cap = nc;
-	}
 	size_t got = 0;
 	while (got < n) {
-		ssize_t r = pipe_read(f, f->buf + at + got, n - got);
+		/* grow as the bytes arrive, never to what a header only claims (an
+		 * AUXTRACE can announce 4 GiB and the stream end 20 bytes later) */
+		if (at + got == f->buf_cap) {
+			size_t nc = f->buf_cap ? f->buf_cap * 2 : 65536;
+			uint8_t *nb = realloc(f->buf, nc);
+			if (!nb)
+				return -ENOMEM;
+			f->buf = nb;
+			f->buf_cap = nc;
+		}
+		size_t room = f->buf_cap - at - got;
+		ssize_t r = pipe_read(f, f->buf + at + got, n - got < room ? n - got : room);
 		if (r < 0 && errno == EINTR)
 			continue;
 		if (r <= 0)	/* a failed read before the first byte ends the stream too */
@@ -877,6 +920,16 @@ static int kernel_record(struct rd *r, const uint8_t *raw, size_t size, uint64_t
 	return 0;
 }
 
+/* A pipe that ended inside a record is a truncated trace; memory running out is not. */
+static int pipe_short(struct pd_file *f, uint64_t off, int pr)
+{
+	if (pr == -ENOMEM)
+		return xp_err_code(pr, f->name, NULL, "out of memory reading the record at offset %llu",
+				   (unsigned long long)off);
+	note_truncated(f, off);
+	return 0;
+}
+
 int pd_read_events(struct pd_file *f, unsigned flags, pd_rec_fn fn, void *ctx)
 {
 	struct rd r = { .f = f, .fn = fn, .ctx = ctx, .ordered = (flags & PD_ORDERED) != 0 };
@@ -901,7 +954,7 @@ int pd_read_events(struct pd_file *f, unsigned flags, pd_rec_fn fn, void *ctx)
 			if (pr == 1)
 				break;
 			if (pr < 0) {
-				note_truncated(f, off);
+				rc = pipe_short(f, off, pr);
 				break;
 			}
 			memcpy(&h, f->buf, sizeof(h));
@@ -929,8 +982,9 @@ int pd_read_events(struct pd_file *f, unsigned flags, pd_rec_fn fn, void *ctx)
 		if (trailing) {
 			uint64_t sz = 0;
 			if (f->pipe) {
-				if (pipe_fill(f, sizeof(h), h.size - sizeof(h)) < 0) {
-					note_truncated(f, off);
+				int pr = pipe_fill(f, sizeof(h), h.size - sizeof(h));
+				if (pr < 0) {
+					rc = pipe_short(f, off, pr);
 					break;
 				}
 				have = h.size;
@@ -956,20 +1010,25 @@ int pd_read_events(struct pd_file *f, unsigned flags, pd_rec_fn fn, void *ctx)
 			}
 			aux_size = sz;
 		}
+		const uint8_t *aux;
 		if (f->pipe) {
-			if (pipe_fill(f, have, h.size + aux_size - have) < 0) {
-				note_truncated(f, off);
+			int pr = pipe_fill(f, have, h.size + aux_size - have);
+			if (pr < 0) {
+				rc = pipe_short(f, off, pr);
 				break;
 			}
 			raw = f->buf;
+			aux = raw + h.size;
 		} else {
 			raw = win_get(f, off, h.size + aux_size);
 			if (!raw) {
 				note_truncated(f, off);
 				break;
 			}
-			/* after an odd-sized record: copy, so u64 fields are aligned */
-			if (off & 7 && h.type < PD_RECORD_HEADER_ATTR) {
+			aux = raw + h.size;
+			/* after an odd-sized record, or a data section at an odd offset (perf
+			 * reads both): copy, so u64 fields are aligned; the payload is bytes */
+			if ((uintptr_t)raw & 7) {
 				if (h.size > f->buf_cap) {
 					uint8_t *nb = realloc(f->buf, 65536);
 					if (!nb)
@@ -985,7 +1044,7 @@ int pd_read_events(struct pd_file *f, unsigned flags, pd_rec_fn fn, void *ctx)
 			if (!known_type(h.type))
 				f->st.unknown++;
 			else
-				rc = user_record(&r, raw, h.size, raw + h.size, aux_size, off);
+				rc = user_record(&r, raw, h.size, aux, aux_size, off);
 		} else if (!known_type(h.type)) {
 			f->st.unknown++;
 		} else {

@@ -1,11 +1,14 @@
-/* perf.data writer: records stream through one buffer; attrs, ids and features are
- * appended after the data at close (layout in pd_write.h). */
+/* perf.data writer: attrs and ids in an area before the data, rewritten (and the
+ * header pointed at them) before data that needs them reaches the disk; records
+ * stream through one buffer, flushed at least every FLUSH_NS; features are appended
+ * after the data at close (layout in pd_write.h). */
 #include "perfdata/pd_write.h"
 
 #include <errno.h>
 #include <fcntl.h>
 #include <stdlib.h>
 #include <string.h>
+#include <time.h>
 #include <unistd.h>
 
 #include "util/xp_grow.h"
@@ -14,6 +17,14 @@
 /* Record boundaries remembered for the ENOSPC cut: one per CKPT_STEP of data. */
 #define CKPT_STEP (64 * 1024)
 #define NCKPT 16
+/* Each half of the attr area (attrs, ids) before the data: a new version is written
+ * to the half not in use, then the header is pointed at it, so a recorder killed
+ * in between leaves the previous version whole.  64 KiB: ~250 attrs with 3000 ids;
+ * more than that go after the data at close (a killed recording then has none). */
+#define ATTR_AREA PD_WRITE_ATTR_AREA
+/* Buffered records reach the disk at the first record boundary this long after the
+ * last flush: what a killed recorder loses. */
+#define FLUSH_NS 100000000ULL
 
 struct pd_attr_ent {
 	struct perf_event_attr attr;
@@ -46,6 +57,11 @@ struct pd_writer {
 	unsigned char *bids;	/* HEADER_BUILD_ID payload */
 	size_t bids_len, bids_cap;
 	int finalized;		/* 1 done, <0 failed */
+	int attrs_dirty;	/* attrs or ids added since the area was written */
+	int attrs_in_area;	/* the area holds every attr (else they go after the data) */
+	unsigned attr_half;	/* the half of the area the next version goes to */
+	uint64_t attrs_off, attrs_size;	/* the attrs section the header points at */
+	uint64_t flushed_ns;	/* CLOCK_MONOTONIC_COARSE of the last flush */
 };
 
 static int pwrite_all(int fd, const void *p, size_t n, uint64_t off)
@@ -93,14 +109,29 @@ static void give_back_space(struct pd_writer *w)
 	}
 }
 
+static int write_header(struct pd_writer *w, uint64_t data_size, int features);
+static int sync_attrs(struct pd_writer *w);
+
+static uint64_t coarse_ns(void)
+{
+	struct timespec ts;
+	clock_gettime(CLOCK_MONOTONIC_COARSE, &ts);
+	return (uint64_t)ts.tv_sec * 1000000000ULL + (uint64_t)ts.tv_nsec;
+}
+
 static int flush(struct pd_writer *w)
 {
 	int r;
 
 	if (w->err)
 		return w->err;
+	w->flushed_ns = coarse_ns();
 	if (!w->blen)
 		return 0;
+	if ((r = sync_attrs(w)) < 0) {
+		w->err = r;
+		return r;
+	}
 	r = pwrite_all(w->fd, w->buf, w->blen, w->data_off + w->disk);
 	if (r < 0) {
 		w->err = r;
@@ -123,7 +154,9 @@ static int put(struct pd_writer *w, const void *p, size_t n)
 		size_t room = BUF_SIZE - w->blen, k;
 		/* Large pieces (AUX data) bypass the buffer once it is empty. */
 		if (w->blen == 0 && n >= BUF_SIZE) {
-			int r = pwrite_all(w->fd, c, n, w->data_off + w->disk);
+			int r = sync_attrs(w);
+			if (r == 0)
+				r = pwrite_all(w->fd, c, n, w->data_off + w->disk);
 			if (r < 0) {
 				w->err = r;
 				if (r == -ENOSPC || r == -EDQUOT || r == -EFBIG)
@@ -149,6 +182,19 @@ static int put(struct pd_writer *w, const void *p, size_t n)
 	return 0;
 }
 
+/* After a whole record: to the disk when the last flush is FLUSH_NS old, and the
+ * header's data size to it (perf reads no data of a header that says 0; xptrace
+ * reads on to the end of a file without features). */
+static int flush_due(struct pd_writer *w)
+{
+	if (!w->blen || coarse_ns() - w->flushed_ns < FLUSH_NS)
+		return 0;
+	int r = flush(w);
+	if (r == 0 && (r = write_header(w, w->disk, 0)) < 0)
+		w->err = r;
+	return r;
+}
+
 /* Called before each record: remembers boundaries for the ENOSPC cut. */
 static void boundary(struct pd_writer *w)
 {
@@ -162,7 +208,9 @@ static void boundary(struct pd_writer *w)
 		w->nckpt++;
 }
 
-static int write_header(struct pd_writer *w, uint64_t attrs_off, uint64_t attrs_size)
+/* data_size 0 and no features while recording: readers take the data to the end of
+ * the file, as perf does for a recording that was not finalized. */
+static int write_header(struct pd_writer *w, uint64_t data_size, int features)
 {
 	struct pd_file_header h;
 
@@ -170,14 +218,64 @@ static int write_header(struct pd_writer *w, uint64_t attrs_off, uint64_t attrs_
 	h.magic = PD_MAGIC2;
 	h.size = sizeof(h);
 	h.attr_size = PD_ATTR_SIZE + sizeof(struct pd_section);
-	h.attrs.offset = attrs_off;
-	h.attrs.size = attrs_size;
+	h.attrs.offset = w->attrs_off;
+	h.attrs.size = w->attrs_size;
 	h.data.offset = w->data_off;
-	h.data.size = w->pos;
-	for (int f = 0; f < PD_FEAT_BITS; f++)
+	h.data.size = data_size;
+	for (int f = 0; features && f < PD_FEAT_BITS; f++)
 		if (w->feat[f])
 			h.features[f / 64] |= 1ULL << (f % 64);
 	return pwrite_all(w->fd, &h, sizeof(h), 0);
+}
+
+/* The ids of every attr, then the attrs (each with the section of its ids), as one
+ * block whose first byte lands at file offset `off`; NULL when out of memory. */
+static unsigned char *attr_block(const struct pd_writer *w, uint64_t off, size_t *size)
+{
+	size_t nids = 0, fa = PD_ATTR_SIZE + sizeof(struct pd_section);
+	for (size_t i = 0; i < w->nattrs; i++)
+		nids += w->attrs[i].nids;
+	*size = nids * 8 + w->nattrs * fa;
+	unsigned char *b = malloc(*size ? *size : 1), *q = b, *at = b + nids * 8;
+	if (!b)
+		return NULL;
+	for (size_t i = 0; i < w->nattrs; i++) {
+		struct pd_section sec = { off + (uint64_t)(q - b), w->attrs[i].nids * 8 };
+		if (sec.size)
+			memcpy(q, w->attrs[i].ids, sec.size);
+		q += sec.size;
+		memcpy(at, &w->attrs[i].attr, PD_ATTR_SIZE);
+		memcpy(at + PD_ATTR_SIZE, &sec, sizeof(sec));
+		at += fa;
+	}
+	return b;
+}
+
+/* Attrs and ids added since the last time into the free half of the area, then the
+ * header points at them: before any data that may use them reaches the disk. */
+static int sync_attrs(struct pd_writer *w)
+{
+	if (!w->attrs_dirty)
+		return 0;
+	uint64_t off = sizeof(struct pd_file_header) + (uint64_t)w->attr_half * ATTR_AREA;
+	size_t n;
+	unsigned char *b = attr_block(w, off, &n);
+	if (!b)
+		return -ENOMEM;
+	w->attrs_dirty = 0;
+	w->attrs_in_area = n <= ATTR_AREA;
+	int r = 0;
+	if (w->attrs_in_area) {
+		r = pwrite_all(w->fd, b, n, off);
+		if (r == 0) {
+			w->attrs_off = off + n - w->nattrs * (PD_ATTR_SIZE + sizeof(struct pd_section));
+			w->attrs_size = n - (w->attrs_off - off);
+			w->attr_half ^= 1;
+			r = write_header(w, 0, 0);
+		}
+	}
+	free(b);
+	return r;
 }
 
 int pd_writer_create(struct pd_writer **out, const char *path)
@@ -200,8 +298,14 @@ int pd_writer_create(struct pd_writer **out, const char *path)
 		free(w);
 		return r;
 	}
-	w->data_off = sizeof(struct pd_file_header);
+	w->data_off = PD_WRITE_DATA_OFFSET;
+	w->flushed_ns = coarse_ns();
 	r = write_header(w, 0, 0);
+	/* the area's blocks now: attrs added on a full disk still find their place */
+	for (uint64_t off = sizeof(struct pd_file_header); r == 0 && off < w->data_off; off += BUF_SIZE / 2) {
+		memset(w->buf, 0, BUF_SIZE / 2);
+		r = pwrite_all(w->fd, w->buf, w->data_off - off < BUF_SIZE / 2 ? w->data_off - off : BUF_SIZE / 2, off);
+	}
 	if (r < 0) {
 		close(w->fd);
 		free(w->buf);
@@ -231,6 +335,7 @@ int pd_writer_add_attr(struct pd_writer *w, const struct perf_event_attr *attr, 
 	a->name = strdup(name ? name : "");
 	if (!a->name)
 		return -ENOMEM;
+	w->attrs_dirty = 1;
 	return (int)w->nattrs++;
 }
 
@@ -244,6 +349,7 @@ int pd_writer_add_id(struct pd_writer *w, int idx, uint64_t id, int cpu, int tid
 	if (XP_GROW(a->ids, a->cap, a->nids + 1) < 0)
 		return -ENOMEM;
 	a->ids[a->nids++] = id;
+	w->attrs_dirty = 1;
 	if (XP_GROW(w->index, w->index_cap, w->nindex + 1) < 0)
 		return -ENOMEM;
 	w->index[w->nindex++] = (struct pd_id_ent){ id, (uint64_t)idx, (uint64_t)(int64_t)cpu,
@@ -271,7 +377,7 @@ int pd_writer_record2(struct pd_writer *w, const void *a, size_t na, const void 
 	r = put(w, a, na);
 	if (r == 0 && nb)
 		r = put(w, b, nb);
-	return r;
+	return r == 0 ? flush_due(w) : r;
 }
 
 int pd_writer_record(struct pd_writer *w, const struct perf_event_header *hdr)
@@ -312,7 +418,7 @@ int pd_writer_auxtrace2(struct pd_writer *w, struct pd_auxtrace_event *ev, const
 		r = put(w, b, nb);
 	if (r == 0 && pad)
 		r = put(w, zero, pad);
-	return r;
+	return r == 0 ? flush_due(w) : r;
 }
 
 int pd_writer_auxtrace(struct pd_writer *w, struct pd_auxtrace_event *ev, const void *data,
@@ -510,12 +616,12 @@ static int build_event_desc(struct pd_writer *w)
 	return r;
 }
 
-/* Features right after the data (perf finds them there), then ids and attrs. */
+/* Features right after the data (perf finds them there); attrs and ids in their
+ * area, or after the features when they outgrew it; the header last. */
 static int write_tail(struct pd_writer *w)
 {
 	uint64_t off = w->data_off + w->pos, sec_off, payload;
 	unsigned nfeat = 0;
-	uint64_t *id_off;
 	int r;
 
 	if (w->bids_len && !w->feat[PD_FEAT_BUILD_ID]) {
@@ -546,27 +652,21 @@ static int write_tail(struct pd_writer *w)
 		sec_off += sizeof(s);
 		payload += w->feat_size[f];
 	}
-	off = (payload + 7) & ~7ULL;
-	id_off = calloc(w->nattrs ? w->nattrs : 1, sizeof(*id_off));
-	if (!id_off)
-		return -ENOMEM;
-	r = 0;
-	for (size_t i = 0; r == 0 && i < w->nattrs; i++) {
-		id_off[i] = off;
-		r = pwrite_all(w->fd, w->attrs[i].ids, w->attrs[i].nids * 8, off);
-		off += w->attrs[i].nids * 8;
+	/* the area, or when they outgrew it, after the features */
+	w->attrs_dirty = 1;
+	r = sync_attrs(w);
+	if (r == 0 && !w->attrs_in_area) {
+		off = (payload + 7) & ~7ULL;
+		size_t n;
+		unsigned char *b = attr_block(w, off, &n);
+		if (!b)
+			return -ENOMEM;
+		r = pwrite_all(w->fd, b, n, off);
+		free(b);
+		w->attrs_off = off + n - w->nattrs * (PD_ATTR_SIZE + sizeof(struct pd_section));
+		w->attrs_size = n - (w->attrs_off - off);
 	}
-	for (size_t i = 0; r == 0 && i < w->nattrs; i++) {
-		unsigned char fa[PD_ATTR_SIZE + sizeof(struct pd_section)];
-		struct pd_section s = { id_off[i], w->attrs[i].nids * 8 };
-		memcpy(fa, &w->attrs[i].attr, PD_ATTR_SIZE);
-		memcpy(fa + PD_ATTR_SIZE, &s, sizeof(s));
-		r = pwrite_all(w->fd, fa, sizeof(fa), off + i * sizeof(fa));
-	}
-	if (r == 0)
-		r = write_header(w, off, w->nattrs * (PD_ATTR_SIZE + sizeof(struct pd_section)));
-	free(id_off);
-	return r;
+	return r < 0 ? r : write_header(w, w->pos, 1);
 }
 
 int pd_writer_finalize(struct pd_writer *w)

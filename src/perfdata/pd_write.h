@@ -1,15 +1,20 @@
-/* perf.data (PERFILE2) writer, streaming.
+/* perf.data (PERFILE2) writer, streaming, crash-safe.
  *
  * File layout we produce (perf reads every section through the header's offsets):
  *
- *   [file header][data: records ...][feature section table][feature payloads]
- *   [attr ids (u64 arrays)][attrs: perf_event_attr + pd_section of ids, per attr]
+ *   [file header][attr area: two halves of PD_WRITE_ATTR_AREA, each
+ *   (attr ids (u64 arrays))(attrs: perf_event_attr + pd_section of ids, per attr)]
+ *   [data: records ...][feature section table][feature payloads]
  *
- * Records go straight to disk through one fixed buffer, so memory does not grow with
- * the trace; only attrs, ids, build-ids and feature payloads (all small) are held until
- * pd_writer_close(), which appends features and attrs after the data and rewrites the
- * header.  A file whose writer never reached pd_writer_close() has data.size == 0 and
- * no attrs: perf refuses it, so callers finalize on every exit path (signals included).
+ * Attrs and ids are written to the attr area as they are added (to the half not in
+ * use, then the header is pointed at it) before any data that may use them reaches
+ * the disk, so attrs added mid-run are covered too.  Records go to disk through one
+ * fixed buffer, flushed at the first record boundary FLUSH_NS (100 ms) after the last
+ * flush, and the header's data size follows each such flush.  pd_writer_close()
+ * appends the features and writes the final header.  A recorder killed at any moment
+ * leaves a file xptrace and perf read up to the last timed flush (xptrace reads on to
+ * the end of a file without features); only attrs that outgrew the area (more than
+ * ~250 attrs with 3000 ids) are written after the data at close, and lost on a kill.
  *
  * Typical use (any attr type: software, hardware, intel_pt, ...):
  *
@@ -39,6 +44,10 @@
 
 /* Attrs are stored with this size: perf 6.1 refuses larger ones (PERF_ATTR_SIZE_VER7). */
 #define PD_ATTR_SIZE 128
+/* Each of the two halves of the attr area between the header and the data (attrs and
+ * ids are written there as they are added): the data starts at PD_WRITE_DATA_OFFSET. */
+#define PD_WRITE_ATTR_AREA (64 * 1024)
+#define PD_WRITE_DATA_OFFSET (104 + 2 * PD_WRITE_ATTR_AREA)
 /* Data dropped at the end when the disk fills, to make room for features and attrs. */
 #define PD_WRITE_RESERVE (256 * 1024)
 

@@ -35,7 +35,7 @@ trunc-attrs.data|1|bad attribute section
 huge-attr-section.data|1|bad attribute section
 bad-attr-size.data|1|bad attribute section \(entry size 3
 bad-ids-section.data|1|cannot read event attribute section
-data-past-eof.data|1|data section starts past the end
+data-past-eof.data|0|data section starts [0-9]+ bytes past the end of the file \(truncated\): no records
 trunc-data-mid.data|0|data section ends [0-9]+ bytes past the end of the file \(truncated\)
 trunc-in-record.data|0|trace is truncated or damaged at offset [0-9]+: [0-9]+ bytes after it not read \(report is partial\)
 huge-data-size.data|0|report is partial

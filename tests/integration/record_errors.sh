@@ -55,6 +55,36 @@ fi
 "$XPTRACE" record -q -o slash/ -- "$PROGS/hot" 20 >/dev/null 2>&1
 "$XPTRACE" record -q -f -o slash/ -- "$PROGS/hot" 20 >/dev/null 2>&1
 check "-o DIR/ with -f keeps DIR.old (not DIR/.old)" test -s slash.old/perf.data
+"$XPTRACE" record -f -o slash -- "$PROGS/hot" 20 >/dev/null 2>"$TMP/errs"
+check_match "-f says what it moved" "^xptrace: slash: the previous trace is now slash.old$" "$(cat "$TMP/errs")"
+
+# -f moves and removes only trace directories: a user's directory given by mistake
+# once lost its files (DIR moved to DIR.old, then DIR.old removed by the next -f)
+mkdir -p mine && echo keep >mine/f
+check_exit "-f on a directory without perf.data: exit 2" 2 "$XPTRACE" record -q -f -o mine -- "$PROGS/hot" 20
+check_eq "-f on a directory without perf.data: why" \
+	"xptrace: mine: -f replaces only a trace directory, and it holds no perf.data (choose another -o DIR, or move it away by hand)" \
+	"$(cat "$TMP/.err")"
+check_exit "-f on it twice: exit 2" 2 "$XPTRACE" record -q -f -o mine -- "$PROGS/hot" 20
+check_eq "-f left the directory alone" "keep -" "$(cat mine/f) $(ls -d mine.old 2>/dev/null || echo -)"
+cp xptrace.data/perf.data mine/
+check_exit "-f on a perf.data next to a user's file: exit 2" 2 "$XPTRACE" record -q -f -o mine -- "$PROGS/hot" 20
+check_eq "-f on a perf.data next to a user's file: why" \
+	"xptrace: mine: -f replaces only a trace directory, and it holds 'f', which no recording writes (choose another -o DIR, or move it away by hand)" \
+	"$(cat "$TMP/.err")"
+"$XPTRACE" record -q -o tr -- "$PROGS/hot" 20 >/dev/null 2>&1
+mkdir -p tr.old && echo keep >tr.old/f
+check_exit "-f with a DIR.old that is no trace: exit 2" 2 "$XPTRACE" record -q -f -o tr -- "$PROGS/hot" 20
+check_eq "-f with a DIR.old that is no trace: why" \
+	"xptrace: tr.old: -f would remove it to keep tr there, but it is not a trace directory: it holds no perf.data (move it away by hand)" \
+	"$(cat "$TMP/.err")"
+check_eq "-f left DIR and DIR.old alone" "keep 1" "$(cat tr.old/f) $(ls tr/perf.data | wc -l)"
+mkdir -p sub && cp -r tr sub/here && cd sub/here
+check_exit "-f -o .: exit 2" 2 "$XPTRACE" record -q -f -o . -- "$PROGS/hot" 20
+check_eq "-f -o .: why" "xptrace: .: -f cannot replace the current directory or one that holds it (choose another -o DIR)" \
+	"$(cat "$TMP/.err")"
+check_exit "-f -o ..: exit 2" 2 "$XPTRACE" record -q -f -o .. -- "$PROGS/hot" 20
+cd "$TMP"
 
 # Trace directory on another filesystem: no hardlink possible, the snapshots are copies
 # (made after the recording, from descriptors opened when the mapping was seen).

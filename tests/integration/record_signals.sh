@@ -69,3 +69,33 @@ stored=$(perf report -i lost/perf.data -D 2>/dev/null | sed -n 's/.*PERF_RECORD_
 check "lost: some records were lost (${said:-none})" in_range 1 100000000 "${said:-0}"
 check_eq "lost: the printed count equals the LOST records in the file" "$stored" "$said"
 check_match "lost: explained" "records and 0 samples were lost: xptrace fell behind" "$(cat "$TMP/errl")"
+
+# A target that ignores SIGINT and SIGTERM: the stopped recording says it waits and
+# how to stop waiting; the second Ctrl-C leaves it running and says so (once, silence
+# and then a target left behind without a word).
+"$XPTRACE" record -o deaf -- bash -c "trap '' INT TERM; exec $PROGS/hot 20000" >/dev/null 2>"$TMP/errd" &
+xp=$!
+child=$(wait_child "$xp" hot)
+kill -INT "$xp"
+sleep 1.5
+check "deaf target: still waited for after 1.5 s" kill -0 "$xp"
+check_match "deaf target: says it waits, and how to stop" \
+	"^xptrace: waiting for PID $child to exit \(it was sent SIGTERM\); Ctrl-C again to stop waiting and leave it running$" \
+	"$(cat "$TMP/errd")"
+kill -INT "$xp"
+wait "$xp"
+check_eq "deaf target: second SIGINT: exit 0" 0 $?
+check_match "deaf target: says it left it running" "^xptrace: PID $child left running, no longer recorded$" "$(cat "$TMP/errd")"
+check "deaf target: it is still running" kill -0 "$child"
+kill -KILL "$child" 2>/dev/null
+perf_clean "deaf target" deaf/perf.data
+
+# SIGKILL of xptrace: the command it started gets SIGTERM (PR_SET_PDEATHSIG) instead
+# of running on untraced.
+"$XPTRACE" record -o killed -- "$PROGS/hot" 20000 >/dev/null 2>&1 &
+xp=$!
+child=$(wait_child "$xp" hot)
+kill -KILL "$xp"
+wait "$xp" 2>/dev/null
+for _ in $(seq 40); do [ -d "/proc/$child" ] || break; sleep 0.05; done
+check "SIGKILL of xptrace: the command it started ended too" test ! -d "/proc/$child"

@@ -10,7 +10,11 @@
 #include <sys/wait.h>
 #include <unistd.h>
 
+#include "perfdata/pd_read.h"
 #include "perfdata/pd_write.h"
+
+/* where the data starts in every file the writer makes */
+#define D PD_WRITE_DATA_OFFSET
 
 struct file {
 	unsigned char *p;
@@ -125,20 +129,22 @@ static void test_layout(void **state)
 	assert_int_equal(f.h.magic, PD_MAGIC2);
 	assert_int_equal(f.h.size, 104);
 	assert_int_equal(f.h.attr_size, 128 + 16);
-	assert_int_equal(f.h.data.offset, 104);
+	assert_int_equal(f.h.data.offset, D);
+	/* attrs and ids before the data: a killed recording keeps them */
+	assert_true(f.h.attrs.offset + f.h.attrs.size <= D);
 	assert_int_equal(f.h.data.size, 136);
 	assert_int_equal(f.h.attrs.size, 2 * 144);
 	/* ID_INDEX first: nr 3, then {id, idx, cpu, tid}. */
-	assert_int_equal(((struct perf_event_header *)(f.p + 104))->type, PD_RECORD_ID_INDEX);
-	assert_int_equal(((struct perf_event_header *)(f.p + 104))->size, 16 + 96);
-	memcpy(ids, f.p + 104 + 8, 8);
+	assert_int_equal(((struct perf_event_header *)(f.p + D))->type, PD_RECORD_ID_INDEX);
+	assert_int_equal(((struct perf_event_header *)(f.p + D))->size, 16 + 96);
+	memcpy(ids, f.p + D + 8, 8);
 	assert_int_equal(ids[0], 3);
-	memcpy(ids, f.p + 104 + 16 + 64, 24);	/* third entry */
+	memcpy(ids, f.p + D + 16 + 64, 24);	/* third entry */
 	assert_int_equal(ids[0], 13);
 	assert_int_equal(ids[1], 1);
 	assert_int_equal(ids[2], 0);
-	assert_memory_equal(f.p + 104 + 112, &rec, 16);
-	assert_int_equal(((struct perf_event_header *)(f.p + 232))->type, PD_RECORD_FINISHED_ROUND);
+	assert_memory_equal(f.p + D + 112, &rec, 16);
+	assert_int_equal(((struct perf_event_header *)(f.p + D + 128))->type, PD_RECORD_FINISHED_ROUND);
 	/* attrs: second attr is task-clock with one id (13); size field is 128. */
 	memcpy(&got, f.p + f.h.attrs.offset + 144, 128);
 	assert_int_equal(got.config, PERF_COUNT_SW_TASK_CLOCK);
@@ -155,7 +161,7 @@ static void test_layout(void **state)
 	assert_int_equal(f.h.features[0], (1ULL << PD_FEAT_HOSTNAME) | (1ULL << PD_FEAT_CMDLINE) |
 					       (1ULL << PD_FEAT_EVENT_DESC) | (1ULL << PD_FEAT_SAMPLE_TIME));
 	s = feat_section(&f, PD_FEAT_HOSTNAME);
-	assert_int_equal(s->offset, 104 + 136 + 4 * 16);
+	assert_int_equal(s->offset, D + 136 + 4 * 16);
 	assert_int_equal(s->size, 68);
 	assert_string_equal((char *)f.p + s->offset + 4, "box");
 	s = feat_section(&f, PD_FEAT_CMDLINE);
@@ -198,14 +204,14 @@ static void test_auxtrace_padding(void **state)
 	assert_int_equal(pd_writer_data_size(w), 16 + 80 + 48 + 16);
 	assert_int_equal(pd_writer_close(w), 0);
 	load(&f, path);
-	assert_int_equal(((struct perf_event_header *)(f.p + 104))->type, PD_RECORD_AUXTRACE_INFO);
-	assert_int_equal(((struct perf_event_header *)(f.p + 104))->size, 96);
-	memcpy(&got, f.p + 104 + 96, sizeof(got));
+	assert_int_equal(((struct perf_event_header *)(f.p + D))->type, PD_RECORD_AUXTRACE_INFO);
+	assert_int_equal(((struct perf_event_header *)(f.p + D))->size, 96);
+	memcpy(&got, f.p + D + 96, sizeof(got));
 	assert_int_equal(got.header.type, PD_RECORD_AUXTRACE);
 	assert_int_equal(got.header.size, 48);
 	assert_int_equal(got.size, 16);
 	assert_int_equal(got.tid, 42);
-	assert_memory_equal(f.p + 104 + 96 + 48, "\1\2\3\4\5\6\7\10\11\12\13\14\15\0\0\0", 16);
+	assert_memory_equal(f.p + D + 96 + 48, "\1\2\3\4\5\6\7\10\11\12\13\14\15\0\0\0", 16);
 	free(f.p);
 }
 
@@ -275,12 +281,12 @@ static void test_disk_full_keeps_file_valid(void **state)
 	assert_int_equal(f.h.data.size % 64, 0);
 	assert_true(f.h.data.size <= (1 << 20) - PD_WRITE_RESERVE);
 	assert_int_equal(f.h.attrs.size, 144);
-	assert_true(f.h.attrs.offset + 144 <= f.n);
+	assert_true(f.h.attrs.offset + 144 <= D);
 	assert_non_null(feat_section(&f, PD_FEAT_EVENT_DESC));
 	/* The last kept record is intact: its counter is its index. */
 	{
 		uint64_t v;
-		memcpy(&v, f.p + 104 + f.h.data.size - 56, 8);
+		memcpy(&v, f.p + D + f.h.data.size - 56, 8);
 		assert_int_equal(v, f.h.data.size / 64 - 1);
 	}
 	free(f.p);
@@ -504,6 +510,142 @@ static void test_id_sample(void **state)
 	assert_int_equal(pd_sample_time_offset(PERF_SAMPLE_IP), -ENOENT);
 }
 
+/* A sample of sw_attr(): IDENTIFIER, IP, TID, TIME, PERIOD. */
+static int put_sample(struct pd_writer *w, uint64_t id, uint64_t ip, uint64_t time)
+{
+	struct {
+		struct perf_event_header h;
+		uint64_t id, ip;
+		uint32_t pid, tid;
+		uint64_t time, period;
+	} r = { { PERF_RECORD_SAMPLE, PERF_RECORD_MISC_USER, 48 }, id, ip, 7, 7, time, 100000 };
+	return pd_writer_record(w, &r.h);
+}
+
+struct got {
+	char log[2048];
+	size_t n, samples;
+};
+
+static int log_sample(void *ctx, const struct pd_rec *r)
+{
+	struct got *g = ctx;
+	if (r->type != PERF_RECORD_SAMPLE)
+		return 0;
+	g->samples++;
+	if (g->n < sizeof(g->log) - 64)
+		g->n += (size_t)snprintf(g->log + g->n, sizeof(g->log) - g->n, "%llx/%u ",
+					 (unsigned long long)r->u.sample.ip, r->attr->index);
+	return 0;
+}
+
+/* Reads path's samples as "ip/attr " into g; the open's result. */
+static int read_samples(const char *path, struct got *g, struct pd_stats *st)
+{
+	struct pd_file *f;
+	memset(g, 0, sizeof(*g));
+	int rc = pd_open(path, &f);
+	if (rc < 0)
+		return rc;
+	rc = pd_read_events(f, 0, log_sample, g);
+	*st = *pd_stats(f);
+	pd_close(f);
+	return rc;
+}
+
+/* A recorder killed mid-run (the writer never closed) leaves a file that reads: attrs
+ * and ids before the data, the data size in the header at each timed flush, an attr
+ * added after data was written (uprobes armed mid-run) included.  Once the header
+ * was written last, and a killed recording held nothing readable. */
+static void test_killed_writer_file_reads(void **state)
+{
+	char path[1024];
+	struct pd_writer *w;
+	struct perf_event_attr a = sw_attr();
+	struct got g;
+	struct pd_stats st;
+
+	(void)state;
+	snprintf(path, sizeof(path), "%s/killed.data", xp_test_tmp());
+	assert_int_equal(pd_writer_create(&w, path), 0);
+	assert_int_equal(pd_writer_add_attr(w, &a, "cpu-clock"), 0);
+	assert_int_equal(pd_writer_add_id(w, 0, 11, 0, -1), 0);
+	assert_int_equal(pd_writer_feat_string(w, PD_FEAT_HOSTNAME, "box"), 0);
+	assert_int_equal(put_sample(w, 11, 0x1000, 1), 0);
+	usleep(120000);
+	assert_int_equal(put_sample(w, 11, 0x1001, 2), 0);	/* a flush is due */
+	a.config = PERF_COUNT_SW_TASK_CLOCK;
+	assert_int_equal(pd_writer_add_attr(w, &a, "task-clock"), 1);
+	assert_int_equal(pd_writer_add_id(w, 1, 22, 0, -1), 0);
+	assert_int_equal(put_sample(w, 22, 0x2000, 3), 0);
+	usleep(120000);
+	assert_int_equal(put_sample(w, 22, 0x2001, 4), 0);
+	assert_int_equal(put_sample(w, 11, 0x1002, 5), 0);	/* in the buffer: lost */
+	assert_int_equal(read_samples(path, &g, &st), 0);
+	assert_string_equal(g.log, "1000/0 1001/0 2000/1 2001/1 ");
+	assert_false(st.truncated);
+	struct file f;
+	load(&f, path);
+	assert_int_equal(f.h.data.offset, D);
+	assert_int_equal(f.h.data.size, 4 * 48);
+	assert_int_equal(f.h.attrs.size, 2 * 144);
+	assert_true(f.h.attrs.offset + f.h.attrs.size <= D);
+	assert_int_equal(f.h.features[0], 0);	/* they come at close */
+	free(f.p);
+	/* records flushed after the last header update (a full buffer) are read too */
+	for (int i = 0; i < 6000; i++)
+		assert_int_equal(put_sample(w, 11, 0x3000, 6), 0);
+	assert_int_equal(read_samples(path, &g, &st), 0);
+	/* at least the full buffer (256 KiB: 5461 whole samples) after the first four */
+	assert_true(g.samples >= 4 + 262144 / 48);
+	pd_writer_free(w);	/* killed: never finalized */
+}
+
+/* A finalized file cut at every 8th offset from the end of its attrs on: each cut
+ * opens, reads the samples before the cut and says what was lost. */
+static void test_cut_files_read(void **state)
+{
+	char path[1024], cut[1024];
+	struct pd_writer *w;
+	struct perf_event_attr a = sw_attr();
+	struct got g;
+	struct pd_stats st;
+
+	(void)state;
+	snprintf(path, sizeof(path), "%s/whole.data", xp_test_tmp());
+	snprintf(cut, sizeof(cut), "%s/cut.data", xp_test_tmp());
+	assert_int_equal(pd_writer_create(&w, path), 0);
+	assert_int_equal(pd_writer_add_attr(w, &a, "cpu-clock"), 0);
+	assert_int_equal(pd_writer_add_id(w, 0, 11, 0, -1), 0);
+	assert_int_equal(pd_writer_feat_string(w, PD_FEAT_HOSTNAME, "box"), 0);
+	for (int i = 0; i < 20; i++)
+		assert_int_equal(put_sample(w, 11, 0x1000 + (uint64_t)i, (uint64_t)i), 0);
+	assert_int_equal(pd_writer_close(w), 0);
+	struct file f;
+	load(&f, path);
+	uint64_t attrs_end = f.h.attrs.offset + f.h.attrs.size, data_end = D + f.h.data.size;
+	assert_true(attrs_end <= D);
+	for (uint64_t n = attrs_end; n <= f.n; n += 8) {
+		FILE *o = fopen(cut, "wb");
+		assert_non_null(o);
+		assert_int_equal(fwrite(f.p, 1, n, o), n);
+		fclose(o);
+		assert_int_equal(read_samples(cut, &g, &st), 0);
+		uint64_t whole = n < D ? 0 : (n - D) / 48;
+		if (whole > 20)
+			whole = 20;
+		char want[2048] = "";
+		for (uint64_t i = 0; i < whole; i++)
+			snprintf(want + strlen(want), sizeof(want) - strlen(want), "%llx/0 ",
+				 (unsigned long long)(0x1000 + i));
+		assert_string_equal(g.log, want);
+		/* the loss is stated: records cut, or data missing */
+		if (n < data_end)
+			assert_true(st.truncated || st.bytes_lost == data_end - (n > D ? n : D));
+	}
+	free(f.p);
+}
+
 int main(void)
 {
 	const struct CMUnitTest tests[] = {
@@ -515,6 +657,8 @@ int main(void)
 		cmocka_unit_test(test_disk_full_keeps_file_valid),
 		cmocka_unit_test(test_disk_full_big_tail),
 		cmocka_unit_test(test_perf_reads_it),
+		cmocka_unit_test(test_killed_writer_file_reads),
+		cmocka_unit_test(test_cut_files_read),
 	};
 	return cmocka_run_group_tests(tests, xp_test_tmp_setup, xp_test_tmp_teardown);
 }

@@ -22,6 +22,8 @@
 static const uint8_t code[] = { 0xb9, 0xe8, 0x03, 0x00, 0x00, 0xff, 0xc9, 0x75, 0xfc,
 				0xe8, 0x02, 0x00, 0x00, 0x00, 0xc3, 0x90, 0xc3 };
 static char jitf[2048], data[2048];
+/* AUXTRACE_INFO's time_shift in write_perf_data() */
+static uint64_t info_time_shift;
 
 static void put(uint8_t **p, const void *v, size_t n)
 {
@@ -95,6 +97,7 @@ static void write_perf_data(uint64_t tsc, int split)
 	uint64_t priv[PD_PT_INFO_WORDS] = { 0 };
 	priv[PD_PT_PMU_TYPE] = PMU;
 	priv[PD_PT_TIME_MULT] = 1;
+	priv[PD_PT_TIME_SHIFT] = info_time_shift;
 	priv[PD_PT_TSC_BIT] = 1ULL << 10;
 	priv[PD_PT_NORETCOMP_BIT] = 1ULL << 11;
 	pd_writer_auxtrace_info(w, PD_AUXTRACE_INTEL_PT, priv, PD_PT_INFO_WORDS);
@@ -302,6 +305,29 @@ static void test_aux_loss_is_a_gap(void **state)
 	assert_non_null(strstr(out, "\"event\":\"gap\",\"reason\":\"AUX area truncated\","));
 	assert_int_equal(xp_test_engine(&out, data, "blocks", "format", "jsonl", NULL), 0);
 	assert_non_null(strstr(out, "\"count\":2000,"));
+}
+
+/* A time conversion the C shift cannot do (UBSan: shift exponent 64) is refused as
+ * damage, with the field named; 63 still decodes. */
+static void test_time_shift_out_of_range(void **state)
+{
+	(void)state;
+	write_jitdump(5, 0);
+	info_time_shift = 64;
+	write_perf_data(1000, 0);
+	const char *out;
+	int rc = xp_test_engine(&out, data, "blocks", "format", "jsonl", NULL);
+	assert_int_equal(xp_test_exit_code(rc), 1);
+	char want[4096];
+	snprintf(want, sizeof(want), "xptrace: %s: AUXTRACE_INFO time_shift 64 is out of range (at most 63) "
+		 "(the file is damaged)\n", data);
+	assert_string_equal(out, want);
+	info_time_shift = 63;
+	write_perf_data(1000, 0);
+	rc = xp_test_engine(&out, data, "blocks", "format", "jsonl", NULL);
+	info_time_shift = 0;
+	assert_int_equal(rc, 0);
+	assert_non_null(strstr(out, "\"sym\":\"jitted_loop+0x5\",\"count\":1000,"));
 }
 
 /* The runs of (cpu, tid) of the instructions in `out` (--insn jsonl), as "cpu tid count"
@@ -527,6 +553,7 @@ int main(void)
 		cmocka_unit_test(test_jit_code_at_the_right_time),
 		cmocka_unit_test(test_per_cpu_switches),
 		cmocka_unit_test(test_aux_loss_is_a_gap),
+		cmocka_unit_test(test_time_shift_out_of_range),
 		cmocka_unit_test(test_per_cpu_time_order),
 		cmocka_unit_test(test_per_cpu_gap_in_order),
 		cmocka_unit_test(test_per_thread_time_order),

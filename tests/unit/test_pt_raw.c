@@ -265,6 +265,21 @@ static void test_usage_errors(void **state)
 	assert_non_null(strstr(out, "{\"ip\":\"0x401000\","));
 }
 
+/* An empty raw PT file is said to be empty (was "decode failed: Invalid argument",
+ * and a null-pointer arithmetic report under clang's UBSan). */
+static void test_empty_file(void **state)
+{
+	(void)state;
+	char empty[1100], want[1300];
+	assert_int_equal(xp_test_path(empty, sizeof(empty), "empty.pt"), 0);
+	write_file(empty, "", 0);
+	const char *out;
+	int rc = RAW(&out, empty, "insn", NULL);
+	assert_int_equal(xp_test_exit_code(rc), 1);
+	snprintf(want, sizeof(want), "xptrace: %s: the file is empty (give a file holding Intel PT packets)\n", empty);
+	assert_string_equal(xp_test_msgs(), want);
+}
+
 int main(void)
 {
 	const struct CMUnitTest tests[] = {
@@ -277,6 +292,7 @@ int main(void)
 		cmocka_unit_test(test_time_metrics),
 		cmocka_unit_test(test_mtc_options),
 		cmocka_unit_test(test_usage_errors),
+		cmocka_unit_test(test_empty_file),
 	};
 	return cmocka_run_group_tests(tests, setup, xp_test_tmp_teardown);
 }

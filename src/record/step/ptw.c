@@ -9,19 +9,22 @@
 
 #define MAX_PACKET 16	/* the longest packet we write (PSB) */
 
+static int flush_buf(struct ptw *w)
+{
+	int err = w->flush(w->ctx, w->buf, w->off);
+
+	if (err < 0)
+		return err;
+	w->off = 0;
+	return pt_enc_sync_set(w->enc, 0) < 0 ? -EIO : 0;
+}
+
 static int out(struct ptw *w, const struct pt_packet *p)
 {
-	int n;
+	int n, err;
 
-	if (w->off + MAX_PACKET > w->cap) {
-		int err = w->flush(w->ctx, w->buf, w->off);
-
-		if (err < 0)
-			return err;
-		w->off = 0;
-		if (pt_enc_sync_set(w->enc, 0) < 0)
-			return -EIO;
-	}
+	if (w->off + MAX_PACKET > w->cap && (err = flush_buf(w)) < 0)
+		return err;
 	n = pt_enc_next(w->enc, p);
 	if (n < 0)
 		return -EINVAL;
@@ -117,6 +120,9 @@ static int psb_plus(struct ptw *w, uint64_t ip, uint64_t tsc)
 	int err;
 
 	if ((err = tnt_out(w)) < 0)
+		return err;
+	/* the trace reaches the file in chunks that a decoder can start at */
+	if (w->o.psb_flush && w->off >= w->o.psb_flush && (err = flush_buf(w)) < 0)
 		return err;
 	w->psb_at = w->total;
 	w->have_last_ip = 0;	/* PSB resets the last IP */

@@ -24,6 +24,7 @@ struct ptw_opts {
 	uint64_t tsc_period;	/* min. clock ticks between TSC packets (besides PSB+/PGE/FUP); 0 = 100000 */
 	int no_tsc;		/* 1: no TSC packets at all */
 	size_t chunk;		/* flush threshold; 0 = 64 KiB */
+	size_t psb_flush;	/* a PSB+ with this much buffered starts a new chunk; 0 = never */
 };
 
 struct ptw {

@@ -334,7 +334,9 @@ static int inherit_maps(struct step_col *c, pid_t parent, pid_t child)
 static struct step_thread *new_thread(struct step_col *c, pid_t pid, pid_t tid)
 {
 	struct step_thread *t = calloc(1, sizeof(*t));
-	struct ptw_opts po = { .psb_period = c->psb_period };
+	/* a chunk at the first PSB+ past 16 KiB: the trace reaches the file as it is
+	 * made (a killed recorder keeps it), and each chunk starts at a PSB */
+	struct ptw_opts po = { .psb_period = c->psb_period, .psb_flush = 16 * 1024 };
 
 	if (!t)
 		return NULL;

@@ -1,0 +1,63 @@
+#!/bin/bash
+# SIGKILL of `xptrace record` at several moments, sample and step mode: what reached
+# the disk decodes with xptrace and with perf script (attrs come before the data, the
+# header's data size follows the timed flushes, step mode streams its PT).  Once, the
+# file held a header and nothing readable.  perf reads up to the header's data size,
+# xptrace on to the end of the file: cut to the data size, both count the same.
+. "$(dirname "$0")/../lib.sh"
+. "$(dirname "$0")/lib/record.sh"
+command -v perf >/dev/null || { ok "perf missing # SKIP"; exit 0; }
+cd "$TMP"
+
+# data_end FILE: the data section's end by the header (offset + size).
+data_end() { od -An -tu8 -j 40 -N 16 "$1" | awk '{ print $1 + $2 }'; }
+
+# killed NAME SECONDS RECORD-ARGS...: SIGKILL SECONDS after the first records reached
+# the disk (the start takes long on a loaded machine), then NAME.cut: perf.data cut
+# to the header's data size.
+killed() {
+	local name=$1 after=$2; shift 2
+	"$XPTRACE" record -q -o "$name" "$@" >/dev/null 2>&1 &
+	local xp=$!
+	for _ in $(seq 200); do
+		[ -f "$name/perf.data" ] && [ "$(data_end "$name/perf.data")" -gt 131176 ] && break
+		sleep 0.05
+	done
+	sleep "$after"
+	kill -KILL "$xp"
+	wait "$xp" 2>/dev/null
+	check "$name: perf.data is there" test -s "$name/perf.data"
+	cp "$name/perf.data" "$name.cut"
+	truncate -s "$(data_end "$name/perf.data")" "$name.cut"
+}
+
+for t in 0.3 0.8 1.5; do
+	killed "sample$t" "$t" --mode sample -- "$PROGS/hot" 20000
+	out=$("$XPTRACE" decode -i "sample$t" --functions 2>"$TMP/err")
+	check_eq "sample, killed after $t s: xptrace decodes it (exit 0)" 0 $?
+	check_match "sample, killed after $t s: hot_inner is there" " hot_inner$" "$out"
+	perf_clean "sample, killed after $t s" "sample$t/perf.data"
+	n=$(perf script -i "sample$t/perf.data" 2>/dev/null | wc -l)
+	check "sample, killed after $t s: perf script has samples ($n)" in_range 1 1000000 "$n"
+	ours=$("$XPTRACE" decode -i "sample$t.cut" --functions 2>/dev/null | awk 'NR > 2 { s += $1 } END { print s }')
+	check_eq "sample, killed after $t s: xptrace and perf script count the same samples" "$n" "$ours"
+done
+
+# perf ends the cut trace one loop iteration (hot_inner: 5 instructions) before the
+# last TNT bit, xptrace at it: perf's instructions are exactly the first ones of ours.
+for t in 0.3 0.8 1.5; do
+	killed "step$t" "$t" --mode step -- "$PROGS/hot" 20000
+	head=$("$XPTRACE" decode -i "step$t" --functions 2>"$TMP/err" | head -1)
+	check_match "step, killed after $t s: xptrace decodes instructions" "^# functions: insns, total [1-9]" "$head"
+	n=$(perf script -i "step$t/perf.data" --itrace=i0ns -F ip 2>/dev/null | wc -l)
+	check "step, killed after $t s: perf script decodes instructions ($n)" in_range 1 1000000000 "$n"
+	mkdir -p "step$t.c" && cp -r "step$t/." "step$t.c/" && mv "step$t.cut" "step$t.c/perf.data"
+	perf script -i "step$t.c/perf.data" --itrace=i0ns -F ip 2>/dev/null | awk '{ print $1 }' >"$TMP/perf.ip"
+	"$XPTRACE" decode -i "step$t.c" --insn --format jsonl 2>/dev/null |
+		sed -n 's/.*"ip":"0x\([0-9a-f]*\)".*/\1/p' >"$TMP/ours.ip"
+	p=$(wc -l <"$TMP/perf.ip")
+	o=$(wc -l <"$TMP/ours.ip")
+	check "step, killed after $t s: xptrace has perf's $p instructions and at most 5 more ($o)" in_range "$p" "$((p + 5))" "$o"
+	check_eq "step, killed after $t s: perf's instructions are the first of xptrace's" \
+		"$(md5sum <"$TMP/perf.ip")" "$(head -n "$p" "$TMP/ours.ip" | md5sum)"
+done

@@ -1,0 +1,26 @@
+#!/bin/bash
+# Every trace shipped in traces/ decodes, to the instruction count its README states,
+# with xptrace and (perf.data traces) with perf script, reading the modules from the
+# trace's own snapshots.  A trace without a figure here fails: add it with its README.
+. "$(dirname "$0")/../lib.sh"
+
+declare -A insns=([pt-spin]=602 [step-basic]=115918 [step-thread]=114434)
+
+for dir in "$XP_ROOT"/traces/*/; do
+	name=$(basename "$dir")
+	want=${insns[$name]:-}
+	if [ -z "$want" ]; then
+		not_ok "$name: no instruction count in tests/integration/traces.sh"
+		continue
+	fi
+	check_match "$name: README states $want instructions" "\b$want\b" "$(cat "$dir/README.md")"
+	if [ -f "$dir/perf.data" ]; then
+		head=$("$XPTRACE" decode -i "$dir" --functions 2>"$TMP/err" | head -1)
+		check_eq "$name: xptrace decode, no message" "" "$(cat "$TMP/err")"
+		n=$(perf --buildid-dir "$dir" script -i "$dir/perf.data" --itrace=i0ns -F ip 2>/dev/null | wc -l)
+		check_eq "$name: perf script instructions" "$want" "$n"
+	else
+		head=$(cd "$dir" && "$XPTRACE" decode --pt trace.pt --elf ptspin:0x555555554000 --functions | head -1)
+	fi
+	check_eq "$name: xptrace decode instructions" "# functions: insns, total $want" "$head"
+done
