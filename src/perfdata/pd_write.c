@@ -92,14 +92,17 @@ static int pwrite_all(int fd, const void *p, size_t n, uint64_t off)
 static void give_back_space(struct pd_writer *w)
 {
 	uint64_t cut = 0, samples = 0;
+	unsigned i, k = 0;
 
-	for (unsigned i = 0; i < w->nckpt; i++) {
-		unsigned k = (w->ckpt_head + NCKPT - 1 - i) % NCKPT;
+	for (i = 0; i < w->nckpt; i++) {
+		k = (w->ckpt_head + NCKPT - 1 - i) % NCKPT;
 		cut = w->ckpt[k];	/* oldest known boundary if none is far enough back */
 		samples = w->ckpt_samples[k];
 		if (cut + PD_WRITE_RESERVE <= w->disk)
 			break;
 	}
+	if (i == w->nckpt)
+		i--;
 	if (cut > w->disk)
 		cut = samples = 0;
 	if (ftruncate(w->fd, (off_t)(w->data_off + cut)) == 0) {
@@ -107,8 +110,14 @@ static void give_back_space(struct pd_writer *w)
 		w->samples = samples;
 		w->disk = w->pos = cut;
 		w->blen = 0;
-		w->nckpt = 0;
-		w->ckpt_head = 0;
+		/* the boundaries up to the cut stay, for pd_writer_finalize() to cut further */
+		if (cut && w->nckpt) {
+			w->nckpt -= i;
+			w->ckpt_head = (k + 1) % NCKPT;
+		} else {
+			w->nckpt = 0;
+			w->ckpt_head = 0;
+		}
 	}
 }
 
@@ -706,14 +715,15 @@ int pd_writer_finalize(struct pd_writer *w)
 		 * round gives back more (the boundaries may all lie in the last half) */
 		uint64_t cut = 0, samples = 0, oldest = w->pos, oldest_samples = 0;
 		for (unsigned i = 0; i < w->nckpt; i++) {
-			uint64_t c = w->ckpt[i];
+			unsigned k = (w->ckpt_head + NCKPT - 1 - i) % NCKPT;
+			uint64_t c = w->ckpt[k];
 			if (c <= w->pos / 2 && c > cut) {
 				cut = c;
-				samples = w->ckpt_samples[i];
+				samples = w->ckpt_samples[k];
 			}
 			if (c > 0 && c < oldest) {
 				oldest = c;
-				oldest_samples = w->ckpt_samples[i];
+				oldest_samples = w->ckpt_samples[k];
 			}
 		}
 		if (cut == 0 && oldest < w->pos) {
