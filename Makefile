@@ -112,6 +112,36 @@ progs: $(PROG_BIN)
 asan: | $(DEPS_OK)
 	$(Q)$(MAKE) --no-print-directory BUILD=build-asan SAN=1 build-asan/xptrace unit
 
+# libFuzzer harnesses (tests/fuzz/fuzz_*.c), built with clang into build-fuzz/: the
+# library's sources are compiled again there with the fuzzer's coverage and ASan+UBSan.
+# `make fuzz FUZZ_SECONDS=N` runs each harness N seconds on its corpus (seeded from
+# tests/fixtures and traces/, see tests/fuzz/run.sh).
+FUZZ_CC      := clang
+FUZZ_SAN     := -fsanitize=address,undefined -fno-sanitize-recover=undefined -fno-omit-frame-pointer
+# (gcc-only attributes such as noipa in rec_calib.c are for the gcc builds)
+FUZZ_CFLAGS  := -std=gnu11 -Wall -Wextra -Werror -Wno-unknown-attributes -g -O1 $(FUZZ_SAN) \
+                -fsanitize=fuzzer-no-link
+FUZZ_SRC     := $(wildcard tests/fuzz/fuzz_*.c)
+FUZZ_BIN     := $(FUZZ_SRC:tests/fuzz/%.c=build-fuzz/%)
+FUZZ_LIB_OBJ := $(LIB_SRC:%.c=build-fuzz/%.o)
+FUZZ_SECONDS ?= 60
+
+build-fuzz/%.o: %.c | $(DEPS_OK)
+	@mkdir -p $(@D)
+	@echo "  FUZZCC  $<"
+	$(Q)$(FUZZ_CC) $(CPPFLAGS) $(FUZZ_CFLAGS) -MMD -MP -c -o $@ $<
+build-fuzz/libxptrace.a: $(FUZZ_LIB_OBJ)
+	@echo "  AR      $@"
+	$(Q)rm -f $@ && ar rcs $@ $^
+build-fuzz/fuzz_%: build-fuzz/tests/fuzz/fuzz_%.o build-fuzz/libxptrace.a
+	@echo "  LD      $@"
+	$(Q)$(FUZZ_CC) $(FUZZ_SAN) -fsanitize=fuzzer -no-pie -o $@ $^ $(LDLIBS)
+
+.PHONY: fuzz-build fuzz
+fuzz-build: $(FUZZ_BIN)
+fuzz: fuzz-build
+	$(Q)tests/fuzz/run.sh $(FUZZ_SECONDS)
+
 check: all unit progs asan
 	$(Q)tests/run.sh
 
@@ -127,6 +157,7 @@ install: all
 	install -m 644 README.md docs/*.md $(DESTDIR)$(PREFIX)/share/doc/xptrace/
 
 clean:
-	rm -rf build build-asan xptrace
+	rm -rf build build-asan build-fuzz xptrace
 
 -include $(shell find $(BUILD) -name '*.d' 2>/dev/null)
+-include $(shell find build-fuzz -name '*.d' 2>/dev/null)

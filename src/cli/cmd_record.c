@@ -545,7 +545,7 @@ static void describe_target(const struct rec *r)
 static int finish(struct rec *r, int run_err)
 {
 	int e, rc = run_err < 0 ? XP_EXIT_RUNTIME : XP_EXIT_OK;
-	uint64_t size;
+	uint64_t size, kept;
 
 	add_build_ids(r);
 	pd_writer_feat_host(r->w);
@@ -556,12 +556,16 @@ static int finish(struct rec *r, int run_err)
 		pd_writer_feat_sample_time(r->w, r->first_time, r->last_time);
 	e = pd_writer_finalize(r->w);
 	size = pd_writer_data_size(r->w);
+	kept = pd_writer_samples(r->w);
 	/* Postponed snapshot copies come after perf.data is safe: on a full disk the
 	 * trace matters more than copies of binaries that may still exist elsewhere. */
+	ms_store_flush(r->ms);
 	{
-		int fe = ms_store_flush(r->ms);
-		if (fe < 0)
-			xp_warn("some module snapshots could not be copied: %s", strerror(-fe));
+		int fe;
+		const char *failed;
+		for (size_t i = 0; (failed = ms_store_failed(r->ms, i, &fe)); i++)
+			xp_warn("no snapshot of %s: %s (decoding reads it from its path while it is "
+				"unchanged)", failed, strerror(-fe));
 	}
 	size_t jit_kept = rec_jit_keep(r);
 	char jit_note[48] = "";
@@ -569,11 +573,17 @@ static int finish(struct rec *r, int run_err)
 		snprintf(jit_note, sizeof(jit_note), ", %zu JIT files kept", jit_kept);
 	if (r->write_err || pd_writer_error(r->w)) {
 		int we = r->write_err ? r->write_err : pd_writer_error(r->w);
-		if (e == 0)
+		if (e == 0 && kept)
 			xp_err(r->data_path, "free space and record again",
-			       "%s; recording stopped, the %.1f MB written before were kept and are readable"
-			       " (the last %.1f MB were dropped to finish the file)",
-			       strerror(-we), size / 1e6, pd_writer_truncated(r->w) / 1e6);
+			       "%s; recording stopped, the %.1f MB written before (%llu samples) were kept"
+			       " and are readable (the last %.1f MB were dropped to finish the file)",
+			       strerror(-we), size / 1e6, (unsigned long long)kept,
+			       pd_writer_truncated(r->w) / 1e6);
+		else if (e == 0)
+			xp_err(r->data_path, "free space and record again",
+			       "%s; recording stopped and no samples were kept: the %.1f MB recorded were"
+			       " dropped to finish the file, which holds the events but no records",
+			       strerror(-we), pd_writer_truncated(r->w) / 1e6);
 		else
 			xp_err(r->data_path, "free space and record again", "%s; the file could not be finished",
 			       strerror(-we));
@@ -593,7 +603,7 @@ static int finish(struct rec *r, int run_err)
 		fprintf(stderr,
 			"xptrace: recorded %llu samples, %llu lost, %zu modules snapshotted%s, "
 			"%.2f MB in %s/\n",
-			(unsigned long long)r->samples, (unsigned long long)(r->lost + r->lost_samples),
+			(unsigned long long)kept, (unsigned long long)(r->lost + r->lost_samples),
 			ms_store_count(r->ms), jit_note, size / 1e6, r->dir);
 	return rc;
 }

@@ -15,8 +15,9 @@
 
 #define BUF_SIZE (256 * 1024)
 /* Record boundaries remembered for the ENOSPC cut: one per CKPT_STEP of data. */
-#define CKPT_STEP (64 * 1024)
-#define NCKPT 16
+#define CKPT_STEP (16 * 1024)
+/* enough to reach PD_WRITE_RESERVE back past a whole buffer that did not reach the disk */
+#define NCKPT ((BUF_SIZE + PD_WRITE_RESERVE) / CKPT_STEP + 4)
 /* Each half of the attr area (attrs, ids) before the data: a new version is written
  * to the half not in use, then the header is pointed at it, so a recorder killed
  * in between leaves the previous version whole.  64 KiB: ~250 attrs with 3000 ids;
@@ -47,6 +48,8 @@ struct pd_writer {
 	unsigned char *buf;
 	size_t blen;
 	uint64_t ckpt[NCKPT];	/* record boundaries, ascending, ring */
+	uint64_t ckpt_samples[NCKPT];	/* samples before each boundary */
+	uint64_t samples;	/* PERF_RECORD_SAMPLEs accepted (and not given back) */
 	unsigned nckpt, ckpt_head;
 	struct pd_attr_ent *attrs;
 	size_t nattrs;
@@ -88,24 +91,33 @@ static int pwrite_all(int fd, const void *p, size_t n, uint64_t off)
  * least PD_WRITE_RESERVE before what reached the disk. */
 static void give_back_space(struct pd_writer *w)
 {
-	uint64_t cut = 0;
+	uint64_t cut = 0, samples = 0;
+	unsigned i, k = 0;
 
-	for (unsigned i = 0; i < w->nckpt; i++) {
-		uint64_t c = w->ckpt[(w->ckpt_head + NCKPT - 1 - i) % NCKPT];
-		if (c + PD_WRITE_RESERVE <= w->disk) {
-			cut = c;
+	for (i = 0; i < w->nckpt; i++) {
+		k = (w->ckpt_head + NCKPT - 1 - i) % NCKPT;
+		cut = w->ckpt[k];	/* oldest known boundary if none is far enough back */
+		samples = w->ckpt_samples[k];
+		if (cut + PD_WRITE_RESERVE <= w->disk)
 			break;
-		}
-		cut = c;	/* oldest known boundary if none is far enough back */
 	}
+	if (i == w->nckpt)
+		i--;
 	if (cut > w->disk)
-		cut = 0;
+		cut = samples = 0;
 	if (ftruncate(w->fd, (off_t)(w->data_off + cut)) == 0) {
 		w->truncated += w->pos - cut;
+		w->samples = samples;
 		w->disk = w->pos = cut;
 		w->blen = 0;
-		w->nckpt = 0;
-		w->ckpt_head = 0;
+		/* the boundaries up to the cut stay, for pd_writer_finalize() to cut further */
+		if (cut && w->nckpt) {
+			w->nckpt -= i;
+			w->ckpt_head = (k + 1) % NCKPT;
+		} else {
+			w->nckpt = 0;
+			w->ckpt_head = 0;
+		}
 	}
 }
 
@@ -203,6 +215,7 @@ static void boundary(struct pd_writer *w)
 	if (w->nckpt && w->pos < last + CKPT_STEP)
 		return;
 	w->ckpt[w->ckpt_head] = w->pos;
+	w->ckpt_samples[w->ckpt_head] = w->samples;
 	w->ckpt_head = (w->ckpt_head + 1) % NCKPT;
 	if (w->nckpt < NCKPT)
 		w->nckpt++;
@@ -377,7 +390,13 @@ int pd_writer_record2(struct pd_writer *w, const void *a, size_t na, const void 
 	r = put(w, a, na);
 	if (r == 0 && nb)
 		r = put(w, b, nb);
-	return r == 0 ? flush_due(w) : r;
+	if (r < 0)
+		return r;
+	/* counted once whole in the data: what the summary says is what the file holds */
+	if (na >= sizeof(struct perf_event_header) &&
+	    ((const struct perf_event_header *)a)->type == PERF_RECORD_SAMPLE)
+		w->samples++;
+	return flush_due(w);
 }
 
 int pd_writer_record(struct pd_writer *w, const struct perf_event_header *hdr)
@@ -620,10 +639,21 @@ static int build_event_desc(struct pd_writer *w)
  * area, or after the features when they outgrew it; the header last. */
 static int write_tail(struct pd_writer *w)
 {
-	uint64_t off = w->data_off + w->pos, sec_off, payload;
+	uint64_t off, sec_off, payload;
 	unsigned nfeat = 0;
 	int r;
 
+	/* perf takes a data size of 0 for a recording that was not finalized (and reads
+	 * the features as records): a file whose data was all given back holds one
+	 * FINISHED_ROUND, so its data section says "no events" to every reader */
+	if (w->pos == 0) {
+		struct perf_event_header h = { .type = PD_RECORD_FINISHED_ROUND, .size = sizeof(h) };
+		r = pwrite_all(w->fd, &h, sizeof(h), w->data_off);
+		if (r < 0)
+			return r;
+		w->pos = w->disk = sizeof(h);
+	}
+	off = w->data_off + w->pos;
 	if (w->bids_len && !w->feat[PD_FEAT_BUILD_ID]) {
 		r = pd_writer_feature(w, PD_FEAT_BUILD_ID, w->bids, w->bids_len);
 		if (r < 0)
@@ -679,19 +709,32 @@ int pd_writer_finalize(struct pd_writer *w)
 	/* After ENOSPC the data was cut back to make room: finalize what is left.  If the
 	 * tail still does not fit, keep giving back data (halving) until it does. */
 	r = write_tail(w);
-	while ((r == -ENOSPC || r == -EDQUOT || r == -EFBIG) && w->pos > 0) {
-		uint64_t cut = 0;
+	while ((r == -ENOSPC || r == -EDQUOT || r == -EFBIG) &&
+	       w->pos > sizeof(struct perf_event_header)) {
+		/* the latest boundary in the first half, else the oldest known one: each
+		 * round gives back more (the boundaries may all lie in the last half) */
+		uint64_t cut = 0, samples = 0, oldest = w->pos, oldest_samples = 0;
 		for (unsigned i = 0; i < w->nckpt; i++) {
-			uint64_t c = w->ckpt[i];
-			if (c <= w->pos / 2 && c > cut)
+			unsigned k = (w->ckpt_head + NCKPT - 1 - i) % NCKPT;
+			uint64_t c = w->ckpt[k];
+			if (c <= w->pos / 2 && c > cut) {
 				cut = c;
+				samples = w->ckpt_samples[k];
+			}
+			if (c > 0 && c < oldest) {
+				oldest = c;
+				oldest_samples = w->ckpt_samples[k];
+			}
+		}
+		if (cut == 0 && oldest < w->pos) {
+			cut = oldest;
+			samples = oldest_samples;
 		}
 		if (ftruncate(w->fd, (off_t)(w->data_off + cut)) < 0)
 			break;
 		w->truncated += w->pos - cut;
-		w->pos = w->disk = cut;
-		w->nckpt = 0;
-		w->ckpt_head = 0;
+		w->samples = samples;
+		w->pos = w->disk = cut;	/* boundaries past it are skipped: none is below it */
 		if (!w->err)
 			w->err = r;
 		r = write_tail(w);
@@ -743,4 +786,9 @@ int pd_writer_error(const struct pd_writer *w)
 uint64_t pd_writer_truncated(const struct pd_writer *w)
 {
 	return w->truncated;
+}
+
+uint64_t pd_writer_samples(const struct pd_writer *w)
+{
+	return w->samples;
 }

@@ -48,8 +48,10 @@
  * ids are written there as they are added): the data starts at PD_WRITE_DATA_OFFSET. */
 #define PD_WRITE_ATTR_AREA (64 * 1024)
 #define PD_WRITE_DATA_OFFSET (104 + 2 * PD_WRITE_ATTR_AREA)
-/* Data dropped at the end when the disk fills, to make room for features and attrs. */
-#define PD_WRITE_RESERVE (256 * 1024)
+/* Data dropped at the end when the disk fills, to make room for the features (a few KiB:
+ * the attrs have their place before the data; pd_writer_finalize() gives back more if
+ * that is not enough). */
+#define PD_WRITE_RESERVE (64 * 1024)
 
 struct pd_writer;
 
@@ -104,6 +106,8 @@ int pd_writer_add_build_id(struct pd_writer *w, int32_t pid, uint16_t misc, cons
 uint64_t pd_writer_data_size(const struct pd_writer *w);
 int pd_writer_error(const struct pd_writer *w);
 uint64_t pd_writer_truncated(const struct pd_writer *w);
+/* PERF_RECORD_SAMPLEs in the data: after an ENOSPC cut, those still in the file. */
+uint64_t pd_writer_samples(const struct pd_writer *w);
 
 /* Writes features and attrs and rewrites the header (once; later calls return the same
  * result).  Returns 0 when the file is complete and perf-readable, which after an

@@ -25,6 +25,15 @@ struct ms_entry {
 struct ms_pending {
 	int fd;
 	char *dst;
+	char *name;	/* as stored: to name it and drop its paths if the copy fails */
+	uint8_t bid[MS_BUILD_ID_MAX];
+	size_t bid_size;
+};
+
+/* A postponed copy that failed: its entry and paths are gone, the user is told. */
+struct ms_failed {
+	char *name;
+	int err;
 };
 
 struct ms_store {
@@ -35,6 +44,8 @@ struct ms_store {
 	int defer;
 	struct ms_pending *pend;
 	size_t npend, cappend;
+	struct ms_failed *failed;
+	size_t nfailed, capfailed;
 };
 
 static int mkdir_p(const char *path)
@@ -85,6 +96,9 @@ void ms_store_close(struct ms_store *s)
 		return;
 	ms_store_flush(s);
 	free(s->pend);
+	for (size_t i = 0; i < s->nfailed; i++)
+		free(s->failed[i].name);
+	free(s->failed);
 	for (size_t i = 0; i < s->n; i++)
 		free(s->ents[i].name);
 	free(s->ents);
@@ -182,6 +196,26 @@ static int make_paths(struct ms_store *s, const char *name, const char *hex, con
 	return 0;
 }
 
+/* Undoes make_paths() for a snapshot that could not be made: a .build-id link to a
+ * directory without the file would send perf to nothing instead of to the original
+ * path.  Directories are removed only when empty (another build-id may share them). */
+static void drop_paths(struct ms_store *s, const char *name, const uint8_t *bid, size_t bid_size)
+{
+	char hex[2 * MS_BUILD_ID_MAX + 1], p[PATH_MAX + 64];
+	size_t root = strlen(s->dir);
+
+	ms_hex(hex, bid, bid_size);
+	snprintf(p, sizeof(p), "%s/.build-id/%.2s/%s", s->dir, hex, hex + 2);
+	unlink(p);
+	snprintf(p, sizeof(p), "%s/.build-id/%.2s", s->dir, hex);
+	rmdir(p);
+	if (snprintf(p, sizeof(p), "%s%s%s/%s", s->dir, name[0] == '/' ? "" : "/", name, hex) >=
+	    (int)sizeof(p))
+		return;
+	for (char *slash; strlen(p) > root && rmdir(p) == 0 && (slash = strrchr(p, '/'));)
+		*slash = 0;
+}
+
 static int copy_fd(int in, int out, uint64_t *copied)
 {
 	char buf[65536];
@@ -243,14 +277,22 @@ int ms_copy_file(const char *src, const char *dst)
 	return r;
 }
 
-static int defer_copy(struct ms_store *s, int in, const char *dst)
+static int defer_copy(struct ms_store *s, int in, const char *dst, const char *name,
+		      const uint8_t *bid, size_t bid_size)
 {
 	if (XP_GROW(s->pend, s->cappend, s->npend + 1) < 0)
 		return -ENOMEM;
-	s->pend[s->npend].dst = strdup(dst);
-	if (!s->pend[s->npend].dst)
+	struct ms_pending *p = &s->pend[s->npend];
+	p->dst = strdup(dst);
+	p->name = strdup(name);
+	if (!p->dst || !p->name) {
+		free(p->dst);
+		free(p->name);
 		return -ENOMEM;
-	s->pend[s->npend].fd = in;
+	}
+	memcpy(p->bid, bid, bid_size);
+	p->bid_size = bid_size;
+	p->fd = in;
 	s->npend++;
 	return 0;
 }
@@ -258,7 +300,8 @@ static int defer_copy(struct ms_store *s, int in, const char *dst)
 /* Reflink (no data moves, and later edits of the original do not reach us), else
  * hardlink (same filesystem), else a copy: now, or at ms_store_flush() in deferred
  * mode.  Takes ownership of `in`. */
-static int snapshot_file(struct ms_store *s, int in, const char *src, const char *dst)
+static int snapshot_file(struct ms_store *s, int in, const char *src, const char *dst,
+			 const char *name, const uint8_t *bid, size_t bid_size)
 {
 	char tmp[PATH_MAX];
 	int out, r;
@@ -290,7 +333,7 @@ static int snapshot_file(struct ms_store *s, int in, const char *src, const char
 		return 0;
 	}
 	if (s->defer) {
-		r = defer_copy(s, in, dst);
+		r = defer_copy(s, in, dst, name, bid, bid_size);
 		if (r == 0)
 			return 0;
 	}
@@ -304,19 +347,51 @@ void ms_store_defer_copies(struct ms_store *s, int on)
 	s->defer = on;
 }
 
+/* Forgets the entry of a snapshot that failed: it is neither counted nor linked. */
+static void drop_entry(struct ms_store *s, const uint8_t *bid, size_t bid_size)
+{
+	for (size_t i = 0; i < s->n; i++) {
+		if (s->ents[i].bid_size != bid_size || memcmp(s->ents[i].bid, bid, bid_size) != 0)
+			continue;
+		free(s->ents[i].name);
+		memmove(&s->ents[i], &s->ents[i + 1], (s->n - i - 1) * sizeof(s->ents[0]));
+		s->n--;
+		return;
+	}
+}
+
 int ms_store_flush(struct ms_store *s)
 {
 	int first = 0;
 
 	for (size_t i = 0; i < s->npend; i++) {
-		int r = copy_to(&s->copied, s->pend[i].fd, s->pend[i].dst, 0755);
-		if (r < 0 && !first)
-			first = r;
-		close(s->pend[i].fd);
-		free(s->pend[i].dst);
+		struct ms_pending *p = &s->pend[i];
+		int r = copy_to(&s->copied, p->fd, p->dst, 0755);
+		if (r < 0) {
+			if (!first)
+				first = r;
+			drop_paths(s, p->name, p->bid, p->bid_size);
+			drop_entry(s, p->bid, p->bid_size);
+			if (XP_GROW(s->failed, s->capfailed, s->nfailed + 1) == 0) {
+				s->failed[s->nfailed].name = p->name;
+				s->failed[s->nfailed++].err = r;
+				p->name = NULL;
+			}
+		}
+		close(p->fd);
+		free(p->dst);
+		free(p->name);
 	}
 	s->npend = 0;
 	return first;
+}
+
+const char *ms_store_failed(const struct ms_store *s, size_t i, int *err)
+{
+	if (i >= s->nfailed)
+		return NULL;
+	*err = s->failed[i].err;
+	return s->failed[i].name;
 }
 
 int ms_store_add_file(struct ms_store *s, const char *name, const char *src, const uint8_t *bid,
@@ -342,14 +417,20 @@ int ms_store_add_file(struct ms_store *s, const char *name, const char *src, con
 		return 0;
 	ms_hex(hex, fbid, fsize);
 	r = make_paths(s, clean, hex, "elf", file, sizeof(file));
-	if (r < 0)
+	if (r < 0) {
+		drop_paths(s, clean, fbid, fsize);
 		return r;
+	}
 	fd = open(src ? src : clean, O_RDONLY | O_CLOEXEC);
-	if (fd < 0)
+	if (fd < 0) {
+		drop_paths(s, clean, fbid, fsize);
 		return -ENOENT;
-	r = snapshot_file(s, fd, src ? src : clean, file);
-	if (r < 0)
+	}
+	r = snapshot_file(s, fd, src ? src : clean, file, clean, fbid, fsize);
+	if (r < 0) {
+		drop_paths(s, clean, fbid, fsize);
 		return r;
+	}
 	return add_entry(s, clean, fbid, fsize);
 }
 
@@ -373,12 +454,17 @@ int ms_store_add_image(struct ms_store *s, const char *name, const void *img, si
 	ms_hex(hex, fbid, fsize);
 	r = make_paths(s, clean, hex, strcmp(clean, "[vdso]") == 0 ? "vdso" : "elf", file,
 		       sizeof(file));
-	if (r < 0)
+	if (r < 0) {
+		drop_paths(s, clean, fbid, fsize);
 		return r;
+	}
 	snprintf(tmp, sizeof(tmp), "%s.tmp", file);
 	fd = open(tmp, O_WRONLY | O_CREAT | O_TRUNC | O_CLOEXEC, 0644);
-	if (fd < 0)
-		return -errno;
+	if (fd < 0) {
+		r = -errno;
+		drop_paths(s, clean, fbid, fsize);
+		return r;
+	}
 	for (size_t off = 0; off < size;) {
 		ssize_t k = write(fd, (const char *)img + off, size - off);
 		if (k < 0) {
@@ -393,6 +479,7 @@ int ms_store_add_image(struct ms_store *s, const char *name, const void *img, si
 		r = -errno;
 	if (r < 0) {
 		unlink(tmp);
+		drop_paths(s, clean, fbid, fsize);
 		return r;
 	}
 	s->copied += size;

@@ -44,8 +44,12 @@ int ms_store_add_vdso(struct ms_store *s);
  * content even if it is deleted, or replaced by a new file of the same name, before
  * the flush. */
 void ms_store_defer_copies(struct ms_store *s, int on);
-/* Performs the postponed copies; returns the first error (also done by close). */
+/* Performs the postponed copies; returns the first error (also done by close).  A copy
+ * that fails leaves no file, no .build-id link and no entry (ms_store_count() drops
+ * it); ms_store_failed() names it. */
 int ms_store_flush(struct ms_store *s);
+/* The i-th snapshot whose postponed copy failed, and why (*err); NULL past the last. */
+const char *ms_store_failed(const struct ms_store *s, size_t i, int *err);
 
 int ms_store_has(const struct ms_store *s, const uint8_t *bid, size_t bid_size);
 /* Stored entries, in insertion order, for the HEADER_BUILD_ID feature. */

@@ -42,12 +42,48 @@ if mount -t tmpfs -o size=6m tmpfs small 2>/dev/null; then
 	"$XPTRACE" record -o small/trace --call-graph dwarf,8192 -- "$PROGS/hot" 5000 >/dev/null 2>"$TMP/errf"
 	check_eq "disk full: exit 1" 1 $?
 	check_match "disk full: clear message" \
-		"^xptrace: small/trace/perf.data: No space left on device; recording stopped, the [0-9.]+ MB written before were kept and are readable" \
+		"^xptrace: small/trace/perf.data: No space left on device; recording stopped, the [0-9.]+ MB written before \([0-9]+ samples\) were kept and are readable" \
 		"$(cat "$TMP/errf")"
 	perf_clean "disk full" small/trace/perf.data
 	n=$(nsamples small/trace/perf.data)
 	check "disk full: the kept part has samples ($n)" in_range 50 1000000 "${n:-0}"
 	check "disk full: hot_inner is still the top symbol" in_range 50 95 "$(sym_share small/trace/perf.data hot_inner)"
+	# Nearly full: the summary counts the samples the file holds (it once counted those
+	# read, 9763 for ~4.6k kept), all dropped is said as such (not '0.0 MB ... kept'),
+	# and a module whose copy did not fit is named and leaves no .build-id link.
+	for free in 200 700; do
+		mkdir -p "nf$free"
+		mount -t tmpfs -o size=$((free + 400))k tmpfs "nf$free" || continue
+		mounts+=("$TMP/nf$free")
+		avail=$(df -k --output=avail "nf$free" | tail -1)
+		dd if=/dev/zero of="nf$free/fill" bs=1k count=$((avail - free)) status=none 2>/dev/null
+		"$XPTRACE" record -o "nf$free/t" --call-graph dwarf,4096 -- "$PROGS/hot" 3000 >/dev/null 2>"$TMP/errn"
+		check_eq "$free KB free: exit 1" 1 $?
+		said=$(sed -n 's/^xptrace: recorded \([0-9]*\) samples.*/\1/p' "$TMP/errn")
+		n=$(nsamples "nf$free/t/perf.data")
+		check_eq "$free KB free: the summary's samples are the file's" "${n:-0}" "$said"
+		if [ "${n:-0}" = 0 ]; then
+			check_match "$free KB free: nothing kept is said" \
+				"No space left on device; recording stopped and no samples were kept" "$(cat "$TMP/errn")"
+		else
+			check_match "$free KB free: what was kept is said" \
+				"recording stopped, the [0-9.]+ MB written before \($n samples\) were kept" "$(cat "$TMP/errn")"
+		fi
+		perf report -i "nf$free/t/perf.data" --stdio >/dev/null 2>&1
+		check_eq "$free KB free: perf reads the file" 0 $?
+		"$XPTRACE" decode -i "nf$free/t" >/dev/null 2>"$TMP/errd"
+		check_eq "$free KB free: xptrace decodes it without a word" "0 " "$? $(grep -v 'no samples' "$TMP/errd")"
+		dangling=$(for l in "nf$free"/t/.build-id/*/*; do
+			[ -e "$l/elf" ] || [ -e "$l/vdso" ] || echo "$l"; done)
+		check_eq "$free KB free: every .build-id link leads to a snapshot" "" "$dangling"
+		nlinks=$(ls "nf$free"/t/.build-id/*/ | grep -vc ':$\|^$')
+		check_match "$free KB free: the summary counts the snapshots there are" \
+			"recorded [0-9]+ samples, [0-9]+ lost, $nlinks modules snapshotted" "$(cat "$TMP/errn")"
+		if grep -q 'no snapshot of' "$TMP/errn"; then
+			check_match "$free KB free: a failed snapshot is named" \
+				"^xptrace: no snapshot of /[^ ]+: No space left on device" "$(grep 'no snapshot of' "$TMP/errn")"
+		fi
+	done
 else
 	ok "tmpfs mount not permitted here # SKIP"
 fi

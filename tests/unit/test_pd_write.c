@@ -336,7 +336,9 @@ static void test_disk_full_big_tail(void **state)
 	assert_int_equal(WEXITSTATUS(st), 0);
 	load(&f, path);
 	assert_true(f.h.data.size + 600 * 1024 + 104 <= (1 << 20));
-	assert_int_equal(f.h.data.size % 64, 0);
+	/* whole records, or (all given back) the one FINISHED_ROUND perf needs to see the
+	 * file as finalized */
+	assert_true(f.h.data.size % 64 == 0 || f.h.data.size == 8);
 	assert_int_equal(feat_section(&f, PD_FEAT_CPUDESC)->size, 600 * 1024);
 	assert_int_equal(f.h.attrs.size, 144);
 	assert_true(f.h.attrs.offset + 144 <= f.n);

@@ -1,0 +1,36 @@
+/* libFuzzer harness: a perf.data through the whole decode path (reader, the decoder
+ * that accepts it, the calltree view), as `xptrace decode -i FILE` runs it.  The input
+ * goes to a memfd: the reader wants a path, and /proc/self/fd/N is one without disk. */
+#include <stdint.h>
+#include <stdio.h>
+#include <sys/mman.h>
+#include <unistd.h>
+
+#include "engine/engine.h"
+#include "util/xp_err.h"
+
+static void quiet(const char *msg, void *ctx)
+{
+	(void)msg;
+	(void)ctx;
+}
+
+int LLVMFuzzerTestOneInput(const uint8_t *data, size_t size)
+{
+	static int fd = -1;
+	char path[64];
+
+	if (fd < 0) {
+		fd = memfd_create("fuzz.data", MFD_CLOEXEC);
+		xp_err_set_sink(quiet, NULL);
+	}
+	if (fd < 0 || ftruncate(fd, 0) < 0 || pwrite(fd, data, size, 0) != (ssize_t)size)
+		return 0;
+	snprintf(path, sizeof(path), "/proc/self/fd/%d", fd);
+	struct eng_opts o = ENG_OPTS_INIT;
+	o.dec.input = path;
+	o.view.view = "calltree";
+	o.view.output = "/dev/null";
+	eng_decode(&o);
+	return 0;
+}
