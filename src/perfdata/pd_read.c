@@ -81,11 +81,14 @@ static char *f_str(struct fcur *c)
 
 int pd_add_build_id(struct pd_file *f, const void *rec, size_t n)
 {
-	const struct pd_build_id_event *b = rec;
+	struct pd_build_id_event ev, *b = &ev;
 	struct pd_build_id *nb;
 
 	if (n < sizeof(*b) + 1 || f->nbids >= (1u << 20))
 		return -EINVAL;
+	/* entries of the feature section follow each other at their own sizes: any
+	 * alignment */
+	memcpy(b, rec, sizeof(*b));
 	const char *name = (const char *)rec + sizeof(*b);
 	size_t nlen = strnlen(name, n - sizeof(*b));
 	nb = realloc(f->bids, (f->nbids + 1) * sizeof(*nb));

@@ -95,3 +95,20 @@ for f in "$TMP"/dw.data "$TMP"/dw.data.*; do
 done
 check_match "undamaged dwarf file unwinds through callers" "main;work_b;work_a;spin [0-9]+$" \
 	"$("$XPTRACE_ASAN" decode -i "$TMP/dw.data" --calltree --format folded 2>/dev/null)"
+
+# Inputs the fuzzer found (tests/fuzz/crashes/): each decodes or degrades, under
+# ASan+UBSan, with no sanitizer report.  perfdata-misaligned-build-id: a build-id feature
+# whose entries are not 8-byte aligned (UBSan: misaligned read in pd_add_build_id).
+for f in "$XP_ROOT"/tests/fuzz/crashes/perfdata-*; do
+	"$XPTRACE_ASAN" decode -i "$f" --calltree >/dev/null 2>"$TMP/err"
+	rc=$?
+	if grep -Eq "AddressSanitizer|LeakSanitizer|runtime error" "$TMP/err" || [ "$rc" -gt 1 ]; then
+		not_ok "fuzzer input $(basename "$f"): exit $rc"
+		grep -E "runtime error|Sanitizer" "$TMP/err" | head -3 | sed 's/^/#   /'
+	else
+		ok "fuzzer input $(basename "$f") decodes or degrades without a sanitizer report"
+	fi
+done
+check_match "the misaligned build-id entries are read (a damaged feature named, not a crash)" \
+	'feature 2 is damaged, ignored' \
+	"$("$XPTRACE_ASAN" decode -i "$XP_ROOT/tests/fuzz/crashes/perfdata-misaligned-build-id" --calltree 2>&1 >/dev/null)"
