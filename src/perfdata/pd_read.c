@@ -349,7 +349,7 @@ static int open_file(struct pd_file *f)
 	for (int i = 0; i < PD_FEAT_BITS / 64; i++)
 		no_feat &= !h->features[i];
 	/* a writer updates the data size as it goes and adds features when it ends */
-	if (h->data.size == 0 && no_feat && f->file_size > f->data_off) {
+	if (h->data.size == 0 && f->file_size > f->data_off) {
 		xp_warn("%s: header has no data size (recording was not finalized): reading to the "
 			"end of the file", f->name);
 		f->data_end = f->file_size;

@@ -74,9 +74,10 @@ mkfifo fifo
 pp=$!
 exec 7>fifo
 for _ in $(seq 50); do grep -q ready p.out && break; sleep 0.1; done
-timeout 30 "$XPTRACE" record -q -o p -p "$pp" --adaptive >/dev/null 2>p.err &
+timeout 30 "$XPTRACE" record -o p -p "$pp" --adaptive >/dev/null 2>p.err &
 xp=$!
-sleep 0.5
+# go once the sampling events are open on the target (a loaded machine takes its time)
+for _ in $(seq 200); do grep -q "^xptrace: events:" p.err && break; sleep 0.1; done
 echo go >&7
 exec 7>&-
 wait "$pp"
