@@ -2,18 +2,21 @@
  * rec_probe.h and perfdata/pd_probes.h).
  *
  * A helper child (a fork of xptrace, so the recording's own process is never probed)
- * places an entry and a return uprobe on rec_calib_probed and runs many times the
- * sequence
- *     M1 = now; rec_calib_probed(); M2 = now; rec_calib_unprobed(); M3 = now
+ * places an entry and a return uprobe on a routine of each class (rec_probe.h: the
+ * kernel emulates the probed instruction, or single-steps it) and runs many times
+ * the sequence
+ *     M1 = now; routine(); M2 = now; unprobed twin(); M3 = now
  * on CLOCK_MONOTONIC, the clock of the probe hits' TIME (use_clockid).  What a hit
  * costs depends on how it is taken, so the helper takes it as the target's hits are:
  *   - the probes carry the target's probes' sample fields and callchain (a user
  *     callchain walk per hit is about half of a probed call's cost here);
- *   - rec_calib_probed begins as compiled functions do, with a push (of the frame
- *     pointer or of a callee-saved register), which the kernel emulates.  An empty
- *     routine's first instruction is a ret, which the kernel single-steps out of line
- *     instead: a trap more, measured 4 x the cost of an emulated hit on a VM (issue 13:
- *     11.4 us in the callee against 2.7 us in the program's own probed P).
+ *   - the routines begin as the probed functions do: with a push (of the frame
+ *     pointer or of a callee-saved register), which the kernel emulates, or with an
+ *     instruction it single-steps out of line: a trap more, 4-5 x the cost of an
+ *     emulated hit on a VM (issue 13: the empty routine probed before, a lone ret,
+ *     cost 11.4 us in the callee against 2.7 us in the program's own probed P, whose
+ *     first instruction is push %rbp).  The feature's figures are the classes'
+ *     weighted by the hits of the probes of each (rec_probe_report.c).
  * Medians over the runs, not minimums: compensation subtracts calls x cost, so it
  * needs the typical cost of a hit; the minimum is the rare hit that found every cache
  * warm, below the cost of nearly all the target's hits.
@@ -46,20 +49,31 @@
 #define CAL_PAGES 64		/* 256 KiB: CAL_BATCH x 2 hits with a callchain fit */
 
 /* In assembly, so that the compiler's choices (frame pointer or not, CET) do not
- * decide whether the kernel emulates the probed instruction; the unprobed twin has the
- * same code at another address, so the two sequences differ by the hits only. */
-void rec_calib_probed(void);
-void rec_calib_unprobed(void);
-#define CAL_ROUTINE(name)                         \
-	".globl " name "\n"                      \
-	".type " name ", @function\n"             \
-	name ":\n"                                \
-	"\tpush %rbp\n"                           \
-	"\tmov %rsp, %rbp\n"                      \
-	"\tpop %rbp\n"                            \
-	"\tret\n"                                 \
+ * decide how the kernel takes the hit: each class of rec_probe.h has a routine that
+ * begins with an instruction of the class, and an unprobed twin of the same code at
+ * another address, so that the two sequences differ by the hits only. */
+void rec_calib_emulated(void);
+void rec_calib_emulated_twin(void);
+void rec_calib_stepped(void);
+void rec_calib_stepped_twin(void);
+#define CAL_ROUTINE(name, body) \
+	".globl " name "\n"     \
+	".type " name ", @function\n" \
+	name ":\n" body "\tret\n"  \
 	".size " name ", .-" name "\n"
-__asm__(".text\n" CAL_ROUTINE("rec_calib_probed") CAL_ROUTINE("rec_calib_unprobed"));
+#define CAL_PUSH "\tpush %rbp\n\tmov %rsp, %rbp\n\tpop %rbp\n"
+#define CAL_MOV "\tmov %rdi, %rax\n"
+__asm__(".text\n" CAL_ROUTINE("rec_calib_emulated", CAL_PUSH)
+	CAL_ROUTINE("rec_calib_emulated_twin", CAL_PUSH)
+	CAL_ROUTINE("rec_calib_stepped", CAL_MOV) CAL_ROUTINE("rec_calib_stepped_twin", CAL_MOV));
+
+static const struct {
+	const char *sym;
+	void (*probed)(void), (*twin)(void);
+} cal_routine[REC_CAL_N] = {
+	[REC_CAL_EMULATED] = { "rec_calib_emulated", rec_calib_emulated, rec_calib_emulated_twin },
+	[REC_CAL_STEPPED] = { "rec_calib_stepped", rec_calib_stepped, rec_calib_stepped_twin },
+};
 
 static uint64_t mono(void)
 {
@@ -71,7 +85,7 @@ static uint64_t mono(void)
 
 struct cal_out {
 	int err;	/* positive errno, 0 when measured */
-	uint64_t caller, callee, runs;
+	uint64_t caller[REC_CAL_N], callee[REC_CAL_N], runs;
 };
 
 /* The sample fields and callchain of the target's probes (rec_probe.c add_fn,
@@ -138,8 +152,8 @@ static void read_windows(struct ring *rg, const uint64_t ids[2], size_t toff, ui
 	ring_end(rg);
 }
 
-/* In the child: the measurement, or the errno that stopped it. */
-static void measure(const struct rec_probes *p, struct cal_out *out)
+/* In the child: the measurement of class c, or the errno that stopped it. */
+static void measure(const struct rec_probes *p, int c, struct cal_out *out)
 {
 	size_t pg = (size_t)sysconf(_SC_PAGESIZE), len = (CAL_PAGES + 1) * pg, nwin = 0;
 	static uint64_t call[CAL_RUNS], win[CAL_RUNS];
@@ -151,7 +165,7 @@ static void measure(const struct rec_probes *p, struct cal_out *out)
 	void *base;
 
 	if (!realpath("/proc/self/exe", exe) ||
-	    (n = sym_find_funcs(exe, "rec_calib_probed", 0, &f)) <= 0) {
+	    (n = sym_find_funcs(exe, cal_routine[c].sym, 0, &f)) <= 0) {
 		out->err = ENOENT;	/* a stripped xptrace */
 		return;
 	}
@@ -175,29 +189,30 @@ static void measure(const struct rec_probes *p, struct cal_out *out)
 	ioctl(fd[1], PERF_EVENT_IOC_ENABLE, 0);
 	for (int i = 0; i < CAL_RUNS; i++) {
 		uint64_t m1 = mono(), m2, m3;
-		rec_calib_probed();
+		cal_routine[c].probed();
 		m2 = mono();
-		rec_calib_unprobed();
+		cal_routine[c].twin();
 		m3 = mono();
 		/* may wrap below 0 on a preempted unprobed call: sorts last, as it should */
 		call[i] = (m2 - m1) - (m3 - m2);
 		if ((i + 1) % CAL_BATCH == 0)
 			read_windows(&rg, ids, (size_t)toff, win, &nwin);
 	}
-	ioctl(fd[0], PERF_EVENT_IOC_DISABLE, 0);
-	ioctl(fd[1], PERF_EVENT_IOC_DISABLE, 0);
+	close(fd[0]);
+	close(fd[1]);
+	munmap(base, len);
 	out->runs = nwin;
 	if (!nwin) {
 		out->err = ENODATA;
 		return;
 	}
 	per_call = median(call, CAL_RUNS);
-	out->callee = median(win, nwin);
-	if (per_call > (uint64_t)INT64_MAX || per_call <= out->callee) {
+	out->callee[c] = median(win, nwin);
+	if (per_call > (uint64_t)INT64_MAX || per_call <= out->callee[c]) {
 		out->err = ERANGE;
 		return;
 	}
-	out->caller = per_call - out->callee;
+	out->caller[c] = per_call - out->callee[c];
 }
 
 void rec_probes_calibrate(struct rec_probes *p)
@@ -213,7 +228,8 @@ void rec_probes_calibrate(struct rec_probes *p)
 	if (pid == 0) {
 		close(pfd[0]);
 		alarm(5);	/* whatever happens, the recording does not wait for us */
-		measure(p, &out);
+		for (int c = 0; c < REC_CAL_N && !out.err; c++)
+			measure(p, c, &out);
 		n = write(pfd[1], &out, sizeof(out));
 		_exit(n == sizeof(out) ? 0 : 1);
 	}
@@ -237,11 +253,14 @@ void rec_probes_calibrate(struct rec_probes *p)
 				strerror(out.err));
 		return;
 	}
-	p->cal_caller_ns = out.caller;
-	p->cal_callee_ns = out.callee;
+	memcpy(p->cal_caller_ns, out.caller, sizeof(out.caller));
+	memcpy(p->cal_callee_ns, out.callee, sizeof(out.callee));
 	p->cal_runs = out.runs;
 	if (!p->o->quiet)
 		xp_warn("calibration: a probed call costs %.2f us (%.2f us in the caller's time, "
-			"%.2f us in the callee's; %llu runs)", (out.caller + out.callee) / 1e3,
-			out.caller / 1e3, out.callee / 1e3, (unsigned long long)out.runs);
+			"%.2f us in the callee's) at a push the kernel emulates, %.2f us (%.2f + "
+			"%.2f) at an instruction it single-steps; %llu runs",
+			(out.caller[0] + out.callee[0]) / 1e3, out.caller[0] / 1e3,
+			out.callee[0] / 1e3, (out.caller[1] + out.callee[1]) / 1e3,
+			out.caller[1] / 1e3, out.callee[1] / 1e3, (unsigned long long)out.runs);
 }
