@@ -242,7 +242,7 @@ static void tb_costs(struct tb *b)
 		if (w && (!leaf || w < leaf))
 			leaf = w;
 	}
-	if (!leaf || leaf > TB_LEAF_MAX_X * ps->callee_ns)
+	if (!leaf || leaf == ps->callee_ns || leaf > TB_LEAF_MAX_X * ps->callee_ns)
 		return;
 	b->leaf_ns = leaf;
 	b->caller_ns = (uint64_t)((unsigned __int128)ps->caller_ns * leaf / ps->callee_ns);
