@@ -324,7 +324,7 @@ static void test_probes(void **state)
 	assert_int_equal(xp_test_engine(&out, full, "probes", NULL), 0);
 	assert_string_equal(out, "# probes: 3, trace 1000000..33020000\n"
 				 "# calibration: a probed call costs 3000 ns in its caller, 7000 ns in itself "
-				 "(minimum over 1000 runs)\n"
+				 "(medians over 1000 runs)\n"
 				 "Function           Hits           Armed        Disarmed    Window_len  Reason\n"
 				 "A                     1          999000               -      32020000  listed\n"
 				 "B                     1          999000               -      32020000  listed\n"
