@@ -3,29 +3,33 @@
 # calling P 2000 times, A 1 ms; it measures itself with clock_gettime) recorded with
 # probes on A, B and P; decode's compensated A Cum, A Base (A Cum - B Cum: A's own
 # event Base lends its time to its sampled children) and B Cum against the program's
-# own unprobed figures from the bare runs just before and after each recording.
+# own unprobed figures: from the bare runs just before and after each recording, and
+# from a recording with the same sampling and no probes (sampling alone costs the
+# program +6-7 % here: 4000 callchains a second; compensation removes the probes' cost,
+# not the sampling's, so that run is the reference the tolerance applies to).
 #
 # The machine's load disturbs single rounds by far more than the figures under test
 # (A's plain 2 ms spin measured +60 % in a recorded run under make check), so a round
 # counts only when the recorded run's own A self time, which holds two probe hits and
 # no other, is within 5 % of the bare runs'; up to MAX rounds until CLEAN counted.
 # Raw figures must be visibly off (> 20 %), the median of the counted rounds'
-# compensated ones within TOL %.
+# compensated ones within TOL % of the sampled run's, and within TOL + 15 % of bare.
 . "$(dirname "$0")/../lib.sh"
 [ "$(id -u)" = 0 ] || { ok "uprobes need root here # SKIP"; exit 0; }
 cd "$TMP"
 C=$PROGS/compensate
 CLEAN=${CLEAN:-3}
 MAX=${MAX:-10}
-# TOL: issue 13 asks for 5 %.  Quiet rounds measured -4 .. +13 % each with the machine
-# otherwise idle (medians of 3: +6 .. +8 %), +12 .. +28 % with other work on both
-# cores (load 5: medians +15 .. +19 %): docs/decode.md, Accuracy
-TOL=${TOL:-25}
+# TOL: issue 13 asks for 5 %, not reached: quiet rounds measured -2.5 .. +15 % each
+# against the sampled run (medians of 3: +5 .. +6 %), +5 .. +24 % against bare (medians
+# +6 .. +19 % as the machine's load varied): docs/decode.md, Accuracy
+TOL=${TOL:-10}
 
 r=0 clean=0
 while [ "$r" -lt "$MAX" ] && [ "$clean" -lt "$CLEAN" ]; do
 	r=$((r + 1))
 	"$C" 5 >"b$r.txt"
+	"$XPTRACE" record -q -g -o "s$r" -- "$C" 5 >"s$r.txt" 2>/dev/null
 	"$XPTRACE" record -q -g --probe A,B,P --probe-limit 0 -o "t$r" -- "$C" 5 >"p$r.txt" 2>"t$r.err" ||
 		{ not_ok "compensate: record exits 0"; cat "t$r.err"; exit 1; }
 	"$C" 5 >>"b$r.txt"
@@ -55,19 +59,23 @@ def tree(f):
 keys = ("a_cum_ns", "a_self_ns", "b_cum_ns")
 err = {k: [] for k in keys}
 rawerr = {k: [] for k in keys}
+bareerr = {k: [] for k in keys}
 for r in range(1, rounds + 1):
     q = open("q%d" % r).read().strip()
     bare, probed, comp, raw = prog("b%d.txt" % r), prog("p%d.txt" % r), tree("t%d.comp" % r), tree("t%d.raw" % r)
+    samp = prog("s%d.txt" % r)
     cal = json.loads(open("t%d.probes" % r).readline())["calibration"]
     print("# round %d (%s): calibration %s/%s; %s" % (r, q, cal["caller_ns"], cal["callee_ns"],
           open("t%d.head" % r).read().strip().replace("# probe overhead compensated: ", "")))
     for k in keys:
-        ec = 100 * (comp[k] - bare[k]) / bare[k]
-        er = 100 * (raw[k] - bare[k]) / bare[k]
-        print("#   %-9s bare %10d  probed run %10d  raw %10d (%+6.1f %%)  compensated %10d (%+6.1f %%)"
-              % (k, bare[k], probed[k], raw[k], er, comp[k], ec))
+        ec = 100 * (comp[k] - samp[k]) / samp[k]
+        eb = 100 * (comp[k] - bare[k]) / bare[k]
+        er = 100 * (raw[k] - samp[k]) / samp[k]
+        print("#   %-9s bare %10d  sampled %10d  probed run %10d  raw %10d (%+6.1f %%)  compensated %10d (%+6.1f %% of sampled, %+6.1f %% of bare)"
+              % (k, bare[k], samp[k], probed[k], raw[k], er, comp[k], ec, eb))
         if q == "clean":
             err[k].append(ec)
+            bareerr[k].append(eb)
             rawerr[k].append(er)
 if not err["a_cum_ns"]:
     print("compensated no quiet round")
@@ -75,9 +83,10 @@ if not err["a_cum_ns"]:
     sys.exit(0)
 bad, close = [], []
 for k in keys:
-    ec, er = statistics.median(err[k]), statistics.median(rawerr[k])
-    print("# median of %d quiet rounds: %-9s raw %+6.1f %%  compensated %+6.1f %%" % (len(err[k]), k, er, ec))
-    if abs(ec) > tol:
+    ec, eb, er = statistics.median(err[k]), statistics.median(bareerr[k]), statistics.median(rawerr[k])
+    print("# median of %d quiet rounds: %-9s raw %+6.1f %%  compensated %+6.1f %% of sampled, %+6.1f %% of bare"
+          % (len(err[k]), k, er, ec, eb))
+    if abs(ec) > tol or abs(eb) > tol + 15:
         bad.append(k)
     if k != "a_self_ns" and abs(er) <= 20:
         close.append(k)
@@ -85,6 +94,6 @@ print("compensated", "ok" if not bad else "off: " + " ".join(bad))
 print("raw", "off" if not close else "close: " + " ".join(close))
 PY
 sed -n '/^#/p' verdict.txt
-check_eq "compensate: compensated A Cum, A Base, B Cum within $TOL % of the bare runs (median of the quiet rounds)" \
+check_eq "compensate: compensated A Cum, A Base, B Cum within $TOL % of the sampled unprobed run (median of the quiet rounds)" \
 	"compensated ok" "$(grep '^compensated' verdict.txt)"
 check_eq "compensate: raw A Cum and B Cum more than 20 % above them" "raw off" "$(grep '^raw' verdict.txt)"
