@@ -82,6 +82,10 @@ int ct_apportion(struct ct_tree *t, unsigned m, unsigned by);
  * Before ct_apportion, so sampled nodes get their share of the compensated time; Cum
  * follows at ct_finish.  0 or -ENOMEM. */
 int ct_compensate(struct ct_tree *t, unsigned m, uint64_t caller, uint64_t callee, uint64_t *sub);
+/* The smallest Base of metric `m` per call among event nodes without event children
+ * called at least min_calls times: what a probed call costs inside the callee in this
+ * very trace, plus that leaf's own work (0: no such node).  Before ct_apportion. */
+uint64_t ct_leaf_window(const struct ct_tree *t, unsigned m, uint64_t min_calls);
 /* Adds weights to a node's Base directly. */
 void ct_add_base(struct ct_tree *t, uint32_t node, const uint64_t *w);
 

@@ -419,3 +419,25 @@ int ct_compensate(struct ct_tree *t, unsigned m, uint64_t caller, uint64_t calle
 	free(stk);
 	return 0;
 }
+
+uint64_t ct_leaf_window(const struct ct_tree *t, unsigned m, uint64_t min_calls)
+{
+	uint64_t best = 0;
+
+	if (m >= t->nm)
+		return 0;
+	for (uint32_t v = 1; v < t->n; v++) {
+		const struct ct_node *nd = &t->nodes[v];
+		uint32_t c = nd->first_child;
+		if (nd->sampled || nd->parent == CT_NONE || nd->calls < min_calls || !nd->calls)
+			continue;
+		while (c != CT_NONE && t->nodes[c].sampled)
+			c = t->nodes[c].next_sibling;
+		if (c != CT_NONE)
+			continue;	/* an event child: its hits are in this window too */
+		uint64_t w = t->base[(size_t)v * t->nm + m] / nd->calls;
+		if (!best || w < best)
+			best = w;
+	}
+	return best;
+}

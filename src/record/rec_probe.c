@@ -2,6 +2,7 @@
 #include "record/rec_probe.h"
 
 #include <errno.h>
+#include <fcntl.h>
 #include <limits.h>
 #include <stdio.h>
 #include <stdlib.h>
@@ -43,6 +44,25 @@ static char *unique_name(const struct rec_probes *p, const char *sym)
 	return strdup(buf);
 }
 
+/* The class of the instruction at a probe (x86-64): a push of a register (with or
+ * without REX), what compiled functions with a frame or callee-saved registers begin
+ * with, is emulated by the kernel (Linux 6.11 on: on older kernels the calibration's
+ * push is stepped too, and measured so); anything else, and an unreadable file, is
+ * taken as stepped. */
+static int cal_class(const char *path, uint64_t offset)
+{
+	unsigned char b[2] = { 0, 0 };
+	int fd = open(path, O_RDONLY | O_CLOEXEC);
+	ssize_t n = fd < 0 ? -1 : pread(fd, b, sizeof(b), (off_t)offset);
+
+	if (fd >= 0)
+		close(fd);
+	if (n == 2 && ((b[0] >= 0x50 && b[0] <= 0x57) ||
+		       ((b[0] & 0xf0) == 0x40 && b[1] >= 0x50 && b[1] <= 0x57)))
+		return REC_CAL_EMULATED;
+	return REC_CAL_STEPPED;
+}
+
 /* Adds f of `path` (once: a name and a glob may both list it); returns its index. */
 static int add_fn(struct rec_probes *p, const char *path, const struct sym_found *f,
 		  const char *reason)
@@ -66,6 +86,7 @@ static int add_fn(struct rec_probes *p, const char *path, const struct sym_found
 		return -ENOMEM;
 	}
 	fn->offset = f->offset;
+	fn->cal = cal_class(path, f->offset);
 	for (int k = 0; k < 2; k++) {
 		struct perf_event_attr *a = &fn->attr[k];
 		uint64_t words[PMU_NWORDS] = { 0 };

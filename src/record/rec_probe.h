@@ -68,6 +68,10 @@ int rec_probe_program(const struct rec_opts *o, char *path, size_t len);
 int rec_probe_module(const struct rec_opts *o, const char *program, const char *module,
 		     char *path, size_t len, char *why, size_t whylen);
 
+/* A hit costs what the kernel does with the probed instruction: a push it emulates, most
+ * others it single-steps out of line, a trap more (4 x on a VM).  Calibrated apart. */
+enum { REC_CAL_EMULATED, REC_CAL_STEPPED, REC_CAL_N };
+
 /* One probed function: its entry (0) and return (1) events. */
 struct rec_probe_fn {
 	char *name;		/* unique event name part: SYM, or SYM_N when SYM repeats */
@@ -78,6 +82,7 @@ struct rec_probe_fn {
 	char *reason;		/* why it was placed (the probes feature's REASON) */
 	uint64_t armed, disarmed;	/* trace clock; disarmed 0: armed to the end */
 	uint64_t hits, rets;	/* entry and return hits written to the file */
+	int cal;		/* its calibration class: REC_CAL_EMULATED or REC_CAL_STEPPED */
 	int *fds;		/* its open events, closed when it is disarmed */
 	int nfds, capfds;
 };
@@ -100,8 +105,9 @@ struct rec_probes {
 	struct rec_probe_tgt *tgt;
 	int ntgt, captgt;
 	uint64_t t0;			/* CLOCK_MONOTONIC at the start, for the printed times */
-	/* what a probed call costs here (rec_calib.c); cal_runs 0: not calibrated */
-	uint64_t cal_caller_ns, cal_callee_ns, cal_runs;
+	/* what a probed call costs here (rec_calib.c), per class; cal_runs 0: not
+	 * calibrated */
+	uint64_t cal_caller_ns[REC_CAL_N], cal_callee_ns[REC_CAL_N], cal_runs;
 };
 
 /* Resolves opts->probe (already checked by rec_probe_parse; NULL: none, for probes

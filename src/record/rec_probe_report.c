@@ -32,6 +32,24 @@ static void say(const struct rec_probes *p, const struct rec_probe_fn *fn)
 		fn->hits, since(p, fn->armed), until);
 }
 
+/* The feature holds one cost per call for every probe: the classes' costs weighted by
+ * the hits of the probes of each class, exact when all probes share one (a file
+ * without hits gets the emulated class's, that of compiled functions' prologue). */
+static void weighted_cost(const struct rec_probes *p, uint64_t *caller, uint64_t *callee)
+{
+	unsigned __int128 cr = 0, ce = 0;
+	uint64_t hits = 0;
+
+	for (int i = 0; i < p->nfn; i++) {
+		const struct rec_probe_fn *fn = &p->fn[i];
+		cr += (unsigned __int128)fn->hits * p->cal_caller_ns[fn->cal];
+		ce += (unsigned __int128)fn->hits * p->cal_callee_ns[fn->cal];
+		hits += fn->hits;
+	}
+	*caller = hits ? (uint64_t)(cr / hits) : p->cal_caller_ns[REC_CAL_EMULATED];
+	*callee = hits ? (uint64_t)(ce / hits) : p->cal_callee_ns[REC_CAL_EMULATED];
+}
+
 int rec_probes_report(const struct rec_probes *p, struct rec *r)
 {
 	struct pd_probes ps = { 0 };
@@ -41,8 +59,7 @@ int rec_probes_report(const struct rec_probes *p, struct rec *r)
 	if (!p)
 		return 0;
 	ps.calibrated = p->cal_runs > 0;
-	ps.caller_ns = p->cal_caller_ns;
-	ps.callee_ns = p->cal_callee_ns;
+	weighted_cost(p, &ps.caller_ns, &ps.callee_ns);
 	ps.runs = p->cal_runs;
 	for (int i = 0; i < p->nfn && e == 0; i++) {
 		const struct rec_probe_fn *fn = &p->fn[i];

@@ -216,17 +216,52 @@ int tb_event(void *ctx, const struct xev *ev)
 	}
 }
 
+/* Probed leaves called this often, at least, show the trace's own in-call cost. */
+#define TB_LEAF_CALLS 1000
+/* A leaf's window per call above this many times the calibrated in-call cost is taken
+ * as the leaf's own work, not as the hits' cost (the target's hits measured 0.8-3 x
+ * the calibrated ones: docs/decode.md, Accuracy). */
+#define TB_LEAF_MAX_X 4
+
+/* The costs to subtract: the calibration's, followed to the trace's own when a probed
+ * leaf called often shows it (the calibration ran in another process at another
+ * moment, and a hit's cost varies with the machine's load: 1.3-3 x between
+ * recordings), the caller's share scaled alike. */
+static void tb_costs(struct tb *b)
+{
+	const struct pd_probes *ps = b->c->probes;
+	uint64_t leaf = 0;
+
+	b->caller_ns = ps->caller_ns;
+	b->callee_ns = ps->callee_ns;
+	b->leaf_ns = 0;
+	if (b->time_m < 0 || !ps->callee_ns)
+		return;
+	for (uint32_t i = 0; i < b->nth; i++) {
+		uint64_t w = ct_leaf_window(b->th[i].t, (unsigned)b->time_m, TB_LEAF_CALLS);
+		if (w && (!leaf || w < leaf))
+			leaf = w;
+	}
+	if (!leaf || leaf == ps->callee_ns || leaf > TB_LEAF_MAX_X * ps->callee_ns)
+		return;
+	b->leaf_ns = leaf;
+	b->caller_ns = (uint64_t)((unsigned __int128)ps->caller_ns * leaf / ps->callee_ns);
+	b->callee_ns = leaf;
+}
+
 int tb_finish(struct tb *b)
 {
 	if (!b->c->merged)
 		return 0;
+	if (b->compensate)
+		tb_costs(b);
 	for (uint32_t i = 0; i < b->nth; i++) {
 		/* activations still open when the trace ended */
 		b->repairs += ct_cursor_depth(b->th[i].cur);
 		if (b->compensate) {
 			uint64_t sub;
-			if (ct_compensate(b->th[i].t, (unsigned)b->time_m, b->c->probes->caller_ns,
-					  b->c->probes->callee_ns, &sub) < 0)
+			if (ct_compensate(b->th[i].t, (unsigned)b->time_m, b->caller_ns,
+					  b->callee_ns, &sub) < 0)
 				return oom();
 			b->compensated += sub;
 		}
@@ -283,10 +318,15 @@ void tb_header(const struct tb *b, FILE *f)
 	else if (!b->compensate)
 		fprintf(f, "# probe overhead not compensated (--no-compensate): a probed call costs %" PRIu64
 			" ns in its caller, %" PRIu64 " ns in itself\n", ps->caller_ns, ps->callee_ns);
-	else
+	else if (!b->leaf_ns)
 		fprintf(f, "# probe overhead compensated: %" PRIu64 " ns per probed call in its caller, %"
 			PRIu64 " ns in itself (calibrated over %" PRIu64 " runs); %" PRIu64 " ns subtracted\n",
-			ps->caller_ns, ps->callee_ns, ps->runs, b->compensated);
+			b->caller_ns, b->callee_ns, ps->runs, b->compensated);
+	else
+		fprintf(f, "# probe overhead compensated: %" PRIu64 " ns per probed call in its caller, %"
+			PRIu64 " ns in itself (the trace's shortest probed leaf per call; calibrated %"
+			PRIu64 " + %" PRIu64 " over %" PRIu64 " runs); %" PRIu64 " ns subtracted\n",
+			b->caller_ns, b->callee_ns, ps->caller_ns, ps->callee_ns, ps->runs, b->compensated);
 	for (size_t i = 0; i < ps->n; i++) {
 		uint64_t from, to;
 		if (dec_probe_window(&ps->p[i], b->first_time, b->last_time, &from, &to))

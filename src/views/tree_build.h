@@ -40,6 +40,8 @@ struct tb {
 	uint64_t first_time, last_time;	/* the span of the trace's events (0: none) */
 	bool compensate;	/* subtract the probes' calibrated cost (tb_finish) */
 	uint64_t compensated;	/* ns subtracted, every thread */
+	uint64_t caller_ns, callee_ns;	/* the costs subtracted per probed call */
+	uint64_t leaf_ns;	/* the trace's own in-call cost they follow, 0: calibrated */
 	struct xp_map probe_fns;	/* fn -> index of the probe that hit it */
 };
 

@@ -53,7 +53,7 @@ static void calibration(struct vp *v)
 		fprintf(v->out, "# probes: %zu, trace %" PRIu64 "..%" PRIu64 "\n", ps->n, v->first, v->last);
 		if (ps->calibrated)
 			fprintf(v->out, "# calibration: a probed call costs %" PRIu64 " ns in its caller, %" PRIu64
-				" ns in itself (minimum over %" PRIu64 " runs)\n", ps->caller_ns, ps->callee_ns,
+				" ns in itself (medians over %" PRIu64 " runs)\n", ps->caller_ns, ps->callee_ns,
 				ps->runs);
 		else
 			fprintf(v->out, "# calibration: none (probe overhead is not compensated)\n");

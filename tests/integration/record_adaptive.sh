@@ -112,7 +112,7 @@ check_eq "calibration: runs" 2000 "$runs"
 bare=$("$A" phases 5000 3 | awk '{ print $3 }' | sort -n | head -1)
 probed=$("$XPTRACE" record -q -o c --probe tiny --probe-limit 0 -- "$A" phases 5000 3 2>/dev/null | awk '{ print $3 }' | sort -n | head -1)
 ratio=$(( (probed - bare) / 5000 * 100 / (caller + callee) ))
-# The calibration takes minimums (a warm hit, nothing else running); a loop of probed
+# The calibration takes medians of the class of tiny (a stepped mov); a loop of probed
 # calls pays on average more (the collector draining on the other core, wakeups), never
 # much less: between 0.8 and 4 times the calibrated cost.
 check "calibration: a probed call in a loop costs $((ratio))% of the calibrated $((caller + callee)) ns" in_range 80 400 "$ratio"

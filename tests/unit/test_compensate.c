@@ -32,7 +32,7 @@
 #define CALLER 3000
 #define CALLEE 7000
 
-static char full[1024], nocal[1024], plain[1024];
+static char full[1024], half[1024], far[1024], nocal[1024], plain[1024];
 static uint64_t fA, fB, fP, fmain;
 
 enum { EV_CLOCK, EV_A, EV_A_RET, EV_B, EV_B_RET, EV_P, EV_P_RET, NEV };
@@ -46,6 +46,19 @@ static const char feat_full[] = "xptrace-probes 1\n"
 				"probe probe_xptrace:A 999000 0 1 listed\n"
 				"probe probe_xptrace:B 999000 0 1 listed\n"
 				"probe probe_xptrace:P 999000 31009000 2000 listed, limit 2000 hits\n";
+/* calibrated at half the trace's cost (a quieter moment): P, 2000 calls, shows 7000 a
+ * call and the costs follow it */
+static const char feat_half[] = "xptrace-probes 1\n"
+				"calibration 1500 3500 1000\n"
+				"probe probe_xptrace:A 999000 0 1 listed\n"
+				"probe probe_xptrace:B 999000 0 1 listed\n"
+				"probe probe_xptrace:P 999000 31009000 2000 listed, limit 2000 hits\n";
+/* calibrated far below P's 7000 (more than 4 x): P's window is taken as its own work */
+static const char feat_far[] = "xptrace-probes 1\n"
+			       "calibration 300 1000 1000\n"
+			       "probe probe_xptrace:A 999000 0 1 listed\n"
+			       "probe probe_xptrace:B 999000 0 1 listed\n"
+			       "probe probe_xptrace:P 999000 31009000 2000 listed, limit 2000 hits\n";
 /* the same probes, armed to the end, no calibration */
 static const char feat_nocal[] = "xptrace-probes 1\n"
 				 "probe probe_xptrace:A 999000 0 1 listed\n"
@@ -193,9 +206,12 @@ static void write_file(const char *path, const char *feature)
 static int setup(void **state)
 {
 	if (xp_test_tmp_setup(state) || xp_test_path(full, sizeof(full), "full.data") ||
+	    xp_test_path(half, sizeof(half), "half.data") || xp_test_path(far, sizeof(far), "far.data") ||
 	    xp_test_path(nocal, sizeof(nocal), "nocal.data") || xp_test_path(plain, sizeof(plain), "plain.data"))
 		return -1;
 	write_file(full, feat_full);
+	write_file(half, feat_half);
+	write_file(far, feat_far);
 	write_file(nocal, feat_nocal);
 	write_file(plain, NULL);
 	return 0;
@@ -218,6 +234,30 @@ static void test_compensated(void **state)
 				 "  2    1          1       8000000       8000000    B\n"
 				 "  3    1      ~2000             0             0      P\n"
 				 "  1    1          -       2000000       2000000  +main\n");
+}
+
+/* The trace's own in-call cost, from P (a probed leaf called 2000 times: 7000 ns a
+ * call), replaces a calibration made at half of it, the caller's share scaled alike:
+ * the unprobed figures again. */
+static void test_leaf_cost(void **state)
+{
+	(void)state;
+	const char *out;
+	assert_int_equal(xp_test_engine(&out, half, "calltree", NULL), 0);
+	assert_string_equal(out, "# merged tree: time, total 12000000\n"
+				 "# probe overhead compensated: 3000 ns per probed call in its caller, 7000 ns "
+				 "in itself (the trace's shortest probed leaf per call; calibrated 1500 + 3500 "
+				 "over 1000 runs); 20020000 ns subtracted\n"
+				 HEAD_WINDOW
+				 "Lvl   RL      Calls          Base           Cum  Name\n"
+				 "  1    1          1       2000000      10000000  A\n"
+				 "  2    1          1       8000000       8000000    B\n"
+				 "  3    1      ~2000             0             0      P\n"
+				 "  1    1          -       2000000       2000000  +main\n");
+	/* 7 x the calibrated 1000: the calibration stands */
+	assert_int_equal(xp_test_engine(&out, far, "calltree", NULL), 0);
+	assert_non_null(strstr(out, "# probe overhead compensated: 300 ns per probed call in its caller, "
+				    "1000 ns in itself (calibrated over 1000 runs); "));
 }
 
 /* --no-compensate: the trace's own times, inflated by the hand-computed costs. */
@@ -284,7 +324,7 @@ static void test_probes(void **state)
 	assert_int_equal(xp_test_engine(&out, full, "probes", NULL), 0);
 	assert_string_equal(out, "# probes: 3, trace 1000000..33020000\n"
 				 "# calibration: a probed call costs 3000 ns in its caller, 7000 ns in itself "
-				 "(minimum over 1000 runs)\n"
+				 "(medians over 1000 runs)\n"
 				 "Function           Hits           Armed        Disarmed    Window_len  Reason\n"
 				 "A                     1          999000               -      32020000  listed\n"
 				 "B                     1          999000               -      32020000  listed\n"
@@ -339,6 +379,7 @@ int main(void)
 {
 	const struct CMUnitTest tests[] = {
 		cmocka_unit_test(test_compensated),
+		cmocka_unit_test(test_leaf_cost),
 		cmocka_unit_test(test_raw),
 		cmocka_unit_test(test_jsonl),
 		cmocka_unit_test(test_folds),
