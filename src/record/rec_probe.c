@@ -8,6 +8,8 @@
 #include <stdlib.h>
 #include <string.h>
 #include <sys/ioctl.h>
+#include <sys/prctl.h>
+#include <sys/wait.h>
 #include <time.h>
 #include <unistd.h>
 
@@ -245,6 +247,7 @@ int rec_probes_prepare(const struct rec_opts *o, struct rec_probes **out)
 	if (s.p) {
 		s.p->o = o;
 		s.p->time_off = -1;
+		s.p->chain = o->probe != NULL;
 	}
 	rc = s.p ? read_pmu(&s, s.p) : -ENOMEM;
 	if (rc == 0 && (rc = rec_probe_program(o, s.program, sizeof(s.program))) < 0)
@@ -305,7 +308,8 @@ static int fn_attrs(struct rec_probes *p, struct rec *r, struct rec_probe_fn *fn
 		 * between events of one clock */
 		a->use_clockid = leader->use_clockid;
 		a->clockid = leader->clockid;
-		rec_attr_callgraph(a, r->opts);
+		if (p->chain)
+			rec_attr_callgraph(a, r->opts);
 		/* config1 points into xptrace's memory: meaningless in the file */
 		file = *a;
 		file.config1 = 0;
@@ -455,6 +459,47 @@ void rec_probes_enable(struct rec_probes *p, int on)
 		armed(p);
 }
 
+void rec_probes_release(struct rec_probes *p)
+{
+	int any = 0, go[2];
+	pid_t pid;
+	char c;
+
+	for (int i = 0; p && i < p->nfn; i++)
+		any |= p->fn[i].nfds > 0;
+	if (!any || pipe2(go, O_CLOEXEC) < 0)
+		return;
+	/* A grandchild, adopted by init: nobody waits for it, not even the zombie
+	 * reaping of our exit.  It closes everything it inherited (standard streams
+	 * first, so that no pipe of the caller waits for it), once our copies of the
+	 * probe events are closed (EOF on `go`): its closes are then the last ones, those
+	 * that release the events. */
+	pid = fork();
+	if (pid == 0) {
+		if (fork() == 0) {
+			prctl(PR_SET_NAME, "xptrace-release");
+			close(go[1]);
+			close(0);
+			close(1);
+			close(2);
+			while (read(go[0], &c, 1) < 0 && errno == EINTR)
+				;
+			close_range(3, ~0U, 0);
+		}
+		_exit(0);
+	}
+	close(go[0]);
+	if (pid > 0) {
+		waitpid(pid, NULL, 0);
+		for (int i = 0; i < p->nfn; i++) {
+			for (int k = 0; k < p->fn[i].nfds; k++)
+				close(p->fn[i].fds[k]);	/* the grandchild holds them */
+			p->fn[i].nfds = 0;
+		}
+	}
+	close(go[1]);	/* else rec_probes_free closes them */
+}
+
 void rec_probes_free(struct rec_probes *p)
 {
 	if (!p)
@@ -473,6 +518,10 @@ void rec_probes_free(struct rec_probes *p)
 	}
 	rec_probes_close_fds(all, n, 1);
 	free(all);
+	/* the calibration's child, releasing its probes since the start: reaped when
+	 * done, else init reaps it once xptrace exits */
+	if (p->cal_pid > 0)
+		waitpid(p->cal_pid, NULL, WNOHANG);
 	for (int i = 0; i < p->nfn; i++) {
 		free(p->fn[i].fds);
 		free(p->fn[i].name);

@@ -101,6 +101,11 @@ struct rec_probes {
 	struct pmu_field retprobe;
 	struct perf_event_attr leader;	/* the mode's sampling attr, for probes armed later */
 	int time_off;			/* TIME in a probe hit, < 0 none */
+	/* hits carry the recording's callchain (-g): with --probe, as perf probe's do;
+	 * not when only --adaptive places probes: nothing reads them (the walk reads
+	 * return hits' IPs and the samples' callchains) and the callchain walk is ~40 %
+	 * of a hit's cost (2.5 us against 4.0 here); an 8 KiB stack copy with dwarf */
+	int chain;
 	struct xp_map ids;		/* kernel event id -> fn index * 2 + (1 for return) */
 	struct rec_probe_tgt *tgt;
 	int ntgt, captgt;
@@ -108,6 +113,7 @@ struct rec_probes {
 	/* what a probed call costs here (rec_calib.c), per class; cal_runs 0: not
 	 * calibrated */
 	uint64_t cal_caller_ns[REC_CAL_N], cal_callee_ns[REC_CAL_N], cal_runs;
+	pid_t cal_pid;			/* the calibration's child, 0 once reaped */
 };
 
 /* Resolves opts->probe (already checked by rec_probe_parse; NULL: none, for probes
@@ -128,6 +134,11 @@ int rec_probes_open(struct rec_probes *p, struct rec *r, pid_t pid, int cpu, int
 /* -p and -a: the events start disabled like the mode's; enabling says they are armed
  * (unless -q), which is when a waiting process may go on. */
 void rec_probes_enable(struct rec_probes *p, int on);
+/* Once the target has exited, its probes trap no more, but closing their events still
+ * takes the kernel ~80 ms each, one after the other (it waits for RCU grace periods
+ * under a global mutex): hands them to a detached process (named xptrace-release)
+ * that closes them while record finishes and returns.  NULL is fine. */
+void rec_probes_release(struct rec_probes *p);
 /* Closes every event and frees (NULL is fine). */
 void rec_probes_free(struct rec_probes *p);
 
@@ -165,7 +176,8 @@ int rec_probes_report(const struct rec_probes *p, struct rec *r);
 /* --- what a probed call costs (rec_calib.c) --- */
 
 /* In a helper child, probes an empty routine of xptrace and times probed against
- * unprobed calls; sets cal_* (left 0 with a note when it cannot). */
+ * unprobed calls; sets cal_* (left 0 with a note when it cannot).  The child may still
+ * be releasing its probes on return: rec_probes_free reaps it. */
 void rec_probes_calibrate(struct rec_probes *p);
 
 #endif
