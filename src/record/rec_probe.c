@@ -190,7 +190,7 @@ static const char *open_hint(int e)
 
 /* The probes work here: each event opened (disabled) on xptrace itself, before the
  * target is touched. */
-static int try_open(const struct rec_probes *p)
+static int try_open(struct rec_probes *p)
 {
 	for (int i = 0; i < p->nfn; i++) {
 		for (int k = 0; k < 2; k++) {
@@ -202,7 +202,11 @@ static int try_open(const struct rec_probes *p)
 					      k ? "return" : "entry", p->fn[i].name, p->fn[i].path,
 					      strerror(e));
 			}
-			close((int)fd);
+			if (XP_GROW(p->tried, p->captried, (size_t)p->ntried + 1) < 0) {
+				close((int)fd);
+				return -ENOMEM;
+			}
+			p->tried[p->ntried++] = (int)fd;
 		}
 	}
 	return 0;
@@ -467,6 +471,8 @@ void rec_probes_release(struct rec_probes *p)
 
 	for (int i = 0; p && i < p->nfn; i++)
 		any |= p->fn[i].nfds > 0;
+	if (p)
+		any |= p->ntried > 0;
 	if (!any || pipe2(go, O_CLOEXEC) < 0)
 		return;
 	/* A grandchild, adopted by init: nobody waits for it, not even the zombie
@@ -496,6 +502,9 @@ void rec_probes_release(struct rec_probes *p)
 				close(p->fn[i].fds[k]);	/* the grandchild holds them */
 			p->fn[i].nfds = 0;
 		}
+		for (int k = 0; k < p->ntried; k++)
+			close(p->tried[k]);
+		p->ntried = 0;
 	}
 	close(go[1]);	/* else rec_probes_free closes them */
 }
@@ -516,8 +525,15 @@ void rec_probes_free(struct rec_probes *p)
 				close(p->fn[i].fds[k]);
 		}
 	}
+	for (int k = 0; k < p->ntried; k++) {
+		if (XP_GROW(all, cap, (size_t)n + 1) == 0)
+			all[n++] = p->tried[k];
+		else
+			close(p->tried[k]);
+	}
 	rec_probes_close_fds(all, n, 1);
 	free(all);
+	free(p->tried);
 	/* the calibration's child, releasing its probes since the start: reaped when
 	 * done, else init reaps it once xptrace exits */
 	if (p->cal_pid > 0)

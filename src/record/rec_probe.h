@@ -114,6 +114,10 @@ struct rec_probes {
 	 * calibrated */
 	uint64_t cal_caller_ns[REC_CAL_N], cal_callee_ns[REC_CAL_N], cal_runs;
 	pid_t cal_pid;			/* the calibration's child, 0 once reaped */
+	/* the events tried on xptrace itself (rec_probes_prepare): harmless (they match
+	 * no other process), so they are closed with the rest at the end, not at ~80 ms
+	 * each before the command starts */
+	int *tried, ntried, captried;
 };
 
 /* Resolves opts->probe (already checked by rec_probe_parse; NULL: none, for probes
