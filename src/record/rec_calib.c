@@ -24,9 +24,12 @@
  *     CALLEE_NS             = median(return hit TIME - entry hit TIME): what a call
  *                             adds inside the callee's own measured time
  *     CALLER_NS             = per probed call - CALLEE_NS: what it adds around it
- * The child reports before its probe events are released: the kernel takes ~80 ms to
- * close each (it waits for RCU grace periods), so they are released by its exit while
- * the recording goes on, and it is reaped at the end (rec_probes_free). */
+ * The child reports, then holds its probe events until the recording ends (EOF on
+ * cal_hold, closed by rec_probes_free): they match no other process, and the kernel
+ * takes ~80 ms to close each (it waits for RCU grace periods) under a mutex that any
+ * uprobe event's open waits for, so closing them at the start made the recording's
+ * own probes wait (--adaptive armed its first ones up to 1.4 s late on a loaded
+ * machine), and waiting for the closes delayed the command's start. */
 #include "record/rec_probe.h"
 
 #include <errno.h>
@@ -38,6 +41,7 @@
 #include <string.h>
 #include <sys/ioctl.h>
 #include <sys/mman.h>
+#include <sys/prctl.h>
 #include <sys/wait.h>
 #include <time.h>
 #include <unistd.h>
@@ -222,22 +226,34 @@ static void measure(const struct rec_probes *p, int c, struct cal_out *out)
 void rec_probes_calibrate(struct rec_probes *p)
 {
 	struct cal_out out = { 0 };
-	int pfd[2], st;
+	int pfd[2], hold[2], st;
 	pid_t pid;
 	ssize_t n;
+	char c;
 
 	if (pipe2(pfd, O_CLOEXEC) < 0)
 		return;
+	if (pipe2(hold, O_CLOEXEC) < 0) {
+		close(pfd[0]);
+		close(pfd[1]);
+		return;
+	}
 	pid = fork();
 	if (pid == 0) {
 		close(pfd[0]);
+		close(hold[1]);
 		alarm(5);	/* whatever happens, the recording does not wait for us */
-		for (int c = 0; c < REC_CAL_N && !out.err; c++)
-			measure(p, c, &out);
+		for (int k = 0; k < REC_CAL_N && !out.err; k++)
+			measure(p, k, &out);
 		n = write(pfd[1], &out, sizeof(out));
+		alarm(0);
+		prctl(PR_SET_NAME, "xptrace-release");	/* what it does from now on */
+		while (read(hold[0], &c, 1) < 0 && errno == EINTR)
+			;
 		_exit(n == sizeof(out) ? 0 : 1);
 	}
 	close(pfd[1]);
+	close(hold[0]);
 	out.err = ECHILD;
 	if (pid > 0) {
 		do
@@ -245,11 +261,15 @@ void rec_probes_calibrate(struct rec_probes *p)
 		while (n < 0 && errno == EINTR);
 		if (n != sizeof(out)) {
 			out.err = ECHILD;
+			close(hold[1]);
 			while (waitpid(pid, &st, 0) < 0 && errno == EINTR)
 				;
 		} else {
-			p->cal_pid = pid;	/* still releasing its probes */
+			p->cal_pid = pid;	/* holding its probes until the end */
+			p->cal_hold = hold[1];
 		}
+	} else {
+		close(hold[1]);
 	}
 	close(pfd[0]);
 	if (out.err) {

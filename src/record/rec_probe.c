@@ -8,6 +8,7 @@
 #include <stdlib.h>
 #include <string.h>
 #include <sys/ioctl.h>
+#include <sys/mman.h>
 #include <sys/prctl.h>
 #include <sys/wait.h>
 #include <time.h>
@@ -251,6 +252,7 @@ int rec_probes_prepare(const struct rec_opts *o, struct rec_probes **out)
 	if (s.p) {
 		s.p->o = o;
 		s.p->time_off = -1;
+		s.p->cal_hold = -1;
 		s.p->chain = o->probe != NULL;
 	}
 	rc = s.p ? read_pmu(&s, s.p) : -ENOMEM;
@@ -412,6 +414,52 @@ static int fn_open(struct rec_probes *p, struct rec *r, int i, const struct rec_
 	return 0;
 }
 
+void rec_probes_per_thread(struct rec_probes *p, int nthreads, int ncpus)
+{
+	if (p)
+		p->per_thread = nthreads <= ncpus;
+}
+
+/* A thread's own ring: a dummy event of the thread on cpu -1 (no records of its own),
+ * with the probes' clock (the kernel shares a buffer between events of one clock).
+ * The size of the cpus' rings with probes (rec_mode_sample.c): a hit per call of a hot
+ * function, while the collector may wait for a cpu for tens of ms on a loaded machine
+ * (64 pages lost hits at a load average of 12). */
+static int thread_ring(struct rec_probes *p, pid_t pid, int *ring_fd)
+{
+	struct perf_event_attr a;
+	size_t pages = 512;
+	long fd;
+	int e;
+
+	memset(&a, 0, sizeof(a));
+	a.size = sizeof(a);
+	a.type = PERF_TYPE_SOFTWARE;
+	a.config = PERF_COUNT_SW_DUMMY;
+	a.exclude_kernel = 1;
+	a.exclude_hv = 1;
+	a.use_clockid = p->leader.use_clockid;
+	a.clockid = p->leader.clockid;
+	a.watermark = 1;
+	a.wakeup_watermark = (uint32_t)(pages * 4096 / 4);
+	if (XP_GROW(p->rings, p->caprings, (size_t)p->nrings + 1) < 0)
+		return -ENOMEM;
+	fd = rec_perf_open(&a, pid, -1, -1);
+	if (fd < 0 && errno == ESRCH)
+		return -ESRCH;
+	if (fd < 0)
+		return xp_err("--probe", open_hint(errno), "cannot open a buffer for the probes of "
+			      "thread %d: %s", (int)pid, strerror(errno));
+	if ((e = rec_ring_map(&p->rings[p->nrings], (int)fd, -1, pages)) < 0) {
+		close((int)fd);
+		return xp_err("map the probes' buffer", "raise 'ulimit -l' or perf_event_mlock_kb",
+			      "thread %d: %s", (int)pid, strerror(-e));
+	}
+	p->nrings++;
+	*ring_fd = (int)fd;
+	return 0;
+}
+
 int rec_probes_open(struct rec_probes *p, struct rec *r, pid_t pid, int cpu, int ring_fd)
 {
 	struct rec_probe_tgt t = { pid, cpu, ring_fd };
@@ -419,6 +467,14 @@ int rec_probes_open(struct rec_probes *p, struct rec *r, pid_t pid, int cpu, int
 
 	if (!p)
 		return 0;
+	if (p->per_thread && pid > 0) {
+		for (int i = 0; i < p->ntgt; i++)
+			if (p->tgt[i].pid == pid)
+				return 0;	/* opened on its first cpu */
+		if ((e = thread_ring(p, pid, &t.ring_fd)) < 0)
+			return e == -ESRCH ? 0 : e;	/* the thread ended meanwhile */
+		t.cpu = -1;
+	}
 	if (XP_GROW(p->tgt, p->captgt, (size_t)p->ntgt + 1) < 0)
 		return -ENOMEM;
 	p->tgt[p->ntgt++] = t;
@@ -534,8 +590,10 @@ void rec_probes_free(struct rec_probes *p)
 	rec_probes_close_fds(all, n, 1);
 	free(all);
 	free(p->tried);
-	/* the calibration's child, releasing its probes since the start: reaped when
-	 * done, else init reaps it once xptrace exits */
+	/* the calibration's child releases its probes now (it is reaped if done, else
+	 * init reaps it once xptrace exits) */
+	if (p->cal_hold >= 0)
+		close(p->cal_hold);
 	if (p->cal_pid > 0)
 		waitpid(p->cal_pid, NULL, WNOHANG);
 	for (int i = 0; i < p->nfn; i++) {
@@ -544,6 +602,11 @@ void rec_probes_free(struct rec_probes *p)
 		free(p->fn[i].path);
 		free(p->fn[i].reason);
 	}
+	for (int i = 0; i < p->nrings; i++) {
+		munmap(p->rings[i].base, p->rings[i].len);
+		close(p->rings[i].fd);
+	}
+	free(p->rings);
 	xp_map_free(&p->ids);
 	free(p->tgt);
 	free(p->fn);

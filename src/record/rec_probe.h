@@ -43,6 +43,7 @@
 
 #include "perfdata/pd_write.h"
 #include "probe/pmu.h"
+#include "record/rec_rings.h"
 #include "session/sym_find.h"
 #include "util/xp_map.h"
 
@@ -87,7 +88,8 @@ struct rec_probe_fn {
 	int nfds, capfds;
 };
 
-/* Where probes are opened: a thread on a cpu, writing into that cpu's ring. */
+/* Where probes are opened: a thread on a cpu, writing into that cpu's ring, or (cpu
+ * -1) a thread wherever it runs, writing into the thread's own ring. */
 struct rec_probe_tgt {
 	pid_t pid;
 	int cpu, ring_fd;
@@ -114,10 +116,16 @@ struct rec_probes {
 	 * calibrated */
 	uint64_t cal_caller_ns[REC_CAL_N], cal_callee_ns[REC_CAL_N], cal_runs;
 	pid_t cal_pid;			/* the calibration's child, 0 once reaped */
+	int cal_hold;			/* its events are held until this fd is closed */
 	/* the events tried on xptrace itself (rec_probes_prepare): harmless (they match
 	 * no other process), so they are closed with the rest at the end, not at ~80 ms
 	 * each before the command starts */
 	int *tried, ntried, captried;
+	/* Per-thread events (rec_probes_per_thread): one ring per probed thread, owned by
+	 * a dummy event of that thread (cpu -1), drained with the mode's rings. */
+	int per_thread;
+	struct rec_ring *rings;
+	int nrings, caprings;
 };
 
 /* Resolves opts->probe (already checked by rec_probe_parse; NULL: none, for probes
@@ -130,8 +138,20 @@ int rec_probes_nevents(const struct rec_probes *p);
 /* Completes the attrs from the mode's sampling attr (clock, enable-on-exec, sideband id,
  * callchain) and adds them to perf.data.  0 or a negative errno. */
 int rec_probes_add_attrs(struct rec_probes *p, struct rec *r, const struct perf_event_attr *leader);
+/* For modes whose rings rec_rings_run drains (sample, lbr), when the target has no more
+ * threads to probe than there are cpus (so no more ring memory than the cpus' rings;
+ * a command is probed in one thread): each thread's probe events are opened once, on
+ * cpu -1, into a ring of the thread's own (rec_probes_open), not once per cpu.  Half
+ * the events on 2 cpus: the kernel takes ~80 ms to close each, one after the other,
+ * and a disarmed probe's breakpoint leaves the target only when the last of its events
+ * goes (the others still select the target's mm), so it traps for one close instead of
+ * three (measured: 190 against 260-410 ms; a phase of a probed tiny function that
+ * reaches the limit took 240 ms against 440). */
+void rec_probes_per_thread(struct rec_probes *p, int nthreads, int ncpus);
 /* Opens every probe on (pid, cpu), writing into ring_fd's buffer (the mode's event on
- * that cpu), and remembers the place for probes armed later.  With a hit limit the
+ * that cpu), and remembers the place for probes armed later.  Per thread (above): the
+ * first call for a pid opens them on (pid, -1) into the thread's ring, later ones (its
+ * other cpus) do nothing.  With a hit limit the
  * kernel stops each event after that many hits (PERF_EVENT_IOC_REFRESH).  Errors are
  * reported; returns 0 or negative. */
 int rec_probes_open(struct rec_probes *p, struct rec *r, pid_t pid, int cpu, int ring_fd);
@@ -180,8 +200,8 @@ int rec_probes_report(const struct rec_probes *p, struct rec *r);
 /* --- what a probed call costs (rec_calib.c) --- */
 
 /* In a helper child, probes an empty routine of xptrace and times probed against
- * unprobed calls; sets cal_* (left 0 with a note when it cannot).  The child may still
- * be releasing its probes on return: rec_probes_free reaps it. */
+ * unprobed calls; sets cal_* (left 0 with a note when it cannot).  The child holds its
+ * probe events until rec_probes_free (see rec_calib.c). */
 void rec_probes_calibrate(struct rec_probes *p);
 
 #endif
