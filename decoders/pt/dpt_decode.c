@@ -452,10 +452,12 @@ static int on_tsx(struct dctx *c, const struct pt_event *pev)
 		if ((r = resolve(c, 0)))
 			return r;
 		sub = XEV_TSX_ABORT;
-	} else if (spec && !c->in_tsx) {
-		sub = XEV_TSX_BEGIN;
-	} else if (!spec && c->in_tsx) {
-		sub = XEV_TSX_COMMIT;
+	} else if (spec != c->in_tsx) {
+		sub = spec ? XEV_TSX_BEGIN : XEV_TSX_COMMIT;
+		/* control is at the event's IP: the transfer before it ends there (and goes
+		 * out before the event, with the code it belongs to) */
+		if (!pev->ip_suppressed && (r = resolve(c, pev->variant.tsx.ip)))
+			return r;
 	} else {
 		return 0;
 	}

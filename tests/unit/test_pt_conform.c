@@ -382,6 +382,87 @@ static void test_tsx_stream(void **state)
 	      "! 1 gaps, 0 trace bytes skipped\n");
 }
 
+/* The views over an aborted transaction: jsonl marks, the tallies and the call tree
+ * keep its code apart (0x4-0x6 and 0x10-0x11: 5 instructions, the call to 0x10 makes
+ * no frame), callgrind leaves it out. */
+static void test_tsx_views(void **state)
+{
+	(void)state;
+	const char *out;
+	write_trace(tsx_abort);
+	assert_int_equal(xp_test_engine(&out, NULL, "insn", "pt", ptf, "raw", rawarg, "format", "jsonl", NULL), 0);
+	assert_string_equal(out,
+		"{\"ip\":\"0x100000\",\"sym\":null,\"bytes\":\"90\",\"insn\":\"nop\"}\n"
+		"{\"ip\":\"0x100001\",\"sym\":null,\"bytes\":\"90\",\"insn\":\"nop\"}\n"
+		"{\"ip\":\"0x100002\",\"sym\":null,\"bytes\":\"74 02\",\"insn\":\"je 0x100006\"}\n"
+		"{\"event\":\"tsx_begin\",\"ip\":\"0x100004\"}\n"
+		"{\"ip\":\"0x100004\",\"sym\":null,\"bytes\":\"90\",\"insn\":\"nop\",\"speculative\":true}\n"
+		"{\"ip\":\"0x100005\",\"sym\":null,\"bytes\":\"90\",\"insn\":\"nop\",\"speculative\":true}\n"
+		"{\"ip\":\"0x100006\",\"sym\":null,\"bytes\":\"e8 05 00 00 00\",\"insn\":\"callq 0x100010\",\"speculative\":true}\n"
+		"{\"ip\":\"0x100010\",\"sym\":null,\"bytes\":\"90\",\"insn\":\"nop\",\"speculative\":true}\n"
+		"{\"ip\":\"0x100011\",\"sym\":null,\"bytes\":\"90\",\"insn\":\"nop\",\"speculative\":true}\n"
+		"{\"event\":\"tsx_abort\",\"ip\":\"0x100012\"}\n"
+		"{\"event\":\"interrupt\",\"from\":\"0x100012\",\"to\":\"0x100014\"}\n"
+		"{\"ip\":\"0x100014\",\"sym\":null,\"bytes\":\"90\",\"insn\":\"nop\"}\n"
+		"{\"ip\":\"0x100015\",\"sym\":null,\"bytes\":\"90\",\"insn\":\"nop\"}\n"
+		"{\"event\":\"disabled\",\"addr\":\"0x100017\"}\n");
+	/* the text line of a speculative instruction */
+	assert_int_equal(xp_test_engine(&out, NULL, "insn", "pt", ptf, "raw", rawarg, NULL), 0);
+	assert_non_null(strstr(out, "--- - -1 begin transaction at 0x100004\n"
+		"- -1 ?         100004  [unknown]                        90                             nop\n"));
+	assert_int_equal(xp_test_engine(&out, NULL, "blocks", "pt", ptf, "raw", rawarg, "format", "jsonl", NULL), 0);
+	assert_string_equal(out,
+		"{\"start\":\"0x100000\",\"end\":\"0x100002\",\"sym\":null,\"count\":1,\"insns\":3,\"cycles\":null,"
+		"\"ipc\":null,\"taken\":0,\"not_taken\":1,\"mainline\":\"not_taken\",\"aborted\":0}\n"
+		"{\"start\":\"0x100014\",\"end\":\"0x100015\",\"sym\":null,\"count\":1,\"insns\":2,\"cycles\":null,"
+		"\"ipc\":null,\"taken\":null,\"not_taken\":null,\"mainline\":null,\"aborted\":0}\n"
+		"{\"start\":\"0x100004\",\"end\":\"0x100006\",\"sym\":null,\"count\":0,\"insns\":3,\"cycles\":null,"
+		"\"ipc\":null,\"taken\":null,\"not_taken\":null,\"mainline\":null,\"aborted\":1}\n"
+		"{\"start\":\"0x100010\",\"end\":\"0x100011\",\"sym\":null,\"count\":0,\"insns\":2,\"cycles\":null,"
+		"\"ipc\":null,\"taken\":null,\"not_taken\":null,\"mainline\":null,\"aborted\":1}\n");
+	assert_int_equal(xp_test_engine(&out, NULL, "blocks", "pt", ptf, "raw", rawarg, NULL), 0);
+	assert_non_null(strstr(out, "# 4 blocks, 5 instructions, 0 gaps, 5 instructions in aborted transactions; "
+				    "sorted by count\n"));
+	assert_non_null(strstr(out, " not_taken    aborted\n"));
+	assert_int_equal(xp_test_engine(&out, NULL, "calltree", "pt", ptf, "raw", rawarg, NULL), 0);
+	assert_string_equal(out,
+		"# call tree: insns, total 5\n"
+		"# 5 instructions ran in transactions that aborted: not in the tree\n"
+		"Lvl   RL      Calls          Base           Cum  Name\n"
+		"  1    1          0             5             5  0x0000000000000000\n");
+	assert_int_equal(xp_test_engine(&out, NULL, "blocks", "pt", ptf, "raw", rawarg, "format", "callgrind", NULL), 0);
+	assert_non_null(strstr(out, "\n0x100000 1\n0x100001 1\n0x100002 1\n0x100014 1\n0x100015 1\n\ntotals: 5\n"));
+	/* a committed transaction counts like any code (its begin and end cut blocks) */
+	write_trace(tsx_commit);
+	assert_int_equal(xp_test_engine(&out, NULL, "blocks", "pt", ptf, "raw", rawarg, NULL), 0);
+	assert_non_null(strstr(out, "# 3 blocks, 4 instructions, 0 gaps; sorted by count\n"));
+	assert_null(strstr(out, "aborted"));
+}
+
+/* Power events and the end of the trace in jsonl. */
+static void test_events_jsonl(void **state)
+{
+	(void)state;
+	const char *out;
+	write_trace(power);
+	assert_int_equal(xp_test_engine(&out, NULL, "insn", "pt", ptf, "raw", rawarg, "format", "jsonl", NULL), 0);
+	assert_string_equal(out,
+		"{\"event\":\"pwre\",\"state\":1,\"sub_state\":0,\"hw\":false}\n"
+		"{\"ip\":\"0x100014\",\"sym\":null,\"bytes\":\"90\",\"insn\":\"nop\"}\n"
+		"{\"ip\":\"0x100015\",\"sym\":null,\"bytes\":\"90\",\"insn\":\"nop\"}\n"
+		"{\"event\":\"mwait\",\"hints\":7,\"ext\":1,\"ip\":\"0x100016\"}\n"
+		"{\"event\":\"exstop\",\"ip\":\"0x100016\"}\n"
+		"{\"event\":\"pwrx\",\"last\":1,\"deepest\":0,\"wake\":\"interrupt\"}\n"
+		"{\"event\":\"disabled\",\"addr\":\"0x100017\"}\n");
+	write_trace(eos_tip);
+	assert_int_equal(xp_test_engine(&out, NULL, "insn", "pt", ptf, "raw", rawarg, "format", "jsonl", NULL), 0);
+	assert_string_equal(out,
+		"{\"ip\":\"0x100010\",\"sym\":null,\"bytes\":\"90\",\"insn\":\"nop\"}\n"
+		"{\"ip\":\"0x100011\",\"sym\":null,\"bytes\":\"90\",\"insn\":\"nop\"}\n"
+		"{\"ip\":\"0x100012\",\"sym\":null,\"bytes\":\"c3\",\"insn\":\"retq\"}\n"
+		"{\"event\":\"end\"}\n");
+}
+
 /* ---- 4. TIP.PGD without an IP at a ret, more trace after it ---- */
 
 static void ret_pgd_noip(struct pte *e)
@@ -406,6 +487,8 @@ int main(void)
 		cmocka_unit_test(test_end_of_trace),
 		cmocka_unit_test(test_async_disable),
 		cmocka_unit_test(test_tsx_stream),
+		cmocka_unit_test(test_tsx_views),
+		cmocka_unit_test(test_events_jsonl),
 		cmocka_unit_test(test_ret_pgd_noip),
 	};
 	return cmocka_run_group_tests(tests, setup, xp_test_tmp_teardown);
