@@ -545,6 +545,7 @@ static int on_event(struct dctx *c, const struct pt_event *pev)
 		if ((r = resolve(c, 0)))
 			return r;
 		ev = mkev(c, XEV_DISABLE);
+		ev.reason = "stopped";	/* TraceStop: the disable before it is final */
 		return emit(c, &ev);
 	case ptev_tsx:
 		return on_tsx(c, pev);

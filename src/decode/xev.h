@@ -79,7 +79,7 @@ struct xev {
 	uint32_t event;		/* XEV_SAMPLE, XEV_F_FUNC: which recorded event (attr index) */
 	const uint64_t *values;	/* XEV_SAMPLE: group counter values, one per event */
 	uint32_t nvalues;
-	const char *reason;	/* XEV_GAP: why */
+	const char *reason;	/* XEV_GAP: why; XEV_DISABLE: "stopped" (PT TraceStop), else NULL */
 	uint64_t lost;		/* XEV_GAP: bytes (or records) lost */
 	uint64_t offset;	/* position in the source trace (gap reports, --insn) */
 	const uint8_t *bytes;	/* XEV_BLOCK of one instruction from an instruction-level

@@ -500,7 +500,7 @@ static void marker(struct bb_insn_view *v, const struct xev *ev, const char *wha
 		out_buf_put(b, "\n", 1);
 		break;
 	default:
-		out_buf_printf(b, " disabled\n");
+		out_buf_printf(b, " %s\n", what);
 		break;
 	}
 	put(v, b->p, b->len);
@@ -622,7 +622,7 @@ int bb_insn_view_event(void *ctx, const struct xev *ev)
 		marker(v, ev, "enabled");
 		return 0;
 	case XEV_DISABLE:
-		marker(v, ev, "disabled");
+		marker(v, ev, ev->reason ? ev->reason : "disabled");
 		return 0;
 	case XEV_INTERRUPT:
 		marker(v, ev, "interrupt");

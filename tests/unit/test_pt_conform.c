@@ -277,11 +277,21 @@ static void power_off(struct pte *e)
 	pwrx_int(e, 1, 0);
 }
 
+/* TraceStop after the disable: fup-tip_pgd-stop.ptt */
+static void disable_stop(struct pte *e)
+{
+	psb(e, 0x14);
+	fup(e, 0x15);
+	pgd(e, 0x16);
+	pte_simple(e, ppt_stop);
+}
+
 static void test_async_disable(void **state)
 {
 	(void)state;
 	check(async_disable, NULL, "14 nop\n15 nop\n16 nop\n[disabled]\n");
 	check(async_disable_first, NULL, "[disabled]\n");
+	check(disable_stop, NULL, "14 nop\n[disabled]\n[stopped]\n");
 	check(async_disable_noip, NULL,
 	      "0 nop\n1 nop\n2 je 0x100006\n4 nop\n5 nop\n6 callq 0x100010\n10 nop\n11 nop\n12 retq\n"
 	      "b nop\n[disabled]\n");
