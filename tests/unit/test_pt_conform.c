@@ -331,6 +331,24 @@ static void tsx_abort(struct pte *e)
 	pgd(e, 0x17);
 }
 
+/* the same with a timestamp: every event has a time */
+static void tsx_abort_tsc(struct pte *e)
+{
+	pte_simple(e, ppt_psb);
+	pte_tsc(e, 1000);
+	pte_mode64(e);
+	fup(e, 0);
+	pte_simple(e, ppt_psbend);
+	pte_tnt(e, "N");
+	mode_tsx(e, 1, 0);
+	fup(e, 4);
+	mode_tsx(e, 0, 1);
+	fup(e, 0x12);
+	tip(e, 0x14);
+	fup(e, 0x16);
+	pgd(e, 0x17);
+}
+
 /* BDM64 (bdm64-tnt-cond-xabort.ptt): in a transaction since the PSB+, the jz's TNT
  * bit is wrong (N); the abort at 0x13 cannot be reached from the fall-through
  * without more trace, so with the erratum (--cpu 6/61) the jz went there */
@@ -416,7 +434,17 @@ static void test_tsx_views(void **state)
 		"{\"ip\":\"0x100014\",\"sym\":null,\"bytes\":\"90\",\"insn\":\"nop\"}\n"
 		"{\"ip\":\"0x100015\",\"sym\":null,\"bytes\":\"90\",\"insn\":\"nop\"}\n"
 		"{\"event\":\"disabled\",\"addr\":\"0x100017\"}\n");
+	/* with a time in front */
+	write_trace(tsx_abort_tsc);
+	assert_int_equal(xp_test_engine(&out, NULL, "insn", "pt", ptf, "raw", rawarg, "format", "jsonl", NULL), 0);
+	assert_non_null(strstr(out,
+		"{\"time\":1000,\"ip\":\"0x100002\",\"sym\":null,\"bytes\":\"74 02\",\"insn\":\"je 0x100006\"}\n"
+		"{\"time\":1000,\"event\":\"tsx_begin\",\"ip\":\"0x100004\"}\n"
+		"{\"time\":1000,\"ip\":\"0x100004\",\"sym\":null,\"bytes\":\"90\",\"insn\":\"nop\",\"speculative\":true}\n"));
+	assert_int_equal(xp_test_engine(&out, NULL, "insn", "pt", ptf, "raw", rawarg, NULL), 0);
+	assert_non_null(strstr(out, "1000 -1 ?         100005  [unknown]"));
 	/* the text line of a speculative instruction */
+	write_trace(tsx_abort);
 	assert_int_equal(xp_test_engine(&out, NULL, "insn", "pt", ptf, "raw", rawarg, NULL), 0);
 	assert_non_null(strstr(out, "--- - -1 begin transaction at 0x100004\n"
 		"- -1 ?         100004  [unknown]                        90                             nop\n"));
