@@ -6,6 +6,7 @@
  * a ret in libipt's instruction decoder.  Both libipt decoders give each stream. */
 #include "xp_test.h"
 
+#include "decoders/pt/dpt.h"
 #include "pt_enc.h"
 
 #define B 0x100000ull
@@ -477,6 +478,73 @@ static void test_tsx_views(void **state)
 	assert_null(strstr(out, "aborted"));
 }
 
+/* The decoder holds a transaction's events until its outcome: a dpt_run that pauses
+ * inside it (at a timestamp past its limit) and resumes gives the same events, the
+ * aborted ones marked, as one run. */
+struct evrec {
+	char text[4096];
+	size_t len;
+};
+
+static int evrec_fn(void *ctx, const struct xev *ev)
+{
+	struct evrec *r = ctx;
+	int n = snprintf(r->text + r->len, sizeof(r->text) - r->len, "%d %lx-%lx %lx%s%s\n", ev->kind,
+			 (unsigned long)ev->ip, (unsigned long)ev->end, (unsigned long)ev->addr,
+			 ev->flags & XEV_F_SPECULATIVE ? " spec" : "", ev->flags & XEV_F_ABORTED ? " aborted" : "");
+	assert_true(n > 0 && (size_t)n < sizeof(r->text) - r->len);
+	r->len += (size_t)n;
+	return 0;
+}
+
+static void tsx_abort_paused(struct pte *e)
+{
+	pte_simple(e, ppt_psb);
+	pte_tsc(e, 1000);
+	pte_mode64(e);
+	fup(e, 0);
+	pte_simple(e, ppt_psbend);
+	pte_tnt(e, "N");
+	mode_tsx(e, 1, 0);
+	fup(e, 4);
+	pte_tsc(e, 2000);	/* in the transaction: the stepped run pauses here */
+	mode_tsx(e, 0, 1);
+	fup(e, 0x12);
+	tip(e, 0x14);
+	fup(e, 0x16);
+	pgd(e, 0x17);
+}
+
+static void test_tsx_paused(void **state)
+{
+	(void)state;
+	struct pte e;
+	struct evrec one = { .len = 0 }, stepped = { .len = 0 };
+	struct xev_sink s1 = { evrec_fn, &one, NULL }, s2 = { evrec_fn, &stepped, NULL };
+	struct dpt_options opt;
+	struct dpt_dec *d;
+
+	pte_init(&e, 4096);
+	tsx_abort_paused(&e);
+	struct dpt_image *img = dpt_image_new("conform");
+	assert_non_null(img);
+	assert_int_equal(dpt_image_add_file(img, codef, 0, sizeof(code), B), 0);
+	dpt_options_init(&opt);
+	assert_int_equal(dpt_decode(e.buf, pte_len(&e), img, &opt, &s1, NULL), 0);
+	assert_int_equal(dpt_open(&d, e.buf, pte_len(&e), img, &opt), 0);
+	assert_int_equal(dpt_run(d, &s2, 1500), 0);
+	assert_int_equal(dpt_time(d), 2000);
+	assert_int_equal(dpt_run(d, &s2, UINT64_MAX), 0);
+	dpt_close(d);
+	assert_string_equal(stepped.text, one.text);
+	/* blocks 4-6 and 0x10-0x11 and the call between them: aborted */
+	assert_non_null(strstr(one.text, "0 100004-100006 0 spec aborted\n"
+				  "2 100006-0 100010 spec aborted\n"
+				  "0 100010-100011 0 spec aborted\n"));
+	dpt_image_free(img);
+	pte_free(&e);
+}
+
 /* Power events and the end of the trace in jsonl. */
 static void test_events_jsonl(void **state)
 {
@@ -526,6 +594,7 @@ int main(void)
 		cmocka_unit_test(test_async_disable),
 		cmocka_unit_test(test_tsx_stream),
 		cmocka_unit_test(test_tsx_views),
+		cmocka_unit_test(test_tsx_paused),
 		cmocka_unit_test(test_events_jsonl),
 		cmocka_unit_test(test_ret_pgd_noip),
 	};
