@@ -580,11 +580,32 @@ static void ret_pgd_noip(struct pte *e)
 	pgd(e, 0xe);
 }
 
+/* the same at a conditional branch and at an indirect jump */
+static void cond_pgd_noip(struct pte *e)
+{
+	psb(e, 0);
+	pgd_noip(e);	/* binds to the jz at 2 */
+	pge(e, 0x14);
+	fup(e, 0x15);
+	pgd(e, 0x16);
+}
+
+static void jmp_pgd_noip(struct pte *e)
+{
+	psb(e, 0x1e);
+	pgd_noip(e);	/* binds to the jmp *%rax at 0x20 */
+	pge(e, 0x10);
+	fup(e, 0x11);
+	pgd(e, 0x12);
+}
+
 static void test_ret_pgd_noip(void **state)
 {
 	(void)state;
 	check(ret_pgd_noip, NULL,
 	      "10 nop\n11 nop\n12 retq\n[disabled]\n[enabled at 0x10000b]\nb nop\nc nop\n[disabled]\n");
+	check(cond_pgd_noip, NULL, "0 nop\n1 nop\n2 je 0x100006\n[disabled]\n[enabled at 0x100014]\n14 nop\n[disabled]\n");
+	check(jmp_pgd_noip, NULL, "1e nop\n1f nop\n20 jmpq *%rax\n[disabled]\n[enabled at 0x100010]\n10 nop\n[disabled]\n");
 }
 
 int main(void)
