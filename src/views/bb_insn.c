@@ -317,6 +317,18 @@ static inline void put_json_line(struct bb_insn_view *v, const struct xev *ev, c
 		v->head.tid = ev->tid;
 		v->head.cpu = ev->cpu;
 	}
+	if (__builtin_expect(ev->flags & XEV_F_SPECULATIVE, 0) && n >= 3) {
+		/* the line ends in "}\n": the mark goes before it */
+		if (v->head.len > 1) {
+			put(v, v->head.text, v->head.len);
+			put(v, ",", 1);
+			put(v, t + 1, n - 3);
+		} else {
+			put(v, t, n - 2);
+		}
+		put(v, ",\"speculative\":true}\n", 21);
+		return;
+	}
 	if (v->pos + v->head.len + n > BUF_USE)
 		flush(v);
 	if (v->head.len + n > BUF_USE) {
@@ -347,6 +359,19 @@ static inline void put_text_head(struct bb_insn_view *v, const struct xev *ev)
 	}
 }
 
+/* A text line of an instruction run speculatively (in a transaction): '?' in the
+ * address column's padding, as ptxed marks them. */
+static void put_spec_text(struct bb_insn_view *v, const char *t, size_t n)
+{
+	if (n && t[0] == ' ') {
+		put(v, " ?", 2);
+		put(v, t + 1, n - 1);
+	} else {
+		put(v, " ? ", 3);
+		put(v, t, n);
+	}
+}
+
 static inline __attribute__((always_inline)) int emit_insn(struct bb_insn_view *v, const struct xev *ev, uint64_t ip,
 		     const uint8_t *bytes, size_t n, uint8_t *size_out)
 {
@@ -356,19 +381,83 @@ static inline __attribute__((always_inline)) int emit_insn(struct bb_insn_view *
 	*size_out = l->size;
 	if (v->o.format == BB_JSONL) {
 		/* the cached line starts with '{': time and tid go in after it */
-		if (!ev->time && ev->tid < 0 && ev->cpu < 0) {
+		if (!ev->time && ev->tid < 0 && ev->cpu < 0 && !(ev->flags & XEV_F_SPECULATIVE)) {
 			put_line(v, l->text, l->len);
 			return 0;
 		}
 		put_json_line(v, ev, l->text, l->len);
 		return 0;
-	} else {
-		put_text_head(v, ev);
-		put(v, " ", 1);
 	}
+	put_text_head(v, ev);
+	if (__builtin_expect(ev->flags & XEV_F_SPECULATIVE, 0)) {
+		put_spec_text(v, l->text, l->len);
+		return 0;
+	}
+	put(v, " ", 1);
 	put_line(v, l->text, l->len);
 	return 0;
 }
+
+static const char *const power_names[] = {
+	[XEV_PWR_MWAIT] = "mwait", [XEV_PWR_PWRE] = "pwre", [XEV_PWR_EXSTOP] = "exstop",
+	[XEV_PWR_PWRX] = "pwrx",
+};
+
+/* Power events as ptxed prints them ("mwait 7 1", "pwre c1.0", "pwrx int: c1 (c0)"). */
+static void power_json(struct out_buf *b, const struct xev *ev)
+{
+	out_json_string(b, "event", power_names[ev->sub]);
+	switch (ev->sub) {
+	case XEV_PWR_MWAIT:
+		out_json_u64(b, "hints", ev->arg0);
+		out_json_u64(b, "ext", ev->arg1);
+		break;
+	case XEV_PWR_PWRE:
+		out_json_u64(b, "state", ev->arg0);
+		out_json_u64(b, "sub_state", ev->arg1);
+		out_json_bool(b, "hw", ev->flags & XEV_F_HW);
+		break;
+	case XEV_PWR_PWRX:
+		out_json_u64(b, "last", ev->arg0);
+		out_json_u64(b, "deepest", ev->arg1);
+		out_json_string(b, "wake", ev->reason);
+		break;
+	default:
+		break;
+	}
+	if (ev->ip)
+		out_json_hex(b, "ip", ev->ip);
+}
+
+static void power_text(struct out_buf *b, const struct xev *ev)
+{
+	out_buf_printf(b, " %s", power_names[ev->sub]);
+	switch (ev->sub) {
+	case XEV_PWR_MWAIT:
+		out_buf_printf(b, " %#lx %#lx", (unsigned long)ev->arg0, (unsigned long)ev->arg1);
+		break;
+	case XEV_PWR_PWRE:
+		out_buf_printf(b, " c%lu.%lu%s", (unsigned long)ev->arg0, (unsigned long)ev->arg1,
+			       ev->flags & XEV_F_HW ? ", hw" : "");
+		break;
+	case XEV_PWR_PWRX:
+		out_buf_printf(b, " %s: c%lu (c%lu)", ev->reason ? ev->reason : "wake",
+			       (unsigned long)ev->arg0, (unsigned long)ev->arg1);
+		break;
+	default:
+		break;
+	}
+	if (ev->ip)
+		out_buf_printf(b, " at %#lx", (unsigned long)ev->ip);
+	out_buf_put(b, "\n", 1);
+}
+
+static const char *const tsx_json[] = {
+	[XEV_TSX_BEGIN] = "tsx_begin", [XEV_TSX_COMMIT] = "tsx_commit", [XEV_TSX_ABORT] = "tsx_abort",
+};
+static const char *const tsx_text[] = {
+	[XEV_TSX_BEGIN] = "begin transaction", [XEV_TSX_COMMIT] = "committed", [XEV_TSX_ABORT] = "aborted",
+};
 
 static void marker(struct bb_insn_view *v, const struct xev *ev, const char *what)
 {
@@ -389,6 +478,17 @@ static void marker(struct bb_insn_view *v, const struct xev *ev, const char *wha
 			out_json_string(b, "event", "interrupt");
 			out_json_hex(b, "from", ev->ip);
 			out_json_hex(b, "to", ev->addr);
+			break;
+		case XEV_END:
+			out_json_string(b, "event", "end");
+			break;
+		case XEV_POWER:
+			power_json(b, ev);
+			break;
+		case XEV_TSX:
+			out_json_string(b, "event", tsx_json[ev->sub]);
+			if (ev->ip)
+				out_json_hex(b, "ip", ev->ip);
 			break;
 		default:
 			out_json_string(b, "event", what);
@@ -412,8 +512,20 @@ static void marker(struct bb_insn_view *v, const struct xev *ev, const char *wha
 	case XEV_ENABLE:
 		out_buf_printf(b, " enabled at %#lx\n", (unsigned long)ev->ip);
 		break;
+	case XEV_END:
+		out_buf_printf(b, " end of trace\n");
+		break;
+	case XEV_POWER:
+		power_text(b, ev);
+		break;
+	case XEV_TSX:
+		out_buf_printf(b, " %s", tsx_text[ev->sub]);
+		if (ev->ip)
+			out_buf_printf(b, " at %#lx", (unsigned long)ev->ip);
+		out_buf_put(b, "\n", 1);
+		break;
 	default:
-		out_buf_printf(b, " disabled\n");
+		out_buf_printf(b, " %s\n", what);
 		break;
 	}
 	put(v, b->p, b->len);
@@ -489,7 +601,7 @@ static int emit_block(struct bb_insn_view *v, const struct xev *ev)
 			return -ENOMEM;
 	}
 	if (b->n) {
-		if (v->o.format == BB_JSONL && !ev->time && ev->tid < 0) {
+		if (v->o.format == BB_JSONL && !ev->time && ev->tid < 0 && !(ev->flags & XEV_F_SPECULATIVE)) {
 			put_line(v, b->text, b->len);
 		} else {
 			for (uint32_t i = 0; i < b->n; i++) {
@@ -497,6 +609,9 @@ static int emit_block(struct bb_insn_view *v, const struct xev *ev)
 				size_t tl = b->off[i + 1] - b->off[i];
 				if (v->o.format == BB_JSONL) {
 					put_json_line(v, ev, t, tl);
+				} else if (__builtin_expect(ev->flags & XEV_F_SPECULATIVE, 0)) {
+					put_text_head(v, ev);
+					put_spec_text(v, t, tl);
 				} else {
 					put_text_head(v, ev);
 					put(v, " ", 1);
@@ -532,10 +647,15 @@ int bb_insn_view_event(void *ctx, const struct xev *ev)
 		marker(v, ev, "enabled");
 		return 0;
 	case XEV_DISABLE:
-		marker(v, ev, "disabled");
+		marker(v, ev, ev->reason ? ev->reason : "disabled");
 		return 0;
 	case XEV_INTERRUPT:
 		marker(v, ev, "interrupt");
+		return 0;
+	case XEV_END:
+	case XEV_POWER:
+	case XEV_TSX:
+		marker(v, ev, NULL);
 		return 0;
 	default:
 		return 0;
