@@ -4,7 +4,10 @@
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
+#include <signal.h>
 #include <sys/mman.h>
+#include <sys/time.h>
+#include <time.h>
 #include <sys/wait.h>
 #include <unistd.h>
 
@@ -586,10 +589,48 @@ static void print_summary(const struct step_col *c, const struct stp_stats *st)
 		c->pt_bytes / 1e6);
 }
 
+static void on_alarm(int sig)
+{
+	(void)sig;	/* interrupts the tracer's waitpid: it then sees the deadline */
+}
+
+/* --duration: SIGALRM at the deadline and every 100 ms after it (one that lands just
+ * before waitpid blocks must not be the last), without SA_RESTART. */
+static void arm_deadline(uint64_t deadline_ns)
+{
+	struct sigaction sa;
+	struct itimerval it = { .it_interval = { 0, 100000 } };
+	struct timespec ts;
+	uint64_t now, left;
+
+	clock_gettime(CLOCK_MONOTONIC, &ts);
+	now = (uint64_t)ts.tv_sec * 1000000000ull + (uint64_t)ts.tv_nsec;
+	left = deadline_ns > now ? deadline_ns - now : 1000;
+
+	memset(&sa, 0, sizeof(sa));
+	sa.sa_handler = on_alarm;
+	sigemptyset(&sa.sa_mask);
+	sigaction(SIGALRM, &sa, NULL);
+	it.it_value.tv_sec = (time_t)(left / 1000000000u);
+	it.it_value.tv_usec = (suseconds_t)(left % 1000000000u / 1000u);
+	if (!it.it_value.tv_sec && !it.it_value.tv_usec)
+		it.it_value.tv_usec = 1;
+	setitimer(ITIMER_REAL, &it, NULL);
+}
+
+static void disarm_deadline(void)
+{
+	struct itimerval it = { 0 };
+
+	setitimer(ITIMER_REAL, &it, NULL);
+	signal(SIGALRM, SIG_DFL);
+}
+
 static int step_run(struct rec *r)
 {
 	struct step_col c = { .r = r };
-	struct stp_opts xo = { .fn = on_event, .ctx = &c, .stop = &rec_stop_requested };
+	struct stp_opts xo = { .fn = on_event, .ctx = &c, .stop = &rec_stop_requested,
+			       .deadline_ns = r->deadline_ns };
 	struct stp *s = NULL;
 	int e, rc;
 
@@ -621,9 +662,19 @@ static int step_run(struct rec *r)
 	c.s = s;
 	if ((rc = rec_target_go(r)) < 0)
 		goto out;
+	if (r->deadline_ns)
+		arm_deadline(r->deadline_ns);
 	e = stp_run(s);
-	r->target_status = stp_exit_status(s);
-	r->target_done = 1;	/* the tracer reaped it */
+	if (r->deadline_ns)
+		disarm_deadline();
+	if (e == 0 && stp_detached(s)) {
+		/* still running, untraced: it gets SIGTERM as in the other modes */
+		if (!r->opts->quiet)
+			xp_warn("step: --duration reached: tracing stopped, the command was detached");
+	} else {
+		r->target_status = stp_exit_status(s);
+		r->target_done = 1;	/* the tracer reaped it */
+	}
 	for (uint32_t i = 0; i < c.nth; i++)
 		if (c.th[i])
 			end_thread(&c, c.th[i]);

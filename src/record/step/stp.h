@@ -86,6 +86,10 @@ struct stp_opts {
 	int filtered;
 	/* Checked between stops: non-zero ends tracing (the tracees are killed). */
 	volatile sig_atomic_t *stop;
+	/* CLOCK_MONOTONIC ns, 0 none: tracing ends there and the tracees are detached
+	 * (our int3s removed), running on untraced.  A blocked waitpid notices only when
+	 * a signal interrupts it (the caller arms a timer). */
+	uint64_t deadline_ns;
 };
 
 struct stp;
@@ -93,9 +97,12 @@ struct stp;
 /* Seizes `pid`, a child that has not exec'd yet (it waits for a go signal from the
  * caller); tracing starts at its exec. */
 int stp_attach(struct stp **out, const struct stp_opts *o, pid_t pid);
-/* Runs until every traced thread exited.  Returns 0, or the first negative error / the
- * callback's non-zero value (the tracees are killed then). */
+/* Runs until every traced thread exited or the deadline passed.  Returns 0, or the
+ * first negative error / the callback's non-zero value (the tracees are killed then). */
 int stp_run(struct stp *s);
+/* After stp_run returned 0: 1 when it stopped at the deadline and detached the
+ * tracees (still running), 0 when they all exited. */
+int stp_detached(const struct stp *s);
 /* Wait status of the traced process (valid after stp_run returned 0). */
 int stp_exit_status(const struct stp *s);
 const struct stp_stats *stp_stats(const struct stp *s);

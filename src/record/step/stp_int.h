@@ -74,6 +74,7 @@ struct stp_thr {
 	int in_syscall;
 	long sc_nr;
 	uint64_t sc_args[4];
+	int detach_sig;		/* detaching: signal to deliver, -1 not stopped yet */
 	void *user;
 };
 
@@ -87,6 +88,7 @@ struct stp {
 	pid_t root;
 	int root_status;
 	int error;
+	int detached;		/* the deadline passed: the tracees run on untraced */
 	struct stp_stats st;
 };
 
@@ -111,6 +113,8 @@ void stp_arm_entries(struct stp *s, struct stp_mm *m);
 void stp_ensure_armed(struct stp *s, struct stp_mm *m, uint64_t ip);
 /* Code in [addr, addr+len) may be gone or replaced (munmap, mprotect, mremap). */
 void stp_forget_code(struct stp_mm *m, uint64_t addr, uint64_t len);
+/* Puts the original bytes back under every int3 (detaching: the code runs on alone). */
+void stp_mm_disarm(struct stp_mm *m);
 
 /* stp_threads.c: threads and their events */
 uint64_t stp_now_ns(void);

@@ -217,6 +217,64 @@ fail:
 	return err;
 }
 
+/* The deadline passed: every thread is brought to a stop (PTRACE_INTERRUPT), our int3s
+ * are lifted, a thread stopped on one is put back on its instruction, and all are
+ * detached with the signal they were about to get.  Returns 0 or a negative errno. */
+static int detach_all(struct stp *s)
+{
+	struct user_regs_struct r;
+	struct stp_thr *t;
+	int st, left = 0;
+	pid_t tid;
+
+	for (t = s->threads; t; t = t->next) {
+		t->detach_sig = -1;	/* not stopped yet */
+		if (ptrace(PTRACE_INTERRUPT, t->tid, 0, 0) == 0)
+			left++;
+		else
+			t->detach_sig = 0;	/* gone already: its exit is reaped below */
+	}
+	while (left > 0 && (tid = waitpid(-1, &st, __WALL)) > 0) {
+		if (!(t = stp_thr_find(s, tid))) {
+			/* a thread cloned just now: it starts stopped */
+			if (!WIFSTOPPED(st) || !(t = stp_thr_add(s, tid)))
+				continue;
+			t->detach_sig = 0;
+			continue;
+		}
+		if (WIFEXITED(st) || WIFSIGNALED(st)) {
+			if (t->tid == s->root)
+				s->root_status = st;
+			left -= t->detach_sig < 0;
+			stp_thr_del(s, t);
+			continue;
+		}
+		if (t->detach_sig >= 0)
+			continue;	/* its interrupt's stop, after another one */
+		left--;
+		t->detach_sig = 0;
+		if ((st >> 16) || WSTOPSIG(st) == (SIGTRAP | 0x80))
+			continue;	/* event, syscall or interrupt stop: nothing pending */
+		if (WSTOPSIG(st) == SIGTRAP && t->mm && ptrace(PTRACE_GETREGS, tid, 0, &r) == 0 &&
+		    stp_bp_find(t->mm, x86_isa_bp_addr(&r))) {
+			x86_isa_set_ip(&r, x86_isa_bp_addr(&r));	/* run the instruction for real */
+			if (ptrace(PTRACE_SETREGS, tid, 0, &r) < 0)
+				return -errno;
+			continue;
+		}
+		t->detach_sig = WSTOPSIG(st);
+	}
+	for (t = s->threads; t; t = t->next)
+		if (t->mm)
+			stp_mm_disarm(t->mm);
+	while ((t = s->threads)) {
+		ptrace(PTRACE_DETACH, t->tid, 0, (void *)(long)(t->detach_sig > 0 ? t->detach_sig : 0));
+		stp_thr_del(s, t);
+	}
+	s->detached = 1;
+	return 0;
+}
+
 int stp_run(struct stp *s)
 {
 	int st, err;
@@ -226,6 +284,11 @@ int stp_run(struct stp *s)
 		if (s->o.stop && *s->o.stop) {
 			s->error = -EINTR;
 			break;
+		}
+		if (s->o.deadline_ns && stp_now_ns() >= s->o.deadline_ns) {
+			if ((s->error = detach_all(s)) < 0)
+				break;
+			return 0;
 		}
 		tid = waitpid(-1, &st, __WALL);
 		if (tid < 0) {
@@ -247,6 +310,11 @@ int stp_run(struct stp *s)
 		return s->error;
 	}
 	return 0;
+}
+
+int stp_detached(const struct stp *s)
+{
+	return s->detached;
 }
 
 int stp_exit_status(const struct stp *s)
