@@ -30,7 +30,13 @@
 
 /* Each stop reports the instruction that runs next; it is written once the next step
  * proves it ran (a signal delivered in between preempts it). */
-static struct { pid_t tid; FILE *f; uint64_t pending, last; int exit_len; } th[MAXT];
+static struct {
+	pid_t tid;
+	FILE *f;
+	uint64_t pending, last;
+	int exit_len;
+	int sent;	/* a fatal signal from outside / a syscall: pending never ran */
+} th[MAXT];
 static int nth;
 static char *prefix;
 static unsigned long long repaired;
@@ -196,8 +202,10 @@ loop:
 		if (tid < 0)
 			break;
 		if (WIFEXITED(st) || WIFSIGNALED(st)) {
-			if (started)
-				ran(slot(tid));	/* the exit syscall */
+			/* the exit syscall, or the instruction that faulted (as the step
+			 * tracer shows it); a signal sent hit no instruction */
+			if (started && !th[slot(tid)].sent)
+				ran(slot(tid));
 			live--;
 			continue;
 		}
@@ -229,6 +237,8 @@ loop:
 			int i = slot(tid);
 			uint64_t after = th[i].pending + (uint64_t)th[i].exit_len;
 
+			th[i].sent = 0;
+
 			ptrace(PTRACE_GETREGS, tid, 0, &r);
 			if (th[i].exit_len && simulate && r.rip == after) {
 				/* --lose-trap: behave like such a hypervisor */
@@ -254,6 +264,12 @@ loop:
 			th[slot(tid)].pending = 0;
 			th[slot(tid)].exit_len = 0;
 			th[slot(tid)].last = 0;
+		} else {
+			siginfo_t si;
+
+			memset(&si, 0, sizeof(si));
+			ptrace(PTRACE_GETSIGINFO, tid, 0, &si);
+			th[slot(tid)].sent = si.si_code <= 0;
 		}
 		ptrace(PTRACE_SINGLESTEP, tid, 0, (void *)(long)sig);
 	}

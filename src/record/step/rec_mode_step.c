@@ -16,6 +16,7 @@
 #include "record/step/ptw.h"
 #include "record/step/stp.h"
 #include "record/rec.h"
+#include "perfdata/pd_faults.h"
 #include "util/xp_err.h"
 #include "util/xp_grow.h"
 
@@ -56,6 +57,8 @@ struct step_col {
 	int nranges;
 	char exe[4096];		/* the program of the process that exec'd last */
 	char *perf_filter;	/* for perf's decoder, in AUXTRACE_INFO */
+	struct pd_fault *faults;	/* threads a signal ended, for the faults feature */
+	size_t nfaults, capfaults;
 	int reported;		/* c->err was explained to the user already */
 };
 
@@ -450,6 +453,14 @@ static int on_event(void *ctx, const struct stp_event *ev)
 	case STP_ASYNC:
 		e = ptw_async(&t->w, ev->ip, ev->to, ev->time);
 		break;
+	case STP_FATAL:
+		if (XP_GROW(c->faults, c->capfaults, c->nfaults + 1) < 0)
+			return fail(c, -ENOMEM);
+		c->faults[c->nfaults++] = (struct pd_fault){
+			.tid = ev->tid, .pid = ev->pid, .time = ev->time, .ip = ev->ip,
+			.signo = ev->sig, .code = ev->code, .addr = ev->to, .fault = (uint8_t)ev->taken,
+		};
+		return 0;
 	case STP_EXIT:
 		if (!t)
 			return 0;
@@ -564,6 +575,7 @@ static void step_col_free(struct step_col *c)
 				c->filt[i].module ? c->filt[i].module : "");
 	col_step_filter_free(c->filt, c->nfilt);
 	free(c->perf_filter);
+	free(c->faults);
 	for (size_t i = 0; i < c->nmaps; i++)
 		free(c->maps[i].name);
 	free(c->maps);
@@ -678,6 +690,13 @@ static int step_run(struct rec *r)
 	for (uint32_t i = 0; i < c.nth; i++)
 		if (c.th[i])
 			end_thread(&c, c.th[i]);
+	if (c.nfaults) {
+		char *text = pd_faults_format(c.faults, c.nfaults);
+
+		if (!text || pd_writer_feat_string(r->w, PD_FEAT_XPTRACE_FAULTS, text) < 0)
+			xp_warn("step: the fatal signals could not be stored: decode will not show them");
+		free(text);
+	}
 	if (e < 0 && e != -EINTR && !c.err)
 		xp_err("trace the command", NULL, "%s", strerror(-e));
 	else if (c.err && !c.reported)

@@ -35,6 +35,9 @@ enum stp_kind {
 			 * taken = 1: asynchronously (a signal into code outside the filter) */
 	STP_ENABLE,	/* tracing (re)starts at `to` (after a syscall, filter entry) */
 	STP_ASYNC,	/* asynchronous transfer: interrupted at ip, continues at `to` (signal) */
+	STP_FATAL,	/* a signal with no handler kills the thread at ip: `sig`, `code`, `to`
+			 * = si_addr; taken = 1: the instruction at ip faulted (a STP_DISABLE
+			 * with taken = 1 at ip came just before while tracing was on) */
 	STP_EXIT,	/* thread exits (its last event) */
 };
 
@@ -49,6 +52,7 @@ struct stp_event {
 	enum x86_bclass cls;	/* STP_TIP: which kind of branch */
 	const char *comm;	/* STP_EXEC */
 	int status;		/* STP_EXIT: wait status of the thread (when it is known) */
+	int sig, code;		/* STP_FATAL: signal number and si_code */
 	void **user;		/* per-thread slot the callback may use */
 };
 

@@ -131,7 +131,8 @@ int stp_on_clone(struct stp *s, struct stp_thr *p, int event);
 int stp_on_exec(struct stp *s, struct stp_thr *t, struct user_regs_struct *r);
 int stp_on_exit(struct stp *s, struct stp_thr *t, int status);
 
-/* stp_bp.c: a stop at one of our int3s */
+/* stp_bp.c: a stop at one of our int3s.  0, a negative errno, or a signal that stopped
+ * the thread at the branch instead (stp_trace.c handles it like any signal stop). */
 int stp_on_breakpoint(struct stp *s, struct stp_thr *t, struct user_regs_struct *r);
 
 #endif
