@@ -6,7 +6,7 @@
 #define XP_STATUS_H
 
 /* Turns the status on when `want` and stderr is a terminal; the first line shows
- * after `delay_ms` (a short run shows none). */
+ * after `delay_ms` (a short run shows none; XPTRACE_STATUS_DELAY_MS overrides it). */
 void xp_status_start(int want, unsigned delay_ms);
 /* 1 when a redraw is due (on, past the delay, 250 ms since the last one). */
 int xp_status_due(void);
