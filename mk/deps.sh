@@ -31,6 +31,7 @@ if [ "$need" = test ] || [ "$need" = bench ]; then
 	command -v perf >/dev/null && perf version >/dev/null 2>&1 || want linux-perf
 	command -v callgrind_annotate >/dev/null || want valgrind
 	command -v python3 >/dev/null || want python3
+	command -v groff >/dev/null || want groff-base	# the man pages (tests/integration/build.sh)
 fi
 if [ "$need" = bench ]; then
 	command -v hyperfine >/dev/null || want hyperfine
