@@ -645,8 +645,8 @@ static int step_run(struct rec *r)
 	{
 		const struct stp_stats *st = stp_stats(s);
 		snprintf(r->recorded, sizeof(r->recorded), "%" PRIu64 " branches as Intel PT (%" PRIu64
-			 " ptrace stops, %" PRIu64 " threads)", st->cond + st->indirect + st->ret,
-			 st->stops, st->threads);
+			 " ptrace stops, %" PRIu64 " thread%s)", st->cond + st->indirect + st->ret,
+			 st->stops, st->threads, st->threads == 1 ? "" : "s");
 	}
 	if (r->opts->verbose && !r->opts->quiet)
 		print_summary(&c, stp_stats(s));
