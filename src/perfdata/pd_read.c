@@ -245,10 +245,11 @@ static int read_attrs(struct pd_file *f)
 	const struct pd_file_header *h = &f->hdr;
 	size_t esz = h->attr_size;
 
-	/* A sane section that runs past the end: the file was cut, not scrambled. */
+	/* A plausible section (up to 16 MB of attrs: ~100K events) that runs past the
+	 * end: the file was cut, not scrambled. */
 	if (esz >= PERF_ATTR_SIZE_VER0 + sizeof(struct pd_section) && esz <= 4096 &&
 	    h->attrs.size % esz == 0 && h->attrs.offset <= UINT64_MAX - h->attrs.size &&
-	    !section_ok(f, &h->attrs) && h->attrs.offset + h->attrs.size <= (1ull << 40))
+	    h->attrs.size <= (16u << 20) && h->attrs.offset <= (1ull << 40) && !section_ok(f, &h->attrs))
 		return xp_err_code(-EINVAL, f->name, "the file is damaged; record again",
 				   "truncated at byte %llu: the event attributes need bytes %llu to %llu",
 				   (unsigned long long)f->file_size, (unsigned long long)h->attrs.offset,
