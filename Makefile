@@ -63,7 +63,19 @@ endif
 .PHONY: all deps check unit progs asan demo install clean bench
 .DEFAULT_GOAL := all
 
-all: $(XPTRACE)
+# Man pages and bash completion are generated from the binary (its --help texts and
+# tables: mk/man.sh, mk/completion.sh), so they cannot drift from it.
+MAN_STAMP  := $(BUILD)/man/.stamp
+COMPLETION := $(BUILD)/xptrace.bash
+
+all: $(XPTRACE) $(MAN_STAMP) $(COMPLETION)
+
+$(MAN_STAMP): $(XPTRACE) mk/man.sh
+	@echo "  MAN     $(BUILD)/man/"
+	$(Q)rm -rf $(BUILD)/man && mk/man.sh ./$(XPTRACE) $(BUILD)/man && touch $@
+$(COMPLETION): $(XPTRACE) mk/completion.sh mk/help-options.sh
+	@echo "  GEN     $@"
+	$(Q)mk/completion.sh ./$(XPTRACE) >$@.tmp && mv $@.tmp $@
 
 # Installs the Debian packages when a header or library is missing (see mk/deps.sh).
 deps:
@@ -160,8 +172,11 @@ bench: all progs
 	$(Q)for b in bench/*; do [ -x "$$b" ] && echo "== $$b" && "$$b"; done; true
 
 install: all
-	install -d $(DESTDIR)$(PREFIX)/bin $(DESTDIR)$(PREFIX)/share/doc/xptrace
+	install -d $(DESTDIR)$(PREFIX)/bin $(DESTDIR)$(PREFIX)/share/doc/xptrace \
+		$(DESTDIR)$(PREFIX)/share/man/man1 $(DESTDIR)$(PREFIX)/share/bash-completion/completions
 	install -m 755 $(XPTRACE) $(DESTDIR)$(PREFIX)/bin/xptrace
+	install -m 644 $(BUILD)/man/*.1 $(DESTDIR)$(PREFIX)/share/man/man1/
+	install -m 644 $(COMPLETION) $(DESTDIR)$(PREFIX)/share/bash-completion/completions/xptrace
 	install -m 644 README.md docs/*.md $(DESTDIR)$(PREFIX)/share/doc/xptrace/
 
 clean:

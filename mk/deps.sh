@@ -45,6 +45,7 @@ if [ "$need" = test ] || [ "$need" = bench ]; then
 	# clang alone (no recommends) lacks the sanitizer and libFuzzer runtimes
 	command -v clang >/dev/null || want clang
 	have_fuzzer || want libclang-rt-dev
+	command -v groff >/dev/null || want groff-base	# the man pages (tests/integration/build.sh)
 fi
 if [ "$need" = bench ]; then
 	command -v hyperfine >/dev/null || want hyperfine

@@ -43,6 +43,7 @@ struct bb_filter {
 	/* --sym: the last function looked up, to avoid a lookup per event */
 	uint64_t fn_start, fn_end;
 	bool fn_match, fn_valid;
+	bool last_in;		/* the last code event was in the function */
 };
 
 void bb_filter_init(struct bb_filter *f, const struct bb_env *env, struct xev_sink next);

@@ -2,10 +2,13 @@
 #include <errno.h>
 #include <stdlib.h>
 #include <string.h>
+#include <sys/stat.h>
+#include <unistd.h>
 
 #include "engine/engine.h"
 #include "cli/xp_cli.h"
 #include "util/xp_err.h"
+#include "util/xp_status.h"
 
 static const char usage_head[] =
 	"usage: xptrace decode [-i TRACE] [VIEW] [OPTIONS]\n"
@@ -150,7 +153,13 @@ static int run(int argc, char **argv)
 
 	if (rc)
 		return rc;
+	/* Progress of a decode that takes more than a second, on a terminal's stderr, when
+	 * the report goes elsewhere (-o, a file): a report printed to the same terminal, or
+	 * a pager reading it, would be overwritten by the status line. */
+	struct stat st;
+	xp_status_start(o.view.output || (fstat(STDOUT_FILENO, &st) == 0 && S_ISREG(st.st_mode)), 1000);
 	rc = eng_decode(&o);
+	xp_status_stop();
 	return rc == 0 ? XP_EXIT_OK : rc == ENG_EREQUEST ? XP_EXIT_USAGE : XP_EXIT_RUNTIME;
 }
 

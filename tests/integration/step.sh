@@ -21,7 +21,7 @@ step_case() {	# $1 program; [$2 $3 = compare only [lo, hi) for threads]
 		start=$(printf '%x' $((PIE_BASE + 0x$off)))
 		$NOASLR "$PROGS/xp_sstep" "$TMP/$prog.truth" "0x$off" -- "$p" >"$TMP/$prog.out1" 2>&1
 	fi
-	$NOASLR ${WHOLE:+$WHOLE_ENV} "$XPTRACE" record --mode step -o "$TMP/$prog" -- "$p" >"$TMP/$prog.out2" 2>"$TMP/$prog.err"
+	$NOASLR ${WHOLE:+$WHOLE_ENV} "$XPTRACE" record -v --mode step -o "$TMP/$prog" -- "$p" >"$TMP/$prog.out2" 2>"$TMP/$prog.err"
 	rc=$?
 	check_eq "$prog: step record exits 0" 0 "$rc"
 	check_eq "$prog: same program output as under single-step" "$(cat "$TMP/$prog.out1")" "$(cat "$TMP/$prog.out2")"
@@ -75,7 +75,7 @@ handler=$(printf '%x' $((PIE_BASE + 0x$(nm "$PROGS/step_signal" | awk '$3 == "on
 check_eq "step_signal: three entries into the handler" "3" \
 	"$(awk -v h="$handler" '$4 == h' "$TMP/step_signal.br" | wc -l)"
 
-check_exit "--mode step refuses -p" 1 "$XPTRACE" record --mode step -o "$TMP/p" -p $$
+check_exit "--mode step refuses -p (a usage error)" 2 "$XPTRACE" record --mode step -o "$TMP/p" -p $$
 check_match "--mode step -p says why" "cannot attach to a running process" "$(cat "$TMP/.err")"
 check_exit "--mode step on a missing command fails" 1 "$XPTRACE" record --mode step -o "$TMP/nx" -- /nonexistent/cmd
 
@@ -86,7 +86,7 @@ filter_case() {	# $1 program, $2 --filter spec, $3 function whose range it is, $
 	local prog=$1 spec=$2 fn=$3 mod=$4 off lo hi base name=$1.f$RANDOM stops
 	off=$(nm "$PROGS/$prog" | awk '$3 == "main" { print $1 }')
 	$NOASLR "$PROGS/xp_sstep" "$TMP/$name.truth" "0x$off" -- "$PROGS/$prog" >/dev/null 2>&1
-	$NOASLR "$XPTRACE" record --mode step --filter "$spec" -o "$TMP/$name" -- "$PROGS/$prog" \
+	$NOASLR "$XPTRACE" record -v --mode step --filter "$spec" -o "$TMP/$name" -- "$PROGS/$prog" \
 		>/dev/null 2>"$TMP/$name.err"
 	check_eq "--filter $spec: record exits 0" 0 "$?"
 	perf script -i "$TMP/$name/perf.data" --itrace=i0ns -F tid,ip >"$TMP/$name.insn" 2>/dev/null
@@ -118,14 +118,21 @@ check_exit "--filter: an unknown function is an error" 1 "$XPTRACE" record --mod
 check_match "--filter: says which function is missing" "no function 'nosuchfn'" "$(cat "$TMP/.err")"
 check_exit "--filter: a range needs its module" 1 "$XPTRACE" record --mode step --filter 0x10-0x20 -o "$TMP/nm" -- "$PROGS/step_basic"
 
-check_exit "step -p: refused" 1 "$XPTRACE" record --mode step -o "$TMP/sp" -p $$
+check_exit "step -p: refused (a usage error)" 2 "$XPTRACE" record --mode step -o "$TMP/sp" -p $$
 check_match "step -p: says why and what to do" "^xptrace: record: --mode step cannot attach to a running process \(-p\) \(run the command under xptrace instead\)$" "$(cat "$TMP/.err")"
 check_eq "step -p: no trace directory left behind" "no" "$([ -e "$TMP/sp" ] && echo yes || echo no)"
-check_match "info lists step with its measured cost" "^step mode cost +0\.[0-9]+ stops per branch, .*faster than single-stepping" "$("$XPTRACE" info 2>/dev/null)"
+# issue 15: the stops per branch depend on the program (0.2 to 1.0): no fixed figure in
+# info or help, the measured one in record -v
+check_match "info says what step costs, without a fixed figure" \
+	"^step mode cost +the command stops under ptrace at branches \(record -v prints the stops per branch measured\)" \
+	"$("$XPTRACE" info 2>/dev/null)"
+check_eq "info and help give no stops-per-branch number" "" \
+	"$({ "$XPTRACE" info; "$XPTRACE" info --json; "$XPTRACE" help record; } 2>&1 | grep -Ei '[0-9.]+ stops? per branch|stops_per_branch|us per executed')"
+check_match "record -v gives this recording's stops per branch" "stops \([0-9]\.[0-9]{3} per branch\)" "$(cat "$TMP/step_basic.err")"
 check_match "info lists step as a mode" "^  step +available" "$("$XPTRACE" info 2>/dev/null)"
 
 # signals that interrupt user code: FUP + TIP, which perf shows as asynchronous branches
-"$XPTRACE" record --mode step -o "$TMP/async" -- "$PROGS/step_async" >"$TMP/async.out" 2>"$TMP/async.err"
+"$XPTRACE" record -v --mode step -o "$TMP/async" -- "$PROGS/step_async" >"$TMP/async.out" 2>"$TMP/async.err"
 check_eq "step_async: record exits 0, the program saw its 3 signals" "0 async 3 1" "$? $(cat "$TMP/async.out")"
 perf script -i "$TMP/async/perf.data" --itrace=be -F tid,ip,addr,flags >"$TMP/async.br" 2>&1
 check_eq "step_async: perf decodes it without trace errors" "0" "$(grep -ci 'error' "$TMP/async.br")"

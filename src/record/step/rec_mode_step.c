@@ -18,6 +18,7 @@
 #include "record/rec.h"
 #include "perfdata/pd_faults.h"
 #include "util/xp_err.h"
+#include "util/xp_status.h"
 #include "util/xp_grow.h"
 
 #define STEP_ID_BASE 1000	/* event ids: one per thread, like per-thread perf events */
@@ -48,6 +49,7 @@ struct step_col {
 	size_t nmaps, capmaps;
 	uint64_t psb_period;
 	uint64_t pt_bytes, chunks;
+	uint64_t nevents;	/* tracer events seen, paces the live status */
 	int err;
 	/* --filter */
 	struct stp *s;
@@ -388,6 +390,12 @@ static int on_event(void *ctx, const struct stp_event *ev)
 
 	if (c->err)
 		return c->err;
+	if ((++c->nevents & 1023) == 0 && c->s && xp_status_due()) {
+		const struct stp_stats *st = stp_stats(c->s);
+		xp_status_show("step: %" PRIu64 " branches, %" PRIu64 " stops, %.1f MB of PT, %.1f s",
+			       st->cond + st->indirect + st->ret, st->stops, c->pt_bytes / 1e6,
+			       xp_status_elapsed());
+	}
 	switch (ev->kind) {
 	case STP_THREAD:
 		if (flush_all(c) < 0)
@@ -676,6 +684,8 @@ static int step_run(struct rec *r)
 		goto out;
 	if (r->deadline_ns)
 		arm_deadline(r->deadline_ns);
+	/* the live status: a traced command runs hundreds of times slower than alone */
+	xp_status_start(!r->opts->quiet, 500);
 	e = stp_run(s);
 	if (r->deadline_ns)
 		disarm_deadline();
@@ -701,7 +711,14 @@ static int step_run(struct rec *r)
 		xp_err("trace the command", NULL, "%s", strerror(-e));
 	else if (c.err && !c.reported)
 		xp_err("record", NULL, "cannot write the trace: %s", strerror(-c.err));
-	if (!r->opts->quiet)
+	xp_status_stop();
+	{
+		const struct stp_stats *st = stp_stats(s);
+		snprintf(r->recorded, sizeof(r->recorded), "%" PRIu64 " branches as Intel PT (%" PRIu64
+			 " ptrace stops, %" PRIu64 " thread%s)", st->cond + st->indirect + st->ret,
+			 st->stops, st->threads, st->threads == 1 ? "" : "s");
+	}
+	if (r->opts->verbose && !r->opts->quiet)
 		print_summary(&c, stp_stats(s));
 	rc = e < 0 && e != -EINTR ? e : c.err;	/* c.err: 0 or the trace's write error */
 out:
@@ -713,7 +730,7 @@ out:
 const struct rec_mode rec_mode_step = {
 	.name = "step",
 	.summary = "ptrace branch tracer, any x86-64 CPU: exact instruction stream as Intel PT "
-		   "(slow: about 1 stop per branch)",
+		   "(slow: the command stops under ptrace at branches)",
 	.probe = NULL,
 	.run = step_run,
 };
