@@ -31,6 +31,8 @@ if [ "$need" = test ] || [ "$need" = bench ]; then
 	command -v perf >/dev/null && perf version >/dev/null 2>&1 || want linux-perf
 	command -v callgrind_annotate >/dev/null || want valgrind
 	command -v python3 >/dev/null || want python3
+	# ld.so's labels (_start, _dl_start_user) and libc's local symbols, as perf sees them
+	dpkg -s libc6-dbg >/dev/null 2>&1 || want libc6-dbg
 fi
 if [ "$need" = bench ]; then
 	command -v hyperfine >/dev/null || want hyperfine

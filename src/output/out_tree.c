@@ -129,7 +129,7 @@ int out_callgrind(FILE *f, const struct ct_tree *t, const char *const *events, c
 
 	for (unsigned m = 0; m < nm; m++)
 		summary[m] = ct_total(t, m);
-	out_cg_begin(&w, f, false, cmd, events, nm, summary);
+	out_cg_begin(&w, f, OUT_CG_LINE, cmd, events, nm, summary);
 	for (uint32_t fn = 0; fn < nfn; fn++) {
 		struct fnacc *a = &acc[fn];
 		uint64_t line, cline;
@@ -138,12 +138,13 @@ int out_callgrind(FILE *f, const struct ct_tree *t, const char *const *events, c
 			continue;
 		struct out_cg_fn at = where(n, fn, &line);
 		out_cg_fn(&w, &at);
-		out_cg_cost(&w, line, a->self);
+		out_cg_cost(&w, &(struct out_cg_pos){ 0, line }, a->self);
 		for (uint32_t i = 0; i < a->nedges; i++) {
 			struct edge *e = &a->edges[i];
 			struct out_cg_fn callee = where(n, e->callee, &cline);
 
-			out_cg_call(&w, &callee, e->calls, cline, line, e->incl);
+			out_cg_call(&w, &callee, e->calls, &(struct out_cg_pos){ 0, cline }, &(struct out_cg_pos){ 0, line },
+				    e->incl);
 		}
 	}
 	out_cg_end(&w, NULL);

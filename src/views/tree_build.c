@@ -171,8 +171,11 @@ int tb_event(void *ctx, const struct xev *ev)
 			return func_event(b, t, ev);
 		static const uint64_t zero[DEC_MAX_METRICS];
 		uint32_t at = dec_fn_of(c, ev->pid, ev->ip, ev->time);
+		/* a return goes back to the function of its call instruction, which ends
+		 * before the return address: after ld.so's `call _dl_start` in _start the
+		 * next instruction is the label _dl_start_user, entered by falling through */
 		uint32_t to = ev->kind == XEV_CALL ? dec_fn_of(c, ev->pid, ev->addr, ev->time) :
-			frame_fn(c, t, ev->pid, ev->addr, ev->time);
+			frame_fn(c, t, ev->pid, ev->addr ? ev->addr - 1 : 0, ev->time);
 		int rc;
 		t->exact = true;
 		if (ct_cursor_depth(t->cur) == 0 && ct_cost(t->cur, at, zero) < 0)

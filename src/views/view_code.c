@@ -58,6 +58,16 @@ static const char *env_symbol(void *ctx, int32_t pid, uint64_t time, uint64_t ip
 	return f->name;
 }
 
+static const char *env_fn_name(void *ctx, int32_t pid, uint64_t time, uint64_t ip, const char **module)
+{
+	struct vstate *s = ctx;
+	const struct sym_fn *f = sym_fn(s->c->sym, dec_fn_of(s->c, pid, ip, time));
+	if (!f)
+		return NULL;
+	*module = f->module;
+	return f->name;
+}
+
 static bool env_srcline(void *ctx, int32_t pid, uint64_t time, uint64_t ip, const char **file, int *line)
 {
 	struct vstate *s = ctx;
@@ -79,7 +89,7 @@ static int open_common(struct view_ctx *vc, struct vstate **out)
 		free(s);
 		return -ENOMEM;
 	}
-	s->env = (struct bb_env){ env_read, env_symbol, env_srcline, env_span, s };
+	s->env = (struct bb_env){ env_read, env_symbol, env_srcline, env_span, s, env_fn_name };
 	s->vo.format = vc->o->format == OUT_JSONL ? BB_JSONL : BB_TEXT;
 	s->vo.out = vc->out;
 	s->vo.env = &s->env;
