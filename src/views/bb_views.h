@@ -31,6 +31,17 @@ int bb_blocks_report(struct bb_tally *t, const struct bb_view_opts *o);
 /* --annotate SYM: returns -1 when SYM executed nothing or is unknown. */
 int bb_annotate_report(struct bb_tally *t, const char *sym, const struct bb_view_opts *o);
 
+/* Traces of sampled addresses (no branch data): samples and period per address. */
+struct bb_samples;
+struct bb_samples *bb_samples_new(void);
+void bb_samples_free(struct bb_samples *s);
+int bb_samples_add(struct bb_samples *s, int32_t pid, uint64_t time, uint64_t ip, uint64_t period);
+/* --annotate SYM: per instruction the samples, their period and its percent of the
+ * function's (`metric` names it), source lines above their instructions; -ENOENT
+ * when no sample fell in SYM. */
+int bb_samples_annotate(struct bb_samples *s, const char *sym, const char *metric,
+			const struct bb_view_opts *o);
+
 /* --format callgrind: per-instruction Ir (+ Cycles) with exact calls=.  bb_cg_write
  * ends the profile (no events after it); `cmd` may be NULL. */
 struct bb_cg;

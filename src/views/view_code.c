@@ -21,6 +21,7 @@ struct vstate {
 	struct bb_insn_view *iv;
 	struct bb_tally *tally;
 	struct bb_cg *cg;
+	struct bb_samples *smp;	/* traces without branch data */
 	const char *annotate;
 };
 
@@ -123,19 +124,31 @@ static int set_filter(struct vstate *s, xev_sink_fn fn, void *ctx)
 	return 0;
 }
 
+/* A sample of the decode's metric at its address. */
+static int sample_event(void *state, const struct xev *ev)
+{
+	struct vstate *s = state;
+	uint64_t w[DEC_MAX_METRICS];
+	if (ev->kind != XEV_SAMPLE || !dec_weights(s->c, ev, w) || !w[s->c->metric])
+		return 0;
+	return bb_samples_add(s->smp, ev->pid, ev->time, ev->ip, w[s->c->metric]) < 0 ? -ENOMEM : 0;
+}
+
 /* The unfiltered hot path calls the consumer directly. */
 static int tally_event(void *state, const struct xev *ev)
 {
 	struct vstate *s = state;
 	if (s->filtered)
 		return bb_filter_event(&s->filt, ev);
+	if (s->smp)
+		return sample_event(s, ev);
 	return s->tally ? bb_tally_event(s->tally, ev) : bb_cg_event(s->cg, ev);
 }
 
 static int tally_batch(void *state, const struct xev *evs, size_t n)
 {
 	struct vstate *s = state;
-	if (s->tally && !s->filtered)
+	if (s->tally && !s->filtered && !s->smp)
 		return bb_tally_batch(s->tally, evs, n);
 	for (size_t i = 0; i < n; i++) {
 		int r = tally_event(s, &evs[i]);
@@ -155,12 +168,27 @@ static void free_state(struct vstate *s)
 {
 	bb_tally_free(s->tally);
 	bb_cg_free(s->cg);
+	bb_samples_free(s->smp);
 	sb_code_free(s->mem);
 	free(s);
 }
 
+int view_need_branches(const struct view_ctx *vc)
+{
+	if (!vc->c->no_branches)
+		return 0;
+	char what[48];
+	snprintf(what, sizeof(what), "--%s", vc->o->view);
+	return xp_err_code(-EINVAL, what, "record with --mode step, pt or lbr for an instruction "
+			   "stream; --annotate SYM and --blocks show this trace's samples per instruction",
+			   "this trace has no branch data (its samples give addresses, not what ran between "
+			   "them)");
+}
+
 static int insn_open(struct view_ctx *vc, void **state)
 {
+	if (view_need_branches(vc) < 0)
+		return -EINVAL;
 	struct vstate *s;
 	int r = open_common(vc, &s);
 	if (r < 0)
@@ -194,7 +222,11 @@ static int tally_open(struct view_ctx *vc, void **state)
 	int r = open_common(vc, &s);
 	if (r < 0)
 		return r;
-	if (vc->o->format == OUT_CALLGRIND) {
+	if (vc->c->no_branches && vc->o->view_arg) {
+		/* --annotate on sampled addresses: their samples per instruction */
+		s->smp = bb_samples_new();
+		r = s->smp ? set_filter(s, sample_event, s) : -ENOMEM;
+	} else if (vc->o->format == OUT_CALLGRIND) {
 		s->cg = bb_cg_new(&s->env);
 		r = s->cg ? set_filter(s, bb_cg_event, s->cg) : -ENOMEM;
 	} else {
@@ -230,7 +262,14 @@ static int annotate_close(void *state, int status)
 {
 	struct vstate *s = state;
 	int r = 0;
-	if (status >= 0 && bb_annotate_report(s->tally, s->annotate, &s->vo) < 0)
+	if (status >= 0 && s->smp) {
+		r = bb_samples_annotate(s->smp, s->annotate, s->c->metrics[s->c->metric].name, &s->vo);
+		if (r == -ENOENT)
+			r = xp_err_code(r, s->annotate, "check the name with --functions",
+					"no sample of this function in the trace");
+		else if (r < 0)
+			r = xp_err_code(r, s->annotate, NULL, "the annotation failed");
+	} else if (status >= 0 && bb_annotate_report(s->tally, s->annotate, &s->vo) < 0)
 		r = xp_err_code(-ENOENT, s->annotate, "check the name with --blocks or --functions",
 				"no executed code of this function in the trace");
 	free_state(s);

@@ -1,0 +1,238 @@
+/* --annotate SYM and --blocks on traces of sampled addresses (no branch data): the
+ * samples and period of each instruction address, as perf annotate counts them. */
+#include <errno.h>
+#include <inttypes.h>
+#include <stdlib.h>
+#include <string.h>
+#include <unistd.h>
+
+#include "views/bb_views.h"
+#include "output/out.h"
+#include "arch/x86_64/x86_dis.h"
+#include "util/xp_grow.h"
+#include "util/xp_hash.h"
+#include "util/xp_map.h"
+
+struct sip {
+	int32_t pid;
+	uint64_t ip, time;	/* time: the first sample's (symbol and code lookups) */
+	uint64_t samples, period;
+};
+
+struct bb_samples {
+	struct sip *v;
+	size_t n, cap;
+	struct xp_map by_key;	/* hash of (pid, ip) -> index in v */
+	uint64_t samples, period;
+};
+
+struct bb_samples *bb_samples_new(void)
+{
+	return calloc(1, sizeof(struct bb_samples));
+}
+
+void bb_samples_free(struct bb_samples *s)
+{
+	if (!s)
+		return;
+	free(s->v);
+	xp_map_free(&s->by_key);
+	free(s);
+}
+
+int bb_samples_add(struct bb_samples *s, int32_t pid, uint64_t time, uint64_t ip, uint64_t period)
+{
+	uint64_t k = xp_hash_bits(ip ^ (uint64_t)(uint32_t)pid << 48, 64), i;
+
+	s->samples++;
+	s->period += period;
+	for (; xp_map_get(&s->by_key, k, &i); k++)
+		if (s->v[i].ip == ip && s->v[i].pid == pid) {
+			s->v[i].samples++;
+			s->v[i].period += period;
+			return 0;
+		}
+	if (XP_GROW(s->v, s->cap, s->n + 1) < 0 || xp_map_put(&s->by_key, k, s->n) < 0)
+		return -ENOMEM;
+	s->v[s->n++] = (struct sip){ pid, ip, time, 1, period };
+	return 0;
+}
+
+/* One source file's lines, read once (the --annotate listing interleaves them). */
+struct src {
+	char *path;
+	char **lines;
+	size_t n;
+};
+
+static void src_load(struct src *f, const char *path)
+{
+	if (f->path && strcmp(f->path, path) == 0)
+		return;
+	for (size_t i = 0; i < f->n; i++)
+		free(f->lines[i]);
+	free(f->lines);
+	free(f->path);
+	*f = (struct src){ strdup(path), NULL, 0 };
+	FILE *in = fopen(path, "r");
+	size_t cap = 0, len = 0;
+	char *l = NULL;
+	while (in && getline(&l, &len, in) >= 0 && XP_GROW(f->lines, cap, f->n + 1) == 0) {
+		l[strcspn(l, "\n")] = 0;
+		f->lines[f->n++] = l;
+		l = NULL;
+		len = 0;
+	}
+	free(l);
+	if (in)
+		fclose(in);
+}
+
+static void src_free(struct src *f)
+{
+	src_load(f, "");
+	free(f->path);
+}
+
+struct aline {
+	struct x86_instr in;
+	uint64_t samples, period;
+};
+
+static const struct out_col ann_text[] = {
+	{ "Percent", OUT_FLOAT, 8, 0 }, { "Samples", OUT_INT, 8, 0 },
+	{ "address", OUT_HEX, 18, OUT_LEFT | OUT_MARK }, { "instruction", OUT_STR, 0, 0 },
+};
+static const struct out_col ann_json[] = {
+	{ "ip", OUT_HEX, 0, 0 }, { "offset", OUT_INT, 0, 0 }, { "samples", OUT_INT, 0, 0 },
+	{ "period", OUT_INT, 0, 0 }, { "percent", OUT_FLOAT, 0, OUT_DEC(2) }, { "insn", OUT_STR, 0, 0 },
+	{ "file", OUT_STR, 0, 0 }, { "line", OUT_INT, 0, 0 },
+};
+#define NCOLS(c) (sizeof(c) / sizeof((c)[0]))
+
+int bb_samples_annotate(struct bb_samples *s, const char *symname, const char *metric,
+			const struct bb_view_opts *o)
+{
+	const struct bb_env *env = o->env;
+	uint64_t fstart = 0, fsize = 0;
+	int32_t pid = -1;
+	uint64_t time = 0;
+	bool found = false;
+
+	if (!env || !env->symbol || !env->read)
+		return -EINVAL;
+	/* the function's code as the first sample in it found it; its other copies (the
+	 * same binary in other processes) count at their offsets, as perf annotate
+	 * counts per symbol */
+	uint64_t *base = malloc((s->n ? s->n : 1) * sizeof(*base));
+	if (!base)
+		return -ENOMEM;
+	for (size_t i = 0; i < s->n; i++) {
+		uint64_t st = 0, z = 0;
+		const char *name = env->symbol(env->ctx, s->v[i].pid, s->v[i].time, s->v[i].ip, &st, &z);
+		base[i] = UINT64_MAX;
+		if (!name || strcmp(name, symname) != 0)
+			continue;
+		if (!found) {
+			fstart = st;
+			fsize = z;
+			pid = s->v[i].pid;
+			time = s->v[i].time;
+			found = true;
+		}
+		if (z == fsize)
+			base[i] = st;
+	}
+	if (!found || !fsize) {
+		free(base);
+		return -ENOENT;
+	}
+	struct x86_dis dis;
+	struct aline *l = NULL;
+	size_t nl = 0, cap = 0;
+	if (x86_dis_init(&dis) < 0 || x86_dis_set_intel(&dis, o->intel) < 0) {
+		free(base);
+		return -EINVAL;
+	}
+	for (uint64_t ip = fstart; ip < fstart + fsize;) {
+		uint8_t buf[X86_MAX_INSN];
+		size_t got = env->read(env->ctx, pid, time, ip, buf, sizeof(buf));
+		if (XP_GROW(l, cap, nl + 1) < 0) {
+			free(l);
+			free(base);
+			x86_dis_fini(&dis);
+			return -ENOMEM;
+		}
+		memset(&l[nl], 0, sizeof(*l));
+		if (!got || x86_dis_one(&dis, buf, got, ip, &l[nl].in) < 0)
+			break;
+		ip += l[nl++].in.size;
+	}
+	x86_dis_fini(&dis);
+	uint64_t samples = 0, period = 0;
+	for (size_t i = 0; i < s->n; i++) {
+		if (base[i] == UINT64_MAX)
+			continue;
+		uint64_t ip = s->v[i].ip - base[i] + fstart;
+		for (size_t j = 0; j < nl; j++)	/* a sample inside an instruction counts on it */
+			if (ip >= l[j].in.ip && ip < l[j].in.ip + l[j].in.size) {
+				l[j].samples += s->v[i].samples;
+				l[j].period += s->v[i].period;
+				samples += s->v[i].samples;
+				period += s->v[i].period;
+				break;
+			}
+	}
+	free(base);
+	uint64_t hot = 0;
+	for (size_t j = 0; j < nl; j++)
+		if (l[j].period > hot)
+			hot = l[j].period;
+
+	FILE *out = o->out;
+	struct out_table tab;
+	bool text = o->format == BB_TEXT;
+	if (text) {
+		fprintf(out, "# %s at %#" PRIx64 ": %" PRIu64 " samples, %s %" PRIu64
+			" (percent: of the function's period, as perf annotate's local period)\n",
+			symname, fstart, samples, metric, period);
+		out_table_begin_style(&tab, out, OUT_TEXT, ann_text, NCOLS(ann_text),
+				      &(struct out_style){ " ", isatty(fileno(out)) });
+	} else {
+		out_table_begin(&tab, out, OUT_JSONL, ann_json, NCOLS(ann_json));
+	}
+	struct src src = { 0 };
+	const char *last_file = NULL;
+	int last_line = -1;
+	for (size_t j = 0; j < nl; j++) {
+		const struct aline *a = &l[j];
+		const char *file = NULL;
+		int line = 0;
+		bool has = env->srcline && env->srcline(env->ctx, pid, time, a->in.ip, &file, &line) && file;
+		double pct = period ? 100.0 * (double)a->period / (double)period : 0;
+		char dis_s[200];
+		snprintf(dis_s, sizeof(dis_s), "%s%s%s", a->in.mnemonic, a->in.op_str[0] ? " " : "", a->in.op_str);
+		if (text && has && (line != last_line || !last_file || strcmp(file, last_file) != 0)) {
+			/* the source line above the instructions it became, as perf annotate */
+			src_load(&src, file);
+			const char *slash = strrchr(file, '/');
+			fprintf(out, "%*s: %s:%d  %s\n", 36, "", slash ? slash + 1 : file, line,
+				line > 0 && (size_t)line <= src.n ? src.lines[line - 1] : "");
+			last_file = file;
+			last_line = line;
+		}
+		if (text) {
+			struct out_val v[4] = { { .d = pct }, { .u = a->samples }, { .u = a->in.ip }, { .s = dis_s } };
+			out_row_marked(&tab, v, a->period && a->period == hot);
+		} else {
+			struct out_val v[8] = {
+				{ .u = a->in.ip }, { .u = a->in.ip - fstart }, { .u = a->samples }, { .u = a->period },
+				{ .d = pct }, { .s = dis_s }, { .s = file, .null = !has }, { .u = (uint64_t)line, .null = !has },
+			};
+			out_row(&tab, v, 0, NULL, 0);
+		}
+	}
+	src_free(&src);
+	free(l);
+	return 0;
+}
