@@ -44,7 +44,7 @@ out=$("$XPTRACE" decode -i "$TMP/hot" --annotate hot_inner)
 check_match "source line above the loop body" "hot\.c:14\s+x = x \* 2862933555777941757UL" "$out"
 # the instructions of line 14, as perf annotate groups them: movabs, mov, imul, add
 check_eq "line 14's instructions below it" "movabsq movl imulq addq" \
-	"$(printf '%s\n' "$out" | awk '/hot\.c:14\s/ { on = 1; next } on && / : / { exit } on { printf "%s%s", s, $4; s = " " }')"
+	"$(printf '%s\n' "$out" | awk '/hot\.c:14[ \t]/ { on = 1; next } on && / : / { exit } on { printf "%s%s", s, $4; s = " " }')"
 check_match "jsonl: file and line of each instruction" '"insn":"imulq %rsi, %rax","file":"[^"]*/tests/progs/hot\.c","line":14' \
 	"$(cat "$TMP/xp.jsonl")"
 check_exit "--annotate of a function without samples fails" 1 "$XPTRACE" decode -i "$TMP/hot" --annotate main
