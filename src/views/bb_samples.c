@@ -236,3 +236,175 @@ int bb_samples_annotate(struct bb_samples *s, const char *symname, const char *m
 	free(l);
 	return 0;
 }
+
+/* ---- --blocks: the samples of each basic block ---- */
+
+struct sblock {
+	uint64_t start, end;	/* first and last instruction */
+	uint64_t insns, samples, period;
+	int32_t pid;
+	uint64_t time;
+	bool known;		/* found by disassembling its function (else: one address) */
+};
+
+static int by_fn_ip(const void *a, const void *b)
+{
+	const struct sip *x = a, *y = b;
+	if (x->pid != y->pid)
+		return x->pid < y->pid ? -1 : 1;
+	return (x->ip > y->ip) - (x->ip < y->ip);
+}
+
+static int by_samples(const void *a, const void *b)
+{
+	const struct sblock *x = a, *y = b;
+	if (x->samples != y->samples)
+		return x->samples > y->samples ? -1 : 1;
+	return (x->start > y->start) - (x->start < y->start);
+}
+
+/* The instructions of [start, end) and which of them start a basic block: the
+ * entry, direct branch targets inside, and what follows a control transfer. */
+static int fn_blocks(const struct bb_env *env, struct x86_dis *dis, int32_t pid, uint64_t time, uint64_t start,
+		     uint64_t end, struct x86_instr **insns, bool **leader, size_t *n)
+{
+	size_t cap = 0, lcap = 0;
+	*n = 0;
+	for (uint64_t ip = start; ip < end;) {
+		uint8_t buf[X86_MAX_INSN];
+		size_t got = env->read(env->ctx, pid, time, ip, buf, sizeof(buf));
+		if (XP_GROW(*insns, cap, *n + 1) < 0 || XP_GROW(*leader, lcap, *n + 1) < 0)
+			return -ENOMEM;
+		if (!got || x86_dis_one(dis, buf, got, ip, &(*insns)[*n]) < 0)
+			break;
+		(*leader)[*n] = *n == 0 || x86_branch_ends_run((*insns)[*n - 1].br.cls);
+		ip += (*insns)[(*n)++].size;
+	}
+	for (size_t i = 0; i < *n; i++) {
+		const struct x86_branch *b = &(*insns)[i].br;
+		if ((b->cls != X86_BR_COND && b->cls != X86_BR_JMP) || b->target < start || b->target >= end)
+			continue;
+		size_t lo = 0, hi = *n;
+		while (lo < hi) {
+			size_t mid = (lo + hi) / 2;
+			if ((*insns)[mid].ip < b->target)
+				lo = mid + 1;
+			else
+				hi = mid;
+		}
+		if (lo < *n && (*insns)[lo].ip == b->target)
+			(*leader)[lo] = true;
+	}
+	return 0;
+}
+
+static const struct out_col blk_text[] = {
+	{ "start", OUT_HEX, 18, OUT_LEFT }, { "end", OUT_HEX, 18, OUT_LEFT },
+	{ "symbol", OUT_STR, 36, 0 }, { "samples", OUT_INT, 9, 0 }, { "percent", OUT_FLOAT, 8, 0 },
+	{ "insns", OUT_INT, 6, 0 }, { "per_insn", OUT_FLOAT, 9, OUT_DEC(1) },
+};
+static const struct out_col blk_json[] = {
+	{ "start", OUT_HEX, 0, 0 }, { "end", OUT_HEX, 0, 0 }, { "sym", OUT_STR, 0, 0 },
+	{ "samples", OUT_INT, 0, 0 }, { "period", OUT_INT, 0, 0 }, { "percent", OUT_FLOAT, 0, OUT_DEC(2) },
+	{ "insns", OUT_INT, 0, 0 }, { "per_insn", OUT_FLOAT, 0, OUT_DEC(2) },
+};
+
+int bb_samples_blocks(struct bb_samples *s, const char *metric, const struct bb_view_opts *o)
+{
+	const struct bb_env *env = o->env;
+	struct sblock *blk = NULL;
+	size_t nb = 0, cb = 0;
+	struct x86_instr *insns = NULL;
+	bool *leader = NULL;
+	struct x86_dis dis;
+	int rc = 0;
+
+	if (!env || !env->symbol || !env->read || x86_dis_init(&dis) < 0)
+		return -EINVAL;
+	qsort(s->v, s->n, sizeof(*s->v), by_fn_ip);
+	xp_map_free(&s->by_key);	/* the order changed: no more adds */
+	for (size_t i = 0; i < s->n && rc == 0;) {
+		const struct sip *p = &s->v[i];
+		uint64_t fs = 0, fz = 0;
+		size_t ni = 0;
+		if (!env->symbol(env->ctx, p->pid, p->time, p->ip, &fs, &fz) || !fz ||
+		    (rc = fn_blocks(env, &dis, p->pid, p->time, fs, fs + fz, &insns, &leader, &ni)) < 0 || !ni) {
+			/* no function around it to disassemble: the address alone */
+			if (rc == 0 && XP_GROW(blk, cb, nb + 1) < 0)
+				rc = -ENOMEM;
+			if (rc == 0)
+				blk[nb++] = (struct sblock){ p->ip, p->ip, 1, p->samples, p->period, p->pid, p->time, false };
+			i++;
+			continue;
+		}
+		/* every sample of this function (sorted by address) into its block */
+		size_t k = 0, cur = SIZE_MAX;
+		for (; i < s->n && s->v[i].pid == p->pid && s->v[i].ip >= fs && s->v[i].ip < fs + fz && rc == 0; i++) {
+			const struct sip *q = &s->v[i];
+			while (k + 1 < ni && insns[k + 1].ip <= q->ip)
+				k++;
+			size_t b = k;
+			while (b > 0 && !leader[b])
+				b--;
+			if (cur == SIZE_MAX || blk[cur].start != insns[b].ip) {
+				size_t e = b + 1;
+				while (e < ni && !leader[e])
+					e++;
+				if (XP_GROW(blk, cb, nb + 1) < 0) {
+					rc = -ENOMEM;
+					break;
+				}
+				cur = nb++;
+				blk[cur] = (struct sblock){ insns[b].ip, insns[e - 1].ip, e - b, 0, 0, q->pid, q->time, true };
+			}
+			blk[cur].samples += q->samples;
+			blk[cur].period += q->period;
+		}
+	}
+	x86_dis_fini(&dis);
+	free(insns);
+	free(leader);
+	if (rc < 0) {
+		free(blk);
+		return rc;
+	}
+	qsort(blk, nb, sizeof(*blk), by_samples);
+
+	FILE *out = o->out;
+	struct out_table tab;
+	struct out_buf sym;
+	if (o->format == BB_TEXT) {
+		fprintf(out, "# %zu blocks with samples, %" PRIu64 " samples, %s %" PRIu64
+			"; blocks found by disassembling the sampled functions; sorted by samples\n",
+			nb, s->samples, metric, s->period);
+		out_table_begin_style(&tab, out, OUT_TEXT, blk_text, NCOLS(blk_text),
+				      &(struct out_style){ " ", false });
+	} else {
+		out_table_begin(&tab, out, OUT_JSONL, blk_json, NCOLS(blk_json));
+	}
+	out_buf_init(&sym, NULL, 0);
+	for (size_t i = 0; i < nb; i++) {
+		const struct sblock *b = &blk[i];
+		uint64_t fs = 0, fz = 0;
+		const char *name = env->symbol(env->ctx, b->pid, b->time, b->start, &fs, &fz);
+		sym.len = 0;
+		if (name)
+			out_buf_printf(&sym, "%s+0x%" PRIx64 "%c", name, b->start - fs, 0);
+		const char *sn = name && !sym.oom ? sym.p : NULL;
+		double pct = s->period ? 100.0 * (double)b->period / (double)s->period : 0;
+		double per = (double)b->samples / (double)b->insns;
+		if (o->format == BB_TEXT) {
+			struct out_val v[7] = { { .u = b->start }, { .u = b->end }, { .s = sn ? sn : "[unknown]" },
+						{ .u = b->samples }, { .d = pct }, { .u = b->insns }, { .d = per } };
+			out_row(&tab, v, 0, NULL, 0);
+		} else {
+			struct out_val v[8] = { { .u = b->start }, { .u = b->end }, { .s = sn, .null = !sn },
+						{ .u = b->samples }, { .u = b->period }, { .d = pct },
+						{ .u = b->insns }, { .d = per } };
+			out_row(&tab, v, 0, NULL, 0);
+		}
+	}
+	out_buf_free(&sym);
+	free(blk);
+	return 0;
+}

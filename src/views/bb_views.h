@@ -41,6 +41,10 @@ int bb_samples_add(struct bb_samples *s, int32_t pid, uint64_t time, uint64_t ip
  * when no sample fell in SYM. */
 int bb_samples_annotate(struct bb_samples *s, const char *sym, const char *metric,
 			const struct bb_view_opts *o);
+/* --blocks: the basic blocks of the sampled functions (found by disassembly) with their
+ * samples, period, percent of the trace's and samples per instruction, by samples.
+ * Ends the tally (no adds after it). */
+int bb_samples_blocks(struct bb_samples *s, const char *metric, const struct bb_view_opts *o);
 
 /* --format callgrind: per-instruction Ir (+ Cycles) with exact calls=.  bb_cg_write
  * ends the profile (no events after it); `cmd` may be NULL. */

@@ -1,5 +1,6 @@
 /* The PT views as `xptrace decode` views (decode.h): --insn, --blocks (also as a
- * per-instruction callgrind profile) and --annotate SYM on any exact stream.  Code
+ * per-instruction callgrind profile) and --annotate SYM on any exact stream; --blocks
+ * and --annotate also on sampled addresses (bb_samples.c).  Code
  * bytes, symbols and source lines come from the session and the symbol layer. */
 #include <errno.h>
 #include <stdlib.h>
@@ -222,8 +223,9 @@ static int tally_open(struct view_ctx *vc, void **state)
 	int r = open_common(vc, &s);
 	if (r < 0)
 		return r;
-	if (vc->c->no_branches && vc->o->view_arg) {
-		/* --annotate on sampled addresses: their samples per instruction */
+	if (vc->c->no_branches && (vc->o->view_arg || vc->o->format != OUT_CALLGRIND)) {
+		/* --annotate and --blocks on sampled addresses: their samples per
+		 * instruction, per block */
 		s->smp = bb_samples_new();
 		r = s->smp ? set_filter(s, sample_event, s) : -ENOMEM;
 	} else if (vc->o->format == OUT_CALLGRIND) {
@@ -249,7 +251,9 @@ static int blocks_close(void *state, int status)
 	struct vstate *s = state;
 	int r = 0;
 	if (status >= 0) {
-		if (s->cg)
+		if (s->smp)
+			r = bb_samples_blocks(s->smp, s->c->metrics[s->c->metric].name, &s->vo);
+		else if (s->cg)
 			r = bb_cg_write(s->cg, s->vo.out, s->c->perf_data);
 		else
 			r = bb_blocks_report(s->tally, &s->vo);
@@ -300,7 +304,8 @@ const struct dec_view view_insn = {
 
 const struct dec_view view_blocks = {
 	.name = "blocks",
-	.help = "basic blocks: count, insns, cycles, IPC, taken/not-taken (callgrind: per insn)",
+	.help = "basic blocks: count, insns, cycles, IPC, taken/not-taken (callgrind: per insn); "
+		"on samples: samples per block",
 	.formats = 1u << OUT_TEXT | 1u << OUT_JSONL | 1u << OUT_CALLGRIND,
 	.options = filter_options,
 	.open = tally_open,
@@ -312,7 +317,8 @@ const struct dec_view view_blocks = {
 const struct dec_view view_annotate = {
 	.name = "annotate",
 	.arg = "SYM",
-	.help = "disassembly of SYM with per-instruction counts, cycles, branch taken %",
+	.help = "disassembly of SYM with per-instruction counts, cycles, branch taken %; on samples: "
+		"samples and percent per instruction with source lines (like perf annotate)",
 	.formats = 1u << OUT_TEXT | 1u << OUT_JSONL,
 	.open = tally_open,
 	.event = tally_event,

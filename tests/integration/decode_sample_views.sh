@@ -4,6 +4,9 @@
 # - --annotate SYM: per-instruction sample counts and percentages equal to `perf
 #   annotate --stdio -n` and `perf annotate --stdio` (local period), source lines
 #   above their instructions; jsonl the same with file and line;
+# - --blocks: basic blocks found by disassembly, each with the samples of its
+#   instructions: hot_inner's loop (from the target of its jne to the jne) holds the
+#   sum of perf annotate's counts over those instructions;
 # - --insn and --ranges need branch data: exit 1 saying which modes record it.
 . "$(dirname "$0")/../lib.sh"
 export HOME=$TMP/home
@@ -49,6 +52,34 @@ check_match "jsonl: file and line of each instruction" '"insn":"imulq %rsi, %rax
 	"$(cat "$TMP/xp.jsonl")"
 check_exit "--annotate of a function without samples fails" 1 "$XPTRACE" decode -i "$TMP/hot" --annotate main
 check_match "... saying so" "main: no sample of this function in the trace" "$(cat "$TMP/.err")"
+
+# --blocks: the loop is perf annotate's "jne TARGET <hot_inner+0xN>" back to TARGET
+perf annotate -i "$TMP/hot/perf.data" --stdio -n -s hot_inner 2>/dev/null >"$TMP/perf.ann"
+want=$(python3 - "$TMP/perf.ann" <<'PY'
+import re, sys
+rows, tgt, jne = [], None, None
+for l in open(sys.argv[1]):
+    m = re.match(r"\s*(\d+)\s*:\s+([0-9a-f]+):\s+(\S+)\s*(\S*)", l)
+    if m:
+        a = int(m.group(2), 16)
+        rows.append((a, int(m.group(1))))
+        if m.group(3) == "jne":
+            tgt, jne = int(m.group(4), 16), a
+print("+0x%x %d %d" % (tgt - rows[0][0], sum(n for a, n in rows if tgt <= a <= jne),
+                       sum(1 for a, n in rows if tgt <= a <= jne)))
+PY
+)
+got=$("$XPTRACE" decode -i "$TMP/hot" --blocks --format jsonl | python3 -c '
+import json, sys
+for l in sys.stdin:
+    r = json.loads(l)
+    if (r["sym"] or "").startswith("hot_inner+"):
+        print(r["sym"][len("hot_inner"):], r["samples"], r["insns"]); break')
+check_eq "--blocks: hot_inner's loop block, its samples and instructions (perf annotate: $want)" "$want" "$got"
+read -r off n k <<<"$want"
+out=$("$XPTRACE" decode -i "$TMP/hot" --blocks)
+check_match "--blocks text: the hottest block is hot_inner's loop" \
+	"^0x[0-9a-f]+ +0x[0-9a-f]+ +hot_inner\\$off +$n +[0-9.]+ +$k " "$(printf '%s\n' "$out" | sed -n 3p)"
 
 for v in insn ranges; do
 	check_exit "--$v on samples exits 1" 1 "$XPTRACE" decode -i "$TMP/hot" --$v
