@@ -167,6 +167,13 @@ void out_json_null(struct out_buf *b, const char *key);
 void out_json_string(struct out_buf *b, const char *key, const char *s);	/* NULL: null */
 void out_json_end(struct out_buf *b);	/* "}\n" */
 
+/* A function's self cost on one source line (callgrind profiles of trees). */
+struct out_line {
+	const char *file;
+	uint64_t line;
+	uint64_t cost[CT_MAX_METRICS];
+};
+
 /* Names for the tree writers. */
 struct out_names {
 	const char *(*name)(void *ctx, uint32_t fn);
@@ -174,6 +181,12 @@ struct out_names {
 	/* source file and line of the function, false if unknown (may be NULL) */
 	bool (*srcline)(void *ctx, uint32_t fn, const char **file, int *line);
 	void *ctx;
+	/* callgrind: fn's self cost per source line (what the lines do not hold goes on
+	 * the function's line), and the position of a call; both may be NULL, and take
+	 * lines_ctx */
+	int (*lines)(void *ctx, uint32_t fn, const struct out_line **v, size_t *n);
+	bool (*site)(void *ctx, uint32_t caller, uint32_t callee, const char **file, int *line);
+	void *lines_ctx;
 };
 
 /* "a;b;c N" per node with Base > 0 of `metric`, root first. */
