@@ -408,3 +408,56 @@ int bb_samples_blocks(struct bb_samples *s, const char *metric, const struct bb_
 	free(blk);
 	return 0;
 }
+
+/* ---- --blocks --format callgrind: the samples of each instruction ---- */
+
+int bb_samples_callgrind(struct bb_samples *s, const char *metric, FILE *out, const char *cmd,
+			 const struct bb_env *env)
+{
+	char ev[48];
+	size_t k = 0;
+	/* callgrind event names: letters, digits, '_' */
+	for (const char *p = metric; *p && k + 1 < sizeof(ev); p++)
+		ev[k++] = (*p >= 'a' && *p <= 'z') || (*p >= 'A' && *p <= 'Z') || (*p >= '0' && *p <= '9') ? *p : '_';
+	ev[k] = 0;
+	const char *const events[] = { "samples", ev };
+	struct out_cg w;
+	const char *prev_name = NULL, *prev_mod = NULL, *cur_file = NULL;
+	int32_t prev_pid = 0;
+
+	qsort(s->v, s->n, sizeof(*s->v), by_fn_ip);
+	xp_map_free(&s->by_key);	/* the order changed: no more adds */
+	out_cg_begin(&w, out, OUT_CG_INSTR | OUT_CG_LINE, cmd, events, 2, NULL);
+	for (size_t i = 0; i < s->n; i++) {
+		const struct sip *p = &s->v[i];
+		const char *mod = NULL, *file = NULL;
+		const char *name = env && env->fn_name ? env->fn_name(env->ctx, p->pid, p->time, p->ip, &mod) : NULL;
+		uint64_t st, sz;
+		char hex[24];
+		int line = 0;
+		if (!name && env && env->symbol)
+			name = env->symbol(env->ctx, p->pid, p->time, p->ip, &st, &sz);
+		if (!name) {
+			snprintf(hex, sizeof(hex), "%#" PRIx64, p->ip);
+			name = hex;
+		}
+		if (!env || !env->srcline || !env->srcline(env->ctx, p->pid, p->time, p->ip, &file, &line) || !file ||
+		    line < 0)
+			file = "???", line = 0;
+		if (!prev_name || p->pid != prev_pid || strcmp(name, prev_name) != 0 ||
+		    (mod != prev_mod && (!mod || !prev_mod || strcmp(mod, prev_mod) != 0))) {
+			out_cg_fn(&w, &(struct out_cg_fn){ { 0, mod ? mod : "[unknown]" }, { 0, file }, { 0, name } });
+			cur_file = file;
+		} else if (line && strcmp(file, cur_file) != 0) {
+			out_cg_name(&w, "fi", &(struct out_cg_name){ 0, file });
+			cur_file = file;
+		}
+		/* names from the environment stay valid; a formatted address does not */
+		prev_name = name == hex ? "" : name;
+		prev_mod = mod;
+		prev_pid = p->pid;
+		out_cg_cost(&w, &(struct out_cg_pos){ p->ip, (uint64_t)line }, (uint64_t[]){ p->samples, p->period });
+	}
+	out_cg_end(&w, (uint64_t[]){ s->samples, s->period });
+	return ferror(out) ? -EIO : 0;
+}

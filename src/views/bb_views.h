@@ -45,6 +45,10 @@ int bb_samples_annotate(struct bb_samples *s, const char *sym, const char *metri
  * samples, period, percent of the trace's and samples per instruction, by samples.
  * Ends the tally (no adds after it). */
 int bb_samples_blocks(struct bb_samples *s, const char *metric, const struct bb_view_opts *o);
+/* --blocks --format callgrind: per instruction its samples and period (`metric`),
+ * `positions: instr line`, grouped by function with ob=, fl=/fi=.  Ends the tally. */
+int bb_samples_callgrind(struct bb_samples *s, const char *metric, FILE *out, const char *cmd,
+			 const struct bb_env *env);
 
 /* --format callgrind: per-instruction Ir (+ Cycles) with exact calls=.  bb_cg_write
  * ends the profile (no events after it); `cmd` may be NULL. */

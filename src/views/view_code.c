@@ -23,6 +23,7 @@ struct vstate {
 	struct bb_tally *tally;
 	struct bb_cg *cg;
 	struct bb_samples *smp;	/* traces without branch data */
+	bool cgfmt;		/* --format callgrind */
 	const char *annotate;
 };
 
@@ -223,7 +224,7 @@ static int tally_open(struct view_ctx *vc, void **state)
 	int r = open_common(vc, &s);
 	if (r < 0)
 		return r;
-	if (vc->c->no_branches && (vc->o->view_arg || vc->o->format != OUT_CALLGRIND)) {
+	if (vc->c->no_branches) {
 		/* --annotate and --blocks on sampled addresses: their samples per
 		 * instruction, per block */
 		s->smp = bb_samples_new();
@@ -242,6 +243,7 @@ static int tally_open(struct view_ctx *vc, void **state)
 		return r;
 	}
 	s->annotate = vc->o->view_arg;
+	s->cgfmt = vc->o->format == OUT_CALLGRIND;
 	*state = s;
 	return 0;
 }
@@ -251,8 +253,11 @@ static int blocks_close(void *state, int status)
 	struct vstate *s = state;
 	int r = 0;
 	if (status >= 0) {
-		if (s->smp)
-			r = bb_samples_blocks(s->smp, s->c->metrics[s->c->metric].name, &s->vo);
+		const char *metric = s->c->metrics[s->c->metric].name;
+		if (s->smp && s->cgfmt)
+			r = bb_samples_callgrind(s->smp, metric, s->vo.out, s->c->perf_data, &s->env);
+		else if (s->smp)
+			r = bb_samples_blocks(s->smp, metric, &s->vo);
 		else if (s->cg)
 			r = bb_cg_write(s->cg, s->vo.out, s->c->perf_data);
 		else

@@ -81,6 +81,14 @@ out=$("$XPTRACE" decode -i "$TMP/hot" --blocks)
 check_match "--blocks text: the hottest block is hot_inner's loop" \
 	"^0x[0-9a-f]+ +0x[0-9a-f]+ +hot_inner\\$off +$n +[0-9.]+ +$k " "$(printf '%s\n' "$out" | sed -n 3p)"
 
+# --blocks --format callgrind: per instruction; callgrind_annotate's total of
+# hot_inner is perf annotate's
+"$XPTRACE" decode -i "$TMP/hot" --blocks --format callgrind -o "$TMP/hot.cg"
+check_match "--blocks callgrind on samples: positions instr line" '^positions: instr line$' "$(cat "$TMP/hot.cg")"
+check_eq "--blocks callgrind on samples: hot_inner's samples = perf annotate's" \
+	"$(awk '{ s += $2 } END { print s }' "$TMP/perf.n")" \
+	"$(callgrind_annotate --inclusive=no "$TMP/hot.cg" | awk '/hot\.c:hot_inner / { gsub(",", "", $1); print $1; exit }')"
+
 for v in insn ranges; do
 	check_exit "--$v on samples exits 1" 1 "$XPTRACE" decode -i "$TMP/hot" --$v
 	check_match "--$v says which modes record branch data" \
