@@ -34,6 +34,7 @@ static uint64_t key3(uint64_t a, uint64_t b, uint64_t c)
 
 struct fn {
 	uint64_t start;		/* symbol start, or the address it was entered at */
+	uint64_t size;		/* the symbol's (0: not named) */
 	char *name;
 	const char *module;	/* the env's, valid for the profile's life; NULL unknown */
 	bool named;		/* a symbol holds it: start is the symbol's */
@@ -77,6 +78,7 @@ struct bb_cg {
 	struct fn *fns;
 	size_t nfns, capfns;
 	struct xp_map fn_by_key;	/* hash of (module, name) -> index in fns */
+	struct xp_map fn_by_start;	/* symbol start -> index in fns (named ones) */
 	struct blk *blks;
 	size_t nblks, capblks;
 	struct xp_map blk_by_key;	/* key3(fn, start, end) -> index in blks */
@@ -104,6 +106,7 @@ void bb_cg_free(struct bb_cg *cg)
 		free(cg->fns[i].name);
 	free(cg->fns);
 	xp_map_free(&cg->fn_by_key);
+	xp_map_free(&cg->fn_by_start);
 	free(cg->blks);
 	xp_map_free(&cg->blk_by_key);
 	free(cg->edges);
@@ -144,7 +147,12 @@ static uint32_t fn_at(struct bb_cg *cg, const struct xev *ev, uint64_t addr)
 	char *copy = strdup(name);
 	if (!copy)
 		return UINT32_MAX;
-	cg->fns[cg->nfns] = (struct fn){ sym ? start : addr, copy, module, sym != NULL, false, ev->pid, ev->time };
+	cg->fns[cg->nfns] = (struct fn){ sym ? start : addr, sym ? size : 0, copy, module, sym != NULL, false,
+					 ev->pid, ev->time };
+	if (sym && xp_map_put(&cg->fn_by_start, start, cg->nfns) < 0) {
+		free(copy);
+		return UINT32_MAX;
+	}
 	id = cg->nfns++;
 	if (xp_map_put(&cg->fn_by_key, k, id) < 0)
 		return UINT32_MAX;
@@ -155,15 +163,12 @@ static uint32_t fn_at(struct bb_cg *cg, const struct xev *ev, uint64_t addr)
 static bool fn_named(struct bb_cg *cg, const struct xev *ev, uint64_t addr, uint32_t *id)
 {
 	const struct bb_env *env = cg->env;
-	uint64_t start = 0, size = 0;
-	if (!env || !env->symbol || !env->symbol(env->ctx, ev->pid, ev->time, addr, &start, &size))
+	uint64_t start = 0, size = 0, found;
+	if (!env || !env->symbol || !env->symbol(env->ctx, ev->pid, ev->time, addr, &start, &size) ||
+	    !xp_map_get(&cg->fn_by_start, start, &found))
 		return false;
-	for (size_t i = 0; i < cg->nfns; i++)
-		if (cg->fns[i].named && cg->fns[i].start == start) {
-			*id = (uint32_t)i;
-			return true;
-		}
-	return false;
+	*id = (uint32_t)found;
+	return true;
 }
 
 /* The depth + 1 of the frame whose call precedes the return address `addr` (a call
@@ -265,12 +270,14 @@ int bb_cg_event(void *ctx, const struct xev *ev)
 	case XEV_BLOCK:
 		if (t->cur == UINT32_MAX) {
 			t->cur = fn_at(cg, ev, ev->ip);
-		} else if (cg->env && cg->env->symbol) {
+		} else if (cg->env && cg->env->symbol &&
+			   !(cg->fns[t->cur].size && ev->ip - cg->fns[t->cur].start < cg->fns[t->cur].size)) {
 			/* a jump into another function is a tail call (or a shared tail:
 			 * __mempcpy jumps into __memmove): a frame whose site is the jump; the
 			 * callee's return pops it together with the frame of the call it
 			 * returns from.  Falling through into the next symbol (ld.so's _start
-			 * into _dl_start_user) enters it alike, as in the call tree. */
+			 * into _dl_start_user) enters it alike, as in the call tree.  A block
+			 * inside the running function's symbol needs no lookup. */
 			uint32_t f = fn_at(cg, ev, ev->ip);
 			if (f != UINT32_MAX && f != t->cur && cg->fns[f].named &&
 			    push(cg, t, ev, t->jumped ? t->jump_ip : ev->ip, f) < 0)
