@@ -24,6 +24,7 @@ struct vstate {
 	struct bb_cg *cg;
 	struct bb_samples *smp;	/* traces without branch data */
 	bool cgfmt;		/* --format callgrind */
+	unsigned smetric;	/* what a sample weighs in the sample views */
 	const char *annotate;
 };
 
@@ -126,14 +127,30 @@ static int set_filter(struct vstate *s, xev_sink_fn fn, void *ctx)
 	return 0;
 }
 
-/* A sample of the decode's metric at its address. */
+/* The metric samples are weighed by: the decode's when samples carry it (the sample
+ * count, an event's period), else (time in a merged trace) the first event's period. */
+static unsigned sample_metric(const struct dec_ctx *c)
+{
+	unsigned m = c->metric;
+	if (c->metrics[m].kind == DEC_M_SAMPLES || c->metrics[m].kind == DEC_M_EVENT)
+		return m;
+	for (m = 0; m < c->nmetrics; m++)
+		if (c->metrics[m].kind == DEC_M_EVENT)
+			return m;
+	for (m = 0; m < c->nmetrics; m++)
+		if (c->metrics[m].kind == DEC_M_SAMPLES)
+			return m;
+	return c->metric;
+}
+
+/* A sample at its address, weighed by the sample views' metric. */
 static int sample_event(void *state, const struct xev *ev)
 {
 	struct vstate *s = state;
 	uint64_t w[DEC_MAX_METRICS];
-	if (ev->kind != XEV_SAMPLE || !dec_weights(s->c, ev, w) || !w[s->c->metric])
+	if (ev->kind != XEV_SAMPLE || !dec_weights(s->c, ev, w) || !w[s->smetric])
 		return 0;
-	return bb_samples_add(s->smp, ev->pid, ev->time, ev->ip, w[s->c->metric]) < 0 ? -ENOMEM : 0;
+	return bb_samples_add(s->smp, ev->pid, ev->time, ev->ip, w[s->smetric]) < 0 ? -ENOMEM : 0;
 }
 
 /* The unfiltered hot path calls the consumer directly. */
@@ -228,6 +245,7 @@ static int tally_open(struct view_ctx *vc, void **state)
 		/* --annotate and --blocks on sampled addresses: their samples per
 		 * instruction, per block */
 		s->smp = bb_samples_new();
+		s->smetric = sample_metric(vc->c);
 		r = s->smp ? set_filter(s, sample_event, s) : -ENOMEM;
 	} else if (vc->o->format == OUT_CALLGRIND) {
 		s->cg = bb_cg_new(&s->env);
@@ -253,7 +271,7 @@ static int blocks_close(void *state, int status)
 	struct vstate *s = state;
 	int r = 0;
 	if (status >= 0) {
-		const char *metric = s->c->metrics[s->c->metric].name;
+		const char *metric = s->c->metrics[s->smetric].name;
 		if (s->smp && s->cgfmt)
 			r = bb_samples_callgrind(s->smp, metric, s->vo.out, s->c->perf_data, &s->env);
 		else if (s->smp)
@@ -272,7 +290,7 @@ static int annotate_close(void *state, int status)
 	struct vstate *s = state;
 	int r = 0;
 	if (status >= 0 && s->smp) {
-		r = bb_samples_annotate(s->smp, s->annotate, s->c->metrics[s->c->metric].name, &s->vo);
+		r = bb_samples_annotate(s->smp, s->annotate, s->c->metrics[s->smetric].name, &s->vo);
 		if (r == -ENOENT)
 			r = xp_err_code(r, s->annotate, "check the name with --functions",
 					"no sample of this function in the trace");

@@ -7,6 +7,7 @@
 # - --blocks: basic blocks found by disassembly, each with the samples of its
 #   instructions: hot_inner's loop (from the target of its jne to the jne) holds the
 #   sum of perf annotate's counts over those instructions;
+# - a trace with probes (merged, decoded in time) weighs samples by their period;
 # - --insn and --ranges need branch data: exit 1 saying which modes record it.
 . "$(dirname "$0")/../lib.sh"
 export HOME=$TMP/home
@@ -88,6 +89,17 @@ check_match "--blocks callgrind on samples: positions instr line" '^positions: i
 check_eq "--blocks callgrind on samples: hot_inner's samples = perf annotate's" \
 	"$(awk '{ s += $2 } END { print s }' "$TMP/perf.n")" \
 	"$(callgrind_annotate --inclusive=no "$TMP/hot.cg" | awk '/hot\.c:hot_inner / { gsub(",", "", $1); print $1; exit }')"
+
+# a merged trace (probe events next to samples, decoded in time): the sample views
+# still weigh samples by their period; hot_inner's samples = perf script's count
+if "$XPTRACE" record --probe hot_outer -o "$TMP/pr" -- "$PROGS/hot" 150 >/dev/null 2>&1; then
+	n=$(perf script -i "$TMP/pr/perf.data" -F event,ip,sym 2>/dev/null |
+		awk '$1 == "cpu-clock:" && $NF == "hot_inner"' | wc -l)
+	check_match "merged trace: --annotate counts hot_inner's $n cpu-clock samples" \
+		"^# hot_inner at 0x[0-9a-f]+: $n samples, cpu-clock " "$("$XPTRACE" decode -i "$TMP/pr" --annotate hot_inner)"
+else
+	not_ok "record --probe hot_outer"
+fi
 
 for v in insn ranges; do
 	check_exit "--$v on samples exits 1" 1 "$XPTRACE" decode -i "$TMP/hot" --$v
