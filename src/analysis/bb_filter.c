@@ -84,7 +84,7 @@ int bb_filter_event(void *ctx, const struct xev *ev)
 		return 0;
 	if (f->sym) {
 		switch (ev->kind) {
-		case XEV_BLOCK: case XEV_BRANCH: case XEV_CALL: case XEV_RETURN:
+		case XEV_BLOCK: case XEV_BRANCH: case XEV_CALL: case XEV_RETURN: case XEV_SAMPLE:
 			if (!in_sym(f, ev))
 				return 0;
 			break;

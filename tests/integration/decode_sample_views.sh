@@ -82,6 +82,9 @@ out=$("$XPTRACE" decode -i "$TMP/hot" --blocks)
 check_match "--blocks text: the hottest block is hot_inner's loop" \
 	"^0x[0-9a-f]+ +0x[0-9a-f]+ +hot_inner\\$off +$n +[0-9.]+ +$k " "$(printf '%s\n' "$out" | sed -n 3p)"
 
+check_eq "--blocks --sym cold_path: its blocks only" "cold_path" \
+	"$("$XPTRACE" decode -i "$TMP/hot" --blocks --sym cold_path --format jsonl | sed 's/.*"sym":"\([^+"]*\).*/\1/' | sort -u)"
+
 # --blocks --format callgrind: per instruction; callgrind_annotate's total of
 # hot_inner is perf annotate's
 "$XPTRACE" decode -i "$TMP/hot" --blocks --format callgrind -o "$TMP/hot.cg"
