@@ -46,6 +46,8 @@ if [ "$need" = test ] || [ "$need" = bench ]; then
 	command -v clang >/dev/null || want clang
 	have_fuzzer || want libclang-rt-dev
 	command -v groff >/dev/null || want groff-base	# the man pages (tests/integration/build.sh)
+	# ld.so's labels (_start, _dl_start_user) and libc's local symbols, as perf sees them
+	dpkg -s libc6-dbg >/dev/null 2>&1 || want libc6-dbg
 fi
 if [ "$need" = bench ]; then
 	command -v hyperfine >/dev/null || want hyperfine

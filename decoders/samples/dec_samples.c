@@ -80,6 +80,8 @@ static int setup(struct dec_ctx *c)
 	int rc = dec_setup_sampled(c, is_sampled);
 	bool probes = false;
 
+	c->no_branches = true;
+
 	for (uint32_t i = 0; i < pd_nattrs(c->pd); i++)
 		probes |= probe_kind(pd_attr_at(c->pd, i)) != PROBE_NONE;
 	if (rc < 0 || !probes || c->nmetrics == DEC_MAX_METRICS)

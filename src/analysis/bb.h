@@ -30,6 +30,10 @@ struct bb_env {
 	 * how long formatted lines may be reused.  May be NULL: code never changes. */
 	void (*span)(void *ctx, int32_t pid, uint64_t time, uint64_t ip, uint64_t *from, uint64_t *to);
 	void *ctx;
+	/* The name every report gives the code at `ip` (a symbol, or "0x…" of an address
+	 * without one, as --functions shows it) and its module in *module; NULL when
+	 * unknown.  May be NULL. */
+	const char *(*fn_name)(void *ctx, int32_t pid, uint64_t time, uint64_t ip, const char **module);
 };
 
 /* ---- stream filters: --tid, --time A-B, --sym ----------------------------------- */

@@ -84,7 +84,7 @@ int bb_filter_event(void *ctx, const struct xev *ev)
 		return 0;
 	if (f->sym) {
 		switch (ev->kind) {
-		case XEV_BLOCK: case XEV_BRANCH: case XEV_CALL: case XEV_RETURN:
+		case XEV_BLOCK: case XEV_BRANCH: case XEV_CALL: case XEV_RETURN: case XEV_SAMPLE:
 			f->last_in = in_sym(f, ev);
 			if (!f->last_in)
 				return 0;

@@ -77,6 +77,8 @@ struct dec_ctx {
 	unsigned nmetrics;
 	unsigned metric;	/* the one to sort, percent and fold by */
 	bool sampled;		/* the stream is statistical (XEV_F_SAMPLED) */
+	bool no_branches;	/* sampled instruction addresses only: no executed blocks,
+				 * branches or instruction stream (no branch data) */
 	bool merged;		/* exact entry/exit events (XEV_F_FUNC) and samples: one
 				 * tree of both, in time by default */
 	/* set by the engine: the trace's probes feature, NULL when it has none

@@ -169,6 +169,13 @@ void out_json_null(struct out_buf *b, const char *key);
 void out_json_string(struct out_buf *b, const char *key, const char *s);	/* NULL: null */
 void out_json_end(struct out_buf *b);	/* "}\n" */
 
+/* A function's self cost on one source line (callgrind profiles of trees). */
+struct out_line {
+	const char *file;
+	uint64_t line;
+	uint64_t cost[CT_MAX_METRICS];
+};
+
 /* Names for the tree writers. */
 struct out_names {
 	const char *(*name)(void *ctx, uint32_t fn);
@@ -176,6 +183,12 @@ struct out_names {
 	/* source file and line of the function, false if unknown (may be NULL) */
 	bool (*srcline)(void *ctx, uint32_t fn, const char **file, int *line);
 	void *ctx;
+	/* callgrind: fn's self cost per source line (what the lines do not hold goes on
+	 * the function's line), and the position of a call; both may be NULL, and take
+	 * lines_ctx */
+	int (*lines)(void *ctx, uint32_t fn, const struct out_line **v, size_t *n);
+	bool (*site)(void *ctx, uint32_t caller, uint32_t callee, const char **file, int *line);
+	void *lines_ctx;
 };
 
 /* "a;b;c N" per node with Base > 0 of `metric`, root first. */
@@ -186,12 +199,20 @@ int out_callgrind(FILE *f, const struct ct_tree *t, const char *const *events, c
 		  const struct out_names *n);
 
 /* The callgrind writer (out_callgrind.c): out_cg_begin, per function out_cg_fn then
- * its cost lines and calls, out_cg_end.  Positions are line numbers or, with
- * `instr`, instruction addresses; costs have one value per event. */
+ * its cost lines and calls, out_cg_end.  Positions are instruction addresses, source
+ * lines, or both (`positions: instr line`: KCachegrind shows source and disassembly,
+ * callgrind_annotate the source); costs have one value per event. */
+enum { OUT_CG_INSTR = 1, OUT_CG_LINE = 2 };
+
 struct out_cg {
 	FILE *f;
-	bool instr;
+	unsigned pos;		/* OUT_CG_INSTR | OUT_CG_LINE */
 	unsigned nev;
+};
+
+/* A position: the columns the profile's `positions:` name are written. */
+struct out_cg_pos {
+	uint64_t addr, line;
 };
 
 /* A name: id 0 writes it out; an id defines it (name given) or refers to it
@@ -207,15 +228,16 @@ struct out_cg_fn {
 };
 
 /* The header; `cmd` and `summary` may be NULL. */
-void out_cg_begin(struct out_cg *w, FILE *f, bool instr, const char *cmd, const char *const *events,
+void out_cg_begin(struct out_cg *w, FILE *f, unsigned pos, const char *cmd, const char *const *events,
 		  unsigned nev, const uint64_t *summary);
-/* key=name (a definition ahead of its uses, in the header) */
+/* key=name (a definition ahead of its uses, in the header; fi=/fe= for the file of the
+ * cost lines after it: inlined code, other files) */
 void out_cg_name(struct out_cg *w, const char *key, const struct out_cg_name *n);
 void out_cg_fn(struct out_cg *w, const struct out_cg_fn *at);
-void out_cg_cost(struct out_cg *w, uint64_t pos, const uint64_t *cost);
+void out_cg_cost(struct out_cg *w, const struct out_cg_pos *pos, const uint64_t *cost);
 /* `calls` calls of `callee` (entered at `target`) from `pos`, inclusive `cost` */
-void out_cg_call(struct out_cg *w, const struct out_cg_fn *callee, uint64_t calls, uint64_t target,
-		 uint64_t pos, const uint64_t *cost);
+void out_cg_call(struct out_cg *w, const struct out_cg_fn *callee, uint64_t calls,
+		 const struct out_cg_pos *target, const struct out_cg_pos *pos, const uint64_t *cost);
 /* `totals` may be NULL */
 void out_cg_end(struct out_cg *w, const uint64_t *totals);
 

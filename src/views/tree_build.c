@@ -112,6 +112,20 @@ static int func_event(struct tb *b, struct tb_thread *t, const struct xev *ev)
 	return 0;
 }
 
+/* A sample's cost on its leaf's address, and the call sites of its callchain (a
+ * caller's return address follows its call). */
+static int sample_lines(struct tb *b, const struct xev *ev, uint32_t n, const uint64_t *w)
+{
+	uint64_t leaf = ev->nstack ? ev->stack[0] : ev->ip;
+	if (tl_sample(b->lines, b->fns[n - 1], ev->pid, ev->time, leaf, w) < 0)
+		return -ENOMEM;
+	for (uint32_t i = 0; i + 1 < ev->nstack; i++)
+		if (ev->stack[i + 1] &&
+		    tl_site(b->lines, b->fns[n - 2 - i], b->fns[n - 1 - i], ev->pid, ev->time, ev->stack[i + 1] - 1) < 0)
+			return -ENOMEM;
+	return 0;
+}
+
 int tb_event(void *ctx, const struct xev *ev)
 {
 	struct tb *b = ctx;
@@ -166,6 +180,8 @@ int tb_event(void *ctx, const struct xev *ev)
 		for (uint32_t i = 0; i < ev->nstack; i++)
 			b->fns[n - 1 - i] = dec_fn_of(c, ev->pid, ev->stack[i], ev->time);
 		dec_weights(c, ev, w);
+		if (b->lines && sample_lines(b, ev, n, w) < 0)
+			return oom();
 		if (c->merged)
 			return merged_sample(t, b->fns, n, w);
 		if (ct_add_stack(t->t, b->fns, n, w, t->exact ? CT_NO_CALLS : 0) == CT_NONE)
@@ -178,11 +194,17 @@ int tb_event(void *ctx, const struct xev *ev)
 			return func_event(b, t, ev);
 		static const uint64_t zero[DEC_MAX_METRICS];
 		uint32_t at = dec_fn_of(c, ev->pid, ev->ip, ev->time);
+		/* a return goes back to the function of its call instruction, which ends
+		 * before the return address: after ld.so's `call _dl_start` in _start the
+		 * next instruction is the label _dl_start_user, entered by falling through */
 		uint32_t to = ev->kind == XEV_CALL ? dec_fn_of(c, ev->pid, ev->addr, ev->time) :
-			frame_fn(c, t, ev->pid, ev->addr, ev->time);
+			frame_fn(c, t, ev->pid, ev->addr ? ev->addr - 1 : 0, ev->time);
 		int rc;
 		t->exact = true;
 		if (ct_cursor_depth(t->cur) == 0 && ct_cost(t->cur, at, zero) < 0)
+			return oom();
+		if (ev->kind == XEV_CALL && b->lines &&
+		    tl_site(b->lines, ct_node(t->t, ct_cursor_node(t->cur))->fn, to, ev->pid, ev->time, ev->ip) < 0)
 			return oom();
 		if (ev->kind == XEV_CALL)
 			rc = ct_call(t->cur, to, ev->flags & XEV_F_TAIL ? CT_TAIL : 0);
@@ -192,7 +214,12 @@ int tb_event(void *ctx, const struct xev *ev)
 	}
 	case XEV_BLOCK:
 		t->exact = true;
-		if (dec_weights(c, ev, w) && ct_cost(t->cur, frame_fn(c, t, ev->pid, ev->ip, ev->time), w) < 0)
+		if (!dec_weights(c, ev, w))
+			return 0;
+		if (ct_cost(t->cur, frame_fn(c, t, ev->pid, ev->ip, ev->time), w) < 0)
+			return oom();
+		if (b->lines && tl_block(b->lines, ct_node(t->t, ct_cursor_node(t->cur))->fn, ev->pid, ev->time, ev->ip,
+					 ev->end, w) < 0)
 			return oom();
 		return 0;
 	case XEV_BRANCH: {
@@ -300,6 +327,7 @@ void tb_free(struct tb *b)
 	free(b->th);
 	xp_map_free(&b->tids);
 	xp_map_free(&b->probe_fns);
+	tl_free(b->lines);
 	free(b->fns);
 	memset(b, 0, sizeof(*b));
 }

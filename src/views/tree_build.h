@@ -16,6 +16,7 @@
 
 #include "views/view.h"
 #include "analysis/ct.h"
+#include "views/tree_lines.h"
 #include "util/xp_map.h"
 
 struct tb_thread {
@@ -44,6 +45,8 @@ struct tb {
 	uint64_t caller_ns, callee_ns;	/* the costs subtracted per probed call */
 	uint64_t leaf_ns;	/* the trace's own in-call cost they follow, 0: calibrated */
 	struct xp_map probe_fns;	/* fn -> index of the probe that hit it */
+	struct tl *lines;	/* the costs' source lines (callgrind), NULL: not kept;
+				 * tb_free frees it */
 };
 
 /* The options of the tree views (one of them declares them: --help lists them once). */

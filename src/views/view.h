@@ -47,4 +47,8 @@ struct dec_view {
 	int (*close)(void *state, int status);	/* writes the report unless status < 0 */
 };
 
+/* Fails (exit 1) a view that needs branch data on a trace of sampled addresses only,
+ * saying which modes record one; 0 when the trace has it. */
+int view_need_branches(const struct view_ctx *vc);
+
 #endif

@@ -52,6 +52,11 @@ static int open_common(struct view_ctx *vc, void **state, bool functions)
 				break;
 			}
 	tb_init(&v->b, c);
+	if (v->o->format == OUT_CALLGRIND && !(v->b.lines = tl_new(c))) {
+		tb_free(&v->b);
+		free(v);
+		return xp_err("decode", NULL, "out of memory");
+	}
 	*state = v;
 	return 0;
 }
@@ -122,7 +127,8 @@ static int tree_row(void *arg, const struct ct_tree *t, uint32_t node)
 static int write_tree(struct vt *v, struct ct_tree *t, const char *title)
 {
 	struct dec_ctx *c = v->c;
-	struct out_names names = { tb_fn_name, tb_fn_module, tb_fn_srcline, c->sym };
+	struct out_names names = { tb_fn_name, tb_fn_module, tb_fn_srcline, c->sym,
+				   v->b.lines ? tl_lines : NULL, v->b.lines ? tl_site_line : NULL, v->b.lines };
 
 	if (ct_finish(t) < 0)
 		return oom();

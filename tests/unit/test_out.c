@@ -86,7 +86,7 @@ static struct ct_tree *tree(void)
 static void folded(FILE *f)
 {
 	struct ct_tree *t = tree();
-	struct out_names n = { name, module, srcline, NULL };
+	struct out_names n = { .name = name, .module = module, .srcline = srcline };
 	out_folded(f, t, 0, &n);
 	ct_free(t);
 }
@@ -94,7 +94,7 @@ static void folded(FILE *f)
 static void callgrind(FILE *f)
 {
 	struct ct_tree *t = tree();
-	struct out_names n = { name, module, srcline, NULL };
+	struct out_names n = { .name = name, .module = module, .srcline = srcline };
 	const char *ev[] = { "samples" };
 	out_callgrind(f, t, ev, "prog", &n);
 	ct_free(t);

@@ -153,10 +153,12 @@ static void test_callgrind(void **state)
 	int rc;
 	rc = RAW(&out, ptf, "blocks", "format", "callgrind", NULL);
 	assert_int_equal(rc, 0);
-	/* functions come from the trace: the entry and the call target */
-	const char *body = "positions: instr\nevents: Ir\nfl=(1) ???\nfn=(1) 0x401000\nfn=(2) 0x401010\n\n"
-		"fn=(1)\n0x401000 1\n0x401005 1000\n0x401007 1000\n0x401009 1\n0x40100e 1\n"
-		"cfn=(2)\ncalls=1 0x401010\n0x401009 1\n\nfn=(2)\n0x401010 1\n\ntotals: 2004\n";
+	/* functions come from the trace: the entry and the call target, named as the
+	 * call tree names them (their offsets in the image), in their object */
+	const char *body = "positions: instr line\nevents: Ir\n\nob=(1) code.bin\nfl=(1) ???\n"
+		"fn=(1) 0x0000000000000000\n0x401000 0 1\n0x401005 0 1000\n0x401007 0 1000\n0x401009 0 1\n"
+		"0x40100e 0 1\ncob=(1)\ncfi=(1)\ncfn=(4) 0x0000000000000010\ncalls=1 0x401010 0\n0x401009 0 1\n\n"
+		"ob=(1)\nfl=(1)\nfn=(4)\n0x401010 0 1\n\ntotals: 2004\n";
 	assert_non_null(strstr(out, body));
 	char cgf[1100];
 	assert_int_equal(xp_test_path(cgf, sizeof(cgf), "cg.out"), 0);
@@ -168,8 +170,8 @@ static void test_callgrind(void **state)
 	assert_non_null(p);
 	int seen = 0;
 	while (fgets(line, sizeof(line), p)) {
-		seen += strstr(line, "2,004 (100.0%)  ???:0x401000") != NULL;
-		seen += strstr(line, "1 ( 0.05%)  ???:0x401010") != NULL;
+		seen += strstr(line, "2,004 (100.0%)  ???:0x0000000000000000 [code.bin]") != NULL;
+		seen += strstr(line, "1 ( 0.05%)  ???:0x0000000000000010 [code.bin]") != NULL;
 	}
 	assert_int_equal(pclose(p), 0);
 	assert_int_equal(seen, 2);
