@@ -285,10 +285,13 @@ static int on_close(void *state, int status)
 	return status < 0 ? status : rc;
 }
 
+static const char *const routines_honours[] = { "tid", "comm", "time", "no-compensate", NULL };
+
 const struct dec_view view_routines = {
 	.name = "routines",
 	.help = "per routine: Calls (recursive ones too), Base, Cum, Cum2 (recursion once)",
 	.formats = OUT_TABLES,
+	.honours = routines_honours,
 	.open = open_routines,
 	.event = on_event,
 	.close = on_close,
@@ -298,6 +301,7 @@ const struct dec_view view_arcs = {
 	.name = "arcs",
 	.help = "arcflow: per routine its callers, itself and its callees (calls, base, cum)",
 	.formats = OUT_TABLES,
+	.honours = routines_honours,
 	.open = open_arcs,
 	.event = on_event,
 	.close = on_close,

@@ -87,7 +87,7 @@ static void folded(FILE *f)
 {
 	struct ct_tree *t = tree();
 	struct out_names n = { name, module, srcline, NULL };
-	out_folded(f, t, 0, &n);
+	out_folded(f, t, 0, &n, NULL);
 	ct_free(t);
 }
 
