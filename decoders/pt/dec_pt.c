@@ -123,16 +123,19 @@ static bool accepts(struct dec_ctx *c)
 #define PT_CONFIG_CYC (1ull << 1)
 #define PT_CONFIG_TSC (1ull << 10)
 
-/* A PT trace written by software: xptrace's step mode (its command line says so, or
- * the machine has no Intel PT: not made by an Intel CPU). */
+/* A PT trace written by software: xptrace's step mode.  Its command line says so, or
+ * `xptrace record` chose it (--mode auto) on a machine with no Intel PT: a CPU not
+ * made by Intel. */
 static bool step_mode(const struct dec_ctx *c)
 {
 	const char *cmd = pd_feature_str(c->pd, PD_FEAT_CMDLINE);
 	const char *cpu = pd_feature_str(c->pd, PD_FEAT_CPUID);
 
-	if (cmd && (strstr(cmd, "--mode step") || strstr(cmd, "--mode=step")))
+	if (!cmd || !strstr(cmd, "xptrace record"))
+		return false;
+	if (strstr(cmd, "--mode step") || strstr(cmd, "--mode=step"))
 		return true;
-	return cpu && *cpu && strncmp(cpu, "GenuineIntel", 12) != 0;
+	return !strstr(cmd, "--mode") && cpu && *cpu && strncmp(cpu, "GenuineIntel", 12) != 0;
 }
 
 static int setup(struct dec_ctx *c)

@@ -1,11 +1,7 @@
 /* The --calltree and --functions views: both build call trees (one per thread) from
  * the event stream — sampled stacks and exact calls/returns alike — and report either
  * the tree (Lvl RL Calls Base Cum Name) or per-function totals (per process with
- * --per-process).
- *
- * Costs in ns (time, cpu-clock) are printed in text in one unit per report, named in
- * the column headers and the total line; jsonl and csv keep integer ns in base_ns and
- * cum_ns (base_traced_ns, cum_traced_ns: times of a traced run, step mode). */
+ * --per-process).  Costs in ns: tree_build.h, tb_units. */
 #include <errno.h>
 #include <inttypes.h>
 #include <stdlib.h>
@@ -33,61 +29,10 @@ struct vt {
 	bool tid_col;		/* per-thread rows in jsonl/csv carry "tid" */
 	int32_t cur_tid;
 	char prefix[96];	/* folded --per-thread: "comm-pid/tid" before each stack */
-	/* costs of an ns metric: text in `unit`, the others integer ns */
-	bool ns;
-	struct out_unit unit;
-	char base_col[24], cum_col[24];
+	struct tb_units u;
 	double limit;		/* the percent limit in force */
 	struct out_col tcols[9];
 };
-
-/* The Base and Cum columns of the report's metric. */
-static void cost_cols(struct vt *v, uint64_t total, struct out_col *base, struct out_col *cum)
-{
-	const struct dec_metric *dm = &v->c->metrics[v->metric];
-
-	v->ns = dm->ns;
-	*base = (struct out_col){ "Base", OUT_INT, 12, 0 };
-	*cum = (struct out_col){ "Cum", OUT_INT, 12, 0 };
-	if (!v->ns)
-		return;
-	bool traced = dm->kind == DEC_M_TIME && v->c->traced_time;
-	v->unit = out_time_unit(total);
-	if (v->o->format == OUT_TEXT) {
-		snprintf(v->base_col, sizeof(v->base_col), "Base(%s)", v->unit.name);
-		snprintf(v->cum_col, sizeof(v->cum_col), "Cum(%s)", v->unit.name);
-		base->type = cum->type = OUT_FLOAT;
-		base->flags = cum->flags = OUT_DEC(v->unit.ns > 1 ? 3 : 0);
-	} else {
-		snprintf(v->base_col, sizeof(v->base_col), "Base_%sns", traced ? "traced_" : "");
-		snprintf(v->cum_col, sizeof(v->cum_col), "Cum_%sns", traced ? "traced_" : "");
-	}
-	base->name = v->base_col;
-	cum->name = v->cum_col;
-}
-
-static struct out_val cost(const struct vt *v, uint64_t x)
-{
-	if (v->ns && v->o->format == OUT_TEXT)
-		return (struct out_val){ .d = (double)x / v->unit.ns };
-	return (struct out_val){ .u = x };
-}
-
-/* The header's "metric, total N": ns in the report's unit; times of a traced run
- * said to be so. */
-static void total_line(struct vt *v, const char *what, uint64_t total)
-{
-	const struct dec_metric *dm = &v->c->metrics[v->metric];
-
-	if (v->ns)
-		fprintf(v->out, "# %s: %s, total %.*f %s\n", what, dm->name, v->unit.ns > 1 ? 3 : 0,
-			(double)total / v->unit.ns, v->unit.name);
-	else
-		fprintf(v->out, "# %s: %s, total %" PRIu64 "\n", what, dm->name, total);
-	if (dm->kind == DEC_M_TIME && v->c->traced_time)
-		fprintf(v->out, "# time: of the traced run (step mode stops the program at its branches), "
-			"not native times; --metric insns counts exactly\n");
-}
 
 static int open_common(struct view_ctx *vc, void **state, bool functions)
 {
@@ -176,7 +121,7 @@ static int tree_row(void *arg, const struct ct_tree *t, uint32_t node)
 	struct out_val vals[9] = {
 		{ .u = (uint64_t)v->cur_tid },
 		{ .u = nd->lvl }, { .u = nd->rl }, { .u = nd->calls, .null = nd->sampled, .approx = partial },
-		cost(v, ct_base(t, node, v->metric)), cost(v, cum), { .s = shown }, { .b = nd->sampled },
+		tb_cost(&v->u, ct_base(t, node, v->metric)), tb_cost(&v->u, cum), { .s = shown }, { .b = nd->sampled },
 		{ .span = { from, to }, .omit = !partial },
 	};
 	unsigned skip = v->tid_col ? 0 : 1;
@@ -211,7 +156,9 @@ static int write_tree(struct vt *v, struct ct_tree *t, const char *title)
 	}
 	default:
 		memcpy(v->tcols, tree_cols, sizeof(tree_cols));
-		cost_cols(v, v->total, &v->tcols[4], &v->tcols[5]);
+		tb_units_init(&v->u, c, v->metric, v->o->format, v->total);
+		v->tcols[4] = tb_cost_col(&v->u, 0, "Base");
+		v->tcols[5] = tb_cost_col(&v->u, 1, "Cum");
 		/* large trees in text: their hot part, unless a limit was given */
 		v->limit = v->o->percent_limit;
 		if (v->limit < 0)
@@ -219,7 +166,8 @@ static int write_tree(struct vt *v, struct ct_tree *t, const char *title)
 		if (title && v->o->format == OUT_TEXT)
 			fprintf(v->out, "%s# %s\n", v->tab.rows ? "\n" : "", title);
 		if (v->o->format == OUT_TEXT && !title)
-			total_line(v, c->merged ? "merged tree" : c->sampled ? "sampled tree" : "call tree", v->total);
+			tb_total_line(&v->u, v->out, c->merged ? "merged tree" : c->sampled ? "sampled tree" :
+				      "call tree", c, v->metric, v->total);
 		if (v->o->format == OUT_TEXT && v->o->percent_limit < 0 && v->limit > 0)
 			fprintf(v->out, "# nodes under %g%% of the total hidden (the default for trees of over %d "
 				"nodes; this one has %" PRIu32 "): --percent-limit 0 shows them\n", v->limit,
@@ -312,8 +260,9 @@ static int write_functions(struct vt *v, struct fpart *parts, uint32_t np)
 	if (c->merged)
 		have_samples = false;
 	cols[nc++] = (struct out_col){ have_samples ? "Samples" : "Calls", OUT_INT, 9, false };
-	cost_cols(v, total, &cols[nc], &cols[nc + 1]);
-	nc += 2;
+	tb_units_init(&v->u, c, m, v->o->format, total);
+	cols[nc++] = tb_cost_col(&v->u, 0, "Base");
+	cols[nc++] = tb_cost_col(&v->u, 1, "Cum");
 	cols[nc++] = (struct out_col){ "Base%", OUT_PCT, 7, false };
 	cols[nc++] = (struct out_col){ "Cum%", OUT_PCT, 7, false };
 	/* other events (group reads): their base value per function */
@@ -347,7 +296,7 @@ static int write_functions(struct vt *v, struct fpart *parts, uint32_t np)
 		}
 	qsort_r(rows, nr, sizeof(*rows), cmp_frow, &m);
 	if (v->o->format == OUT_TEXT) {
-		total_line(v, c->sampled ? "samples" : "functions", total);
+		tb_total_line(&v->u, v->out, c->sampled ? "samples" : "functions", c, m, total);
 		tb_header(&v->b, v->out);
 	}
 	out_table_begin(&v->tab, v->out, v->o->format, cols, nc);
@@ -362,8 +311,8 @@ static int write_functions(struct vt *v, struct fpart *parts, uint32_t np)
 		bool partial = x->exact && tb_window(&v->b, rows[i].fn, &from, &to);
 		vals[k++] = (struct out_val){ .u = have_samples ? x->base[smp] : x->calls,
 					      .null = c->merged && !x->exact, .approx = partial };
-		vals[k++] = cost(v, x->base[m]);
-		vals[k++] = cost(v, x->cum[m]);
+		vals[k++] = tb_cost(&v->u, x->base[m]);
+		vals[k++] = tb_cost(&v->u, x->cum[m]);
 		vals[k++] = (struct out_val){ .d = bp };
 		vals[k++] = (struct out_val){ .d = total ? 100.0 * (double)x->cum[m] / (double)total : 0 };
 		for (unsigned e = 0; e < nev; e++)

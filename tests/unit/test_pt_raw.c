@@ -201,7 +201,7 @@ static void test_time_metrics(void **state)
 	assert_non_null(strstr(out, "{\"lvl\":1,\"rl\":1,\"calls\":0,\"base\":2400000,\"cum\":2400000,"));
 	rc = RAW(&out, timedf, "calltree", "metric", "time", "tsc-hz", "2.4e9", NULL);
 	assert_int_equal(rc, 0);
-	assert_non_null(strstr(out, "# call tree: time, total 1000000\n"));
+	assert_non_null(strstr(out, "# call tree: time, total 1000.000 us\n"));
 	/* the instruction stream's times: TSC 1000 at 2.4 GHz is 416 ns (truncated) */
 	rc = RAW(&out, timedf, "insn", "format", "jsonl", "tsc-hz", "2400000000", NULL);
 	assert_int_equal(rc, 0);

@@ -65,8 +65,8 @@ static void test_functions_text(void **state)
 	const char *out;
 	/* by period (1000 a sample), the self time first */
 	assert_int_equal(xp_test_engine(&out, data, "functions", NULL), 0);
-	assert_string_equal(out, "# samples: cpu-clock, total 7000\n"
-		"  Samples          Base           Cum    Base%     Cum%  Module                Name\n"
+	assert_string_equal(out, "# samples: cpu-clock, total 7000 ns\n"
+		"  Samples      Base(ns)       Cum(ns)    Base%     Cum%  Module                Name\n"
 		"        4          4000          4000   57.14%   57.14%  ptspin                leaf\n"
 		"        3          3000          7000   42.86%  100.00%  ptspin                spin\n"
 		"        0             0          7000    0.00%  100.00%  ptspin                main\n");
