@@ -241,7 +241,7 @@ out:
 
 const struct dec_decoder dec_pt_raw = {
 	.name = "pt-raw",
-	.default_view = "insn",
+	.default_view = "functions",
 	.options = options,
 	.claims = claims,
 	.setup = setup,
