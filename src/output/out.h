@@ -18,8 +18,9 @@ enum out_format { OUT_TEXT, OUT_JSONL, OUT_CSV, OUT_FOLDED, OUT_CALLGRIND, OUT_N
 int out_format_parse(const char *s, enum out_format *f);
 const char *out_format_name(enum out_format f);
 
-/* OUT_SPAN: two numbers (a time window): jsonl [from, to], text and csv from..to */
-enum out_type { OUT_INT, OUT_PCT, OUT_FLOAT, OUT_STR, OUT_HEX, OUT_BOOL, OUT_SPAN };
+/* OUT_SPAN: two numbers (a time window): jsonl [from, to], text and csv from..to;
+ * OUT_SINT: a signed integer (a difference), text with its sign (+12, -3, 0) */
+enum out_type { OUT_INT, OUT_PCT, OUT_FLOAT, OUT_STR, OUT_HEX, OUT_BOOL, OUT_SPAN, OUT_SINT };
 
 /* Times in text reports: the unit that shows `max` ns with a few integer digits
  * (s, ms, us or ns) and how many ns it holds.  jsonl and csv keep integer ns in
@@ -52,6 +53,7 @@ struct out_val {
 	bool approx;		/* OUT_INT in text: '~' before it (a count over part of a run) */
 	union {
 		uint64_t u;
+		int64_t i;	/* OUT_SINT */
 		double d;	/* OUT_PCT: percent, OUT_FLOAT */
 		const char *s;
 		bool b;

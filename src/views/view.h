@@ -22,6 +22,10 @@ struct view_opts {
 	double percent_limit;	/* --percent-limit, < 0: not given (the view's default) */
 	bool per_thread;	/* --per-thread: one tree per thread (calltree) */
 	bool per_process;	/* --per-process: rows per process (functions) */
+	/* a view outside the table, which collects instead of writing (xptrace diff:
+	 * views/view_collect.h), and where it collects to; NULL: the view named above */
+	const struct dec_view *impl;
+	void *impl_arg;
 };
 
 struct view_ctx {
