@@ -322,22 +322,23 @@ static void test_probes(void **state)
 	(void)state;
 	const char *out;
 	assert_int_equal(xp_test_engine(&out, full, "probes", NULL), 0);
-	assert_string_equal(out, "# probes: 3, trace 1000000..33020000\n"
+	/* times in s as perf script prints them, the windows in ms; jsonl: integer ns */
+	assert_string_equal(out, "# probes: 3, trace 0.001000000..0.033020000 s\n"
 				 "# calibration: a probed call costs 3000 ns in its caller, 7000 ns in itself "
 				 "(medians over 1000 runs)\n"
-				 "Function           Hits           Armed        Disarmed    Window_len  Reason\n"
-				 "A                     1          999000               -      32020000  listed\n"
-				 "B                     1          999000               -      32020000  listed\n"
-				 "P                  2000          999000        31009000      30009000  listed, "
+				 "Function           Hits        Armed(s)     Disarmed(s)    Window(ms)  Reason\n"
+				 "A                     1     0.000999000               -        32.020  listed\n"
+				 "B                     1     0.000999000               -        32.020  listed\n"
+				 "P                  2000     0.000999000     0.031009000        30.009  listed, "
 				 "limit 2000 hits\n");
 	assert_int_equal(xp_test_engine(&out, full, "probes", "format", "jsonl", NULL), 0);
 	assert_string_equal(out, "{\"calibration\":{\"caller_ns\":3000,\"callee_ns\":7000,\"runs\":1000}}\n"
-				 "{\"function\":\"A\",\"hits\":1,\"armed\":999000,\"disarmed\":null,"
-				 "\"window_len\":32020000,\"reason\":\"listed\"}\n"
-				 "{\"function\":\"B\",\"hits\":1,\"armed\":999000,\"disarmed\":null,"
-				 "\"window_len\":32020000,\"reason\":\"listed\"}\n"
-				 "{\"function\":\"P\",\"hits\":2000,\"armed\":999000,\"disarmed\":31009000,"
-				 "\"window_len\":30009000,\"reason\":\"listed, limit 2000 hits\"}\n");
+				 "{\"function\":\"A\",\"hits\":1,\"armed_ns\":999000,\"disarmed_ns\":null,"
+				 "\"window_len_ns\":32020000,\"reason\":\"listed\"}\n"
+				 "{\"function\":\"B\",\"hits\":1,\"armed_ns\":999000,\"disarmed_ns\":null,"
+				 "\"window_len_ns\":32020000,\"reason\":\"listed\"}\n"
+				 "{\"function\":\"P\",\"hits\":2000,\"armed_ns\":999000,\"disarmed_ns\":31009000,"
+				 "\"window_len_ns\":30009000,\"reason\":\"listed, limit 2000 hits\"}\n");
 }
 
 /* No calibration: raw times, said so; every probe armed throughout: no window lines,
