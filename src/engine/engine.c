@@ -200,16 +200,22 @@ static bool view_honours(const struct dec_view *v, const char *name)
 	return listed(v->honours, name);
 }
 
-/* An option the chosen view does nothing with is refused, naming the views it serves
- * (options of decoders are the decoders' business: a decoder reads what it knows). */
+/* An option the chosen decoder and view do nothing with is refused, naming what takes
+ * it: the views, or the decoder (raw PT's --elf, --cpu, ... on a perf.data). */
 static int check_option(const struct engine *e, const char *name)
 {
 	char who[256] = "";
 
 	for (size_t i = 0; i < NDECODERS; i++)
-		for (const struct dec_option *o = decoders[i]->options; o && o->name; o++)
-			if (strcmp(o->name, name) == 0)
+		for (const struct dec_option *o = decoders[i]->options; o && o->name; o++) {
+			if (strcmp(o->name, name) != 0)
+				continue;
+			if (decoders[i] == e->d)
 				return 0;
+			xp_usage_error("decode", "--%s is an option of the %s decoder; this trace is decoded by "
+				       "the %s decoder", name, decoders[i]->name, e->d->name);
+			return ENG_EREQUEST;
+		}
 	if (view_honours(e->v, name))
 		return 0;
 	for (size_t i = 0; i < NVIEWS; i++)

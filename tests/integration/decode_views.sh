@@ -74,6 +74,11 @@ for vo in "calltree --sym main" "functions --sym main" "routines --sym main" "ar
 	# shellcheck disable=SC2086
 	check_exit "--$vo: refused (usage error)" 2 "$XPTRACE" decode -i "$SB" --$vo
 done
+# raw PT's options (--cpu F/M/S, --elf, ...) on a perf.data were ignored
+check_exit "--cpu on a perf.data trace: refused (raw PT's option)" 2 "$XPTRACE" decode -i "$SB" --cpu 6/158
+check_eq "--cpu: says whose option it is" \
+	"xptrace: decode: --cpu is an option of the pt-raw decoder; this trace is decoded by the pt decoder (see 'xptrace help decode')" \
+	"$(cat "$TMP/.err")"
 check_match "--sym on a tree: says which views take it" \
 	"^xptrace: decode: --sym does not apply to --calltree \(it does to --insn, --blocks, --annotate\)" \
 	"$("$XPTRACE" decode -i "$SB" --calltree --sym main 2>&1)"
