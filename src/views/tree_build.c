@@ -329,10 +329,14 @@ void tb_header(const struct tb *b, FILE *f)
 			b->caller_ns, b->callee_ns, ps->caller_ns, ps->callee_ns, ps->runs, b->compensated);
 	for (size_t i = 0; i < ps->n; i++) {
 		uint64_t from, to;
+		/* times as perf script prints them: seconds.ns */
+#define TB_S(t) (t) / 1000000000, (t) % 1000000000
 		if (dec_probe_window(&ps->p[i], b->first_time, b->last_time, &from, &to))
-			fprintf(f, "# %s: exact from %" PRIu64 " to %" PRIu64 " (of %" PRIu64 "..%" PRIu64
-				"), its Calls marked ~\n", dec_probe_fn(&ps->p[i]), from, to, b->first_time,
-				b->last_time);
+			fprintf(f, "# %s: exact from %" PRIu64 ".%09" PRIu64 " to %" PRIu64 ".%09" PRIu64
+				" s (of %" PRIu64 ".%09" PRIu64 "..%" PRIu64 ".%09" PRIu64 "), its Calls marked ~\n",
+				dec_probe_fn(&ps->p[i]), TB_S(from), TB_S(to), TB_S(b->first_time),
+				TB_S(b->last_time));
+#undef TB_S
 	}
 }
 

@@ -217,7 +217,8 @@ static int setup(void **state)
 	return 0;
 }
 
-#define HEAD_WINDOW "# P: exact from 1000000 to 31009000 (of 1000000..33020000), its Calls marked ~\n"
+#define HEAD_WINDOW "# P: exact from 0.001000000 to 0.031009000 s (of 0.001000000..0.033020000), " \
+	"its Calls marked ~\n"
 
 /* Compensated: the unprobed figures exactly; P's calls counted in its window only. */
 static void test_compensated(void **state)
