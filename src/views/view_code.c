@@ -226,7 +226,7 @@ static int annotate_close(void *state, int status)
 
 static const struct dec_option insn_options[] = {
 	{ "syntax", "att|intel", "disassembly syntax of --insn/--annotate (default att)" },
-	{ "srcline", NULL, "--insn: source file:line of each instruction" },
+	{ "srcline", NULL, "--insn: source file:line of each instruction; --functions: of each function" },
 	{ NULL, NULL, NULL },
 };
 
