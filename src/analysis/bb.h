@@ -32,7 +32,8 @@ struct bb_env {
 	void *ctx;
 };
 
-/* ---- stream filters: --tid, --time A-B, --sym ----------------------------------- */
+/* ---- stream filters: --tid, --time A-B, --sym (the engine puts the time window in
+ * front of every view, the code views add --sym; env may be NULL without sym) ---- */
 
 struct bb_filter {
 	int32_t tid;		/* -1: all */

@@ -48,12 +48,14 @@ static const struct dec_view *const views[] = {
 #define NDECODERS (sizeof(decoders) / sizeof(decoders[0]))
 #define NVIEWS (sizeof(views) / sizeof(views[0]))
 
-/* --tid, --comm, --time in front of every view: what they leave out no view sees. */
+/* --tid, --comm, --time in front of every view: what they leave out no view sees.
+ * Threads by the decode context (--comm: the name at the event's time), the time
+ * window by the stream filter of analysis/bb.h. */
 struct eng_filter {
 	struct dec_ctx *c;
-	struct xev_sink next;
+	struct xev_sink next;	/* the view */
 	bool threads, timed;
-	uint64_t t0, t1;
+	struct bb_filter window;
 	uint64_t passed;	/* events let through: none means nothing matched */
 };
 
@@ -247,7 +249,8 @@ static int check_options(struct engine *e)
 		xp_usage_error("decode", "give one of --per-thread and --per-process");
 		return ENG_EREQUEST;
 	}
-	if (d->time && bb_parse_time_range(d->time, &e->filt.t0, &e->filt.t1) < 0) {
+	bb_filter_init(&e->filt.window, NULL, (struct xev_sink){ NULL, NULL, NULL });
+	if (d->time && bb_parse_time_range(d->time, &e->filt.window.t0, &e->filt.window.t1) < 0) {
 		xp_usage_error("decode", "--time %s: expected A-B, A- or -B (ns or seconds.ns)", d->time);
 		return ENG_EREQUEST;
 	}
@@ -256,16 +259,21 @@ static int check_options(struct engine *e)
 	return 0;
 }
 
+static int passed_event(void *ctx, const struct xev *ev)
+{
+	struct eng_filter *f = ctx;
+
+	f->passed++;
+	return xev_emit(&f->next, ev);
+}
+
 static int filter_event(void *ctx, const struct xev *ev)
 {
 	struct eng_filter *f = ctx;
 
-	if (f->timed && (!ev->time || ev->time < f->t0 || ev->time > f->t1))
-		return 0;
 	if (f->threads && !dec_thread_selected(f->c, ev->tid, ev->time))
 		return 0;
-	f->passed++;
-	return xev_emit(&f->next, ev);
+	return bb_filter_event(&f->window, ev);
 }
 
 /* What the filters were, for "nothing matched". */
@@ -398,6 +406,7 @@ int eng_run(struct engine *e)
 	if (f->timed || f->threads) {
 		f->c = &e->c;
 		f->next = sink;
+		f->window.next = (struct xev_sink){ passed_event, f, NULL };
 		f->passed = 0;
 		sink = (struct xev_sink){ filter_event, f, NULL };
 	}
