@@ -31,10 +31,9 @@ static int fold_node(void *arg, const struct ct_tree *t, uint32_t v)
 		s->path[i] = ct_node(t, u)->fn;
 		u = ct_node(t, u)->parent;
 	}
-	if (s->prefix)
-		fprintf(s->f, "%s;", s->prefix);
-	for (uint32_t i = 0; i < nd->lvl; i++) {
-		const char *nm = s->n->name(s->n->ctx, s->path[i]);
+	for (uint32_t i = 0; i < nd->lvl + (s->prefix != NULL); i++) {
+		const char *nm = s->prefix && i == 0 ? s->prefix :
+			s->n->name(s->n->ctx, s->path[i - (s->prefix != NULL)]);
 		if (i)
 			putc(';', s->f);
 		/* ';' separates frames and the last ' ' the count: keep names free of both */
