@@ -123,9 +123,35 @@ static bool accepts(struct dec_ctx *c)
 	return false;
 }
 
+/* intel_pt's sysfs format (the same on every part): cyc = config:1, tsc = config:10 */
+#define PT_CONFIG_CYC (1ull << 1)
+#define PT_CONFIG_TSC (1ull << 10)
+
+/* A PT trace written by software: xptrace's step mode.  Its command line says so, or
+ * `xptrace record` chose it (--mode auto) on a machine with no Intel PT: a CPU not
+ * made by Intel. */
+static bool step_mode(const struct dec_ctx *c)
+{
+	const char *cmd = pd_feature_str(c->pd, PD_FEAT_CMDLINE);
+	const char *cpu = pd_feature_str(c->pd, PD_FEAT_CPUID);
+
+	if (!cmd || !strstr(cmd, "xptrace record"))
+		return false;
+	if (strstr(cmd, "--mode step") || strstr(cmd, "--mode=step"))
+		return true;
+	return !strstr(cmd, "--mode") && cpu && *cpu && strncmp(cpu, "GenuineIntel", 12) != 0;
+}
+
 static int setup(struct dec_ctx *c)
 {
-	return dpt_setup_metrics(c, "time");
+	uint64_t config = 0;
+
+	for (uint32_t i = 0; i < pd_nattrs(c->pd); i++)
+		if (is_pt_attr(pd_attr_at(c->pd, i)))
+			config |= pd_attr_at(c->pd, i)->attr.config;
+	/* ptrace stops between the branches: the times are the traced run's */
+	c->traced_time = step_mode(c);
+	return dpt_setup_metrics(c, config & PT_CONFIG_TSC ? "time" : NULL, config & PT_CONFIG_CYC);
 }
 
 static struct queue *queue_of(struct dpp *p, const struct pd_auxtrace_event *a)
@@ -639,7 +665,7 @@ static int run(struct dec_ctx *c, const struct xev_sink *sink)
 
 const struct dec_decoder dec_pt = {
 	.name = "pt",
-	.default_view = "calltree",
+	.default_view = "functions",
 	.accepts = accepts,
 	.setup = setup,
 	.run = run,

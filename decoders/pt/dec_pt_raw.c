@@ -51,7 +51,8 @@ static int setup(struct dec_ctx *c)
 	if (!hz && c->opts->metric && strcmp(c->opts->metric, "time") == 0)
 		return xp_err("decode", "give --tsc-hz HZ, or --metric tsc for TSC ticks",
 			      "--metric time: raw PT has TSC ticks, not ns");
-	return dpt_setup_metrics(c, hz ? "time" : "tsc");
+	/* whether the stream has CYC packets shows only in decoding it */
+	return dpt_setup_metrics(c, hz ? "time" : "tsc", true);
 }
 
 /* ns = tsc * 1e9 / hz as perf's tsc_to_perf_time computes it: (tsc * mult) >> shift
@@ -267,7 +268,7 @@ out:
 
 const struct dec_decoder dec_pt_raw = {
 	.name = "pt-raw",
-	.default_view = "insn",
+	.default_view = "functions",
 	.options = options,
 	.claims = claims,
 	.setup = setup,

@@ -36,7 +36,8 @@ struct bb_env {
 	const char *(*fn_name)(void *ctx, int32_t pid, uint64_t time, uint64_t ip, const char **module);
 };
 
-/* ---- stream filters: --tid, --time A-B, --sym ----------------------------------- */
+/* ---- stream filters: --tid, --time A-B, --sym (the engine puts the time window in
+ * front of every view, the code views add --sym; env may be NULL without sym) ---- */
 
 struct bb_filter {
 	int32_t tid;		/* -1: all */

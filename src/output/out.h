@@ -22,6 +22,15 @@ const char *out_format_name(enum out_format f);
  * OUT_SINT: a signed integer (a difference), text with its sign (+12, -3, 0) */
 enum out_type { OUT_INT, OUT_PCT, OUT_FLOAT, OUT_STR, OUT_HEX, OUT_BOOL, OUT_SPAN, OUT_SINT };
 
+/* Times in text reports: the unit that shows `max` ns with a few integer digits
+ * (s, ms, us or ns) and how many ns it holds.  jsonl and csv keep integer ns in
+ * columns named *_ns. */
+struct out_unit {
+	const char *name;
+	double ns;
+};
+struct out_unit out_time_unit(uint64_t max_ns);
+
 /* out_col.flags */
 #define OUT_TREE	1u	/* text: indented by the row's level (the Name column) */
 #define OUT_LEFT	2u	/* text: left-aligned (default: strings left, numbers right) */
@@ -192,7 +201,8 @@ struct out_names {
 };
 
 /* "a;b;c N" per node with Base > 0 of `metric`, root first. */
-int out_folded(FILE *f, const struct ct_tree *t, unsigned metric, const struct out_names *n);
+int out_folded(FILE *f, const struct ct_tree *t, unsigned metric, const struct out_names *n,
+	       const char *prefix);
 /* callgrind profile: self cost per function, calls= and inclusive cost per call edge;
  * `events` names the tree's metrics (no spaces). */
 int out_callgrind(FILE *f, const struct ct_tree *t, const char *const *events, const char *cmd,

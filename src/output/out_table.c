@@ -23,6 +23,17 @@ const char *out_format_name(enum out_format f)
 	return f < OUT_NFORMATS ? fmt_names[f] : "?";
 }
 
+struct out_unit out_time_unit(uint64_t max_ns)
+{
+	if (max_ns >= 10000000000ull)
+		return (struct out_unit){ "s", 1e9 };
+	if (max_ns >= 10000000)
+		return (struct out_unit){ "ms", 1e6 };
+	if (max_ns >= 10000)
+		return (struct out_unit){ "us", 1e3 };
+	return (struct out_unit){ "ns", 1 };
+}
+
 static void csv_str(FILE *f, const char *s)
 {
 	if (!strpbrk(s, ",\"\n")) {

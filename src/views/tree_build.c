@@ -367,10 +367,14 @@ void tb_header(const struct tb *b, FILE *f)
 			b->caller_ns, b->callee_ns, ps->caller_ns, ps->callee_ns, ps->runs, b->compensated);
 	for (size_t i = 0; i < ps->n; i++) {
 		uint64_t from, to;
+		/* times as perf script prints them: seconds.ns */
+#define TB_S(t) (t) / 1000000000, (t) % 1000000000
 		if (dec_probe_window(&ps->p[i], b->first_time, b->last_time, &from, &to))
-			fprintf(f, "# %s: exact from %" PRIu64 " to %" PRIu64 " (of %" PRIu64 "..%" PRIu64
-				"), its Calls marked ~\n", dec_probe_fn(&ps->p[i]), from, to, b->first_time,
-				b->last_time);
+			fprintf(f, "# %s: exact from %" PRIu64 ".%09" PRIu64 " to %" PRIu64 ".%09" PRIu64
+				" s (of %" PRIu64 ".%09" PRIu64 "..%" PRIu64 ".%09" PRIu64 "), its Calls marked ~\n",
+				dec_probe_fn(&ps->p[i]), TB_S(from), TB_S(to), TB_S(b->first_time),
+				TB_S(b->last_time));
+#undef TB_S
 	}
 }
 
@@ -391,4 +395,55 @@ const char *tb_fn_module(void *ctx, uint32_t fn)
 bool tb_fn_srcline(void *ctx, uint32_t fn, const char **file, int *line)
 {
 	return sym_fn_srcline(ctx, fn, file, line);
+}
+
+void tb_units_init(struct tb_units *u, const struct dec_ctx *c, unsigned metric, enum out_format f,
+		   uint64_t total)
+{
+	const struct dec_metric *dm = &c->metrics[metric];
+
+	memset(u, 0, sizeof(*u));
+	u->ns = dm->ns;
+	u->text = f == OUT_TEXT;
+	u->traced = dm->kind == DEC_M_TIME && c->traced_time;
+	u->unit = out_time_unit(total);
+}
+
+struct out_col tb_cost_col(struct tb_units *u, unsigned k, const char *name)
+{
+	struct out_col col = { name, OUT_INT, 12, 0 };
+
+	if (!u->ns || k >= 3)
+		return col;
+	if (u->text) {
+		snprintf(u->names[k], sizeof(u->names[k]), "%s(%s)", name, u->unit.name);
+		col.type = OUT_FLOAT;
+		col.flags = OUT_DEC(u->unit.ns > 1 ? 3 : 0);
+	} else {
+		snprintf(u->names[k], sizeof(u->names[k]), "%s_%sns", name, u->traced ? "traced_" : "");
+	}
+	col.name = u->names[k];
+	return col;
+}
+
+struct out_val tb_cost(const struct tb_units *u, uint64_t x)
+{
+	if (u->ns && u->text)
+		return (struct out_val){ .d = (double)x / u->unit.ns };
+	return (struct out_val){ .u = x };
+}
+
+void tb_total_line(const struct tb_units *u, FILE *f, const char *what, const struct dec_ctx *c,
+		   unsigned metric, uint64_t total)
+{
+	const char *name = c->metrics[metric].name;
+
+	if (u->ns)
+		fprintf(f, "# %s: %s, total %.*f %s\n", what, name, u->unit.ns > 1 ? 3 : 0,
+			(double)total / u->unit.ns, u->unit.name);
+	else
+		fprintf(f, "# %s: %s, total %" PRIu64 "\n", what, name, total);
+	if (u->traced)
+		fprintf(f, "# time: of the traced run (step mode stops the program at its branches), "
+			"not native times; --metric insns counts exactly\n");
 }

@@ -114,17 +114,14 @@ fail:
 	return -EINVAL;	/* not ENG_EREQUEST: a bad option here has always exited 1 */
 }
 
-/* The filters in front of the view: --time and --sym (--tid/--comm are the decoder's). */
+/* The filter in front of the view: --sym (--tid, --comm, --time: the engine's). */
 static int set_filter(struct vstate *s, xev_sink_fn fn, void *ctx)
 {
-	const char *t = dec_opt(s->c, "time"), *sym = dec_opt(s->c, "sym");
+	const char *sym = dec_opt(s->c, "sym");
 	s->view = (struct xev_sink){ fn, ctx, NULL };
 	bb_filter_init(&s->filt, &s->env, s->view);
-	if (t && bb_parse_time_range(t, &s->filt.t0, &s->filt.t1) < 0)
-		return xp_usage_error("decode", "--time %s: expected A-B, A- or -B (ns or seconds.ns)", t),
-		       -EINVAL;
 	s->filt.sym = sym;
-	s->filtered = t || sym;
+	s->filtered = sym != NULL;
 	return 0;
 }
 
@@ -336,21 +333,25 @@ static int annotate_close(void *state, int status)
 
 static const struct dec_option insn_options[] = {
 	{ "syntax", "att|intel", "disassembly syntax of --insn/--annotate (default att)" },
-	{ "srcline", NULL, "--insn: source file:line of each instruction" },
+	{ "srcline", NULL, "--insn: source file:line of each instruction; --functions: of each function" },
 	{ NULL, NULL, NULL },
 };
 
 static const struct dec_option filter_options[] = {
-	{ "time", "A-B", "PT views: only events with A <= time <= B (ns, or s.ns like perf)" },
-	{ "sym", "NAME", "PT views: only code of function NAME" },
+	{ "sym", "NAME", "--insn, --blocks, --annotate: only code of function NAME" },
 	{ NULL, NULL, NULL },
 };
+
+static const char *const insn_honours[] = { "tid", "comm", "time", "sym", NULL };
+static const char *const blocks_honours[] = { "tid", "comm", "time", NULL };
+static const char *const annotate_honours[] = { "tid", "comm", "time", "sym", "syntax", NULL };
 
 const struct dec_view view_insn = {
 	.name = "insn",
 	.help = "instruction stream: time, tid, ip, symbol+offset, bytes, disassembly",
 	.formats = 1u << OUT_TEXT | 1u << OUT_JSONL,
 	.options = insn_options,
+	.honours = insn_honours,
 	.open = insn_open,
 	.event = insn_event,
 	.close = insn_close,
@@ -362,6 +363,7 @@ const struct dec_view view_blocks = {
 		"on samples: samples per block",
 	.formats = 1u << OUT_TEXT | 1u << OUT_JSONL | 1u << OUT_CALLGRIND,
 	.options = filter_options,
+	.honours = blocks_honours,
 	.open = tally_open,
 	.event = tally_event,
 	.batch = tally_batch,
@@ -374,6 +376,7 @@ const struct dec_view view_annotate = {
 	.help = "disassembly of SYM with per-instruction counts, cycles, branch taken %; on samples: "
 		"samples and percent per instruction with source lines (like perf annotate)",
 	.formats = 1u << OUT_TEXT | 1u << OUT_JSONL,
+	.honours = annotate_honours,
 	.open = tally_open,
 	.event = tally_event,
 	.batch = tally_batch,

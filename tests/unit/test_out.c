@@ -87,7 +87,16 @@ static void folded(FILE *f)
 {
 	struct ct_tree *t = tree();
 	struct out_names n = { .name = name, .module = module, .srcline = srcline };
-	out_folded(f, t, 0, &n);
+	out_folded(f, t, 0, &n, NULL);
+	ct_free(t);
+}
+
+/* --per-thread: each stack under its thread, "comm-pid/tid" (its ';' made ':' too) */
+static void folded_prefixed(FILE *f)
+{
+	struct ct_tree *t = tree();
+	struct out_names n = { .name = name, .module = module, .srcline = srcline };
+	out_folded(f, t, 0, &n, "a;b-7/8");
 	ct_free(t);
 }
 
@@ -108,6 +117,9 @@ static void test_trees(void **state)
 
 	/* ';' inside a name would split the frame: it becomes ':' */
 	assert_string_equal(s, "main 1\nmain;f:g;leaf 3\nmain;leaf 1\n");
+	free(s);
+	s = capture(folded_prefixed, &n);
+	assert_string_equal(s, "a:b-7/8;main 1\na:b-7/8;main;f:g;leaf 3\na:b-7/8;main;leaf 1\n");
 	free(s);
 	s = capture(callgrind, &n);
 	assert_string_equal(s,
