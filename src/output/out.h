@@ -12,7 +12,8 @@
 
 #include "analysis/ct.h"
 
-enum out_format { OUT_TEXT, OUT_JSONL, OUT_CSV, OUT_FOLDED, OUT_CALLGRIND, OUT_NFORMATS };
+enum out_format { OUT_TEXT, OUT_JSONL, OUT_CSV, OUT_FOLDED, OUT_CALLGRIND, OUT_CHROME, OUT_PPROF, OUT_SVG,
+		  OUT_NFORMATS };
 #define OUT_TABLES ((1u << OUT_TEXT) | (1u << OUT_JSONL) | (1u << OUT_CSV))
 
 int out_format_parse(const char *s, enum out_format *f);
@@ -216,5 +217,31 @@ void out_cg_call(struct out_cg *w, const struct out_cg_fn *callee, uint64_t call
 		 uint64_t pos, const uint64_t *cost);
 /* `totals` may be NULL */
 void out_cg_end(struct out_cg *w, const uint64_t *totals);
+
+/* Chrome Trace Event JSON (out_chrome.c: Perfetto UI, chrome://tracing, speedscope),
+ * streamed: each event is written when it is given, in any order (viewers sort).
+ * Times are in the clock's unit: ns (written as microseconds) or, for traces without
+ * timestamps, instructions (written as 1 instruction = 1 us, and said in otherData). */
+struct out_chrome {
+	FILE *f;
+	struct out_buf b;
+	bool insns;		/* the clock counts instructions */
+	uint64_t events;
+};
+
+int out_chrome_begin(struct out_chrome *w, FILE *f, bool insns);
+/* process_name / thread_name metadata */
+void out_chrome_process(struct out_chrome *w, int32_t pid, const char *name);
+void out_chrome_thread(struct out_chrome *w, int32_t pid, int32_t tid, const char *name);
+/* A complete ("X") event: `name` ran from ts for dur; `cat` (the module, may be NULL);
+ * `sampled`: a span of consecutive samples with this frame, not one exact call. */
+void out_chrome_complete(struct out_chrome *w, int32_t pid, int32_t tid, const char *name,
+			 const char *cat, uint64_t ts, uint64_t dur, bool sampled);
+/* An instant ("i", thread scope) event: a sample whose leaf is `name`; `stack` (may be
+ * NULL) its frames root first, ';'-separated. */
+void out_chrome_instant(struct out_chrome *w, int32_t pid, int32_t tid, const char *name,
+			const char *stack, uint64_t ts);
+/* Closes the JSON; 0, -ENOMEM or -EIO. */
+int out_chrome_end(struct out_chrome *w);
 
 #endif
