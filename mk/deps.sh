@@ -26,6 +26,8 @@ need_dev libelf.h            elf      libelf-dev
 need_dev elfutils/libdw.h    dw       libdw-dev
 need_dev capstone/capstone.h capstone libcapstone-dev
 need_dev cmocka.h            cmocka   libcmocka-dev
+need_dev protobuf-c/protobuf-c.h protobuf-c libprotobuf-c-dev
+need_dev zlib.h              z        zlib1g-dev
 command -v ${CC:-cc} >/dev/null   || want gcc
 if [ "$need" = test ] || [ "$need" = bench ]; then
 	command -v perf >/dev/null && perf version >/dev/null 2>&1 || want linux-perf

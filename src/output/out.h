@@ -168,6 +168,16 @@ void out_json_null(struct out_buf *b, const char *key);
 void out_json_string(struct out_buf *b, const char *key, const char *s);	/* NULL: null */
 void out_json_end(struct out_buf *b);	/* "}\n" */
 
+/* The module a function lives in: its file, build-id (may be NULL), a dense id per
+ * module, and the function's address in it. */
+struct out_fn_where {
+	const char *file;
+	const uint8_t *build_id;
+	unsigned build_id_size;
+	uint32_t module;
+	uint64_t addr;
+};
+
 /* Names for the tree writers. */
 struct out_names {
 	const char *(*name)(void *ctx, uint32_t fn);
@@ -175,6 +185,8 @@ struct out_names {
 	/* source file and line of the function, false if unknown (may be NULL) */
 	bool (*srcline)(void *ctx, uint32_t fn, const char **file, int *line);
 	void *ctx;
+	/* where the function's code comes from (may be NULL): pprof mappings */
+	bool (*where)(void *ctx, uint32_t fn, struct out_fn_where *w);
 };
 
 /* "a;b;c N" per node with Base > 0 of `metric`, root first. */
@@ -183,6 +195,19 @@ int out_folded(FILE *f, const struct ct_tree *t, unsigned metric, const struct o
  * `events` names the tree's metrics (no spaces). */
 int out_callgrind(FILE *f, const struct ct_tree *t, const char *const *events, const char *cmd,
 		  const struct out_names *n);
+
+/* A metric of a tree for pprof: its sample type and unit ("samples"/"count",
+ * "time"/"nanoseconds", ...). */
+struct out_metric {
+	const char *type, *unit;
+};
+
+/* A gzipped pprof profile.proto (out_pprof.c): one sample per node with Base > 0 (its
+ * path as locations, leaf first; one value per metric), a function and location per
+ * function, a mapping (file, build-id) per module; `dflt` is the default sample type.
+ * Samples are packed and compressed one node at a time.  0, -ENOMEM or -EIO. */
+int out_pprof(FILE *f, const struct ct_tree *t, const struct out_metric *m, unsigned nm, unsigned dflt,
+	      uint64_t duration_ns, const struct out_names *n);
 
 /* The callgrind writer (out_callgrind.c): out_cg_begin, per function out_cg_fn then
  * its cost lines and calls, out_cg_end.  Positions are line numbers or, with

@@ -122,7 +122,7 @@ static int tree_row(void *arg, const struct ct_tree *t, uint32_t node)
 static int write_tree(struct vt *v, struct ct_tree *t, const char *title)
 {
 	struct dec_ctx *c = v->c;
-	struct out_names names = { tb_fn_name, tb_fn_module, tb_fn_srcline, c->sym };
+	struct out_names names = { tb_fn_name, tb_fn_module, tb_fn_srcline, c->sym, tb_fn_where };
 
 	if (ct_finish(t) < 0)
 		return oom();
@@ -130,6 +130,14 @@ static int write_tree(struct vt *v, struct ct_tree *t, const char *title)
 	switch (v->o->format) {
 	case OUT_FOLDED:
 		return out_folded(v->out, t, v->metric, &names);
+	case OUT_PPROF: {
+		struct out_metric m[DEC_MAX_METRICS];
+		for (unsigned k = 0; k < c->nmetrics; k++)
+			m[k] = tb_metric(c, k);
+		int rc = out_pprof(v->out, t, m, c->nmetrics, v->metric,
+				   v->b.last_time > v->b.first_time ? v->b.last_time - v->b.first_time : 0, &names);
+		return rc == -ENOMEM ? oom() : rc;
+	}
 	case OUT_CALLGRIND: {
 		const char *ev[DEC_MAX_METRICS];
 		char evbuf[DEC_MAX_METRICS][48];
@@ -330,7 +338,7 @@ static int on_close(void *state, int status)
 const struct dec_view view_calltree = {
 	.name = "calltree",
 	.help = "call-stack tree: Lvl RL Calls Base Cum Name, depth first",
-	.formats = OUT_TABLES | (1u << OUT_FOLDED) | (1u << OUT_CALLGRIND),
+	.formats = OUT_TABLES | (1u << OUT_FOLDED) | (1u << OUT_CALLGRIND) | (1u << OUT_PPROF),
 	.options = tb_options,
 	.open = open_calltree,
 	.event = on_event,
