@@ -3,6 +3,7 @@
  * number of events. */
 #include <errno.h>
 #include <inttypes.h>
+#include <stdio.h>
 
 #include "output/out.h"
 
@@ -32,16 +33,34 @@ static void event_end(struct out_chrome *w)
 		flush(w);
 }
 
-/* A time in the format's microseconds: ns with three decimals, instructions as is. */
-static void put_time(struct out_chrome *w, const char *key, uint64_t t)
+/* A time in the format's microseconds: instructions as they are; ns in steps of
+ * 1/1024 us, which binary floating point holds exactly, so that a viewer adding ts and
+ * dur (speedscope, in doubles) finds a span ending exactly where the next begins (in
+ * decimal, 0.001 steps, the sum may land either side of it and break the nesting). */
+static uint64_t ticks(const struct out_chrome *w, uint64_t t)
+{
+	return w->insns ? t : (uint64_t)(((unsigned __int128)t * 1024 + 500) / 1000);
+}
+
+static void put_ticks(struct out_chrome *w, const char *key, uint64_t k)
 {
 	out_json_key(&w->b, key);
-	out_buf_u64(&w->b, w->insns ? t : t / 1000);
-	if (!w->insns && t % 1000) {
-		char frac[5] = { '.', (char)('0' + t % 1000 / 100), (char)('0' + t % 100 / 10),
-				 (char)('0' + t % 10), 0 };
-		out_buf_put(&w->b, frac, 4);
+	if (w->insns) {
+		out_buf_u64(&w->b, k);
+		return;
 	}
+	out_buf_u64(&w->b, k >> 10);
+	uint64_t frac = (k & 1023) * 9765625;	/* 1/1024 = 0.0009765625 */
+	if (!frac)
+		return;
+	char d[12];
+	int n = 10;
+	d[0] = '.';
+	for (int i = 10; i >= 1; i--, frac /= 10)
+		d[i] = (char)('0' + frac % 10);
+	while (d[n] == '0')
+		n--;
+	out_buf_put(&w->b, d, (size_t)n + 1);
 }
 
 static void put_ids(struct out_chrome *w, int32_t pid, int32_t tid)
@@ -88,16 +107,18 @@ void out_chrome_complete(struct out_chrome *w, int32_t pid, int32_t tid, const c
 {
 	event_begin(w);
 	out_json_string(&w->b, "name", name);
-	if (cat)
-		out_json_string(&w->b, "cat", cat);
-	out_json_string(&w->b, "ph", "X");
-	put_time(w, "ts", ts);
-	put_time(w, "dur", dur);
-	put_ids(w, pid, tid);
-	if (sampled) {
-		out_json_key(&w->b, "args");
-		out_buf_put(&w->b, "{\"sampled\":true}", 16);
+	/* the module; sampled spans say so in theirs (an arg would join the name in
+	 * speedscope) */
+	if (cat || sampled) {
+		char c[256];
+		snprintf(c, sizeof(c), "%s%s%s", sampled ? "sampled" : "", cat && sampled ? "," : "", cat ? cat : "");
+		out_json_string(&w->b, "cat", c);
 	}
+	out_json_string(&w->b, "ph", "X");
+	uint64_t k0 = ticks(w, ts), k1 = ticks(w, ts + dur);
+	put_ticks(w, "ts", k0);
+	put_ticks(w, "dur", k1 - k0);
+	put_ids(w, pid, tid);
 	event_end(w);
 }
 
@@ -109,7 +130,7 @@ void out_chrome_instant(struct out_chrome *w, int32_t pid, int32_t tid, const ch
 	out_json_string(&w->b, "cat", "sample");
 	out_json_string(&w->b, "ph", "i");
 	out_json_string(&w->b, "s", "t");
-	put_time(w, "ts", ts);
+	put_ticks(w, "ts", ticks(w, ts));
 	put_ids(w, pid, tid);
 	if (stack) {
 		out_json_key(&w->b, "args");

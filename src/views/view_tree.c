@@ -138,6 +138,13 @@ static int write_tree(struct vt *v, struct ct_tree *t, const char *title)
 				   v->b.last_time > v->b.first_time ? v->b.last_time - v->b.first_time : 0, &names);
 		return rc == -ENOMEM ? oom() : rc;
 	}
+	case OUT_SVG: {
+		char svg_title[160];
+		snprintf(svg_title, sizeof(svg_title), "%s%s%s", c->merged ? "Merged tree" : c->sampled ?
+			 "Sampled tree" : "Call tree", title ? ": " : "", title ? title : "");
+		int rc = out_svg(v->out, t, v->metric, svg_title, c->metrics[v->metric].name, &names);
+		return rc == -ENOMEM ? oom() : rc;
+	}
 	case OUT_CALLGRIND: {
 		const char *ev[DEC_MAX_METRICS];
 		char evbuf[DEC_MAX_METRICS][48];
@@ -338,7 +345,8 @@ static int on_close(void *state, int status)
 const struct dec_view view_calltree = {
 	.name = "calltree",
 	.help = "call-stack tree: Lvl RL Calls Base Cum Name, depth first",
-	.formats = OUT_TABLES | (1u << OUT_FOLDED) | (1u << OUT_CALLGRIND) | (1u << OUT_PPROF),
+	.formats = OUT_TABLES | (1u << OUT_FOLDED) | (1u << OUT_CALLGRIND) | (1u << OUT_PPROF) |
+		   (1u << OUT_SVG),
 	.options = tb_options,
 	.open = open_calltree,
 	.event = on_event,
