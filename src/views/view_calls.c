@@ -40,6 +40,8 @@ struct cth {
 	uint64_t last;		/* the thread's latest clock */
 	uint64_t time;		/* its latest timestamp (names over time) */
 	bool named;		/* chrome: its metadata is out */
+	uint64_t span_end;	/* sampled track: where the last sample's frames end (0: at
+				 * the next sample) */
 };
 
 struct vcalls {
@@ -52,6 +54,8 @@ struct vcalls {
 	bool started;
 	bool insns;		/* the clock counts instructions, not ns */
 	bool sample_track;	/* a sample trace in chrome: stacks become spans */
+	int clock_m;		/* the metric of a software clock event (cpu-clock,
+				 * task-clock: its period is the CPU time of a sample), -1 */
 	uint64_t min_dur, t0, t1;
 	const char *sym;
 	bool header;
@@ -106,6 +110,11 @@ static int on_open(struct view_ctx *vc, void **state)
 	v->t1 = UINT64_MAX;
 	v->sym = dec_opt(c, "sym");
 	v->sample_track = c->sampled && !c->merged;
+	v->clock_m = -1;
+	for (unsigned m = 0; m < c->nmetrics && v->clock_m < 0; m++)
+		if (c->metrics[m].kind == DEC_M_EVENT && (strncmp(c->metrics[m].name, "cpu-clock", 9) == 0 ||
+							 strncmp(c->metrics[m].name, "task-clock", 10) == 0))
+			v->clock_m = (int)m;
 	/* the clock follows the metric: instruction traces (PT, step) count instructions
 	 * unless --metric time asks for their timestamps (which step traces and PT without
 	 * CYC/MTC packets only have at a few points) */
@@ -271,10 +280,10 @@ static int open_callers(struct vcalls *v, struct cth *th, uint32_t upto)
 	return 0;
 }
 
-/* The top call of th returns at `end`. */
-static int pop(struct vcalls *v, struct cth *th, uint64_t end)
+/* Call i of th's stack returns at `end` (every call above it returns then too). */
+static int pop(struct vcalls *v, struct cth *th, uint32_t i, uint64_t end)
 {
-	struct frame *f = &th->st[--th->n];
+	struct frame *f = &th->st[i];
 	uint64_t dur = end > f->start ? end - f->start : 0;
 
 	if (!f->shown || dur < v->min_dur)
@@ -288,19 +297,27 @@ static int pop(struct vcalls *v, struct cth *th, uint64_t end)
 	default:
 		if (f->open)
 			return text_line(v, th, f, '}', dur);
-		int rc = open_callers(v, th, th->n);
+		int rc = open_callers(v, th, i);
 		return rc ? rc : text_line(v, th, f, ';', dur);
 	}
 }
 
+/* The calls above the first n return at `end`: in text innermost first, as the lines
+ * close; in chrome outermost first, so that a caller and a callee of the same span
+ * come in that order (viewers nest equal spans in the order they read them). */
 static int pop_to(struct vcalls *v, struct cth *th, uint32_t n, uint64_t end)
 {
-	while (th->n > n) {
-		int rc = pop(v, th, end);
-		if (rc)
-			return rc;
-	}
-	return 0;
+	int rc = 0;
+
+	if (v->o->format == OUT_CHROME)
+		for (uint32_t i = n; i < th->n && rc == 0; i++)
+			rc = pop(v, th, i, end);
+	else
+		for (uint32_t i = th->n; i-- > n && rc == 0;)
+			rc = pop(v, th, i, end);
+	if (th->n > n)
+		th->n = n;
+	return rc;
 }
 
 static int push(struct vcalls *v, struct cth *th, uint32_t fn, uint64_t now)
@@ -327,16 +344,29 @@ static uint32_t find(const struct cth *th, uint32_t fn)
 }
 
 /* A sample of a sample trace: frames its stack shares with the previous sample's go
- * on; the others end, and its own new frames begin, at its time. */
-static int sample_span(struct vcalls *v, struct cth *th, const uint32_t *fns, uint32_t n, uint64_t now)
+ * on; the others end, and its own new frames begin, at its time.  A sample of a
+ * software clock stands for its period of CPU time: its frames end there when the
+ * next sample comes later (the thread was off the CPU), as they end at the last. */
+static int sample_span(struct vcalls *v, struct cth *th, const struct xev *ev, const uint32_t *fns, uint32_t n,
+		       uint64_t now)
 {
 	uint32_t same = 0;
+	int rc = 0;
 
+	if (th->span_end && th->span_end < now)
+		rc = pop_to(v, th, 0, th->span_end);
 	while (same < n && same < th->n && th->st[same].fn == fns[same])
 		same++;
-	int rc = pop_to(v, th, same, now);
+	if (rc == 0)
+		rc = pop_to(v, th, same, now);
 	for (uint32_t i = same; i < n && rc == 0; i++)
 		rc = push(v, th, fns[i], now);
+	th->span_end = 0;
+	if (v->clock_m >= 0) {
+		uint64_t w[DEC_MAX_METRICS];
+		dec_weights(v->c, ev, w);
+		th->span_end = w[v->clock_m] ? now + w[v->clock_m] : 0;
+	}
 	return rc;
 }
 
@@ -371,7 +401,7 @@ static int on_sample(struct vcalls *v, struct cth *th, const struct xev *ev, uin
 		v->fns[0] = dec_fn_of(c, ev->pid, ev->ip, ev->time);
 	for (uint32_t i = 0; i < ev->nstack; i++)
 		v->fns[n - 1 - i] = dec_fn_of(c, ev->pid, ev->stack[i], ev->time);
-	return v->sample_track ? sample_span(v, th, v->fns, n, now) : sample_instant(v, th, v->fns, n, now);
+	return v->sample_track ? sample_span(v, th, ev, v->fns, n, now) : sample_instant(v, th, v->fns, n, now);
 }
 
 static int on_event(void *state, const struct xev *ev)
@@ -420,7 +450,7 @@ static int on_event(void *state, const struct xev *ev)
 		}
 		if (!th->n)
 			return 0;	/* returns past where the trace began */
-		int rc = pop(v, th, now);
+		int rc = pop_to(v, th, th->n - 1, now);
 		/* a return that skips frames (exceptions) lands in a caller further down */
 		uint32_t to = dec_fn_of(c, ev->pid, ev->addr, ev->time);
 		if (rc == 0 && th->n && th->st[th->n - 1].fn != to) {
@@ -440,9 +470,10 @@ static int on_close(void *state, int status)
 	struct vcalls *v = state;
 	int rc = 0;
 
-	/* calls still open when the trace ends last until the thread's last event */
+	/* calls still open when the trace ends last until the thread's last event (the
+	 * last sample's frames, its period) */
 	for (uint32_t i = 0; i < v->nth && status >= 0 && rc == 0; i++)
-		rc = pop_to(v, &v->th[i], 0, v->th[i].last);
+		rc = pop_to(v, &v->th[i], 0, v->th[i].span_end ? v->th[i].span_end : v->th[i].last);
 	if (status >= 0 && rc == 0) {
 		if (v->o->format == OUT_CHROME) {
 			if (!v->started)

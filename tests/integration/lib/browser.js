@@ -1,12 +1,14 @@
 // Opens xptrace's exports in their real consumers in headless Chromium (puppeteer-core
 // driving /usr/bin/chromium) and prints what the page shows, for export.sh to check.
 //
-//   node browser.js speedscope TRACE.json SHOT.png
+// One browser serves every job of the command line, each JOB being MODE:FILE:SHOT:OUT[:ARG]
+// (its lines go to OUT):
+//   speedscope:TRACE.json:SHOT.png:OUT
 //     speedscope (npm package, served from a local HTTP server) loads the Chrome trace,
 //     waits for the flame chart, takes a screenshot; prints "blank N" (how many of the
 //     screenshot's sampled pixels differ from its corner's colour) and "row NAME\tTOTAL\tSELF"
 //     for every function of the Sandwich view's table (the chart itself is a canvas).
-//   node browser.js svg GRAPH.svg SHOT.png [ZOOM_NAME]
+//   svg:GRAPH.svg:SHOT.png:OUT[:ZOOM_NAME]
 //     opens the flame graph, takes a screenshot, prints "frame LEVEL WIDTH NAME" per frame
 //     drawn (widths measured in the page, getBBox), then clicks the first frame named
 //     ZOOM_NAME and prints its width after the zoom ("zoomed WIDTH"), then types ZOOM_NAME
@@ -17,7 +19,8 @@ const fs = require('fs');
 const path = require('path');
 const puppeteer = require('puppeteer-core');
 
-const [mode, file, shot, zoomName] = process.argv.slice(2);
+let file, shot, zoomName, lines;
+const log = (l) => lines.push(l);
 
 function serve(root, extra) {
 	const types = { '.html': 'text/html', '.js': 'text/javascript', '.css': 'text/css', '.json': 'application/json',
@@ -80,8 +83,8 @@ async function speedscope(browser) {
 	const rows = await page.evaluate(() => [...document.querySelectorAll('tr')].map((r) =>
 		[...r.querySelectorAll('td')].map((d) => d.innerText.trim())).filter((r) => r.length === 3));
 	for (const [total, self, name] of rows)
-		console.log(`row ${name}\t${total}\t${self}`);
-	console.log('blank ' + await nonBlank(await browser.newPage()));
+		log(`row ${name}\t${total}\t${self}`);
+	log('blank ' + await nonBlank(await browser.newPage()));
 	server.close();
 }
 
@@ -92,12 +95,12 @@ async function svg(browser) {
 	await page.screenshot({ path: shot });
 	const shotPage = await browser.newPage();
 	await shotPage.goto('about:blank');
-	console.log('blank ' + await nonBlank(shotPage));
+	log('blank ' + await nonBlank(shotPage));
 	const frames = await page.evaluate(() => [...document.querySelectorAll('g.fr')].map((g) =>
 		[g.dataset.l, g.querySelector('rect').getBBox().width.toFixed(2),
 		 g.querySelector('title').textContent.split('\n')[0].replace(/ \([^()]*\)$/, '')]));
 	for (const f of frames)
-		console.log('frame ' + f.join(' '));
+		log('frame ' + f.join(' '));
 	if (!zoomName)
 		return;
 	const w = await page.evaluate((name) => {
@@ -106,15 +109,24 @@ async function svg(browser) {
 		g.dispatchEvent(new MouseEvent('click', { bubbles: true }));
 		return g.querySelector('rect').getBBox().width.toFixed(2);
 	}, zoomName);
-	console.log('zoomed ' + w);
+	log('zoomed ' + w);
 	await page.type('#search', '^' + zoomName + '$');
-	console.log(await page.evaluate(() => document.getElementById('matched').textContent));
+	log(await page.evaluate(() => document.getElementById('matched').textContent));
 }
 
 (async () => {
 	const browser = await launch();
 	try {
-		await (mode === 'speedscope' ? speedscope(browser) : svg(browser));
+		for (const job of process.argv.slice(2)) {
+			const [mode, f, s, out, arg] = job.split(':');
+			[file, shot, zoomName, lines] = [f, s, arg, []];
+			try {
+				await (mode === 'speedscope' ? speedscope(browser) : svg(browser));
+			} catch (e) {
+				log('error ' + e.message);
+			}
+			fs.writeFileSync(out, lines.join('\n') + '\n');
+		}
 	} finally {
 		await browser.close();
 	}
