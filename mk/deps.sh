@@ -70,7 +70,7 @@ if [ "$(id -u)" != 0 ]; then
 fi
 echo "deps: installing$missing" >&2
 export DEBIAN_FRONTEND=noninteractive
-apt-get update -qq >/dev/null
+apt-get -o DPkg::Lock::Timeout=600 update -qq >/dev/null
 # shellcheck disable=SC2086
-apt-get install -y -qq --no-install-recommends $missing >/dev/null
+apt-get -o DPkg::Lock::Timeout=600 install -y -qq --no-install-recommends $missing >/dev/null
 npm_packages

@@ -255,11 +255,15 @@ static int run(struct dec_ctx *c, const struct xev_sink *sink)
 		}
 	}
 	rc = dec_read(c, on_rec, &s);
-	if (rc == 0 && !s.nsamples)
-		xp_warn("%s: no samples in this trace%s", pd_name(c->pd),
-			pd_stats(c->pd)->by_type[PD_RECORD_AUXTRACE] ?
-			" (it holds AUX-area trace data, e.g. Intel PT, which the samples decoder "
-			"does not decode)" : "");
+	/* AUX-area data no decoder took (not Intel PT, or PT without a recognisable
+	 * event) is a trace nothing here can decode: a failure, unlike a sampling run
+	 * that caught no sample */
+	if (rc == 0 && !s.nsamples && pd_stats(c->pd)->by_type[PD_RECORD_AUXTRACE])
+		rc = xp_err(pd_name(c->pd), "xptrace decodes Intel PT AUX data whose event is named "
+			    "intel_pt or whose AUXTRACE_INFO record says Intel PT",
+			    "no samples, and AUX-area trace data of a kind xptrace does not decode");
+	else if (rc == 0 && !s.nsamples)
+		xp_warn("%s: no samples in this trace", pd_name(c->pd));
 	if (s.unwind_failed)
 		xp_warn("%llu of %llu samples could not be unwound with DWARF (their stacks are the "
 			"recorded ones)", (unsigned long long)s.unwind_failed,

@@ -10,6 +10,7 @@ static const struct xp_cmd *const commands[] = {
 	&xp_cmd_info,
 	&xp_cmd_record,
 	&xp_cmd_decode,
+	&xp_cmd_diff,
 };
 #define NCOMMANDS (sizeof(commands) / sizeof(commands[0]))
 

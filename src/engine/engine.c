@@ -224,7 +224,7 @@ int eng_open(const struct eng_opts *o, struct engine **out)
 		goto fail;
 	}
 	const char *vname = e->o.view.view ? e->o.view.view : e->d->default_view;
-	e->v = eng_find_view(vname);
+	e->v = e->o.view.impl ? e->o.view.impl : eng_find_view(vname);
 	rc = -ENOENT;
 	if (!e->v) {
 		xp_err("decode", NULL, "the %s decoder has no view '%s'", e->d->name, vname);

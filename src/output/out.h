@@ -19,8 +19,9 @@ enum out_format { OUT_TEXT, OUT_JSONL, OUT_CSV, OUT_FOLDED, OUT_CALLGRIND, OUT_C
 int out_format_parse(const char *s, enum out_format *f);
 const char *out_format_name(enum out_format f);
 
-/* OUT_SPAN: two numbers (a time window): jsonl [from, to], text and csv from..to */
-enum out_type { OUT_INT, OUT_PCT, OUT_FLOAT, OUT_STR, OUT_HEX, OUT_BOOL, OUT_SPAN };
+/* OUT_SPAN: two numbers (a time window): jsonl [from, to], text and csv from..to;
+ * OUT_SINT: a signed integer (a difference), text with its sign (+12, -3, 0) */
+enum out_type { OUT_INT, OUT_PCT, OUT_FLOAT, OUT_STR, OUT_HEX, OUT_BOOL, OUT_SPAN, OUT_SINT };
 
 /* out_col.flags */
 #define OUT_TREE	1u	/* text: indented by the row's level (the Name column) */
@@ -44,6 +45,7 @@ struct out_val {
 	bool approx;		/* OUT_INT in text: '~' before it (a count over part of a run) */
 	union {
 		uint64_t u;
+		int64_t i;	/* OUT_SINT */
 		double d;	/* OUT_PCT: percent, OUT_FLOAT */
 		const char *s;
 		bool b;

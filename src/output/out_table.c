@@ -107,6 +107,9 @@ static void text_val(FILE *f, const struct out_col *c, const struct out_val *v, 
 			fprintf(f, "%*" PRIu64, w, v->u);
 		}
 		break;
+	case OUT_SINT:
+		fprintf(f, v->i ? "%+*" PRId64 : "%*" PRId64, w, v->i);
+		break;
 	case OUT_SPAN: {
 		char span[48];
 		snprintf(span, sizeof(span), "%" PRIu64 "..%" PRIu64, v->span.from, v->span.to);
@@ -169,6 +172,7 @@ static void csv_row(struct out_table *t, const struct out_val *v)
 			continue;
 		switch (t->cols[i].type) {
 		case OUT_INT: fprintf(f, "%" PRIu64, v[i].u); break;
+		case OUT_SINT: fprintf(f, "%" PRId64, v[i].i); break;
 		case OUT_HEX: fprintf(f, "0x%" PRIx64, v[i].u); break;
 		case OUT_PCT:
 		case OUT_FLOAT: fprintf(f, "%.*f", decimals(&t->cols[i], 4), v[i].d); break;
@@ -199,6 +203,10 @@ static void json_row(struct out_table *t, const struct out_val *v, const char *c
 		}
 		switch (c->type) {
 		case OUT_INT: out_json_u64(&b, c->name, v[i].u); break;
+		case OUT_SINT:
+			out_json_key(&b, c->name);
+			out_buf_printf(&b, "%" PRId64, v[i].i);
+			break;
 		case OUT_HEX: out_json_hex(&b, c->name, v[i].u); break;
 		case OUT_PCT:
 		case OUT_FLOAT: out_json_fixed(&b, c->name, decimals(c, 4), v[i].d); break;

@@ -190,7 +190,7 @@ int pd_parse_feature(struct pd_file *f, unsigned feat, const uint8_t *p, size_t 
 				a = &f->attrs[ca->index];
 			else if (i < f->nattrs)
 				a = &f->attrs[i];
-			if (a) {
+			if (a && *name) {
 				free(a->name);
 				a->name = name;
 			} else {
@@ -373,12 +373,19 @@ static int open_file(struct pd_file *f)
 	return 0;
 }
 
-/* Without EVENT_DESC (a recording that was not finalized) the Intel PT event is the
- * one whose type AUXTRACE_INFO names, as perf finds it: AUXTRACE_INFO comes before
- * the trace, so only the records up to the first AUXTRACE are looked at. */
+/* An event without a name (no EVENT_DESC: a recording that was not finalized, or a
+ * writer that leaves it out or empty) is the Intel PT one when AUXTRACE_INFO names its
+ * type, as perf finds it: AUXTRACE_INFO comes before the trace, so only the records up
+ * to the first AUXTRACE are looked at. */
 static void name_pt_attrs(struct pd_file *f)
 {
 	uint64_t off = f->data_off;
+	uint32_t unnamed = 0;
+
+	for (uint32_t k = 0; k < f->nattrs; k++)
+		unnamed += !f->attrs[k].name;
+	if (!unnamed)
+		return;
 	for (int i = 0; i < 64 && off + 8 <= f->data_end; i++) {
 		struct perf_event_header h;
 		if (read_at(f, off, &h, sizeof(h)) < 0 || h.size < sizeof(h) || h.type == PD_RECORD_AUXTRACE)
@@ -531,7 +538,7 @@ int pd_open_fd(int fd, const char *name, struct pd_file **out)
 		pipe_prefetch(f);
 	} else if ((rc = open_file(f)) < 0) {
 		goto fail;
-	} else if (!pd_has_feature(f, PD_FEAT_EVENT_DESC)) {
+	} else {
 		name_pt_attrs(f);
 	}
 	pd_name_attrs(f);

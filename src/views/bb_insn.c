@@ -40,6 +40,9 @@ struct bline {
 
 #define BCACHE_BITS 14
 
+/* The longest head json_head writes: '{', three keys, a 20-digit time, 10-digit ids. */
+#define JSON_HEAD_MAX 96
+
 struct bb_insn_view {
 	struct bb_view_opts o;
 	struct bline *blocks;
@@ -50,6 +53,9 @@ struct bb_insn_view {
 	size_t pos;
 	bool failed;		/* a write failed (EPIPE, ENOSPC) */
 	struct out_buf fmt, tmp;	/* lines and their parts, as they are formatted */
+	/* the jsonl head ('{' to the ',' before the line's own keys) of the last
+	 * instruction: its time, tid and cpu repeat over runs of instructions */
+	struct { uint64_t time; int32_t tid, cpu; uint8_t len; char text[JSON_HEAD_MAX]; } head;
 };
 
 #define BUF_USE (sizeof(((struct bb_insn_view *)0)->buf) - 64)
@@ -288,28 +294,41 @@ static void json_head(struct out_buf *b, const struct xev *ev)
 		out_json_u64(b, "cpu", (uint64_t)ev->cpu);
 }
 
-/* The longest head json_head writes: '{', three keys, a 20-digit time, 10-digit ids. */
-#define JSON_HEAD_MAX 96
-
-/* A cached jsonl line (from its '{' on) after the event's keys.  The keys are written
- * straight into the staging buffer: one copy less per instruction. */
+/* A cached jsonl line (from its '{' on) after the event's keys.  The head ('{' and
+ * the keys, no ',') is formatted when the event's time, tid or cpu differ from the
+ * last instruction's, else copied; both go in 16-byte chunks (the head's storage and
+ * the line's are padded), the line's '{' then overwritten by the ',' between them. */
 static inline void put_json_line(struct bb_insn_view *v, const struct xev *ev, const char *t, size_t n)
 {
-	struct out_buf b;
-
-	if (v->pos + JSON_HEAD_MAX > BUF_USE)
-		flush(v);
-	out_buf_init(&b, v->buf + v->pos, BUF_USE - v->pos);
-	json_head(&b, ev);
-	if (b.len > 1)
-		out_buf_put(&b, ",", 1);
-	if (b.heap) {	/* longer than JSON_HEAD_MAX after all: moved to the heap */
-		put(v, b.p, b.len);
-		out_buf_free(&b);
-	} else {
-		v->pos += b.len;
+	if (!v->head.len || v->head.time != ev->time || v->head.tid != ev->tid || v->head.cpu != ev->cpu) {
+		struct out_buf b;
+		out_buf_init(&b, v->head.text, sizeof(v->head.text));
+		json_head(&b, ev);
+		if (b.heap) {	/* longer than JSON_HEAD_MAX after all: not cached */
+			put(v, b.p, b.len);
+			out_buf_free(&b);
+			v->head.len = 0;
+			put(v, ",", 1);
+			put(v, t + 1, n - 1);
+			return;
+		}
+		v->head.len = (uint8_t)b.len;
+		v->head.time = ev->time;
+		v->head.tid = ev->tid;
+		v->head.cpu = ev->cpu;
 	}
-	put(v, t + 1, n - 1);
+	if (v->pos + v->head.len + n > BUF_USE)
+		flush(v);
+	if (v->head.len + n > BUF_USE) {
+		put(v, v->head.text, v->head.len);
+		put(v, ",", 1);
+		put(v, t + 1, n - 1);
+		return;
+	}
+	put_line(v, v->head.text, v->head.len);
+	size_t comma = v->pos;
+	put_line(v, t, n);
+	v->buf[comma] = ',';
 }
 
 /* The time ('-' when unknown), tid and (per-cpu traces) cpu columns of a text line. */

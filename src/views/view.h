@@ -21,6 +21,10 @@ struct view_opts {
 	const char *output;	/* -o, NULL: stdout */
 	double percent_limit;	/* --percent-limit */
 	bool per_thread;	/* --per-thread: one tree per thread (calltree) */
+	/* a view outside the table, which collects instead of writing (xptrace diff:
+	 * views/view_collect.h), and where it collects to; NULL: the view named above */
+	const struct dec_view *impl;
+	void *impl_arg;
 };
 
 struct view_ctx {

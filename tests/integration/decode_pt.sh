@@ -202,3 +202,31 @@ if [ -x "$XPTRACE_ASAN" ]; then
 			"$? $(grep -m1 -i 'AddressSanitizer\|runtime error' "$TMP/asan.err")"
 	done
 fi
+
+# A PT event without a name (EVENT_DESC gives it none, as some writers do) is found
+# from AUXTRACE_INFO's type as perf does; AUX data of a kind xptrace does not decode
+# (AUXTRACE_INFO naming another type) is a failure, not an empty report with exit 0.
+python3 - "$XP_ROOT/traces/step-basic/perf.data" "$TMP" <<'EOF'
+import struct, sys
+b = bytearray(open(sys.argv[1], 'rb').read())
+i = b.index(b'intel_pt//u\0')   # the EVENT_DESC name
+b[i:i + 11] = b'\0' * 11
+open(sys.argv[2] + '/noname.data', 'wb').write(b)
+off = struct.unpack_from('<Q', b, 40)[0]
+end = off + struct.unpack_from('<Q', b, 48)[0]
+while off + 8 <= end:
+    typ, misc, size = struct.unpack_from('<IHH', b, off)
+    if typ == 70:          # AUXTRACE_INFO: its type becomes Arm CoreSight (3)
+        struct.pack_into('<I', b, off + 8, 3)
+        break
+    off += size
+open(sys.argv[2] + '/othertype.data', 'wb').write(b)
+EOF
+"$XPTRACE" decode -i "$XP_ROOT/traces/step-basic" --functions --format jsonl >"$TMP/named.jsonl" 2>/dev/null
+"$XPTRACE" decode -i "$TMP/noname.data" --functions --format jsonl >"$TMP/noname.jsonl" 2>"$TMP/noname.err"
+check_eq "PT event without a name: decoded as PT (exit 0)" 0 "$?"
+check_eq "PT event without a name: same functions as the named trace" \
+	"$(md5sum <"$TMP/named.jsonl") $(wc -l <"$TMP/named.jsonl")" "$(md5sum <"$TMP/noname.jsonl") $(wc -l <"$TMP/noname.jsonl")"
+"$XPTRACE" decode -i "$TMP/othertype.data" --functions >"$TMP/other.out" 2>"$TMP/other.err"
+check_eq "AUX data of another kind: exit 1" 1 "$?"
+check_match "AUX data of another kind: says so" "AUX-area trace data of a kind xptrace does not decode" "$(cat "$TMP/other.err")"
