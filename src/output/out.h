@@ -187,12 +187,14 @@ struct out_names {
 	/* source file and line of the function, false if unknown (may be NULL) */
 	bool (*srcline)(void *ctx, uint32_t fn, const char **file, int *line);
 	void *ctx;
-	/* where the function's code comes from (may be NULL): pprof mappings */
-	bool (*where)(void *ctx, uint32_t fn, struct out_fn_where *w);
 };
 
-/* "a;b;c N" per node with Base > 0 of `metric`, root first. */
-int out_folded(FILE *f, const struct ct_tree *t, unsigned metric, const struct out_names *n);
+/* Where a function's code comes from (ctx: the names' ctx), false if unknown. */
+typedef bool (*out_where_fn)(void *ctx, uint32_t fn, struct out_fn_where *w);
+
+/* "a;b;c N" per node with Base > 0 of `metric`, root first; `prefix` (may be NULL) is
+ * a first frame before every stack (the command name, as stackcollapse-perf.pl writes). */
+int out_folded(FILE *f, const struct ct_tree *t, unsigned metric, const struct out_names *n, const char *prefix);
 /* callgrind profile: self cost per function, calls= and inclusive cost per call edge;
  * `events` names the tree's metrics (no spaces). */
 int out_callgrind(FILE *f, const struct ct_tree *t, const char *const *events, const char *cmd,
@@ -206,10 +208,11 @@ struct out_metric {
 
 /* A gzipped pprof profile.proto (out_pprof.c): one sample per node with Base > 0 (its
  * path as locations, leaf first; one value per metric), a function and location per
- * function, a mapping (file, build-id) per module; `dflt` is the default sample type.
- * Samples are packed and compressed one node at a time.  0, -ENOMEM or -EIO. */
+ * function, a mapping (file, build-id) per module that `where` (may be NULL) names;
+ * `dflt` is the default sample type.  Samples are packed and compressed one node at
+ * a time.  0, -ENOMEM or -EIO. */
 int out_pprof(FILE *f, const struct ct_tree *t, const struct out_metric *m, unsigned nm, unsigned dflt,
-	      uint64_t duration_ns, const struct out_names *n);
+	      uint64_t duration_ns, const struct out_names *n, out_where_fn where);
 
 /* An interactive flame graph (out_svg.c): widths by Cum of `metric`, colours by
  * module, titles with Base/Cum/Calls, sampled nodes of merged trees dashed and

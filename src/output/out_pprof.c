@@ -53,6 +53,7 @@ static void gz_append(ProtobufCBuffer *b, size_t len, const uint8_t *data)
 struct pp {
 	const struct ct_tree *t;
 	const struct out_names *n;
+	out_where_fn where;
 	unsigned nm;
 	struct pp_gz *gz;
 	struct xp_map fn_ids;	/* fn -> function (= location) id */
@@ -161,7 +162,7 @@ static int tables(struct pp *p, const struct out_metric *m, unsigned dflt, uint6
 			fun[i].filename = str_add(&st, file);
 			fun[i].start_line = ln;
 		}
-		if (p->n->where && p->n->where(p->n->ctx, fn, &w) && !xp_map_get(&p->mod_ids, w.module, &mid)) {
+		if (p->where && p->where(p->n->ctx, fn, &w) && !xp_map_get(&p->mod_ids, w.module, &mid)) {
 			if (XP_GROW(p->mods, p->capmods, p->nmods + 1) < 0)
 				goto out;
 			p->mods[p->nmods++] = w;
@@ -231,9 +232,9 @@ out:
 }
 
 int out_pprof(FILE *f, const struct ct_tree *t, const struct out_metric *m, unsigned nm, unsigned dflt,
-	      uint64_t duration_ns, const struct out_names *n)
+	      uint64_t duration_ns, const struct out_names *n, out_where_fn where)
 {
-	struct pp p = { .t = t, .n = n, .nm = nm < CT_MAX_METRICS ? nm : CT_MAX_METRICS };
+	struct pp p = { .t = t, .n = n, .where = where, .nm = nm < CT_MAX_METRICS ? nm : CT_MAX_METRICS };
 	struct pp_gz *g = calloc(1, sizeof(*g));
 	int rc;
 

@@ -9,6 +9,7 @@
 
 struct fold {
 	FILE *f;
+	const char *prefix;
 	unsigned metric;
 	const struct out_names *n;
 	uint32_t *path;
@@ -30,9 +31,11 @@ static int fold_node(void *arg, const struct ct_tree *t, uint32_t v)
 		s->path[i] = ct_node(t, u)->fn;
 		u = ct_node(t, u)->parent;
 	}
-	for (uint32_t i = 0; i < nd->lvl; i++) {
-		const char *nm = s->n->name(s->n->ctx, s->path[i]);
-		if (i)
+	for (uint32_t i = 0; i <= nd->lvl; i++) {
+		const char *nm = i ? s->n->name(s->n->ctx, s->path[i - 1]) : s->prefix;
+		if (!nm)
+			continue;
+		if (i && (i > 1 || s->prefix))
 			putc(';', s->f);
 		/* ';' separates frames and the last ' ' the count: keep names free of both */
 		for (const char *p = nm; *p; p++)
@@ -42,9 +45,9 @@ static int fold_node(void *arg, const struct ct_tree *t, uint32_t v)
 	return 0;
 }
 
-int out_folded(FILE *f, const struct ct_tree *t, unsigned metric, const struct out_names *n)
+int out_folded(FILE *f, const struct ct_tree *t, unsigned metric, const struct out_names *n, const char *prefix)
 {
-	struct fold s = { f, metric, n, NULL, 0 };
+	struct fold s = { f, prefix, metric, n, NULL, 0 };
 	int rc = ct_walk(t, metric, fold_node, &s);
 
 	free(s.path);

@@ -28,6 +28,8 @@ void tb_init(struct tb *b, struct dec_ctx *c)
 const struct dec_option tb_options[] = {
 	{ "no-compensate", NULL, "trees of probes: raw times (the calibrated cost of probe "
 	  "hits not subtracted)" },
+	{ "comm-prefix", NULL, "--format folded: each stack starts with its threads' command name "
+	  "(as stackcollapse-perf.pl writes them)" },
 	{ NULL, NULL, NULL },
 };
 

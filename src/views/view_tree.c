@@ -122,20 +122,20 @@ static int tree_row(void *arg, const struct ct_tree *t, uint32_t node)
 static int write_tree(struct vt *v, struct ct_tree *t, const char *title)
 {
 	struct dec_ctx *c = v->c;
-	struct out_names names = { tb_fn_name, tb_fn_module, tb_fn_srcline, c->sym, tb_fn_where };
+	struct out_names names = { tb_fn_name, tb_fn_module, tb_fn_srcline, c->sym };
 
 	if (ct_finish(t) < 0)
 		return oom();
 	v->total = ct_total(t, v->metric);
 	switch (v->o->format) {
 	case OUT_FOLDED:
-		return out_folded(v->out, t, v->metric, &names);
+		return out_folded(v->out, t, v->metric, &names, NULL);
 	case OUT_PPROF: {
 		struct out_metric m[DEC_MAX_METRICS];
 		for (unsigned k = 0; k < c->nmetrics; k++)
 			m[k] = tb_metric(c, k);
 		int rc = out_pprof(v->out, t, m, c->nmetrics, v->metric,
-				   v->b.last_time > v->b.first_time ? v->b.last_time - v->b.first_time : 0, &names);
+				   v->b.last_time > v->b.first_time ? v->b.last_time - v->b.first_time : 0, &names, tb_fn_where);
 		return rc == -ENOMEM ? oom() : rc;
 	}
 	case OUT_SVG: {
@@ -297,6 +297,40 @@ static int write_functions(struct vt *v, struct ct_tree *t)
 	return 0;
 }
 
+/* --comm-prefix: one tree per command name (its threads merged), each stack led by it. */
+static int write_folded_comm(struct vt *v)
+{
+	struct tb *b = &v->b;
+	struct out_names names = { tb_fn_name, tb_fn_module, tb_fn_srcline, v->c->sym };
+	bool *done = calloc(b->nth ? b->nth : 1, sizeof(*done));
+	int rc = 0;
+
+	if (!done)
+		return oom();
+	for (uint32_t i = 0; i < b->nth && rc == 0; i++) {
+		if (done[i])
+			continue;
+		char comm[64];
+		snprintf(comm, sizeof(comm), "%s", sb_comm_at(v->c->sb, b->th[i].tid, 0));
+		struct ct_tree *t = ct_new(v->c->nmetrics);
+		for (uint32_t j = i; j < b->nth && t; j++)
+			if (!done[j] && strcmp(sb_comm_at(v->c->sb, b->th[j].tid, 0), comm) == 0) {
+				done[j] = true;
+				if (ct_merge(t, b->th[j].t) < 0) {
+					ct_free(t);
+					t = NULL;
+				}
+			}
+		if (!t || ct_finish(t) < 0)
+			rc = oom();
+		else
+			rc = out_folded(v->out, t, v->metric, &names, comm) < 0 ? oom() : 0;
+		ct_free(t);
+	}
+	free(done);
+	return rc;
+}
+
 static int cmp_tid(const void *a, const void *b)
 {
 	const struct tb_thread *x = a, *y = b;
@@ -317,7 +351,9 @@ static int on_close(void *state, int status)
 		rc = tb_finish(&v->b);
 	if (status >= 0 && rc == 0) {
 		struct tb *b = &v->b;
-		if (v->per_thread) {
+		if (v->o->format == OUT_FOLDED && dec_opt(c, "comm-prefix")) {
+			rc = write_folded_comm(v);
+		} else if (v->per_thread) {
 			qsort(b->th, b->nth, sizeof(*b->th), cmp_tid);
 			for (uint32_t i = 0; i < b->nth && rc == 0; i++) {
 				char title[128];

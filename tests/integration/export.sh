@@ -278,3 +278,10 @@ if [ -n "$node_ok" ]; then
 else
 	ok "svg in Chromium: chromium, node or puppeteer-core missing (mk/deps.sh test installs them) # SKIP"
 fi
+
+# ---------------------------------------------------------------- folded --comm-prefix
+"$XPTRACE" decode -i sm --calltree --format folded >sm.folded
+"$XPTRACE" decode -i sm --calltree --format folded --comm-prefix >sm.cfolded
+check_eq "folded --comm-prefix: every stack led by its command (perf script's comm), counts unchanged" \
+	"$(perf script -i sm/perf.data -F comm 2>/dev/null | awk '{ print $1 }' | sort -u | head -1) $(grep -c . sm.folded)" \
+	"$(cut -d';' -f1 sm.cfolded | sort -u) $(sed 's/^[^;]*;//' sm.cfolded | cmp -s - sm.folded && grep -c . sm.cfolded)"
