@@ -188,10 +188,14 @@ fi
 
 # ---------------------------------------------------------------- pprof
 if command -v go >/dev/null; then
-	# pprof -top's flat% cum% name against --functions' Base% Cum% Name
+	# pprof -top's flat% cum% name against --functions' Base% Cum% Name: every function
+	# of 1 % or more (in any order: ties are ordered differently), but for names that
+	# several functions have (ld.so has two static check_match): pprof adds those up
 	top_vs() {
-		go tool pprof -top -nodefraction=0 ${3:-} "$1" 2>&1 | awk '$1 ~ /^[0-9]/ && $2 ~ /%$/ { print $2, $5, $6 }' | head -6 >"$1.top"
-		awk '$4 ~ /^[0-9.]+%$/ { print $4, $5, $NF }' "$2" | head -6 >"$1.fn"
+		awk '$4 ~ /^[0-9.]+%$/ { print $NF }' "$2" | sort | uniq -d >"$1.dup"
+		go tool pprof -top -nodefraction=0 ${3:-} "$1" 2>&1 | awk '$1 ~ /^[0-9]/ && $2 ~ /%$/ && $2 + 0 >= 1 { print $2, $5, $6 }' |
+			grep -vwFf "$1.dup" | sort >"$1.top"
+		awk '$4 ~ /^[0-9.]+%$/ && $4 + 0 >= 1 { print $4, $5, $NF }' "$2" | grep -vwFf "$1.dup" | sort >"$1.fn"
 		if cmp -s "$1.top" "$1.fn"; then echo same; else paste -d'|' "$1.top" "$1.fn"; fi
 	}
 	for t in st sm pr; do
