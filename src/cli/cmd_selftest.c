@@ -716,7 +716,7 @@ static int selftest(int argc, char **argv)
 	char *pv[] = { "perf", "version", NULL };
 	s.have_perf = run(pv, NULL, NULL) == 0;
 	out_buf_init(&s.jb, NULL, 0);
-	probe_machine(NULL, NULL, NULL, &c);
+	probe_machine(NULL, NULL, NULL, &c, 0);
 	for (int m = 0; m < PROBE_NMODES; m++) {
 		const struct probe_mode *pm = &c.mode[m];
 		if (!(s.modes & (1u << m)))
