@@ -248,6 +248,10 @@ void rec_probes_calibrate(struct rec_probes *p)
 		n = write(pfd[1], &out, sizeof(out));
 		alarm(0);
 		prctl(PR_SET_NAME, "xptrace-release");	/* what it does from now on */
+		/* no pipe of record's caller waits for it ($(xptrace record ...)) */
+		close(0);
+		close(1);
+		close(2);
 		while (read(hold[0], &c, 1) < 0 && errno == EINTR)
 			;
 		_exit(n == sizeof(out) ? 0 : 1);
