@@ -24,7 +24,7 @@ CFLAGS   += -std=gnu11 -Wall -Wextra -Werror -g $(OPT) $(SANFLAGS) -MMD -MP
 LDFLAGS  += $(SANFLAGS)
 # libipt and libpfm4 ship no pkg-config file; libdw needs libelf; zlib for
 # compressed debug sections comes in through libdw.
-LDLIBS   += -lipt -Wl,-Bstatic -lpfm -lcapstone -Wl,-Bdynamic -ldw -lelf -lpthread -ldl -lm
+LDLIBS   += -lipt -Wl,-Bstatic -lpfm -lcapstone -Wl,-Bdynamic -ldw -lelf -lprotobuf-c -lz -lpthread -ldl -lm
 # capstone and libpfm4 are linked in statically, and not as PIE: as shared libraries
 # (or in a PIE) their ~120k pointer relocations are applied at every start, ~3 ms,
 # as long as decoding a million instructions (bench/decode-speed)
@@ -60,10 +60,22 @@ endif
 # Keep objects of test binaries (make would delete them as intermediates).
 .SECONDARY:
 
-.PHONY: all deps check unit progs asan demo install clean bench
+.PHONY: all deps check unit progs asan demo install clean bench proto
 .DEFAULT_GOAL := all
 
-all: $(XPTRACE)
+# Man pages and bash completion are generated from the binary (its --help texts and
+# tables: mk/man.sh, mk/completion.sh), so they cannot drift from it.
+MAN_STAMP  := $(BUILD)/man/.stamp
+COMPLETION := $(BUILD)/xptrace.bash
+
+all: $(XPTRACE) $(MAN_STAMP) $(COMPLETION)
+
+$(MAN_STAMP): $(XPTRACE) mk/man.sh
+	@echo "  MAN     $(BUILD)/man/"
+	$(Q)rm -rf $(BUILD)/man && mk/man.sh ./$(XPTRACE) $(BUILD)/man && touch $@
+$(COMPLETION): $(XPTRACE) mk/completion.sh mk/help-options.sh
+	@echo "  GEN     $@"
+	$(Q)mk/completion.sh ./$(XPTRACE) >$@.tmp && mv $@.tmp $@
 
 # Installs the Debian packages when a header or library is missing (see mk/deps.sh).
 deps:
@@ -74,6 +86,11 @@ $(DEPS_OK): mk/deps.sh
 $(XPTRACE): $(MAIN_OBJ) $(BUILD)/libxptrace.a
 	@echo "  LD      $@"
 	$(Q)$(CC) $(LDFLAGS) -o $@ $^ $(LDLIBS)
+
+# The pprof writer's protobuf code, generated from the .proto and committed (building
+# needs libprotobuf-c only; regenerating needs protoc-c).
+proto:
+	$(Q)cd src/output && protoc-c --c_out=. out_profile.proto
 
 # The version is compiled in (-DXP_VERSION).
 $(LIB_OBJ) $(MAIN_OBJ): VERSION
@@ -160,8 +177,11 @@ bench: all progs
 	$(Q)for b in bench/*; do [ -x "$$b" ] && echo "== $$b" && "$$b"; done; true
 
 install: all
-	install -d $(DESTDIR)$(PREFIX)/bin $(DESTDIR)$(PREFIX)/share/doc/xptrace
+	install -d $(DESTDIR)$(PREFIX)/bin $(DESTDIR)$(PREFIX)/share/doc/xptrace \
+		$(DESTDIR)$(PREFIX)/share/man/man1 $(DESTDIR)$(PREFIX)/share/bash-completion/completions
 	install -m 755 $(XPTRACE) $(DESTDIR)$(PREFIX)/bin/xptrace
+	install -m 644 $(BUILD)/man/*.1 $(DESTDIR)$(PREFIX)/share/man/man1/
+	install -m 644 $(COMPLETION) $(DESTDIR)$(PREFIX)/share/bash-completion/completions/xptrace
 	install -m 644 README.md docs/*.md $(DESTDIR)$(PREFIX)/share/doc/xptrace/
 
 clean:

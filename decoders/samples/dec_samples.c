@@ -80,11 +80,13 @@ static int setup(struct dec_ctx *c)
 	int rc = dec_setup_sampled(c, is_sampled);
 	bool probes = false;
 
+	c->no_branches = true;
+
 	for (uint32_t i = 0; i < pd_nattrs(c->pd); i++)
 		probes |= probe_kind(pd_attr_at(c->pd, i)) != PROBE_NONE;
 	if (rc < 0 || !probes || c->nmetrics == DEC_MAX_METRICS)
 		return rc;
-	c->metrics[c->nmetrics] = (struct dec_metric){ .kind = DEC_M_TIME, .name = "time" };
+	c->metrics[c->nmetrics] = (struct dec_metric){ .kind = DEC_M_TIME, .name = "time", .ns = true };
 	c->metric = c->nmetrics++;
 	c->merged = true;
 	c->sampled = false;
@@ -255,11 +257,15 @@ static int run(struct dec_ctx *c, const struct xev_sink *sink)
 		}
 	}
 	rc = dec_read(c, on_rec, &s);
-	if (rc == 0 && !s.nsamples)
-		xp_warn("%s: no samples in this trace%s", pd_name(c->pd),
-			pd_stats(c->pd)->by_type[PD_RECORD_AUXTRACE] ?
-			" (it holds AUX-area trace data, e.g. Intel PT, which the samples decoder "
-			"does not decode)" : "");
+	/* AUX-area data no decoder took (not Intel PT, or PT without a recognisable
+	 * event) is a trace nothing here can decode: a failure, unlike a sampling run
+	 * that caught no sample */
+	if (rc == 0 && !s.nsamples && pd_stats(c->pd)->by_type[PD_RECORD_AUXTRACE])
+		rc = xp_err(pd_name(c->pd), "xptrace decodes Intel PT AUX data whose event is named "
+			    "intel_pt or whose AUXTRACE_INFO record says Intel PT",
+			    "no samples, and AUX-area trace data of a kind xptrace does not decode");
+	else if (rc == 0 && !s.nsamples)
+		xp_warn("%s: no samples in this trace", pd_name(c->pd));
 	if (s.unwind_failed)
 		xp_warn("%llu of %llu samples could not be unwound with DWARF (their stacks are the "
 			"recorded ones)", (unsigned long long)s.unwind_failed,

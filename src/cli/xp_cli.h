@@ -13,5 +13,7 @@ struct xp_cmd {
 extern const struct xp_cmd xp_cmd_info;
 extern const struct xp_cmd xp_cmd_record;
 extern const struct xp_cmd xp_cmd_decode;
+extern const struct xp_cmd xp_cmd_diff;
+extern const struct xp_cmd xp_cmd_selftest;
 
 #endif

@@ -6,7 +6,8 @@
 
 #include "output/out.h"
 
-static const char *const fmt_names[OUT_NFORMATS] = { "text", "jsonl", "csv", "folded", "callgrind" };
+static const char *const fmt_names[OUT_NFORMATS] = { "text", "jsonl", "csv", "folded", "callgrind",
+								"chrome", "pprof", "svg" };
 
 int out_format_parse(const char *s, enum out_format *f)
 {
@@ -21,6 +22,17 @@ int out_format_parse(const char *s, enum out_format *f)
 const char *out_format_name(enum out_format f)
 {
 	return f < OUT_NFORMATS ? fmt_names[f] : "?";
+}
+
+struct out_unit out_time_unit(uint64_t max_ns)
+{
+	if (max_ns >= 10000000000ull)
+		return (struct out_unit){ "s", 1e9 };
+	if (max_ns >= 10000000)
+		return (struct out_unit){ "ms", 1e6 };
+	if (max_ns >= 10000)
+		return (struct out_unit){ "us", 1e3 };
+	return (struct out_unit){ "ns", 1 };
 }
 
 static void csv_str(FILE *f, const char *s)
@@ -106,6 +118,9 @@ static void text_val(FILE *f, const struct out_col *c, const struct out_val *v, 
 			fprintf(f, "%*" PRIu64, w, v->u);
 		}
 		break;
+	case OUT_SINT:
+		fprintf(f, v->i ? "%+*" PRId64 : "%*" PRId64, w, v->i);
+		break;
 	case OUT_SPAN: {
 		char span[48];
 		snprintf(span, sizeof(span), "%" PRIu64 "..%" PRIu64, v->span.from, v->span.to);
@@ -168,6 +183,7 @@ static void csv_row(struct out_table *t, const struct out_val *v)
 			continue;
 		switch (t->cols[i].type) {
 		case OUT_INT: fprintf(f, "%" PRIu64, v[i].u); break;
+		case OUT_SINT: fprintf(f, "%" PRId64, v[i].i); break;
 		case OUT_HEX: fprintf(f, "0x%" PRIx64, v[i].u); break;
 		case OUT_PCT:
 		case OUT_FLOAT: fprintf(f, "%.*f", decimals(&t->cols[i], 4), v[i].d); break;
@@ -198,6 +214,10 @@ static void json_row(struct out_table *t, const struct out_val *v, const char *c
 		}
 		switch (c->type) {
 		case OUT_INT: out_json_u64(&b, c->name, v[i].u); break;
+		case OUT_SINT:
+			out_json_key(&b, c->name);
+			out_buf_printf(&b, "%" PRId64, v[i].i);
+			break;
 		case OUT_HEX: out_json_hex(&b, c->name, v[i].u); break;
 		case OUT_PCT:
 		case OUT_FLOAT: out_json_fixed(&b, c->name, decimals(c, 4), v[i].d); break;
