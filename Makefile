@@ -143,7 +143,7 @@ FUZZ_CFLAGS  := -std=gnu11 -Wall -Wextra -Werror -Wno-unknown-attributes -gline-
 FUZZ_SRC     := $(wildcard tests/fuzz/fuzz_*.c)
 FUZZ_BIN     := $(FUZZ_SRC:tests/fuzz/%.c=build-fuzz/%)
 # what the harnesses reach: the readers and the decode path, not the recorder
-FUZZ_LIB_SRC := $(filter-out src/record/% src/probe/probe_%,$(LIB_SRC))
+FUZZ_LIB_SRC := $(filter-out src/cli/% src/record/% src/probe/probe_%,$(LIB_SRC))
 FUZZ_LIB_OBJ := $(FUZZ_LIB_SRC:%.c=build-fuzz/%.o)
 FUZZ_SECONDS ?= 60
 
