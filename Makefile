@@ -147,8 +147,9 @@ FUZZ_LIB_SRC := $(filter-out src/cli/% src/record/% src/probe/probe_%,$(LIB_SRC)
 FUZZ_LIB_OBJ := $(FUZZ_LIB_SRC:%.c=build-fuzz/%.o)
 FUZZ_SECONDS ?= 60
 
-# clang and its libFuzzer runtime are test-level packages (mk/deps.sh test)
-build-fuzz/.deps-ok: mk/deps.sh
+# clang and its libFuzzer runtime are test-level packages (mk/deps.sh test); after the
+# build level's install (two apt-get at once would fight over dpkg's lock)
+build-fuzz/.deps-ok: mk/deps.sh | $(DEPS_OK)
 	$(Q)mkdir -p $(@D) && mk/deps.sh test && touch $@
 build-fuzz/%.o: %.c | build-fuzz/.deps-ok
 	@mkdir -p $(@D)
