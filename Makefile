@@ -143,12 +143,13 @@ FUZZ_CFLAGS  := -std=gnu11 -Wall -Wextra -Werror -Wno-unknown-attributes -gline-
 FUZZ_SRC     := $(wildcard tests/fuzz/fuzz_*.c)
 FUZZ_BIN     := $(FUZZ_SRC:tests/fuzz/%.c=build-fuzz/%)
 # what the harnesses reach: the readers and the decode path, not the recorder
-FUZZ_LIB_SRC := $(filter-out src/record/% src/probe/probe_%,$(LIB_SRC))
+FUZZ_LIB_SRC := $(filter-out src/cli/% src/record/% src/probe/probe_%,$(LIB_SRC))
 FUZZ_LIB_OBJ := $(FUZZ_LIB_SRC:%.c=build-fuzz/%.o)
 FUZZ_SECONDS ?= 60
 
-# clang and its libFuzzer runtime are test-level packages (mk/deps.sh test)
-build-fuzz/.deps-ok: mk/deps.sh
+# clang and its libFuzzer runtime are test-level packages (mk/deps.sh test); after the
+# build level's install (two apt-get at once would fight over dpkg's lock)
+build-fuzz/.deps-ok: mk/deps.sh | $(DEPS_OK)
 	$(Q)mkdir -p $(@D) && mk/deps.sh test && touch $@
 build-fuzz/%.o: %.c | build-fuzz/.deps-ok
 	@mkdir -p $(@D)

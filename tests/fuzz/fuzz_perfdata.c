@@ -1,10 +1,12 @@
 /* libFuzzer harness: a perf.data through the whole decode path (reader, the decoder
  * that accepts it, the calltree view), as `xptrace decode -i FILE` runs it.  The input
  * goes to a memfd: the reader wants a path, and /proc/self/fd/N is one without disk. */
+#include <sched.h>
 #include <stdint.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <sys/mman.h>
+#include <sys/mount.h>
 #include <unistd.h>
 
 #include "engine/engine.h"
@@ -16,14 +18,28 @@ static void quiet(const char *msg, void *ctx)
 	(void)ctx;
 }
 
-/* perf's build-id cache (~/.debug) would make each input load whatever this machine
- * keeps there (a kallsyms of 100k symbols): host files, not the input, and machine
- * dependent.  Without it a run does what it does on a clean CI machine. */
+/* Kernel symbols are host files, not the input, and cost 100x an input's decode
+ * (100k symbols parsed and sorted per input): perf's build-id cache (~/.debug) holds
+ * kallsyms, and /proc/kallsyms is read for a trace whose kernel build-id is the
+ * running kernel's (the fixtures' on the machine that made them).  The harness hides
+ * both: HOME elsewhere, and in a mount namespace of its own (where it may make one)
+ * /dev/null over /sys/kernel/notes, so the running kernel has no build-id.  Each run
+ * then does what it does on another machine. */
+static void hide_host_kernel(void)
+{
+	setenv("HOME", "/nonexistent", 1);
+	if (unshare(CLONE_NEWNS) < 0 && unshare(CLONE_NEWUSER | CLONE_NEWNS) < 0)
+		return;
+	/* private first: nothing mounted here may reach the host's namespace */
+	if (mount(NULL, "/", NULL, MS_REC | MS_PRIVATE, NULL) == 0)
+		mount("/dev/null", "/sys/kernel/notes", NULL, MS_BIND, NULL);
+}
+
 int LLVMFuzzerInitialize(int *argc, char ***argv)
 {
 	(void)argc;
 	(void)argv;
-	setenv("HOME", "/nonexistent", 1);
+	hide_host_kernel();
 	xp_err_set_sink(quiet, NULL);
 	return 0;
 }
