@@ -886,6 +886,11 @@ static inline __attribute__((always_inline)) int run(struct dctx *c, void *dec, 
 				return r;
 			if (!(++c->steps & 0xfff) && c->opt->release_behind)
 				release(c, dec, ops);
+			if (!(c->steps & 0xfff) && c->opt->progress) {
+				uint64_t off;
+				if (ops->get_offset(dec, &off) == 0)
+					c->opt->progress(c->opt->progress_ctx, c->buf + off);
+			}
 			if (status < 0)
 				break;
 		}

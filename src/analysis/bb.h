@@ -30,9 +30,14 @@ struct bb_env {
 	 * how long formatted lines may be reused.  May be NULL: code never changes. */
 	void (*span)(void *ctx, int32_t pid, uint64_t time, uint64_t ip, uint64_t *from, uint64_t *to);
 	void *ctx;
+	/* The name every report gives the code at `ip` (a symbol, or "0x…" of an address
+	 * without one, as --functions shows it) and its module in *module; NULL when
+	 * unknown.  May be NULL. */
+	const char *(*fn_name)(void *ctx, int32_t pid, uint64_t time, uint64_t ip, const char **module);
 };
 
-/* ---- stream filters: --tid, --time A-B, --sym ----------------------------------- */
+/* ---- stream filters: --tid, --time A-B, --sym (the engine puts the time window in
+ * front of every view, the code views add --sym; env may be NULL without sym) ---- */
 
 struct bb_filter {
 	int32_t tid;		/* -1: all */
@@ -43,6 +48,7 @@ struct bb_filter {
 	/* --sym: the last function looked up, to avoid a lookup per event */
 	uint64_t fn_start, fn_end;
 	bool fn_match, fn_valid;
+	bool last_in;		/* the last code event was in the function */
 };
 
 void bb_filter_init(struct bb_filter *f, const struct bb_env *env, struct xev_sink next);

@@ -1,6 +1,5 @@
 /* The callgrind format (valgrind's docs/cl-format.html), written in one place for
- * the per-function profiles of call trees (positions: line) and the per-instruction
- * profiles of exact streams (positions: instr). */
+ * the profiles of call trees and the per-instruction profiles of exact streams. */
 #include <inttypes.h>
 
 #include "output/out.h"
@@ -12,17 +11,18 @@ static void text(FILE *f, const char *s)
 		putc(*s == '\n' ? ' ' : *s, f);
 }
 
-void out_cg_begin(struct out_cg *w, FILE *f, bool instr, const char *cmd, const char *const *events,
+void out_cg_begin(struct out_cg *w, FILE *f, unsigned pos, const char *cmd, const char *const *events,
 		  unsigned nev, const uint64_t *summary)
 {
-	*w = (struct out_cg){ f, instr, nev };
+	*w = (struct out_cg){ f, pos, nev };
 	fputs("# callgrind format\nversion: 1\ncreator: xptrace\n", f);
 	if (cmd) {
 		fputs("cmd: ", f);
 		text(f, cmd);
 		putc('\n', f);
 	}
-	fprintf(f, "positions: %s\nevents:", instr ? "instr" : "line");
+	fprintf(f, "positions:%s%s\nevents:", pos & OUT_CG_INSTR ? " instr" : "",
+		pos & OUT_CG_LINE ? " line" : "");
 	for (unsigned m = 0; m < nev; m++)
 		fprintf(f, " %s", events[m]);
 	putc('\n', f);
@@ -46,12 +46,12 @@ void out_cg_name(struct out_cg *w, const char *key, const struct out_cg_name *n)
 	putc('\n', w->f);
 }
 
-static void pos(const struct out_cg *w, uint64_t p)
+static void pos(const struct out_cg *w, const struct out_cg_pos *p)
 {
-	if (w->instr)
-		fprintf(w->f, "%#" PRIx64, p);
-	else
-		fprintf(w->f, "%" PRIu64, p);
+	if (w->pos & OUT_CG_INSTR)
+		fprintf(w->f, "%#" PRIx64, p->addr);
+	if (w->pos & OUT_CG_LINE)
+		fprintf(w->f, "%s%" PRIu64, w->pos & OUT_CG_INSTR ? " " : "", p->line);
 }
 
 void out_cg_fn(struct out_cg *w, const struct out_cg_fn *at)
@@ -62,7 +62,7 @@ void out_cg_fn(struct out_cg *w, const struct out_cg_fn *at)
 	out_cg_name(w, "fn", &at->fn);
 }
 
-void out_cg_cost(struct out_cg *w, uint64_t p, const uint64_t *cost)
+void out_cg_cost(struct out_cg *w, const struct out_cg_pos *p, const uint64_t *cost)
 {
 	pos(w, p);
 	for (unsigned m = 0; m < w->nev; m++)
@@ -70,8 +70,8 @@ void out_cg_cost(struct out_cg *w, uint64_t p, const uint64_t *cost)
 	putc('\n', w->f);
 }
 
-void out_cg_call(struct out_cg *w, const struct out_cg_fn *callee, uint64_t calls, uint64_t target,
-		 uint64_t p, const uint64_t *cost)
+void out_cg_call(struct out_cg *w, const struct out_cg_fn *callee, uint64_t calls,
+		 const struct out_cg_pos *target, const struct out_cg_pos *p, const uint64_t *cost)
 {
 	out_cg_name(w, "cob", &callee->ob);
 	out_cg_name(w, "cfi", &callee->fl);

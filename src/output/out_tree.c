@@ -11,6 +11,7 @@ struct fold {
 	FILE *f;
 	unsigned metric;
 	const struct out_names *n;
+	const char *prefix;	/* first frame of every stack (comm-pid/tid), or NULL */
 	uint32_t *path;
 	uint32_t cap;
 };
@@ -30,8 +31,9 @@ static int fold_node(void *arg, const struct ct_tree *t, uint32_t v)
 		s->path[i] = ct_node(t, u)->fn;
 		u = ct_node(t, u)->parent;
 	}
-	for (uint32_t i = 0; i < nd->lvl; i++) {
-		const char *nm = s->n->name(s->n->ctx, s->path[i]);
+	for (uint32_t i = 0; i < nd->lvl + (s->prefix != NULL); i++) {
+		const char *nm = s->prefix && i == 0 ? s->prefix :
+			s->n->name(s->n->ctx, s->path[i - (s->prefix != NULL)]);
 		if (i)
 			putc(';', s->f);
 		/* ';' separates frames and the last ' ' the count: keep names free of both */
@@ -42,9 +44,10 @@ static int fold_node(void *arg, const struct ct_tree *t, uint32_t v)
 	return 0;
 }
 
-int out_folded(FILE *f, const struct ct_tree *t, unsigned metric, const struct out_names *n)
+int out_folded(FILE *f, const struct ct_tree *t, unsigned metric, const struct out_names *n,
+	       const char *prefix)
 {
-	struct fold s = { f, metric, n, NULL, 0 };
+	struct fold s = { f, metric, n, prefix, NULL, 0 };
 	int rc = ct_walk(t, metric, fold_node, &s);
 
 	free(s.path);
@@ -77,6 +80,19 @@ static struct out_cg_fn where(const struct out_names *n, uint32_t fn, uint64_t *
 	*line = (uint64_t)l;
 	return (struct out_cg_fn){ { 0, n->module ? n->module(n->ctx, fn) : NULL }, { 0, file },
 				   { 0, n->name(n->ctx, fn) } };
+}
+
+/* What the lines leave of the self cost in rest; false when they hold more. */
+static bool lines_fit(const struct out_line *lv, size_t nl, const uint64_t *self, unsigned nm, uint64_t *rest)
+{
+	memcpy(rest, self, nm * sizeof(*rest));
+	for (size_t i = 0; i < nl; i++)
+		for (unsigned m = 0; m < nm; m++) {
+			if (lv[i].cost[m] > rest[m])
+				return false;
+			rest[m] -= lv[i].cost[m];
+		}
+	return true;
 }
 
 int out_callgrind(FILE *f, const struct ct_tree *t, const char *const *events, const char *cmd,
@@ -129,7 +145,7 @@ int out_callgrind(FILE *f, const struct ct_tree *t, const char *const *events, c
 
 	for (unsigned m = 0; m < nm; m++)
 		summary[m] = ct_total(t, m);
-	out_cg_begin(&w, f, false, cmd, events, nm, summary);
+	out_cg_begin(&w, f, OUT_CG_LINE, cmd, events, nm, summary);
 	for (uint32_t fn = 0; fn < nfn; fn++) {
 		struct fnacc *a = &acc[fn];
 		uint64_t line, cline;
@@ -138,12 +154,48 @@ int out_callgrind(FILE *f, const struct ct_tree *t, const char *const *events, c
 			continue;
 		struct out_cg_fn at = where(n, fn, &line);
 		out_cg_fn(&w, &at);
-		out_cg_cost(&w, line, a->self);
+		/* the self cost on the lines it fell on; what they do not hold (no line
+		 * info, time between events) on the function's line */
+		const struct out_line *lv = NULL;
+		size_t nl = 0;
+		uint64_t rest[CT_MAX_METRICS];
+		if (n->lines && n->lines(n->lines_ctx, fn, &lv, &nl) < 0) {
+			rc = -ENOMEM;
+			goto out;
+		}
+		if (!lines_fit(lv, nl, a->self, nm, rest)) {
+			nl = 0;	/* more on the lines than the tree says (adjusted times) */
+			memcpy(rest, a->self, sizeof(rest));
+		}
+		bool left = nl == 0;
+		for (unsigned m = 0; m < nm; m++)
+			left |= rest[m] != 0;
+		if (left)
+			out_cg_cost(&w, &(struct out_cg_pos){ 0, line }, rest);
+		const char *cur = at.fl.name;
+		for (size_t i = 0; i < nl; i++) {
+			if (strcmp(lv[i].file, cur) != 0) {
+				cur = lv[i].file;
+				out_cg_name(&w, "fi", &(struct out_cg_name){ 0, cur });
+			}
+			out_cg_cost(&w, &(struct out_cg_pos){ 0, lv[i].line }, lv[i].cost);
+		}
 		for (uint32_t i = 0; i < a->nedges; i++) {
 			struct edge *e = &a->edges[i];
 			struct out_cg_fn callee = where(n, e->callee, &cline);
-
-			out_cg_call(&w, &callee, e->calls, cline, line, e->incl);
+			const char *sfile = at.fl.name;
+			int sl = (int)line;
+			if (n->site && !n->site(n->lines_ctx, fn, e->callee, &sfile, &sl))
+				sfile = at.fl.name, sl = (int)line;
+			if (strcmp(sfile, cur) != 0) {
+				cur = sfile;
+				out_cg_name(&w, "fi", &(struct out_cg_name){ 0, cur });
+			}
+			/* an edge whose call the trace did not see (it began inside the
+			 * callee, which was entered by a jump) counts one: with calls=0
+			 * callgrind_annotate takes the inclusive cost for the caller's own */
+			out_cg_call(&w, &callee, e->calls ? e->calls : 1, &(struct out_cg_pos){ 0, cline },
+				    &(struct out_cg_pos){ 0, (uint64_t)sl }, e->incl);
 		}
 	}
 	out_cg_end(&w, NULL);

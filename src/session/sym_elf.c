@@ -4,6 +4,7 @@
 #include <elfutils/libdw.h>
 #include <errno.h>
 #include <fcntl.h>
+#include <inttypes.h>
 #include <gelf.h>
 #include <libelf.h>
 #include <limits.h>
@@ -14,6 +15,7 @@
 #include <unistd.h>
 
 #include "session/sym.h"
+#include "arch/x86_64/x86_plt.h"
 #include "util/xp_err.h"
 #include "util/xp_grow.h"
 #include "util/xp_hash.h"
@@ -246,50 +248,87 @@ static bool better(const struct sdso *d, const struct esym *a, const struct esym
 	return strlen(na) > strlen(nb);
 }
 
-/* perf's synthesized PLT symbols: "name@plt" for every .rela.plt slot, at its entry
- * in .plt.sec (IBT binaries) or .plt (after PLT0).  Without them calls through the
- * PLT would land in whatever symbol precedes it (_init). */
-static size_t add_plt(struct sdso *d, Elf *e, struct esym *v, size_t k, size_t cap)
+/* The names of the GOT slots PLT entries jump through: every dynamic relocation with
+ * a symbol ("printf@plt"), and IRELATIVE ones by their resolver's address as objdump
+ * names them ("*ABS*+0x9f550@plt").  slot address -> offset in the pool. */
+static int plt_slot_names(struct sdso *d, Elf *e, struct xp_map *names)
 {
-	Elf_Scn *scn = NULL, *rela = NULL;
-	GElf_Shdr sh, rsh, dsh;
-	uint64_t plt = 0, pltsec = 0;
-	size_t shstrndx;
+	Elf_Scn *scn = NULL;
+	GElf_Shdr sh, dsh;
 
-	if (elf_getshdrstrndx(e, &shstrndx) != 0)
-		return k;
 	while ((scn = elf_nextscn(e, scn))) {
-		const char *nm;
-		if (!gelf_getshdr(scn, &sh) || !(nm = elf_strptr(e, shstrndx, sh.sh_name)))
+		Elf_Scn *dyn;
+		Elf_Data *rd, *dd;
+		if (!gelf_getshdr(scn, &sh) || sh.sh_type != SHT_RELA || !sh.sh_entsize ||
+		    !(dyn = elf_getscn(e, sh.sh_link)) || !gelf_getshdr(dyn, &dsh) ||
+		    dsh.sh_type != SHT_DYNSYM || !(rd = elf_getdata(scn, NULL)) || !(dd = elf_getdata(dyn, NULL)))
 			continue;
-		if (strcmp(nm, ".rela.plt") == 0 && sh.sh_type == SHT_RELA) {
-			rela = scn;
-			rsh = sh;
-		} else if (strcmp(nm, ".plt") == 0) {
-			plt = sh.sh_addr;
-		} else if (strcmp(nm, ".plt.sec") == 0) {
-			pltsec = sh.sh_addr;
+		for (size_t i = 0; i < sh.sh_size / sh.sh_entsize; i++) {
+			GElf_Rela r;
+			GElf_Sym sym;
+			const char *nm = NULL;
+			char buf[512];
+			if (!gelf_getrela(rd, (int)i, &r))
+				continue;
+			if (GELF_R_TYPE(r.r_info) == R_X86_64_IRELATIVE) {
+				snprintf(buf, sizeof(buf), "*ABS*+%#" PRIx64 "@plt", (uint64_t)r.r_addend);
+			} else if (GELF_R_SYM(r.r_info) && gelf_getsym(dd, (int)GELF_R_SYM(r.r_info), &sym) &&
+				   (nm = elf_strptr(e, dsh.sh_link, sym.st_name)) && *nm) {
+				snprintf(buf, sizeof(buf), "%s@plt", nm);
+			} else {
+				continue;
+			}
+			uint32_t at = pool_add(d, buf);
+			if (at == UINT32_MAX || xp_map_put(names, r.r_offset, at) < 0)
+				return -ENOMEM;
 		}
 	}
-	Elf_Scn *dyn = rela ? elf_getscn(e, rsh.sh_link) : NULL;
-	Elf_Data *rd = rela ? elf_getdata(rela, NULL) : NULL, *dd = dyn ? elf_getdata(dyn, NULL) : NULL;
-	if (!rd || !dd || !plt || !rsh.sh_entsize || !gelf_getshdr(dyn, &dsh))
+	return 0;
+}
+
+/* The PLT sections' entries and their size (.plt's first is its header). */
+static bool plt_section(Elf *e, Elf_Scn *scn, size_t shstrndx, GElf_Shdr *sh, uint64_t *entsize)
+{
+	const char *nm;
+
+	if (!gelf_getshdr(scn, sh) || sh->sh_type != SHT_PROGBITS ||
+	    !(nm = elf_strptr(e, shstrndx, sh->sh_name)) ||
+	    (strcmp(nm, ".plt") && strcmp(nm, ".plt.sec") && strcmp(nm, ".plt.got")))
+		return false;
+	*entsize = sh->sh_entsize >= 8 ? sh->sh_entsize : 16;
+	return true;
+}
+
+/* Synthesized PLT symbols, as objdump and perf name them: "name@plt" for each entry of
+ * .plt, .plt.sec (IBT binaries) and .plt.got, named by the relocation of the GOT slot
+ * it jumps through.  Without them calls through the PLT would land in whatever symbol
+ * precedes it (_init).  Appends up to cap - k symbols to v; returns the new count. */
+static size_t add_plt(struct sdso *d, Elf *e, struct esym *v, size_t k, size_t cap)
+{
+	struct xp_map names = { 0 };
+	Elf_Scn *scn = NULL;
+	GElf_Shdr sh;
+	size_t shstrndx;
+	uint64_t es;
+
+	if (elf_getshdrstrndx(e, &shstrndx) != 0 || plt_slot_names(d, e, &names) < 0) {
+		xp_map_free(&names);
 		return k;
-	uint64_t base = pltsec ? pltsec : plt + 16;
-	for (size_t i = 0; i < rsh.sh_size / rsh.sh_entsize && k < cap; i++) {
-		GElf_Rela r;
-		GElf_Sym sym;
-		const char *nm;
-		char buf[512];
-		if (!gelf_getrela(rd, (int)i, &r) || !gelf_getsym(dd, (int)GELF_R_SYM(r.r_info), &sym) ||
-		    !(nm = elf_strptr(e, dsh.sh_link, sym.st_name)) || !*nm)
-			continue;
-		snprintf(buf, sizeof(buf), "%s@plt", nm);
-		uint32_t at = pool_add(d, buf);
-		if (at == UINT32_MAX)
-			break;
-		v[k++] = (struct esym){ base + 16 * i, base + 16 * (i + 1), at, UINT32_MAX, STB_GLOBAL };
 	}
+	while (xp_map_count(&names) && (scn = elf_nextscn(e, scn))) {
+		Elf_Data *data;
+		if (!plt_section(e, scn, shstrndx, &sh, &es) || !(data = elf_getdata(scn, NULL)) ||
+		    !data->d_buf)
+			continue;
+		for (uint64_t off = 0; off + es <= data->d_size && k < cap; off += es) {
+			uint64_t slot, at;
+			if (x86_plt_got_slot((const uint8_t *)data->d_buf + off, es, sh.sh_addr + off, &slot) &&
+			    xp_map_get(&names, slot, &at))
+				v[k++] = (struct esym){ sh.sh_addr + off, sh.sh_addr + off + es, (uint32_t)at,
+							UINT32_MAX, STB_GLOBAL };
+		}
+	}
+	xp_map_free(&names);
 	return k;
 }
 
@@ -297,12 +336,41 @@ static size_t plt_slots(Elf *e)
 {
 	Elf_Scn *scn = NULL;
 	GElf_Shdr sh;
+	size_t shstrndx, n = 0;
+	uint64_t es;
 
+	if (elf_getshdrstrndx(e, &shstrndx) != 0)
+		return 0;
 	while ((scn = elf_nextscn(e, scn)))
-		if (gelf_getshdr(scn, &sh) && sh.sh_type == SHT_RELA && sh.sh_entsize &&
-		    sh.sh_flags & SHF_INFO_LINK)
-			return sh.sh_size / sh.sh_entsize;
-	return 0;
+		if (plt_section(e, scn, shstrndx, &sh, &es))
+			n += sh.sh_size / es;
+	return n;
+}
+
+/* Whether section `ndx` is a text section by perf's test (its name holds "text"). */
+static bool in_text(Elf *e, size_t ndx)
+{
+	Elf_Scn *scn = elf_getscn(e, ndx);
+	GElf_Shdr sh;
+	size_t shstrndx;
+	const char *nm;
+
+	return scn && gelf_getshdr(scn, &sh) && elf_getshdrstrndx(e, &shstrndx) == 0 &&
+	       (nm = elf_strptr(e, shstrndx, sh.sh_name)) && strstr(nm, "text");
+}
+
+/* Functions, and as perf takes them, labels: zero-sized untyped symbols in a text
+ * section (ld.so's _start and _dl_start_user, hand-written assembly entries). */
+static bool is_code_sym(Elf *e, const GElf_Sym *s)
+{
+	int t = GELF_ST_TYPE(s->st_info);
+
+	if (s->st_shndx == SHN_UNDEF || !s->st_value)
+		return false;
+	if (t == STT_FUNC || t == STT_GNU_IFUNC)
+		return true;
+	return t == STT_NOTYPE && s->st_size == 0 && s->st_shndx != SHN_ABS && s->st_shndx < SHN_LORESERVE &&
+	       in_text(e, s->st_shndx);
 }
 
 /* `plt_elf` (the mapped file, may be NULL) contributes its PLT entries. */
@@ -321,8 +389,7 @@ static int load_symtab(struct sdso *d, Elf *e, Elf_Scn *scn, GElf_Shdr *sh, Elf 
 		GElf_Sym s;
 		if (!gelf_getsym(data, (int)i, &s))
 			continue;
-		int t = GELF_ST_TYPE(s.st_info);
-		if ((t != STT_FUNC && t != STT_GNU_IFUNC) || s.st_shndx == SHN_UNDEF || !s.st_value)
+		if (!is_code_sym(e, &s))
 			continue;
 		const char *nm = elf_strptr(e, sh->sh_link, s.st_name);
 		if (!nm || !*nm)
@@ -354,6 +421,20 @@ static int load_symtab(struct sdso *d, Elf *e, Elf_Scn *scn, GElf_Shdr *sh, Elf 
 		}
 		v[w++] = v[i];
 	}
+	/* a zero-sized symbol inside a sized function (a label of its loop) does not
+	 * split it: the function names its code, as perf mostly does (its lookup among
+	 * overlapping symbols depends on its tree's shape) */
+	size_t kept = 0;
+	uint64_t covered = 0;
+	for (size_t i = 0; i < w; i++) {
+		bool sized = v[i].end > v[i].start;
+		if (!sized && v[i].start < covered)
+			continue;
+		if (sized && v[i].end > covered)
+			covered = v[i].end;
+		v[kept++] = v[i];
+	}
+	w = kept;
 	for (size_t i = 0; i < w; i++)
 		if (v[i].end == v[i].start)
 			v[i].end = i + 1 < w ? v[i + 1].start : v[i].start + 1;

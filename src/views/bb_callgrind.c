@@ -1,15 +1,19 @@
 /* --format callgrind for exact (PT) streams: per-instruction Ir (and Cycles when the
  * trace has them) with exact calls= counts and inclusive call costs, in callgrind's
- * format with `positions: instr` (KCachegrind, callgrind_annotate).
+ * format with `positions: instr line` (KCachegrind, callgrind_annotate): each
+ * function's object (ob=) and source file (fl=), each instruction's source line from
+ * DWARF, fi= where it lies in another file (inlined code).
  *
- * Functions are known from the trace itself: a call target starts a function (its
- * symbol names it when there is one).  A shadow stack per thread attributes blocks to
+ * Functions are known from the trace itself: a call target starts a function, named
+ * as every report names it (its symbol, or "0x…" of its address in its file); a jump
+ * or fall-through to the entry of another symbol enters that one.  A shadow stack per thread attributes blocks to
  * the function running them and measures each call's inclusive cost.  Returns that skip
  * frames (longjmp) pop to the frame they return into; a return below the first frame
  * (the trace started mid-stack) continues in an anonymous caller; tracing that resumes
  * in a caller (after a call out of an address filter) returns to it; a gap empties the
  * stack.  Memory grows with distinct blocks, functions and call sites, not the trace. */
 #include <errno.h>
+#include <inttypes.h>
 #include <math.h>
 #include <stdlib.h>
 #include <string.h>
@@ -29,8 +33,14 @@ static uint64_t key3(uint64_t a, uint64_t b, uint64_t c)
 }
 
 struct fn {
-	uint64_t start;		/* key address (symbol start, call target, or return target) */
+	uint64_t start;		/* symbol start, or the address it was entered at */
+	uint64_t size;		/* the symbol's (0: not named) */
 	char *name;
+	const char *module;	/* the env's, valid for the profile's life; NULL unknown */
+	bool named;		/* a symbol holds it: start is the symbol's */
+	bool defined;		/* its fn= name was written */
+	int32_t pid;		/* where it was first seen (source lookups) */
+	uint64_t time;
 };
 
 struct blk {
@@ -43,6 +53,8 @@ struct edge {
 	uint32_t caller, callee;
 	uint64_t site;		/* address of the call */
 	uint64_t calls, ir, cycles;
+	int32_t pid;
+	uint64_t time;
 };
 
 struct frame {
@@ -65,7 +77,8 @@ struct bb_cg {
 	const struct bb_env *env;
 	struct fn *fns;
 	size_t nfns, capfns;
-	struct xp_map fn_by_addr;
+	struct xp_map fn_by_key;	/* hash of (module, name) -> index in fns */
+	struct xp_map fn_by_start;	/* symbol start -> index in fns (named ones) */
 	struct blk *blks;
 	size_t nblks, capblks;
 	struct xp_map blk_by_key;	/* key3(fn, start, end) -> index in blks */
@@ -92,7 +105,8 @@ void bb_cg_free(struct bb_cg *cg)
 	for (size_t i = 0; i < cg->nfns; i++)
 		free(cg->fns[i].name);
 	free(cg->fns);
-	xp_map_free(&cg->fn_by_addr);
+	xp_map_free(&cg->fn_by_key);
+	xp_map_free(&cg->fn_by_start);
 	free(cg->blks);
 	xp_map_free(&cg->blk_by_key);
 	free(cg->edges);
@@ -103,27 +117,44 @@ void bb_cg_free(struct bb_cg *cg)
 	free(cg);
 }
 
-/* The function keyed by `addr`; named by the symbol holding it when there is one. */
-static uint32_t fn_at(struct bb_cg *cg, const struct xev *ev, uint64_t addr, bool is_entry)
+static bool same(const char *a, const char *b)
+{
+	return a == b || (a && b && strcmp(a, b) == 0);
+}
+
+/* The function holding `addr`, named as the other reports name it. */
+static uint32_t fn_at(struct bb_cg *cg, const struct xev *ev, uint64_t addr)
 {
 	const struct bb_env *env = cg->env;
-	uint64_t start = 0, size = 0;
-	const char *name = env && env->symbol ?
-		env->symbol(env->ctx, ev->pid, ev->time, addr, &start, &size) : NULL;
-	uint64_t key = name ? start : addr;
-	uint64_t id;
-	if (xp_map_get(&cg->fn_by_addr, key, &id))
-		return (uint32_t)id;
+	uint64_t start = 0, size = 0, id;
+	const char *module = NULL;
+	const char *name = env && env->fn_name ? env->fn_name(env->ctx, ev->pid, ev->time, addr, &module) : NULL;
+	const char *sym = env && env->symbol ? env->symbol(env->ctx, ev->pid, ev->time, addr, &start, &size) : NULL;
+	char buf[40];
+
+	if (!name)
+		name = sym;
+	if (!name) {
+		snprintf(buf, sizeof(buf), "%#" PRIx64, addr);
+		name = buf;
+	}
+	uint64_t k = xp_hash_str(xp_hash_str(XP_HASH_STR_SEED, module ? module : ""), name);
+	for (; xp_map_get(&cg->fn_by_key, k, &id); k++)
+		if (same(cg->fns[id].module, module) && strcmp(cg->fns[id].name, name) == 0)
+			return (uint32_t)id;
 	if (XP_GROW(cg->fns, cg->capfns, cg->nfns + 1) < 0)
 		return UINT32_MAX;
-	char buf[600];
-	if (name)
-		snprintf(buf, sizeof(buf), "%s", name);
-	else
-		snprintf(buf, sizeof(buf), is_entry ? "%#lx" : "[caller of %#lx]", (unsigned long)addr);
-	cg->fns[cg->nfns] = (struct fn){ key, strdup(buf) };
+	char *copy = strdup(name);
+	if (!copy)
+		return UINT32_MAX;
+	cg->fns[cg->nfns] = (struct fn){ sym ? start : addr, sym ? size : 0, copy, module, sym != NULL, false,
+					 ev->pid, ev->time };
+	if (sym && xp_map_put(&cg->fn_by_start, start, cg->nfns) < 0) {
+		free(copy);
+		return UINT32_MAX;
+	}
 	id = cg->nfns++;
-	if (xp_map_put(&cg->fn_by_addr, key, id) < 0)
+	if (xp_map_put(&cg->fn_by_key, k, id) < 0)
 		return UINT32_MAX;
 	return (uint32_t)id;
 }
@@ -134,7 +165,7 @@ static bool fn_named(struct bb_cg *cg, const struct xev *ev, uint64_t addr, uint
 	const struct bb_env *env = cg->env;
 	uint64_t start = 0, size = 0, found;
 	if (!env || !env->symbol || !env->symbol(env->ctx, ev->pid, ev->time, addr, &start, &size) ||
-	    !xp_map_get(&cg->fn_by_addr, start, &found))
+	    !xp_map_get(&cg->fn_by_start, start, &found))
 		return false;
 	*id = (uint32_t)found;
 	return true;
@@ -164,7 +195,7 @@ static struct thread *thread_of(struct bb_cg *cg, int32_t tid)
 	return t;
 }
 
-static uint32_t edge_of(struct bb_cg *cg, uint32_t caller, uint64_t site, uint32_t callee)
+static uint32_t edge_of(struct bb_cg *cg, const struct xev *ev, uint32_t caller, uint64_t site, uint32_t callee)
 {
 	uint64_t k = key3(caller, callee, site), i;
 	for (; xp_map_get(&cg->edge_by_key, k, &i); k++) {
@@ -175,16 +206,16 @@ static uint32_t edge_of(struct bb_cg *cg, uint32_t caller, uint64_t site, uint32
 	if (XP_GROW(cg->edges, cg->capedges, cg->nedges + 1) < 0)
 		return UINT32_MAX;
 	i = cg->nedges;
-	cg->edges[i] = (struct edge){ caller, callee, site, 0, 0, 0 };
+	cg->edges[i] = (struct edge){ caller, callee, site, 0, 0, 0, ev->pid, ev->time };
 	if (xp_map_put(&cg->edge_by_key, k, i) < 0)
 		return UINT32_MAX;
 	cg->nedges++;
 	return (uint32_t)i;
 }
 
-static int push(struct bb_cg *cg, struct thread *t, uint64_t site, uint32_t callee)
+static int push(struct bb_cg *cg, struct thread *t, const struct xev *ev, uint64_t site, uint32_t callee)
 {
-	uint32_t e = edge_of(cg, t->cur, site, callee);
+	uint32_t e = callee == UINT32_MAX ? UINT32_MAX : edge_of(cg, ev, t->cur, site, callee);
 	if (e == UINT32_MAX || XP_GROW(t->st, t->cap, t->depth + 1) < 0)
 		return -ENOMEM;
 	cg->edges[e].calls++;
@@ -240,13 +271,18 @@ int bb_cg_event(void *ctx, const struct xev *ev)
 	switch (ev->kind) {
 	case XEV_BLOCK:
 		if (t->cur == UINT32_MAX) {
-			t->cur = fn_at(cg, ev, ev->ip, true);
-		} else if (t->jumped && cg->env && cg->env->symbol) {
-			/* a jump into another function's entry is a tail call: a frame whose
-			 * site is the jump; the callee's return pops it together with the
-			 * frame of the call it returns from */
-			uint32_t f = fn_at(cg, ev, ev->ip, true);
-			if (f != t->cur && cg->fns[f].start == ev->ip && push(cg, t, t->jump_ip, f) < 0)
+			t->cur = fn_at(cg, ev, ev->ip);
+		} else if (cg->env && cg->env->symbol &&
+			   !(cg->fns[t->cur].size && ev->ip - cg->fns[t->cur].start < cg->fns[t->cur].size)) {
+			/* a jump into another function is a tail call (or a shared tail:
+			 * __mempcpy jumps into __memmove): a frame whose site is the jump; the
+			 * callee's return pops it together with the frame of the call it
+			 * returns from.  Falling through into the next symbol (ld.so's _start
+			 * into _dl_start_user) enters it alike, as in the call tree.  A block
+			 * inside the running function's symbol needs no lookup. */
+			uint32_t f = fn_at(cg, ev, ev->ip);
+			if (f != UINT32_MAX && f != t->cur && cg->fns[f].named &&
+			    push(cg, t, ev, t->jumped ? t->jump_ip : ev->ip, f) < 0)
 				return -ENOMEM;
 		}
 		t->jumped = false;
@@ -256,8 +292,10 @@ int bb_cg_event(void *ctx, const struct xev *ev)
 	case XEV_CALL:
 		t->jumped = false;
 		if (t->cur == UINT32_MAX)
-			t->cur = fn_at(cg, ev, ev->ip, true);
-		return push(cg, t, ev->ip, fn_at(cg, ev, ev->addr, true));
+			t->cur = fn_at(cg, ev, ev->ip);
+		if (t->cur == UINT32_MAX)
+			return -ENOMEM;
+		return push(cg, t, ev, ev->ip, fn_at(cg, ev, ev->addr));
 	case XEV_RETURN: {
 		t->jumped = false;
 		size_t d = returned_to(t, ev->addr);
@@ -265,7 +303,7 @@ int bb_cg_event(void *ctx, const struct xev *ev)
 			if (ev->addr) {
 				/* below the first frame we saw: an anonymous caller */
 				t->depth = 0;
-				t->cur = fn_at(cg, ev, ev->addr, false);
+				t->cur = fn_at(cg, ev, ev->addr);
 			}
 			return 0;
 		}
@@ -310,6 +348,8 @@ int bb_cg_event(void *ctx, const struct xev *ev)
 struct cost {
 	uint64_t ip, ir;
 	double cyc;
+	int32_t pid;
+	uint64_t time;
 };
 
 static int by_ip(const void *a, const void *b)
@@ -334,6 +374,83 @@ static int edge_by_caller(const void *a, const void *b)
 	return (x->site > y->site) - (x->site < y->site);
 }
 
+/* Names written once, referred to by id after (callgrind's name compression): object
+ * and file names. */
+struct names {
+	struct xp_map by_hash;	/* hash -> index + 1 in v */
+	const char **v;
+	size_t n, cap;
+};
+
+/* The name's id (1-based) in *id; true when it is new (the caller defines it). */
+static int name_id(struct names *t, const char *name, uint32_t *id, bool *fresh)
+{
+	uint64_t k = xp_hash_str(XP_HASH_STR_SEED, name), i;
+	for (; xp_map_get(&t->by_hash, k, &i); k++)
+		if (strcmp(t->v[i - 1], name) == 0) {
+			*id = (uint32_t)i;
+			*fresh = false;
+			return 0;
+		}
+	if (XP_GROW(t->v, t->cap, t->n + 1) < 0 || xp_map_put(&t->by_hash, k, t->n + 1) < 0)
+		return -ENOMEM;
+	t->v[t->n++] = name;
+	*id = (uint32_t)t->n;
+	*fresh = true;
+	return 0;
+}
+
+static struct out_cg_name compressed(struct names *t, const char *name, int *rc)
+{
+	uint32_t id;
+	bool fresh;
+	if (name_id(t, name, &id, &fresh) < 0) {
+		*rc = -ENOMEM;
+		return (struct out_cg_name){ 0, name };
+	}
+	return (struct out_cg_name){ id, fresh ? name : NULL };
+}
+
+struct writer {
+	struct bb_cg *cg;
+	struct out_cg w;
+	struct names obs, files;
+	const char *file;	/* of the cost lines being written ("???": unknown) */
+	int rc;
+};
+
+/* The source position of `ip`: file ("???" unknown) and line (0 unknown). */
+static const char *srcpos(const struct bb_env *env, int32_t pid, uint64_t time, uint64_t ip, uint64_t *line)
+{
+	const char *file = NULL;
+	int l = 0;
+	if (!env || !env->srcline || !env->srcline(env->ctx, pid, time, ip, &file, &l) || !file || l < 0)
+		file = "???", l = 0;
+	*line = (uint64_t)l;
+	return file;
+}
+
+/* ob=, cob=: the function's module; fn=, cfn= its name, defined at first use. */
+static struct out_cg_fn fn_names(struct writer *wr, uint32_t f, const char *file)
+{
+	struct fn *fn = &wr->cg->fns[f];
+	struct out_cg_fn at = { .fn = { f + 1, fn->defined ? NULL : fn->name } };
+	fn->defined = true;
+	at.ob = compressed(&wr->obs, fn->module ? fn->module : "[unknown]", &wr->rc);
+	at.fl = compressed(&wr->files, file, &wr->rc);
+	return at;
+}
+
+/* fi= before a cost line in another file than the lines before it. */
+static void to_file(struct writer *wr, const char *file)
+{
+	if (strcmp(file, wr->file) == 0)
+		return;
+	struct out_cg_name n = compressed(&wr->files, file, &wr->rc);
+	out_cg_name(&wr->w, "fi", &n);
+	wr->file = file;
+}
+
 int bb_cg_write(struct bb_cg *cg, FILE *out, const char *cmd)
 {
 	/* frames still open at the end of the trace count what ran so far */
@@ -350,19 +467,14 @@ int bb_cg_write(struct bb_cg *cg, FILE *out, const char *cmd)
 	uint64_t tot_ir = 0;
 	double tot_cyc = 0;
 	static const char *const events[] = { "Ir", "Cycles" };
-	struct out_cg w;
+	const struct bb_env *env = cg->env;
+	struct writer wr = { .cg = cg };
 
-	out_cg_begin(&w, out, true, cmd, events, cg->cycles ? 2 : 1, NULL);
-	for (size_t i = 0; i < cg->nfns; i++) {
-		if (i == 0)
-			out_cg_name(&w, "fl", &(struct out_cg_name){ 1, "???" });
-		out_cg_name(&w, "fn", &(struct out_cg_name){ (uint32_t)i + 1, cg->fns[i].name });
-	}
-
+	out_cg_begin(&wr.w, out, OUT_CG_INSTR | OUT_CG_LINE, cmd, events, cg->cycles ? 2 : 1, NULL);
 	size_t bi = 0, ei = 0;
 	struct cost *costs = NULL;
 	size_t ncost = 0, capcost = 0;
-	for (uint32_t f = 0; f < cg->nfns; f++) {
+	for (uint32_t f = 0; f < cg->nfns && wr.rc == 0; f++) {
 		ncost = 0;
 		for (; bi < cg->nblks && cg->blks[bi].fn == f; bi++) {
 			const struct blk *b = &cg->blks[bi];
@@ -371,11 +483,10 @@ int bb_cg_write(struct bb_cg *cg, FILE *out, const char *cmd)
 			for (uint64_t ip = b->start; ip <= b->end;) {
 				uint8_t buf[X86_MAX_INSN];
 				struct x86_instr in;
-				size_t n = cg->env && cg->env->read ?
-					cg->env->read(cg->env->ctx, b->pid, b->time, ip, buf, sizeof(buf)) : 0;
+				size_t n = env && env->read ? env->read(env->ctx, b->pid, b->time, ip, buf, sizeof(buf)) : 0;
 				if (XP_GROW(costs, capcost, ncost + 1) < 0)
 					goto fail;
-				costs[ncost++] = (struct cost){ ip, b->count, 0 };
+				costs[ncost++] = (struct cost){ ip, b->count, 0, b->pid, b->time };
 				ninsn++;
 				if (!n || x86_dis_one(&dis, buf, n, ip, &in) < 0)
 					break;	/* no code: the block's cost stays on its first address */
@@ -386,8 +497,18 @@ int bb_cg_write(struct bb_cg *cg, FILE *out, const char *cmd)
 		}
 		if (ncost == 0 && (ei >= cg->nedges || cg->edges[ei].caller != f))
 			continue;
-		out_cg_fn(&w, &(struct out_cg_fn){ .fn = { f + 1, NULL } });
 		qsort(costs, ncost, sizeof(*costs), by_ip);
+		/* the function's file: where its first line with a position lies */
+		const struct fn *fn = &cg->fns[f];
+		uint64_t line;
+		const char *ffile = "???";
+		for (size_t k = 0; k < ncost && strcmp(ffile, "???") == 0; k++)
+			ffile = srcpos(env, costs[k].pid, costs[k].time, costs[k].ip, &line);
+		if (strcmp(ffile, "???") == 0)
+			ffile = srcpos(env, fn->pid, fn->time, fn->start, &line);
+		struct out_cg_fn at = fn_names(&wr, f, ffile);
+		out_cg_fn(&wr.w, &at);
+		wr.file = ffile;
 		for (size_t k = 0; k < ncost;) {
 			struct cost c = costs[k++];
 			while (k < ncost && costs[k].ip == c.ip) {
@@ -396,21 +517,40 @@ int bb_cg_write(struct bb_cg *cg, FILE *out, const char *cmd)
 			}
 			tot_ir += c.ir;
 			tot_cyc += c.cyc;
+			const char *file = srcpos(env, c.pid, c.time, c.ip, &line);
+			if (line)
+				to_file(&wr, file);
 			/* shares of a block's cycles, rounded as printf's %.0f rounds */
-			out_cg_cost(&w, c.ip, (uint64_t[]){ c.ir, (uint64_t)llrint(c.cyc) });
+			out_cg_cost(&wr.w, &(struct out_cg_pos){ c.ip, line },
+				    (uint64_t[]){ c.ir, (uint64_t)llrint(c.cyc) });
 		}
 		for (; ei < cg->nedges && cg->edges[ei].caller == f; ei++) {
 			const struct edge *e = &cg->edges[ei];
-			out_cg_call(&w, &(struct out_cg_fn){ .fn = { e->callee + 1, NULL } }, e->calls,
-				    cg->fns[e->callee].start, e->site, (uint64_t[]){ e->ir, e->cycles });
+			const struct fn *callee = &cg->fns[e->callee];
+			uint64_t tline, sline;
+			const char *tfile = srcpos(env, callee->pid, callee->time, callee->start, &tline);
+			const char *sfile = srcpos(env, e->pid, e->time, e->site, &sline);
+			if (sline)
+				to_file(&wr, sfile);
+			struct out_cg_fn cat = fn_names(&wr, e->callee, tfile);
+			out_cg_call(&wr.w, &cat, e->calls, &(struct out_cg_pos){ callee->start, tline },
+				    &(struct out_cg_pos){ e->site, sline }, (uint64_t[]){ e->ir, e->cycles });
 		}
 	}
-	out_cg_end(&w, (uint64_t[]){ tot_ir, (uint64_t)llrint(tot_cyc) });
+	out_cg_end(&wr.w, (uint64_t[]){ tot_ir, (uint64_t)llrint(tot_cyc) });
 	free(costs);
 	x86_dis_fini(&dis);
-	return 0;
+	xp_map_free(&wr.obs.by_hash);
+	free(wr.obs.v);
+	xp_map_free(&wr.files.by_hash);
+	free(wr.files.v);
+	return wr.rc;
 fail:
 	free(costs);
 	x86_dis_fini(&dis);
+	xp_map_free(&wr.obs.by_hash);
+	free(wr.obs.v);
+	xp_map_free(&wr.files.by_hash);
+	free(wr.files.v);
 	return -ENOMEM;
 }

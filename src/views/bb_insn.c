@@ -3,6 +3,7 @@
  * formatted once per address and cached; per executed instruction only the time and
  * thread are written.  That keeps the view close to the bare decoder's speed. */
 #include <errno.h>
+#include <signal.h>
 #include <stdlib.h>
 #include <string.h>
 #include <unistd.h>
@@ -52,6 +53,8 @@ struct bb_insn_view {
 					 * slack lets put_line copy whole 16-byte chunks */
 	size_t pos;
 	bool failed;		/* a write failed (EPIPE, ENOSPC) */
+	bool *fault_done;	/* per o.faults entry: shown */
+	uint64_t next_kill;	/* time of the earliest kill not shown yet, UINT64_MAX none */
 	struct out_buf fmt, tmp;	/* lines and their parts, as they are formatted */
 	/* the jsonl head ('{' to the ',' before the line's own keys) of the last
 	 * instruction: its time, tid and cpu repeat over runs of instructions */
@@ -163,20 +166,29 @@ struct bb_insn_view *bb_insn_view_new(const struct bb_view_opts *o)
 	v->o = *o;
 	v->cache = calloc(1u << CACHE_BITS, sizeof(*v->cache));
 	v->blocks = calloc(1u << BCACHE_BITS, sizeof(*v->blocks));
-	if (!v->cache || !v->blocks || x86_dis_init(&v->dis) < 0 ||
+	v->fault_done = calloc(o->nfaults ? o->nfaults : 1, sizeof(*v->fault_done));
+	v->next_kill = UINT64_MAX;
+	for (size_t i = 0; i < o->nfaults; i++)
+		if (!o->faults[i].fault && o->faults[i].time < v->next_kill)
+			v->next_kill = o->faults[i].time;
+	if (!v->cache || !v->blocks || !v->fault_done || x86_dis_init(&v->dis) < 0 ||
 	    x86_dis_set_intel(&v->dis, o->intel) < 0) {
 		free(v->cache);
 		free(v->blocks);
+		free(v->fault_done);
 		free(v);
 		return NULL;
 	}
 	return v;
 }
 
+static void show_kills(struct bb_insn_view *v, uint64_t before);
+
 int bb_insn_view_free(struct bb_insn_view *v)
 {
 	if (!v)
 		return 0;
+	show_kills(v, UINT64_MAX);
 	flush(v);
 	int ret = v->failed ? -1 : 0;
 	for (size_t i = 0; i < 1u << CACHE_BITS; i++)
@@ -187,6 +199,7 @@ int bb_insn_view_free(struct bb_insn_view *v)
 	}
 	free(v->blocks);
 	free(v->cache);
+	free(v->fault_done);
 	x86_dis_fini(&v->dis);
 	out_buf_free(&v->fmt);
 	out_buf_free(&v->tmp);
@@ -630,11 +643,122 @@ static int emit_block(struct bb_insn_view *v, const struct xev *ev)
 	return 0;
 }
 
+/* What the signal says: name, description, fault address. */
+static void fault_text(struct out_buf *b, const struct pd_fault *f)
+{
+	char nb[16];
+
+	out_buf_printf(b, "%s (%s)", pd_signal_name(f->signo, nb, sizeof(nb)), strsignal(f->signo));
+	if (f->fault && f->signo != SIGFPE && f->signo != SIGILL)	/* those give the ip */
+		out_buf_printf(b, ", address 0x%lx", (unsigned long)f->addr);
+}
+
+static void fault_json(struct out_buf *b, const struct pd_fault *f)
+{
+	char nb[16];
+
+	out_json_string(b, "signal", pd_signal_name(f->signo, nb, sizeof(nb)));
+	out_json_u64(b, "signo", (uint64_t)f->signo);
+	out_json_u64(b, "si_code", (uint64_t)(int64_t)f->code);
+	if (f->fault)
+		out_json_hex(b, "addr", f->addr);
+}
+
+/* Kills (signals that hit no instruction) up to `before`, in time order, as markers. */
+static void show_kills(struct bb_insn_view *v, uint64_t before)
+{
+	struct out_buf *b = &v->tmp;
+
+	while (v->next_kill < before) {
+		const struct pd_fault *f = NULL;
+		size_t k = 0;
+
+		for (size_t i = 0; i < v->o.nfaults; i++)
+			if (!v->fault_done[i] && !v->o.faults[i].fault &&
+			    (!f || v->o.faults[i].time < f->time)) {
+				f = &v->o.faults[i];
+				k = i;
+			}
+		if (!f || f->time >= before) {
+			v->next_kill = f ? f->time : UINT64_MAX;
+			break;
+		}
+		v->fault_done[k] = true;
+		struct xev ev = { .time = f->time, .tid = f->tid, .pid = f->pid, .cpu = -1 };
+		b->len = 0;
+		if (v->o.format == BB_JSONL) {
+			json_head(b, &ev);
+			out_json_string(b, "event", "killed");
+			fault_json(b, f);
+			out_json_end(b);
+		} else {
+			put(v, "--- ", 4);
+			put_text_head(v, &ev);
+			out_buf_printf(b, " killed by ");
+			fault_text(b, f);
+			out_buf_put(b, "\n", 1);
+		}
+		put(v, b->p, b->len);
+	}
+}
+
+/* An asynchronous disable where an instruction faulted: that instruction, marked, is
+ * the thread's last line.  False when the disable is no fault of the trace's. */
+static bool show_fault(struct bb_insn_view *v, const struct xev *ev)
+{
+	const struct pd_fault *f = NULL;
+	struct out_buf *b = &v->tmp;
+	const struct line *l;
+
+	for (size_t i = 0; i < v->o.nfaults && !f; i++)
+		if (!v->fault_done[i] && v->o.faults[i].fault && v->o.faults[i].tid == ev->tid &&
+		    v->o.faults[i].ip == ev->ip) {
+			f = &v->o.faults[i];
+			v->fault_done[i] = true;
+		}
+	if (!f)
+		return false;
+	l = line_at(v, ev, ev->ip);
+	b->len = 0;
+	if (v->o.format == BB_JSONL) {
+		if (l) {	/* the cached line: {"ip":...}\n, keys go in before its end */
+			json_head(b, ev);
+			if (b->len > 1)
+				out_buf_put(b, ",", 1);
+			out_buf_put(b, l->text + 1, l->len - 3);
+		} else {
+			json_head(b, ev);
+			out_json_string(b, "event", "fault");
+			out_json_hex(b, "ip", ev->ip);
+		}
+		out_json_bool(b, "faulted", true);
+		fault_json(b, f);
+		out_json_end(b);
+	} else {
+		if (l) {
+			put_text_head(v, ev);
+			put(v, " ", 1);
+			out_buf_put(b, l->text, l->len - 1);
+			out_buf_printf(b, "  faulted: ");
+		} else {
+			put(v, "--- ", 4);
+			put_text_head(v, ev);
+			out_buf_printf(b, " faulted at %#lx (no code bytes): ", (unsigned long)ev->ip);
+		}
+		fault_text(b, f);
+		out_buf_put(b, "\n", 1);
+	}
+	put(v, b->p, b->len);
+	return true;
+}
+
 int bb_insn_view_event(void *ctx, const struct xev *ev)
 {
 	struct bb_insn_view *v = ctx;
 	uint8_t size;
 
+	if (__builtin_expect(v->next_kill != UINT64_MAX, 0) && ev->time > v->next_kill)
+		show_kills(v, ev->time);
 	switch (ev->kind) {
 	case XEV_BLOCK:
 		if (ev->bytes && ev->insns == 1)
@@ -647,7 +771,8 @@ int bb_insn_view_event(void *ctx, const struct xev *ev)
 		marker(v, ev, "enabled");
 		return 0;
 	case XEV_DISABLE:
-		marker(v, ev, ev->reason ? ev->reason : "disabled");
+		if (!(v->o.nfaults && ev->ip && show_fault(v, ev)))
+			marker(v, ev, ev->reason ? ev->reason : "disabled");
 		return 0;
 	case XEV_INTERRUPT:
 		marker(v, ev, "interrupt");

@@ -7,6 +7,7 @@
 #include <stdio.h>
 
 #include "analysis/bb.h"
+#include "perfdata/pd_faults.h"
 
 enum bb_format { BB_TEXT, BB_JSONL };
 
@@ -17,6 +18,10 @@ struct bb_view_opts {
 	bool raw_time;		/* times are raw TSC (raw PT), not perf ns */
 	const struct bb_env *env;
 	FILE *out;
+	/* --insn: threads a signal ended (the trace's faults feature): the faulting
+	 * instruction is shown last, marked; a kill gets a marker at its time */
+	const struct pd_fault *faults;
+	size_t nfaults;
 };
 
 /* --insn: streams one line per instruction and one per event marker. */
@@ -30,6 +35,25 @@ int bb_insn_view_free(struct bb_insn_view *v);
 int bb_blocks_report(struct bb_tally *t, const struct bb_view_opts *o);
 /* --annotate SYM: returns -1 when SYM executed nothing or is unknown. */
 int bb_annotate_report(struct bb_tally *t, const char *sym, const struct bb_view_opts *o);
+
+/* Traces of sampled addresses (no branch data): samples and period per address. */
+struct bb_samples;
+struct bb_samples *bb_samples_new(void);
+void bb_samples_free(struct bb_samples *s);
+int bb_samples_add(struct bb_samples *s, int32_t pid, uint64_t time, uint64_t ip, uint64_t period);
+/* --annotate SYM: per instruction the samples, their period and its percent of the
+ * function's (`metric` names it), source lines above their instructions; -ENOENT
+ * when no sample fell in SYM. */
+int bb_samples_annotate(struct bb_samples *s, const char *sym, const char *metric,
+			const struct bb_view_opts *o);
+/* --blocks: the basic blocks of the sampled functions (found by disassembly) with their
+ * samples, period, percent of the trace's and samples per instruction, by samples.
+ * Ends the tally (no adds after it). */
+int bb_samples_blocks(struct bb_samples *s, const char *metric, const struct bb_view_opts *o);
+/* --blocks --format callgrind: per instruction its samples and period (`metric`),
+ * `positions: instr line`, grouped by function with ob=, fl=/fi=.  Ends the tally. */
+int bb_samples_callgrind(struct bb_samples *s, const char *metric, FILE *out, const char *cmd,
+			 const struct bb_env *env);
 
 /* --format callgrind: per-instruction Ir (+ Cycles) with exact calls=.  bb_cg_write
  * ends the profile (no events after it); `cmd` may be NULL. */

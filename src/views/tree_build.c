@@ -28,6 +28,8 @@ void tb_init(struct tb *b, struct dec_ctx *c)
 const struct dec_option tb_options[] = {
 	{ "no-compensate", NULL, "trees of probes: raw times (the calibrated cost of probe "
 	  "hits not subtracted)" },
+	{ "comm-prefix", NULL, "--format folded: each stack starts with its threads' command name "
+	  "(as stackcollapse-perf.pl writes them)" },
 	{ NULL, NULL, NULL },
 };
 
@@ -112,6 +114,20 @@ static int func_event(struct tb *b, struct tb_thread *t, const struct xev *ev)
 	return 0;
 }
 
+/* A sample's cost on its leaf's address, and the call sites of its callchain (a
+ * caller's return address follows its call). */
+static int sample_lines(struct tb *b, const struct xev *ev, uint32_t n, const uint64_t *w)
+{
+	uint64_t leaf = ev->nstack ? ev->stack[0] : ev->ip;
+	if (tl_sample(b->lines, b->fns[n - 1], ev->pid, ev->time, leaf, w) < 0)
+		return -ENOMEM;
+	for (uint32_t i = 0; i + 1 < ev->nstack; i++)
+		if (ev->stack[i + 1] &&
+		    tl_site(b->lines, b->fns[n - 2 - i], b->fns[n - 1 - i], ev->pid, ev->time, ev->stack[i + 1] - 1) < 0)
+			return -ENOMEM;
+	return 0;
+}
+
 int tb_event(void *ctx, const struct xev *ev)
 {
 	struct tb *b = ctx;
@@ -166,6 +182,8 @@ int tb_event(void *ctx, const struct xev *ev)
 		for (uint32_t i = 0; i < ev->nstack; i++)
 			b->fns[n - 1 - i] = dec_fn_of(c, ev->pid, ev->stack[i], ev->time);
 		dec_weights(c, ev, w);
+		if (b->lines && sample_lines(b, ev, n, w) < 0)
+			return oom();
 		if (c->merged)
 			return merged_sample(t, b->fns, n, w);
 		if (ct_add_stack(t->t, b->fns, n, w, t->exact ? CT_NO_CALLS : 0) == CT_NONE)
@@ -178,11 +196,17 @@ int tb_event(void *ctx, const struct xev *ev)
 			return func_event(b, t, ev);
 		static const uint64_t zero[DEC_MAX_METRICS];
 		uint32_t at = dec_fn_of(c, ev->pid, ev->ip, ev->time);
+		/* a return goes back to the function of its call instruction, which ends
+		 * before the return address: after ld.so's `call _dl_start` in _start the
+		 * next instruction is the label _dl_start_user, entered by falling through */
 		uint32_t to = ev->kind == XEV_CALL ? dec_fn_of(c, ev->pid, ev->addr, ev->time) :
-			frame_fn(c, t, ev->pid, ev->addr, ev->time);
+			frame_fn(c, t, ev->pid, ev->addr ? ev->addr - 1 : 0, ev->time);
 		int rc;
 		t->exact = true;
 		if (ct_cursor_depth(t->cur) == 0 && ct_cost(t->cur, at, zero) < 0)
+			return oom();
+		if (ev->kind == XEV_CALL && b->lines &&
+		    tl_site(b->lines, ct_node(t->t, ct_cursor_node(t->cur))->fn, to, ev->pid, ev->time, ev->ip) < 0)
 			return oom();
 		if (ev->kind == XEV_CALL)
 			rc = ct_call(t->cur, to, ev->flags & XEV_F_TAIL ? CT_TAIL : 0);
@@ -192,7 +216,12 @@ int tb_event(void *ctx, const struct xev *ev)
 	}
 	case XEV_BLOCK:
 		t->exact = true;
-		if (dec_weights(c, ev, w) && ct_cost(t->cur, frame_fn(c, t, ev->pid, ev->ip, ev->time), w) < 0)
+		if (!dec_weights(c, ev, w))
+			return 0;
+		if (ct_cost(t->cur, frame_fn(c, t, ev->pid, ev->ip, ev->time), w) < 0)
+			return oom();
+		if (b->lines && tl_block(b->lines, ct_node(t->t, ct_cursor_node(t->cur))->fn, ev->pid, ev->time, ev->ip,
+					 ev->end, w) < 0)
 			return oom();
 		return 0;
 	case XEV_BRANCH: {
@@ -300,6 +329,7 @@ void tb_free(struct tb *b)
 	free(b->th);
 	xp_map_free(&b->tids);
 	xp_map_free(&b->probe_fns);
+	tl_free(b->lines);
 	free(b->fns);
 	memset(b, 0, sizeof(*b));
 }
@@ -339,10 +369,14 @@ void tb_header(const struct tb *b, FILE *f)
 			b->caller_ns, b->callee_ns, ps->caller_ns, ps->callee_ns, ps->runs, b->compensated);
 	for (size_t i = 0; i < ps->n; i++) {
 		uint64_t from, to;
+		/* times as perf script prints them: seconds.ns */
+#define TB_S(t) (t) / 1000000000, (t) % 1000000000
 		if (dec_probe_window(&ps->p[i], b->first_time, b->last_time, &from, &to))
-			fprintf(f, "# %s: exact from %" PRIu64 " to %" PRIu64 " (of %" PRIu64 "..%" PRIu64
-				"), its Calls marked ~\n", dec_probe_fn(&ps->p[i]), from, to, b->first_time,
-				b->last_time);
+			fprintf(f, "# %s: exact from %" PRIu64 ".%09" PRIu64 " to %" PRIu64 ".%09" PRIu64
+				" s (of %" PRIu64 ".%09" PRIu64 "..%" PRIu64 ".%09" PRIu64 "), its Calls marked ~\n",
+				dec_probe_fn(&ps->p[i]), TB_S(from), TB_S(to), TB_S(b->first_time),
+				TB_S(b->last_time));
+#undef TB_S
 	}
 }
 
@@ -363,4 +397,86 @@ const char *tb_fn_module(void *ctx, uint32_t fn)
 bool tb_fn_srcline(void *ctx, uint32_t fn, const char **file, int *line)
 {
 	return sym_fn_srcline(ctx, fn, file, line);
+}
+
+void tb_units_init(struct tb_units *u, const struct dec_ctx *c, unsigned metric, enum out_format f,
+		   uint64_t total)
+{
+	const struct dec_metric *dm = &c->metrics[metric];
+
+	memset(u, 0, sizeof(*u));
+	u->ns = dm->ns;
+	u->text = f == OUT_TEXT;
+	u->traced = dm->kind == DEC_M_TIME && c->traced_time;
+	u->unit = out_time_unit(total);
+}
+
+struct out_col tb_cost_col(struct tb_units *u, unsigned k, const char *name)
+{
+	struct out_col col = { name, OUT_INT, 12, 0 };
+
+	if (!u->ns || k >= 3)
+		return col;
+	if (u->text) {
+		snprintf(u->names[k], sizeof(u->names[k]), "%s(%s)", name, u->unit.name);
+		col.type = OUT_FLOAT;
+		col.flags = OUT_DEC(u->unit.ns > 1 ? 3 : 0);
+	} else {
+		snprintf(u->names[k], sizeof(u->names[k]), "%s_%sns", name, u->traced ? "traced_" : "");
+	}
+	col.name = u->names[k];
+	return col;
+}
+
+struct out_val tb_cost(const struct tb_units *u, uint64_t x)
+{
+	if (u->ns && u->text)
+		return (struct out_val){ .d = (double)x / u->unit.ns };
+	return (struct out_val){ .u = x };
+}
+
+void tb_total_line(const struct tb_units *u, FILE *f, const char *what, const struct dec_ctx *c,
+		   unsigned metric, uint64_t total)
+{
+	const char *name = c->metrics[metric].name;
+
+	if (u->ns)
+		fprintf(f, "# %s: %s, total %.*f %s\n", what, name, u->unit.ns > 1 ? 3 : 0,
+			(double)total / u->unit.ns, u->unit.name);
+	else
+		fprintf(f, "# %s: %s, total %" PRIu64 "\n", what, name, total);
+	if (u->traced)
+		fprintf(f, "# time: of the traced run (step mode stops the program at its branches), "
+			"not native times; --metric insns counts exactly\n");
+}
+
+bool tb_fn_where(void *ctx, uint32_t fn, struct out_fn_where *w)
+{
+	const struct sym_fn *f = sym_fn(ctx, fn);
+
+	if (!f || !f->dso)
+		return false;
+	*w = (struct out_fn_where){ .file = f->dso->path, .build_id = f->dso->build_id,
+				    .build_id_size = f->dso->bid_size, .module = f->dso->id, .addr = f->start };
+	return true;
+}
+
+struct out_metric tb_metric(const struct dec_ctx *c, unsigned m)
+{
+	const struct dec_metric *dm = &c->metrics[m];
+
+	switch (dm->kind) {
+	case DEC_M_SAMPLES:
+		return (struct out_metric){ "samples", "count" };
+	case DEC_M_TIME:
+		return (struct out_metric){ "time", "nanoseconds" };
+	case DEC_M_INSNS:
+		return (struct out_metric){ "instructions", "count" };
+	case DEC_M_CYCLES:
+		return (struct out_metric){ "cycles", "count" };
+	default:
+		/* the period of software clocks is in ns; of any other event, a count */
+		return (struct out_metric){ dm->name, strncmp(dm->name, "cpu-clock", 9) == 0 ||
+					    strncmp(dm->name, "task-clock", 10) == 0 ? "nanoseconds" : "count" };
+	}
 }

@@ -1,5 +1,6 @@
 /* The PT views as `xptrace decode` views (decode.h): --insn, --blocks (also as a
- * per-instruction callgrind profile) and --annotate SYM on any exact stream.  Code
+ * per-instruction callgrind profile) and --annotate SYM on any exact stream; --blocks
+ * and --annotate also on sampled addresses (bb_samples.c).  Code
  * bytes, symbols and source lines come from the session and the symbol layer. */
 #include <errno.h>
 #include <stdlib.h>
@@ -21,7 +22,11 @@ struct vstate {
 	struct bb_insn_view *iv;
 	struct bb_tally *tally;
 	struct bb_cg *cg;
+	struct bb_samples *smp;	/* traces without branch data */
+	bool cgfmt;		/* --format callgrind */
+	unsigned smetric;	/* what a sample weighs in the sample views */
 	const char *annotate;
+	struct pd_fault *faults;
 };
 
 static size_t env_read(void *ctx, int32_t pid, uint64_t time, uint64_t ip, uint8_t *buf, size_t n)
@@ -58,6 +63,16 @@ static const char *env_symbol(void *ctx, int32_t pid, uint64_t time, uint64_t ip
 	return f->name;
 }
 
+static const char *env_fn_name(void *ctx, int32_t pid, uint64_t time, uint64_t ip, const char **module)
+{
+	struct vstate *s = ctx;
+	const struct sym_fn *f = sym_fn(s->c->sym, dec_fn_of(s->c, pid, ip, time));
+	if (!f)
+		return NULL;
+	*module = f->module;
+	return f->name;
+}
+
 static bool env_srcline(void *ctx, int32_t pid, uint64_t time, uint64_t ip, const char **file, int *line)
 {
 	struct vstate *s = ctx;
@@ -79,7 +94,7 @@ static int open_common(struct view_ctx *vc, struct vstate **out)
 		free(s);
 		return -ENOMEM;
 	}
-	s->env = (struct bb_env){ env_read, env_symbol, env_srcline, env_span, s };
+	s->env = (struct bb_env){ env_read, env_symbol, env_srcline, env_span, s, env_fn_name };
 	s->vo.format = vc->o->format == OUT_JSONL ? BB_JSONL : BB_TEXT;
 	s->vo.out = vc->out;
 	s->vo.env = &s->env;
@@ -99,18 +114,41 @@ fail:
 	return -EINVAL;	/* not ENG_EREQUEST: a bad option here has always exited 1 */
 }
 
-/* The filters in front of the view: --time and --sym (--tid/--comm are the decoder's). */
+/* The filter in front of the view: --sym (--tid, --comm, --time: the engine's). */
 static int set_filter(struct vstate *s, xev_sink_fn fn, void *ctx)
 {
-	const char *t = dec_opt(s->c, "time"), *sym = dec_opt(s->c, "sym");
+	const char *sym = dec_opt(s->c, "sym");
 	s->view = (struct xev_sink){ fn, ctx, NULL };
 	bb_filter_init(&s->filt, &s->env, s->view);
-	if (t && bb_parse_time_range(t, &s->filt.t0, &s->filt.t1) < 0)
-		return xp_usage_error("decode", "--time %s: expected A-B, A- or -B (ns or seconds.ns)", t),
-		       -EINVAL;
 	s->filt.sym = sym;
-	s->filtered = t || sym;
+	s->filtered = sym != NULL;
 	return 0;
+}
+
+/* The metric samples are weighed by: the decode's when samples carry it (the sample
+ * count, an event's period), else (time in a merged trace) the first event's period. */
+static unsigned sample_metric(const struct dec_ctx *c)
+{
+	unsigned m = c->metric;
+	if (c->metrics[m].kind == DEC_M_SAMPLES || c->metrics[m].kind == DEC_M_EVENT)
+		return m;
+	for (m = 0; m < c->nmetrics; m++)
+		if (c->metrics[m].kind == DEC_M_EVENT)
+			return m;
+	for (m = 0; m < c->nmetrics; m++)
+		if (c->metrics[m].kind == DEC_M_SAMPLES)
+			return m;
+	return c->metric;
+}
+
+/* A sample at its address, weighed by the sample views' metric. */
+static int sample_event(void *state, const struct xev *ev)
+{
+	struct vstate *s = state;
+	uint64_t w[DEC_MAX_METRICS];
+	if (ev->kind != XEV_SAMPLE || !dec_weights(s->c, ev, w) || !w[s->smetric])
+		return 0;
+	return bb_samples_add(s->smp, ev->pid, ev->time, ev->ip, w[s->smetric]) < 0 ? -ENOMEM : 0;
 }
 
 /* The unfiltered hot path calls the consumer directly. */
@@ -119,13 +157,15 @@ static int tally_event(void *state, const struct xev *ev)
 	struct vstate *s = state;
 	if (s->filtered)
 		return bb_filter_event(&s->filt, ev);
+	if (s->smp)
+		return sample_event(s, ev);
 	return s->tally ? bb_tally_event(s->tally, ev) : bb_cg_event(s->cg, ev);
 }
 
 static int tally_batch(void *state, const struct xev *evs, size_t n)
 {
 	struct vstate *s = state;
-	if (s->tally && !s->filtered)
+	if (s->tally && !s->filtered && !s->smp)
 		return bb_tally_batch(s->tally, evs, n);
 	for (size_t i = 0; i < n; i++) {
 		int r = tally_event(s, &evs[i]);
@@ -141,22 +181,67 @@ static int insn_event(void *state, const struct xev *ev)
 	return s->filtered ? bb_filter_event(&s->filt, ev) : bb_insn_view_event(s->iv, ev);
 }
 
+/* --insn: the threads a signal ended, from the trace's faults feature (--tid's only). */
+static int load_faults(struct vstate *s)
+{
+	const char *text = s->c->pd ? pd_feature_str(s->c->pd, PD_FEAT_XPTRACE_FAULTS) : NULL;
+	size_t n, k = 0;
+	int r;
+
+	if (!text)
+		return 0;
+	r = pd_faults_parse(text, &s->faults, &n);
+	if (r == -EINVAL) {
+		xp_warn("%s: the xptrace faults feature is not readable; fatal signals are not shown",
+			pd_name(s->c->pd));
+		return 0;
+	}
+	if (r < 0)
+		return r;
+	for (size_t i = 0; i < n; i++)
+		if (s->c->opts->tid < 0 || s->faults[i].tid == s->c->opts->tid)
+			s->faults[k++] = s->faults[i];
+	s->vo.faults = s->faults;
+	s->vo.nfaults = k;
+	return 0;
+}
+
 static void free_state(struct vstate *s)
 {
+	free(s->faults);
 	bb_tally_free(s->tally);
 	bb_cg_free(s->cg);
+	bb_samples_free(s->smp);
 	sb_code_free(s->mem);
 	free(s);
 }
 
+int view_need_branches(const struct view_ctx *vc)
+{
+	if (!vc->c->no_branches)
+		return 0;
+	char what[48];
+	snprintf(what, sizeof(what), "--%s", vc->o->view);
+	return xp_err_code(-EINVAL, what, "record with --mode step, pt or lbr for an instruction "
+			   "stream; --annotate SYM and --blocks show this trace's samples per instruction",
+			   "this trace has no branch data (its samples give addresses, not what ran between "
+			   "them)");
+}
+
 static int insn_open(struct view_ctx *vc, void **state)
 {
+	if (view_need_branches(vc) < 0)
+		return -EINVAL;
 	struct vstate *s;
 	int r = open_common(vc, &s);
 	if (r < 0)
 		return r;
 	vc->wants = (DEC_WANT_ALL & ~(1u << XEV_BRANCH | 1u << XEV_CALL | 1u << XEV_RETURN)) |
 		    DEC_WANT_FINE_ORDER;
+	if ((r = load_faults(s)) < 0) {
+		free_state(s);
+		return r;
+	}
 	s->iv = bb_insn_view_new(&s->vo);
 	r = s->iv ? set_filter(s, bb_insn_view_event, s->iv) : -ENOMEM;
 	if (r < 0) {
@@ -184,7 +269,13 @@ static int tally_open(struct view_ctx *vc, void **state)
 	int r = open_common(vc, &s);
 	if (r < 0)
 		return r;
-	if (vc->o->format == OUT_CALLGRIND) {
+	if (vc->c->no_branches) {
+		/* --annotate and --blocks on sampled addresses: their samples per
+		 * instruction, per block */
+		s->smp = bb_samples_new();
+		s->smetric = sample_metric(vc->c);
+		r = s->smp ? set_filter(s, sample_event, s) : -ENOMEM;
+	} else if (vc->o->format == OUT_CALLGRIND) {
 		s->cg = bb_cg_new(&s->env);
 		r = s->cg ? set_filter(s, bb_cg_event, s->cg) : -ENOMEM;
 	} else {
@@ -198,6 +289,7 @@ static int tally_open(struct view_ctx *vc, void **state)
 		return r;
 	}
 	s->annotate = vc->o->view_arg;
+	s->cgfmt = vc->o->format == OUT_CALLGRIND;
 	*state = s;
 	return 0;
 }
@@ -207,7 +299,12 @@ static int blocks_close(void *state, int status)
 	struct vstate *s = state;
 	int r = 0;
 	if (status >= 0) {
-		if (s->cg)
+		const char *metric = s->c->metrics[s->smetric].name;
+		if (s->smp && s->cgfmt)
+			r = bb_samples_callgrind(s->smp, metric, s->vo.out, s->c->perf_data, &s->env);
+		else if (s->smp)
+			r = bb_samples_blocks(s->smp, metric, &s->vo);
+		else if (s->cg)
 			r = bb_cg_write(s->cg, s->vo.out, s->c->perf_data);
 		else
 			r = bb_blocks_report(s->tally, &s->vo);
@@ -220,7 +317,14 @@ static int annotate_close(void *state, int status)
 {
 	struct vstate *s = state;
 	int r = 0;
-	if (status >= 0 && bb_annotate_report(s->tally, s->annotate, &s->vo) < 0)
+	if (status >= 0 && s->smp) {
+		r = bb_samples_annotate(s->smp, s->annotate, s->c->metrics[s->smetric].name, &s->vo);
+		if (r == -ENOENT)
+			r = xp_err_code(r, s->annotate, "check the name with --functions",
+					"no sample of this function in the trace");
+		else if (r < 0)
+			r = xp_err_code(r, s->annotate, NULL, "the annotation failed");
+	} else if (status >= 0 && bb_annotate_report(s->tally, s->annotate, &s->vo) < 0)
 		r = xp_err_code(-ENOENT, s->annotate, "check the name with --blocks or --functions",
 				"no executed code of this function in the trace");
 	free_state(s);
@@ -229,21 +333,25 @@ static int annotate_close(void *state, int status)
 
 static const struct dec_option insn_options[] = {
 	{ "syntax", "att|intel", "disassembly syntax of --insn/--annotate (default att)" },
-	{ "srcline", NULL, "--insn: source file:line of each instruction" },
+	{ "srcline", NULL, "--insn: source file:line of each instruction; --functions: of each function" },
 	{ NULL, NULL, NULL },
 };
 
 static const struct dec_option filter_options[] = {
-	{ "time", "A-B", "PT views: only events with A <= time <= B (ns, or s.ns like perf)" },
-	{ "sym", "NAME", "PT views: only code of function NAME" },
+	{ "sym", "NAME", "--insn, --blocks, --annotate: only code of function NAME" },
 	{ NULL, NULL, NULL },
 };
+
+static const char *const insn_honours[] = { "tid", "comm", "time", "sym", NULL };
+static const char *const blocks_honours[] = { "tid", "comm", "time", NULL };
+static const char *const annotate_honours[] = { "tid", "comm", "time", "sym", "syntax", NULL };
 
 const struct dec_view view_insn = {
 	.name = "insn",
 	.help = "instruction stream: time, tid, ip, symbol+offset, bytes, disassembly",
 	.formats = 1u << OUT_TEXT | 1u << OUT_JSONL,
 	.options = insn_options,
+	.honours = insn_honours,
 	.open = insn_open,
 	.event = insn_event,
 	.close = insn_close,
@@ -251,9 +359,11 @@ const struct dec_view view_insn = {
 
 const struct dec_view view_blocks = {
 	.name = "blocks",
-	.help = "basic blocks: count, insns, cycles, IPC, taken/not-taken (callgrind: per insn)",
+	.help = "basic blocks: count, insns, cycles, IPC, taken/not-taken (callgrind: per insn); "
+		"on samples: samples per block",
 	.formats = 1u << OUT_TEXT | 1u << OUT_JSONL | 1u << OUT_CALLGRIND,
 	.options = filter_options,
+	.honours = blocks_honours,
 	.open = tally_open,
 	.event = tally_event,
 	.batch = tally_batch,
@@ -263,8 +373,10 @@ const struct dec_view view_blocks = {
 const struct dec_view view_annotate = {
 	.name = "annotate",
 	.arg = "SYM",
-	.help = "disassembly of SYM with per-instruction counts, cycles, branch taken %",
+	.help = "disassembly of SYM with per-instruction counts, cycles, branch taken %; on samples: "
+		"samples and percent per instruction with source lines (like perf annotate)",
 	.formats = 1u << OUT_TEXT | 1u << OUT_JSONL,
+	.honours = annotate_honours,
 	.open = tally_open,
 	.event = tally_event,
 	.batch = tally_batch,

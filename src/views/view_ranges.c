@@ -2,6 +2,7 @@
  * source: LBR ranges between two taken branches, or exact blocks) with how often each
  * ran, its instructions and its mean cycles where the source timed it.  The natural
  * report of branch-stack samples: perf's `brstackinsn`/`-F +srcline` ranges, counted. */
+#include <errno.h>
 #include <stdlib.h>
 #include <string.h>
 
@@ -53,6 +54,8 @@ static struct rng *range_of(struct vr *v, const struct xev *ev)
 
 static int open_view(struct view_ctx *vc, void **state)
 {
+	if (view_need_branches(vc) < 0)
+		return -EINVAL;
 	struct vr *v = calloc(1, sizeof(*v));
 
 	if (!v)
@@ -145,12 +148,14 @@ static int close_view(void *state, int status)
 	return status < 0 ? status : 0;
 }
 
+static const char *const ranges_honours[] = { "tid", "comm", "time", "percent-limit", NULL };
+
 const struct dec_view view_ranges = {
 	.name = "ranges",
 	.arg = NULL,
 	.help = "executed ranges [start, end] by count, with instructions and mean cycles",
 	.formats = OUT_TABLES,
-	.options = NULL,
+	.honours = ranges_honours,
 	.open = open_view,
 	.event = event,
 	.close = close_view,

@@ -153,10 +153,12 @@ static void test_callgrind(void **state)
 	int rc;
 	rc = RAW(&out, ptf, "blocks", "format", "callgrind", NULL);
 	assert_int_equal(rc, 0);
-	/* functions come from the trace: the entry and the call target */
-	const char *body = "positions: instr\nevents: Ir\nfl=(1) ???\nfn=(1) 0x401000\nfn=(2) 0x401010\n\n"
-		"fn=(1)\n0x401000 1\n0x401005 1000\n0x401007 1000\n0x401009 1\n0x40100e 1\n"
-		"cfn=(2)\ncalls=1 0x401010\n0x401009 1\n\nfn=(2)\n0x401010 1\n\ntotals: 2004\n";
+	/* functions come from the trace: the entry and the call target, named as the
+	 * call tree names them (their offsets in the image), in their object */
+	const char *body = "positions: instr line\nevents: Ir\n\nob=(1) code.bin\nfl=(1) ???\n"
+		"fn=(1) 0x0000000000000000\n0x401000 0 1\n0x401005 0 1000\n0x401007 0 1000\n0x401009 0 1\n"
+		"0x40100e 0 1\ncob=(1)\ncfi=(1)\ncfn=(4) 0x0000000000000010\ncalls=1 0x401010 0\n0x401009 0 1\n\n"
+		"ob=(1)\nfl=(1)\nfn=(4)\n0x401010 0 1\n\ntotals: 2004\n";
 	assert_non_null(strstr(out, body));
 	char cgf[1100];
 	assert_int_equal(xp_test_path(cgf, sizeof(cgf), "cg.out"), 0);
@@ -168,8 +170,8 @@ static void test_callgrind(void **state)
 	assert_non_null(p);
 	int seen = 0;
 	while (fgets(line, sizeof(line), p)) {
-		seen += strstr(line, "2,004 (100.0%)  ???:0x401000") != NULL;
-		seen += strstr(line, "1 ( 0.05%)  ???:0x401010") != NULL;
+		seen += strstr(line, "2,004 (100.0%)  ???:0x0000000000000000 [code.bin]") != NULL;
+		seen += strstr(line, "1 ( 0.05%)  ???:0x0000000000000010 [code.bin]") != NULL;
 	}
 	assert_int_equal(pclose(p), 0);
 	assert_int_equal(seen, 2);
@@ -201,7 +203,7 @@ static void test_time_metrics(void **state)
 	assert_non_null(strstr(out, "{\"lvl\":1,\"rl\":1,\"calls\":0,\"base\":2400000,\"cum\":2400000,"));
 	rc = RAW(&out, timedf, "calltree", "metric", "time", "tsc-hz", "2.4e9", NULL);
 	assert_int_equal(rc, 0);
-	assert_non_null(strstr(out, "# call tree: time, total 1000000\n"));
+	assert_non_null(strstr(out, "# call tree: time, total 1000.000 us\n"));
 	/* the instruction stream's times: TSC 1000 at 2.4 GHz is 416 ns (truncated) */
 	rc = RAW(&out, timedf, "insn", "format", "jsonl", "tsc-hz", "2400000000", NULL);
 	assert_int_equal(rc, 0);
@@ -259,10 +261,15 @@ static void test_usage_errors(void **state)
 	assert_non_null(strstr(xp_test_msgs(), "No such file"));
 	rc = RAW(&out, ptf, "insn", "format", "callgrind", NULL);
 	assert_int_equal(xp_test_exit_code(rc), 2);
-	/* the default view of raw PT is the instruction stream, as ptxed's */
+	/* the default view of raw PT is every trace's: the hot functions (--insn for the
+	 * instruction stream, as ptxed's) */
 	rc = RAW(&out, ptf, NULL, "format", "jsonl", NULL);
 	assert_int_equal(rc, 0);
-	assert_non_null(strstr(out, "{\"ip\":\"0x401000\","));
+	const char *with_view = strdup(out);
+	assert_int_equal(RAW(&out, ptf, "functions", "format", "jsonl", NULL), 0);
+	assert_string_equal(with_view, out);
+	assert_non_null(strstr(out, "\"calls\":"));
+	free((void *)with_view);
 }
 
 /* An empty raw PT file is said to be empty (was "decode failed: Invalid argument",

@@ -1,0 +1,101 @@
+#!/bin/bash
+# Callgrind profiles with source (issue 15, item 16): `--blocks --format callgrind` and
+# `--calltree --format callgrind` write ob=, fl=/fi= and each cost on its source line
+# from DWARF, so `callgrind_annotate --auto=yes` shows the source with counts:
+# - step trace of pt_known --filter main: the counts on main's lines equal perf
+#   script's per-instruction srclines, counted per line (perf-derived);
+# - the whole pt_known: leaf() (37 calls by construction) has on each line 37 times
+#   the instructions objdump -l puts there (hand-computed), not all on its first line;
+# - a sample trace of hot: the samples of hot_inner's loop line equal perf annotate's
+#   count of the instructions it lists under that line.
+. "$(dirname "$0")/../lib.sh"
+export HOME=$TMP/home
+mkdir -p "$HOME"
+SRC=$XP_ROOT/tests/progs/pt_known.c
+for t in filtered:--filter=main full:; do
+	n=${t%%:*} f=${t#*:}
+	"$XPTRACE" record --mode step ${f:+--filter main} -o "$TMP/$n" -- "$PROGS/pt_known" >/dev/null 2>"$TMP/$n.err" ||
+		{ not_ok "step record $n"; sed 's/^/#   /' "$TMP/$n.err"; exit 0; }
+done
+
+# "LINE COUNT" for every annotated line of FILE in callgrind_annotate's output
+annotated() {	# $1 callgrind file, $2 source file
+	callgrind_annotate --auto=yes --inclusive=no "$1" 2>/dev/null | python3 -c '
+import re, sys
+name = sys.argv[1].rsplit("/", 1)[-1]
+state, n = "off", 1    # off, head (dashes, event names, a blank line), body
+for l in sys.stdin:
+    l = l.rstrip("\n")
+    if l.startswith("-- Auto-annotated source: "):
+        state = "head" if l.rsplit("/", 1)[-1].split()[-1] == name else "off"
+        n = 1
+        continue
+    if state == "head":
+        if not l.strip():
+            state = "body"
+        continue
+    if state != "body":
+        continue
+    if re.match(r"^-{20,}", l):
+        state = "off"
+        continue
+    m = re.match(r"^-- line (\d+) -", l)
+    if m:
+        n = int(m.group(1))
+        continue
+    if re.match(r"^\s*[\d,]+ .*=> ", l) and not re.match(r"^\s*[\d,]+ .*\t", l):
+        continue
+    tok = l.split()
+    if tok and re.match(r"^[\d,]+$", tok[0]):
+        c = int(tok[0].replace(",", ""))
+        if c:
+            print(n, c)
+    n += 1' "$2"
+}
+
+# perf's srcline of every instruction of main, counted per line
+perf script -i "$TMP/filtered/perf.data" --itrace=i1i -F ip,sym,srcline 2>/dev/null | paste - - |
+	awk '$2 == "main" { sub(/.*:/, "", $3); c[$3]++ } END { for (l in c) print l, c[l] }' | sort -n >"$TMP/perf.lines"
+check_match "perf gives main's lines" '^[0-9]+ [0-9]+$' "$(head -1 "$TMP/perf.lines")"
+for v in blocks calltree; do
+	"$XPTRACE" decode -i "$TMP/filtered" --$v --format callgrind -o "$TMP/f.$v.cg"
+	check_eq "--filter main, --$v callgrind: main's lines and counts = perf's srclines" \
+		"$(cat "$TMP/perf.lines")" "$(annotated "$TMP/f.$v.cg" "$SRC" | sort -n)"
+	check_match "--$v callgrind: ob= names the program" '^ob=(\([0-9]+\) )?pt_known$' "$(cat "$TMP/f.$v.cg")"
+done
+
+# leaf: objdump -l's lines of its instructions, times 37 calls
+objdump -dl --no-show-raw-insn "$PROGS/pt_known" | awk '
+	/^[0-9a-f]+ <leaf>:/ { on = 1; next }
+	on && /^$/ { exit }
+	on && /pt_known\.c:[0-9]+/ { sub(/.*:/, ""); l = $0; next }
+	on && /^ +[0-9a-f]+:/ { c[l] += 37 }
+	END { for (l in c) print l, c[l] }' | sort -n >"$TMP/leaf.want"
+check_eq "leaf has instructions on two lines (objdump -l)" "2" "$(wc -l <"$TMP/leaf.want")"
+lo=$(head -1 "$TMP/leaf.want" | cut -d' ' -f1)
+hi=$(tail -1 "$TMP/leaf.want" | cut -d' ' -f1)
+for v in blocks calltree; do
+	"$XPTRACE" decode -i "$TMP/full" --$v --format callgrind -o "$TMP/a.$v.cg"
+	check_eq "--$v callgrind: leaf's cost per line = 37 x its instructions there" "$(cat "$TMP/leaf.want")" \
+		"$(annotated "$TMP/a.$v.cg" "$SRC" | awk -v lo="$lo" -v hi="$hi" '$1 >= lo && $1 <= hi')"
+done
+check_match "--calltree callgrind: 37 calls of leaf from main's call line" "^calls=37 $lo" "$(cat "$TMP/a.calltree.cg")"
+
+# samples: hot_inner's loop line against perf annotate's grouping of its instructions
+"$XPTRACE" record -o "$TMP/hot" -- "$PROGS/hot" 200 >/dev/null 2>&1
+want=$(perf annotate -i "$TMP/hot/perf.data" --stdio -n -s hot_inner 2>/dev/null | python3 -c '
+import re, sys
+line, c = None, {}
+for l in sys.stdin:
+    m = re.match(r"^\s*:\s+(\d+)\s+\S", l)
+    if m:
+        line = int(m.group(1))
+        continue
+    m = re.match(r"^\s*(\d+)\s*:\s+[0-9a-f]+:", l)
+    if m and line is not None:
+        c[line] = c.get(line, 0) + int(m.group(1))
+print(" ".join("%d %d" % (k, v) for k, v in sorted(c.items()) if v))')
+"$XPTRACE" decode -i "$TMP/hot" --calltree --format callgrind -o "$TMP/hot.cg"
+got=$(annotated "$TMP/hot.cg" "$XP_ROOT/tests/progs/hot.c" | awk '$1 >= 10 && $1 <= 16' | tr '\n' ' ')
+check_match "perf annotate puts hot_inner's samples on its lines" '^[0-9]+ [0-9]+' "$want"
+check_eq "samples: --calltree callgrind lines of hot_inner = perf annotate's ($want)" "$want" "${got% }"
