@@ -103,7 +103,7 @@ static void folded_prefixed(FILE *f)
 static void folded_comm(FILE *f)
 {
 	struct ct_tree *t = tree();
-	struct out_names n = { name, module, srcline, NULL };
+	struct out_names n = { .name = name, .module = module, .srcline = srcline };
 	out_folded(f, t, 0, &n, "prog;x");
 	ct_free(t);
 }
