@@ -488,7 +488,10 @@ static void test_tsx_views(void **state)
 		"Lvl   RL      Calls          Base           Cum  Name\n"
 		"  1    1          0             5             5  0x0000000000000000\n");
 	assert_int_equal(xp_test_engine(&out, NULL, "blocks", "pt", ptf, "raw", rawarg, "format", "callgrind", NULL), 0);
-	assert_non_null(strstr(out, "\n0x100000 1\n0x100001 1\n0x100002 1\n0x100014 1\n0x100015 1\n\ntotals: 5\n"));
+	assert_non_null(strstr(out, "\n0x100014 "));
+	assert_null(strstr(out, "0x100004"));
+	assert_null(strstr(out, "0x100010"));
+	assert_non_null(strstr(out, "\ntotals: 5\n"));
 	/* a committed transaction counts like any code (its begin and end cut blocks) */
 	write_trace(tsx_commit);
 	assert_int_equal(xp_test_engine(&out, NULL, "blocks", "pt", ptf, "raw", rawarg, NULL), 0);
