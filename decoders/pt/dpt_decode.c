@@ -682,11 +682,11 @@ static int blk_step(struct dctx *c, void *dec)
 }
 
 /* The hot one, inlined into the loop.  While the decoder has nothing else to say
- * (no event pending, no error, not the end of the trace) and no release is due (run() counts steps), the next
- * block is decoded before this one is taken in: reading a block right after libipt
- * wrote it waited on those stores, which cost more than taking it in.  Nothing
- * between the two calls depends on the order (time and image change only at
- * events), and the events keep theirs. */
+ * (no event pending, no error, not the end of the trace) and no release is due
+ * (run() counts steps), the next block is decoded before this one is taken in:
+ * reading a block right after libipt wrote it waited on those stores, which cost
+ * more than taking it in.  Nothing between the two calls depends on the order (time
+ * and image change only at events), and the events keep theirs. */
 static inline __attribute__((always_inline)) int blk_out_step(struct dctx *c, void *dec)
 {
 	struct pt_block b[2], *cur = &b[0], *ahead = &b[1];
@@ -719,6 +719,7 @@ static int insn_step(struct dctx *c, void *dec)
 	struct pt_insn in;
 	in.iclass = ptic_error;	/* left untouched when libipt returns early (end of trace) */
 	int status = pt_insn_next(dec, &in, sizeof(in));
+	c->query_branch = 0;
 	if (in.iclass != ptic_error) {
 		int r = resolve(c, in.ip);
 		if (!r) {
@@ -737,6 +738,7 @@ static int insn_step(struct dctx *c, void *dec)
 			return SINK_STOPPED;
 		}
 		set_pending(c, in.ip, in.iclass, false);
+		/* (run() takes a disable bound to it: bound_disable) */
 		c->query_branch = (status == -pte_bad_query || status == -pte_eos) && in.iclass != ptic_other;
 	}
 	return status;
@@ -766,6 +768,38 @@ static void release(struct dctx *c, void *dec, const struct dec_ops *ops)
 	if (to > from)
 		madvise((void *)from, to - from, MADV_DONTNEED);
 	c->released = off - RELEASE_MARGIN;
+}
+
+/* A TIP.PGD without an IP binds to the next branch that needs trace (a ret, an
+ * indirect or conditional branch): libipt's block decoder knows it, its instruction
+ * decoder (2.0) fails that branch's query instead (no match, or the end of the
+ * trace), with the disable already fetched.  Taking the disable there is what the
+ * block decoder does.  Any other event (or none) leaves the error standing, reported
+ * where it was found, not after the event taken; decoding resumes at the next PSB
+ * all the same.  *status becomes the event's status; returns on_event's return. */
+static int bound_disable(struct dctx *c, void *dec, const struct dec_ops *ops, int *status)
+{
+	struct pt_event pev;
+	uint64_t off;
+	int have_off = ops->get_offset(dec, &off) >= 0;
+	int st = ops->event(dec, &pev, sizeof(pev));
+
+	c->query_branch = 0;
+	if (st < 0 || pev.type != ptev_disabled) {
+		if (have_off && *status != -pte_eos) {
+			c->err_off = off;
+			c->have_err_off = 1;
+		}
+		return 0;
+	}
+	*status = st;
+	int r = on_event(c, &pev);
+	if (r == PAUSED) {
+		c->saved = pev;
+		c->have_saved = 1;
+		c->status = st;
+	}
+	return r;
 }
 
 /* Inlined into each caller with a constant `ops`, so the per-block calls are direct.
@@ -848,31 +882,8 @@ static inline __attribute__((always_inline)) int run(struct dctx *c, void *dec, 
 			status = ops->step(c, dec);
 			if (status == SINK_STOPPED)
 				return c->stop;
-			/* A TIP.PGD without an IP binds to the next branch that needs trace (a
-			 * ret, an indirect or conditional branch): libipt's block decoder knows
-			 * it, its instruction decoder (2.0) fails that branch's query instead
-			 * (no match, or the end of the trace), with the disable fetched.  Taking the disable there is what
-			 * the block decoder does; any other event leaves the error standing
-			 * (decoding resumes at the next PSB all the same). */
-			uint64_t bq_off;
-			int have_bq_off = 0;
-			if ((status == -pte_bad_query || status == -pte_eos) && c->query_branch) {
-				struct pt_event pev;
-				have_bq_off = ops->get_offset(dec, &bq_off) >= 0;
-				int st = ops->event(dec, &pev, sizeof(pev));
-				c->query_branch = 0;
-				if (st >= 0 && pev.type == ptev_disabled) {
-					status = st;
-					if ((r = on_event(c, &pev))) {
-						if (r == PAUSED) {
-							c->saved = pev;
-							c->have_saved = 1;
-							c->status = status;
-						}
-						return r;
-					}
-				}
-			}
+			if (c->query_branch && (r = bound_disable(c, dec, ops, &status)))
+				return r;
 			if (!(++c->steps & 0xfff) && c->opt->release_behind)
 				release(c, dec, ops);
 			if (!(c->steps & 0xfff) && c->opt->progress) {
@@ -880,12 +891,8 @@ static inline __attribute__((always_inline)) int run(struct dctx *c, void *dec, 
 				if (ops->get_offset(dec, &off) == 0)
 					c->opt->progress(c->opt->progress_ctx, c->buf + off);
 			}
-			if (status < 0) {
-				if (have_bq_off)	/* where the error was, not the event */
-					c->err_off = bq_off;
-				c->have_err_off = have_bq_off;
+			if (status < 0)
 				break;
-			}
 		}
 		if (status == -pte_eos) {
 			if ((r = flush_held(c)) || (r = resolve(c, 0)))
