@@ -127,21 +127,29 @@ asan: | $(DEPS_OK)
 # libFuzzer harnesses (tests/fuzz/fuzz_*.c), built with clang into build-fuzz/: the
 # library's sources are compiled again there with the fuzzer's coverage and ASan+UBSan.
 # `make fuzz FUZZ_SECONDS=N` runs each harness N seconds on its corpus (seeded from
-# tests/fixtures and traces/, see tests/fuzz/run.sh).
+# tests/fixtures and traces/, see tests/fuzz/run.sh); `make check` builds them and
+# runs each a few seconds (tests/integration/fuzz.sh).
 FUZZ_CC      := clang
 FUZZ_SAN     := -fsanitize=address,undefined -fno-sanitize-recover=undefined -fno-omit-frame-pointer
 # (gcc-only attributes such as noipa in rec_calib.c are for the gcc builds)
-FUZZ_CFLAGS  := -std=gnu11 -Wall -Wextra -Werror -Wno-unknown-attributes -g -O1 $(FUZZ_SAN) \
+# (line tables only: symbolized reports at a fraction of full debug info's build time)
+FUZZ_CFLAGS  := -std=gnu11 -Wall -Wextra -Werror -Wno-unknown-attributes -gline-tables-only -O1 $(FUZZ_SAN) \
                 -fsanitize=fuzzer-no-link
 FUZZ_SRC     := $(wildcard tests/fuzz/fuzz_*.c)
 FUZZ_BIN     := $(FUZZ_SRC:tests/fuzz/%.c=build-fuzz/%)
-FUZZ_LIB_OBJ := $(LIB_SRC:%.c=build-fuzz/%.o)
+# what the harnesses reach: the readers and the decode path, not the recorder
+FUZZ_LIB_SRC := $(filter-out src/record/% src/probe/probe_%,$(LIB_SRC))
+FUZZ_LIB_OBJ := $(FUZZ_LIB_SRC:%.c=build-fuzz/%.o)
 FUZZ_SECONDS ?= 60
 
-build-fuzz/%.o: %.c | $(DEPS_OK)
+# clang and its libFuzzer runtime are test-level packages (mk/deps.sh test)
+build-fuzz/.deps-ok: mk/deps.sh
+	$(Q)mkdir -p $(@D) && mk/deps.sh test && touch $@
+build-fuzz/%.o: %.c | build-fuzz/.deps-ok
 	@mkdir -p $(@D)
 	@echo "  FUZZCC  $<"
 	$(Q)$(FUZZ_CC) $(CPPFLAGS) $(FUZZ_CFLAGS) -MMD -MP -c -o $@ $<
+build-fuzz/tests/fuzz/%.o: CPPFLAGS += -DXP_SRCDIR='"$(CURDIR)"'
 build-fuzz/libxptrace.a: $(FUZZ_LIB_OBJ)
 	@echo "  AR      $@"
 	$(Q)rm -f $@ && ar rcs $@ $^
@@ -154,7 +162,7 @@ fuzz-build: $(FUZZ_BIN)
 fuzz: fuzz-build
 	$(Q)tests/fuzz/run.sh $(FUZZ_SECONDS)
 
-check: all unit progs asan
+check: all unit progs asan fuzz-build
 	$(Q)tests/run.sh
 
 demo: all progs

@@ -1,7 +1,8 @@
 #!/bin/sh
 # Installs what xptrace needs when it is missing.  Usage: mk/deps.sh [build|test|bench]
 #   build (default): headers and libraries to compile and link xptrace.
-#   test:  also the oracles the test suite compares against (perf, callgrind_annotate).
+#   test:  also the oracles the test suite compares against (perf, callgrind_annotate)
+#          and clang with its libFuzzer runtime (the harnesses in tests/fuzz/).
 #   bench: also hyperfine.
 set -eu
 need=${1:-build}
@@ -12,6 +13,16 @@ have_header() { printf '#include <%s>\n' "$1" | ${CC:-cc} -E -x c - >/dev/null 2
 have_lib() {
 	out=$(mktemp "${TMPDIR:-/tmp}/xptrace-deps.XXXXXX") || return 1
 	printf 'int main(void) { return 0; }\n' | ${CC:-cc} -x c - -o "$out" "-l$1" >/dev/null 2>&1
+	rc=$?
+	rm -f "$out"
+	return $rc
+}
+# Links an empty libFuzzer harness (clang's -fsanitize=fuzzer runtime).
+have_fuzzer() {
+	command -v clang >/dev/null || return 1
+	out=$(mktemp "${TMPDIR:-/tmp}/xptrace-deps.XXXXXX") || return 1
+	printf '#include <stddef.h>\n#include <stdint.h>\nint LLVMFuzzerTestOneInput(const uint8_t *d, size_t n) { (void)d; (void)n; return 0; }\n' |
+		clang -fsanitize=fuzzer,address,undefined -x c - -o "$out" >/dev/null 2>&1
 	rc=$?
 	rm -f "$out"
 	return $rc
@@ -31,6 +42,9 @@ if [ "$need" = test ] || [ "$need" = bench ]; then
 	command -v perf >/dev/null && perf version >/dev/null 2>&1 || want linux-perf
 	command -v callgrind_annotate >/dev/null || want valgrind
 	command -v python3 >/dev/null || want python3
+	# clang alone (no recommends) lacks the sanitizer and libFuzzer runtimes
+	command -v clang >/dev/null || want clang
+	have_fuzzer || want libclang-rt-dev
 	command -v groff >/dev/null || want groff-base	# the man pages (tests/integration/build.sh)
 fi
 if [ "$need" = bench ]; then

@@ -57,6 +57,7 @@ int bb_filter_event(void *ctx, const struct xev *ev);
 struct bb_block {
 	uint64_t start, end;	/* first and last instruction */
 	uint64_t count;		/* executions */
+	uint64_t aborted;	/* executions in transactions that aborted (not in count) */
 	uint64_t insns;		/* instructions per execution */
 	uint64_t cycles;	/* sum over executions that had a cycle count */
 	uint64_t cyc_execs;	/* executions with cycles */
@@ -80,6 +81,8 @@ int bb_tally_batch(void *ctx, const struct xev *evs, size_t n);
 size_t bb_tally_nblocks(const struct bb_tally *t);
 uint64_t bb_tally_insns(const struct bb_tally *t);
 uint64_t bb_tally_gaps(const struct bb_tally *t);
+/* Instructions run in transactions that aborted (XEV_F_ABORTED): not in bb_tally_insns. */
+uint64_t bb_tally_aborted(const struct bb_tally *t);
 bool bb_tally_has_cycles(const struct bb_tally *t);
 /* Blocks sorted by cycles (when the trace has any), else by count, descending; ties by
  * address.  The array is owned by the tally and valid until the next event. */

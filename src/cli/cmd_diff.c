@@ -1,5 +1,5 @@
-/* xptrace diff: per-function totals of two traces side by side (A, B, delta, delta %),
- * matched by demangled name: what a compiler change did, instruction by instruction on
+/* xptrace diff: per-function (per-line, per-block) totals of two traces side by side
+ * (A, B, delta, delta %), matched by demangled name (file:line, function and lines): what a compiler change did, instruction by instruction on
  * exact traces, with the sampling error on sampled ones. */
 #include <errno.h>
 #include <inttypes.h>
@@ -14,17 +14,22 @@
 #include "util/xp_grow.h"
 
 static const char usage[] =
-	"usage: xptrace diff [OPTIONS] A B\n"
+	"usage: xptrace diff [--functions|--lines|--blocks] [OPTIONS] A B\n"
 	"\n"
 	"Compares two traces of the same program (built two ways, or two runs): each\n"
-	"function's Base (self cost) in A and in B, functions matched by demangled name,\n"
-	"sorted by the size of the change.  A and B are trace directories or perf.data files.\n"
+	"function's Base (self cost) in A and in B, functions matched by demangled name\n"
+	"(or source lines by file:line, or blocks by function and line range), sorted by\n"
+	"the size of the change.  A and B are trace directories or perf.data files.\n"
 	"On exact traces (step, PT) with --metric insns the counts have no noise; on sampled\n"
 	"traces the shares of the total are compared, with their sampling error (95 %):\n"
 	"a change within it has Noise true.\n"
 	"\n"
 	"options:\n"
-	"  --functions            per function (the default and, for now, the only level)\n"
+	"  --functions            per function, its Base (the default)\n"
+	"  --lines                per source line (file:line; code without debug info:\n"
+	"                         'FUNCTION (no line)'): instructions or samples\n"
+	"  --blocks               per basic block, named 'FUNCTION FILE:FIRST-LAST' by the\n"
+	"                         lines it spans (exact traces): its instructions\n"
 	"  --metric M             what to compare: insns, cycles, time (exact traces),\n"
 	"                         samples or an event name (sampled); default: the traces'\n"
 	"                         default metric, which must be the same in both\n"
@@ -35,7 +40,7 @@ static const char usage[] =
 	"  -o, --output FILE      write the report to FILE instead of stdout\n"
 	"\n"
 	"Columns (exact): A, B, Delta (B - A), Delta% (of A; '-' for a function new in B),\n"
-	"Calls A, Calls B, Name; new and vanished functions say so in Status.\n"
+	"Calls_A, Calls_B (functions), Status (new, gone), Name.\n"
 	"Columns (sampled): A%, B% (shares of each trace's total), Delta (points), Error\n"
 	"(points, 95 %), Noise, Status, Name.\n"
 	"\n"
@@ -45,6 +50,7 @@ static const char usage[] =
 	"  xptrace diff O0.data O2.data --metric insns\n";
 
 struct opts {
+	const struct dec_view *level;	/* vcl_functions, vcl_lines, vcl_blocks */
 	const char *in[2];
 	const char *metric, *comm, *output;
 	int32_t tid;
@@ -73,7 +79,11 @@ static int parse_args(int argc, char **argv, struct opts *o)
 
 		if (takes && !val)
 			return xp_usage_error("diff", "option '%s' needs an argument", a);
-		if (!strcmp(a, "--functions")) {
+		if (!strcmp(a, "--functions") || !strcmp(a, "--lines") || !strcmp(a, "--blocks")) {
+			const struct dec_view *l = a[2] == 'f' ? &vcl_functions : a[2] == 'l' ? &vcl_lines : &vcl_blocks;
+			if (o->level && o->level != l)
+				return xp_usage_error("diff", "give one of --functions, --lines, --blocks");
+			o->level = l;
 			continue;
 		} else if (!strcmp(a, "--metric")) {
 			o->metric = val;
@@ -109,6 +119,8 @@ static int parse_args(int argc, char **argv, struct opts *o)
 	}
 	if (nin != 2)
 		return xp_usage_error("diff", "give two traces, A and B");
+	if (!o->level)
+		o->level = &vcl_functions;
 	return 0;
 }
 
@@ -120,7 +132,7 @@ static int collect(const struct opts *o, int side, struct vcl_table *t)
 	eo.dec.metric = o->metric;
 	eo.dec.tid = o->tid;
 	eo.dec.comm = o->comm;
-	eo.view.impl = &vcl_functions;
+	eo.view.impl = o->level;
 	eo.view.impl_arg = t;
 	return eng_decode(&eo);
 }
@@ -194,8 +206,8 @@ static int join(struct vcl_table *t, struct drow **out, uint32_t *nout)
 static void header(FILE *f, const struct opts *o, const struct vcl_table *t)
 {
 	int64_t d = (int64_t)(t[1].total - t[0].total);
-	fprintf(f, "# diff: %s%s; A %s total %" PRIu64 ", B %s total %" PRIu64 ", delta %+" PRId64,
-		t[0].metric, t[0].sampled ? " (sampled)" : "", o->in[0], t[0].total, o->in[1], t[1].total, d);
+	fprintf(f, "# diff %s: %s%s; A %s total %" PRIu64 ", B %s total %" PRIu64 ", delta %+" PRId64,
+		o->level->name, t[0].metric, t[0].sampled ? " (sampled)" : "", o->in[0], t[0].total, o->in[1], t[1].total, d);
 	if (t[0].total)
 		fprintf(f, " (%+.2f%%)", 100.0 * (double)d / (double)t[0].total);
 	fputc('\n', f);
@@ -217,18 +229,24 @@ static void write_rows(FILE *f, const struct opts *o, const struct vcl_table *t,
 		{ "Delta%", OUT_PCT, 9, 0 }, { "Calls_A", OUT_INT, 9, 0 }, { "Calls_B", OUT_INT, 9, 0 },
 		{ "Status", OUT_STR, 6, 0 }, { "Name", OUT_STR, 0, 0 },
 	};
+	static const struct out_col exact_code_cols[] = {
+		{ "A", OUT_INT, 12, 0 }, { "B", OUT_INT, 12, 0 }, { "Delta", OUT_SINT, 12, 0 },
+		{ "Delta%", OUT_PCT, 9, 0 }, { "Status", OUT_STR, 6, 0 }, { "Name", OUT_STR, 0, 0 },
+	};
 	static const struct out_col sampled_cols[] = {
 		{ "A%", OUT_PCT, 8, 0 }, { "B%", OUT_PCT, 8, 0 }, { "Delta", OUT_FLOAT, 8, 0 },
 		{ "Error", OUT_FLOAT, 6, 0 }, { "Noise", OUT_BOOL, 5, 0 }, { "Status", OUT_STR, 6, 0 },
 		{ "Name", OUT_STR, 0, 0 },
 	};
-	bool smp = t[0].sampled;
+	bool smp = t[0].sampled, fn = o->level == &vcl_functions;
 	struct out_table tab;
+	const struct out_col *cols = smp ? sampled_cols : fn ? exact_cols : exact_code_cols;
+	unsigned ncols = smp ? sizeof(sampled_cols) / sizeof(*sampled_cols) :
+		fn ? sizeof(exact_cols) / sizeof(*exact_cols) : sizeof(exact_code_cols) / sizeof(*exact_code_cols);
 
 	if (o->format == OUT_TEXT)
 		header(f, o, t);
-	out_table_begin(&tab, f, o->format, smp ? sampled_cols : exact_cols,
-			smp ? sizeof(sampled_cols) / sizeof(*sampled_cols) : sizeof(exact_cols) / sizeof(*exact_cols));
+	out_table_begin(&tab, f, o->format, cols, ncols);
 	for (uint32_t i = 0; i < n; i++) {
 		const struct drow *r = &rows[i];
 		struct out_val v[8];
@@ -251,10 +269,13 @@ static void write_rows(FILE *f, const struct opts *o, const struct vcl_table *t,
 			v[2] = (struct out_val){ .i = (int64_t)(r->v[1] - r->v[0]) };
 			v[3] = r->v[0] ? (struct out_val){ .d = 100.0 * r->delta / (double)r->v[0] } :
 				(struct out_val){ .null = true };
-			v[4] = (struct out_val){ .u = r->calls[0], .null = !r->in[0] };
-			v[5] = (struct out_val){ .u = r->calls[1], .null = !r->in[1] };
-			v[6] = (struct out_val){ .s = status(r) };
-			v[7] = (struct out_val){ .s = r->name };
+			unsigned k = 4;
+			if (fn) {
+				v[k++] = (struct out_val){ .u = r->calls[0], .null = !r->in[0] };
+				v[k++] = (struct out_val){ .u = r->calls[1], .null = !r->in[1] };
+			}
+			v[k++] = (struct out_val){ .s = status(r) };
+			v[k] = (struct out_val){ .s = r->name };
 		}
 		out_row(&tab, v, 0, NULL, 0);
 	}

@@ -540,7 +540,7 @@ static int run(int argc, char **argv)
 	if (probe_file) {
 		ret = pmu_list_read(in.root, &in.pmus);
 	} else {
-		ret = probe_machine(in.root, &in.pmus, &in.facts, &in.c);
+		ret = probe_machine(in.root, &in.pmus, &in.facts, &in.c, 1);
 	}
 	if (ret) {
 		if (in.root_given) {

@@ -824,6 +824,8 @@ out:
 		xp_warn("the probes' windows could not be stored: decode will not know them");
 	rec_adp_free(r.adaptive);
 	r.adaptive = NULL;
+	if (r.target_done)
+		rec_probes_release(r.probes);
 	rec_probes_free(r.probes);
 	r.probes = NULL;
 	stop_child(&r);

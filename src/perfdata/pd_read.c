@@ -120,6 +120,7 @@ int pd_parse_feature(struct pd_file *f, unsigned feat, const uint8_t *p, size_t 
 	case PD_FEAT_CPUDESC:
 	case PD_FEAT_CPUID:
 	case PD_FEAT_XPTRACE_PROBES:
+	case PD_FEAT_XPTRACE_FAULTS:
 		free(f->feat_str[feat]);
 		f->feat_str[feat] = f_str(&c);
 		return f->feat_str[feat] ? 0 : -EINVAL;
@@ -317,7 +318,7 @@ static void read_features(struct pd_file *f)
 		if (b != PD_FEAT_HOSTNAME && b != PD_FEAT_OSRELEASE && b != PD_FEAT_VERSION &&
 		    b != PD_FEAT_ARCH && b != PD_FEAT_NRCPUS && b != PD_FEAT_CPUDESC &&
 		    b != PD_FEAT_CPUID && b != PD_FEAT_CMDLINE && b != PD_FEAT_EVENT_DESC &&
-		    b != PD_FEAT_BUILD_ID && b != PD_FEAT_XPTRACE_PROBES)
+		    b != PD_FEAT_BUILD_ID && b != PD_FEAT_XPTRACE_PROBES && b != PD_FEAT_XPTRACE_FAULTS)
 			continue;
 		if (!section_ok(f, s) || s->size > (256u << 20)) {
 			xp_warn("%s: feature %u has a bad section, ignored", f->name, b);

@@ -188,6 +188,7 @@ static int run(struct rec *r)
 		return npids;
 	/* The branch stack is in every sample; perf marks such files for its branch views. */
 	pd_writer_feature(r->w, PD_FEAT_BRANCH_STACK, "", 0);
+	rec_probes_per_thread(r->probes, npids, ncpus);	/* rec_rings_run drains their rings */
 	e = open_all(&c, r, pids, npids, cpus, ncpus, !o->pid && !o->all_cpus);
 	snprintf(r->sampled, sizeof(r->sampled), "%s", c.name);
 	if (e == 0 && o->verbose && !o->quiet)

@@ -445,6 +445,7 @@ static int run(struct rec *r)
 	}
 	if (e == 0)
 		e = rec_probes_add_attrs(r->probes, r, &c.ev[0].attr);
+	rec_probes_per_thread(r->probes, npids, ncpus);	/* rec_rings_run drains their rings */
 	if (e == 0)
 		e = open_all(&c, r, pids, npids, cpus, ncpus);
 	if (e == 0 && o->pid) {

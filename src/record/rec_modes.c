@@ -48,7 +48,7 @@ static int machine_probe(struct machine *x, const struct rec_opts *o)
 	int ret;
 
 	x->o = o;
-	ret = probe_machine(o->sysfs_root, &x->pmus, &x->facts, &x->c);
+	ret = probe_machine(o->sysfs_root, &x->pmus, &x->facts, &x->c, 0);
 	if (ret == 0)
 		return 0;
 	probe_sysfs_label(o->sysfs_root, label, sizeof(label));

@@ -133,6 +133,13 @@ int tb_event(void *ctx, const struct xev *ev)
 	 * (XEV_SAMPLE, with the callchain) carry the tree. */
 	if (ev->kind != XEV_SAMPLE && (ev->flags & XEV_F_SAMPLED))
 		return 0;
+	/* code of a transaction that aborted ran, but as if it had not: its calls and
+	 * returns make no frames, its instructions are counted apart */
+	if (ev->flags & XEV_F_ABORTED) {
+		if (ev->kind == XEV_BLOCK && dec_thread_selected(c, ev->tid, ev->time))
+			b->aborted += ev->insns;
+		return 0;
+	}
 	if (!dec_thread_selected(c, ev->tid, ev->time))
 		return 0;
 	t = thread_of(b, ev->pid, ev->tid);
@@ -311,6 +318,9 @@ void tb_header(const struct tb *b, FILE *f)
 {
 	const struct pd_probes *ps = b->c->probes;
 
+	if (b->aborted)
+		fprintf(f, "# %" PRIu64 " instructions ran in transactions that aborted: not in the tree\n",
+			b->aborted);
 	if (!ps || !b->c->merged)
 		return;
 	if (!ps->calibrated)

@@ -37,6 +37,7 @@ struct tb {
 	uint32_t *fns;
 	uint32_t capfns;
 	uint64_t repairs;	/* exits without their entry, entries left without exit */
+	uint64_t aborted;	/* instructions of aborted transactions (not in the trees) */
 	uint64_t first_time, last_time;	/* the span of the trace's events (0: none) */
 	bool compensate;	/* subtract the probes' calibrated cost (tb_finish) */
 	uint64_t compensated;	/* ns subtracted, every thread */

@@ -22,6 +22,7 @@ struct vstate {
 	struct bb_tally *tally;
 	struct bb_cg *cg;
 	const char *annotate;
+	struct pd_fault *faults;
 };
 
 static size_t env_read(void *ctx, int32_t pid, uint64_t time, uint64_t ip, uint8_t *buf, size_t n)
@@ -141,8 +142,34 @@ static int insn_event(void *state, const struct xev *ev)
 	return s->filtered ? bb_filter_event(&s->filt, ev) : bb_insn_view_event(s->iv, ev);
 }
 
+/* --insn: the threads a signal ended, from the trace's faults feature (--tid's only). */
+static int load_faults(struct vstate *s)
+{
+	const char *text = s->c->pd ? pd_feature_str(s->c->pd, PD_FEAT_XPTRACE_FAULTS) : NULL;
+	size_t n, k = 0;
+	int r;
+
+	if (!text)
+		return 0;
+	r = pd_faults_parse(text, &s->faults, &n);
+	if (r == -EINVAL) {
+		xp_warn("%s: the xptrace faults feature is not readable; fatal signals are not shown",
+			pd_name(s->c->pd));
+		return 0;
+	}
+	if (r < 0)
+		return r;
+	for (size_t i = 0; i < n; i++)
+		if (s->c->opts->tid < 0 || s->faults[i].tid == s->c->opts->tid)
+			s->faults[k++] = s->faults[i];
+	s->vo.faults = s->faults;
+	s->vo.nfaults = k;
+	return 0;
+}
+
 static void free_state(struct vstate *s)
 {
+	free(s->faults);
 	bb_tally_free(s->tally);
 	bb_cg_free(s->cg);
 	sb_code_free(s->mem);
@@ -157,6 +184,10 @@ static int insn_open(struct view_ctx *vc, void **state)
 		return r;
 	vc->wants = (DEC_WANT_ALL & ~(1u << XEV_BRANCH | 1u << XEV_CALL | 1u << XEV_RETURN)) |
 		    DEC_WANT_FINE_ORDER;
+	if ((r = load_faults(s)) < 0) {
+		free_state(s);
+		return r;
+	}
 	s->iv = bb_insn_view_new(&s->vo);
 	r = s->iv ? set_filter(s, bb_insn_view_event, s->iv) : -ENOMEM;
 	if (r < 0) {

@@ -1,6 +1,6 @@
-/* A view that collects instead of writing: the per-function totals of one decode, for
- * commands that compare decodes (xptrace diff).  The engine runs it when view_opts.impl
- * points to vcl_functions; view_opts.impl_arg is the struct vcl_table to fill. */
+/* Views that collect instead of writing: the per-function, per-line or per-block totals
+ * of one decode, for commands that compare decodes (xptrace diff).  The engine runs one
+ * when view_opts.impl points to it; view_opts.impl_arg is the struct vcl_table to fill. */
 #ifndef VIEW_COLLECT_H
 #define VIEW_COLLECT_H
 
@@ -25,7 +25,10 @@ struct vcl_table {
 	uint64_t total, total_samples;
 };
 
-extern const struct dec_view vcl_functions;
+/* Per function (Base), per source line ("file:line"), per basic block ("function
+ * file:first-last").  Lines and blocks compare instructions of exact traces (blocks:
+ * exact only) or samples; a request for another metric fails with -EOPNOTSUPP. */
+extern const struct dec_view vcl_functions, vcl_lines, vcl_blocks;
 
 void vcl_table_free(struct vcl_table *t);
 

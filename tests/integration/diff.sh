@@ -5,6 +5,9 @@
 #   - per-function A and B equal perf script's instruction counts of each trace
 #     (perf decodes our PT) and each trace's own --functions Base;
 #   - one more trip shows up in hot only: +10 calls x 10 instructions of its -O0 body;
+#   - --lines: per file:line counts equal perf script's per-ip counts put on lines by
+#     binutils' addr2line; one more trip changes hot's loop lines only;
+#   - --blocks: named by function and line range, their sum the trace's total;
 #   - sampled traces: shares with their binomial error, noise marked;
 #   - usage errors exit 2.
 . "$(dirname "$0")/../lib.sh"
@@ -12,7 +15,7 @@ SRC=$XP_ROOT/tests/progs/diff_work.c
 for v in "O0 -O0 1000" "O2 -O2 1000" "T1 -O0 1001"; do
 	set -- $v
 	mkdir -p "$TMP/$1"
-	cc "$2" -DTRIPS="$3" -static -fno-pie -no-pie -o "$TMP/$1/dw" "$SRC" ||
+	cc -g "$2" -DTRIPS="$3" -static -fno-pie -no-pie -o "$TMP/$1/dw" "$SRC" ||
 		{ not_ok "build diff_work $1"; exit 1; }
 	"$TMP/$1/dw" >/dev/null 2>&1
 	want=$?	# record passes the program's exit status on, as perf record
@@ -56,7 +59,7 @@ r = [json.loads(l) for l in open(sys.argv[1])]
 print(sum(j["a"] for j in r), sum(j["b"] for j in r))' "$TMP/opt.jsonl")"
 "$XPTRACE" diff "$TMP/tO0" "$TMP/tO2" >"$TMP/opt.txt"
 check_match "text: header with both totals and the change" \
-	"^# diff: insns; A .*tO0 total $(awk '{s += $2} END {print s}' "$TMP/O0.perf"), B .*tO2 total [0-9]+, delta -[0-9]+ \(-[0-9.]+%\)$" \
+	"^# diff functions: insns; A .*tO0 total $(awk '{s += $2} END {print s}' "$TMP/O0.perf"), B .*tO2 total [0-9]+, delta -[0-9]+ \(-[0-9.]+%\)$" \
 	"$(head -1 "$TMP/opt.txt")"
 check_match "text: the biggest change first, signed" "^ +100110 +70050 +-30060 +-30.03% +10 +10 +hot$" "$(sed -n 3p "$TMP/opt.txt")"
 total=$(awk '{s += $2} END {print s}' "$TMP/O0.perf")
@@ -64,6 +67,30 @@ check_eq "--threshold 1 hides changes under 1 % of A's total" "hot" \
 	"$("$XPTRACE" diff "$TMP/tO0" "$TMP/tO2" --threshold 1 --format csv | tail -n +2 | cut -d, -f8 | tr '\n' ' ' | sed 's/ $//')"
 check_eq "csv header" "a,b,delta,delta%,calls_a,calls_b,status,name" \
 	"$("$XPTRACE" diff "$TMP/tO0" "$TMP/tO2" --format csv | head -1)"
+
+# --lines against perf script + addr2line: every line of diff_work.c
+for k in O0 O2; do
+	perf script -i "$TMP/t$k/perf.data" --itrace=i0ns -F ip 2>/dev/null | awk '{n[$1]++} END {for (a in n) print a, n[a]}' >"$TMP/$k.ips"
+	awk '{print "0x" $1}' "$TMP/$k.ips" | addr2line -e "$TMP/$k/dw" | sed 's/ (discriminator [0-9]*)//' |
+		paste -d' ' - "$TMP/$k.ips" | awk '$1 ~ /diff_work.c:/ {n[$1] += $3} END {for (l in n) print l, n[l]}' | sort >"$TMP/$k.lines"
+done
+"$XPTRACE" diff "$TMP/tO0" "$TMP/tO2" --lines --format jsonl >"$TMP/lines.jsonl" 2>"$TMP/lines.err"
+check_eq "--lines: exit 0" 0 "$?"
+for side in a b; do
+	k=$([ $side = a ] && echo O0 || echo O2)
+	check_eq "--lines: $k's instructions per line of diff_work.c are perf script's put on lines by addr2line" 		"$(cat "$TMP/$k.lines")" 		"$(python3 -c 'import json, sys
+for l in open(sys.argv[1]):
+    j = json.loads(l)
+    if "diff_work.c:" in j["name"] and j[sys.argv[2]]: print(j["name"], j[sys.argv[2]])' "$TMP/lines.jsonl" $side | sort)"
+done
+check_eq "--lines, one more trip: only hot's loop lines change, by 100 in all" "diff_work.c:11 diff_work.c:12 100" 	"$("$XPTRACE" diff "$TMP/tO0" "$TMP/tT1" --lines --format jsonl | python3 -c 'import json, sys
+r = [j for j in map(json.loads, sys.stdin) if j["delta"]]
+print(" ".join(sorted(j["name"].rsplit("/", 1)[-1] for j in r)), sum(j["delta"] for j in r))')"
+"$XPTRACE" diff "$TMP/tO0" "$TMP/tO2" --blocks --format jsonl >"$TMP/blocks.jsonl" 2>/dev/null
+check_eq "--blocks: the blocks' sums are the traces' totals" 	"$(awk '{s += $2} END {print s}' "$TMP/O0.perf") $(awk '{s += $2} END {print s}' "$TMP/O2.perf")" 	"$(python3 -c 'import json, sys
+r = [json.loads(l) for l in open(sys.argv[1])]
+print(sum(j["a"] for j in r), sum(j["b"] for j in r))' "$TMP/blocks.jsonl")"
+check_match "--blocks: hot's loop named by function and lines" '"name":"hot [^"]*diff_work.c:1[12]-12"' "$(cat "$TMP/blocks.jsonl")"
 
 # sampled: a trace against itself changes nothing, every row within the error, the
 # error of the top row 1.96 sqrt(2 p (1 - p) / n)
@@ -84,4 +111,6 @@ check_exit "unknown option: usage error" 2 "$XPTRACE" diff --bogus "$TMP/tO0" "$
 "$XPTRACE" diff "$TMP/tO0" "$TMP/s" >/dev/null 2>"$TMP/kinds.err"
 check_eq "exact against sampled: usage error" 2 "$?"
 check_match "exact against sampled: says what each counts" "A counts insns, B counts .*\(sampled\)" "$(cat "$TMP/kinds.err")"
+check_exit "--blocks of sampled traces: usage error" 2 "$XPTRACE" diff --blocks "$TMP/s" "$TMP/s"
+check_exit "--lines --metric time: usage error" 2 "$XPTRACE" diff --lines --metric time "$TMP/tO0" "$TMP/tO2"
 check_exit "missing trace: exit 1" 1 "$XPTRACE" diff "$TMP/tO0" "$TMP/nonexistent"
