@@ -775,7 +775,7 @@ static int run(int argc, char **argv)
 
 	if (!o.quiet)
 		for (const char *l = choice.notes, *nl; (nl = strchr(l, '\n')); l = nl + 1)
-			fprintf(stderr, "xptrace: %.*s\n", (int)(nl - l), l);
+			xp_warn("%.*s", (int)(nl - l), l);
 	r.opts = &o;
 	r.go_fd = r.exec_err_fd = -1;
 	r.time_off = -1;

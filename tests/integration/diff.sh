@@ -17,8 +17,10 @@ for v in "O0 -O0 1000" "O2 -O2 1000" "T1 -O0 1001"; do
 	mkdir -p "$TMP/$1"
 	cc -g "$2" -DTRIPS="$3" -static -fno-pie -no-pie -o "$TMP/$1/dw" "$SRC" ||
 		{ not_ok "build diff_work $1"; exit 1; }
+	"$TMP/$1/dw" >/dev/null 2>&1
+	want=$?	# record passes the program's exit status on, as perf record
 	setarch -R "$XPTRACE" record -q --mode step -o "$TMP/t$1" -- "$TMP/$1/dw" 2>"$TMP/$1.err"
-	check_eq "step record of $1" 0 "$?"
+	check_eq "step record of $1 (exit: the program's, $want)" "$want" "$?"
 	perf script -i "$TMP/t$1/perf.data" --itrace=i0ns -F ip,sym 2>/dev/null | awk '{n[$2]++} END {for (s in n) print s, n[s]}' |
 		sort >"$TMP/$1.perf"
 	"$XPTRACE" decode -i "$TMP/t$1" --functions --format jsonl 2>/dev/null |

@@ -33,8 +33,8 @@ check_eq "step mode: two lines, the mode and what was recorded" \
 	"xptrace: recording in step mode (--mode step)
 xptrace: recorded N branches as Intel PT (N ptrace stops, N thread), N modules snapshotted, N.N MB in sN/" \
 	"$(sed 's/[0-9][0-9]*/N/g' "$TMP/s1.err")"
-branches=$(sed -n 's/^xptrace: recorded \([0-9]*\) branches.*/\1/p' "$TMP/s1.err")
 "$XPTRACE" record -v --mode step -o s1v -- "$PROGS/step_basic" >/dev/null 2>"$TMP/s1v.err"
+branches=$(sed -n 's/^xptrace: recorded \([0-9]*\) branches.*/\1/p' "$TMP/s1v.err")
 check_eq "the branch count is -v's (cond + indirect + ret)" "$branches" \
 	"$(sed -n 's/^xptrace: step: .* threads, \([0-9]*\) branches.*/\1/p' "$TMP/s1v.err")"
 check "no 'recorded 0 samples' in step mode" test -z "$(grep 'samples' "$TMP/s1.err")"

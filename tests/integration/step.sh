@@ -169,7 +169,8 @@ print("ok" if t and t[0] > 0 and all(a <= b for a, b in zip(t, t[1:])) and t[-1]
 timeout 120 "$XPTRACE" record --mode step -d 1 -o "$TMP/dur" -- "$PROGS/spinner" >/dev/null 2>"$TMP/dur.err"
 check_eq "--duration 1: record ends by itself and exits 0" 0 "$?"
 check_match "--duration 1: says tracing stopped at the deadline" "step: --duration reached: tracing stopped, the command was detached" "$(cat "$TMP/dur.err")"
-check_match "--duration 1: prints the step summary (both threads)" "^xptrace: step: 2 threads, [0-9]+ branches" "$(cat "$TMP/dur.err")"
+check_match "--duration 1: prints the step summary (both threads)" \
+	"^xptrace: recorded [0-9]+ branches as Intel PT \([0-9]+ ptrace stops, 2 threads\)" "$(cat "$TMP/dur.err")"
 check_match "--duration 1: the detached command got SIGTERM" "killed by signal 15" "$(cat "$TMP/dur.err")"
 perf script -i "$TMP/dur/perf.data" --itrace=i0ns -F tid,ip >"$TMP/dur.insn" 2>"$TMP/dur.perr"
 check_eq "--duration 1: perf decodes both threads without errors" "0 2" \

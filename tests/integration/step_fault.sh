@@ -19,7 +19,9 @@ fault_case() {
 	local m=$1 sig=$2 kind=$3 fn=$4 d=$TMP/$1 out last
 	$NOASLR "$PROGS/xp_sstep" "$d.truth" "0x$main_off" -- "$prog" "$m" >/dev/null 2>&1
 	$NOASLR "$XPTRACE" record --mode step -o "$d" -- "$prog" "$m" >/dev/null 2>"$d.err"
-	check_eq "$m: record exits 0" 0 "$?"
+	local rc=$?
+	# record passes the command's end on as perf does: 128 + the signal
+	check_eq "$m: record exits 128+$sig" "$((128 + $(kill -l "$sig")))" "$rc"
 	check_match "$m: the command died of $sig" "killed by signal [0-9]+ " "$(cat "$d.err")"
 	"$XPTRACE" decode --insn -i "$d" >"$d.insn" 2>"$d.derr"
 	"$XPTRACE" decode --insn --format jsonl -i "$d" >"$d.jsonl" 2>>"$d.derr"
