@@ -24,7 +24,7 @@ CFLAGS   += -std=gnu11 -Wall -Wextra -Werror -g $(OPT) $(SANFLAGS) -MMD -MP
 LDFLAGS  += $(SANFLAGS)
 # libipt and libpfm4 ship no pkg-config file; libdw needs libelf; zlib for
 # compressed debug sections comes in through libdw.
-LDLIBS   += -lipt -Wl,-Bstatic -lpfm -lcapstone -Wl,-Bdynamic -ldw -lelf -lpthread -ldl -lm
+LDLIBS   += -lipt -Wl,-Bstatic -lpfm -lcapstone -Wl,-Bdynamic -ldw -lelf -lprotobuf-c -lz -lpthread -ldl -lm
 # capstone and libpfm4 are linked in statically, and not as PIE: as shared libraries
 # (or in a PIE) their ~120k pointer relocations are applied at every start, ~3 ms,
 # as long as decoding a million instructions (bench/decode-speed)
@@ -60,10 +60,22 @@ endif
 # Keep objects of test binaries (make would delete them as intermediates).
 .SECONDARY:
 
-.PHONY: all deps check unit progs asan demo install clean bench
+.PHONY: all deps check unit progs asan demo install clean bench proto
 .DEFAULT_GOAL := all
 
-all: $(XPTRACE)
+# Man pages and bash completion are generated from the binary (its --help texts and
+# tables: mk/man.sh, mk/completion.sh), so they cannot drift from it.
+MAN_STAMP  := $(BUILD)/man/.stamp
+COMPLETION := $(BUILD)/xptrace.bash
+
+all: $(XPTRACE) $(MAN_STAMP) $(COMPLETION)
+
+$(MAN_STAMP): $(XPTRACE) mk/man.sh
+	@echo "  MAN     $(BUILD)/man/"
+	$(Q)rm -rf $(BUILD)/man && mk/man.sh ./$(XPTRACE) $(BUILD)/man && touch $@
+$(COMPLETION): $(XPTRACE) mk/completion.sh mk/help-options.sh
+	@echo "  GEN     $@"
+	$(Q)mk/completion.sh ./$(XPTRACE) >$@.tmp && mv $@.tmp $@
 
 # Installs the Debian packages when a header or library is missing (see mk/deps.sh).
 deps:
@@ -74,6 +86,11 @@ $(DEPS_OK): mk/deps.sh
 $(XPTRACE): $(MAIN_OBJ) $(BUILD)/libxptrace.a
 	@echo "  LD      $@"
 	$(Q)$(CC) $(LDFLAGS) -o $@ $^ $(LDLIBS)
+
+# The pprof writer's protobuf code, generated from the .proto and committed (building
+# needs libprotobuf-c only; regenerating needs protoc-c).
+proto:
+	$(Q)cd src/output && protoc-c --c_out=. out_profile.proto
 
 # The version is compiled in (-DXP_VERSION).
 $(LIB_OBJ) $(MAIN_OBJ): VERSION
@@ -115,21 +132,29 @@ asan: | $(DEPS_OK)
 # libFuzzer harnesses (tests/fuzz/fuzz_*.c), built with clang into build-fuzz/: the
 # library's sources are compiled again there with the fuzzer's coverage and ASan+UBSan.
 # `make fuzz FUZZ_SECONDS=N` runs each harness N seconds on its corpus (seeded from
-# tests/fixtures and traces/, see tests/fuzz/run.sh).
+# tests/fixtures and traces/, see tests/fuzz/run.sh); `make check` builds them and
+# runs each a few seconds (tests/integration/fuzz.sh).
 FUZZ_CC      := clang
 FUZZ_SAN     := -fsanitize=address,undefined -fno-sanitize-recover=undefined -fno-omit-frame-pointer
 # (gcc-only attributes such as noipa in rec_calib.c are for the gcc builds)
-FUZZ_CFLAGS  := -std=gnu11 -Wall -Wextra -Werror -Wno-unknown-attributes -g -O1 $(FUZZ_SAN) \
+# (line tables only: symbolized reports at a fraction of full debug info's build time)
+FUZZ_CFLAGS  := -std=gnu11 -Wall -Wextra -Werror -Wno-unknown-attributes -gline-tables-only -O1 $(FUZZ_SAN) \
                 -fsanitize=fuzzer-no-link
 FUZZ_SRC     := $(wildcard tests/fuzz/fuzz_*.c)
 FUZZ_BIN     := $(FUZZ_SRC:tests/fuzz/%.c=build-fuzz/%)
-FUZZ_LIB_OBJ := $(LIB_SRC:%.c=build-fuzz/%.o)
+# what the harnesses reach: the readers and the decode path, not the recorder
+FUZZ_LIB_SRC := $(filter-out src/record/% src/probe/probe_%,$(LIB_SRC))
+FUZZ_LIB_OBJ := $(FUZZ_LIB_SRC:%.c=build-fuzz/%.o)
 FUZZ_SECONDS ?= 60
 
-build-fuzz/%.o: %.c | $(DEPS_OK)
+# clang and its libFuzzer runtime are test-level packages (mk/deps.sh test)
+build-fuzz/.deps-ok: mk/deps.sh
+	$(Q)mkdir -p $(@D) && mk/deps.sh test && touch $@
+build-fuzz/%.o: %.c | build-fuzz/.deps-ok
 	@mkdir -p $(@D)
 	@echo "  FUZZCC  $<"
 	$(Q)$(FUZZ_CC) $(CPPFLAGS) $(FUZZ_CFLAGS) -MMD -MP -c -o $@ $<
+build-fuzz/tests/fuzz/%.o: CPPFLAGS += -DXP_SRCDIR='"$(CURDIR)"'
 build-fuzz/libxptrace.a: $(FUZZ_LIB_OBJ)
 	@echo "  AR      $@"
 	$(Q)rm -f $@ && ar rcs $@ $^
@@ -142,7 +167,7 @@ fuzz-build: $(FUZZ_BIN)
 fuzz: fuzz-build
 	$(Q)tests/fuzz/run.sh $(FUZZ_SECONDS)
 
-check: all unit progs asan
+check: all unit progs asan fuzz-build
 	$(Q)tests/run.sh
 
 demo: all progs
@@ -152,8 +177,11 @@ bench: all progs
 	$(Q)for b in bench/*; do [ -x "$$b" ] && echo "== $$b" && "$$b"; done; true
 
 install: all
-	install -d $(DESTDIR)$(PREFIX)/bin $(DESTDIR)$(PREFIX)/share/doc/xptrace
+	install -d $(DESTDIR)$(PREFIX)/bin $(DESTDIR)$(PREFIX)/share/doc/xptrace \
+		$(DESTDIR)$(PREFIX)/share/man/man1 $(DESTDIR)$(PREFIX)/share/bash-completion/completions
 	install -m 755 $(XPTRACE) $(DESTDIR)$(PREFIX)/bin/xptrace
+	install -m 644 $(BUILD)/man/*.1 $(DESTDIR)$(PREFIX)/share/man/man1/
+	install -m 644 $(COMPLETION) $(DESTDIR)$(PREFIX)/share/bash-completion/completions/xptrace
 	install -m 644 README.md docs/*.md $(DESTDIR)$(PREFIX)/share/doc/xptrace/
 
 clean:

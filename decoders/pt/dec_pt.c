@@ -27,6 +27,7 @@
 #include "decoders/pt/dpt_plug.h"
 #include "session/sb_code.h"
 #include "util/xp_err.h"
+#include "util/xp_status.h"
 #include "util/xp_grow.h"
 
 struct part {
@@ -80,6 +81,8 @@ struct dpp {
 	size_t nsw, capsw;
 	struct sb_code *mem;
 	uint64_t gaps, lost_bytes, insns;
+	struct qdec *qd;	/* pass 2: every queue's decoder, for the progress line */
+	uint64_t total;		/* pass 2: bytes of PT in all queues */
 };
 
 #define QIMAGES 8
@@ -93,6 +96,7 @@ struct qdec {
 	struct dpt_options o;
 	struct xev_sink sink;
 	struct dpt_dec *dec;	/* the part being decoded, NULL between parts */
+	uint64_t pos;		/* bytes of the queue decoded, about (progress) */
 	size_t next_part;
 	bool done;
 	int32_t pid;		/* per-thread queue's process, -1 per-cpu */
@@ -119,9 +123,35 @@ static bool accepts(struct dec_ctx *c)
 	return false;
 }
 
+/* intel_pt's sysfs format (the same on every part): cyc = config:1, tsc = config:10 */
+#define PT_CONFIG_CYC (1ull << 1)
+#define PT_CONFIG_TSC (1ull << 10)
+
+/* A PT trace written by software: xptrace's step mode.  Its command line says so, or
+ * `xptrace record` chose it (--mode auto) on a machine with no Intel PT: a CPU not
+ * made by Intel. */
+static bool step_mode(const struct dec_ctx *c)
+{
+	const char *cmd = pd_feature_str(c->pd, PD_FEAT_CMDLINE);
+	const char *cpu = pd_feature_str(c->pd, PD_FEAT_CPUID);
+
+	if (!cmd || !strstr(cmd, "xptrace record"))
+		return false;
+	if (strstr(cmd, "--mode step") || strstr(cmd, "--mode=step"))
+		return true;
+	return !strstr(cmd, "--mode") && cpu && *cpu && strncmp(cpu, "GenuineIntel", 12) != 0;
+}
+
 static int setup(struct dec_ctx *c)
 {
-	return dpt_setup_metrics(c, "time");
+	uint64_t config = 0;
+
+	for (uint32_t i = 0; i < pd_nattrs(c->pd); i++)
+		if (is_pt_attr(pd_attr_at(c->pd, i)))
+			config |= pd_attr_at(c->pd, i)->attr.config;
+	/* ptrace stops between the branches: the times are the traced run's */
+	c->traced_time = step_mode(c);
+	return dpt_setup_metrics(c, config & PT_CONFIG_TSC ? "time" : NULL, config & PT_CONFIG_CYC);
 }
 
 static struct queue *queue_of(struct dpp *p, const struct pd_auxtrace_event *a)
@@ -417,6 +447,23 @@ static struct dpt_image *image_for(struct qdec *d, int32_t pid)
 
 /* Maps the queue and sets its decoding up from the trace's options `base`; a queue
  * with nothing to decode (empty, or a thread not selected) is done at once. */
+/* The live status (on only when the command turned it on, on a terminal): how much
+ * of the PT data of all queues was decoded. */
+static void qdec_progress(void *ctx, const uint8_t *at)
+{
+	struct qdec *d = ctx;
+	struct dpp *p = d->p;
+	uint64_t done = 0;
+
+	d->pos = (uint64_t)(at - d->buf);
+	if (!xp_status_due() || !p->total)
+		return;
+	for (size_t i = 0; i < p->nq; i++)
+		done += p->qd[i].done ? p->q[i].size : p->qd[i].pos;
+	xp_status_show("decode: %.0f%% of %.1f MB of Intel PT, %.1f s", 100.0 * (double)done / (double)p->total,
+		       (double)p->total / 1e6, xp_status_elapsed());
+}
+
 static int qdec_open(struct dpp *p, struct queue *q, const struct dpt_options *base, struct qdec *d)
 {
 	*d = (struct qdec){ .p = p, .q = q, .pid = -1, .done = true };
@@ -443,6 +490,8 @@ static int qdec_open(struct dpp *p, struct queue *q, const struct dpt_options *b
 	d->o.pid = d->pid;
 	d->o.tid = q->cpu >= 0 ? -1 : q->tid;
 	d->o.time_out = &d->now;
+	d->o.progress = qdec_progress;
+	d->o.progress_ctx = d;
 	if (q->cpu >= 0) {
 		d->o.space_at = space_at;
 		d->o.space_ctx = d;
@@ -550,6 +599,9 @@ static int decode_queues(struct dpp *p, bool timed)
 	base.ignore = ~p->c->wants & DEC_WANT_ALL;
 	/* the instruction listing shows the order across queues; tallies keep blocks whole */
 	base.split_at_pause = (p->c->wants & DEC_WANT_FINE_ORDER) != 0;
+	p->qd = d;
+	for (size_t i = 0; i < p->nq; i++)
+		p->total += p->q[i].size;
 	for (size_t i = 0; i < p->nq && !rc; i++)
 		rc = qdec_open(p, &p->q[i], &base, &d[i]);
 	while (!rc) {
@@ -613,7 +665,7 @@ static int run(struct dec_ctx *c, const struct xev_sink *sink)
 
 const struct dec_decoder dec_pt = {
 	.name = "pt",
-	.default_view = "calltree",
+	.default_view = "functions",
 	.accepts = accepts,
 	.setup = setup,
 	.run = run,

@@ -8,6 +8,7 @@
 #include <errno.h>
 #include <fcntl.h>
 #include <stdlib.h>
+#include <stdio.h>
 #include <string.h>
 #include <sys/mman.h>
 #include <sys/stat.h>
@@ -50,7 +51,8 @@ static int setup(struct dec_ctx *c)
 	if (!hz && c->opts->metric && strcmp(c->opts->metric, "time") == 0)
 		return xp_err("decode", "give --tsc-hz HZ, or --metric tsc for TSC ticks",
 			      "--metric time: raw PT has TSC ticks, not ns");
-	return dpt_setup_metrics(c, hz ? "time" : "tsc");
+	/* whether the stream has CYC packets shows only in decoding it */
+	return dpt_setup_metrics(c, hz ? "time" : "tsc", true);
 }
 
 /* ns = tsc * 1e9 / hz as perf's tsc_to_perf_time computes it: (tsc * mult) >> shift
@@ -104,7 +106,24 @@ static int add_elf_map(void *ctx, uint64_t start, uint64_t len, uint64_t pgoff)
 			  e->nbid > 0 ? e->bid : NULL, (uint8_t)(e->nbid > 0 ? e->nbid : 0), 0) < 0;
 }
 
-static int load_inputs(struct dec_ctx *c, struct dpt_image *img, struct dpt_options *opt)
+/* 1 when `file` is an ELF shared object or PIE (ET_DYN): its addresses are offsets
+ * until it is given the base it ran at. */
+static int elf_is_dyn(const char *file)
+{
+	unsigned char h[18];
+	int fd = open(file, O_RDONLY | O_CLOEXEC);
+	ssize_t n;
+
+	if (fd < 0)
+		return 0;
+	n = pread(fd, h, sizeof(h), 0);
+	close(fd);
+	return n == (ssize_t)sizeof(h) && memcmp(h, "\177ELF", 4) == 0 && h[5] == 1 /* LE */ &&
+	       h[16] == 3 && h[17] == 0;	/* e_type ET_DYN */
+}
+
+static int load_inputs(struct dec_ctx *c, struct dpt_image *img, struct dpt_options *opt,
+		       const char **pie_no_base)
 {
 	const struct dec_opts *o = c->opts;
 	int n = 0;
@@ -136,6 +155,8 @@ static int load_inputs(struct dec_ctx *c, struct dpt_image *img, struct dpt_opti
 						       PROT_READ | PROT_EXEC, file, NULL, 0, 0) < 0 ? -ENOMEM : 0;
 			} else {
 				struct elf_maps e = { c, file, { 0 }, 0 };
+				if (!have && !*pie_no_base && elf_is_dyn(file))
+					*pie_no_base = val;
 				e.nbid = sym_file_build_id(file, e.bid);
 				r = dpt_image_add_elf(img, file, have, base, add_elf_map, &e);
 			}
@@ -193,7 +214,8 @@ static int run(struct dec_ctx *c, const struct xev_sink *sink)
 	dpt_options_init(&opt);
 	opt.strict = 1;
 	opt.pid = RAW_PID;
-	ret = load_inputs(c, img, &opt);
+	const char *pie = NULL;	/* an --elf PIE given without :BASE */
+	ret = load_inputs(c, img, &opt, &pie);
 	if (ret < 0)
 		goto out;
 	int fd = open(path, O_RDONLY | O_CLOEXEC);
@@ -224,8 +246,14 @@ static int run(struct dec_ctx *c, const struct xev_sink *sink)
 	struct dpt_stats stats;
 	int r = dpt_decode(buf, len, img, &opt, sink, &stats);
 	munmap((void *)buf, len);
+	char pie_hint[512];
+	if (r == DPT_EDECODE && pie && pt_errcode(stats.first_error) == pte_nomap)
+		snprintf(pie_hint, sizeof(pie_hint), "%s is a PIE, loaded at a base address: give "
+			 "--elf %s:BASE, the start of its first mapping (/proc/PID/maps, perf script "
+			 "--show-mmap-events)", pie, pie);
 	if (r == DPT_EDECODE)
-		xp_err(path, "use --resync-on-error to skip to the next PSB", "decode error at offset %llu: %s",
+		xp_err(path, pie && pt_errcode(stats.first_error) == pte_nomap ? pie_hint :
+		       "use --resync-on-error to skip to the next PSB", "decode error at offset %llu: %s",
 		       (unsigned long long)stats.first_error_offset, pt_errstr(pt_errcode(stats.first_error)));
 	else if (r == 0 && stats.gaps)
 		xp_warn("%s: %llu gaps, %llu trace bytes skipped", path, (unsigned long long)stats.gaps,
@@ -240,7 +268,7 @@ out:
 
 const struct dec_decoder dec_pt_raw = {
 	.name = "pt-raw",
-	.default_view = "insn",
+	.default_view = "functions",
 	.options = options,
 	.claims = claims,
 	.setup = setup,

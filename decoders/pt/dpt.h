@@ -94,6 +94,10 @@ struct dpt_options {
 	 * makes the decoder read code from that image from then on (each process's own
 	 * file sections: libipt's fast path).  NULL: one space, one image. */
 	uint64_t (*space_at)(void *ctx, uint64_t time, struct dpt_image **img);
+	/* Called now and then (every few thousand decode steps) with the address in the
+	 * buffer the decoder reached: progress of a long decode.  NULL: not called. */
+	void (*progress)(void *ctx, const uint8_t *at);
+	void *progress_ctx;
 	void *space_ctx;
 	/* dpt_run's pauses follow the instructions' time exactly: a block that a PSB+ cuts
 	 * where the decode pauses goes out in two (for views listing instructions across

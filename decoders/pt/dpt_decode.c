@@ -90,6 +90,18 @@ struct dctx {
 	int have_saved;		/* the event the pause came at, its time already set */
 	struct pt_event saved;
 	int done;
+	int enabled;		/* tracing is on (an end of the trace then is reported) */
+	int query_branch;	/* the instruction decoder failed a branch's query */
+	int have_err_off;	/* err_off is already where the error was */
+	/* transactions (TSX): XEV_F_SPECULATIVE while in one; its events wait in tsx_buf
+	 * (through tsx_sink) until the commit or abort says whether they count */
+	uint32_t specf;
+	int in_tsx;
+	struct xev_sink tsx_sink;
+	const struct xev_sink *user_sink;	/* where events go once the outcome is known */
+	struct xev *tsx_buf;
+	uint8_t (*tsx_raw)[16];
+	size_t ntsx;
 };
 
 struct dpt_dec {
@@ -104,6 +116,10 @@ struct dpt_dec {
 
 #define GROUP_MAX 4096
 #define OUT_MAX 256
+/* Events of one transaction held until it ends.  Hardware transactions are small
+ * (their footprint fits the L1 cache); a longer one goes out in parts as it goes,
+ * the parts before its end without the abort mark. */
+#define TSX_MAX 4096
 
 static void set_time(struct dctx *c, uint64_t tsc)
 {
@@ -217,6 +233,70 @@ static int emit_group(struct dctx *c, struct xev *ev)
 	if (ev->kind == XEV_GAP)
 		return flush_group(c, XEV_CYCLES_UNKNOWN);
 	return 0;
+}
+
+/* The events of the transaction so far go out, marked aborted or not. */
+static int tsx_flush(struct dctx *c, bool aborted)
+{
+	size_t n = c->ntsx;
+	c->ntsx = 0;
+	for (size_t i = 0; i < n; i++) {
+		struct xev *ev = &c->tsx_buf[i];
+		if (aborted && (ev->flags & XEV_F_SPECULATIVE))
+			ev->flags |= XEV_F_ABORTED;
+		if (ev->bytes)
+			ev->bytes = c->tsx_raw[i];
+		int r = xev_emit(c->user_sink, ev);
+		if (r)
+			return r;
+	}
+	return 0;
+}
+
+static int tsx_hold(void *ctx, const struct xev *ev)
+{
+	struct dctx *c = ctx;
+	if (c->ntsx == TSX_MAX) {
+		int r = tsx_flush(c, false);
+		if (r)
+			return r;
+	}
+	c->tsx_buf[c->ntsx] = *ev;
+	if (ev->bytes)
+		memcpy(c->tsx_raw[c->ntsx], ev->bytes, ev->nbytes < 16 ? ev->nbytes : 16);
+	c->ntsx++;
+	return 0;
+}
+
+/* Events go through the transaction's buffer from here on. */
+static int tsx_begin(struct dctx *c)
+{
+	if (!c->tsx_buf) {
+		c->tsx_buf = malloc(TSX_MAX * sizeof(*c->tsx_buf));
+		c->tsx_raw = malloc(TSX_MAX * sizeof(*c->tsx_raw));
+		if (!c->tsx_buf || !c->tsx_raw)
+			return -ENOMEM;
+	}
+	c->user_sink = c->sink;
+	c->tsx_sink = (struct xev_sink){ tsx_hold, c, NULL };
+	c->sink = &c->tsx_sink;
+	c->in_tsx = 1;
+	return 0;
+}
+
+static int deliver(struct dctx *c);
+
+/* The transaction ends (committed, aborted, or its outcome lost): what waits goes
+ * to the consumer, and the events after it straight on. */
+static int tsx_end(struct dctx *c, bool aborted)
+{
+	int r = deliver(c);
+	if (!r && c->ngroup)
+		r = flush_group(c, XEV_CYCLES_UNKNOWN);
+	int e = tsx_flush(c, aborted);
+	c->sink = c->user_sink;
+	c->in_tsx = 0;
+	return r ? r : e;
 }
 
 /* A new time from a timing packet that binds to the instruction just decoded: the
@@ -341,7 +421,7 @@ static inline __attribute__((always_inline)) void set_pending(struct dctx *c, ui
 	c->pend_fall = cls == B_COND ? br->next : 0;	/* the others are always taken */
 	struct xev *ev = out ? c->next : &c->br_ev;
 	ev->kind = bclass_ev[cls].kind;
-	ev->flags = bclass_ev[cls].flags | (br->indirect ? XEV_F_INDIRECT : 0);
+	ev->flags = bclass_ev[cls].flags | (br->indirect ? XEV_F_INDIRECT : 0) | c->specf;
 	ev->ip = ip;
 	if (out) {	/* a slot blocks used too (br_ev keeps the template's zeros) */
 		ev->end = 0;
@@ -356,6 +436,41 @@ static inline int flush_held(struct dctx *c)
 	c->held = 0;
 	c->st->blocks++;
 	return c->out ? commit(c) : emit(c, &c->blk_ev);
+}
+
+/* MODE.TSX: a transaction begins, commits or aborts.  In a PSB+ it restates the
+ * state (libipt's status update): the state is taken, no event told (as ptxed). */
+static int on_tsx(struct dctx *c, const struct pt_event *pev)
+{
+	int spec = pev->variant.tsx.speculative, aborted = pev->variant.tsx.aborted, r;
+	enum xev_tsx sub;
+
+	c->specf = spec ? XEV_F_SPECULATIVE : 0;
+	if (aborted) {
+		/* the transfer the aborted code was making did not happen (and BDM64: its
+		 * target may be wrong) */
+		if ((r = resolve(c, 0)))
+			return r;
+		sub = XEV_TSX_ABORT;
+	} else if (spec != c->in_tsx) {
+		sub = spec ? XEV_TSX_BEGIN : XEV_TSX_COMMIT;
+		/* control is at the event's IP: the transfer before it ends there (and goes
+		 * out before the event, with the code it belongs to) */
+		if (!pev->ip_suppressed && (r = resolve(c, pev->variant.tsx.ip)))
+			return r;
+	} else {
+		return 0;
+	}
+	if (c->in_tsx && (r = tsx_end(c, aborted)))
+		return r;
+	if (!pev->status_update) {
+		struct xev ev = mkev(c, XEV_TSX);
+		ev.sub = sub;
+		ev.ip = pev->ip_suppressed ? 0 : pev->variant.tsx.ip;
+		if ((r = emit(c, &ev)))
+			return r;
+	}
+	return spec ? tsx_begin(c) : 0;
 }
 
 static int on_event(struct dctx *c, const struct pt_event *pev)
@@ -384,12 +499,14 @@ static int on_event(struct dctx *c, const struct pt_event *pev)
 	}
 	switch (pev->type) {
 	case ptev_enabled:
+		c->enabled = 1;
 		if ((r = resolve(c, pev->variant.enabled.ip)))
 			return r;
 		ev = mkev(c, XEV_ENABLE);
 		ev.ip = pev->variant.enabled.ip;
 		return emit(c, &ev);
 	case ptev_disabled:
+		c->enabled = 0;
 		if ((r = resolve(c, pev->ip_suppressed ? 0 : pev->variant.disabled.ip)))
 			return r;
 		ev = mkev(c, XEV_DISABLE);
@@ -397,6 +514,7 @@ static int on_event(struct dctx *c, const struct pt_event *pev)
 		ev.addr = pev->ip_suppressed ? 0 : pev->variant.disabled.ip;
 		return emit(c, &ev);
 	case ptev_async_disabled:
+		c->enabled = 0;
 		if ((r = resolve(c, pev->variant.async_disabled.at)))
 			return r;
 		ev = mkev(c, XEV_DISABLE);
@@ -412,6 +530,11 @@ static int on_event(struct dctx *c, const struct pt_event *pev)
 		return emit(c, &ev);
 	case ptev_overflow:
 		c->pending = 0;
+		c->enabled = !pev->ip_suppressed;
+		/* the transaction state is lost with the packets (libipt: not speculative) */
+		c->specf = 0;
+		if (c->in_tsx && (r = tsx_end(c, false)))
+			return r;
 		c->st->overflows++;
 		c->st->gaps++;
 		ev = mkev(c, XEV_GAP);
@@ -422,9 +545,39 @@ static int on_event(struct dctx *c, const struct pt_event *pev)
 		if ((r = resolve(c, 0)))
 			return r;
 		ev = mkev(c, XEV_DISABLE);
+		ev.reason = "stopped";	/* TraceStop: the disable before it is final */
+		return emit(c, &ev);
+	case ptev_tsx:
+		return on_tsx(c, pev);
+	case ptev_mwait:
+		ev = mkev(c, XEV_POWER);
+		ev.sub = XEV_PWR_MWAIT;
+		ev.ip = pev->ip_suppressed ? 0 : pev->variant.mwait.ip;
+		ev.arg0 = pev->variant.mwait.hints;
+		ev.arg1 = pev->variant.mwait.ext;
+		return emit(c, &ev);
+	case ptev_pwre:
+		ev = mkev(c, XEV_POWER);
+		ev.sub = XEV_PWR_PWRE;
+		ev.arg0 = pev->variant.pwre.state;
+		ev.arg1 = pev->variant.pwre.sub_state;
+		ev.flags = pev->variant.pwre.hw ? XEV_F_HW : 0;
+		return emit(c, &ev);
+	case ptev_exstop:
+		ev = mkev(c, XEV_POWER);
+		ev.sub = XEV_PWR_EXSTOP;
+		ev.ip = pev->ip_suppressed ? 0 : pev->variant.exstop.ip;
+		return emit(c, &ev);
+	case ptev_pwrx:
+		ev = mkev(c, XEV_POWER);
+		ev.sub = XEV_PWR_PWRX;
+		ev.arg0 = pev->variant.pwrx.last;
+		ev.arg1 = pev->variant.pwrx.deepest;
+		ev.reason = pev->variant.pwrx.interrupt ? "interrupt" : pev->variant.pwrx.store ? "store" :
+			pev->variant.pwrx.autonomous ? "autonomous" : NULL;
 		return emit(c, &ev);
 	default:
-		return 0;	/* paging, mode, tsx, power, ptwrite, tick, cbr: timing only */
+		return 0;	/* paging, mode, ptwrite, tick, cbr: timing only */
 	}
 }
 
@@ -436,6 +589,10 @@ static int gap(struct dctx *c, int err, uint64_t off, uint64_t to)
 	if (r)
 		return r;
 	c->pending = 0;
+	c->enabled = 0;
+	if (c->in_tsx && (r = tsx_end(c, false)))	/* its outcome is not known */
+		return r;
+	c->specf = 0;
 	if (!c->st->first_error) {
 		c->st->first_error = err;
 		c->st->first_error_offset = c->opt->base_offset + off;
@@ -494,7 +651,7 @@ static inline __attribute__((always_inline)) int blk_take(struct dctx *c, const 
 		ev->insns += b->ninsn;
 	} else {
 		ev->kind = XEV_BLOCK;
-		ev->flags = 0;
+		ev->flags = b->speculative ? XEV_F_SPECULATIVE : 0;
 		ev->addr = 0;
 		ev->ip = b->ip;
 		ev->end = b->end_ip;
@@ -525,7 +682,7 @@ static int blk_step(struct dctx *c, void *dec)
 }
 
 /* The hot one, inlined into the loop.  While the decoder has nothing else to say
- * (no event pending, no error) and no release is due (run() counts steps), the next
+ * (no event pending, no error, not the end of the trace) and no release is due (run() counts steps), the next
  * block is decoded before this one is taken in: reading a block right after libipt
  * wrote it waited on those stores, which cost more than taking it in.  Nothing
  * between the two calls depends on the order (time and image change only at
@@ -537,7 +694,7 @@ static inline __attribute__((always_inline)) int blk_out_step(struct dctx *c, vo
 	uint64_t insns = 0, blocks = 0;
 	uint32_t room = 0xfff - (c->steps & 0xfff), left = room;
 	int r = 0, status = pt_blk_next(dec, cur, sizeof(*cur));
-	while (!(status & pts_event_pending) && status >= 0 && left) {
+	while (!(status & (pts_event_pending | pts_eos)) && status >= 0 && left) {
 		left--;
 		int st = pt_blk_next(dec, ahead, sizeof(*ahead));
 		if ((r = blk_take(c, cur, true, &insns, &blocks)))
@@ -568,6 +725,7 @@ static int insn_step(struct dctx *c, void *dec)
 			struct xev *ev = &c->insn_ev;
 			ev->time = c->tmpl.time;
 			ev->ip = ev->end = in.ip;
+			ev->flags = in.speculative ? XEV_F_SPECULATIVE : 0;
 			ev->bytes = in.raw;
 			ev->nbytes = in.size;
 			c->st->insns++;
@@ -579,6 +737,7 @@ static int insn_step(struct dctx *c, void *dec)
 			return SINK_STOPPED;
 		}
 		set_pending(c, in.ip, in.iclass, false);
+		c->query_branch = (status == -pte_bad_query || status == -pte_eos) && in.iclass != ptic_other;
 	}
 	return status;
 }
@@ -660,6 +819,7 @@ static inline __attribute__((always_inline)) int run(struct dctx *c, void *dec, 
 			c->synced = 1;
 			c->in_sync = 1;
 			c->sync = sync;
+			c->enabled = !(status & pts_ip_suppressed);
 		}
 		for (;;) {
 			while (status & pts_event_pending) {
@@ -678,23 +838,73 @@ static inline __attribute__((always_inline)) int run(struct dctx *c, void *dec, 
 			}
 			if (status < 0)
 				break;
+			/* the trace is over (libipt's pts_eos, once the events are taken): what
+			 * follows is not proven by it, even the straight-line code libipt
+			 * would go on decoding */
+			if (status & pts_eos) {
+				status = -pte_eos;
+				break;
+			}
 			status = ops->step(c, dec);
 			if (status == SINK_STOPPED)
 				return c->stop;
+			/* A TIP.PGD without an IP binds to the next branch that needs trace (a
+			 * ret, an indirect or conditional branch): libipt's block decoder knows
+			 * it, its instruction decoder (2.0) fails that branch's query instead
+			 * (no match, or the end of the trace), with the disable fetched.  Taking the disable there is what
+			 * the block decoder does; any other event leaves the error standing
+			 * (decoding resumes at the next PSB all the same). */
+			uint64_t bq_off;
+			int have_bq_off = 0;
+			if ((status == -pte_bad_query || status == -pte_eos) && c->query_branch) {
+				struct pt_event pev;
+				have_bq_off = ops->get_offset(dec, &bq_off) >= 0;
+				int st = ops->event(dec, &pev, sizeof(pev));
+				c->query_branch = 0;
+				if (st >= 0 && pev.type == ptev_disabled) {
+					status = st;
+					if ((r = on_event(c, &pev))) {
+						if (r == PAUSED) {
+							c->saved = pev;
+							c->have_saved = 1;
+							c->status = status;
+						}
+						return r;
+					}
+				}
+			}
 			if (!(++c->steps & 0xfff) && c->opt->release_behind)
 				release(c, dec, ops);
-			if (status < 0)
+			if (!(c->steps & 0xfff) && c->opt->progress) {
+				uint64_t off;
+				if (ops->get_offset(dec, &off) == 0)
+					c->opt->progress(c->opt->progress_ctx, c->buf + off);
+			}
+			if (status < 0) {
+				if (have_bq_off)	/* where the error was, not the event */
+					c->err_off = bq_off;
+				c->have_err_off = have_bq_off;
 				break;
+			}
 		}
 		if (status == -pte_eos) {
 			if ((r = flush_held(c)) || (r = resolve(c, 0)))
 				return r;
+			if (c->in_tsx && (r = tsx_end(c, false)))
+				return r;
+			if (c->enabled) {
+				struct xev ev = mkev(c, XEV_END);
+				c->enabled = 0;
+				if ((r = emit(c, &ev)))
+					return r;
+			}
 			return c->ngroup ? flush_group(c, XEV_CYCLES_UNKNOWN) : 0;
 		}
 		c->in_sync = 0;
 		c->err = status;
-		if (ops->get_offset(dec, &c->err_off) < 0)
+		if (!c->have_err_off && ops->get_offset(dec, &c->err_off) < 0)
 			c->err_off = c->sync;
+		c->have_err_off = 0;
 		if (c->opt->strict) {
 			gap(c, c->err, c->err_off, c->len);
 			return DPT_EDECODE;
@@ -844,7 +1054,10 @@ int dpt_run(struct dpt_dec *d, const struct xev_sink *sink, uint64_t limit)
 	struct dctx *c = &d->c;
 	if (c->done || (c->have_saved && c->tmpl.time > limit))
 		return 0;	/* over, or still paused: the next event is later */
-	c->sink = sink;
+	if (c->in_tsx)
+		c->user_sink = sink;	/* the transaction's events still wait */
+	else
+		c->sink = sink;
 	c->limit = limit;
 	int r = c->is_insn ? run(c, c->dec, &insn_ops) :
 		c->out ? run(c, c->dec, &blk_out_ops) : run(c, c->dec, &blk_ops);
@@ -885,6 +1098,8 @@ void dpt_close(struct dpt_dec *d)
 	free(c->out);
 	free(c->group);
 	free(c->group_raw);
+	free(c->tsx_buf);
+	free(c->tsx_raw);
 	free(d);
 }
 

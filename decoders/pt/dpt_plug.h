@@ -8,9 +8,10 @@
 
 #include "decode/decoder.h"
 
-/* Metrics insns and cycles, plus the span between timestamps under the name
- * `time_name` ("time": ns; "tsc": raw TSC ticks) when --metric asked for it (only
- * then: every other report, callgrind events, ... stays as it was).  NULL: none. */
-int dpt_setup_metrics(struct dec_ctx *c, const char *time_name);
+/* Metrics insns and cycles (when the trace has cycle counts: `cycles`), plus the span
+ * between timestamps under the name `time_name` ("time": ns; "tsc": raw TSC ticks)
+ * when --metric asked for it (only then: every other report, callgrind events, ...
+ * stays as it was).  NULL: the trace has no timestamps. */
+int dpt_setup_metrics(struct dec_ctx *c, const char *time_name, bool cycles);
 
 #endif

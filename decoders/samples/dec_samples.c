@@ -86,7 +86,7 @@ static int setup(struct dec_ctx *c)
 		probes |= probe_kind(pd_attr_at(c->pd, i)) != PROBE_NONE;
 	if (rc < 0 || !probes || c->nmetrics == DEC_MAX_METRICS)
 		return rc;
-	c->metrics[c->nmetrics] = (struct dec_metric){ .kind = DEC_M_TIME, .name = "time" };
+	c->metrics[c->nmetrics] = (struct dec_metric){ .kind = DEC_M_TIME, .name = "time", .ns = true };
 	c->metric = c->nmetrics++;
 	c->merged = true;
 	c->sampled = false;

@@ -36,7 +36,8 @@ struct bb_env {
 	const char *(*fn_name)(void *ctx, int32_t pid, uint64_t time, uint64_t ip, const char **module);
 };
 
-/* ---- stream filters: --tid, --time A-B, --sym ----------------------------------- */
+/* ---- stream filters: --tid, --time A-B, --sym (the engine puts the time window in
+ * front of every view, the code views add --sym; env may be NULL without sym) ---- */
 
 struct bb_filter {
 	int32_t tid;		/* -1: all */
@@ -47,6 +48,7 @@ struct bb_filter {
 	/* --sym: the last function looked up, to avoid a lookup per event */
 	uint64_t fn_start, fn_end;
 	bool fn_match, fn_valid;
+	bool last_in;		/* the last code event was in the function */
 };
 
 void bb_filter_init(struct bb_filter *f, const struct bb_env *env, struct xev_sink next);
@@ -60,6 +62,7 @@ int bb_filter_event(void *ctx, const struct xev *ev);
 struct bb_block {
 	uint64_t start, end;	/* first and last instruction */
 	uint64_t count;		/* executions */
+	uint64_t aborted;	/* executions in transactions that aborted (not in count) */
 	uint64_t insns;		/* instructions per execution */
 	uint64_t cycles;	/* sum over executions that had a cycle count */
 	uint64_t cyc_execs;	/* executions with cycles */
@@ -83,6 +86,8 @@ int bb_tally_batch(void *ctx, const struct xev *evs, size_t n);
 size_t bb_tally_nblocks(const struct bb_tally *t);
 uint64_t bb_tally_insns(const struct bb_tally *t);
 uint64_t bb_tally_gaps(const struct bb_tally *t);
+/* Instructions run in transactions that aborted (XEV_F_ABORTED): not in bb_tally_insns. */
+uint64_t bb_tally_aborted(const struct bb_tally *t);
 bool bb_tally_has_cycles(const struct bb_tally *t);
 /* Blocks sorted by cycles (when the trace has any), else by count, descending; ties by
  * address.  The array is owned by the tally and valid until the next event. */

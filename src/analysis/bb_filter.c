@@ -85,7 +85,14 @@ int bb_filter_event(void *ctx, const struct xev *ev)
 	if (f->sym) {
 		switch (ev->kind) {
 		case XEV_BLOCK: case XEV_BRANCH: case XEV_CALL: case XEV_RETURN: case XEV_SAMPLE:
-			if (!in_sym(f, ev))
+			f->last_in = in_sym(f, ev);
+			if (!f->last_in)
+				return 0;
+			break;
+		case XEV_ENABLE: case XEV_DISABLE: case XEV_INTERRUPT:
+			/* markers of other code are noise in the function's listing: kept where
+			 * the trace starts, stops or is interrupted in the function */
+			if (ev->ip ? !in_sym(f, ev) : !f->last_in)
 				return 0;
 			break;
 		default:

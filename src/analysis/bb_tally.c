@@ -14,6 +14,7 @@ struct bb_tally {
 	struct bb_block *last;	/* block whose terminating branch is pending */
 	struct bb_block **sorted;
 	uint64_t insns, gaps;
+	uint64_t aborted;	/* instructions run in transactions that aborted */
 	bool cycles;
 };
 
@@ -130,6 +131,13 @@ static inline int tally_one(struct bb_tally *t, const struct xev *ev)
 		b = lookup(t, ev);
 		if (!b)
 			return -ENOMEM;
+		if (ev->flags & XEV_F_ABORTED) {
+			/* it ran, but was undone: apart from the executions that count */
+			b->aborted++;
+			t->aborted += ev->insns;
+			t->last = NULL;
+			break;
+		}
 		b->count++;
 		t->insns += ev->insns;
 		if (ev->cycles != XEV_CYCLES_UNKNOWN) {
@@ -177,7 +185,8 @@ int bb_tally_batch(void *ctx, const struct xev *evs, size_t n)
 	for (const struct xev *ev = evs, *end = evs + n; ev != end; ev++) {
 		struct bb_block *b;
 		/* blocks without cycles are nearly all the events: theirs is the straight path */
-		if (__builtin_expect(ev->kind == XEV_BLOCK && ev->cycles == XEV_CYCLES_UNKNOWN, 1)) {
+		if (__builtin_expect(ev->kind == XEV_BLOCK && ev->cycles == XEV_CYCLES_UNKNOWN &&
+				     !(ev->flags & XEV_F_ABORTED), 1)) {
 			uint64_t ip = ev->ip, e = ev->end;
 			b = &tab[slot(ip, e, bits)];
 			if (__builtin_expect(b->start != ip || b->end != e || !ip, 0)) {
@@ -192,7 +201,7 @@ int bb_tally_batch(void *ctx, const struct xev *evs, size_t n)
 			b->count++;
 			insns += ev->insns;
 			last = b;
-		} else if (ev->kind == XEV_BRANCH) {
+		} else if (ev->kind == XEV_BRANCH && !(ev->flags & XEV_F_ABORTED)) {
 			b = last;
 			last = NULL;
 			if (b && (ev->flags & XEV_F_COND) && ev->ip == b->end)
@@ -225,6 +234,11 @@ uint64_t bb_tally_insns(const struct bb_tally *t)
 uint64_t bb_tally_gaps(const struct bb_tally *t)
 {
 	return t->gaps;
+}
+
+uint64_t bb_tally_aborted(const struct bb_tally *t)
+{
+	return t->aborted;
 }
 
 bool bb_tally_has_cycles(const struct bb_tally *t)
@@ -260,7 +274,7 @@ struct bb_block **bb_tally_sorted(struct bb_tally *t, size_t *n)
 	}
 	size_t k = 0;
 	for (size_t i = 0; i < t->cap; i++)
-		if (t->tab[i].count)
+		if (t->tab[i].count || t->tab[i].aborted)
 			t->sorted[k++] = &t->tab[i];
 	qsort(t->sorted, k, sizeof(*t->sorted), t->cycles ? by_cycles : by_count);
 	*n = k;
@@ -278,6 +292,8 @@ static int add_piece(struct bb_tally *t, const struct bb_block *src, uint64_t st
 		return -ENOMEM;
 	b->count += src->count;
 	t->insns += insns * src->count;
+	b->aborted += src->aborted;
+	t->aborted += insns * src->aborted;
 	if (src->cyc_execs) {
 		b->cycles += (uint64_t)((double)src->cycles * share + 0.5);
 		b->cyc_execs += src->cyc_execs;
@@ -312,13 +328,13 @@ struct bb_tally *bb_tally_basic(struct bb_tally *t, size_t (*len)(void *ctx, con
 	if (!out || !starts)
 		goto fail;
 	for (size_t i = 0; i < t->cap; i++)
-		if (t->tab[i].count)
+		if (t->tab[i].count || t->tab[i].aborted)
 			starts[ns++] = t->tab[i].start;
 	qsort(starts, ns, sizeof(*starts), cmp_u64);
 	out->gaps = t->gaps;
 	for (size_t i = 0; i < t->cap; i++) {
 		const struct bb_block *b = &t->tab[i];
-		if (!b->count)
+		if (!b->count && !b->aborted)
 			continue;
 		size_t lo = 0, hi = ns, np = 0;
 		while (lo < hi) {	/* the first block start after this one's */

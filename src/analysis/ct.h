@@ -133,9 +133,9 @@ uint64_t ct_total(const struct ct_tree *t, unsigned metric);
 typedef int (*ct_visit_fn)(void *ctx, const struct ct_tree *t, uint32_t node);
 int ct_walk(const struct ct_tree *t, unsigned metric, ct_visit_fn fn, void *ctx);
 
-/* Per-function totals: Base summed over the function's nodes, Cum summed over its
- * outermost nodes only (RL == 1: recursion counted once), Calls likewise over RL==1
- * nodes.  `out` is indexed by fn key, sized ct_max_fn()+1; needs ct_finish. */
+/* Per-function totals: Base and Calls summed over the function's nodes (every call,
+ * recursive ones too: fib(15) is 1973 calls), Cum summed over its outermost nodes only
+ * (RL == 1: the time of a recursion counted once).  `out` is indexed by fn key, sized ct_max_fn()+1; needs ct_finish. */
 struct ct_fn_total {
 	uint64_t calls;
 	bool exact;		/* some node of the function is an event node */

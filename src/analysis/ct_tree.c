@@ -308,10 +308,10 @@ int ct_fn_totals(const struct ct_tree *t, struct ct_fn_total *out, uint32_t nout
 		struct ct_fn_total *o = &out[nd->fn];
 		o->seen = true;
 		o->exact |= !nd->sampled;
+		o->calls += nd->calls;
 		for (unsigned m = 0; m < t->nm; m++)
 			o->base[m] += ct_base(t, v, m);
 		if (nd->rl == 1) {
-			o->calls += nd->calls;
 			for (unsigned m = 0; m < t->nm; m++)
 				o->cum[m] += ct_cum(t, v, m);
 		}

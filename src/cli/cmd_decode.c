@@ -2,10 +2,13 @@
 #include <errno.h>
 #include <stdlib.h>
 #include <string.h>
+#include <sys/stat.h>
+#include <unistd.h>
 
 #include "engine/engine.h"
 #include "cli/xp_cli.h"
 #include "util/xp_err.h"
+#include "util/xp_status.h"
 
 static const char usage_head[] =
 	"usage: xptrace decode [-i TRACE] [VIEW] [OPTIONS]\n"
@@ -19,15 +22,28 @@ static const char usage_common[] =
 	"\n"
 	"options:\n"
 	"  -i, --input TRACE      trace directory or perf.data file (default xptrace.data)\n"
-	"  --format FMT           text (default), jsonl, csv, folded, callgrind\n"
+	"  --format FMT           text (default), jsonl, csv, folded, callgrind,\n"
+	"                         chrome (--calls), pprof, svg (--calltree)\n"
 	"  -o, --output FILE      write the report to FILE instead of stdout\n"
 	"  --tid TID              only this thread\n"
 	"  --comm NAME            only threads with this name\n"
+	"  --time A-B             only events with A <= time <= B (ns, or s.ns as perf\n"
+	"                         script prints them; A- and -B are open ranges)\n"
+	"                         (a filter that matches nothing exits 1; a view refuses\n"
+	"                         an option it cannot honour with a usage error)\n"
 	"  --metric M             what to sort and percent by: samples or an event name;\n"
-	"                         PT: insns, cycles, time (ns)\n"
+	"                         PT: insns, cycles (with CYC), time (with TSC; step\n"
+	"                         mode: the traced run's), those the trace has data for\n"
 	"                         (default: the first event's period, as perf report)\n"
-	"  --percent-limit P      hide rows under P percent (of Cum in trees, Base in lists)\n"
-	"  --per-thread           one call tree per thread instead of one merged tree\n";
+	"                         times print in a unit named in the header, jsonl and\n"
+	"                         csv keep integer ns (base_ns)\n"
+	"  --percent-limit P      hide rows under P percent (of Cum in trees, Base in lists;\n"
+	"                         default 0, trees of over 200 nodes 0.5, said in the header)\n"
+	"  --per-thread           one call tree per thread instead of one merged tree\n"
+	"                         (folded: each stack starts with comm-pid/tid, as\n"
+	"                         stackcollapse-perf.pl --tid)\n"
+	"  --per-process          --functions: one row per process and function, with\n"
+	"                         Pid and Comm columns\n";
 
 static char usage_buf[8192];
 
@@ -58,6 +74,7 @@ __attribute__((constructor)) static void usage_text(void)
 	ADD("\nExamples:\n"
 	    "  xptrace decode                          hot functions of ./xptrace.data\n"
 	    "  xptrace decode -i perf.data --calltree  call tree (Lvl RL Calls Base Cum Name)\n"
+	    "  xptrace decode --per-process            hot functions of each process\n"
 	    "  xptrace decode --calltree --format folded | flamegraph.pl > fg.svg\n"
 	    "  xptrace decode --calltree --format callgrind -o callgrind.out\n");
 #undef ADD
@@ -90,11 +107,11 @@ static int parse_args(int argc, char **argv, struct eng_opts *eo)
 		}
 		const struct dec_view *v = eng_find_view(name);
 		const struct dec_option *x = v ? NULL : eng_find_option(name);
-		bool takes = v ? v->arg != NULL : x ? x->arg != NULL :
-			strcmp(name, "per-thread") != 0;
-		if (!v && !x && strcmp(name, "input") && strcmp(name, "output") && strcmp(name, "format") &&
-		    strcmp(name, "tid") && strcmp(name, "comm") && strcmp(name, "metric") &&
-		    strcmp(name, "percent-limit") && strcmp(name, "per-thread"))
+		bool flag = !strcmp(name, "per-thread") || !strcmp(name, "per-process");
+		bool takes = v ? v->arg != NULL : x ? x->arg != NULL : !flag;
+		if (!v && !x && !flag && strcmp(name, "input") && strcmp(name, "output") &&
+		    strcmp(name, "format") && strcmp(name, "tid") && strcmp(name, "comm") &&
+		    strcmp(name, "time") && strcmp(name, "metric") && strcmp(name, "percent-limit"))
 			return xp_usage_error("decode", "unknown option '%s'", a);
 		if (takes && !val) {
 			if (i + 1 >= argc)
@@ -120,7 +137,7 @@ static int parse_args(int argc, char **argv, struct eng_opts *eo)
 		} else if (!strcmp(name, "format")) {
 			if (out_format_parse(val, &vo->format) < 0)
 				return xp_usage_error("decode", "unknown format '%s' (text, jsonl, csv, folded, "
-						      "callgrind)", val);
+						      "callgrind, chrome, pprof, svg)", val);
 		} else if (!strcmp(name, "tid")) {
 			char *end;
 			long t = strtol(val, &end, 10);
@@ -129,6 +146,8 @@ static int parse_args(int argc, char **argv, struct eng_opts *eo)
 			o->tid = (int32_t)t;
 		} else if (!strcmp(name, "comm")) {
 			o->comm = val;
+		} else if (!strcmp(name, "time")) {
+			o->time = val;
 		} else if (!strcmp(name, "metric")) {
 			o->metric = val;
 		} else if (!strcmp(name, "percent-limit")) {
@@ -138,6 +157,8 @@ static int parse_args(int argc, char **argv, struct eng_opts *eo)
 				return xp_usage_error("decode", "bad percentage '%s'", val);
 		} else if (!strcmp(name, "per-thread")) {
 			vo->per_thread = true;
+		} else if (!strcmp(name, "per-process")) {
+			vo->per_process = true;
 		}
 	}
 	return 0;
@@ -150,7 +171,13 @@ static int run(int argc, char **argv)
 
 	if (rc)
 		return rc;
+	/* Progress of a decode that takes more than a second, on a terminal's stderr, when
+	 * the report goes elsewhere (-o, a file): a report printed to the same terminal, or
+	 * a pager reading it, would be overwritten by the status line. */
+	struct stat st;
+	xp_status_start(o.view.output || (fstat(STDOUT_FILENO, &st) == 0 && S_ISREG(st.st_mode)), 1000);
 	rc = eng_decode(&o);
+	xp_status_stop();
 	return rc == 0 ? XP_EXIT_OK : rc == ENG_EREQUEST ? XP_EXIT_USAGE : XP_EXIT_RUNTIME;
 }
 

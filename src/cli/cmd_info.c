@@ -33,7 +33,28 @@ static const char *paranoid_meaning(int p)
 		return "unprivileged users may profile their own processes, kernel included";
 	if (p == 2)
 		return "unprivileged users may profile their own processes in user space";
-	return "unprivileged users may not use perf_event_open";
+	return "unprivileged users may not use perf_event_open on kernels with Debian's patch "
+	       "(upstream treats 3 like 2)";
+}
+
+/* Level 3 means different things on different kernels: say what opening cpu-clock as
+ * this user showed, rather than what the level may mean. */
+static void print_paranoid(const struct probe_facts *f)
+{
+	int p = f->paranoid, priv = f->euid == 0 || f->cap_perfmon == 1 || f->cap_sys_admin == 1;
+	const struct probe_check *cc = &f->cpu_clock;
+
+	printf("%-21s%d: %s", "perf_event_paranoid", p, paranoid_meaning(p));
+	if (p >= 3 && priv)
+		printf("; it does not limit this user (%s)",
+		       f->euid == 0 ? "root" : f->cap_perfmon == 1 ? "CAP_PERFMON" : "CAP_SYS_ADMIN");
+	else if (p >= 3 && cc->status == PROBE_OK)
+		printf("; tried: cpu-clock sampling opened as euid %d, so this kernel treats it like 2",
+		       f->euid);
+	else if (p >= 3 && cc->status == PROBE_FAIL && (cc->err == EACCES || cc->err == EPERM))
+		printf("; tried: cpu-clock sampling was refused (%s) for euid %d",
+		       cc->err == EACCES ? "EACCES" : "EPERM", f->euid);
+	printf("\n");
 }
 
 /* What well-known PMUs are, for readers who do not know every sysfs name. */
@@ -180,8 +201,7 @@ static void print_text(const struct info *in)
 	if (f->paranoid == PROBE_UNKNOWN)
 		printf("%-21sunknown\n", "perf_event_paranoid");
 	else
-		printf("%-21s%d: %s\n", "perf_event_paranoid", f->paranoid,
-		       paranoid_meaning(f->paranoid));
+		print_paranoid(f);
 	if (f->euid == PROBE_UNKNOWN)
 		printf("%-21sunknown", "privileges");
 	else
@@ -437,9 +457,7 @@ static void print_json(const struct info *in)
 	}
 	printf(",\n  \"lbr_depth\": ");
 	jint(in->c.lbr_depth < 0 ? PROBE_UNKNOWN : in->c.lbr_depth);
-	printf(",\n  \"step_cost\": {\"stops_per_branch\": %.2f, \"us_per_branch\": %.1f, "
-	       "\"speedup_vs_single_step\": %.1f, \"cycle_timing\": false}",
-	       STEP_COST_STOPS_PER_BRANCH, STEP_COST_US_PER_BRANCH, STEP_COST_SPEEDUP);
+	printf(",\n  \"step_cost\": {\"cycle_timing\": false, \"attach\": false}");
 	printf(",\n  \"modes\": [\n");
 	for (int i = 0; i < PROBE_NMODES; i++) {
 		const struct probe_mode *m = &in->c.mode[i];
@@ -522,7 +540,7 @@ static int run(int argc, char **argv)
 	if (probe_file) {
 		ret = pmu_list_read(in.root, &in.pmus);
 	} else {
-		ret = probe_machine(in.root, &in.pmus, &in.facts, &in.c);
+		ret = probe_machine(in.root, &in.pmus, &in.facts, &in.c, 1);
 	}
 	if (ret) {
 		if (in.root_given) {

@@ -49,6 +49,8 @@
 	"  -p, --pid PID           attach to every thread of a running process until Ctrl-C\n" \
 	"                          or --duration\n"                                            \
 	"  -q, --quiet             no notes, only errors\n"                                    \
+	"  -v, --verbose           why this mode (each mode auto skipped), the events used,\n" \
+	"                          the mode's own counters\n"                                 \
 	"      --probe LIST        exact entry and return events of functions next to the\n" \
 	"                          samples (sample, lbr and pt modes; uprobes): LIST is\n"   \
 	"                          comma separated SYM, SYM@MODULE (a path, or the name of\n" \
@@ -189,6 +191,7 @@ static int parse_args(int argc, char **argv, struct rec_opts *o)
 		{ "duration", required_argument, NULL, 'd' },
 		{ "pid", required_argument, NULL, 'p' },
 		{ "quiet", no_argument, NULL, 'q' },
+		{ "verbose", no_argument, NULL, 'v' },
 		{ "psb-period", required_argument, NULL, 'P' },
 		{ "all-cpus", no_argument, NULL, 'a' },
 		{ "pt-opts", required_argument, NULL, 256 },
@@ -218,7 +221,7 @@ static int parse_args(int argc, char **argv, struct rec_opts *o)
 	o->argv = argv;
 	optind = 1;
 	opterr = 0;
-	while ((c = getopt_long(argc, argv, "+o:fm:e:F:c:gd:p:qauk", longopts, NULL)) != -1) {
+	while ((c = getopt_long(argc, argv, "+o:fm:e:F:c:gd:p:qvauk", longopts, NULL)) != -1) {
 		switch (c) {
 		case 'o':
 			o->outdir = optarg;
@@ -349,6 +352,9 @@ static int parse_args(int argc, char **argv, struct rec_opts *o)
 		case 'q':
 			o->quiet = 1;
 			break;
+		case 'v':
+			o->verbose = 1;
+			break;
 		case 'P':
 			/* the hardware's PSB periods are powers of two from 2K to 64K */
 			if (parse_u64(optarg, &o->psb_period) < 0 || o->psb_period < 2048 ||
@@ -364,6 +370,17 @@ static int parse_args(int argc, char **argv, struct rec_opts *o)
 	}
 	if (o->freq && o->period)
 		return xp_usage_error("record", "-F and -c exclude each other");
+	{
+		char names[128];
+		if (!rec_mode_known(o->mode, names, sizeof(names)))
+			return xp_usage_error("record", "unknown mode '%s' (modes: %s)", o->mode, names);
+	}
+	if (o->events) {
+		char bad[96];
+		if (rec_events_check(o->events, o->sysfs_root, bad, sizeof(bad)) < 0)
+			return xp_usage_error("record", "event syntax error: unknown event '%s' (perf "
+					      "list, or libpfm4's showevtinfo, lists the names)", bad);
+	}
 	if (limit_given && !o->probe && !o->adaptive)
 		return xp_usage_error("record", "--probe-limit bounds probes: add --probe or --adaptive");
 	if (adaptive_opt && !o->adaptive)
@@ -496,6 +513,7 @@ static void stop_child(struct rec *r)
 		r->exec_failed = 1;
 	} else {
 		kill(r->child, SIGTERM);
+		r->stopped_by_us = 1;
 	}
 	sig_atomic_t seen = stop_signals;
 	for (int i = 0;; i++) {
@@ -599,11 +617,15 @@ static int finish(struct rec *r, int run_err)
 		xp_warn("%llu records and %llu samples were lost: xptrace fell behind the kernel "
 			"(lower -F, or the stack size of --call-graph dwarf)",
 			(unsigned long long)r->lost, (unsigned long long)r->lost_samples);
-	if (!r->opts->quiet && !r->exec_failed)
+	if (!r->opts->quiet && !r->exec_failed && r->recorded[0])
+		fprintf(stderr, "xptrace: recorded %s, %zu modules snapshotted%s, %.2f MB in %s/\n",
+			r->recorded, ms_store_count(r->ms), jit_note, size / 1e6, r->dir);
+	else if (!r->opts->quiet && !r->exec_failed)
 		fprintf(stderr,
-			"xptrace: recorded %llu samples, %llu lost, %zu modules snapshotted%s, "
+			"xptrace: recorded %llu %s%ssamples, %llu lost, %zu modules snapshotted%s, "
 			"%.2f MB in %s/\n",
-			(unsigned long long)kept, (unsigned long long)(r->lost + r->lost_samples),
+			(unsigned long long)kept, r->sampled, r->sampled[0] ? " " : "",
+			(unsigned long long)(r->lost + r->lost_samples),
 			ms_store_count(r->ms), jit_note, size / 1e6, r->dir);
 	return rc;
 }
@@ -616,11 +638,26 @@ static int hw_options_fit(const struct rec_opts *o, const struct rec_mode *m)
 
 	if (strcmp(m->name, "pt") != 0)
 		opt = o->snapshot ? "--snapshot" : o->pt_opts ? "--pt-opts" :
-		      o->filter && strcmp(m->name, "step") != 0 ? "--filter" :
 		      o->aux_size ? "--aux-size" : NULL;
 	if (opt)
 		return xp_err("record", "drop it, or record where Intel PT exists",
 			      "%s needs --mode pt, and this recording is in %s mode", opt, m->name);
+	if (o->filter && strcmp(m->name, "pt") != 0 && strcmp(m->name, "step") != 0)
+		return xp_err("record", "drop it, or use --mode step (any machine) or --mode pt",
+			      "--filter needs --mode pt or --mode step, and this recording is in %s mode",
+			      m->name);
+	/* step and pt record every branch: nothing is sampled, no stack is walked */
+	if (strcmp(m->name, "step") == 0 || strcmp(m->name, "pt") == 0) {
+		const char *so = o->callgraph != REC_CG_NONE ? "-g/--call-graph" : o->freq ? "-F" :
+				 o->period ? "-c" : o->events && strcmp(m->name, "step") == 0 ? "-e" : NULL;
+		if (so)
+			return xp_err("record", strcmp(m->name, "step") == 0 ?
+				      "drop it; for samples use --mode sample" :
+				      "drop it; for samples use --mode sample or lbr",
+				      "%s does not apply to %s mode: it records every branch (exact calls "
+				      "and returns), it samples nothing%s", so, m->name,
+				      strcmp(so, "-e") == 0 ? " and counts no event" : "");
+	}
 	if (o->psb_period && strcmp(m->name, "step") != 0)
 		return xp_err("record", "with --mode pt use --pt-opts psb_period=N",
 			      "--psb-period is for --mode step, and this recording is in %s mode",
@@ -645,6 +682,59 @@ static int hw_options_fit(const struct rec_opts *o, const struct rec_mode *m)
 	return 0;
 }
 
+/* -p: the process exists and may be recorded by this user.  perf_event_open on
+ * another user's process needs the ptrace access check to pass (kernel/events/core.c:
+ * PTRACE_MODE_READ_REALCREDS): same uid, or CAP_SYS_PTRACE; perf_event_paranoid
+ * cannot lift it.  kill(pid, 0) answers the same question for uids. */
+static int check_pid(pid_t pid)
+{
+	char path[64];
+	struct stat st;
+	int level = -9;
+	FILE *f;
+
+	if (kill(pid, 0) == 0)
+		return 0;
+	if (errno != EPERM)
+		return xp_err("attach", "check the pid", "process %d: %s", (int)pid, strerror(errno));
+	snprintf(path, sizeof(path), "/proc/%d", (int)pid);
+	if (stat(path, &st) < 0)
+		st.st_uid = (uid_t)-1;
+	f = fopen("/proc/sys/kernel/perf_event_paranoid", "re");
+	if (f) {
+		if (fscanf(f, "%d", &level) != 1)
+			level = -9;
+		fclose(f);
+	}
+	char para[64] = "";
+	if (level != -9)
+		snprintf(para, sizeof(para), "; perf_event_paranoid (%d) does not change this", level);
+	return xp_err_code(-EPERM, "attach",
+			   "run xptrace as root or as that user, or give it CAP_SYS_PTRACE and CAP_PERFMON",
+			   "process %d belongs to uid %d and you are uid %d: recording another user's "
+			   "process needs privilege (root, or CAP_SYS_PTRACE)%s",
+			   (int)pid, (int)st.st_uid, (int)geteuid(), para);
+}
+
+/* perf record's exit status: the command's exit code, or, when a signal killed it,
+ * 128 + the signal (perf re-raises the signal on itself, which a shell reports as
+ * 128 + N; xptrace exits with that number instead of dumping its own core).  A
+ * recording xptrace ended (--duration, SIGINT/SIGTERM to xptrace, -p) exits 0: the
+ * command's end was not its own. */
+static int command_status(const struct rec *r)
+{
+	int st = r->target_status;
+
+	if (!r->child || !r->target_done || r->exec_failed || r->stop_signal || rec_stop_requested ||
+	    r->stopped_by_us)
+		return XP_EXIT_OK;
+	if (WIFEXITED(st))
+		return WEXITSTATUS(st);
+	if (WIFSIGNALED(st))
+		return 128 + WTERMSIG(st);
+	return XP_EXIT_OK;
+}
+
 static int run(int argc, char **argv)
 {
 	struct rec_opts o;
@@ -656,14 +746,16 @@ static int run(int argc, char **argv)
 	rc = parse_args(argc, argv, &o);
 	if (rc)
 		return rc;
-	mode = rec_mode_resolve(&o);
+	struct rec_choice choice = { .verbose = o.verbose };
+	mode = rec_mode_resolve(&o, &choice);
 	if (!mode)
 		return XP_EXIT_RUNTIME;
+	/* a mode named on the command line makes a misfit option a usage error; one auto
+	 * chose depends on the machine */
 	if (hw_options_fit(&o, mode) < 0)
+		return strcmp(o.mode, "auto") != 0 ? XP_EXIT_USAGE : XP_EXIT_RUNTIME;
+	if (o.pid && check_pid(o.pid) < 0)
 		return XP_EXIT_RUNTIME;
-	if (o.pid && kill(o.pid, 0) < 0)
-		return xp_err("attach", "check the pid", "process %d: %s", (int)o.pid, strerror(errno)),
-		       XP_EXIT_RUNTIME;
 	memset(&r, 0, sizeof(r));
 	/* before the directory exists: a probe that cannot be placed leaves nothing */
 	if ((o.probe || o.adaptive) && rec_probes_prepare(&o, &r.probes) < 0)
@@ -681,6 +773,9 @@ static int run(int argc, char **argv)
 		return pr == -EPERM ? XP_EXIT_USAGE : XP_EXIT_RUNTIME;
 	}
 
+	if (!o.quiet)
+		for (const char *l = choice.notes, *nl; (nl = strchr(l, '\n')); l = nl + 1)
+			fprintf(stderr, "xptrace: %.*s\n", (int)(nl - l), l);
 	r.opts = &o;
 	r.go_fd = r.exec_err_fd = -1;
 	r.time_off = -1;
@@ -729,6 +824,8 @@ out:
 		xp_warn("the probes' windows could not be stored: decode will not know them");
 	rec_adp_free(r.adaptive);
 	r.adaptive = NULL;
+	if (r.target_done)
+		rec_probes_release(r.probes);
 	rec_probes_free(r.probes);
 	r.probes = NULL;
 	stop_child(&r);
@@ -741,7 +838,7 @@ out:
 		nftw(o.outdir, rm_entry, 16, FTW_DEPTH | FTW_PHYS);
 	if (rec_stop_requested && !o.quiet)
 		xp_warn("stopped by %s", strsignal((int)rec_stop_requested));
-	return rc;
+	return rc == XP_EXIT_OK ? command_status(&r) : rc;
 }
 
 const struct xp_cmd xp_cmd_record = {

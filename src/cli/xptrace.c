@@ -4,6 +4,9 @@
 #include <string.h>
 
 #include "cli/xp_cli.h"
+#include "engine/engine.h"
+#include "output/out.h"
+#include "record/rec.h"
 #include "util/xp_err.h"
 
 static const struct xp_cmd *const commands[] = {
@@ -11,6 +14,7 @@ static const struct xp_cmd *const commands[] = {
 	&xp_cmd_record,
 	&xp_cmd_decode,
 	&xp_cmd_diff,
+	&xp_cmd_selftest,
 };
 #define NCOMMANDS (sizeof(commands) / sizeof(commands[0]))
 
@@ -35,6 +39,33 @@ static const struct xp_cmd *find_command(const char *name)
 		if (strcmp(commands[i]->name, name) == 0)
 			return commands[i];
 	return NULL;
+}
+
+/* `xptrace help --list KIND`: the words of the tables, one a line, for the build's
+ * generators (mk/man.sh, mk/completion.sh): a command, mode, view or format added to
+ * its table gets its man page and completion without another edit. */
+static int list(const char *kind)
+{
+	if (strcmp(kind, "commands") == 0) {
+		for (size_t i = 0; i < NCOMMANDS; i++)
+			printf("%s\t%s\n", commands[i]->name, commands[i]->summary);
+	} else if (strcmp(kind, "modes") == 0) {
+		printf("auto\n");
+		for (int i = 0; rec_modes[i]; i++)
+			printf("%s\n", rec_modes[i]->name);
+	} else if (strcmp(kind, "views") == 0) {
+		const struct dec_view *const *views;
+		size_t n = eng_views(&views);
+		for (size_t i = 0; i < n; i++)
+			printf("--%s\n", views[i]->name);
+	} else if (strcmp(kind, "formats") == 0) {
+		for (int i = 0; i < OUT_NFORMATS; i++)
+			printf("%s\n", out_format_name((enum out_format)i));
+	} else {
+		return xp_usage_error("help", "--list takes commands, modes, views or formats, not '%s'",
+				      kind);
+	}
+	return XP_EXIT_OK;
 }
 
 static int help(const char *name)
@@ -80,6 +111,8 @@ int main(int argc, char **argv)
 	if (strcmp(argv[1], "--help") == 0 || strcmp(argv[1], "-h") == 0)
 		return help(NULL);
 	if (strcmp(argv[1], "help") == 0) {
+		if (argc == 4 && strcmp(argv[2], "--list") == 0)
+			return list(argv[3]);
 		if (argc > 3)
 			return xp_usage_error("help", "too many arguments");
 		return help(argc == 3 ? argv[2] : NULL);

@@ -219,6 +219,9 @@ int dec_setup_sampled(struct dec_ctx *c, bool (*counts)(const struct pd_attr *a)
 		m->kind = DEC_M_EVENT;
 		m->event = i;
 		snprintf(m->name, sizeof(m->name), "%s", a->name ? a->name : "event");
+		/* the software clocks' period is in ns */
+		m->ns = a->attr.type == PERF_TYPE_SOFTWARE && (a->attr.config == PERF_COUNT_SW_CPU_CLOCK ||
+							      a->attr.config == PERF_COUNT_SW_TASK_CLOCK);
 		/* perf report's Overhead is by period of the first event */
 		if (c->metric == 0)
 			c->metric = c->nmetrics;

@@ -43,6 +43,8 @@ struct dec_metric {
 	enum dec_metric_kind kind;
 	uint32_t event;		/* DEC_M_EVENT: attr index */
 	char name[48];		/* column / callgrind event name */
+	bool ns;		/* its values are nanoseconds (time, cpu-clock, task-clock):
+				 * text reports print them in a unit they name */
 };
 
 /* The options decoders may look at. */
@@ -51,6 +53,7 @@ struct dec_opts {
 	int32_t tid;		/* --tid, -1: all */
 	const char *comm;	/* --comm */
 	const char *metric;	/* --metric name, NULL: decoder's default */
+	const char *time;	/* --time A-B (the engine filters the stream by it) */
 	struct { const char *name, *value; } extra[DEC_MAX_EXTRA];
 	unsigned nextra;
 };
@@ -79,6 +82,10 @@ struct dec_ctx {
 	bool sampled;		/* the stream is statistical (XEV_F_SAMPLED) */
 	bool no_branches;	/* sampled instruction addresses only: no executed blocks,
 				 * branches or instruction stream (no branch data) */
+	const char *on_request;	/* metrics the decoder adds only when --metric names them
+				 * ("time"), for the list of what the trace has */
+	bool traced_time;	/* times are those of a traced run (step mode's ptrace
+				 * stops): longer than the program runs natively */
 	bool merged;		/* exact entry/exit events (XEV_F_FUNC) and samples: one
 				 * tree of both, in time by default */
 	/* set by the engine: the trace's probes feature, NULL when it has none

@@ -19,6 +19,24 @@ enum xev_kind {
 	XEV_DISABLE,	/* tracing stops after ip (PT TIP.PGD, syscall, filter exit) */
 	XEV_INTERRUPT,	/* asynchronous transfer ip -> addr (signal, interrupt) */
 	XEV_TIME,	/* a timestamp with no other event */
+	/* the trace ends while tracing was on: nothing after the events before it is
+	 * known (PT: the end of the buffer, libipt's pts_eos) */
+	XEV_END,
+	XEV_POWER,	/* a power event: `sub` (enum xev_power) says which, ip where (0 none) */
+	XEV_TSX,	/* a transaction begins, commits or aborts (`sub`: enum xev_tsx) at ip */
+};
+
+enum xev_power {
+	XEV_PWR_MWAIT,	/* arg0 hints, arg1 extensions */
+	XEV_PWR_PWRE,	/* arg0 C-state, arg1 sub-state; XEV_F_HW: hardware initiated */
+	XEV_PWR_EXSTOP,	/* execution stopped */
+	XEV_PWR_PWRX,	/* arg0 last (core) C-state, arg1 deepest; `reason` the wake reason */
+};
+
+enum xev_tsx {
+	XEV_TSX_BEGIN,
+	XEV_TSX_COMMIT,
+	XEV_TSX_ABORT,
 };
 
 enum xev_flags {
@@ -33,6 +51,12 @@ enum xev_flags {
 	 * function, not a branch.  CALL: addr = the function entered, ip = 0 (the caller
 	 * is not traced); RETURN: ip = the entry of the function left (0: unknown). */
 	XEV_F_FUNC = 1u << 7,
+	/* executed inside a transaction (TSX): its effects count only if it commits */
+	XEV_F_SPECULATIVE = 1u << 8,
+	/* speculative, and the transaction aborted: it ran, but undone (tallies count it
+	 * apart) */
+	XEV_F_ABORTED = 1u << 9,
+	XEV_F_HW = 1u << 10,		/* XEV_POWER: initiated by the hardware */
 };
 
 #define XEV_CYCLES_UNKNOWN UINT64_MAX
@@ -55,12 +79,14 @@ struct xev {
 	uint32_t event;		/* XEV_SAMPLE, XEV_F_FUNC: which recorded event (attr index) */
 	const uint64_t *values;	/* XEV_SAMPLE: group counter values, one per event */
 	uint32_t nvalues;
-	const char *reason;	/* XEV_GAP: why */
+	const char *reason;	/* XEV_GAP: why; XEV_DISABLE: "stopped" (PT TraceStop), else NULL */
 	uint64_t lost;		/* XEV_GAP: bytes (or records) lost */
 	uint64_t offset;	/* position in the source trace (gap reports, --insn) */
 	const uint8_t *bytes;	/* XEV_BLOCK of one instruction from an instruction-level
 				 * decoder: its bytes (valid during the call); else NULL */
 	uint32_t nbytes;
+	uint32_t sub;		/* XEV_POWER: enum xev_power; XEV_TSX: enum xev_tsx */
+	uint64_t arg0, arg1;	/* XEV_POWER: its values (enum xev_power) */
 };
 
 /* A consumer; returning non-zero stops the producer, which returns that value. */

@@ -8,6 +8,7 @@
 #include <time.h>
 
 #include "engine/engine.h"
+#include "analysis/bb.h"
 #include "util/xp_err.h"
 
 extern const struct dec_decoder dec_samples;
@@ -23,6 +24,7 @@ extern const struct dec_view view_ranges;
 extern const struct dec_view view_routines;
 extern const struct dec_view view_arcs;
 extern const struct dec_view view_probes;
+extern const struct dec_view view_calls;
 
 /* Decoders in the order they are asked; the samples decoder takes any sample trace. */
 static const struct dec_decoder *const decoders[] = {
@@ -35,6 +37,7 @@ static const struct dec_decoder *const decoders[] = {
 static const struct dec_view *const views[] = {
 	&view_functions,
 	&view_calltree,
+	&view_calls,
 	&view_routines,
 	&view_arcs,
 	&view_insn,
@@ -47,8 +50,20 @@ static const struct dec_view *const views[] = {
 #define NDECODERS (sizeof(decoders) / sizeof(decoders[0]))
 #define NVIEWS (sizeof(views) / sizeof(views[0]))
 
+/* --tid, --comm, --time in front of every view: what they leave out no view sees.
+ * Threads by the decode context (--comm: the name at the event's time), the time
+ * window by the stream filter of analysis/bb.h. */
+struct eng_filter {
+	struct dec_ctx *c;
+	struct xev_sink next;	/* the view */
+	bool threads, timed;
+	struct bb_filter window;
+	uint64_t passed;	/* events let through: none means nothing matched */
+};
+
 struct engine {
 	struct eng_opts o;
+	struct eng_filter filt;
 	struct dec_ctx c;
 	struct view_ctx vc;
 	const struct dec_decoder *d;
@@ -167,8 +182,115 @@ static int choose_metric(struct engine *e)
 	for (unsigned k = 0; k < c->nmetrics; k++)
 		snprintf(have + strlen(have), sizeof(have) - strlen(have), "%s%s", k ? ", " : "",
 			 c->metrics[k].name);
+	if (c->on_request)
+		snprintf(have + strlen(have), sizeof(have) - strlen(have), ", %s", c->on_request);
 	xp_usage_error("decode", "no metric '%s' in this trace (have: %s)", want, have);
 	return ENG_EREQUEST;
+}
+
+static bool listed(const char *const *names, const char *name)
+{
+	for (; names && *names; names++)
+		if (strcmp(*names, name) == 0)
+			return true;
+	return false;
+}
+
+static bool view_honours(const struct dec_view *v, const char *name)
+{
+	for (const struct dec_option *o = v->options; o && o->name; o++)
+		if (strcmp(o->name, name) == 0)
+			return true;
+	return listed(v->honours, name);
+}
+
+/* An option the chosen decoder and view do nothing with is refused, naming what takes
+ * it: the views, or the decoder (raw PT's --elf, --cpu, ... on a perf.data). */
+static int check_option(const struct engine *e, const char *name)
+{
+	char who[256] = "";
+
+	for (size_t i = 0; i < NDECODERS; i++)
+		for (const struct dec_option *o = decoders[i]->options; o && o->name; o++) {
+			if (strcmp(o->name, name) != 0)
+				continue;
+			if (decoders[i] == e->d)
+				return 0;
+			xp_usage_error("decode", "--%s is an option of the %s decoder; this trace is decoded by "
+				       "the %s decoder", name, decoders[i]->name, e->d->name);
+			return ENG_EREQUEST;
+		}
+	if (view_honours(e->v, name))
+		return 0;
+	for (size_t i = 0; i < NVIEWS; i++)
+		if (view_honours(views[i], name))
+			snprintf(who + strlen(who), sizeof(who) - strlen(who), "%s--%s", *who ? ", " : "",
+				 views[i]->name);
+	xp_usage_error("decode", "--%s does not apply to --%s (it does to %s)", name, e->v->name,
+		       *who ? who : "no view");
+	return ENG_EREQUEST;
+}
+
+static int check_options(struct engine *e)
+{
+	const struct dec_opts *d = &e->o.dec;
+	const struct view_opts *v = &e->o.view;
+	const char *given[] = {
+		d->tid >= 0 ? "tid" : NULL, d->comm ? "comm" : NULL, d->time ? "time" : NULL,
+		v->percent_limit >= 0 ? "percent-limit" : NULL, v->per_thread ? "per-thread" : NULL,
+		v->per_process ? "per-process" : NULL,
+	};
+
+	for (size_t i = 0; i < sizeof(given) / sizeof(given[0]); i++)
+		if (given[i] && check_option(e, given[i]) < 0)
+			return ENG_EREQUEST;
+	for (unsigned i = 0; i < d->nextra; i++)
+		if (check_option(e, d->extra[i].name) < 0)
+			return ENG_EREQUEST;
+	if (v->per_thread && v->per_process) {
+		xp_usage_error("decode", "give one of --per-thread and --per-process");
+		return ENG_EREQUEST;
+	}
+	bb_filter_init(&e->filt.window, NULL, (struct xev_sink){ NULL, NULL, NULL });
+	if (d->time && bb_parse_time_range(d->time, &e->filt.window.t0, &e->filt.window.t1) < 0) {
+		xp_usage_error("decode", "--time %s: expected A-B, A- or -B (ns or seconds.ns)", d->time);
+		return ENG_EREQUEST;
+	}
+	e->filt.timed = d->time != NULL;
+	e->filt.threads = d->tid >= 0 || d->comm;
+	return 0;
+}
+
+static int passed_event(void *ctx, const struct xev *ev)
+{
+	struct eng_filter *f = ctx;
+
+	f->passed++;
+	return xev_emit(&f->next, ev);
+}
+
+static int filter_event(void *ctx, const struct xev *ev)
+{
+	struct eng_filter *f = ctx;
+
+	if (f->threads && !dec_thread_selected(f->c, ev->tid, ev->time))
+		return 0;
+	return bb_filter_event(&f->window, ev);
+}
+
+/* What the filters were, for "nothing matched". */
+static void filter_says(const struct engine *e, char *buf, size_t n)
+{
+	const struct dec_opts *d = &e->o.dec;
+	size_t l = 0;
+
+	buf[0] = 0;
+	if (d->tid >= 0)
+		l += (size_t)snprintf(buf + l, n - l, " --tid %d", d->tid);
+	if (d->comm && l < n)
+		l += (size_t)snprintf(buf + l, n - l, " --comm %s", d->comm);
+	if (d->time && l < n)
+		snprintf(buf + l, n - l, " --time %s", d->time);
 }
 
 int eng_open(const struct eng_opts *o, struct engine **out)
@@ -229,6 +351,9 @@ int eng_open(const struct eng_opts *o, struct engine **out)
 		goto fail;
 	}
 	e->o.view.view = e->v->name;
+	rc = check_options(e);
+	if (rc < 0)
+		goto fail;
 	rc = ENG_EREQUEST;
 	if (!(e->v->formats & (1u << e->o.view.format))) {
 		xp_usage_error("decode", "--%s cannot be written as %s", e->v->name,
@@ -279,7 +404,21 @@ int eng_run(struct engine *e)
 		goto out;
 	e->c.wants = vc->wants;
 	struct xev_sink sink = { e->v->event, state, e->v->batch };
+	struct eng_filter *f = &e->filt;
+	if (f->timed || f->threads) {
+		f->c = &e->c;
+		f->next = sink;
+		f->window.next = (struct xev_sink){ passed_event, f, NULL };
+		f->passed = 0;
+		sink = (struct xev_sink){ filter_event, f, NULL };
+	}
 	rc = e->d->run(&e->c, &sink);
+	if (rc >= 0 && (f->timed || f->threads) && !f->passed) {
+		char what[160];
+		filter_says(e, what, sizeof(what));
+		rc = xp_err_code(-ENOENT, "decode", "see the threads with --calltree --per-thread, the times "
+				 "with --insn", "nothing in the trace matched%s", what);
+	}
 	int crc = e->v->close(state, rc < 0 ? rc : 0);
 	if (rc >= 0 && crc < 0)
 		rc = crc;

@@ -28,7 +28,7 @@ struct eng_opts {
 	struct view_opts view;
 };
 
-#define ENG_OPTS_INIT { .dec = { .tid = -1 }, .view = { .format = OUT_TEXT } }
+#define ENG_OPTS_INIT { .dec = { .tid = -1 }, .view = { .format = OUT_TEXT, .percent_limit = -1 } }
 
 struct engine;
 

@@ -6,7 +6,8 @@
 
 #include "output/out.h"
 
-static const char *const fmt_names[OUT_NFORMATS] = { "text", "jsonl", "csv", "folded", "callgrind" };
+static const char *const fmt_names[OUT_NFORMATS] = { "text", "jsonl", "csv", "folded", "callgrind",
+								"chrome", "pprof", "svg" };
 
 int out_format_parse(const char *s, enum out_format *f)
 {
@@ -21,6 +22,17 @@ int out_format_parse(const char *s, enum out_format *f)
 const char *out_format_name(enum out_format f)
 {
 	return f < OUT_NFORMATS ? fmt_names[f] : "?";
+}
+
+struct out_unit out_time_unit(uint64_t max_ns)
+{
+	if (max_ns >= 10000000000ull)
+		return (struct out_unit){ "s", 1e9 };
+	if (max_ns >= 10000000)
+		return (struct out_unit){ "ms", 1e6 };
+	if (max_ns >= 10000)
+		return (struct out_unit){ "us", 1e3 };
+	return (struct out_unit){ "ns", 1 };
 }
 
 static void csv_str(FILE *f, const char *s)

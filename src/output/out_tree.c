@@ -11,6 +11,7 @@ struct fold {
 	FILE *f;
 	unsigned metric;
 	const struct out_names *n;
+	const char *prefix;	/* first frame of every stack (comm-pid/tid), or NULL */
 	uint32_t *path;
 	uint32_t cap;
 };
@@ -30,8 +31,9 @@ static int fold_node(void *arg, const struct ct_tree *t, uint32_t v)
 		s->path[i] = ct_node(t, u)->fn;
 		u = ct_node(t, u)->parent;
 	}
-	for (uint32_t i = 0; i < nd->lvl; i++) {
-		const char *nm = s->n->name(s->n->ctx, s->path[i]);
+	for (uint32_t i = 0; i < nd->lvl + (s->prefix != NULL); i++) {
+		const char *nm = s->prefix && i == 0 ? s->prefix :
+			s->n->name(s->n->ctx, s->path[i - (s->prefix != NULL)]);
 		if (i)
 			putc(';', s->f);
 		/* ';' separates frames and the last ' ' the count: keep names free of both */
@@ -42,9 +44,10 @@ static int fold_node(void *arg, const struct ct_tree *t, uint32_t v)
 	return 0;
 }
 
-int out_folded(FILE *f, const struct ct_tree *t, unsigned metric, const struct out_names *n)
+int out_folded(FILE *f, const struct ct_tree *t, unsigned metric, const struct out_names *n,
+	       const char *prefix)
 {
-	struct fold s = { f, metric, n, NULL, 0 };
+	struct fold s = { f, metric, n, prefix, NULL, 0 };
 	int rc = ct_walk(t, metric, fold_node, &s);
 
 	free(s.path);

@@ -75,6 +75,7 @@ enum pd_feature {
 	/* xptrace's own, a bit far above perf's (perf reads only the bits it knows, and
 	 * the sections of those come first): a string, see perfdata/pd_probes.h */
 	PD_FEAT_XPTRACE_PROBES = 200,
+	PD_FEAT_XPTRACE_FAULTS = 201,	/* a string, see perfdata/pd_faults.h */
 };
 
 /* Records perf itself synthesizes (never produced by the kernel). */

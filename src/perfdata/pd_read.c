@@ -11,6 +11,7 @@
 
 #include "perfdata/pd_read_int.h"
 #include "util/xp_err.h"
+#include "util/xp_status.h"
 
 #define DEFAULT_WINDOW (16u << 20)
 #define DEFAULT_QUEUE (256u << 20)
@@ -119,6 +120,7 @@ int pd_parse_feature(struct pd_file *f, unsigned feat, const uint8_t *p, size_t 
 	case PD_FEAT_CPUDESC:
 	case PD_FEAT_CPUID:
 	case PD_FEAT_XPTRACE_PROBES:
+	case PD_FEAT_XPTRACE_FAULTS:
 		free(f->feat_str[feat]);
 		f->feat_str[feat] = f_str(&c);
 		return f->feat_str[feat] ? 0 : -EINVAL;
@@ -244,6 +246,15 @@ static int read_attrs(struct pd_file *f)
 	const struct pd_file_header *h = &f->hdr;
 	size_t esz = h->attr_size;
 
+	/* A plausible section (up to 16 MB of attrs: ~100K events) that runs past the
+	 * end: the file was cut, not scrambled. */
+	if (esz >= PERF_ATTR_SIZE_VER0 + sizeof(struct pd_section) && esz <= 4096 &&
+	    h->attrs.size % esz == 0 && h->attrs.offset <= UINT64_MAX - h->attrs.size &&
+	    h->attrs.size <= (16u << 20) && h->attrs.offset <= (1ull << 40) && !section_ok(f, &h->attrs))
+		return xp_err_code(-EINVAL, f->name, "the file is damaged; record again",
+				   "truncated at byte %llu: the event attributes need bytes %llu to %llu",
+				   (unsigned long long)f->file_size, (unsigned long long)h->attrs.offset,
+				   (unsigned long long)(h->attrs.offset + h->attrs.size));
 	if (esz < PERF_ATTR_SIZE_VER0 + sizeof(struct pd_section) || esz > 4096 ||
 	    !section_ok(f, &h->attrs) || h->attrs.size % esz)
 		return xp_err_code(-EINVAL, f->name, "the file is damaged", "bad attribute section "
@@ -307,7 +318,7 @@ static void read_features(struct pd_file *f)
 		if (b != PD_FEAT_HOSTNAME && b != PD_FEAT_OSRELEASE && b != PD_FEAT_VERSION &&
 		    b != PD_FEAT_ARCH && b != PD_FEAT_NRCPUS && b != PD_FEAT_CPUDESC &&
 		    b != PD_FEAT_CPUID && b != PD_FEAT_CMDLINE && b != PD_FEAT_EVENT_DESC &&
-		    b != PD_FEAT_BUILD_ID && b != PD_FEAT_XPTRACE_PROBES)
+		    b != PD_FEAT_BUILD_ID && b != PD_FEAT_XPTRACE_PROBES && b != PD_FEAT_XPTRACE_FAULTS)
 			continue;
 		if (!section_ok(f, s) || s->size > (256u << 20)) {
 			xp_warn("%s: feature %u has a bad section, ignored", f->name, b);
@@ -958,6 +969,13 @@ int pd_read_events(struct pd_file *f, unsigned flags, pd_rec_fn fn, void *ctx)
 		struct perf_event_header h;
 		const uint8_t *raw;
 		uint64_t aux_size = 0;
+
+		/* the live status of a long decode (only when the command turned it on) */
+		if (!f->pipe && xp_status_due() && f->data_end > f->data_off)
+			xp_status_show("decode: %.0f%% of %s (%.1f of %.1f MB), %.1f s",
+				       100.0 * (double)(off - f->data_off) / (double)(f->data_end - f->data_off),
+				       f->name, (double)(off - f->data_off) / 1e6,
+				       (double)(f->data_end - f->data_off) / 1e6, xp_status_elapsed());
 
 		if (f->pipe) {
 			int pr = pipe_fill(f, 0, sizeof(h));

@@ -96,11 +96,14 @@ void probe_conclude(const struct pmu_list *pmus, const char *sysfs_label,
 /* Everything `xptrace info` does without printing: reads the PMUs under sysfs_root,
  * probes this machine (hardware open probes only when sysfs_root is this machine's),
  * concludes.  For record's mode checks and --mode auto, so they give info's reasons.
+ * `uprobe`: run the uprobe check too (info).  No mode depends on it, and it costs
+ * ~160 ms here (the kernel waits for RCU grace periods when a uprobe event is closed),
+ * so record leaves it out: its probes are tried on the real functions anyway.
  * `pmus` and `f` may be NULL when the caller does not need them (else free pmus with
  * pmu_list_free).  Returns 0, or the -errno of reading the PMU directory; `out` is
  * filled either way (an unreadable PMU directory counts as "no PMUs"). */
 int probe_machine(const char *sysfs_root, struct pmu_list *pmus, struct probe_facts *f,
-		  struct probe_conclusion *out);
+		  struct probe_conclusion *out, int uprobe);
 
 /* Record found a mode the conclusion called available refused when it opened the real
  * event with the user's options (errno `err`): that is a probe fact, so it goes into `f`

@@ -22,7 +22,7 @@ void probe_sysfs_label(const char *root, char *label, size_t size)
 }
 
 int probe_machine(const char *sysfs_root, struct pmu_list *pmus, struct probe_facts *f,
-		  struct probe_conclusion *out)
+		  struct probe_conclusion *out, int uprobe)
 {
 	struct pmu_list own;
 	struct probe_facts own_facts;
@@ -34,7 +34,10 @@ int probe_machine(const char *sysfs_root, struct pmu_list *pmus, struct probe_fa
 
 	ret = pmu_list_read(sysfs_root, l);
 	pt = pmu_list_find(l, "intel_pt");
-	probe_live(facts, live, live && pt ? pt->type : -1, live ? pmu_list_find(l, "uprobe") : NULL);
+	probe_live(facts, live, live && pt ? pt->type : -1,
+		   live && uprobe ? pmu_list_find(l, "uprobe") : NULL);
+	if (live && !uprobe)
+		snprintf(facts->uprobe.note, sizeof(facts->uprobe.note), "not needed here");
 	probe_sysfs_label(sysfs_root, label, sizeof(label));
 	probe_conclude(l, label, facts, out);
 	if (!pmus)

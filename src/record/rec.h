@@ -42,6 +42,7 @@ struct rec_opts {
 	pid_t pid;		/* -p, 0 = run cmd */
 	char **cmd;		/* NULL-terminated command to run */
 	int quiet;
+	int verbose;		/* -v: why this mode, which events, the mode's counters */
 	/* --mode step */
 	uint64_t psb_period;	/* --psb-period BYTES, 0 = default */
 	int argc;		/* xptrace's own command line, for the CMDLINE feature */
@@ -74,11 +75,14 @@ struct rec {
 	pid_t target;		/* the process recorded (child or -p) */
 	int target_status;	/* waitpid status once the child ended */
 	int target_done;
+	int stopped_by_us;	/* the command got xptrace's SIGTERM (--duration, an error) */
 	int exec_failed;	/* the command never ran: nothing worth keeping */
 	int stop_signal;	/* SIGINT/SIGTERM that stopped xptrace, 0 if none */
 	int write_err;		/* first perf.data write error */
 	/* what the run captured */
 	uint64_t samples, lost, lost_samples, records, switches;
+	char sampled[96];	/* the sampling event used (summary: "N cpu-clock samples") */
+	char recorded[160];	/* what a mode without samples recorded (step: branches) */
 	uint64_t first_time, last_time;
 	uint64_t snapshot_fail;
 	/* sample layout of the sampling attr, for times and synthesized records */
@@ -112,9 +116,24 @@ struct rec_mode {
 /* NULL-terminated, in --mode auto's order of preference (best first). */
 extern const struct rec_mode *const rec_modes[];
 const struct rec_mode *rec_mode_find(const char *name);
-/* Resolves "auto" (first usable mode, reasons for the skipped ones printed unless
- * quiet) or a name; NULL with the error reported when nothing fits. */
-const struct rec_mode *rec_mode_resolve(const struct rec_opts *o);
+/* 1 when `name` is "auto" or a mode; `names` gets the list ("auto, pt, ...") for a
+ * usage error. */
+int rec_mode_known(const char *name, char *names, size_t len);
+
+/* What --mode resolved to, in words: one line naming the mode and why (with `verbose`,
+ * each mode auto skipped and info's reason), "\n"-terminated lines without the
+ * "xptrace: " prefix, for the caller to print once the recording can start. */
+struct rec_choice {
+	int verbose;
+	char notes[2048];
+};
+/* Resolves "auto" (the first usable mode) or a name; NULL with the error reported
+ * when nothing fits. */
+const struct rec_mode *rec_mode_resolve(const struct rec_opts *o, struct rec_choice *ch);
+
+/* -e LIST: 0 when every name is an event (generic, libpfm4 here, or a real event of
+ * hardware this machine lacks), else -EINVAL with the first unknown name in `bad`. */
+int rec_events_check(const char *list, const char *sysfs_root, char *bad, size_t badlen);
 
 /* --- session services for modes --- */
 

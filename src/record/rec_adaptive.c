@@ -355,7 +355,6 @@ int rec_adp_tick(struct rec_adp *a, struct rec *r)
 		a->next_tick = now + (uint64_t)o->adaptive_interval_ms * 1000000ull;
 	if (now < a->next_tick)
 		return 0;
-	a->next_tick = now + (uint64_t)o->adaptive_interval_ms * 1000000ull;
 	a->maps_fresh = 0;
 	a->tick++;
 	/* one level per interval: only probes armed in an earlier one are walked */
@@ -370,6 +369,11 @@ int rec_adp_tick(struct rec_adp *a, struct rec *r)
 	}
 	if (e == 0)
 		e = arm_hot(a, r);
+	/* The next interval starts once the probes are armed: opening one waits for the
+	 * kernel's global trace-event mutex, which closing any uprobe event elsewhere (the
+	 * calibration's, a disarmed probe's, another tool's) holds for ~80 ms.  A probe
+	 * armed late must still get a whole interval of hits before it is walked. */
+	a->next_tick = now_ns() + (uint64_t)o->adaptive_interval_ms * 1000000ull;
 	return e;
 }
 

@@ -8,8 +8,8 @@
  *     M1 = now; routine(); M2 = now; unprobed twin(); M3 = now
  * on CLOCK_MONOTONIC, the clock of the probe hits' TIME (use_clockid).  What a hit
  * costs depends on how it is taken, so the helper takes it as the target's hits are:
- *   - the probes carry the target's probes' sample fields and callchain (a user
- *     callchain walk per hit is about half of a probed call's cost here);
+ *   - the probes carry the target's probes' sample fields and callchain, if theirs
+ *     have one (a user callchain walk per hit is ~40 % of a probed call's cost here);
  *   - the routines begin as the probed functions do: with a push (of the frame
  *     pointer or of a callee-saved register), which the kernel emulates, or with an
  *     instruction it single-steps out of line: a trap more, 4-5 x the cost of an
@@ -23,7 +23,13 @@
  *     per probed call       = median(M2 - M1 - (M3 - M2))
  *     CALLEE_NS             = median(return hit TIME - entry hit TIME): what a call
  *                             adds inside the callee's own measured time
- *     CALLER_NS             = per probed call - CALLEE_NS: what it adds around it */
+ *     CALLER_NS             = per probed call - CALLEE_NS: what it adds around it
+ * The child reports, then holds its probe events until the recording ends (EOF on
+ * cal_hold, closed by rec_probes_free): they match no other process, and the kernel
+ * takes ~80 ms to close each (it waits for RCU grace periods) under a mutex that any
+ * uprobe event's open waits for, so closing them at the start made the recording's
+ * own probes wait (--adaptive armed its first ones up to 1.4 s late on a loaded
+ * machine), and waiting for the closes delayed the command's start. */
 #include "record/rec_probe.h"
 
 #include <errno.h>
@@ -35,6 +41,7 @@
 #include <string.h>
 #include <sys/ioctl.h>
 #include <sys/mman.h>
+#include <sys/prctl.h>
 #include <sys/wait.h>
 #include <time.h>
 #include <unistd.h>
@@ -88,8 +95,8 @@ struct cal_out {
 	uint64_t caller[REC_CAL_N], callee[REC_CAL_N], runs;
 };
 
-/* The sample fields and callchain of the target's probes (rec_probe.c add_fn,
- * fn_attrs): the kernel's work per hit grows with them. */
+/* The sample fields and callchain (when they have one) of the target's probes
+ * (rec_probe.c add_fn, fn_attrs): the kernel's work per hit grows with them. */
 static int open_probe(const struct rec_probes *p, const char *exe, uint64_t off, int ret)
 {
 	struct perf_event_attr a;
@@ -111,7 +118,8 @@ static int open_probe(const struct rec_probes *p, const char *exe, uint64_t off,
 	a.exclude_hv = 1;
 	a.use_clockid = 1;
 	a.clockid = CLOCK_MONOTONIC;
-	rec_attr_callgraph(&a, p->o);
+	if (p->chain)
+		rec_attr_callgraph(&a, p->o);
 	return (int)rec_perf_open(&a, 0, -1, -1);
 }
 
@@ -152,7 +160,8 @@ static void read_windows(struct ring *rg, const uint64_t ids[2], size_t toff, ui
 	ring_end(rg);
 }
 
-/* In the child: the measurement of class c, or the errno that stopped it. */
+/* In the child: the measurement of class c, or the errno that stopped it.  Its events
+ * stay open (released by the child's exit, after it reported). */
 static void measure(const struct rec_probes *p, int c, struct cal_out *out)
 {
 	size_t pg = (size_t)sysconf(_SC_PAGESIZE), len = (CAL_PAGES + 1) * pg, nwin = 0;
@@ -198,9 +207,8 @@ static void measure(const struct rec_probes *p, int c, struct cal_out *out)
 		if ((i + 1) % CAL_BATCH == 0)
 			read_windows(&rg, ids, (size_t)toff, win, &nwin);
 	}
-	close(fd[0]);
-	close(fd[1]);
-	munmap(base, len);
+	ioctl(fd[0], PERF_EVENT_IOC_DISABLE, 0);
+	ioctl(fd[1], PERF_EVENT_IOC_DISABLE, 0);
 	out->runs = nwin;
 	if (!nwin) {
 		out->err = ENODATA;
@@ -218,31 +226,50 @@ static void measure(const struct rec_probes *p, int c, struct cal_out *out)
 void rec_probes_calibrate(struct rec_probes *p)
 {
 	struct cal_out out = { 0 };
-	int pfd[2], st;
+	int pfd[2], hold[2], st;
 	pid_t pid;
 	ssize_t n;
+	char c;
 
 	if (pipe2(pfd, O_CLOEXEC) < 0)
 		return;
+	if (pipe2(hold, O_CLOEXEC) < 0) {
+		close(pfd[0]);
+		close(pfd[1]);
+		return;
+	}
 	pid = fork();
 	if (pid == 0) {
 		close(pfd[0]);
+		close(hold[1]);
 		alarm(5);	/* whatever happens, the recording does not wait for us */
-		for (int c = 0; c < REC_CAL_N && !out.err; c++)
-			measure(p, c, &out);
+		for (int k = 0; k < REC_CAL_N && !out.err; k++)
+			measure(p, k, &out);
 		n = write(pfd[1], &out, sizeof(out));
+		alarm(0);
+		prctl(PR_SET_NAME, "xptrace-release");	/* what it does from now on */
+		while (read(hold[0], &c, 1) < 0 && errno == EINTR)
+			;
 		_exit(n == sizeof(out) ? 0 : 1);
 	}
 	close(pfd[1]);
+	close(hold[0]);
 	out.err = ECHILD;
 	if (pid > 0) {
 		do
 			n = read(pfd[0], &out, sizeof(out));
 		while (n < 0 && errno == EINTR);
-		if (n != sizeof(out))
+		if (n != sizeof(out)) {
 			out.err = ECHILD;
-		while (waitpid(pid, &st, 0) < 0 && errno == EINTR)
-			;
+			close(hold[1]);
+			while (waitpid(pid, &st, 0) < 0 && errno == EINTR)
+				;
+		} else {
+			p->cal_pid = pid;	/* holding its probes until the end */
+			p->cal_hold = hold[1];
+		}
+	} else {
+		close(hold[1]);
 	}
 	close(pfd[0]);
 	if (out.err) {

@@ -188,8 +188,10 @@ static int run(struct rec *r)
 		return npids;
 	/* The branch stack is in every sample; perf marks such files for its branch views. */
 	pd_writer_feature(r->w, PD_FEAT_BRANCH_STACK, "", 0);
+	rec_probes_per_thread(r->probes, npids, ncpus);	/* rec_rings_run drains their rings */
 	e = open_all(&c, r, pids, npids, cpus, ncpus, !o->pid && !o->all_cpus);
-	if (e == 0 && !o->quiet)
+	snprintf(r->sampled, sizeof(r->sampled), "%s", c.name);
+	if (e == 0 && o->verbose && !o->quiet)
 		xp_warn("sampling %s with %u-entry branch stacks (%s%s)", c.name, c.info.depth,
 			c.cfg.call_stack ? "call-stack mode" : "any branch",
 			c.cfg.hw_index ? ", hw_index" : "");

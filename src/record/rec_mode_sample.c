@@ -137,6 +137,34 @@ static int parse_events(struct sample_col *c, const struct rec_opts *o, const ch
 	return r;
 }
 
+int rec_events_check(const char *list, const char *sysfs_root, char *bad, size_t badlen)
+{
+	char *dup = strdup(list), *s, *tok;
+	int r = 0;
+
+	if (!dup)
+		return -ENOMEM;
+	for (tok = strtok_r(dup, ",", &s); tok && r == 0; tok = strtok_r(NULL, ",", &s)) {
+		struct perf_event_attr a;
+		char why[128];
+
+		if (encode_event(tok, &a, why, sizeof(why)) == 0)
+			continue;
+		/* named like a real event of hardware this machine has no PMU for: replaced
+		 * or dropped with the reason, as an event that does not open */
+		if (!has_core_pmu(sysfs_root) && rec_pfm_known_anywhere(tok))
+			continue;
+		snprintf(bad, badlen, "%s", tok);
+		r = -EINVAL;
+	}
+	if (!list[0] || list[strlen(list) - 1] == ',' || strstr(list, ",,")) {
+		snprintf(bad, badlen, "%s", list);
+		r = -EINVAL;
+	}
+	free(dup);
+	return r;
+}
+
 static void set_sampling(struct perf_event_attr *a, const struct rec_opts *o, uint64_t freq,
 			 int group)
 {
@@ -270,16 +298,21 @@ static int settle_events(struct sample_col *c, const struct rec_opts *o, pid_t p
 	return 0;
 }
 
-static void print_events(const struct sample_col *c, const struct rec_opts *o)
+/* The events line: with -v, or when -e named an event that was replaced (the leader
+ * fell back to cpu-clock); the default event's fallback on a PMU-less machine is the
+ * summary's "N cpu-clock samples".  Dropped members are said in settle_events. */
+static void print_events(const struct sample_col *c, struct rec *r)
 {
+	const struct rec_opts *o = r->opts;
 	char list[512] = "";
 	size_t n = 0;
 
-	if (o->quiet)
-		return;
 	for (int i = 0; i < c->nev; i++)
 		n += (size_t)snprintf(list + n, sizeof(list) - n, "%s%s", i ? "," : "",
 				      c->ev[i].why[0] ? "cpu-clock" : c->ev[i].name);
+	snprintf(r->sampled, sizeof(r->sampled), "%s", c->ev[0].why[0] ? "cpu-clock" : c->ev[0].name);
+	if (o->quiet || !(o->verbose || (o->events && c->ev[0].why[0])))
+		return;
 	if (c->ev[0].why[0])
 		xp_warn("events: %s (%s; fell back to cpu-clock)", list, c->ev[0].why);
 	else
@@ -403,7 +436,7 @@ static int run(struct rec *r)
 	}
 	e = settle_events(&c, o, pids[0], cpus[0]);
 	if (e == 0) {
-		print_events(&c, o);
+		print_events(&c, r);
 		for (int i = 0; i < c.nev && e == 0; i++) {
 			int idx = pd_writer_add_attr(r->w, &c.ev[i].attr,
 						     c.ev[i].why[0] ? "cpu-clock" : c.ev[i].name);
@@ -412,6 +445,7 @@ static int run(struct rec *r)
 	}
 	if (e == 0)
 		e = rec_probes_add_attrs(r->probes, r, &c.ev[0].attr);
+	rec_probes_per_thread(r->probes, npids, ncpus);	/* rec_rings_run drains their rings */
 	if (e == 0)
 		e = open_all(&c, r, pids, npids, cpus, ncpus);
 	if (e == 0 && o->pid) {

@@ -6,6 +6,7 @@
  * then opened for real with the user's options; a refusal from the kernel becomes a
  * probe fact and the conclusion words it. */
 #include <errno.h>
+#include <stdarg.h>
 #include <stdio.h>
 #include <string.h>
 
@@ -47,7 +48,7 @@ static int machine_probe(struct machine *x, const struct rec_opts *o)
 	int ret;
 
 	x->o = o;
-	ret = probe_machine(o->sysfs_root, &x->pmus, &x->facts, &x->c);
+	ret = probe_machine(o->sysfs_root, &x->pmus, &x->facts, &x->c, 0);
 	if (ret == 0)
 		return 0;
 	probe_sysfs_label(o->sysfs_root, label, sizeof(label));
@@ -84,10 +85,32 @@ static int usable(struct machine *x, const struct rec_mode *m, char *why, size_t
 	return err > 0 ? -err : -ENODEV;
 }
 
-static const struct rec_mode *resolve(struct machine *x)
+/* Appends one "xptrace: ..." note line to the choice (printed once the trace directory
+ * exists, so a usage error about it is the only line). */
+static void note(struct rec_choice *ch, int verbose_only, const char *fmt, ...)
+	__attribute__((format(printf, 3, 4)));
+static void note(struct rec_choice *ch, int verbose_only, const char *fmt, ...)
+{
+	va_list ap;
+	size_t n = strlen(ch->notes);
+
+	if (verbose_only && !ch->verbose)
+		return;
+	if (n + 1 >= sizeof(ch->notes))
+		return;
+	va_start(ap, fmt);
+	vsnprintf(ch->notes + n, sizeof(ch->notes) - n - 1, fmt, ap);
+	va_end(ap);
+	n = strlen(ch->notes);
+	ch->notes[n] = '\n';
+	ch->notes[n + 1] = 0;
+}
+
+static const struct rec_mode *resolve(struct machine *x, struct rec_choice *ch)
 {
 	const struct rec_opts *o = x->o;
-	char why[sizeof(x->c.mode[0].reason)];
+	char why[sizeof(x->c.mode[0].reason)], skipped[128] = "";
+	size_t ns = 0;
 
 	if (strcmp(o->mode, "auto") != 0) {
 		const struct rec_mode *m = rec_mode_find(o->mode);
@@ -105,38 +128,48 @@ static const struct rec_mode *resolve(struct machine *x)
 			xp_err("record --mode", hint, "%s: %s", m->name, why);
 			return NULL;
 		}
+		note(ch, 0, "recording in %s mode (--mode %s)", m->name, m->name);
 		return m;
 	}
 	for (int i = 0; rec_modes[i]; i++) {
 		const struct rec_mode *m = rec_modes[i];
 		if (usable(x, m, why, sizeof(why)) == 0) {
-			if (!o->quiet)
-				xp_warn("mode auto: recording in %s mode", m->name);
+			/* -v: each skipped mode's reason first, in info's words */
+			if (ch->verbose)
+				note(ch, 1, "mode auto: recording in %s mode", m->name);
+			else if (ns)
+				note(ch, 0, "mode auto: recording in %s mode (%s: unavailable here; "
+				     "-v says why)", m->name, skipped);
+			else
+				note(ch, 0, "mode auto: recording in %s mode (the best mode)", m->name);
 			return m;
 		}
-		if (!o->quiet)
-			xp_warn("mode auto: %s mode is not available: %s", m->name, why);
+		note(ch, 1, "mode auto: %s mode is not available: %s", m->name, why);
+		ns += (size_t)snprintf(skipped + ns, ns < sizeof(skipped) ? sizeof(skipped) - ns : 0,
+				       "%s%s", ns ? ", " : "", m->name);
 	}
 	xp_err("record", "see 'xptrace info'", "no record mode works on this machine");
 	return NULL;
 }
 
-const struct rec_mode *rec_mode_resolve(const struct rec_opts *o)
+int rec_mode_known(const char *name, char *names, size_t len)
+{
+	size_t n = (size_t)snprintf(names, len, "auto");
+
+	for (int i = 0; rec_modes[i]; i++)
+		n += (size_t)snprintf(names + n, n < len ? len - n : 0, ", %s", rec_modes[i]->name);
+	return strcmp(name, "auto") == 0 || rec_mode_find(name);
+}
+
+const struct rec_mode *rec_mode_resolve(const struct rec_opts *o, struct rec_choice *ch)
 {
 	struct machine x;
 	const struct rec_mode *m;
 
-	if (strcmp(o->mode, "auto") != 0 && !rec_mode_find(o->mode)) {
-		char names[256] = "auto";
-		size_t n = 4;
-		for (int i = 0; rec_modes[i]; i++)
-			n += (size_t)snprintf(names + n, sizeof(names) - n, ", %s", rec_modes[i]->name);
-		xp_err("record", NULL, "unknown mode '%s' (modes: %s)", o->mode, names);
-		return NULL;
-	}
+	ch->notes[0] = 0;
 	if (machine_probe(&x, o) != 0)
 		return NULL;
-	m = resolve(&x);
+	m = resolve(&x, ch);
 	pmu_list_free(&x.pmus);
 	return m;
 }

@@ -8,4 +8,9 @@
  * `why` when the name is unknown. */
 int rec_pfm_encode(const char *name, void *attr, size_t attr_size, char *why, size_t whylen);
 
+/* 1 when `name` (without modifiers: "inst_retired.any", "skl::inst_retired:any") is an
+ * event of any PMU libpfm4 knows, present on this machine or not: a real name this
+ * machine lacks the hardware for, not a typo. */
+int rec_pfm_known_anywhere(const char *name);
+
 #endif

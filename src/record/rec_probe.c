@@ -8,6 +8,9 @@
 #include <stdlib.h>
 #include <string.h>
 #include <sys/ioctl.h>
+#include <sys/mman.h>
+#include <sys/prctl.h>
+#include <sys/wait.h>
 #include <time.h>
 #include <unistd.h>
 
@@ -188,7 +191,7 @@ static const char *open_hint(int e)
 
 /* The probes work here: each event opened (disabled) on xptrace itself, before the
  * target is touched. */
-static int try_open(const struct rec_probes *p)
+static int try_open(struct rec_probes *p)
 {
 	for (int i = 0; i < p->nfn; i++) {
 		for (int k = 0; k < 2; k++) {
@@ -200,7 +203,11 @@ static int try_open(const struct rec_probes *p)
 					      k ? "return" : "entry", p->fn[i].name, p->fn[i].path,
 					      strerror(e));
 			}
-			close((int)fd);
+			if (XP_GROW(p->tried, p->captried, (size_t)p->ntried + 1) < 0) {
+				close((int)fd);
+				return -ENOMEM;
+			}
+			p->tried[p->ntried++] = (int)fd;
 		}
 	}
 	return 0;
@@ -245,6 +252,8 @@ int rec_probes_prepare(const struct rec_opts *o, struct rec_probes **out)
 	if (s.p) {
 		s.p->o = o;
 		s.p->time_off = -1;
+		s.p->cal_hold = -1;
+		s.p->chain = o->probe != NULL;
 	}
 	rc = s.p ? read_pmu(&s, s.p) : -ENOMEM;
 	if (rc == 0 && (rc = rec_probe_program(o, s.program, sizeof(s.program))) < 0)
@@ -305,7 +314,8 @@ static int fn_attrs(struct rec_probes *p, struct rec *r, struct rec_probe_fn *fn
 		 * between events of one clock */
 		a->use_clockid = leader->use_clockid;
 		a->clockid = leader->clockid;
-		rec_attr_callgraph(a, r->opts);
+		if (p->chain)
+			rec_attr_callgraph(a, r->opts);
 		/* config1 points into xptrace's memory: meaningless in the file */
 		file = *a;
 		file.config1 = 0;
@@ -404,6 +414,52 @@ static int fn_open(struct rec_probes *p, struct rec *r, int i, const struct rec_
 	return 0;
 }
 
+void rec_probes_per_thread(struct rec_probes *p, int nthreads, int ncpus)
+{
+	if (p)
+		p->per_thread = nthreads <= ncpus;
+}
+
+/* A thread's own ring: a dummy event of the thread on cpu -1 (no records of its own),
+ * with the probes' clock (the kernel shares a buffer between events of one clock).
+ * The size of the cpus' rings with probes (rec_mode_sample.c): a hit per call of a hot
+ * function, while the collector may wait for a cpu for tens of ms on a loaded machine
+ * (64 pages lost hits at a load average of 12). */
+static int thread_ring(struct rec_probes *p, pid_t pid, int *ring_fd)
+{
+	struct perf_event_attr a;
+	size_t pages = 512;
+	long fd;
+	int e;
+
+	memset(&a, 0, sizeof(a));
+	a.size = sizeof(a);
+	a.type = PERF_TYPE_SOFTWARE;
+	a.config = PERF_COUNT_SW_DUMMY;
+	a.exclude_kernel = 1;
+	a.exclude_hv = 1;
+	a.use_clockid = p->leader.use_clockid;
+	a.clockid = p->leader.clockid;
+	a.watermark = 1;
+	a.wakeup_watermark = (uint32_t)(pages * 4096 / 4);
+	if (XP_GROW(p->rings, p->caprings, (size_t)p->nrings + 1) < 0)
+		return -ENOMEM;
+	fd = rec_perf_open(&a, pid, -1, -1);
+	if (fd < 0 && errno == ESRCH)
+		return -ESRCH;
+	if (fd < 0)
+		return xp_err("--probe", open_hint(errno), "cannot open a buffer for the probes of "
+			      "thread %d: %s", (int)pid, strerror(errno));
+	if ((e = rec_ring_map(&p->rings[p->nrings], (int)fd, -1, pages)) < 0) {
+		close((int)fd);
+		return xp_err("map the probes' buffer", "raise 'ulimit -l' or perf_event_mlock_kb",
+			      "thread %d: %s", (int)pid, strerror(-e));
+	}
+	p->nrings++;
+	*ring_fd = (int)fd;
+	return 0;
+}
+
 int rec_probes_open(struct rec_probes *p, struct rec *r, pid_t pid, int cpu, int ring_fd)
 {
 	struct rec_probe_tgt t = { pid, cpu, ring_fd };
@@ -411,6 +467,14 @@ int rec_probes_open(struct rec_probes *p, struct rec *r, pid_t pid, int cpu, int
 
 	if (!p)
 		return 0;
+	if (p->per_thread && pid > 0) {
+		for (int i = 0; i < p->ntgt; i++)
+			if (p->tgt[i].pid == pid)
+				return 0;	/* opened on its first cpu */
+		if ((e = thread_ring(p, pid, &t.ring_fd)) < 0)
+			return e == -ESRCH ? 0 : e;	/* the thread ended meanwhile */
+		t.cpu = -1;
+	}
 	if (XP_GROW(p->tgt, p->captgt, (size_t)p->ntgt + 1) < 0)
 		return -ENOMEM;
 	p->tgt[p->ntgt++] = t;
@@ -455,6 +519,52 @@ void rec_probes_enable(struct rec_probes *p, int on)
 		armed(p);
 }
 
+void rec_probes_release(struct rec_probes *p)
+{
+	int any = 0, go[2];
+	pid_t pid;
+	char c;
+
+	for (int i = 0; p && i < p->nfn; i++)
+		any |= p->fn[i].nfds > 0;
+	if (p)
+		any |= p->ntried > 0;
+	if (!any || pipe2(go, O_CLOEXEC) < 0)
+		return;
+	/* A grandchild, adopted by init: nobody waits for it, not even the zombie
+	 * reaping of our exit.  It closes everything it inherited (standard streams
+	 * first, so that no pipe of the caller waits for it), once our copies of the
+	 * probe events are closed (EOF on `go`): its closes are then the last ones, those
+	 * that release the events. */
+	pid = fork();
+	if (pid == 0) {
+		if (fork() == 0) {
+			prctl(PR_SET_NAME, "xptrace-release");
+			close(go[1]);
+			close(0);
+			close(1);
+			close(2);
+			while (read(go[0], &c, 1) < 0 && errno == EINTR)
+				;
+			close_range(3, ~0U, 0);
+		}
+		_exit(0);
+	}
+	close(go[0]);
+	if (pid > 0) {
+		waitpid(pid, NULL, 0);
+		for (int i = 0; i < p->nfn; i++) {
+			for (int k = 0; k < p->fn[i].nfds; k++)
+				close(p->fn[i].fds[k]);	/* the grandchild holds them */
+			p->fn[i].nfds = 0;
+		}
+		for (int k = 0; k < p->ntried; k++)
+			close(p->tried[k]);
+		p->ntried = 0;
+	}
+	close(go[1]);	/* else rec_probes_free closes them */
+}
+
 void rec_probes_free(struct rec_probes *p)
 {
 	if (!p)
@@ -471,14 +581,32 @@ void rec_probes_free(struct rec_probes *p)
 				close(p->fn[i].fds[k]);
 		}
 	}
+	for (int k = 0; k < p->ntried; k++) {
+		if (XP_GROW(all, cap, (size_t)n + 1) == 0)
+			all[n++] = p->tried[k];
+		else
+			close(p->tried[k]);
+	}
 	rec_probes_close_fds(all, n, 1);
 	free(all);
+	free(p->tried);
+	/* the calibration's child releases its probes now (it is reaped if done, else
+	 * init reaps it once xptrace exits) */
+	if (p->cal_hold >= 0)
+		close(p->cal_hold);
+	if (p->cal_pid > 0)
+		waitpid(p->cal_pid, NULL, WNOHANG);
 	for (int i = 0; i < p->nfn; i++) {
 		free(p->fn[i].fds);
 		free(p->fn[i].name);
 		free(p->fn[i].path);
 		free(p->fn[i].reason);
 	}
+	for (int i = 0; i < p->nrings; i++) {
+		munmap(p->rings[i].base, p->rings[i].len);
+		close(p->rings[i].fd);
+	}
+	free(p->rings);
 	xp_map_free(&p->ids);
 	free(p->tgt);
 	free(p->fn);

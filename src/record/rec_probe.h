@@ -43,6 +43,7 @@
 
 #include "perfdata/pd_write.h"
 #include "probe/pmu.h"
+#include "record/rec_rings.h"
 #include "session/sym_find.h"
 #include "util/xp_map.h"
 
@@ -87,7 +88,8 @@ struct rec_probe_fn {
 	int nfds, capfds;
 };
 
-/* Where probes are opened: a thread on a cpu, writing into that cpu's ring. */
+/* Where probes are opened: a thread on a cpu, writing into that cpu's ring, or (cpu
+ * -1) a thread wherever it runs, writing into the thread's own ring. */
 struct rec_probe_tgt {
 	pid_t pid;
 	int cpu, ring_fd;
@@ -101,6 +103,11 @@ struct rec_probes {
 	struct pmu_field retprobe;
 	struct perf_event_attr leader;	/* the mode's sampling attr, for probes armed later */
 	int time_off;			/* TIME in a probe hit, < 0 none */
+	/* hits carry the recording's callchain (-g): with --probe, as perf probe's do;
+	 * not when only --adaptive places probes: nothing reads them (the walk reads
+	 * return hits' IPs and the samples' callchains) and the callchain walk is ~40 %
+	 * of a hit's cost (2.5 us against 4.0 here); an 8 KiB stack copy with dwarf */
+	int chain;
 	struct xp_map ids;		/* kernel event id -> fn index * 2 + (1 for return) */
 	struct rec_probe_tgt *tgt;
 	int ntgt, captgt;
@@ -108,6 +115,17 @@ struct rec_probes {
 	/* what a probed call costs here (rec_calib.c), per class; cal_runs 0: not
 	 * calibrated */
 	uint64_t cal_caller_ns[REC_CAL_N], cal_callee_ns[REC_CAL_N], cal_runs;
+	pid_t cal_pid;			/* the calibration's child, 0 once reaped */
+	int cal_hold;			/* its events are held until this fd is closed */
+	/* the events tried on xptrace itself (rec_probes_prepare): harmless (they match
+	 * no other process), so they are closed with the rest at the end, not at ~80 ms
+	 * each before the command starts */
+	int *tried, ntried, captried;
+	/* Per-thread events (rec_probes_per_thread): one ring per probed thread, owned by
+	 * a dummy event of that thread (cpu -1), drained with the mode's rings. */
+	int per_thread;
+	struct rec_ring *rings;
+	int nrings, caprings;
 };
 
 /* Resolves opts->probe (already checked by rec_probe_parse; NULL: none, for probes
@@ -120,14 +138,31 @@ int rec_probes_nevents(const struct rec_probes *p);
 /* Completes the attrs from the mode's sampling attr (clock, enable-on-exec, sideband id,
  * callchain) and adds them to perf.data.  0 or a negative errno. */
 int rec_probes_add_attrs(struct rec_probes *p, struct rec *r, const struct perf_event_attr *leader);
+/* For modes whose rings rec_rings_run drains (sample, lbr), when the target has no more
+ * threads to probe than there are cpus (so no more ring memory than the cpus' rings;
+ * a command is probed in one thread): each thread's probe events are opened once, on
+ * cpu -1, into a ring of the thread's own (rec_probes_open), not once per cpu.  Half
+ * the events on 2 cpus: the kernel takes ~80 ms to close each, one after the other,
+ * and a disarmed probe's breakpoint leaves the target only when the last of its events
+ * goes (the others still select the target's mm), so it traps for one close instead of
+ * three (measured: 190 against 260-410 ms; a phase of a probed tiny function that
+ * reaches the limit took 240 ms against 440). */
+void rec_probes_per_thread(struct rec_probes *p, int nthreads, int ncpus);
 /* Opens every probe on (pid, cpu), writing into ring_fd's buffer (the mode's event on
- * that cpu), and remembers the place for probes armed later.  With a hit limit the
+ * that cpu), and remembers the place for probes armed later.  Per thread (above): the
+ * first call for a pid opens them on (pid, -1) into the thread's ring, later ones (its
+ * other cpus) do nothing.  With a hit limit the
  * kernel stops each event after that many hits (PERF_EVENT_IOC_REFRESH).  Errors are
  * reported; returns 0 or negative. */
 int rec_probes_open(struct rec_probes *p, struct rec *r, pid_t pid, int cpu, int ring_fd);
 /* -p and -a: the events start disabled like the mode's; enabling says they are armed
  * (unless -q), which is when a waiting process may go on. */
 void rec_probes_enable(struct rec_probes *p, int on);
+/* Once the target has exited, its probes trap no more, but closing their events still
+ * takes the kernel ~80 ms each, one after the other (it waits for RCU grace periods
+ * under a global mutex): hands them to a detached process (named xptrace-release)
+ * that closes them while record finishes and returns.  NULL is fine. */
+void rec_probes_release(struct rec_probes *p);
 /* Closes every event and frees (NULL is fine). */
 void rec_probes_free(struct rec_probes *p);
 
@@ -165,7 +200,8 @@ int rec_probes_report(const struct rec_probes *p, struct rec *r);
 /* --- what a probed call costs (rec_calib.c) --- */
 
 /* In a helper child, probes an empty routine of xptrace and times probed against
- * unprobed calls; sets cal_* (left 0 with a note when it cannot). */
+ * unprobed calls; sets cal_* (left 0 with a note when it cannot).  The child holds its
+ * probe events until rec_probes_free (see rec_calib.c). */
 void rec_probes_calibrate(struct rec_probes *p);
 
 #endif

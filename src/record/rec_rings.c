@@ -35,10 +35,11 @@ int rec_ring_map(struct rec_ring *rg, int fd, int cpu, size_t data_pages)
 
 int rec_rings_drain(struct rec *r, struct rec_ring *rings, int n)
 {
-	int any = 0, e = 0;
+	int any = 0, e = 0, np = r->probes ? r->probes->nrings : 0;
 
-	for (int i = 0; i < n && e == 0; i++) {
-		struct ring *rg = &rings[i].ring;
+	/* then the probed threads' own rings (rec_probes_per_thread) */
+	for (int i = 0; i < n + np && e == 0; i++) {
+		struct ring *rg = i < n ? &rings[i].ring : &r->probes->rings[i - n].ring;
 		const struct perf_event_header *h;
 		if (!ring_begin(rg))
 			continue;

@@ -1,4 +1,5 @@
 #include "util/xp_err.h"
+#include "util/xp_status.h"
 
 #include <errno.h>
 #include <stdio.h>
@@ -14,6 +15,7 @@ void xp_err_set_sink(xp_err_sink_fn fn, void *ctx)
 
 static void emit(const char *line)
 {
+	xp_status_clear();
 	if (sink)
 		sink(line, sink_ctx);
 	else

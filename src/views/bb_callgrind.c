@@ -263,6 +263,8 @@ found:
 int bb_cg_event(void *ctx, const struct xev *ev)
 {
 	struct bb_cg *cg = ctx;
+	if (ev->flags & XEV_F_ABORTED)
+		return 0;	/* undone by its transaction's abort: as if it had not run */
 	struct thread *t = thread_of(cg, ev->tid);
 	if (!t)
 		return -ENOMEM;
@@ -458,8 +460,10 @@ int bb_cg_write(struct bb_cg *cg, FILE *out, const char *cmd)
 	struct x86_dis dis;
 	if (x86_dis_init(&dis) < 0)
 		return -EIO;
-	qsort(cg->blks, cg->nblks, sizeof(*cg->blks), by_fn);
-	qsort(cg->edges, cg->nedges, sizeof(*cg->edges), edge_by_caller);
+	if (cg->nblks)	/* (NULL arrays when empty: qsort's are declared non-null) */
+		qsort(cg->blks, cg->nblks, sizeof(*cg->blks), by_fn);
+	if (cg->nedges)
+		qsort(cg->edges, cg->nedges, sizeof(*cg->edges), edge_by_caller);
 	uint64_t tot_ir = 0;
 	double tot_cyc = 0;
 	static const char *const events[] = { "Ir", "Cycles" };

@@ -3,6 +3,7 @@
  * formatted once per address and cached; per executed instruction only the time and
  * thread are written.  That keeps the view close to the bare decoder's speed. */
 #include <errno.h>
+#include <signal.h>
 #include <stdlib.h>
 #include <string.h>
 #include <unistd.h>
@@ -52,6 +53,8 @@ struct bb_insn_view {
 					 * slack lets put_line copy whole 16-byte chunks */
 	size_t pos;
 	bool failed;		/* a write failed (EPIPE, ENOSPC) */
+	bool *fault_done;	/* per o.faults entry: shown */
+	uint64_t next_kill;	/* time of the earliest kill not shown yet, UINT64_MAX none */
 	struct out_buf fmt, tmp;	/* lines and their parts, as they are formatted */
 	/* the jsonl head ('{' to the ',' before the line's own keys) of the last
 	 * instruction: its time, tid and cpu repeat over runs of instructions */
@@ -163,20 +166,29 @@ struct bb_insn_view *bb_insn_view_new(const struct bb_view_opts *o)
 	v->o = *o;
 	v->cache = calloc(1u << CACHE_BITS, sizeof(*v->cache));
 	v->blocks = calloc(1u << BCACHE_BITS, sizeof(*v->blocks));
-	if (!v->cache || !v->blocks || x86_dis_init(&v->dis) < 0 ||
+	v->fault_done = calloc(o->nfaults ? o->nfaults : 1, sizeof(*v->fault_done));
+	v->next_kill = UINT64_MAX;
+	for (size_t i = 0; i < o->nfaults; i++)
+		if (!o->faults[i].fault && o->faults[i].time < v->next_kill)
+			v->next_kill = o->faults[i].time;
+	if (!v->cache || !v->blocks || !v->fault_done || x86_dis_init(&v->dis) < 0 ||
 	    x86_dis_set_intel(&v->dis, o->intel) < 0) {
 		free(v->cache);
 		free(v->blocks);
+		free(v->fault_done);
 		free(v);
 		return NULL;
 	}
 	return v;
 }
 
+static void show_kills(struct bb_insn_view *v, uint64_t before);
+
 int bb_insn_view_free(struct bb_insn_view *v)
 {
 	if (!v)
 		return 0;
+	show_kills(v, UINT64_MAX);
 	flush(v);
 	int ret = v->failed ? -1 : 0;
 	for (size_t i = 0; i < 1u << CACHE_BITS; i++)
@@ -187,6 +199,7 @@ int bb_insn_view_free(struct bb_insn_view *v)
 	}
 	free(v->blocks);
 	free(v->cache);
+	free(v->fault_done);
 	x86_dis_fini(&v->dis);
 	out_buf_free(&v->fmt);
 	out_buf_free(&v->tmp);
@@ -317,6 +330,18 @@ static inline void put_json_line(struct bb_insn_view *v, const struct xev *ev, c
 		v->head.tid = ev->tid;
 		v->head.cpu = ev->cpu;
 	}
+	if (__builtin_expect(ev->flags & XEV_F_SPECULATIVE, 0) && n >= 3) {
+		/* the line ends in "}\n": the mark goes before it */
+		if (v->head.len > 1) {
+			put(v, v->head.text, v->head.len);
+			put(v, ",", 1);
+			put(v, t + 1, n - 3);
+		} else {
+			put(v, t, n - 2);
+		}
+		put(v, ",\"speculative\":true}\n", 21);
+		return;
+	}
 	if (v->pos + v->head.len + n > BUF_USE)
 		flush(v);
 	if (v->head.len + n > BUF_USE) {
@@ -347,6 +372,19 @@ static inline void put_text_head(struct bb_insn_view *v, const struct xev *ev)
 	}
 }
 
+/* A text line of an instruction run speculatively (in a transaction): '?' in the
+ * address column's padding, as ptxed marks them. */
+static void put_spec_text(struct bb_insn_view *v, const char *t, size_t n)
+{
+	if (n && t[0] == ' ') {
+		put(v, " ?", 2);
+		put(v, t + 1, n - 1);
+	} else {
+		put(v, " ? ", 3);
+		put(v, t, n);
+	}
+}
+
 static inline __attribute__((always_inline)) int emit_insn(struct bb_insn_view *v, const struct xev *ev, uint64_t ip,
 		     const uint8_t *bytes, size_t n, uint8_t *size_out)
 {
@@ -356,19 +394,83 @@ static inline __attribute__((always_inline)) int emit_insn(struct bb_insn_view *
 	*size_out = l->size;
 	if (v->o.format == BB_JSONL) {
 		/* the cached line starts with '{': time and tid go in after it */
-		if (!ev->time && ev->tid < 0 && ev->cpu < 0) {
+		if (!ev->time && ev->tid < 0 && ev->cpu < 0 && !(ev->flags & XEV_F_SPECULATIVE)) {
 			put_line(v, l->text, l->len);
 			return 0;
 		}
 		put_json_line(v, ev, l->text, l->len);
 		return 0;
-	} else {
-		put_text_head(v, ev);
-		put(v, " ", 1);
 	}
+	put_text_head(v, ev);
+	if (__builtin_expect(ev->flags & XEV_F_SPECULATIVE, 0)) {
+		put_spec_text(v, l->text, l->len);
+		return 0;
+	}
+	put(v, " ", 1);
 	put_line(v, l->text, l->len);
 	return 0;
 }
+
+static const char *const power_names[] = {
+	[XEV_PWR_MWAIT] = "mwait", [XEV_PWR_PWRE] = "pwre", [XEV_PWR_EXSTOP] = "exstop",
+	[XEV_PWR_PWRX] = "pwrx",
+};
+
+/* Power events as ptxed prints them ("mwait 7 1", "pwre c1.0", "pwrx int: c1 (c0)"). */
+static void power_json(struct out_buf *b, const struct xev *ev)
+{
+	out_json_string(b, "event", power_names[ev->sub]);
+	switch (ev->sub) {
+	case XEV_PWR_MWAIT:
+		out_json_u64(b, "hints", ev->arg0);
+		out_json_u64(b, "ext", ev->arg1);
+		break;
+	case XEV_PWR_PWRE:
+		out_json_u64(b, "state", ev->arg0);
+		out_json_u64(b, "sub_state", ev->arg1);
+		out_json_bool(b, "hw", ev->flags & XEV_F_HW);
+		break;
+	case XEV_PWR_PWRX:
+		out_json_u64(b, "last", ev->arg0);
+		out_json_u64(b, "deepest", ev->arg1);
+		out_json_string(b, "wake", ev->reason);
+		break;
+	default:
+		break;
+	}
+	if (ev->ip)
+		out_json_hex(b, "ip", ev->ip);
+}
+
+static void power_text(struct out_buf *b, const struct xev *ev)
+{
+	out_buf_printf(b, " %s", power_names[ev->sub]);
+	switch (ev->sub) {
+	case XEV_PWR_MWAIT:
+		out_buf_printf(b, " %#lx %#lx", (unsigned long)ev->arg0, (unsigned long)ev->arg1);
+		break;
+	case XEV_PWR_PWRE:
+		out_buf_printf(b, " c%lu.%lu%s", (unsigned long)ev->arg0, (unsigned long)ev->arg1,
+			       ev->flags & XEV_F_HW ? ", hw" : "");
+		break;
+	case XEV_PWR_PWRX:
+		out_buf_printf(b, " %s: c%lu (c%lu)", ev->reason ? ev->reason : "wake",
+			       (unsigned long)ev->arg0, (unsigned long)ev->arg1);
+		break;
+	default:
+		break;
+	}
+	if (ev->ip)
+		out_buf_printf(b, " at %#lx", (unsigned long)ev->ip);
+	out_buf_put(b, "\n", 1);
+}
+
+static const char *const tsx_json[] = {
+	[XEV_TSX_BEGIN] = "tsx_begin", [XEV_TSX_COMMIT] = "tsx_commit", [XEV_TSX_ABORT] = "tsx_abort",
+};
+static const char *const tsx_text[] = {
+	[XEV_TSX_BEGIN] = "begin transaction", [XEV_TSX_COMMIT] = "committed", [XEV_TSX_ABORT] = "aborted",
+};
 
 static void marker(struct bb_insn_view *v, const struct xev *ev, const char *what)
 {
@@ -389,6 +491,17 @@ static void marker(struct bb_insn_view *v, const struct xev *ev, const char *wha
 			out_json_string(b, "event", "interrupt");
 			out_json_hex(b, "from", ev->ip);
 			out_json_hex(b, "to", ev->addr);
+			break;
+		case XEV_END:
+			out_json_string(b, "event", "end");
+			break;
+		case XEV_POWER:
+			power_json(b, ev);
+			break;
+		case XEV_TSX:
+			out_json_string(b, "event", tsx_json[ev->sub]);
+			if (ev->ip)
+				out_json_hex(b, "ip", ev->ip);
 			break;
 		default:
 			out_json_string(b, "event", what);
@@ -412,8 +525,20 @@ static void marker(struct bb_insn_view *v, const struct xev *ev, const char *wha
 	case XEV_ENABLE:
 		out_buf_printf(b, " enabled at %#lx\n", (unsigned long)ev->ip);
 		break;
+	case XEV_END:
+		out_buf_printf(b, " end of trace\n");
+		break;
+	case XEV_POWER:
+		power_text(b, ev);
+		break;
+	case XEV_TSX:
+		out_buf_printf(b, " %s", tsx_text[ev->sub]);
+		if (ev->ip)
+			out_buf_printf(b, " at %#lx", (unsigned long)ev->ip);
+		out_buf_put(b, "\n", 1);
+		break;
 	default:
-		out_buf_printf(b, " disabled\n");
+		out_buf_printf(b, " %s\n", what);
 		break;
 	}
 	put(v, b->p, b->len);
@@ -489,7 +614,7 @@ static int emit_block(struct bb_insn_view *v, const struct xev *ev)
 			return -ENOMEM;
 	}
 	if (b->n) {
-		if (v->o.format == BB_JSONL && !ev->time && ev->tid < 0) {
+		if (v->o.format == BB_JSONL && !ev->time && ev->tid < 0 && !(ev->flags & XEV_F_SPECULATIVE)) {
 			put_line(v, b->text, b->len);
 		} else {
 			for (uint32_t i = 0; i < b->n; i++) {
@@ -497,6 +622,9 @@ static int emit_block(struct bb_insn_view *v, const struct xev *ev)
 				size_t tl = b->off[i + 1] - b->off[i];
 				if (v->o.format == BB_JSONL) {
 					put_json_line(v, ev, t, tl);
+				} else if (__builtin_expect(ev->flags & XEV_F_SPECULATIVE, 0)) {
+					put_text_head(v, ev);
+					put_spec_text(v, t, tl);
 				} else {
 					put_text_head(v, ev);
 					put(v, " ", 1);
@@ -515,11 +643,122 @@ static int emit_block(struct bb_insn_view *v, const struct xev *ev)
 	return 0;
 }
 
+/* What the signal says: name, description, fault address. */
+static void fault_text(struct out_buf *b, const struct pd_fault *f)
+{
+	char nb[16];
+
+	out_buf_printf(b, "%s (%s)", pd_signal_name(f->signo, nb, sizeof(nb)), strsignal(f->signo));
+	if (f->fault && f->signo != SIGFPE && f->signo != SIGILL)	/* those give the ip */
+		out_buf_printf(b, ", address 0x%lx", (unsigned long)f->addr);
+}
+
+static void fault_json(struct out_buf *b, const struct pd_fault *f)
+{
+	char nb[16];
+
+	out_json_string(b, "signal", pd_signal_name(f->signo, nb, sizeof(nb)));
+	out_json_u64(b, "signo", (uint64_t)f->signo);
+	out_json_u64(b, "si_code", (uint64_t)(int64_t)f->code);
+	if (f->fault)
+		out_json_hex(b, "addr", f->addr);
+}
+
+/* Kills (signals that hit no instruction) up to `before`, in time order, as markers. */
+static void show_kills(struct bb_insn_view *v, uint64_t before)
+{
+	struct out_buf *b = &v->tmp;
+
+	while (v->next_kill < before) {
+		const struct pd_fault *f = NULL;
+		size_t k = 0;
+
+		for (size_t i = 0; i < v->o.nfaults; i++)
+			if (!v->fault_done[i] && !v->o.faults[i].fault &&
+			    (!f || v->o.faults[i].time < f->time)) {
+				f = &v->o.faults[i];
+				k = i;
+			}
+		if (!f || f->time >= before) {
+			v->next_kill = f ? f->time : UINT64_MAX;
+			break;
+		}
+		v->fault_done[k] = true;
+		struct xev ev = { .time = f->time, .tid = f->tid, .pid = f->pid, .cpu = -1 };
+		b->len = 0;
+		if (v->o.format == BB_JSONL) {
+			json_head(b, &ev);
+			out_json_string(b, "event", "killed");
+			fault_json(b, f);
+			out_json_end(b);
+		} else {
+			put(v, "--- ", 4);
+			put_text_head(v, &ev);
+			out_buf_printf(b, " killed by ");
+			fault_text(b, f);
+			out_buf_put(b, "\n", 1);
+		}
+		put(v, b->p, b->len);
+	}
+}
+
+/* An asynchronous disable where an instruction faulted: that instruction, marked, is
+ * the thread's last line.  False when the disable is no fault of the trace's. */
+static bool show_fault(struct bb_insn_view *v, const struct xev *ev)
+{
+	const struct pd_fault *f = NULL;
+	struct out_buf *b = &v->tmp;
+	const struct line *l;
+
+	for (size_t i = 0; i < v->o.nfaults && !f; i++)
+		if (!v->fault_done[i] && v->o.faults[i].fault && v->o.faults[i].tid == ev->tid &&
+		    v->o.faults[i].ip == ev->ip) {
+			f = &v->o.faults[i];
+			v->fault_done[i] = true;
+		}
+	if (!f)
+		return false;
+	l = line_at(v, ev, ev->ip);
+	b->len = 0;
+	if (v->o.format == BB_JSONL) {
+		if (l) {	/* the cached line: {"ip":...}\n, keys go in before its end */
+			json_head(b, ev);
+			if (b->len > 1)
+				out_buf_put(b, ",", 1);
+			out_buf_put(b, l->text + 1, l->len - 3);
+		} else {
+			json_head(b, ev);
+			out_json_string(b, "event", "fault");
+			out_json_hex(b, "ip", ev->ip);
+		}
+		out_json_bool(b, "faulted", true);
+		fault_json(b, f);
+		out_json_end(b);
+	} else {
+		if (l) {
+			put_text_head(v, ev);
+			put(v, " ", 1);
+			out_buf_put(b, l->text, l->len - 1);
+			out_buf_printf(b, "  faulted: ");
+		} else {
+			put(v, "--- ", 4);
+			put_text_head(v, ev);
+			out_buf_printf(b, " faulted at %#lx (no code bytes): ", (unsigned long)ev->ip);
+		}
+		fault_text(b, f);
+		out_buf_put(b, "\n", 1);
+	}
+	put(v, b->p, b->len);
+	return true;
+}
+
 int bb_insn_view_event(void *ctx, const struct xev *ev)
 {
 	struct bb_insn_view *v = ctx;
 	uint8_t size;
 
+	if (__builtin_expect(v->next_kill != UINT64_MAX, 0) && ev->time > v->next_kill)
+		show_kills(v, ev->time);
 	switch (ev->kind) {
 	case XEV_BLOCK:
 		if (ev->bytes && ev->insns == 1)
@@ -532,10 +771,16 @@ int bb_insn_view_event(void *ctx, const struct xev *ev)
 		marker(v, ev, "enabled");
 		return 0;
 	case XEV_DISABLE:
-		marker(v, ev, "disabled");
+		if (!(v->o.nfaults && ev->ip && show_fault(v, ev)))
+			marker(v, ev, ev->reason ? ev->reason : "disabled");
 		return 0;
 	case XEV_INTERRUPT:
 		marker(v, ev, "interrupt");
+		return 0;
+	case XEV_END:
+	case XEV_POWER:
+	case XEV_TSX:
+		marker(v, ev, NULL);
 		return 0;
 	default:
 		return 0;

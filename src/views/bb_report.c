@@ -51,16 +51,18 @@ static const struct out_col blocks_text[] = {
 	{ "symbol", OUT_STR, 36, 0 }, { "count", OUT_INT, 10, 0 }, { "insns", OUT_INT, 6, 0 },
 	{ "cycles", OUT_STR, 12, OUT_RIGHT }, { "IPC", OUT_FLOAT, 6, 0 },
 	{ "taken", OUT_STR, 10, OUT_RIGHT }, { "not_taken", OUT_STR, 10, OUT_RIGHT },
+	{ "aborted", OUT_INT, 10, 0 },	/* only when some code ran in aborted transactions */
 };
 static const struct out_col blocks_json[] = {
 	{ "start", OUT_HEX, 0, 0 }, { "end", OUT_HEX, 0, 0 }, { "sym", OUT_STR, 0, 0 },
 	{ "count", OUT_INT, 0, 0 }, { "insns", OUT_INT, 0, 0 }, { "cycles", OUT_INT, 0, 0 },
 	{ "ipc", OUT_FLOAT, 0, OUT_DEC(3) }, { "cycles_approx", OUT_BOOL, 0, 0 },
 	{ "taken", OUT_INT, 0, 0 }, { "not_taken", OUT_INT, 0, 0 }, { "mainline", OUT_STR, 0, 0 },
+	{ "aborted", OUT_INT, 0, 0 },
 };
 #define NCOLS(c) (sizeof(c) / sizeof((c)[0]))
 
-static void block_row(struct out_table *tab, const struct bb_block *b, const char *sym)
+static void block_row(struct out_table *tab, const struct bb_block *b, const char *sym, bool aborted)
 {
 	bool has_cyc = b->cyc_execs > 0;
 	double ipc = has_cyc && b->cycles ? (double)(b->insns * b->cyc_execs) / (double)b->cycles : 0;
@@ -80,6 +82,7 @@ static void block_row(struct out_table *tab, const struct bb_block *b, const cha
 		v[8] = ml ? (struct out_val){ .u = b->taken } : none;
 		v[9] = ml ? (struct out_val){ .u = b->not_taken } : none;
 		v[10] = ml ? (struct out_val){ .s = ml } : none;
+		v[11] = (struct out_val){ .omit = !aborted, .u = b->aborted };
 		out_row(tab, v, 0, NULL, 0);
 		return;
 	}
@@ -101,6 +104,7 @@ static void block_row(struct out_table *tab, const struct bb_block *b, const cha
 	v[6] = (struct out_val){ .null = !has_cyc, .d = ipc };
 	v[7] = (struct out_val){ .null = !ml, .s = tbuf };
 	v[8] = (struct out_val){ .null = !ml, .s = nbuf };
+	v[9] = (struct out_val){ .u = b->aborted };
 	out_row(tab, v, 0, NULL, 0);
 }
 
@@ -126,19 +130,24 @@ int bb_blocks_report(struct bb_tally *t0, const struct bb_view_opts *o)
 		bb_tally_free(basic);
 		return -ENOMEM;
 	}
+	/* code of aborted transactions ran but was undone: counted apart (the column
+	 * only when there is some) */
+	uint64_t aborted = bb_tally_aborted(t);
 	if (o->format == BB_TEXT) {
-		fprintf(out, "# %zu blocks, %lu instructions, %lu gaps; sorted by %s\n", n,
-			(unsigned long)bb_tally_insns(t), (unsigned long)bb_tally_gaps(t),
-			cyc ? "cycles" : "count");
+		fprintf(out, "# %zu blocks, %lu instructions, %lu gaps", n,
+			(unsigned long)bb_tally_insns(t), (unsigned long)bb_tally_gaps(t));
+		if (aborted)
+			fprintf(out, ", %lu instructions in aborted transactions", (unsigned long)aborted);
+		fprintf(out, "; sorted by %s\n", cyc ? "cycles" : "count");
 		fprintf(out, "# mainline direction of a conditional branch marked with *\n");
-		out_table_begin_style(&tab, out, OUT_TEXT, blocks_text, NCOLS(blocks_text),
+		out_table_begin_style(&tab, out, OUT_TEXT, blocks_text, NCOLS(blocks_text) - !aborted,
 				      &(struct out_style){ " ", false });
 	} else {
 		out_table_begin(&tab, out, OUT_JSONL, blocks_json, NCOLS(blocks_json));
 	}
 	out_buf_init(&sym, NULL, 0);
 	for (size_t i = 0; i < n; i++)
-		block_row(&tab, v[i], block_sym(o->env, v[i], &sym));
+		block_row(&tab, v[i], block_sym(o->env, v[i], &sym), aborted);
 	out_buf_free(&sym);
 	bb_tally_free(basic);
 	return 0;

@@ -7,6 +7,7 @@
 #include <stdio.h>
 
 #include "analysis/bb.h"
+#include "perfdata/pd_faults.h"
 
 enum bb_format { BB_TEXT, BB_JSONL };
 
@@ -17,6 +18,10 @@ struct bb_view_opts {
 	bool raw_time;		/* times are raw TSC (raw PT), not perf ns */
 	const struct bb_env *env;
 	FILE *out;
+	/* --insn: threads a signal ended (the trace's faults feature): the faulting
+	 * instruction is shown last, marked; a kill gets a marker at its time */
+	const struct pd_fault *faults;
+	size_t nfaults;
 };
 
 /* --insn: streams one line per instruction and one per event marker. */

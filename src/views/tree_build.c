@@ -28,6 +28,8 @@ void tb_init(struct tb *b, struct dec_ctx *c)
 const struct dec_option tb_options[] = {
 	{ "no-compensate", NULL, "trees of probes: raw times (the calibrated cost of probe "
 	  "hits not subtracted)" },
+	{ "comm-prefix", NULL, "--format folded: each stack starts with its threads' command name "
+	  "(as stackcollapse-perf.pl writes them)" },
 	{ NULL, NULL, NULL },
 };
 
@@ -147,6 +149,13 @@ int tb_event(void *ctx, const struct xev *ev)
 	 * (XEV_SAMPLE, with the callchain) carry the tree. */
 	if (ev->kind != XEV_SAMPLE && (ev->flags & XEV_F_SAMPLED))
 		return 0;
+	/* code of a transaction that aborted ran, but as if it had not: its calls and
+	 * returns make no frames, its instructions are counted apart */
+	if (ev->flags & XEV_F_ABORTED) {
+		if (ev->kind == XEV_BLOCK && dec_thread_selected(c, ev->tid, ev->time))
+			b->aborted += ev->insns;
+		return 0;
+	}
 	if (!dec_thread_selected(c, ev->tid, ev->time))
 		return 0;
 	t = thread_of(b, ev->pid, ev->tid);
@@ -339,6 +348,9 @@ void tb_header(const struct tb *b, FILE *f)
 {
 	const struct pd_probes *ps = b->c->probes;
 
+	if (b->aborted)
+		fprintf(f, "# %" PRIu64 " instructions ran in transactions that aborted: not in the tree\n",
+			b->aborted);
 	if (!ps || !b->c->merged)
 		return;
 	if (!ps->calibrated)
@@ -357,10 +369,14 @@ void tb_header(const struct tb *b, FILE *f)
 			b->caller_ns, b->callee_ns, ps->caller_ns, ps->callee_ns, ps->runs, b->compensated);
 	for (size_t i = 0; i < ps->n; i++) {
 		uint64_t from, to;
+		/* times as perf script prints them: seconds.ns */
+#define TB_S(t) (t) / 1000000000, (t) % 1000000000
 		if (dec_probe_window(&ps->p[i], b->first_time, b->last_time, &from, &to))
-			fprintf(f, "# %s: exact from %" PRIu64 " to %" PRIu64 " (of %" PRIu64 "..%" PRIu64
-				"), its Calls marked ~\n", dec_probe_fn(&ps->p[i]), from, to, b->first_time,
-				b->last_time);
+			fprintf(f, "# %s: exact from %" PRIu64 ".%09" PRIu64 " to %" PRIu64 ".%09" PRIu64
+				" s (of %" PRIu64 ".%09" PRIu64 "..%" PRIu64 ".%09" PRIu64 "), its Calls marked ~\n",
+				dec_probe_fn(&ps->p[i]), TB_S(from), TB_S(to), TB_S(b->first_time),
+				TB_S(b->last_time));
+#undef TB_S
 	}
 }
 
@@ -381,4 +397,86 @@ const char *tb_fn_module(void *ctx, uint32_t fn)
 bool tb_fn_srcline(void *ctx, uint32_t fn, const char **file, int *line)
 {
 	return sym_fn_srcline(ctx, fn, file, line);
+}
+
+void tb_units_init(struct tb_units *u, const struct dec_ctx *c, unsigned metric, enum out_format f,
+		   uint64_t total)
+{
+	const struct dec_metric *dm = &c->metrics[metric];
+
+	memset(u, 0, sizeof(*u));
+	u->ns = dm->ns;
+	u->text = f == OUT_TEXT;
+	u->traced = dm->kind == DEC_M_TIME && c->traced_time;
+	u->unit = out_time_unit(total);
+}
+
+struct out_col tb_cost_col(struct tb_units *u, unsigned k, const char *name)
+{
+	struct out_col col = { name, OUT_INT, 12, 0 };
+
+	if (!u->ns || k >= 3)
+		return col;
+	if (u->text) {
+		snprintf(u->names[k], sizeof(u->names[k]), "%s(%s)", name, u->unit.name);
+		col.type = OUT_FLOAT;
+		col.flags = OUT_DEC(u->unit.ns > 1 ? 3 : 0);
+	} else {
+		snprintf(u->names[k], sizeof(u->names[k]), "%s_%sns", name, u->traced ? "traced_" : "");
+	}
+	col.name = u->names[k];
+	return col;
+}
+
+struct out_val tb_cost(const struct tb_units *u, uint64_t x)
+{
+	if (u->ns && u->text)
+		return (struct out_val){ .d = (double)x / u->unit.ns };
+	return (struct out_val){ .u = x };
+}
+
+void tb_total_line(const struct tb_units *u, FILE *f, const char *what, const struct dec_ctx *c,
+		   unsigned metric, uint64_t total)
+{
+	const char *name = c->metrics[metric].name;
+
+	if (u->ns)
+		fprintf(f, "# %s: %s, total %.*f %s\n", what, name, u->unit.ns > 1 ? 3 : 0,
+			(double)total / u->unit.ns, u->unit.name);
+	else
+		fprintf(f, "# %s: %s, total %" PRIu64 "\n", what, name, total);
+	if (u->traced)
+		fprintf(f, "# time: of the traced run (step mode stops the program at its branches), "
+			"not native times; --metric insns counts exactly\n");
+}
+
+bool tb_fn_where(void *ctx, uint32_t fn, struct out_fn_where *w)
+{
+	const struct sym_fn *f = sym_fn(ctx, fn);
+
+	if (!f || !f->dso)
+		return false;
+	*w = (struct out_fn_where){ .file = f->dso->path, .build_id = f->dso->build_id,
+				    .build_id_size = f->dso->bid_size, .module = f->dso->id, .addr = f->start };
+	return true;
+}
+
+struct out_metric tb_metric(const struct dec_ctx *c, unsigned m)
+{
+	const struct dec_metric *dm = &c->metrics[m];
+
+	switch (dm->kind) {
+	case DEC_M_SAMPLES:
+		return (struct out_metric){ "samples", "count" };
+	case DEC_M_TIME:
+		return (struct out_metric){ "time", "nanoseconds" };
+	case DEC_M_INSNS:
+		return (struct out_metric){ "instructions", "count" };
+	case DEC_M_CYCLES:
+		return (struct out_metric){ "cycles", "count" };
+	default:
+		/* the period of software clocks is in ns; of any other event, a count */
+		return (struct out_metric){ dm->name, strncmp(dm->name, "cpu-clock", 9) == 0 ||
+					    strncmp(dm->name, "task-clock", 10) == 0 ? "nanoseconds" : "count" };
+	}
 }

@@ -38,6 +38,7 @@ struct tb {
 	uint32_t *fns;
 	uint32_t capfns;
 	uint64_t repairs;	/* exits without their entry, entries left without exit */
+	uint64_t aborted;	/* instructions of aborted transactions (not in the trees) */
 	uint64_t first_time, last_time;	/* the span of the trace's events (0: none) */
 	bool compensate;	/* subtract the probes' calibrated cost (tb_finish) */
 	uint64_t compensated;	/* ns subtracted, every thread */
@@ -66,9 +67,31 @@ const struct pd_probe *tb_window(const struct tb *b, uint32_t fn, uint64_t *from
 /* Text header lines of trees with probes: the compensation, the partial windows. */
 void tb_header(const struct tb *b, FILE *f);
 
+/* Costs of a report's metric.  Metrics in ns (time, cpu-clock) are printed in text
+ * in one unit per report (out_time_unit of its total), named in the column headers
+ * ("Base(ms)") and the total line; jsonl and csv keep integer ns under "Base_ns"
+ * ("Base_traced_ns": times of a traced run, dec_ctx.traced_time). */
+struct tb_units {
+	bool ns, text, traced;
+	struct out_unit unit;
+	char names[3][24];
+};
+
+void tb_units_init(struct tb_units *u, const struct dec_ctx *c, unsigned metric, enum out_format f,
+		   uint64_t total);
+/* Cost column `k` (< 3) of the report, named `name` ("Base", "Cum", "Cum2"). */
+struct out_col tb_cost_col(struct tb_units *u, unsigned k, const char *name);
+struct out_val tb_cost(const struct tb_units *u, uint64_t x);
+/* The text header's "# WHAT: METRIC, total N [unit]" (and what traced times are). */
+void tb_total_line(const struct tb_units *u, FILE *f, const char *what, const struct dec_ctx *c,
+		   unsigned metric, uint64_t total);
+
 /* Names for reports and writers (ctx = the symbol context). */
 const char *tb_fn_name(void *ctx, uint32_t fn);
 const char *tb_fn_module(void *ctx, uint32_t fn);
 bool tb_fn_srcline(void *ctx, uint32_t fn, const char **file, int *line);
+bool tb_fn_where(void *ctx, uint32_t fn, struct out_fn_where *w);
+/* Names of a tree's metrics for pprof: type and unit of metric m. */
+struct out_metric tb_metric(const struct dec_ctx *c, unsigned m);
 
 #endif

@@ -19,8 +19,9 @@ struct view_opts {
 	const char *view_arg;	/* its argument, if it takes one */
 	enum out_format format;
 	const char *output;	/* -o, NULL: stdout */
-	double percent_limit;	/* --percent-limit */
+	double percent_limit;	/* --percent-limit, < 0: not given (the view's default) */
 	bool per_thread;	/* --per-thread: one tree per thread (calltree) */
+	bool per_process;	/* --per-process: rows per process (functions) */
 	/* a view outside the table, which collects instead of writing (xptrace diff:
 	 * views/view_collect.h), and where it collects to; NULL: the view named above */
 	const struct dec_view *impl;
@@ -40,6 +41,11 @@ struct dec_view {
 	const char *help;
 	unsigned formats;	/* bitmask of 1u << OUT_* it can write */
 	const struct dec_option *options;
+	/* the shared options it honours besides its own `options` (NULL-terminated):
+	 * "tid", "comm", "time" (applied in front of every view by the engine), "sym",
+	 * "srcline", "syntax", "percent-limit", "per-thread", "per-process",
+	 * "no-compensate"; the engine refuses the others with a usage error */
+	const char *const *honours;
 	int (*open)(struct view_ctx *vc, void **state);
 	int (*event)(void *state, const struct xev *ev);
 	/* optional: `event` over an array (xev_sink.batch), for decoders that batch */

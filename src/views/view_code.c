@@ -26,6 +26,7 @@ struct vstate {
 	bool cgfmt;		/* --format callgrind */
 	unsigned smetric;	/* what a sample weighs in the sample views */
 	const char *annotate;
+	struct pd_fault *faults;
 };
 
 static size_t env_read(void *ctx, int32_t pid, uint64_t time, uint64_t ip, uint8_t *buf, size_t n)
@@ -113,17 +114,14 @@ fail:
 	return -EINVAL;	/* not ENG_EREQUEST: a bad option here has always exited 1 */
 }
 
-/* The filters in front of the view: --time and --sym (--tid/--comm are the decoder's). */
+/* The filter in front of the view: --sym (--tid, --comm, --time: the engine's). */
 static int set_filter(struct vstate *s, xev_sink_fn fn, void *ctx)
 {
-	const char *t = dec_opt(s->c, "time"), *sym = dec_opt(s->c, "sym");
+	const char *sym = dec_opt(s->c, "sym");
 	s->view = (struct xev_sink){ fn, ctx, NULL };
 	bb_filter_init(&s->filt, &s->env, s->view);
-	if (t && bb_parse_time_range(t, &s->filt.t0, &s->filt.t1) < 0)
-		return xp_usage_error("decode", "--time %s: expected A-B, A- or -B (ns or seconds.ns)", t),
-		       -EINVAL;
 	s->filt.sym = sym;
-	s->filtered = t || sym;
+	s->filtered = sym != NULL;
 	return 0;
 }
 
@@ -183,8 +181,34 @@ static int insn_event(void *state, const struct xev *ev)
 	return s->filtered ? bb_filter_event(&s->filt, ev) : bb_insn_view_event(s->iv, ev);
 }
 
+/* --insn: the threads a signal ended, from the trace's faults feature (--tid's only). */
+static int load_faults(struct vstate *s)
+{
+	const char *text = s->c->pd ? pd_feature_str(s->c->pd, PD_FEAT_XPTRACE_FAULTS) : NULL;
+	size_t n, k = 0;
+	int r;
+
+	if (!text)
+		return 0;
+	r = pd_faults_parse(text, &s->faults, &n);
+	if (r == -EINVAL) {
+		xp_warn("%s: the xptrace faults feature is not readable; fatal signals are not shown",
+			pd_name(s->c->pd));
+		return 0;
+	}
+	if (r < 0)
+		return r;
+	for (size_t i = 0; i < n; i++)
+		if (s->c->opts->tid < 0 || s->faults[i].tid == s->c->opts->tid)
+			s->faults[k++] = s->faults[i];
+	s->vo.faults = s->faults;
+	s->vo.nfaults = k;
+	return 0;
+}
+
 static void free_state(struct vstate *s)
 {
+	free(s->faults);
 	bb_tally_free(s->tally);
 	bb_cg_free(s->cg);
 	bb_samples_free(s->smp);
@@ -214,6 +238,10 @@ static int insn_open(struct view_ctx *vc, void **state)
 		return r;
 	vc->wants = (DEC_WANT_ALL & ~(1u << XEV_BRANCH | 1u << XEV_CALL | 1u << XEV_RETURN)) |
 		    DEC_WANT_FINE_ORDER;
+	if ((r = load_faults(s)) < 0) {
+		free_state(s);
+		return r;
+	}
 	s->iv = bb_insn_view_new(&s->vo);
 	r = s->iv ? set_filter(s, bb_insn_view_event, s->iv) : -ENOMEM;
 	if (r < 0) {
@@ -305,21 +333,25 @@ static int annotate_close(void *state, int status)
 
 static const struct dec_option insn_options[] = {
 	{ "syntax", "att|intel", "disassembly syntax of --insn/--annotate (default att)" },
-	{ "srcline", NULL, "--insn: source file:line of each instruction" },
+	{ "srcline", NULL, "--insn: source file:line of each instruction; --functions: of each function" },
 	{ NULL, NULL, NULL },
 };
 
 static const struct dec_option filter_options[] = {
-	{ "time", "A-B", "PT views: only events with A <= time <= B (ns, or s.ns like perf)" },
-	{ "sym", "NAME", "PT views: only code of function NAME" },
+	{ "sym", "NAME", "--insn, --blocks, --annotate: only code of function NAME" },
 	{ NULL, NULL, NULL },
 };
+
+static const char *const insn_honours[] = { "tid", "comm", "time", "sym", NULL };
+static const char *const blocks_honours[] = { "tid", "comm", "time", NULL };
+static const char *const annotate_honours[] = { "tid", "comm", "time", "sym", "syntax", NULL };
 
 const struct dec_view view_insn = {
 	.name = "insn",
 	.help = "instruction stream: time, tid, ip, symbol+offset, bytes, disassembly",
 	.formats = 1u << OUT_TEXT | 1u << OUT_JSONL,
 	.options = insn_options,
+	.honours = insn_honours,
 	.open = insn_open,
 	.event = insn_event,
 	.close = insn_close,
@@ -331,6 +363,7 @@ const struct dec_view view_blocks = {
 		"on samples: samples per block",
 	.formats = 1u << OUT_TEXT | 1u << OUT_JSONL | 1u << OUT_CALLGRIND,
 	.options = filter_options,
+	.honours = blocks_honours,
 	.open = tally_open,
 	.event = tally_event,
 	.batch = tally_batch,
@@ -343,6 +376,7 @@ const struct dec_view view_annotate = {
 	.help = "disassembly of SYM with per-instruction counts, cycles, branch taken %; on samples: "
 		"samples and percent per instruction with source lines (like perf annotate)",
 	.formats = 1u << OUT_TEXT | 1u << OUT_JSONL,
+	.honours = annotate_honours,
 	.open = tally_open,
 	.event = tally_event,
 	.batch = tally_batch,

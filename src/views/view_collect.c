@@ -103,10 +103,14 @@ static int on_close(void *state, int status)
 	return rc;
 }
 
+/* xptrace diff --tid/--comm: the engine filters the stream */
+static const char *const vcl_honours[] = { "tid", "comm", NULL };
+
 const struct dec_view vcl_functions = {
 	.name = "functions",
 	.help = "per-function totals, collected for xptrace diff",
 	.formats = OUT_TABLES,
+	.honours = vcl_honours,
 	.open = open_fn,
 	.event = on_event,
 	.close = on_close,

@@ -241,10 +241,14 @@ static int on_close(void *state, int status)
 	return rc;
 }
 
+/* xptrace diff --tid/--comm: the engine filters the stream */
+static const char *const vcl_honours[] = { "tid", "comm", NULL };
+
 const struct dec_view vcl_lines = {
 	.name = "lines",
 	.help = "per source line, collected for xptrace diff",
 	.formats = OUT_TABLES,
+	.honours = vcl_honours,
 	.open = open_lines,
 	.event = on_event,
 	.close = on_close,
@@ -254,6 +258,7 @@ const struct dec_view vcl_blocks = {
 	.name = "blocks",
 	.help = "per basic block (function and line range), collected for xptrace diff",
 	.formats = OUT_TABLES,
+	.honours = vcl_honours,
 	.open = open_blocks,
 	.event = on_event,
 	.close = on_close,

@@ -50,7 +50,10 @@ static void calibration(struct vp *v)
 	const struct pd_probes *ps = v->c->probes;
 
 	if (v->o->format == OUT_TEXT) {
-		fprintf(v->out, "# probes: %zu, trace %" PRIu64 "..%" PRIu64 "\n", ps->n, v->first, v->last);
+		/* times as perf script prints them: seconds.ns */
+		fprintf(v->out, "# probes: %zu, trace %" PRIu64 ".%09" PRIu64 "..%" PRIu64 ".%09" PRIu64 " s\n",
+			ps->n, v->first / 1000000000, v->first % 1000000000, v->last / 1000000000,
+			v->last % 1000000000);
 		if (ps->calibrated)
 			fprintf(v->out, "# calibration: a probed call costs %" PRIu64 " ns in its caller, %" PRIu64
 				" ns in itself (medians over %" PRIu64 " runs)\n", ps->caller_ns, ps->callee_ns,
@@ -67,15 +70,34 @@ static void calibration(struct vp *v)
 		fprintf(v->out, "{\"calibration\":null}\n");
 }
 
+/* Text: the times in seconds as perf script prints them, the windows in a unit named
+ * in the header; jsonl and csv: integer ns, the keys say so. */
 static int on_close(void *state, int status)
 {
-	static const struct out_col cols[] = {
-		{ "Function", OUT_STR, 12, 0 }, { "Hits", OUT_INT, 9, 0 }, { "Armed", OUT_INT, 14, 0 },
-		{ "Disarmed", OUT_INT, 14, 0 }, { "Window_len", OUT_INT, 12, 0 }, { "Reason", OUT_STR, 0, 0 },
-	};
 	struct vp *v = state;
 	const struct pd_probes *ps = v->c->probes;
+	bool text = v->o->format == OUT_TEXT;
 	struct out_table tab;
+	uint64_t longest = 0;
+	char wname[24];
+
+	for (size_t i = 0; status >= 0 && i < ps->n; i++) {
+		uint64_t from, to;
+		dec_probe_window(&ps->p[i], v->first, v->last, &from, &to);
+		longest = to - from > longest ? to - from : longest;
+	}
+	struct out_unit u = out_time_unit(longest);
+	snprintf(wname, sizeof(wname), "Window(%s)", u.name);
+	struct out_col cols[] = {
+		{ "Function", OUT_STR, 12, 0 }, { "Hits", OUT_INT, 9, 0 },
+		text ? (struct out_col){ "Armed(s)", OUT_FLOAT, 14, OUT_DEC(9) } :
+		       (struct out_col){ "Armed_ns", OUT_INT, 0, 0 },
+		text ? (struct out_col){ "Disarmed(s)", OUT_FLOAT, 14, OUT_DEC(9) } :
+		       (struct out_col){ "Disarmed_ns", OUT_INT, 0, 0 },
+		text ? (struct out_col){ wname, OUT_FLOAT, 12, OUT_DEC(u.ns > 1 ? 3 : 0) } :
+		       (struct out_col){ "Window_len_ns", OUT_INT, 0, 0 },
+		{ "Reason", OUT_STR, 0, 0 },
+	};
 
 	if (status >= 0) {
 		calibration(v);
@@ -88,6 +110,11 @@ static int on_close(void *state, int status)
 				{ .s = dec_probe_fn(p) }, { .u = p->hits }, { .u = p->armed },
 				{ .u = p->disarmed, .null = !p->disarmed }, { .u = to - from }, { .s = p->reason },
 			};
+			if (text) {
+				vals[2] = (struct out_val){ .d = (double)p->armed / 1e9 };
+				vals[3] = (struct out_val){ .d = (double)p->disarmed / 1e9, .null = !p->disarmed };
+				vals[4] = (struct out_val){ .d = (double)(to - from) / u.ns };
+			}
 			out_row(&tab, vals, 0, NULL, 0);
 		}
 	}

@@ -148,12 +148,14 @@ static int close_view(void *state, int status)
 	return status < 0 ? status : 0;
 }
 
+static const char *const ranges_honours[] = { "tid", "comm", "time", "percent-limit", NULL };
+
 const struct dec_view view_ranges = {
 	.name = "ranges",
 	.arg = NULL,
 	.help = "executed ranges [start, end] by count, with instructions and mean cycles",
 	.formats = OUT_TABLES,
-	.options = NULL,
+	.honours = ranges_honours,
 	.open = open_view,
 	.event = event,
 	.close = close_view,

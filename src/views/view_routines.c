@@ -35,6 +35,7 @@ struct vr {
 	uint32_t nr, capr, na, capa;
 	char *name;		/* "+name" of sampled rows in text */
 	size_t capname;
+	struct tb_units u;	/* of the costs */
 };
 
 static int oom(void) { return xp_err("decode", "decode a smaller trace or time range", "out of memory"); }
@@ -149,7 +150,7 @@ static void header(struct vr *v, const char *what, uint64_t total)
 
 	if (v->o->format != OUT_TEXT)
 		return;
-	fprintf(v->out, "# %s: %s, total %" PRIu64 "\n", what, c->metrics[v->metric].name, total);
+	tb_total_line(&v->u, v->out, what, c, v->metric, total);
 	if (c->merged && v->b.repairs)
 		fprintf(v->out, "# %" PRIu64 " unmatched entry/exit events repaired (returns without "
 			"their entry, activations left open)\n", v->b.repairs);
@@ -165,9 +166,9 @@ static bool window_col(const struct vr *v)
 
 static void write_routines(struct vr *v, uint64_t total)
 {
-	static const struct out_col cols[] = {
-		{ "Calls", OUT_INT, 9, 0 }, { "Base", OUT_INT, 12, 0 }, { "Cum", OUT_INT, 12, 0 },
-		{ "Cum2", OUT_INT, 12, 0 }, { "Name", OUT_STR, 0, 0 }, { "Sampled", OUT_BOOL, 0, 0 },
+	struct out_col cols[] = {
+		{ "Calls", OUT_INT, 9, 0 }, tb_cost_col(&v->u, 0, "Base"), tb_cost_col(&v->u, 1, "Cum"),
+		tb_cost_col(&v->u, 2, "Cum2"), { "Name", OUT_STR, 0, 0 }, { "Sampled", OUT_BOOL, 0, 0 },
 		{ "Window_ns", OUT_SPAN, 0, 0 },
 	};
 	struct out_table tab;
@@ -180,8 +181,9 @@ static void write_routines(struct vr *v, uint64_t total)
 		uint64_t from = 0, to = 0;
 		bool partial = r->exact && tb_window(&v->b, r->fn, &from, &to);
 		struct out_val vals[7] = {
-			{ .u = r->calls, .null = !r->exact, .approx = partial }, { .u = r->base }, { .u = r->cum },
-			{ .u = r->cum2 }, { .s = shown(v, r->fn, !r->exact) }, { .b = !r->exact },
+			{ .u = r->calls, .null = !r->exact, .approx = partial }, tb_cost(&v->u, r->base),
+			tb_cost(&v->u, r->cum), tb_cost(&v->u, r->cum2), { .s = shown(v, r->fn, !r->exact) },
+			{ .b = !r->exact },
 			{ .span = { from, to }, .omit = !partial },
 		};
 		out_row(&tab, vals, 0, NULL, 0);
@@ -208,7 +210,8 @@ static void arc_row(struct vr *v, struct out_table *tab, const char *routine, co
 	bool partial = f->exact && tb_window(&v->b, f->fn, &from, &to);
 	struct out_val vals[8] = {
 		{ .s = routine }, { .s = role }, { .u = f->calls, .null = !f->exact, .approx = partial },
-		{ .u = f->base }, { .u = f->cum }, { .s = shown(v, fn, !f->exact) }, { .b = !f->exact },
+		tb_cost(&v->u, f->base), tb_cost(&v->u, f->cum), { .s = shown(v, fn, !f->exact) },
+		{ .b = !f->exact },
 		{ .span = { from, to }, .omit = !partial },
 	};
 	/* text shows the stanza by indentation: the routine's line stands out */
@@ -217,9 +220,9 @@ static void arc_row(struct vr *v, struct out_table *tab, const char *routine, co
 
 static int write_arcs(struct vr *v, uint64_t total)
 {
-	static const struct out_col cols[] = {
+	struct out_col cols[] = {
 		{ "Routine", OUT_STR, 0, 0 }, { "Role", OUT_STR, 0, 0 },
-		{ "Calls", OUT_INT, 9, 0 }, { "Base", OUT_INT, 12, 0 }, { "Cum", OUT_INT, 12, 0 },
+		{ "Calls", OUT_INT, 9, 0 }, tb_cost_col(&v->u, 0, "Base"), tb_cost_col(&v->u, 1, "Cum"),
 		{ "Name", OUT_STR, 0, OUT_TREE }, { "Sampled", OUT_BOOL, 0, 0 },
 		{ "Window_ns", OUT_SPAN, 0, 0 },
 	};
@@ -271,6 +274,7 @@ static int on_close(void *state, int status)
 		rc = fold_tree(v, all);
 	if (status >= 0 && rc == 0) {
 		qsort(v->r, v->nr, sizeof(*v->r), cmp_fold);
+		tb_units_init(&v->u, v->c, v->metric, v->o->format, ct_total(all, v->metric));
 		if (v->arcs)
 			rc = write_arcs(v, ct_total(all, v->metric));
 		else
@@ -285,10 +289,13 @@ static int on_close(void *state, int status)
 	return status < 0 ? status : rc;
 }
 
+static const char *const routines_honours[] = { "tid", "comm", "time", "no-compensate", NULL };
+
 const struct dec_view view_routines = {
 	.name = "routines",
 	.help = "per routine: Calls (recursive ones too), Base, Cum, Cum2 (recursion once)",
 	.formats = OUT_TABLES,
+	.honours = routines_honours,
 	.open = open_routines,
 	.event = on_event,
 	.close = on_close,
@@ -298,6 +305,7 @@ const struct dec_view view_arcs = {
 	.name = "arcs",
 	.help = "arcflow: per routine its callers, itself and its callees (calls, base, cum)",
 	.formats = OUT_TABLES,
+	.honours = routines_honours,
 	.open = open_arcs,
 	.event = on_event,
 	.close = on_close,

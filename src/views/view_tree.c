@@ -1,6 +1,7 @@
 /* The --calltree and --functions views: both build call trees (one per thread) from
  * the event stream — sampled stacks and exact calls/returns alike — and report either
- * the tree (Lvl RL Calls Base Cum Name) or per-function totals. */
+ * the tree (Lvl RL Calls Base Cum Name) or per-function totals (per process with
+ * --per-process).  Costs in ns: tree_build.h, tb_units. */
 #include <errno.h>
 #include <inttypes.h>
 #include <stdlib.h>
@@ -27,6 +28,10 @@ struct vt {
 	bool per_thread;
 	bool tid_col;		/* per-thread rows in jsonl/csv carry "tid" */
 	int32_t cur_tid;
+	char prefix[96];	/* folded --per-thread: "comm-pid/tid" before each stack */
+	struct tb_units u;
+	double limit;		/* the percent limit in force */
+	struct out_col tcols[9];
 };
 
 static int open_common(struct view_ctx *vc, void **state, bool functions)
@@ -85,6 +90,12 @@ static const struct out_col tree_cols[] = {
 	{ "Sampled", OUT_BOOL, 0, 0 }, { "Window_ns", OUT_SPAN, 0, 0 },
 };
 
+/* Trees of more nodes than this are cut at TREE_LIMIT % in text unless --percent-limit
+ * says otherwise: a 10 ms step trace's tree is ~700 lines, most of them the dynamic
+ * loader's start-up below 0.1 % each. */
+#define TREE_BIG 200
+#define TREE_LIMIT 0.5
+
 /* jsonl rows of traces with probes carry window_ns */
 static bool window_col(const struct vt *v)
 {
@@ -97,8 +108,7 @@ static int tree_row(void *arg, const struct ct_tree *t, uint32_t node)
 	const struct ct_node *nd = ct_node(t, node);
 	uint64_t cum = ct_cum(t, node, v->metric);
 
-	if (v->o->percent_limit > 0 && v->total &&
-	    (double)cum * 100.0 / (double)v->total < v->o->percent_limit)
+	if (v->limit > 0 && v->total && (double)cum * 100.0 / (double)v->total < v->limit)
 		return CT_SKIP;
 	if (XP_GROW(v->path, v->cappath, nd->lvl) < 0)
 		return -ENOMEM;
@@ -116,7 +126,7 @@ static int tree_row(void *arg, const struct ct_tree *t, uint32_t node)
 	struct out_val vals[9] = {
 		{ .u = (uint64_t)v->cur_tid },
 		{ .u = nd->lvl }, { .u = nd->rl }, { .u = nd->calls, .null = nd->sampled, .approx = partial },
-		{ .u = ct_base(t, node, v->metric) }, { .u = cum }, { .s = shown }, { .b = nd->sampled },
+		tb_cost(&v->u, ct_base(t, node, v->metric)), tb_cost(&v->u, cum), { .s = shown }, { .b = nd->sampled },
 		{ .span = { from, to }, .omit = !partial },
 	};
 	unsigned skip = v->tid_col ? 0 : 1;
@@ -135,7 +145,22 @@ static int write_tree(struct vt *v, struct ct_tree *t, const char *title)
 	v->total = ct_total(t, v->metric);
 	switch (v->o->format) {
 	case OUT_FOLDED:
-		return out_folded(v->out, t, v->metric, &names);
+		return out_folded(v->out, t, v->metric, &names, title ? v->prefix : NULL);
+	case OUT_PPROF: {
+		struct out_metric m[DEC_MAX_METRICS];
+		for (unsigned k = 0; k < c->nmetrics; k++)
+			m[k] = tb_metric(c, k);
+		int rc = out_pprof(v->out, t, m, c->nmetrics, v->metric,
+				   v->b.last_time > v->b.first_time ? v->b.last_time - v->b.first_time : 0, &names, tb_fn_where);
+		return rc == -ENOMEM ? oom() : rc;
+	}
+	case OUT_SVG: {
+		char svg_title[160];
+		snprintf(svg_title, sizeof(svg_title), "%s%s%s", c->merged ? "Merged tree" : c->sampled ?
+			 "Sampled tree" : "Call tree", title ? ": " : "", title ? title : "");
+		int rc = out_svg(v->out, t, v->metric, svg_title, c->metrics[v->metric].name, &names);
+		return rc == -ENOMEM ? oom() : rc;
+	}
 	case OUT_CALLGRIND: {
 		const char *ev[DEC_MAX_METRICS];
 		char evbuf[DEC_MAX_METRICS][48];
@@ -151,18 +176,30 @@ static int write_tree(struct vt *v, struct ct_tree *t, const char *title)
 		return out_callgrind(v->out, t, ev, c->perf_data, &names);
 	}
 	default:
+		memcpy(v->tcols, tree_cols, sizeof(tree_cols));
+		tb_units_init(&v->u, c, v->metric, v->o->format, v->total);
+		v->tcols[4] = tb_cost_col(&v->u, 0, "Base");
+		v->tcols[5] = tb_cost_col(&v->u, 1, "Cum");
+		/* large trees in text: their hot part, unless a limit was given */
+		v->limit = v->o->percent_limit;
+		if (v->limit < 0)
+			v->limit = v->o->format == OUT_TEXT && ct_nnodes(t) > TREE_BIG ? TREE_LIMIT : 0;
 		if (title && v->o->format == OUT_TEXT)
 			fprintf(v->out, "%s# %s\n", v->tab.rows ? "\n" : "", title);
 		if (v->o->format == OUT_TEXT && !title)
-			fprintf(v->out, "# %s: %s, total %" PRIu64 "\n", c->merged ? "merged tree" :
-				c->sampled ? "sampled tree" : "call tree", c->metrics[v->metric].name, v->total);
+			tb_total_line(&v->u, v->out, c->merged ? "merged tree" : c->sampled ? "sampled tree" :
+				      "call tree", c, v->metric, v->total);
+		if (v->o->format == OUT_TEXT && v->o->percent_limit < 0 && v->limit > 0)
+			fprintf(v->out, "# nodes under %g%% of the total hidden (the default for trees of over %d "
+				"nodes; this one has %" PRIu32 "): --percent-limit 0 shows them\n", v->limit,
+				TREE_BIG, ct_nnodes(t) - 1);
 		if (v->o->format == OUT_TEXT && c->merged && v->b.repairs)
 			fprintf(v->out, "# %" PRIu64 " unmatched entry/exit events repaired (returns without "
 				"their entry, activations left open)\n", v->b.repairs);
 		if (v->o->format == OUT_TEXT)
 			tb_header(&v->b, v->out);
 		if (!v->tab.f || v->o->format == OUT_TEXT)
-			out_table_begin(&v->tab, v->out, v->o->format, tree_cols + (v->tid_col ? 0 : 1),
+			out_table_begin(&v->tab, v->out, v->o->format, v->tcols + (v->tid_col ? 0 : 1),
 					(v->tid_col ? 7 : 6) + (c->merged && v->o->format != OUT_TEXT) +
 					window_col(v));
 		return ct_walk(t, v->metric, tree_row, v) < 0 ? oom() : 0;
@@ -171,8 +208,17 @@ static int write_tree(struct vt *v, struct ct_tree *t, const char *title)
 
 /* ---- functions output ---- */
 
+/* The trees of a function report: one of every thread, or one per process. */
+struct fpart {
+	struct ct_tree *t;
+	int32_t pid;		/* --per-process */
+	struct ct_fn_total *tot;
+	uint32_t nfn;
+};
+
 struct frow {
 	uint32_t fn;
+	int32_t pid;
 	const struct ct_fn_total *tot;
 };
 
@@ -185,31 +231,40 @@ static int cmp_frow(const void *a, const void *b, void *arg)
 		return x->tot->base[m] > y->tot->base[m] ? -1 : 1;
 	if (x->tot->cum[m] != y->tot->cum[m])
 		return x->tot->cum[m] > y->tot->cum[m] ? -1 : 1;
+	if (x->pid != y->pid)
+		return x->pid < y->pid ? -1 : 1;
 	return x->fn < y->fn ? -1 : x->fn > y->fn;
 }
 
-static int write_functions(struct vt *v, struct ct_tree *t)
+static int write_functions(struct vt *v, struct fpart *parts, uint32_t np)
 {
 	struct dec_ctx *c = v->c;
 	unsigned m = v->metric, smp = m, nev = 0;
-	bool have_samples = false;
+	bool have_samples = false, per_process = v->o->per_process;
+	bool srcline = dec_opt(c, "srcline") != NULL;
 	int cyc = -1, ins = -1;
-	struct out_col cols[9 + DEC_MAX_METRICS];
+	struct out_col cols[12 + DEC_MAX_METRICS];
 	unsigned nc = 0;
-	char evcol[DEC_MAX_METRICS][56];
+	char evcol[DEC_MAX_METRICS][56], src[4096];
 	unsigned evm[DEC_MAX_METRICS];
+	uint64_t tsum[DEC_MAX_METRICS] = { 0 }, nrows = 0;
+	struct frow *rows = NULL;
 
-	if (ct_finish(t) < 0)
-		return oom();
-	uint32_t nfn = ct_max_fn(t) + 1;
-	struct ct_fn_total *tot = calloc(nfn, sizeof(*tot));
-	struct frow *rows = calloc(nfn, sizeof(*rows));
-	if (!tot || !rows) {
-		free(tot);
-		free(rows);
-		return oom();
+	for (uint32_t p = 0; p < np; p++) {
+		if (ct_finish(parts[p].t) < 0)
+			return oom();
+		parts[p].nfn = ct_max_fn(parts[p].t) + 1;
+		parts[p].tot = calloc(parts[p].nfn, sizeof(*parts[p].tot));
+		if (!parts[p].tot)
+			return oom();
+		ct_fn_totals(parts[p].t, parts[p].tot, parts[p].nfn);
+		for (unsigned k = 0; k < c->nmetrics; k++)
+			tsum[k] += ct_total(parts[p].t, k);
+		nrows += parts[p].nfn;
 	}
-	ct_fn_totals(t, tot, nfn);
+	rows = calloc(nrows ? nrows : 1, sizeof(*rows));
+	if (!rows)
+		return oom();
 	for (unsigned k = 0; k < c->nmetrics; k++) {
 		if (c->metrics[k].kind == DEC_M_SAMPLES) {
 			smp = k;
@@ -220,40 +275,49 @@ static int write_functions(struct vt *v, struct ct_tree *t)
 		if (strncmp(c->metrics[k].name, "instructions", 12) == 0)
 			ins = (int)k;
 	}
-	uint64_t total = ct_total(t, m);
+	uint64_t total = tsum[m];
 	/* exact traces have no samples: their first column is the exact call count */
 	/* merged traces: exact calls of probed functions, none of sampled ones */
 	if (c->merged)
 		have_samples = false;
 	cols[nc++] = (struct out_col){ have_samples ? "Samples" : "Calls", OUT_INT, 9, false };
-	cols[nc++] = (struct out_col){ "Base", OUT_INT, 12, false };
-	cols[nc++] = (struct out_col){ "Cum", OUT_INT, 12, false };
+	tb_units_init(&v->u, c, m, v->o->format, total);
+	cols[nc++] = tb_cost_col(&v->u, 0, "Base");
+	cols[nc++] = tb_cost_col(&v->u, 1, "Cum");
 	cols[nc++] = (struct out_col){ "Base%", OUT_PCT, 7, false };
 	cols[nc++] = (struct out_col){ "Cum%", OUT_PCT, 7, false };
 	/* other events (group reads): their base value per function */
 	for (unsigned k = 0; k < c->nmetrics; k++) {
-		if (k == m || k == smp || c->metrics[k].kind != DEC_M_EVENT || !ct_total(t, k))
+		if (k == m || k == smp || c->metrics[k].kind != DEC_M_EVENT || !tsum[k])
 			continue;
 		snprintf(evcol[nev], sizeof(evcol[nev]), "%s", c->metrics[k].name);
 		evm[nev] = k;
 		cols[nc++] = (struct out_col){ evcol[nev], OUT_INT, 12, false };
 		nev++;
 	}
-	bool ipc = cyc >= 0 && ins >= 0 && ct_total(t, (unsigned)cyc) && ct_total(t, (unsigned)ins);
+	bool ipc = cyc >= 0 && ins >= 0 && tsum[cyc] && tsum[ins];
 	if (ipc)
 		cols[nc++] = (struct out_col){ "IPC", OUT_FLOAT, 5, false };
+	if (per_process) {
+		cols[nc++] = (struct out_col){ "Pid", OUT_INT, 7, false };
+		cols[nc++] = (struct out_col){ "Comm", OUT_STR, 15, false };
+	}
 	cols[nc++] = (struct out_col){ "Module", OUT_STR, 20, false };
 	cols[nc++] = (struct out_col){ "Name", OUT_STR, 0, false };
+	if (srcline)
+		cols[nc++] = (struct out_col){ "Srcline", OUT_STR, 0, false };
 	if (window_col(v))
 		cols[nc++] = (struct out_col){ "Window_ns", OUT_SPAN, 0, false };
 	uint32_t nr = 0;
-	for (uint32_t f = 0; f < nfn; f++)
-		if (tot[f].seen && (tot[f].base[m] || tot[f].cum[m]))
-			rows[nr++] = (struct frow){ f, &tot[f] };
+	for (uint32_t p = 0; p < np; p++)
+		for (uint32_t f = 0; f < parts[p].nfn; f++) {
+			const struct ct_fn_total *x = &parts[p].tot[f];
+			if (x->seen && (x->base[m] || x->cum[m]))
+				rows[nr++] = (struct frow){ f, parts[p].pid, x };
+		}
 	qsort_r(rows, nr, sizeof(*rows), cmp_frow, &m);
 	if (v->o->format == OUT_TEXT) {
-		fprintf(v->out, "# %s: %s, total %" PRIu64 "\n", c->sampled ? "samples" : "functions",
-			c->metrics[m].name, total);
+		tb_total_line(&v->u, v->out, c->sampled ? "samples" : "functions", c, m, total);
 		tb_header(&v->b, v->out);
 	}
 	out_table_begin(&v->tab, v->out, v->o->format, cols, nc);
@@ -262,14 +326,14 @@ static int write_functions(struct vt *v, struct ct_tree *t)
 		double bp = total ? 100.0 * (double)x->base[m] / (double)total : 0;
 		if (v->o->percent_limit > 0 && bp < v->o->percent_limit)
 			continue;
-		struct out_val vals[9 + DEC_MAX_METRICS];
+		struct out_val vals[12 + DEC_MAX_METRICS];
 		unsigned k = 0;
 		uint64_t from = 0, to = 0;
 		bool partial = x->exact && tb_window(&v->b, rows[i].fn, &from, &to);
 		vals[k++] = (struct out_val){ .u = have_samples ? x->base[smp] : x->calls,
 					      .null = c->merged && !x->exact, .approx = partial };
-		vals[k++] = (struct out_val){ .u = x->base[m] };
-		vals[k++] = (struct out_val){ .u = x->cum[m] };
+		vals[k++] = tb_cost(&v->u, x->base[m]);
+		vals[k++] = tb_cost(&v->u, x->cum[m]);
 		vals[k++] = (struct out_val){ .d = bp };
 		vals[k++] = (struct out_val){ .d = total ? 100.0 * (double)x->cum[m] / (double)total : 0 };
 		for (unsigned e = 0; e < nev; e++)
@@ -278,14 +342,105 @@ static int write_functions(struct vt *v, struct ct_tree *t)
 			uint64_t cy = x->base[cyc], in = x->base[ins];
 			vals[k++] = cy ? (struct out_val){ .d = (double)in / (double)cy } : (struct out_val){ .null = true };
 		}
+		if (per_process) {
+			vals[k++] = (struct out_val){ .u = (uint64_t)rows[i].pid };
+			/* its last name: what it exec'd */
+			vals[k++] = (struct out_val){ .s = sb_comm_at(c->sb, rows[i].pid, UINT64_MAX) };
+		}
 		vals[k++] = (struct out_val){ .s = tb_fn_module(c->sym, rows[i].fn) };
 		vals[k++] = (struct out_val){ .s = tb_fn_name(c->sym, rows[i].fn) };
+		if (srcline) {
+			const char *file;
+			int line;
+			bool known = tb_fn_srcline(c->sym, rows[i].fn, &file, &line);
+			if (known)
+				snprintf(src, sizeof(src), "%s:%d", file, line);
+			vals[k++] = (struct out_val){ .s = known ? src : NULL, .null = !known };
+		}
 		vals[k++] = (struct out_val){ .span = { from, to }, .omit = !partial };
 		out_row(&v->tab, vals, 0, NULL, 0);
 	}
-	free(tot);
 	free(rows);
 	return 0;
+}
+
+static int cmp_pid(const void *a, const void *b)
+{
+	const struct tb_thread *x = a, *y = b;
+
+	if (x->pid != y->pid)
+		return x->pid < y->pid ? -1 : 1;
+	return x->tid < y->tid ? -1 : x->tid > y->tid;
+}
+
+/* --functions: one tree of every thread, or one per process. */
+static int functions(struct vt *v)
+{
+	struct tb *b = &v->b;
+	struct fpart *parts = calloc(b->nth ? b->nth : 1, sizeof(*parts));
+	uint32_t np = 0;
+	int rc = 0;
+
+	if (!parts)
+		return oom();
+	if (v->o->per_process) {
+		qsort(b->th, b->nth, sizeof(*b->th), cmp_pid);
+		for (uint32_t i = 0; i < b->nth && rc == 0; i++) {
+			if (!np || parts[np - 1].pid != b->th[i].pid) {
+				parts[np].pid = b->th[i].pid;
+				if (!(parts[np++].t = ct_new(v->c->nmetrics)))
+					rc = oom();
+			}
+			if (rc == 0 && ct_merge(parts[np - 1].t, b->th[i].t) < 0)
+				rc = oom();
+		}
+	} else {
+		parts[np].t = tb_merge_all(b);
+		rc = parts[np++].t ? 0 : oom();
+	}
+	if (rc == 0)
+		rc = write_functions(v, parts, np);
+	for (uint32_t p = 0; p < np; p++) {
+		ct_free(parts[p].t);
+		free(parts[p].tot);
+	}
+	free(parts);
+	return rc;
+}
+
+/* --comm-prefix: one tree per command name (its threads merged), each stack led by it. */
+static int write_folded_comm(struct vt *v)
+{
+	struct tb *b = &v->b;
+	struct out_names names = { .name = tb_fn_name, .module = tb_fn_module, .srcline = tb_fn_srcline,
+				   .ctx = v->c->sym };
+	bool *done = calloc(b->nth ? b->nth : 1, sizeof(*done));
+	int rc = 0;
+
+	if (!done)
+		return oom();
+	for (uint32_t i = 0; i < b->nth && rc == 0; i++) {
+		if (done[i])
+			continue;
+		char comm[64];
+		snprintf(comm, sizeof(comm), "%s", sb_comm_at(v->c->sb, b->th[i].tid, 0));
+		struct ct_tree *t = ct_new(v->c->nmetrics);
+		for (uint32_t j = i; j < b->nth && t; j++)
+			if (!done[j] && strcmp(sb_comm_at(v->c->sb, b->th[j].tid, 0), comm) == 0) {
+				done[j] = true;
+				if (ct_merge(t, b->th[j].t) < 0) {
+					ct_free(t);
+					t = NULL;
+				}
+			}
+		if (!t || ct_finish(t) < 0)
+			rc = oom();
+		else
+			rc = out_folded(v->out, t, v->metric, &names, comm) < 0 ? oom() : 0;
+		ct_free(t);
+	}
+	free(done);
+	return rc;
 }
 
 static int cmp_tid(const void *a, const void *b)
@@ -308,21 +463,25 @@ static int on_close(void *state, int status)
 		rc = tb_finish(&v->b);
 	if (status >= 0 && rc == 0) {
 		struct tb *b = &v->b;
-		if (v->per_thread) {
+		if (v->o->format == OUT_FOLDED && dec_opt(c, "comm-prefix")) {
+			rc = write_folded_comm(v);
+		} else if (v->per_thread) {
 			qsort(b->th, b->nth, sizeof(*b->th), cmp_tid);
 			for (uint32_t i = 0; i < b->nth && rc == 0; i++) {
 				char title[128];
 				snprintf(title, sizeof(title), "thread %d (%s) pid %d", b->th[i].tid,
 					 sb_comm_at(c->sb, b->th[i].tid, 0), b->th[i].pid);
+				/* as stackcollapse-perf.pl --tid; the thread's last name */
+				snprintf(v->prefix, sizeof(v->prefix), "%s-%d/%d",
+					 sb_comm_at(c->sb, b->th[i].tid, UINT64_MAX), b->th[i].pid, b->th[i].tid);
 				v->cur_tid = b->th[i].tid;
 				rc = write_tree(v, b->th[i].t, title);
 			}
+		} else if (v->functions) {
+			rc = functions(v);
 		} else {
 			struct ct_tree *all = tb_merge_all(b);
-			if (!all)
-				rc = oom();
-			else
-				rc = v->functions ? write_functions(v, all) : write_tree(v, all, NULL);
+			rc = all ? write_tree(v, all, NULL) : oom();
 			ct_free(all);
 		}
 	}
@@ -333,11 +492,18 @@ static int on_close(void *state, int status)
 	return rc;
 }
 
+static const char *const calltree_honours[] = { "tid", "comm", "time", "percent-limit", "per-thread", NULL };
+static const char *const functions_honours[] = {
+	"tid", "comm", "time", "percent-limit", "per-process", "srcline", "no-compensate", NULL
+};
+
 const struct dec_view view_calltree = {
 	.name = "calltree",
 	.help = "call-stack tree: Lvl RL Calls Base Cum Name, depth first",
-	.formats = OUT_TABLES | (1u << OUT_FOLDED) | (1u << OUT_CALLGRIND),
+	.formats = OUT_TABLES | (1u << OUT_FOLDED) | (1u << OUT_CALLGRIND) | (1u << OUT_PPROF) |
+		   (1u << OUT_SVG),
 	.options = tb_options,
+	.honours = calltree_honours,
 	.open = open_calltree,
 	.event = on_event,
 	.close = on_close,
@@ -347,6 +513,7 @@ const struct dec_view view_functions = {
 	.name = "functions",
 	.help = "per function: samples, base (self), cum (with callees), percentages",
 	.formats = OUT_TABLES,
+	.honours = functions_honours,
 	.open = open_functions,
 	.event = on_event,
 	.close = on_close,

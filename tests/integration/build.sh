@@ -47,6 +47,57 @@ check_match "installed binary runs info on a fixture" '^  pt +available: cycle-a
 for doc in README.md architecture.md info.md; do
 	check "installed doc $doc" test -f "$TMP/inst/share/doc/xptrace/$doc"
 done
+# A man page per command of the command table, generated from its --help text: the
+# rendered page holds every line of the help, in order (issue 15).
+x=$TMP/inst/bin/xptrace
+cmds=$("$x" help --list commands | cut -f1)
+check_eq "a man page per command, and xptrace.1" \
+	"$( (for c in $cmds; do echo "xptrace-$c.1"; done; echo xptrace.1) | sort)" \
+	"$(ls "$TMP/inst/share/man/man1" | sort)"
+# the help's lines, trimmed, in the page's text as rendered (groff, no overstrikes)
+help_in_page() {	# $1 page, $2... the help command -> the help lines missing from it
+	local page=$1; shift
+	groff -man -Tascii -P-cbou "$page" 2>/dev/null | sed 's/^ *//; s/ *$//' >"$TMP/page.txt"
+	"$@" | sed -E 's/^usage: //; s/^ *//; s/ *$//; s/^([A-Za-z][^:]*):$/\U\1/' | grep -v '^$' |
+		grep -vxFf "$TMP/page.txt"
+}
+if command -v groff >/dev/null; then
+	for c in $cmds; do
+		check_eq "man xptrace-$c holds every line of 'xptrace help $c'" "" \
+			"$(help_in_page "$TMP/inst/share/man/man1/xptrace-$c.1" "$x" help "$c")"
+	done
+	check_eq "man xptrace holds every line of 'xptrace help'" "" \
+		"$(help_in_page "$TMP/inst/share/man/man1/xptrace.1" "$x" help)"
+	check_match "the page names the command and its summary" \
+		"^xptrace-record - record a command or process into a trace directory$" \
+		"$(groff -man -Tascii -P-cbou "$TMP/inst/share/man/man1/xptrace-record.1" | sed 's/^ *//')"
+fi
+# A command added to the table gets its page and completion without another edit: the
+# generators read the table (a stand-in binary with one more command).
+printf '#!/bin/sh\nif [ "$1 $2 $3" = "help --list commands" ]; then "%s" "$@"; printf "frob\\tfrobs the trace\\n"; exit; fi\nif [ "$1 $2" = "help frob" ]; then printf "usage: xptrace frob [--knob K]\\n\\noptions:\\n  --knob K   the knob\\n"; exit; fi\nexec "%s" "$@"\n' "$x" "$x" >"$TMP/x2"
+chmod +x "$TMP/x2"
+mk/man.sh "$TMP/x2" "$TMP/man2" && mk/completion.sh "$TMP/x2" >"$TMP/x2.bash"
+check "a new command gets a page" test -s "$TMP/man2/xptrace-frob.1"
+check_match "... and its options are completed" 'frob\)' "$(grep -A1 'frob)' "$TMP/x2.bash")"
+
+# bash completion: commands, options, modes, views and formats, from the same tables
+comp() {	# WORDS... (the last is the word being completed) -> the candidates, sorted
+	bash -c 'source "$1"; shift; COMP_WORDS=("$@"); COMP_CWORD=$(($# - 1)); _xptrace
+		printf "%s\n" "${COMPREPLY[@]}" | sort -u' _ "$TMP/inst/share/bash-completion/completions/xptrace" xptrace "$@"
+}
+check_eq "completion: commands" "$(printf '%s\n' $cmds --help --version help | sort)" "$(comp "")"
+check_eq "completion: record --mode" "$("$x" help --list modes | sort)" "$(comp record --mode "")"
+check_eq "completion: decode --format" "$("$x" help --list formats | sort)" "$(comp decode --format "")"
+check_eq "completion: decode -- offers every view" "" \
+	"$("$x" help --list views | grep -vxFf <(comp decode --))"
+check_eq "completion: record's options are its --help's" \
+	"$(mk/help-options.sh "$x" record | grep '^--' | sort)" "$(comp record --)"
+check_eq "completion: record --ad" "--adaptive
+--adaptive-depth
+--adaptive-interval" "$(comp record --ad)"
+check_eq "completion: help COMMAND" "$(printf '%s\n' $cmds | sort)" "$(comp help "")"
+check_eq "completion: the recorded command after --" "sh" "$(comp record -o t -- sh | grep -x sh)"
+
 mk -s install DESTDIR="$TMP/stage" PREFIX=/usr >/dev/null 2>&1
 check "make install DESTDIR= PREFIX=/usr stages under DESTDIR" test -x "$TMP/stage/usr/bin/xptrace"
 

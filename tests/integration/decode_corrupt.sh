@@ -31,7 +31,7 @@ done <<'LIST'
 base.data|0|^$
 pipe.data|0|^$
 trunc-header.data|1|^xptrace: .*: too short for a perf.data header \(the file is damaged\)$
-trunc-attrs.data|1|bad attribute section
+trunc-attrs.data|1|^xptrace: .*trunc-attrs.data: truncated at byte 192: the event attributes need bytes 120 to 264 \(the file is damaged; record again\)$
 huge-attr-section.data|1|bad attribute section
 bad-attr-size.data|1|bad attribute section \(entry size 3
 bad-ids-section.data|1|cannot read event attribute section

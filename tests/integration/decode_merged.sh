@@ -36,7 +36,9 @@ for r in rows:
     if r["path"][:top + 1] != c[0]["path"]:
         continue
     calls = "-" if r["calls"] is None else r["calls"]
-    print(";".join(p), r["lvl"] - c[0]["lvl"], r["rl"], calls, r["base"], r["cum"])
+    # time: base_ns and cum_ns; other metrics: base and cum
+    b, s = ("base_ns", "cum_ns") if "base_ns" in r else ("base", "cum")
+    print(";".join(p), r["lvl"] - c[0]["lvl"], r["rl"], calls, r[b], r[s])
 EOF
 }
 
@@ -72,13 +74,13 @@ check_match "step: a unit is 2000 x 6 instructions (C's Base / 3)" '^C 0 1 1 360
 check_eq "probe: record exits 0" 0 $?
 # raw times here (the probes' cost not subtracted): they must equal perf's timestamps
 "$XPTRACE" decode -i pr --calltree --no-compensate --format jsonl >pr.jsonl 2>pr.err
-check_match "probe: the tree is merged and timed" '^# merged tree: time, total [0-9]+$' \
+check_match "probe: the tree is merged and timed" '^# merged tree: time, total [0-9]+\.[0-9]{3} (s|ms|us)$' \
 	"$("$XPTRACE" decode -i pr --calltree 2>&1 | head -1)"
 shape pr.jsonl >pr.shape
 check_eq "probe: the example's tree below C (Lvl, RL, Calls exact; X sampled)" \
 	"$(echo "$expected" | awk '{ print $1, $2, $3, ($1 == "C;B;A;X" ? "-" : $4) }' | sort)" \
 	"$(awk '{ print $1, $2, $3, $4 }' pr.shape | sort)"
-check_match "probe: X is marked sampled in text" '^  [ 0-9]+ +1 +- +[0-9]+ +[0-9]+ +\+X$' \
+check_match "probe: X is marked sampled in text" '^  [ 0-9]+ +1 +- +[0-9.]+ +[0-9.]+ +\+X$' \
 	"$("$XPTRACE" decode -i pr --calltree 2>&1)"
 
 # The exact times from perf's view of the same probe hits: a stack of entries, the time

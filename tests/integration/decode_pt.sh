@@ -70,13 +70,13 @@ check_match "--annotate jsonl: taken/not_taken" '"count":1000,.*"taken":999,"not
 check_exit "--annotate of a function that did not run fails" 1 "$XPTRACE" decode -i "$K" --annotate nosuchfn
 
 # exact call tree: recursion levels, call counts
-out=$("$XPTRACE" decode -i "$K" --calltree)
+out=$("$XPTRACE" decode -i "$K" --calltree --percent-limit 0)
 check_eq "rec: 11 levels, RL 1..11, one call each" \
 	"1 2 3 4 5 6 7 8 9 10 11 " "$(printf '%s\n' "$out" | awk '$6 == "rec" { printf "%s ", $2 }')"
 check_eq "rec: every level called once" "11" "$(printf '%s\n' "$out" | awk '$6 == "rec" && $3 == 1' | wc -l)"
 check_match "leaf: 37 calls, 4 instructions each" '^ +7 +1 +37 +148 +148 +leaf$' "$out"
 check_match "loop1000: 1 call, 6002 instructions" '^ +7 +1 +1 +6002 +6002 +loop1000$' "$out"
-out=$("$XPTRACE" decode -i "$TMP/step_basic" --calltree)
+out=$("$XPTRACE" decode -i "$TMP/step_basic" --calltree --percent-limit 0)
 check_eq "fib(8): 67 calls in all" "67" \
 	"$(printf '%s\n' "$out" | awk '$6 == "fib" { s += $3 } END { print s }')"
 check_eq "fib(8): recursion 8 deep" "8" \
@@ -124,8 +124,12 @@ import sys, json
 ts = [json.loads(l).get("time", 0) for l in sys.stdin]
 ts = [t for t in ts if t]
 print(max(ts) - min(ts))')
+# (text: in ms; the times of a traced run, said in the header)
 out=$("$XPTRACE" decode -i "$B" --calltree --metric time)
-check_match "--metric time: total = last - first timestamp ($span ns)" "^# call tree: time, total $span\$" "$out"
+check_match "--metric time: total = last - first timestamp ($span ns)" \
+	"^# call tree: time, total $(awk -v s="$span" 'BEGIN { printf "%.3f", s / 1e6 }') ms\$" "$out"
+check_match "--metric time of a step trace: said to be the traced run's" \
+	"^# time: of the traced run \(step mode stops the program at its branches\), not native times" "$out"
 "$XPTRACE" decode -i "$B" --calltree --metric time --format jsonl >"$TMP/sb.time"
 check_eq "--metric time: Cum = Base + children's Cum, Cum(parent) >= Cum(child), same Calls" "0 0 same" \
 	"$(python3 - "$TMP/sb.time" "$TMP/sb.tree" <<'EOF2'
@@ -136,10 +140,11 @@ kids, by = {}, {}
 for r in rows:
     kids.setdefault(tuple(r["path"][:-1]), []).append(r)
     by[tuple(r["path"])] = r
-bad = sum(r["cum"] != r["base"] + sum(k["cum"] for k in kids.get(tuple(r["path"]), [])) for r in rows)
-neg = sum(tuple(r["path"][:-1]) in by and by[tuple(r["path"][:-1])]["cum"] < r["cum"] for r in rows)
+B, C = "base_traced_ns", "cum_traced_ns"	# jsonl: ns, of the traced run
+bad = sum(r[C] != r[B] + sum(k[C] for k in kids.get(tuple(r["path"]), [])) for r in rows)
+neg = sum(tuple(r["path"][:-1]) in by and by[tuple(r["path"][:-1])][C] < r[C] for r in rows)
 calls = lambda rs: sorted((tuple(r["path"]), r["calls"]) for r in rs)
-print(bad, neg, "same" if calls(rows) == calls(ins) and sum(r["cum"] for r in rows if r["lvl"] == 1) > 0 else "differ")
+print(bad, neg, "same" if calls(rows) == calls(ins) and sum(r[C] for r in rows if r["lvl"] == 1) > 0 else "differ")
 EOF2
 )"
 
@@ -157,9 +162,10 @@ check_eq "--tid of the traced thread keeps everything" "$all" \
 	"$("$XPTRACE" decode -i "$K" --insn --format jsonl --tid "$tid" | grep -c '"ip"')"
 check_eq "--tid of another thread keeps nothing" "0" \
 	"$("$XPTRACE" decode -i "$K" --insn --format jsonl --tid 1 | grep -c '"ip"')"
+check_exit "--tid of another thread: nothing matched, exit 1" 1 "$XPTRACE" decode -i "$K" --insn --tid 1
 check_eq "--sym leaf: 37 x 4 instructions" "148" \
 	"$("$XPTRACE" decode -i "$K" --insn --format jsonl --sym leaf | grep -c '"ip"')"
-check_exit "--time with a bad range fails" 1 "$XPTRACE" decode -i "$K" --insn --time 5-1
+check_exit "--time with a bad range is a usage error" 2 "$XPTRACE" decode -i "$K" --insn --time 5-1
 check_match "--time with a bad range says why" "--time 5-1: expected A-B" "$(cat "$TMP/.err")"
 check_match "--insn text: symbol+offset and disassembly" ' loop1000\+0x5 +48 8b 15 [0-9a-f ]+ +movq ' \
 	"$("$XPTRACE" decode -i "$K" --insn | grep -m1 'loop1000+0x5 ')"

@@ -28,9 +28,13 @@ out=$("$XPTRACE" record --sysfs-root "$ZEN" --mode lbr -o "$TMP/lbr" -- true 2>&
 check_eq "lbr on Zen 2 exits 1" 1 "$rc"
 check_eq "lbr on Zen 2 says why" "xptrace: record --mode: lbr: $NO_LBR_ZEN (use --mode sample instead)" "$out"
 
-out=$("$XPTRACE" record --sysfs-root "$VM" -o "$TMP/auto" -- true 2>&1); rc=$?
+out=$("$XPTRACE" record --sysfs-root "$VM" -o "$TMP/auto0" -- true 2>&1); rc=$?
 check_eq "auto on a PMU-less VM records" 0 "$rc"
-check_eq "auto explains each skipped mode, then picks sample" \
+check_eq "auto says in one line which mode and why (issue 15)" \
+	"xptrace: mode auto: recording in sample mode (pt, lbr: unavailable here; -v says why)" \
+	"$(printf '%s\n' "$out" | grep 'mode auto')"
+out=$("$XPTRACE" record -v --sysfs-root "$VM" -o "$TMP/auto" -- true 2>&1); rc=$?
+check_eq "auto -v explains each skipped mode, then picks sample" \
 	"xptrace: mode auto: pt mode is not available: $NO_PT_VM
 xptrace: mode auto: lbr mode is not available: $NO_CPU_VM
 xptrace: mode auto: recording in sample mode" "$(printf '%s\n' "$out" | grep 'mode auto')"
@@ -53,7 +57,7 @@ record_says() {	# $1 mode, $2... extra record options -> "REASON|INSTEAD"
 }
 auto_says() {	# $1 mode, $2... extra record options -> REASON
 	local m=$1; shift
-	"$XPTRACE" record "$@" -f -o "$TMP/agree" -- true 2>&1 |
+	"$XPTRACE" record -v "$@" -f -o "$TMP/agree" -- true 2>&1 |
 		sed -n "s/^xptrace: mode auto: $m mode is not available: //p"
 }
 for root in "$VM" "$ZEN" ""; do
@@ -76,7 +80,7 @@ done
 # is not this machine's, calls both available; record's refused opens are probe facts,
 # worded as info words them when a probe file reports the same errors.
 if [ ! -e /sys/bus/event_source/devices/intel_pt ] && [ ! -e /sys/bus/event_source/devices/cpu ]; then
-	out=$("$XPTRACE" record --sysfs-root "$SKL" -o "$TMP/skl" -- true 2>&1); rc=$?
+	out=$("$XPTRACE" record -v --sysfs-root "$SKL" -o "$TMP/skl" -- true 2>&1); rc=$?
 	check_eq "auto with a PT description but no PT kernel records" 0 "$rc"
 	check_match "pt is skipped because the intel_pt event does not open" \
 		"^xptrace: mode auto: pt mode is not available: an intel_pt event does not open \(EINVAL\): the kernel rejects the event attributes$" "$out"

@@ -22,14 +22,21 @@ cc -O1 -g -fno-omit-frame-pointer -fno-inline -Wl,--build-id=0x"$bid" -o "$TMP/h
 
 "$XPTRACE" record -o rec1 -g -- "$TMP/hotcopy" 400 >"$TMP/out" 2>"$TMP/err"
 check_eq "record exits 0" 0 $?
-check_match "the fallback to cpu-clock is said once" \
-	"^xptrace: events: cpu-clock \(cycles cannot be opened here" "$(grep -c 'events:' "$TMP/err") $(cat "$TMP/err")"
-check_eq "one events line" 1 "$(grep -c 'xptrace: events:' "$TMP/err")"
-check_match "summary line" "^xptrace: recorded [0-9]+ samples, 0 lost, [0-9]+ modules snapshotted" "$(cat "$TMP/err")"
+# issue 15: one line naming the mode and why, then the summary naming the event (the
+# default event's fallback to cpu-clock is said with -v)
+check_eq "two lines: the mode and why, the summary" \
+	"xptrace: mode auto: recording in sample mode (pt, lbr: unavailable here; -v says why)
+xptrace: recorded N cpu-clock samples, N lost, N modules snapshotted, N.N MB in recN/" \
+	"$(sed 's/[0-9][0-9]*/N/g' "$TMP/err")"
+"$XPTRACE" record -v -o rec1v -g -- "$TMP/hotcopy" 50 >/dev/null 2>"$TMP/errv"
+check_match "-v: the fallback to cpu-clock is said once" \
+	"^xptrace: events: cpu-clock \(cycles cannot be opened here" "$(cat "$TMP/errv")"
+check_eq "-v: one events line, a reason per skipped mode" "1 2" \
+	"$(grep -c 'xptrace: events:' "$TMP/errv") $(grep -c 'mode is not available' "$TMP/errv")"
 check "perf.data exists" test -s rec1/perf.data
 perf_clean "workload" rec1/perf.data
 n=$(nsamples rec1/perf.data)
-check_match "summary sample count equals perf's count ($n)" "recorded $n samples" "$(cat "$TMP/err")"
+check_match "summary sample count equals perf's count ($n)" "recorded $n cpu-clock samples" "$(cat "$TMP/err")"
 # 400 ms at 4000 Hz: 1600 samples when the CPU is ours, fewer when shared.
 check "sample count plausible for 400 ms at 4 kHz ($n)" in_range 100 1700 "$n"
 inner=$(sym_share rec1/perf.data hot_inner)
@@ -92,22 +99,30 @@ check_eq "group: every sample carries both counts" "$(nsamples rec4/perf.data)" 
 	"$(perf report -i rec4/perf.data -D 2>/dev/null | grep -c '^\.\.\.\. group nr 2$')"
 
 # Usage errors.
-# Event names: with no PMU here an unknown name is replaced/dropped like an event that
-# does not open; where a core PMU exists (a fixture sysfs) it is a typo and an error.
-"$XPTRACE" record -q -o rec5 -e no_such_event,instructions,task-clock -- "$PROGS/hot" 50 >/dev/null 2>"$TMP/err5"
-check_eq "unknown leader on a PMU-less machine: exit 0" 0 $?
-"$XPTRACE" record -o rec5b -e no_such_event,instructions,task-clock -- "$PROGS/hot" 50 >/dev/null 2>"$TMP/err5"
-check_eq "unknown leader falls back to cpu-clock, said once with the reason" \
-	"xptrace: events: cpu-clock,task-clock (no_such_event is unknown here (libpfm4: event not found): no hardware PMU; fell back to cpu-clock)" \
+# Event names: with no PMU here a real hardware event name (libpfm4 knows it for some
+# Intel PMU) is replaced/dropped like an event that does not open; a name no PMU has is
+# a typo: a usage error, as perf's "event syntax error" (issue 15), on any machine.
+"$XPTRACE" record -q -o rec5 -e inst_retired.any,instructions,task-clock -- "$PROGS/hot" 50 >/dev/null 2>"$TMP/err5"
+check_eq "hardware leader on a PMU-less machine: exit 0" 0 $?
+"$XPTRACE" record -o rec5b -e inst_retired.any,instructions,task-clock -- "$PROGS/hot" 50 >/dev/null 2>"$TMP/err5"
+check_eq "hardware leader falls back to cpu-clock, said once with the reason" \
+	"xptrace: events: cpu-clock,task-clock (inst_retired.any is unknown here (libpfm4: event not found): no hardware PMU; fell back to cpu-clock)" \
 	"$(grep 'xptrace: events:' "$TMP/err5")"
 check_eq "a member that cannot open is dropped with the reason" \
 	"xptrace: event instructions dropped: cannot be opened here (No such file or directory: no hardware PMU)" \
 	"$(grep 'dropped' "$TMP/err5")"
 check_eq "the file has exactly the events used" "cpu-clock task-clock" \
 	"$(perf report -i rec5b/perf.data --header-only 2>/dev/null | sed -n 's/^# event : name = \([^,]*\),.*/\1/p' | tr '\n' ' ' | sed 's/ $//')"
-check_exit "unknown event where a core PMU exists is an error" 1 "$XPTRACE" record -o rec5c --mode sample \
+for ev in bogus_event no_such_event,task-clock cpu-clock,nosuch; do
+	check_exit "-e $ev: a usage error, as perf's event syntax error" 2 "$XPTRACE" record -o rec5d -e "$ev" -- true
+	check_eq "-e $ev: names the unknown event, nothing else said" \
+		"xptrace: record: event syntax error: unknown event '$(tr ',' '\n' <<<"$ev" | grep -v clock)' (perf list, or libpfm4's showevtinfo, lists the names) (see 'xptrace help record')" \
+		"$(cat "$TMP/.err")"
+	check "-e $ev: no directory" test ! -e rec5d
+done
+check_exit "unknown event where a core PMU exists is a usage error" 2 "$XPTRACE" record -o rec5c --mode sample \
 	--sysfs-root "$FIXTURES/sysfs/intel-skylake" -e no_such_event -- true
-check_match "unknown event message" "^xptrace: events: unknown event 'no_such_event': event not found" "$(cat "$TMP/.err")"
+check_match "unknown event message" "^xptrace: record: event syntax error: unknown event 'no_such_event'" "$(cat "$TMP/.err")"
 check "a recording that never started leaves no directory" test ! -e rec5c
 max=$(cat /proc/sys/kernel/perf_event_max_sample_rate)
 check_exit "-F above the kernel's limit is an error" 1 "$XPTRACE" record -o rec7 -F $((max + 1)) -- true
@@ -120,7 +135,16 @@ check_match "-F 1234 is the attr's frequency" "sample_freq \} = 1234," "$(perf r
 check_exit "-F and -c together is a usage error" 2 "$XPTRACE" record -F 10 -c 10 -- true
 check_exit "no command is a usage error" 2 "$XPTRACE" record
 check_exit "bad --call-graph is a usage error" 2 "$XPTRACE" record --call-graph bogus -- true
-check_exit "unknown mode is an error" 1 "$XPTRACE" record --mode nope -- true
+check_exit "unknown mode is a usage error" 2 "$XPTRACE" record --mode nope -- true
+check_eq "unknown mode: one line naming the modes" \
+	"xptrace: record: unknown mode 'nope' (modes: auto, pt, lbr, sample, step) (see 'xptrace help record')" \
+	"$(cat "$TMP/.err")"
+# no mode line before a usage error about the output directory
+mkdir -p existing
+check_exit "an existing -o DIR is refused" 1 "$XPTRACE" record -o existing -- true
+check_eq "an existing -o DIR: its error is the only line" \
+	"xptrace: existing: the trace directory already exists (use -f to replace it; the old one is kept as .old)" \
+	"$(cat "$TMP/.err")"
 check_exit "missing command is an error" 1 "$XPTRACE" record -o rec6 -- "$TMP/does-not-exist"
 check_match "missing command message" "run the command: .*does-not-exist: No such file" "$(cat "$TMP/.err")"
 check "a command that never ran leaves no directory" test ! -e rec6

@@ -114,14 +114,17 @@ probed=$("$XPTRACE" record -q -o c --probe tiny --probe-limit 0 -- "$A" phases 5
 ratio=$(( (probed - bare) / 5000 * 100 / (caller + callee) ))
 # The calibration takes medians of the class of tiny (a stepped mov); a loop of probed
 # calls pays on average more (the collector draining on the other core, wakeups), never
-# much less: between 0.8 and 4 times the calibrated cost.
-check "calibration: a probed call in a loop costs $((ratio))% of the calibrated $((caller + callee)) ns" in_range 80 400 "$ratio"
+# much less: between 0.8 and 8 times the calibrated cost (2.9 x on a quiet machine,
+# 4.4 x measured with the 2 cores at a load average of 11).
+check "calibration: a probed call in a loop costs $((ratio))% of the calibrated $((caller + callee)) ns" in_range 80 800 "$ratio"
 
 # --- (d) after the limit the target runs as fast as without probes ---
-"$XPTRACE" record -q -o d0 -- "$A" phases 50000 8 >d0.out 2>/dev/null
-"$XPTRACE" record -q -o d1 --probe tiny --probe-limit 1000 -- "$A" phases 50000 8 >d1.out 2>/dev/null
-med() { awk 'NR >= 3 { print $3 }' "$1" | sort -n | awk '{ v[NR] = $1 } END { print v[int((NR + 1) / 2)] }'; }
-m0=$(med d0.out); m1=$(med d1.out)
+# Phases of ~1 ms (a breakpoint left in would make one take seconds); the fastest of
+# phases 3-8 of each run, since the machine's load only ever adds to a phase.
+"$XPTRACE" record -q -o d0 -- "$A" phases 500000 8 >d0.out 2>/dev/null
+"$XPTRACE" record -q -o d1 --probe tiny --probe-limit 1000 -- "$A" phases 500000 8 >d1.out 2>/dev/null
+fastest() { awk 'NR >= 3 { print $3 }' "$1" | sort -n | head -1; }
+m0=$(fastest d0.out); m1=$(fastest d1.out)
 check "limit: phases 3-8 after the limit take $m1 ns against $m0 unprobed (within 15%)" test $((m1 * 100)) -le $((m0 * 115))
 p1=$(awk 'NR == 1 { print $3 }' d1.out)
 check "limit: phase 1 paid for its 1000 hits ($p1 ns against $m0)" test "$p1" -ge $((m0 + 1000 * callee))

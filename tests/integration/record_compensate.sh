@@ -58,7 +58,7 @@ def tree(f):
     for l in open(f):
         j = json.loads(l)
         if not j["sampled"] and j["path"] in (["A"], ["A", "B"]):
-            n[j["name"]] = j["cum"]
+            n[j["name"]] = j["cum_ns"]
     return {"a_cum_ns": n["A"], "a_self_ns": n["A"] - n["B"], "b_cum_ns": n["B"]}
 keys = ("a_cum_ns", "a_self_ns", "b_cum_ns")
 err = {k: [] for k in keys}

@@ -59,7 +59,7 @@ if mount -t tmpfs -o size=6m tmpfs small 2>/dev/null; then
 		dd if=/dev/zero of="nf$free/fill" bs=1k count=$((avail - free)) status=none 2>/dev/null
 		"$XPTRACE" record -o "nf$free/t" --call-graph dwarf,4096 -- "$PROGS/hot" 3000 >/dev/null 2>"$TMP/errn"
 		check_eq "$free KB free: exit 1" 1 $?
-		said=$(sed -n 's/^xptrace: recorded \([0-9]*\) samples.*/\1/p' "$TMP/errn")
+		said=$(sed -n 's/^xptrace: recorded \([0-9]*\) cpu-clock samples.*/\1/p' "$TMP/errn")
 		n=$(nsamples "nf$free/t/perf.data")
 		check_eq "$free KB free: the summary's samples are the file's" "${n:-0}" "$said"
 		if [ "${n:-0}" = 0 ]; then
@@ -78,7 +78,7 @@ if mount -t tmpfs -o size=6m tmpfs small 2>/dev/null; then
 		check_eq "$free KB free: every .build-id link leads to a snapshot" "" "$dangling"
 		nlinks=$(ls "nf$free"/t/.build-id/*/ | grep -vc ':$\|^$')
 		check_match "$free KB free: the summary counts the snapshots there are" \
-			"recorded [0-9]+ samples, [0-9]+ lost, $nlinks modules snapshotted" "$(cat "$TMP/errn")"
+			"recorded [0-9]+ cpu-clock samples, [0-9]+ lost, $nlinks modules snapshotted" "$(cat "$TMP/errn")"
 		if grep -q 'no snapshot of' "$TMP/errn"; then
 			check_match "$free KB free: a failed snapshot is named" \
 				"^xptrace: no snapshot of /[^ ]+: No space left on device" "$(grep 'no snapshot of' "$TMP/errn")"

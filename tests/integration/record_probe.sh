@@ -128,7 +128,7 @@ check_eq "threads, -p, decoded: samples under their own thread's event node" "ma
 main thr_one one_leaf_b sampled
 other thr_two two_leaf sampled" "$tree"
 check_match "threads, -p, decoded: thr_one 5 and thr_two 3 exact calls" \
-	'^ *1 +1 +5 +[0-9]+ +[0-9]+ +thr_one$' "$("$XPTRACE" decode -i tp --calltree 2>/dev/null)"
+	'^ *1 +1 +5 +[0-9.]+ +[0-9.]+ +thr_one$' "$("$XPTRACE" decode -i tp --calltree 2>/dev/null)"
 
 # --- -p: attach to a running process ---
 mkfifo fifo
@@ -174,7 +174,7 @@ err_case "not an ELF file" 1 "C@/etc/passwd: cannot read the functions of /etc/p
 err_case "second item bad, first good: nothing armed" 1 "no function 'nosuch'" C,nosuch "$PROGS/merged" 10
 err_case "empty item" 2 "--probe: an empty item" 'C,,A' "$PROGS/merged" 10
 err_case "two @" 2 "'a@b@c' has more than one '@'" 'a@b@c' "$PROGS/merged" 10
-check_exit "step mode refuses --probe" 1 "$XPTRACE" record -m step -o bad --probe C -- "$PROGS/merged" 10
+check_exit "step mode refuses --probe (a usage error with --mode step)" 2 "$XPTRACE" record -m step -o bad --probe C -- "$PROGS/merged" 10
 check_match "step mode: says why" "--mode step is exact already" "$(cat "$TMP/.err")"
 if command -v setpriv >/dev/null; then
 	check_exit "no permission (uid nobody): exit 1" 1 setpriv --reuid=65534 --regid=65534 --clear-groups \

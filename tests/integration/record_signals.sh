@@ -34,13 +34,13 @@ xp=$!
 child=$(wait_child "$xp" hot)
 kill -KILL "$child"
 wait "$xp"
-check_eq "SIGKILL of the target: exit 0" 0 $?
+check_eq "SIGKILL of the target: exit 128+9, as perf's shell sees" 137 $?
 check_match "SIGKILL of the target is reported" "the command was killed by signal 9" "$(cat "$TMP/err9")"
 perf_clean "SIGKILL" kill9/perf.data
 check "SIGKILL: hot_inner is the top symbol" in_range 60 90 "$(sym_share kill9/perf.data hot_inner)"
 
 "$XPTRACE" record -o crash -- "$PROGS/crash" >/dev/null 2>"$TMP/errc"
-check_eq "crashing target: exit 0" 0 $?
+check_eq "crashing target: exit 128+11, as perf's shell sees" 139 $?
 check_match "crash is reported" "the command was killed by signal 11" "$(cat "$TMP/errc")"
 perf_clean "crash" crash/perf.data
 check "crash: crash_spin has the samples" in_range 80 100 "$(sym_share crash/perf.data crash_spin)"
@@ -64,7 +64,7 @@ wait_child "$xp" hot >/dev/null
 kill -STOP "$xp"; sleep 0.8; kill -CONT "$xp"
 wait "$xp"
 check_eq "lost: exit 0" 0 $?
-said=$(sed -n 's/^xptrace: recorded [0-9]* samples, \([0-9]*\) lost.*/\1/p' "$TMP/errl")
+said=$(sed -n 's/^xptrace: recorded [0-9]* cpu-clock samples, \([0-9]*\) lost.*/\1/p' "$TMP/errl")
 stored=$(perf report -i lost/perf.data -D 2>/dev/null | sed -n 's/.*PERF_RECORD_LOST: .*lost:\([0-9]*\).*/\1/p' | awk '{ s += $1 } END { print s + 0 }')
 check "lost: some records were lost (${said:-none})" in_range 1 100000000 "${said:-0}"
 check_eq "lost: the printed count equals the LOST records in the file" "$stored" "$said"

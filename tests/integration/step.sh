@@ -9,11 +9,19 @@ PIE_BASE=0x555555554000
 NOASLR="setarch -R"
 
 step_case() {	# $1 program; [$2 $3 = compare only [lo, hi) for threads]
+		# WHOLE=PID: from the exec on (ld.so included; PID writes its truth), else from main
 	local prog=$1 p=$PROGS/$1 off start out rc ratio
-	off=$(nm "$p" | awk '$3 == "main" { print $1 }')
-	start=$(printf '%x' $((PIE_BASE + 0x$off)))
-	$NOASLR "$PROGS/xp_sstep" "$TMP/$prog.truth" "0x$off" -- "$p" >"$TMP/$prog.out1" 2>&1
-	$NOASLR "$XPTRACE" record --mode step -o "$TMP/$prog" -- "$p" >"$TMP/$prog.out2" 2>"$TMP/$prog.err"
+	if [ "${WHOLE:-}" ]; then
+		wait "$WHOLE"	# its ground truth, started in the background below
+		start=$(head -1 "$TMP/$prog.truth.0")
+		check_match "$prog: the whole program ran cpuid/rdtsc under single-step" "^repaired [1-9]" \
+			"$(grep repaired "$TMP/$prog.truth.stat")"
+	else
+		off=$(nm "$p" | awk '$3 == "main" { print $1 }')
+		start=$(printf '%x' $((PIE_BASE + 0x$off)))
+		$NOASLR "$PROGS/xp_sstep" "$TMP/$prog.truth" "0x$off" -- "$p" >"$TMP/$prog.out1" 2>&1
+	fi
+	$NOASLR ${WHOLE:+$WHOLE_ENV} "$XPTRACE" record -v --mode step -o "$TMP/$prog" -- "$p" >"$TMP/$prog.out2" 2>"$TMP/$prog.err"
 	rc=$?
 	check_eq "$prog: step record exits 0" 0 "$rc"
 	check_eq "$prog: same program output as under single-step" "$(cat "$TMP/$prog.out1")" "$(cat "$TMP/$prog.out2")"
@@ -38,11 +46,20 @@ step_case() {	# $1 program; [$2 $3 = compare only [lo, hi) for threads]
 		"$(awk -v r="${ratio:-9}" 'BEGIN { print (r <= 1.0) ? "yes" : "no" }')"
 }
 
-step_case step_basic
+# the whole program: ld.so (relocations, cpu features: cpuid), libc's start, main.
+# Single-stepping it takes a few seconds: it runs while the other cases do.  xp_sstep
+# loses the single-step trap after cpuid/rdtsc as some hypervisors do, and repairs it
+# (the repair is what this checks on any machine).
+# Both tracers run it with the same fixed environment (a background job's differs).
+WHOLE_ENV="env -i PATH=/usr/bin:/bin LC_ALL=C"
+$NOASLR $WHOLE_ENV "$PROGS/xp_sstep" --lose-trap "$TMP/step_basic.truth" 0 -- "$PROGS/step_basic" \
+	>"$TMP/step_basic.out1" 2>&1 &
+whole_pid=$!
 step_case step_signal
 # pthread_join's wait loop depends on timing: compare the program's own code
 step_case step_thread 555555554000 555555564000
 step_case step_dlopen
+WHOLE=$whole_pid step_case step_basic
 
 check_match "step_thread: two threads traced" "step: 2 threads" "$(cat "$TMP/step_thread.err")"
 check_eq "step_thread: two PT queues with their tids" "2" \
@@ -58,7 +75,7 @@ handler=$(printf '%x' $((PIE_BASE + 0x$(nm "$PROGS/step_signal" | awk '$3 == "on
 check_eq "step_signal: three entries into the handler" "3" \
 	"$(awk -v h="$handler" '$4 == h' "$TMP/step_signal.br" | wc -l)"
 
-check_exit "--mode step refuses -p" 1 "$XPTRACE" record --mode step -o "$TMP/p" -p $$
+check_exit "--mode step refuses -p (a usage error)" 2 "$XPTRACE" record --mode step -o "$TMP/p" -p $$
 check_match "--mode step -p says why" "cannot attach to a running process" "$(cat "$TMP/.err")"
 check_exit "--mode step on a missing command fails" 1 "$XPTRACE" record --mode step -o "$TMP/nx" -- /nonexistent/cmd
 
@@ -69,7 +86,7 @@ filter_case() {	# $1 program, $2 --filter spec, $3 function whose range it is, $
 	local prog=$1 spec=$2 fn=$3 mod=$4 off lo hi base name=$1.f$RANDOM stops
 	off=$(nm "$PROGS/$prog" | awk '$3 == "main" { print $1 }')
 	$NOASLR "$PROGS/xp_sstep" "$TMP/$name.truth" "0x$off" -- "$PROGS/$prog" >/dev/null 2>&1
-	$NOASLR "$XPTRACE" record --mode step --filter "$spec" -o "$TMP/$name" -- "$PROGS/$prog" \
+	$NOASLR "$XPTRACE" record -v --mode step --filter "$spec" -o "$TMP/$name" -- "$PROGS/$prog" \
 		>/dev/null 2>"$TMP/$name.err"
 	check_eq "--filter $spec: record exits 0" 0 "$?"
 	perf script -i "$TMP/$name/perf.data" --itrace=i0ns -F tid,ip >"$TMP/$name.insn" 2>/dev/null
@@ -101,14 +118,21 @@ check_exit "--filter: an unknown function is an error" 1 "$XPTRACE" record --mod
 check_match "--filter: says which function is missing" "no function 'nosuchfn'" "$(cat "$TMP/.err")"
 check_exit "--filter: a range needs its module" 1 "$XPTRACE" record --mode step --filter 0x10-0x20 -o "$TMP/nm" -- "$PROGS/step_basic"
 
-check_exit "step -p: refused" 1 "$XPTRACE" record --mode step -o "$TMP/sp" -p $$
+check_exit "step -p: refused (a usage error)" 2 "$XPTRACE" record --mode step -o "$TMP/sp" -p $$
 check_match "step -p: says why and what to do" "^xptrace: record: --mode step cannot attach to a running process \(-p\) \(run the command under xptrace instead\)$" "$(cat "$TMP/.err")"
 check_eq "step -p: no trace directory left behind" "no" "$([ -e "$TMP/sp" ] && echo yes || echo no)"
-check_match "info lists step with its measured cost" "^step mode cost +0\.[0-9]+ stops per branch, .*faster than single-stepping" "$("$XPTRACE" info 2>/dev/null)"
+# issue 15: the stops per branch depend on the program (0.2 to 1.0): no fixed figure in
+# info or help, the measured one in record -v
+check_match "info says what step costs, without a fixed figure" \
+	"^step mode cost +the command stops under ptrace at branches \(record -v prints the stops per branch measured\)" \
+	"$("$XPTRACE" info 2>/dev/null)"
+check_eq "info and help give no stops-per-branch number" "" \
+	"$({ "$XPTRACE" info; "$XPTRACE" info --json; "$XPTRACE" help record; } 2>&1 | grep -Ei '[0-9.]+ stops? per branch|stops_per_branch|us per executed')"
+check_match "record -v gives this recording's stops per branch" "stops \([0-9]\.[0-9]{3} per branch\)" "$(cat "$TMP/step_basic.err")"
 check_match "info lists step as a mode" "^  step +available" "$("$XPTRACE" info 2>/dev/null)"
 
 # signals that interrupt user code: FUP + TIP, which perf shows as asynchronous branches
-"$XPTRACE" record --mode step -o "$TMP/async" -- "$PROGS/step_async" >"$TMP/async.out" 2>"$TMP/async.err"
+"$XPTRACE" record -v --mode step -o "$TMP/async" -- "$PROGS/step_async" >"$TMP/async.out" 2>"$TMP/async.err"
 check_eq "step_async: record exits 0, the program saw its 3 signals" "0 async 3 1" "$? $(cat "$TMP/async.out")"
 perf script -i "$TMP/async/perf.data" --itrace=be -F tid,ip,addr,flags >"$TMP/async.br" 2>&1
 check_eq "step_async: perf decodes it without trace errors" "0" "$(grep -ci 'error' "$TMP/async.br")"
@@ -139,3 +163,14 @@ check_eq "perf decodes with timestamps that never go back" "ok" \
 import sys
 t = [float(l.strip().rstrip(":")) for l in sys.stdin if l.strip()]
 print("ok" if t and t[0] > 0 and all(a <= b for a, b in zip(t, t[1:])) and t[-1] > t[0] else "bad %d" % len(t))')"
+
+# --duration: tracing stops at the deadline, the command (spinner runs until killed) is
+# detached from and gets SIGTERM as in the other modes, and the summary is printed
+timeout 120 "$XPTRACE" record --mode step -d 1 -o "$TMP/dur" -- "$PROGS/spinner" >/dev/null 2>"$TMP/dur.err"
+check_eq "--duration 1: record ends by itself and exits 0" 0 "$?"
+check_match "--duration 1: says tracing stopped at the deadline" "step: --duration reached: tracing stopped, the command was detached" "$(cat "$TMP/dur.err")"
+check_match "--duration 1: prints the step summary (both threads)" "^xptrace: step: 2 threads, [0-9]+ branches" "$(cat "$TMP/dur.err")"
+check_match "--duration 1: the detached command got SIGTERM" "killed by signal 15" "$(cat "$TMP/dur.err")"
+perf script -i "$TMP/dur/perf.data" --itrace=i0ns -F tid,ip >"$TMP/dur.insn" 2>"$TMP/dur.perr"
+check_eq "--duration 1: perf decodes both threads without errors" "0 2" \
+	"$(grep -ci 'error\|warning' "$TMP/dur.perr") $(awk '{ print $1 }' "$TMP/dur.insn" | sort -u | wc -l)"

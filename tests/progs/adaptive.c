@@ -7,7 +7,8 @@
  *   cold_a and cold_b run once per outer call, briefly.  Prints "outer O mid M hot H".
  *   wait: print "ready", then read one byte from stdin first (for -p attach).
  * usage: adaptive work N
- *   N calls of outer (the same tree, a fixed amount of work: bench/adaptive-overhead).
+ *   N calls of outer (the same tree, a fixed amount of work: bench/adaptive-overhead);
+ *   prints the counts and the ns the calls took ("outer O mid M hot H ns T").
  * usage: adaptive phases N P
  *   P phases of N calls to tiny (a few ns of work each); prints each phase's
  *   duration in ns, one per line ("phase I NS"). */
@@ -86,9 +87,11 @@ int main(int argc, char **argv)
 		return 0;
 	}
 	if (argc >= 3 && strcmp(argv[1], "work") == 0) {
+		uint64_t t = now();
 		for (long i = atol(argv[2]); i > 0; i--)
 			outer();
-		printf("outer %lu mid %lu hot %lu\n", n_outer, n_mid, n_hot);
+		printf("outer %lu mid %lu hot %lu ns %llu\n", n_outer, n_mid, n_hot,
+		       (unsigned long long)(now() - t));
 		return 0;
 	}
 	if (argc >= 4 && strcmp(argv[1], "phases") == 0) {

@@ -4,7 +4,13 @@
  * given as an offset in the main executable (usually main) to the end; offset 0 starts
  * at the exec (the dynamic loader's first instruction).
  *
- *   xp_sstep OUTPREFIX FILE_OFFSET -- PROGRAM [ARGS]
+ *   xp_sstep [--lose-trap] OUTPREFIX FILE_OFFSET -- PROGRAM [ARGS]
+ *
+ * Some hypervisors lose the single-step trap of an instruction they emulate (cpuid,
+ * rdtsc ...): the next instruction then runs without a stop of its own.  xp_sstep
+ * notices (the stop is not at the instruction that follows) and writes the missing
+ * address; .stat counts them ("repaired N").  --lose-trap makes xp_sstep lose those
+ * traps itself, to test that repair on any machine.
  *
  * writes OUTPREFIX.0 (the main thread), OUTPREFIX.1, ... (other threads in creation
  * order), one hex address per line, and OUTPREFIX.stat ("steps N").  Run it and the
@@ -24,9 +30,40 @@
 
 /* Each stop reports the instruction that runs next; it is written once the next step
  * proves it ran (a signal delivered in between preempts it). */
-static struct { pid_t tid; FILE *f; uint64_t pending, last; } th[MAXT];
+static struct {
+	pid_t tid;
+	FILE *f;
+	uint64_t pending, last;
+	int exit_len;
+	int sent;	/* a fatal signal from outside / a syscall: pending never ran */
+} th[MAXT];
 static int nth;
 static char *prefix;
+static unsigned long long repaired;
+static int simulate;
+
+/* Instructions a hypervisor may emulate (a VM exit) and then skip without raising the
+ * single-step trap: the trap comes one instruction late, and that instruction would be
+ * missing from the ground truth.  Returns the length of such an instruction at ip
+ * (cpuid, rdtsc, rdtscp, rdpmc, xgetbv; glibc's ld.so runs ~40 cpuid), else 0. */
+static int exit_insn_len(pid_t tid, uint64_t ip)
+{
+	unsigned char b[8];
+	long w;
+
+	errno = 0;
+	w = ptrace(PTRACE_PEEKTEXT, tid, (void *)ip, 0);
+	if (errno)
+		return 0;
+	memcpy(b, &w, sizeof(b));
+	if (b[0] != 0x0f)
+		return 0;
+	if (b[1] == 0xa2 || b[1] == 0x31 || b[1] == 0x33)
+		return 2;
+	if (b[1] == 0x01 && (b[2] == 0xf9 || b[2] == 0xd0))
+		return 3;
+	return 0;
+}
 
 static int caught(pid_t pid, int sig)
 {
@@ -112,8 +149,13 @@ int main(int argc, char **argv)
 	FILE *f;
 
 	
+	if (argc > 1 && strcmp(argv[1], "--lose-trap") == 0) {
+		simulate = 1;
+		argc--;
+		argv++;
+	}
 	if (argc < 5 || strcmp(argv[3], "--") != 0) {
-		fprintf(stderr, "usage: xp_sstep OUTPREFIX FILE_OFFSET -- PROGRAM [ARGS]\n");
+		fprintf(stderr, "usage: xp_sstep [--lose-trap] OUTPREFIX FILE_OFFSET -- PROGRAM [ARGS]\n");
 		return 2;
 	}
 	prefix = argv[1];
@@ -138,6 +180,7 @@ int main(int argc, char **argv)
 		started = 1;
 		ptrace(PTRACE_GETREGS, pid, 0, &r);
 		th[slot(pid)].pending = r.rip;
+		th[slot(pid)].exit_len = exit_insn_len(pid, r.rip);
 		ptrace(PTRACE_SINGLESTEP, pid, 0, 0);
 		goto loop;
 	}
@@ -159,8 +202,10 @@ loop:
 		if (tid < 0)
 			break;
 		if (WIFEXITED(st) || WIFSIGNALED(st)) {
-			if (started)
-				ran(slot(tid));	/* the exit syscall */
+			/* the exit syscall, or the instruction that faulted (as the step
+			 * tracer shows it); a signal sent hit no instruction */
+			if (started && !th[slot(tid)].sent)
+				ran(slot(tid));
 			live--;
 			continue;
 		}
@@ -190,10 +235,25 @@ loop:
 		if (sig == SIGTRAP || sig == SIGSTOP) {
 			/* a step finished (or a new thread's first stop): rip runs next */
 			int i = slot(tid);
+			uint64_t after = th[i].pending + (uint64_t)th[i].exit_len;
+
+			th[i].sent = 0;
 
 			ptrace(PTRACE_GETREGS, tid, 0, &r);
+			if (th[i].exit_len && simulate && r.rip == after) {
+				/* --lose-trap: behave like such a hypervisor */
+				ptrace(PTRACE_SINGLESTEP, tid, 0, 0);
+				continue;
+			}
 			ran(i);
+			if (th[i].exit_len && r.rip != after) {
+				/* the trap was lost: the instruction after it ran too */
+				th[i].pending = after;
+				ran(i);
+				repaired++;
+			}
 			th[i].pending = r.rip;
+			th[i].exit_len = exit_insn_len(tid, r.rip);
 			steps++;
 			ptrace(PTRACE_SINGLESTEP, tid, 0, 0);
 			continue;
@@ -202,7 +262,14 @@ loop:
 		 * and the instruction it preempted did not run (it runs after sigreturn) */
 		if (caught(pid, sig)) {
 			th[slot(tid)].pending = 0;
+			th[slot(tid)].exit_len = 0;
 			th[slot(tid)].last = 0;
+		} else {
+			siginfo_t si;
+
+			memset(&si, 0, sizeof(si));
+			ptrace(PTRACE_GETSIGINFO, tid, 0, &si);
+			th[slot(tid)].sent = si.si_code <= 0;
 		}
 		ptrace(PTRACE_SINGLESTEP, tid, 0, (void *)(long)sig);
 	}
@@ -214,7 +281,7 @@ loop:
 		snprintf(path, sizeof(path), "%s.stat", prefix);
 		f = fopen(path, "w");
 		if (f) {
-			fprintf(f, "steps %llu\nthreads %d\n", steps, nth);
+			fprintf(f, "steps %llu\nthreads %d\nrepaired %llu\n", steps, nth, repaired);
 			fclose(f);
 		}
 	}

@@ -217,7 +217,8 @@ static int setup(void **state)
 	return 0;
 }
 
-#define HEAD_WINDOW "# P: exact from 1000000 to 31009000 (of 1000000..33020000), its Calls marked ~\n"
+#define HEAD_WINDOW "# P: exact from 0.001000000 to 0.031009000 s (of 0.001000000..0.033020000), " \
+	"its Calls marked ~\n"
 
 /* Compensated: the unprobed figures exactly; P's calls counted in its window only. */
 static void test_compensated(void **state)
@@ -225,15 +226,15 @@ static void test_compensated(void **state)
 	(void)state;
 	const char *out;
 	assert_int_equal(xp_test_engine(&out, full, "calltree", NULL), 0);
-	assert_string_equal(out, "# merged tree: time, total 12000000\n"
+	assert_string_equal(out, "# merged tree: time, total 12.000 ms\n"
 				 "# probe overhead compensated: 3000 ns per probed call in its caller, 7000 ns "
 				 "in itself (calibrated over 1000 runs); 20020000 ns subtracted\n"
 				 HEAD_WINDOW
-				 "Lvl   RL      Calls          Base           Cum  Name\n"
-				 "  1    1          1       2000000      10000000  A\n"
-				 "  2    1          1       8000000       8000000    B\n"
-				 "  3    1      ~2000             0             0      P\n"
-				 "  1    1          -       2000000       2000000  +main\n");
+				 "Lvl   RL      Calls      Base(ms)       Cum(ms)  Name\n"
+				 "  1    1          1         2.000        10.000  A\n"
+				 "  2    1          1         8.000         8.000    B\n"
+				 "  3    1      ~2000         0.000         0.000      P\n"
+				 "  1    1          -         2.000         2.000  +main\n");
 }
 
 /* The trace's own in-call cost, from P (a probed leaf called 2000 times: 7000 ns a
@@ -244,16 +245,16 @@ static void test_leaf_cost(void **state)
 	(void)state;
 	const char *out;
 	assert_int_equal(xp_test_engine(&out, half, "calltree", NULL), 0);
-	assert_string_equal(out, "# merged tree: time, total 12000000\n"
+	assert_string_equal(out, "# merged tree: time, total 12.000 ms\n"
 				 "# probe overhead compensated: 3000 ns per probed call in its caller, 7000 ns "
 				 "in itself (the trace's shortest probed leaf per call; calibrated 1500 + 3500 "
 				 "over 1000 runs); 20020000 ns subtracted\n"
 				 HEAD_WINDOW
-				 "Lvl   RL      Calls          Base           Cum  Name\n"
-				 "  1    1          1       2000000      10000000  A\n"
-				 "  2    1          1       8000000       8000000    B\n"
-				 "  3    1      ~2000             0             0      P\n"
-				 "  1    1          -       2000000       2000000  +main\n");
+				 "Lvl   RL      Calls      Base(ms)       Cum(ms)  Name\n"
+				 "  1    1          1         2.000        10.000  A\n"
+				 "  2    1          1         8.000         8.000    B\n"
+				 "  3    1      ~2000         0.000         0.000      P\n"
+				 "  1    1          -         2.000         2.000  +main\n");
 	/* 7 x the calibrated 1000: the calibration stands */
 	assert_int_equal(xp_test_engine(&out, far, "calltree", NULL), 0);
 	assert_non_null(strstr(out, "# probe overhead compensated: 300 ns per probed call in its caller, "
@@ -266,15 +267,15 @@ static void test_raw(void **state)
 	(void)state;
 	const char *out;
 	assert_int_equal(xp_test_engine(&out, full, "calltree", "no-compensate", "", NULL), 0);
-	assert_string_equal(out, "# merged tree: time, total 32020000\n"
+	assert_string_equal(out, "# merged tree: time, total 32.020 ms\n"
 				 "# probe overhead not compensated (--no-compensate): a probed call costs 3000 ns "
 				 "in its caller, 7000 ns in itself\n"
 				 HEAD_WINDOW
-				 "Lvl   RL      Calls          Base           Cum  Name\n"
-				 "  1    1          1       2010000      30017000  A\n"
-				 "  2    1          1      14007000      28007000    B\n"
-				 "  3    1      ~2000      14000000      14000000      P\n"
-				 "  1    1          -       2003000       2003000  +main\n");
+				 "Lvl   RL      Calls      Base(ms)       Cum(ms)  Name\n"
+				 "  1    1          1         2.010        30.017  A\n"
+				 "  2    1          1        14.007        28.007    B\n"
+				 "  3    1      ~2000        14.000        14.000      P\n"
+				 "  1    1          -         2.003         2.003  +main\n");
 }
 
 /* jsonl: rows keep their keys; window_ns only on the rows of P, the partial probe. */
@@ -283,13 +284,13 @@ static void test_jsonl(void **state)
 	(void)state;
 	const char *out;
 	assert_int_equal(xp_test_engine(&out, full, "calltree", "format", "jsonl", NULL), 0);
-	assert_string_equal(out, "{\"lvl\":1,\"rl\":1,\"calls\":1,\"base\":2000000,\"cum\":10000000,\"name\":\"A\","
+	assert_string_equal(out, "{\"lvl\":1,\"rl\":1,\"calls\":1,\"base_ns\":2000000,\"cum_ns\":10000000,\"name\":\"A\","
 				 "\"sampled\":false,\"path\":[\"A\"]}\n"
-				 "{\"lvl\":2,\"rl\":1,\"calls\":1,\"base\":8000000,\"cum\":8000000,\"name\":\"B\","
+				 "{\"lvl\":2,\"rl\":1,\"calls\":1,\"base_ns\":8000000,\"cum_ns\":8000000,\"name\":\"B\","
 				 "\"sampled\":false,\"path\":[\"A\",\"B\"]}\n"
-				 "{\"lvl\":3,\"rl\":1,\"calls\":2000,\"base\":0,\"cum\":0,\"name\":\"P\","
+				 "{\"lvl\":3,\"rl\":1,\"calls\":2000,\"base_ns\":0,\"cum_ns\":0,\"name\":\"P\","
 				 "\"sampled\":false,\"window_ns\":[1000000,31009000],\"path\":[\"A\",\"B\",\"P\"]}\n"
-				 "{\"lvl\":1,\"rl\":1,\"calls\":null,\"base\":2000000,\"cum\":2000000,\"name\":\"main\","
+				 "{\"lvl\":1,\"rl\":1,\"calls\":null,\"base_ns\":2000000,\"cum_ns\":2000000,\"name\":\"main\","
 				 "\"sampled\":true,\"path\":[\"main\"]}\n");
 }
 
@@ -299,18 +300,18 @@ static void test_folds(void **state)
 	(void)state;
 	const char *out;
 	assert_int_equal(xp_test_engine(&out, full, "routines", NULL), 0);
-	assert_string_equal(out, "# routines: time, total 12000000\n"
+	assert_string_equal(out, "# routines: time, total 12.000 ms\n"
 				 "# probe overhead compensated: 3000 ns per probed call in its caller, 7000 ns "
 				 "in itself (calibrated over 1000 runs); 20020000 ns subtracted\n"
 				 HEAD_WINDOW
-				 "    Calls          Base           Cum          Cum2  Name\n"
-				 "        1       2000000      10000000      10000000  A\n"
-				 "        1       8000000       8000000       8000000  B\n"
-				 "        -       2000000       2000000       2000000  +main\n"
-				 "    ~2000             0             0             0  P\n");
+				 "    Calls      Base(ms)       Cum(ms)      Cum2(ms)  Name\n"
+				 "        1         2.000        10.000        10.000  A\n"
+				 "        1         8.000         8.000         8.000  B\n"
+				 "        -         2.000         2.000         2.000  +main\n"
+				 "    ~2000         0.000         0.000         0.000  P\n");
 	assert_int_equal(xp_test_engine(&out, full, "functions", "format", "jsonl", "no-compensate", "", NULL), 0);
 	/* raw, so that P has time to be listed; its cpu-clock column: no sample fell in it */
-	assert_non_null(strstr(out, "{\"calls\":2000,\"base\":14000000,\"cum\":14000000,\"base%\":43.7227,"
+	assert_non_null(strstr(out, "{\"calls\":2000,\"base_ns\":14000000,\"cum_ns\":14000000,\"base%\":43.7227,"
 				    "\"cum%\":43.7227,\"cpu-clock\":0,\"module\":\"compensate\",\"name\":\"P\","
 				    "\"window_ns\":[1000000,31009000]}\n"));
 	assert_non_null(strstr(out, "\"module\":\"compensate\",\"name\":\"A\"}\n"));
@@ -322,22 +323,23 @@ static void test_probes(void **state)
 	(void)state;
 	const char *out;
 	assert_int_equal(xp_test_engine(&out, full, "probes", NULL), 0);
-	assert_string_equal(out, "# probes: 3, trace 1000000..33020000\n"
+	/* times in s as perf script prints them, the windows in ms; jsonl: integer ns */
+	assert_string_equal(out, "# probes: 3, trace 0.001000000..0.033020000 s\n"
 				 "# calibration: a probed call costs 3000 ns in its caller, 7000 ns in itself "
 				 "(medians over 1000 runs)\n"
-				 "Function           Hits           Armed        Disarmed    Window_len  Reason\n"
-				 "A                     1          999000               -      32020000  listed\n"
-				 "B                     1          999000               -      32020000  listed\n"
-				 "P                  2000          999000        31009000      30009000  listed, "
+				 "Function           Hits        Armed(s)     Disarmed(s)    Window(ms)  Reason\n"
+				 "A                     1     0.000999000               -        32.020  listed\n"
+				 "B                     1     0.000999000               -        32.020  listed\n"
+				 "P                  2000     0.000999000     0.031009000        30.009  listed, "
 				 "limit 2000 hits\n");
 	assert_int_equal(xp_test_engine(&out, full, "probes", "format", "jsonl", NULL), 0);
 	assert_string_equal(out, "{\"calibration\":{\"caller_ns\":3000,\"callee_ns\":7000,\"runs\":1000}}\n"
-				 "{\"function\":\"A\",\"hits\":1,\"armed\":999000,\"disarmed\":null,"
-				 "\"window_len\":32020000,\"reason\":\"listed\"}\n"
-				 "{\"function\":\"B\",\"hits\":1,\"armed\":999000,\"disarmed\":null,"
-				 "\"window_len\":32020000,\"reason\":\"listed\"}\n"
-				 "{\"function\":\"P\",\"hits\":2000,\"armed\":999000,\"disarmed\":31009000,"
-				 "\"window_len\":30009000,\"reason\":\"listed, limit 2000 hits\"}\n");
+				 "{\"function\":\"A\",\"hits\":1,\"armed_ns\":999000,\"disarmed_ns\":null,"
+				 "\"window_len_ns\":32020000,\"reason\":\"listed\"}\n"
+				 "{\"function\":\"B\",\"hits\":1,\"armed_ns\":999000,\"disarmed_ns\":null,"
+				 "\"window_len_ns\":32020000,\"reason\":\"listed\"}\n"
+				 "{\"function\":\"P\",\"hits\":2000,\"armed_ns\":999000,\"disarmed_ns\":31009000,"
+				 "\"window_len_ns\":30009000,\"reason\":\"listed, limit 2000 hits\"}\n");
 }
 
 /* No calibration: raw times, said so; every probe armed throughout: no window lines,
@@ -347,13 +349,13 @@ static void test_uncalibrated(void **state)
 	(void)state;
 	const char *out;
 	assert_int_equal(xp_test_engine(&out, nocal, "calltree", NULL), 0);
-	assert_string_equal(out, "# merged tree: time, total 32020000\n"
+	assert_string_equal(out, "# merged tree: time, total 32.020 ms\n"
 				 "# probe overhead not compensated: the trace has no calibration\n"
-				 "Lvl   RL      Calls          Base           Cum  Name\n"
-				 "  1    1          1       2010000      30017000  A\n"
-				 "  2    1          1      14007000      28007000    B\n"
-				 "  3    1       2000      14000000      14000000      P\n"
-				 "  1    1          -       2003000       2003000  +main\n");
+				 "Lvl   RL      Calls      Base(ms)       Cum(ms)  Name\n"
+				 "  1    1          1         2.010        30.017  A\n"
+				 "  2    1          1        14.007        28.007    B\n"
+				 "  3    1       2000        14.000        14.000      P\n"
+				 "  1    1          -         2.003         2.003  +main\n");
 	assert_int_equal(xp_test_engine(&out, nocal, "probes", "format", "jsonl", NULL), 0);
 	assert_non_null(strstr(out, "{\"calibration\":null}\n{\"function\":\"A\","));
 }
@@ -364,12 +366,12 @@ static void test_no_feature(void **state)
 	(void)state;
 	const char *out;
 	assert_int_equal(xp_test_engine(&out, plain, "calltree", NULL), 0);
-	assert_string_equal(out, "# merged tree: time, total 32020000\n"
-				 "Lvl   RL      Calls          Base           Cum  Name\n"
-				 "  1    1          1       2010000      30017000  A\n"
-				 "  2    1          1      14007000      28007000    B\n"
-				 "  3    1       2000      14000000      14000000      P\n"
-				 "  1    1          -       2003000       2003000  +main\n");
+	assert_string_equal(out, "# merged tree: time, total 32.020 ms\n"
+				 "Lvl   RL      Calls      Base(ms)       Cum(ms)  Name\n"
+				 "  1    1          1         2.010        30.017  A\n"
+				 "  2    1          1        14.007        28.007    B\n"
+				 "  3    1       2000        14.000        14.000      P\n"
+				 "  1    1          -         2.003         2.003  +main\n");
 	int rc = xp_test_engine(&out, plain, "probes", NULL);
 	assert_int_equal(xp_test_exit_code(rc), 1);
 	assert_non_null(strstr(out, "no probes in this trace"));

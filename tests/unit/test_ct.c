@@ -121,6 +121,13 @@ static void test_exact_calls(void **state)
 		"2 1 3 4 9 f\n"
 		"3 2 1 5 5 f\n"
 		"2 1 1 3 3 g\n");
+	/* per function: every call counts, the recursive one too (4, not the 3 of RL 1);
+	 * Cum once (9, not 14) */
+	struct ct_fn_total tot[ROOTFN + 1];
+	ct_fn_totals(t, tot, ct_max_fn(t) + 1);
+	assert_int_equal(tot[F].calls, 4);
+	assert_int_equal(tot[F].base[0], 9);
+	assert_int_equal(tot[F].cum[0], 9);
 	ct_cursor_free(c);
 	ct_free(t);
 }

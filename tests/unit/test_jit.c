@@ -581,8 +581,8 @@ static void test_lbr_through_jit_code(void **state)
 		"{\"start\":\"0x7f0000003000\",\"end\":\"0x7f0000003000\",\"sym\":\"leaf+0x0\",\"count\":1,"
 		"\"insns\":1,\"cycles\":null,\"ipc\":null,\"taken\":null,\"not_taken\":null,\"mainline\":null}\n");
 	assert_int_equal(xp_test_engine(&out, data, "functions", "format", "csv", NULL), 0);
-	assert_string_equal(out, "samples,base,cum,base%,cum%,module,name\n"
-				 "1,1000,1000,100.0000,100.0000,jitted-4242-2.so,leaf\n");
+	assert_string_equal(out, "samples,base_ns,cum_ns,base%,cum%,module,name\n"
+		"1,1000,1000,100.0000,100.0000,jitted-4242-2.so,leaf\n");
 }
 
 /* the jitdump of PID and the perf.data, in the test's directory */

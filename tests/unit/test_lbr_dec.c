@@ -59,8 +59,8 @@ static void test_ranges(void **state)
 	assert_string_equal(out, want);
 	/* the samples themselves: 3 at spin_loop, period 1000 each */
 	assert_int_equal(xp_test_engine(&out, data, "functions", "format", "csv", NULL), 0);
-	assert_string_equal(out, "samples,base,cum,base%,cum%,module,name\n"
-				 "3,3000,3000,100.0000,100.0000,ptspin,spin\n");
+	assert_string_equal(out, "samples,base_ns,cum_ns,base%,cum%,module,name\n"
+		"3,3000,3000,100.0000,100.0000,ptspin,spin\n");
 }
 
 /* The last iteration: jne not taken, spin's ret back to main.  The range from leaf's

@@ -244,17 +244,17 @@ static void test_calltree(void **state)
 	assert_int_equal(xp_test_engine(&out, data, "calltree", NULL), 0);
 	/* the issue's table in ns; X, seen by one sample under C·B·A, takes its share of
 	 * that A's exact 4 units: 1 of its 4 samples */
-	assert_string_equal(out, "# merged tree: time, total 19000\n"
-				 "Lvl   RL      Calls          Base           Cum  Name\n"
-				 "  1    1          1          3000         19000  C\n"
-				 "  2    1          1          2000          9000    B\n"
-				 "  3    1          1          3000          7000      A\n"
-				 "  4    2          1          2000          3000        B\n"
-				 "  5    2          1          1000          1000          A\n"
-				 "  4    1          -          1000          1000        +X\n"
-				 "  2    1          1          3000          7000    A\n"
-				 "  3    1          2          3000          4000      B\n"
-				 "  4    2          1          1000          1000        B\n");
+	assert_string_equal(out, "# merged tree: time, total 19.000 us\n"
+				 "Lvl   RL      Calls      Base(us)       Cum(us)  Name\n"
+				 "  1    1          1         3.000        19.000  C\n"
+				 "  2    1          1         2.000         9.000    B\n"
+				 "  3    1          1         3.000         7.000      A\n"
+				 "  4    2          1         2.000         3.000        B\n"
+				 "  5    2          1         1.000         1.000          A\n"
+				 "  4    1          -         1.000         1.000        +X\n"
+				 "  2    1          1         3.000         7.000    A\n"
+				 "  3    1          2         3.000         4.000      B\n"
+				 "  4    2          1         1.000         1.000        B\n");
 }
 
 static void test_calltree_jsonl(void **state)
@@ -262,9 +262,9 @@ static void test_calltree_jsonl(void **state)
 	(void)state;
 	const char *out;
 	assert_int_equal(xp_test_engine(&out, data, "calltree", "format", "jsonl", NULL), 0);
-	assert_non_null(strstr(out, "{\"lvl\":1,\"rl\":1,\"calls\":1,\"base\":3000,\"cum\":19000,\"name\":\"C\","
+	assert_non_null(strstr(out, "{\"lvl\":1,\"rl\":1,\"calls\":1,\"base_ns\":3000,\"cum_ns\":19000,\"name\":\"C\","
 				    "\"sampled\":false,\"path\":[\"C\"]}\n"));
-	assert_non_null(strstr(out, "{\"lvl\":4,\"rl\":1,\"calls\":null,\"base\":1000,\"cum\":1000,\"name\":\"X\","
+	assert_non_null(strstr(out, "{\"lvl\":4,\"rl\":1,\"calls\":null,\"base_ns\":1000,\"cum_ns\":1000,\"name\":\"X\","
 				    "\"sampled\":true,\"path\":[\"C\",\"B\",\"A\",\"X\"]}\n"));
 }
 
@@ -294,17 +294,17 @@ static void test_routines(void **state)
 	(void)state;
 	const char *out;
 	assert_int_equal(xp_test_engine(&out, data, "routines", NULL), 0);
-	assert_string_equal(out, "# routines: time, total 19000\n"
-				 "    Calls          Base           Cum          Cum2  Name\n"
-				 "        1          3000         19000         19000  C\n"
-				 "        3          7000         15000         14000  A\n"
-				 "        5          8000         17000         13000  B\n"
-				 "        -          1000          1000          1000  +X\n");
+	assert_string_equal(out, "# routines: time, total 19.000 us\n"
+				 "    Calls      Base(us)       Cum(us)      Cum2(us)  Name\n"
+				 "        1         3.000        19.000        19.000  C\n"
+				 "        3         7.000        15.000        14.000  A\n"
+				 "        5         8.000        17.000        13.000  B\n"
+				 "        -         1.000         1.000         1.000  +X\n");
 	assert_int_equal(xp_test_engine(&out, data, "routines", "format", "jsonl", NULL), 0);
-	assert_string_equal(out, "{\"calls\":1,\"base\":3000,\"cum\":19000,\"cum2\":19000,\"name\":\"C\",\"sampled\":false}\n"
-				 "{\"calls\":3,\"base\":7000,\"cum\":15000,\"cum2\":14000,\"name\":\"A\",\"sampled\":false}\n"
-				 "{\"calls\":5,\"base\":8000,\"cum\":17000,\"cum2\":13000,\"name\":\"B\",\"sampled\":false}\n"
-				 "{\"calls\":null,\"base\":1000,\"cum\":1000,\"cum2\":1000,\"name\":\"X\",\"sampled\":true}\n");
+	assert_string_equal(out, "{\"calls\":1,\"base_ns\":3000,\"cum_ns\":19000,\"cum2_ns\":19000,\"name\":\"C\",\"sampled\":false}\n"
+				 "{\"calls\":3,\"base_ns\":7000,\"cum_ns\":15000,\"cum2_ns\":14000,\"name\":\"A\",\"sampled\":false}\n"
+				 "{\"calls\":5,\"base_ns\":8000,\"cum_ns\":17000,\"cum2_ns\":13000,\"name\":\"B\",\"sampled\":false}\n"
+				 "{\"calls\":null,\"base_ns\":1000,\"cum_ns\":1000,\"cum2_ns\":1000,\"name\":\"X\",\"sampled\":true}\n");
 }
 
 /* Arcflow: A is called from C once (its Base 3, Cum 7 there) and from B twice (C·B·A
@@ -315,37 +315,37 @@ static void test_arcs(void **state)
 	(void)state;
 	const char *out;
 	assert_int_equal(xp_test_engine(&out, data, "arcs", NULL), 0);
-	assert_string_equal(out, "# arcs: time, total 19000\n"
-				 "    Calls          Base           Cum  Name\n"
-				 "        1          3000         19000  C\n"
-				 "        1          2000          9000    B\n"
-				 "        1          3000          7000    A\n"
+	assert_string_equal(out, "# arcs: time, total 19.000 us\n"
+				 "    Calls      Base(us)       Cum(us)  Name\n"
+				 "        1         3.000        19.000  C\n"
+				 "        1         2.000         9.000    B\n"
+				 "        1         3.000         7.000    A\n"
 				 "\n"
-				 "        2          4000          8000    B\n"
-				 "        1          3000          7000    C\n"
-				 "        3          7000         15000  A\n"
-				 "        3          5000          7000    B\n"
-				 "        -          1000          1000    +X\n"
+				 "        2         4.000         8.000    B\n"
+				 "        1         3.000         7.000    C\n"
+				 "        3         7.000        15.000  A\n"
+				 "        3         5.000         7.000    B\n"
+				 "        -         1.000         1.000    +X\n"
 				 "\n"
-				 "        1          2000          9000    C\n"
-				 "        3          5000          7000    A\n"
-				 "        1          1000          1000    B\n"
-				 "        5          8000         17000  B\n"
-				 "        2          4000          8000    A\n"
-				 "        1          1000          1000    B\n"
+				 "        1         2.000         9.000    C\n"
+				 "        3         5.000         7.000    A\n"
+				 "        1         1.000         1.000    B\n"
+				 "        5         8.000        17.000  B\n"
+				 "        2         4.000         8.000    A\n"
+				 "        1         1.000         1.000    B\n"
 				 "\n"
-				 "        -          1000          1000    +A\n"
-				 "        -          1000          1000  +X\n");
+				 "        -         1.000         1.000    +A\n"
+				 "        -         1.000         1.000  +X\n");
 	assert_int_equal(xp_test_engine(&out, data, "arcs", "format", "jsonl", NULL), 0);
-	assert_non_null(strstr(out, "{\"routine\":\"A\",\"role\":\"caller\",\"calls\":2,\"base\":4000,\"cum\":8000,"
+	assert_non_null(strstr(out, "{\"routine\":\"A\",\"role\":\"caller\",\"calls\":2,\"base_ns\":4000,\"cum_ns\":8000,"
 				    "\"name\":\"B\",\"sampled\":false}\n"
-				    "{\"routine\":\"A\",\"role\":\"caller\",\"calls\":1,\"base\":3000,\"cum\":7000,"
+				    "{\"routine\":\"A\",\"role\":\"caller\",\"calls\":1,\"base_ns\":3000,\"cum_ns\":7000,"
 				    "\"name\":\"C\",\"sampled\":false}\n"
-				    "{\"routine\":\"A\",\"role\":\"self\",\"calls\":3,\"base\":7000,\"cum\":15000,"
+				    "{\"routine\":\"A\",\"role\":\"self\",\"calls\":3,\"base_ns\":7000,\"cum_ns\":15000,"
 				    "\"name\":\"A\",\"sampled\":false}\n"
-				    "{\"routine\":\"A\",\"role\":\"callee\",\"calls\":3,\"base\":5000,\"cum\":7000,"
+				    "{\"routine\":\"A\",\"role\":\"callee\",\"calls\":3,\"base_ns\":5000,\"cum_ns\":7000,"
 				    "\"name\":\"B\",\"sampled\":false}\n"
-				    "{\"routine\":\"A\",\"role\":\"callee\",\"calls\":null,\"base\":1000,\"cum\":1000,"
+				    "{\"routine\":\"A\",\"role\":\"callee\",\"calls\":null,\"base_ns\":1000,\"cum_ns\":1000,"
 				    "\"name\":\"X\",\"sampled\":true}\n"));
 }
 
@@ -358,12 +358,12 @@ static void test_threads(void **state)
 	const char *out;
 	assert_int_equal(xp_test_engine(&out, thr, "calltree", "per-thread", "", NULL), 0);
 	assert_string_equal(out, "# thread 5150 (merged) pid 5150\n"
-				 "Lvl   RL      Calls          Base           Cum  Name\n"
+				 "Lvl   RL      Calls      Base(ns)       Cum(ns)  Name\n"
 				 "  1    1          1          2000          4000  A\n"
 				 "  2    1          -          2000          2000    +X\n"
 				 "\n"
 				 "# thread 5151 (:5151) pid 5150\n"
-				 "Lvl   RL      Calls          Base           Cum  Name\n"
+				 "Lvl   RL      Calls      Base(ns)       Cum(ns)  Name\n"
 				 "  1    1          1          2000          4000  B\n"
 				 "  2    1          -          2000          2000    +X\n");
 }
@@ -375,10 +375,10 @@ static void test_mismatched(void **state)
 	(void)state;
 	const char *out;
 	assert_int_equal(xp_test_engine(&out, bad, "calltree", NULL), 0);
-	assert_string_equal(out, "# merged tree: time, total 4000\n"
+	assert_string_equal(out, "# merged tree: time, total 4000 ns\n"
 				 "# 2 unmatched entry/exit events repaired (returns without their entry, "
 				 "activations left open)\n"
-				 "Lvl   RL      Calls          Base           Cum  Name\n"
+				 "Lvl   RL      Calls      Base(ns)       Cum(ns)  Name\n"
 				 "  1    1          1          1000          3000  C\n"
 				 "  2    1          1          2000          2000    A\n"
 				 "  1    1          -          1000          1000  +main\n");

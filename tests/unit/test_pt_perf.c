@@ -151,11 +151,11 @@ static void test_jitted_loop(void **state)
 	assert_int_equal(xp_test_engine(&out, data, "insn", NULL), 0);
 	assert_non_null(strstr(out, "7f0000001005  jitted_loop+0x5                  ff c9                          decl %ecx\n"));
 	assert_null(strstr(out, "gap"));
-	/* no TSC: no time metric to give; said, with the metric to use, and exit 1 */
+	/* no TSC (config:10), no CYC (config:1): the metrics are insns only, a usage error */
 	int rc = xp_test_engine(&out, data, "calltree", "metric", "time", NULL);
-	assert_int_equal(xp_test_exit_code(rc), 1);
-	assert_string_equal(out, "xptrace: decode: --metric time: the trace has no timestamps "
-				 "(use --metric insns, or record with timestamps)\n");
+	assert_int_equal(xp_test_exit_code(rc), 2);
+	assert_string_equal(out, "xptrace: decode: no metric 'time' in this trace (have: insns) "
+				 "(see 'xptrace help decode')\n");
 }
 
 /* The code is looked up at the trace's time: the recompiled code at the same address,
@@ -393,8 +393,8 @@ static void test_per_cpu_time_order(void **state)
 	/* wall time per thread: B ran from 1100 (cpu 1) to 1650 (cpu 0), 825 ns in perf
 	 * time; B's cpu 0 events first would make its time go backwards (0) */
 	assert_int_equal(xp_test_engine(&out, data, "calltree", "per-thread", "", "metric", "time", "format", "jsonl", NULL), 0);
-	assert_non_null(strstr(out, "{\"tid\":100,\"lvl\":1,\"rl\":1,\"calls\":0,\"base\":1050,\"cum\":1050,"));
-	assert_non_null(strstr(out, "{\"tid\":200,\"lvl\":1,\"rl\":1,\"calls\":0,\"base\":825,\"cum\":825,"));
+	assert_non_null(strstr(out, "{\"tid\":100,\"lvl\":1,\"rl\":1,\"calls\":0,\"base_ns\":1050,\"cum_ns\":1050,"));
+	assert_non_null(strstr(out, "{\"tid\":200,\"lvl\":1,\"rl\":1,\"calls\":0,\"base_ns\":825,\"cum_ns\":825,"));
 	assert_int_equal(xp_test_engine(&out, data, "blocks", "tid", "100", "format", "jsonl", NULL), 0);
 	assert_non_null(strstr(out, "\"sym\":\"spin+0x7\",\"count\":6,\"insns\":2,\"cycles\":null,\"ipc\":null,"
 				    "\"taken\":4,\"not_taken\":2,"));

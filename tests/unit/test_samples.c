@@ -45,10 +45,10 @@ static void test_functions_by_period(void **state)
 	/* total 600 + 2000 + 50 + 20 = 2670; leaf 620 (23.2210%), spin 2000 (74.9064%),
 	 * main 50 (1.8727%); cum: main all, spin 2620 (98.1273%) */
 	assert_int_equal(xp_test_engine(&out, data, "functions", "format", "csv", NULL), 0);
-	assert_string_equal(out, "samples,base,cum,base%,cum%,module,name\n"
-				 "2,2000,2620,74.9064,98.1273,ptspin,spin\n"
-				 "7,620,620,23.2210,23.2210,ptspin,leaf\n"
-				 "1,50,2670,1.8727,100.0000,ptspin,main\n");
+	assert_string_equal(out, "samples,base_ns,cum_ns,base%,cum%,module,name\n"
+		"2,2000,2620,74.9064,98.1273,ptspin,spin\n"
+		"7,620,620,23.2210,23.2210,ptspin,leaf\n"
+		"1,50,2670,1.8727,100.0000,ptspin,main\n");
 	/* the default view of samples is --functions, the default format text */
 	assert_int_equal(xp_test_engine(&out, data, NULL, NULL), 0);
 	assert_non_null(strstr(out, "spin\n"));
@@ -109,7 +109,7 @@ static void test_no_samples(void **state)
 	assert_int_equal(pd_writer_close(smpg_open(data, &S, 0, &st)), 0);
 	assert_int_equal(xp_test_engine(&out, data, "functions", "format", "csv", NULL), 0);
 	char want[1200];
-	snprintf(want, sizeof(want), "samples,base,cum,base%%,cum%%,module,name\n"
+	snprintf(want, sizeof(want), "samples,base_ns,cum_ns,base%%,cum%%,module,name\n"
 		 "xptrace: %s: no samples in this trace\n", data);
 	assert_string_equal(out, want);
 }

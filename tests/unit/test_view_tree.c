@@ -2,7 +2,7 @@
  * as text: exact rows of a call tree merged and per thread, --percent-limit, and the
  * function list.  The input: samples in build/progs/ptspin (tests/unit/smp_gen.h),
  * thread 1 with 4 samples in main -> spin -> leaf and 1 in main -> spin, thread 2 with
- * 2 in main -> spin. */
+ * 2 in main -> spin; times 100-103, 200 (thread 1), 300-301 (thread 2). */
 #include "xp_test.h"
 
 #include "smp_gen.h"
@@ -65,11 +65,46 @@ static void test_functions_text(void **state)
 	const char *out;
 	/* by period (1000 a sample), the self time first */
 	assert_int_equal(xp_test_engine(&out, data, "functions", NULL), 0);
-	assert_string_equal(out, "# samples: cpu-clock, total 7000\n"
-		"  Samples          Base           Cum    Base%     Cum%  Module                Name\n"
+	assert_string_equal(out, "# samples: cpu-clock, total 7000 ns\n"
+		"  Samples      Base(ns)       Cum(ns)    Base%     Cum%  Module                Name\n"
 		"        4          4000          4000   57.14%   57.14%  ptspin                leaf\n"
 		"        3          3000          7000   42.86%  100.00%  ptspin                spin\n"
 		"        0             0          7000    0.00%  100.00%  ptspin                main\n");
+}
+
+/* --time and --tid filter every view; nothing matched is an error (exit 1, no empty
+ * report); an option the view cannot honour a usage error (exit 2). */
+static void test_filters(void **state)
+{
+	(void)state;
+	const char *out;
+	/* 100..200: thread 1's 5 samples, 1000 ns each */
+	assert_int_equal(xp_test_engine(&out, data, "calltree", "time", "100-200", NULL), 0);
+	assert_string_equal(out, "# sampled tree: samples, total 5\n"
+				 "Lvl   RL      Calls          Base           Cum  Name\n"
+				 "  1    1          5             0             5  main\n"
+				 "  2    1          5             1             5    spin\n"
+				 "  3    1          4             4             4      leaf\n");
+	assert_int_equal(xp_test_engine(&out, data, "functions", "time", "150-", "format", "csv", NULL), 0);
+	assert_string_equal(out, "samples,base_ns,cum_ns,base%,cum%,module,name\n"
+				 "3,3000,3000,100.0000,100.0000,ptspin,spin\n"
+				 "0,0,3000,0.0000,100.0000,ptspin,main\n");
+	assert_int_equal(xp_test_engine(&out, data, "routines", "tid", "2", "format", "csv", NULL), 0);
+	assert_string_equal(out, "calls,base_ns,cum_ns,cum2_ns,name\n"
+				 "2,2000,2000,2000,spin\n"
+				 "2,0,2000,2000,main\n");
+	int rc = xp_test_engine(&out, data, "functions", "tid", "9", NULL);
+	assert_int_equal(xp_test_exit_code(rc), 1);
+	assert_string_equal(out, "xptrace: decode: nothing in the trace matched --tid 9 (see the threads with "
+				 "--calltree --per-thread, the times with --insn)\n");
+	rc = xp_test_engine(&out, data, "calltree", "time", "400-500", NULL);
+	assert_int_equal(xp_test_exit_code(rc), 1);
+	rc = xp_test_engine(&out, data, "calltree", "sym", "spin", NULL);
+	assert_int_equal(xp_test_exit_code(rc), 2);
+	assert_string_equal(out, "xptrace: decode: --sym does not apply to --calltree (it does to --insn, --blocks, "
+				 "--annotate) (see 'xptrace help decode')\n");
+	rc = xp_test_engine(&out, data, "functions", "time", "5-1", NULL);
+	assert_int_equal(xp_test_exit_code(rc), 2);
 }
 
 int main(void)
@@ -78,6 +113,7 @@ int main(void)
 		cmocka_unit_test(test_calltree_text),
 		cmocka_unit_test(test_calltree_per_thread),
 		cmocka_unit_test(test_functions_text),
+		cmocka_unit_test(test_filters),
 	};
 	return cmocka_run_group_tests(tests, setup, xp_test_tmp_teardown);
 }

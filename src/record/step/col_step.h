@@ -19,14 +19,11 @@
 
 #define STEP_DEFAULT_PSB_PERIOD 4096
 
-/* What --mode step costs, as bench/step-speed measured it (2-core VM, bundled workload
- * of 341K instructions, 61K branches): shown by `xptrace info`. */
+/* What --mode step costs, in words only: the stops per branch depend on the program
+ * (0.2 to 1.0 measured), so `record -v` prints the figure of each recording instead. */
 #define STEP_COST_TEXT \
-	"0.22 stops per branch, ~5 us per executed branch, 27x faster than single-stepping " \
-	"(bench/step-speed); no cycle timing; -p not supported"
-#define STEP_COST_STOPS_PER_BRANCH 0.22
-#define STEP_COST_US_PER_BRANCH 5.4
-#define STEP_COST_SPEEDUP 27.0
+	"the command stops under ptrace at branches (record -v prints the stops per branch " \
+	"measured); no cycle timing; -p not supported"
 
 /* config of the intel_pt attr for a psb period in bytes (a power of two, 2K..64K). */
 uint64_t col_step_pt_config(uint64_t psb_period);

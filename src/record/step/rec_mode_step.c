@@ -4,7 +4,10 @@
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
+#include <signal.h>
 #include <sys/mman.h>
+#include <sys/time.h>
+#include <time.h>
 #include <sys/wait.h>
 #include <unistd.h>
 
@@ -13,7 +16,9 @@
 #include "record/step/ptw.h"
 #include "record/step/stp.h"
 #include "record/rec.h"
+#include "perfdata/pd_faults.h"
 #include "util/xp_err.h"
+#include "util/xp_status.h"
 #include "util/xp_grow.h"
 
 #define STEP_ID_BASE 1000	/* event ids: one per thread, like per-thread perf events */
@@ -44,6 +49,7 @@ struct step_col {
 	size_t nmaps, capmaps;
 	uint64_t psb_period;
 	uint64_t pt_bytes, chunks;
+	uint64_t nevents;	/* tracer events seen, paces the live status */
 	int err;
 	/* --filter */
 	struct stp *s;
@@ -53,6 +59,8 @@ struct step_col {
 	int nranges;
 	char exe[4096];		/* the program of the process that exec'd last */
 	char *perf_filter;	/* for perf's decoder, in AUXTRACE_INFO */
+	struct pd_fault *faults;	/* threads a signal ended, for the faults feature */
+	size_t nfaults, capfaults;
 	int reported;		/* c->err was explained to the user already */
 };
 
@@ -382,6 +390,12 @@ static int on_event(void *ctx, const struct stp_event *ev)
 
 	if (c->err)
 		return c->err;
+	if ((++c->nevents & 1023) == 0 && c->s && xp_status_due()) {
+		const struct stp_stats *st = stp_stats(c->s);
+		xp_status_show("step: %" PRIu64 " branches, %" PRIu64 " stops, %.1f MB of PT, %.1f s",
+			       st->cond + st->indirect + st->ret, st->stops, c->pt_bytes / 1e6,
+			       xp_status_elapsed());
+	}
 	switch (ev->kind) {
 	case STP_THREAD:
 		if (flush_all(c) < 0)
@@ -447,6 +461,14 @@ static int on_event(void *ctx, const struct stp_event *ev)
 	case STP_ASYNC:
 		e = ptw_async(&t->w, ev->ip, ev->to, ev->time);
 		break;
+	case STP_FATAL:
+		if (XP_GROW(c->faults, c->capfaults, c->nfaults + 1) < 0)
+			return fail(c, -ENOMEM);
+		c->faults[c->nfaults++] = (struct pd_fault){
+			.tid = ev->tid, .pid = ev->pid, .time = ev->time, .ip = ev->ip,
+			.signo = ev->sig, .code = ev->code, .addr = ev->to, .fault = (uint8_t)ev->taken,
+		};
+		return 0;
 	case STP_EXIT:
 		if (!t)
 			return 0;
@@ -561,6 +583,7 @@ static void step_col_free(struct step_col *c)
 				c->filt[i].module ? c->filt[i].module : "");
 	col_step_filter_free(c->filt, c->nfilt);
 	free(c->perf_filter);
+	free(c->faults);
 	for (size_t i = 0; i < c->nmaps; i++)
 		free(c->maps[i].name);
 	free(c->maps);
@@ -586,10 +609,48 @@ static void print_summary(const struct step_col *c, const struct stp_stats *st)
 		c->pt_bytes / 1e6);
 }
 
+static void on_alarm(int sig)
+{
+	(void)sig;	/* interrupts the tracer's waitpid: it then sees the deadline */
+}
+
+/* --duration: SIGALRM at the deadline and every 100 ms after it (one that lands just
+ * before waitpid blocks must not be the last), without SA_RESTART. */
+static void arm_deadline(uint64_t deadline_ns)
+{
+	struct sigaction sa;
+	struct itimerval it = { .it_interval = { 0, 100000 } };
+	struct timespec ts;
+	uint64_t now, left;
+
+	clock_gettime(CLOCK_MONOTONIC, &ts);
+	now = (uint64_t)ts.tv_sec * 1000000000ull + (uint64_t)ts.tv_nsec;
+	left = deadline_ns > now ? deadline_ns - now : 1000;
+
+	memset(&sa, 0, sizeof(sa));
+	sa.sa_handler = on_alarm;
+	sigemptyset(&sa.sa_mask);
+	sigaction(SIGALRM, &sa, NULL);
+	it.it_value.tv_sec = (time_t)(left / 1000000000u);
+	it.it_value.tv_usec = (suseconds_t)(left % 1000000000u / 1000u);
+	if (!it.it_value.tv_sec && !it.it_value.tv_usec)
+		it.it_value.tv_usec = 1;
+	setitimer(ITIMER_REAL, &it, NULL);
+}
+
+static void disarm_deadline(void)
+{
+	struct itimerval it = { 0 };
+
+	setitimer(ITIMER_REAL, &it, NULL);
+	signal(SIGALRM, SIG_DFL);
+}
+
 static int step_run(struct rec *r)
 {
 	struct step_col c = { .r = r };
-	struct stp_opts xo = { .fn = on_event, .ctx = &c, .stop = &rec_stop_requested };
+	struct stp_opts xo = { .fn = on_event, .ctx = &c, .stop = &rec_stop_requested,
+			       .deadline_ns = r->deadline_ns };
 	struct stp *s = NULL;
 	int e, rc;
 
@@ -621,17 +682,43 @@ static int step_run(struct rec *r)
 	c.s = s;
 	if ((rc = rec_target_go(r)) < 0)
 		goto out;
+	if (r->deadline_ns)
+		arm_deadline(r->deadline_ns);
+	/* the live status: a traced command runs hundreds of times slower than alone */
+	xp_status_start(!r->opts->quiet, 500);
 	e = stp_run(s);
-	r->target_status = stp_exit_status(s);
-	r->target_done = 1;	/* the tracer reaped it */
+	if (r->deadline_ns)
+		disarm_deadline();
+	if (e == 0 && stp_detached(s)) {
+		/* still running, untraced: it gets SIGTERM as in the other modes */
+		if (!r->opts->quiet)
+			xp_warn("step: --duration reached: tracing stopped, the command was detached");
+	} else {
+		r->target_status = stp_exit_status(s);
+		r->target_done = 1;	/* the tracer reaped it */
+	}
 	for (uint32_t i = 0; i < c.nth; i++)
 		if (c.th[i])
 			end_thread(&c, c.th[i]);
+	if (c.nfaults) {
+		char *text = pd_faults_format(c.faults, c.nfaults);
+
+		if (!text || pd_writer_feat_string(r->w, PD_FEAT_XPTRACE_FAULTS, text) < 0)
+			xp_warn("step: the fatal signals could not be stored: decode will not show them");
+		free(text);
+	}
 	if (e < 0 && e != -EINTR && !c.err)
 		xp_err("trace the command", NULL, "%s", strerror(-e));
 	else if (c.err && !c.reported)
 		xp_err("record", NULL, "cannot write the trace: %s", strerror(-c.err));
-	if (!r->opts->quiet)
+	xp_status_stop();
+	{
+		const struct stp_stats *st = stp_stats(s);
+		snprintf(r->recorded, sizeof(r->recorded), "%" PRIu64 " branches as Intel PT (%" PRIu64
+			 " ptrace stops, %" PRIu64 " thread%s)", st->cond + st->indirect + st->ret,
+			 st->stops, st->threads, st->threads == 1 ? "" : "s");
+	}
+	if (r->opts->verbose && !r->opts->quiet)
 		print_summary(&c, stp_stats(s));
 	rc = e < 0 && e != -EINTR ? e : c.err;	/* c.err: 0 or the trace's write error */
 out:
@@ -643,7 +730,7 @@ out:
 const struct rec_mode rec_mode_step = {
 	.name = "step",
 	.summary = "ptrace branch tracer, any x86-64 CPU: exact instruction stream as Intel PT "
-		   "(slow: about 1 stop per branch)",
+		   "(slow: the command stops under ptrace at branches)",
 	.probe = NULL,
 	.run = step_run,
 };

@@ -35,6 +35,9 @@ enum stp_kind {
 			 * taken = 1: asynchronously (a signal into code outside the filter) */
 	STP_ENABLE,	/* tracing (re)starts at `to` (after a syscall, filter entry) */
 	STP_ASYNC,	/* asynchronous transfer: interrupted at ip, continues at `to` (signal) */
+	STP_FATAL,	/* a signal with no handler kills the thread at ip: `sig`, `code`, `to`
+			 * = si_addr; taken = 1: the instruction at ip faulted (a STP_DISABLE
+			 * with taken = 1 at ip came just before while tracing was on) */
 	STP_EXIT,	/* thread exits (its last event) */
 };
 
@@ -49,6 +52,7 @@ struct stp_event {
 	enum x86_bclass cls;	/* STP_TIP: which kind of branch */
 	const char *comm;	/* STP_EXEC */
 	int status;		/* STP_EXIT: wait status of the thread (when it is known) */
+	int sig, code;		/* STP_FATAL: signal number and si_code */
 	void **user;		/* per-thread slot the callback may use */
 };
 
@@ -86,6 +90,10 @@ struct stp_opts {
 	int filtered;
 	/* Checked between stops: non-zero ends tracing (the tracees are killed). */
 	volatile sig_atomic_t *stop;
+	/* CLOCK_MONOTONIC ns, 0 none: tracing ends there and the tracees are detached
+	 * (our int3s removed), running on untraced.  A blocked waitpid notices only when
+	 * a signal interrupts it (the caller arms a timer). */
+	uint64_t deadline_ns;
 };
 
 struct stp;
@@ -93,9 +101,12 @@ struct stp;
 /* Seizes `pid`, a child that has not exec'd yet (it waits for a go signal from the
  * caller); tracing starts at its exec. */
 int stp_attach(struct stp **out, const struct stp_opts *o, pid_t pid);
-/* Runs until every traced thread exited.  Returns 0, or the first negative error / the
- * callback's non-zero value (the tracees are killed then). */
+/* Runs until every traced thread exited or the deadline passed.  Returns 0, or the
+ * first negative error / the callback's non-zero value (the tracees are killed then). */
 int stp_run(struct stp *s);
+/* After stp_run returned 0: 1 when it stopped at the deadline and detached the
+ * tracees (still running), 0 when they all exited. */
+int stp_detached(const struct stp *s);
 /* Wait status of the traced process (valid after stp_run returned 0). */
 int stp_exit_status(const struct stp *s);
 const struct stp_stats *stp_stats(const struct stp *s);

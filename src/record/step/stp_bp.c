@@ -1,6 +1,7 @@
 /* A stop at one of the step tracer's int3s: resolve the branch there and carry on
  * through emulated code to further branches (interrupt avoidance, see stp.h). */
 #include <errno.h>
+#include <signal.h>
 #include <sys/ptrace.h>
 #include <sys/wait.h>
 
@@ -72,7 +73,9 @@ static int emulate(struct stp *s, struct stp_thr *t, const struct stp_bp *b,
 }
 
 /* Fallback for a branch the emulation cannot evaluate: execute it for real with the
- * int3 lifted for one single-step. */
+ * int3 lifted for one single-step.  Returns 0, a negative errno, or the signal that
+ * stopped the step instead (the branch faulted, e.g. a return on a bad stack, or a
+ * signal came first): the branch did not run, rip is still on it. */
 static int step_over(struct stp *s, struct stp_thr *t, const struct stp_bp *b,
 		     struct user_regs_struct *r, uint64_t time)
 {
@@ -96,6 +99,8 @@ static int step_over(struct stp *s, struct stp_thr *t, const struct stp_bp *b,
 		return -ESRCH;
 	if (ptrace(PTRACE_GETREGS, t->tid, 0, r) < 0)
 		return -errno;
+	if (WSTOPSIG(st) != SIGTRAP)
+		return WSTOPSIG(st);
 	if (b->br.cls == X86_BR_NONE)
 		return 0;	/* a filter entry on an ordinary instruction */
 	if (b->br.cls == X86_BR_COND) {
@@ -140,8 +145,12 @@ int stp_on_breakpoint(struct stp *s, struct stp_thr *t, struct user_regs_struct 
 			if (branches++ > 0)
 				s->st.chained++;
 			if (emulate(s, t, b, r, time) < 0) {
-				if ((err = step_over(s, t, b, r, time)) < 0)
+				if ((err = step_over(s, t, b, r, time)) != 0) {
+					/* a signal: the caller handles it at the branch (the
+					 * registers are the tracee's own, nothing to write) */
+					stp_ensure_armed(s, t->mm, x86_isa_ip(r));
 					return err;
+				}
 				break;
 			}
 			continue;

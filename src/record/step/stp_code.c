@@ -378,3 +378,14 @@ void stp_forget_code(struct stp_mm *m, uint64_t addr, uint64_t len)
 			m->runs[i].dead = 1;
 	m->gen++;
 }
+
+void stp_mm_disarm(struct stp_mm *m)
+{
+	for (size_t i = 0; i < m->nbps; i++) {
+		struct stp_bp *b = &m->bps[i];
+
+		if (b->live && mem_write(m, b->addr, &b->orig, 1) == 0)
+			b->live = 0;
+	}
+	m->gen++;
+}

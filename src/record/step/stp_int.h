@@ -74,6 +74,7 @@ struct stp_thr {
 	int in_syscall;
 	long sc_nr;
 	uint64_t sc_args[4];
+	int detach_sig;		/* detaching: signal to deliver, -1 not stopped yet */
 	void *user;
 };
 
@@ -87,6 +88,7 @@ struct stp {
 	pid_t root;
 	int root_status;
 	int error;
+	int detached;		/* the deadline passed: the tracees run on untraced */
 	struct stp_stats st;
 };
 
@@ -111,6 +113,8 @@ void stp_arm_entries(struct stp *s, struct stp_mm *m);
 void stp_ensure_armed(struct stp *s, struct stp_mm *m, uint64_t ip);
 /* Code in [addr, addr+len) may be gone or replaced (munmap, mprotect, mremap). */
 void stp_forget_code(struct stp_mm *m, uint64_t addr, uint64_t len);
+/* Puts the original bytes back under every int3 (detaching: the code runs on alone). */
+void stp_mm_disarm(struct stp_mm *m);
 
 /* stp_threads.c: threads and their events */
 uint64_t stp_now_ns(void);
@@ -127,7 +131,8 @@ int stp_on_clone(struct stp *s, struct stp_thr *p, int event);
 int stp_on_exec(struct stp *s, struct stp_thr *t, struct user_regs_struct *r);
 int stp_on_exit(struct stp *s, struct stp_thr *t, int status);
 
-/* stp_bp.c: a stop at one of our int3s */
+/* stp_bp.c: a stop at one of our int3s.  0, a negative errno, or a signal that stopped
+ * the thread at the branch instead (stp_trace.c handles it like any signal stop). */
 int stp_on_breakpoint(struct stp *s, struct stp_thr *t, struct user_regs_struct *r);
 
 #endif

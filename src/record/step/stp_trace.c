@@ -3,6 +3,7 @@
 #include <errno.h>
 #include <signal.h>
 #include <stdio.h>
+#include <stdint.h>
 #include <stdlib.h>
 #include <string.h>
 #include <sys/mman.h>
@@ -32,6 +33,60 @@ static int sig_caught(pid_t pid, int sig)
 	return sig >= 1 && sig <= 64 && (mask >> (sig - 1)) & 1;
 }
 
+/* Does the default action of `sig` end the process (terminate or dump core)? */
+static int sig_kills(pid_t pid, int sig)
+{
+	char path[64], line[256];
+	unsigned long long ign = 0;
+	FILE *f;
+
+	switch (sig) {
+	case SIGCHLD: case SIGCONT: case SIGURG: case SIGWINCH:
+	case SIGSTOP: case SIGTSTP: case SIGTTIN: case SIGTTOU:
+		return 0;
+	}
+	snprintf(path, sizeof(path), "/proc/%d/status", pid);
+	f = fopen(path, "r");
+	if (!f)
+		return 1;
+	while (fgets(line, sizeof(line), f))
+		if (sscanf(line, "SigIgn: %llx", &ign) == 1)
+			break;
+	fclose(f);
+	return !(sig >= 1 && sig <= 64 && (ign >> (sig - 1)) & 1);
+}
+
+/* A signal with no handler that ends the thread: where it hit and why.  A fault raised
+ * by the instruction at rip (si_code > 0: SEGV_MAPERR, FPE_INTDIV, ILL_*, ...) ends
+ * the trace there like the hardware's FUP + TIP.PGD into the kernel; a signal sent by
+ * someone (kill, abort's tgkill: si_code <= 0) or met on the way back from a syscall
+ * hit no instruction: the trace's last instruction stays the last one. */
+static int on_fatal(struct stp *s, struct stp_thr *t, int sig, struct user_regs_struct *r)
+{
+	struct stp_event ev = { .kind = STP_FATAL, .ip = x86_isa_ip(r), .sig = sig };
+	siginfo_t si;
+
+	memset(&si, 0, sizeof(si));
+	if (ptrace(PTRACE_GETSIGINFO, t->tid, 0, &si) == 0) {
+		ev.code = si.si_code;
+		if (si.si_code > 0)
+			ev.to = (uint64_t)(uintptr_t)si.si_addr;
+	}
+	ev.time = stp_now_ns();
+	if (si.si_code > 0)
+		stp_sync_enable(s, t, ev.time);	/* back from a syscall, it ran up to here */
+	ev.taken = si.si_code > 0 && t->enabled;
+	if (ev.taken) {
+		struct stp_event dis = { .kind = STP_DISABLE, .ip = ev.ip, .taken = 1,
+					 .time = ev.time };
+
+		t->enabled = 0;
+		stp_emit(s, t, &dis);
+	}
+	stp_emit(s, t, &ev);
+	return stp_resume(t, sig);
+}
+
 static int on_signal(struct stp *s, struct stp_thr *t, int sig, struct user_regs_struct *r)
 {
 	struct stp_event ev = { .kind = STP_ASYNC, .ip = x86_isa_ip(r) };
@@ -39,8 +94,8 @@ static int on_signal(struct stp *s, struct stp_thr *t, int sig, struct user_regs
 
 	s->st.signal_stops++;
 	s->st.signals++;
-	if (!sig_caught(t->pid, sig))
-		return stp_resume(t, sig);	/* default action or ignored: no transfer in user code */
+	if (!sig_caught(t->pid, sig))	/* default action or ignored: no transfer in user code */
+		return sig_kills(t->pid, sig) ? on_fatal(s, t, sig, r) : stp_resume(t, sig);
 	/* Single-stepping into the signal stops at the handler's first instruction. */
 	if (ptrace(PTRACE_SINGLESTEP, t->tid, 0, (void *)(long)sig) < 0)
 		return -errno;
@@ -183,8 +238,11 @@ static int handle_stop(struct stp *s, pid_t tid, int st)
 	/* SIGTRAP right after one of our int3s is that int3 (not asking GETSIGINFO saves a
 	 * syscall per stop; a program's own SIGTRAP there would have to be raised by kill
 	 * exactly at a branch) */
-	if (sig == SIGTRAP && stp_bp_find(t->mm, x86_isa_bp_addr(&r)))
-		return stp_on_breakpoint(s, t, &r);
+	if (sig == SIGTRAP && stp_bp_find(t->mm, x86_isa_bp_addr(&r))) {
+		/* > 0: the branch stepped for real met a signal (its fault) instead */
+		if ((sig = stp_on_breakpoint(s, t, &r)) <= 0)
+			return sig;
+	}
 	return on_signal(s, t, sig, &r);
 }
 
@@ -217,6 +275,64 @@ fail:
 	return err;
 }
 
+/* The deadline passed: every thread is brought to a stop (PTRACE_INTERRUPT), our int3s
+ * are lifted, a thread stopped on one is put back on its instruction, and all are
+ * detached with the signal they were about to get.  Returns 0 or a negative errno. */
+static int detach_all(struct stp *s)
+{
+	struct user_regs_struct r;
+	struct stp_thr *t;
+	int st, left = 0;
+	pid_t tid;
+
+	for (t = s->threads; t; t = t->next) {
+		t->detach_sig = -1;	/* not stopped yet */
+		if (ptrace(PTRACE_INTERRUPT, t->tid, 0, 0) == 0)
+			left++;
+		else
+			t->detach_sig = 0;	/* gone already: its exit is reaped below */
+	}
+	while (left > 0 && (tid = waitpid(-1, &st, __WALL)) > 0) {
+		if (!(t = stp_thr_find(s, tid))) {
+			/* a thread cloned just now: it starts stopped */
+			if (!WIFSTOPPED(st) || !(t = stp_thr_add(s, tid)))
+				continue;
+			t->detach_sig = 0;
+			continue;
+		}
+		if (WIFEXITED(st) || WIFSIGNALED(st)) {
+			if (t->tid == s->root)
+				s->root_status = st;
+			left -= t->detach_sig < 0;
+			stp_thr_del(s, t);
+			continue;
+		}
+		if (t->detach_sig >= 0)
+			continue;	/* its interrupt's stop, after another one */
+		left--;
+		t->detach_sig = 0;
+		if ((st >> 16) || WSTOPSIG(st) == (SIGTRAP | 0x80))
+			continue;	/* event, syscall or interrupt stop: nothing pending */
+		if (WSTOPSIG(st) == SIGTRAP && t->mm && ptrace(PTRACE_GETREGS, tid, 0, &r) == 0 &&
+		    stp_bp_find(t->mm, x86_isa_bp_addr(&r))) {
+			x86_isa_set_ip(&r, x86_isa_bp_addr(&r));	/* run the instruction for real */
+			if (ptrace(PTRACE_SETREGS, tid, 0, &r) < 0)
+				return -errno;
+			continue;
+		}
+		t->detach_sig = WSTOPSIG(st);
+	}
+	for (t = s->threads; t; t = t->next)
+		if (t->mm)
+			stp_mm_disarm(t->mm);
+	while ((t = s->threads)) {
+		ptrace(PTRACE_DETACH, t->tid, 0, (void *)(long)(t->detach_sig > 0 ? t->detach_sig : 0));
+		stp_thr_del(s, t);
+	}
+	s->detached = 1;
+	return 0;
+}
+
 int stp_run(struct stp *s)
 {
 	int st, err;
@@ -226,6 +342,11 @@ int stp_run(struct stp *s)
 		if (s->o.stop && *s->o.stop) {
 			s->error = -EINTR;
 			break;
+		}
+		if (s->o.deadline_ns && stp_now_ns() >= s->o.deadline_ns) {
+			if ((s->error = detach_all(s)) < 0)
+				break;
+			return 0;
 		}
 		tid = waitpid(-1, &st, __WALL);
 		if (tid < 0) {
@@ -247,6 +368,11 @@ int stp_run(struct stp *s)
 		return s->error;
 	}
 	return 0;
+}
+
+int stp_detached(const struct stp *s)
+{
+	return s->detached;
 }
 
 int stp_exit_status(const struct stp *s)

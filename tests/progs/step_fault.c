@@ -1,0 +1,55 @@
+/* Dies of a signal in a known instruction, for the step tracer's fault marking:
+ *   step_fault segv     store through NULL (SIGSEGV)
+ *   step_fault fpe      integer division by zero (SIGFPE)
+ *   step_fault abort    abort(): SIGABRT from the tgkill syscall
+ *   step_fault badcall  call through a function pointer read from an unmapped page
+ *   step_fault badjump  call to an unmapped address (the fetch faults) */
+#include <stdlib.h>
+#include <string.h>
+
+static volatile int zero;
+static volatile unsigned long sink;
+
+__attribute__((noinline)) void work(int n)
+{
+	for (int i = 0; i < n; i++)
+		sink = sink * 3 + (unsigned long)i;
+}
+
+__attribute__((noinline)) void do_segv(int *p)
+{
+	*p = 42;
+}
+
+__attribute__((noinline)) int do_fpe(int a)
+{
+	return a / zero;
+}
+
+__attribute__((noinline)) void do_call(void (**fp)(void))
+{
+	(*fp)();
+}
+
+__attribute__((noinline)) void do_jump(void (*fp)(void))
+{
+	fp();
+}
+
+int main(int argc, char **argv)
+{
+	const char *m = argc > 1 ? argv[1] : "segv";
+
+	work(100);
+	if (strcmp(m, "segv") == 0)
+		do_segv((int *)(unsigned long)zero);
+	else if (strcmp(m, "fpe") == 0)
+		sink = (unsigned long)do_fpe(7);
+	else if (strcmp(m, "abort") == 0)
+		abort();
+	else if (strcmp(m, "badcall") == 0)
+		do_call((void (**)(void))(unsigned long)(zero + 8));
+	else if (strcmp(m, "badjump") == 0)
+		do_jump((void (*)(void))(unsigned long)(zero + 16));
+	return 0;
+}
