@@ -110,6 +110,18 @@ static const struct out_col ann_json[] = {
 };
 #define NCOLS(c) (sizeof(c) / sizeof((c)[0]))
 
+/* Whether the copy of a function at `at` (where sample p fell) starts with the same
+ * bytes as the one at `fstart`. */
+static bool same_code(const struct bb_env *env, int32_t pid, uint64_t time, uint64_t fstart,
+		      const struct sip *p, uint64_t at, uint64_t size)
+{
+	uint8_t x[64], y[64];
+	size_t k = size < sizeof(x) ? (size_t)size : sizeof(x);
+
+	return env->read(env->ctx, pid, time, fstart, x, k) == k &&
+	       env->read(env->ctx, p->pid, p->time, at, y, k) == k && memcmp(x, y, k) == 0;
+}
+
 int bb_samples_annotate(struct bb_samples *s, const char *symname, const char *metric,
 			const struct bb_view_opts *o)
 {
@@ -140,8 +152,9 @@ int bb_samples_annotate(struct bb_samples *s, const char *symname, const char *m
 			time = s->v[i].time;
 			found = true;
 		}
-		if (z == fsize)
-			base[i] = st;
+		if ((st == fstart && s->v[i].pid == pid) ||
+		    (z == fsize && same_code(env, pid, time, fstart, &s->v[i], st, z)))
+			base[i] = st;	/* else: same name, other code (another program's main) */
 	}
 	if (!found || !fsize) {
 		free(base);
