@@ -24,7 +24,7 @@ CFLAGS   += -std=gnu11 -Wall -Wextra -Werror -g $(OPT) $(SANFLAGS) -MMD -MP
 LDFLAGS  += $(SANFLAGS)
 # libipt and libpfm4 ship no pkg-config file; libdw needs libelf; zlib for
 # compressed debug sections comes in through libdw.
-LDLIBS   += -lipt -Wl,-Bstatic -lpfm -lcapstone -Wl,-Bdynamic -ldw -lelf -lpthread -ldl -lm
+LDLIBS   += -lipt -Wl,-Bstatic -lpfm -lcapstone -Wl,-Bdynamic -ldw -lelf -lprotobuf-c -lz -lpthread -ldl -lm
 # capstone and libpfm4 are linked in statically, and not as PIE: as shared libraries
 # (or in a PIE) their ~120k pointer relocations are applied at every start, ~3 ms,
 # as long as decoding a million instructions (bench/decode-speed)
@@ -60,7 +60,7 @@ endif
 # Keep objects of test binaries (make would delete them as intermediates).
 .SECONDARY:
 
-.PHONY: all deps check unit progs asan demo install clean bench
+.PHONY: all deps check unit progs asan demo install clean bench proto
 .DEFAULT_GOAL := all
 
 # Man pages and bash completion are generated from the binary (its --help texts and
@@ -86,6 +86,11 @@ $(DEPS_OK): mk/deps.sh
 $(XPTRACE): $(MAIN_OBJ) $(BUILD)/libxptrace.a
 	@echo "  LD      $@"
 	$(Q)$(CC) $(LDFLAGS) -o $@ $^ $(LDLIBS)
+
+# The pprof writer's protobuf code, generated from the .proto and committed (building
+# needs libprotobuf-c only; regenerating needs protoc-c).
+proto:
+	$(Q)cd src/output && protoc-c --c_out=. out_profile.proto
 
 # The version is compiled in (-DXP_VERSION).
 $(LIB_OBJ) $(MAIN_OBJ): VERSION

@@ -2,7 +2,10 @@
 # Installs what xptrace needs when it is missing.  Usage: mk/deps.sh [build|test|bench]
 #   build (default): headers and libraries to compile and link xptrace.
 #   test:  also the oracles the test suite compares against (perf, callgrind_annotate)
-#          and clang with its libFuzzer runtime (the harnesses in tests/fuzz/).
+#          and clang with its libFuzzer runtime (the harnesses in tests/fuzz/),
+
+#          the consumers of the exports (chromium, go tool pprof; speedscope and
+#          puppeteer-core from npm into build/node, not committed).
 #   bench: also hyperfine.
 set -eu
 need=${1:-build}
@@ -37,6 +40,8 @@ need_dev libelf.h            elf      libelf-dev
 need_dev elfutils/libdw.h    dw       libdw-dev
 need_dev capstone/capstone.h capstone libcapstone-dev
 need_dev cmocka.h            cmocka   libcmocka-dev
+need_dev protobuf-c/protobuf-c.h protobuf-c libprotobuf-c-dev
+need_dev zlib.h              z        zlib1g-dev
 command -v ${CC:-cc} >/dev/null   || want gcc
 if [ "$need" = test ] || [ "$need" = bench ]; then
 	command -v perf >/dev/null && perf version >/dev/null 2>&1 || want linux-perf
@@ -48,12 +53,34 @@ if [ "$need" = test ] || [ "$need" = bench ]; then
 	command -v groff >/dev/null || want groff-base	# the man pages (tests/integration/build.sh)
 	# ld.so's labels (_start, _dl_start_user) and libc's local symbols, as perf sees them
 	dpkg -s libc6-dbg >/dev/null 2>&1 || want libc6-dbg
+	command -v chromium >/dev/null || want chromium
+	command -v go >/dev/null || want golang-go
+	command -v node >/dev/null || want nodejs
+	command -v npm >/dev/null || want npm
 fi
 if [ "$need" = bench ]; then
 	command -v hyperfine >/dev/null || want hyperfine
 fi
 
-[ -z "$missing" ] && exit 0
+# The npm packages of the test level, pinned, into build/node (tests/integration/export.sh
+# finds them there); a failed install leaves those checks skipped, said so.
+npm_packages() {
+	{ [ "$need" = test ] || [ "$need" = bench ]; } || return 0
+	root=$(cd "$(dirname "$0")/.." && pwd)
+	[ -d "$root/build/node/node_modules/speedscope" ] && [ -d "$root/build/node/node_modules/puppeteer-core" ] &&
+		return 0
+	command -v npm >/dev/null || return 0
+	echo "deps: npm install speedscope puppeteer-core (into build/node)" >&2
+	mkdir -p "$root/build/node"
+	PUPPETEER_SKIP_DOWNLOAD=1 npm install --no-audit --no-fund --prefix "$root/build/node" \
+		speedscope@1.25.0 puppeteer-core@24.43.1 >/dev/null 2>&1 ||
+		echo "deps: npm install failed: export.sh will skip its speedscope and flame graph checks" >&2
+}
+
+if [ -z "$missing" ]; then
+	npm_packages
+	exit 0
+fi
 
 if [ "$(id -u)" != 0 ]; then
 	echo "xptrace: missing packages:$missing: not running as root (run: sudo apt-get install -y$missing)" >&2
@@ -64,3 +91,4 @@ export DEBIAN_FRONTEND=noninteractive
 apt-get -o DPkg::Lock::Timeout=600 update -qq >/dev/null
 # shellcheck disable=SC2086
 apt-get -o DPkg::Lock::Timeout=600 install -y -qq --no-install-recommends $missing >/dev/null
+npm_packages

@@ -22,7 +22,8 @@ static const char usage_common[] =
 	"\n"
 	"options:\n"
 	"  -i, --input TRACE      trace directory or perf.data file (default xptrace.data)\n"
-	"  --format FMT           text (default), jsonl, csv, folded, callgrind\n"
+	"  --format FMT           text (default), jsonl, csv, folded, callgrind,\n"
+	"                         chrome (--calls), pprof, svg (--calltree)\n"
 	"  -o, --output FILE      write the report to FILE instead of stdout\n"
 	"  --tid TID              only this thread\n"
 	"  --comm NAME            only threads with this name\n"
@@ -136,7 +137,7 @@ static int parse_args(int argc, char **argv, struct eng_opts *eo)
 		} else if (!strcmp(name, "format")) {
 			if (out_format_parse(val, &vo->format) < 0)
 				return xp_usage_error("decode", "unknown format '%s' (text, jsonl, csv, folded, "
-						      "callgrind)", val);
+						      "callgrind, chrome, pprof, svg)", val);
 		} else if (!strcmp(name, "tid")) {
 			char *end;
 			long t = strtol(val, &end, 10);

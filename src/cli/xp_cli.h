@@ -14,5 +14,6 @@ extern const struct xp_cmd xp_cmd_info;
 extern const struct xp_cmd xp_cmd_record;
 extern const struct xp_cmd xp_cmd_decode;
 extern const struct xp_cmd xp_cmd_diff;
+extern const struct xp_cmd xp_cmd_selftest;
 
 #endif

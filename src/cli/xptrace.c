@@ -14,6 +14,7 @@ static const struct xp_cmd *const commands[] = {
 	&xp_cmd_record,
 	&xp_cmd_decode,
 	&xp_cmd_diff,
+	&xp_cmd_selftest,
 };
 #define NCOMMANDS (sizeof(commands) / sizeof(commands[0]))
 

@@ -24,6 +24,7 @@ extern const struct dec_view view_ranges;
 extern const struct dec_view view_routines;
 extern const struct dec_view view_arcs;
 extern const struct dec_view view_probes;
+extern const struct dec_view view_calls;
 
 /* Decoders in the order they are asked; the samples decoder takes any sample trace. */
 static const struct dec_decoder *const decoders[] = {
@@ -36,6 +37,7 @@ static const struct dec_decoder *const decoders[] = {
 static const struct dec_view *const views[] = {
 	&view_functions,
 	&view_calltree,
+	&view_calls,
 	&view_routines,
 	&view_arcs,
 	&view_insn,

@@ -12,7 +12,8 @@
 
 #include "analysis/ct.h"
 
-enum out_format { OUT_TEXT, OUT_JSONL, OUT_CSV, OUT_FOLDED, OUT_CALLGRIND, OUT_NFORMATS };
+enum out_format { OUT_TEXT, OUT_JSONL, OUT_CSV, OUT_FOLDED, OUT_CALLGRIND, OUT_CHROME, OUT_PPROF, OUT_SVG,
+		  OUT_NFORMATS };
 #define OUT_TABLES ((1u << OUT_TEXT) | (1u << OUT_JSONL) | (1u << OUT_CSV))
 
 int out_format_parse(const char *s, enum out_format *f);
@@ -185,6 +186,16 @@ struct out_line {
 	uint64_t cost[CT_MAX_METRICS];
 };
 
+/* The module a function lives in: its file, build-id (may be NULL), a dense id per
+ * module, and the function's address in it. */
+struct out_fn_where {
+	const char *file;
+	const uint8_t *build_id;
+	unsigned build_id_size;
+	uint32_t module;
+	uint64_t addr;
+};
+
 /* Names for the tree writers. */
 struct out_names {
 	const char *(*name)(void *ctx, uint32_t fn);
@@ -200,13 +211,36 @@ struct out_names {
 	void *lines_ctx;
 };
 
-/* "a;b;c N" per node with Base > 0 of `metric`, root first. */
-int out_folded(FILE *f, const struct ct_tree *t, unsigned metric, const struct out_names *n,
-	       const char *prefix);
+/* Where a function's code comes from (ctx: the names' ctx), false if unknown. */
+typedef bool (*out_where_fn)(void *ctx, uint32_t fn, struct out_fn_where *w);
+
+/* "a;b;c N" per node with Base > 0 of `metric`, root first; `prefix` (may be NULL) is
+ * a first frame before every stack (the command name, as stackcollapse-perf.pl writes). */
+int out_folded(FILE *f, const struct ct_tree *t, unsigned metric, const struct out_names *n, const char *prefix);
 /* callgrind profile: self cost per function, calls= and inclusive cost per call edge;
  * `events` names the tree's metrics (no spaces). */
 int out_callgrind(FILE *f, const struct ct_tree *t, const char *const *events, const char *cmd,
 		  const struct out_names *n);
+
+/* A metric of a tree for pprof: its sample type and unit ("samples"/"count",
+ * "time"/"nanoseconds", ...). */
+struct out_metric {
+	const char *type, *unit;
+};
+
+/* A gzipped pprof profile.proto (out_pprof.c): one sample per node with Base > 0 (its
+ * path as locations, leaf first; one value per metric), a function and location per
+ * function, a mapping (file, build-id) per module that `where` (may be NULL) names;
+ * `dflt` is the default sample type.  Samples are packed and compressed one node at
+ * a time.  0, -ENOMEM or -EIO. */
+int out_pprof(FILE *f, const struct ct_tree *t, const struct out_metric *m, unsigned nm, unsigned dflt,
+	      uint64_t duration_ns, const struct out_names *n, out_where_fn where);
+
+/* An interactive flame graph (out_svg.c): widths by Cum of `metric`, colours by
+ * module, titles with Base/Cum/Calls, sampled nodes of merged trees dashed and
+ * marked `+`; click zooms, a search box highlights.  0 or -ENOMEM / -EIO. */
+int out_svg(FILE *f, const struct ct_tree *t, unsigned metric, const char *title, const char *metric_name,
+	    const struct out_names *n);
 
 /* The callgrind writer (out_callgrind.c): out_cg_begin, per function out_cg_fn then
  * its cost lines and calls, out_cg_end.  Positions are instruction addresses, source
@@ -250,5 +284,31 @@ void out_cg_call(struct out_cg *w, const struct out_cg_fn *callee, uint64_t call
 		 const struct out_cg_pos *target, const struct out_cg_pos *pos, const uint64_t *cost);
 /* `totals` may be NULL */
 void out_cg_end(struct out_cg *w, const uint64_t *totals);
+
+/* Chrome Trace Event JSON (out_chrome.c: Perfetto UI, chrome://tracing, speedscope),
+ * streamed: each event is written when it is given, in any order (viewers sort).
+ * Times are in the clock's unit: ns (written as microseconds) or, for traces without
+ * timestamps, instructions (written as 1 instruction = 1 us, and said in otherData). */
+struct out_chrome {
+	FILE *f;
+	struct out_buf b;
+	bool insns;		/* the clock counts instructions */
+	uint64_t events;
+};
+
+int out_chrome_begin(struct out_chrome *w, FILE *f, bool insns);
+/* process_name / thread_name metadata */
+void out_chrome_process(struct out_chrome *w, int32_t pid, const char *name);
+void out_chrome_thread(struct out_chrome *w, int32_t pid, int32_t tid, const char *name);
+/* A complete ("X") event: `name` ran from ts for dur; `cat` (the module, may be NULL);
+ * `sampled`: a span of consecutive samples with this frame, not one exact call. */
+void out_chrome_complete(struct out_chrome *w, int32_t pid, int32_t tid, const char *name,
+			 const char *cat, uint64_t ts, uint64_t dur, bool sampled);
+/* An instant ("i", thread scope) event: a sample whose leaf is `name`; `stack` (may be
+ * NULL) its frames root first, ';'-separated. */
+void out_chrome_instant(struct out_chrome *w, int32_t pid, int32_t tid, const char *name,
+			const char *stack, uint64_t ts);
+/* Closes the JSON; 0, -ENOMEM or -EIO. */
+int out_chrome_end(struct out_chrome *w);
 
 #endif

@@ -6,7 +6,8 @@
 
 #include "output/out.h"
 
-static const char *const fmt_names[OUT_NFORMATS] = { "text", "jsonl", "csv", "folded", "callgrind" };
+static const char *const fmt_names[OUT_NFORMATS] = { "text", "jsonl", "csv", "folded", "callgrind",
+								"chrome", "pprof", "svg" };
 
 int out_format_parse(const char *s, enum out_format *f)
 {

@@ -28,6 +28,8 @@ void tb_init(struct tb *b, struct dec_ctx *c)
 const struct dec_option tb_options[] = {
 	{ "no-compensate", NULL, "trees of probes: raw times (the calibrated cost of probe "
 	  "hits not subtracted)" },
+	{ "comm-prefix", NULL, "--format folded: each stack starts with its threads' command name "
+	  "(as stackcollapse-perf.pl writes them)" },
 	{ NULL, NULL, NULL },
 };
 
@@ -446,4 +448,35 @@ void tb_total_line(const struct tb_units *u, FILE *f, const char *what, const st
 	if (u->traced)
 		fprintf(f, "# time: of the traced run (step mode stops the program at its branches), "
 			"not native times; --metric insns counts exactly\n");
+}
+
+bool tb_fn_where(void *ctx, uint32_t fn, struct out_fn_where *w)
+{
+	const struct sym_fn *f = sym_fn(ctx, fn);
+
+	if (!f || !f->dso)
+		return false;
+	*w = (struct out_fn_where){ .file = f->dso->path, .build_id = f->dso->build_id,
+				    .build_id_size = f->dso->bid_size, .module = f->dso->id, .addr = f->start };
+	return true;
+}
+
+struct out_metric tb_metric(const struct dec_ctx *c, unsigned m)
+{
+	const struct dec_metric *dm = &c->metrics[m];
+
+	switch (dm->kind) {
+	case DEC_M_SAMPLES:
+		return (struct out_metric){ "samples", "count" };
+	case DEC_M_TIME:
+		return (struct out_metric){ "time", "nanoseconds" };
+	case DEC_M_INSNS:
+		return (struct out_metric){ "instructions", "count" };
+	case DEC_M_CYCLES:
+		return (struct out_metric){ "cycles", "count" };
+	default:
+		/* the period of software clocks is in ns; of any other event, a count */
+		return (struct out_metric){ dm->name, strncmp(dm->name, "cpu-clock", 9) == 0 ||
+					    strncmp(dm->name, "task-clock", 10) == 0 ? "nanoseconds" : "count" };
+	}
 }

@@ -90,5 +90,8 @@ void tb_total_line(const struct tb_units *u, FILE *f, const char *what, const st
 const char *tb_fn_name(void *ctx, uint32_t fn);
 const char *tb_fn_module(void *ctx, uint32_t fn);
 bool tb_fn_srcline(void *ctx, uint32_t fn, const char **file, int *line);
+bool tb_fn_where(void *ctx, uint32_t fn, struct out_fn_where *w);
+/* Names of a tree's metrics for pprof: type and unit of metric m. */
+struct out_metric tb_metric(const struct dec_ctx *c, unsigned m);
 
 #endif

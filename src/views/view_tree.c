@@ -146,6 +146,21 @@ static int write_tree(struct vt *v, struct ct_tree *t, const char *title)
 	switch (v->o->format) {
 	case OUT_FOLDED:
 		return out_folded(v->out, t, v->metric, &names, title ? v->prefix : NULL);
+	case OUT_PPROF: {
+		struct out_metric m[DEC_MAX_METRICS];
+		for (unsigned k = 0; k < c->nmetrics; k++)
+			m[k] = tb_metric(c, k);
+		int rc = out_pprof(v->out, t, m, c->nmetrics, v->metric,
+				   v->b.last_time > v->b.first_time ? v->b.last_time - v->b.first_time : 0, &names, tb_fn_where);
+		return rc == -ENOMEM ? oom() : rc;
+	}
+	case OUT_SVG: {
+		char svg_title[160];
+		snprintf(svg_title, sizeof(svg_title), "%s%s%s", c->merged ? "Merged tree" : c->sampled ?
+			 "Sampled tree" : "Call tree", title ? ": " : "", title ? title : "");
+		int rc = out_svg(v->out, t, v->metric, svg_title, c->metrics[v->metric].name, &names);
+		return rc == -ENOMEM ? oom() : rc;
+	}
 	case OUT_CALLGRIND: {
 		const char *ev[DEC_MAX_METRICS];
 		char evbuf[DEC_MAX_METRICS][48];
@@ -393,6 +408,41 @@ static int functions(struct vt *v)
 	return rc;
 }
 
+/* --comm-prefix: one tree per command name (its threads merged), each stack led by it. */
+static int write_folded_comm(struct vt *v)
+{
+	struct tb *b = &v->b;
+	struct out_names names = { .name = tb_fn_name, .module = tb_fn_module, .srcline = tb_fn_srcline,
+				   .ctx = v->c->sym };
+	bool *done = calloc(b->nth ? b->nth : 1, sizeof(*done));
+	int rc = 0;
+
+	if (!done)
+		return oom();
+	for (uint32_t i = 0; i < b->nth && rc == 0; i++) {
+		if (done[i])
+			continue;
+		char comm[64];
+		snprintf(comm, sizeof(comm), "%s", sb_comm_at(v->c->sb, b->th[i].tid, 0));
+		struct ct_tree *t = ct_new(v->c->nmetrics);
+		for (uint32_t j = i; j < b->nth && t; j++)
+			if (!done[j] && strcmp(sb_comm_at(v->c->sb, b->th[j].tid, 0), comm) == 0) {
+				done[j] = true;
+				if (ct_merge(t, b->th[j].t) < 0) {
+					ct_free(t);
+					t = NULL;
+				}
+			}
+		if (!t || ct_finish(t) < 0)
+			rc = oom();
+		else
+			rc = out_folded(v->out, t, v->metric, &names, comm) < 0 ? oom() : 0;
+		ct_free(t);
+	}
+	free(done);
+	return rc;
+}
+
 static int cmp_tid(const void *a, const void *b)
 {
 	const struct tb_thread *x = a, *y = b;
@@ -413,7 +463,9 @@ static int on_close(void *state, int status)
 		rc = tb_finish(&v->b);
 	if (status >= 0 && rc == 0) {
 		struct tb *b = &v->b;
-		if (v->per_thread) {
+		if (v->o->format == OUT_FOLDED && dec_opt(c, "comm-prefix")) {
+			rc = write_folded_comm(v);
+		} else if (v->per_thread) {
 			qsort(b->th, b->nth, sizeof(*b->th), cmp_tid);
 			for (uint32_t i = 0; i < b->nth && rc == 0; i++) {
 				char title[128];
@@ -448,7 +500,8 @@ static const char *const functions_honours[] = {
 const struct dec_view view_calltree = {
 	.name = "calltree",
 	.help = "call-stack tree: Lvl RL Calls Base Cum Name, depth first",
-	.formats = OUT_TABLES | (1u << OUT_FOLDED) | (1u << OUT_CALLGRIND),
+	.formats = OUT_TABLES | (1u << OUT_FOLDED) | (1u << OUT_CALLGRIND) | (1u << OUT_PPROF) |
+		   (1u << OUT_SVG),
 	.options = tb_options,
 	.honours = calltree_honours,
 	.open = open_calltree,

@@ -9,14 +9,14 @@ check_eq "no command: overview, then the error line" \
 check_exit "unknown global option is a usage error" 2 "$XPTRACE" --frobnicate
 check_eq "unknown global option message" "xptrace: usage: unknown option '--frobnicate' (see 'xptrace help')" "$(cat "$TMP/.err")"
 check_exit "help exits 0" 0 "$XPTRACE" help
-check_eq "help lists every command" "info record decode diff" \
+check_eq "help lists every command" "info record decode diff selftest" \
 	"$(sed -n '/^commands:/,/^$/s/^  \([a-z]*\) .*/\1/p' "$TMP/.out" | paste -sd' ')"
 check_exit "--help exits 0" 0 "$XPTRACE" --help
 check_exit "unknown command is a usage error" 2 "$XPTRACE" frobnicate
 check_match "unknown command message shape" "^xptrace: usage: unknown command 'frobnicate' \(see 'xptrace help'\)$" \
 	"$("$XPTRACE" frobnicate 2>&1)"
 check_eq "--version" "xptrace $(cat "$XP_ROOT/VERSION")" "$("$XPTRACE" --version)"
-for cmd in info record decode diff; do
+for cmd in info record decode diff selftest; do
 	check_exit "$cmd --help exits 0" 0 "$XPTRACE" "$cmd" --help
 	check_match "$cmd --help prints usage" "^usage: xptrace $cmd" "$("$XPTRACE" "$cmd" --help)"
 	check_eq "help $cmd equals $cmd --help" "$("$XPTRACE" "$cmd" --help)" "$("$XPTRACE" help "$cmd")"

@@ -100,6 +100,35 @@ static void folded_prefixed(FILE *f)
 	ct_free(t);
 }
 
+static void folded_comm(FILE *f)
+{
+	struct ct_tree *t = tree();
+	struct out_names n = { .name = name, .module = module, .srcline = srcline };
+	out_folded(f, t, 0, &n, "prog;x");
+	ct_free(t);
+}
+
+/* ns times in 1/1024 us steps: 1500 ns is 1.5 us exactly, 1 ns rounds to 1/1024 us;
+ * a span's end is the same step as the next span's start */
+static void chrome(FILE *f)
+{
+	struct out_chrome w;
+	out_chrome_begin(&w, f, false);
+	out_chrome_process(&w, 7, "prog \"7\"");
+	out_chrome_complete(&w, 7, 8, "main", "prog", 1500, 1, false);
+	out_chrome_complete(&w, 7, 8, "f", NULL, 1501, 999, true);
+	out_chrome_instant(&w, 7, 8, "leaf", "main;leaf", 2000000);
+	out_chrome_end(&w);
+}
+
+static void chrome_insns(FILE *f)
+{
+	struct out_chrome w;
+	out_chrome_begin(&w, f, true);
+	out_chrome_complete(&w, 1, 1, "main", "prog", 12, 30, false);
+	out_chrome_end(&w);
+}
+
 static void callgrind(FILE *f)
 {
 	struct ct_tree *t = tree();
@@ -120,6 +149,24 @@ static void test_trees(void **state)
 	free(s);
 	s = capture(folded_prefixed, &n);
 	assert_string_equal(s, "a:b-7/8;main 1\na:b-7/8;main;f:g;leaf 3\na:b-7/8;main;leaf 1\n");
+	free(s);
+	s = capture(folded_comm, &n);
+	assert_string_equal(s, "prog:x;main 1\nprog:x;main;f:g;leaf 3\nprog:x;main;leaf 1\n");
+	free(s);
+	s = capture(chrome, &n);
+	assert_string_equal(s,
+		"{\"displayTimeUnit\":\"ns\",\"otherData\":{\"clock\":\"perf clock (CLOCK_MONOTONIC)\"},\"traceEvents\":[\n"
+		"{\"name\":\"process_name\",\"ph\":\"M\",\"pid\":7,\"tid\":7,\"args\":{\"name\":\"prog \\\"7\\\"\"}},\n"
+		"{\"name\":\"main\",\"cat\":\"prog\",\"ph\":\"X\",\"ts\":1.5,\"dur\":0.0009765625,\"pid\":7,\"tid\":8},\n"
+		"{\"name\":\"f\",\"cat\":\"sampled\",\"ph\":\"X\",\"ts\":1.5009765625,\"dur\":0.9990234375,\"pid\":7,\"tid\":8},\n"
+		"{\"name\":\"leaf\",\"cat\":\"sample\",\"ph\":\"i\",\"s\":\"t\",\"ts\":2000,\"pid\":7,\"tid\":8,"
+		"\"args\":{\"stack\":\"main;leaf\"}}\n]}\n");
+	free(s);
+	s = capture(chrome_insns, &n);
+	assert_string_equal(s,
+		"{\"displayTimeUnit\":\"ns\",\"otherData\":{\"clock\":\"instructions (1 us = 1 instruction: the trace "
+		"has no timestamps)\"},\"traceEvents\":[\n"
+		"{\"name\":\"main\",\"cat\":\"prog\",\"ph\":\"X\",\"ts\":12,\"dur\":30,\"pid\":1,\"tid\":1}\n]}\n");
 	free(s);
 	s = capture(callgrind, &n);
 	assert_string_equal(s,

@@ -1,0 +1,522 @@
+/* --calls: every call of an exact trace (PT, step, probes) in the order it was made, as
+ * `uftrace replay` shows them: a leaf call on one line with its duration, a call with
+ * callees as `name() {` ... `} (name)` lines, indented by depth.  jsonl has one object per
+ * call (written when it returns), chrome one complete event per call.
+ *
+ * Streamed: per thread only the stack of open calls is kept.  A call is shown once it
+ * returns; with --min-duration its caller's `{` line waits until a callee long enough
+ * returns (a callee that long makes its callers at least that long), so nothing is
+ * buffered but the stack.
+ *
+ * The clock is the trace's time (ns) or, when the trace has no timestamps, the
+ * thread's instruction count, said in every format.  Sample traces have no calls: in
+ * chrome they become a sampled-stack track (a frame lasts while consecutive samples
+ * have it); merged traces (probes and samples) add their samples as instant events. */
+#include <errno.h>
+#include <fnmatch.h>
+#include <inttypes.h>
+#include <stdlib.h>
+#include <string.h>
+
+#include "views/tree_build.h"
+#include "analysis/bb.h"
+#include "util/xp_err.h"
+#include "util/xp_grow.h"
+#include "util/xp_map.h"
+
+struct frame {
+	uint32_t fn;
+	uint64_t start;
+	uint32_t vdepth;	/* shown callers below it */
+	bool shown;		/* --sym, --time */
+	bool open;		/* text: its `{` line is out */
+};
+
+struct cth {
+	int32_t pid, tid;
+	struct frame *st;
+	uint32_t n, cap;
+	uint64_t insns;		/* instructions so far: the clock of untimed traces */
+	uint64_t last;		/* the thread's latest clock */
+	uint64_t time;		/* its latest timestamp (names over time) */
+	bool named;		/* chrome: its metadata is out */
+	uint64_t span_end;	/* sampled track: where the last sample's frames end (0: at
+				 * the next sample) */
+};
+
+struct vcalls {
+	struct dec_ctx *c;
+	const struct view_opts *o;
+	FILE *out;
+	struct xp_map tids, pids;
+	struct cth *th;
+	uint32_t nth, capth;
+	bool started;
+	bool insns;		/* the clock counts instructions, not ns */
+	bool sample_track;	/* a sample trace in chrome: stacks become spans */
+	int clock_m;		/* the metric of a software clock event (cpu-clock,
+				 * task-clock: its period is the CPU time of a sample), -1 */
+	uint64_t min_dur, t0, t1;
+	const char *sym;
+	bool header;
+	struct out_buf line;
+	struct out_chrome ch;
+	uint32_t *fns;
+	uint32_t capfns;
+	struct out_buf stack;
+	uint64_t calls;
+};
+
+static int oom(void) { return xp_err("decode", "decode a smaller trace or time range", "out of memory"); }
+
+/* "10", "10ns", "2.5us", "3ms", "1s" -> ns (or instructions: a plain count) */
+static int parse_duration(const char *s, uint64_t *out)
+{
+	static const struct { const char *unit; double mul; } units[] = {
+		{ "", 1 }, { "ns", 1 }, { "us", 1e3 }, { "ms", 1e6 }, { "s", 1e9 },
+	};
+	char *end;
+	double d = strtod(s, &end);
+
+	if (end == s || d < 0)
+		return -EINVAL;
+	for (size_t i = 0; i < sizeof(units) / sizeof(units[0]); i++)
+		if (strcmp(end, units[i].unit) == 0) {
+			*out = (uint64_t)(d * units[i].mul + 0.5);
+			return 0;
+		}
+	return -EINVAL;
+}
+
+static int on_open(struct view_ctx *vc, void **state)
+{
+	struct dec_ctx *c = vc->c;
+	const char *md = dec_opt(c, "min-duration"), *t = dec_opt(c, "time");
+	struct vcalls *v;
+
+	if (vc->o->percent_limit > 0)
+		return xp_usage_error("decode", "--calls streams the calls as they return, before any total "
+				      "is known: give --min-duration instead of --percent-limit"), -EOPNOTSUPP;
+	if (c->sampled && !c->merged && vc->o->format != OUT_CHROME)
+		return xp_err_code(-EOPNOTSUPP, "decode", "use --calltree or --functions, or --calls --format chrome "
+				   "for a sampled-stack timeline",
+				   "--calls: a sample trace holds no calls (record --mode pt, step or --probe)");
+	v = calloc(1, sizeof(*v));
+	if (!v)
+		return oom();
+	v->c = c;
+	v->o = vc->o;
+	v->out = vc->out;
+	v->t1 = UINT64_MAX;
+	v->sym = dec_opt(c, "sym");
+	v->sample_track = c->sampled && !c->merged;
+	v->clock_m = -1;
+	for (unsigned m = 0; m < c->nmetrics && v->clock_m < 0; m++)
+		if (c->metrics[m].kind == DEC_M_EVENT && (strncmp(c->metrics[m].name, "cpu-clock", 9) == 0 ||
+							 strncmp(c->metrics[m].name, "task-clock", 10) == 0))
+			v->clock_m = (int)m;
+	/* the clock follows the metric: instruction traces (PT, step) count instructions
+	 * unless --metric time asks for their timestamps (which step traces and PT without
+	 * CYC/MTC packets only have at a few points) */
+	v->insns = c->metrics[c->metric].kind == DEC_M_INSNS;
+	if ((md && parse_duration(md, &v->min_dur) < 0) ||
+	    (t && bb_parse_time_range(t, &v->t0, &v->t1) < 0)) {
+		free(v);
+		if (md && parse_duration(md, &(uint64_t){ 0 }) < 0)
+			xp_usage_error("decode", "--min-duration %s: expected a number with ns, us, ms or s", md);
+		else
+			xp_usage_error("decode", "--time %s: expected A-B, A- or -B (ns or seconds.ns)", t);
+		return -EOPNOTSUPP;
+	}
+	out_buf_init(&v->line, NULL, 0);
+	out_buf_init(&v->stack, NULL, 0);
+	vc->wants = (1u << XEV_CALL) | (1u << XEV_RETURN) | (1u << XEV_BLOCK) | (1u << XEV_GAP) |
+		(1u << XEV_SAMPLE);
+	*state = v;
+	return 0;
+}
+
+static struct cth *thread_of(struct vcalls *v, int32_t pid, int32_t tid)
+{
+	uint64_t i;
+
+	if (xp_map_get(&v->tids, (uint32_t)tid, &i))
+		return &v->th[i];
+	if (XP_GROW(v->th, v->capth, v->nth + 1) < 0 || xp_map_put(&v->tids, (uint32_t)tid, v->nth) < 0)
+		return NULL;
+	v->th[v->nth] = (struct cth){ .pid = pid, .tid = tid };
+	return &v->th[v->nth++];
+}
+
+static int start_output(struct vcalls *v)
+{
+	v->started = true;
+	if (v->o->format == OUT_CHROME)
+		return out_chrome_begin(&v->ch, v->out, v->insns);
+	return 0;
+}
+
+static int flush_line(struct vcalls *v)
+{
+	if (v->line.len < (64u << 10))
+		return 0;
+	int rc = out_buf_write(&v->line, v->out);
+	v->line.len = 0;
+	return rc == -ENOMEM ? oom() : 0;
+}
+
+static void put_duration(struct out_buf *b, bool insns, uint64_t d)
+{
+	static const struct { uint64_t div; const char *unit; } units[] = {
+		{ 1, "ns" }, { 1000, "us" }, { 1000000, "ms" }, { 1000000000, " s" },
+	};
+	unsigned u = 1;
+
+	if (insns) {
+		out_buf_printf(b, "%12" PRIu64 " in", d);
+		return;
+	}
+	while (u < 3 && d >= units[u + 1].div)
+		u++;
+	out_buf_printf(b, "%8" PRIu64 ".%03" PRIu64 " %s", d / units[u].div,
+		       d % units[u].div * 1000 / units[u].div, units[u].unit);
+}
+
+static void text_header(struct vcalls *v)
+{
+	v->header = true;
+	if (v->insns)
+		fprintf(v->out, "# calls: the clock counts the thread's instructions (in; --metric time: "
+			"the trace's timestamps)\n#        START        DURATION     TID  FUNCTION\n");
+	else
+		fprintf(v->out, "# calls: START in seconds (perf clock), DURATION of the call\n"
+			"#             START     DURATION     TID  FUNCTION\n");
+}
+
+/* kind: '{' a call with callees begins, ';' a call without, '}' the first one ends */
+static int text_line(struct vcalls *v, const struct cth *th, const struct frame *f, char kind, uint64_t dur)
+{
+	struct out_buf *b = &v->line;
+	const char *name = tb_fn_name(v->c->sym, f->fn);
+
+	if (!v->header)
+		text_header(v);
+	if (kind == '}')
+		out_buf_printf(b, "%*s", v->insns ? 15 : 19, "");
+	else if (v->insns)
+		out_buf_printf(b, "%15" PRIu64, f->start);
+	else
+		out_buf_printf(b, "%9" PRIu64 ".%09" PRIu64, f->start / 1000000000, f->start % 1000000000);
+	out_buf_put(b, " ", 1);
+	if (kind == '{')
+		out_buf_printf(b, "%*s", v->insns ? 15 : 12, "");
+	else
+		put_duration(b, v->insns, dur);
+	out_buf_printf(b, " %7d  %*s", th->tid, (int)(2 * f->vdepth), "");
+	if (kind == '}')
+		out_buf_printf(b, "} /* %s */\n", name);
+	else
+		out_buf_printf(b, "%s()%s\n", name, kind == '{' ? " {" : ";");
+	return flush_line(v);
+}
+
+static int json_line(struct vcalls *v, const struct cth *th, const struct frame *f, uint64_t dur)
+{
+	struct out_buf *b = &v->line;
+
+	out_json_begin(b);
+	out_json_u64(b, "tid", (uint64_t)th->tid);
+	out_json_u64(b, "pid", (uint64_t)th->pid);
+	out_json_u64(b, v->insns ? "start_insns" : "start_ns", f->start);
+	out_json_u64(b, v->insns ? "dur_insns" : "dur_ns", dur);
+	out_json_u64(b, "depth", f->vdepth);
+	out_json_string(b, "name", tb_fn_name(v->c->sym, f->fn));
+	out_json_string(b, "module", tb_fn_module(v->c->sym, f->fn));
+	out_json_end(b);
+	return flush_line(v);
+}
+
+static void chrome_names(struct vcalls *v, struct cth *th)
+{
+	struct dec_ctx *c = v->c;
+	uint64_t dummy;
+
+	if (th->named)
+		return;
+	th->named = true;
+	if (!xp_map_get(&v->pids, (uint32_t)th->pid, &dummy)) {
+		if (xp_map_put(&v->pids, (uint32_t)th->pid, 1) == 0) {
+			char name[64];
+			snprintf(name, sizeof(name), "%s %d", sb_comm_at(c->sb, th->pid, th->time), th->pid);
+			out_chrome_process(&v->ch, th->pid, name);
+		}
+	}
+	char name[64];
+	snprintf(name, sizeof(name), "%s %d%s", sb_comm_at(c->sb, th->tid, th->time), th->tid,
+		 v->sample_track ? " (sampled)" : "");
+	out_chrome_thread(&v->ch, th->pid, th->tid, name);
+}
+
+static int chrome_span(struct vcalls *v, struct cth *th, uint32_t fn, uint64_t start, uint64_t dur)
+{
+	chrome_names(v, th);
+	out_chrome_complete(&v->ch, th->pid, th->tid, tb_fn_name(v->c->sym, fn), tb_fn_module(v->c->sym, fn),
+			    start, dur, v->sample_track);
+	return v->ch.b.oom ? oom() : 0;
+}
+
+/* Text: the `{` lines of shown callers not out yet, outermost first. */
+static int open_callers(struct vcalls *v, struct cth *th, uint32_t upto)
+{
+	for (uint32_t i = 0; i < upto; i++) {
+		struct frame *f = &th->st[i];
+		if (f->shown && !f->open) {
+			f->open = true;
+			int rc = text_line(v, th, f, '{', 0);
+			if (rc)
+				return rc;
+		}
+	}
+	return 0;
+}
+
+/* Call i of th's stack returns at `end` (every call above it returns then too). */
+static int pop(struct vcalls *v, struct cth *th, uint32_t i, uint64_t end)
+{
+	struct frame *f = &th->st[i];
+	uint64_t dur = end > f->start ? end - f->start : 0;
+
+	if (!f->shown || dur < v->min_dur)
+		return 0;
+	v->calls++;
+	switch (v->o->format) {
+	case OUT_CHROME:
+		return chrome_span(v, th, f->fn, f->start, dur);
+	case OUT_JSONL:
+		return json_line(v, th, f, dur);
+	default:
+		if (f->open)
+			return text_line(v, th, f, '}', dur);
+		int rc = open_callers(v, th, i);
+		return rc ? rc : text_line(v, th, f, ';', dur);
+	}
+}
+
+/* The calls above the first n return at `end`: in text innermost first, as the lines
+ * close; in chrome outermost first, so that a caller and a callee of the same span
+ * come in that order (viewers nest equal spans in the order they read them). */
+static int pop_to(struct vcalls *v, struct cth *th, uint32_t n, uint64_t end)
+{
+	int rc = 0;
+
+	if (v->o->format == OUT_CHROME)
+		for (uint32_t i = n; i < th->n && rc == 0; i++)
+			rc = pop(v, th, i, end);
+	else
+		for (uint32_t i = th->n; i-- > n && rc == 0;)
+			rc = pop(v, th, i, end);
+	if (th->n > n)
+		th->n = n;
+	return rc;
+}
+
+static int push(struct vcalls *v, struct cth *th, uint32_t fn, uint64_t now)
+{
+	if (XP_GROW(th->st, th->cap, th->n + 1) < 0)
+		return oom();
+	const struct frame *up = th->n ? &th->st[th->n - 1] : NULL;
+	bool in_time = now >= v->t0 && now <= v->t1;
+	bool sym = !v->sym || (up && up->shown) || fnmatch(v->sym, tb_fn_name(v->c->sym, fn), 0) == 0;
+	th->st[th->n++] = (struct frame){
+		.fn = fn, .start = now, .shown = in_time && sym,
+		.vdepth = up ? up->vdepth + up->shown : 0,
+	};
+	return 0;
+}
+
+/* The innermost open call of fn, or UINT32_MAX. */
+static uint32_t find(const struct cth *th, uint32_t fn)
+{
+	for (uint32_t i = th->n; i-- > 0;)
+		if (th->st[i].fn == fn)
+			return i;
+	return UINT32_MAX;
+}
+
+/* A sample of a sample trace: frames its stack shares with the previous sample's go
+ * on; the others end, and its own new frames begin, at its time.  A sample of a
+ * software clock stands for its period of CPU time: its frames end there when the
+ * next sample comes later (the thread was off the CPU), as they end at the last. */
+static int sample_span(struct vcalls *v, struct cth *th, const struct xev *ev, const uint32_t *fns, uint32_t n,
+		       uint64_t now)
+{
+	uint32_t same = 0;
+	int rc = 0;
+
+	if (th->span_end && th->span_end < now)
+		rc = pop_to(v, th, 0, th->span_end);
+	while (same < n && same < th->n && th->st[same].fn == fns[same])
+		same++;
+	if (rc == 0)
+		rc = pop_to(v, th, same, now);
+	for (uint32_t i = same; i < n && rc == 0; i++)
+		rc = push(v, th, fns[i], now);
+	th->span_end = 0;
+	if (v->clock_m >= 0) {
+		uint64_t w[DEC_MAX_METRICS];
+		dec_weights(v->c, ev, w);
+		th->span_end = w[v->clock_m] ? now + w[v->clock_m] : 0;
+	}
+	return rc;
+}
+
+/* A sample of a merged trace: an instant event with its stack. */
+static int sample_instant(struct vcalls *v, struct cth *th, const uint32_t *fns, uint32_t n, uint64_t now)
+{
+	v->stack.len = 0;
+	for (uint32_t i = 0; i < n; i++) {
+		const char *nm = tb_fn_name(v->c->sym, fns[i]);
+		if (i)
+			out_buf_put(&v->stack, ";", 1);
+		out_buf_put(&v->stack, nm, strlen(nm));
+	}
+	out_buf_put(&v->stack, "", 1);
+	if (v->stack.oom)
+		return oom();
+	chrome_names(v, th);
+	out_chrome_instant(&v->ch, th->pid, th->tid, tb_fn_name(v->c->sym, fns[n - 1]), v->stack.p, now);
+	return v->ch.b.oom ? oom() : 0;
+}
+
+static int on_sample(struct vcalls *v, struct cth *th, const struct xev *ev, uint64_t now)
+{
+	struct dec_ctx *c = v->c;
+	uint32_t n = ev->nstack ? ev->nstack : 1;
+
+	if (v->o->format != OUT_CHROME || now < v->t0 || now > v->t1)
+		return 0;
+	if (XP_GROW(v->fns, v->capfns, n) < 0)
+		return oom();
+	if (!ev->nstack)
+		v->fns[0] = dec_fn_of(c, ev->pid, ev->ip, ev->time);
+	for (uint32_t i = 0; i < ev->nstack; i++)
+		v->fns[n - 1 - i] = dec_fn_of(c, ev->pid, ev->stack[i], ev->time);
+	return v->sample_track ? sample_span(v, th, ev, v->fns, n, now) : sample_instant(v, th, v->fns, n, now);
+}
+
+static int on_event(void *state, const struct xev *ev)
+{
+	struct vcalls *v = state;
+	struct dec_ctx *c = v->c;
+	bool sample = ev->kind == XEV_SAMPLE;
+
+	/* sampled blocks, calls and returns (branch stacks) are windows, not a history */
+	if (!sample && (ev->flags & XEV_F_SAMPLED))
+		return 0;
+	if (ev->kind != XEV_CALL && ev->kind != XEV_RETURN && ev->kind != XEV_BLOCK && ev->kind != XEV_GAP &&
+	    !sample)
+		return 0;
+	if (!dec_thread_selected(c, ev->tid, ev->time))
+		return 0;
+	struct cth *th = thread_of(v, ev->pid, ev->tid);
+	if (!th)
+		return oom();
+	if (ev->time)
+		th->time = ev->time;
+	if (ev->kind == XEV_BLOCK) {
+		th->insns += ev->insns;
+		if (v->insns)
+			th->last = th->insns;
+		return 0;
+	}
+	if (!v->started) {
+		int rc = start_output(v);
+		if (rc)
+			return rc;
+	}
+	uint64_t now = v->insns ? th->insns : ev->time ? ev->time : th->last;
+	if (now > th->last)
+		th->last = now;
+	switch (ev->kind) {
+	case XEV_SAMPLE:
+		return on_sample(v, th, ev, now);
+	case XEV_CALL:
+		return push(v, th, dec_fn_of(c, ev->pid, ev->addr, ev->time), now);
+	case XEV_RETURN: {
+		if (ev->flags & XEV_F_FUNC) {
+			/* an exit names the function left: its innermost call and any above it */
+			uint32_t i = ev->ip ? find(th, dec_fn_of(c, ev->pid, ev->ip, ev->time)) : UINT32_MAX;
+			return i == UINT32_MAX ? 0 : pop_to(v, th, i, now);
+		}
+		if (!th->n)
+			return 0;	/* returns past where the trace began */
+		int rc = pop_to(v, th, th->n - 1, now);
+		/* a return that skips frames (exceptions) lands in a caller further down */
+		uint32_t to = dec_fn_of(c, ev->pid, ev->addr, ev->time);
+		if (rc == 0 && th->n && th->st[th->n - 1].fn != to) {
+			uint32_t i = find(th, to);
+			if (i != UINT32_MAX)
+				rc = pop_to(v, th, i + 1, now);
+		}
+		return rc;
+	}
+	default:	/* XEV_GAP: what was on the stack is unknown afterwards */
+		return pop_to(v, th, 0, now);
+	}
+}
+
+static int on_close(void *state, int status)
+{
+	struct vcalls *v = state;
+	int rc = 0;
+
+	/* calls still open when the trace ends last until the thread's last event (the
+	 * last sample's frames, its period) */
+	for (uint32_t i = 0; i < v->nth && status >= 0 && rc == 0; i++)
+		rc = pop_to(v, &v->th[i], 0, v->th[i].span_end ? v->th[i].span_end : v->th[i].last);
+	if (status >= 0 && rc == 0) {
+		if (v->o->format == OUT_CHROME) {
+			if (!v->started)
+				start_output(v);
+			rc = out_chrome_end(&v->ch);
+		} else {
+			rc = out_buf_write(&v->line, v->out);
+		}
+		if (rc == -ENOMEM)
+			rc = oom();
+		else if (rc < 0)
+			rc = xp_err("decode", NULL, "cannot write the report: %s", strerror(-rc));
+		else if (!v->calls)
+			rc = xp_err_code(-ENOENT, "decode --calls", NULL, "no calls%s", v->sym || v->t0 ||
+					 v->t1 != UINT64_MAX || v->min_dur ? " matched the filters" : " in this trace");
+	} else if (v->o->format == OUT_CHROME && v->started) {
+		out_buf_free(&v->ch.b);
+	}
+	for (uint32_t i = 0; i < v->nth; i++)
+		free(v->th[i].st);
+	free(v->th);
+	xp_map_free(&v->tids);
+	xp_map_free(&v->pids);
+	out_buf_free(&v->line);
+	out_buf_free(&v->stack);
+	free(v->fns);
+	free(v);
+	return rc;
+}
+
+static const struct dec_option calls_options[] = {
+	{ "min-duration", "D", "--calls: only calls lasting D or more (ns, us, ms, s; instructions "
+	  "on traces without time)" },
+	{ NULL, NULL, NULL },
+};
+
+const struct dec_view view_calls = {
+	.name = "calls",
+	.help = "every call in order, with start, duration, thread, depth (like uftrace replay); "
+		"--time, --sym NAME (its calls and callees), --min-duration",
+	.formats = (1u << OUT_TEXT) | (1u << OUT_JSONL) | (1u << OUT_CHROME),
+	.options = calls_options,
+	.open = on_open,
+	.event = on_event,
+	.close = on_close,
+};

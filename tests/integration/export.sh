@@ -1,0 +1,291 @@
+#!/bin/bash
+# decode --calls and the export formats, each checked in the program that consumes it:
+#   --calls          against perf script --itrace=cr (order and depth of every call) and
+#                    the worked example of tests/progs/merged.c (its calls and units)
+#   --format chrome  loaded by speedscope in headless Chromium (tests/integration/lib/browser.js)
+#   --format pprof   read by `go tool pprof -top` and `-traces`
+#   --format svg     opened in headless Chromium: frame widths measured in the page
+# on a step trace (exact), a sample trace and a merged probe+sample trace of merged.c.
+. "$(dirname "$0")/../lib.sh"
+command -v perf >/dev/null || { ok "perf missing # SKIP"; exit 0; }
+command -v python3 >/dev/null || { ok "python3 missing # SKIP"; exit 0; }
+cd "$TMP"
+M=$PROGS/merged
+
+# the three recordings at once (the probe one calibrates for a few seconds)
+setarch -R "$XPTRACE" record -q --mode step -o st -- "$M" 2000 >st.out 2>&1 &
+"$XPTRACE" record -q -m sample -F 4000 -g -o sm -- "$M" >sm.out 2>&1 &
+"$XPTRACE" record -q -m sample -F 4000 -g --probe C,A,B -o pr -- "$M" >pr.out 2>&1 &
+wait
+for t in st sm pr; do
+	check_eq "record $t exits 0 with a trace" "yes" "$([ -s $t/perf.data ] && echo yes || cat $t.out)"
+done
+
+# ---------------------------------------------------------------- --calls
+# order and depth of every call against perf's call lines, per thread; names of code
+# without symbols (PLT entries, perf prints "@plt" or an address) are not compared, nor
+# perf's depth at a call into such code (perf indents it one more)
+calls_vs_perf() {
+	perf script -i "$1/perf.data" --itrace=cr -F tid,flags,callindent 2>/dev/null >"$2.perf"
+	"$XPTRACE" decode -i "$1" --calls --format jsonl >"$2.jsonl" 2>"$2.err"
+	python3 - "$2.perf" "$2.jsonl" <<'EOF'
+import json, re, sys
+def norm(n):
+    return "?" if n.endswith("@plt") or n == "_init" or re.fullmatch(r"(0x)?[0-9a-f]+", n) else n
+perf = {}
+for l in open(sys.argv[1]):
+    f = l.split()
+    if f[1:2] != ["call"]:
+        continue
+    p = l.rstrip("\n").split("call", 1)[1]
+    perf.setdefault(int(f[0]), []).append(((len(p) - len(p.lstrip())) // 4, norm(p.strip())))
+mine = {}
+for r in sorted((json.loads(l) for l in open(sys.argv[2])), key=lambda r: (r["start_insns"], r["depth"])):
+    mine.setdefault(r["tid"], []).append((r["depth"], norm(r["name"])))
+for tid in sorted(set(perf) | set(mine)):
+    a, b = perf.get(tid, []), mine.get(tid, [])
+    d0 = a[0][0] - b[0][0] if a and b else 0
+    bad = [(i, x, y) for i, (x, y) in enumerate(zip(a, b))
+           if (x[1] != y[1] and "?" not in (x[1], y[1])) or (x[0] - d0 != y[0] and x[1] != "?")]
+    print(f"{len(a)} {len(b)} {len(bad)} {bad[:3]}")
+EOF
+}
+check_eq "calls: traces/step-basic: perf's 965 calls, same order and depth" "965 965 0 []" \
+	"$(calls_vs_perf "$XP_ROOT/traces/step-basic" basic)"
+out=$(calls_vs_perf st st)
+check_match "calls: step trace of merged: perf's calls, same order and depth" '^([0-9]+) \1 0 \[\]$' "$out"
+
+# the example below C: calls in order, depth, duration in units (2000 iterations of a
+# 6-instruction loop; the call and return code is < 1 % of a unit)
+expected="C 0 19
+A 1 7
+B 2 3
+B 3 1
+B 2 1
+B 1 9
+A 2 7
+B 3 3
+A 4 1
+X 3 1"
+units() {
+	python3 -c '
+import json, sys
+rows = sorted((json.loads(l) for l in open(sys.argv[1])), key=lambda r: (r["start_insns"], r["depth"]))
+unit = 12000
+for r in rows:
+    print(r["name"], r["depth"], round(r["dur_insns"] / unit, 2) if abs(r["dur_insns"] / unit - round(r["dur_insns"] / unit)) > 0.01 * r["dur_insns"] / unit else round(r["dur_insns"] / unit))' "$1"
+}
+"$XPTRACE" decode -i st --calls --sym C --format jsonl >symc.jsonl 2>symc.err
+check_eq "calls --sym C: the example's calls below C, depth and units" "$expected" "$(units symc.jsonl)"
+"$XPTRACE" decode -i st --calls --sym C >symc.txt 2>&1
+check_eq "calls text: the same calls, uftrace's layout" "$(printf '%s\n' 'C() {' '  A() {' '    B() {' \
+	'      B();' '    } /* B */' '    B();' '  } /* A */' '  B() {' '    A() {' '      B() {' '        A();' \
+	'      } /* B */' '      X();' '    } /* A */' '  } /* B */' '} /* C */')" \
+	"$(grep -v '^#' symc.txt | cut -c42-)"
+check_match "calls text: the clock is said (instructions)" "^# calls: the clock counts the thread's instructions" \
+	"$(head -1 symc.txt)"
+"$XPTRACE" decode -i st --calls --sym C --min-duration 50000 --format jsonl >md.jsonl
+check_eq "calls --min-duration 50000: only C, A, B, A (>= 4 units)" "C A B A" \
+	"$(python3 -c 'import json,sys; print(" ".join(r["name"] for r in sorted((json.loads(l) for l in open(sys.argv[1])), key=lambda r: r["start_insns"])))' md.jsonl)"
+c0=$(python3 -c 'import json,sys; print(min(json.loads(l)["start_insns"] for l in open(sys.argv[1]) if "\"C\"" in l))' symc.jsonl)
+"$XPTRACE" decode -i st --calls --time "$c0-$((c0 + 100000))" --format jsonl >tm.jsonl
+check_eq "calls --time A-B: the calls starting in [A, B] (here: the clock's instructions)" \
+	"$(python3 -c 'import json,sys; print(sum(1 for l in open(sys.argv[1]) if '"$c0"' <= json.loads(l)["start_insns"] <= '"$((c0 + 100000))"'))' st.jsonl)" \
+	"$(grep -c . tm.jsonl)"
+check_exit "calls --percent-limit: usage error (give --min-duration)" 2 "$XPTRACE" decode -i st --calls --percent-limit 5
+check_exit "calls on a sample trace: no calls to list (exit 2)" 2 "$XPTRACE" decode -i sm --calls
+check_exit "calls --sym nothing: nothing matched (exit 1)" 1 "$XPTRACE" decode -i st --calls --sym no_such_fn
+tid=$(awk '$1 != "17939" { print $1; exit }' <(perf script -i "$XP_ROOT/traces/step-thread/perf.data" --itrace=cr -F tid 2>/dev/null | sort -u))
+"$XPTRACE" decode -i "$XP_ROOT/traces/step-thread" --calls --tid "$tid" --format jsonl >tid.jsonl
+check_eq "calls --tid: that thread's calls only, as many as perf's" \
+	"$(perf script -i "$XP_ROOT/traces/step-thread/perf.data" --itrace=cr -F tid,flags 2>/dev/null | awk -v t="$tid" '$1 == t && $2 == "call"' | wc -l) $tid" \
+	"$(grep -c . tid.jsonl) $(python3 -c 'import json,sys; print(*sorted({json.loads(l)["tid"] for l in open(sys.argv[1])}))' tid.jsonl)"
+
+# probes: entries and exits are exact calls with times; C runs once, so its duration is
+# the Cum of C in the (uncompensated) tree, which adds the same timestamps another way
+"$XPTRACE" decode -i pr --calls --sym C --format jsonl >prc.jsonl 2>prc.err
+check_eq "calls on probes: C's calls in order (X, not probed, is not one)" "C 0,A 1,B 2,B 3,B 2,B 1,A 2,B 3,A 4" \
+	"$(python3 -c 'import json,sys; print(",".join("%s %d" % (r["name"], r["depth"]) for r in sorted((json.loads(l) for l in open(sys.argv[1])), key=lambda r: (r["start_ns"], r["depth"]))))' prc.jsonl)"
+check_eq "calls on probes: C's duration = Cum of C in --calltree --no-compensate" \
+	"$("$XPTRACE" decode -i pr --calltree --no-compensate --format jsonl | python3 -c 'import json,sys; print([r["cum"] for r in map(json.loads, sys.stdin) if r["name"] == "C"][0])')" \
+	"$(python3 -c 'import json,sys; print([r["dur_ns"] for r in map(json.loads, open(sys.argv[1])) if r["name"] == "C"][0])' prc.jsonl)"
+
+# ---------------------------------------------------------------- chrome
+for t in st sm pr; do
+	"$XPTRACE" decode -i $t --calls --format chrome -o $t.json 2>$t.cerr
+done
+check_eq "chrome: valid Trace Event JSON; X events = calls, thread names" "10 10 thread_name" "$(python3 -c '
+import json, sys
+ev = json.load(open("st.json"))["traceEvents"]
+x = [e for e in ev if e["ph"] == "X"]
+c = [json.loads(l) for l in open("st.jsonl")]
+print(len([e for e in x if e["name"] in "CABX" and len(e["name"]) == 1]),
+      len([r for r in c if r["name"] in "CABX" and len(r["name"]) == 1]),
+      " ".join(sorted({e["name"] for e in ev if e["ph"] == "M" and e["name"] == "thread_name"})))')"
+check_eq "chrome: merged trace: probe calls as X events, samples as instant events with stacks" "yes yes" "$(python3 -c '
+import json
+ev = json.load(open("pr.json"))["traceEvents"]
+print("yes" if sum(1 for e in ev if e["ph"] == "X" and e["name"] in ("C", "A", "B")) == 9 else "no",
+      "yes" if any(e["ph"] == "i" and e["args"]["stack"].endswith(";X") for e in ev) else "no")')"
+
+node_ok=""
+if [ -d "$XP_ROOT/build/node/node_modules/puppeteer-core" ] && [ -d "$XP_ROOT/build/node/node_modules/speedscope" ] &&
+   command -v node >/dev/null && [ -x /usr/bin/chromium ]; then
+	node_ok=1
+	export NODE_PATH=$XP_ROOT/build/node/node_modules
+fi
+# one Chromium for every page (a start costs a second or two)
+if [ -n "$node_ok" ]; then
+	for t in st sm pr; do
+		"$XPTRACE" decode -i $t --calltree --format svg -o $t.svg 2>$t.serr
+	done
+	timeout 120 node "$XP_ROOT/tests/integration/lib/browser.js" speedscope:st.json:st.png:st.ss \
+		speedscope:sm.json:sm.png:sm.ss speedscope:pr.json:pr.png:pr.ss svg:st.svg:st-svg.png:st.sv:C \
+		svg:pr.svg:pr-svg.png:pr.sv svg:sm.svg:sm-svg.png:sm.sv >browser.log 2>&1
+	check_eq "Chromium ran every page" "0 " "$? $(grep -h '^error' ./*.ss ./*.sv)"
+fi
+
+# speedscope's Sandwich table (Self, Total per function) against --functions' Base%, Cum%
+# (speedscope rounds to 2 digits)
+ss_check() {
+	python3 - "$1" "$2" <<'EOF'
+import re, sys
+rows = {}
+blank = 0
+for l in open(sys.argv[1]):
+    if l.startswith("blank "):
+        blank = int(l.split()[1])
+    if l.startswith("row "):
+        name, total, self = l[4:].rstrip("\n").split("\t")
+        pct = lambda s: float(re.search(r"\([<>]?([0-9.]+)%\)", s).group(1))
+        rows[name] = (pct(self), pct(total))
+fn = {}
+for l in open(sys.argv[2]):
+    f = l.split()
+    if len(f) > 5 and re.fullmatch(r"[0-9.]+%", f[3]):
+        fn[f[-1]] = (float(f[3][:-1]), float(f[4][:-1]))
+out = []
+for n in ("C", "A", "B"):
+    if n not in rows:
+        out.append(f"{n} missing")
+    elif abs(rows[n][0] - fn[n][0]) > 1 or abs(rows[n][1] - fn[n][1]) > 1:
+        out.append(f"{n} {rows[n]} vs {fn[n]}")
+print("not blank" if blank > 100 else f"blank ({blank})", " ".join(out) or "C A B as --functions")
+EOF
+}
+if [ -n "$node_ok" ]; then
+	"$XPTRACE" decode -i st --functions >st.fn
+	check_eq "speedscope: step trace: flame chart drawn, C A B with --functions' Base% and Cum%" \
+		"not blank C A B as --functions" "$(ss_check st.ss st.fn)"
+	"$XPTRACE" decode -i sm --functions --metric samples >sm.fn
+	check_eq "speedscope: sample trace (sampled-stack track): C A B with --functions' shares" \
+		"not blank C A B as --functions" "$(ss_check sm.ss sm.fn)"
+	check_eq "speedscope: merged trace: flame chart drawn, the probed C A B listed" "blank 3" \
+		"$(awk '/^blank/ { print ($2 > 100 ? "blank" : "BLANK " $2) }' pr.ss) $(grep -c '^row [CAB]	' pr.ss)"
+else
+	ok "speedscope: chromium, node, speedscope or puppeteer-core missing (mk/deps.sh test installs them) # SKIP"
+fi
+
+# ---------------------------------------------------------------- pprof
+if command -v go >/dev/null; then
+	# pprof -top's flat% cum% name against --functions' Base% Cum% Name: every function
+	# of 1 % or more (in any order: ties are ordered differently), but for names that
+	# several functions have (ld.so has two static check_match): pprof adds those up
+	top_vs() {
+		awk '$4 ~ /^[0-9.]+%$/ { print $NF }' "$2" | sort | uniq -d >"$1.dup"
+		go tool pprof -top -nodefraction=0 ${3:-} "$1" 2>&1 | awk '$1 ~ /^[0-9]/ && $2 ~ /%$/ && $2 + 0 >= 1 { print $2, $5, $6 }' |
+			grep -vwFf "$1.dup" | sort >"$1.top"
+		awk '$4 ~ /^[0-9.]+%$/ && $4 + 0 >= 1 { print $4, $5, $NF }' "$2" | grep -vwFf "$1.dup" | sort >"$1.fn"
+		if cmp -s "$1.top" "$1.fn"; then echo same; else paste -d'|' "$1.top" "$1.fn"; fi
+	}
+	for t in st sm pr; do
+		"$XPTRACE" decode -i $t --calltree --format pprof -o $t.pb.gz 2>$t.perr
+	done
+	"$XPTRACE" decode -i st --functions >st.fn
+	check_eq "pprof -top: step trace (instructions): the top functions and percentages of --functions" \
+		"same" "$(top_vs st.pb.gz st.fn)"
+	"$XPTRACE" decode -i sm --functions --metric samples >sm.fn
+	check_eq "pprof -top: sample trace (samples): as --functions --metric samples" "same" "$(top_vs sm.pb.gz sm.fn)"
+	"$XPTRACE" decode -i sm --functions >sm.fn2
+	check_eq "pprof -top -sample_index=cpu-clock: as --functions (the period)" "same" \
+		"$(top_vs sm.pb.gz sm.fn2 -sample_index=cpu-clock)"
+	"$XPTRACE" decode -i pr --functions >pr.fn
+	check_eq "pprof -top: merged trace (time): as --functions" "same" "$(top_vs pr.pb.gz pr.fn)"
+	check_match "pprof: sample types named after the metrics, the program's build-id" \
+		"^Build ID: $(perf buildid-list -i sm/perf.data 2>/dev/null | awk '/merged$/ { print $1 }')" \
+		"$(go tool pprof -raw sm.pb.gz 2>&1 | head -30; go tool pprof -top sm.pb.gz 2>&1 | head -3)"
+	check_match "pprof: sample types samples/count and cpu-clock/nanoseconds" "samples/count(\[dflt\])? cpu-clock/nanoseconds" \
+		"$(go tool pprof -raw sm.pb.gz 2>&1 | grep -A1 '^Samples:')"
+	# -traces: every stack with its value = every tree node with its Base
+	check_eq "pprof -traces: the stacks and values of --calltree (Base per path)" "same" "$(
+	go tool pprof -traces st.pb.gz 2>/dev/null | python3 -c '
+import sys, json, subprocess
+got, cur = set(), None
+for l in sys.stdin:
+    if l.startswith("-----"):
+        if cur: got.add((cur[0], tuple(reversed(cur[1]))))
+        cur = None
+        continue
+    f = l.split()
+    if not f or l.startswith(("File:", "Build", "Type:", "Duration:")):
+        continue
+    if cur is None and len(f) >= 2 and f[0].isdigit():
+        cur = (int(f[0]), [" ".join(f[1:])])
+    elif cur is not None:
+        cur[1].append(" ".join(f))
+if cur: got.add((cur[0], tuple(reversed(cur[1]))))
+want = {(r["base"], tuple(r["path"])) for r in map(json.loads, open(sys.argv[1])) if r["base"]}
+print("same" if got == want else f"{len(got)} vs {len(want)}: {sorted(got ^ want)[:3]}")' <("$XPTRACE" decode -i st --calltree --format jsonl))"
+else
+	ok "pprof: go missing (mk/deps.sh test installs golang-go) # SKIP"
+fi
+
+# ---------------------------------------------------------------- svg
+check_eq "svg: well-formed XML with a frame per node drawn" "ok" \
+	"$(python3 -c 'import xml.dom.minidom as m; d = m.parse("st.svg"); print("ok" if len(d.getElementsByTagName("g")) > 10 else "few")')"
+# frame widths measured in the page against Cum in --calltree: (1200 - 2 x 10) px x Cum / total
+svg_check() {
+	python3 - "$1" "$2" <<'EOF'
+import json, sys
+rows = [json.loads(l) for l in open(sys.argv[2])]
+total = sum(r["cum"] for r in rows if r["lvl"] == 1)
+frames = {}
+blank = 0
+for l in open(sys.argv[1]):
+    f = l.rstrip("\n").split(" ", 3)
+    if f[0] == "blank":
+        blank = int(f[1])
+    if f[0] == "frame":
+        frames.setdefault((int(f[1]), f[3].lstrip("+")), []).append(float(f[2]))
+bad = []
+for r in sorted(rows, key=lambda r: -r["cum"])[:8]:
+    w = 1180 * r["cum"] / total
+    got = frames.get((r["lvl"], r["name"]), [])
+    if not any(abs(g - w) <= 1 for g in got):
+        bad.append(f"{r['name']}@{r['lvl']} {w:.2f} not in {got}")
+zoom = [l.split()[1] for l in open(sys.argv[1]) if l.startswith("zoomed ")]
+match = [l.strip() for l in open(sys.argv[1]) if l.startswith("Matched")]
+print("not blank" if blank > 100 else f"blank ({blank})", "; ".join(bad) or "widths ok", *zoom, *match)
+EOF
+}
+if [ -n "$node_ok" ]; then
+	"$XPTRACE" decode -i st --calltree --format jsonl >st.tree
+	c=$(python3 -c 'import json,sys; rows=[json.loads(l) for l in open(sys.argv[1])]; t=sum(r["cum"] for r in rows if r["lvl"]==1); print("%.2f%%" % (100*sum(r["cum"] for r in rows if r["name"]=="C" and r["rl"]==1)/t))' st.tree)
+	check_eq "svg in Chromium: step trace: the 8 widest frames Cum-proportional (±1 px), click on C zooms it to 1180 px, search ^C$ matches C's Cum" \
+		"not blank widths ok 1180.00 Matched: $c" "$(svg_check st.sv st.tree)"
+	"$XPTRACE" decode -i pr --calltree --format jsonl >pr.tree
+	check_eq "svg in Chromium: merged trace: frames Cum-proportional" "not blank widths ok" "$(svg_check pr.sv pr.tree)"
+	check_eq "svg: the merged tree's sampled X is drawn dashed and marked +" "1 1" \
+		"$(grep -c '^frame [0-9]* [0-9.]* +X$' pr.sv) $(grep -c 'class="fr sampled".*<title>+X ' pr.svg)"
+	"$XPTRACE" decode -i sm --calltree --format jsonl >sm.tree
+	check_eq "svg in Chromium: sample trace: frames Cum-proportional" "not blank widths ok" "$(svg_check sm.sv sm.tree)"
+else
+	ok "svg in Chromium: chromium, node or puppeteer-core missing (mk/deps.sh test installs them) # SKIP"
+fi
+
+# ---------------------------------------------------------------- folded --comm-prefix
+"$XPTRACE" decode -i sm --calltree --format folded >sm.folded
+"$XPTRACE" decode -i sm --calltree --format folded --comm-prefix >sm.cfolded
+check_eq "folded --comm-prefix: every stack led by its command (perf script's comm), counts unchanged" \
+	"$(perf script -i sm/perf.data -F comm 2>/dev/null | awk '{ print $1 }' | sort -u | head -1) $(grep -c . sm.folded)" \
+	"$(cut -d';' -f1 sm.cfolded | sort -u) $(sed 's/^[^;]*;//' sm.cfolded | cmp -s - sm.folded && grep -c . sm.cfolded)"
