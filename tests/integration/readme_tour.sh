@@ -76,7 +76,7 @@ done <<<"$tour"
 kill $victim 2>/dev/null
 check "flamegraph.pl was fed folded stacks and wrote an SVG" grep -q '<svg' flame.svg
 check "--annotate hot_loop listed its instructions" \
-	grep -q 'hot_loop at 0x' "$TMP/out.$(grep -n -- '--annotate hot_loop' <<<"$tour" | cut -d: -f1 | awk '{ print $1 - 1 }')"
+	grep -q 'hot_loop at 0x' "$TMP/out.$(grep -n -m1 -- '--annotate hot_loop' <<<"$tour" | cut -d: -f1 | awk '{ print $1 - 1 }')"
 
 # make demo (its script, into a private build directory): the best mode, the step
 # tracer and an instruction-level view, then info last
