@@ -234,8 +234,9 @@ static const struct dec_option insn_options[] = {
 };
 
 static const struct dec_option filter_options[] = {
-	{ "time", "A-B", "PT views: only events with A <= time <= B (ns, or s.ns like perf)" },
-	{ "sym", "NAME", "PT views: only code of function NAME" },
+	{ "time", "A-B", "PT views: only events with A <= time <= B (ns, or s.ns like perf); "
+	  "--calls: calls starting then" },
+	{ "sym", "NAME", "PT views: only code of function NAME; --calls: its calls and callees" },
 	{ NULL, NULL, NULL },
 };
 
