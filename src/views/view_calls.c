@@ -505,15 +505,14 @@ static int on_close(void *state, int status)
 }
 
 static const struct dec_option calls_options[] = {
-	{ "min-duration", "D", "--calls: only calls lasting D or more (ns, us, ms, s; instructions "
-	  "on traces without time)" },
+	{ "min-duration", "D", "--calls: only calls lasting D or more (ns, us, ms, s; "
+	  "instructions on an instruction clock)" },
 	{ NULL, NULL, NULL },
 };
 
 const struct dec_view view_calls = {
 	.name = "calls",
-	.help = "every call in order, with start, duration, thread, depth (like uftrace replay); "
-		"--time, --sym NAME (its calls and callees), --min-duration",
+	.help = "every call in order: start, duration, tid, depth (uftrace replay)",
 	.formats = (1u << OUT_TEXT) | (1u << OUT_JSONL) | (1u << OUT_CHROME),
 	.options = calls_options,
 	.open = on_open,

@@ -338,7 +338,7 @@ static const struct dec_option insn_options[] = {
 };
 
 static const struct dec_option filter_options[] = {
-	{ "sym", "NAME", "--insn, --blocks, --annotate: only code of function NAME" },
+	{ "sym", "NAME", "--insn, --blocks, --annotate: only code of function NAME; --calls: its calls and callees" },
 	{ NULL, NULL, NULL },
 };
 
