@@ -3,11 +3,10 @@
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
-#include <time.h>
-#include <unistd.h>
 
 #include "decode/ctx.h"
 #include "util/xp_err.h"
+#include "util/xp_status.h"
 #include "util/xp_hash.h"
 
 const char *dec_opt(const struct dec_ctx *c, const char *name)
@@ -22,29 +21,18 @@ struct rd_ctx {
 	struct dec_ctx *c;
 	pd_rec_fn fn;
 	void *arg;
-	/* progress on a terminal for long reads */
-	bool progress;
+	/* the live status of a long read (util/xp_status.h: on when the command turned it
+	 * on, on a terminal) */
 	uint64_t nrec, start, end;
-	struct timespec t0, last;
-	bool shown;
 };
-
-static double since(const struct timespec *a, const struct timespec *b)
-{
-	return (double)(b->tv_sec - a->tv_sec) + (double)(b->tv_nsec - a->tv_nsec) / 1e9;
-}
 
 static void progress(struct rd_ctx *x, uint64_t offset)
 {
-	struct timespec now;
-
-	clock_gettime(CLOCK_MONOTONIC, &now);
-	if (since(&x->t0, &now) < 1.0 || since(&x->last, &now) < 0.25)
-		return;
-	x->last = now;
-	x->shown = true;
-	fprintf(stderr, "\rxptrace: decoding %s: %3.0f%%", pd_name(x->c->pd),
-		100.0 * (double)(offset - x->start) / (double)(x->end - x->start));
+	if (x->end > x->start && xp_status_due())
+		xp_status_show("decode: %.0f%% of %s (%.1f of %.1f MB), %.1f s",
+			       100.0 * (double)(offset - x->start) / (double)(x->end - x->start),
+			       pd_name(x->c->pd), (double)(offset - x->start) / 1e6,
+			       (double)(x->end - x->start) / 1e6, xp_status_elapsed());
 }
 
 /* The trace's TSC conversion (PT's AUXTRACE_INFO, perf's TIME_CONV) also converts the
@@ -69,7 +57,7 @@ static int rd_rec(void *a, const struct pd_rec *r)
 {
 	struct rd_ctx *x = a;
 
-	if (x->progress && (++x->nrec & 0xffff) == 0)
+	if ((x->nrec++ & 0xff) == 0)
 		progress(x, r->offset);
 	if (r->type == PERF_RECORD_MMAP || r->type == PERF_RECORD_MMAP2 || r->type == PERF_RECORD_COMM ||
 	    r->type == PERF_RECORD_FORK || r->type == PERF_RECORD_EXIT) {
@@ -104,11 +92,8 @@ int dec_read(struct dec_ctx *c, pd_rec_fn fn, void *arg)
 
 	sb_set_build_ids(c->sb, b, nb);
 	pd_data_range(c->pd, &x.start, &x.end);
-	x.progress = x.end > x.start && isatty(2);
-	clock_gettime(CLOCK_MONOTONIC, &x.t0);
 	rc = pd_read_events(c->pd, timeless_branch_samples(c->pd) ? 0 : PD_ORDERED, rd_rec, &x);
-	if (x.shown)
-		fprintf(stderr, "\r\033[K");
+	xp_status_clear();
 	pd_report_losses(c->pd);
 	return rc;
 }

@@ -256,7 +256,7 @@ static int check_options(struct engine *e)
 		xp_usage_error("decode", "--time %s: expected A-B, A- or -B (ns or seconds.ns)", d->time);
 		return ENG_EREQUEST;
 	}
-	e->filt.timed = d->time != NULL;
+	e->filt.timed = d->time && !e->v->own_time;
 	e->filt.threads = d->tid >= 0 || d->comm;
 	return 0;
 }

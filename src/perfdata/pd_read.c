@@ -11,7 +11,6 @@
 
 #include "perfdata/pd_read_int.h"
 #include "util/xp_err.h"
-#include "util/xp_status.h"
 
 #define DEFAULT_WINDOW (16u << 20)
 #define DEFAULT_QUEUE (256u << 20)
@@ -969,13 +968,6 @@ int pd_read_events(struct pd_file *f, unsigned flags, pd_rec_fn fn, void *ctx)
 		struct perf_event_header h;
 		const uint8_t *raw;
 		uint64_t aux_size = 0;
-
-		/* the live status of a long decode (only when the command turned it on) */
-		if (!f->pipe && xp_status_due() && f->data_end > f->data_off)
-			xp_status_show("decode: %.0f%% of %s (%.1f of %.1f MB), %.1f s",
-				       100.0 * (double)(off - f->data_off) / (double)(f->data_end - f->data_off),
-				       f->name, (double)(off - f->data_off) / 1e6,
-				       (double)(f->data_end - f->data_off) / 1e6, xp_status_elapsed());
 
 		if (f->pipe) {
 			int pr = pipe_fill(f, 0, sizeof(h));

@@ -46,6 +46,10 @@ struct dec_view {
 	 * "srcline", "syntax", "percent-limit", "per-thread", "per-process",
 	 * "no-compensate"; the engine refuses the others with a usage error */
 	const char *const *honours;
+	/* --time is the view's own, not a filter of the events (--calls keeps the calls
+	 * that start in the window, on an instruction clock when the trace has no
+	 * timestamps): the engine passes every event, c->opts->time says the window */
+	bool own_time;
 	int (*open)(struct view_ctx *vc, void **state);
 	int (*event)(void *state, const struct xev *ev);
 	/* optional: `event` over an array (xev_sink.batch), for decoders that batch */

@@ -91,7 +91,7 @@ static int parse_duration(const char *s, uint64_t *out)
 static int on_open(struct view_ctx *vc, void **state)
 {
 	struct dec_ctx *c = vc->c;
-	const char *md = dec_opt(c, "min-duration"), *t = dec_opt(c, "time");
+	const char *md = dec_opt(c, "min-duration"), *t = c->opts->time;
 	struct vcalls *v;
 
 	if (vc->o->percent_limit > 0)
@@ -510,11 +510,15 @@ static const struct dec_option calls_options[] = {
 	{ NULL, NULL, NULL },
 };
 
+static const char *const calls_honours[] = { "tid", "comm", "time", "sym", NULL };
+
 const struct dec_view view_calls = {
 	.name = "calls",
 	.help = "every call in order: start, duration, tid, depth (uftrace replay)",
 	.formats = (1u << OUT_TEXT) | (1u << OUT_JSONL) | (1u << OUT_CHROME),
 	.options = calls_options,
+	.honours = calls_honours,
+	.own_time = true,
 	.open = on_open,
 	.event = on_event,
 	.close = on_close,

@@ -92,7 +92,7 @@ c0=$(python3 -c 'import json,sys; print(min(json.loads(l)["start_insns"] for l i
 check_eq "calls --time A-B: the calls starting in [A, B] (here: the clock's instructions)" \
 	"$(python3 -c 'import json,sys; print(sum(1 for l in open(sys.argv[1]) if '"$c0"' <= json.loads(l)["start_insns"] <= '"$((c0 + 100000))"'))' st.jsonl)" \
 	"$(grep -c . tm.jsonl)"
-check_exit "calls --percent-limit: usage error (give --min-duration)" 2 "$XPTRACE" decode -i st --calls --percent-limit 5
+check_exit "calls --percent-limit: usage error (a stream has no total; --min-duration)" 2 "$XPTRACE" decode -i st --calls --percent-limit 5
 check_exit "calls on a sample trace: no calls to list (exit 2)" 2 "$XPTRACE" decode -i sm --calls
 check_exit "calls --sym nothing: nothing matched (exit 1)" 1 "$XPTRACE" decode -i st --calls --sym no_such_fn
 tid=$(awk '$1 != "17939" { print $1; exit }' <(perf script -i "$XP_ROOT/traces/step-thread/perf.data" --itrace=cr -F tid 2>/dev/null | sort -u))
@@ -106,8 +106,13 @@ check_eq "calls --tid: that thread's calls only, as many as perf's" \
 "$XPTRACE" decode -i pr --calls --sym C --format jsonl >prc.jsonl 2>prc.err
 check_eq "calls on probes: C's calls in order (X, not probed, is not one)" "C 0,A 1,B 2,B 3,B 2,B 1,A 2,B 3,A 4" \
 	"$(python3 -c 'import json,sys; print(",".join("%s %d" % (r["name"], r["depth"]) for r in sorted((json.loads(l) for l in open(sys.argv[1])), key=lambda r: (r["start_ns"], r["depth"]))))' prc.jsonl)"
+read -r c0 c1 < <(python3 -c 'import json,sys; r=[r for r in map(json.loads, open(sys.argv[1])) if r["name"] == "C"][0]; print(r["start_ns"], r["start_ns"] + r["dur_ns"])' prc.jsonl)
+"$XPTRACE" decode -i pr --calls --time "$c0-$c1" --format jsonl >prt.jsonl 2>prt.err
+check_eq "calls --time A-B (C's entry to its return): C's calls, nothing else" \
+	"$(python3 -c 'import json,sys; print(sorted((r["name"], r["start_ns"], r["dur_ns"]) for r in map(json.loads, open(sys.argv[1]))))' prc.jsonl)" \
+	"$(python3 -c 'import json,sys; print(sorted((r["name"], r["start_ns"], r["dur_ns"]) for r in map(json.loads, open(sys.argv[1]))))' prt.jsonl)"
 check_eq "calls on probes: C's duration = Cum of C in --calltree --no-compensate" \
-	"$("$XPTRACE" decode -i pr --calltree --no-compensate --format jsonl | python3 -c 'import json,sys; print([r["cum"] for r in map(json.loads, sys.stdin) if r["name"] == "C"][0])')" \
+	"$("$XPTRACE" decode -i pr --calltree --no-compensate --format jsonl | python3 -c 'import json,sys; print([r.get("cum", r.get("cum_ns")) for r in map(json.loads, sys.stdin) if r["name"] == "C"][0])')" \
 	"$(python3 -c 'import json,sys; print([r["dur_ns"] for r in map(json.loads, open(sys.argv[1])) if r["name"] == "C"][0])' prc.jsonl)"
 
 # ---------------------------------------------------------------- chrome
@@ -248,6 +253,8 @@ svg_check() {
 	python3 - "$1" "$2" <<'EOF'
 import json, sys
 rows = [json.loads(l) for l in open(sys.argv[2])]
+for r in rows:	# times are cum_ns
+    r["cum"] = r.get("cum", r.get("cum_ns"))
 total = sum(r["cum"] for r in rows if r["lvl"] == 1)
 frames = {}
 blank = 0

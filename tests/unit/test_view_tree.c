@@ -101,8 +101,8 @@ static void test_filters(void **state)
 	assert_int_equal(xp_test_exit_code(rc), 1);
 	rc = xp_test_engine(&out, data, "calltree", "sym", "spin", NULL);
 	assert_int_equal(xp_test_exit_code(rc), 2);
-	assert_string_equal(out, "xptrace: decode: --sym does not apply to --calltree (it does to --insn, --blocks, "
-				 "--annotate) (see 'xptrace help decode')\n");
+	assert_string_equal(out, "xptrace: decode: --sym does not apply to --calltree (it does to --calls, --insn, "
+				 "--blocks, --annotate) (see 'xptrace help decode')\n");
 	rc = xp_test_engine(&out, data, "functions", "time", "5-1", NULL);
 	assert_int_equal(xp_test_exit_code(rc), 2);
 }
