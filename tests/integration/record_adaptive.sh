@@ -69,8 +69,10 @@ check_match "adaptive: -g implied (callchains in the samples)" "PERF_SAMPLE_CALL
 	"$(perf evlist -v -i a/perf.data 2>/dev/null | grep cpu-clock)"
 
 # -p: attach to the running program
+# 3 s: the walk up takes an interval per level plus the kernel's time to arm each
+# uprobe, which a loaded machine stretches (1.5 s reached only mid once in CI)
 mkfifo fifo
-"$A" tree 1.5 wait <fifo >p.out &
+"$A" tree 3 wait <fifo >p.out &
 pp=$!
 exec 7>fifo
 for _ in $(seq 50); do grep -q ready p.out && break; sleep 0.1; done
