@@ -61,6 +61,20 @@ step_case step_thread 555555554000 555555564000
 step_case step_dlopen
 WHOLE=$whole_pid step_case step_basic
 
+# the whole-program comparison covers the dynamic loader, and it would see one extra
+# instruction there (issue 17: the instruction after ld.so's first cpuid came twice —
+# single-step had lost it — and a comparison from main on could not see it)
+perf script -i "$TMP/step_basic/perf.data" --itrace=i0ns -F ip,dso 2>/dev/null | head -1 >"$TMP/step_basic.first"
+check_match "step_basic: the whole-program comparison starts in the dynamic loader" "ld-linux" \
+	"$(cat "$TMP/step_basic.first")"
+"$XPTRACE" decode --insn -i "$TMP/step_basic" 2>/dev/null | awk '$1 != "---"' >"$TMP/step_basic.text"
+n=$(grep -n -m1 ' cpuid$' "$TMP/step_basic.text" | cut -d: -f1)
+total=$(grep -c . "$TMP/step_basic.xinsn")
+awk -v n="${n:-0}" '{ print } NR == n + 1 { print }' "$TMP/step_basic.xinsn" >"$TMP/step_basic.extra"
+check_match "step_basic: one extra instruction after ld.so's first cpuid fails the comparison there" \
+	"^thread 0: differs at instructions $((${n:-0} + 1)) of $((total + 1)) \(truth $total\)" \
+	"$(python3 "$XP_ROOT/tests/step_truth.py" "$TMP/step_basic.truth" "$(head -1 "$TMP/step_basic.truth.0")" "$TMP/step_basic.extra")"
+
 check_match "step_thread: two threads traced" "step: 2 threads" "$(cat "$TMP/step_thread.err")"
 check_eq "step_thread: two PT queues with their tids" "2" \
 	"$(perf report -i "$TMP/step_thread/perf.data" -D 2>/dev/null | grep -o 'PERF_RECORD_AUXTRACE .* idx: [0-9]*  tid: [0-9]*' | sed 's/.*idx/idx/' | sort -u | awk '{print $2}' | sort -u | wc -l)"
@@ -175,3 +189,17 @@ check_match "--duration 1: the detached command got SIGTERM" "killed by signal 1
 perf script -i "$TMP/dur/perf.data" --itrace=i0ns -F tid,ip >"$TMP/dur.insn" 2>"$TMP/dur.perr"
 check_eq "--duration 1: perf decodes both threads without errors" "0 2" \
 	"$(grep -ci 'error\|warning' "$TMP/dur.perr") $(awk '{ print $1 }' "$TMP/dur.insn" | sort -u | wc -l)"
+
+# Ctrl-C (SIGINT to xptrace) ends a step recording with the summary, the trace readable
+"$XPTRACE" record --mode step -o "$TMP/int" -- "$PROGS/spinner" >"$TMP/int.out" 2>"$TMP/int.err" &
+int_pid=$!
+for _ in $(seq 600); do grep -q ready "$TMP/int.out" && break; sleep 0.2; done
+kill -INT "$int_pid"
+wait "$int_pid"
+check_eq "SIGINT: record ends and exits 0" 0 "$?"
+check_match "SIGINT: prints the step summary (both threads)" \
+	"^xptrace: recorded [0-9]+ branches as Intel PT \([0-9]+ ptrace stops, 2 threads\)" "$(cat "$TMP/int.err")"
+check_eq "SIGINT: says why it stopped, last" "xptrace: stopped by Interrupt" "$(tail -1 "$TMP/int.err")"
+perf script -i "$TMP/int/perf.data" --itrace=i0ns -F tid,ip >"$TMP/int.insn" 2>"$TMP/int.perr"
+check_eq "SIGINT: perf decodes both threads without errors" "0 2" \
+	"$(grep -ci 'error\|warning' "$TMP/int.perr") $(awk '{ print $1 }' "$TMP/int.insn" | sort -u | wc -l)"
