@@ -193,6 +193,13 @@ perf script -i "$TMP/dur/perf.data" --itrace=i0ns -F tid,ip >"$TMP/dur.insn" 2>"
 check_eq "--duration 1: perf decodes both threads without errors" "0 2" \
 	"$(grep -ci 'error\|warning' "$TMP/dur.perr") $(awk '{ print $1 }' "$TMP/dur.insn" | sort -u | wc -l)"
 
+# --duration with the command blocked in a syscall: the deadline still ends it (sleep 300
+# would outlive the timeout)
+timeout 120 "$XPTRACE" record --mode step -d 1 -o "$TMP/dsl" -- sleep 300 >/dev/null 2>"$TMP/dsl.err"
+check_eq "--duration 1 on a command asleep in a syscall: record ends by itself and exits 0" 0 "$?"
+check_match "--duration 1 on a sleeping command: the summary" "^xptrace: recorded [0-9]+ branches as Intel PT" \
+	"$(cat "$TMP/dsl.err")"
+
 # Ctrl-C (SIGINT to xptrace) ends a step recording with the summary, the trace readable
 "$XPTRACE" record --mode step -o "$TMP/int" -- "$PROGS/spinner" >"$TMP/int.out" 2>"$TMP/int.err" &
 int_pid=$!
