@@ -64,9 +64,9 @@ step_case step_thread 555555554000 555555564000
 step_case step_dlopen
 WHOLE=$whole_pid step_case step_basic
 
-# the whole-program comparison covers the dynamic loader, and it would see one extra
-# instruction there (issue 17: the instruction after ld.so's first cpuid came twice —
-# single-step had lost it — and a comparison from main on could not see it)
+# the whole-program comparison covers the dynamic loader and would see one instruction
+# too many there (issue 17 reported the one after ld.so's first cpuid as extra: it was
+# single-step that had lost it; a comparison from main on sees nothing of ld.so)
 perf script -i "$TMP/step_basic/perf.data" --itrace=i0ns -F ip,dso 2>/dev/null | head -1 >"$TMP/step_basic.first"
 check_match "step_basic: the whole-program comparison starts in the dynamic loader" "ld-linux" \
 	"$(cat "$TMP/step_basic.first")"
