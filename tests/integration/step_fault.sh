@@ -71,6 +71,9 @@ print(sum(1 for l in open(sys.argv[3]) if lo <= int(l.split()[1], 16) < hi))' "$
 r = [json.loads(l) for l in sys.stdin]
 n = [x for x in r if x["name"] == sys.argv[1] and x["path"][-2:-1] == ["main"]]
 print(len(n), *(n[0]["calls"], n[0]["base"]) if n else "")' "$fn")"
+		# the default view lists it even when no instruction of it completed (do_segv)
+		check_match "$m: --functions lists $fn: 1 call, Base $want" \
+			"^ +1 +$want +[0-9]+ +[0-9.]+% +[0-9.]+% +step_fault +$fn\$" "$("$XPTRACE" decode -i "$d" 2>/dev/null)"
 	fi
 }
 
