@@ -371,7 +371,13 @@ void tb_header(const struct tb *b, FILE *f)
 		uint64_t from, to;
 		/* times as perf script prints them: seconds.ns */
 #define TB_S(t) (t) / 1000000000, (t) % 1000000000
-		if (dec_probe_window(&ps->p[i], b->first_time, b->last_time, &from, &to))
+		/* armed after the trace's last event (the target had ended, or recording
+		 * stopped, while its open waited): an empty window, not one past the end */
+		if (ps->p[i].armed > b->last_time && b->last_time)
+			fprintf(f, "# %s: armed at %" PRIu64 ".%09" PRIu64 " s, after the trace's last event"
+				" (%" PRIu64 ".%09" PRIu64 "): no calls counted\n", dec_probe_fn(&ps->p[i]),
+				TB_S(ps->p[i].armed), TB_S(b->last_time));
+		else if (dec_probe_window(&ps->p[i], b->first_time, b->last_time, &from, &to))
 			fprintf(f, "# %s: exact from %" PRIu64 ".%09" PRIu64 " to %" PRIu64 ".%09" PRIu64
 				" s (of %" PRIu64 ".%09" PRIu64 "..%" PRIu64 ".%09" PRIu64 "), its Calls marked ~\n",
 				dec_probe_fn(&ps->p[i]), TB_S(from), TB_S(to), TB_S(b->first_time),
