@@ -304,9 +304,20 @@ static void read_features(struct pd_file *f)
 		return;
 	uint64_t off = f->hdr.data.offset + f->hdr.data.size;
 	struct pd_section *secs = calloc(nfeat, sizeof(*secs));
-	if (!secs || read_at(f, off, secs, nfeat * sizeof(*secs)) < 0) {
+	if (!secs) {
+		xp_warn("%s: feature sections unread: out of memory (header information missing)",
+			f->name);
+		return;
+	}
+	int rc = read_at(f, off, secs, nfeat * sizeof(*secs));
+	if (rc < 0) {
 		free(secs);
-		xp_warn("%s: feature sections unreadable (header information missing)", f->name);
+		if (rc == -EIO)
+			xp_warn("%s: the feature section table at byte %llu is cut off (truncated): "
+				"header information missing", f->name, (unsigned long long)off);
+		else
+			xp_warn("%s: feature section table unreadable: %s (header information "
+				"missing)", f->name, strerror(-rc));
 		return;
 	}
 	unsigned i = 0;
@@ -314,12 +325,17 @@ static void read_features(struct pd_file *f)
 		if (!(f->hdr.features[b / 64] >> (b % 64) & 1))
 			continue;
 		struct pd_section *s = &secs[i++];
+		/* a feature this reader has no use for still says when the file was cut */
+		if (!section_ok(f, s)) {
+			xp_warn("%s: feature %u has a bad section, ignored", f->name, b);
+			continue;
+		}
 		if (b != PD_FEAT_HOSTNAME && b != PD_FEAT_OSRELEASE && b != PD_FEAT_VERSION &&
 		    b != PD_FEAT_ARCH && b != PD_FEAT_NRCPUS && b != PD_FEAT_CPUDESC &&
 		    b != PD_FEAT_CPUID && b != PD_FEAT_CMDLINE && b != PD_FEAT_EVENT_DESC &&
 		    b != PD_FEAT_BUILD_ID && b != PD_FEAT_XPTRACE_PROBES && b != PD_FEAT_XPTRACE_FAULTS)
 			continue;
-		if (!section_ok(f, s) || s->size > (256u << 20)) {
+		if (s->size > (256u << 20)) {
 			xp_warn("%s: feature %u has a bad section, ignored", f->name, b);
 			continue;
 		}
