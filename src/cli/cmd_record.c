@@ -850,4 +850,5 @@ const struct xp_cmd xp_cmd_record = {
 	.summary = "record a command or process into a trace directory",
 	.usage = usage_text,
 	.run = run,
+	.modes = XP_CMD_MODES_AUTO,
 };
