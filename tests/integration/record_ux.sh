@@ -39,6 +39,12 @@ check_eq "the branch count is -v's (cond + indirect + ret)" "$branches" \
 	"$(sed -n 's/^xptrace: step: .* threads, \([0-9]*\) branches.*/\1/p' "$TMP/s1v.err")"
 check "no 'recorded 0 samples' in step mode" test -z "$(grep 'samples' "$TMP/s1.err")"
 
+# an error about the output directory comes alone: no mode line before it
+check_exit "an output directory that cannot be made: exit 1" 1 "$XPTRACE" record -o "$TMP/nosuch/dir" -- true
+check_eq "its error is the only line" \
+	"xptrace: $TMP/nosuch/dir: cannot create the trace directory: No such file or directory (choose a writable place with -o DIR)" \
+	"$(cat "$TMP/.err")"
+
 # --- options that do not apply to the mode ---
 for opt in "-g" "-F 99" "-c 1000" "-e instructions" "--call-graph dwarf"; do
 	check_exit "--mode step $opt: refused (usage error)" 2 "$XPTRACE" record --mode step $opt -o so -- true
