@@ -333,7 +333,8 @@ static int annotate_close(void *state, int status)
 
 static const struct dec_option insn_options[] = {
 	{ "syntax", "att|intel", "disassembly syntax of --insn/--annotate (default att)" },
-	{ "srcline", NULL, "--insn: source file:line of each instruction; --functions: of each function" },
+	{ "srcline", NULL, "--insn: source file:line of each instruction; --functions: of each function; "
+	  "--annotate: source lines above their instructions (on samples always)" },
 	{ NULL, NULL, NULL },
 };
 
@@ -344,7 +345,7 @@ static const struct dec_option filter_options[] = {
 
 static const char *const insn_honours[] = { "tid", "comm", "time", "sym", NULL };
 static const char *const blocks_honours[] = { "tid", "comm", "time", NULL };
-static const char *const annotate_honours[] = { "tid", "comm", "time", "sym", "syntax", NULL };
+static const char *const annotate_honours[] = { "tid", "comm", "time", "sym", "syntax", "srcline", NULL };
 
 const struct dec_view view_insn = {
 	.name = "insn",
