@@ -413,9 +413,16 @@ int bb_samples_callgrind(struct bb_samples *s, const char *metric, FILE *out, co
 		if (!env || !env->srcline || !env->srcline(env->ctx, p->pid, p->time, p->ip, &file, &line) || !file ||
 		    line < 0)
 			file = "???", line = 0;
+		/* the object file and the address in it, as objdump shows them (KCachegrind
+		 * disassembles ob= there); the module's name and ip without a file */
+		const char *path = NULL;
+		uint64_t at;
+		if (!env || !env->obj || !env->obj(env->ctx, p->pid, p->time, p->ip, &path, &at))
+			path = NULL, at = p->ip;
 		if (!prev_name || p->pid != prev_pid || strcmp(name, prev_name) != 0 ||
 		    (mod != prev_mod && (!mod || !prev_mod || strcmp(mod, prev_mod) != 0))) {
-			out_cg_fn(&w, &(struct out_cg_fn){ { 0, mod ? mod : "[unknown]" }, { 0, file }, { 0, name } });
+			out_cg_fn(&w, &(struct out_cg_fn){ { 0, path ? path : mod ? mod : "[unknown]" }, { 0, file },
+							   { 0, name } });
 			cur_file = file;
 		} else if (line && strcmp(file, cur_file) != 0) {
 			out_cg_name(&w, "fi", &(struct out_cg_name){ 0, file });
@@ -425,7 +432,7 @@ int bb_samples_callgrind(struct bb_samples *s, const char *metric, FILE *out, co
 		prev_name = name == hex ? "" : name;
 		prev_mod = mod;
 		prev_pid = p->pid;
-		out_cg_cost(&w, &(struct out_cg_pos){ p->ip, (uint64_t)line }, (uint64_t[]){ p->samples, p->period });
+		out_cg_cost(&w, &(struct out_cg_pos){ at, (uint64_t)line }, (uint64_t[]){ p->samples, p->period });
 	}
 	out_cg_end(&w, (uint64_t[]){ s->samples, s->period });
 	return ferror(out) ? -EIO : 0;
