@@ -16,8 +16,13 @@ M=$PROGS/merged
 setarch -R "$XPTRACE" record -q --mode step -o st -- "$M" 2000 >st.out 2>&1 &
 "$XPTRACE" record -q -m sample -F 4000 -g -o sm -- "$M" >sm.out 2>&1 &
 "$XPTRACE" record -q -m sample -F 4000 -g --probe C,A,B -o pr -- "$M" >pr.out 2>&1 &
+# return values: tests/progs/retval.c, with its debug info and without
+RV="fib,neg,small,ptr,none"
+"$XPTRACE" record -q --probe $RV -o rv -- "$PROGS/retval" >rv.out 2>&1 &
+objcopy --strip-debug "$PROGS/retval" retval-nodbg
+"$XPTRACE" record -q --probe $RV -o rvn -- ./retval-nodbg >rvn.out 2>&1 &
 wait
-for t in st sm pr; do
+for t in st sm pr rv rvn; do
 	check_eq "record $t exits 0 with a trace" "yes" "$([ -s $t/perf.data ] && echo yes || cat $t.out)"
 done
 
@@ -114,6 +119,39 @@ check_eq "calls --time A-B (C's entry to its return): C's calls, nothing else" \
 check_eq "calls on probes: C's duration = Cum of C in --calltree --no-compensate" \
 	"$("$XPTRACE" decode -i pr --calltree --no-compensate --format jsonl | python3 -c 'import json,sys; print([r.get("cum", r.get("cum_ns")) for r in map(json.loads, sys.stdin) if r["name"] == "C"][0])')" \
 	"$(python3 -c 'import json,sys; print([r["dur_ns"] for r in map(json.loads, open(sys.argv[1])) if r["name"] == "C"][0])' prc.jsonl)"
+
+# return values of probes: the return probes' hits carry rax; --calls shows it as the
+# function's DWARF type reads it, in hex without debug info, nothing for void
+"$XPTRACE" decode -i rv --calls >rv.txt 2>rv.err
+check_eq "calls: return values as uftrace shows them (fib(5), -3, unsigned char 200, a pointer, void)" \
+"$(printf '%s\n' 'fib() {' '  fib() {' '    fib() {' '      fib() {' '        fib() = 1;' '        fib() = 0;' \
+	'      } = 1; /* fib */' '      fib() = 1;' '    } = 2; /* fib */' '    fib() {' '      fib() = 1;' '      fib() = 0;' \
+	'    } = 1; /* fib */' '  } = 3; /* fib */' '  fib() {' '    fib() {' '      fib() = 1;' '      fib() = 0;' \
+	'    } = 1; /* fib */' '    fib() = 1;' '  } = 2; /* fib */' '} = 5; /* fib */' 'neg() = -3;' 'small() = 200;' \
+	"ptr() = $(awk '{ print $4 }' rv.out);" 'none();')" "$(grep -v '^#' rv.txt | sed 's/^.*[0-9]\{4,\}  //')"
+# perf's dump of every return hit: its time and the AX register it took
+perf script -i rv/perf.data -D 2>/dev/null | awk '/PERF_RECORD_SAMPLE/ { t = $2 } /^\.\.\.\. AX / { print t, $3 }' >rv.ax
+"$XPTRACE" decode -i rv --calls --format jsonl >rv.jsonl
+check_eq "calls jsonl: retval of every call (fib's 15, neg, small, ptr) = perf script -D's AX at its return, as int / unsigned char / pointer" \
+	"18 18" "$(python3 - rv.ax rv.jsonl <<'EOF2'
+import json, sys
+ax = {int(t): int(v, 16) for t, v in (l.split() for l in open(sys.argv[1]))}
+def typed(name, v):
+    if name in ("fib", "neg"):
+        v &= 0xffffffff
+        return v - (1 << 32) if v >> 31 else v
+    return v & 0xff if name == "small" else v
+rows = [json.loads(l) for l in open(sys.argv[2])]
+ok = sum(1 for r in rows if "retval" in r and r["retval"] == typed(r["name"], ax[r["start_ns"] + r["dur_ns"]]))
+print(ok, sum(1 for r in rows if r["name"] != "none"), *[r for r in rows if r["name"] == "none" and "retval" in r])
+EOF2
+)"
+"$XPTRACE" decode -i rvn --calls >rvn.txt 2>rvn.err
+check_eq "calls without debug info: the register as it is, in hex (void functions too)" \
+	"} = 0x5; /* fib */ neg() = 0xfffffffd; small() = 0x77c8; none() = 0x" \
+	"$(grep -v '^#' rvn.txt | sed 's/^.*[0-9]\{4,\}  *//' | grep -E '^(} = 0x5;|neg|small|none)' | sed 's/^\(none() = 0x\).*/\1/' | paste -sd' ')"
+check_eq "calls: a trace without return registers shows no values (merged.c's probes: void)" "0" \
+	"$(grep -c '"retval"' prc.jsonl)"
 
 # ---------------------------------------------------------------- chrome
 for t in st sm pr; do
