@@ -322,6 +322,24 @@ if [ -n "$node_ok" ]; then
 	check_eq "svg in Chromium: merged trace: frames Cum-proportional" "not blank widths ok" "$(svg_check pr.sv pr.tree)"
 	check_eq "svg: the merged tree's sampled X is drawn dashed and marked +" "1 1" \
 		"$(grep -c '^frame [0-9]* [0-9.]* +X$' pr.sv) $(grep -c 'class="fr sampled".*<title>+X ' pr.svg)"
+	# as Chromium renders them (computed style): + frames dashed and lighter, no other
+	check_eq "svg in Chromium: every + frame (X among them) dashed (3px, 2px) at fill-opacity 0.55, every exact frame solid and opaque" \
+		"+X dashed, 0 unlike" \
+		"$(awk -F'\t' '/^style/ { p = $5 ~ /^\+/; d = $2 == "3px, 2px" && $3 == "0.55"; s = $2 == "none" && $3 == "1";
+			if (p ? !d : !s) bad++; if ($5 == "+X" && d) x = 1 }
+			END { print (x ? "+X dashed" : "+X not dashed") ", " bad + 0 " unlike" }' pr.sv)"
+	# colours by module: one fill per module, a different one for each module
+	colours() {
+		awk -F'\t' '/^style/ && $4 != "" { split($1, f, "style "); print $4 "\t" f[2] }' "$1" | sort -u |
+			awk -F'\t' '{ m[$1]++; c[$2]++ } END { for (k in m) if (m[k] > 1) bad++; for (k in c) if (c[k] > 1) bad++;
+				      print length(m) " modules, " length(c) " colours, " bad + 0 " shared" }'
+	}
+	check_eq "svg in Chromium: step trace: one colour per module (merged, libc, ld.so)" "3 modules, 3 colours, 0 shared" "$(colours st.sv)"
+	check_match "svg in Chromium: merged trace: one colour per module" "^([0-9]+) modules, \1 colours, 0 shared$" "$(colours pr.sv)"
+	# the details line under the pointer: the node's Base, Cum (%) and Calls as --calltree has them
+	check_eq "svg in Chromium: hovering C shows its Base, Cum (%) and Calls of --calltree" \
+		"$(python3 -c 'import json,sys; rows=[json.loads(l) for l in open(sys.argv[1])]; t=sum(r["cum"] for r in rows if r["lvl"]==1); c=[r for r in rows if r["name"]=="C" and r["rl"]==1][0]; print("hover C (merged): Base: %d  Cum: %d (%.2f%%)  Calls: %d" % (c["base"], c["cum"], 100*c["cum"]/t, c["calls"]))' st.tree)" \
+		"$(grep '^hover' st.sv)"
 	"$XPTRACE" decode -i sm --calltree --format jsonl >sm.tree
 	check_eq "svg in Chromium: sample trace: frames Cum-proportional" "not blank widths ok" "$(svg_check sm.sv sm.tree)"
 else
