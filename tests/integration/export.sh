@@ -165,6 +165,21 @@ c = [json.loads(l) for l in open("st.jsonl")]
 print(len([e for e in x if e["name"] in "CABX" and len(e["name"]) == 1]),
       len([r for r in c if r["name"] in "CABX" and len(r["name"]) == 1]),
       " ".join(sorted({e["name"] for e in ev if e["ph"] == "M" and e["name"] == "thread_name"})))')"
+# metadata: a process_name per process, a thread_name per thread ("COMM ID"), as perf
+# script names the threads of a two-thread step trace; every X event on one of them
+"$XPTRACE" decode -i "$XP_ROOT/traces/step-thread" --calls --format chrome -o thr.json
+check_eq "chrome: process and thread names and ids = perf script's pid/tid and comm (two threads)" \
+	"$(perf script -i "$XP_ROOT/traces/step-thread/perf.data" --itrace=cr -F pid,tid,comm 2>/dev/null | sort -u |
+	   awk '{ split($2, i, "/"); if (!(i[1] in p)) { p[i[1]]; print "process", i[1], i[1], $1, i[1] } print "thread", i[1], i[2], $1, i[2] }' | sort)" \
+	"$(python3 -c '
+import json
+ev = json.load(open("thr.json"))["traceEvents"]
+names = {(e["pid"], e["tid"]) for e in ev if e["ph"] == "M" and e["name"] == "thread_name"}
+for e in ev:
+    if e["ph"] == "M":
+        print(e["name"].split("_")[0], e["pid"], e["tid"], e["args"]["name"])
+bad = [e for e in ev if e["ph"] == "X" and (e["pid"], e["tid"]) not in names]
+if bad: print("unnamed", bad[:2])' | sort)"
 check_eq "chrome: merged trace: probe calls as X events, samples as instant events with stacks" "yes yes" "$(python3 -c '
 import json
 ev = json.load(open("pr.json"))["traceEvents"]
@@ -257,6 +272,25 @@ if command -v go >/dev/null; then
 	check_match "pprof: sample types named after the metrics, the program's build-id" \
 		"^Build ID: $(perf buildid-list -i sm/perf.data 2>/dev/null | awk '/merged$/ { print $1 }')" \
 		"$(go tool pprof -raw sm.pb.gz 2>&1 | head -30; go tool pprof -top sm.pb.gz 2>&1 | head -3)"
+	# every mapping: its file with perf's build-id for it, spanning its locations; the
+	# program first (pprof's "File:")
+	maps_vs() {
+		go tool pprof -raw "$1.pb.gz" 2>/dev/null | python3 -c '
+import re, sys
+bid = dict(l.split()[::-1] for l in open(sys.argv[1]) if len(l.split()) == 2)
+text = sys.stdin.read()
+maps = re.findall(r"^\s*(\d+): 0x0/0x([0-9a-f]+)/0x0 (\S+) ([0-9a-f]{40}) ", text.split("Mappings")[1], re.M)
+locs = re.findall(r"^\s*\d+: 0x([0-9a-f]+) M=(\d+) ", text.split("Locations")[1].split("Mappings")[0], re.M)
+lim = {m: int(l, 16) for m, l, _, _ in maps}
+bad = [f for m, l, f, b in maps if bid.get(f) != b]
+out = [a for a, m in locs if not int(a, 16) < lim.get(m, 0)]
+print(maps[0][2].rsplit("/", 1)[-1] if maps else "none", len(maps), "mappings,", len(bad), "build-ids unlike perf,", len(out), "locations outside")' \
+			<(perf buildid-list -i "$1/perf.data" 2>/dev/null)
+	}
+	for t in st sm pr; do
+		check_match "pprof: $t: the program's mapping first, every mapping with perf's build-id, spanning its locations" \
+			"^merged [0-9]+ mappings, 0 build-ids unlike perf, 0 locations outside$" "$(maps_vs $t)"
+	done
 	check_match "pprof: sample types samples/count and cpu-clock/nanoseconds" "samples/count(\[dflt\])? cpu-clock/nanoseconds" \
 		"$(go tool pprof -raw sm.pb.gz 2>&1 | grep -A1 '^Samples:')"
 	# -traces: every stack with its value = every tree node with its Base
