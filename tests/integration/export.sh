@@ -116,6 +116,10 @@ read -r c0 c1 < <(python3 -c 'import json,sys; r=[r for r in map(json.loads, ope
 check_eq "calls --time A-B (C's entry to its return): C's calls, nothing else" \
 	"$(python3 -c 'import json,sys; print(sorted((r["name"], r["start_ns"], r["dur_ns"]) for r in map(json.loads, open(sys.argv[1]))))' prc.jsonl)" \
 	"$(python3 -c 'import json,sys; print(sorted((r["name"], r["start_ns"], r["dur_ns"]) for r in map(json.loads, open(sys.argv[1]))))' prt.jsonl)"
+"$XPTRACE" decode -i pr --calls >pr.calls 2>pr.callserr
+check_eq "calls text on probes: every START = perf script --ns's time of the entry hit, in order" \
+	"$(perf script -i pr/perf.data --ns -F time,event 2>/dev/null | awk '$2 ~ /^probe_xptrace:[A-Z]:$/ { sub(":$", "", $1); print $1 }' | paste -sd' ')" \
+	"$(awk '!/^#/ && $1 ~ /^[0-9]+\.[0-9]+$/ && length($1) - index($1, ".") == 9 { print $1 }' pr.calls | paste -sd' ')"
 check_eq "calls on probes: C's duration = Cum of C in --calltree --no-compensate" \
 	"$("$XPTRACE" decode -i pr --calltree --no-compensate --format jsonl | python3 -c 'import json,sys; print([r.get("cum", r.get("cum_ns")) for r in map(json.loads, sys.stdin) if r["name"] == "C"][0])')" \
 	"$(python3 -c 'import json,sys; print([r["dur_ns"] for r in map(json.loads, open(sys.argv[1])) if r["name"] == "C"][0])' prc.jsonl)"
@@ -383,6 +387,13 @@ fi
 # ---------------------------------------------------------------- folded --comm-prefix
 "$XPTRACE" decode -i sm --calltree --format folded >sm.folded
 "$XPTRACE" decode -i sm --calltree --format folded --comm-prefix >sm.cfolded
+for t in st pr; do
+	"$XPTRACE" decode -i $t --calltree --format folded >$t.folded
+	"$XPTRACE" decode -i $t --calltree --format folded --comm-prefix >$t.cfolded
+	check_eq "folded --comm-prefix: $t trace: every stack led by its command, counts unchanged" \
+		"merged $(grep -c . $t.folded)" \
+		"$(cut -d';' -f1 $t.cfolded | sort -u) $(sed 's/^[^;]*;//' $t.cfolded | cmp -s - $t.folded && grep -c . $t.cfolded)"
+done
 check_eq "folded --comm-prefix: every stack led by its command (perf script's comm), counts unchanged" \
 	"$(perf script -i sm/perf.data -F comm 2>/dev/null | awk '{ print $1 }' | sort -u | head -1) $(grep -c . sm.folded)" \
 	"$(cut -d';' -f1 sm.cfolded | sort -u) $(sed 's/^[^;]*;//' sm.cfolded | cmp -s - sm.folded && grep -c . sm.cfolded)"
