@@ -98,6 +98,11 @@ check_eq "calls --time A-B: the calls starting in [A, B] (here: the clock's inst
 	"$(python3 -c 'import json,sys; print(sum(1 for l in open(sys.argv[1]) if '"$c0"' <= json.loads(l)["start_insns"] <= '"$((c0 + 100000))"'))' st.jsonl)" \
 	"$(grep -c . tm.jsonl)"
 check_exit "calls --percent-limit: usage error (a stream has no total; --min-duration)" 2 "$XPTRACE" decode -i st --calls --percent-limit 5
+check_eq "formats a view cannot write: exit 2, naming the view that can" \
+	"2 --calltree cannot be written as chrome: --calls can|2 --calls cannot be written as pprof: --calltree can|2 --calls cannot be written as svg: --calltree can" \
+	"$(for a in "--calltree --format chrome" "--calls --format pprof" "--calls --format svg"; do
+		# shellcheck disable=SC2086
+		m=$("$XPTRACE" decode -i st $a -o /dev/null 2>&1); echo "$? $m"; done | sed 's/^\([0-9]\) xptrace: decode: \(.*\) (see .*/\1 \2/' | paste -sd'|')"
 check_exit "calls on a sample trace: no calls to list (exit 2)" 2 "$XPTRACE" decode -i sm --calls
 check_exit "calls --sym nothing: nothing matched (exit 1)" 1 "$XPTRACE" decode -i st --calls --sym no_such_fn
 tid=$(awk '$1 != "17939" { print $1; exit }' <(perf script -i "$XP_ROOT/traces/step-thread/perf.data" --itrace=cr -F tid 2>/dev/null | sort -u))
