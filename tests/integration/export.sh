@@ -303,9 +303,9 @@ print(maps[0][2].rsplit("/", 1)[-1] if maps else "none", len(maps), "mappings,",
 	check_match "pprof: sample types samples/count and cpu-clock/nanoseconds" "samples/count(\[dflt\])? cpu-clock/nanoseconds" \
 		"$(go tool pprof -raw sm.pb.gz 2>&1 | grep -A1 '^Samples:')"
 	# -traces: every stack with its value = every tree node with its Base
-	check_eq "pprof -traces: the stacks and values of --calltree (Base per path)" "same" "$(
-	go tool pprof -traces st.pb.gz 2>/dev/null | python3 -c '
-import sys, json, subprocess
+	traces_vs() {
+		go tool pprof -traces "$1.pb.gz" 2>/dev/null | python3 -c '
+import sys, json
 got, cur = set(), None
 for l in sys.stdin:
     if l.startswith("-----"):
@@ -321,7 +321,11 @@ for l in sys.stdin:
         cur[1].append(" ".join(f))
 if cur: got.add((cur[0], tuple(reversed(cur[1]))))
 want = {(r["base"], tuple(r["path"])) for r in map(json.loads, open(sys.argv[1])) if r["base"]}
-print("same" if got == want else f"{len(got)} vs {len(want)}: {sorted(got ^ want)[:3]}")' <("$XPTRACE" decode -i st --calltree --format jsonl))"
+print("same" if got == want else f"{len(got)} vs {len(want)}: {sorted(got ^ want)[:3]}")' <("$XPTRACE" decode -i "$1" --calltree --format jsonl ${2:-})
+	}
+	check_eq "pprof -traces: step trace: the stacks and values of --calltree (Base per path)" "same" "$(traces_vs st)"
+	check_eq "pprof -traces: sample trace: the stacks and samples of --calltree --metric samples" "same" \
+		"$(traces_vs sm "--metric samples")"
 else
 	ok "pprof: go missing (mk/deps.sh test installs golang-go) # SKIP"
 fi
