@@ -600,7 +600,7 @@ static const char *const calls_honours[] = { "tid", "comm", "time", "sym", NULL 
 
 const struct dec_view view_calls = {
 	.name = "calls",
-	.help = "every call in order: start, duration, tid, depth (uftrace replay)",
+	.help = "every call in order: start, duration, tid, depth, probes' return values (uftrace replay)",
 	.formats = (1u << OUT_TEXT) | (1u << OUT_JSONL) | (1u << OUT_CHROME),
 	.options = calls_options,
 	.honours = calls_honours,
