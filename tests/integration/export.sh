@@ -26,6 +26,23 @@ for t in st sm pr rv rvn; do
 	check_eq "record $t exits 0 with a trace" "yes" "$([ -s $t/perf.data ] && echo yes || cat $t.out)"
 done
 
+# the exports the browser opens: one Chromium for every page (a start costs a second
+# or two), in the background while the other checks run
+for t in st sm pr; do
+	"$XPTRACE" decode -i $t --calls --format chrome -o $t.json 2>$t.cerr
+	"$XPTRACE" decode -i $t --calltree --format svg -o $t.svg 2>$t.serr
+done
+node_ok=""
+if [ -d "$XP_ROOT/build/node/node_modules/puppeteer-core" ] && [ -d "$XP_ROOT/build/node/node_modules/speedscope" ] &&
+   command -v node >/dev/null && [ -x /usr/bin/chromium ]; then
+	node_ok=1
+	export NODE_PATH=$XP_ROOT/build/node/node_modules
+	timeout 120 node "$XP_ROOT/tests/integration/lib/browser.js" speedscope:st.json:st.png:st.ss \
+		speedscope:sm.json:sm.png:sm.ss speedscope:pr.json:pr.png:pr.ss svg:st.svg:st-svg.png:st.sv:C \
+		svg:pr.svg:pr-svg.png:pr.sv svg:sm.svg:sm-svg.png:sm.sv >browser.log 2>&1 &
+	browser=$!
+fi
+
 # ---------------------------------------------------------------- --calls
 # order and depth of every call against perf's call lines, per thread; names of code
 # without symbols (PLT entries, perf prints "@plt" or an address) are not compared, nor
@@ -163,9 +180,6 @@ check_eq "calls: a trace without return registers shows no values (merged.c's pr
 	"$(grep -c '"retval"' prc.jsonl)"
 
 # ---------------------------------------------------------------- chrome
-for t in st sm pr; do
-	"$XPTRACE" decode -i $t --calls --format chrome -o $t.json 2>$t.cerr
-done
 check_eq "chrome: valid Trace Event JSON; X events = calls, thread names" "10 10 thread_name" "$(python3 -c '
 import json, sys
 ev = json.load(open("st.json"))["traceEvents"]
@@ -194,64 +208,6 @@ import json
 ev = json.load(open("pr.json"))["traceEvents"]
 print("yes" if sum(1 for e in ev if e["ph"] == "X" and e["name"] in ("C", "A", "B")) == 9 else "no",
       "yes" if any(e["ph"] == "i" and e["args"]["stack"].endswith(";X") for e in ev) else "no")')"
-
-node_ok=""
-if [ -d "$XP_ROOT/build/node/node_modules/puppeteer-core" ] && [ -d "$XP_ROOT/build/node/node_modules/speedscope" ] &&
-   command -v node >/dev/null && [ -x /usr/bin/chromium ]; then
-	node_ok=1
-	export NODE_PATH=$XP_ROOT/build/node/node_modules
-fi
-# one Chromium for every page (a start costs a second or two)
-if [ -n "$node_ok" ]; then
-	for t in st sm pr; do
-		"$XPTRACE" decode -i $t --calltree --format svg -o $t.svg 2>$t.serr
-	done
-	timeout 120 node "$XP_ROOT/tests/integration/lib/browser.js" speedscope:st.json:st.png:st.ss \
-		speedscope:sm.json:sm.png:sm.ss speedscope:pr.json:pr.png:pr.ss svg:st.svg:st-svg.png:st.sv:C \
-		svg:pr.svg:pr-svg.png:pr.sv svg:sm.svg:sm-svg.png:sm.sv >browser.log 2>&1
-	check_eq "Chromium ran every page" "0 " "$? $(grep -h '^error' ./*.ss ./*.sv)"
-fi
-
-# speedscope's Sandwich table (Self, Total per function) against --functions' Base%, Cum%
-# (speedscope rounds to 2 digits)
-ss_check() {
-	python3 - "$1" "$2" <<'EOF'
-import re, sys
-rows = {}
-blank = 0
-for l in open(sys.argv[1]):
-    if l.startswith("blank "):
-        blank = int(l.split()[1])
-    if l.startswith("row "):
-        name, total, self = l[4:].rstrip("\n").split("\t")
-        pct = lambda s: float(re.search(r"\([<>]?([0-9.]+)%\)", s).group(1))
-        rows[name] = (pct(self), pct(total))
-fn = {}
-for l in open(sys.argv[2]):
-    f = l.split()
-    if len(f) > 5 and re.fullmatch(r"[0-9.]+%", f[3]):
-        fn[f[-1]] = (float(f[3][:-1]), float(f[4][:-1]))
-out = []
-for n in ("C", "A", "B"):
-    if n not in rows:
-        out.append(f"{n} missing")
-    elif abs(rows[n][0] - fn[n][0]) > 1 or abs(rows[n][1] - fn[n][1]) > 1:
-        out.append(f"{n} {rows[n]} vs {fn[n]}")
-print("not blank" if blank > 100 else f"blank ({blank})", " ".join(out) or "C A B as --functions")
-EOF
-}
-if [ -n "$node_ok" ]; then
-	"$XPTRACE" decode -i st --functions >st.fn
-	check_eq "speedscope: step trace: flame chart drawn, C A B with --functions' Base% and Cum%" \
-		"not blank C A B as --functions" "$(ss_check st.ss st.fn)"
-	"$XPTRACE" decode -i sm --functions --metric samples >sm.fn
-	check_eq "speedscope: sample trace (sampled-stack track): C A B with --functions' shares" \
-		"not blank C A B as --functions" "$(ss_check sm.ss sm.fn)"
-	check_eq "speedscope: merged trace: flame chart drawn, the probed C A B listed" "blank 3" \
-		"$(awk '/^blank/ { print ($2 > 100 ? "blank" : "BLANK " $2) }' pr.ss) $(grep -c '^row [CAB]	' pr.ss)"
-else
-	ok "speedscope: chromium, node, speedscope or puppeteer-core missing (mk/deps.sh test installs them) # SKIP"
-fi
 
 # ---------------------------------------------------------------- pprof
 if command -v go >/dev/null; then
@@ -328,6 +284,53 @@ print("same" if got == want else f"{len(got)} vs {len(want)}: {sorted(got ^ want
 		"$(traces_vs sm "--metric samples")"
 else
 	ok "pprof: go missing (mk/deps.sh test installs golang-go) # SKIP"
+fi
+
+# ---------------------------------------------------------------- speedscope (the browser ran meanwhile)
+if [ -n "$node_ok" ]; then
+	wait "$browser"
+	check_eq "Chromium ran every page" "0 " "$? $(grep -h '^error' ./*.ss ./*.sv)"
+fi
+
+# speedscope's Sandwich table (Self, Total per function) against --functions' Base%, Cum%
+# (speedscope rounds to 2 digits)
+ss_check() {
+	python3 - "$1" "$2" <<'EOF'
+import re, sys
+rows = {}
+blank = 0
+for l in open(sys.argv[1]):
+    if l.startswith("blank "):
+        blank = int(l.split()[1])
+    if l.startswith("row "):
+        name, total, self = l[4:].rstrip("\n").split("\t")
+        pct = lambda s: float(re.search(r"\([<>]?([0-9.]+)%\)", s).group(1))
+        rows[name] = (pct(self), pct(total))
+fn = {}
+for l in open(sys.argv[2]):
+    f = l.split()
+    if len(f) > 5 and re.fullmatch(r"[0-9.]+%", f[3]):
+        fn[f[-1]] = (float(f[3][:-1]), float(f[4][:-1]))
+out = []
+for n in ("C", "A", "B"):
+    if n not in rows:
+        out.append(f"{n} missing")
+    elif abs(rows[n][0] - fn[n][0]) > 1 or abs(rows[n][1] - fn[n][1]) > 1:
+        out.append(f"{n} {rows[n]} vs {fn[n]}")
+print("not blank" if blank > 100 else f"blank ({blank})", " ".join(out) or "C A B as --functions")
+EOF
+}
+if [ -n "$node_ok" ]; then
+	"$XPTRACE" decode -i st --functions >st.fn
+	check_eq "speedscope: step trace: flame chart drawn, C A B with --functions' Base% and Cum%" \
+		"not blank C A B as --functions" "$(ss_check st.ss st.fn)"
+	"$XPTRACE" decode -i sm --functions --metric samples >sm.fn
+	check_eq "speedscope: sample trace (sampled-stack track): C A B with --functions' shares" \
+		"not blank C A B as --functions" "$(ss_check sm.ss sm.fn)"
+	check_eq "speedscope: merged trace: flame chart drawn, the probed C A B listed" "blank 3" \
+		"$(awk '/^blank/ { print ($2 > 100 ? "blank" : "BLANK " $2) }' pr.ss) $(grep -c '^row [CAB]	' pr.ss)"
+else
+	ok "speedscope: chromium, node, speedscope or puppeteer-core missing (mk/deps.sh test installs them) # SKIP"
 fi
 
 # ---------------------------------------------------------------- svg

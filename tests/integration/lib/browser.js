@@ -11,10 +11,10 @@
 //   svg:GRAPH.svg:SHOT.png:OUT[:ZOOM_NAME]
 //     opens the flame graph, takes a screenshot, prints "frame LEVEL WIDTH NAME" per frame
 //     drawn (widths measured in the page, getBBox) and "style FILL\tDASH\tOPACITY\tMODULE\tNAME"
-//     (the rectangle's computed fill, stroke-dasharray and fill-opacity), then moves the
-//     mouse over the first frame named ZOOM_NAME and prints the details line ("hover
-//     TEXT"), clicks it and prints its width after the zoom ("zoomed WIDTH"), then types
-//     ZOOM_NAME into the search box and prints the "Matched" line.
+//     (the rectangle's computed fill, stroke-dasharray and fill-opacity), then hovers the
+//     first frame named ZOOM_NAME and prints the details line ("hover TEXT"), clicks it
+//     and prints its width after the zoom ("zoomed WIDTH"), then types ZOOM_NAME into
+//     the search box and prints the "Matched" line.
 'use strict';
 const http = require('http');
 const fs = require('fs');
@@ -112,14 +112,11 @@ async function svg(browser) {
 		log('style ' + st.join('\t'));
 	if (!zoomName)
 		return;
-	// the pointer over the frame (a real mouse move: the page's mouseover handler)
-	const box = await page.evaluate((name) => {
-		const g = [...document.querySelectorAll('g.fr')].find((x) =>
-			x.querySelector('title').textContent.split('\n')[0].replace(/ \([^()]*\)$/, '') === name);
-		const r = g.querySelector('rect').getBoundingClientRect();
-		return [r.x + r.width / 2, r.y + r.height / 2];
-	}, zoomName);
-	await page.mouse.move(box[0], box[1]);
+	// the pointer over the frame (the page's mouseover handler; puppeteer's mouse.move
+	// waits seconds for a frame from the software renderer)
+	await page.evaluate((name) => [...document.querySelectorAll('g.fr')].find((x) =>
+		x.querySelector('title').textContent.split('\n')[0].replace(/ \([^()]*\)$/, '') === name)
+		.dispatchEvent(new MouseEvent('mouseover', { bubbles: true })), zoomName);
 	log('hover ' + await page.evaluate(() => document.getElementById('details').textContent));
 	const w = await page.evaluate((name) => {
 		const g = [...document.querySelectorAll('g.fr')].find((x) =>
