@@ -281,7 +281,8 @@ static int text_line(struct vcalls *v, const struct cth *th, const struct frame 
 	/* return values as uftrace shows them: "f() = 3;", "} = 3;" before the closing name */
 	if (kind == '}') {
 		out_buf_put(b, "}", 1);
-		out_buf_printf(b, "%s /* %s */\n", text_retval(v, b, f) ? ";" : "", name);
+		bool value = text_retval(v, b, f);
+		out_buf_printf(b, "%s /* %s */\n", value ? ";" : "", name);
 	} else if (kind == '{') {
 		out_buf_printf(b, "%s() {\n", name);
 	} else {
