@@ -8,11 +8,13 @@
  * probe_*, as `xptrace record --probe` and `perf probe` name them) are exact events:
  * XEV_CALL / XEV_RETURN with XEV_F_FUNC.  An entry hit's ip is the function; a return
  * hit's ip is the return address in the caller, so the exit names the function by
- * the entry address its paired entry probe hit. */
+ * the entry address its paired entry probe hit, and carries the return value when the
+ * hit took the register holding it (XEV_F_RETVAL). */
 #include <errno.h>
 #include <stdlib.h>
 #include <string.h>
 
+#include "arch/x86_64/x86_regs.h"
 #include "decode/decoder.h"
 #include "decoders/samples/dsm_unwind.h"
 #include "util/xp_err.h"
@@ -143,6 +145,8 @@ static int probe_hit(struct dsm *s, const struct pd_rec *r)
 		ev.kind = XEV_RETURN;
 		ev.ip = s->entry_of[i] != UINT32_MAX ? s->entry_ip[s->entry_of[i]] : 0;
 		ev.addr = sm->ip;
+		if (sm->user_abi && x86_perf_regs_retval(sm->user_regs_mask, sm->user_regs, &ev.arg0))
+			ev.flags |= XEV_F_RETVAL;
 	}
 	return xev_emit(s->sink, &ev);
 }
