@@ -14,10 +14,16 @@
 #define F_OF (1ull << 11)
 #define F_ARITH (F_CF | F_PF | F_AF | F_ZF | F_SF | F_OF)
 
-static unsigned long long *slot(struct user_regs_struct *r, unsigned reg, int *size)
+/* The register's 64-bit slot and width; *hi: ah/bh/ch/dh, bits 8-15 of it. */
+static unsigned long long *slot(struct user_regs_struct *r, unsigned reg, int *size, int *hi)
 {
 	*size = 8;
+	*hi = 0;
 	switch (reg) {
+	case X86_REG_AH: *size = 1; *hi = 1; return &r->rax;
+	case X86_REG_BH: *size = 1; *hi = 1; return &r->rbx;
+	case X86_REG_CH: *size = 1; *hi = 1; return &r->rcx;
+	case X86_REG_DH: *size = 1; *hi = 1; return &r->rdx;
 #define R(q, d, w, b, f) \
 	case X86_REG_##q: return &r->f; \
 	case X86_REG_##d: *size = 4; return &r->f; \
@@ -47,11 +53,15 @@ static unsigned long long *slot(struct user_regs_struct *r, unsigned reg, int *s
 
 int x86_reg_write(struct user_regs_struct *r, unsigned reg, uint64_t val)
 {
-	int size;
-	unsigned long long *p = slot(r, reg, &size);
+	int size, hi;
+	unsigned long long *p = slot(r, reg, &size, &hi);
 
 	if (!p)
 		return -EINVAL;
+	if (hi) {
+		*p = (*p & ~0xff00ull) | (uint64_t)(uint8_t)val << 8;
+		return 0;
+	}
 	switch (size) {
 	case 8: *p = val; break;
 	case 4: *p = (uint32_t)val; break;
@@ -63,15 +73,15 @@ int x86_reg_write(struct user_regs_struct *r, unsigned reg, uint64_t val)
 
 static int copy_opnd(const cs_x86_op *op, struct x86_uopnd *o)
 {
-	int size;
+	int size, hi;
 	struct user_regs_struct dummy;
 
 	memset(o, 0, sizeof(*o));
 	o->size = op->size;
 	switch (op->type) {
 	case X86_OP_REG:
-		if (!slot(&dummy, op->reg, &size) || size != op->size)
-			return -EINVAL;	/* ah/bh/ch/dh, segment, vector registers */
+		if (!slot(&dummy, op->reg, &size, &hi) || size != op->size)
+			return -EINVAL;	/* segment, vector registers */
 		o->kind = X86_OPND_REG;
 		o->reg = op->reg;
 		return 0;
@@ -100,10 +110,54 @@ static int copy_opnd(const cs_x86_op *op, struct x86_uopnd *o)
 	}
 }
 
+/* Condition code (0-15) of a cmovcc (*set = 0) or setcc (*set = 1), or -1. */
+static int cc_of(unsigned id, int *set)
+{
+	*set = 0;
+	switch (id) {
+	case X86_INS_CMOVO: return 0x0;
+	case X86_INS_CMOVNO: return 0x1;
+	case X86_INS_CMOVB: return 0x2;
+	case X86_INS_CMOVAE: return 0x3;
+	case X86_INS_CMOVE: return 0x4;
+	case X86_INS_CMOVNE: return 0x5;
+	case X86_INS_CMOVBE: return 0x6;
+	case X86_INS_CMOVA: return 0x7;
+	case X86_INS_CMOVS: return 0x8;
+	case X86_INS_CMOVNS: return 0x9;
+	case X86_INS_CMOVP: return 0xa;
+	case X86_INS_CMOVNP: return 0xb;
+	case X86_INS_CMOVL: return 0xc;
+	case X86_INS_CMOVGE: return 0xd;
+	case X86_INS_CMOVLE: return 0xe;
+	case X86_INS_CMOVG: return 0xf;
+	}
+	*set = 1;
+	switch (id) {
+	case X86_INS_SETO: return 0x0;
+	case X86_INS_SETNO: return 0x1;
+	case X86_INS_SETB: return 0x2;
+	case X86_INS_SETAE: return 0x3;
+	case X86_INS_SETE: return 0x4;
+	case X86_INS_SETNE: return 0x5;
+	case X86_INS_SETBE: return 0x6;
+	case X86_INS_SETA: return 0x7;
+	case X86_INS_SETS: return 0x8;
+	case X86_INS_SETNS: return 0x9;
+	case X86_INS_SETP: return 0xa;
+	case X86_INS_SETNP: return 0xb;
+	case X86_INS_SETL: return 0xc;
+	case X86_INS_SETGE: return 0xd;
+	case X86_INS_SETLE: return 0xe;
+	case X86_INS_SETG: return 0xf;
+	}
+	return -1;
+}
+
 int x86_emu_translate(const struct cs_insn *ci, int att, struct x86_uop *u)
 {
 	const cs_x86 *x = &ci->detail->x86;
-	int nops = 2;
+	int nops = 2, cc, set;
 
 	memset(u, 0, sizeof(*u));
 	u->len = (uint8_t)ci->size;
@@ -129,12 +183,41 @@ int x86_emu_translate(const struct cs_insn *ci, int att, struct x86_uop *u)
 	case X86_INS_OR: u->kind = U_OR; break;
 	case X86_INS_XOR: u->kind = U_XOR; break;
 	case X86_INS_TEST: u->kind = U_TEST; break;
+	case X86_INS_SHL: case X86_INS_SAL: u->kind = U_SHL; break;
+	case X86_INS_SHR: u->kind = U_SHR; break;
+	case X86_INS_SAR: u->kind = U_SAR; break;
+	case X86_INS_IMUL: u->kind = U_IMUL; break;
 	case X86_INS_INC: u->kind = U_INC; nops = 1; break;
 	case X86_INS_DEC: u->kind = U_DEC; nops = 1; break;
 	case X86_INS_PUSH: u->kind = U_PUSH; nops = 1; break;
 	case X86_INS_POP: u->kind = U_POP; nops = 1; break;
 	default:
-		return -EINVAL;
+		if ((cc = cc_of(ci->id, &set)) < 0)
+			return -EINVAL;
+		u->kind = set ? U_SET : U_CMOV;
+		nops = set ? 1 : 2;
+		u->cc = (uint8_t)cc;
+		break;
+	}
+	if ((u->kind == U_SHL || u->kind == U_SHR || u->kind == U_SAR) && x->op_count == 1) {
+		/* by one (d0/d1 /4 /5 /7) */
+		if (copy_opnd(&x->operands[0], &u->dst) < 0)
+			return -EINVAL;
+		u->src.kind = X86_UOPND_IMM;
+		u->src.size = 1;
+		u->src.imm = 1;
+		return 0;
+	}
+	if (u->kind == U_IMUL && x->op_count == 3) {
+		/* AT&T: imm, src, dst; Intel: dst, src, imm */
+		const cs_x86_op *imm = &x->operands[att ? 0 : 2];
+
+		if (imm->type != X86_OP_IMM || copy_opnd(&x->operands[att ? 2 : 0], &u->dst) < 0 ||
+		    copy_opnd(&x->operands[1], &u->src) < 0 || u->dst.kind != X86_OPND_REG)
+			return -EINVAL;
+		u->has_imm = 1;
+		u->imm = (int32_t)imm->imm;
+		return 0;
 	}
 	if (x->op_count != nops)
 		return -EINVAL;
@@ -148,6 +231,15 @@ int x86_emu_translate(const struct cs_insn *ci, int att, struct x86_uop *u)
 	    (u->dst.size != 8 || (u->dst.kind == X86_OPND_REG && u->dst.reg == X86_REG_RSP)))
 		return -EINVAL;
 	if (u->kind == U_LEA && (u->src.kind != X86_OPND_MEM || u->src.mem.seg != X86_SEG_NONE))
+		return -EINVAL;
+	if ((u->kind == U_SHL || u->kind == U_SHR || u->kind == U_SAR) &&
+	    !(u->src.kind == X86_UOPND_IMM ||
+	      (u->src.kind == X86_OPND_REG && u->src.reg == X86_REG_CL)))
+		return -EINVAL;
+	if ((u->kind == U_CMOV || u->kind == U_IMUL) &&
+	    (u->dst.kind != X86_OPND_REG || u->dst.size == 1))
+		return -EINVAL;
+	if (u->kind == U_SET && u->dst.size != 1)
 		return -EINVAL;
 	return 0;
 }
@@ -284,6 +376,85 @@ int x86_emu_exec(const struct x86_uop *u, uint64_t ip, struct user_regs_struct *
 		    (err = x86_reg_write(&n, u->dst.reg, a)) < 0)
 			return err;
 		break;
+	case U_CMOV:
+		/* a 32-bit destination is written (zero-extended) even when false */
+		if ((err = get(&u->dst, next, &n, rd, ctx, &a)) < 0 ||
+		    (err = get(&u->src, next, &n, rd, ctx, &b)) < 0 ||
+		    (err = x86_reg_write(&n, u->dst.reg, x86_cc_eval(u->cc, f) ? b : a)) < 0)
+			return err;
+		break;
+	case U_SET:
+		if ((err = put(&u->dst, next, &n, wr, ctx, x86_cc_eval(u->cc, f))) < 0)
+			return err;
+		break;
+	case U_SHL:
+	case U_SHR:
+	case U_SAR: {
+		unsigned c;
+
+		if ((err = get(&u->src, next, &n, rd, ctx, &b)) < 0 ||
+		    (err = get(&u->dst, next, &n, rd, ctx, &a)) < 0)
+			return err;
+		c = (unsigned)b & (size == 8 ? 63 : 31);
+		/* count 0 changes nothing (and may still write a 32-bit register), a count
+		 * past an 8/16-bit width leaves CF undefined: the CPU runs those */
+		if (c == 0 || (int)c > bits)
+			return -EINVAL;
+		m = mask(size);
+		a &= m;
+		f &= ~F_ARITH;
+		if (u->kind == U_SHL) {
+			res = (c == 64 ? 0 : a << c) & m;
+			if ((a >> (bits - (int)c)) & 1)
+				f |= F_CF;
+			if (((res >> (bits - 1)) & 1) ^ (f & F_CF))
+				f |= F_OF;
+		} else if (u->kind == U_SHR) {
+			res = a >> c;
+			if ((a >> (c - 1)) & 1)
+				f |= F_CF;
+			if ((a >> (bits - 1)) & 1)
+				f |= F_OF;
+		} else {
+			int64_t sa = (int64_t)(a << (64 - bits)) >> (64 - bits);
+
+			res = (uint64_t)(sa >> ((int)c > 63 ? 63 : c)) & m;
+			if (((uint64_t)sa >> (c - 1)) & 1)
+				f |= F_CF;
+		}
+		/* OF is defined for a count of 1 only, AF never: both as computed */
+		f |= szf(res, size);
+		if ((err = put(&u->dst, next, &n, wr, ctx, res)) < 0)
+			return err;
+		n.eflags = f;
+		break;
+	}
+	case U_IMUL: {
+		__int128 p;
+		int64_t x, y;
+
+		if ((err = get(&u->src, next, &n, rd, ctx, &b)) < 0)
+			return err;
+		if (u->has_imm)
+			a = (uint64_t)(int64_t)u->imm;
+		else if ((err = get(&u->dst, next, &n, rd, ctx, &a)) < 0)
+			return err;
+		x = (int64_t)(a << (64 - bits)) >> (64 - bits);
+		y = (int64_t)(b << (64 - bits)) >> (64 - bits);
+		if (u->has_imm)
+			x = u->imm;
+		p = (__int128)x * y;
+		res = (uint64_t)p & mask(size);
+		f &= ~F_ARITH;
+		/* CF = OF: the product does not fit; SF, ZF, PF (undefined) from the result */
+		if (p != (__int128)((int64_t)(res << (64 - bits)) >> (64 - bits)))
+			f |= F_CF | F_OF;
+		f |= szf(res, size);
+		if ((err = x86_reg_write(&n, u->dst.reg, res)) < 0)
+			return err;
+		n.eflags = f;
+		break;
+	}
 	case U_INC:
 	case U_DEC:
 		if ((err = get(&u->dst, next, &n, rd, ctx, &a)) < 0)

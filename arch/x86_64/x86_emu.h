@@ -1,7 +1,8 @@
 /* A small x86-64 emulator for the straight-line code between two branches, so the step
  * tracer can carry one stop on to the next branch without resuming the tracee.  It
  * covers what compilers put between branches most (mov/movzx/movsx/lea, add/sub/cmp,
- * and/or/xor/test, inc/dec, push/pop/leave, nop/endbr64) with exact flags; anything
+ * and/or/xor/test, inc/dec, shl/shr/sar, cmovcc/setcc, imul of two or three operands,
+ * push/pop/leave, nop/endbr64) with exact flags (the ones the ISA defines); anything
  * else makes x86_emu_translate() refuse, and the tracee executes it for real. */
 #ifndef X86_EMU_H
 #define X86_EMU_H
@@ -16,6 +17,9 @@ struct cs_insn;
 enum x86_uop_kind {
 	U_NOP, U_MOV, U_MOVZX, U_MOVSX, U_LEA, U_ADD, U_SUB, U_CMP, U_AND, U_OR, U_XOR,
 	U_TEST, U_INC, U_DEC, U_PUSH, U_POP, U_LEAVE,
+	U_SHL, U_SHR, U_SAR,	/* src: the count (imm or cl) */
+	U_CMOV, U_SET,		/* cc: the condition */
+	U_IMUL,			/* dst *= src, or dst = src * imm (has_imm) */
 };
 
 struct x86_uopnd {
@@ -30,6 +34,9 @@ struct x86_uopnd {
 struct x86_uop {
 	uint8_t kind;		/* enum x86_uop_kind */
 	uint8_t len;		/* instruction length */
+	uint8_t cc;		/* U_CMOV, U_SET: condition code 0-15 */
+	uint8_t has_imm;	/* U_IMUL: three operands */
+	int32_t imm;		/* U_IMUL: the immediate */
 	struct x86_uopnd dst, src;
 };
 

@@ -1,6 +1,7 @@
 /* The straight-line emulator against this CPU: results and flags of add/sub/cmp/and/or/
- * xor/test/inc/dec at every operand size on edge and pseudo-random values, computed
- * natively with the same instruction; translation of known encodings. */
+ * xor/test/inc/dec/shl/shr/sar/imul at every operand size on edge and pseudo-random
+ * values, computed natively with the same instruction; translation of known encodings
+ * (cmovcc, setcc, the high-byte registers among them). */
 #include "xp_test.h"
 
 #include <errno.h>
@@ -138,6 +139,122 @@ static void test_flags_vs_cpu(void **state)
 			}
 }
 
+/* Shifts by cl against the CPU: every count 1..width (8/16: up to 31 refused past the
+ * width), results and flags; OF is compared for a count of 1 only (undefined after),
+ * AF never (undefined). */
+#define NSHIFT(name, insn, T)                                                             \
+	static uint64_t name(uint64_t a, unsigned c, uint64_t *res)                      \
+	{                                                                                 \
+		T x = (T)a;                                                               \
+		uint64_t fl;                                                              \
+		__asm__ volatile(insn " %%cl, %0\n\tpushfq\n\tpop %1"                     \
+				 : "+r"(x), "=r"(fl) : "c"(c) : "cc");                    \
+		*res = (uint64_t)x;                                                       \
+		return fl;                                                                \
+	}
+NSHIFT(n_shl8, "shlb", uint8_t) NSHIFT(n_shl16, "shlw", uint16_t)
+NSHIFT(n_shl32, "shll", uint32_t) NSHIFT(n_shl64, "shlq", uint64_t)
+NSHIFT(n_shr8, "shrb", uint8_t) NSHIFT(n_shr16, "shrw", uint16_t)
+NSHIFT(n_shr32, "shrl", uint32_t) NSHIFT(n_shr64, "shrq", uint64_t)
+NSHIFT(n_sar8, "sarb", uint8_t) NSHIFT(n_sar16, "sarw", uint16_t)
+NSHIFT(n_sar32, "sarl", uint32_t) NSHIFT(n_sar64, "sarq", uint64_t)
+
+typedef uint64_t (*nshift_fn)(uint64_t, unsigned, uint64_t *);
+
+#define NIMUL(name, sfx, T)                                                               \
+	static uint64_t name(uint64_t a, uint64_t b, uint64_t *res)                      \
+	{                                                                                 \
+		T x = (T)a, y = (T)b;                                                     \
+		uint64_t fl;                                                              \
+		__asm__ volatile("imul" sfx " %2, %0\n\tpushfq\n\tpop %1"                 \
+				 : "+r"(x), "=r"(fl) : "r"(y) : "cc");                    \
+		*res = (uint64_t)x;                                                       \
+		return fl;                                                                \
+	}
+NIMUL(n_imul16, "w", uint16_t) NIMUL(n_imul32, "l", uint32_t) NIMUL(n_imul64, "q", uint64_t)
+
+static void test_shift_imul_vs_cpu(void **state)
+{
+	static const struct { int kind, size; nshift_fn fn; } sh[] = {
+		{ U_SHL, 1, n_shl8 }, { U_SHL, 2, n_shl16 }, { U_SHL, 4, n_shl32 }, { U_SHL, 8, n_shl64 },
+		{ U_SHR, 1, n_shr8 }, { U_SHR, 2, n_shr16 }, { U_SHR, 4, n_shr32 }, { U_SHR, 8, n_shr64 },
+		{ U_SAR, 1, n_sar8 }, { U_SAR, 2, n_sar16 }, { U_SAR, 4, n_sar32 }, { U_SAR, 8, n_sar64 },
+	};
+	static const struct { int size; native_fn fn; } im[] = {
+		{ 2, n_imul16 }, { 4, n_imul32 }, { 8, n_imul64 },
+	};
+	static const uint64_t vals[] = { 0, 1, 2, 3, 0x7f, 0x80, 0xff, 0x7fff, 0x8000, 0xffff,
+					 0x12345, 0x7fffffff, 0x80000000, 0xffffffff,
+					 0x123456789abcdefull, 0x8000000000000000ull, ~0ull,
+					 0xfedcba9876543210ull, 0x5555555555555555ull, 46341, 65536 };
+	size_t nv = sizeof(vals) / sizeof(vals[0]);
+
+	(void)state;
+	for (size_t o = 0; o < sizeof(sh) / sizeof(sh[0]); o++)
+		for (size_t i = 0; i < nv; i++)
+			for (unsigned c = 1; c < 64; c++) {
+				struct x86_uop u = { .kind = (uint8_t)sh[o].kind, .len = 2 };
+				struct user_regs_struct r = { 0 };
+				uint64_t want_res, want_fl, m, cmp;
+				int bits = sh[o].size * 8, rc;
+
+				if (sh[o].size < 8 && c > 31)
+					break;
+				u.dst.kind = X86_OPND_REG;
+				u.dst.size = (uint8_t)sh[o].size;
+				u.dst.reg = (uint16_t)regs_of_size[sh[o].size];
+				u.src.kind = X86_OPND_REG;
+				u.src.size = 1;
+				u.src.reg = X86_REG_CL;
+				r.rax = vals[i];
+				r.rcx = c;
+				r.eflags = 0x202;
+				want_fl = sh[o].fn(vals[i], c, &want_res);
+				rc = x86_emu_exec(&u, 0x1000, &r, no_mem, no_wmem, NULL);
+				if ((int)c > bits) {	/* refused: the CPU runs it */
+					assert_int_equal(rc, -EINVAL);
+					continue;
+				}
+				assert_int_equal(rc, 0);
+				m = sh[o].size == 8 ? ~0ull : (1ull << bits) - 1;
+				cmp = FLAGS & ~0x10ull & ~(c == 1 ? 0 : 0x800ull);
+				if (((r.eflags ^ want_fl) & cmp) || ((r.rax ^ want_res) & m))
+					fail_msg("%d/%d %#llx by %u: emulated %#llx flags %#llx, cpu %#llx "
+						 "flags %#llx", sh[o].kind, sh[o].size,
+						 (unsigned long long)vals[i], c, (unsigned long long)r.rax,
+						 (unsigned long long)(r.eflags & cmp),
+						 (unsigned long long)want_res,
+						 (unsigned long long)(want_fl & cmp));
+			}
+	for (size_t o = 0; o < sizeof(im) / sizeof(im[0]); o++)
+		for (size_t i = 0; i < nv; i++)
+			for (size_t j = 0; j < nv; j++) {
+				struct x86_uop u = { .kind = U_IMUL, .len = 3 };
+				struct user_regs_struct r = { 0 };
+				uint64_t want_res, want_fl, m;
+
+				u.dst.kind = u.src.kind = X86_OPND_REG;
+				u.dst.size = u.src.size = (uint8_t)im[o].size;
+				u.dst.reg = (uint16_t)regs_of_size[im[o].size];
+				u.src.reg = (uint16_t)regs2_of_size[im[o].size];
+				r.rax = vals[i];
+				r.rbx = vals[j];
+				want_fl = im[o].fn(vals[i], vals[j], &want_res);
+				assert_int_equal(x86_emu_exec(&u, 0x1000, &r, no_mem, no_wmem, NULL), 0);
+				m = im[o].size == 8 ? ~0ull : (1ull << (im[o].size * 8)) - 1;
+				/* CF and OF are what imul defines */
+				if (((r.eflags ^ want_fl) & 0x801) || ((r.rax ^ want_res) & m))
+					fail_msg("imul%d %#llx, %#llx: emulated %#llx cf/of %#llx, cpu "
+						 "%#llx %#llx", im[o].size, (unsigned long long)vals[i],
+						 (unsigned long long)vals[j], (unsigned long long)r.rax,
+						 (unsigned long long)(r.eflags & 0x801),
+						 (unsigned long long)want_res,
+						 (unsigned long long)(want_fl & 0x801));
+				if (im[o].size == 4)
+					assert_int_equal(r.rax >> 32, 0);
+			}
+}
+
 /* Fake memory: 64 bytes at 0x7000. */
 static uint8_t mem[64];
 
@@ -216,8 +333,47 @@ static void test_translate(void **state)
 	r.rdi = 0x9000;
 	run((const uint8_t[]){ 0x8b, 0x07 }, 2, &r, -EFAULT);		/* mov (%rdi),%eax: unmapped */
 	run((const uint8_t[]){ 0xf0, 0x48, 0x01, 0x07 }, 4, &r, -EINVAL); /* lock add: refused */
-	run((const uint8_t[]){ 0x88, 0xe0 }, 2, &r, -EINVAL);		/* mov %ah,%al: refused */
-	run((const uint8_t[]){ 0x48, 0xd1, 0xe0 }, 3, &r, -EINVAL);	/* shl: not emulated */
+	r.rax = 0x1234;
+	run((const uint8_t[]){ 0x88, 0xe0 }, 2, &r, 0);			/* mov %ah,%al */
+	assert_int_equal(r.rax, 0x1212);
+	r.rdx = 0xff;
+	run((const uint8_t[]){ 0x88, 0xd4 }, 2, &r, 0);			/* mov %dl,%ah */
+	assert_int_equal(r.rax, 0xff12);
+	r.rax = 3;
+	run((const uint8_t[]){ 0x48, 0xd1, 0xe0 }, 3, &r, 0);		/* shl %rax (by 1) */
+	assert_int_equal(r.rax, 6);
+	run((const uint8_t[]){ 0x48, 0xc1, 0xe0, 0x04 }, 4, &r, 0);	/* shl $4,%rax */
+	assert_int_equal(r.rax, 0x60);
+	r.rcx = 5;
+	run((const uint8_t[]){ 0x48, 0xd3, 0xe8 }, 3, &r, 0);		/* shr %cl,%rax */
+	assert_int_equal(r.rax, 3);
+	r.rax = 0x80000000;
+	run((const uint8_t[]){ 0xc1, 0xf8, 0x1f }, 3, &r, 0);		/* sar $31,%eax */
+	assert_int_equal(r.rax, 0xffffffff);
+	r.rcx = 0;
+	run((const uint8_t[]){ 0xd3, 0xe0 }, 2, &r, -EINVAL);		/* shl %cl,%eax by 0: the CPU's */
+	r.rbx = 7;
+	run((const uint8_t[]){ 0x6b, 0xc3, 0xfd }, 3, &r, 0);		/* imul $-3,%ebx,%eax */
+	assert_int_equal(r.rax, (uint32_t)-21);
+	assert_false(r.eflags & 0x801);
+	r.rax = 0xffffffff00000005ull;
+	run((const uint8_t[]){ 0x0f, 0xaf, 0xc3 }, 3, &r, 0);		/* imul %ebx,%eax */
+	assert_int_equal(r.rax, 35);
+	r.rax = 0xffffffff00000001ull;
+	r.rbx = 2;
+	r.eflags = 0;						/* ZF clear: cmove false */
+	run((const uint8_t[]){ 0x0f, 0x44, 0xc3 }, 3, &r, 0);		/* cmove %ebx,%eax */
+	assert_int_equal(r.rax, 1);				/* 32-bit: zero-extended anyway */
+	r.eflags = 0x40;
+	run((const uint8_t[]){ 0x48, 0x0f, 0x44, 0xc3 }, 4, &r, 0);	/* cmove %rbx,%rax */
+	assert_int_equal(r.rax, 2);
+	r.eflags = 0x1;						/* CF: setb, setae */
+	r.rdi = 0x7000;
+	run((const uint8_t[]){ 0x0f, 0x92, 0xc1 }, 3, &r, 0);		/* setb %cl */
+	assert_int_equal(r.rcx, 1);
+	run((const uint8_t[]){ 0x0f, 0x93, 0x07 }, 3, &r, 0);		/* setae (%rdi) */
+	assert_int_equal(mem[0], 0);
+	run((const uint8_t[]){ 0xf7, 0xeb }, 2, &r, -EINVAL);		/* imul %ebx (edx:eax): refused */
 	run((const uint8_t[]){ 0xf3, 0x48, 0xab }, 3, &r, -EINVAL);	/* rep stos: refused */
 	run((const uint8_t[]){ 0xf3, 0x0f, 0x1e, 0xfa }, 4, &r, 0);	/* endbr64 */
 }
@@ -226,6 +382,7 @@ int main(void)
 {
 	const struct CMUnitTest tests[] = {
 		cmocka_unit_test(test_flags_vs_cpu),
+		cmocka_unit_test(test_shift_imul_vs_cpu),
 		cmocka_unit_test(test_translate),
 	};
 	return cmocka_run_group_tests(tests, NULL, NULL);
