@@ -2,6 +2,9 @@
 #include <errno.h>
 #include <string.h>
 
+#include <cpuid.h>
+#include <stdbool.h>
+
 #include <capstone/capstone.h>
 
 #include "arch/x86_64/x86_emu.h"
@@ -154,6 +157,58 @@ static int cc_of(unsigned id, int *set)
 	return -1;
 }
 
+/* cpuid leaf/subleaf: is bit `bit` of register `reg` (0 eax .. 3 edx) set? */
+static bool cpu_has(unsigned leaf, unsigned sub, int reg, int bit)
+{
+	unsigned v[4] = { 0 };
+
+	if (__get_cpuid_max(leaf & 0x80000000u, NULL) < leaf)
+		return false;
+	__cpuid_count(leaf, sub, v[0], v[1], v[2], v[3]);
+	return (v[reg] >> bit) & 1;
+}
+
+/* cpuid in a VM exits to the hypervisor: asked once */
+static bool cpu_bmi1(void)
+{
+	static int has = -1;
+
+	if (has < 0)
+		has = cpu_has(7, 0, 1, 3);
+	return has;
+}
+
+static bool cpu_abm(void)
+{
+	static int has = -1;
+
+	if (has < 0)
+		has = cpu_has(0x80000001, 0, 2, 5);
+	return has;
+}
+
+/* cbw/cwde/cdqe: dst = the widened register; cwd/cdq/cqo: dst = rdx at that size */
+static int conv(unsigned id, struct x86_uop *u)
+{
+	static const struct { unsigned id, reg, from; } t[] = {
+		{ X86_INS_CBW, X86_REG_AX, 1 }, { X86_INS_CWDE, X86_REG_EAX, 2 },
+		{ X86_INS_CDQE, X86_REG_RAX, 4 }, { X86_INS_CWD, X86_REG_DX, 2 },
+		{ X86_INS_CDQ, X86_REG_EDX, 4 }, { X86_INS_CQO, X86_REG_RDX, 8 },
+	};
+
+	for (size_t i = 0; i < sizeof(t) / sizeof(t[0]); i++)
+		if (t[i].id == id) {
+			u->kind = U_CONV;
+			u->dst.kind = X86_OPND_REG;
+			u->dst.reg = (uint16_t)t[i].reg;
+			u->dst.size = t[i].id == X86_INS_CBW ? 2 : t[i].id == X86_INS_CWDE ? 4 :
+				      t[i].id == X86_INS_CDQE ? 8 : (uint8_t)t[i].from;
+			u->src.size = (uint8_t)t[i].from;
+			return 0;
+		}
+	return -EINVAL;
+}
+
 int x86_emu_translate(const struct cs_insn *ci, int att, struct x86_uop *u)
 {
 	const cs_x86 *x = &ci->detail->x86;
@@ -191,6 +246,30 @@ int x86_emu_translate(const struct cs_insn *ci, int att, struct x86_uop *u)
 	case X86_INS_DEC: u->kind = U_DEC; nops = 1; break;
 	case X86_INS_PUSH: u->kind = U_PUSH; nops = 1; break;
 	case X86_INS_POP: u->kind = U_POP; nops = 1; break;
+	case X86_INS_NEG: u->kind = U_NEG; nops = 1; break;
+	case X86_INS_NOT: u->kind = U_NOT; nops = 1; break;
+	case X86_INS_ADC: u->kind = U_ADC; break;
+	case X86_INS_SBB: u->kind = U_SBB; break;
+	case X86_INS_ROL: u->kind = U_ROL; break;
+	case X86_INS_ROR: u->kind = U_ROR; break;
+	case X86_INS_BT: u->kind = U_BT; break;
+	case X86_INS_TZCNT: u->kind = U_TZCNT; break;
+	case X86_INS_LZCNT: u->kind = U_LZCNT; break;
+	case X86_INS_POPCNT: u->kind = U_POPCNT; break;
+	case X86_INS_BSF: u->kind = U_BSF; break;
+	case X86_INS_BSR: u->kind = U_BSR; break;
+	case X86_INS_XCHG: u->kind = U_XCHG; break;
+	case X86_INS_MUL: u->kind = U_MUL1; nops = 1; break;
+	case X86_INS_DIV: u->kind = U_DIV; nops = 1; break;
+	case X86_INS_IDIV: u->kind = U_IDIV; nops = 1; break;
+	case X86_INS_ANDN: u->kind = U_ANDN; nops = 3; break;
+	case X86_INS_BZHI: u->kind = U_BZHI; nops = 3; break;
+	case X86_INS_SHLX: u->kind = U_SHLX; nops = 3; break;
+	case X86_INS_SHRX: u->kind = U_SHRX; nops = 3; break;
+	case X86_INS_SARX: u->kind = U_SARX; nops = 3; break;
+	case X86_INS_CBW: case X86_INS_CWDE: case X86_INS_CDQE:
+	case X86_INS_CWD: case X86_INS_CDQ: case X86_INS_CQO:
+		return conv(ci->id, u);
 	default:
 		if ((cc = cc_of(ci->id, &set)) < 0)
 			return -EINVAL;
@@ -199,7 +278,20 @@ int x86_emu_translate(const struct cs_insn *ci, int att, struct x86_uop *u)
 		u->cc = (uint8_t)cc;
 		break;
 	}
-	if ((u->kind == U_SHL || u->kind == U_SHR || u->kind == U_SAR) && x->op_count == 1) {
+	if (u->kind == U_IMUL && x->op_count == 1)
+		u->kind = U_IMUL1, nops = 1;
+	if (nops == 3) {
+		/* VEX: Intel dst, r/m, vvvv (andn: dst, vvvv, r/m); AT&T the other way round */
+		if (x->op_count != 3 || copy_opnd(&x->operands[att ? 2 : 0], &u->dst) < 0 ||
+		    copy_opnd(&x->operands[1], &u->src) < 0 ||
+		    copy_opnd(&x->operands[att ? 0 : 2], &u->src2) < 0 ||
+		    u->dst.kind != X86_OPND_REG || u->src2.kind == X86_UOPND_IMM ||
+		    u->src.kind == X86_UOPND_IMM || u->dst.size < 4)
+			return -EINVAL;
+		return 0;
+	}
+	if ((u->kind == U_SHL || u->kind == U_SHR || u->kind == U_SAR || u->kind == U_ROL ||
+	     u->kind == U_ROR) && x->op_count == 1) {
 		/* by one (d0/d1 /4 /5 /7) */
 		if (copy_opnd(&x->operands[0], &u->dst) < 0)
 			return -EINVAL;
@@ -232,7 +324,8 @@ int x86_emu_translate(const struct cs_insn *ci, int att, struct x86_uop *u)
 		return -EINVAL;
 	if (u->kind == U_LEA && (u->src.kind != X86_OPND_MEM || u->src.mem.seg != X86_SEG_NONE))
 		return -EINVAL;
-	if ((u->kind == U_SHL || u->kind == U_SHR || u->kind == U_SAR) &&
+	if ((u->kind == U_SHL || u->kind == U_SHR || u->kind == U_SAR || u->kind == U_ROL ||
+	     u->kind == U_ROR) &&
 	    !(u->src.kind == X86_UOPND_IMM ||
 	      (u->src.kind == X86_OPND_REG && u->src.reg == X86_REG_CL)))
 		return -EINVAL;
@@ -240,6 +333,18 @@ int x86_emu_translate(const struct cs_insn *ci, int att, struct x86_uop *u)
 	    (u->dst.kind != X86_OPND_REG || u->dst.size == 1))
 		return -EINVAL;
 	if (u->kind == U_SET && u->dst.size != 1)
+		return -EINVAL;
+	if (u->kind >= U_TZCNT && u->kind <= U_BSR &&
+	    (u->dst.kind != X86_OPND_REG || u->dst.size == 1 ||
+	     (u->kind == U_TZCNT && !cpu_bmi1()) || (u->kind == U_LZCNT && !cpu_abm())))
+		return -EINVAL;	/* without BMI1/ABM the CPU runs them as bsf/bsr */
+	if (u->kind == U_XCHG && (u->dst.kind != X86_OPND_REG || u->src.kind != X86_OPND_REG))
+		return -EINVAL;
+	/* bt with a register offset into memory addresses a bit string */
+	if (u->kind == U_BT && u->dst.kind == X86_OPND_MEM && u->src.kind != X86_UOPND_IMM)
+		return -EINVAL;
+	if ((u->kind == U_MUL1 || u->kind == U_IMUL1 || u->kind == U_DIV || u->kind == U_IDIV) &&
+	    u->dst.kind == X86_UOPND_IMM)
 		return -EINVAL;
 	return 0;
 }
@@ -325,6 +430,74 @@ static uint64_t szf(uint64_t res, int size)
 	if (!__builtin_parity(lo))
 		f |= F_PF;
 	return f;
+}
+
+/* mul/imul/div/idiv of rdx:rax (ax for bytes) by src.  A division by zero or with a
+ * quotient too wide raises #DE: -EINVAL, the CPU runs it.  The flags mul/imul leave
+ * undefined (SF ZF AF PF) and all of div's keep their value. */
+static int muldiv(const struct x86_uop *u, uint64_t next, struct user_regs_struct *n,
+		  x86_mem_read_fn rd, void *ctx)
+{
+	int size = u->dst.size, bits = size * 8, err;
+	uint64_t m = mask(size), v, lo = n->rax & m, hi = n->rdx & m;
+	unsigned __int128 ua, q;
+	__int128 sa, sq;
+
+	if ((err = get(&u->dst, next, n, rd, ctx, &v)) < 0)
+		return err;
+	v &= m;
+	if (size == 1) {
+		hi = (n->rax >> 8) & 0xff;
+		lo = n->rax & 0xff;
+	}
+	switch (u->kind) {
+	case U_MUL1:
+		ua = (unsigned __int128)lo * v;
+		n->eflags &= ~(F_CF | F_OF);
+		if (ua >> bits)
+			n->eflags |= F_CF | F_OF;
+		lo = (uint64_t)ua & m;
+		hi = (uint64_t)(ua >> bits) & m;
+		break;
+	case U_IMUL1:
+		sa = (__int128)((int64_t)(lo << (64 - bits)) >> (64 - bits)) *
+		     ((int64_t)(v << (64 - bits)) >> (64 - bits));
+		n->eflags &= ~(F_CF | F_OF);
+		if (sa != (__int128)((int64_t)((uint64_t)sa << (64 - bits)) >> (64 - bits)))
+			n->eflags |= F_CF | F_OF;
+		lo = (uint64_t)sa & m;
+		hi = (uint64_t)((unsigned __int128)sa >> bits) & m;
+		break;
+	case U_DIV:
+		ua = (unsigned __int128)hi << bits | lo;
+		if (!v || (q = ua / v) >> bits)
+			return -EINVAL;
+		hi = (uint64_t)(ua % v);
+		lo = (uint64_t)q;
+		break;
+	default: {
+		__int128 d = (int64_t)(v << (64 - bits)) >> (64 - bits), r;
+
+		sa = (__int128)(((unsigned __int128)hi << bits | lo) << (128 - 2 * bits)) >>
+		     (128 - 2 * bits);
+		if (!d || (d == -1 && sa == -((__int128)1 << (2 * bits - 1))))
+			return -EINVAL;
+		sq = sa / d;
+		r = sa % d;
+		if (sq >= (__int128)1 << (bits - 1) || sq < -((__int128)1 << (bits - 1)))
+			return -EINVAL;
+		lo = (uint64_t)sq & m;
+		hi = (uint64_t)r & m;
+		break;
+	}
+	}
+	if (size == 1) {
+		n->rax = (n->rax & ~0xffffull) | hi << 8 | lo;
+		return 0;
+	}
+	x86_reg_write(n, size == 8 ? X86_REG_RAX : size == 4 ? X86_REG_EAX : X86_REG_AX, lo);
+	x86_reg_write(n, size == 8 ? X86_REG_RDX : size == 4 ? X86_REG_EDX : X86_REG_DX, hi);
+	return 0;
 }
 
 int x86_emu_exec(const struct x86_uop *u, uint64_t ip, struct user_regs_struct *r,
@@ -452,6 +625,193 @@ int x86_emu_exec(const struct x86_uop *u, uint64_t ip, struct user_regs_struct *
 		f |= szf(res, size);
 		if ((err = x86_reg_write(&n, u->dst.reg, res)) < 0)
 			return err;
+		n.eflags = f;
+		break;
+	}
+	case U_NEG:
+	case U_NOT:
+		if ((err = get(&u->dst, next, &n, rd, ctx, &a)) < 0)
+			return err;
+		m = mask(size);
+		a &= m;
+		if (u->kind == U_NOT) {
+			if ((err = put(&u->dst, next, &n, wr, ctx, ~a & m)) < 0)
+				return err;
+			break;
+		}
+		res = -a & m;
+		f &= ~F_ARITH;
+		f |= szf(res, size);
+		if (a)
+			f |= F_CF;
+		if (a == 1ull << (bits - 1))
+			f |= F_OF;
+		if ((a ^ res) & 0x10)
+			f |= F_AF;
+		if ((err = put(&u->dst, next, &n, wr, ctx, res)) < 0)
+			return err;
+		n.eflags = f;
+		break;
+	case U_CONV:
+		a = n.rax & mask(u->src.size);
+		if (a >> (u->src.size * 8 - 1))
+			a |= ~mask(u->src.size);	/* sign-extended */
+		if (u->dst.reg == X86_REG_DX || u->dst.reg == X86_REG_EDX || u->dst.reg == X86_REG_RDX)
+			a = (int64_t)a < 0 ? ~0ull : 0;
+		x86_reg_write(&n, u->dst.reg, a);
+		break;
+	case U_ADC:
+	case U_SBB: {
+		uint64_t cf = f & F_CF;
+
+		if ((err = get(&u->dst, next, &n, rd, ctx, &a)) < 0 ||
+		    (err = get(&u->src, next, &n, rd, ctx, &b)) < 0)
+			return err;
+		m = mask(size);
+		a &= m;
+		b &= m;
+		f &= ~F_ARITH;
+		if (u->kind == U_ADC) {
+			res = (a + b + cf) & m;
+			if (res < a || (cf && res == a))
+				f |= F_CF;
+			if ((((a ^ res) & (b ^ res)) >> (bits - 1)) & 1)
+				f |= F_OF;
+		} else {
+			res = (a - b - cf) & m;
+			if (a < b || (cf && a == b))
+				f |= F_CF;
+			if ((((a ^ b) & (a ^ res)) >> (bits - 1)) & 1)
+				f |= F_OF;
+		}
+		if ((a ^ b ^ res) & 0x10)
+			f |= F_AF;
+		f |= szf(res, size);
+		if ((err = put(&u->dst, next, &n, wr, ctx, res)) < 0)
+			return err;
+		n.eflags = f;
+		break;
+	}
+	case U_ROL:
+	case U_ROR: {
+		unsigned c;
+
+		if ((err = get(&u->src, next, &n, rd, ctx, &b)) < 0 ||
+		    (err = get(&u->dst, next, &n, rd, ctx, &a)) < 0)
+			return err;
+		c = ((unsigned)b & (size == 8 ? 63 : 31)) % (unsigned)bits;
+		if (c == 0)
+			return -EINVAL;	/* flags kept or CF only: the CPU runs it */
+		m = mask(size);
+		a &= m;
+		res = u->kind == U_ROL ? ((a << c) | (a >> (bits - (int)c))) & m
+				       : ((a >> c) | (a << (bits - (int)c))) & m;
+		f &= ~(F_CF | F_OF);	/* rotates touch no other flag */
+		if (u->kind == U_ROL) {
+			if (res & 1)
+				f |= F_CF;
+			if (((res >> (bits - 1)) & 1) ^ (res & 1))
+				f |= F_OF;
+		} else {
+			if ((res >> (bits - 1)) & 1)
+				f |= F_CF;
+			if (((res >> (bits - 1)) ^ (res >> (bits - 2))) & 1)
+				f |= F_OF;
+		}
+		if ((err = put(&u->dst, next, &n, wr, ctx, res)) < 0)
+			return err;
+		n.eflags = f;
+		break;
+	}
+	case U_BT:
+		if ((err = get(&u->src, next, &n, rd, ctx, &b)) < 0 ||
+		    (err = get(&u->dst, next, &n, rd, ctx, &a)) < 0)
+			return err;
+		f &= ~F_CF;
+		if ((a >> (b & (uint64_t)(bits - 1))) & 1)
+			f |= F_CF;
+		n.eflags = f;
+		break;
+	case U_TZCNT:
+	case U_LZCNT:
+	case U_POPCNT:
+	case U_BSF:
+	case U_BSR:
+		if ((err = get(&u->src, next, &n, rd, ctx, &a)) < 0)
+			return err;
+		a &= mask(size);
+		if ((u->kind == U_BSF || u->kind == U_BSR) && !a)
+			return -EINVAL;	/* the destination is left as the CPU leaves it */
+		switch (u->kind) {
+		case U_TZCNT: res = a ? (uint64_t)__builtin_ctzll(a) : (uint64_t)bits; break;
+		case U_LZCNT: res = a ? (uint64_t)(__builtin_clzll(a) - (64 - bits)) : (uint64_t)bits; break;
+		case U_POPCNT: res = (uint64_t)__builtin_popcountll(a); break;
+		case U_BSF: res = (uint64_t)__builtin_ctzll(a); break;
+		default: res = (uint64_t)(63 - __builtin_clzll(a)); break;
+		}
+		if (u->kind == U_POPCNT) {
+			f &= ~F_ARITH;
+			if (!a)
+				f |= F_ZF;
+		} else if (u->kind == U_TZCNT || u->kind == U_LZCNT) {
+			f &= ~(F_CF | F_ZF);
+			if (!a)
+				f |= F_CF;
+			if (!res)
+				f |= F_ZF;
+		} else {
+			f &= ~F_ZF;
+		}
+		x86_reg_write(&n, u->dst.reg, res);
+		n.eflags = f;
+		break;
+	case U_XCHG:
+		if ((err = get(&u->dst, next, &n, rd, ctx, &a)) < 0 ||
+		    (err = get(&u->src, next, &n, rd, ctx, &b)) < 0)
+			return err;
+		x86_reg_write(&n, u->dst.reg, b);
+		x86_reg_write(&n, u->src.reg, a);
+		break;
+	case U_MUL1:
+	case U_IMUL1:
+	case U_DIV:
+	case U_IDIV:
+		if ((err = muldiv(u, next, &n, rd, ctx)) < 0)
+			return err;
+		break;
+	case U_ANDN:
+	case U_BZHI:
+	case U_SHLX:
+	case U_SHRX:
+	case U_SARX: {
+		unsigned c;
+
+		if ((err = get(&u->src, next, &n, rd, ctx, &a)) < 0 ||
+		    (err = get(&u->src2, next, &n, rd, ctx, &b)) < 0)
+			return err;
+		m = mask(size);
+		a &= m;
+		b &= m;
+		c = (unsigned)b & (size == 8 ? 63 : 31);
+		switch (u->kind) {
+		case U_ANDN: res = ~a & b & m; break;	/* ~vvvv & r/m (Intel operands 1, 2) */
+		case U_BZHI:
+			c = (unsigned)b & 0xff;
+			res = c < (unsigned)bits ? a & ((1ull << c) - 1) : a;
+			f &= ~(F_CF | F_OF | F_ZF | F_SF);
+			if (c > (unsigned)bits - 1)
+				f |= F_CF;
+			f |= szf(res, size) & (F_ZF | F_SF);
+			break;
+		case U_SHLX: res = (a << c) & m; break;
+		case U_SHRX: res = a >> c; break;
+		default: res = (uint64_t)((int64_t)(a << (64 - bits)) >> (64 - bits) >> c) & m; break;
+		}
+		if (u->kind == U_ANDN) {
+			f &= ~(F_CF | F_OF | F_ZF | F_SF);
+			f |= szf(res, size) & (F_ZF | F_SF);
+		}
+		x86_reg_write(&n, u->dst.reg, res);
 		n.eflags = f;
 		break;
 	}

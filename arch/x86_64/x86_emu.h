@@ -1,8 +1,10 @@
 /* A small x86-64 emulator for the straight-line code between two branches, so the step
  * tracer can carry one stop on to the next branch without resuming the tracee.  It
  * covers what compilers put between branches most (mov/movzx/movsx/lea, add/sub/cmp,
- * and/or/xor/test, inc/dec, shl/shr/sar, cmovcc/setcc, imul of two or three operands,
- * push/pop/leave, nop/endbr64) with exact flags (the ones the ISA defines); anything
+ * and/or/xor/test, inc/dec, neg/not, adc/sbb, shl/shr/sar/rol/ror, cmovcc/setcc,
+ * mul/imul/div/idiv, cbw..cqo, bt, tzcnt/lzcnt/popcnt/bsf/bsr, xchg of registers, the
+ * BMI andn/bzhi/shlx/shrx/sarx, push/pop/leave, nop/endbr64) with exact flags (the ones
+ * the ISA defines; undefined ones keep their value); anything
  * else makes x86_emu_translate() refuse, and the tracee executes it for real. */
 #ifndef X86_EMU_H
 #define X86_EMU_H
@@ -20,6 +22,15 @@ enum x86_uop_kind {
 	U_SHL, U_SHR, U_SAR,	/* src: the count (imm or cl) */
 	U_CMOV, U_SET,		/* cc: the condition */
 	U_IMUL,			/* dst *= src, or dst = src * imm (has_imm) */
+	U_NEG, U_NOT,
+	U_CONV,			/* cbw/cwde/cdqe (dst: the register), cwd/cdq/cqo (dst: rdx) */
+	U_ADC, U_SBB,
+	U_ROL, U_ROR,		/* src: the count */
+	U_BT,			/* CF = bit src of dst */
+	U_TZCNT, U_LZCNT, U_POPCNT, U_BSF, U_BSR,	/* dst = f(src) */
+	U_XCHG,			/* registers only (with memory it is a locked access) */
+	U_MUL1, U_IMUL1, U_DIV, U_IDIV,	/* rdx:rax with src */
+	U_ANDN, U_BZHI, U_SHLX, U_SHRX, U_SARX,	/* dst = f(src, src2) */
 };
 
 struct x86_uopnd {
@@ -37,7 +48,7 @@ struct x86_uop {
 	uint8_t cc;		/* U_CMOV, U_SET: condition code 0-15 */
 	uint8_t has_imm;	/* U_IMUL: three operands */
 	int32_t imm;		/* U_IMUL: the immediate */
-	struct x86_uopnd dst, src;
+	struct x86_uopnd dst, src, src2;
 };
 
 /* Reads or writes `len` bytes of the tracee at addr; 0 or a negative errno. */

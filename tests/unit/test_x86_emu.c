@@ -5,6 +5,8 @@
 #include "xp_test.h"
 
 #include <errno.h>
+#include <string.h>
+#include <sys/mman.h>
 #include <capstone/capstone.h>
 
 #include "arch/x86_64/x86_dis.h"
@@ -255,6 +257,197 @@ static void test_shift_imul_vs_cpu(void **state)
 			}
 }
 
+/* Runs one instruction on this CPU: the registers (but rsp and rip) and the arithmetic
+ * flags from *r, the instruction, a ret, back into *r.  nat_run(r, code) with code =
+ * the instruction's bytes followed by ret in an executable page. */
+struct user_regs_struct *nat_state;
+void *nat_code;
+uint64_t nat_tmp;
+void nat_run(struct user_regs_struct *r, void *code);
+__asm__(".text\n.globl nat_run\n.type nat_run,@function\nnat_run:\n"
+	"push %rbx\npush %rbp\npush %r12\npush %r13\npush %r14\npush %r15\n"
+	"mov %rdi, nat_state(%rip)\nmov %rsi, nat_code(%rip)\nmov %rdi, %rax\n"
+	"pushq 144(%rax)\npopfq\n"
+	"mov 0(%rax), %r15\nmov 8(%rax), %r14\nmov 16(%rax), %r13\nmov 24(%rax), %r12\n"
+	"mov 32(%rax), %rbp\nmov 40(%rax), %rbx\nmov 48(%rax), %r11\nmov 56(%rax), %r10\n"
+	"mov 64(%rax), %r9\nmov 72(%rax), %r8\nmov 88(%rax), %rcx\nmov 96(%rax), %rdx\n"
+	"mov 104(%rax), %rsi\nmov 112(%rax), %rdi\nmov 80(%rax), %rax\n"
+	"call *nat_code(%rip)\n"
+	"mov %rax, nat_tmp(%rip)\npushfq\nmov nat_state(%rip), %rax\npopq 144(%rax)\n"
+	"mov %r15, 0(%rax)\nmov %r14, 8(%rax)\nmov %r13, 16(%rax)\nmov %r12, 24(%rax)\n"
+	"mov %rbp, 32(%rax)\nmov %rbx, 40(%rax)\nmov %r11, 48(%rax)\nmov %r10, 56(%rax)\n"
+	"mov %r9, 64(%rax)\nmov %r8, 72(%rax)\nmov %rcx, 88(%rax)\nmov %rdx, 96(%rax)\n"
+	"mov %rsi, 104(%rax)\nmov %rdi, 112(%rax)\nmov nat_tmp(%rip), %rbx\nmov %rbx, 80(%rax)\n"
+	"pop %r15\npop %r14\npop %r13\npop %r12\npop %rbp\npop %rbx\nret\n"
+	".size nat_run, .-nat_run\n");
+
+/* Memory operands point at rdi: a real buffer both sides read and write. */
+static uint8_t nat_buf[64];
+
+static int real_rd(void *ctx, uint64_t a, void *b, size_t n)
+{
+	(void)ctx;
+	memcpy(b, (const void *)(uintptr_t)a, n);
+	return 0;
+}
+
+static int real_wr(void *ctx, uint64_t a, const void *b, size_t n)
+{
+	(void)ctx;
+	memcpy((void *)(uintptr_t)a, b, n);
+	return 0;
+}
+
+#define GPR_OFFS 15	/* r15 .. rdi in user_regs_struct */
+
+/* Each encoding on many register states: what the emulator computes equals what this
+ * CPU computes, registers, memory at rdi and the flags the ISA defines (`defined`);
+ * states the emulator refuses (-EINVAL: a count of 0, a division that traps...) are
+ * left to the CPU and skipped, but must be rare. */
+static void test_vs_cpu(void **state)
+{
+	static const struct { const char *name; uint8_t len, bytes[8]; uint64_t defined; } t[] = {
+		{ "neg %rbx", 3, { 0x48, 0xf7, 0xdb }, FLAGS },
+		{ "neg %bl", 2, { 0xf6, 0xdb }, FLAGS },
+		{ "negl (%rdi)", 2, { 0xf7, 0x1f }, FLAGS },
+		{ "not %ebx", 2, { 0xf7, 0xd3 }, FLAGS },
+		{ "notw (%rdi)", 3, { 0x66, 0xf7, 0x17 }, FLAGS },
+		{ "cbtw", 2, { 0x66, 0x98 }, FLAGS },
+		{ "cwtl", 1, { 0x98 }, FLAGS },
+		{ "cltq", 2, { 0x48, 0x98 }, FLAGS },
+		{ "cwtd", 2, { 0x66, 0x99 }, FLAGS },
+		{ "cltd", 1, { 0x99 }, FLAGS },
+		{ "cqto", 2, { 0x48, 0x99 }, FLAGS },
+		{ "adc %rbx,%rax", 3, { 0x48, 0x11, 0xd8 }, FLAGS },
+		{ "adc %bl,%al", 2, { 0x10, 0xd8 }, FLAGS },
+		{ "adc $0,%ecx", 3, { 0x83, 0xd1, 0x00 }, FLAGS },
+		{ "sbb %rbx,%rax", 3, { 0x48, 0x19, 0xd8 }, FLAGS },
+		{ "sbb %eax,%eax", 2, { 0x19, 0xc0 }, FLAGS },
+		{ "sbbw (%rdi),%dx", 3, { 0x66, 0x1b, 0x17 }, FLAGS },
+		{ "rol %cl,%rbx", 3, { 0x48, 0xd3, 0xc3 }, 0x801 },
+		{ "ror %cl,%ebx", 2, { 0xd3, 0xcb }, 0x801 },
+		{ "rol $8,%bx", 4, { 0x66, 0xc1, 0xc3, 0x08 }, 0x801 },
+		{ "ror %bl", 2, { 0xd0, 0xcb }, 0x801 | FLAGS },
+		{ "rolq $13,(%rdi)", 4, { 0x48, 0xc1, 0x07, 0x0d }, 0x801 },
+		{ "bt %rcx,%rbx", 4, { 0x48, 0x0f, 0xa3, 0xcb }, 0x1 },
+		{ "bt %cx,%bx", 4, { 0x66, 0x0f, 0xa3, 0xcb }, 0x1 },
+		{ "btl $5,(%rdi)", 4, { 0x0f, 0xba, 0x27, 0x05 }, 0x1 },
+		{ "tzcnt %rbx,%rax", 5, { 0xf3, 0x48, 0x0f, 0xbc, 0xc3 }, 0x41 },
+		{ "tzcnt %bx,%ax", 5, { 0x66, 0xf3, 0x0f, 0xbc, 0xc3 }, 0x41 },
+		{ "lzcnt %ebx,%eax", 4, { 0xf3, 0x0f, 0xbd, 0xc3 }, 0x41 },
+		{ "popcnt %rbx,%rax", 5, { 0xf3, 0x48, 0x0f, 0xb8, 0xc3 }, FLAGS },
+		{ "bsf %ebx,%eax", 3, { 0x0f, 0xbc, 0xc3 }, 0x40 },
+		{ "bsr %rbx,%rax", 4, { 0x48, 0x0f, 0xbd, 0xc3 }, 0x40 },
+		{ "xchg %rbx,%rcx", 3, { 0x48, 0x87, 0xcb }, FLAGS },
+		{ "xchg %ebx,%eax", 1, { 0x93 }, FLAGS },
+		{ "mul %rbx", 3, { 0x48, 0xf7, 0xe3 }, 0x801 },
+		{ "mul %bl", 2, { 0xf6, 0xe3 }, 0x801 },
+		{ "imul %ebx", 2, { 0xf7, 0xeb }, 0x801 },
+		{ "imulw (%rdi)", 3, { 0x66, 0xf7, 0x2f }, 0x801 },
+		{ "div %rbx", 3, { 0x48, 0xf7, 0xf3 }, 0 },
+		{ "div %ebx", 2, { 0xf7, 0xf3 }, 0 },
+		{ "divb (%rdi)", 2, { 0xf6, 0x37 }, 0 },
+		{ "idiv %rbx", 3, { 0x48, 0xf7, 0xfb }, 0 },
+		{ "idiv %cx", 3, { 0x66, 0xf7, 0xf9 }, 0 },
+		{ "andn %rcx,%rbx,%rax", 5, { 0xc4, 0xe2, 0xe0, 0xf2, 0xc1 }, 0xcc1 & ~0x400ull },
+		{ "bzhi %rcx,%rbx,%rax", 5, { 0xc4, 0xe2, 0xf0, 0xf5, 0xc3 }, 0x8c1 },
+		{ "bzhi %ecx,(%rdi),%eax", 5, { 0xc4, 0xe2, 0x70, 0xf5, 0x07 }, 0x8c1 },
+		{ "shlx %rcx,%rbx,%rax", 5, { 0xc4, 0xe2, 0xf1, 0xf7, 0xc3 }, FLAGS },
+		{ "shrx %ecx,%ebx,%eax", 5, { 0xc4, 0xe2, 0x73, 0xf7, 0xc3 }, FLAGS },
+		{ "sarx %rcx,%rbx,%rax", 5, { 0xc4, 0xe2, 0xf2, 0xf7, 0xc3 }, FLAGS },
+		{ "shl %cl,%rbx", 3, { 0x48, 0xd3, 0xe3 }, 0x1 | 0xc4 },
+		{ "sar $3,%bx", 4, { 0x66, 0xc1, 0xfb, 0x03 }, 0x1 | 0xc4 },
+		{ "imul $-7,%rbx,%rax", 4, { 0x48, 0x6b, 0xc3, 0xf9 }, 0x801 },
+		{ "cmovl %rbx,%rax", 4, { 0x48, 0x0f, 0x4c, 0xc3 }, FLAGS },
+		{ "cmova (%rdi),%eax", 3, { 0x0f, 0x47, 0x07 }, FLAGS },
+		{ "setg %cl", 3, { 0x0f, 0x9f, 0xc1 }, FLAGS },
+		{ "setbe (%rdi)", 3, { 0x0f, 0x96, 0x07 }, FLAGS },
+		{ "movzbl %ah,%ecx", 3, { 0x0f, 0xb6, 0xcc }, FLAGS },
+		{ "add %bh,%dl", 2, { 0x00, 0xfa }, FLAGS },
+	};
+	static const uint64_t edge[] = { 0, 1, 2, 3, 5, 7, 8, 13, 31, 32, 33, 63, 64, 0x7f, 0x80,
+					 0xff, 0x100, 0x7fff, 0x8000, 0xffff, 0x7fffffff,
+					 0x80000000, 0xffffffff, 0x100000000ull,
+					 0x7fffffffffffffffull, 0x8000000000000000ull, ~0ull,
+					 0xfffffffffffffff9ull };
+	const size_t ne = sizeof(edge) / sizeof(edge[0]);
+	uint8_t *code = mmap(NULL, 4096, PROT_READ | PROT_WRITE | PROT_EXEC,
+			     MAP_PRIVATE | MAP_ANONYMOUS, -1, 0);
+	uint64_t seed = 0x243f6a8885a308d3ull;
+	struct x86_dis d;
+	struct x86_instr in;
+
+	(void)state;
+	assert_true(code != MAP_FAILED);
+	assert_int_equal(x86_dis_init(&d), 0);
+	for (size_t k = 0; k < sizeof(t) / sizeof(t[0]); k++) {
+		struct x86_uop u;
+		unsigned refused = 0, runs = 0;
+
+		memcpy(code, t[k].bytes, t[k].len);
+		code[t[k].len] = 0xc3;
+		assert_int_equal(x86_dis_one(&d, t[k].bytes, t[k].len, (uintptr_t)code, &in), 0);
+		assert_int_equal(in.size, t[k].len);
+		if (x86_emu_translate(d.scratch, !d.intel, &u) < 0)
+			fail_msg("%s: not translated", t[k].name);
+		for (size_t i = 0; i < ne * ne; i++) {
+			struct user_regs_struct want = { 0 }, got;
+			uint8_t buf_want[64];
+			unsigned long long *w = (unsigned long long *)&want;
+			int rc;
+
+			for (int g = 0; g < GPR_OFFS; g++) {
+				seed ^= seed << 13, seed ^= seed >> 7, seed ^= seed << 17;
+				w[g] = seed;
+			}
+			/* the operands (rax, rbx, rcx, rdx) from the edge values in pairs */
+			want.rax = edge[i % ne];
+			want.rbx = edge[i / ne];
+			want.rcx = (i & 1) ? edge[(i / 3) % ne] : seed >> (i % 64);
+			want.rdx = (i & 2) ? 0 : edge[(i / 7) % ne];
+			want.eflags = 0x202 | (seed & FLAGS);
+			want.rdi = (uintptr_t)nat_buf;
+			for (size_t b = 0; b < sizeof(nat_buf); b++)
+				nat_buf[b] = (uint8_t)(want.rbx >> (8 * (b % 8)));
+			got = want;
+			got.rip = (uintptr_t)code;
+			rc = x86_emu_exec(&u, (uintptr_t)code, &got, real_rd, real_wr, NULL);
+			if (rc == -EINVAL) {
+				refused++;
+				memcpy(buf_want, nat_buf, sizeof(nat_buf));
+				continue;
+			}
+			assert_int_equal(rc, 0);
+			memcpy(buf_want, nat_buf, sizeof(nat_buf));
+			for (size_t b = 0; b < sizeof(nat_buf); b++)
+				nat_buf[b] = (uint8_t)(want.rbx >> (8 * (b % 8)));
+			nat_run(&want, code);
+			runs++;
+			for (int g = 0; g < GPR_OFFS; g++)
+				if (((unsigned long long *)&got)[g] != w[g])
+					fail_msg("%s: reg #%d: emulated %#llx, cpu %#llx (rax %#llx rbx "
+						 "%#llx rcx %#llx rdx %#llx in)", t[k].name, g,
+						 ((unsigned long long *)&got)[g], w[g],
+						 (unsigned long long)edge[i % ne],
+						 (unsigned long long)edge[i / ne],
+						 (unsigned long long)want.rcx, (unsigned long long)want.rdx);
+			if ((got.eflags ^ want.eflags) & t[k].defined)
+				fail_msg("%s: flags emulated %#llx, cpu %#llx (rax %#llx rbx %#llx "
+					 "rcx %#llx)", t[k].name, got.eflags & t[k].defined,
+					 want.eflags & t[k].defined, (unsigned long long)edge[i % ne],
+					 (unsigned long long)edge[i / ne], (unsigned long long)want.rcx);
+			if (memcmp(buf_want, nat_buf, sizeof(nat_buf)))
+				fail_msg("%s: memory differs", t[k].name);
+			assert_int_equal(got.rip, (uintptr_t)code + t[k].len);
+		}
+		/* refusals are the CPU's corner cases only (count 0, #DE, bsf of 0) */
+		if (runs < ne * ne / 4)
+			fail_msg("%s: %u of %zu states refused", t[k].name, refused, ne * ne);
+	}
+	x86_dis_fini(&d);
+	munmap(code, 4096);
+}
+
 /* Fake memory: 64 bytes at 0x7000. */
 static uint8_t mem[64];
 
@@ -373,7 +566,11 @@ static void test_translate(void **state)
 	assert_int_equal(r.rcx, 1);
 	run((const uint8_t[]){ 0x0f, 0x93, 0x07 }, 3, &r, 0);		/* setae (%rdi) */
 	assert_int_equal(mem[0], 0);
-	run((const uint8_t[]){ 0xf7, 0xeb }, 2, &r, -EINVAL);		/* imul %ebx (edx:eax): refused */
+	r.rax = 0xfffffffe;
+	r.rbx = 3;
+	run((const uint8_t[]){ 0xf7, 0xeb }, 2, &r, 0);		/* imul %ebx: edx:eax = -6 */
+	assert_int_equal(r.rax, 0xfffffffa);
+	assert_int_equal(r.rdx, 0xffffffff);
 	run((const uint8_t[]){ 0xf3, 0x48, 0xab }, 3, &r, -EINVAL);	/* rep stos: refused */
 	run((const uint8_t[]){ 0xf3, 0x0f, 0x1e, 0xfa }, 4, &r, 0);	/* endbr64 */
 }
@@ -384,6 +581,7 @@ int main(void)
 		cmocka_unit_test(test_flags_vs_cpu),
 		cmocka_unit_test(test_shift_imul_vs_cpu),
 		cmocka_unit_test(test_translate),
+		cmocka_unit_test(test_vs_cpu),
 	};
 	return cmocka_run_group_tests(tests, NULL, NULL);
 }

@@ -84,6 +84,7 @@ static int step_over(struct stp *s, struct stp_thr *t, const struct stp_bp *b,
 	uint8_t cc = X86_ISA_BP_BYTE;
 	int st;
 
+	stp_mm_cache(t->mm, 0);	/* the instruction runs for real */
 	s->st.steps++;
 	s->st.stops++;		/* the single-step's stop */
 	s->st.other_stops++;
@@ -119,6 +120,14 @@ static int step_over(struct stp *s, struct stp_thr *t, const struct stp_bp *b,
 	return 0;
 }
 
+static void count_blocker(struct stp *s, unsigned id)
+{
+	uint64_t n = 0;
+
+	xp_map_get(&s->blockers, id, &n);
+	xp_map_put(&s->blockers, id, n + 1);	/* statistics only: no memory, no count */
+}
+
 int stp_on_breakpoint(struct stp *s, struct stp_thr *t, struct user_regs_struct *r)
 {
 	uint64_t time = stp_now_ns();
@@ -128,8 +137,10 @@ int stp_on_breakpoint(struct stp *s, struct stp_thr *t, struct user_regs_struct 
 	struct stp_mm *m = t->mm;
 	const struct x86_isa_mem mem = stp_mm_mem(m);
 	int budget = CHAIN_MAX, branches = 0;
+	enum stp_end end;
 
 	s->st.bp_stops++;
+	stp_mm_cache(m, 1);
 	stp_sync_enable(s, t, time);
 	x86_isa_set_ip(r, b->addr);
 	/* Interrupt avoidance: resolve this branch, then keep going as long as the code up
@@ -140,33 +151,47 @@ int stp_on_breakpoint(struct stp *s, struct stp_thr *t, struct user_regs_struct 
 
 		ip = x86_isa_ip(r);
 		if ((b = stp_bp_find(m, ip)) && stp_in_range(s, ip)) {
-			if (budget-- <= 0)
+			if (budget-- <= 0) {
+				end = STP_END_BUDGET;
 				break;	/* resumes onto the int3: the next stop goes on */
+			}
 			if (branches++ > 0)
 				s->st.chained++;
 			if (emulate(s, t, b, r, time) < 0) {
+				s->st.end[STP_END_STEP]++;
 				if ((err = step_over(s, t, b, r, time)) != 0) {
 					/* a signal: the caller handles it at the branch (the
 					 * registers are the tracee's own, nothing to write) */
 					stp_ensure_armed(s, t->mm, x86_isa_ip(r));
 					return err;
 				}
-				break;
+				goto resume;
 			}
 			continue;
 		}
-		if (budget <= 0 || !stp_in_range(s, ip) || !(ru = stp_run_get(s, m, ip)) ||
-		    ru->broken)
+		end = budget <= 0 ? STP_END_BUDGET : STP_END_LEAVE;
+		if (budget <= 0 || !stp_in_range(s, ip))
+			break;
+		end = STP_END_BROKEN;
+		if (!(ru = stp_run_get(s, m, ip)) || ru->broken)
 			break;
 		if (ru->emu == STP_EMU_UNKNOWN)
 			stp_emu_prepare(s, m, ru);
-		if (ru->emu != STP_EMU_YES || ru->nuops > budget)
+		if (ru->emu != STP_EMU_YES) {
+			end = ru->emu_end;
+			if (end == STP_END_INSN)
+				count_blocker(s, ru->block_id);
 			break;
+		}
+		end = STP_END_BUDGET;
+		if (ru->nuops > budget)
+			break;
+		end = STP_END_FAULT;
 		for (uint32_t i = 0; i < ru->nuops; i++) {
 			const struct x86_uop *u = &m->uops[ru->uop0 + i];
 
 			if (x86_emu_exec(u, ip, r, mem.rd, mem.wr, mem.ctx) < 0)
-				goto resume;	/* it faults for real, at ip */
+				goto out;	/* it faults for real, at ip */
 			ip += u->len;
 		}
 		budget -= ru->nuops + 1;
@@ -182,7 +207,10 @@ int stp_on_breakpoint(struct stp *s, struct stp_thr *t, struct user_regs_struct 
 		}
 		/* else: the armed branch at term_ip comes next */
 	}
+out:
+	s->st.end[end]++;
 resume:
+	stp_mm_cache(m, 0);
 	if (ptrace(PTRACE_SETREGS, t->tid, 0, r) < 0)
 		return -errno;
 	stp_ensure_armed(s, t->mm, x86_isa_ip(r));

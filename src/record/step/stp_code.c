@@ -40,6 +40,7 @@ struct stp_mm *stp_mm_new(pid_t pid)
 	}
 	m->refs = 1;
 	m->pid = pid;
+	m->cache_gen = 1;
 	m->gen = 1;
 	return m;
 }
@@ -105,21 +106,74 @@ static int mem_read(struct stp_mm *m, uint64_t addr, void *buf, size_t len)
 	return n == (ssize_t)len ? 0 : -EFAULT;
 }
 
+/* The cached copy of the page at `page`, read in whole on a miss (one pread for the many
+ * stack and data accesses a stop's emulation makes there); NULL when unreadable. */
+static uint8_t *cache_page(struct stp_mm *m, uint64_t page)
+{
+	struct stp_page *p;
+
+	for (int i = 0; i < STP_CACHE_PAGES; i++)
+		if (m->cache[i].gen == m->cache_gen && m->cache[i].addr == page)
+			return m->cache[i].data;
+	p = &m->cache[m->cache_next++ % STP_CACHE_PAGES];
+	p->gen = 0;
+	if (mem_read(m, page, p->data, sizeof(p->data)) < 0)
+		return NULL;
+	p->addr = page;
+	p->gen = m->cache_gen;
+	return p->data;
+}
+
 static int mem_read_cb(void *ctx, uint64_t addr, void *buf, size_t len)
 {
-	return mem_read(ctx, addr, buf, len);
+	struct stp_mm *m = ctx;
+	uint8_t *out = buf;
+
+	if (!m->caching)
+		return mem_read(m, addr, buf, len);
+	while (len) {
+		uint64_t off = addr & (STP_PAGE - 1);
+		size_t part = STP_PAGE - off < len ? STP_PAGE - off : len;
+		uint8_t *p = cache_page(m, addr - off);
+
+		if (!p)
+			return -EFAULT;
+		memcpy(out, p + off, part);
+		out += part;
+		addr += part;
+		len -= part;
+	}
+	return 0;
 }
 
 static int mem_write(struct stp_mm *m, uint64_t addr, const void *buf, size_t len)
 {
 	ssize_t n = pwrite(m->memfd, buf, len, (off_t)addr);
 
-	return n == (ssize_t)len ? 0 : -EFAULT;
+	if (n != (ssize_t)len)
+		return -EFAULT;
+	/* write-through: a cached copy sees the bytes too */
+	for (int i = 0; m->caching && i < STP_CACHE_PAGES; i++) {
+		struct stp_page *p = &m->cache[i];
+		uint64_t lo = addr > p->addr ? addr : p->addr;
+		uint64_t hi = addr + len < p->addr + STP_PAGE ? addr + len : p->addr + STP_PAGE;
+
+		if (p->gen == m->cache_gen && lo < hi)
+			memcpy(p->data + (lo - p->addr), (const uint8_t *)buf + (lo - addr), hi - lo);
+	}
+	return 0;
 }
 
 static int mem_write_cb(void *ctx, uint64_t addr, const void *buf, size_t len)
 {
 	return mem_write(ctx, addr, buf, len);
+}
+
+void stp_mm_cache(struct stp_mm *m, int on)
+{
+	m->caching = on;
+	if (!on && !++m->cache_gen)
+		m->cache_gen = 1;	/* gen 0 marks an empty slot */
 }
 
 struct x86_isa_mem stp_mm_mem(struct stp_mm *m)
@@ -331,12 +385,15 @@ void stp_emu_prepare(struct stp *s, struct stp_mm *m, struct stp_run *ru)
 	long got;
 
 	ru->emu = STP_EMU_NO;
+	ru->emu_end = STP_END_TERM;
 	if (!x86_isa_emulable(ru->cls))
 		return;	/* syscalls, traps, split runs: the tracee goes on by itself */
 	while (ip < ru->term_ip) {
+		ru->emu_end = STP_END_LONG;
 		if (m->nuops - first >= EMU_MAX_BODY)
 			goto fail;
 		got = code_read(m, ip, buf, sizeof(buf));
+		ru->emu_end = STP_END_BROKEN;
 		if (got <= 0 || x86_dis_one(&s->dis, buf, (size_t)got, ip, &in) < 0)
 			goto fail;
 		if (m->nuops == m->capuops) {
@@ -348,8 +405,11 @@ void stp_emu_prepare(struct stp *s, struct stp_mm *m, struct stp_run *ru)
 			m->uops = nu;
 			m->capuops = nc;
 		}
-		if (x86_isa_translate(&s->dis, &m->uops[m->nuops]) < 0)
+		if (x86_isa_translate(&s->dis, &m->uops[m->nuops]) < 0) {
+			ru->emu_end = STP_END_INSN;
+			ru->block_id = (uint16_t)x86_dis_last_id(&s->dis);
 			goto fail;
+		}
 		m->nuops++;
 		ip += in.size;
 	}
