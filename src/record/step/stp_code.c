@@ -50,6 +50,7 @@ void stp_mm_put(struct stp_mm *m)
 	if (!m || --m->refs > 0)
 		return;
 	close(m->memfd);
+	free(m->wr);
 	xp_map_free(&m->bp_at);
 	xp_map_free(&m->run_at);
 	free(m->bps);
@@ -106,22 +107,45 @@ static int mem_read(struct stp_mm *m, uint64_t addr, void *buf, size_t len)
 	return n == (ssize_t)len ? 0 : -EFAULT;
 }
 
+/* Writes the emulation's stores in page p to the tracee. */
+static void page_flush(struct stp_mm *m, struct stp_page *p)
+{
+	if (p->dhi <= p->dlo)
+		return;
+	if (pwrite(m->memfd, p->data + p->dlo, p->dhi - p->dlo, (off_t)(p->addr + p->dlo)) !=
+	    (ssize_t)(p->dhi - p->dlo))
+		xp_warn("step: an emulated store at %#llx could not be written (the mapping went "
+			"away during the stop): the tracee may run on with different data",
+			(unsigned long long)(p->addr + p->dlo));
+	p->dlo = p->dhi = 0;
+}
+
+static void cache_flush(struct stp_mm *m)
+{
+	for (int i = 0; i < STP_CACHE_PAGES; i++)
+		if (m->cache[i].gen == m->cache_gen)
+			page_flush(m, &m->cache[i]);
+}
+
 /* The cached copy of the page at `page`, read in whole on a miss (one pread for the many
  * stack and data accesses a stop's emulation makes there); NULL when unreadable. */
-static uint8_t *cache_page(struct stp_mm *m, uint64_t page)
+static struct stp_page *cache_page(struct stp_mm *m, uint64_t page)
 {
 	struct stp_page *p;
 
 	for (int i = 0; i < STP_CACHE_PAGES; i++)
 		if (m->cache[i].gen == m->cache_gen && m->cache[i].addr == page)
-			return m->cache[i].data;
+			return &m->cache[i];
 	p = &m->cache[m->cache_next++ % STP_CACHE_PAGES];
+	if (p->gen == m->cache_gen)
+		page_flush(m, p);
 	p->gen = 0;
 	if (mem_read(m, page, p->data, sizeof(p->data)) < 0)
 		return NULL;
 	p->addr = page;
 	p->gen = m->cache_gen;
-	return p->data;
+	p->dlo = p->dhi = 0;
+	return p;
 }
 
 static int mem_read_cb(void *ctx, uint64_t addr, void *buf, size_t len)
@@ -134,11 +158,11 @@ static int mem_read_cb(void *ctx, uint64_t addr, void *buf, size_t len)
 	while (len) {
 		uint64_t off = addr & (STP_PAGE - 1);
 		size_t part = STP_PAGE - off < len ? STP_PAGE - off : len;
-		uint8_t *p = cache_page(m, addr - off);
+		struct stp_page *p = cache_page(m, addr - off);
 
 		if (!p)
 			return -EFAULT;
-		memcpy(out, p + off, part);
+		memcpy(out, p->data + off, part);
 		out += part;
 		addr += part;
 		len -= part;
@@ -146,13 +170,75 @@ static int mem_read_cb(void *ctx, uint64_t addr, void *buf, size_t len)
 	return 0;
 }
 
+static int load_wranges(struct stp_mm *m)
+{
+	char path[64], line[512];
+	unsigned long long lo, hi;
+	char perms[8];
+	FILE *f;
+
+	snprintf(path, sizeof(path), "/proc/%d/maps", m->pid);
+	if (!(f = fopen(path, "re")))
+		return -errno;
+	m->nwr = 0;
+	while (fgets(line, sizeof(line), f)) {
+		if (sscanf(line, "%llx-%llx %7s", &lo, &hi, perms) != 3 || perms[1] != 'w')
+			continue;
+		if (m->nwr == m->capwr) {
+			size_t nc = m->capwr ? m->capwr * 2 : 64;
+			struct stp_wrange *n = realloc(m->wr, nc * sizeof(*n));
+
+			if (!n) {
+				fclose(f);
+				return -ENOMEM;
+			}
+			m->wr = n;
+			m->capwr = nc;
+		}
+		m->wr[m->nwr++] = (struct stp_wrange){ lo, hi };
+	}
+	fclose(f);
+	m->wr_valid = 1;
+	m->wr_gen = m->cache_gen;
+	return 0;
+}
+
+static bool in_wranges(const struct stp_mm *m, uint64_t addr)
+{
+	size_t lo = 0, hi = m->nwr;
+
+	while (lo < hi) {	/* maps lists the mappings in address order */
+		size_t mid = (lo + hi) / 2;
+
+		if (addr < m->wr[mid].start)
+			hi = mid;
+		else if (addr >= m->wr[mid].end)
+			lo = mid + 1;
+		else
+			return true;
+	}
+	return false;
+}
+
+static bool writable(struct stp_mm *m, uint64_t addr)
+{
+	if (m->wr_valid && in_wranges(m, addr))
+		return true;
+	/* not there: maybe mapped since (a brk, another thread's mmap); once per stop */
+	if (m->wr_valid && m->wr_gen == m->cache_gen)
+		return false;
+	return load_wranges(m) == 0 && in_wranges(m, addr);
+}
+
+/* Without the cache, straight to the tracee (our int3s go this way: /proc/PID/mem
+ * writes code too).  With it, an emulated store: only into writable mappings, kept in
+ * the page until the stop ends. */
 static int mem_write(struct stp_mm *m, uint64_t addr, const void *buf, size_t len)
 {
 	ssize_t n = pwrite(m->memfd, buf, len, (off_t)addr);
 
 	if (n != (ssize_t)len)
 		return -EFAULT;
-	/* write-through: a cached copy sees the bytes too */
 	for (int i = 0; m->caching && i < STP_CACHE_PAGES; i++) {
 		struct stp_page *p = &m->cache[i];
 		uint64_t lo = addr > p->addr ? addr : p->addr;
@@ -166,14 +252,47 @@ static int mem_write(struct stp_mm *m, uint64_t addr, const void *buf, size_t le
 
 static int mem_write_cb(void *ctx, uint64_t addr, const void *buf, size_t len)
 {
-	return mem_write(ctx, addr, buf, len);
+	struct stp_mm *m = ctx;
+	struct stp_page *p[2];
+	uint64_t off = addr & (STP_PAGE - 1);
+	size_t first = STP_PAGE - off < len ? STP_PAGE - off : len;
+
+	if (!m->caching)
+		return mem_write(m, addr, buf, len);
+	/* all or nothing: both pages (a store may straddle two) writable and cached */
+	if (len > STP_PAGE || !writable(m, addr) || !(p[0] = cache_page(m, addr - off)))
+		return -EFAULT;
+	if (first < len && (!writable(m, addr + first) || !(p[1] = cache_page(m, addr + first))))
+		return -EFAULT;
+	if (first < len && (p[0]->gen != m->cache_gen || p[0]->addr != addr - off))
+		return -EFAULT;	/* evicted by the second one (never with 8 pages) */
+	for (int i = 0; i < (first < len ? 2 : 1); i++) {
+		uint16_t lo = (uint16_t)(i ? 0 : off), hi = (uint16_t)(i ? len - first : off + first);
+
+		memcpy(p[i]->data + lo, (const uint8_t *)buf + (i ? first : 0), hi - lo);
+		if (p[i]->dhi <= p[i]->dlo) {
+			p[i]->dlo = lo;
+			p[i]->dhi = hi;
+		} else {
+			p[i]->dlo = lo < p[i]->dlo ? lo : p[i]->dlo;
+			p[i]->dhi = hi > p[i]->dhi ? hi : p[i]->dhi;
+		}
+	}
+	return 0;
 }
 
 void stp_mm_cache(struct stp_mm *m, int on)
 {
+	if (!on && m->caching)
+		cache_flush(m);
 	m->caching = on;
 	if (!on && !++m->cache_gen)
 		m->cache_gen = 1;	/* gen 0 marks an empty slot */
+}
+
+void stp_mm_maps_changed(struct stp_mm *m)
+{
+	m->wr_valid = 0;
 }
 
 struct x86_isa_mem stp_mm_mem(struct stp_mm *m)
@@ -185,7 +304,11 @@ struct x86_isa_mem stp_mm_mem(struct stp_mm *m)
 static long code_read(void *ctx, uint64_t ip, uint8_t *buf, size_t len)
 {
 	struct stp_mm *m = ctx;
-	ssize_t n = pread(m->memfd, buf, len, (off_t)ip);
+	ssize_t n;
+
+	if (m->caching)
+		cache_flush(m);	/* code the emulation just wrote (a JIT) */
+	n = pread(m->memfd, buf, len, (off_t)ip);
 
 	if (n <= 0) {
 		/* a read across the end of a mapping fails as a whole: retry shorter */

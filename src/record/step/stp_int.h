@@ -51,7 +51,12 @@ enum { STP_EMU_UNKNOWN, STP_EMU_YES, STP_EMU_NO };
 struct stp_page {
 	uint64_t addr;
 	uint32_t gen;		/* == stp_mm.cache_gen: valid */
+	uint16_t dlo, dhi;	/* [dlo, dhi): written by the emulation, not yet to the tracee */
 	uint8_t data[STP_PAGE];
+};
+
+struct stp_wrange {		/* a writable mapping of the tracee */
+	uint64_t start, end;
 };
 
 struct stp_mm {
@@ -67,8 +72,15 @@ struct stp_mm {
 	size_t nruns, capruns;
 	struct x86_uop *uops;
 	size_t nuops, capuops;
-	/* Pages read during a stop, while the tracee cannot change them (stp_mm_cache). */
+	/* Pages read and written during a stop, while the tracee cannot change them
+	 * (stp_mm_cache); the emulation's stores reach the tracee when the stop ends. */
 	int caching;
+	/* The writable mappings (/proc/PID/maps), read again after a mapping syscall or
+	 * when an address is not in them; an emulated store elsewhere faults for real. */
+	struct stp_wrange *wr;
+	size_t nwr, capwr;
+	int wr_valid;
+	uint32_t wr_gen;	/* cache_gen when read */
 	uint32_t cache_gen;
 	unsigned cache_next;
 	struct stp_page cache[STP_CACHE_PAGES];
@@ -121,6 +133,8 @@ struct x86_isa_mem stp_mm_mem(struct stp_mm *m);
  * must happen before any thread of the address space runs again (the tracee's own
  * writes would not be seen). */
 void stp_mm_cache(struct stp_mm *m, int on);
+/* A mapping syscall ran (mmap, munmap, mprotect, mremap, brk). */
+void stp_mm_maps_changed(struct stp_mm *m);
 struct stp_bp *stp_bp_find(struct stp_mm *m, uint64_t addr);
 int stp_in_range(const struct stp *s, uint64_t ip);
 struct stp_run *stp_run_get(struct stp *s, struct stp_mm *m, uint64_t ip);

@@ -159,6 +159,9 @@ static int on_syscall(struct stp *s, struct stp_thr *t, struct user_regs_struct 
 	} else if (si.op == PTRACE_SYSCALL_INFO_EXIT) {
 		t->in_syscall = 0;
 		if (t->sc_nr == SYS_mmap || t->sc_nr == SYS_mprotect || t->sc_nr == SYS_munmap ||
+		    t->sc_nr == SYS_mremap || t->sc_nr == SYS_brk)
+			stp_mm_maps_changed(t->mm);
+		if (t->sc_nr == SYS_mmap || t->sc_nr == SYS_mprotect || t->sc_nr == SYS_munmap ||
 		    t->sc_nr == SYS_mremap) {
 			/* mprotect keeps the bytes (and our int3s); the others replace them.
 			 * Forget first: the consumer may arm filter entries in the new code. */
