@@ -253,6 +253,9 @@ int x86_emu_translate(const struct cs_insn *ci, int att, struct x86_uop *u)
 	case X86_INS_ROL: u->kind = U_ROL; break;
 	case X86_INS_ROR: u->kind = U_ROR; break;
 	case X86_INS_BT: u->kind = U_BT; break;
+	case X86_INS_BTS: u->kind = U_BTS; break;
+	case X86_INS_BTR: u->kind = U_BTR; break;
+	case X86_INS_BTC: u->kind = U_BTC; break;
 	case X86_INS_TZCNT: u->kind = U_TZCNT; break;
 	case X86_INS_LZCNT: u->kind = U_LZCNT; break;
 	case X86_INS_POPCNT: u->kind = U_POPCNT; break;
@@ -341,7 +344,8 @@ int x86_emu_translate(const struct cs_insn *ci, int att, struct x86_uop *u)
 	if (u->kind == U_XCHG && (u->dst.kind != X86_OPND_REG || u->src.kind != X86_OPND_REG))
 		return -EINVAL;
 	/* bt with a register offset into memory addresses a bit string */
-	if (u->kind == U_BT && u->dst.kind == X86_OPND_MEM && u->src.kind != X86_UOPND_IMM)
+	if (u->kind >= U_BT && u->kind <= U_BTC && u->dst.kind == X86_OPND_MEM &&
+	    u->src.kind != X86_UOPND_IMM)
 		return -EINVAL;
 	if ((u->kind == U_MUL1 || u->kind == U_IMUL1 || u->kind == U_DIV || u->kind == U_IDIV) &&
 	    u->dst.kind == X86_UOPND_IMM)
@@ -724,12 +728,19 @@ int x86_emu_exec(const struct x86_uop *u, uint64_t ip, struct user_regs_struct *
 		break;
 	}
 	case U_BT:
+	case U_BTS:
+	case U_BTR:
+	case U_BTC:
 		if ((err = get(&u->src, next, &n, rd, ctx, &b)) < 0 ||
 		    (err = get(&u->dst, next, &n, rd, ctx, &a)) < 0)
 			return err;
+		b = 1ull << (b & (uint64_t)(bits - 1));
 		f &= ~F_CF;
-		if ((a >> (b & (uint64_t)(bits - 1))) & 1)
+		if (a & b)
 			f |= F_CF;
+		res = u->kind == U_BTS ? a | b : u->kind == U_BTR ? a & ~b : a ^ b;
+		if (u->kind != U_BT && (err = put(&u->dst, next, &n, wr, ctx, res)) < 0)
+			return err;
 		n.eflags = f;
 		break;
 	case U_TZCNT:

@@ -2,7 +2,7 @@
  * tracer can carry one stop on to the next branch without resuming the tracee.  It
  * covers what compilers put between branches most (mov/movzx/movsx/lea, add/sub/cmp,
  * and/or/xor/test, inc/dec, neg/not, adc/sbb, shl/shr/sar/rol/ror, cmovcc/setcc,
- * mul/imul/div/idiv, cbw..cqo, bt, tzcnt/lzcnt/popcnt/bsf/bsr, xchg of registers, the
+ * mul/imul/div/idiv, cbw..cqo, bt/bts/btr/btc, tzcnt/lzcnt/popcnt/bsf/bsr, xchg of registers, the
  * BMI andn/bzhi/shlx/shrx/sarx, push/pop/leave, nop/endbr64) with exact flags (the ones
  * the ISA defines; undefined ones keep their value); anything
  * else makes x86_emu_translate() refuse, and the tracee executes it for real. */
@@ -26,7 +26,7 @@ enum x86_uop_kind {
 	U_CONV,			/* cbw/cwde/cdqe (dst: the register), cwd/cdq/cqo (dst: rdx) */
 	U_ADC, U_SBB,
 	U_ROL, U_ROR,		/* src: the count */
-	U_BT,			/* CF = bit src of dst */
+	U_BT, U_BTS, U_BTR, U_BTC,	/* CF = bit src of dst; set, reset, flip it */
 	U_TZCNT, U_LZCNT, U_POPCNT, U_BSF, U_BSR,	/* dst = f(src) */
 	U_XCHG,			/* registers only (with memory it is a locked access) */
 	U_MUL1, U_IMUL1, U_DIV, U_IDIV,	/* rdx:rax with src */

@@ -9,7 +9,7 @@
 
 /* Instructions emulated in one stop at most (bounds a stop's latency, and ends loops
  * that run forever inside emulated code). */
-#define CHAIN_MAX 2048
+#define CHAIN_MAX 32768
 
 /* Emulates the armed instruction at the stop (a branch, or an ordinary instruction
  * under a filter entry) and reports it; returns 0 or < 0 when it cannot be emulated. */

@@ -45,7 +45,7 @@ struct stp_run {
 enum { STP_EMU_UNKNOWN, STP_EMU_YES, STP_EMU_NO };
 
 #define STP_PAGE 4096
-#define STP_CACHE_PAGES 8
+#define STP_CACHE_PAGES 256	/* direct-mapped by page number: 1 MB per address space */
 
 /* A page of the tracee copied during one stop (struct stp_mm's cache). */
 struct stp_page {
@@ -82,8 +82,7 @@ struct stp_mm {
 	int wr_valid;
 	uint32_t wr_gen;	/* cache_gen when read */
 	uint32_t cache_gen;
-	unsigned cache_next;
-	struct stp_page cache[STP_CACHE_PAGES];
+	struct stp_page *cache;	/* STP_CACHE_PAGES, allocated on first use */
 };
 
 enum stp_th_state { STP_TH_NEW, STP_TH_PREEXEC, STP_TH_RUNNING };
