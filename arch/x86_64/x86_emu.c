@@ -7,7 +7,7 @@
 
 #include <capstone/capstone.h>
 
-#include "arch/x86_64/x86_emu.h"
+#include "arch/x86_64/x86_emu_int.h"
 
 #define F_CF (1ull << 0)
 #define F_PF (1ull << 2)
@@ -74,7 +74,7 @@ int x86_reg_write(struct user_regs_struct *r, unsigned reg, uint64_t val)
 	return 0;
 }
 
-static int copy_opnd(const cs_x86_op *op, struct x86_uopnd *o)
+int x86_emu_opnd(const cs_x86_op *op, struct x86_uopnd *o)
 {
 	int size, hi;
 	struct user_regs_struct dummy;
@@ -216,8 +216,15 @@ int x86_emu_translate(const struct cs_insn *ci, int att, struct x86_uop *u)
 
 	memset(u, 0, sizeof(*u));
 	u->len = (uint8_t)ci->size;
-	/* lock and rep change what the instruction does; 0x67 the address size */
-	if (x->prefix[0] || x->prefix[3])
+	/* lock and rep change what the instruction does; 0x67 the address size.  SSE moves
+	 * may carry f2/f3 as part of the opcode (movsd, movq, movdqu). */
+	if (x->prefix[3] || x->prefix[0] == X86_PREFIX_LOCK)
+		return -EINVAL;
+	if (x86_sse_translate(ci, att, u) == 0)
+		return 0;
+	memset(u, 0, sizeof(*u));
+	u->len = (uint8_t)ci->size;
+	if (x->prefix[0])
 		return -EINVAL;
 	switch (ci->id) {
 	case X86_INS_NOP:
@@ -285,9 +292,9 @@ int x86_emu_translate(const struct cs_insn *ci, int att, struct x86_uop *u)
 		u->kind = U_IMUL1, nops = 1;
 	if (nops == 3) {
 		/* VEX: Intel dst, r/m, vvvv (andn: dst, vvvv, r/m); AT&T the other way round */
-		if (x->op_count != 3 || copy_opnd(&x->operands[att ? 2 : 0], &u->dst) < 0 ||
-		    copy_opnd(&x->operands[1], &u->src) < 0 ||
-		    copy_opnd(&x->operands[att ? 0 : 2], &u->src2) < 0 ||
+		if (x->op_count != 3 || x86_emu_opnd(&x->operands[att ? 2 : 0], &u->dst) < 0 ||
+		    x86_emu_opnd(&x->operands[1], &u->src) < 0 ||
+		    x86_emu_opnd(&x->operands[att ? 0 : 2], &u->src2) < 0 ||
 		    u->dst.kind != X86_OPND_REG || u->src2.kind == X86_UOPND_IMM ||
 		    u->src.kind == X86_UOPND_IMM || u->dst.size < 4)
 			return -EINVAL;
@@ -296,7 +303,7 @@ int x86_emu_translate(const struct cs_insn *ci, int att, struct x86_uop *u)
 	if ((u->kind == U_SHL || u->kind == U_SHR || u->kind == U_SAR || u->kind == U_ROL ||
 	     u->kind == U_ROR) && x->op_count == 1) {
 		/* by one (d0/d1 /4 /5 /7) */
-		if (copy_opnd(&x->operands[0], &u->dst) < 0)
+		if (x86_emu_opnd(&x->operands[0], &u->dst) < 0)
 			return -EINVAL;
 		u->src.kind = X86_UOPND_IMM;
 		u->src.size = 1;
@@ -307,8 +314,8 @@ int x86_emu_translate(const struct cs_insn *ci, int att, struct x86_uop *u)
 		/* AT&T: imm, src, dst; Intel: dst, src, imm */
 		const cs_x86_op *imm = &x->operands[att ? 0 : 2];
 
-		if (imm->type != X86_OP_IMM || copy_opnd(&x->operands[att ? 2 : 0], &u->dst) < 0 ||
-		    copy_opnd(&x->operands[1], &u->src) < 0 || u->dst.kind != X86_OPND_REG)
+		if (imm->type != X86_OP_IMM || x86_emu_opnd(&x->operands[att ? 2 : 0], &u->dst) < 0 ||
+		    x86_emu_opnd(&x->operands[1], &u->src) < 0 || u->dst.kind != X86_OPND_REG)
 			return -EINVAL;
 		u->has_imm = 1;
 		u->imm = (int32_t)imm->imm;
@@ -316,9 +323,9 @@ int x86_emu_translate(const struct cs_insn *ci, int att, struct x86_uop *u)
 	}
 	if (x->op_count != nops)
 		return -EINVAL;
-	if (copy_opnd(&x->operands[nops == 2 && att ? 1 : 0], &u->dst) < 0)
+	if (x86_emu_opnd(&x->operands[nops == 2 && att ? 1 : 0], &u->dst) < 0)
 		return -EINVAL;
-	if (nops == 2 && copy_opnd(&x->operands[att ? 0 : 1], &u->src) < 0)
+	if (nops == 2 && x86_emu_opnd(&x->operands[att ? 0 : 1], &u->src) < 0)
 		return -EINVAL;
 	if (u->dst.kind == X86_UOPND_IMM && u->kind != U_PUSH)
 		return -EINVAL;
@@ -353,8 +360,8 @@ int x86_emu_translate(const struct cs_insn *ci, int att, struct x86_uop *u)
 	return 0;
 }
 
-static int ea(const struct x86_operand *m, uint64_t next, const struct user_regs_struct *r,
-	      uint64_t *addr)
+int x86_emu_ea(const struct x86_operand *m, uint64_t next, const struct user_regs_struct *r,
+	       uint64_t *addr)
 {
 	uint64_t a = 0, v;
 
@@ -397,7 +404,7 @@ static int get(const struct x86_uopnd *o, uint64_t next, const struct user_regs_
 		*val = (uint64_t)o->imm;
 		return 0;
 	case X86_OPND_MEM:
-		if ((err = ea(&o->mem, next, r, &a)) < 0 || (err = rd(ctx, a, &v, o->size)) < 0)
+		if ((err = x86_emu_ea(&o->mem, next, r, &a)) < 0 || (err = rd(ctx, a, &v, o->size)) < 0)
 			return err;
 		*val = v;
 		return 0;
@@ -416,7 +423,7 @@ static int put(const struct x86_uopnd *o, uint64_t next, struct user_regs_struct
 		return x86_reg_write(r, o->reg, val);
 	if (o->kind != X86_OPND_MEM)
 		return -EINVAL;
-	if ((err = ea(&o->mem, next, r, &a)) < 0)
+	if ((err = x86_emu_ea(&o->mem, next, r, &a)) < 0)
 		return err;
 	return wr(ctx, a, &val, o->size);
 }
@@ -505,7 +512,7 @@ static int muldiv(const struct x86_uop *u, uint64_t next, struct user_regs_struc
 }
 
 int x86_emu_exec(const struct x86_uop *u, uint64_t ip, struct user_regs_struct *r,
-		 x86_mem_read_fn rd, x86_mem_write_fn wr, void *ctx)
+		 x86_mem_read_fn rd, x86_mem_write_fn wr, void *ctx, struct x86_xmm *xmm)
 {
 	struct user_regs_struct n = *r;	/* committed only when nothing faulted */
 	uint64_t next = ip + u->len, a, b, res, m, f = n.eflags;
@@ -549,7 +556,7 @@ int x86_emu_exec(const struct x86_uop *u, uint64_t ip, struct user_regs_struct *
 			return err;
 		break;
 	case U_LEA:
-		if ((err = ea(&u->src.mem, next, &n, &a)) < 0 ||
+		if ((err = x86_emu_ea(&u->src.mem, next, &n, &a)) < 0 ||
 		    (err = x86_reg_write(&n, u->dst.reg, a)) < 0)
 			return err;
 		break;
@@ -632,6 +639,11 @@ int x86_emu_exec(const struct x86_uop *u, uint64_t ip, struct user_regs_struct *
 		n.eflags = f;
 		break;
 	}
+	case U_VMOV:
+	case U_VALU:
+		if ((err = x86_sse_exec(u, next, &n, rd, wr, ctx, xmm)) < 0)
+			return err;
+		break;
 	case U_NEG:
 	case U_NOT:
 		if ((err = get(&u->dst, next, &n, rd, ctx, &a)) < 0)

@@ -124,7 +124,7 @@ static void test_flags_vs_cpu(void **state)
 				r.rbx = vals[j];
 				r.eflags = 0x203;	/* IF, CF set: inc/dec keep CF */
 				want_fl = ops[o].fn(vals[i], vals[j], &want_res);
-				assert_int_equal(x86_emu_exec(&u, 0x1000, &r, no_mem, no_wmem, NULL), 0);
+				assert_int_equal(x86_emu_exec(&u, 0x1000, &r, no_mem, no_wmem, NULL, NULL), 0);
 				m = ops[o].size == 8 ? ~0ull : (1ull << (ops[o].size * 8)) - 1;
 				/* AF is undefined after logic ops: compare it where it is defined */
 				af = (ops[o].kind >= U_AND && ops[o].kind <= U_TEST) ? 0x10 : 0;
@@ -212,7 +212,7 @@ static void test_shift_imul_vs_cpu(void **state)
 				r.rcx = c;
 				r.eflags = 0x202;
 				want_fl = sh[o].fn(vals[i], c, &want_res);
-				rc = x86_emu_exec(&u, 0x1000, &r, no_mem, no_wmem, NULL);
+				rc = x86_emu_exec(&u, 0x1000, &r, no_mem, no_wmem, NULL, NULL);
 				if ((int)c > bits) {	/* refused: the CPU runs it */
 					assert_int_equal(rc, -EINVAL);
 					continue;
@@ -242,7 +242,7 @@ static void test_shift_imul_vs_cpu(void **state)
 				r.rax = vals[i];
 				r.rbx = vals[j];
 				want_fl = im[o].fn(vals[i], vals[j], &want_res);
-				assert_int_equal(x86_emu_exec(&u, 0x1000, &r, no_mem, no_wmem, NULL), 0);
+				assert_int_equal(x86_emu_exec(&u, 0x1000, &r, no_mem, no_wmem, NULL, NULL), 0);
 				m = im[o].size == 8 ? ~0ull : (1ull << (im[o].size * 8)) - 1;
 				/* CF and OF are what imul defines */
 				if (((r.eflags ^ want_fl) & 0x801) || ((r.rax ^ want_res) & m))
@@ -261,18 +261,20 @@ static void test_shift_imul_vs_cpu(void **state)
  * flags from *r, the instruction, a ret, back into *r.  nat_run(r, code) with code =
  * the instruction's bytes followed by ret in an executable page. */
 struct user_regs_struct *nat_state;
+struct user_fpregs_struct nat_fp __attribute__((aligned(16)));	/* xmm0-15 in and out */
 void *nat_code;
 uint64_t nat_tmp;
 void nat_run(struct user_regs_struct *r, void *code);
 __asm__(".text\n.globl nat_run\n.type nat_run,@function\nnat_run:\n"
 	"push %rbx\npush %rbp\npush %r12\npush %r13\npush %r14\npush %r15\n"
 	"mov %rdi, nat_state(%rip)\nmov %rsi, nat_code(%rip)\nmov %rdi, %rax\n"
-	"pushq 144(%rax)\npopfq\n"
+	"pushq 144(%rax)\npopfq\nfxrstor64 nat_fp(%rip)\n"
 	"mov 0(%rax), %r15\nmov 8(%rax), %r14\nmov 16(%rax), %r13\nmov 24(%rax), %r12\n"
 	"mov 32(%rax), %rbp\nmov 40(%rax), %rbx\nmov 48(%rax), %r11\nmov 56(%rax), %r10\n"
 	"mov 64(%rax), %r9\nmov 72(%rax), %r8\nmov 88(%rax), %rcx\nmov 96(%rax), %rdx\n"
 	"mov 104(%rax), %rsi\nmov 112(%rax), %rdi\nmov 80(%rax), %rax\n"
 	"call *nat_code(%rip)\n"
+	"fxsave64 nat_fp(%rip)\n"
 	"mov %rax, nat_tmp(%rip)\npushfq\nmov nat_state(%rip), %rax\npopq 144(%rax)\n"
 	"mov %r15, 0(%rax)\nmov %r14, 8(%rax)\nmov %r13, 16(%rax)\nmov %r12, 24(%rax)\n"
 	"mov %rbp, 32(%rax)\nmov %rbx, 40(%rax)\nmov %r11, 48(%rax)\nmov %r10, 56(%rax)\n"
@@ -282,7 +284,7 @@ __asm__(".text\n.globl nat_run\n.type nat_run,@function\nnat_run:\n"
 	".size nat_run, .-nat_run\n");
 
 /* Memory operands point at rdi: a real buffer both sides read and write. */
-static uint8_t nat_buf[64];
+static uint8_t nat_buf[64] __attribute__((aligned(16)));
 
 static int real_rd(void *ctx, uint64_t a, void *b, size_t n)
 {
@@ -295,6 +297,13 @@ static int real_wr(void *ctx, uint64_t a, const void *b, size_t n)
 {
 	(void)ctx;
 	memcpy((void *)(uintptr_t)a, b, n);
+	return 0;
+}
+
+/* The registers are in xs.fp already (the test sets them): nothing to fetch. */
+static int xmm_load(void *ctx, struct user_fpregs_struct *fp)
+{
+	(void)ctx, (void)fp;
 	return 0;
 }
 
@@ -368,6 +377,36 @@ static void test_vs_cpu(void **state)
 		{ "setg %cl", 3, { 0x0f, 0x9f, 0xc1 }, FLAGS },
 		{ "setbe (%rdi)", 3, { 0x0f, 0x96, 0x07 }, FLAGS },
 		{ "movzbl %ah,%ecx", 3, { 0x0f, 0xb6, 0xcc }, FLAGS },
+		{ "pxor %xmm1,%xmm0", 4, { 0x66, 0x0f, 0xef, 0xc1 }, FLAGS },
+		{ "xorps %xmm2,%xmm2", 3, { 0x0f, 0x57, 0xd2 }, FLAGS },
+		{ "pxor (%rdi),%xmm3", 4, { 0x66, 0x0f, 0xef, 0x1f }, FLAGS },
+		{ "pand %xmm1,%xmm0", 4, { 0x66, 0x0f, 0xdb, 0xc1 }, FLAGS },
+		{ "orpd %xmm1,%xmm0", 4, { 0x66, 0x0f, 0x56, 0xc1 }, FLAGS },
+		{ "pandn %xmm1,%xmm0", 4, { 0x66, 0x0f, 0xdf, 0xc1 }, FLAGS },
+		{ "movdqa (%rdi),%xmm1", 4, { 0x66, 0x0f, 0x6f, 0x0f }, FLAGS },
+		{ "movdqu %xmm1,(%rdi)", 4, { 0xf3, 0x0f, 0x7f, 0x0f }, FLAGS },
+		{ "movdqu 0x1(%rdi),%xmm4", 5, { 0xf3, 0x0f, 0x6f, 0x67, 0x01 }, FLAGS },
+		{ "movups (%rdi),%xmm2", 3, { 0x0f, 0x10, 0x17 }, FLAGS },
+		{ "movaps %xmm2,%xmm3", 3, { 0x0f, 0x28, 0xda }, FLAGS },
+		{ "movapd %xmm3,0x10(%rdi)", 5, { 0x66, 0x0f, 0x29, 0x5f, 0x10 }, FLAGS },
+		{ "movq %rbx,%xmm0", 5, { 0x66, 0x48, 0x0f, 0x6e, 0xc3 }, FLAGS },
+		{ "movq %xmm0,%rax", 5, { 0x66, 0x48, 0x0f, 0x7e, 0xc0 }, FLAGS },
+		{ "movq (%rdi),%xmm1", 4, { 0xf3, 0x0f, 0x7e, 0x0f }, FLAGS },
+		{ "movq %xmm1,(%rdi)", 4, { 0x66, 0x0f, 0xd6, 0x0f }, FLAGS },
+		{ "movq %xmm1,%xmm2", 4, { 0xf3, 0x0f, 0x7e, 0xd1 }, FLAGS },
+		{ "movd %ebx,%xmm0", 4, { 0x66, 0x0f, 0x6e, 0xc3 }, FLAGS },
+		{ "movd %xmm0,%eax", 4, { 0x66, 0x0f, 0x7e, 0xc0 }, FLAGS },
+		{ "movd %xmm9,(%rdi)", 5, { 0x66, 0x44, 0x0f, 0x7e, 0x0f }, FLAGS },
+		{ "movlpd (%rdi),%xmm1", 4, { 0x66, 0x0f, 0x12, 0x0f }, FLAGS },
+		{ "movhpd (%rdi),%xmm1", 4, { 0x66, 0x0f, 0x16, 0x0f }, FLAGS },
+		{ "movhps %xmm1,(%rdi)", 3, { 0x0f, 0x17, 0x0f }, FLAGS },
+		{ "movlps %xmm5,0x8(%rdi)", 4, { 0x0f, 0x13, 0x6f, 0x08 }, FLAGS },
+		{ "movsd (%rdi),%xmm1", 4, { 0xf2, 0x0f, 0x10, 0x0f }, FLAGS },
+		{ "movsd %xmm2,%xmm1", 4, { 0xf2, 0x0f, 0x10, 0xca }, FLAGS },
+		{ "movsd %xmm15,(%rdi)", 5, { 0xf2, 0x44, 0x0f, 0x11, 0x3f }, FLAGS },
+		{ "movss %xmm1,(%rdi)", 4, { 0xf3, 0x0f, 0x11, 0x0f }, FLAGS },
+		{ "movss (%rdi),%xmm1", 4, { 0xf3, 0x0f, 0x10, 0x0f }, FLAGS },
+		{ "movss %xmm3,%xmm12", 5, { 0xf3, 0x44, 0x0f, 0x10, 0xe3 }, FLAGS },
 		{ "add %bh,%dl", 2, { 0x00, 0xfa }, FLAGS },
 	};
 	static const uint64_t edge[] = { 0, 1, 2, 3, 5, 7, 8, 13, 31, 32, 33, 63, 64, 0x7f, 0x80,
@@ -381,9 +420,11 @@ static void test_vs_cpu(void **state)
 	uint64_t seed = 0x243f6a8885a308d3ull;
 	struct x86_dis d;
 	struct x86_instr in;
+	struct x86_xmm xs = { .load = xmm_load };
 
 	(void)state;
 	assert_true(code != MAP_FAILED);
+	__asm__ volatile("fxsave64 %0" : "=m"(nat_fp));	/* a valid image: mxcsr, fcw */
 	assert_int_equal(x86_dis_init(&d), 0);
 	for (size_t k = 0; k < sizeof(t) / sizeof(t[0]); k++) {
 		struct x86_uop u;
@@ -414,9 +455,15 @@ static void test_vs_cpu(void **state)
 			want.rdi = (uintptr_t)nat_buf;
 			for (size_t b = 0; b < sizeof(nat_buf); b++)
 				nat_buf[b] = (uint8_t)(want.rbx >> (8 * (b % 8)));
+			for (int b = 0; b < 64; b++) {
+				seed ^= seed << 13, seed ^= seed >> 7, seed ^= seed << 17;
+				nat_fp.xmm_space[b] = (unsigned)seed;
+			}
+			xs.fp = nat_fp;
+			xs.loaded = xs.dirty = 0;
 			got = want;
 			got.rip = (uintptr_t)code;
-			rc = x86_emu_exec(&u, (uintptr_t)code, &got, real_rd, real_wr, NULL);
+			rc = x86_emu_exec(&u, (uintptr_t)code, &got, real_rd, real_wr, NULL, &xs);
 			if (rc == -EINVAL) {
 				refused++;
 				memcpy(buf_want, nat_buf, sizeof(nat_buf));
@@ -443,6 +490,8 @@ static void test_vs_cpu(void **state)
 					 (unsigned long long)edge[i / ne], (unsigned long long)want.rcx);
 			if (memcmp(buf_want, nat_buf, sizeof(nat_buf)))
 				fail_msg("%s: memory differs", t[k].name);
+			if (memcmp(xs.fp.xmm_space, nat_fp.xmm_space, sizeof(nat_fp.xmm_space)))
+				fail_msg("%s: xmm registers differ", t[k].name);
 			assert_int_equal(got.rip, (uintptr_t)code + t[k].len);
 		}
 		/* refusals are the CPU's corner cases only (count 0, #DE, bsf of 0) */
@@ -485,7 +534,7 @@ static void run(const uint8_t *bytes, size_t len, struct user_regs_struct *r, in
 	if (x86_emu_translate(d.scratch, !d.intel, &u) < 0) {
 		assert_int_equal(want, -EINVAL);
 	} else {
-		assert_int_equal(x86_emu_exec(&u, 0x1000, r, rd, wr, NULL), want);
+		assert_int_equal(x86_emu_exec(&u, 0x1000, r, rd, wr, NULL, NULL), want);
 		if (!want)
 			assert_int_equal(r->rip, 0x1000 + len);
 	}
