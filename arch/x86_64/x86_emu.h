@@ -4,8 +4,8 @@
  * and/or/xor/test, inc/dec, neg/not, adc/sbb, shl/shr/sar/rol/ror, cmovcc/setcc,
  * mul/imul/div/idiv, cbw..cqo, bt/bts/btr/btc, tzcnt/lzcnt/popcnt/bsf/bsr, xchg of registers, the
  * BMI andn/bzhi/shlx/shrx/sarx, push/pop/leave, nop/endbr64, the legacy SSE moves
- * movd/movq/movdqa/movdqu/movaps/movups/movlp/movhp/movsd/movss and pxor/por/pand/pandn
- * with their ps/pd twins) with exact flags (the ones
+ * movd/movq/movdqa/movdqu/movaps/movups/movlp/movhp/movsd/movss, pxor/por/pand/pandn
+ * with their ps/pd twins, paddq, punpcklqdq) with exact flags (the ones
  * the ISA defines; undefined ones keep their value); anything
  * else makes x86_emu_translate() refuse, and the tracee executes it for real. */
 #ifndef X86_EMU_H
@@ -34,7 +34,7 @@ enum x86_uop_kind {
 	U_MUL1, U_IMUL1, U_DIV, U_IDIV,	/* rdx:rax with src */
 	U_ANDN, U_BZHI, U_SHLX, U_SHRX, U_SARX,	/* dst = f(src, src2) */
 	U_VMOV,			/* SSE move of vlen bytes (x86_emu_sse.c) */
-	U_VALU,			/* SSE 128-bit xor/or/and/andn (vop) */
+	U_VALU,			/* SSE 128-bit xor/or/and/andn/paddq/punpcklqdq (vop) */
 };
 
 struct x86_uopnd {

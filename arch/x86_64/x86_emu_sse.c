@@ -1,5 +1,6 @@
 /* The SSE instructions compilers put between branches (struct copies and zeroing,
- * scalar double moves): legacy-encoded moves and 128-bit bitwise ops on xmm0-15.  VEX
+ * scalar double moves): legacy-encoded moves, 128-bit bitwise ops, paddq and
+ * punpcklqdq on xmm0-15.  VEX
  * and EVEX forms zero the upper halves of ymm/zmm, which the fxsave image lacks: the
  * CPU runs those. */
 #include <errno.h>
@@ -7,7 +8,7 @@
 
 #include "arch/x86_64/x86_emu_int.h"
 
-enum x86_vop { V_XOR, V_OR, V_AND, V_ANDN };
+enum x86_vop { V_XOR, V_OR, V_AND, V_ANDN, V_PADDQ, V_PUNPCKLQDQ };
 
 static int vopnd(const cs_x86_op *op, struct x86_uopnd *o)
 {
@@ -52,6 +53,8 @@ int x86_sse_translate(const cs_insn *ci, int att, struct x86_uop *u)
 	case X86_INS_POR: case X86_INS_ORPS: case X86_INS_ORPD: u->vop = V_OR; goto alu;
 	case X86_INS_PAND: case X86_INS_ANDPS: case X86_INS_ANDPD: u->vop = V_AND; goto alu;
 	case X86_INS_PANDN: case X86_INS_ANDNPS: case X86_INS_ANDNPD: u->vop = V_ANDN; goto alu;
+	case X86_INS_PADDQ: u->vop = V_PADDQ; goto alu;
+	case X86_INS_PUNPCKLQDQ: u->vop = V_PUNPCKLQDQ; goto alu;
 	default:
 		return -EINVAL;
 	}
@@ -129,9 +132,13 @@ int x86_sse_exec(const struct x86_uop *u, uint64_t next, struct user_regs_struct
 	if (u->kind == U_VALU) {
 		memcpy(p, xreg(x, u->dst.reg), 16);
 		memcpy(q, buf, 16);
-		for (int i = 0; i < 2; i++)
-			p[i] = u->vop == V_XOR ? p[i] ^ q[i] : u->vop == V_OR ? p[i] | q[i] :
-			       u->vop == V_AND ? p[i] & q[i] : ~p[i] & q[i];
+		if (u->vop == V_PUNPCKLQDQ)
+			p[1] = q[0];	/* the low quadwords side by side */
+		else
+			for (int i = 0; i < 2; i++)
+				p[i] = u->vop == V_XOR ? p[i] ^ q[i] : u->vop == V_OR ? p[i] | q[i] :
+				       u->vop == V_AND ? p[i] & q[i] : u->vop == V_ANDN ? ~p[i] & q[i] :
+				       p[i] + q[i];
 		memcpy(xreg(x, u->dst.reg), p, 16);
 		x->dirty = 1;
 		return 0;

@@ -13,7 +13,7 @@
 
 /* Straight-line runs longer than this are split (and chained like a direct jump). */
 #define RUN_MAX_INSNS 4096
-#define EMU_MAX_BODY 64	/* longer bodies run for real */
+#define EMU_MAX_BODY 1024	/* longer bodies run for real */
 
 /* bp_at and run_at map an address to an index (uint32_t) */
 static bool map_get(const struct xp_map *m, uint64_t k, uint32_t *v)
