@@ -769,22 +769,16 @@ static uint64_t rec_time(struct pd_file *f, const uint8_t *raw, size_t size)
 	const struct pd_attr *a = pd_rec_attr(f, raw, size);
 	uint64_t t = 0;
 
-	if (!a || !(a->attr.sample_type & PERF_SAMPLE_TIME))
+	if (!a)
 		return 0;
-	uint64_t st = a->attr.sample_type;
 	if (h->type == PERF_RECORD_SAMPLE) {
-		size_t off = sizeof(*h) + 8 * (size_t)__builtin_popcountll(st & (PERF_SAMPLE_IDENTIFIER |
-			PERF_SAMPLE_IP | PERF_SAMPLE_TID));
-		if (off + 8 <= size)
+		size_t off = sizeof(*h) + 8 * (size_t)a->time_pos;
+		if (a->time_pos >= 0 && off + 8 <= size)
 			memcpy(&t, raw + off, 8);
 		return t;
 	}
-	if (!a->attr.sample_id_all)
-		return 0;
-	/* trailer: TID TIME ID STREAM_ID CPU IDENTIFIER; count from the end */
-	size_t back = 8 * (size_t)__builtin_popcountll(st & (PERF_SAMPLE_TIME | PERF_SAMPLE_ID |
-		PERF_SAMPLE_STREAM_ID | PERF_SAMPLE_CPU | PERF_SAMPLE_IDENTIFIER));
-	if (back + sizeof(*h) <= size)
+	size_t back = 8 * (size_t)a->time_back;
+	if (a->time_back >= 0 && back + sizeof(*h) <= size)
 		memcpy(&t, raw + size - back, 8);
 	return t;
 }

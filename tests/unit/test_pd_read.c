@@ -299,6 +299,46 @@ static void test_sample_fields(void **state)
 	free(b.p);
 }
 
+/* A sample parsed over the fields of a richer one leaves none of them behind: the
+ * parser writes every field instead of clearing the struct first. */
+static void test_sample_overwrite(void **state)
+{
+	(void)state;
+	struct pd_attr am = { .attr = attr_main() }, as = { .attr = attr_simple() };
+	struct buf b = {0};
+	struct pd_sample s;
+
+	memset(&s, 0xa5, sizeof(s));
+	sample_main(&b, 10);
+	size_t main_size = b.n;
+	sample_simple(&b, 300, 0x401100, 20);
+	assert_int_equal(pd_parse_sample(&am, b.p, main_size, &s), 0);
+	check_main_sample(&s);
+	assert_int_equal(pd_parse_sample(&as, b.p + main_size, b.n - main_size, &s), 0);
+	assert_int_equal(s.type, ST_SIMPLE);
+	assert_int_equal(s.id, 300);
+	assert_int_equal(s.ip, 0x401100);
+	assert_int_equal(s.pid, 41);
+	assert_int_equal(s.tid, 42);
+	assert_int_equal(s.time, 20);
+	uint64_t zero[] = { s.addr, s.stream_id, s.cpu, s.period, s.time_enabled, s.time_running,
+		s.nr_values, s.values_dropped, s.nr_callchain, s.raw_size, s.nr_branch, s.user_abi,
+		s.user_regs_mask, s.user_stack_size, s.user_stack_dyn_size, s.weight, s.data_src,
+		s.transaction, s.intr_abi, s.intr_regs_mask, s.phys_addr, s.cgroup, s.data_page_size,
+		s.code_page_size, s.aux_size };
+	for (size_t i = 0; i < sizeof(zero) / sizeof(zero[0]); i++)
+		assert_int_equal(zero[i], 0);
+	assert_int_equal(s.branch_hw_idx, UINT64_MAX);
+	assert_null(s.callchain);
+	assert_null(s.raw);
+	assert_null(s.branch);
+	assert_null(s.user_regs);
+	assert_null(s.user_stack);
+	assert_null(s.intr_regs);
+	assert_null(s.aux);
+	free(b.p);
+}
+
 /* Unordered reading delivers file order. */
 static void test_unordered(void **state)
 {
@@ -625,6 +665,7 @@ int main(void)
 	const struct CMUnitTest tests[] = {
 		cmocka_unit_test(test_file),
 		cmocka_unit_test(test_sample_fields),
+		cmocka_unit_test(test_sample_overwrite),
 		cmocka_unit_test(test_unordered),
 		cmocka_unit_test(test_truncated),
 		cmocka_unit_test(test_corrupt),
