@@ -70,6 +70,18 @@ uint32_t ct_add_stack(struct ct_tree *t, const uint32_t *fns, uint32_t n, const 
 /* The same below `parent`; with CT_SAMPLED the nodes it creates are marked sampled. */
 uint32_t ct_add_stack_at(struct ct_tree *t, uint32_t parent, const uint32_t *fns, uint32_t n,
 			 const uint64_t *w, unsigned flags);
+/* The nodes of the previous stack added through it (a zeroed struct: none).  A
+ * thread's consecutive samples share their outer frames: ct_add_stack_path finds their
+ * nodes again without a lookup.  Same result as ct_add_stack. */
+struct ct_path {
+	const struct ct_tree *tree;
+	uint64_t unlinks;	/* the tree's moves when the path was taken */
+	uint32_t *fn, *node;	/* root first */
+	uint32_t n, cap, capnode;
+};
+uint32_t ct_add_stack_path(struct ct_tree *t, struct ct_path *p, const uint32_t *fns, uint32_t n,
+			   const uint64_t *w, unsigned flags);
+void ct_path_free(struct ct_path *p);
 /* Splits the Base of metric `m` of every event (not sampled) node between the node and
  * the sampled nodes below it (down to the next event nodes) in proportion to their
  * Base of metric `by`; nodes with no `by` weight below them keep theirs.  Before

@@ -665,7 +665,7 @@ static const uint8_t *win_get(struct pd_file *f, uint64_t off, uint64_t len)
 		want = f->file_size - start;
 	if (f->win)
 		munmap(f->win, f->win_len);
-	f->win = mmap(NULL, want, PROT_READ, MAP_PRIVATE, f->fd, (off_t)start);
+	f->win = mmap(NULL, want, PROT_READ, MAP_PRIVATE | MAP_POPULATE, f->fd, (off_t)start);
 	if (f->win == MAP_FAILED) {
 		f->win = NULL;
 		return NULL;

@@ -23,7 +23,7 @@ struct qent {
 
 struct pd_queue {
 	struct qent *e;
-	size_t n, cap;
+	size_t head, n, cap;	/* queued: e[head .. n) (delivered ones leave the head) */
 	struct chunk *cur;
 	size_t bytes, limit;
 	uint64_t seq;
@@ -53,7 +53,7 @@ void pd_queue_free(struct pd_queue *q)
 {
 	if (!q)
 		return;
-	for (size_t i = 0; i < q->n; i++)
+	for (size_t i = q->head; i < q->n; i++)
 		chunk_release(q, q->e[i].ch);
 	free(q->cur);
 	free(q->e);
@@ -80,6 +80,13 @@ int pd_queue_push(struct pd_queue *q, uint64_t time, const void *raw, size_t siz
 		q->cur = ch;
 		q->bytes += cap;
 	}
+	if (q->n == q->cap && q->head && q->head >= q->cap / 2) {
+		/* room at the front, half or more: move the queue there instead of growing
+		 * (a move per half a capacity of deliveries) */
+		memmove(q->e, q->e + q->head, (q->n - q->head) * sizeof(*q->e));
+		q->n -= q->head;
+		q->head = 0;
+	}
 	if (XP_GROW(q->e, q->cap, q->n + 1) < 0)
 		return -ENOMEM;
 	memcpy(q->cur->data + q->cur->used, raw, size);
@@ -101,9 +108,9 @@ static int cmp_ent(const void *a, const void *b)
 
 static void sort_queue(struct pd_queue *q)
 {
-	for (size_t i = 1; i < q->n; i++)
+	for (size_t i = q->head + 1; i < q->n; i++)
 		if (cmp_ent(&q->e[i - 1], &q->e[i]) > 0) {
-			qsort(q->e, q->n, sizeof(*q->e), cmp_ent);
+			qsort(q->e + q->head, q->n - q->head, sizeof(*q->e), cmp_ent);
 			return;
 		}
 }
@@ -112,23 +119,18 @@ static void sort_queue(struct pd_queue *q)
 static int deliver(struct pd_queue *q, size_t count, pd_queue_fn fn, void *ctx)
 {
 	int rc = 0;
-	size_t i;
 
-	for (i = 0; i < count; i++) {
-		struct qent *e = &q->e[i];
+	while (count--) {
+		struct qent *e = &q->e[q->head++];
 
 		q->last_flushed = e->time;
 		rc = fn(ctx, e->ch->data + e->off, e->size, e->offset);
 		chunk_release(q, e->ch);
-		if (rc) {
-			i++;
+		if (rc)
 			break;
-		}
 	}
-	if (i) {
-		memmove(q->e, q->e + i, (q->n - i) * sizeof(*q->e));
-		q->n -= i;
-	}
+	if (q->head == q->n)
+		q->head = q->n = 0;
 	return rc;
 }
 
@@ -137,20 +139,20 @@ int pd_queue_flush(struct pd_queue *q, uint64_t limit, pd_queue_fn fn, void *ctx
 	size_t count = 0;
 
 	sort_queue(q);
-	while (count < q->n && q->e[count].time <= limit)
+	while (q->head + count < q->n && q->e[q->head + count].time <= limit)
 		count++;
 	return deliver(q, count, fn, ctx);
 }
 
 bool pd_queue_over(const struct pd_queue *q)
 {
-	return q->bytes > q->limit && q->n > 1;
+	return q->bytes > q->limit && q->n - q->head > 1;
 }
 
 int pd_queue_flush_half(struct pd_queue *q, pd_queue_fn fn, void *ctx)
 {
 	sort_queue(q);
-	return deliver(q, q->n / 2, fn, ctx);
+	return deliver(q, (q->n - q->head) / 2, fn, ctx);
 }
 
 uint64_t pd_queue_last_flushed(const struct pd_queue *q)

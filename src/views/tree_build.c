@@ -37,8 +37,14 @@ static struct tb_thread *thread_of(struct tb *b, int32_t pid, int32_t tid)
 {
 	uint64_t i;
 
-	if (xp_map_get(&b->tids, (uint32_t)tid, &i))
+	/* events come in runs of one thread */
+	if (b->nth && tid == b->last_tid)
+		return &b->th[b->last_th];
+	if (xp_map_get(&b->tids, (uint32_t)tid, &i)) {
+		b->last_tid = tid;
+		b->last_th = (uint32_t)i;
 		return &b->th[i];
+	}
 	if (XP_GROW(b->th, b->capth, b->nth + 1) < 0)
 		return NULL;
 	struct tb_thread *t = &b->th[b->nth];
@@ -46,6 +52,8 @@ static struct tb_thread *thread_of(struct tb *b, int32_t pid, int32_t tid)
 	t->tid = tid;
 	t->exact = false;
 	t->last_time = 0;
+	memset(&t->prev, 0, sizeof(t->prev));
+	memset(&t->path, 0, sizeof(t->path));
 	t->t = ct_new(b->c->nmetrics);
 	t->cur = t->t ? ct_cursor_new(t->t) : NULL;
 	if (!t->cur || xp_map_put(&b->tids, (uint32_t)tid, b->nth) < 0) {
@@ -53,8 +61,45 @@ static struct tb_thread *thread_of(struct tb *b, int32_t pid, int32_t tid)
 		ct_free(t->t);
 		return NULL;
 	}
-	b->nth++;
+	b->last_tid = tid;
+	b->last_th = b->nth++;
 	return t;
+}
+
+/* The functions of a sample's callchain, root first, into b->fns: the frames it
+ * shares with the thread's previous sample from the root keep their functions while
+ * those hold, the others are looked up. */
+static int stack_fns(struct tb *b, struct tb_thread *t, const struct xev *ev)
+{
+	struct tb_stack *p = &t->prev;
+	uint32_t n = ev->nstack, k = 0;
+	uint64_t gen = dec_fn_gen(b->c);
+
+	if (p->n && p->pid == ev->pid && p->gen == gen &&
+	    (ev->time ? p->from <= ev->time && ev->time < p->to : p->to == UINT64_MAX)) {
+		while (k < n && k < p->n && p->addr[k] == ev->stack[n - 1 - k])
+			k++;
+	} else {
+		p->pid = ev->pid;
+		p->gen = gen;
+		p->from = 0;
+		p->to = UINT64_MAX;
+	}
+	p->n = 0;	/* until the new stack is complete */
+	if (XP_GROW(p->addr, p->cap, n) < 0 || XP_GROW(p->fn, p->capfn, n) < 0)
+		return -ENOMEM;
+	/* leaf first: the order functions are first met in is their order in reports */
+	for (uint32_t i = n; i-- > k;) {
+		uint64_t from, to;
+		p->addr[i] = ev->stack[n - 1 - i];
+		p->fn[i] = dec_fn_span(b->c, ev->pid, p->addr[i], ev->time, &from, &to);
+		/* the span of all of them */
+		p->from = from > p->from ? from : p->from;
+		p->to = to < p->to ? to : p->to;
+	}
+	p->n = n;
+	memcpy(b->fns, p->fn, n * sizeof(*p->fn));
+	return 0;
 }
 
 /* The frame a block or return target belongs to.  Code without symbols has one id
@@ -179,14 +224,14 @@ int tb_event(void *ctx, const struct xev *ev)
 			return oom();
 		if (!ev->nstack)
 			b->fns[0] = dec_fn_of(c, ev->pid, ev->ip, ev->time);
-		for (uint32_t i = 0; i < ev->nstack; i++)
-			b->fns[n - 1 - i] = dec_fn_of(c, ev->pid, ev->stack[i], ev->time);
+		else if (stack_fns(b, t, ev) < 0)
+			return oom();
 		dec_weights(c, ev, w);
 		if (b->lines && sample_lines(b, ev, n, w) < 0)
 			return oom();
 		if (c->merged)
 			return merged_sample(t, b->fns, n, w);
-		if (ct_add_stack(t->t, b->fns, n, w, t->exact ? CT_NO_CALLS : 0) == CT_NONE)
+		if (ct_add_stack_path(t->t, &t->path, b->fns, n, w, t->exact ? CT_NO_CALLS : 0) == CT_NONE)
 			return oom();
 		return 0;
 	}
@@ -325,6 +370,9 @@ void tb_free(struct tb *b)
 	for (uint32_t i = 0; i < b->nth; i++) {
 		ct_cursor_free(b->th[i].cur);
 		ct_free(b->th[i].t);
+		free(b->th[i].prev.addr);
+		free(b->th[i].prev.fn);
+		ct_path_free(&b->th[i].path);
 	}
 	free(b->th);
 	xp_map_free(&b->tids);

@@ -19,12 +19,25 @@
 #include "views/tree_lines.h"
 #include "util/xp_map.h"
 
+/* A thread's previous sampled stack, root first, symbolized: its next samples share
+ * their outer frames, whose functions hold while the sideband stays (gen) and the time
+ * stays in [from, to) (dec_fn_span). */
+struct tb_stack {
+	uint64_t *addr;
+	uint32_t *fn;
+	uint32_t n, cap, capfn;
+	int32_t pid;
+	uint64_t gen, from, to;
+};
+
 struct tb_thread {
 	int32_t pid, tid;
 	struct ct_tree *t;
 	struct ct_cursor *cur;
 	bool exact;		/* has call/return input: samples then add cost only */
 	uint64_t last_time;	/* --metric time: the thread's latest timestamp */
+	struct tb_stack prev;	/* the previous sample's frames */
+	struct ct_path path;	/* and their nodes */
 };
 
 struct tb {
@@ -35,6 +48,8 @@ struct tb {
 	struct tb_thread *th;
 	uint32_t nth, capth;
 	struct xp_map tids;	/* tid -> index in th */
+	int32_t last_tid;	/* the thread of the previous event (index last_th) */
+	uint32_t last_th;
 	uint32_t *fns;
 	uint32_t capfns;
 	uint64_t repairs;	/* exits without their entry, entries left without exit */
