@@ -175,6 +175,16 @@ uint32_t ct_add_stack_path(struct ct_tree *t, struct ct_path *p, const uint32_t 
 	return node;
 }
 
+uint64_t ct_moves(const struct ct_tree *t) { return t->unlinks; }
+
+void ct_add_at(struct ct_tree *t, uint32_t leaf, const uint64_t *w, unsigned flags)
+{
+	if (!(flags & CT_NO_CALLS))
+		for (uint32_t v = leaf; v != CT_ROOT; v = t->nodes[v].parent)
+			t->nodes[v].calls++;
+	ct_add_base(t, leaf, w);
+}
+
 void ct_path_free(struct ct_path *p)
 {
 	free(p->fn);

@@ -7,6 +7,7 @@
 #include "views/tree_build.h"
 #include "util/xp_err.h"
 #include "util/xp_grow.h"
+#include "util/xp_hash.h"
 
 static int oom(void) { return xp_err("decode", "decode a smaller trace or time range", "out of memory"); }
 
@@ -99,6 +100,62 @@ static int stack_fns(struct tb *b, struct tb_thread *t, const struct xev *ev)
 	}
 	p->n = n;
 	memcpy(b->fns, p->fn, n * sizeof(*p->fn));
+	return 0;
+}
+
+static struct tb_sc *sc_slot(struct tb *b, const struct xev *ev)
+{
+	uint64_t h = (uint64_t)(uint32_t)ev->tid * XP_HASH_MUL;
+
+	for (uint32_t i = 0; i < ev->nstack; i++)
+		h = (h ^ ev->stack[i]) * XP_HASH_MUL;
+	return &b->sc[h >> (64 - TB_SC_BITS)];
+}
+
+/* The leaf node of a stack met before in the thread, CT_NONE when it is not. */
+static uint32_t sc_find(struct tb *b, const struct tb_thread *t, const struct tb_sc *e, const struct xev *ev)
+{
+	if (e->n != ev->nstack || e->tid != ev->tid || e->pid != ev->pid || e->th != (uint32_t)(t - b->th) ||
+	    e->gen != dec_fn_gen(b->c) || e->moves != ct_moves(t->t) ||
+	    !(ev->time ? e->from <= ev->time && ev->time < e->to : e->to == UINT64_MAX) ||
+	    memcmp(e->addr, ev->stack, ev->nstack * sizeof(*ev->stack)) != 0)
+		return CT_NONE;
+	return e->node;
+}
+
+/* A sampled stack of a thread (not merged, no line costs: those need its functions). */
+static int sampled_stack(struct tb *b, struct tb_thread *t, const struct xev *ev, const uint64_t *w)
+{
+	unsigned flags = t->exact ? CT_NO_CALLS : 0;
+	struct tb_sc *e = NULL;
+	uint32_t node;
+
+	if (!b->sc && ev->nstack <= TB_SC_DEPTH)
+		b->sc = calloc(TB_SC_SLOTS, sizeof(*b->sc));
+	if (b->sc && ev->nstack <= TB_SC_DEPTH) {
+		e = sc_slot(b, ev);
+		if ((node = sc_find(b, t, e, ev)) != CT_NONE) {
+			ct_add_at(t->t, node, w, flags);
+			return 0;
+		}
+	}
+	if (stack_fns(b, t, ev) < 0)
+		return -ENOMEM;
+	node = ct_add_stack_path(t->t, &t->path, b->fns, ev->nstack, w, flags);
+	if (node == CT_NONE)
+		return -ENOMEM;
+	if (e) {
+		memcpy(e->addr, ev->stack, ev->nstack * sizeof(*ev->stack));
+		e->n = ev->nstack;
+		e->th = (uint32_t)(t - b->th);
+		e->node = node;
+		e->tid = ev->tid;
+		e->pid = ev->pid;
+		e->gen = t->prev.gen;
+		e->from = t->prev.from;
+		e->to = t->prev.to;
+		e->moves = ct_moves(t->t);
+	}
 	return 0;
 }
 
@@ -222,11 +279,13 @@ int tb_event(void *ctx, const struct xev *ev)
 		uint32_t n = ev->nstack ? ev->nstack : 1;
 		if (XP_GROW(b->fns, b->capfns, n) < 0)
 			return oom();
+		dec_weights(c, ev, w);
+		if (ev->nstack && !b->lines && !c->merged)
+			return sampled_stack(b, t, ev, w) < 0 ? oom() : 0;
 		if (!ev->nstack)
 			b->fns[0] = dec_fn_of(c, ev->pid, ev->ip, ev->time);
 		else if (stack_fns(b, t, ev) < 0)
 			return oom();
-		dec_weights(c, ev, w);
 		if (b->lines && sample_lines(b, ev, n, w) < 0)
 			return oom();
 		if (c->merged)
@@ -375,6 +434,7 @@ void tb_free(struct tb *b)
 		ct_path_free(&b->th[i].path);
 	}
 	free(b->th);
+	free(b->sc);
 	xp_map_free(&b->tids);
 	xp_map_free(&b->probe_fns);
 	tl_free(b->lines);

@@ -30,6 +30,20 @@ struct tb_stack {
 	uint64_t gen, from, to;
 };
 
+/* Whole stacks met before: a sample whose callchain (the addresses, in one thread)
+ * is in it lands on the same leaf node again, while the functions hold (gen, [from,
+ * to)) and the tree's nodes did not move.  Fixed size: hot stacks repeat. */
+#define TB_SC_BITS 10
+#define TB_SC_SLOTS (1u << TB_SC_BITS)
+#define TB_SC_DEPTH 24
+struct tb_sc {
+	uint64_t addr[TB_SC_DEPTH];	/* leaf first, as the callchain */
+	uint32_t n;			/* 0: empty */
+	uint32_t th, node;		/* the thread (index in tb.th) and its leaf node */
+	int32_t tid, pid;
+	uint64_t gen, from, to, moves;
+};
+
 struct tb_thread {
 	int32_t pid, tid;
 	struct ct_tree *t;
@@ -52,6 +66,7 @@ struct tb {
 	uint32_t last_th;
 	uint32_t *fns;
 	uint32_t capfns;
+	struct tb_sc *sc;	/* TB_SC_SLOTS, allocated at the first sample */
 	uint64_t repairs;	/* exits without their entry, entries left without exit */
 	uint64_t aborted;	/* instructions of aborted transactions (not in the trees) */
 	uint64_t first_time, last_time;	/* the span of the trace's events (0: none) */
