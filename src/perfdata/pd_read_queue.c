@@ -17,8 +17,10 @@ struct chunk {
 
 struct qent {
 	uint64_t time, seq, offset;
-	struct chunk *ch;
-	uint32_t off, size;
+	const uint8_t *raw;
+	struct chunk *ch;	/* the copy's chunk, or NULL: */
+	struct pd_hold *in;	/* the record is in place there */
+	uint32_t size;
 };
 
 struct pd_queue {
@@ -49,21 +51,54 @@ static void chunk_release(struct pd_queue *q, struct chunk *ch)
 	}
 }
 
+static void ent_release(struct pd_queue *q, const struct qent *e)
+{
+	if (e->ch) {
+		chunk_release(q, e->ch);
+	} else if (--e->in->live == 0) {
+		q->bytes -= e->in->bytes;
+		if (e->in->release)
+			e->in->release(e->in);
+	}
+}
+
 void pd_queue_free(struct pd_queue *q)
 {
 	if (!q)
 		return;
 	for (size_t i = q->head; i < q->n; i++)
-		chunk_release(q, q->e[i].ch);
+		ent_release(q, &q->e[i]);
 	free(q->cur);
 	free(q->e);
 	free(q);
 }
 
-int pd_queue_push(struct pd_queue *q, uint64_t time, const void *raw, size_t size, uint64_t offset)
+/* Room for the entry (the record's copy is made by the caller). */
+static int ent_room(struct pd_queue *q)
+{
+	if (q->n == q->cap && q->head && q->head >= q->cap / 2) {
+		/* room at the front, half or more: move the queue there instead of growing
+		 * (a move per half a capacity of deliveries) */
+		memmove(q->e, q->e + q->head, (q->n - q->head) * sizeof(*q->e));
+		q->n -= q->head;
+		q->head = 0;
+	}
+	return XP_GROW(q->e, q->cap, q->n + 1);
+}
+
+int pd_queue_push(struct pd_queue *q, uint64_t time, const void *raw, size_t size, uint64_t offset,
+		  struct pd_hold *in)
 {
 	size_t need = (size + 7) & ~(size_t)7;
 
+	if (in) {
+		if (ent_room(q) < 0)
+			return -ENOMEM;
+		if (in->live++ == 0)
+			q->bytes += in->bytes;
+		q->e[q->n++] = (struct qent){ time, q->seq++, offset, raw, NULL, in, (uint32_t)size };
+		return 0;
+	}
 	if (!q->cur || q->cur->cap - q->cur->used < need) {
 		size_t cap = need > CHUNK_BYTES ? need : CHUNK_BYTES;
 		struct chunk *ch = malloc(sizeof(*ch) + cap);
@@ -80,17 +115,10 @@ int pd_queue_push(struct pd_queue *q, uint64_t time, const void *raw, size_t siz
 		q->cur = ch;
 		q->bytes += cap;
 	}
-	if (q->n == q->cap && q->head && q->head >= q->cap / 2) {
-		/* room at the front, half or more: move the queue there instead of growing
-		 * (a move per half a capacity of deliveries) */
-		memmove(q->e, q->e + q->head, (q->n - q->head) * sizeof(*q->e));
-		q->n -= q->head;
-		q->head = 0;
-	}
-	if (XP_GROW(q->e, q->cap, q->n + 1) < 0)
+	if (ent_room(q) < 0)
 		return -ENOMEM;
 	memcpy(q->cur->data + q->cur->used, raw, size);
-	q->e[q->n++] = (struct qent){ time, q->seq++, offset, q->cur, (uint32_t)q->cur->used,
+	q->e[q->n++] = (struct qent){ time, q->seq++, offset, q->cur->data + q->cur->used, q->cur, NULL,
 				      (uint32_t)size };
 	q->cur->used += need;
 	q->cur->live++;
@@ -124,8 +152,8 @@ static int deliver(struct pd_queue *q, size_t count, pd_queue_fn fn, void *ctx)
 		struct qent *e = &q->e[q->head++];
 
 		q->last_flushed = e->time;
-		rc = fn(ctx, e->ch->data + e->off, e->size, e->offset);
-		chunk_release(q, e->ch);
+		rc = fn(ctx, e->raw, e->size, e->offset);
+		ent_release(q, e);
 		if (rc)
 			break;
 	}
