@@ -233,7 +233,7 @@ int dec_setup_sampled(struct dec_ctx *c, bool (*counts)(const struct pd_attr *a)
 	return 0;
 }
 
-bool dec_thread_selected(struct dec_ctx *c, int32_t tid, uint64_t time)
+bool dec_thread_passes(struct dec_ctx *c, int32_t tid, uint64_t time)
 {
 	if (c->opts->tid >= 0 && tid != c->opts->tid)
 		return false;

@@ -137,7 +137,12 @@ bool dec_probe_window(const struct pd_probe *p, uint64_t first, uint64_t last, u
 /* The function part of a probe's name (probe_xptrace:SYM -> SYM). */
 const char *dec_probe_fn(const struct pd_probe *p);
 
-/* Thread filters from --tid / --comm. */
-bool dec_thread_selected(struct dec_ctx *c, int32_t tid, uint64_t time);
+/* Whether a thread passes the filters --tid / --comm (at `time`: its command then). */
+bool dec_thread_passes(struct dec_ctx *c, int32_t tid, uint64_t time);
+/* The same, inline when no filter is set: every event of every view asks. */
+static inline bool dec_thread_selected(struct dec_ctx *c, int32_t tid, uint64_t time)
+{
+	return (c->opts->tid < 0 && !c->opts->comm) || dec_thread_passes(c, tid, time);
+}
 
 #endif
