@@ -189,7 +189,22 @@ probe_xptrace:tiny__return 1000" "$(counts d1/perf.data)"
 # target's memory; a probe merely disabled (not closed) keeps it there and every call
 # still traps.  Read tiny's first byte through /proc/PID/mem: 0xcc while armed, the
 # file's own byte once the limit was reached, while the target still runs.
-byte() { python3 -c 'import sys; f = open("/proc/%s/mem" % sys.argv[1], "rb"); f.seek(int(sys.argv[2], 16)); print(f.read(1).hex())' "$@" 2>/dev/null; }
+# byte PID ADDRESS [WANT SECONDS]: the byte at ADDRESS, once it is WANT or SECONDS passed
+byte() {
+	python3 - "$@" 2>/dev/null <<'PY'
+import sys, time
+pid, addr = sys.argv[1], int(sys.argv[2], 16)
+want, end = (sys.argv[3], time.time() + float(sys.argv[4])) if len(sys.argv) > 4 else (None, 0)
+while True:
+    with open("/proc/%s/mem" % pid, "rb") as f:
+        f.seek(addr)
+        b = f.read(1).hex()
+    if want is None or b == want or time.time() > end:
+        break
+    time.sleep(0.05)
+print(b)
+PY
+}
 mkfifo dfifo
 "$A" phases 100000 2 wait <dfifo >dw.out &
 dp=$!
@@ -197,16 +212,16 @@ exec 8>dfifo
 for _ in $(seq 50); do grep -q "^tiny " dw.out && break; sleep 0.1; done
 addr=$(awk '$1 == "tiny" { print $2 }' dw.out)
 orig=$(byte "$dp" "$addr")
-timeout 60 "$XPTRACE" record -q -o dw -p "$dp" --probe tiny --probe-limit 1000 >/dev/null 2>dw.err &
+timeout 300 "$XPTRACE" record -q -o dw -p "$dp" --probe tiny --probe-limit 1000 >/dev/null 2>dw.err &
 xp=$!
-for _ in $(seq 300); do [ "$(byte "$dp" "$addr")" = cc ] && break; sleep 0.1; done
-check_eq "disarm: tiny's first byte is the breakpoint while armed (was $orig)" cc "$(byte "$dp" "$addr")"
+check_eq "disarm: tiny's first byte is the breakpoint while armed (was $orig)" cc "$(byte "$dp" "$addr" cc 60)"
 printf g >&8	# one byte: one phase
-for _ in $(seq 300); do grep -q "^phase 1 " dw.out && break; sleep 0.1; done
+for _ in $(seq 600); do grep -q "^phase 1 " dw.out && break; sleep 0.1; done
 # the close runs in the collector's threads, ~80-400 ms; a loaded machine takes longer
-for _ in $(seq 300); do [ "$(byte "$dp" "$addr")" = "$orig" ] && break; sleep 0.1; done
-check_eq "disarm: after 1000 hits the breakpoint is gone, the target still running" \
-	"$orig running" "$(byte "$dp" "$addr") $(kill -0 "$dp" 2>/dev/null && echo running)"
+# both still running: the recording's end would take the breakpoint out too
+check_eq "disarm: after 1000 hits the breakpoint is gone, the target and the recording still running" \
+	"$orig running recording" \
+	"$(byte "$dp" "$addr" "$orig" 30) $(kill -0 "$dp" 2>/dev/null && echo running) $(kill -0 "$xp" 2>/dev/null && echo recording)"
 printf g >&8
 exec 8>&-
 wait "$dp"
