@@ -92,6 +92,18 @@ c0=$(python3 -c 'import json,sys; print(min(json.loads(l)["start_insns"] for l i
 check_eq "calls --time A-B: the calls starting in [A, B] (here: the clock's instructions)" \
 	"$(python3 -c 'import json,sys; print(sum(1 for l in open(sys.argv[1]) if '"$c0"' <= json.loads(l)["start_insns"] <= '"$((c0 + 100000))"'))' st.jsonl)" \
 	"$(grep -c . tm.jsonl)"
+# a window in ns on the instruction clock matches nothing: said, with what --time counts
+t=$("$XPTRACE" decode -i st --insn --format jsonl | python3 -c '
+import json, sys
+for l in sys.stdin:
+    r = json.loads(l)
+    if r.get("time"):
+        print(r["time"]); break')
+check_exit "calls --time in ns on the instruction clock: nothing matched, exit 1" 1 "$XPTRACE" decode -i st --calls --time "$t-"
+check_eq "calls --time: says what --time counts here" \
+	"xptrace: decode --calls: no calls matched the filters (--time counts instructions on this clock; with --metric time it takes the trace's ns)" \
+	"$(cat "$TMP/.err")"
+check_exit "calls --metric time --time in ns: the calls from there" 0 "$XPTRACE" decode -i st --calls --metric time --time "$t-"
 check_exit "calls --percent-limit: usage error (a stream has no total; --min-duration)" 2 "$XPTRACE" decode -i st --calls --percent-limit 5
 check_exit "calls on a sample trace: no calls to list (exit 2)" 2 "$XPTRACE" decode -i sm --calls
 check_exit "calls --sym nothing: nothing matched (exit 1)" 1 "$XPTRACE" decode -i st --calls --sym no_such_fn
