@@ -214,12 +214,24 @@ if command -v go >/dev/null; then
 	# pprof -top's flat% cum% name against --functions' Base% Cum% Name: every function
 	# of 1 % or more (in any order: ties are ordered differently), but for names that
 	# several functions have (ld.so has two static check_match): pprof adds those up
+	# (the same share may round differently: pprof 30.63 %, printf 30.62 % for 30.625)
 	top_vs() {
-		awk '$4 ~ /^[0-9.]+%$/ { print $NF }' "$2" | sort | uniq -d >"$1.dup"
-		go tool pprof -top -nodefraction=0 ${3:-} "$1" 2>&1 | awk '$1 ~ /^[0-9]/ && $2 ~ /%$/ && $2 + 0 >= 1 { print $2, $5, $6 }' |
-			grep -vwFf "$1.dup" | sort >"$1.top"
-		awk '$4 ~ /^[0-9.]+%$/ && $4 + 0 >= 1 { print $4, $5, $NF }' "$2" | grep -vwFf "$1.dup" | sort >"$1.fn"
-		if cmp -s "$1.top" "$1.fn"; then echo same; else paste -d'|' "$1.top" "$1.fn"; fi
+		go tool pprof -top -nodefraction=0 ${3:-} "$1" 2>&1 | python3 -c '
+import re, sys
+def rows(lines, cols):
+    out = {}
+    for l in lines:
+        f = l.split()
+        if len(f) > max(cols) and all(re.fullmatch(r"[0-9.]+%", f[c]) for c in cols[:2]):
+            out.setdefault(" ".join(f[cols[2]:]), []).append((float(f[cols[0]][:-1]), float(f[cols[1]][:-1])))
+    return out
+top = rows(sys.stdin, (1, 4, 5))
+fn = rows(open(sys.argv[1]), (3, 4, -1))
+# names several functions have (ld.so has two static check_match): pprof adds them up
+names = {n for n, v in fn.items() if len(v) == 1 and v[0][0] >= 1} | {n for n, v in top.items() if v[0][0] >= 1 and len(fn.get(n, [])) < 2}
+bad = [(n, top.get(n), fn.get(n)) for n in sorted(names)
+       if n not in top or n not in fn or any(abs(x - y) > 0.011 for x, y in zip(top[n][0], fn[n][0]))]
+print("same" if not bad else bad)' "$2"
 	}
 	for t in st sm pr; do
 		"$XPTRACE" decode -i $t --calltree --format pprof -o $t.pb.gz 2>$t.perr
@@ -249,7 +261,7 @@ locs = re.findall(r"^\s*\d+: 0x([0-9a-f]+) M=(\d+) ", text.split("Locations")[1]
 lim = {m: int(l, 16) for m, l, _, _ in maps}
 bad = [f for m, l, f, b in maps if bid.get(f) != b]
 out = [a for a, m in locs if not int(a, 16) < lim.get(m, 0)]
-print(maps[0][2].rsplit("/", 1)[-1] if maps else "none", len(maps), "mappings,", len(bad), "build-ids unlike perf,", len(out), "locations outside")' \
+print(maps[0][2].rsplit("/", 1)[-1] if maps else "none", len(maps), "mappings,", len(bad), "build-ids unlike perf,", len(out), "locations outside", *bad, *sorted(bid.items()) if bad else [])' \
 			<(perf buildid-list -i "$1/perf.data" 2>/dev/null)
 	}
 	for t in st sm pr; do
