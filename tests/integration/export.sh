@@ -259,7 +259,8 @@ text = sys.stdin.read()
 maps = re.findall(r"^\s*(\d+): 0x0/0x([0-9a-f]+)/0x0 (\S+) ([0-9a-f]{40}) ", text.split("Mappings")[1], re.M)
 locs = re.findall(r"^\s*\d+: 0x([0-9a-f]+) M=(\d+) ", text.split("Locations")[1].split("Mappings")[0], re.M)
 lim = {m: int(l, 16) for m, l, _, _ in maps}
-bad = [f for m, l, f, b in maps if bid.get(f) != b]
+# (a file perf buildid-list does not list cannot be compared; the program must be)
+bad = [f for m, l, f, b in maps if bid.get(f, b) != b or (m == "1" and f not in bid)]
 out = [a for a, m in locs if not int(a, 16) < lim.get(m, 0)]
 print(maps[0][2].rsplit("/", 1)[-1] if maps else "none", len(maps), "mappings,", len(bad), "build-ids unlike perf,", len(out), "locations outside", *bad, *sorted(bid.items()) if bad else [])' \
 			<(perf buildid-list -i "$1/perf.data" 2>/dev/null)
