@@ -78,6 +78,8 @@ print(len(n), *(n[0]["calls"], n[0]["base"]) if n else "")' "$fn")"
 }
 
 fault_case segv SIGSEGV fault do_segv
+# a store the emulation would make through /proc/PID/mem, which writes read-only pages
+fault_case rodata SIGSEGV fault do_store
 fault_case fpe SIGFPE fault do_fpe
 fault_case abort SIGABRT killed __pthread_kill_implementation
 # an indirect call whose pointer cannot be read: the tracer's emulation cannot
