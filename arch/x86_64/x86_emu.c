@@ -491,7 +491,10 @@ static int muldiv(const struct x86_uop *u, uint64_t next, struct user_regs_struc
 
 		sa = (__int128)(((unsigned __int128)hi << bits | lo) << (128 - 2 * bits)) >>
 		     (128 - 2 * bits);
-		if (!d || (d == -1 && sa == -((__int128)1 << (2 * bits - 1))))
+		/* the most negative dividend (shifted unsigned: no signed overflow) */
+		__int128 lowest = (__int128)((unsigned __int128)-1 << (2 * bits - 1));
+
+		if (!d || (d == -1 && sa == lowest))
 			return -EINVAL;
 		sq = sa / d;
 		r = sa % d;
