@@ -113,7 +113,7 @@ int x86_emu_opnd(const cs_x86_op *op, struct x86_uopnd *o)
 	}
 }
 
-/* Condition code (0-15) of a cmovcc (*set = 0) or setcc (*set = 1), or -1. */
+/* Condition code (0-15) of a cmovcc (*set = 0) or setcc (*set = 1), or -EINVAL. */
 static int cc_of(unsigned id, int *set)
 {
 	*set = 0;
@@ -154,7 +154,7 @@ static int cc_of(unsigned id, int *set)
 	case X86_INS_SETLE: return 0xe;
 	case X86_INS_SETG: return 0xf;
 	}
-	return -1;
+	return -EINVAL;
 }
 
 /* cpuid leaf/subleaf: is bit `bit` of register `reg` (0 eax .. 3 edx) set? */
