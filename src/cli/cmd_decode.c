@@ -28,7 +28,8 @@ static const char usage_common[] =
 	"  --tid TID              only this thread\n"
 	"  --comm NAME            only threads with this name\n"
 	"  --time A-B             only events with A <= time <= B (ns, or s.ns as perf\n"
-	"                         script prints them; A- and -B are open ranges)\n"
+	"                         script prints them; A- and -B are open ranges;\n"
+	"                         --calls on its instruction clock: instructions)\n"
 	"                         (a filter that matches nothing exits 1; a view refuses\n"
 	"                         an option it cannot honour with a usage error)\n"
 	"  --metric M             what to sort and percent by: samples or an event name;\n"
@@ -186,4 +187,5 @@ const struct xp_cmd xp_cmd_decode = {
 	.summary = "decode a trace offline into reports",
 	.usage = usage_buf,
 	.run = run,
+	.formats = (1u << OUT_NFORMATS) - 1,
 };

@@ -758,6 +758,11 @@ static int run(int argc, char **argv)
 	rc = parse_args(argc, argv, &o);
 	if (rc)
 		return rc;
+	/* a mode named on the command line: an option that does not fit it is a usage
+	 * error on any machine, said before whether this one has the mode */
+	for (int i = 0; strcmp(o.mode, "auto") != 0 && rec_modes[i]; i++)
+		if (strcmp(rec_modes[i]->name, o.mode) == 0 && hw_options_fit(&o, rec_modes[i]) < 0)
+			return XP_EXIT_USAGE;
 	struct rec_choice choice = { .verbose = o.verbose };
 	mode = rec_mode_resolve(&o, &choice);
 	if (!mode)
@@ -862,4 +867,5 @@ const struct xp_cmd xp_cmd_record = {
 	.summary = "record a command or process into a trace directory",
 	.usage = usage_text,
 	.run = run,
+	.modes = XP_CMD_MODES_AUTO,
 };

@@ -68,7 +68,7 @@ check_eq "--comm dec_work: perf script's samples named so (after the exec)" \
 
 # what a view cannot honour is refused (exit 2), naming the views that take it
 for vo in "calltree --sym main" "functions --sym main" "routines --sym main" "arcs --sym main" \
-	  "annotate main --srcline" "calltree --srcline" "blocks --srcline" "blocks --percent-limit 5" \
+	  "calltree --srcline" "blocks --srcline" "blocks --percent-limit 5" \
 	  "insn --percent-limit 5" "functions --per-thread" "blocks --per-thread" "calltree --per-process" \
 	  "probes --tid 1" "functions --syntax intel" "blocks --no-compensate"; do
 	# shellcheck disable=SC2086
@@ -90,6 +90,30 @@ for f in fib deep main; do
 	check_eq "--functions --srcline: $f at addr2line's $line" "$line" \
 		"$("$XPTRACE" decode -i "$SB" --functions --srcline --format csv | awk -F, -v f=$f '$(NF-1) == f { print $NF }')"
 done
+# --annotate --srcline (exact trace): each instruction's file:line = addr2line's of its
+# address in the ELF (nm's start + the listing's offset), the text above them
+fa=$(nm "$E" | awk '$3 == "fib" { print $1 }')
+"$XPTRACE" decode -i "$SB" --annotate fib --srcline --format jsonl >"$TMP/ann.jsonl"
+python3 -c '
+import json, sys
+for r in map(json.loads, open(sys.argv[1])): print(hex(int(sys.argv[2], 16) + r["offset"]))' "$TMP/ann.jsonl" "$fa" |
+	addr2line -e "$E" | sed 's/ (discriminator [0-9]*)$//' >"$TMP/ann.want"
+check_eq "--annotate fib --srcline: every instruction at addr2line's file:line ($(sort -u "$TMP/ann.want" | wc -l) lines)" \
+	"$(cat "$TMP/ann.want")" \
+	"$(python3 -c '
+import json, sys
+for r in map(json.loads, open(sys.argv[1])): print("%s:%d" % (r["file"], r["line"]))' "$TMP/ann.jsonl")"
+check_eq "--annotate fib --srcline text: a source line wherever the position changes" \
+	"$(uniq "$TMP/ann.want" | sed 's|.*/||')" \
+	"$("$XPTRACE" decode -i "$SB" --annotate fib --srcline | sed -n 's/^ *: \([^ ]*:[0-9]*\)  .*/\1/p')"
+check_eq "--annotate fib --srcline: the same counts as without" \
+	"$("$XPTRACE" decode -i "$SB" --annotate fib | awk '/^ +[0-9]+ / { print $1 }')" \
+	"$("$XPTRACE" decode -i "$SB" --annotate fib --srcline | awk '/^ +[0-9]+ / { print $1 }')"
+check_eq "--annotate without --srcline: no file in jsonl" 0 \
+	"$("$XPTRACE" decode -i "$SB" --annotate fib --format jsonl | grep -c '"file"')"
+hot=$("$XPTRACE" decode -i "$S" --functions --format csv | awk -F, 'NR == 2 { print $NF }')
+check_exit "--annotate $hot on samples takes --srcline (its source lines are always there)" 0 \
+	"$XPTRACE" decode -i "$S" --annotate "$hot" --srcline
 for v in functions calltree routines insn blocks "annotate main" ranges; do
 	# shellcheck disable=SC2086
 	check_exit "--$v --tid 999999: nothing matched, exit 1" 1 "$XPTRACE" decode -i "$SB" --$v --tid 999999
@@ -153,7 +177,7 @@ out=$("$XPTRACE" decode -i "$S" --functions)
 check_eq "cpu-clock: the total in $unit = perf report's event count $count ns" "# samples: cpu-clock, total $total" \
 	"$(printf '%s\n' "$out" | head -1)"
 check_match "cpu-clock: Base and Cum headers name the unit" "^  Samples +Base\($unit\) +Cum\($unit\) +Base% +Cum%" \
-	"$(printf '%s\n' "$out" | sed -n 2p)"
+	"$(printf '%s\n' "$out" | grep -v '^#' | head -1)"
 check_eq "csv: integer ns under base_ns, summing to perf's event count" "$count" \
 	"$("$XPTRACE" decode -i "$S" --functions --format csv | awk -F, 'NR == 1 && $2 != "base_ns" { exit } NR > 1 { s += $2 } END { print s }')"
 check_match "--calltree --metric cpu-clock: unit in the header" "^Lvl +RL +Calls +Base\($unit\) +Cum\($unit\) +Name$" \
@@ -170,6 +194,12 @@ perf script -i "$PD" -F pid,tid,ip,sym,dso -G 2>/dev/null | awk '$NF != "([vdso]
 "$XPTRACE" decode -i "$S" --per-process --format csv | awk -F, 'NR == 1 { for (i = 1; i <= NF; i++) c[$i] = i; next }
 	$1 > 0 && $c["module"] != "[vdso]" { print $c["pid"], $c["name"], $1 }' | sort >"$TMP/xp.pp"
 check_eq "--per-process: samples per (pid, function) = perf script's" "$(cat "$TMP/perf.pp")" "$(cat "$TMP/xp.pp")"
+# the default view of a trace of several processes says so (perf script's pids, each
+# by its last name: the child exec'd dec_work); one process: no such line
+check_eq "--functions of two processes: the header names them" \
+	"# $(perf script -i "$PD" -F pid 2>/dev/null | sort -u | grep -c .) processes (tree, dec_work), their functions merged: --per-process shows each one's" \
+	"$("$XPTRACE" decode -i "$S" | grep '^# .* processes')"
+check_eq "--functions of one process: no such line" "" "$("$XPTRACE" decode -i "$SB" | grep '^# .* processes')"
 check "--per-process: two processes" test "$(awk '{ print $1 }' "$TMP/xp.pp" | sort -u | wc -l)" = 2
 check_match "--per-process text: Pid and Comm columns, the exec'd name" "^ +[0-9]+ +[0-9.]+ +[0-9.]+ +[0-9.]+% +[0-9.]+% +[0-9]+ +dec_work +dec_work +spin$" \
 	"$("$XPTRACE" decode -i "$S" --per-process)"
