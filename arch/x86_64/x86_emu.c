@@ -113,7 +113,7 @@ int x86_emu_opnd(const cs_x86_op *op, struct x86_uopnd *o)
 	}
 }
 
-/* Condition code (0-15) of a cmovcc (*set = 0) or setcc (*set = 1), or -1. */
+/* Condition code (0-15) of a cmovcc (*set = 0) or setcc (*set = 1), or -EINVAL. */
 static int cc_of(unsigned id, int *set)
 {
 	*set = 0;
@@ -154,7 +154,7 @@ static int cc_of(unsigned id, int *set)
 	case X86_INS_SETLE: return 0xe;
 	case X86_INS_SETG: return 0xf;
 	}
-	return -1;
+	return -EINVAL;
 }
 
 /* cpuid leaf/subleaf: is bit `bit` of register `reg` (0 eax .. 3 edx) set? */
@@ -302,12 +302,20 @@ int x86_emu_translate(const struct cs_insn *ci, int att, struct x86_uop *u)
 	}
 	if ((u->kind == U_SHL || u->kind == U_SHR || u->kind == U_SAR || u->kind == U_ROL ||
 	     u->kind == U_ROR) && x->op_count == 1) {
-		/* by one (d0/d1 /4 /5 /7) */
+		/* capstone lists one operand for a shift of memory by cl (d2/d3) and for
+		 * some by-one forms (d0/d1): the opcode says which */
 		if (x86_emu_opnd(&x->operands[0], &u->dst) < 0)
 			return -EINVAL;
-		u->src.kind = X86_UOPND_IMM;
 		u->src.size = 1;
-		u->src.imm = 1;
+		if (x->opcode[0] == 0xd2 || x->opcode[0] == 0xd3) {
+			u->src.kind = X86_OPND_REG;
+			u->src.reg = X86_REG_CL;
+		} else if (x->opcode[0] == 0xd0 || x->opcode[0] == 0xd1) {
+			u->src.kind = X86_UOPND_IMM;
+			u->src.imm = 1;
+		} else {
+			return -EINVAL;
+		}
 		return 0;
 	}
 	if (u->kind == U_IMUL && x->op_count == 3) {
@@ -491,7 +499,10 @@ static int muldiv(const struct x86_uop *u, uint64_t next, struct user_regs_struc
 
 		sa = (__int128)(((unsigned __int128)hi << bits | lo) << (128 - 2 * bits)) >>
 		     (128 - 2 * bits);
-		if (!d || (d == -1 && sa == -((__int128)1 << (2 * bits - 1))))
+		/* the most negative dividend (shifted unsigned: no signed overflow) */
+		__int128 lowest = (__int128)((unsigned __int128)-1 << (2 * bits - 1));
+
+		if (!d || (d == -1 && sa == lowest))
 			return -EINVAL;
 		sq = sa / d;
 		r = sa % d;
@@ -580,8 +591,14 @@ int x86_emu_exec(const struct x86_uop *u, uint64_t ip, struct user_regs_struct *
 		    (err = get(&u->dst, next, &n, rd, ctx, &a)) < 0)
 			return err;
 		c = (unsigned)b & (size == 8 ? 63 : 31);
-		/* count 0 changes nothing (and may still write a 32-bit register), a count
-		 * past an 8/16-bit width leaves CF undefined: the CPU runs those */
+		/* count 0: flags kept, a register written anyway (a 32-bit one zero-extends;
+		 * the CPU's answer in test_vs_cpu); memory is left to the CPU.  A count past
+		 * an 8/16-bit width leaves CF undefined: the CPU runs it. */
+		if (c == 0 && u->dst.kind == X86_OPND_REG) {
+			if ((err = x86_reg_write(&n, u->dst.reg, a)) < 0)
+				return err;
+			break;
+		}
 		if (c == 0 || (int)c > bits)
 			return -EINVAL;
 		m = mask(size);

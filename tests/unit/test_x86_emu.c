@@ -370,6 +370,15 @@ static void test_vs_cpu(void **state)
 		{ "shrx %ecx,%ebx,%eax", 5, { 0xc4, 0xe2, 0x73, 0xf7, 0xc3 }, FLAGS },
 		{ "sarx %rcx,%rbx,%rax", 5, { 0xc4, 0xe2, 0xf2, 0xf7, 0xc3 }, FLAGS },
 		{ "shl %cl,%rbx", 3, { 0x48, 0xd3, 0xe3 }, 0x1 | 0xc4 },
+		{ "sar %cl,%ebx", 2, { 0xd3, 0xfb }, 0x1 | 0xc4 },
+		{ "shlq %cl,(%rdi)", 3, { 0x48, 0xd3, 0x27 }, 0x1 | 0xc4 },
+		{ "sarw %cl,(%rdi)", 3, { 0x66, 0xd3, 0x3f }, 0x1 | 0xc4 },
+		{ "shrb %cl,(%rdi)", 2, { 0xd2, 0x2f }, 0x1 | 0xc4 },
+		{ "shrl (%rdi)", 2, { 0xd1, 0x2f }, 0x801 | 0xc4 },
+		{ "rorl %cl,(%rdi)", 2, { 0xd3, 0x0f }, 0x801 },
+		{ "rolb (%rdi)", 2, { 0xd0, 0x07 }, 0x801 },
+		{ "shr %cl,%bx", 3, { 0x66, 0xd3, 0xeb }, 0x1 | 0xc4 },
+		{ "shl %cl,%bl", 2, { 0xd2, 0xe3 }, 0x1 | 0xc4 },
 		{ "sar $3,%bx", 4, { 0x66, 0xc1, 0xfb, 0x03 }, 0x1 | 0xc4 },
 		{ "imul $-7,%rbx,%rax", 4, { 0x48, 0x6b, 0xc3, 0xf9 }, 0x801 },
 		{ "cmovl %rbx,%rax", 4, { 0x48, 0x0f, 0x4c, 0xc3 }, FLAGS },
@@ -602,7 +611,13 @@ static void test_translate(void **state)
 	run((const uint8_t[]){ 0xc1, 0xf8, 0x1f }, 3, &r, 0);		/* sar $31,%eax */
 	assert_int_equal(r.rax, 0xffffffff);
 	r.rcx = 0;
-	run((const uint8_t[]){ 0xd3, 0xe0 }, 2, &r, -EINVAL);		/* shl %cl,%eax by 0: the CPU's */
+	r.rax = 0xffffffff00000005ull;
+	r.eflags = 0x8d5;
+	run((const uint8_t[]){ 0xd3, 0xe0 }, 2, &r, 0);			/* shl %cl,%eax by 0 */
+	assert_int_equal(r.rax, 5);					/* written: zero-extended */
+	assert_int_equal(r.eflags, 0x8d5);				/* flags kept */
+	r.rdi = 0x7000;
+	run((const uint8_t[]){ 0xd3, 0x27 }, 2, &r, -EINVAL);		/* shll %cl,(%rdi) by 0: the CPU's */
 	r.rbx = 7;
 	run((const uint8_t[]){ 0x6b, 0xc3, 0xfd }, 3, &r, 0);		/* imul $-3,%ebx,%eax */
 	assert_int_equal(r.rax, (uint32_t)-21);
