@@ -162,7 +162,7 @@ static bool cpu_has(unsigned leaf, unsigned sub, int reg, int bit)
 {
 	unsigned v[4] = { 0 };
 
-	if (__get_cpuid_max(leaf & 0x80000000u, NULL) < leaf)
+	if ((unsigned)__get_cpuid_max(leaf & 0x80000000u, NULL) < leaf)
 		return false;
 	__cpuid_count(leaf, sub, v[0], v[1], v[2], v[3]);
 	return (v[reg] >> bit) & 1;
