@@ -12,7 +12,7 @@
 #include "perfdata/pd_read_int.h"
 #include "util/xp_err.h"
 
-#define DEFAULT_WINDOW (16u << 20)
+#define DEFAULT_WINDOW (8u << 20)
 #define DEFAULT_QUEUE (256u << 20)
 /* Largest AUXTRACE payload we accept in one record (perf's own buffers are far smaller). */
 #define MAX_AUX_BYTES (1ull << 32)
