@@ -263,9 +263,13 @@ static int decode_par(struct dec_ctx *c, const uint8_t *buf, size_t len, struct 
 	int r;
 
 	*ran = false;
-	if (len < 2 * PIECE_MIN || dpt_counts_cycles(buf, len, opt))
+	if (size < PIECE_MIN)
+		size = PIECE_MIN;
+	if (c->par->piece_size)
+		size = c->par->piece_size;
+	if (len < 2 * size || dpt_counts_cycles(buf, len, opt))
 		return 0;
-	if ((r = dpt_split(buf, len, size > PIECE_MIN ? size : PIECE_MIN, &rp.split)) < 0)
+	if ((r = dpt_split(buf, len, size, &rp.split)) < 0)
 		return xp_err_code(r, "decode", NULL, "out of memory");
 	if (rp.split.npieces < 2) {
 		dpt_split_free(&rp.split);

@@ -12,6 +12,7 @@
 #define DEC_PAR_H
 
 #include <stddef.h>
+#include <stdint.h>
 
 #include "decode/xev.h"
 
@@ -27,6 +28,9 @@ typedef void (*dec_piece_done_fn)(void *arg, size_t i);
 
 struct dec_par {
 	unsigned jobs;		/* worker threads; a decoder splits only when jobs > 1 */
+	/* bytes of trace per piece; 0: the decoder's choice (tests make small pieces of
+	 * small traces with XPTRACE_PIECE_SIZE) */
+	uint64_t piece_size;
 	/* Decodes pieces 0 .. n-1 into `sink` as if one after the other.  Returns the
 	 * first non-zero return of a piece taken, else 0. */
 	int (*run)(struct dec_par *par, size_t n, dec_piece_fn fn, dec_piece_done_fn done, void *arg,

@@ -451,7 +451,9 @@ static int par_run(struct dec_par *dp, size_t n, dec_piece_fn fn, dec_piece_done
 
 void eng_par_init(struct dec_par *dp, unsigned jobs, struct eng_par_view *view)
 {
+	const char *ps = getenv("XPTRACE_PIECE_SIZE");
 	dp->jobs = jobs;
+	dp->piece_size = ps ? strtoull(ps, NULL, 0) : 0;
 	dp->run = par_run;
 	dp->ctx = view;
 }
