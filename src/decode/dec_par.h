@@ -35,6 +35,11 @@ struct dec_par {
 	 * first non-zero return of a piece taken, else 0. */
 	int (*run)(struct dec_par *par, size_t n, dec_piece_fn fn, dec_piece_done_fn done, void *arg,
 		   const struct xev_sink *sink);
+	/* Pieces that read the session, symbols or code bytes (c->sb, c->sym, c->jit,
+	 * sb_code: state the views use too, not made for threads) do it between lock and
+	 * unlock; the engine holds the lock while views take events. */
+	void (*lock)(struct dec_par *par);
+	void (*unlock)(struct dec_par *par);
 	void *ctx;
 };
 

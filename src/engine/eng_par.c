@@ -303,8 +303,10 @@ static int drain(struct pool *pl, struct piece *p)
 		pthread_mutex_unlock(&pl->mu);
 		if (!c)
 			return rc;
+		pthread_mutex_lock(&pl->view->lock);
 		for (size_t i = 0; i < c->n && !rc; i++)
 			rc = xev_emit(&st, &c->ev[i]);
+		pthread_mutex_unlock(&pl->view->lock);
 		free(c);
 		if (rc)
 			return rc;
@@ -339,14 +341,14 @@ static int join_part(struct pool *pl, struct piece *p)
 		return rc;
 	if (p->in_part && p->max_time > pl->st.time)
 		pl->st.time = p->max_time;
+	pthread_mutex_lock(&pl->view->lock);
 	rc = v->v->part_join(v->state, &p->part);
 	p->has_part = false;
-	if (rc)
-		return rc;
-	if (p->has_tail) {
+	if (!rc && p->has_tail) {
 		const struct xev_sink st = { stitch_event, &pl->st, NULL };
 		rc = xev_emit(&st, &p->tail_ev);
 	}
+	pthread_mutex_unlock(&pl->view->lock);
 	return rc;
 }
 
@@ -407,7 +409,9 @@ static int par_run(struct dec_par *dp, size_t n, dec_piece_fn fn, dec_piece_done
 				const struct xev_sink st = { stitch_event, &pl.st, NULL };
 				p->next = i + 1;
 				p->rc = 0;
+				pthread_mutex_lock(&view->lock);	/* the view takes events all along */
 				rc = fn(arg, jobs, i, &st, &p->next);
+				pthread_mutex_unlock(&view->lock);
 				if (p->next <= i)
 					p->next = i + 1;
 			}
@@ -449,8 +453,30 @@ static int par_run(struct dec_par *dp, size_t n, dec_piece_fn fn, dec_piece_done
 	return rc;
 }
 
+static void par_lock(struct dec_par *dp)
+{
+	pthread_mutex_lock(&((struct eng_par_view *)dp->ctx)->lock);
+}
+
+static void par_unlock(struct dec_par *dp)
+{
+	pthread_mutex_unlock(&((struct eng_par_view *)dp->ctx)->lock);
+}
+
+void eng_par_fini(struct dec_par *dp)
+{
+	pthread_mutex_destroy(&((struct eng_par_view *)dp->ctx)->lock);
+}
+
 void eng_par_init(struct dec_par *dp, unsigned jobs, struct eng_par_view *view)
 {
+	pthread_mutexattr_t a;
+	pthread_mutexattr_init(&a);
+	pthread_mutexattr_settype(&a, PTHREAD_MUTEX_RECURSIVE);
+	pthread_mutex_init(&view->lock, &a);
+	pthread_mutexattr_destroy(&a);
+	dp->lock = par_lock;
+	dp->unlock = par_unlock;
 	const char *ps = getenv("XPTRACE_PIECE_SIZE");
 	dp->jobs = jobs;
 	dp->piece_size = ps ? strtoull(ps, NULL, 0) : 0;

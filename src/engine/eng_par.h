@@ -11,6 +11,7 @@
 #ifndef ENG_PAR_H
 #define ENG_PAR_H
 
+#include <pthread.h>
 #include <stdbool.h>
 
 #include "decode/dec_par.h"
@@ -20,10 +21,13 @@ struct eng_par_view {
 	const struct dec_view *v;
 	void *state;
 	bool direct;		/* the decoder's sink is the view itself (no filter) */
+	pthread_mutex_t lock;	/* dec_par.lock (recursive), set up by eng_par_init */
 };
 
-/* A dec_par running `jobs` workers into `view` (which must outlive it). */
+/* A dec_par running `jobs` workers into `view` (which must outlive it); _fini frees
+ * what _init made. */
 void eng_par_init(struct dec_par *par, unsigned jobs, struct eng_par_view *view);
+void eng_par_fini(struct dec_par *par);
 
 /* Online cores: the default of -j. */
 unsigned eng_par_default_jobs(void);

@@ -413,7 +413,7 @@ int eng_run(struct engine *e)
 		f->passed = 0;
 		sink = (struct xev_sink){ filter_event, f, NULL };
 	}
-	struct eng_par_view pv = { e->v, state, !(f->timed || f->threads) };
+	struct eng_par_view pv = { .v = e->v, .state = state, .direct = !(f->timed || f->threads) };
 	struct dec_par par;
 	unsigned jobs = e->o.jobs ? e->o.jobs : eng_par_default_jobs();
 	if (jobs > 1) {
@@ -421,6 +421,8 @@ int eng_run(struct engine *e)
 		e->c.par = &par;
 	}
 	rc = e->d->run(&e->c, &sink);
+	if (e->c.par)
+		eng_par_fini(e->c.par);
 	e->c.par = NULL;
 	if (rc >= 0 && (f->timed || f->threads) && !f->passed) {
 		char what[160];
