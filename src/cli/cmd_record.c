@@ -766,6 +766,10 @@ static int run(int argc, char **argv)
 		rec_probes_free(r.probes);
 		return xp_err("--adaptive", NULL, "%s", strerror(ENOMEM)), XP_EXIT_RUNTIME;
 	}
+	if (r.probes)
+		rec_probes_hook(&r);
+	if (r.adaptive)
+		rec_adp_hook(&r);
 	int pr = prepare_dir(&o);
 	if (pr < 0) {
 		rec_adp_free(r.adaptive);

@@ -10,6 +10,8 @@
 #include <stdio.h>
 #include <string.h>
 
+#include "util/xp_grow.h"
+
 #include "analysis/ct.h"
 
 enum out_format { OUT_TEXT, OUT_JSONL, OUT_CSV, OUT_FOLDED, OUT_CALLGRIND, OUT_CHROME, OUT_PPROF, OUT_SVG,
@@ -99,9 +101,27 @@ struct out_buf {
 /* `mem` (may be NULL) serves until it is full. */
 void out_buf_init(struct out_buf *b, char *mem, size_t cap);
 void out_buf_free(struct out_buf *b);
-/* Room for n more bytes; false (and oom set) when there is no memory.  Inline: lines
- * of --insn are built from these a few times per instruction. */
-bool out_buf_grow(struct out_buf *b, size_t n);
+/* Room for n more bytes; false (and oom set) when there is no memory.  Inline, the
+ * growing too (the header's inlines then call nothing of a file above them): lines of
+ * --insn are built from these a few times per instruction. */
+__attribute__((noinline, unused)) static bool out_buf_grow(struct out_buf *b, size_t n)
+{
+	if (b->oom)
+		return false;
+	/* the caller's storage stays theirs: it is copied, not grown */
+	void *p = b->heap ? b->p : NULL;
+	size_t cap = b->heap ? b->cap : 0;
+	if (xp_grow(&p, &cap, b->len + n, 1, SIZE_MAX) < 0) {
+		b->oom = true;
+		return false;
+	}
+	if (!b->heap && b->len)
+		memcpy(p, b->p, b->len);
+	b->p = p;
+	b->cap = cap;
+	b->heap = true;
+	return true;
+}
 static inline bool out_buf_reserve(struct out_buf *b, size_t n)
 {
 	return b->len + n <= b->cap || out_buf_grow(b, n);

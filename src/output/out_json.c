@@ -21,27 +21,6 @@ void out_buf_free(struct out_buf *b)
 	out_buf_init(b, NULL, 0);
 }
 
-/* Room for n more bytes; false (and oom set) when there is none. */
-bool out_buf_grow(struct out_buf *b, size_t n)
-{
-	if (b->oom)
-		return false;
-	/* the caller's storage stays theirs: it is copied, not grown */
-	void *p = b->heap ? b->p : NULL;
-	size_t cap = b->heap ? b->cap : 0;
-	if (xp_grow(&p, &cap, b->len + n, 1, SIZE_MAX) < 0) {
-		b->oom = true;
-		return false;
-	}
-	if (!b->heap && b->len)
-		memcpy(p, b->p, b->len);
-	b->p = p;
-	b->cap = cap;
-	b->heap = true;
-	return true;
-}
-
-
 void out_buf_printf(struct out_buf *b, const char *fmt, ...)
 {
 	va_list ap;

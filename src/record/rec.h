@@ -63,6 +63,27 @@ struct rec_opts {
 	int adaptive_depth;	/* levels walked up from a hot function */
 };
 
+struct rec;
+struct ring;
+
+/* What --probe and --adaptive add to the ring loop (rec_core.c, rec_rings.c).  The loop
+ * sits below them and calls them only through these, set by rec_probes_hook() and
+ * rec_adp_hook(); NULL members are not called. */
+struct rec_hooks {
+	/* a SAMPLE record before it is written: 0 drops it (a probe past --probe-limit) */
+	int (*sample)(struct rec *r, const struct perf_event_header *h);
+	/* once per pass of the loop, after the rings were drained; < 0 (reported) ends
+	 * the recording */
+	int (*tick)(struct rec *r);
+	/* the loop ends: the extensions' events stop */
+	void (*stop)(struct rec *r);
+	/* more rings to drain after the mode's own (the probed threads'): the i-th, NULL
+	 * past the last */
+	struct ring *(*ring)(struct rec *r, int i);
+	/* poll timeout of the loop in ms (0: 100): how late a hook hears of the time */
+	int poll_ms;
+};
+
 struct rec {
 	const struct rec_opts *opts;
 	char *dir;
@@ -97,6 +118,7 @@ struct rec {
 	/* --adaptive: the policy that arms probes on hot functions and their callers
 	 * (src/record/rec_adaptive.h) */
 	struct rec_adp *adaptive;
+	struct rec_hooks hooks;
 };
 
 struct rec_mode {

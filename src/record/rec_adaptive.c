@@ -396,3 +396,22 @@ void rec_adp_free(struct rec_adp *a)
 	free(a->fn);
 	free(a);
 }
+
+static int hook_sample(struct rec *r, const struct perf_event_header *h)
+{
+	if (!rec_probes_hit(r->probes, h))
+		return 0;
+	rec_adp_sample(r->adaptive, r, h);
+	return 1;
+}
+
+static int hook_tick(struct rec *r)
+{
+	return rec_adp_tick(r->adaptive, r);
+}
+
+void rec_adp_hook(struct rec *r)
+{
+	r->hooks.sample = hook_sample;
+	r->hooks.tick = hook_tick;
+}

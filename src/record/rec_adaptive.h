@@ -32,6 +32,9 @@ void rec_adp_sample(struct rec_adp *a, struct rec *r, const struct perf_event_he
 /* Called from the collector's loop: acts once per interval.  0, or a negative errno
  * (reported) that ends the recording. */
 int rec_adp_tick(struct rec_adp *a, struct rec *r);
+/* Puts the policy into r's ring loop after rec_probes_hook(): every kept SAMPLE goes
+ * to rec_adp_sample, every pass to rec_adp_tick.  r->adaptive is set. */
+void rec_adp_hook(struct rec *r);
 void rec_adp_free(struct rec_adp *a);
 
 #endif

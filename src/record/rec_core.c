@@ -14,8 +14,6 @@
 #include <unistd.h>
 
 #include "arch/x86_64/x86_regs.h"
-#include "record/rec_adaptive.h"
-#include "record/rec_probe.h"
 #include "util/xp_err.h"
 
 volatile sig_atomic_t rec_stop_requested;
@@ -127,10 +125,8 @@ int rec_record(struct rec *r, const struct perf_event_header *h)
 
 	switch (h->type) {
 	case PERF_RECORD_SAMPLE:
-		if (r->probes && !rec_probes_hit(r->probes, h))
+		if (r->hooks.sample && !r->hooks.sample(r, h))
 			return 0;	/* past --probe-limit */
-		if (r->adaptive)
-			rec_adp_sample(r->adaptive, r, h);
 		r->samples++;
 		if (r->time_off >= 0 && (size_t)r->time_off + 8 <= h->size) {
 			uint64_t t;

@@ -612,3 +612,26 @@ void rec_probes_free(struct rec_probes *p)
 	free(p->fn);
 	free(p);
 }
+
+static int hook_sample(struct rec *r, const struct perf_event_header *h)
+{
+	return rec_probes_hit(r->probes, h);
+}
+
+static void hook_stop(struct rec *r)
+{
+	rec_probes_enable(r->probes, 0);
+}
+
+static struct ring *hook_ring(struct rec *r, int i)
+{
+	return i < r->probes->nrings ? &r->probes->rings[i].ring : NULL;
+}
+
+void rec_probes_hook(struct rec *r)
+{
+	r->hooks.sample = hook_sample;
+	r->hooks.stop = hook_stop;
+	r->hooks.ring = hook_ring;
+	r->hooks.poll_ms = 10;
+}

@@ -188,6 +188,10 @@ int rec_probes_which(const struct rec_probes *p, const struct perf_event_header 
  * kernel's limit is per thread and cpu, this one per probe).  The N-th entry hit
  * disarms the probe: its events are closed, so the breakpoints leave the target. */
 int rec_probes_hit(struct rec_probes *p, const struct perf_event_header *h);
+/* Puts the probes into r's ring loop (r->hooks): hits counted against the limit, the
+ * probed threads' rings drained, the probes disabled at the end, a 10 ms poll so that a
+ * probe at its limit loses its breakpoints soon.  r->probes is set. */
+void rec_probes_hook(struct rec *r);
 /* Closes probe events in parallel threads (`wait`: returns once all are closed). */
 void rec_probes_close_fds(const int *fds, int n, int wait);
 

@@ -9,8 +9,6 @@
 #include <sys/syscall.h>
 #include <unistd.h>
 
-#include "record/rec_adaptive.h"
-#include "record/rec_probe.h"
 #include "util/xp_err.h"
 
 int rec_ring_map(struct rec_ring *rg, int fd, int cpu, size_t data_pages)
@@ -35,11 +33,11 @@ int rec_ring_map(struct rec_ring *rg, int fd, int cpu, size_t data_pages)
 
 int rec_rings_drain(struct rec *r, struct rec_ring *rings, int n)
 {
-	int any = 0, e = 0, np = r->probes ? r->probes->nrings : 0;
+	int any = 0, e = 0;
+	struct ring *rg;
 
-	/* then the probed threads' own rings (rec_probes_per_thread) */
-	for (int i = 0; i < n + np && e == 0; i++) {
-		struct ring *rg = i < n ? &rings[i].ring : &r->probes->rings[i - n].ring;
+	/* then the hooks' rings (the probed threads' own: rec_probes_per_thread) */
+	for (int i = 0; e == 0 && (rg = i < n ? &rings[i].ring : r->hooks.ring ? r->hooks.ring(r, i - n) : NULL); i++) {
 		const struct perf_event_header *h;
 		if (!ring_begin(rg))
 			continue;
@@ -75,12 +73,10 @@ int rec_rings_run(struct rec *r, struct rec_ring *rings, int nrings, const int *
 		/* The timeout bounds how late we notice --duration or a reaped child; data
 		 * wakes us at the ring's watermark. */
 		int hup = 0;
-		/* With probes, a probe at its limit is seen (and its breakpoints removed)
-		 * within 10 ms, and --adaptive's intervals keep their pace. */
-		rec_wait(pfd, (unsigned long)nrings, r->probes ? 10 : 100);
+		rec_wait(pfd, (unsigned long)nrings, r->hooks.poll_ms ? r->hooks.poll_ms : 100);
 		e = rec_rings_drain(r, rings, nrings);
-		if (e == 0 && r->adaptive)
-			e = rec_adp_tick(r->adaptive, r);
+		if (e == 0 && r->hooks.tick)
+			e = r->hooks.tick(r);
 		for (int i = 0; i < nrings; i++)
 			hup += (pfd[i].revents & POLLHUP) != 0;
 		/* -p: every thread of the target exited (it may linger as a zombie, which
@@ -91,7 +87,8 @@ int rec_rings_run(struct rec *r, struct rec_ring *rings, int nrings, const int *
 	/* Stop counting, then take what is left in the rings. */
 	for (int i = 0; i < nfds; i++)
 		ioctl(fds[i], PERF_EVENT_IOC_DISABLE, 0);
-	rec_probes_enable(r->probes, 0);
+	if (r->hooks.stop)
+		r->hooks.stop(r);
 	if (e == 0 || !r->write_err)
 		rec_rings_drain(r, rings, nrings);
 	for (int i = 0; i < nrings; i++) {

@@ -163,10 +163,12 @@ check_match "--routines --metric cpu-clock: unit in the header" "Base\($unit\) +
 check_match "insns are counts: no unit" "^# functions: insns, total 115918$" "$("$XPTRACE" decode -i "$SB" | head -1)"
 
 # ---- (14) the process of each row ----
-perf script -i "$PD" -F pid,tid,ip,sym -G 2>/dev/null | awk '{ split($1, p, "/"); n[p[1] " " $NF]++ } END { for (k in n) print k, n[k] }' |
-	sort >"$TMP/perf.pp"
+# vdso samples left out on both sides: perf now and then names nothing ([unknown]) in the
+# vdso of the exec'd child, where xptrace reads the snapshot (seen once in CI)
+perf script -i "$PD" -F pid,tid,ip,sym,dso -G 2>/dev/null | awk '$NF != "([vdso])" { split($1, p, "/"); n[p[1] " " $(NF - 1)]++ }
+	END { for (k in n) print k, n[k] }' | sort >"$TMP/perf.pp"
 "$XPTRACE" decode -i "$S" --per-process --format csv | awk -F, 'NR == 1 { for (i = 1; i <= NF; i++) c[$i] = i; next }
-	$1 > 0 { print $c["pid"], $c["name"], $1 }' | sort >"$TMP/xp.pp"
+	$1 > 0 && $c["module"] != "[vdso]" { print $c["pid"], $c["name"], $1 }' | sort >"$TMP/xp.pp"
 check_eq "--per-process: samples per (pid, function) = perf script's" "$(cat "$TMP/perf.pp")" "$(cat "$TMP/xp.pp")"
 check "--per-process: two processes" test "$(awk '{ print $1 }' "$TMP/xp.pp" | sort -u | wc -l)" = 2
 check_match "--per-process text: Pid and Comm columns, the exec'd name" "^ +[0-9]+ +[0-9.]+ +[0-9.]+ +[0-9.]+% +[0-9.]+% +[0-9]+ +dec_work +dec_work +spin$" \

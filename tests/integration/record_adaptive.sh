@@ -69,8 +69,10 @@ check_match "adaptive: -g implied (callchains in the samples)" "PERF_SAMPLE_CALL
 	"$(perf evlist -v -i a/perf.data 2>/dev/null | grep cpu-clock)"
 
 # -p: attach to the running program
+# 3 s: the walk up takes an interval per level plus the kernel's time to arm each
+# uprobe, which a loaded machine stretches (1.5 s reached only mid once in CI)
 mkfifo fifo
-"$A" tree 1.5 wait <fifo >p.out &
+"$A" tree 3 wait <fifo >p.out &
 pp=$!
 exec 7>fifo
 for _ in $(seq 50); do grep -q ready p.out && break; sleep 0.1; done
@@ -125,7 +127,10 @@ check "calibration: a probed call in a loop costs $((ratio))% of the calibrated 
 "$XPTRACE" record -q -o d1 --probe tiny --probe-limit 1000 -- "$A" phases 500000 8 >d1.out 2>/dev/null
 fastest() { awk 'NR >= 3 { print $3 }' "$1" | sort -n | head -1; }
 m0=$(fastest d0.out); m1=$(fastest d1.out)
-check "limit: phases 3-8 after the limit take $m1 ns against $m0 unprobed (within 15%)" test $((m1 * 100)) -le $((m0 * 115))
+# A probe left armed costs 500000 hits x ~25 us per phase: 10000 times more.  Twice the
+# unprobed phase tells the two apart under any load (a 1 ms phase varied by 30 % in CI);
+# the tight figure is bench/adaptive-overhead's.
+check "limit: phases 3-8 after the limit take $m1 ns against $m0 unprobed (within 2x)" test "$m1" -le $((m0 * 2))
 p1=$(awk 'NR == 1 { print $3 }' d1.out)
 check "limit: phase 1 paid for its 1000 hits ($p1 ns against $m0)" test "$p1" -ge $((m0 + 1000 * callee))
 check_eq "limit: 1000 hits of tiny" "probe_xptrace:tiny 1000
