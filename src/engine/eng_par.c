@@ -8,9 +8,12 @@
 #include "engine/eng_par.h"
 #include "util/xp_err.h"
 
-/* Events of a piece on their way to the decode's thread.  A chunk is about 800 KB;
- * a piece waits when CHUNKS_MAX of its chunks are unread. */
-#define CHUNK_EVS 4096
+/* Events of a piece on their way to the decode's thread.  A chunk holds about 360 KB
+ * of events (the instruction bytes, rarely used, are not touched); a piece waits when
+ * CHUNKS_MAX of its chunks are unread, and jobs + 1 pieces are out at once: the buffers
+ * only smooth the flow, a view slower than the decode sets the pace anyway.  Events'
+ * stack and values arrays are not copied: the decoders that split emit none. */
+#define CHUNK_EVS 2048
 #define CHUNKS_MAX 4
 
 struct chunk {
@@ -374,7 +377,7 @@ static int par_run(struct dec_par *dp, size_t n, dec_piece_fn fn, dec_piece_done
 		pl.p[i].pool = &pl;
 		pl.p[i].idx = i;
 	}
-	pl.window = 2 * (size_t)jobs;
+	pl.window = (size_t)jobs + 1;
 	/* parts when this view's state splits (one tried here) */
 	if (view->direct && view->v->part_open && view->v->part_join) {
 		struct xev_sink part;
