@@ -658,7 +658,9 @@ static int qpiece_run(void *arg, unsigned w, size_t i, const struct xev_sink *si
 		r = dpt_decode(d.buf + pt->start + off, end - pt->start - off, d.img, &o, &d.sink, &pp->st[i]);
 	pp->st[i].gaps += gap.gaps;
 	pp->st[i].lost_bytes += gap.lost_bytes;
-	*next = pp->first[pc->split] + dpt_split_next(s, pc->k, &pp->st[i]);
+	size_t nk = dpt_split_next(s, pc->k, &pp->st[i]);
+	*next = pp->first[pc->split] + nk;
+	dpt_split_release(d.buf + pt->start, off, nk < s->npieces ? s->psbs[s->start[nk]] : end - pt->start);
 	for (unsigned k = 0; k < d.nimgs; k++)
 		dpt_image_free(d.imgs[k].img);
 	return r;
@@ -710,7 +712,7 @@ static int decode_par(struct dpp *p, struct qdec *qd, bool timed, bool *ran)
 			struct dpt_split *s = &pp.splits[pp.nsplits];
 			/* a decode counting cycles cannot end a piece early: one piece */
 			if ((rc = dpt_split(b, end - pt->start, dpt_counts_cycles(b, end - pt->start, &d->o) ?
-					    UINT64_MAX : size, s)) < 0)
+					    UINT64_MAX : size, true, s)) < 0)
 				goto nomem;
 			pp.first[pp.nsplits++] = pp.npc;
 			struct qpiece *pc = realloc(pp.pc, (pp.npc + s->npieces) * sizeof(*pc));

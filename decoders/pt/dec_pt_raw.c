@@ -233,6 +233,8 @@ static int raw_piece(void *arg, unsigned w, size_t i, const struct xev_sink *sin
 	o.base_offset += off;
 	int r = dpt_decode(rp->buf + off, rp->len - off, rp->imgs[w], &o, sink, &rp->st[i]);
 	*next = dpt_split_next(&rp->split, i, &rp->st[i]);
+	const struct dpt_split *s = &rp->split;
+	dpt_split_release(rp->buf, off, *next < s->npieces ? s->psbs[s->start[*next]] : rp->len);
 	return r;
 }
 
@@ -269,7 +271,7 @@ static int decode_par(struct dec_ctx *c, const uint8_t *buf, size_t len, struct 
 		size = c->par->piece_size;
 	if (len < 2 * size || dpt_counts_cycles(buf, len, opt))
 		return 0;
-	if ((r = dpt_split(buf, len, size, &rp.split)) < 0)
+	if ((r = dpt_split(buf, len, size, true, &rp.split)) < 0)
 		return xp_err_code(r, "decode", NULL, "out of memory");
 	if (rp.split.npieces < 2) {
 		dpt_split_free(&rp.split);

@@ -180,14 +180,19 @@ struct dpt_split {
 };
 
 /* Cuts buf[0..len) into pieces of about piece_size bytes, at PSB+ a decode can start
- * from.  0 or -ENOMEM. */
-int dpt_split(const uint8_t *buf, size_t len, uint64_t piece_size, struct dpt_split *s);
+ * from; `release`: buf is a read-only file mapping, whose pages the scan gives back as
+ * it goes (dpt_split_release).  0 or -ENOMEM. */
+int dpt_split(const uint8_t *buf, size_t len, uint64_t piece_size, bool release, struct dpt_split *s);
 void dpt_split_free(struct dpt_split *s);
 /* Sets the piece fields of `o` for piece i; returns where in the buffer it starts
  * (decode buf + that, with base_offset raised by it). */
 uint64_t dpt_split_piece(const struct dpt_split *s, size_t i, struct dpt_options *o);
 /* The piece after piece i, from its decode's stats (dec_piece_fn's *next). */
 size_t dpt_split_next(const struct dpt_split *s, size_t i, const struct dpt_stats *st);
+/* Gives back the pages of buf[from, to), a read-only file mapping whose piece there
+ * was decoded (release_behind keeps the pages a decode has left behind; the pages a
+ * piece still holds at its end are its piece's). */
+void dpt_split_release(const uint8_t *buf, uint64_t from, uint64_t to);
 /* True when a decode of buf with `opt` counts cycles (CYC packets and the nominal
  * ratio): its pieces cannot end early (the cycles of a stretch need the time before
  * it), so it is not worth splitting. */

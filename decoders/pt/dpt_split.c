@@ -9,6 +9,8 @@
 #include <errno.h>
 #include <stdlib.h>
 #include <string.h>
+#include <sys/mman.h>
+#include <unistd.h>
 
 #include "decoders/pt/dpt.h"
 #include "util/xp_grow.h"
@@ -47,8 +49,15 @@ static bool good_start(struct pt_packet_decoder *pd, uint64_t off)
 	return false;
 }
 
-int dpt_split(const uint8_t *buf, size_t len, uint64_t piece_size, struct dpt_split *s)
+/* The scan gives back the pages it read every this many bytes (release). */
+#define SCAN_RELEASE (4u << 20)
+/* A read of one byte of a file mapping may map this much around it (large page-cache
+ * folios, tmpfs huge pages): what a look at a PSB+ gives back. */
+#define FOLIO_MAX (2u << 20)
+
+int dpt_split(const uint8_t *buf, size_t len, uint64_t piece_size, bool release, struct dpt_split *s)
 {
+	uint64_t released = 0;
 	struct pt_config cfg;
 	size_t cap = 0, capstart = 0;
 	uint64_t off;
@@ -64,6 +73,10 @@ int dpt_split(const uint8_t *buf, size_t len, uint64_t piece_size, struct dpt_sp
 		if (XP_GROW(s->psbs, cap, s->npsbs + 1) < 0)
 			goto nomem;
 		s->psbs[s->npsbs++] = off;
+		if (release && off - released >= SCAN_RELEASE) {	/* memory flat in the trace's size */
+			dpt_split_release(buf, released, off);
+			released = off;
+		}
 	}
 	s->stop = calloc(s->npsbs ? s->npsbs : 1, 1);
 	if (!s->stop || XP_GROW(s->start, capstart, 1) < 0)
@@ -71,8 +84,13 @@ int dpt_split(const uint8_t *buf, size_t len, uint64_t piece_size, struct dpt_sp
 	s->start[s->npieces++] = SIZE_MAX;	/* the first piece: from the buffer's start */
 	uint64_t from = 0;
 	for (size_t i = 0; i < s->npsbs; i++) {
-		if (s->psbs[i] - from < piece_size || len - s->psbs[i] < piece_size / 2 ||
-		    !good_start(pd, s->psbs[i]))
+		if (s->psbs[i] - from < piece_size || len - s->psbs[i] < piece_size / 2)
+			continue;
+		bool good = good_start(pd, s->psbs[i]);
+		if (release)
+			dpt_split_release(buf, s->psbs[i] > FOLIO_MAX ? s->psbs[i] - FOLIO_MAX : 0,
+					  len - s->psbs[i] > 2 * FOLIO_MAX ? s->psbs[i] + 2 * FOLIO_MAX : len);
+		if (!good)
 			continue;
 		if (XP_GROW(s->start, capstart, s->npieces + 1) < 0)
 			goto nomem;
@@ -81,6 +99,8 @@ int dpt_split(const uint8_t *buf, size_t len, uint64_t piece_size, struct dpt_sp
 		from = s->psbs[i];
 	}
 	pt_pkt_free_decoder(pd);
+	if (release)
+		dpt_split_release(buf, released, len);
 	return 0;
 nomem:
 	pt_pkt_free_decoder(pd);
@@ -122,4 +142,13 @@ size_t dpt_split_next(const struct dpt_split *s, size_t i, const struct dpt_stat
 			hi = mid;
 	}
 	return lo;
+}
+
+void dpt_split_release(const uint8_t *buf, uint64_t from, uint64_t to)
+{
+	uintptr_t page = (uintptr_t)sysconf(_SC_PAGESIZE);
+	uintptr_t a = ((uintptr_t)buf + from + page - 1) & ~(page - 1);
+	uintptr_t b = ((uintptr_t)buf + to) & ~(page - 1);
+	if (b > a)
+		madvise((void *)a, b - a, MADV_DONTNEED);
 }

@@ -116,7 +116,7 @@ static void test_pieces_stop_where_next_starts(void **state)
 	struct dpt_image *img = dpt_image_new("test");
 	assert_int_equal(dpt_image_add_elf(img, spin, 1, PTGEN_BASE, NULL, NULL), 0);
 	struct dpt_split s;
-	assert_int_equal(dpt_split(buf, (size_t)len, 8192, &s), 0);
+	assert_int_equal(dpt_split(buf, (size_t)len, 8192, true, &s), 0);
 	assert_true(s.npieces >= 8);
 	uint64_t insns = 0;
 	for (size_t i = 0; i < s.npieces; i++) {
