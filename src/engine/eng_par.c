@@ -65,11 +65,17 @@ struct pool {
 	struct eng_par_view *view;
 	bool parts;		/* pieces feed view parts */
 	struct stitch st;
+	struct chunk *spare;	/* read chunks, for reuse (fresh ones cost page faults) */
 };
 
-static struct chunk *chunk_new(void)
+/* Under pl->mu. */
+static struct chunk *chunk_new(struct pool *pl)
 {
-	struct chunk *c = malloc(sizeof(*c));
+	struct chunk *c = pl->spare;
+	if (c)
+		pl->spare = c->next;
+	else
+		c = malloc(sizeof(*c));
 	if (c) {
 		c->next = NULL;
 		c->n = 0;
@@ -88,14 +94,12 @@ static int buffer_event(struct piece *p, const struct xev *ev)
 		pthread_mutex_lock(&pl->mu);
 		while (p->nchunks >= CHUNKS_MAX && !pl->stop && !pl->parts)
 			pthread_cond_wait(&pl->work, &pl->mu);
-		bool stop = pl->stop;
-		pthread_mutex_unlock(&pl->mu);
-		if (stop)
-			return -ECANCELED;
-		c = chunk_new();
-		if (!c)
-			return -ENOMEM;
-		pthread_mutex_lock(&pl->mu);
+		c = pl->stop ? NULL : chunk_new(pl);
+		if (!c) {
+			bool stop = pl->stop;
+			pthread_mutex_unlock(&pl->mu);
+			return stop ? -ECANCELED : -ENOMEM;
+		}
 		if (p->tail)
 			p->tail->next = c;
 		else
@@ -310,7 +314,10 @@ static int drain(struct pool *pl, struct piece *p)
 		for (size_t i = 0; i < c->n && !rc; i++)
 			rc = xev_emit(&st, &c->ev[i]);
 		pthread_mutex_unlock(&pl->view->lock);
-		free(c);
+		pthread_mutex_lock(&pl->mu);
+		c->next = pl->spare;
+		pl->spare = c;
+		pthread_mutex_unlock(&pl->mu);
 		if (rc)
 			return rc;
 	}
@@ -446,6 +453,11 @@ static int par_run(struct dec_par *dp, size_t n, dec_piece_fn fn, dec_piece_done
 		drop_chunks(p);
 		if (p->has_part)
 			view->v->part_join(NULL, &p->part);
+	}
+	while (pl.spare) {
+		struct chunk *c = pl.spare;
+		pl.spare = c->next;
+		free(c);
 	}
 	pthread_mutex_destroy(&pl.mu);
 	pthread_cond_destroy(&pl.work);
