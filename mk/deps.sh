@@ -3,7 +3,6 @@
 #   build (default): headers and libraries to compile and link xptrace.
 #   test:  also the oracles the test suite compares against (perf, callgrind_annotate)
 #          and clang with its libFuzzer runtime (the harnesses in tests/fuzz/),
-
 #          the consumers of the exports (chromium, go tool pprof; speedscope and
 #          puppeteer-core from npm into build/node, not committed).
 #   bench: also hyperfine.

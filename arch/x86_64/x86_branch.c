@@ -231,6 +231,10 @@ int x86_reg_value(const struct user_regs_struct *r, unsigned reg, uint64_t *val)
 	case X86_REG_R13: case X86_REG_R13D: case X86_REG_R13W: case X86_REG_R13B: v = r->r13; break;
 	case X86_REG_R14: case X86_REG_R14D: case X86_REG_R14W: case X86_REG_R14B: v = r->r14; break;
 	case X86_REG_R15: case X86_REG_R15D: case X86_REG_R15W: case X86_REG_R15B: v = r->r15; break;
+	case X86_REG_AH: *val = (r->rax >> 8) & 0xff; return 0;
+	case X86_REG_BH: *val = (r->rbx >> 8) & 0xff; return 0;
+	case X86_REG_CH: *val = (r->rcx >> 8) & 0xff; return 0;
+	case X86_REG_DH: *val = (r->rdx >> 8) & 0xff; return 0;
 	default: return -EINVAL;
 	}
 	switch (reg) {

@@ -108,6 +108,18 @@ static size_t vex_evex_len(const uint8_t *code, size_t len)
 	return i <= len && i <= X86_MAX_INSN ? i : 0;
 }
 
+unsigned x86_dis_last_id(const struct x86_dis *d)
+{
+	return ((const cs_insn *)d->scratch)->id;
+}
+
+const char *x86_dis_id_name(const struct x86_dis *d, unsigned id)
+{
+	const char *n = cs_insn_name(d->handle, id);
+
+	return n ? n : "?";
+}
+
 int x86_dis_one(struct x86_dis *d, const uint8_t *code, size_t len, uint64_t ip,
 		struct x86_instr *out)
 {
@@ -119,6 +131,7 @@ int x86_dis_one(struct x86_dis *d, const uint8_t *code, size_t len, uint64_t ip,
 	if (!cs_disasm_iter(d->handle, &p, &n, &a, ci)) {
 		size_t vl = vex_evex_len(code, len);
 
+		ci->id = 0;
 		if (!vl)
 			return -EINVAL;
 		memset(out, 0, sizeof(*out));

@@ -2,9 +2,12 @@
 #include <errno.h>
 #include <string.h>
 
+#include <cpuid.h>
+#include <stdbool.h>
+
 #include <capstone/capstone.h>
 
-#include "arch/x86_64/x86_emu.h"
+#include "arch/x86_64/x86_emu_int.h"
 
 #define F_CF (1ull << 0)
 #define F_PF (1ull << 2)
@@ -14,10 +17,16 @@
 #define F_OF (1ull << 11)
 #define F_ARITH (F_CF | F_PF | F_AF | F_ZF | F_SF | F_OF)
 
-static unsigned long long *slot(struct user_regs_struct *r, unsigned reg, int *size)
+/* The register's 64-bit slot and width; *hi: ah/bh/ch/dh, bits 8-15 of it. */
+static unsigned long long *slot(struct user_regs_struct *r, unsigned reg, int *size, int *hi)
 {
 	*size = 8;
+	*hi = 0;
 	switch (reg) {
+	case X86_REG_AH: *size = 1; *hi = 1; return &r->rax;
+	case X86_REG_BH: *size = 1; *hi = 1; return &r->rbx;
+	case X86_REG_CH: *size = 1; *hi = 1; return &r->rcx;
+	case X86_REG_DH: *size = 1; *hi = 1; return &r->rdx;
 #define R(q, d, w, b, f) \
 	case X86_REG_##q: return &r->f; \
 	case X86_REG_##d: *size = 4; return &r->f; \
@@ -47,11 +56,15 @@ static unsigned long long *slot(struct user_regs_struct *r, unsigned reg, int *s
 
 int x86_reg_write(struct user_regs_struct *r, unsigned reg, uint64_t val)
 {
-	int size;
-	unsigned long long *p = slot(r, reg, &size);
+	int size, hi;
+	unsigned long long *p = slot(r, reg, &size, &hi);
 
 	if (!p)
 		return -EINVAL;
+	if (hi) {
+		*p = (*p & ~0xff00ull) | (uint64_t)(uint8_t)val << 8;
+		return 0;
+	}
 	switch (size) {
 	case 8: *p = val; break;
 	case 4: *p = (uint32_t)val; break;
@@ -61,17 +74,17 @@ int x86_reg_write(struct user_regs_struct *r, unsigned reg, uint64_t val)
 	return 0;
 }
 
-static int copy_opnd(const cs_x86_op *op, struct x86_uopnd *o)
+int x86_emu_opnd(const cs_x86_op *op, struct x86_uopnd *o)
 {
-	int size;
+	int size, hi;
 	struct user_regs_struct dummy;
 
 	memset(o, 0, sizeof(*o));
 	o->size = op->size;
 	switch (op->type) {
 	case X86_OP_REG:
-		if (!slot(&dummy, op->reg, &size) || size != op->size)
-			return -EINVAL;	/* ah/bh/ch/dh, segment, vector registers */
+		if (!slot(&dummy, op->reg, &size, &hi) || size != op->size)
+			return -EINVAL;	/* segment, vector registers */
 		o->kind = X86_OPND_REG;
 		o->reg = op->reg;
 		return 0;
@@ -100,15 +113,118 @@ static int copy_opnd(const cs_x86_op *op, struct x86_uopnd *o)
 	}
 }
 
+/* Condition code (0-15) of a cmovcc (*set = 0) or setcc (*set = 1), or -1. */
+static int cc_of(unsigned id, int *set)
+{
+	*set = 0;
+	switch (id) {
+	case X86_INS_CMOVO: return 0x0;
+	case X86_INS_CMOVNO: return 0x1;
+	case X86_INS_CMOVB: return 0x2;
+	case X86_INS_CMOVAE: return 0x3;
+	case X86_INS_CMOVE: return 0x4;
+	case X86_INS_CMOVNE: return 0x5;
+	case X86_INS_CMOVBE: return 0x6;
+	case X86_INS_CMOVA: return 0x7;
+	case X86_INS_CMOVS: return 0x8;
+	case X86_INS_CMOVNS: return 0x9;
+	case X86_INS_CMOVP: return 0xa;
+	case X86_INS_CMOVNP: return 0xb;
+	case X86_INS_CMOVL: return 0xc;
+	case X86_INS_CMOVGE: return 0xd;
+	case X86_INS_CMOVLE: return 0xe;
+	case X86_INS_CMOVG: return 0xf;
+	}
+	*set = 1;
+	switch (id) {
+	case X86_INS_SETO: return 0x0;
+	case X86_INS_SETNO: return 0x1;
+	case X86_INS_SETB: return 0x2;
+	case X86_INS_SETAE: return 0x3;
+	case X86_INS_SETE: return 0x4;
+	case X86_INS_SETNE: return 0x5;
+	case X86_INS_SETBE: return 0x6;
+	case X86_INS_SETA: return 0x7;
+	case X86_INS_SETS: return 0x8;
+	case X86_INS_SETNS: return 0x9;
+	case X86_INS_SETP: return 0xa;
+	case X86_INS_SETNP: return 0xb;
+	case X86_INS_SETL: return 0xc;
+	case X86_INS_SETGE: return 0xd;
+	case X86_INS_SETLE: return 0xe;
+	case X86_INS_SETG: return 0xf;
+	}
+	return -1;
+}
+
+/* cpuid leaf/subleaf: is bit `bit` of register `reg` (0 eax .. 3 edx) set? */
+static bool cpu_has(unsigned leaf, unsigned sub, int reg, int bit)
+{
+	unsigned v[4] = { 0 };
+
+	if ((unsigned)__get_cpuid_max(leaf & 0x80000000u, NULL) < leaf)
+		return false;
+	__cpuid_count(leaf, sub, v[0], v[1], v[2], v[3]);
+	return (v[reg] >> bit) & 1;
+}
+
+/* cpuid in a VM exits to the hypervisor: asked once */
+static bool cpu_bmi1(void)
+{
+	static int has = -1;
+
+	if (has < 0)
+		has = cpu_has(7, 0, 1, 3);
+	return has;
+}
+
+static bool cpu_abm(void)
+{
+	static int has = -1;
+
+	if (has < 0)
+		has = cpu_has(0x80000001, 0, 2, 5);
+	return has;
+}
+
+/* cbw/cwde/cdqe: dst = the widened register; cwd/cdq/cqo: dst = rdx at that size */
+static int conv(unsigned id, struct x86_uop *u)
+{
+	static const struct { unsigned id, reg, from; } t[] = {
+		{ X86_INS_CBW, X86_REG_AX, 1 }, { X86_INS_CWDE, X86_REG_EAX, 2 },
+		{ X86_INS_CDQE, X86_REG_RAX, 4 }, { X86_INS_CWD, X86_REG_DX, 2 },
+		{ X86_INS_CDQ, X86_REG_EDX, 4 }, { X86_INS_CQO, X86_REG_RDX, 8 },
+	};
+
+	for (size_t i = 0; i < sizeof(t) / sizeof(t[0]); i++)
+		if (t[i].id == id) {
+			u->kind = U_CONV;
+			u->dst.kind = X86_OPND_REG;
+			u->dst.reg = (uint16_t)t[i].reg;
+			u->dst.size = t[i].id == X86_INS_CBW ? 2 : t[i].id == X86_INS_CWDE ? 4 :
+				      t[i].id == X86_INS_CDQE ? 8 : (uint8_t)t[i].from;
+			u->src.size = (uint8_t)t[i].from;
+			return 0;
+		}
+	return -EINVAL;
+}
+
 int x86_emu_translate(const struct cs_insn *ci, int att, struct x86_uop *u)
 {
 	const cs_x86 *x = &ci->detail->x86;
-	int nops = 2;
+	int nops = 2, cc, set;
 
 	memset(u, 0, sizeof(*u));
 	u->len = (uint8_t)ci->size;
-	/* lock and rep change what the instruction does; 0x67 the address size */
-	if (x->prefix[0] || x->prefix[3])
+	/* lock and rep change what the instruction does; 0x67 the address size.  SSE moves
+	 * may carry f2/f3 as part of the opcode (movsd, movq, movdqu). */
+	if (x->prefix[3] || x->prefix[0] == X86_PREFIX_LOCK)
+		return -EINVAL;
+	if (x86_sse_translate(ci, att, u) == 0)
+		return 0;
+	memset(u, 0, sizeof(*u));
+	u->len = (uint8_t)ci->size;
+	if (x->prefix[0])
 		return -EINVAL;
 	switch (ci->id) {
 	case X86_INS_NOP:
@@ -129,18 +245,87 @@ int x86_emu_translate(const struct cs_insn *ci, int att, struct x86_uop *u)
 	case X86_INS_OR: u->kind = U_OR; break;
 	case X86_INS_XOR: u->kind = U_XOR; break;
 	case X86_INS_TEST: u->kind = U_TEST; break;
+	case X86_INS_SHL: case X86_INS_SAL: u->kind = U_SHL; break;
+	case X86_INS_SHR: u->kind = U_SHR; break;
+	case X86_INS_SAR: u->kind = U_SAR; break;
+	case X86_INS_IMUL: u->kind = U_IMUL; break;
 	case X86_INS_INC: u->kind = U_INC; nops = 1; break;
 	case X86_INS_DEC: u->kind = U_DEC; nops = 1; break;
 	case X86_INS_PUSH: u->kind = U_PUSH; nops = 1; break;
 	case X86_INS_POP: u->kind = U_POP; nops = 1; break;
+	case X86_INS_NEG: u->kind = U_NEG; nops = 1; break;
+	case X86_INS_NOT: u->kind = U_NOT; nops = 1; break;
+	case X86_INS_ADC: u->kind = U_ADC; break;
+	case X86_INS_SBB: u->kind = U_SBB; break;
+	case X86_INS_ROL: u->kind = U_ROL; break;
+	case X86_INS_ROR: u->kind = U_ROR; break;
+	case X86_INS_BT: u->kind = U_BT; break;
+	case X86_INS_BTS: u->kind = U_BTS; break;
+	case X86_INS_BTR: u->kind = U_BTR; break;
+	case X86_INS_BTC: u->kind = U_BTC; break;
+	case X86_INS_TZCNT: u->kind = U_TZCNT; break;
+	case X86_INS_LZCNT: u->kind = U_LZCNT; break;
+	case X86_INS_POPCNT: u->kind = U_POPCNT; break;
+	case X86_INS_BSF: u->kind = U_BSF; break;
+	case X86_INS_BSR: u->kind = U_BSR; break;
+	case X86_INS_XCHG: u->kind = U_XCHG; break;
+	case X86_INS_MUL: u->kind = U_MUL1; nops = 1; break;
+	case X86_INS_DIV: u->kind = U_DIV; nops = 1; break;
+	case X86_INS_IDIV: u->kind = U_IDIV; nops = 1; break;
+	case X86_INS_ANDN: u->kind = U_ANDN; nops = 3; break;
+	case X86_INS_BZHI: u->kind = U_BZHI; nops = 3; break;
+	case X86_INS_SHLX: u->kind = U_SHLX; nops = 3; break;
+	case X86_INS_SHRX: u->kind = U_SHRX; nops = 3; break;
+	case X86_INS_SARX: u->kind = U_SARX; nops = 3; break;
+	case X86_INS_CBW: case X86_INS_CWDE: case X86_INS_CDQE:
+	case X86_INS_CWD: case X86_INS_CDQ: case X86_INS_CQO:
+		return conv(ci->id, u);
 	default:
-		return -EINVAL;
+		if ((cc = cc_of(ci->id, &set)) < 0)
+			return -EINVAL;
+		u->kind = set ? U_SET : U_CMOV;
+		nops = set ? 1 : 2;
+		u->cc = (uint8_t)cc;
+		break;
+	}
+	if (u->kind == U_IMUL && x->op_count == 1)
+		u->kind = U_IMUL1, nops = 1;
+	if (nops == 3) {
+		/* VEX: Intel dst, r/m, vvvv (andn: dst, vvvv, r/m); AT&T the other way round */
+		if (x->op_count != 3 || x86_emu_opnd(&x->operands[att ? 2 : 0], &u->dst) < 0 ||
+		    x86_emu_opnd(&x->operands[1], &u->src) < 0 ||
+		    x86_emu_opnd(&x->operands[att ? 0 : 2], &u->src2) < 0 ||
+		    u->dst.kind != X86_OPND_REG || u->src2.kind == X86_UOPND_IMM ||
+		    u->src.kind == X86_UOPND_IMM || u->dst.size < 4)
+			return -EINVAL;
+		return 0;
+	}
+	if ((u->kind == U_SHL || u->kind == U_SHR || u->kind == U_SAR || u->kind == U_ROL ||
+	     u->kind == U_ROR) && x->op_count == 1) {
+		/* by one (d0/d1 /4 /5 /7) */
+		if (x86_emu_opnd(&x->operands[0], &u->dst) < 0)
+			return -EINVAL;
+		u->src.kind = X86_UOPND_IMM;
+		u->src.size = 1;
+		u->src.imm = 1;
+		return 0;
+	}
+	if (u->kind == U_IMUL && x->op_count == 3) {
+		/* AT&T: imm, src, dst; Intel: dst, src, imm */
+		const cs_x86_op *imm = &x->operands[att ? 0 : 2];
+
+		if (imm->type != X86_OP_IMM || x86_emu_opnd(&x->operands[att ? 2 : 0], &u->dst) < 0 ||
+		    x86_emu_opnd(&x->operands[1], &u->src) < 0 || u->dst.kind != X86_OPND_REG)
+			return -EINVAL;
+		u->has_imm = 1;
+		u->imm = (int32_t)imm->imm;
+		return 0;
 	}
 	if (x->op_count != nops)
 		return -EINVAL;
-	if (copy_opnd(&x->operands[nops == 2 && att ? 1 : 0], &u->dst) < 0)
+	if (x86_emu_opnd(&x->operands[nops == 2 && att ? 1 : 0], &u->dst) < 0)
 		return -EINVAL;
-	if (nops == 2 && copy_opnd(&x->operands[att ? 0 : 1], &u->src) < 0)
+	if (nops == 2 && x86_emu_opnd(&x->operands[att ? 0 : 1], &u->src) < 0)
 		return -EINVAL;
 	if (u->dst.kind == X86_UOPND_IMM && u->kind != U_PUSH)
 		return -EINVAL;
@@ -149,11 +334,34 @@ int x86_emu_translate(const struct cs_insn *ci, int att, struct x86_uop *u)
 		return -EINVAL;
 	if (u->kind == U_LEA && (u->src.kind != X86_OPND_MEM || u->src.mem.seg != X86_SEG_NONE))
 		return -EINVAL;
+	if ((u->kind == U_SHL || u->kind == U_SHR || u->kind == U_SAR || u->kind == U_ROL ||
+	     u->kind == U_ROR) &&
+	    !(u->src.kind == X86_UOPND_IMM ||
+	      (u->src.kind == X86_OPND_REG && u->src.reg == X86_REG_CL)))
+		return -EINVAL;
+	if ((u->kind == U_CMOV || u->kind == U_IMUL) &&
+	    (u->dst.kind != X86_OPND_REG || u->dst.size == 1))
+		return -EINVAL;
+	if (u->kind == U_SET && u->dst.size != 1)
+		return -EINVAL;
+	if (u->kind >= U_TZCNT && u->kind <= U_BSR &&
+	    (u->dst.kind != X86_OPND_REG || u->dst.size == 1 ||
+	     (u->kind == U_TZCNT && !cpu_bmi1()) || (u->kind == U_LZCNT && !cpu_abm())))
+		return -EINVAL;	/* without BMI1/ABM the CPU runs them as bsf/bsr */
+	if (u->kind == U_XCHG && (u->dst.kind != X86_OPND_REG || u->src.kind != X86_OPND_REG))
+		return -EINVAL;
+	/* bt with a register offset into memory addresses a bit string */
+	if (u->kind >= U_BT && u->kind <= U_BTC && u->dst.kind == X86_OPND_MEM &&
+	    u->src.kind != X86_UOPND_IMM)
+		return -EINVAL;
+	if ((u->kind == U_MUL1 || u->kind == U_IMUL1 || u->kind == U_DIV || u->kind == U_IDIV) &&
+	    u->dst.kind == X86_UOPND_IMM)
+		return -EINVAL;
 	return 0;
 }
 
-static int ea(const struct x86_operand *m, uint64_t next, const struct user_regs_struct *r,
-	      uint64_t *addr)
+int x86_emu_ea(const struct x86_operand *m, uint64_t next, const struct user_regs_struct *r,
+	       uint64_t *addr)
 {
 	uint64_t a = 0, v;
 
@@ -196,7 +404,7 @@ static int get(const struct x86_uopnd *o, uint64_t next, const struct user_regs_
 		*val = (uint64_t)o->imm;
 		return 0;
 	case X86_OPND_MEM:
-		if ((err = ea(&o->mem, next, r, &a)) < 0 || (err = rd(ctx, a, &v, o->size)) < 0)
+		if ((err = x86_emu_ea(&o->mem, next, r, &a)) < 0 || (err = rd(ctx, a, &v, o->size)) < 0)
 			return err;
 		*val = v;
 		return 0;
@@ -215,7 +423,7 @@ static int put(const struct x86_uopnd *o, uint64_t next, struct user_regs_struct
 		return x86_reg_write(r, o->reg, val);
 	if (o->kind != X86_OPND_MEM)
 		return -EINVAL;
-	if ((err = ea(&o->mem, next, r, &a)) < 0)
+	if ((err = x86_emu_ea(&o->mem, next, r, &a)) < 0)
 		return err;
 	return wr(ctx, a, &val, o->size);
 }
@@ -235,8 +443,76 @@ static uint64_t szf(uint64_t res, int size)
 	return f;
 }
 
+/* mul/imul/div/idiv of rdx:rax (ax for bytes) by src.  A division by zero or with a
+ * quotient too wide raises #DE: -EINVAL, the CPU runs it.  The flags mul/imul leave
+ * undefined (SF ZF AF PF) and all of div's keep their value. */
+static int muldiv(const struct x86_uop *u, uint64_t next, struct user_regs_struct *n,
+		  x86_mem_read_fn rd, void *ctx)
+{
+	int size = u->dst.size, bits = size * 8, err;
+	uint64_t m = mask(size), v, lo = n->rax & m, hi = n->rdx & m;
+	unsigned __int128 ua, q;
+	__int128 sa, sq;
+
+	if ((err = get(&u->dst, next, n, rd, ctx, &v)) < 0)
+		return err;
+	v &= m;
+	if (size == 1) {
+		hi = (n->rax >> 8) & 0xff;
+		lo = n->rax & 0xff;
+	}
+	switch (u->kind) {
+	case U_MUL1:
+		ua = (unsigned __int128)lo * v;
+		n->eflags &= ~(F_CF | F_OF);
+		if (ua >> bits)
+			n->eflags |= F_CF | F_OF;
+		lo = (uint64_t)ua & m;
+		hi = (uint64_t)(ua >> bits) & m;
+		break;
+	case U_IMUL1:
+		sa = (__int128)((int64_t)(lo << (64 - bits)) >> (64 - bits)) *
+		     ((int64_t)(v << (64 - bits)) >> (64 - bits));
+		n->eflags &= ~(F_CF | F_OF);
+		if (sa != (__int128)((int64_t)((uint64_t)sa << (64 - bits)) >> (64 - bits)))
+			n->eflags |= F_CF | F_OF;
+		lo = (uint64_t)sa & m;
+		hi = (uint64_t)((unsigned __int128)sa >> bits) & m;
+		break;
+	case U_DIV:
+		ua = (unsigned __int128)hi << bits | lo;
+		if (!v || (q = ua / v) >> bits)
+			return -EINVAL;
+		hi = (uint64_t)(ua % v);
+		lo = (uint64_t)q;
+		break;
+	default: {
+		__int128 d = (int64_t)(v << (64 - bits)) >> (64 - bits), r;
+
+		sa = (__int128)(((unsigned __int128)hi << bits | lo) << (128 - 2 * bits)) >>
+		     (128 - 2 * bits);
+		if (!d || (d == -1 && sa == -((__int128)1 << (2 * bits - 1))))
+			return -EINVAL;
+		sq = sa / d;
+		r = sa % d;
+		if (sq >= (__int128)1 << (bits - 1) || sq < -((__int128)1 << (bits - 1)))
+			return -EINVAL;
+		lo = (uint64_t)sq & m;
+		hi = (uint64_t)r & m;
+		break;
+	}
+	}
+	if (size == 1) {
+		n->rax = (n->rax & ~0xffffull) | hi << 8 | lo;
+		return 0;
+	}
+	x86_reg_write(n, size == 8 ? X86_REG_RAX : size == 4 ? X86_REG_EAX : X86_REG_AX, lo);
+	x86_reg_write(n, size == 8 ? X86_REG_RDX : size == 4 ? X86_REG_EDX : X86_REG_DX, hi);
+	return 0;
+}
+
 int x86_emu_exec(const struct x86_uop *u, uint64_t ip, struct user_regs_struct *r,
-		 x86_mem_read_fn rd, x86_mem_write_fn wr, void *ctx)
+		 x86_mem_read_fn rd, x86_mem_write_fn wr, void *ctx, struct x86_xmm *xmm)
 {
 	struct user_regs_struct n = *r;	/* committed only when nothing faulted */
 	uint64_t next = ip + u->len, a, b, res, m, f = n.eflags;
@@ -280,10 +556,288 @@ int x86_emu_exec(const struct x86_uop *u, uint64_t ip, struct user_regs_struct *
 			return err;
 		break;
 	case U_LEA:
-		if ((err = ea(&u->src.mem, next, &n, &a)) < 0 ||
+		if ((err = x86_emu_ea(&u->src.mem, next, &n, &a)) < 0 ||
 		    (err = x86_reg_write(&n, u->dst.reg, a)) < 0)
 			return err;
 		break;
+	case U_CMOV:
+		/* a 32-bit destination is written (zero-extended) even when false */
+		if ((err = get(&u->dst, next, &n, rd, ctx, &a)) < 0 ||
+		    (err = get(&u->src, next, &n, rd, ctx, &b)) < 0 ||
+		    (err = x86_reg_write(&n, u->dst.reg, x86_cc_eval(u->cc, f) ? b : a)) < 0)
+			return err;
+		break;
+	case U_SET:
+		if ((err = put(&u->dst, next, &n, wr, ctx, x86_cc_eval(u->cc, f))) < 0)
+			return err;
+		break;
+	case U_SHL:
+	case U_SHR:
+	case U_SAR: {
+		unsigned c;
+
+		if ((err = get(&u->src, next, &n, rd, ctx, &b)) < 0 ||
+		    (err = get(&u->dst, next, &n, rd, ctx, &a)) < 0)
+			return err;
+		c = (unsigned)b & (size == 8 ? 63 : 31);
+		/* count 0 changes nothing (and may still write a 32-bit register), a count
+		 * past an 8/16-bit width leaves CF undefined: the CPU runs those */
+		if (c == 0 || (int)c > bits)
+			return -EINVAL;
+		m = mask(size);
+		a &= m;
+		f &= ~F_ARITH;
+		if (u->kind == U_SHL) {
+			res = (c == 64 ? 0 : a << c) & m;
+			if ((a >> (bits - (int)c)) & 1)
+				f |= F_CF;
+			if (((res >> (bits - 1)) & 1) ^ (f & F_CF))
+				f |= F_OF;
+		} else if (u->kind == U_SHR) {
+			res = a >> c;
+			if ((a >> (c - 1)) & 1)
+				f |= F_CF;
+			if ((a >> (bits - 1)) & 1)
+				f |= F_OF;
+		} else {
+			int64_t sa = (int64_t)(a << (64 - bits)) >> (64 - bits);
+
+			res = (uint64_t)(sa >> ((int)c > 63 ? 63 : c)) & m;
+			if (((uint64_t)sa >> (c - 1)) & 1)
+				f |= F_CF;
+		}
+		/* OF is defined for a count of 1 only, AF never: both as computed */
+		f |= szf(res, size);
+		if ((err = put(&u->dst, next, &n, wr, ctx, res)) < 0)
+			return err;
+		n.eflags = f;
+		break;
+	}
+	case U_IMUL: {
+		__int128 p;
+		int64_t x, y;
+
+		if ((err = get(&u->src, next, &n, rd, ctx, &b)) < 0)
+			return err;
+		if (u->has_imm)
+			a = (uint64_t)(int64_t)u->imm;
+		else if ((err = get(&u->dst, next, &n, rd, ctx, &a)) < 0)
+			return err;
+		x = (int64_t)(a << (64 - bits)) >> (64 - bits);
+		y = (int64_t)(b << (64 - bits)) >> (64 - bits);
+		if (u->has_imm)
+			x = u->imm;
+		p = (__int128)x * y;
+		res = (uint64_t)p & mask(size);
+		f &= ~F_ARITH;
+		/* CF = OF: the product does not fit; SF, ZF, PF (undefined) from the result */
+		if (p != (__int128)((int64_t)(res << (64 - bits)) >> (64 - bits)))
+			f |= F_CF | F_OF;
+		f |= szf(res, size);
+		if ((err = x86_reg_write(&n, u->dst.reg, res)) < 0)
+			return err;
+		n.eflags = f;
+		break;
+	}
+	case U_VMOV:
+	case U_VALU:
+		if ((err = x86_sse_exec(u, next, &n, rd, wr, ctx, xmm)) < 0)
+			return err;
+		break;
+	case U_NEG:
+	case U_NOT:
+		if ((err = get(&u->dst, next, &n, rd, ctx, &a)) < 0)
+			return err;
+		m = mask(size);
+		a &= m;
+		if (u->kind == U_NOT) {
+			if ((err = put(&u->dst, next, &n, wr, ctx, ~a & m)) < 0)
+				return err;
+			break;
+		}
+		res = -a & m;
+		f &= ~F_ARITH;
+		f |= szf(res, size);
+		if (a)
+			f |= F_CF;
+		if (a == 1ull << (bits - 1))
+			f |= F_OF;
+		if ((a ^ res) & 0x10)
+			f |= F_AF;
+		if ((err = put(&u->dst, next, &n, wr, ctx, res)) < 0)
+			return err;
+		n.eflags = f;
+		break;
+	case U_CONV:
+		a = n.rax & mask(u->src.size);
+		if (a >> (u->src.size * 8 - 1))
+			a |= ~mask(u->src.size);	/* sign-extended */
+		if (u->dst.reg == X86_REG_DX || u->dst.reg == X86_REG_EDX || u->dst.reg == X86_REG_RDX)
+			a = (int64_t)a < 0 ? ~0ull : 0;
+		x86_reg_write(&n, u->dst.reg, a);
+		break;
+	case U_ADC:
+	case U_SBB: {
+		uint64_t cf = f & F_CF;
+
+		if ((err = get(&u->dst, next, &n, rd, ctx, &a)) < 0 ||
+		    (err = get(&u->src, next, &n, rd, ctx, &b)) < 0)
+			return err;
+		m = mask(size);
+		a &= m;
+		b &= m;
+		f &= ~F_ARITH;
+		if (u->kind == U_ADC) {
+			res = (a + b + cf) & m;
+			if (res < a || (cf && res == a))
+				f |= F_CF;
+			if ((((a ^ res) & (b ^ res)) >> (bits - 1)) & 1)
+				f |= F_OF;
+		} else {
+			res = (a - b - cf) & m;
+			if (a < b || (cf && a == b))
+				f |= F_CF;
+			if ((((a ^ b) & (a ^ res)) >> (bits - 1)) & 1)
+				f |= F_OF;
+		}
+		if ((a ^ b ^ res) & 0x10)
+			f |= F_AF;
+		f |= szf(res, size);
+		if ((err = put(&u->dst, next, &n, wr, ctx, res)) < 0)
+			return err;
+		n.eflags = f;
+		break;
+	}
+	case U_ROL:
+	case U_ROR: {
+		unsigned c;
+
+		if ((err = get(&u->src, next, &n, rd, ctx, &b)) < 0 ||
+		    (err = get(&u->dst, next, &n, rd, ctx, &a)) < 0)
+			return err;
+		c = ((unsigned)b & (size == 8 ? 63 : 31)) % (unsigned)bits;
+		if (c == 0)
+			return -EINVAL;	/* flags kept or CF only: the CPU runs it */
+		m = mask(size);
+		a &= m;
+		res = u->kind == U_ROL ? ((a << c) | (a >> (bits - (int)c))) & m
+				       : ((a >> c) | (a << (bits - (int)c))) & m;
+		f &= ~(F_CF | F_OF);	/* rotates touch no other flag */
+		if (u->kind == U_ROL) {
+			if (res & 1)
+				f |= F_CF;
+			if (((res >> (bits - 1)) & 1) ^ (res & 1))
+				f |= F_OF;
+		} else {
+			if ((res >> (bits - 1)) & 1)
+				f |= F_CF;
+			if (((res >> (bits - 1)) ^ (res >> (bits - 2))) & 1)
+				f |= F_OF;
+		}
+		if ((err = put(&u->dst, next, &n, wr, ctx, res)) < 0)
+			return err;
+		n.eflags = f;
+		break;
+	}
+	case U_BT:
+	case U_BTS:
+	case U_BTR:
+	case U_BTC:
+		if ((err = get(&u->src, next, &n, rd, ctx, &b)) < 0 ||
+		    (err = get(&u->dst, next, &n, rd, ctx, &a)) < 0)
+			return err;
+		b = 1ull << (b & (uint64_t)(bits - 1));
+		f &= ~F_CF;
+		if (a & b)
+			f |= F_CF;
+		res = u->kind == U_BTS ? a | b : u->kind == U_BTR ? a & ~b : a ^ b;
+		if (u->kind != U_BT && (err = put(&u->dst, next, &n, wr, ctx, res)) < 0)
+			return err;
+		n.eflags = f;
+		break;
+	case U_TZCNT:
+	case U_LZCNT:
+	case U_POPCNT:
+	case U_BSF:
+	case U_BSR:
+		if ((err = get(&u->src, next, &n, rd, ctx, &a)) < 0)
+			return err;
+		a &= mask(size);
+		if ((u->kind == U_BSF || u->kind == U_BSR) && !a)
+			return -EINVAL;	/* the destination is left as the CPU leaves it */
+		switch (u->kind) {
+		case U_TZCNT: res = a ? (uint64_t)__builtin_ctzll(a) : (uint64_t)bits; break;
+		case U_LZCNT: res = a ? (uint64_t)(__builtin_clzll(a) - (64 - bits)) : (uint64_t)bits; break;
+		case U_POPCNT: res = (uint64_t)__builtin_popcountll(a); break;
+		case U_BSF: res = (uint64_t)__builtin_ctzll(a); break;
+		default: res = (uint64_t)(63 - __builtin_clzll(a)); break;
+		}
+		if (u->kind == U_POPCNT) {
+			f &= ~F_ARITH;
+			if (!a)
+				f |= F_ZF;
+		} else if (u->kind == U_TZCNT || u->kind == U_LZCNT) {
+			f &= ~(F_CF | F_ZF);
+			if (!a)
+				f |= F_CF;
+			if (!res)
+				f |= F_ZF;
+		} else {
+			f &= ~F_ZF;
+		}
+		x86_reg_write(&n, u->dst.reg, res);
+		n.eflags = f;
+		break;
+	case U_XCHG:
+		if ((err = get(&u->dst, next, &n, rd, ctx, &a)) < 0 ||
+		    (err = get(&u->src, next, &n, rd, ctx, &b)) < 0)
+			return err;
+		x86_reg_write(&n, u->dst.reg, b);
+		x86_reg_write(&n, u->src.reg, a);
+		break;
+	case U_MUL1:
+	case U_IMUL1:
+	case U_DIV:
+	case U_IDIV:
+		if ((err = muldiv(u, next, &n, rd, ctx)) < 0)
+			return err;
+		break;
+	case U_ANDN:
+	case U_BZHI:
+	case U_SHLX:
+	case U_SHRX:
+	case U_SARX: {
+		unsigned c;
+
+		if ((err = get(&u->src, next, &n, rd, ctx, &a)) < 0 ||
+		    (err = get(&u->src2, next, &n, rd, ctx, &b)) < 0)
+			return err;
+		m = mask(size);
+		a &= m;
+		b &= m;
+		c = (unsigned)b & (size == 8 ? 63 : 31);
+		switch (u->kind) {
+		case U_ANDN: res = ~a & b & m; break;	/* ~vvvv & r/m (Intel operands 1, 2) */
+		case U_BZHI:
+			c = (unsigned)b & 0xff;
+			res = c < (unsigned)bits ? a & ((1ull << c) - 1) : a;
+			f &= ~(F_CF | F_OF | F_ZF | F_SF);
+			if (c > (unsigned)bits - 1)
+				f |= F_CF;
+			f |= szf(res, size) & (F_ZF | F_SF);
+			break;
+		case U_SHLX: res = (a << c) & m; break;
+		case U_SHRX: res = a >> c; break;
+		default: res = (uint64_t)((int64_t)(a << (64 - bits)) >> (64 - bits) >> c) & m; break;
+		}
+		if (u->kind == U_ANDN) {
+			f &= ~(F_CF | F_OF | F_ZF | F_SF);
+			f |= szf(res, size) & (F_ZF | F_SF);
+		}
+		x86_reg_write(&n, u->dst.reg, res);
+		n.eflags = f;
+		break;
+	}
 	case U_INC:
 	case U_DEC:
 		if ((err = get(&u->dst, next, &n, rd, ctx, &a)) < 0)

@@ -8,11 +8,13 @@
  * probe_*, as `xptrace record --probe` and `perf probe` name them) are exact events:
  * XEV_CALL / XEV_RETURN with XEV_F_FUNC.  An entry hit's ip is the function; a return
  * hit's ip is the return address in the caller, so the exit names the function by
- * the entry address its paired entry probe hit. */
+ * the entry address its paired entry probe hit, and carries the return value when the
+ * hit took the register holding it (XEV_F_RETVAL). */
 #include <errno.h>
 #include <stdlib.h>
 #include <string.h>
 
+#include "arch/x86_64/x86_regs.h"
 #include "decode/decoder.h"
 #include "decoders/samples/dsm_unwind.h"
 #include "util/xp_err.h"
@@ -30,6 +32,9 @@ struct dsm {
 	struct dsm_unwind *uw;
 	uint64_t unwound, unwind_failed;
 	uint64_t nsamples;
+	/* the event of every sample: a struct xev cleared per sample (a `rep stos` of
+	 * its ~190 bytes) cost as much as the rest of the decode of a sample */
+	struct xev ev;
 	/* per attr: PROBE_* and, for an exit probe, its entry probe's attr */
 	uint8_t *probe;
 	uint32_t *entry_of;
@@ -143,6 +148,8 @@ static int probe_hit(struct dsm *s, const struct pd_rec *r)
 		ev.kind = XEV_RETURN;
 		ev.ip = s->entry_of[i] != UINT32_MAX ? s->entry_ip[s->entry_of[i]] : 0;
 		ev.addr = sm->ip;
+		if (sm->user_abi && x86_perf_regs_retval(sm->user_regs_mask, sm->user_regs, &ev.arg0))
+			ev.flags |= XEV_F_RETVAL;
 	}
 	return xev_emit(s->sink, &ev);
 }
@@ -184,28 +191,27 @@ static int on_rec(void *arg, const struct pd_rec *r)
 {
 	struct dsm *s = arg;
 	const struct pd_sample *sm;
-	struct xev ev;
+	struct xev *ev = &s->ev;
 
 	if (r->type != PERF_RECORD_SAMPLE || !r->attr || is_dummy(r->attr))
 		return 0;
 	if (s->probe[r->attr->index] != PROBE_NONE)
 		return probe_hit(s, r);
 	sm = &r->u.sample;
-	memset(&ev, 0, sizeof(ev));
-	ev.kind = XEV_SAMPLE;
-	ev.flags = XEV_F_SAMPLED;
-	ev.pid = (int32_t)sm->pid;
-	ev.tid = (int32_t)sm->tid;
-	ev.cpu = sm->type & PERF_SAMPLE_CPU ? (int32_t)sm->cpu : -1;
-	ev.time = sm->time;
-	ev.ip = sm->ip;
-	ev.event = r->attr->index;
-	ev.weight = sm->type & PERF_SAMPLE_PERIOD ? sm->period :
+	/* every field a sample has is set here; the others stay as run() cleared them */
+	ev->pid = (int32_t)sm->pid;
+	ev->tid = (int32_t)sm->tid;
+	ev->cpu = sm->type & PERF_SAMPLE_CPU ? (int32_t)sm->cpu : -1;
+	ev->time = sm->time;
+	ev->ip = sm->ip;
+	ev->event = r->attr->index;
+	ev->weight = sm->type & PERF_SAMPLE_PERIOD ? sm->period :
 		(r->attr->attr.freq ? 1 : r->attr->attr.sample_period);
-	ev.cycles = XEV_CYCLES_UNKNOWN;
-	ev.offset = r->offset;
+	ev->offset = r->offset;
+	ev->values = NULL;
+	ev->nvalues = 0;
 	if (sm->type & PERF_SAMPLE_READ)
-		group_values(s, r, &ev);
+		group_values(s, r, ev);
 	uint64_t need = sm->nr_callchain + 1;
 	if (s->uw)
 		need += DSM_UNWIND_MAX;
@@ -218,8 +224,8 @@ static int on_rec(void *arg, const struct pd_rec *r)
 			continue;
 		s->stack[n++] = a;
 	}
-	if (n == 0 && ev.ip)
-		s->stack[n++] = ev.ip;
+	if (n == 0 && ev->ip)
+		s->stack[n++] = ev->ip;
 	/* DWARF unwinding replaces the user part when registers and stack came along */
 	if (s->uw && sm->user_abi && sm->user_stack_size) {
 		uint32_t keep;	/* the kernel part stays, the user part is unwound */
@@ -233,15 +239,16 @@ static int on_rec(void *arg, const struct pd_rec *r)
 			s->unwind_failed++;
 		}
 	}
-	ev.stack = s->stack;
-	ev.nstack = n;
+	ev->stack = s->stack;
+	ev->nstack = n;
 	s->nsamples++;
-	return xev_emit(s->sink, &ev);
+	return xev_emit(s->sink, ev);
 }
 
 static int run(struct dec_ctx *c, const struct xev_sink *sink)
 {
-	struct dsm s = { .c = c, .sink = sink, .nattrs = pd_nattrs(c->pd) };
+	struct dsm s = { .c = c, .sink = sink, .nattrs = pd_nattrs(c->pd),
+			 .ev = { .kind = XEV_SAMPLE, .flags = XEV_F_SAMPLED, .cycles = XEV_CYCLES_UNKNOWN } };
 	int rc;
 
 	s.values = calloc(s.nattrs ? s.nattrs : 1, sizeof(*s.values));

@@ -34,6 +34,11 @@ struct bb_env {
 	 * without one, as --functions shows it) and its module in *module; NULL when
 	 * unknown.  May be NULL. */
 	const char *(*fn_name)(void *ctx, int32_t pid, uint64_t time, uint64_t ip, const char **module);
+	/* The object file `ip` lies in and its address there, as objdump shows it (a
+	 * PIE's or library's address less its load base): what a profile names for
+	 * disassembly (callgrind's ob= and positions); false when unknown (JIT code,
+	 * anonymous memory, a file that is no ELF).  May be NULL. */
+	bool (*obj)(void *ctx, int32_t pid, uint64_t time, uint64_t ip, const char **path, uint64_t *vaddr);
 };
 
 /* ---- stream filters: --tid, --time A-B, --sym (the engine puts the time window in

@@ -70,6 +70,25 @@ uint32_t ct_add_stack(struct ct_tree *t, const uint32_t *fns, uint32_t n, const 
 /* The same below `parent`; with CT_SAMPLED the nodes it creates are marked sampled. */
 uint32_t ct_add_stack_at(struct ct_tree *t, uint32_t parent, const uint32_t *fns, uint32_t n,
 			 const uint64_t *w, unsigned flags);
+/* The nodes of the previous stack added through it (a zeroed struct: none).  A
+ * thread's consecutive samples share their outer frames: ct_add_stack_path finds their
+ * nodes again without a lookup.  Same result as ct_add_stack. */
+struct ct_path {
+	const struct ct_tree *tree;
+	uint64_t unlinks;	/* the tree's moves when the path was taken */
+	uint32_t *fn, *node;	/* root first */
+	uint32_t n, cap, capnode;
+};
+uint32_t ct_add_stack_path(struct ct_tree *t, struct ct_path *p, const uint32_t *fns, uint32_t n,
+			   const uint64_t *w, unsigned flags);
+void ct_path_free(struct ct_path *p);
+/* Changes when nodes move (a subtree re-rooted under a caller found later): a node
+ * found before may then stand for another path. */
+uint64_t ct_moves(const struct ct_tree *t);
+/* One more sample of the stack that ends at `leaf`, a node made by samples earlier:
+ * Calls of every node from it up to the root (unless CT_NO_CALLS), Base of it += w.
+ * What ct_add_stack of that path does, as long as ct_moves is unchanged. */
+void ct_add_at(struct ct_tree *t, uint32_t leaf, const uint64_t *w, unsigned flags);
 /* Splits the Base of metric `m` of every event (not sampled) node between the node and
  * the sampled nodes below it (down to the next event nodes) in proportion to their
  * Base of metric `by`; nodes with no `by` weight below them keep theirs.  Before

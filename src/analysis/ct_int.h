@@ -13,6 +13,7 @@ struct ct_tree {
 	uint32_t n, cap;
 	struct xp_map child;	/* parent << 32 | fn -> child node */
 	uint32_t max_fn1;	/* largest fn key + 1 */
+	uint64_t unlinks;	/* nodes moved (ct_unlink_key): ct_path's nodes may be stale */
 };
 
 int ct_grow(struct ct_tree *t);

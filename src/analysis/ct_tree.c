@@ -82,6 +82,7 @@ uint32_t ct_find_child(const struct ct_tree *t, uint32_t parent, uint32_t fn)
 void ct_unlink_key(struct ct_tree *t, uint32_t parent, uint32_t fn)
 {
 	xp_map_del(&t->child, hkey(parent, fn));
+	t->unlinks++;
 }
 
 uint32_t ct_child(struct ct_tree *t, uint32_t parent, uint32_t fn)
@@ -136,6 +137,59 @@ uint32_t ct_add_stack(struct ct_tree *t, const uint32_t *fns, uint32_t n, const 
 		      unsigned flags)
 {
 	return ct_add_stack_at(t, CT_ROOT, fns, n, w, flags);
+}
+
+uint32_t ct_add_stack_path(struct ct_tree *t, struct ct_path *p, const uint32_t *fns, uint32_t n,
+			   const uint64_t *w, unsigned flags)
+{
+	uint32_t k = 0, node = CT_ROOT;
+
+	if (p->tree == t && p->unlinks == t->unlinks)
+		while (k < n && k < p->n && p->fn[k] == fns[k])
+			k++;
+	p->n = 0;	/* until the new path is complete */
+	if (XP_GROW(p->fn, p->cap, n) < 0 || XP_GROW(p->node, p->capnode, n) < 0)
+		return CT_NONE;
+	if (k) {
+		node = p->node[k - 1];
+		if (!(flags & CT_NO_CALLS))
+			for (uint32_t i = 0; i < k; i++)
+				t->nodes[p->node[i]].calls++;
+	}
+	for (uint32_t i = k; i < n; i++) {
+		uint32_t had = t->n;
+		node = ct_child(t, node, fns[i]);
+		if (node == CT_NONE)
+			return CT_NONE;
+		if (node >= had && (flags & CT_SAMPLED))
+			t->nodes[node].sampled = true;
+		if (!(flags & CT_NO_CALLS))
+			t->nodes[node].calls++;
+		p->fn[i] = fns[i];
+		p->node[i] = node;
+	}
+	p->tree = t;
+	p->unlinks = t->unlinks;
+	p->n = n;
+	ct_add_base(t, node, w);
+	return node;
+}
+
+uint64_t ct_moves(const struct ct_tree *t) { return t->unlinks; }
+
+void ct_add_at(struct ct_tree *t, uint32_t leaf, const uint64_t *w, unsigned flags)
+{
+	if (!(flags & CT_NO_CALLS))
+		for (uint32_t v = leaf; v != CT_ROOT; v = t->nodes[v].parent)
+			t->nodes[v].calls++;
+	ct_add_base(t, leaf, w);
+}
+
+void ct_path_free(struct ct_path *p)
+{
+	free(p->fn);
+	free(p->node);
+	memset(p, 0, sizeof(*p));
 }
 
 /* Adds src's subtree below dst's node `d` (src and dst may be the same tree as long

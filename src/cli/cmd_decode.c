@@ -201,4 +201,5 @@ const struct xp_cmd xp_cmd_decode = {
 	.summary = "decode a trace offline into reports",
 	.usage = usage_buf,
 	.run = run,
+	.formats = (1u << OUT_NFORMATS) - 1,
 };

@@ -102,7 +102,7 @@ static int parse_args(int argc, char **argv, struct opts *o)
 			o->comm = val;
 		} else if (!strcmp(a, "--format")) {
 			if (out_format_parse(val, &o->format) < 0 ||
-			    !((1u << o->format) & OUT_TABLES))
+			    !((1u << o->format) & xp_cmd_diff.formats))
 				return xp_usage_error("diff", "--format %s: expected text, jsonl or csv", val);
 		} else if (!strcmp(a, "-o") || !strcmp(a, "--output")) {
 			o->output = val;
@@ -338,4 +338,5 @@ const struct xp_cmd xp_cmd_diff = {
 	.summary = "compare two traces function by function (what a compiler change did)",
 	.usage = usage,
 	.run = run,
+	.formats = OUT_TABLES,
 };

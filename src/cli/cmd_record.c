@@ -124,10 +124,18 @@ static void on_child(int sig)
 	rec_signalled = 1;
 }
 
+/* What xptrace was started with for the signals it handles itself: the command gets
+ * them back (a signal ignored by whoever started xptrace stays ignored in the command,
+ * as without xptrace: gzip, for one, then leaves SIGINT alone). */
+static const int own_sigs[] = { SIGINT, SIGTERM, SIGHUP, SIGPIPE };
+static struct sigaction saved_sigs[4];
+
 static void install_signals(void)
 {
 	struct sigaction sa;
 
+	for (int i = 0; i < 4; i++)
+		sigaction(own_sigs[i], NULL, &saved_sigs[i]);
 	memset(&sa, 0, sizeof(sa));
 	sa.sa_handler = on_stop;	/* no SA_RESTART: poll() returns on the signal */
 	sigaction(SIGINT, &sa, NULL);
@@ -476,7 +484,11 @@ static int spawn(struct rec *r)
 		sigset_t none;
 		sigemptyset(&none);
 		sigprocmask(SIG_SETMASK, &none, NULL);
-		signal(SIGPIPE, SIG_DFL);
+		for (int i = 0; i < 4; i++)
+			if (saved_sigs[i].sa_handler == SIG_IGN)
+				signal(own_sigs[i], SIG_IGN);
+			else
+				signal(own_sigs[i], SIG_DFL);
 		/* the command lives as long as its recording: if xptrace is killed, it gets
 		 * the SIGTERM a stopped recording sends (docs/record.md) */
 		prctl(PR_SET_PDEATHSIG, SIGTERM);
@@ -746,6 +758,11 @@ static int run(int argc, char **argv)
 	rc = parse_args(argc, argv, &o);
 	if (rc)
 		return rc;
+	/* a mode named on the command line: an option that does not fit it is a usage
+	 * error on any machine, said before whether this one has the mode */
+	for (int i = 0; strcmp(o.mode, "auto") != 0 && rec_modes[i]; i++)
+		if (strcmp(rec_modes[i]->name, o.mode) == 0 && hw_options_fit(&o, rec_modes[i]) < 0)
+			return XP_EXIT_USAGE;
 	struct rec_choice choice = { .verbose = o.verbose };
 	mode = rec_mode_resolve(&o, &choice);
 	if (!mode)
@@ -850,4 +867,5 @@ const struct xp_cmd xp_cmd_record = {
 	.summary = "record a command or process into a trace directory",
 	.usage = usage_text,
 	.run = run,
+	.modes = XP_CMD_MODES_AUTO,
 };

@@ -34,10 +34,10 @@ static const char usage[] =
 	"shared-library call, two threads; and a 3:1 split of CPU time) in every mode the\n"
 	"machine has (pt, lbr, sample, step: what `xptrace info` says), decodes them and\n"
 	"checks:\n"
-	"  exact modes (pt, step): the instruction stream equals `perf script\n"
-	"    --itrace=i0ns` on the same perf.data, thread by thread; the call counts equal\n"
-	"    the known ones; traces recorded by perf itself (`perf record -e intel_pt//u`)\n"
-	"    give the same counts;\n"
+	"  exact modes (pt, step): the instruction stream equals the one of\n"
+	"    `perf script --itrace=i0ns` on the same perf.data, thread by thread; the call\n"
+	"    counts equal the known ones; traces recorded by perf itself\n"
+	"    (`perf record -e intel_pt//u`) give the same counts;\n"
 	"  lbr: the workload's loop is among the hottest functions;\n"
 	"  sample: the 3:1 split within sampling error, percentages equal to `perf report`\n"
 	"    on the same file; a `perf record` trace of the workload decodes the same.\n"
@@ -779,4 +779,5 @@ const struct xp_cmd xp_cmd_selftest = {
 	.summary = "check xptrace on this machine's modes against perf (a report for bugs)",
 	.usage = usage,
 	.run = selftest,
+	.modes = XP_CMD_MODES,
 };

@@ -41,29 +41,43 @@ static const struct xp_cmd *find_command(const char *name)
 	return NULL;
 }
 
-/* `xptrace help --list KIND`: the words of the tables, one a line, for the build's
- * generators (mk/man.sh, mk/completion.sh): a command, mode, view or format added to
- * its table gets its man page and completion without another edit. */
-static int list(const char *kind)
+/* `xptrace help --list KIND [COMMAND]`: the words of the tables, one a line, for the
+ * build's generators (mk/man.sh, mk/completion.sh): a command, mode, view or format
+ * added to its table gets its man page and completion without another edit.  With a
+ * COMMAND, the formats and modes that command's --format and --mode take. */
+static int list(const char *kind, const char *cmdname)
 {
-	if (strcmp(kind, "commands") == 0) {
+	const struct xp_cmd *cmd = NULL;
+	unsigned formats = (1u << OUT_NFORMATS) - 1;
+	enum xp_cmd_modes modes = XP_CMD_MODES_AUTO;
+
+	if (cmdname) {
+		cmd = find_command(cmdname);
+		if (!cmd)
+			return xp_usage_error("help", "--list %s: unknown command '%s'", kind, cmdname);
+		formats = cmd->formats;
+		modes = cmd->modes;
+	}
+	if (strcmp(kind, "commands") == 0 && !cmd) {
 		for (size_t i = 0; i < NCOMMANDS; i++)
 			printf("%s\t%s\n", commands[i]->name, commands[i]->summary);
 	} else if (strcmp(kind, "modes") == 0) {
-		printf("auto\n");
-		for (int i = 0; rec_modes[i]; i++)
+		if (modes == XP_CMD_MODES_AUTO)
+			printf("auto\n");
+		for (int i = 0; modes != XP_CMD_NO_MODE && rec_modes[i]; i++)
 			printf("%s\n", rec_modes[i]->name);
-	} else if (strcmp(kind, "views") == 0) {
+	} else if (strcmp(kind, "views") == 0 && (!cmd || cmd == &xp_cmd_decode)) {
 		const struct dec_view *const *views;
 		size_t n = eng_views(&views);
 		for (size_t i = 0; i < n; i++)
 			printf("--%s\n", views[i]->name);
 	} else if (strcmp(kind, "formats") == 0) {
 		for (int i = 0; i < OUT_NFORMATS; i++)
-			printf("%s\n", out_format_name((enum out_format)i));
-	} else {
-		return xp_usage_error("help", "--list takes commands, modes, views or formats, not '%s'",
-				      kind);
+			if (formats & (1u << i))
+				printf("%s\n", out_format_name((enum out_format)i));
+	} else if (strcmp(kind, "views") != 0) {
+		return xp_usage_error("help", "--list takes commands, modes, views or formats%s, not '%s'",
+				      cmd ? " (modes, views or formats with a command)" : "", kind);
 	}
 	return XP_EXIT_OK;
 }
@@ -111,8 +125,8 @@ int main(int argc, char **argv)
 	if (strcmp(argv[1], "--help") == 0 || strcmp(argv[1], "-h") == 0)
 		return help(NULL);
 	if (strcmp(argv[1], "help") == 0) {
-		if (argc == 4 && strcmp(argv[2], "--list") == 0)
-			return list(argv[3]);
+		if ((argc == 4 || argc == 5) && strcmp(argv[2], "--list") == 0)
+			return list(argv[3], argc == 5 ? argv[4] : NULL);
 		if (argc > 3)
 			return xp_usage_error("help", "too many arguments");
 		return help(argc == 3 ? argv[2] : NULL);

@@ -108,7 +108,8 @@ struct dec_fncache {
 	uint64_t t0, t1;	/* the mapping's validity: decoders may look back in time */
 };
 
-uint32_t dec_fn_of(struct dec_ctx *c, int32_t pid, uint64_t ip, uint64_t time)
+uint32_t dec_fn_span(struct dec_ctx *c, int32_t pid, uint64_t ip, uint64_t time, uint64_t *from,
+		     uint64_t *to)
 {
 	uint64_t gen = sb_generation(c->sb) + 1;
 	/* keyed by address alone: processes mapping the same code at the same address
@@ -120,8 +121,11 @@ uint32_t dec_fn_of(struct dec_ctx *c, int32_t pid, uint64_t ip, uint64_t time)
 		c->fncache = calloc((size_t)1 << FNCACHE_BITS, sizeof(*c->fncache));
 	fc = c->fncache ? &c->fncache[h] : NULL;
 	if (fc && fc->gen == gen && fc->addr == ip && fc->pid == pid &&
-	    (time ? fc->t0 <= time && time < fc->t1 : fc->t1 == UINT64_MAX))
+	    (time ? fc->t0 <= time && time < fc->t1 : fc->t1 == UINT64_MAX)) {
+		*from = fc->t0;
+		*to = fc->t1;
 		return fc->fn;
+	}
 	const struct sb_map *m = sb_find_map(c->sb, pid, ip, time);
 	uint32_t fn = sym_fn_of(c->sym, m, ip);
 	uint64_t t0 = m ? m->time_from : 0, t1 = m ? m->time_to : UINT64_MAX;
@@ -136,7 +140,21 @@ uint32_t dec_fn_of(struct dec_ctx *c, int32_t pid, uint64_t ip, uint64_t time)
 	}
 	if (fc)
 		*fc = (struct dec_fncache){ ip, pid, fn, gen, t0, t1 };
+	*from = t0;
+	*to = t1;
 	return fn;
+}
+
+uint32_t dec_fn_of(struct dec_ctx *c, int32_t pid, uint64_t ip, uint64_t time)
+{
+	uint64_t from, to;
+
+	return dec_fn_span(c, pid, ip, time, &from, &to);
+}
+
+uint64_t dec_fn_gen(const struct dec_ctx *c)
+{
+	return sb_generation(c->sb);
 }
 
 void dec_ctx_release(struct dec_ctx *c)
@@ -215,7 +233,7 @@ int dec_setup_sampled(struct dec_ctx *c, bool (*counts)(const struct pd_attr *a)
 	return 0;
 }
 
-bool dec_thread_selected(struct dec_ctx *c, int32_t tid, uint64_t time)
+bool dec_thread_passes(struct dec_ctx *c, int32_t tid, uint64_t time)
 {
 	if (c->opts->tid >= 0 && tid != c->opts->tid)
 		return false;

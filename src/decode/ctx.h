@@ -110,6 +110,13 @@ int dec_read(struct dec_ctx *c, pd_rec_fn fn, void *arg);
 
 /* The interned function of an address of thread (pid) at time. */
 uint32_t dec_fn_of(struct dec_ctx *c, int32_t pid, uint64_t ip, uint64_t time);
+/* The same, with the span it holds for: the address is this function for every time in
+ * [*from, *to) (with time 0: for time 0 only when *to is UINT64_MAX), as long as
+ * dec_fn_gen() stays the same. */
+uint32_t dec_fn_span(struct dec_ctx *c, int32_t pid, uint64_t ip, uint64_t time, uint64_t *from,
+		     uint64_t *to);
+/* Changes whenever the sideband changes what an address means. */
+uint64_t dec_fn_gen(const struct dec_ctx *c);
 /* Frees what dec_fn_of cached. */
 void dec_ctx_release(struct dec_ctx *c);
 
@@ -134,7 +141,12 @@ bool dec_probe_window(const struct pd_probe *p, uint64_t first, uint64_t last, u
 /* The function part of a probe's name (probe_xptrace:SYM -> SYM). */
 const char *dec_probe_fn(const struct pd_probe *p);
 
-/* Thread filters from --tid / --comm. */
-bool dec_thread_selected(struct dec_ctx *c, int32_t tid, uint64_t time);
+/* Whether a thread passes the filters --tid / --comm (at `time`: its command then). */
+bool dec_thread_passes(struct dec_ctx *c, int32_t tid, uint64_t time);
+/* The same, inline when no filter is set: every event of every view asks. */
+static inline bool dec_thread_selected(struct dec_ctx *c, int32_t tid, uint64_t time)
+{
+	return (c->opts->tid < 0 && !c->opts->comm) || dec_thread_passes(c, tid, time);
+}
 
 #endif

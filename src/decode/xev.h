@@ -79,6 +79,9 @@ enum xev_flags {
 	 * apart) */
 	XEV_F_ABORTED = 1u << 9,
 	XEV_F_HW = 1u << 10,		/* XEV_POWER: initiated by the hardware */
+	/* XEV_RETURN with XEV_F_FUNC: arg0 holds the return value register as the
+	 * function left (a return probe's hit took it) */
+	XEV_F_RETVAL = 1u << 11,
 };
 
 #define XEV_CYCLES_UNKNOWN UINT64_MAX
@@ -108,7 +111,7 @@ struct xev {
 				 * decoder: its bytes (valid during the call); else NULL */
 	uint32_t nbytes;
 	uint32_t sub;		/* XEV_POWER: enum xev_power; XEV_TSX: enum xev_tsx */
-	uint64_t arg0, arg1;	/* XEV_POWER: its values (enum xev_power) */
+	uint64_t arg0, arg1;	/* XEV_POWER: its values (enum xev_power); arg0: XEV_F_RETVAL */
 };
 
 /* A consumer; returning non-zero stops the producer, which returns that value. */

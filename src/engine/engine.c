@@ -84,6 +84,19 @@ size_t eng_views(const struct dec_view *const **v)
 	return NVIEWS;
 }
 
+/* "--calltree cannot be written as chrome: --calls can": the views that can, named. */
+static void format_refused(const struct dec_view *v, enum out_format f)
+{
+	char can[128] = "";
+	size_t n = 0;
+
+	for (size_t i = 0; i < NVIEWS; i++)
+		if (views[i]->formats & (1u << f) && n + strlen(views[i]->name) + 5 < sizeof(can))
+			n += (size_t)snprintf(can + n, sizeof(can) - n, "%s--%s", n ? ", " : "", views[i]->name);
+	xp_usage_error("decode", "--%s cannot be written as %s%s%s%s", v->name, out_format_name(f),
+		       n ? ": " : "", can, n ? " can" : "");
+}
+
 const struct dec_view *eng_find_view(const char *name)
 {
 	for (size_t i = 0; i < NVIEWS; i++)
@@ -357,8 +370,7 @@ int eng_open(const struct eng_opts *o, struct engine **out)
 		goto fail;
 	rc = ENG_EREQUEST;
 	if (!(e->v->formats & (1u << e->o.view.format))) {
-		xp_usage_error("decode", "--%s cannot be written as %s", e->v->name,
-			       out_format_name(e->o.view.format));
+		format_refused(e->v, e->o.view.format);
 		goto fail;
 	}
 	rc = e->d->setup ? e->d->setup(c) : 0;

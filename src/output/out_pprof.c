@@ -127,6 +127,24 @@ static int64_t str_add(struct pp_strs *st, const char *s)
 	return (int64_t)st->n++;
 }
 
+/* pprof takes the first mapping for the program ("File:" in -top, the binary a
+ * backend files the profile under): the module holding main goes first. */
+static void main_first(struct pp *p, Perftools__Profiles__Location *loc, size_t nf)
+{
+	uint64_t m = 0;
+
+	for (size_t i = 0; i < nf && !m; i++)
+		if (loc[i].mapping_id && strcmp(p->n->name(p->n->ctx, p->fns[i]), "main") == 0)
+			m = loc[i].mapping_id;
+	if (m <= 1)
+		return;
+	struct out_fn_where w = p->mods[0];
+	p->mods[0] = p->mods[m - 1];
+	p->mods[m - 1] = w;
+	for (size_t i = 0; i < nf; i++)
+		loc[i].mapping_id = loc[i].mapping_id == m ? 1 : loc[i].mapping_id == 1 ? m : loc[i].mapping_id;
+}
+
 static int tables(struct pp *p, const struct out_metric *m, unsigned dflt, uint64_t duration_ns)
 {
 	struct pp_strs st = { 0 };
@@ -183,6 +201,7 @@ static int tables(struct pp *p, const struct out_metric *m, unsigned dflt, uint6
 		funp[i] = &fun[i];
 		locp[i] = &loc[i];
 	}
+	main_first(p, loc, nf);
 	map = calloc(p->nmods, sizeof(*map));
 	mapp = calloc(p->nmods, sizeof(*mapp));
 	bids = calloc(p->nmods, 41);
@@ -197,6 +216,11 @@ static int tables(struct pp *p, const struct out_metric *m, unsigned dflt, uint6
 		map[i].id = i + 1;
 		map[i].filename = str_add(&st, w->file);
 		map[i].build_id = str_add(&st, hex);
+		/* locations hold the module's ELF virtual addresses (what its symbols and
+		 * debug info use): the mapping spans them from 0 */
+		for (size_t k = 0; k < nf; k++)
+			if (loc[k].mapping_id == i + 1 && loc[k].address >= map[i].memory_limit)
+				map[i].memory_limit = loc[k].address + 1;
 		/* names come with the profile: consumers need not symbolize */
 		map[i].has_functions = map[i].has_filenames = true;
 		mapp[i] = &map[i];

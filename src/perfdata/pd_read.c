@@ -304,9 +304,20 @@ static void read_features(struct pd_file *f)
 		return;
 	uint64_t off = f->hdr.data.offset + f->hdr.data.size;
 	struct pd_section *secs = calloc(nfeat, sizeof(*secs));
-	if (!secs || read_at(f, off, secs, nfeat * sizeof(*secs)) < 0) {
+	if (!secs) {
+		xp_warn("%s: feature sections unread: out of memory (header information missing)",
+			f->name);
+		return;
+	}
+	int rc = read_at(f, off, secs, nfeat * sizeof(*secs));
+	if (rc < 0) {
 		free(secs);
-		xp_warn("%s: feature sections unreadable (header information missing)", f->name);
+		if (rc == -EIO)
+			xp_warn("%s: the feature section table at byte %llu is cut off (truncated): "
+				"header information missing", f->name, (unsigned long long)off);
+		else
+			xp_warn("%s: feature section table unreadable: %s (header information "
+				"missing)", f->name, strerror(-rc));
 		return;
 	}
 	unsigned i = 0;
@@ -314,12 +325,17 @@ static void read_features(struct pd_file *f)
 		if (!(f->hdr.features[b / 64] >> (b % 64) & 1))
 			continue;
 		struct pd_section *s = &secs[i++];
+		/* a feature this reader has no use for still says when the file was cut */
+		if (!section_ok(f, s)) {
+			xp_warn("%s: feature %u has a bad section, ignored", f->name, b);
+			continue;
+		}
 		if (b != PD_FEAT_HOSTNAME && b != PD_FEAT_OSRELEASE && b != PD_FEAT_VERSION &&
 		    b != PD_FEAT_ARCH && b != PD_FEAT_NRCPUS && b != PD_FEAT_CPUDESC &&
 		    b != PD_FEAT_CPUID && b != PD_FEAT_CMDLINE && b != PD_FEAT_EVENT_DESC &&
 		    b != PD_FEAT_BUILD_ID && b != PD_FEAT_XPTRACE_PROBES && b != PD_FEAT_XPTRACE_FAULTS)
 			continue;
-		if (!section_ok(f, s) || s->size > (256u << 20)) {
+		if (s->size > (256u << 20)) {
 			xp_warn("%s: feature %u has a bad section, ignored", f->name, b);
 			continue;
 		}
@@ -584,8 +600,10 @@ void pd_close(struct pd_file *f)
 {
 	if (!f)
 		return;
-	if (f->win)
-		munmap(f->win, f->win_len);
+	if (f->win) {
+		munmap(f->win->p, f->win->len);
+		free(f->win);
+	}
 	if (f->owns_fd)
 		close(f->fd);
 	for (uint32_t i = 0; i < f->nattrs; i++) {
@@ -649,13 +667,30 @@ const struct pd_build_id *pd_build_id_for(const struct pd_file *f, const char *f
 
 /* ---- reading records ---- */
 
+static void win_unmap(struct pd_win *w)
+{
+	munmap(w->p, w->len);
+	free(w);
+}
+
+/* The last queued record of a replaced window was delivered. */
+static void win_release(struct pd_hold *h)
+{
+	struct pd_win *w = (struct pd_win *)h;
+
+	if (w->retired)
+		win_unmap(w);
+}
+
 /* Bytes [off, off+len) of the data section, or NULL past its end (file mode). */
 static const uint8_t *win_get(struct pd_file *f, uint64_t off, uint64_t len)
 {
+	struct pd_win *w = f->win;
+
 	if (off > f->data_end || len > f->data_end - off)
 		return NULL;
-	if (f->win && off >= f->win_off && off + len <= f->win_off + f->win_len)
-		return f->win + (off - f->win_off);
+	if (w && off >= w->off && off + len <= w->off + w->len)
+		return w->p + (off - w->off);
 	long pg = sysconf(_SC_PAGESIZE);
 	uint64_t start = off & ~(uint64_t)(pg - 1);
 	uint64_t want = f->win_size;
@@ -663,17 +698,24 @@ static const uint8_t *win_get(struct pd_file *f, uint64_t off, uint64_t len)
 		want = off + len - start;
 	if (start + want > f->file_size)
 		want = f->file_size - start;
-	if (f->win)
-		munmap(f->win, f->win_len);
-	f->win = mmap(NULL, want, PROT_READ, MAP_PRIVATE, f->fd, (off_t)start);
-	if (f->win == MAP_FAILED) {
+	if (w && w->hold.live)
+		w->retired = true;	/* queued records still point into it */
+	else if (w)
+		win_unmap(w);
+	f->win = w = calloc(1, sizeof(*w));
+	if (!w)
+		return NULL;
+	w->p = mmap(NULL, want, PROT_READ, MAP_PRIVATE | MAP_POPULATE, f->fd, (off_t)start);
+	if (w->p == MAP_FAILED) {
+		free(w);
 		f->win = NULL;
 		return NULL;
 	}
-	madvise(f->win, want, MADV_SEQUENTIAL);
-	f->win_off = start;
-	f->win_len = want;
-	return f->win + (off - start);
+	madvise(w->p, want, MADV_SEQUENTIAL);
+	w->off = start;
+	w->len = want;
+	w->hold = (struct pd_hold){ .bytes = want, .release = win_release };
+	return w->p + (off - start);
 }
 
 /* read(2) on the pipe, served from the read-ahead buffer first. */
@@ -769,22 +811,16 @@ static uint64_t rec_time(struct pd_file *f, const uint8_t *raw, size_t size)
 	const struct pd_attr *a = pd_rec_attr(f, raw, size);
 	uint64_t t = 0;
 
-	if (!a || !(a->attr.sample_type & PERF_SAMPLE_TIME))
+	if (!a)
 		return 0;
-	uint64_t st = a->attr.sample_type;
 	if (h->type == PERF_RECORD_SAMPLE) {
-		size_t off = sizeof(*h) + 8 * (size_t)__builtin_popcountll(st & (PERF_SAMPLE_IDENTIFIER |
-			PERF_SAMPLE_IP | PERF_SAMPLE_TID));
-		if (off + 8 <= size)
+		size_t off = sizeof(*h) + 8 * (size_t)a->time_pos;
+		if (a->time_pos >= 0 && off + 8 <= size)
 			memcpy(&t, raw + off, 8);
 		return t;
 	}
-	if (!a->attr.sample_id_all)
-		return 0;
-	/* trailer: TID TIME ID STREAM_ID CPU IDENTIFIER; count from the end */
-	size_t back = 8 * (size_t)__builtin_popcountll(st & (PERF_SAMPLE_TIME | PERF_SAMPLE_ID |
-		PERF_SAMPLE_STREAM_ID | PERF_SAMPLE_CPU | PERF_SAMPLE_IDENTIFIER));
-	if (back + sizeof(*h) <= size)
+	size_t back = 8 * (size_t)a->time_back;
+	if (a->time_back >= 0 && back + sizeof(*h) <= size)
 		memcpy(&t, raw + size - back, 8);
 	return t;
 }
@@ -917,7 +953,8 @@ static int user_record(struct rd *r, const uint8_t *raw, size_t size, const uint
 	return r->fn(r->ctx, rec);
 }
 
-static int kernel_record(struct rd *r, const uint8_t *raw, size_t size, uint64_t offset)
+/* `in`: the window the record lies in (queued in place), NULL: copy it. */
+static int kernel_record(struct rd *r, const uint8_t *raw, size_t size, uint64_t offset, struct pd_hold *in)
 {
 	struct pd_file *f = r->f;
 	uint64_t t;
@@ -930,7 +967,7 @@ static int kernel_record(struct rd *r, const uint8_t *raw, size_t size, uint64_t
 		return deliver(r, raw, size, offset);
 	if (t > r->max_time)
 		r->max_time = t;
-	if (pd_queue_push(r->q, t, raw, size, offset) < 0)
+	if (pd_queue_push(r->q, t, raw, size, offset, in) < 0)
 		return xp_err(f->name, "lower the memory use", "out of memory queueing records");
 	if (pd_queue_over(r->q)) {
 		rc = pd_queue_flush_half(r->q, deliver, r);
@@ -1031,6 +1068,7 @@ int pd_read_events(struct pd_file *f, unsigned flags, pd_rec_fn fn, void *ctx)
 			aux_size = sz;
 		}
 		const uint8_t *aux;
+		struct pd_hold *in = NULL;
 		if (f->pipe) {
 			int pr = pipe_fill(f, have, h.size + aux_size - have);
 			if (pr < 0) {
@@ -1058,6 +1096,8 @@ int pd_read_events(struct pd_file *f, unsigned flags, pd_rec_fn fn, void *ctx)
 				}
 				memcpy(f->buf, raw, h.size);
 				raw = f->buf;
+			} else {
+				in = &f->win->hold;
 			}
 		}
 		if (h.type >= PD_RECORD_HEADER_ATTR) {
@@ -1068,7 +1108,7 @@ int pd_read_events(struct pd_file *f, unsigned flags, pd_rec_fn fn, void *ctx)
 		} else if (!known_type(h.type)) {
 			f->st.unknown++;
 		} else {
-			rc = kernel_record(&r, raw, h.size, off);
+			rc = kernel_record(&r, raw, h.size, off, in);
 		}
 		off += h.size + aux_size;
 		if (rc)

@@ -32,6 +32,9 @@ struct pd_attr {
 	int id_pos;			/* u64 index of the id in a SAMPLE, -1 none */
 	int is_pos;			/* u64 index from the end in other records, -1 none */
 	uint32_t sample_size;		/* bytes of the fixed part (perf's sample_size) */
+	/* u64 index of the time in a SAMPLE, and from the end of other records' sample_id
+	 * trailer; -1 none */
+	int time_pos, time_back;
 };
 
 #define PD_MAX_VALUES 16
@@ -218,7 +221,8 @@ void pd_report_losses(const struct pd_file *f);
 /* Parses one SAMPLE body for `attr` (exposed for tests and synthetic producers). */
 int pd_parse_sample(const struct pd_attr *attr, const void *rec, size_t size,
 		    struct pd_sample *s);
-/* Computes id_pos/is_pos/sample_size of an attr (after attr is filled). */
+/* Computes id_pos/is_pos/sample_size/time_pos/time_back of an attr (after attr is
+ * filled). */
 void pd_attr_init_pos(struct pd_attr *a);
 
 #endif

@@ -48,6 +48,14 @@ void pd_attr_init_pos(struct pd_attr *a)
 	a->sample_size = 8 * (uint32_t)__builtin_popcountll(t & (PERF_SAMPLE_IP | PERF_SAMPLE_TID |
 		PERF_SAMPLE_TIME | PERF_SAMPLE_ADDR | PERF_SAMPLE_ID | PERF_SAMPLE_STREAM_ID |
 		PERF_SAMPLE_CPU | PERF_SAMPLE_PERIOD | PERF_SAMPLE_IDENTIFIER));
+	a->time_pos = a->time_back = -1;
+	if (!(t & PERF_SAMPLE_TIME))
+		return;
+	a->time_pos = __builtin_popcountll(t & (PERF_SAMPLE_IDENTIFIER | PERF_SAMPLE_IP | PERF_SAMPLE_TID));
+	/* trailer: TID TIME ID STREAM_ID CPU IDENTIFIER */
+	if (a->attr.sample_id_all)
+		a->time_back = __builtin_popcountll(t & (PERF_SAMPLE_TIME | PERF_SAMPLE_ID |
+			PERF_SAMPLE_STREAM_ID | PERF_SAMPLE_CPU | PERF_SAMPLE_IDENTIFIER));
 }
 
 int pd_add_attr(struct pd_file *f, const void *attr, size_t attr_size, const uint64_t *ids, size_t nids)

@@ -7,6 +7,25 @@
 
 struct pd_queue;
 
+/* Memory that queued records point into without a copy (the reader's mapped file
+ * window): counted against the queue's limit while records in it are queued; the
+ * queue calls release when the last of them is delivered. */
+struct pd_hold {
+	size_t live;		/* queued records in it */
+	size_t bytes;
+	void (*release)(struct pd_hold *h);	/* NULL: nothing to do */
+};
+
+/* A mapped window of the data section.  Replaced windows that queued records still
+ * point into stay mapped (retired) until the queue releases them. */
+struct pd_win {
+	struct pd_hold hold;
+	uint8_t *p;
+	uint64_t off;
+	size_t len;
+	bool retired;
+};
+
 struct pd_file {
 	char *name;
 	int fd;
@@ -23,9 +42,7 @@ struct pd_file {
 	struct pd_build_id *bids;
 	size_t nbids;
 	/* file window */
-	uint8_t *win;
-	uint64_t win_off;
-	size_t win_len;
+	struct pd_win *win;
 	size_t win_size;
 	/* pipe / copy buffer */
 	uint8_t *buf;
@@ -62,8 +79,9 @@ int pd_add_build_id(struct pd_file *f, const void *rec, size_t n);
 /* pd_read_queue.c: the ordering queue */
 struct pd_queue *pd_queue_new(size_t limit);
 void pd_queue_free(struct pd_queue *q);
-/* Copies the record in. */
-int pd_queue_push(struct pd_queue *q, uint64_t time, const void *raw, size_t size, uint64_t offset);
+/* Copies the record in (in == NULL), or queues it in place: it stays in `in`. */
+int pd_queue_push(struct pd_queue *q, uint64_t time, const void *raw, size_t size, uint64_t offset,
+		  struct pd_hold *in);
 /* Delivers every queued record with time <= limit, in (time, arrival) order. */
 typedef int (*pd_queue_fn)(void *ctx, const void *raw, size_t size, uint64_t offset);
 int pd_queue_flush(struct pd_queue *q, uint64_t limit, pd_queue_fn fn, void *ctx);

@@ -17,13 +17,15 @@ struct chunk {
 
 struct qent {
 	uint64_t time, seq, offset;
-	struct chunk *ch;
-	uint32_t off, size;
+	const uint8_t *raw;
+	struct chunk *ch;	/* the copy's chunk, or NULL: */
+	struct pd_hold *in;	/* the record is in place there */
+	uint32_t size;
 };
 
 struct pd_queue {
 	struct qent *e;
-	size_t n, cap;
+	size_t head, n, cap;	/* queued: e[head .. n) (delivered ones leave the head) */
 	struct chunk *cur;
 	size_t bytes, limit;
 	uint64_t seq;
@@ -49,21 +51,54 @@ static void chunk_release(struct pd_queue *q, struct chunk *ch)
 	}
 }
 
+static void ent_release(struct pd_queue *q, const struct qent *e)
+{
+	if (e->ch) {
+		chunk_release(q, e->ch);
+	} else if (--e->in->live == 0) {
+		q->bytes -= e->in->bytes;
+		if (e->in->release)
+			e->in->release(e->in);
+	}
+}
+
 void pd_queue_free(struct pd_queue *q)
 {
 	if (!q)
 		return;
-	for (size_t i = 0; i < q->n; i++)
-		chunk_release(q, q->e[i].ch);
+	for (size_t i = q->head; i < q->n; i++)
+		ent_release(q, &q->e[i]);
 	free(q->cur);
 	free(q->e);
 	free(q);
 }
 
-int pd_queue_push(struct pd_queue *q, uint64_t time, const void *raw, size_t size, uint64_t offset)
+/* Room for the entry (the record's copy is made by the caller). */
+static int ent_room(struct pd_queue *q)
+{
+	if (q->n == q->cap && q->head && q->head >= q->cap / 2) {
+		/* room at the front, half or more: move the queue there instead of growing
+		 * (a move per half a capacity of deliveries) */
+		memmove(q->e, q->e + q->head, (q->n - q->head) * sizeof(*q->e));
+		q->n -= q->head;
+		q->head = 0;
+	}
+	return XP_GROW(q->e, q->cap, q->n + 1);
+}
+
+int pd_queue_push(struct pd_queue *q, uint64_t time, const void *raw, size_t size, uint64_t offset,
+		  struct pd_hold *in)
 {
 	size_t need = (size + 7) & ~(size_t)7;
 
+	if (in) {
+		if (ent_room(q) < 0)
+			return -ENOMEM;
+		if (in->live++ == 0)
+			q->bytes += in->bytes;
+		q->e[q->n++] = (struct qent){ time, q->seq++, offset, raw, NULL, in, (uint32_t)size };
+		return 0;
+	}
 	if (!q->cur || q->cur->cap - q->cur->used < need) {
 		size_t cap = need > CHUNK_BYTES ? need : CHUNK_BYTES;
 		struct chunk *ch = malloc(sizeof(*ch) + cap);
@@ -80,10 +115,10 @@ int pd_queue_push(struct pd_queue *q, uint64_t time, const void *raw, size_t siz
 		q->cur = ch;
 		q->bytes += cap;
 	}
-	if (XP_GROW(q->e, q->cap, q->n + 1) < 0)
+	if (ent_room(q) < 0)
 		return -ENOMEM;
 	memcpy(q->cur->data + q->cur->used, raw, size);
-	q->e[q->n++] = (struct qent){ time, q->seq++, offset, q->cur, (uint32_t)q->cur->used,
+	q->e[q->n++] = (struct qent){ time, q->seq++, offset, q->cur->data + q->cur->used, q->cur, NULL,
 				      (uint32_t)size };
 	q->cur->used += need;
 	q->cur->live++;
@@ -101,9 +136,9 @@ static int cmp_ent(const void *a, const void *b)
 
 static void sort_queue(struct pd_queue *q)
 {
-	for (size_t i = 1; i < q->n; i++)
+	for (size_t i = q->head + 1; i < q->n; i++)
 		if (cmp_ent(&q->e[i - 1], &q->e[i]) > 0) {
-			qsort(q->e, q->n, sizeof(*q->e), cmp_ent);
+			qsort(q->e + q->head, q->n - q->head, sizeof(*q->e), cmp_ent);
 			return;
 		}
 }
@@ -112,23 +147,18 @@ static void sort_queue(struct pd_queue *q)
 static int deliver(struct pd_queue *q, size_t count, pd_queue_fn fn, void *ctx)
 {
 	int rc = 0;
-	size_t i;
 
-	for (i = 0; i < count; i++) {
-		struct qent *e = &q->e[i];
+	while (count--) {
+		struct qent *e = &q->e[q->head++];
 
 		q->last_flushed = e->time;
-		rc = fn(ctx, e->ch->data + e->off, e->size, e->offset);
-		chunk_release(q, e->ch);
-		if (rc) {
-			i++;
+		rc = fn(ctx, e->raw, e->size, e->offset);
+		ent_release(q, e);
+		if (rc)
 			break;
-		}
 	}
-	if (i) {
-		memmove(q->e, q->e + i, (q->n - i) * sizeof(*q->e));
-		q->n -= i;
-	}
+	if (q->head == q->n)
+		q->head = q->n = 0;
 	return rc;
 }
 
@@ -137,20 +167,20 @@ int pd_queue_flush(struct pd_queue *q, uint64_t limit, pd_queue_fn fn, void *ctx
 	size_t count = 0;
 
 	sort_queue(q);
-	while (count < q->n && q->e[count].time <= limit)
+	while (q->head + count < q->n && q->e[q->head + count].time <= limit)
 		count++;
 	return deliver(q, count, fn, ctx);
 }
 
 bool pd_queue_over(const struct pd_queue *q)
 {
-	return q->bytes > q->limit && q->n > 1;
+	return q->bytes > q->limit && q->n - q->head > 1;
 }
 
 int pd_queue_flush_half(struct pd_queue *q, pd_queue_fn fn, void *ctx)
 {
 	sort_queue(q);
-	return deliver(q, q->n / 2, fn, ctx);
+	return deliver(q, (q->n - q->head) / 2, fn, ctx);
 }
 
 uint64_t pd_queue_last_flushed(const struct pd_queue *q)

@@ -93,6 +93,17 @@ static int parse_regs(struct cur *c, uint64_t mask, uint64_t *abi, const uint64_
 	return 0;
 }
 
+/* A field the sample_type may leave out: read when present, else 0. */
+static int opt_u64(struct cur *c, uint64_t t, uint64_t bit, uint64_t *v)
+{
+	if (t & bit)
+		return take_u64(c, v);
+	*v = 0;
+	return 0;
+}
+
+/* Every field is written, present or not, instead of clearing the struct first: the
+ * memset of its ~280 bytes (a `rep stos`) cost more than parsing a whole sample. */
 int pd_parse_sample(const struct pd_attr *a, const void *rec, size_t size, struct pd_sample *s)
 {
 	const struct perf_event_attr *at = &a->attr;
@@ -101,43 +112,37 @@ int pd_parse_sample(const struct pd_attr *a, const void *rec, size_t size, struc
 			 (const uint8_t *)rec + size };
 	const void *p;
 
-	memset(s, 0, offsetof(struct pd_sample, values));
 	s->type = t;
-	s->branch_hw_idx = UINT64_MAX;
 	if (size < sizeof(struct perf_event_header))
 		return -EINVAL;
-	if (t & PERF_SAMPLE_IDENTIFIER && take_u64(&c, &s->id) < 0)
+	if (opt_u64(&c, t, PERF_SAMPLE_IDENTIFIER, &s->id) < 0 || opt_u64(&c, t, PERF_SAMPLE_IP, &s->ip) < 0 ||
+	    opt_u64(&c, t, PERF_SAMPLE_TID, &v) < 0)
 		return -EINVAL;
-	if (t & PERF_SAMPLE_IP && take_u64(&c, &s->ip) < 0)
-		return -EINVAL;
-	if (t & PERF_SAMPLE_TID) {
-		if (take_u64(&c, &v) < 0)
-			return -EINVAL;
-		s->pid = (uint32_t)v;
-		s->tid = (uint32_t)(v >> 32);
-	}
-	if (t & PERF_SAMPLE_TIME && take_u64(&c, &s->time) < 0)
-		return -EINVAL;
-	if (t & PERF_SAMPLE_ADDR && take_u64(&c, &s->addr) < 0)
+	s->pid = (uint32_t)v;
+	s->tid = (uint32_t)(v >> 32);
+	if (opt_u64(&c, t, PERF_SAMPLE_TIME, &s->time) < 0 || opt_u64(&c, t, PERF_SAMPLE_ADDR, &s->addr) < 0)
 		return -EINVAL;
 	if (t & PERF_SAMPLE_ID && take_u64(&c, &s->id) < 0)
 		return -EINVAL;
-	if (t & PERF_SAMPLE_STREAM_ID && take_u64(&c, &s->stream_id) < 0)
+	if (opt_u64(&c, t, PERF_SAMPLE_STREAM_ID, &s->stream_id) < 0 || opt_u64(&c, t, PERF_SAMPLE_CPU, &v) < 0)
 		return -EINVAL;
-	if (t & PERF_SAMPLE_CPU) {
-		if (take_u64(&c, &v) < 0)
-			return -EINVAL;
-		s->cpu = (uint32_t)v;
-	}
-	if (t & PERF_SAMPLE_PERIOD && take_u64(&c, &s->period) < 0)
+	s->cpu = (uint32_t)v;
+	if (opt_u64(&c, t, PERF_SAMPLE_PERIOD, &s->period) < 0)
 		return -EINVAL;
+	s->time_enabled = s->time_running = 0;
+	s->nr_values = s->values_dropped = 0;
 	if (t & PERF_SAMPLE_READ && parse_read(&c, at->read_format, s) < 0)
 		return -EINVAL;
+	s->callchain = NULL;
+	if (opt_u64(&c, t, PERF_SAMPLE_CALLCHAIN, &s->nr_callchain) < 0)
+		return -EINVAL;
 	if (t & PERF_SAMPLE_CALLCHAIN) {
-		if (take_u64(&c, &s->nr_callchain) < 0 || take_array(&c, s->nr_callchain, 8, &p) < 0)
+		if (take_array(&c, s->nr_callchain, 8, &p) < 0)
 			return -EINVAL;
 		s->callchain = p;
 	}
+	s->raw_size = 0;
+	s->raw = NULL;
 	if (t & PERF_SAMPLE_RAW) {
 		uint32_t sz;
 
@@ -151,9 +156,11 @@ int pd_parse_sample(const struct pd_attr *a, const void *rec, size_t size, struc
 		if (take(&c, NULL, pad) < 0)
 			return -EINVAL;
 	}
+	s->branch_hw_idx = UINT64_MAX;
+	s->branch = NULL;
+	if (opt_u64(&c, t, PERF_SAMPLE_BRANCH_STACK, &s->nr_branch) < 0)
+		return -EINVAL;
 	if (t & PERF_SAMPLE_BRANCH_STACK) {
-		if (take_u64(&c, &s->nr_branch) < 0)
-			return -EINVAL;
 		if (at->branch_sample_type & PERF_SAMPLE_BRANCH_HW_INDEX &&
 		    take_u64(&c, &s->branch_hw_idx) < 0)
 			return -EINVAL;
@@ -161,14 +168,19 @@ int pd_parse_sample(const struct pd_attr *a, const void *rec, size_t size, struc
 			return -EINVAL;
 		s->branch = p;
 	}
-	if (t & PERF_SAMPLE_REGS_USER &&
-	    parse_regs(&c, at->sample_regs_user, &s->user_abi, &s->user_regs) < 0)
-		return -EINVAL;
-	else if (t & PERF_SAMPLE_REGS_USER)
+	s->user_abi = s->user_regs_mask = 0;
+	s->user_regs = NULL;
+	if (t & PERF_SAMPLE_REGS_USER) {
+		if (parse_regs(&c, at->sample_regs_user, &s->user_abi, &s->user_regs) < 0)
+			return -EINVAL;
 		s->user_regs_mask = s->user_abi ? at->sample_regs_user : 0;
+	}
+	s->user_stack = NULL;
+	s->user_stack_dyn_size = 0;
+	if (opt_u64(&c, t, PERF_SAMPLE_STACK_USER, &s->user_stack_size) < 0)
+		return -EINVAL;
 	if (t & PERF_SAMPLE_STACK_USER) {
-		if (take_u64(&c, &s->user_stack_size) < 0 ||
-		    take_array(&c, s->user_stack_size, 1, &p) < 0)
+		if (take_array(&c, s->user_stack_size, 1, &p) < 0)
 			return -EINVAL;
 		s->user_stack = p;
 		if (s->user_stack_size) {
@@ -178,30 +190,26 @@ int pd_parse_sample(const struct pd_attr *a, const void *rec, size_t size, struc
 				s->user_stack_dyn_size = s->user_stack_size;
 		}
 	}
-	if (t & (PERF_SAMPLE_WEIGHT | PERF_SAMPLE_WEIGHT_STRUCT) && take_u64(&c, &s->weight) < 0)
+	if (opt_u64(&c, t, PERF_SAMPLE_WEIGHT | PERF_SAMPLE_WEIGHT_STRUCT, &s->weight) < 0 ||
+	    opt_u64(&c, t, PERF_SAMPLE_DATA_SRC, &s->data_src) < 0 ||
+	    opt_u64(&c, t, PERF_SAMPLE_TRANSACTION, &s->transaction) < 0)
 		return -EINVAL;
-	if (t & PERF_SAMPLE_DATA_SRC && take_u64(&c, &s->data_src) < 0)
-		return -EINVAL;
-	if (t & PERF_SAMPLE_TRANSACTION && take_u64(&c, &s->transaction) < 0)
-		return -EINVAL;
+	s->intr_abi = s->intr_regs_mask = 0;
+	s->intr_regs = NULL;
 	if (t & PERF_SAMPLE_REGS_INTR) {
 		if (parse_regs(&c, at->sample_regs_intr, &s->intr_abi, &s->intr_regs) < 0)
 			return -EINVAL;
 		s->intr_regs_mask = s->intr_abi ? at->sample_regs_intr : 0;
 	}
-	if (t & PERF_SAMPLE_PHYS_ADDR && take_u64(&c, &s->phys_addr) < 0)
+	if (opt_u64(&c, t, PERF_SAMPLE_PHYS_ADDR, &s->phys_addr) < 0 ||
+	    opt_u64(&c, t, PERF_SAMPLE_CGROUP, &s->cgroup) < 0 ||
+	    opt_u64(&c, t, PERF_SAMPLE_DATA_PAGE_SIZE, &s->data_page_size) < 0 ||
+	    opt_u64(&c, t, PERF_SAMPLE_CODE_PAGE_SIZE, &s->code_page_size) < 0)
 		return -EINVAL;
-	if (t & PERF_SAMPLE_CGROUP && take_u64(&c, &s->cgroup) < 0)
+	s->aux = NULL;
+	if (opt_u64(&c, t, PERF_SAMPLE_AUX, &s->aux_size) < 0 ||
+	    (t & PERF_SAMPLE_AUX && take_array(&c, s->aux_size, 1, &s->aux) < 0))
 		return -EINVAL;
-	if (t & PERF_SAMPLE_DATA_PAGE_SIZE && take_u64(&c, &s->data_page_size) < 0)
-		return -EINVAL;
-	if (t & PERF_SAMPLE_CODE_PAGE_SIZE && take_u64(&c, &s->code_page_size) < 0)
-		return -EINVAL;
-	if (t & PERF_SAMPLE_AUX) {
-		if (take_u64(&c, &s->aux_size) < 0 || take_array(&c, s->aux_size, 1, &p) < 0)
-			return -EINVAL;
-		s->aux = p;
-	}
 	return 0;
 }
 

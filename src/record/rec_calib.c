@@ -120,6 +120,8 @@ static int open_probe(const struct rec_probes *p, const char *exe, uint64_t off,
 	a.clockid = CLOCK_MONOTONIC;
 	if (p->chain)
 		rec_attr_callgraph(&a, p->o);
+	if (ret)
+		rec_probe_attr_retval(&a);
 	return (int)rec_perf_open(&a, 0, -1, -1);
 }
 

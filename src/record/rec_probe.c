@@ -14,6 +14,7 @@
 #include <time.h>
 #include <unistd.h>
 
+#include "arch/x86_64/x86_regs.h"
 #include "record/rec.h"
 #include "session/sym_find.h"
 #include "util/xp_err.h"
@@ -272,6 +273,12 @@ int rec_probes_prepare(const struct rec_opts *o, struct rec_probes **out)
 	return 0;
 }
 
+void rec_probe_attr_retval(struct perf_event_attr *a)
+{
+	a->sample_type |= PERF_SAMPLE_REGS_USER;
+	a->sample_regs_user |= x86_perf_regs_retval_mask();
+}
+
 int rec_probes_nevents(const struct rec_probes *p)
 {
 	return p ? 2 * p->nfn : 0;
@@ -316,6 +323,8 @@ static int fn_attrs(struct rec_probes *p, struct rec *r, struct rec_probe_fn *fn
 		a->clockid = leader->clockid;
 		if (p->chain)
 			rec_attr_callgraph(a, r->opts);
+		if (k)
+			rec_probe_attr_retval(a);
 		/* config1 points into xptrace's memory: meaningless in the file */
 		file = *a;
 		file.config1 = 0;

@@ -135,6 +135,8 @@ struct rec_probes {
 int rec_probes_prepare(const struct rec_opts *o, struct rec_probes **out);
 /* Number of events to open per (pid, cpu). */
 int rec_probes_nevents(const struct rec_probes *p);
+/* A return probe's hits take the return value's register (--calls shows it). */
+void rec_probe_attr_retval(struct perf_event_attr *a);
 /* Completes the attrs from the mode's sampling attr (clock, enable-on-exec, sideband id,
  * callchain) and adds them to perf.data.  0 or a negative errno. */
 int rec_probes_add_attrs(struct rec_probes *p, struct rec *r, const struct perf_event_attr *leader);

@@ -57,6 +57,23 @@ bool sym_srcline(struct sym_ctx *c, const struct sb_map *m, uint64_t addr, const
 /* Source file and first line of an interned function; false if unknown. */
 bool sym_fn_srcline(struct sym_ctx *c, uint32_t fn, const char **file, int *line);
 
+/* What a function returns, from its DWARF type, as far as the integer return register
+ * (rax) tells it: SYM_RET_UNKNOWN without debug info (the register is all there is). */
+enum sym_ret_kind {
+	SYM_RET_UNKNOWN,
+	SYM_RET_VOID,
+	SYM_RET_OTHER,		/* not in rax: floating point, structures */
+	SYM_RET_SIGNED,		/* integers and enums of `size` bytes */
+	SYM_RET_UNSIGNED,
+	SYM_RET_BOOL,
+	SYM_RET_POINTER,
+};
+struct sym_ret {
+	enum sym_ret_kind kind;
+	unsigned size;		/* bytes (SIGNED, UNSIGNED, BOOL) */
+};
+struct sym_ret sym_fn_ret(struct sym_ctx *c, uint32_t fn);
+
 /* Demangles C++ (Itanium) and Rust (legacy and v0) names; NULL when `name` is not
  * mangled.  `params` keeps C++ parameter lists (perf drops them by default).  The
  * result is malloc'ed. */

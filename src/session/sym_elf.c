@@ -854,6 +854,15 @@ static const char *abs_src(struct sym_ctx *c, Dwarf_Die *cu, const char *src)
 	return own(c, strdup(buf));
 }
 
+static Dwarf *dwarf_of(struct sdso *d)
+{
+	if (!d->dw_tried) {
+		d->dw_tried = true;
+		d->dw = dwarf_begin_elf(d->dbg_elf ? d->dbg_elf : d->elf, DWARF_C_READ, NULL);
+	}
+	return d->dw;
+}
+
 static bool srcline_va(struct sym_ctx *c, struct sdso *d, uint64_t va, const char **file, int *line)
 {
 	if (d->last_line.ok && d->last_line.vaddr == va) {
@@ -861,14 +870,8 @@ static bool srcline_va(struct sym_ctx *c, struct sdso *d, uint64_t va, const cha
 		*line = d->last_line.line;
 		return true;
 	}
-	if (!d->dw_tried) {
-		d->dw_tried = true;
-		d->dw = dwarf_begin_elf(d->dbg_elf ? d->dbg_elf : d->elf, DWARF_C_READ, NULL);
-	}
-	if (!d->dw)
-		return false;
 	Dwarf_Die cu;
-	if (!dwarf_addrdie(d->dw, va, &cu))
+	if (!dwarf_of(d) || !dwarf_addrdie(d->dw, va, &cu))
 		return false;
 	Dwarf_Line *ln = dwarf_getsrc_die(&cu, va);
 	int lno = 0;
@@ -903,4 +906,70 @@ bool sym_fn_srcline(struct sym_ctx *c, uint32_t fn, const char **file, int *line
 	if (!f || !f->resolved || !f->dso || !(d = get_sdso(c, f->dso)) || !d->usable)
 		return false;
 	return srcline_va(c, d, f->start, file, line);
+}
+
+/* The type of a return value: base types by encoding and size, pointers, enums by
+ * size; typedefs and qualifiers peeled. */
+static struct sym_ret ret_of_type(Dwarf_Die *type)
+{
+	Dwarf_Attribute at;
+	Dwarf_Word enc = 0;
+	int size;
+
+	if (dwarf_peel_type(type, type) != 0)
+		return (struct sym_ret){ SYM_RET_UNKNOWN, 0 };
+	size = dwarf_bytesize(type);
+	switch (dwarf_tag(type)) {
+	case DW_TAG_pointer_type:
+	case DW_TAG_reference_type:
+	case DW_TAG_rvalue_reference_type:
+	case DW_TAG_ptr_to_member_type:
+		return (struct sym_ret){ SYM_RET_POINTER, 8 };
+	case DW_TAG_enumeration_type:
+		return (struct sym_ret){ SYM_RET_SIGNED, size > 0 && size <= 8 ? (unsigned)size : 4 };
+	case DW_TAG_base_type:
+		if (size <= 0 || size > 8 || !dwarf_attr(type, DW_AT_encoding, &at) || dwarf_formudata(&at, &enc) != 0)
+			return (struct sym_ret){ SYM_RET_OTHER, 0 };
+		switch (enc) {
+		case DW_ATE_signed:
+		case DW_ATE_signed_char:
+			return (struct sym_ret){ SYM_RET_SIGNED, (unsigned)size };
+		case DW_ATE_unsigned:
+		case DW_ATE_unsigned_char:
+		case DW_ATE_UTF:
+			return (struct sym_ret){ SYM_RET_UNSIGNED, (unsigned)size };
+		case DW_ATE_boolean:
+			return (struct sym_ret){ SYM_RET_BOOL, (unsigned)size };
+		default:
+			return (struct sym_ret){ SYM_RET_OTHER, 0 };
+		}
+	default:
+		return (struct sym_ret){ SYM_RET_OTHER, 0 };
+	}
+}
+
+struct sym_ret sym_fn_ret(struct sym_ctx *c, uint32_t fn)
+{
+	const struct sym_fn *f = sym_fn(c, fn);
+	struct sym_ret r = { SYM_RET_UNKNOWN, 0 };
+	Dwarf_Die cu, *scopes = NULL, type;
+	Dwarf_Attribute at;
+	struct sdso *d;
+	int n;
+
+	if (!f || !f->resolved || !f->dso || !(d = get_sdso(c, f->dso)) || !d->usable || !dwarf_of(d) ||
+	    !dwarf_addrdie(d->dw, f->start, &cu) || (n = dwarf_getscopes(&cu, f->start, &scopes)) <= 0)
+		return r;
+	/* the innermost subprogram at the function's entry (inlined callees aside) */
+	for (int i = 0; i < n; i++) {
+		if (dwarf_tag(&scopes[i]) != DW_TAG_subprogram)
+			continue;
+		if (!dwarf_attr_integrate(&scopes[i], DW_AT_type, &at))
+			r.kind = SYM_RET_VOID;
+		else if (dwarf_formref_die(&at, &type))
+			r = ret_of_type(&type);
+		break;
+	}
+	free(scopes);
+	return r;
 }

@@ -346,6 +346,7 @@ int bb_cg_event(void *ctx, const struct xev *ev)
 }
 
 struct cost {
+	uint64_t at;		/* its position: the address in its object file, else ip */
 	uint64_t ip, ir;
 	double cyc;
 	int32_t pid;
@@ -355,7 +356,7 @@ struct cost {
 static int by_ip(const void *a, const void *b)
 {
 	const struct cost *x = a, *y = b;
-	return (x->ip > y->ip) - (x->ip < y->ip);
+	return (x->at > y->at) - (x->at < y->at);
 }
 
 static int by_fn(const void *a, const void *b)
@@ -430,13 +431,29 @@ static const char *srcpos(const struct bb_env *env, int32_t pid, uint64_t time, 
 	return file;
 }
 
-/* ob=, cob=: the function's module; fn=, cfn= its name, defined at first use. */
+/* The position of `ip` in the profile: its address in its object file, as objdump
+ * shows it (KCachegrind disassembles ob= at these addresses), else ip itself; *path
+ * the object's (NULL unknown). */
+static uint64_t obj_pos(const struct bb_env *env, int32_t pid, uint64_t time, uint64_t ip, const char **path)
+{
+	uint64_t vaddr;
+	*path = NULL;
+	if (env && env->obj && env->obj(env->ctx, pid, time, ip, path, &vaddr))
+		return vaddr;
+	*path = NULL;
+	return ip;
+}
+
+/* ob=, cob=: the function's object file (its path; its module's name when there is
+ * no file); fn=, cfn= its name, defined at first use. */
 static struct out_cg_fn fn_names(struct writer *wr, uint32_t f, const char *file)
 {
 	struct fn *fn = &wr->cg->fns[f];
 	struct out_cg_fn at = { .fn = { f + 1, fn->defined ? NULL : fn->name } };
+	const char *path;
 	fn->defined = true;
-	at.ob = compressed(&wr->obs, fn->module ? fn->module : "[unknown]", &wr->rc);
+	obj_pos(wr->cg->env, fn->pid, fn->time, fn->start, &path);
+	at.ob = compressed(&wr->obs, path ? path : fn->module ? fn->module : "[unknown]", &wr->rc);
 	at.fl = compressed(&wr->files, file, &wr->rc);
 	return at;
 }
@@ -486,7 +503,9 @@ int bb_cg_write(struct bb_cg *cg, FILE *out, const char *cmd)
 				size_t n = env && env->read ? env->read(env->ctx, b->pid, b->time, ip, buf, sizeof(buf)) : 0;
 				if (XP_GROW(costs, capcost, ncost + 1) < 0)
 					goto fail;
-				costs[ncost++] = (struct cost){ ip, b->count, 0, b->pid, b->time };
+				const char *path;
+				costs[ncost++] = (struct cost){ obj_pos(env, b->pid, b->time, ip, &path), ip, b->count, 0,
+								b->pid, b->time };
 				ninsn++;
 				if (!n || x86_dis_one(&dis, buf, n, ip, &in) < 0)
 					break;	/* no code: the block's cost stays on its first address */
@@ -511,7 +530,7 @@ int bb_cg_write(struct bb_cg *cg, FILE *out, const char *cmd)
 		wr.file = ffile;
 		for (size_t k = 0; k < ncost;) {
 			struct cost c = costs[k++];
-			while (k < ncost && costs[k].ip == c.ip) {
+			while (k < ncost && costs[k].at == c.at) {
 				c.ir += costs[k].ir;
 				c.cyc += costs[k++].cyc;
 			}
@@ -521,7 +540,7 @@ int bb_cg_write(struct bb_cg *cg, FILE *out, const char *cmd)
 			if (line)
 				to_file(&wr, file);
 			/* shares of a block's cycles, rounded as printf's %.0f rounds */
-			out_cg_cost(&wr.w, &(struct out_cg_pos){ c.ip, line },
+			out_cg_cost(&wr.w, &(struct out_cg_pos){ c.at, line },
 				    (uint64_t[]){ c.ir, (uint64_t)llrint(c.cyc) });
 		}
 		for (; ei < cg->nedges && cg->edges[ei].caller == f; ei++) {
@@ -533,8 +552,11 @@ int bb_cg_write(struct bb_cg *cg, FILE *out, const char *cmd)
 			if (sline)
 				to_file(&wr, sfile);
 			struct out_cg_fn cat = fn_names(&wr, e->callee, tfile);
-			out_cg_call(&wr.w, &cat, e->calls, &(struct out_cg_pos){ callee->start, tline },
-				    &(struct out_cg_pos){ e->site, sline }, (uint64_t[]){ e->ir, e->cycles });
+			const char *path;
+			uint64_t tat = obj_pos(env, callee->pid, callee->time, callee->start, &path);
+			uint64_t sat = obj_pos(env, e->pid, e->time, e->site, &path);
+			out_cg_call(&wr.w, &cat, e->calls, &(struct out_cg_pos){ tat, tline },
+				    &(struct out_cg_pos){ sat, sline }, (uint64_t[]){ e->ir, e->cycles });
 		}
 	}
 	out_cg_end(&wr.w, (uint64_t[]){ tot_ir, (uint64_t)llrint(tot_cyc) });

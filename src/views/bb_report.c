@@ -5,6 +5,7 @@
 #include <unistd.h>
 
 #include "views/bb_views.h"
+#include "views/bb_src.h"
 #include "output/out.h"
 #include "arch/x86_64/x86_dis.h"
 #include "util/xp_grow.h"
@@ -197,11 +198,15 @@ static const struct out_col annotate_json[] = {
 	{ "ip", OUT_HEX, 0, 0 }, { "offset", OUT_INT, 0, 0 }, { "count", OUT_INT, 0, 0 },
 	{ "cycles", OUT_FLOAT, 0, OUT_DEC(0) }, { "insn", OUT_STR, 0, 0 }, { "taken", OUT_INT, 0, 0 },
 	{ "not_taken", OUT_INT, 0, 0 }, { "taken_pct", OUT_FLOAT, 0, OUT_DEC(1) },
-	{ "hot", OUT_BOOL, 0, 0 },
+	{ "hot", OUT_BOOL, 0, 0 }, { "file", OUT_STR, 0, 0 }, { "line", OUT_INT, 0, 0 },
 };
+/* --srcline: where the source line goes, above the instruction column */
+#define ANNOTATE_SRC_INDENT 39
 
+/* file and line: --srcline's position of the instruction (file NULL: none asked or
+ * known; jsonl leaves the keys out when not asked) */
 static void annotate_row(struct out_table *tab, const struct aline *a, uint64_t fstart, bool cyc,
-			 bool hot)
+			 bool hot, bool srcline, const char *file, int line)
 {
 	bool has_taken = a->cond && a->taken + a->not_taken;
 	double pct = has_taken ? 100.0 * (double)a->taken / (double)(a->taken + a->not_taken) : 0;
@@ -219,6 +224,8 @@ static void annotate_row(struct out_table *tab, const struct aline *a, uint64_t 
 		v[6] = (struct out_val){ .omit = !has_taken, .u = a->not_taken };
 		v[7] = (struct out_val){ .omit = !has_taken, .d = pct };
 		v[8] = (struct out_val){ .b = hot };
+		v[9] = (struct out_val){ .omit = !srcline, .null = !file, .s = file };
+		v[10] = (struct out_val){ .omit = !srcline, .null = !file, .u = (uint64_t)line };
 		out_row(tab, v, 0, NULL, 0);
 		return;
 	}
@@ -365,11 +372,19 @@ int bb_annotate_report(struct bb_tally *t, const char *symname, const struct bb_
 	} else {
 		out_table_begin(&tab, out, OUT_JSONL, annotate_json, NCOLS(annotate_json));
 	}
+	struct bb_src src = { .last_line = -1 };
 	for (size_t j = 0; j < nl; j++) {
 		const struct aline *a = &l[j];
 		double w = cyc ? a->cycles : (double)a->count;
-		annotate_row(&tab, a, fstart, cyc, w > 0 && w >= hot[2]);
+		const char *file = NULL;
+		int line = 0;
+		if (o->srcline && env->srcline && !env->srcline(env->ctx, pid, time, a->in.ip, &file, &line))
+			file = NULL;
+		if (file && o->format == BB_TEXT)
+			bb_src_print(&src, out, ANNOTATE_SRC_INDENT, file, line);
+		annotate_row(&tab, a, fstart, cyc, w > 0 && w >= hot[2], o->srcline, file, line);
 	}
+	bb_src_free(&src);
 	free(l);
 	free(base);
 	return 0;

@@ -7,6 +7,7 @@
 #include <unistd.h>
 
 #include "views/bb_views.h"
+#include "views/bb_src.h"
 #include "output/out.h"
 #include "arch/x86_64/x86_dis.h"
 #include "util/xp_grow.h"
@@ -56,42 +57,6 @@ int bb_samples_add(struct bb_samples *s, int32_t pid, uint64_t time, uint64_t ip
 		return -ENOMEM;
 	s->v[s->n++] = (struct sip){ pid, ip, time, 1, period };
 	return 0;
-}
-
-/* One source file's lines, read once (the --annotate listing interleaves them). */
-struct src {
-	char *path;
-	char **lines;
-	size_t n;
-};
-
-static void src_load(struct src *f, const char *path)
-{
-	if (f->path && strcmp(f->path, path) == 0)
-		return;
-	for (size_t i = 0; i < f->n; i++)
-		free(f->lines[i]);
-	free(f->lines);
-	free(f->path);
-	*f = (struct src){ strdup(path), NULL, 0 };
-	FILE *in = fopen(path, "r");
-	size_t cap = 0, len = 0;
-	char *l = NULL;
-	while (in && getline(&l, &len, in) >= 0 && XP_GROW(f->lines, cap, f->n + 1) == 0) {
-		l[strcspn(l, "\n")] = 0;
-		f->lines[f->n++] = l;
-		l = NULL;
-		len = 0;
-	}
-	free(l);
-	if (in)
-		fclose(in);
-}
-
-static void src_free(struct src *f)
-{
-	src_load(f, "");
-	free(f->path);
 }
 
 struct aline {
@@ -214,9 +179,7 @@ int bb_samples_annotate(struct bb_samples *s, const char *symname, const char *m
 	} else {
 		out_table_begin(&tab, out, OUT_JSONL, ann_json, NCOLS(ann_json));
 	}
-	struct src src = { 0 };
-	const char *last_file = NULL;
-	int last_line = -1;
+	struct bb_src src = { .last_line = -1 };
 	for (size_t j = 0; j < nl; j++) {
 		const struct aline *a = &l[j];
 		const char *file = NULL;
@@ -225,15 +188,8 @@ int bb_samples_annotate(struct bb_samples *s, const char *symname, const char *m
 		double pct = period ? 100.0 * (double)a->period / (double)period : 0;
 		char dis_s[200];
 		snprintf(dis_s, sizeof(dis_s), "%s%s%s", a->in.mnemonic, a->in.op_str[0] ? " " : "", a->in.op_str);
-		if (text && has && (line != last_line || !last_file || strcmp(file, last_file) != 0)) {
-			/* the source line above the instructions it became, as perf annotate */
-			src_load(&src, file);
-			const char *slash = strrchr(file, '/');
-			fprintf(out, "%*s: %s:%d  %s\n", 36, "", slash ? slash + 1 : file, line,
-				line > 0 && (size_t)line <= src.n ? src.lines[line - 1] : "");
-			last_file = file;
-			last_line = line;
-		}
+		if (text && has)
+			bb_src_print(&src, out, 36, file, line);
 		if (text) {
 			struct out_val v[4] = { { .d = pct }, { .u = a->samples }, { .u = a->in.ip }, { .s = dis_s } };
 			out_row_marked(&tab, v, a->period && a->period == hot);
@@ -245,7 +201,7 @@ int bb_samples_annotate(struct bb_samples *s, const char *symname, const char *m
 			out_row(&tab, v, 0, NULL, 0);
 		}
 	}
-	src_free(&src);
+	bb_src_free(&src);
 	free(l);
 	return 0;
 }
@@ -457,9 +413,16 @@ int bb_samples_callgrind(struct bb_samples *s, const char *metric, FILE *out, co
 		if (!env || !env->srcline || !env->srcline(env->ctx, p->pid, p->time, p->ip, &file, &line) || !file ||
 		    line < 0)
 			file = "???", line = 0;
+		/* the object file and the address in it, as objdump shows them (KCachegrind
+		 * disassembles ob= there); the module's name and ip without a file */
+		const char *path = NULL;
+		uint64_t at;
+		if (!env || !env->obj || !env->obj(env->ctx, p->pid, p->time, p->ip, &path, &at))
+			path = NULL, at = p->ip;
 		if (!prev_name || p->pid != prev_pid || strcmp(name, prev_name) != 0 ||
 		    (mod != prev_mod && (!mod || !prev_mod || strcmp(mod, prev_mod) != 0))) {
-			out_cg_fn(&w, &(struct out_cg_fn){ { 0, mod ? mod : "[unknown]" }, { 0, file }, { 0, name } });
+			out_cg_fn(&w, &(struct out_cg_fn){ { 0, path ? path : mod ? mod : "[unknown]" }, { 0, file },
+							   { 0, name } });
 			cur_file = file;
 		} else if (line && strcmp(file, cur_file) != 0) {
 			out_cg_name(&w, "fi", &(struct out_cg_name){ 0, file });
@@ -469,7 +432,7 @@ int bb_samples_callgrind(struct bb_samples *s, const char *metric, FILE *out, co
 		prev_name = name == hex ? "" : name;
 		prev_mod = mod;
 		prev_pid = p->pid;
-		out_cg_cost(&w, &(struct out_cg_pos){ p->ip, (uint64_t)line }, (uint64_t[]){ p->samples, p->period });
+		out_cg_cost(&w, &(struct out_cg_pos){ at, (uint64_t)line }, (uint64_t[]){ p->samples, p->period });
 	}
 	out_cg_end(&w, (uint64_t[]){ s->samples, s->period });
 	return ferror(out) ? -EIO : 0;

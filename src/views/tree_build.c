@@ -7,6 +7,7 @@
 #include "views/tree_build.h"
 #include "util/xp_err.h"
 #include "util/xp_grow.h"
+#include "util/xp_hash.h"
 
 static int oom(void) { return xp_err("decode", "decode a smaller trace or time range", "out of memory"); }
 
@@ -37,8 +38,14 @@ static struct tb_thread *thread_of(struct tb *b, int32_t pid, int32_t tid)
 {
 	uint64_t i;
 
-	if (xp_map_get(&b->tids, (uint32_t)tid, &i))
+	/* events come in runs of one thread */
+	if (b->nth && tid == b->last_tid)
+		return &b->th[b->last_th];
+	if (xp_map_get(&b->tids, (uint32_t)tid, &i)) {
+		b->last_tid = tid;
+		b->last_th = (uint32_t)i;
 		return &b->th[i];
+	}
 	if (XP_GROW(b->th, b->capth, b->nth + 1) < 0)
 		return NULL;
 	struct tb_thread *t = &b->th[b->nth];
@@ -46,6 +53,8 @@ static struct tb_thread *thread_of(struct tb *b, int32_t pid, int32_t tid)
 	t->tid = tid;
 	t->exact = false;
 	t->last_time = 0;
+	memset(&t->prev, 0, sizeof(t->prev));
+	memset(&t->path, 0, sizeof(t->path));
 	t->t = ct_new(b->c->nmetrics);
 	t->cur = t->t ? ct_cursor_new(t->t) : NULL;
 	if (!t->cur || xp_map_put(&b->tids, (uint32_t)tid, b->nth) < 0) {
@@ -53,8 +62,101 @@ static struct tb_thread *thread_of(struct tb *b, int32_t pid, int32_t tid)
 		ct_free(t->t);
 		return NULL;
 	}
-	b->nth++;
+	b->last_tid = tid;
+	b->last_th = b->nth++;
 	return t;
+}
+
+/* The functions of a sample's callchain, root first, into b->fns: the frames it
+ * shares with the thread's previous sample from the root keep their functions while
+ * those hold, the others are looked up. */
+static int stack_fns(struct tb *b, struct tb_thread *t, const struct xev *ev)
+{
+	struct tb_stack *p = &t->prev;
+	uint32_t n = ev->nstack, k = 0;
+	uint64_t gen = dec_fn_gen(b->c);
+
+	if (p->n && p->pid == ev->pid && p->gen == gen &&
+	    (ev->time ? p->from <= ev->time && ev->time < p->to : p->to == UINT64_MAX)) {
+		while (k < n && k < p->n && p->addr[k] == ev->stack[n - 1 - k])
+			k++;
+	} else {
+		p->pid = ev->pid;
+		p->gen = gen;
+		p->from = 0;
+		p->to = UINT64_MAX;
+	}
+	p->n = 0;	/* until the new stack is complete */
+	if (XP_GROW(p->addr, p->cap, n) < 0 || XP_GROW(p->fn, p->capfn, n) < 0)
+		return -ENOMEM;
+	/* leaf first: the order functions are first met in is their order in reports */
+	for (uint32_t i = n; i-- > k;) {
+		uint64_t from, to;
+		p->addr[i] = ev->stack[n - 1 - i];
+		p->fn[i] = dec_fn_span(b->c, ev->pid, p->addr[i], ev->time, &from, &to);
+		/* the span of all of them */
+		p->from = from > p->from ? from : p->from;
+		p->to = to < p->to ? to : p->to;
+	}
+	p->n = n;
+	memcpy(b->fns, p->fn, n * sizeof(*p->fn));
+	return 0;
+}
+
+static struct tb_sc *sc_slot(struct tb *b, const struct xev *ev)
+{
+	uint64_t h = (uint64_t)(uint32_t)ev->tid * XP_HASH_MUL;
+
+	for (uint32_t i = 0; i < ev->nstack; i++)
+		h = (h ^ ev->stack[i]) * XP_HASH_MUL;
+	return &b->sc[h >> (64 - TB_SC_BITS)];
+}
+
+/* The leaf node of a stack met before in the thread, CT_NONE when it is not. */
+static uint32_t sc_find(struct tb *b, const struct tb_thread *t, const struct tb_sc *e, const struct xev *ev)
+{
+	if (e->n != ev->nstack || e->tid != ev->tid || e->pid != ev->pid || e->th != (uint32_t)(t - b->th) ||
+	    e->gen != dec_fn_gen(b->c) || e->moves != ct_moves(t->t) ||
+	    !(ev->time ? e->from <= ev->time && ev->time < e->to : e->to == UINT64_MAX) ||
+	    memcmp(e->addr, ev->stack, ev->nstack * sizeof(*ev->stack)) != 0)
+		return CT_NONE;
+	return e->node;
+}
+
+/* A sampled stack of a thread (not merged, no line costs: those need its functions). */
+static int sampled_stack(struct tb *b, struct tb_thread *t, const struct xev *ev, const uint64_t *w)
+{
+	unsigned flags = t->exact ? CT_NO_CALLS : 0;
+	struct tb_sc *e = NULL;
+	uint32_t node;
+
+	if (!b->sc && ev->nstack <= TB_SC_DEPTH)
+		b->sc = calloc(TB_SC_SLOTS, sizeof(*b->sc));
+	if (b->sc && ev->nstack <= TB_SC_DEPTH) {
+		e = sc_slot(b, ev);
+		if ((node = sc_find(b, t, e, ev)) != CT_NONE) {
+			ct_add_at(t->t, node, w, flags);
+			return 0;
+		}
+	}
+	if (stack_fns(b, t, ev) < 0)
+		return -ENOMEM;
+	node = ct_add_stack_path(t->t, &t->path, b->fns, ev->nstack, w, flags);
+	if (node == CT_NONE)
+		return -ENOMEM;
+	if (e) {
+		memcpy(e->addr, ev->stack, ev->nstack * sizeof(*ev->stack));
+		e->n = ev->nstack;
+		e->th = (uint32_t)(t - b->th);
+		e->node = node;
+		e->tid = ev->tid;
+		e->pid = ev->pid;
+		e->gen = t->prev.gen;
+		e->from = t->prev.from;
+		e->to = t->prev.to;
+		e->moves = ct_moves(t->t);
+	}
+	return 0;
 }
 
 /* The frame a block or return target belongs to.  Code without symbols has one id
@@ -177,16 +279,18 @@ int tb_event(void *ctx, const struct xev *ev)
 		uint32_t n = ev->nstack ? ev->nstack : 1;
 		if (XP_GROW(b->fns, b->capfns, n) < 0)
 			return oom();
+		dec_weights(c, ev, w);
+		if (ev->nstack && !b->lines && !c->merged)
+			return sampled_stack(b, t, ev, w) < 0 ? oom() : 0;
 		if (!ev->nstack)
 			b->fns[0] = dec_fn_of(c, ev->pid, ev->ip, ev->time);
-		for (uint32_t i = 0; i < ev->nstack; i++)
-			b->fns[n - 1 - i] = dec_fn_of(c, ev->pid, ev->stack[i], ev->time);
-		dec_weights(c, ev, w);
+		else if (stack_fns(b, t, ev) < 0)
+			return oom();
 		if (b->lines && sample_lines(b, ev, n, w) < 0)
 			return oom();
 		if (c->merged)
 			return merged_sample(t, b->fns, n, w);
-		if (ct_add_stack(t->t, b->fns, n, w, t->exact ? CT_NO_CALLS : 0) == CT_NONE)
+		if (ct_add_stack_path(t->t, &t->path, b->fns, n, w, t->exact ? CT_NO_CALLS : 0) == CT_NONE)
 			return oom();
 		return 0;
 	}
@@ -325,8 +429,12 @@ void tb_free(struct tb *b)
 	for (uint32_t i = 0; i < b->nth; i++) {
 		ct_cursor_free(b->th[i].cur);
 		ct_free(b->th[i].t);
+		free(b->th[i].prev.addr);
+		free(b->th[i].prev.fn);
+		ct_path_free(&b->th[i].path);
 	}
 	free(b->th);
+	free(b->sc);
 	xp_map_free(&b->tids);
 	xp_map_free(&b->probe_fns);
 	tl_free(b->lines);
@@ -371,7 +479,13 @@ void tb_header(const struct tb *b, FILE *f)
 		uint64_t from, to;
 		/* times as perf script prints them: seconds.ns */
 #define TB_S(t) (t) / 1000000000, (t) % 1000000000
-		if (dec_probe_window(&ps->p[i], b->first_time, b->last_time, &from, &to))
+		/* armed after the trace's last event (the target had ended, or recording
+		 * stopped, while its open waited): an empty window, not one past the end */
+		if (ps->p[i].armed > b->last_time && b->last_time)
+			fprintf(f, "# %s: armed at %" PRIu64 ".%09" PRIu64 " s, after the trace's last event"
+				" (%" PRIu64 ".%09" PRIu64 "): no calls counted\n", dec_probe_fn(&ps->p[i]),
+				TB_S(ps->p[i].armed), TB_S(b->last_time));
+		else if (dec_probe_window(&ps->p[i], b->first_time, b->last_time, &from, &to))
 			fprintf(f, "# %s: exact from %" PRIu64 ".%09" PRIu64 " to %" PRIu64 ".%09" PRIu64
 				" s (of %" PRIu64 ".%09" PRIu64 "..%" PRIu64 ".%09" PRIu64 "), its Calls marked ~\n",
 				dec_probe_fn(&ps->p[i]), TB_S(from), TB_S(to), TB_S(b->first_time),

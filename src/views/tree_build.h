@@ -19,12 +19,39 @@
 #include "views/tree_lines.h"
 #include "util/xp_map.h"
 
+/* A thread's previous sampled stack, root first, symbolized: its next samples share
+ * their outer frames, whose functions hold while the sideband stays (gen) and the time
+ * stays in [from, to) (dec_fn_span). */
+struct tb_stack {
+	uint64_t *addr;
+	uint32_t *fn;
+	uint32_t n, cap, capfn;
+	int32_t pid;
+	uint64_t gen, from, to;
+};
+
+/* Whole stacks met before: a sample whose callchain (the addresses, in one thread)
+ * is in it lands on the same leaf node again, while the functions hold (gen, [from,
+ * to)) and the tree's nodes did not move.  Fixed size: hot stacks repeat. */
+#define TB_SC_BITS 10
+#define TB_SC_SLOTS (1u << TB_SC_BITS)
+#define TB_SC_DEPTH 24
+struct tb_sc {
+	uint64_t addr[TB_SC_DEPTH];	/* leaf first, as the callchain */
+	uint32_t n;			/* 0: empty */
+	uint32_t th, node;		/* the thread (index in tb.th) and its leaf node */
+	int32_t tid, pid;
+	uint64_t gen, from, to, moves;
+};
+
 struct tb_thread {
 	int32_t pid, tid;
 	struct ct_tree *t;
 	struct ct_cursor *cur;
 	bool exact;		/* has call/return input: samples then add cost only */
 	uint64_t last_time;	/* --metric time: the thread's latest timestamp */
+	struct tb_stack prev;	/* the previous sample's frames */
+	struct ct_path path;	/* and their nodes */
 };
 
 struct tb {
@@ -35,8 +62,11 @@ struct tb {
 	struct tb_thread *th;
 	uint32_t nth, capth;
 	struct xp_map tids;	/* tid -> index in th */
+	int32_t last_tid;	/* the thread of the previous event (index last_th) */
+	uint32_t last_th;
 	uint32_t *fns;
 	uint32_t capfns;
+	struct tb_sc *sc;	/* TB_SC_SLOTS, allocated at the first sample */
 	uint64_t repairs;	/* exits without their entry, entries left without exit */
 	uint64_t aborted;	/* instructions of aborted transactions (not in the trees) */
 	uint64_t first_time, last_time;	/* the span of the trace's events (0: none) */

@@ -9,7 +9,9 @@
  * buffered but the stack.
  *
  * The clock is the trace's time (ns) or, when the trace has no timestamps, the
- * thread's instruction count, said in every format.  Sample traces have no calls: in
+ * thread's instruction count, said in every format.  A return probe's hit holds the
+ * return value register: text and jsonl show the value as the function's DWARF type
+ * reads it (none for void, in hex without debug info).  Sample traces have no calls: in
  * chrome they become a sampled-stack track (a frame lasts while consecutive samples
  * have it); merged traces (probes and samples) add their samples as instant events. */
 #include <errno.h>
@@ -30,6 +32,8 @@ struct frame {
 	uint32_t vdepth;	/* shown callers below it */
 	bool shown;		/* --sym, --time */
 	bool open;		/* text: its `{` line is out */
+	bool has_ret;		/* `ret` holds the return value register */
+	uint64_t ret;
 };
 
 struct cth {
@@ -65,6 +69,7 @@ struct vcalls {
 	uint32_t capfns;
 	struct out_buf stack;
 	uint64_t calls;
+	struct xp_map rets;	/* fn -> its struct sym_ret, packed (ret_of) */
 };
 
 static int oom(void) { return xp_err("decode", "decode a smaller trace or time range", "out of memory"); }
@@ -193,6 +198,66 @@ static void text_header(struct vcalls *v)
 			"#             START     DURATION     TID  FUNCTION\n");
 }
 
+/* What fn returns (DWARF), looked up once per function. */
+static struct sym_ret ret_of(struct vcalls *v, uint32_t fn)
+{
+	uint64_t k;
+
+	if (xp_map_get(&v->rets, fn, &k))
+		return (struct sym_ret){ (enum sym_ret_kind)(k >> 8), (unsigned)(k & 0xff) };
+	struct sym_ret r = sym_fn_ret(v->c->sym, fn);
+	xp_map_put(&v->rets, fn, (uint64_t)r.kind << 8 | r.size);
+	return r;
+}
+
+/* The return value as its type reads the register: the low `size` bytes, signed or
+ * not; false when there is none to show (void, or not returned in the register). */
+static bool retval(struct vcalls *v, const struct frame *f, struct sym_ret *r, uint64_t *val)
+{
+	if (!f->has_ret)
+		return false;
+	*r = ret_of(v, f->fn);
+	uint64_t x = f->ret;
+	unsigned bits = r->size * 8;
+	switch (r->kind) {
+	case SYM_RET_VOID:
+	case SYM_RET_OTHER:
+		return false;
+	case SYM_RET_SIGNED:
+		if (bits && bits < 64) {
+			x &= (1ULL << bits) - 1;
+			if (x >> (bits - 1))
+				x |= ~0ULL << bits;
+		}
+		break;
+	case SYM_RET_UNSIGNED:
+	case SYM_RET_BOOL:
+		if (bits && bits < 64)
+			x &= (1ULL << bits) - 1;
+		break;
+	default:
+		break;
+	}
+	*val = x;
+	return true;
+}
+
+static bool text_retval(struct vcalls *v, struct out_buf *b, const struct frame *f)
+{
+	struct sym_ret r;
+	uint64_t x;
+
+	if (!retval(v, f, &r, &x))
+		return false;
+	if (r.kind == SYM_RET_SIGNED)
+		out_buf_printf(b, " = %" PRId64, (int64_t)x);
+	else if (r.kind == SYM_RET_UNSIGNED || r.kind == SYM_RET_BOOL)
+		out_buf_printf(b, " = %" PRIu64, x);
+	else
+		out_buf_printf(b, " = %#" PRIx64, x);
+	return true;
+}
+
 /* kind: '{' a call with callees begins, ';' a call without, '}' the first one ends */
 static int text_line(struct vcalls *v, const struct cth *th, const struct frame *f, char kind, uint64_t dur)
 {
@@ -213,10 +278,18 @@ static int text_line(struct vcalls *v, const struct cth *th, const struct frame 
 	else
 		put_duration(b, v->insns, dur);
 	out_buf_printf(b, " %7d  %*s", th->tid, (int)(2 * f->vdepth), "");
-	if (kind == '}')
-		out_buf_printf(b, "} /* %s */\n", name);
-	else
-		out_buf_printf(b, "%s()%s\n", name, kind == '{' ? " {" : ";");
+	/* return values as uftrace shows them: "f() = 3;", "} = 3;" before the closing name */
+	if (kind == '}') {
+		out_buf_put(b, "}", 1);
+		bool value = text_retval(v, b, f);
+		out_buf_printf(b, "%s /* %s */\n", value ? ";" : "", name);
+	} else if (kind == '{') {
+		out_buf_printf(b, "%s() {\n", name);
+	} else {
+		out_buf_printf(b, "%s()", name);
+		text_retval(v, b, f);
+		out_buf_put(b, ";\n", 2);
+	}
 	return flush_line(v);
 }
 
@@ -232,6 +305,15 @@ static int json_line(struct vcalls *v, const struct cth *th, const struct frame 
 	out_json_u64(b, "depth", f->vdepth);
 	out_json_string(b, "name", tb_fn_name(v->c->sym, f->fn));
 	out_json_string(b, "module", tb_fn_module(v->c->sym, f->fn));
+	struct sym_ret r;
+	uint64_t x;
+	if (retval(v, f, &r, &x)) {
+		out_json_key(b, "retval");
+		if (r.kind == SYM_RET_SIGNED)
+			out_buf_printf(b, "%" PRId64, (int64_t)x);
+		else
+			out_buf_u64(b, x);
+	}
 	out_json_end(b);
 	return flush_line(v);
 }
@@ -446,7 +528,11 @@ static int on_event(void *state, const struct xev *ev)
 		if (ev->flags & XEV_F_FUNC) {
 			/* an exit names the function left: its innermost call and any above it */
 			uint32_t i = ev->ip ? find(th, dec_fn_of(c, ev->pid, ev->ip, ev->time)) : UINT32_MAX;
-			return i == UINT32_MAX ? 0 : pop_to(v, th, i, now);
+			if (i == UINT32_MAX)
+				return 0;
+			th->st[i].has_ret = ev->flags & XEV_F_RETVAL;
+			th->st[i].ret = ev->arg0;
+			return pop_to(v, th, i, now);
 		}
 		if (!th->n)
 			return 0;	/* returns past where the trace began */
@@ -497,6 +583,7 @@ static int on_close(void *state, int status)
 	free(v->th);
 	xp_map_free(&v->tids);
 	xp_map_free(&v->pids);
+	xp_map_free(&v->rets);
 	out_buf_free(&v->line);
 	out_buf_free(&v->stack);
 	free(v->fns);
@@ -514,7 +601,7 @@ static const char *const calls_honours[] = { "tid", "comm", "time", "sym", NULL 
 
 const struct dec_view view_calls = {
 	.name = "calls",
-	.help = "every call in order: start, duration, tid, depth (uftrace replay)",
+	.help = "every call in order: start, duration, tid, depth, probes' return values (uftrace replay)",
 	.formats = (1u << OUT_TEXT) | (1u << OUT_JSONL) | (1u << OUT_CHROME),
 	.options = calls_options,
 	.honours = calls_honours,

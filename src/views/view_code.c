@@ -82,6 +82,17 @@ static bool env_srcline(void *ctx, int32_t pid, uint64_t time, uint64_t ip, cons
 	return (!m || !m->dso || m->dso->anon) && s->c->jit && jit_srcline(s->c->jit, pid, time, ip, file, line);
 }
 
+static bool env_obj(void *ctx, int32_t pid, uint64_t time, uint64_t ip, const char **path, uint64_t *vaddr)
+{
+	struct vstate *s = ctx;
+	const struct sb_map *m = sb_find_map(s->c->sb, pid, ip, time);
+	if (!m || !m->dso || m->dso->anon || !m->dso->path || m->dso->path[0] != '/' ||
+	    !sym_map_vaddr(s->c->sym, m, ip, vaddr))
+		return false;
+	*path = m->dso->path;
+	return true;
+}
+
 static int open_common(struct view_ctx *vc, struct vstate **out)
 {
 	struct dec_ctx *c = vc->c;
@@ -94,7 +105,7 @@ static int open_common(struct view_ctx *vc, struct vstate **out)
 		free(s);
 		return -ENOMEM;
 	}
-	s->env = (struct bb_env){ env_read, env_symbol, env_srcline, env_span, s, env_fn_name };
+	s->env = (struct bb_env){ env_read, env_symbol, env_srcline, env_span, s, env_fn_name, env_obj };
 	s->vo.format = vc->o->format == OUT_JSONL ? BB_JSONL : BB_TEXT;
 	s->vo.out = vc->out;
 	s->vo.env = &s->env;
@@ -355,7 +366,8 @@ static int annotate_close(void *state, int status)
 
 static const struct dec_option insn_options[] = {
 	{ "syntax", "att|intel", "disassembly syntax of --insn/--annotate (default att)" },
-	{ "srcline", NULL, "--insn: source file:line of each instruction; --functions: of each function" },
+	{ "srcline", NULL, "--insn: source file:line of each instruction; --functions: of each function; "
+	  "--annotate: source lines above their instructions (on samples always)" },
 	{ NULL, NULL, NULL },
 };
 
@@ -366,7 +378,7 @@ static const struct dec_option filter_options[] = {
 
 static const char *const insn_honours[] = { "tid", "comm", "time", "sym", NULL };
 static const char *const blocks_honours[] = { "tid", "comm", "time", NULL };
-static const char *const annotate_honours[] = { "tid", "comm", "time", "sym", "syntax", NULL };
+static const char *const annotate_honours[] = { "tid", "comm", "time", "sym", "syntax", "srcline", NULL };
 
 const struct dec_view view_insn = {
 	.name = "insn",

@@ -312,7 +312,9 @@ static int write_functions(struct vt *v, struct fpart *parts, uint32_t np)
 	for (uint32_t p = 0; p < np; p++)
 		for (uint32_t f = 0; f < parts[p].nfn; f++) {
 			const struct ct_fn_total *x = &parts[p].tot[f];
-			if (x->seen && (x->base[m] || x->cum[m]))
+			/* exact calls count even where nothing of the callee completed (a
+			 * crash at its first instruction, a callee outside --filter) */
+			if (x->seen && (x->base[m] || x->cum[m] || (x->exact && x->calls)))
 				rows[nr++] = (struct frow){ f, parts[p].pid, x };
 		}
 	qsort_r(rows, nr, sizeof(*rows), cmp_frow, &m);

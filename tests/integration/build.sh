@@ -90,8 +90,25 @@ check_eq "completion: record --mode" "$("$x" help --list modes | sort)" "$(comp 
 check_eq "completion: decode --format" "$("$x" help --list formats | sort)" "$(comp decode --format "")"
 check_eq "completion: decode -- offers every view" "" \
 	"$("$x" help --list views | grep -vxFf <(comp decode --))"
-check_eq "completion: record's options are its --help's" \
-	"$(mk/help-options.sh "$x" record | grep '^--' | sort)" "$(comp record --)"
+for c in $cmds; do
+	check_eq "completion: $c's options are its --help's" \
+		"$(mk/help-options.sh "$x" "$c" | grep '^--' | sort)" "$(comp "$c" --)"
+done
+# description text is no option: selftest's help mentions perf script --itrace
+check_eq "completion: selftest offers only its own options" \
+	"--json --keep --mode --output --workload --xptrace" "$(comp selftest -- | tr '\n' ' ' | sed 's/ $//')"
+# each command's --format and --mode: what that command takes (diff: tables only;
+# selftest: no auto), and each value offered is one the command accepts
+check_eq "completion: diff --format, the table formats" "csv jsonl text" "$(comp diff --format "" | tr '\n' ' ' | sed 's/ $//')"
+for f in $(comp diff --format ""); do
+	check_eq "diff --format $f is accepted (the missing trace is the error)" 1 \
+		"$(cd "$TMP" && "$x" diff --format "$f" nosuch1 nosuch2 >/dev/null 2>&1; echo $?)"
+done
+check_exit "diff --format chrome, not offered, is refused" 2 "$x" diff --format chrome nosuch1 nosuch2
+check_eq "completion: selftest --mode, no auto" "lbr pt sample step" "$(comp selftest --mode "" | tr '\n' ' ' | sed 's/ $//')"
+check_exit "selftest --mode auto, not offered, is refused" 2 "$x" selftest --mode auto
+check_eq "completion: record --mode, auto too" "auto lbr pt sample step" "$(comp record -m "" | tr '\n' ' ' | sed 's/ $//')"
+check_eq "completion: decode --format, every format" "$("$x" help --list formats | sort)" "$(comp decode --format "")"
 check_eq "completion: record --ad" "--adaptive
 --adaptive-depth
 --adaptive-interval" "$(comp record --ad)"

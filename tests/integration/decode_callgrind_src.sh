@@ -61,7 +61,7 @@ for v in blocks calltree; do
 	"$XPTRACE" decode -i "$TMP/filtered" --$v --format callgrind -o "$TMP/f.$v.cg"
 	check_eq "--filter main, --$v callgrind: main's lines and counts = perf's srclines" \
 		"$(cat "$TMP/perf.lines")" "$(annotated "$TMP/f.$v.cg" "$SRC" | sort -n)"
-	check_match "--$v callgrind: ob= names the program" '^ob=(\([0-9]+\) )?pt_known$' "$(cat "$TMP/f.$v.cg")"
+	check_match "--$v callgrind: ob= names the program" '^ob=(\([0-9]+\) )?(/.*/)?pt_known$' "$(cat "$TMP/f.$v.cg")"
 done
 
 # leaf: objdump -l's lines of its instructions, times 37 calls
@@ -81,6 +81,48 @@ for v in blocks calltree; do
 done
 check_match "--calltree callgrind: 37 calls of leaf from main's call line" "^calls=37 $lo" "$(cat "$TMP/a.calltree.cg")"
 
+# KCachegrind disassembles a function by running objdump on its ob= file between
+# addresses of its cost lines: ob= must name the file, the positions be the file's own
+# addresses (a PIE's less its load base).  "FN OB N_ADDRESSES N_NOT_INSTRUCTIONS": the
+# cost lines' addresses of FN that are no instruction start objdump -d lists in OB.
+disasm_check() {	# $1 callgrind file, $2... functions
+	python3 - "$@" <<'PY'
+import re, subprocess, sys
+names = {}
+def name(kind, v):
+    m = re.match(r"^\((\d+)\)(?: (.*))?$", v)
+    if not m:
+        return v
+    if m.group(2) is not None:
+        names[(kind, m.group(1))] = m.group(2)
+    return names.get((kind, m.group(1)))
+ob = fn = None
+addrs = {}
+for l in open(sys.argv[1]):
+    l = l.rstrip("\n")
+    if l.startswith("ob="):
+        ob = name("ob", l[3:])
+    elif l.startswith("cob="):
+        name("ob", l[4:])
+    elif l.startswith("fn="):
+        fn = name("fn", l[3:])
+    elif l.startswith("cfn="):
+        name("fn", l[4:])
+    elif re.match(r"^0x[0-9a-f]+ ", l) and fn in sys.argv[2:]:
+        addrs.setdefault((fn, ob), set()).add(int(l.split()[0], 16))
+for (fn, ob), a in sorted(addrs.items()):
+    d = subprocess.run(["objdump", "-d", "--start-address=%#x" % min(a), "--stop-address=%#x" % (max(a) + 1), ob],
+                       capture_output=True, text=True).stdout
+    insns = {int(m.group(1), 16) for m in re.finditer(r"^ *([0-9a-f]+):\t", d, re.M)}
+    print(fn, ob, len(a), len(a - insns))
+PY
+}
+"$XPTRACE" decode -i "$TMP/full" --blocks --format callgrind -o "$TMP/full.blocks.cg"
+check_eq "--blocks callgrind: ob= is pt_known's file, every address of main and leaf an instruction objdump lists there" \
+	"leaf $(realpath "$PROGS/pt_known") 0
+main $(realpath "$PROGS/pt_known") 0" \
+	"$(disasm_check "$TMP/full.blocks.cg" main leaf | awk '$3 > 0 { print $1, $2, $4 }')"
+
 # samples: hot_inner's loop line against perf annotate's grouping of its instructions
 "$XPTRACE" record -o "$TMP/hot" -- "$PROGS/hot" 200 >/dev/null 2>&1
 want=$(perf annotate -i "$TMP/hot/perf.data" --stdio -n -s hot_inner 2>/dev/null | python3 -c '
@@ -99,3 +141,7 @@ print(" ".join("%d %d" % (k, v) for k, v in sorted(c.items()) if v))')
 got=$(annotated "$TMP/hot.cg" "$XP_ROOT/tests/progs/hot.c" | awk '$1 >= 10 && $1 <= 16' | tr '\n' ' ')
 check_match "perf annotate puts hot_inner's samples on its lines" '^[0-9]+ [0-9]+' "$want"
 check_eq "samples: --calltree callgrind lines of hot_inner = perf annotate's ($want)" "$want" "${got% }"
+"$XPTRACE" decode -i "$TMP/hot" --blocks --format callgrind -o "$TMP/hot.blocks.cg"
+check_eq "samples: --blocks callgrind: ob= is hot's file, every sampled address of hot_inner an instruction there" \
+	"hot_inner $(realpath "$PROGS/hot") 0" \
+	"$(disasm_check "$TMP/hot.blocks.cg" hot_inner | awk '$3 > 0 { print $1, $2, $4 }')"

@@ -68,7 +68,7 @@ check_eq "--comm dec_work: perf script's samples named so (after the exec)" \
 
 # what a view cannot honour is refused (exit 2), naming the views that take it
 for vo in "calltree --sym main" "functions --sym main" "routines --sym main" "arcs --sym main" \
-	  "annotate main --srcline" "calltree --srcline" "blocks --srcline" "blocks --percent-limit 5" \
+	  "calltree --srcline" "blocks --srcline" "blocks --percent-limit 5" \
 	  "insn --percent-limit 5" "functions --per-thread" "blocks --per-thread" "calltree --per-process" \
 	  "probes --tid 1" "functions --syntax intel" "blocks --no-compensate"; do
 	# shellcheck disable=SC2086
@@ -90,6 +90,30 @@ for f in fib deep main; do
 	check_eq "--functions --srcline: $f at addr2line's $line" "$line" \
 		"$("$XPTRACE" decode -i "$SB" --functions --srcline --format csv | awk -F, -v f=$f '$(NF-1) == f { print $NF }')"
 done
+# --annotate --srcline (exact trace): each instruction's file:line = addr2line's of its
+# address in the ELF (nm's start + the listing's offset), the text above them
+fa=$(nm "$E" | awk '$3 == "fib" { print $1 }')
+"$XPTRACE" decode -i "$SB" --annotate fib --srcline --format jsonl >"$TMP/ann.jsonl"
+python3 -c '
+import json, sys
+for r in map(json.loads, open(sys.argv[1])): print(hex(int(sys.argv[2], 16) + r["offset"]))' "$TMP/ann.jsonl" "$fa" |
+	addr2line -e "$E" | sed 's/ (discriminator [0-9]*)$//' >"$TMP/ann.want"
+check_eq "--annotate fib --srcline: every instruction at addr2line's file:line ($(sort -u "$TMP/ann.want" | wc -l) lines)" \
+	"$(cat "$TMP/ann.want")" \
+	"$(python3 -c '
+import json, sys
+for r in map(json.loads, open(sys.argv[1])): print("%s:%d" % (r["file"], r["line"]))' "$TMP/ann.jsonl")"
+check_eq "--annotate fib --srcline text: a source line wherever the position changes" \
+	"$(uniq "$TMP/ann.want" | sed 's|.*/||')" \
+	"$("$XPTRACE" decode -i "$SB" --annotate fib --srcline | sed -n 's/^ *: \([^ ]*:[0-9]*\)  .*/\1/p')"
+check_eq "--annotate fib --srcline: the same counts as without" \
+	"$("$XPTRACE" decode -i "$SB" --annotate fib | awk '/^ +[0-9]+ / { print $1 }')" \
+	"$("$XPTRACE" decode -i "$SB" --annotate fib --srcline | awk '/^ +[0-9]+ / { print $1 }')"
+check_eq "--annotate without --srcline: no file in jsonl" 0 \
+	"$("$XPTRACE" decode -i "$SB" --annotate fib --format jsonl | grep -c '"file"')"
+hot=$("$XPTRACE" decode -i "$S" --functions --format csv | awk -F, 'NR == 2 { print $NF }')
+check_exit "--annotate $hot on samples takes --srcline (its source lines are always there)" 0 \
+	"$XPTRACE" decode -i "$S" --annotate "$hot" --srcline
 for v in functions calltree routines insn blocks "annotate main" ranges; do
 	# shellcheck disable=SC2086
 	check_exit "--$v --tid 999999: nothing matched, exit 1" 1 "$XPTRACE" decode -i "$SB" --$v --tid 999999

@@ -40,6 +40,10 @@ tour=$(awk '
 		print (hw ? "hw" : "-") "\t" line
 	}' "$XP_ROOT/README.md")
 check "the tour lists commands ($(wc -l <<<"$tour"))" test "$(wc -l <<<"$tour")" -ge 25
+# every command of xptrace's table is in the tour (a new command needs its line)
+for c in $("$XPTRACE" help --list commands | cut -f1); do
+	check "the tour runs xptrace $c" grep -Eq "^[-hw]+	\./xptrace $c( |\$)" <<<"$tour"
+done
 
 info=$("$XPTRACE" info 2>/dev/null)
 hw_rc() {	# the README's exit status of a PT/LBR line here

@@ -39,6 +39,12 @@ check_eq "the branch count is -v's (cond + indirect + ret)" "$branches" \
 	"$(sed -n 's/^xptrace: step: .* threads, \([0-9]*\) branches.*/\1/p' "$TMP/s1v.err")"
 check "no 'recorded 0 samples' in step mode" test -z "$(grep 'samples' "$TMP/s1.err")"
 
+# an error about the output directory comes alone: no mode line before it
+check_exit "an output directory that cannot be made: exit 1" 1 "$XPTRACE" record -o "$TMP/nosuch/dir" -- true
+check_eq "its error is the only line" \
+	"xptrace: $TMP/nosuch/dir: cannot create the trace directory: No such file or directory (choose a writable place with -o DIR)" \
+	"$(cat "$TMP/.err")"
+
 # --- options that do not apply to the mode ---
 for opt in "-g" "-F 99" "-c 1000" "-e instructions" "--call-graph dwarf"; do
 	check_exit "--mode step $opt: refused (usage error)" 2 "$XPTRACE" record --mode step $opt -o so -- true
@@ -46,6 +52,17 @@ for opt in "-g" "-F 99" "-c 1000" "-e instructions" "--call-graph dwarf"; do
 		"^xptrace: record: .* does not apply to step mode: it records every branch \(exact calls and returns\), it samples nothing" \
 		"$(cat "$TMP/.err")"
 done
+# pt and lbr too: a usage error on any machine, before whether it has the mode (a
+# machine without PT said only that, exit 1, and the same line failed with 2 elsewhere)
+for opt in "-g" "-F 99" "-c 1000" "--call-graph dwarf"; do
+	check_exit "--mode pt $opt: refused (usage error) on any machine" 2 "$XPTRACE" record --mode pt $opt -o so -- true
+	check_match "--mode pt $opt: says why" \
+		"^xptrace: record: .* does not apply to pt mode: it records every branch \(exact calls and returns\), it samples nothing" \
+		"$(cat "$TMP/.err")"
+done
+check_exit "--mode lbr --filter: refused (usage error) on any machine" 2 "$XPTRACE" record --mode lbr --filter main -o so -- true
+check_match "--mode lbr --filter: names the modes that take it" "^xptrace: record: --filter needs --mode pt or --mode step, and this recording is in lbr mode" \
+	"$(cat "$TMP/.err")"
 check "refused: no directory" test ! -e so
 check_exit "--mode step -g -F 99 -e instructions: refused" 2 "$XPTRACE" record --mode step -g -F 99 -e instructions -o so -- true
 check_exit "sample mode --filter: refused" 2 "$XPTRACE" record --mode sample --filter main -o sf -- true

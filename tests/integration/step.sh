@@ -50,8 +50,11 @@ step_case() {	# $1 program; [$2 $3 = compare only [lo, hi) for threads]
 # Single-stepping it takes a few seconds: it runs while the other cases do.  xp_sstep
 # loses the single-step trap after cpuid/rdtsc as some hypervisors do, and repairs it
 # (the repair is what this checks on any machine).
-# Both tracers run it with the same fixed environment (a background job's differs).
-WHOLE_ENV="env -i PATH=/usr/bin:/bin LC_ALL=C"
+# Both tracers run it with the same fixed environment (a background job's differs) and
+# every signal at its default (a background job ignores SIGINT, which xp_sstep's child
+# inherits while xptrace's does not: programs that check it with sigaction, gzip and
+# sort, then take other branches).
+WHOLE_ENV="env -i --default-signal PATH=/usr/bin:/bin LC_ALL=C"
 $NOASLR $WHOLE_ENV "$PROGS/xp_sstep" --lose-trap "$TMP/step_basic.truth" 0 -- "$PROGS/step_basic" \
 	>"$TMP/step_basic.out1" 2>&1 &
 whole_pid=$!
@@ -60,6 +63,20 @@ step_case step_signal
 step_case step_thread 555555554000 555555564000
 step_case step_dlopen
 WHOLE=$whole_pid step_case step_basic
+
+# the whole-program comparison covers the dynamic loader and would see one instruction
+# too many there (issue 17 reported the one after ld.so's first cpuid as extra: it was
+# single-step that had lost it; a comparison from main on sees nothing of ld.so)
+perf script -i "$TMP/step_basic/perf.data" --itrace=i0ns -F ip,dso 2>/dev/null | head -1 >"$TMP/step_basic.first"
+check_match "step_basic: the whole-program comparison starts in the dynamic loader" "ld-linux" \
+	"$(cat "$TMP/step_basic.first")"
+"$XPTRACE" decode --insn -i "$TMP/step_basic" 2>/dev/null | awk '$1 != "---"' >"$TMP/step_basic.text"
+n=$(grep -n -m1 ' cpuid$' "$TMP/step_basic.text" | cut -d: -f1)
+total=$(grep -c . "$TMP/step_basic.xinsn")
+awk -v n="${n:-0}" '{ print } NR == n + 1 { print }' "$TMP/step_basic.xinsn" >"$TMP/step_basic.extra"
+check_match "step_basic: one extra instruction after ld.so's first cpuid fails the comparison there" \
+	"^thread 0: differs at instructions $((${n:-0} + 1)) of $((total + 1)) \(truth $total\)" \
+	"$(python3 "$XP_ROOT/tests/step_truth.py" "$TMP/step_basic.truth" "$(head -1 "$TMP/step_basic.truth.0")" "$TMP/step_basic.extra")"
 
 check_match "step_thread: two threads traced" "step: 2 threads" "$(cat "$TMP/step_thread.err")"
 check_eq "step_thread: two PT queues with their tids" "2" \
@@ -175,3 +192,24 @@ check_match "--duration 1: the detached command got SIGTERM" "killed by signal 1
 perf script -i "$TMP/dur/perf.data" --itrace=i0ns -F tid,ip >"$TMP/dur.insn" 2>"$TMP/dur.perr"
 check_eq "--duration 1: perf decodes both threads without errors" "0 2" \
 	"$(grep -ci 'error\|warning' "$TMP/dur.perr") $(awk '{ print $1 }' "$TMP/dur.insn" | sort -u | wc -l)"
+
+# --duration with the command blocked in a syscall: the deadline still ends it (sleep 300
+# would outlive the timeout)
+timeout 120 "$XPTRACE" record --mode step -d 1 -o "$TMP/dsl" -- sleep 300 >/dev/null 2>"$TMP/dsl.err"
+check_eq "--duration 1 on a command asleep in a syscall: record ends by itself and exits 0" 0 "$?"
+check_match "--duration 1 on a sleeping command: the summary" "^xptrace: recorded [0-9]+ branches as Intel PT" \
+	"$(cat "$TMP/dsl.err")"
+
+# Ctrl-C (SIGINT to xptrace) ends a step recording with the summary, the trace readable
+"$XPTRACE" record --mode step -o "$TMP/int" -- "$PROGS/spinner" >"$TMP/int.out" 2>"$TMP/int.err" &
+int_pid=$!
+for _ in $(seq 600); do grep -q ready "$TMP/int.out" && break; sleep 0.2; done
+kill -INT "$int_pid"
+wait "$int_pid"
+check_eq "SIGINT: record ends and exits 0" 0 "$?"
+check_match "SIGINT: prints the step summary (both threads)" \
+	"^xptrace: recorded [0-9]+ branches as Intel PT \([0-9]+ ptrace stops, 2 threads\)" "$(cat "$TMP/int.err")"
+check_eq "SIGINT: says why it stopped, last" "xptrace: stopped by Interrupt" "$(tail -1 "$TMP/int.err")"
+perf script -i "$TMP/int/perf.data" --itrace=i0ns -F tid,ip >"$TMP/int.insn" 2>"$TMP/int.perr"
+check_eq "SIGINT: perf decodes both threads without errors" "0 2" \
+	"$(grep -ci 'error\|warning' "$TMP/int.perr") $(awk '{ print $1 }' "$TMP/int.insn" | sort -u | wc -l)"

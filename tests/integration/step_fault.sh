@@ -48,16 +48,38 @@ fault_case() {
 		check_match "$m: jsonl: the last record is that instruction, faulted, with the signal" \
 			"\"ip\":\"0x$(tail -1 "$d.truth.0")\".*\"faulted\":true,\"signal\":\"$sig\"" "$(tail -1 "$d.jsonl")"
 	else
+		# (the three last lines joined: grep takes a pattern's lines as alternatives)
 		check_match "$m: the last instruction is the syscall in $fn, then a killed-by marker" \
-			"$fn\+0x[0-9a-f]+ +0f 05 +syscall
---- [0-9.]+ [0-9]+ disabled
---- [0-9.]+ [0-9]+ killed by $sig " "$(tail -3 "$d.insn")"
+			"$fn\+0x[0-9a-f]+ +0f 05 +syscall\|--- [0-9.]+ [0-9]+ disabled\|--- [0-9.]+ [0-9]+ killed by $sig \(" \
+			"$(tail -3 "$d.insn" | paste -sd '|')"
 		check_match "$m: jsonl: the last record is the kill" "\"event\":\"killed\",\"signal\":\"$sig\"" \
 			"$(tail -1 "$d.jsonl")"
+	fi
+	# the call tree counts what completed, as perf lists it: the faulting instruction
+	# is not in it, the call into the function that faulted is
+	check_eq "$m: --calltree's total is perf's instruction count" "$(grep -c . "$d.perf")" \
+		"$("$XPTRACE" decode --calltree -i "$d" 2>/dev/null | sed -n 's/^# call tree: insns, total //p')"
+	if [ "$kind" = fault ]; then
+		local lo size want
+		read -r lo size < <(nm -S "$prog" | awk -v f="$fn" '$4 == f { print $1, $2 }')
+		want=$(python3 -c 'import sys
+lo = 0x555555554000 + int(sys.argv[1], 16); hi = lo + int(sys.argv[2], 16)
+print(sum(1 for l in open(sys.argv[3]) if lo <= int(l.split()[1], 16) < hi))' "$lo" "$size" "$d.perf")
+		check_eq "$m: --calltree: main called $fn once, its Base = perf's instructions in it ($want)" \
+			"1 1 $want" "$("$XPTRACE" decode --calltree --format jsonl --percent-limit 0 -i "$d" 2>/dev/null |
+				python3 -c 'import json, sys
+r = [json.loads(l) for l in sys.stdin]
+n = [x for x in r if x["name"] == sys.argv[1] and x["path"][-2:-1] == ["main"]]
+print(len(n), *(n[0]["calls"], n[0]["base"]) if n else "")' "$fn")"
+		# the default view lists it even when no instruction of it completed (do_segv)
+		check_match "$m: --functions lists $fn: 1 call, Base $want" \
+			"^ +1 +$want +[0-9]+ +[0-9.]+% +[0-9.]+% +step_fault +$fn\$" "$("$XPTRACE" decode -i "$d" 2>/dev/null)"
 	fi
 }
 
 fault_case segv SIGSEGV fault do_segv
+# a store the emulation would make through /proc/PID/mem, which writes read-only pages
+fault_case rodata SIGSEGV fault do_store
 fault_case fpe SIGFPE fault do_fpe
 fault_case abort SIGABRT killed __pthread_kill_implementation
 # an indirect call whose pointer cannot be read: the tracer's emulation cannot
@@ -68,9 +90,8 @@ fault_case badcall SIGSEGV fault do_call
 d=$TMP/badjump
 "$XPTRACE" record --mode step -o "$d" -- "$prog" badjump >/dev/null 2>&1
 check_match "badjump: the call is the last instruction, then the fault at its target" \
-	"do_jump\+0x[0-9a-f]+ +ff d7 +callq \*%rdi
---- [0-9.]+ [0-9]+ faulted at 0x10 \(no code bytes\): SIGSEGV \(Segmentation fault\), address 0x10$" \
-	"$("$XPTRACE" decode --insn -i "$d" 2>/dev/null | tail -2)"
+	"do_jump\+0x[0-9a-f]+ +ff d7 +callq \*%rdi\|--- [0-9.]+ [0-9]+ faulted at 0x10 \(no code bytes\): SIGSEGV \(Segmentation fault\), address 0x10$" \
+	"$("$XPTRACE" decode --insn -i "$d" 2>/dev/null | tail -2 | paste -sd '|')"
 
 # the marks follow --tid
 check_eq "--tid of another thread: no fault shown" "0" "$("$XPTRACE" decode --insn -i "$TMP/segv" --tid 1 2>/dev/null | grep -c faulted)"

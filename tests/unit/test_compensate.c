@@ -32,7 +32,7 @@
 #define CALLER 3000
 #define CALLEE 7000
 
-static char full[1024], half[1024], far[1024], nocal[1024], plain[1024];
+static char full[1024], half[1024], far[1024], nocal[1024], plain[1024], late[1024];
 static uint64_t fA, fB, fP, fmain;
 
 enum { EV_CLOCK, EV_A, EV_A_RET, EV_B, EV_B_RET, EV_P, EV_P_RET, NEV };
@@ -59,6 +59,13 @@ static const char feat_far[] = "xptrace-probes 1\n"
 			       "probe probe_xptrace:A 999000 0 1 listed\n"
 			       "probe probe_xptrace:B 999000 0 1 listed\n"
 			       "probe probe_xptrace:P 999000 31009000 2000 listed, limit 2000 hits\n";
+/* --adaptive's walk reached main after the target had ended: armed past the trace */
+static const char feat_late[] = "xptrace-probes 1\n"
+				"calibration 3000 7000 1000\n"
+				"probe probe_xptrace:A 999000 0 1 listed\n"
+				"probe probe_xptrace:B 999000 0 1 listed\n"
+				"probe probe_xptrace:P 999000 31009000 2000 listed, limit 2000 hits\n"
+				"probe probe_xptrace:main 40000000 0 0 caller of A\n";
 /* the same probes, armed to the end, no calibration */
 static const char feat_nocal[] = "xptrace-probes 1\n"
 				 "probe probe_xptrace:A 999000 0 1 listed\n"
@@ -207,13 +214,15 @@ static int setup(void **state)
 {
 	if (xp_test_tmp_setup(state) || xp_test_path(full, sizeof(full), "full.data") ||
 	    xp_test_path(half, sizeof(half), "half.data") || xp_test_path(far, sizeof(far), "far.data") ||
-	    xp_test_path(nocal, sizeof(nocal), "nocal.data") || xp_test_path(plain, sizeof(plain), "plain.data"))
+	    xp_test_path(nocal, sizeof(nocal), "nocal.data") || xp_test_path(plain, sizeof(plain), "plain.data") ||
+	    xp_test_path(late, sizeof(late), "late.data"))
 		return -1;
 	write_file(full, feat_full);
 	write_file(half, feat_half);
 	write_file(far, feat_far);
 	write_file(nocal, feat_nocal);
 	write_file(plain, NULL);
+	write_file(late, feat_late);
 	return 0;
 }
 
@@ -342,6 +351,29 @@ static void test_probes(void **state)
 				 "\"window_len_ns\":30009000,\"reason\":\"listed, limit 2000 hits\"}\n");
 }
 
+/* A probe armed after the trace's last event: said so, not a window past the end
+ * (was "exact from 0.040000000 to 0.040000000 s (of 0.001000000..0.033020000)"). */
+static void test_armed_late(void **state)
+{
+	(void)state;
+	const char *out;
+	assert_int_equal(xp_test_engine(&out, late, "calltree", NULL), 0);
+	assert_string_equal(out, "# merged tree: time, total 12.000 ms\n"
+				 "# probe overhead compensated: 3000 ns per probed call in its caller, 7000 ns "
+				 "in itself (calibrated over 1000 runs); 20020000 ns subtracted\n"
+				 HEAD_WINDOW
+				 "# main: armed at 0.040000000 s, after the trace's last event (0.033020000): "
+				 "no calls counted\n"
+				 "Lvl   RL      Calls      Base(ms)       Cum(ms)  Name\n"
+				 "  1    1          1         2.000        10.000  A\n"
+				 "  2    1          1         8.000         8.000    B\n"
+				 "  3    1      ~2000         0.000         0.000      P\n"
+				 "  1    1          -         2.000         2.000  +main\n");
+	assert_int_equal(xp_test_engine(&out, late, "probes", "format", "jsonl", NULL), 0);
+	assert_non_null(strstr(out, "{\"function\":\"main\",\"hits\":0,\"armed_ns\":40000000,\"disarmed_ns\":null,"
+				    "\"window_len_ns\":0,\"reason\":\"caller of A\"}\n"));
+}
+
 /* No calibration: raw times, said so; every probe armed throughout: no window lines,
  * no marks. */
 static void test_uncalibrated(void **state)
@@ -386,6 +418,7 @@ int main(void)
 		cmocka_unit_test(test_jsonl),
 		cmocka_unit_test(test_folds),
 		cmocka_unit_test(test_probes),
+		cmocka_unit_test(test_armed_late),
 		cmocka_unit_test(test_uncalibrated),
 		cmocka_unit_test(test_no_feature),
 	};

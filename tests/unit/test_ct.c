@@ -92,6 +92,66 @@ static void test_samples_tree(void **state)
 	ct_free(t);
 }
 
+static void add_path(struct ct_tree *t, struct ct_path *p, uint64_t w, uint32_t n, ...)
+{
+	uint32_t fns[16];
+	va_list ap;
+
+	va_start(ap, n);
+	for (uint32_t i = 0; i < n; i++)
+		fns[i] = va_arg(ap, uint32_t);
+	va_end(ap);
+	assert_int_not_equal(ct_add_stack_path(t, p, fns, n, &w, 0), CT_NONE);
+}
+
+/* ct_add_stack_path (the previous stack's nodes reused) and ct_add_at (a leaf node
+ * found again) make the tree ct_add_stack makes. */
+static void test_samples_path(void **state)
+{
+	(void)state;
+	struct ct_tree *t = ct_new(1), *u = ct_new(1);
+	struct ct_path p = {0};
+	uint64_t one = 1;
+
+	add_path(t, &p, 1, 6, MAIN, A, B, A, B, LEAF);
+	uint32_t deep = ct_add_stack_path(t, &p, (const uint32_t[]){ MAIN, A, B, A, B, LEAF }, 6, &one, 0);
+	ct_add_at(t, deep, &one, 0);
+	add_path(t, &p, 1, 3, MAIN, A, LEAF);
+	add_path(t, &p, 1, 3, MAIN, A, LEAF);
+	add_path(t, &p, 1, 3, MAIN, C, LEAF);
+	for (int i = 0; i < 4; i++)
+		add_path(t, &p, 1, 2, MAIN, C);
+	assert_string_equal(dump(t),
+		"1 1 10 0 10 main\n"
+		"2 1 5 0 5 a\n"
+		"3 1 3 0 3 b\n"
+		"4 2 3 0 3 a\n"
+		"5 2 3 0 3 b\n"
+		"6 1 3 3 3 leaf\n"
+		"3 1 2 2 2 leaf\n"
+		"2 1 5 4 5 c\n"
+		"3 1 1 1 1 leaf\n");
+	ct_path_free(&p);
+
+	/* nodes that moved are not taken again: a mid-stack start re-rooted under the
+	 * caller found later leaves the path's node elsewhere */
+	struct ct_cursor *c = ct_cursor_new(u);
+	uint64_t moves = ct_moves(u);
+	ct_cost(c, LEAF, &one);
+	add_path(u, &p, 1, 1, LEAF);
+	ct_return(c, F);
+	assert_int_not_equal(ct_moves(u), moves);
+	add_path(u, &p, 1, 1, LEAF);
+	assert_string_equal(dump(u),
+		"1 1 0 0 2 f\n"
+		"2 1 1 2 2 leaf\n"
+		"1 1 1 1 1 leaf\n");
+	ct_path_free(&p);
+	ct_cursor_free(c);
+	ct_free(t);
+	ct_free(u);
+}
+
 static void test_exact_calls(void **state)
 {
 	(void)state;
@@ -380,6 +440,7 @@ int main(void)
 {
 	const struct CMUnitTest tests[] = {
 		cmocka_unit_test(test_samples_tree),
+		cmocka_unit_test(test_samples_path),
 		cmocka_unit_test(test_empty_tree),
 		cmocka_unit_test(test_exact_calls),
 		cmocka_unit_test(test_tail_and_longjmp),

@@ -299,6 +299,46 @@ static void test_sample_fields(void **state)
 	free(b.p);
 }
 
+/* A sample parsed over the fields of a richer one leaves none of them behind: the
+ * parser writes every field instead of clearing the struct first. */
+static void test_sample_overwrite(void **state)
+{
+	(void)state;
+	struct pd_attr am = { .attr = attr_main() }, as = { .attr = attr_simple() };
+	struct buf b = {0};
+	struct pd_sample s;
+
+	memset(&s, 0xa5, sizeof(s));
+	sample_main(&b, 10);
+	size_t main_size = b.n;
+	sample_simple(&b, 300, 0x401100, 20);
+	assert_int_equal(pd_parse_sample(&am, b.p, main_size, &s), 0);
+	check_main_sample(&s);
+	assert_int_equal(pd_parse_sample(&as, b.p + main_size, b.n - main_size, &s), 0);
+	assert_int_equal(s.type, ST_SIMPLE);
+	assert_int_equal(s.id, 300);
+	assert_int_equal(s.ip, 0x401100);
+	assert_int_equal(s.pid, 41);
+	assert_int_equal(s.tid, 42);
+	assert_int_equal(s.time, 20);
+	uint64_t zero[] = { s.addr, s.stream_id, s.cpu, s.period, s.time_enabled, s.time_running,
+		s.nr_values, s.values_dropped, s.nr_callchain, s.raw_size, s.nr_branch, s.user_abi,
+		s.user_regs_mask, s.user_stack_size, s.user_stack_dyn_size, s.weight, s.data_src,
+		s.transaction, s.intr_abi, s.intr_regs_mask, s.phys_addr, s.cgroup, s.data_page_size,
+		s.code_page_size, s.aux_size };
+	for (size_t i = 0; i < sizeof(zero) / sizeof(zero[0]); i++)
+		assert_int_equal(zero[i], 0);
+	assert_int_equal(s.branch_hw_idx, UINT64_MAX);
+	assert_null(s.callchain);
+	assert_null(s.raw);
+	assert_null(s.branch);
+	assert_null(s.user_regs);
+	assert_null(s.user_stack);
+	assert_null(s.intr_regs);
+	assert_null(s.aux);
+	free(b.p);
+}
+
 /* Unordered reading delivers file order. */
 static void test_unordered(void **state)
 {
@@ -601,6 +641,63 @@ static void test_pipe_aux_claim(void **state)
 }
 
 /* A queue limit far below the data: everything still arrives (early flushes). */
+struct ordered {
+	uint64_t n, last, bad;
+};
+
+static int check_sorted(void *arg, const struct pd_rec *r)
+{
+	struct ordered *o = arg;
+
+	if (r->type != PERF_RECORD_SAMPLE)
+		return 0;
+	/* the ip of a round's sample tells its time: its bytes are intact */
+	if ((r->u.sample.time >= 1000 && r->u.sample.ip != 0x400000 + r->u.sample.time) ||
+	    r->u.sample.time < o->last)
+		o->bad++;
+	o->last = r->u.sample.time;
+	o->n++;
+	return 0;
+}
+
+/* Records are queued in place in the mapped window: rounds of samples written in
+ * reverse time order span many one-page windows; the windows they lie in stay mapped
+ * until they are delivered (ASan: no read of an unmapped window). */
+static void test_windows_in_place(void **state)
+{
+	(void)state;
+	struct buf b = make_file(false), d = {0};
+	size_t nrounds = 40, per = 60;
+
+	for (size_t k = 0; k < nrounds; k++) {
+		for (size_t j = per; j > 0; j--) {
+			uint64_t t = 1000 * (k + 1) + j;
+			sample_simple(&d, 300, 0x400000 + t, t);
+		}
+		round_(&d);
+	}
+	/* make_file's data ends the file: append the rounds and grow the data section */
+	put(&b, d.p, d.n);
+	struct pd_file_header *h = (struct pd_file_header *)b.p;
+	h->data.size += d.n;
+	for (unsigned lim = 0; lim < 2; lim++) {
+		struct pd_file *f;
+		struct ordered o = {0};
+		write_file(&b);
+		assert_int_equal(pd_open(path, &f), 0);
+		pd_set_window(f, 4096);
+		if (lim)
+			pd_set_queue_limit(f, 8192);	/* flushes halves early: out of order then */
+		assert_int_equal(pd_read_events(f, PD_ORDERED, check_sorted, &o), 0);
+		assert_int_equal(o.n, 4 + nrounds * per);
+		if (!lim)
+			assert_int_equal(o.bad, 0);
+		pd_close(f);
+	}
+	free(d.p);
+	free(b.p);
+}
+
 static void test_queue_limit(void **state)
 {
 	(void)state;
@@ -625,12 +722,14 @@ int main(void)
 	const struct CMUnitTest tests[] = {
 		cmocka_unit_test(test_file),
 		cmocka_unit_test(test_sample_fields),
+		cmocka_unit_test(test_sample_overwrite),
 		cmocka_unit_test(test_unordered),
 		cmocka_unit_test(test_truncated),
 		cmocka_unit_test(test_corrupt),
 		cmocka_unit_test(test_bad_headers),
 		cmocka_unit_test(test_pipe),
 		cmocka_unit_test(test_queue_limit),
+		cmocka_unit_test(test_windows_in_place),
 		cmocka_unit_test(test_trailing_payloads),
 		cmocka_unit_test(test_data_at_odd_offset),
 		cmocka_unit_test(test_pipe_aux_claim),

@@ -14,12 +14,13 @@
 /* B+0x0: nop ; 0x1: nop ; 0x2: jz 0x6 ; 0x4: nop ; 0x5: nop ; 0x6: call 0x10 ;
  * 0xb: nop ; 0xc: nop ; 0xd: ret ; 0xe: hlt ; 0xf: hlt ; 0x10: nop ; 0x11: nop ;
  * 0x12: ret ; 0x13: hlt ; 0x14..0x1f: nop ; 0x20: jmp *%rax ; 0x22: hlt ;
- * 0x23: vmlaunch ; 0x26: hlt ; 0x27: nop ; 0x28: vmresume ; 0x2b: hlt */
+ * 0x23: vmlaunch ; 0x26: hlt ; 0x27: nop ; 0x28: vmresume ; 0x2b: hlt ;
+ * 0x2c: call 0x32 ; 0x31: hlt ; 0x32: syscall ; 0x34: ret */
 static const uint8_t code[] = {
 	0x90, 0x90, 0x74, 0x02, 0x90, 0x90, 0xe8, 0x05, 0x00, 0x00, 0x00, 0x90, 0x90, 0xc3,
 	0xf4, 0xf4, 0x90, 0x90, 0xc3, 0xf4, 0x90, 0x90, 0x90, 0x90, 0x90, 0x90, 0x90, 0x90,
 	0x90, 0x90, 0x90, 0x90, 0xff, 0xe0, 0xf4, 0x0f, 0x01, 0xc2, 0xf4, 0x90, 0x0f, 0x01, 0xc3,
-	0xf4,
+	0xf4, 0xe8, 0x01, 0x00, 0x00, 0x00, 0xf4, 0x0f, 0x05, 0xc3,
 };
 
 static char codef[1024], rawarg[1100], ptf[1024];
@@ -398,6 +399,39 @@ static void tsx_skd010(struct pte *e)
 	pgd(e, 0x16);
 }
 
+/* in a transaction since the PSB+, it aborts before its first instruction completes;
+ * tracing is disabled at the abort handler (psb-tsx_abort-tip-fup-tip_pgd.ptt) */
+static void tsx_abort_first(struct pte *e)
+{
+	pte_simple(e, ppt_psb);
+	fup(e, 0x22);
+	pte_mode64(e);
+	mode_tsx(e, 1, 0);
+	pte_simple(e, ppt_psbend);
+	mode_tsx(e, 0, 1);
+	fup(e, 0x22);
+	tip(e, 0x26);
+	fup(e, 0x26);
+	pgd(e, 0x26);
+}
+
+/* BDM64, indirect branch (bdm64-tip-xabort.ptt): the jmp's TIP names a destination
+ * where the transaction aborts at once; the transfer is dropped with the abort */
+static void tsx_bdm64_tip(struct pte *e)
+{
+	pte_simple(e, ppt_psb);
+	pte_mode64(e);
+	mode_tsx(e, 1, 0);
+	fup(e, 0x20);
+	pte_simple(e, ppt_psbend);
+	tip(e, 0x22);
+	mode_tsx(e, 0, 1);
+	fup(e, 0x22);
+	tip(e, 0x14);
+	fup(e, 0x15);
+	pgd(e, 0x16);
+}
+
 static void test_tsx_stream(void **state)
 {
 	(void)state;
@@ -411,6 +445,10 @@ static void test_tsx_stream(void **state)
 	check(tsx_bdm64, "6/61",
 	      "? 0 nop\n? 1 nop\n? 2 je 0x100006\n[aborted at 0x100013]\n[interrupt 0x100013 -> 0x100014]\n"
 	      "14 nop\n[disabled]\n");
+	check(tsx_abort_first, NULL,
+	      "[aborted at 0x100022]\n[interrupt 0x100022 -> 0x100026]\n[disabled]\n");
+	check(tsx_bdm64_tip, "6/61",
+	      "? 20 jmpq *%rax\n[aborted at 0x100022]\n[interrupt 0x100022 -> 0x100014]\n14 nop\n[disabled]\n");
 	/* without the erratum the wrong bit leads to the ret, whose query fails */
 	check(tsx_bdm64, NULL,
 	      "? 0 nop\n? 1 nop\n? 2 je 0x100006\n? 4 nop\n? 5 nop\n? 6 callq 0x100010\n? 10 nop\n? 11 nop\n"
@@ -620,12 +658,21 @@ static void jmp_pgd_noip(struct pte *e)
 	pgd(e, 0x12);
 }
 
+/* at a syscall, past a direct call that must not take it
+ * (direct_call-tip_pgd_noip-syscall.ptt) */
+static void syscall_pgd_noip(struct pte *e)
+{
+	psb(e, 0x2c);
+	pgd_noip(e);
+}
+
 static void test_ret_pgd_noip(void **state)
 {
 	(void)state;
 	check(ret_pgd_noip, NULL,
 	      "10 nop\n11 nop\n12 retq\n[disabled]\n[enabled at 0x10000b]\nb nop\nc nop\n[disabled]\n");
 	check(cond_pgd_noip, NULL, "0 nop\n1 nop\n2 je 0x100006\n[disabled]\n[enabled at 0x100014]\n14 nop\n[disabled]\n");
+	check(syscall_pgd_noip, NULL, "2c callq 0x100032\n32 syscall\n[disabled]\n");
 	check(jmp_pgd_noip, NULL, "1e nop\n1f nop\n20 jmpq *%rax\n[disabled]\n[enabled at 0x100010]\n10 nop\n[disabled]\n");
 }
 

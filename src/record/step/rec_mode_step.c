@@ -595,9 +595,12 @@ static void step_col_free(struct step_col *c)
 	free(c->th);
 }
 
-static void print_summary(const struct step_col *c, const struct stp_stats *st)
+static void print_summary(const struct step_col *c, const struct stp *s)
 {
+	const struct stp_stats *st = stp_stats(s);
 	uint64_t br = st->cond + st->indirect + st->ret;
+	struct stp_blocker top[12];
+	size_t ntop = stp_top_blockers(s, top, sizeof(top) / sizeof(top[0]));
 
 	fprintf(stderr,
 		"xptrace: step: %" PRIu64 " threads, %" PRIu64 " branches (%" PRIu64 " cond, %" PRIu64
@@ -607,6 +610,19 @@ static void print_summary(const struct step_col *c, const struct stp_stats *st)
 		st->threads, br, st->cond, st->indirect, st->ret, st->stops,
 		br ? (double)st->stops / (double)br : 0.0, st->syscalls, st->signals, st->blocks,
 		c->pt_bytes / 1e6);
+	fprintf(stderr, "xptrace: step: %" PRIu64 " breakpoint stops, %" PRIu64 " branches chained "
+		"without a stop, %" PRIu64 " instructions emulated; stops ended by:",
+		st->bp_stops, st->chained, st->emulated);
+	for (int e = 0; e < STP_END_N; e++)
+		if (st->end[e])
+			fprintf(stderr, " %s %" PRIu64, stp_end_name((enum stp_end)e), st->end[e]);
+	fprintf(stderr, "\n");
+	if (ntop) {
+		fprintf(stderr, "xptrace: step: instructions that ended stops:");
+		for (size_t i = 0; i < ntop; i++)
+			fprintf(stderr, " %s %" PRIu64, top[i].name, top[i].count);
+		fprintf(stderr, "\n");
+	}
 }
 
 static void on_alarm(int sig)
@@ -719,7 +735,7 @@ static int step_run(struct rec *r)
 			 st->stops, st->threads, st->threads == 1 ? "" : "s");
 	}
 	if (r->opts->verbose && !r->opts->quiet)
-		print_summary(&c, stp_stats(s));
+		print_summary(&c, s);
 	rc = e < 0 && e != -EINTR ? e : c.err;	/* c.err: 0 or the trace's write error */
 out:
 	stp_free(s);

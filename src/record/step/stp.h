@@ -63,6 +63,19 @@ struct stp_range {		/* --filter: [start, end) */
 	uint64_t start, end;
 };
 
+/* Why a stop at a breakpoint ended and the tracee ran on by itself. */
+enum stp_end {
+	STP_END_INSN,		/* an instruction the emulator leaves to the CPU (stp_top_blockers) */
+	STP_END_LONG,		/* a body longer than the emulator takes in one go */
+	STP_END_TERM,		/* a run ending in a syscall, trap or far transfer; a split run */
+	STP_END_FAULT,		/* an emulated access faulted, or a case left to the CPU */
+	STP_END_BUDGET,		/* the instructions one stop emulates at most */
+	STP_END_LEAVE,		/* out of the --filter ranges */
+	STP_END_STEP,		/* a branch the emulation cannot evaluate: single-stepped */
+	STP_END_BROKEN,		/* undecodable code */
+	STP_END_N
+};
+
 struct stp_stats {
 	uint64_t stops;		/* every ptrace stop the tracer handled */
 	uint64_t bp_stops;	/* stops at an armed branch */
@@ -76,7 +89,9 @@ struct stp_stats {
 	uint64_t blocks;	/* straight-line runs discovered */
 	uint64_t breakpoints;	/* int3 armed */
 	uint64_t syscalls, signals, threads;
+	uint64_t end[STP_END_N];	/* breakpoint stops by why they ended */
 };
+
 
 struct stp_opts {
 	stp_fn fn;
@@ -110,6 +125,14 @@ int stp_detached(const struct stp *s);
 /* Wait status of the traced process (valid after stp_run returned 0). */
 int stp_exit_status(const struct stp *s);
 const struct stp_stats *stp_stats(const struct stp *s);
+/* The instructions that ended the most stops (STP_END_INSN), most first: fills up to n,
+ * returns how many. */
+struct stp_blocker {
+	const char *name;
+	uint64_t count;
+};
+size_t stp_top_blockers(const struct stp *s, struct stp_blocker *out, size_t n);
+const char *stp_end_name(enum stp_end e);
 /* Replaces the filter ranges (from a callback, e.g. once a module is mapped). */
 int stp_set_ranges(struct stp *s, const struct stp_range *r, unsigned n);
 void stp_free(struct stp *s);

@@ -9,12 +9,12 @@
 
 /* Instructions emulated in one stop at most (bounds a stop's latency, and ends loops
  * that run forever inside emulated code). */
-#define CHAIN_MAX 2048
+#define CHAIN_MAX 32768
 
 /* Emulates the armed instruction at the stop (a branch, or an ordinary instruction
  * under a filter entry) and reports it; returns 0 or < 0 when it cannot be emulated. */
 static int emulate(struct stp *s, struct stp_thr *t, const struct stp_bp *b,
-		   struct user_regs_struct *r, uint64_t time)
+		   struct user_regs_struct *r, struct x86_xmm *xs, uint64_t time)
 {
 	struct stp_event ev = { .time = time, .ip = b->addr, .cls = b->br.cls };
 	const struct x86_isa_mem mem = stp_mm_mem(t->mm);
@@ -30,7 +30,7 @@ static int emulate(struct stp *s, struct stp_thr *t, const struct stp_bp *b,
 		stp_emit(s, t, &en);
 	}
 	if (b->br.cls == X86_BR_NONE)
-		return b->has_uop ? x86_emu_exec(&b->uop, b->addr, r, mem.rd, mem.wr, mem.ctx)
+		return b->has_uop ? x86_emu_exec(&b->uop, b->addr, r, mem.rd, mem.wr, mem.ctx, xs)
 				  : -EINVAL;
 	if ((err = x86_isa_branch(&b->br, r, &mem, &ev.taken)) < 0)
 		return err;
@@ -76,19 +76,36 @@ static int emulate(struct stp *s, struct stp_thr *t, const struct stp_bp *b,
  * int3 lifted for one single-step.  Returns 0, a negative errno, or the signal that
  * stopped the step instead (the branch faulted, e.g. a return on a bad stack, or a
  * signal came first): the branch did not run, rip is still on it. */
+static int fp_load(void *ctx, struct user_fpregs_struct *fp)
+{
+	const struct stp_thr *t = ctx;
+
+	return ptrace(PTRACE_GETFPREGS, t->tid, 0, fp) < 0 ? -errno : 0;
+}
+
+/* The SSE registers the emulation changed, back into the thread before it runs. */
+static int fp_store(const struct stp_thr *t, struct x86_xmm *xs)
+{
+	if (!xs->dirty)
+		return 0;
+	xs->dirty = 0;
+	return ptrace(PTRACE_SETFPREGS, t->tid, 0, &xs->fp) < 0 ? -errno : 0;
+}
+
 static int step_over(struct stp *s, struct stp_thr *t, const struct stp_bp *b,
-		     struct user_regs_struct *r, uint64_t time)
+		     struct user_regs_struct *r, struct x86_xmm *xs, uint64_t time)
 {
 	struct stp_event ev = { .time = time, .ip = b->addr, .cls = b->br.cls };
 	const struct x86_isa_mem mem = stp_mm_mem(t->mm);
 	uint8_t cc = X86_ISA_BP_BYTE;
 	int st;
 
+	stp_mm_cache(t->mm, 0);	/* the instruction runs for real */
 	s->st.steps++;
 	s->st.stops++;		/* the single-step's stop */
 	s->st.other_stops++;
 	x86_isa_set_ip(r, b->addr);
-	if (ptrace(PTRACE_SETREGS, t->tid, 0, r) < 0 ||
+	if (fp_store(t, xs) < 0 || ptrace(PTRACE_SETREGS, t->tid, 0, r) < 0 ||
 	    mem.wr(mem.ctx, b->addr, &b->orig, 1) < 0 ||
 	    ptrace(PTRACE_SINGLESTEP, t->tid, 0, 0) < 0)
 		return -errno;
@@ -119,6 +136,14 @@ static int step_over(struct stp *s, struct stp_thr *t, const struct stp_bp *b,
 	return 0;
 }
 
+static void count_blocker(struct stp *s, unsigned id)
+{
+	uint64_t n = 0;
+
+	xp_map_get(&s->blockers, id, &n);
+	xp_map_put(&s->blockers, id, n + 1);	/* statistics only: no memory, no count */
+}
+
 int stp_on_breakpoint(struct stp *s, struct stp_thr *t, struct user_regs_struct *r)
 {
 	uint64_t time = stp_now_ns();
@@ -128,8 +153,11 @@ int stp_on_breakpoint(struct stp *s, struct stp_thr *t, struct user_regs_struct 
 	struct stp_mm *m = t->mm;
 	const struct x86_isa_mem mem = stp_mm_mem(m);
 	int budget = CHAIN_MAX, branches = 0;
+	enum stp_end end;
+	struct x86_xmm xs = { .load = fp_load, .ctx = t };
 
 	s->st.bp_stops++;
+	stp_mm_cache(m, 1);
 	stp_sync_enable(s, t, time);
 	x86_isa_set_ip(r, b->addr);
 	/* Interrupt avoidance: resolve this branch, then keep going as long as the code up
@@ -140,33 +168,47 @@ int stp_on_breakpoint(struct stp *s, struct stp_thr *t, struct user_regs_struct 
 
 		ip = x86_isa_ip(r);
 		if ((b = stp_bp_find(m, ip)) && stp_in_range(s, ip)) {
-			if (budget-- <= 0)
+			if (budget-- <= 0) {
+				end = STP_END_BUDGET;
 				break;	/* resumes onto the int3: the next stop goes on */
+			}
 			if (branches++ > 0)
 				s->st.chained++;
-			if (emulate(s, t, b, r, time) < 0) {
-				if ((err = step_over(s, t, b, r, time)) != 0) {
+			if (emulate(s, t, b, r, &xs, time) < 0) {
+				s->st.end[STP_END_STEP]++;
+				if ((err = step_over(s, t, b, r, &xs, time)) != 0) {
 					/* a signal: the caller handles it at the branch (the
 					 * registers are the tracee's own, nothing to write) */
 					stp_ensure_armed(s, t->mm, x86_isa_ip(r));
 					return err;
 				}
-				break;
+				goto resume;
 			}
 			continue;
 		}
-		if (budget <= 0 || !stp_in_range(s, ip) || !(ru = stp_run_get(s, m, ip)) ||
-		    ru->broken)
+		end = budget <= 0 ? STP_END_BUDGET : STP_END_LEAVE;
+		if (budget <= 0 || !stp_in_range(s, ip))
+			break;
+		end = STP_END_BROKEN;
+		if (!(ru = stp_run_get(s, m, ip)) || ru->broken)
 			break;
 		if (ru->emu == STP_EMU_UNKNOWN)
 			stp_emu_prepare(s, m, ru);
-		if (ru->emu != STP_EMU_YES || ru->nuops > budget)
+		if (ru->emu != STP_EMU_YES) {
+			end = ru->emu_end;
+			if (end == STP_END_INSN)
+				count_blocker(s, ru->block_id);
 			break;
+		}
+		end = STP_END_BUDGET;
+		if (ru->nuops > budget)
+			break;
+		end = STP_END_FAULT;
 		for (uint32_t i = 0; i < ru->nuops; i++) {
 			const struct x86_uop *u = &m->uops[ru->uop0 + i];
 
-			if (x86_emu_exec(u, ip, r, mem.rd, mem.wr, mem.ctx) < 0)
-				goto resume;	/* it faults for real, at ip */
+			if (x86_emu_exec(u, ip, r, mem.rd, mem.wr, mem.ctx, &xs) < 0)
+				goto out;	/* it faults for real, at ip */
 			ip += u->len;
 		}
 		budget -= ru->nuops + 1;
@@ -182,8 +224,11 @@ int stp_on_breakpoint(struct stp *s, struct stp_thr *t, struct user_regs_struct 
 		}
 		/* else: the armed branch at term_ip comes next */
 	}
+out:
+	s->st.end[end]++;
 resume:
-	if (ptrace(PTRACE_SETREGS, t->tid, 0, r) < 0)
+	stp_mm_cache(m, 0);
+	if (fp_store(t, &xs) < 0 || ptrace(PTRACE_SETREGS, t->tid, 0, r) < 0)
 		return -errno;
 	stp_ensure_armed(s, t->mm, x86_isa_ip(r));
 	return stp_resume(t, 0);

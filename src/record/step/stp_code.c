@@ -5,6 +5,7 @@
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
+#include <sys/uio.h>
 #include <unistd.h>
 
 #include "record/step/stp_int.h"
@@ -12,7 +13,7 @@
 
 /* Straight-line runs longer than this are split (and chained like a direct jump). */
 #define RUN_MAX_INSNS 4096
-#define EMU_MAX_BODY 64	/* longer bodies run for real */
+#define EMU_MAX_BODY 1024	/* longer bodies run for real */
 
 /* bp_at and run_at map an address to an index (uint32_t) */
 static bool map_get(const struct xp_map *m, uint64_t k, uint32_t *v)
@@ -40,6 +41,7 @@ struct stp_mm *stp_mm_new(pid_t pid)
 	}
 	m->refs = 1;
 	m->pid = pid;
+	m->cache_gen = 1;
 	m->gen = 1;
 	return m;
 }
@@ -49,6 +51,8 @@ void stp_mm_put(struct stp_mm *m)
 	if (!m || --m->refs > 0)
 		return;
 	close(m->memfd);
+	free(m->wr);
+	free(m->cache);
 	xp_map_free(&m->bp_at);
 	xp_map_free(&m->run_at);
 	free(m->bps);
@@ -105,21 +109,211 @@ static int mem_read(struct stp_mm *m, uint64_t addr, void *buf, size_t len)
 	return n == (ssize_t)len ? 0 : -EFAULT;
 }
 
-static int mem_read_cb(void *ctx, uint64_t addr, void *buf, size_t len)
+/* process_vm_readv/writev copy straight between the address spaces; /proc/PID/mem goes
+ * through a bounce page allocated per call (a third of a stop's cost with pages). */
+static int vm_copy(struct stp_mm *m, uint64_t addr, void *buf, size_t len, int write)
 {
-	return mem_read(ctx, addr, buf, len);
+	struct iovec local = { .iov_base = buf, .iov_len = len };
+	struct iovec remote = { .iov_base = (void *)(uintptr_t)addr, .iov_len = len };
+	ssize_t n = write ? process_vm_writev(m->pid, &local, 1, &remote, 1, 0)
+			  : process_vm_readv(m->pid, &local, 1, &remote, 1, 0);
+
+	if (n == (ssize_t)len)
+		return 0;
+	if (write)
+		n = pwrite(m->memfd, buf, len, (off_t)addr);
+	else
+		n = pread(m->memfd, buf, len, (off_t)addr);
+	return n == (ssize_t)len ? 0 : -EFAULT;
 }
 
+/* Writes the emulation's stores in page p to the tracee. */
+static void page_flush(struct stp_mm *m, struct stp_page *p)
+{
+	if (p->dhi <= p->dlo)
+		return;
+	if (vm_copy(m, p->addr + p->dlo, p->data + p->dlo, p->dhi - p->dlo, 1) < 0)
+		xp_warn("step: an emulated store at %#llx could not be written (the mapping went "
+			"away during the stop): the tracee may run on with different data",
+			(unsigned long long)(p->addr + p->dlo));
+	p->dlo = p->dhi = 0;
+}
+
+static void cache_flush(struct stp_mm *m)
+{
+	for (int i = 0; m->cache && i < STP_CACHE_PAGES; i++)
+		if (m->cache[i].gen == m->cache_gen)
+			page_flush(m, &m->cache[i]);
+}
+
+/* The cached copy of the page at `page`, read in whole on a miss (one pread for the many
+ * stack and data accesses a stop's emulation makes there); NULL when unreadable. */
+static struct stp_page *cache_page(struct stp_mm *m, uint64_t page)
+{
+	struct stp_page *p;
+
+	if (!m->cache && !(m->cache = calloc(STP_CACHE_PAGES, sizeof(*m->cache))))
+		return NULL;
+	p = &m->cache[(page / STP_PAGE) % STP_CACHE_PAGES];
+	if (p->gen == m->cache_gen) {
+		if (p->addr == page)
+			return p;
+		page_flush(m, p);
+	}
+	p->gen = 0;
+	if (vm_copy(m, page, p->data, sizeof(p->data), 0) < 0)
+		return NULL;
+	p->addr = page;
+	p->gen = m->cache_gen;
+	p->dlo = p->dhi = 0;
+	return p;
+}
+
+static int mem_read_cb(void *ctx, uint64_t addr, void *buf, size_t len)
+{
+	struct stp_mm *m = ctx;
+	uint8_t *out = buf;
+
+	if (!m->caching)
+		return mem_read(m, addr, buf, len);
+	while (len) {
+		uint64_t off = addr & (STP_PAGE - 1);
+		size_t part = STP_PAGE - off < len ? STP_PAGE - off : len;
+		struct stp_page *p = cache_page(m, addr - off);
+
+		if (!p)
+			return -EFAULT;
+		memcpy(out, p->data + off, part);
+		out += part;
+		addr += part;
+		len -= part;
+	}
+	return 0;
+}
+
+static int load_wranges(struct stp_mm *m)
+{
+	char path[64], line[512];
+	unsigned long long lo, hi;
+	char perms[8];
+	FILE *f;
+
+	snprintf(path, sizeof(path), "/proc/%d/maps", m->pid);
+	if (!(f = fopen(path, "re")))
+		return -errno;
+	m->nwr = 0;
+	while (fgets(line, sizeof(line), f)) {
+		if (sscanf(line, "%llx-%llx %7s", &lo, &hi, perms) != 3 || perms[1] != 'w')
+			continue;
+		if (m->nwr == m->capwr) {
+			size_t nc = m->capwr ? m->capwr * 2 : 64;
+			struct stp_wrange *n = realloc(m->wr, nc * sizeof(*n));
+
+			if (!n) {
+				fclose(f);
+				return -ENOMEM;
+			}
+			m->wr = n;
+			m->capwr = nc;
+		}
+		m->wr[m->nwr++] = (struct stp_wrange){ lo, hi };
+	}
+	fclose(f);
+	m->wr_valid = 1;
+	m->wr_gen = m->cache_gen;
+	return 0;
+}
+
+static bool in_wranges(const struct stp_mm *m, uint64_t addr)
+{
+	size_t lo = 0, hi = m->nwr;
+
+	while (lo < hi) {	/* maps lists the mappings in address order */
+		size_t mid = (lo + hi) / 2;
+
+		if (addr < m->wr[mid].start)
+			hi = mid;
+		else if (addr >= m->wr[mid].end)
+			lo = mid + 1;
+		else
+			return true;
+	}
+	return false;
+}
+
+static bool writable(struct stp_mm *m, uint64_t addr)
+{
+	if (m->wr_valid && in_wranges(m, addr))
+		return true;
+	/* not there: maybe mapped since (a brk, another thread's mmap); once per stop */
+	if (m->wr_valid && m->wr_gen == m->cache_gen)
+		return false;
+	return load_wranges(m) == 0 && in_wranges(m, addr);
+}
+
+/* Without the cache, straight to the tracee (our int3s go this way: /proc/PID/mem
+ * writes code too).  With it, an emulated store: only into writable mappings, kept in
+ * the page until the stop ends. */
 static int mem_write(struct stp_mm *m, uint64_t addr, const void *buf, size_t len)
 {
 	ssize_t n = pwrite(m->memfd, buf, len, (off_t)addr);
 
-	return n == (ssize_t)len ? 0 : -EFAULT;
+	if (n != (ssize_t)len)
+		return -EFAULT;
+	for (uint64_t pg = addr & ~(uint64_t)(STP_PAGE - 1); m->caching && m->cache && pg < addr + len;
+	     pg += STP_PAGE) {
+		struct stp_page *p = &m->cache[(pg / STP_PAGE) % STP_CACHE_PAGES];
+		uint64_t lo = addr > pg ? addr : pg;
+		uint64_t hi = addr + len < pg + STP_PAGE ? addr + len : pg + STP_PAGE;
+
+		if (p->gen == m->cache_gen && p->addr == pg)
+			memcpy(p->data + (lo - pg), (const uint8_t *)buf + (lo - addr), hi - lo);
+	}
+	return 0;
 }
 
 static int mem_write_cb(void *ctx, uint64_t addr, const void *buf, size_t len)
 {
-	return mem_write(ctx, addr, buf, len);
+	struct stp_mm *m = ctx;
+	struct stp_page *p[2];
+	uint64_t off = addr & (STP_PAGE - 1);
+	size_t first = STP_PAGE - off < len ? STP_PAGE - off : len;
+
+	if (!m->caching)
+		return mem_write(m, addr, buf, len);
+	/* all or nothing: both pages (a store may straddle two) writable and cached */
+	if (len > STP_PAGE || !writable(m, addr) || !(p[0] = cache_page(m, addr - off)))
+		return -EFAULT;
+	if (first < len && (!writable(m, addr + first) || !(p[1] = cache_page(m, addr + first))))
+		return -EFAULT;
+	/* adjacent pages never share a slot: the first one is still there */
+	for (int i = 0; i < (first < len ? 2 : 1); i++) {
+		uint16_t lo = (uint16_t)(i ? 0 : off), hi = (uint16_t)(i ? len - first : off + first);
+
+		memcpy(p[i]->data + lo, (const uint8_t *)buf + (i ? first : 0), hi - lo);
+		if (p[i]->dhi <= p[i]->dlo) {
+			p[i]->dlo = lo;
+			p[i]->dhi = hi;
+		} else {
+			p[i]->dlo = lo < p[i]->dlo ? lo : p[i]->dlo;
+			p[i]->dhi = hi > p[i]->dhi ? hi : p[i]->dhi;
+		}
+	}
+	return 0;
+}
+
+void stp_mm_cache(struct stp_mm *m, int on)
+{
+	if (!on && m->caching)
+		cache_flush(m);
+	m->caching = on;
+	if (!on && !++m->cache_gen)
+		m->cache_gen = 1;	/* gen 0 marks an empty slot */
+}
+
+void stp_mm_maps_changed(struct stp_mm *m)
+{
+	m->wr_valid = 0;
 }
 
 struct x86_isa_mem stp_mm_mem(struct stp_mm *m)
@@ -131,7 +325,11 @@ struct x86_isa_mem stp_mm_mem(struct stp_mm *m)
 static long code_read(void *ctx, uint64_t ip, uint8_t *buf, size_t len)
 {
 	struct stp_mm *m = ctx;
-	ssize_t n = pread(m->memfd, buf, len, (off_t)ip);
+	ssize_t n;
+
+	if (m->caching)
+		cache_flush(m);	/* code the emulation just wrote (a JIT) */
+	n = pread(m->memfd, buf, len, (off_t)ip);
 
 	if (n <= 0) {
 		/* a read across the end of a mapping fails as a whole: retry shorter */
@@ -331,12 +529,15 @@ void stp_emu_prepare(struct stp *s, struct stp_mm *m, struct stp_run *ru)
 	long got;
 
 	ru->emu = STP_EMU_NO;
+	ru->emu_end = STP_END_TERM;
 	if (!x86_isa_emulable(ru->cls))
 		return;	/* syscalls, traps, split runs: the tracee goes on by itself */
 	while (ip < ru->term_ip) {
+		ru->emu_end = STP_END_LONG;
 		if (m->nuops - first >= EMU_MAX_BODY)
 			goto fail;
 		got = code_read(m, ip, buf, sizeof(buf));
+		ru->emu_end = STP_END_BROKEN;
 		if (got <= 0 || x86_dis_one(&s->dis, buf, (size_t)got, ip, &in) < 0)
 			goto fail;
 		if (m->nuops == m->capuops) {
@@ -348,8 +549,11 @@ void stp_emu_prepare(struct stp *s, struct stp_mm *m, struct stp_run *ru)
 			m->uops = nu;
 			m->capuops = nc;
 		}
-		if (x86_isa_translate(&s->dis, &m->uops[m->nuops]) < 0)
+		if (x86_isa_translate(&s->dis, &m->uops[m->nuops]) < 0) {
+			ru->emu_end = STP_END_INSN;
+			ru->block_id = (uint16_t)x86_dis_last_id(&s->dis);
 			goto fail;
+		}
 		m->nuops++;
 		ip += in.size;
 	}

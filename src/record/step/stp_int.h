@@ -36,11 +36,28 @@ struct stp_run {
 	uint8_t broken;		/* decoding stopped on bad bytes */
 	uint8_t dead;		/* its code was unmapped: decode again when reached */
 	uint8_t emu;		/* STP_EMU_*: can a stop emulate its body? */
+	uint8_t emu_end;	/* STP_EMU_NO: enum stp_end, why not */
+	uint16_t block_id;	/* STP_END_INSN: capstone id of the instruction */
 	uint16_t nuops;
 	uint32_t uop0;		/* its body in mm->uops[uop0 .. uop0 + nuops) */
 };
 
 enum { STP_EMU_UNKNOWN, STP_EMU_YES, STP_EMU_NO };
+
+#define STP_PAGE 4096
+#define STP_CACHE_PAGES 256	/* direct-mapped by page number: 1 MB per address space */
+
+/* A page of the tracee copied during one stop (struct stp_mm's cache). */
+struct stp_page {
+	uint64_t addr;
+	uint32_t gen;		/* == stp_mm.cache_gen: valid */
+	uint16_t dlo, dhi;	/* [dlo, dhi): written by the emulation, not yet to the tracee */
+	uint8_t data[STP_PAGE];
+};
+
+struct stp_wrange {		/* a writable mapping of the tracee */
+	uint64_t start, end;
+};
 
 struct stp_mm {
 	int refs;
@@ -55,6 +72,17 @@ struct stp_mm {
 	size_t nruns, capruns;
 	struct x86_uop *uops;
 	size_t nuops, capuops;
+	/* Pages read and written during a stop, while the tracee cannot change them
+	 * (stp_mm_cache); the emulation's stores reach the tracee when the stop ends. */
+	int caching;
+	/* The writable mappings (/proc/PID/maps), read again after a mapping syscall or
+	 * when an address is not in them; an emulated store elsewhere faults for real. */
+	struct stp_wrange *wr;
+	size_t nwr, capwr;
+	int wr_valid;
+	uint32_t wr_gen;	/* cache_gen when read */
+	uint32_t cache_gen;
+	struct stp_page *cache;	/* STP_CACHE_PAGES, allocated on first use */
 };
 
 enum stp_th_state { STP_TH_NEW, STP_TH_PREEXEC, STP_TH_RUNNING };
@@ -90,6 +118,7 @@ struct stp {
 	int error;
 	int detached;		/* the deadline passed: the tracees run on untraced */
 	struct stp_stats st;
+	struct xp_map blockers;	/* capstone id -> stops it ended */
 };
 
 /* stp_code.c: address spaces and the code in them */
@@ -99,6 +128,12 @@ void stp_mm_put(struct stp_mm *m);
 struct stp_mm *stp_mm_fork(const struct stp_mm *p, pid_t child);
 /* The tracee's memory for x86_isa/x86_emu, as the program sees it. */
 struct x86_isa_mem stp_mm_mem(struct stp_mm *m);
+/* on: reads through stp_mm_mem() may keep the pages they read until turned off, which
+ * must happen before any thread of the address space runs again (the tracee's own
+ * writes would not be seen). */
+void stp_mm_cache(struct stp_mm *m, int on);
+/* A mapping syscall ran (mmap, munmap, mprotect, mremap, brk). */
+void stp_mm_maps_changed(struct stp_mm *m);
 struct stp_bp *stp_bp_find(struct stp_mm *m, uint64_t addr);
 int stp_in_range(const struct stp *s, uint64_t ip);
 struct stp_run *stp_run_get(struct stp *s, struct stp_mm *m, uint64_t ip);

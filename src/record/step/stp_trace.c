@@ -159,6 +159,9 @@ static int on_syscall(struct stp *s, struct stp_thr *t, struct user_regs_struct 
 	} else if (si.op == PTRACE_SYSCALL_INFO_EXIT) {
 		t->in_syscall = 0;
 		if (t->sc_nr == SYS_mmap || t->sc_nr == SYS_mprotect || t->sc_nr == SYS_munmap ||
+		    t->sc_nr == SYS_mremap || t->sc_nr == SYS_brk)
+			stp_mm_maps_changed(t->mm);
+		if (t->sc_nr == SYS_mmap || t->sc_nr == SYS_mprotect || t->sc_nr == SYS_munmap ||
 		    t->sc_nr == SYS_mremap) {
 			/* mprotect keeps the bytes (and our int3s); the others replace them.
 			 * Forget first: the consumer may arm filter entries in the new code. */
@@ -385,6 +388,35 @@ const struct stp_stats *stp_stats(const struct stp *s)
 	return &s->st;
 }
 
+size_t stp_top_blockers(const struct stp *s, struct stp_blocker *out, size_t n)
+{
+	size_t it = 0, k = 0;
+	uint64_t id, count;
+
+	while (n && xp_map_next(&s->blockers, &it, &id, &count)) {
+		size_t i = k < n ? k++ : n;
+
+		if (i == n && count <= out[n - 1].count)
+			continue;	/* not among the first n */
+		for (i = i == n ? n - 1 : i; i > 0 && out[i - 1].count < count; i--)
+			out[i] = out[i - 1];
+		out[i] = (struct stp_blocker){ x86_dis_id_name(&s->dis, (unsigned)id), count };
+	}
+	return k;
+}
+
+const char *stp_end_name(enum stp_end e)
+{
+	static const char *const names[STP_END_N] = {
+		[STP_END_INSN] = "instruction", [STP_END_LONG] = "long body",
+		[STP_END_TERM] = "syscall/trap", [STP_END_FAULT] = "fault",
+		[STP_END_BUDGET] = "budget", [STP_END_LEAVE] = "left filter",
+		[STP_END_STEP] = "single-step", [STP_END_BROKEN] = "undecodable",
+	};
+
+	return e < STP_END_N ? names[e] : "?";
+}
+
 int stp_set_ranges(struct stp *s, const struct stp_range *r, unsigned n)
 {
 	struct stp_range *nr = NULL;
@@ -409,6 +441,7 @@ void stp_free(struct stp *s)
 	while (s->threads)
 		stp_thr_del(s, s->threads);
 	free(s->ranges);
+	xp_map_free(&s->blockers);
 	x86_dis_fini(&s->dis);
 	free(s);
 }

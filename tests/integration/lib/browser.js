@@ -10,9 +10,11 @@
 //     for every function of the Sandwich view's table (the chart itself is a canvas).
 //   svg:GRAPH.svg:SHOT.png:OUT[:ZOOM_NAME]
 //     opens the flame graph, takes a screenshot, prints "frame LEVEL WIDTH NAME" per frame
-//     drawn (widths measured in the page, getBBox), then clicks the first frame named
-//     ZOOM_NAME and prints its width after the zoom ("zoomed WIDTH"), then types ZOOM_NAME
-//     into the search box and prints the "Matched" line.
+//     drawn (widths measured in the page, getBBox) and "style FILL\tDASH\tOPACITY\tMODULE\tNAME"
+//     (the rectangle's computed fill, stroke-dasharray and fill-opacity), then hovers the
+//     first frame named ZOOM_NAME and prints the details line ("hover TEXT"), clicks it
+//     and prints its width after the zoom ("zoomed WIDTH"), then types ZOOM_NAME into
+//     the search box and prints the "Matched" line.
 'use strict';
 const http = require('http');
 const fs = require('fs');
@@ -101,8 +103,21 @@ async function svg(browser) {
 		 g.querySelector('title').textContent.split('\n')[0].replace(/ \([^()]*\)$/, '')]));
 	for (const f of frames)
 		log('frame ' + f.join(' '));
+	const styles = await page.evaluate(() => [...document.querySelectorAll('g.fr')].map((g) => {
+		const cs = getComputedStyle(g.querySelector('rect'));
+		const t = g.querySelector('title').textContent.split('\n')[0], m = t.match(/ \(([^()]*)\)$/);
+		return [cs.fill, cs.strokeDasharray, cs.fillOpacity, m ? m[1] : '', m ? t.slice(0, m.index) : t];
+	}));
+	for (const st of styles)
+		log('style ' + st.join('\t'));
 	if (!zoomName)
 		return;
+	// the pointer over the frame (the page's mouseover handler; puppeteer's mouse.move
+	// waits seconds for a frame from the software renderer)
+	await page.evaluate((name) => [...document.querySelectorAll('g.fr')].find((x) =>
+		x.querySelector('title').textContent.split('\n')[0].replace(/ \([^()]*\)$/, '') === name)
+		.dispatchEvent(new MouseEvent('mouseover', { bubbles: true })), zoomName);
+	log('hover ' + await page.evaluate(() => document.getElementById('details').textContent));
 	const w = await page.evaluate((name) => {
 		const g = [...document.querySelectorAll('g.fr')].find((x) =>
 			x.querySelector('title').textContent.split('\n')[0].replace(/ \([^()]*\)$/, '') === name);

@@ -1,0 +1,14 @@
+#!/bin/bash
+# record runs the command with the signal dispositions xptrace was started with: a
+# signal ignored by the caller (nohup, a background job of a script) stays ignored in
+# the command, as without xptrace, though xptrace handles SIGINT/SIGTERM/SIGHUP/SIGPIPE
+# itself.  (gzip leaves an ignored SIGINT alone and installs its handler otherwise: its
+# instruction stream under step mode differed from single-step ground truth.)
+. "$(dirname "$0")/../lib.sh"
+
+bare=$(trap '' INT HUP PIPE; grep SigIgn /proc/self/status)
+check_match "the shell ignores INT, HUP, PIPE for its children" "SigIgn:[[:space:]]+0*1003$" "$bare"
+step=$(trap '' INT HUP PIPE; "$XPTRACE" record -q --mode step -o "$TMP/step" -- grep SigIgn /proc/self/status)
+check_eq "record --mode step: the command ignores the same signals" "$bare" "$step"
+dfl=$("$XPTRACE" record -q --mode step -o "$TMP/dfl" -- grep SigIgn /proc/self/status)
+check_eq "record --mode step: none ignored when the caller ignored none" "$(grep SigIgn /proc/self/status)" "$dfl"
