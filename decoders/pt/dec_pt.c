@@ -611,6 +611,9 @@ struct ppar {
 };
 
 #define PIECE_MIN (256u << 10)
+/* and no larger than this: a running piece keeps up to about its size of the trace
+ * mapped (decode release_behind), so memory stays N times this whatever the trace */
+#define PIECE_MAX (2u << 20)
 
 static int qpiece_run(void *arg, unsigned w, size_t i, const struct xev_sink *sink, size_t *next)
 {
@@ -695,6 +698,8 @@ static int decode_par(struct dpp *p, struct qdec *qd, bool timed, bool *ran)
 		}
 	if (size < PIECE_MIN)
 		size = PIECE_MIN;
+	if (size > PIECE_MAX)
+		size = PIECE_MAX;
 	if (par->piece_size)
 		size = par->piece_size;
 	if ((timed && nopen > 1) || p->c->opts->comm || p->total < 2 * size)

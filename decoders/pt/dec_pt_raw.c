@@ -219,6 +219,9 @@ struct raw_par {
 /* A piece no smaller than this (the PSB+ of a trace come every few KB): below it
  * a piece's setup costs more than its decode. */
 #define PIECE_MIN (256u << 10)
+/* and no larger than this: a running piece keeps up to about its size of the trace
+ * mapped (decode release_behind), so memory stays N times this whatever the trace */
+#define PIECE_MAX (2u << 20)
 
 static int raw_piece(void *arg, unsigned w, size_t i, const struct xev_sink *sink, size_t *next)
 {
@@ -267,6 +270,8 @@ static int decode_par(struct dec_ctx *c, const uint8_t *buf, size_t len, struct 
 	*ran = false;
 	if (size < PIECE_MIN)
 		size = PIECE_MIN;
+	if (size > PIECE_MAX)
+		size = PIECE_MAX;
 	if (c->par->piece_size)
 		size = c->par->piece_size;
 	if (len < 2 * size || dpt_counts_cycles(buf, len, opt))
