@@ -49,11 +49,17 @@ report() {	# $1 label, $2 log; uses p f
 mk/deps.sh test || exit 1
 
 # Integration scripts first: they are the long ones.
-suites=()
+# A script with a line "# run.sh: alone" measures time against the program's own: it
+# runs last, by itself, when the other suites no longer load the cores.
+suites=() alone=()
 for script in tests/integration/*.sh; do
 	[ -f "$script" ] || continue
 	[[ -z "$pattern" || "$script" == *"$pattern"* ]] || continue
-	suites+=("integration $script integration/$(basename "$script" .sh)")
+	if grep -q '^# run.sh: alone' "$script"; then
+		alone+=("integration $script integration/$(basename "$script" .sh)")
+	else
+		suites+=("integration $script integration/$(basename "$script" .sh)")
+	fi
 done
 for build in build build-asan; do
 	for bin in "$build"/tests/test_*; do
@@ -72,6 +78,11 @@ for s in "${suites[@]}"; do
 	"start_$kind" "$what" "${label//\//_}" &
 done
 wait
+for s in "${alone[@]}"; do
+	read -r kind what label <<<"$s"
+	"start_$kind" "$what" "${label//\//_}"
+done
+suites+=("${alone[@]}")
 
 # Reported in the usual order: unit tests, then integration scripts.
 for s in "${suites[@]}"; do

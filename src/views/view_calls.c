@@ -573,7 +573,11 @@ static int on_close(void *state, int status)
 		else if (rc < 0)
 			rc = xp_err("decode", NULL, "cannot write the report: %s", strerror(-rc));
 		else if (!v->calls)
-			rc = xp_err_code(-ENOENT, "decode --calls", NULL, "no calls%s", v->sym || v->t0 ||
+			rc = xp_err_code(-ENOENT, "decode --calls",
+					 v->insns && (v->t0 || v->t1 != UINT64_MAX) ?
+					 "--time counts instructions on this clock; with --metric time it takes "
+					 "the trace's ns" : NULL,
+					 "no calls%s", v->sym || v->t0 ||
 					 v->t1 != UINT64_MAX || v->min_dur ? " matched the filters" : " in this trace");
 	} else if (v->o->format == OUT_CHROME && v->started) {
 		out_buf_free(&v->ch.b);

@@ -236,6 +236,45 @@ static int cmp_frow(const void *a, const void *b, void *arg)
 	return x->fn < y->fn ? -1 : x->fn > y->fn;
 }
 
+/* Text --functions of a trace of several processes: their rows are merged by
+ * function, so the header names the processes (by pid, each by its last name: what
+ * it exec'd) and how to tell them apart. */
+static int by_pid(const void *a, const void *b)
+{
+	int32_t x = *(const int32_t *)a, y = *(const int32_t *)b;
+	return (x > y) - (x < y);
+}
+
+static int process_note(struct vt *v)
+{
+	const struct tb *b = &v->b;
+	int32_t *pids = malloc((b->nth ? b->nth : 1) * sizeof(*pids));
+	char names[160] = "";
+	uint32_t n = 0;
+
+	if (!pids)
+		return -ENOMEM;
+	for (uint32_t i = 0; i < b->nth; i++)
+		pids[i] = b->th[i].pid;
+	qsort(pids, b->nth, sizeof(*pids), by_pid);
+	for (uint32_t i = 0; i < b->nth; i++) {
+		if (i && pids[i] == pids[i - 1])
+			continue;
+		size_t len = strlen(names);
+		if (n < 4)
+			snprintf(names + len, sizeof(names) - len, "%s%s", n ? ", " : "",
+				 sb_comm_at(v->c->sb, pids[i], UINT64_MAX));
+		else if (n == 4)
+			snprintf(names + len, sizeof(names) - len, ", ...");
+		n++;
+	}
+	free(pids);
+	if (n > 1)
+		fprintf(v->out, "# %" PRIu32 " processes (%s), their functions merged: --per-process shows "
+			"each one's\n", n, names);
+	return 0;
+}
+
 static int write_functions(struct vt *v, struct fpart *parts, uint32_t np)
 {
 	struct dec_ctx *c = v->c;
@@ -320,6 +359,10 @@ static int write_functions(struct vt *v, struct fpart *parts, uint32_t np)
 	qsort_r(rows, nr, sizeof(*rows), cmp_frow, &m);
 	if (v->o->format == OUT_TEXT) {
 		tb_total_line(&v->u, v->out, c->sampled ? "samples" : "functions", c, m, total);
+		if (!per_process && process_note(v) < 0) {
+			free(rows);
+			return oom();
+		}
 		tb_header(&v->b, v->out);
 	}
 	out_table_begin(&v->tab, v->out, v->o->format, cols, nc);

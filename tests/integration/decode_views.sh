@@ -177,7 +177,7 @@ out=$("$XPTRACE" decode -i "$S" --functions)
 check_eq "cpu-clock: the total in $unit = perf report's event count $count ns" "# samples: cpu-clock, total $total" \
 	"$(printf '%s\n' "$out" | head -1)"
 check_match "cpu-clock: Base and Cum headers name the unit" "^  Samples +Base\($unit\) +Cum\($unit\) +Base% +Cum%" \
-	"$(printf '%s\n' "$out" | sed -n 2p)"
+	"$(printf '%s\n' "$out" | grep -v '^#' | head -1)"
 check_eq "csv: integer ns under base_ns, summing to perf's event count" "$count" \
 	"$("$XPTRACE" decode -i "$S" --functions --format csv | awk -F, 'NR == 1 && $2 != "base_ns" { exit } NR > 1 { s += $2 } END { print s }')"
 check_match "--calltree --metric cpu-clock: unit in the header" "^Lvl +RL +Calls +Base\($unit\) +Cum\($unit\) +Name$" \
@@ -194,6 +194,12 @@ perf script -i "$PD" -F pid,tid,ip,sym,dso -G 2>/dev/null | awk '$NF != "([vdso]
 "$XPTRACE" decode -i "$S" --per-process --format csv | awk -F, 'NR == 1 { for (i = 1; i <= NF; i++) c[$i] = i; next }
 	$1 > 0 && $c["module"] != "[vdso]" { print $c["pid"], $c["name"], $1 }' | sort >"$TMP/xp.pp"
 check_eq "--per-process: samples per (pid, function) = perf script's" "$(cat "$TMP/perf.pp")" "$(cat "$TMP/xp.pp")"
+# the default view of a trace of several processes says so (perf script's pids, each
+# by its last name: the child exec'd dec_work); one process: no such line
+check_eq "--functions of two processes: the header names them" \
+	"# $(perf script -i "$PD" -F pid 2>/dev/null | sort -u | grep -c .) processes (tree, dec_work), their functions merged: --per-process shows each one's" \
+	"$("$XPTRACE" decode -i "$S" | grep '^# .* processes')"
+check_eq "--functions of one process: no such line" "" "$("$XPTRACE" decode -i "$SB" | grep '^# .* processes')"
 check "--per-process: two processes" test "$(awk '{ print $1 }' "$TMP/xp.pp" | sort -u | wc -l)" = 2
 check_match "--per-process text: Pid and Comm columns, the exec'd name" "^ +[0-9]+ +[0-9.]+ +[0-9.]+ +[0-9.]+% +[0-9.]+% +[0-9]+ +dec_work +dec_work +spin$" \
 	"$("$XPTRACE" decode -i "$S" --per-process)"

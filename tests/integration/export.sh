@@ -114,6 +114,18 @@ c0=$(python3 -c 'import json,sys; print(min(json.loads(l)["start_insns"] for l i
 check_eq "calls --time A-B: the calls starting in [A, B] (here: the clock's instructions)" \
 	"$(python3 -c 'import json,sys; print(sum(1 for l in open(sys.argv[1]) if '"$c0"' <= json.loads(l)["start_insns"] <= '"$((c0 + 100000))"'))' st.jsonl)" \
 	"$(grep -c . tm.jsonl)"
+# a window in ns on the instruction clock matches nothing: said, with what --time counts
+t=$("$XPTRACE" decode -i st --insn --format jsonl | python3 -c '
+import json, sys
+for l in sys.stdin:
+    r = json.loads(l)
+    if r.get("time"):
+        print(r["time"]); break')
+check_exit "calls --time in ns on the instruction clock: nothing matched, exit 1" 1 "$XPTRACE" decode -i st --calls --time "$t-"
+check_eq "calls --time: says what --time counts here" \
+	"xptrace: decode --calls: no calls matched the filters (--time counts instructions on this clock; with --metric time it takes the trace's ns)" \
+	"$(cat "$TMP/.err")"
+check_exit "calls --metric time --time in ns: the calls from there" 0 "$XPTRACE" decode -i st --calls --metric time --time "$t-"
 check_exit "calls --percent-limit: usage error (a stream has no total; --min-duration)" 2 "$XPTRACE" decode -i st --calls --percent-limit 5
 check_eq "formats a view cannot write: exit 2, naming the view that can" \
 	"2 --calltree cannot be written as chrome: --calls can|2 --calls cannot be written as pprof: --calltree can|2 --calls cannot be written as svg: --calltree can" \
@@ -214,12 +226,24 @@ if command -v go >/dev/null; then
 	# pprof -top's flat% cum% name against --functions' Base% Cum% Name: every function
 	# of 1 % or more (in any order: ties are ordered differently), but for names that
 	# several functions have (ld.so has two static check_match): pprof adds those up
+	# (the same share may round differently: pprof 30.63 %, printf 30.62 % for 30.625)
 	top_vs() {
-		awk '$4 ~ /^[0-9.]+%$/ { print $NF }' "$2" | sort | uniq -d >"$1.dup"
-		go tool pprof -top -nodefraction=0 ${3:-} "$1" 2>&1 | awk '$1 ~ /^[0-9]/ && $2 ~ /%$/ && $2 + 0 >= 1 { print $2, $5, $6 }' |
-			grep -vwFf "$1.dup" | sort >"$1.top"
-		awk '$4 ~ /^[0-9.]+%$/ && $4 + 0 >= 1 { print $4, $5, $NF }' "$2" | grep -vwFf "$1.dup" | sort >"$1.fn"
-		if cmp -s "$1.top" "$1.fn"; then echo same; else paste -d'|' "$1.top" "$1.fn"; fi
+		go tool pprof -top -nodefraction=0 ${3:-} "$1" 2>&1 | python3 -c '
+import re, sys
+def rows(lines, cols):
+    out = {}
+    for l in lines:
+        f = l.split()
+        if len(f) > max(cols) and all(re.fullmatch(r"[0-9.]+%", f[c]) for c in cols[:2]):
+            out.setdefault(" ".join(f[cols[2]:]), []).append((float(f[cols[0]][:-1]), float(f[cols[1]][:-1])))
+    return out
+top = rows(sys.stdin, (1, 4, 5))
+fn = rows(open(sys.argv[1]), (3, 4, -1))
+# names several functions have (ld.so has two static check_match): pprof adds them up
+names = {n for n, v in fn.items() if len(v) == 1 and v[0][0] >= 1} | {n for n, v in top.items() if v[0][0] >= 1 and len(fn.get(n, [])) < 2}
+bad = [(n, top.get(n), fn.get(n)) for n in sorted(names)
+       if n not in top or n not in fn or any(abs(x - y) > 0.011 for x, y in zip(top[n][0], fn[n][0]))]
+print("same" if not bad else bad)' "$2"
 	}
 	for t in st sm pr; do
 		"$XPTRACE" decode -i $t --calltree --format pprof -o $t.pb.gz 2>$t.perr
@@ -247,9 +271,10 @@ text = sys.stdin.read()
 maps = re.findall(r"^\s*(\d+): 0x0/0x([0-9a-f]+)/0x0 (\S+) ([0-9a-f]{40}) ", text.split("Mappings")[1], re.M)
 locs = re.findall(r"^\s*\d+: 0x([0-9a-f]+) M=(\d+) ", text.split("Locations")[1].split("Mappings")[0], re.M)
 lim = {m: int(l, 16) for m, l, _, _ in maps}
-bad = [f for m, l, f, b in maps if bid.get(f) != b]
+# (a file perf buildid-list does not list cannot be compared; the program must be)
+bad = [f for m, l, f, b in maps if bid.get(f, b) != b or (m == "1" and f not in bid)]
 out = [a for a, m in locs if not int(a, 16) < lim.get(m, 0)]
-print(maps[0][2].rsplit("/", 1)[-1] if maps else "none", len(maps), "mappings,", len(bad), "build-ids unlike perf,", len(out), "locations outside")' \
+print(maps[0][2].rsplit("/", 1)[-1] if maps else "none", len(maps), "mappings,", len(bad), "build-ids unlike perf,", len(out), "locations outside", *bad, *sorted(bid.items()) if bad else [])' \
 			<(perf buildid-list -i "$1/perf.data" 2>/dev/null)
 	}
 	for t in st sm pr; do

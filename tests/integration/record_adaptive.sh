@@ -62,6 +62,54 @@ print(" ".join("%d:%s" % (k, "many" if v >= 50 else v) for k, v in sorted(hist.i
 PY
 )
 check_eq "adaptive: hot = 7 x mid in every mid call while both are armed" "7:many" "$seven" || sed "s/^/#   /" a.feat
+# The merged tree of the same recording: exact (not +) nodes for the probed functions,
+# their Calls the feature's hits, marked as counts over their windows (header lines and
+# jsonl window_ns from the arm times), and under each exact mid node exactly 7 x its
+# calls of hot: hot was armed before mid and to the end, so mid's window is within
+# hot's (the merged tree's own counts, not perf script's).
+"$XPTRACE" decode -i a --calltree --format jsonl >a.tree 2>/dev/null
+"$XPTRACE" decode -i a --calltree >a.text 2>/dev/null
+tree=$(python3 - a.feat a.tree a.text <<'PY'
+import json, sys
+probes = {l.split()[1].split(":")[1]: l.split() for l in open(sys.argv[1]) if l.startswith("probe ")}
+rows = [json.loads(l) for l in open(sys.argv[2])]
+text = open(sys.argv[3]).read().splitlines()
+out = []
+for fn in ("hot", "mid", "outer"):
+    p = probes[fn]
+    armed, disarmed, hits = int(p[2]), int(p[3]), int(p[4])
+    exact = [r for r in rows if r["name"] == fn and not r["sampled"]]
+    if fn == "outer" and hits == 0:
+        continue	# armed as the target ended (a loaded machine): no node, checked below
+    calls = sum(r["calls"] for r in exact)
+    windows = {tuple(r.get("window_ns", ())) for r in exact}
+    starts = {w[0] for w in windows if w}
+    head = "# %s: exact from %d.%09d to " % (fn, armed // 10**9, armed % 10**9)
+    marked = [l for l in text if l.rstrip().endswith(" " + fn) and "~" in l]
+    out.append("%s exact=%s calls=%s window=%s header=%s marked=%s" % (
+        fn, bool(exact), "hits" if calls == hits else "%d of %d hits" % (calls, hits),
+        "armed" if starts == {armed} else starts, any(l.startswith(head) for l in text), bool(marked)))
+seven = []
+for r in rows:
+    if r["name"] == "hot" and not r["sampled"] and r["path"][-2:] == ["mid", "hot"]:
+        parent = [q for q in rows if q["path"] == r["path"][:-1] and not q["sampled"]][0]
+        seven.append("ok" if r["calls"] == 7 * parent["calls"] and parent["calls"] > 0 else
+                     "%d hot under %d mid" % (r["calls"], parent["calls"]))
+out.append("mid->hot " + (" ".join(sorted(set(seven))) or "none"))
+print("\n".join(out))
+PY
+)
+outer_hits=$(awk '$1 == "probe" && $2 == "probe_xptrace:outer" { print $5 }' a.feat)
+want="hot exact=True calls=hits window=armed header=True marked=True
+mid exact=True calls=hits window=armed header=True marked=True"
+[ "${outer_hits:-0}" -gt 0 ] && want="$want
+outer exact=True calls=hits window=armed header=True marked=True"
+check_eq "adaptive: the merged tree has exact nodes for the probes, calls = hits, windows from their arming; mid -> hot = 7 x mid" \
+	"$want
+mid->hot ok" "$tree" || sed "s/^/#   /" a.text
+[ "${outer_hits:-0}" -gt 0 ] ||
+	check_match "adaptive: outer armed too late for a call: the header says so" \
+		"^# outer: armed at [0-9.]+ s, after the trace's last event" "$(cat a.text)"
 own=$(awk '{ print $4 }' a.out)
 hits=$(awk '$1 == "probe_xptrace:mid" { print $2 }' <(counts a/perf.data))
 check "adaptive: mid's hits ($hits) are at most the program's own count ($own)" test "$hits" -le "$own"
@@ -135,3 +183,48 @@ p1=$(awk 'NR == 1 { print $3 }' d1.out)
 check "limit: phase 1 paid for its 1000 hits ($p1 ns against $m0)" test "$p1" -ge $((m0 + 1000 * callee))
 check_eq "limit: 1000 hits of tiny" "probe_xptrace:tiny 1000
 probe_xptrace:tiny__return 1000" "$(counts d1/perf.data)"
+
+# --- (d) exactly: after the limit the breakpoint is out of the target's code ---
+# A uprobe is an int3 (0xcc) the kernel writes over the function's first byte in the
+# target's memory; a probe merely disabled (not closed) keeps it there and every call
+# still traps.  Read tiny's first byte through /proc/PID/mem: 0xcc while armed, the
+# file's own byte once the limit was reached, while the target still runs.
+# byte PID ADDRESS [WANT SECONDS]: the byte at ADDRESS, once it is WANT or SECONDS passed
+byte() {
+	python3 - "$@" 2>/dev/null <<'PY'
+import sys, time
+pid, addr = sys.argv[1], int(sys.argv[2], 16)
+want, end = (sys.argv[3], time.time() + float(sys.argv[4])) if len(sys.argv) > 4 else (None, 0)
+while True:
+    with open("/proc/%s/mem" % pid, "rb") as f:
+        f.seek(addr)
+        b = f.read(1).hex()
+    if want is None or b == want or time.time() > end:
+        break
+    time.sleep(0.05)
+print(b)
+PY
+}
+mkfifo dfifo
+"$A" phases 100000 2 wait <dfifo >dw.out &
+dp=$!
+exec 8>dfifo
+for _ in $(seq 50); do grep -q "^tiny " dw.out && break; sleep 0.1; done
+addr=$(awk '$1 == "tiny" { print $2 }' dw.out)
+orig=$(byte "$dp" "$addr")
+timeout 300 "$XPTRACE" record -q -o dw -p "$dp" --probe tiny --probe-limit 1000 >/dev/null 2>dw.err &
+xp=$!
+check_eq "disarm: tiny's first byte is the breakpoint while armed (was $orig)" cc "$(byte "$dp" "$addr" cc 60)"
+printf g >&8	# one byte: one phase
+for _ in $(seq 600); do grep -q "^phase 1 " dw.out && break; sleep 0.1; done
+# the close runs in the collector's threads, ~80-400 ms; a loaded machine takes longer
+# both still running: the recording's end would take the breakpoint out too
+check_eq "disarm: after 1000 hits the breakpoint is gone, the target and the recording still running" \
+	"$orig running recording" \
+	"$(byte "$dp" "$addr" "$orig" 30) $(kill -0 "$dp" 2>/dev/null && echo running) $(kill -0 "$xp" 2>/dev/null && echo recording)"
+printf g >&8
+exec 8>&-
+wait "$dp"
+wait "$xp"
+check_eq "disarm: 1000 hits of 200000 calls, the target's second phase untouched" "probe_xptrace:tiny 1000
+probe_xptrace:tiny__return 1000" "$(counts dw/perf.data)"

@@ -1,4 +1,5 @@
 #!/bin/bash
+# run.sh: alone
 # Issue 13's compensation example end to end: tests/progs/compensate (A 1 ms, B 8 ms
 # calling P 2000 times, A 1 ms; it measures itself with clock_gettime) recorded with
 # probes on A, B and P; decode's compensated A Cum, A Base (A Cum - B Cum: A's own

@@ -8,10 +8,12 @@
  *   wait: print "ready", then read one byte from stdin first (for -p attach).
  * usage: adaptive work N
  *   N calls of outer (the same tree, a fixed amount of work: bench/adaptive-overhead);
- *   prints the counts and the ns the calls took ("outer O mid M hot H ns T").
- * usage: adaptive phases N P
+ *   prints the counts, the ns the calls took and the CPU ns the process spent meanwhile,
+ *   traps into the kernel included ("outer O mid M hot H ns T cpu_ns C").
+ * usage: adaptive phases N P [wait]
  *   P phases of N calls to tiny (a few ns of work each); prints each phase's
- *   duration in ns, one per line ("phase I NS"). */
+ *   duration in ns, one per line ("phase I NS").  wait: print "tiny ADDRESS" first, then
+ *   read one byte from stdin before each phase (the test reads tiny's code meanwhile). */
 #include <stdint.h>
 #include <stdio.h>
 #include <stdlib.h>
@@ -22,12 +24,17 @@
 static volatile unsigned long sink;
 static unsigned long n_outer, n_mid, n_hot;
 
-static uint64_t now(void)
+static uint64_t clock_ns(clockid_t c)
 {
 	struct timespec ts;
 
-	clock_gettime(CLOCK_MONOTONIC, &ts);
+	clock_gettime(c, &ts);
 	return (uint64_t)ts.tv_sec * 1000000000ull + (uint64_t)ts.tv_nsec;
+}
+
+static uint64_t now(void)
+{
+	return clock_ns(CLOCK_MONOTONIC);
 }
 
 __attribute__((noinline, noclone, used)) void hot(void)
@@ -87,23 +94,33 @@ int main(int argc, char **argv)
 		return 0;
 	}
 	if (argc >= 3 && strcmp(argv[1], "work") == 0) {
-		uint64_t t = now();
+		uint64_t t = now(), cpu = clock_ns(CLOCK_PROCESS_CPUTIME_ID);
 		for (long i = atol(argv[2]); i > 0; i--)
 			outer();
-		printf("outer %lu mid %lu hot %lu ns %llu\n", n_outer, n_mid, n_hot,
-		       (unsigned long long)(now() - t));
+		cpu = clock_ns(CLOCK_PROCESS_CPUTIME_ID) - cpu;
+		printf("outer %lu mid %lu hot %lu ns %llu cpu_ns %llu\n", n_outer, n_mid, n_hot,
+		       (unsigned long long)(now() - t), (unsigned long long)cpu);
 		return 0;
 	}
 	if (argc >= 4 && strcmp(argv[1], "phases") == 0) {
 		long n = atol(argv[2]), p = atol(argv[3]);
+		int wait = argc > 4 && strcmp(argv[4], "wait") == 0;
+		if (wait) {
+			printf("tiny %p\n", (void *)tiny);
+			fflush(stdout);
+		}
 		for (long k = 0; k < p; k++) {
-			uint64_t t = now();
+			uint64_t t;
+			if (wait && read(0, &c, 1) != 1)
+				return 1;
+			t = now();
 			for (long i = 0; i < n; i++)
 				tiny((unsigned long)i);
 			printf("phase %ld %llu\n", k + 1, (unsigned long long)(now() - t));
+			fflush(stdout);
 		}
 		return 0;
 	}
-	fprintf(stderr, "usage: adaptive tree SECONDS [wait] | adaptive work N | adaptive phases N P\n");
+	fprintf(stderr, "usage: adaptive tree SECONDS [wait] | adaptive work N | adaptive phases N P [wait]\n");
 	return 2;
 }

@@ -1,5 +1,6 @@
 /* Session address-space history and symbols: mappings over time (replace, exec,
- * fork), thread names over time, ELF symbols with PIE bias from pgoff, demangling. */
+ * fork), thread names over time, ELF symbols with PIE bias from pgoff, demangling,
+ * return types from DWARF. */
 #include "xp_test.h"
 
 #include "session/sb.h"
@@ -136,12 +137,48 @@ static void test_elf_symbols(void **state)
 	sb_free(s);
 }
 
+/* What tests/progs/retval.c's functions return, as --calls reads their values. */
+static void test_ret_types(void **state)
+{
+	(void)state;
+	const char *exe = XP_SRCDIR "/build/progs/retval";
+	static const struct { const char *name; enum sym_ret_kind kind; unsigned size; } want[] = {
+		{ "fib", SYM_RET_SIGNED, 4 }, { "neg", SYM_RET_SIGNED, 4 }, { "small", SYM_RET_UNSIGNED, 1 },
+		{ "ptr", SYM_RET_POINTER, 8 }, { "none", SYM_RET_VOID, 0 },
+	};
+	struct sb_session *s = sb_new();
+	struct sym_ctx *c = sym_new(NULL, "/nonexistent");
+	uint64_t base = 0x555555554000ULL;
+
+	/* the whole file mapped at its virtual addresses (a PIE's first page at 0) */
+	assert_int_equal(sb_add_map(s, 7, base, 0x100000, 0, 5, exe, NULL, 0, 0), 0);
+	for (size_t i = 0; i < sizeof(want) / sizeof(want[0]); i++) {
+		char cmd[512];
+		unsigned long long va = 0;
+		snprintf(cmd, sizeof(cmd), "nm %s | awk '$3==\"%s\"{print $1}'", exe, want[i].name);
+		FILE *p = popen(cmd, "r");
+		assert_int_equal(fscanf(p, "%llx", &va), 1);
+		pclose(p);
+		uint32_t fn = sym_fn_of(c, sb_find_map(s, 7, base + va, 0), base + va);
+		assert_string_equal(sym_fn(c, fn)->name, want[i].name);
+		struct sym_ret r = sym_fn_ret(c, fn);
+		assert_int_equal(r.kind, want[i].kind);
+		if (r.kind != SYM_RET_VOID && r.kind != SYM_RET_POINTER)
+			assert_int_equal(r.size, want[i].size);
+	}
+	/* no function, no type */
+	assert_int_equal(sym_fn_ret(c, sym_fn_named(c, "[unknown]", NULL)).kind, SYM_RET_UNKNOWN);
+	sym_free(c);
+	sb_free(s);
+}
+
 int main(void)
 {
 	const struct CMUnitTest tests[] = {
 		cmocka_unit_test(test_history),
 		cmocka_unit_test(test_demangle),
 		cmocka_unit_test(test_elf_symbols),
+		cmocka_unit_test(test_ret_types),
 	};
 	return cmocka_run_group_tests(tests, NULL, NULL);
 }
