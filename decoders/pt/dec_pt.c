@@ -22,6 +22,7 @@
 #include <sys/mman.h>
 #include <unistd.h>
 
+#include "decode/dec_par.h"
 #include "decode/decoder.h"
 #include "decoders/pt/dpt.h"
 #include "decoders/pt/dpt_plug.h"
@@ -95,6 +96,8 @@ struct qdec {
 	struct dpt_image *img;
 	struct dpt_options o;
 	struct xev_sink sink;
+	const struct xev_sink *out;	/* where a per-cpu queue's events go */
+	struct dec_par *par;	/* a piece of a parallel decode: the session is shared */
 	struct dpt_dec *dec;	/* the part being decoded, NULL between parts */
 	uint64_t pos;		/* bytes of the queue decoded, about (progress) */
 	size_t next_part;
@@ -305,7 +308,12 @@ static size_t fallback(void *ctx, uint64_t addr, uint8_t *buf, size_t n)
 		who_runs(d->p, &d->read_w, d->q->cpu, d->now);
 		pid = d->read_w.pid;
 	}
-	return sb_code_read(d->p->mem, pid, d->now, addr, buf, n);
+	if (d->par)
+		d->par->lock(d->par);
+	size_t got = sb_code_read(d->p->mem, pid, d->now, addr, buf, n);
+	if (d->par)
+		d->par->unlock(d->par);
+	return got;
 }
 
 static struct dpt_image *image_for(struct qdec *d, int32_t pid);
@@ -328,7 +336,11 @@ static uint64_t space_at(void *ctx, uint64_t time, struct dpt_image **img)
 	if (i < d->nimgs) {
 		e = d->imgs[i];
 	} else {
+		if (d->par)
+			d->par->lock(d->par);
 		e.img = image_for(d, pid);
+		if (d->par)
+			d->par->unlock(d->par);
 		if (!e.img)	/* out of memory: the image in use reads through the fallback */
 			return (uint32_t)pid;
 		if (d->nimgs == QIMAGES)
@@ -356,7 +368,7 @@ static int cpu_sink_fn(void *ctx, const struct xev *ev)
 	struct xev e = *ev;
 	e.pid = d->event_w.pid;
 	e.tid = d->event_w.tid;
-	return xev_emit(p->sink, &e);
+	return xev_emit(d->out, &e);
 }
 
 /* The PT config has the TSC bit: the trace has timestamps. */
@@ -466,7 +478,7 @@ static void qdec_progress(void *ctx, const uint8_t *at)
 
 static int qdec_open(struct dpp *p, struct queue *q, const struct dpt_options *base, struct qdec *d)
 {
-	*d = (struct qdec){ .p = p, .q = q, .pid = -1, .done = true };
+	*d = (struct qdec){ .p = p, .q = q, .pid = -1, .done = true, .out = p->sink };
 	d->read_w = d->event_w = (struct swcur){ 0, 0, -1, -1 };
 	if (!q->size)
 		return 0;
@@ -579,6 +591,163 @@ static int qdec_run(struct qdec *d, uint64_t limit)
 	}
 }
 
+/* ---- -j (decode/dec_par.h): the queues one after the other (a trace without
+ * timestamps, or with one queue: the order one thread decodes them in), each part of
+ * each queue cut into pieces between PSBs ---- */
+
+struct qpiece {
+	size_t q, part, split, k;	/* queue, part, its dpt_split, piece of that */
+};
+
+struct ppar {
+	struct dpp *p;
+	struct qdec *qd;	/* the queues, opened: what a piece starts from */
+	struct dpt_split *splits;	/* one per part of each queue */
+	size_t *first;		/* per split: its first piece */
+	size_t nsplits;
+	struct qpiece *pc;
+	size_t npc;
+	struct dpt_stats *st;	/* per piece */
+};
+
+#define PIECE_MIN (256u << 10)
+/* and no larger than this: a running piece keeps up to about its size of the trace
+ * mapped (decode release_behind), so memory stays N times this whatever the trace */
+#define PIECE_MAX (2u << 20)
+
+static int qpiece_run(void *arg, unsigned w, size_t i, const struct xev_sink *sink, size_t *next)
+{
+	struct ppar *pp = arg;
+	const struct qpiece *pc = &pp->pc[i];
+	struct dec_par *par = pp->p->c->par;
+	struct qdec d = pp->qd[pc->q];	/* the queue's setup; state of its own */
+	const struct part *pt = &d.q->parts[pc->part];
+	const struct dpt_split *s = &pp->splits[pc->split];
+	uint64_t end = pt->end == UINT64_MAX ? d.q->size : pt->end;
+	int r = 0;
+
+	(void)w;
+	d.read_w = d.event_w = (struct swcur){ 0, 0, -1, -1 };
+	d.known = false;
+	d.now = 0;
+	d.dec = NULL;
+	d.par = par;
+	d.out = sink;
+	d.sink = d.q->cpu >= 0 ? (struct xev_sink){ cpu_sink_fn, &d, NULL } : *sink;
+	par->lock(par);
+	d.img = image_for(&d, d.pid);
+	par->unlock(par);
+	if (!d.img)
+		return xp_err("decode", NULL, "out of memory");
+	d.imgs[0].pid = d.pid;
+	d.imgs[0].img = d.img;
+	d.nimgs = 1;
+	struct dpt_options o = d.o;
+	uint64_t off = dpt_split_piece(s, pc->k, &o);
+	o.base_offset = pt->start + off;
+	o.time_out = &d.now;
+	if (d.q->cpu >= 0)
+		o.space_ctx = &d;
+	struct dpt_stats gap = { 0 };
+	if (pc->k == 0 && pt->why) {	/* (no timestamps: a part's gap is at time 0) */
+		struct xev ev = { .kind = XEV_GAP, .pid = o.pid, .tid = o.tid, .cpu = o.cpu_nr,
+				  .cycles = XEV_CYCLES_UNKNOWN, .reason = pt->why, .lost = pt->lost,
+				  .offset = pt->start };
+		gap.gaps = 1;
+		gap.lost_bytes = pt->lost;
+		r = xev_emit(&d.sink, &ev);
+	}
+	if (!r)
+		r = dpt_decode(d.buf + pt->start + off, end - pt->start - off, d.img, &o, &d.sink, &pp->st[i]);
+	pp->st[i].gaps += gap.gaps;
+	pp->st[i].lost_bytes += gap.lost_bytes;
+	size_t nk = dpt_split_next(s, pc->k, &pp->st[i]);
+	*next = pp->first[pc->split] + nk;
+	dpt_split_release(d.buf + pt->start, off, nk < s->npieces ? s->psbs[s->start[nk]] : end - pt->start);
+	for (unsigned k = 0; k < d.nimgs; k++)
+		dpt_image_free(d.imgs[k].img);
+	return r;
+}
+
+static void qpiece_done(void *arg, size_t i)
+{
+	struct ppar *pp = arg;
+	pp->p->gaps += pp->st[i].gaps;
+	pp->p->lost_bytes += pp->st[i].lost_bytes;
+	pp->p->insns += pp->st[i].insns;
+}
+
+/* *ran false: not a trace for pieces (several queues in time order, a thread name to
+ * look up per event) or not worth it; the caller decodes on this thread. */
+static int decode_par(struct dpp *p, struct qdec *qd, bool timed, bool *ran)
+{
+	struct dec_par *par = p->c->par;
+	struct ppar pp = { .p = p, .qd = qd };
+	size_t nopen = 0, nparts = 0;
+	uint64_t size = p->total / (8 * (uint64_t)par->jobs);
+	int rc = 0;
+
+	*ran = false;
+	for (size_t i = 0; i < p->nq; i++)
+		if (!qd[i].done) {
+			nopen++;
+			nparts += p->q[i].nparts;
+			/* a part's gap takes the time the one before ended at */
+			if (timed && p->q[i].nparts > 1)
+				return 0;
+		}
+	if (size < PIECE_MIN)
+		size = PIECE_MIN;
+	if (size > PIECE_MAX)
+		size = PIECE_MAX;
+	if (par->piece_size)
+		size = par->piece_size;
+	if ((timed && nopen > 1) || p->c->opts->comm || p->total < 2 * size)
+		return 0;
+	pp.splits = calloc(nparts ? nparts : 1, sizeof(*pp.splits));
+	pp.first = calloc(nparts ? nparts : 1, sizeof(*pp.first));
+	if (!pp.splits || !pp.first)
+		goto nomem;
+	for (size_t i = 0; i < p->nq; i++) {
+		const struct qdec *d = &qd[i];
+		for (size_t j = 0; !d->done && j < p->q[i].nparts; j++) {
+			const struct part *pt = &p->q[i].parts[j];
+			uint64_t end = pt->end == UINT64_MAX ? p->q[i].size : pt->end;
+			const uint8_t *b = d->buf + pt->start;
+			struct dpt_split *s = &pp.splits[pp.nsplits];
+			/* a decode counting cycles cannot end a piece early: one piece */
+			if ((rc = dpt_split(b, end - pt->start, dpt_counts_cycles(b, end - pt->start, &d->o) ?
+					    UINT64_MAX : size, true, s)) < 0)
+				goto nomem;
+			pp.first[pp.nsplits++] = pp.npc;
+			struct qpiece *pc = realloc(pp.pc, (pp.npc + s->npieces) * sizeof(*pc));
+			if (!pc)
+				goto nomem;
+			pp.pc = pc;
+			for (size_t k = 0; k < s->npieces; k++)
+				pp.pc[pp.npc++] = (struct qpiece){ i, j, pp.nsplits - 1, k };
+		}
+	}
+	if (pp.npc < 2)
+		goto out;
+	pp.st = calloc(pp.npc, sizeof(*pp.st));
+	if (!pp.st)
+		goto nomem;
+	*ran = true;
+	rc = par->run(par, pp.npc, qpiece_run, qpiece_done, &pp, p->sink);
+	goto out;
+nomem:
+	rc = xp_err("decode", NULL, "out of memory");
+out:
+	for (size_t i = 0; i < pp.nsplits; i++)
+		dpt_split_free(&pp.splits[i]);
+	free(pp.splits);
+	free(pp.first);
+	free(pp.pc);
+	free(pp.st);
+	return rc;
+}
+
 /* Like perf's auxtrace heap: the queue whose next event is earliest decodes until its
  * time passes the next earliest queue's, so events come out in global time order
  * (ties: the first queue).  Without timestamps there
@@ -604,7 +773,10 @@ static int decode_queues(struct dpp *p, bool timed)
 		p->total += p->q[i].size;
 	for (size_t i = 0; i < p->nq && !rc; i++)
 		rc = qdec_open(p, &p->q[i], &base, &d[i]);
-	while (!rc) {
+	bool ran = false;
+	if (!rc && p->c->par && p->c->par->jobs > 1)
+		rc = decode_par(p, d, timed, &ran);
+	while (!rc && !ran) {
 		size_t best = SIZE_MAX;
 		uint64_t t0 = UINT64_MAX, t1 = UINT64_MAX;
 		for (size_t i = 0; i < p->nq; i++) {

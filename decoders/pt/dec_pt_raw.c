@@ -14,6 +14,7 @@
 #include <sys/stat.h>
 #include <unistd.h>
 
+#include "decode/dec_par.h"
 #include "decode/decoder.h"
 #include "decoders/pt/dpt.h"
 #include "decoders/pt/dpt_plug.h"
@@ -202,6 +203,101 @@ static int load_inputs(struct dec_ctx *c, struct dpt_image *img, struct dpt_opti
 	return 0;
 }
 
+/* -j: the stream in pieces (dpt_split), each decoded with its worker's copy of the
+ * image. */
+struct raw_par {
+	const uint8_t *buf;
+	size_t len;
+	struct dpt_image *img;
+	struct dpt_image **imgs;	/* per worker, made at its first piece */
+	const struct dpt_options *opt;
+	struct dpt_split split;
+	struct dpt_stats *st;		/* per piece */
+	struct dpt_stats total;
+};
+
+/* A piece no smaller than this (the PSB+ of a trace come every few KB): below it
+ * a piece's setup costs more than its decode. */
+#define PIECE_MIN (256u << 10)
+/* and no larger than this: a running piece keeps up to about its size of the trace
+ * mapped (decode release_behind), so memory stays N times this whatever the trace */
+#define PIECE_MAX (2u << 20)
+
+static int raw_piece(void *arg, unsigned w, size_t i, const struct xev_sink *sink, size_t *next)
+{
+	struct raw_par *rp = arg;
+	if (!rp->imgs[w]) {
+		rp->imgs[w] = dpt_image_clone(rp->img);
+		if (!rp->imgs[w])
+			return -ENOMEM;
+	}
+	struct dpt_options o = *rp->opt;
+	uint64_t off = dpt_split_piece(&rp->split, i, &o);
+	o.base_offset += off;
+	int r = dpt_decode(rp->buf + off, rp->len - off, rp->imgs[w], &o, sink, &rp->st[i]);
+	*next = dpt_split_next(&rp->split, i, &rp->st[i]);
+	const struct dpt_split *s = &rp->split;
+	dpt_split_release(rp->buf, off, *next < s->npieces ? s->psbs[s->start[*next]] : rp->len);
+	return r;
+}
+
+static void raw_piece_done(void *arg, size_t i)
+{
+	struct raw_par *rp = arg;
+	const struct dpt_stats *s = &rp->st[i];
+	rp->total.insns += s->insns;
+	rp->total.blocks += s->blocks;
+	rp->total.gaps += s->gaps;
+	rp->total.lost_bytes += s->lost_bytes;
+	rp->total.overflows += s->overflows;
+	if (!rp->total.first_error && s->first_error) {
+		rp->total.first_error = s->first_error;
+		rp->total.first_error_offset = s->first_error_offset;
+	}
+}
+
+/* The decode on c->par's workers; *ran false when it is not worth splitting (the
+ * caller decodes on this thread). */
+static int decode_par(struct dec_ctx *c, const uint8_t *buf, size_t len, struct dpt_image *img,
+		      const struct dpt_options *opt, const struct xev_sink *sink, struct dpt_stats *stats,
+		      bool *ran)
+{
+	unsigned jobs = c->par->jobs;
+	uint64_t size = len / (8 * (uint64_t)jobs);
+	struct raw_par rp = { .buf = buf, .len = len, .img = img, .opt = opt };
+	int r;
+
+	*ran = false;
+	if (size < PIECE_MIN)
+		size = PIECE_MIN;
+	if (size > PIECE_MAX)
+		size = PIECE_MAX;
+	if (c->par->piece_size)
+		size = c->par->piece_size;
+	if (len < 2 * size || dpt_counts_cycles(buf, len, opt))
+		return 0;
+	if ((r = dpt_split(buf, len, size, true, &rp.split)) < 0)
+		return xp_err_code(r, "decode", NULL, "out of memory");
+	if (rp.split.npieces < 2) {
+		dpt_split_free(&rp.split);
+		return 0;
+	}
+	*ran = true;
+	rp.imgs = calloc(jobs + 1, sizeof(*rp.imgs));
+	rp.st = calloc(rp.split.npieces, sizeof(*rp.st));
+	if (!rp.imgs || !rp.st)
+		r = xp_err_code(-ENOMEM, "decode", NULL, "out of memory");
+	else
+		r = c->par->run(c->par, rp.split.npieces, raw_piece, raw_piece_done, &rp, sink);
+	*stats = rp.total;
+	for (unsigned w = 0; rp.imgs && w <= jobs; w++)
+		dpt_image_free(rp.imgs[w]);
+	free(rp.imgs);
+	free(rp.st);
+	dpt_split_free(&rp.split);
+	return r;
+}
+
 static int run(struct dec_ctx *c, const struct xev_sink *sink)
 {
 	const char *path = dec_opt(c, "pt");
@@ -244,7 +340,10 @@ static int run(struct dec_ctx *c, const struct xev_sink *sink)
 	opt.release_behind = 1;
 	opt.ignore = ~c->wants & DEC_WANT_ALL;
 	struct dpt_stats stats;
-	int r = dpt_decode(buf, len, img, &opt, sink, &stats);
+	bool ran = false;
+	int r = c->par && c->par->jobs > 1 ? decode_par(c, buf, len, img, &opt, sink, &stats, &ran) : 0;
+	if (!ran && r == 0)
+		r = dpt_decode(buf, len, img, &opt, sink, &stats);
 	munmap((void *)buf, len);
 	char pie_hint[512];
 	if (r == DPT_EDECODE && pie && pt_errcode(stats.first_error) == pte_nomap)

@@ -13,6 +13,7 @@
 #define DPT_H
 
 #include <errno.h>
+#include <stdbool.h>
 #include <stddef.h>
 #include <stdint.h>
 
@@ -50,6 +51,11 @@ void dpt_image_set_fallback(struct dpt_image *img, dpt_fallback_fn fn, void *ctx
 
 /* Reads up to `n` bytes at `addr`; returns the count read (0 when unmapped). */
 size_t dpt_image_read(const struct dpt_image *img, uint64_t addr, uint8_t *buf, size_t n);
+
+/* A new image with the sections of `src` (files mapped again, memory sections shared)
+ * and its fallback: one per thread of a parallel decode (libipt's images are not
+ * shared between decoders running at once).  NULL when out of memory. */
+struct dpt_image *dpt_image_clone(const struct dpt_image *src);
 
 /* Number of sections (tests, diagnostics). */
 size_t dpt_image_nsections(const struct dpt_image *img);
@@ -105,6 +111,18 @@ struct dpt_options {
 	int split_at_pause;
 	/* Offset of the buffer within its source (AUX area position) for gap reports. */
 	uint64_t base_offset;
+	/* A piece of a parallel decode (decode/dec_par.h).  `cont`: the buffer starts at
+	 * a PSB inside a trace, so the state the decode before it left is unknown: XEV_STITCH
+	 * events say where it shows.  `stops` (psbs[i] with stop[i] set, offsets in the
+	 * buffer plus psb_base, ascending; psbs lists every PSB from the buffer's start):
+	 * the decode ends at the first such PSB after stop_from whose PSB+ it reaches with
+	 * no state but what XEV_ST_HELD / XEV_ST_PENDING carry (not in a transaction, no
+	 * cycles waiting), before taking that PSB+; dpt_stats.stopped_at says which. */
+	int cont;
+	const uint64_t *psbs;
+	const uint8_t *stop;
+	size_t npsbs;
+	uint64_t psb_base, stop_from;
 };
 
 struct dpt_stats {
@@ -115,6 +133,8 @@ struct dpt_stats {
 	uint64_t overflows;
 	int first_error;	/* libipt error code of the first error (0 none) */
 	uint64_t first_error_offset;
+	size_t stopped_at;	/* a piece (dpt_options.psbs): index of the PSB it ended
+				 * at, SIZE_MAX when it decoded to the end */
 };
 
 /* What dpt_decode returns in strict mode when a trace error stopped it. */
@@ -146,6 +166,37 @@ const struct dpt_stats *dpt_dec_stats(const struct dpt_dec *d);
 void dpt_close(struct dpt_dec *d);
 
 void dpt_options_init(struct dpt_options *opt);
+
+/* ---- parallel decode (decode/dec_par.h) --------------------------------------- */
+
+/* The pieces of a buffer: psbs lists its PSBs; piece 0 starts at the buffer's start,
+ * piece i > 0 at psbs[start[i]] (stop[] marks those). */
+struct dpt_split {
+	uint64_t *psbs;
+	uint8_t *stop;
+	size_t npsbs;
+	size_t *start;
+	size_t npieces;
+};
+
+/* Cuts buf[0..len) into pieces of about piece_size bytes, at PSB+ a decode can start
+ * from; `release`: buf is a read-only file mapping, whose pages the scan gives back as
+ * it goes (dpt_split_release).  0 or -ENOMEM. */
+int dpt_split(const uint8_t *buf, size_t len, uint64_t piece_size, bool release, struct dpt_split *s);
+void dpt_split_free(struct dpt_split *s);
+/* Sets the piece fields of `o` for piece i; returns where in the buffer it starts
+ * (decode buf + that, with base_offset raised by it). */
+uint64_t dpt_split_piece(const struct dpt_split *s, size_t i, struct dpt_options *o);
+/* The piece after piece i, from its decode's stats (dec_piece_fn's *next). */
+size_t dpt_split_next(const struct dpt_split *s, size_t i, const struct dpt_stats *st);
+/* Gives back the pages of buf[from, to), a read-only file mapping whose piece there
+ * was decoded (release_behind keeps the pages a decode has left behind; the pages a
+ * piece still holds at its end are its piece's). */
+void dpt_split_release(const uint8_t *buf, uint64_t from, uint64_t to);
+/* True when a decode of buf with `opt` counts cycles (CYC packets and the nominal
+ * ratio): its pieces cannot end early (the cycles of a stretch need the time before
+ * it), so it is not worth splitting. */
+bool dpt_counts_cycles(const uint8_t *buf, size_t len, const struct dpt_options *opt);
 
 /* "F/M[/S]" (decimal or 0x hex, as ptxed's --cpu) -> cpu; returns 0 or -1. */
 int dpt_parse_cpu(const char *s, struct pt_cpu *cpu);

@@ -102,7 +102,13 @@ struct dctx {
 	struct xev *tsx_buf;
 	uint8_t (*tsx_raw)[16];
 	size_t ntsx;
+	/* a piece of a parallel decode (dpt_options.cont): what of the state before the
+	 * piece is still unknown (UNK_*), and the PSB whose PSB+ was last looked at */
+	unsigned unk;
+	size_t psb_seen;
 };
+
+enum { UNK_HELD = 1, UNK_PENDING = 2 };
 
 struct dpt_dec {
 	struct dctx c;
@@ -113,6 +119,8 @@ struct dpt_dec {
 
 /* run()'s return when the next event is later than the limit */
 #define PAUSED (-0x10001)
+/* run()'s return when a piece reached the PSB it ends at */
+#define PIECE_END (-0x10002)
 
 #define GROUP_MAX 4096
 #define OUT_MAX 256
@@ -324,6 +332,15 @@ static struct xev mkev(const struct dctx *c, enum xev_kind kind)
 	return ev;
 }
 
+/* Where a piece meets the state it started without (decode/dec_par.h). */
+static int stitch(struct dctx *c, enum xev_stitch sub, uint64_t addr)
+{
+	struct xev ev = mkev(c, XEV_STITCH);
+	ev.sub = sub;
+	ev.addr = addr;
+	return emit(c, &ev);
+}
+
 static enum bclass from_x86(enum x86_bclass cls, uint8_t *indirect)
 {
 	*indirect = 0;
@@ -399,9 +416,30 @@ static inline __attribute__((always_inline)) int resolve_in(struct dctx *c, uint
 	return out ? commit(c) : emit(c, ev);
 }
 
+static int stitch(struct dctx *c, enum xev_stitch sub, uint64_t addr);
+
 static inline int resolve(struct dctx *c, uint64_t to)
 {
+	if (__builtin_expect(c->unk & UNK_PENDING, 0)) {
+		c->unk &= ~(unsigned)UNK_PENDING;
+		int r = stitch(c, XEV_ST_RESOLVE, to);
+		if (r)
+			return r;
+	}
 	return c->out ? resolve_in(c, to, true) : resolve_in(c, to, false);
+}
+
+/* A transfer whose target will not be known (an overflow, a gap) is forgotten. */
+static int drop_pending(struct dctx *c)
+{
+	if (c->unk & UNK_PENDING) {
+		c->unk &= ~(unsigned)UNK_PENDING;
+		int r = stitch(c, XEV_ST_RESOLVE, 0);
+		if (r)
+			return r;
+	}
+	c->pending = 0;
+	return 0;
 }
 
 /* Remembers the transfer made by the instruction at `ip` ending a block.  `out` as in
@@ -431,6 +469,12 @@ static inline __attribute__((always_inline)) void set_pending(struct dctx *c, ui
 
 static inline int flush_held(struct dctx *c)
 {
+	if (c->unk & UNK_HELD) {
+		c->unk &= ~(unsigned)UNK_HELD;
+		int r = stitch(c, XEV_ST_FLUSH, 0);
+		if (r)
+			return r;
+	}
 	if (!c->held)
 		return 0;
 	c->held = 0;
@@ -529,7 +573,8 @@ static int on_event(struct dctx *c, const struct pt_event *pev)
 		ev.addr = pev->ip_suppressed ? 0 : pev->variant.async_branch.to;
 		return emit(c, &ev);
 	case ptev_overflow:
-		c->pending = 0;
+		if ((r = drop_pending(c)))
+			return r;
 		c->enabled = !pev->ip_suppressed;
 		/* the transaction state is lost with the packets (libipt: not speculative) */
 		c->specf = 0;
@@ -586,9 +631,8 @@ static int gap(struct dctx *c, int err, uint64_t off, uint64_t to)
 {
 	struct xev ev = mkev(c, XEV_GAP);
 	int r = flush_held(c);	/* it ran before the trace was lost */
-	if (r)
+	if (r || (r = drop_pending(c)))
 		return r;
-	c->pending = 0;
 	c->enabled = 0;
 	if (c->in_tsx && (r = tsx_end(c, false)))	/* its outcome is not known */
 		return r;
@@ -609,6 +653,55 @@ static int gap(struct dctx *c, int err, uint64_t off, uint64_t to)
 	c->st->gaps++;
 	c->st->lost_bytes += ev.lost;
 	return emit(c, &ev);
+}
+
+/* A piece reaching the PSB+ of a PSB it may end at (dpt_options.stop): it ends there
+ * when nothing but a held block or a pending transfer carries over, which the piece
+ * after it, starting at that PSB, stitches (decode/dec_par.h).  Only the first event
+ * of a PSB+ is looked at: the piece after it takes them all. */
+static int at_stop(struct dctx *c, uint64_t off)
+{
+	const struct dpt_options *o = c->opt;
+	off += o->psb_base;
+	if (off <= o->stop_from)
+		return 0;
+	size_t lo = 0, hi = o->npsbs;
+	while (lo < hi) {	/* the last PSB before the decoder's position */
+		size_t mid = lo + (hi - lo) / 2;
+		if (o->psbs[mid] < off)
+			lo = mid + 1;
+		else
+			hi = mid;
+	}
+	if (!lo || lo - 1 == c->psb_seen)
+		return 0;
+	size_t k = lo - 1;
+	c->psb_seen = k;
+	if (o->psbs[k] < o->stop_from || !o->stop[k] || c->in_tsx || c->cyc_mode)
+		return 0;
+	c->st->stopped_at = k;
+	return 1;
+}
+
+/* The piece ends: what carries over to the next one goes out as XEV_STITCH. */
+static int piece_end(struct dctx *c)
+{
+	struct xev m;
+	if (c->held) {
+		m = c->out ? *c->next : c->blk_ev;
+		m.sub = XEV_ST_HELD;
+	} else if (c->pending) {
+		m = c->out ? *c->next : c->br_ev;
+		m.arg0 = m.kind;
+		m.arg1 = c->pend_fall;
+		m.sub = XEV_ST_PENDING;
+	} else {
+		return PIECE_END;
+	}
+	m.kind = XEV_STITCH;
+	c->held = c->pending = 0;
+	int r = emit(c, &m);
+	return r ? r : PIECE_END;
 }
 
 /* The two libipt decoders have parallel APIs; the loop is written once over these. */
@@ -642,6 +735,13 @@ static inline __attribute__((always_inline)) int blk_take(struct dctx *c, const 
 	int r;
 	if (!b->ninsn)
 		return 0;
+	/* the first block of a piece: it resolves the transfer the piece before it left,
+	 * or continues its block */
+	if (__builtin_expect(c->unk, 0)) {
+		c->unk = 0;
+		if ((r = stitch(c, XEV_ST_BLOCK, b->ip)))
+			goto stop;
+	}
 	if (c->pending && (r = resolve_in(c, b->ip, out)))
 		goto stop;
 	*insns += b->ninsn;
@@ -861,6 +961,10 @@ static inline __attribute__((always_inline)) int run(struct dctx *c, void *dec, 
 				status = ops->event(dec, &pev, sizeof(pev));
 				if (status < 0)
 					break;
+				uint64_t off;
+				if (pev.status_update && c->opt->npsbs && ops->get_offset(dec, &off) == 0 &&
+				    at_stop(c, off))
+					return piece_end(c);
 				if ((r = on_event(c, &pev))) {
 					if (r == PAUSED) {
 						c->saved = pev;
@@ -949,6 +1053,15 @@ static unsigned timing_packets(const struct pt_config *cfg)
 	return found;
 }
 
+bool dpt_counts_cycles(const uint8_t *buf, size_t len, const struct dpt_options *opt)
+{
+	struct pt_config cfg;
+	pt_config_init(&cfg);
+	cfg.begin = (uint8_t *)buf;
+	cfg.end = (uint8_t *)buf + len;
+	return opt->nom_freq && (timing_packets(&cfg) & TP_CYC);
+}
+
 int dpt_open(struct dpt_dec **out, const uint8_t *buf, size_t len, struct dpt_image *img,
 	     const struct dpt_options *opt)
 {
@@ -969,6 +1082,9 @@ int dpt_open(struct dpt_dec **out, const uint8_t *buf, size_t len, struct dpt_im
 	c->tmpl.tid = opt->tid;
 	c->tmpl.cpu = opt->cpu_nr;
 	c->tmpl.cycles = XEV_CYCLES_UNKNOWN;
+	c->unk = opt->cont ? UNK_HELD | UNK_PENDING : 0;
+	c->psb_seen = SIZE_MAX;
+	d->st.stopped_at = SIZE_MAX;
 	c->insn_ev = c->tmpl;
 	c->insn_ev.kind = XEV_BLOCK;
 	c->insn_ev.insns = 1;
@@ -1070,7 +1186,7 @@ int dpt_run(struct dpt_dec *d, const struct xev_sink *sink, uint64_t limit)
 		c->out ? run(c, c->dec, &blk_out_ops) : run(c, c->dec, &blk_ops);
 	/* what waits in out goes to the sink before the caller moves on (to another
 	 * queue, or to the report) */
-	if (r == 0 || r == PAUSED) {
+	if (r == 0 || r == PAUSED || r == PIECE_END) {
 		int e = deliver(c);
 		if (e)
 			r = e;
@@ -1078,7 +1194,7 @@ int dpt_run(struct dpt_dec *d, const struct xev_sink *sink, uint64_t limit)
 	if (r == PAUSED)
 		return 0;
 	c->done = 1;
-	return r;
+	return r == PIECE_END ? 0 : r;
 }
 
 uint64_t dpt_time(const struct dpt_dec *d)

@@ -25,6 +25,8 @@ struct dpt_section {
 	uint64_t vaddr, size;
 	const uint8_t *data;
 	int mem;		/* not known to libipt's file sections */
+	size_t file;		/* else: which file, from where */
+	uint64_t offset;
 };
 
 struct dpt_image {
@@ -138,11 +140,11 @@ static const struct dpt_file *map_file(struct dpt_image *img, const char *path)
 }
 
 static int add_section(struct dpt_image *img, uint64_t vaddr, uint64_t size,
-		       const uint8_t *data, int mem)
+		       const uint8_t *data, int mem, size_t file, uint64_t offset)
 {
 	if (XP_GROW(img->secs, img->capsecs, img->nsecs + 1) < 0)
 		return -ENOMEM;
-	img->secs[img->nsecs++] = (struct dpt_section){ vaddr, size, data, mem };
+	img->secs[img->nsecs++] = (struct dpt_section){ vaddr, size, data, mem, file, offset };
 	return 0;
 }
 
@@ -163,7 +165,7 @@ int dpt_image_add_file(struct dpt_image *img, const char *path, uint64_t offset,
 		return -EINVAL;
 	if (pt_image_add_cached(img->pt, img->iscache, isid, NULL) < 0)
 		return -EINVAL;
-	return add_section(img, vaddr, size, f->map + offset, 0);
+	return add_section(img, vaddr, size, f->map + offset, 0, (size_t)(f - img->files), offset);
 }
 
 int dpt_image_add_mem(struct dpt_image *img, const uint8_t *bytes, uint64_t size,
@@ -171,7 +173,7 @@ int dpt_image_add_mem(struct dpt_image *img, const uint8_t *bytes, uint64_t size
 {
 	if (size == 0)
 		return 0;
-	return add_section(img, vaddr, size, bytes, 1);
+	return add_section(img, vaddr, size, bytes, 1, 0, 0);
 }
 
 int dpt_image_add_elf(struct dpt_image *img, const char *path, int have_base,
@@ -243,6 +245,23 @@ size_t dpt_image_read(const struct dpt_image *img, uint64_t addr, uint8_t *buf, 
 	if (got < n && img->fallback)
 		got += img->fallback(img->fallback_ctx, addr + got, buf + got, n - got);
 	return got;
+}
+
+struct dpt_image *dpt_image_clone(const struct dpt_image *src)
+{
+	struct dpt_image *img = dpt_image_new("clone");
+	for (size_t i = 0; img && i < src->nsecs; i++) {
+		const struct dpt_section *s = &src->secs[i];
+		int r = s->mem ? dpt_image_add_mem(img, s->data, s->size, s->vaddr) :
+			dpt_image_add_file(img, src->files[s->file].path, s->offset, s->size, s->vaddr);
+		if (r < 0) {
+			dpt_image_free(img);
+			return NULL;
+		}
+	}
+	if (img)
+		dpt_image_set_fallback(img, src->fallback, src->fallback_ctx);
+	return img;
 }
 
 size_t dpt_image_nsections(const struct dpt_image *img)

@@ -88,6 +88,9 @@ void bb_tally_free(struct bb_tally *t);
 /* xev sink function (ctx = the tally). */
 int bb_tally_event(void *ctx, const struct xev *ev);
 int bb_tally_batch(void *ctx, const struct xev *evs, size_t n);
+/* Adds the counts of `later`, a tally of the stream right after t's (parallel decode):
+ * t is then what one tally of both would be.  0 or -ENOMEM. */
+int bb_tally_merge(struct bb_tally *t, const struct bb_tally *later);
 size_t bb_tally_nblocks(const struct bb_tally *t);
 uint64_t bb_tally_insns(const struct bb_tally *t);
 uint64_t bb_tally_gaps(const struct bb_tally *t);

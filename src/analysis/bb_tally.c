@@ -221,6 +221,42 @@ int bb_tally_batch(void *ctx, const struct xev *evs, size_t n)
 	return r;
 }
 
+int bb_tally_merge(struct bb_tally *t, const struct bb_tally *later)
+{
+	for (size_t i = 0; i < later->cap; i++) {
+		const struct bb_block *src = &later->tab[i];
+		if (!src->count && !src->aborted)
+			continue;
+		struct xev ev = { .kind = XEV_BLOCK, .ip = src->start, .end = src->end, .insns = src->insns,
+				  .pid = src->pid, .time = src->time };
+		struct bb_block *b = lookup(t, &ev);
+		if (!b)
+			return -ENOMEM;
+		b->count += src->count;
+		b->aborted += src->aborted;
+		b->cycles += src->cycles;
+		b->cyc_execs += src->cyc_execs;
+		b->approx += src->approx;
+		b->taken += src->taken;
+		b->not_taken += src->not_taken;
+		if (src->taken)
+			b->target = src->target;
+		if (src->not_taken)
+			b->fall = src->fall;
+		b->cond |= src->cond;
+	}
+	t->insns += later->insns;
+	t->gaps += later->gaps;
+	t->aborted += later->aborted;
+	t->cycles |= later->cycles;
+	t->last = NULL;
+	if (later->last) {	/* its terminating branch may come next */
+		struct xev ev = { .kind = XEV_BLOCK, .ip = later->last->start, .end = later->last->end };
+		t->last = lookup(t, &ev);
+	}
+	return 0;
+}
+
 size_t bb_tally_nblocks(const struct bb_tally *t)
 {
 	return t->n;

@@ -66,6 +66,7 @@ struct dec_opts {
 #define DEC_WANT_FINE_ORDER (1u << 16)
 
 struct dec_fncache;
+struct dec_par;
 
 struct dec_ctx {
 	const struct dec_opts *opts;
@@ -92,6 +93,9 @@ struct dec_ctx {
 	 * (dec_probes_load) */
 	struct pd_probes *probes;
 	uint32_t *probe_of;	/* per attr: index in probes->p, UINT32_MAX: none */
+	/* set by the engine: worker threads for a decoder that splits its trace into
+	 * pieces (decode/dec_par.h); NULL: decode on this thread */
+	struct dec_par *par;
 	/* set by the view before the decoder runs */
 	uint32_t wants;
 	struct dec_fncache *fncache;	/* dec_fn_of's address -> function cache */

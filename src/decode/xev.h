@@ -24,6 +24,28 @@ enum xev_kind {
 	XEV_END,
 	XEV_POWER,	/* a power event: `sub` (enum xev_power) says which, ip where (0 none) */
 	XEV_TSX,	/* a transaction begins, commits or aborts (`sub`: enum xev_tsx) at ip */
+	/* parallel decode only (decode/dec_par.h), never seen by a view: where a piece of
+	 * a trace meets its neighbours (`sub`: enum xev_stitch) */
+	XEV_STITCH,
+};
+
+/* A piece decoded on its own starts without the state the decode before it left (a
+ * block running on without a branch, a transfer waiting for its target) and ends with
+ * such state unresolved.  The decoder says where each shows, and the engine joins the
+ * pieces as one decode would have (engine/eng_par.c). */
+enum xev_stitch {
+	/* the end of a piece: the block held back (ip, end, insns, time, flags) */
+	XEV_ST_HELD,
+	/* the end of a piece: the transfer waiting for its target (arg0: its kind, arg1:
+	 * the fall-through, ip, flags) */
+	XEV_ST_PENDING,
+	/* the start of a piece meets a block at addr (time): it resolves the previous
+	 * piece's transfer, or the next XEV_BLOCK continues its held block */
+	XEV_ST_BLOCK,
+	/* the start of a piece meets an event: the previous piece's held block ends here */
+	XEV_ST_FLUSH,
+	/* the start of a piece resolves the previous piece's transfer to addr (0: none) */
+	XEV_ST_RESOLVE,
 };
 
 enum xev_power {

@@ -8,6 +8,7 @@
 #include <time.h>
 
 #include "engine/engine.h"
+#include "engine/eng_par.h"
 #include "analysis/bb.h"
 #include "util/xp_err.h"
 
@@ -424,7 +425,17 @@ int eng_run(struct engine *e)
 		f->passed = 0;
 		sink = (struct xev_sink){ filter_event, f, NULL };
 	}
+	struct eng_par_view pv = { .v = e->v, .state = state, .direct = !(f->timed || f->threads) };
+	struct dec_par par;
+	unsigned jobs = e->o.jobs ? e->o.jobs : eng_par_default_jobs();
+	if (jobs > 1) {
+		eng_par_init(&par, jobs, &pv);
+		e->c.par = &par;
+	}
 	rc = e->d->run(&e->c, &sink);
+	if (e->c.par)
+		eng_par_fini(e->c.par);
+	e->c.par = NULL;
 	if (rc >= 0 && (f->timed || f->threads) && !f->passed) {
 		char what[160];
 		filter_says(e, what, sizeof(what));

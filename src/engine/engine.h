@@ -26,6 +26,9 @@
 struct eng_opts {
 	struct dec_opts dec;
 	struct view_opts view;
+	/* -j: worker threads of a decoder that splits its trace (decode/dec_par.h); 0:
+	 * the online cores, 1: decode on the calling thread.  The reports are the same. */
+	unsigned jobs;
 };
 
 #define ENG_OPTS_INIT { .dec = { .tid = -1 }, .view = { .format = OUT_TEXT, .percent_limit = -1 } }

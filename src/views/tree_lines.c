@@ -199,7 +199,8 @@ found:
 	sb_code_free(mem);
 	xp_map_free(&idx);
 	free(ips);
-	qsort(t->lines, t->nlines, sizeof(*t->lines), by_fn_file_line);
+	if (t->nlines)	/* qsort takes no NULL array, even empty */
+		qsort(t->lines, t->nlines, sizeof(*t->lines), by_fn_file_line);
 	if (rc == 0 && !(t->out = malloc((t->nlines ? t->nlines : 1) * sizeof(*t->out))))
 		rc = -ENOMEM;
 	for (size_t i = 0; rc == 0 && i < t->nlines; i++)

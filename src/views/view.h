@@ -55,6 +55,13 @@ struct dec_view {
 	/* optional: `event` over an array (xev_sink.batch), for decoders that batch */
 	int (*batch)(void *state, const struct xev *evs, size_t n);
 	int (*close)(void *state, int status);	/* writes the report unless status < 0 */
+	/* optional, for parallel decode (-j, engine/eng_par.h): a state for a later
+	 * stretch of the stream, fed on another thread through *part, or -EOPNOTSUPP when
+	 * this state does not split (the engine then feeds the view in order) */
+	int (*part_open)(void *state, struct xev_sink *part);
+	/* folds a part into the state (its events came after the state's) and frees it;
+	 * state NULL: frees it only */
+	int (*part_join)(void *state, struct xev_sink *part);
 };
 
 /* Fails (exit 1) a view that needs branch data on a trace of sampled addresses only,

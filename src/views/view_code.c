@@ -186,6 +186,28 @@ static int tally_batch(void *state, const struct xev *evs, size_t n)
 	return 0;
 }
 
+/* -j: a plain block tally splits (filtered, sampled and callgrind states do not). */
+static int tally_part_open(void *state, struct xev_sink *part)
+{
+	struct vstate *s = state;
+	if (!s->tally || s->filtered || s->smp)
+		return -EOPNOTSUPP;
+	struct bb_tally *t = bb_tally_new();
+	if (!t)
+		return -ENOMEM;
+	*part = (struct xev_sink){ bb_tally_event, t, bb_tally_batch };
+	return 0;
+}
+
+static int tally_part_join(void *state, struct xev_sink *part)
+{
+	struct vstate *s = state;
+	int r = s ? bb_tally_merge(s->tally, part->ctx) : 0;
+	bb_tally_free(part->ctx);
+	part->ctx = NULL;
+	return r;
+}
+
 static int insn_event(void *state, const struct xev *ev)
 {
 	struct vstate *s = state;
@@ -380,6 +402,8 @@ const struct dec_view view_blocks = {
 	.event = tally_event,
 	.batch = tally_batch,
 	.close = blocks_close,
+	.part_open = tally_part_open,
+	.part_join = tally_part_join,
 };
 
 const struct dec_view view_annotate = {
@@ -393,4 +417,6 @@ const struct dec_view view_annotate = {
 	.event = tally_event,
 	.batch = tally_batch,
 	.close = annotate_close,
+	.part_open = tally_part_open,
+	.part_join = tally_part_join,
 };

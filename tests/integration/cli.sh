@@ -22,3 +22,13 @@ for cmd in info record decode diff selftest; do
 	check_eq "help $cmd equals $cmd --help" "$("$XPTRACE" "$cmd" --help)" "$("$XPTRACE" help "$cmd")"
 done
 check_exit "help of an unknown command is a usage error" 2 "$XPTRACE" help frobnicate
+# decode -j N: threads, 1 to 1024, as -j N, -jN or --jobs N
+PTS=(--pt "$XP_ROOT/traces/pt-spin/trace.pt" --elf "$XP_ROOT/traces/pt-spin/ptspin:0x555555554000")
+check_exit "decode -j 0 is a usage error" 2 "$XPTRACE" decode "${PTS[@]}" --blocks -j 0
+check_match "decode -j 0 says what it takes" "-j 0: expected a number of threads, 1 to 1024" "$(cat "$TMP/.err")"
+check_exit "decode -jx is a usage error" 2 "$XPTRACE" decode "${PTS[@]}" --blocks -jx
+for j in "-j 3" "-j3" "--jobs 3" "--jobs=3"; do
+	# shellcheck disable=SC2086
+	check_eq "decode $j: the -j1 report" "$("$XPTRACE" decode "${PTS[@]}" --blocks -j1)" \
+		"$("$XPTRACE" decode "${PTS[@]}" --blocks $j)"
+done

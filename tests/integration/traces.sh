@@ -24,3 +24,24 @@ for dir in "$XP_ROOT"/traces/*/; do
 	fi
 	check_eq "$name: xptrace decode instructions" "# functions: insns, total $want" "$head"
 done
+
+# decode -j: every report the same on any number of threads (small pieces, so that
+# these short traces are cut: 4 KiB, the PSB period of most of them)
+for dir in "$XP_ROOT"/traces/*/; do
+	name=$(basename "$dir")
+	if [ -f "$dir/perf.data" ]; then
+		in=(-i "$dir")
+	else
+		in=(--pt "$dir/trace.pt" --elf "$dir/ptspin:0x555555554000")
+	fi
+	for view in "--blocks" "--functions" "--calltree" "--insn --format jsonl" "--insn" \
+		"--calltree --format callgrind" "--blocks --format callgrind"; do
+		# shellcheck disable=SC2086
+		one=$("$XPTRACE" decode "${in[@]}" $view -j1 2>&1 | md5sum)
+		for j in 2 4; do
+			# shellcheck disable=SC2086
+			check_eq "$name: $view -j$j as -j1" "$one" \
+				"$(XPTRACE_PIECE_SIZE=4096 "$XPTRACE" decode "${in[@]}" $view -j$j 2>&1 | md5sum)"
+		done
+	done
+done

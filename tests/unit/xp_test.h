@@ -168,7 +168,7 @@ static inline int xp_test_exit_code(int rc)
  * would: VIEW is a view name, "NAME=ARG" for a view with an argument ("annotate=leaf"),
  * or NULL for the decoder's default; then option name/value pairs, NULL-terminated:
  * "format", "tid", "comm", "time", "metric", "percent-limit", "per-thread", "per-process"
- * (flags: value "") or any
+ * (flags: value ""), "jobs" (-j; default: the engine's, the online cores) or any
  * decoder or view option (a flag's value ""; an unknown name fails the test).
  * *out: the report, then the messages (as `2>&1` gave them, stderr after stdout),
  * valid until the next call.  Returns the engine's return code (0 or -errno). */
@@ -214,6 +214,9 @@ static inline int xp_test_engine(const char **out, const char *input, const char
 			o.view.per_process = true;
 		} else if (!strcmp(name, "time")) {
 			o.dec.time = val;
+		} else if (!strcmp(name, "jobs")) {
+			o.jobs = (unsigned)strtoul(val, &end, 10);
+			assert_true(*val && !*end);
 		} else {
 			if (!eng_find_option(name))
 				fail_msg("xp_test_engine: no decoder or view option '%s'", name);
