@@ -15,7 +15,7 @@ K=$TMP/pt_known
 for prog in pt_known step_basic; do
 	perf script -i "$TMP/$prog/perf.data" --itrace=i0ns -F ip 2>/dev/null | awk '{print $1}' >"$TMP/$prog.perf"
 	"$XPTRACE" decode -i "$TMP/$prog" --insn --format jsonl |
-		sed -n 's/.*"ip":"0x\([0-9a-f]*\)".*/\1/p' >"$TMP/$prog.ours"
+		awk -F'"ip":"0x' 'NF > 1 { split($2, a, "\""); print a[1] }' >"$TMP/$prog.ours"
 	n=$(wc -l <"$TMP/$prog.perf")
 	check_match "$prog: perf script decodes instructions" "^[0-9]{5,}$" "$n"
 	check_eq "$prog: --insn equals perf script --itrace=i0ns -F ip ($n instructions)" \

@@ -22,4 +22,4 @@ golden calltree.txt --calltree
 golden annotate-spin.txt --annotate spin
 golden callgrind.out --blocks --format callgrind
 check_eq "insn.jsonl addresses equal perf script's (perf-script-ip.txt)" \
-	"$(cat perf-script-ip.txt)" "$(sed -n 's/.*"ip":"0x\([0-9a-f]*\)".*/\1/p' insn.jsonl)"
+	"$(cat perf-script-ip.txt)" "$(awk -F'"ip":"0x' 'NF > 1 { split($2, a, "\""); print a[1] }' insn.jsonl)"

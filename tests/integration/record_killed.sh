@@ -59,7 +59,7 @@ for t in 0.3 0.8 1.5; do
 	check "step, killed at moment $t: perf script decodes instructions ($p)" in_range 1 1000000000 "$p"
 	mkdir -p "step$t.c" && cp -r "step$t/." "step$t.c/" && mv "step$t.cut" "step$t.c/perf.data"
 	"$XPTRACE" decode -i "step$t.c" --insn --format jsonl 2>/dev/null |
-		sed -n 's/.*"ip":"0x\([0-9a-f]*\)".*/\1/p' >"$TMP/ours.ip"
+		awk -F'"ip":"0x' 'NF > 1 { split($2, a, "\""); print a[1] }' >"$TMP/ours.ip"
 	o=$(wc -l <"$TMP/ours.ip")
 	check "step, killed at moment $t: xptrace has perf's $p instructions and at most 5 more ($o)" in_range "$p" "$((p + 5))" "$o"
 	check_eq "step, killed at moment $t: perf's instructions are the first of xptrace's" \
