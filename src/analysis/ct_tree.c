@@ -114,21 +114,30 @@ void ct_add_base(struct ct_tree *t, uint32_t node, const uint64_t *w)
 		b[m] += w[m];
 }
 
+/* One frame down a stack being added: fn's child of node, marked sampled when it is
+ * new and the stack is, counted as a call unless the stack says not. */
+static uint32_t stack_child(struct ct_tree *t, uint32_t node, uint32_t fn, unsigned flags)
+{
+	uint32_t had = t->n;
+
+	node = ct_child(t, node, fn);
+	if (node == CT_NONE)
+		return CT_NONE;
+	if (node >= had && (flags & CT_SAMPLED))
+		t->nodes[node].sampled = true;
+	if (!(flags & CT_NO_CALLS))
+		t->nodes[node].calls++;
+	return node;
+}
+
 uint32_t ct_add_stack_at(struct ct_tree *t, uint32_t parent, const uint32_t *fns, uint32_t n,
 			 const uint64_t *w, unsigned flags)
 {
 	uint32_t node = parent;
 
-	for (uint32_t i = 0; i < n; i++) {
-		uint32_t had = t->n;
-		node = ct_child(t, node, fns[i]);
-		if (node == CT_NONE)
+	for (uint32_t i = 0; i < n; i++)
+		if ((node = stack_child(t, node, fns[i], flags)) == CT_NONE)
 			return CT_NONE;
-		if (node >= had && (flags & CT_SAMPLED))
-			t->nodes[node].sampled = true;
-		if (!(flags & CT_NO_CALLS))
-			t->nodes[node].calls++;
-	}
 	ct_add_base(t, node, w);
 	return node;
 }
@@ -157,14 +166,8 @@ uint32_t ct_add_stack_path(struct ct_tree *t, struct ct_path *p, const uint32_t 
 				t->nodes[p->node[i]].calls++;
 	}
 	for (uint32_t i = k; i < n; i++) {
-		uint32_t had = t->n;
-		node = ct_child(t, node, fns[i]);
-		if (node == CT_NONE)
+		if ((node = stack_child(t, node, fns[i], flags)) == CT_NONE)
 			return CT_NONE;
-		if (node >= had && (flags & CT_SAMPLED))
-			t->nodes[node].sampled = true;
-		if (!(flags & CT_NO_CALLS))
-			t->nodes[node].calls++;
 		p->fn[i] = fns[i];
 		p->node[i] = node;
 	}
