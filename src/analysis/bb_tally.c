@@ -221,6 +221,18 @@ int bb_tally_batch(void *ctx, const struct xev *evs, size_t n)
 	return r;
 }
 
+/* src's terminating branch added to b's: counts summed, the later-seen target and
+ * fall-through kept (both merge and the basic-block split take src as the later) */
+static void add_branch(struct bb_block *b, const struct bb_block *src)
+{
+	b->taken += src->taken;
+	b->not_taken += src->not_taken;
+	if (src->taken)
+		b->target = src->target;
+	if (src->not_taken)
+		b->fall = src->fall;
+}
+
 int bb_tally_merge(struct bb_tally *t, const struct bb_tally *later)
 {
 	for (size_t i = 0; i < later->cap; i++) {
@@ -237,12 +249,7 @@ int bb_tally_merge(struct bb_tally *t, const struct bb_tally *later)
 		b->cycles += src->cycles;
 		b->cyc_execs += src->cyc_execs;
 		b->approx += src->approx;
-		b->taken += src->taken;
-		b->not_taken += src->not_taken;
-		if (src->taken)
-			b->target = src->target;
-		if (src->not_taken)
-			b->fall = src->fall;
+		add_branch(b, src);
 		b->cond |= src->cond;
 	}
 	t->insns += later->insns;
@@ -338,12 +345,7 @@ static int add_piece(struct bb_tally *t, const struct bb_block *src, uint64_t st
 	}
 	if (last && src->cond) {
 		b->cond = true;
-		b->taken += src->taken;
-		b->not_taken += src->not_taken;
-		if (src->taken)
-			b->target = src->target;
-		if (src->not_taken)
-			b->fall = src->fall;
+		add_branch(b, src);
 	}
 	return 0;
 }
