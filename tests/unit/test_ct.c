@@ -55,6 +55,18 @@ static void add(struct ct_tree *t, uint64_t w, uint32_t n, ...)
  *   1x main c leaf         (leaf reached by a second path)
  *   4x main c              (c itself)
  * Expected tree by hand; cum sorted descending. */
+/* The tree of the mixed stacks both tests add (by ct_add_stack, then through a path) */
+#define MIXED_TREE \
+	"1 1 10 0 10 main\n" \
+	"2 1 5 0 5 a\n" \
+	"3 1 3 0 3 b\n" \
+	"4 2 3 0 3 a\n" \
+	"5 2 3 0 3 b\n" \
+	"6 1 3 3 3 leaf\n" \
+	"3 1 2 2 2 leaf\n" \
+	"2 1 5 4 5 c\n" \
+	"3 1 1 1 1 leaf\n"
+
 static void test_samples_tree(void **state)
 {
 	(void)state;
@@ -67,16 +79,7 @@ static void test_samples_tree(void **state)
 	add(t, 1, 3, MAIN, C, LEAF);
 	for (int i = 0; i < 4; i++)
 		add(t, 1, 2, MAIN, C);
-	assert_string_equal(dump(t),
-		"1 1 10 0 10 main\n"
-		"2 1 5 0 5 a\n"
-		"3 1 3 0 3 b\n"
-		"4 2 3 0 3 a\n"
-		"5 2 3 0 3 b\n"
-		"6 1 3 3 3 leaf\n"
-		"3 1 2 2 2 leaf\n"
-		"2 1 5 4 5 c\n"
-		"3 1 1 1 1 leaf\n");
+	assert_string_equal(dump(t), MIXED_TREE);
 
 	/* per function: base summed, cum once per sample (RL 1 nodes only) */
 	struct ct_fn_total tot[ROOTFN + 1];
@@ -121,16 +124,7 @@ static void test_samples_path(void **state)
 	add_path(t, &p, 1, 3, MAIN, C, LEAF);
 	for (int i = 0; i < 4; i++)
 		add_path(t, &p, 1, 2, MAIN, C);
-	assert_string_equal(dump(t),
-		"1 1 10 0 10 main\n"
-		"2 1 5 0 5 a\n"
-		"3 1 3 0 3 b\n"
-		"4 2 3 0 3 a\n"
-		"5 2 3 0 3 b\n"
-		"6 1 3 3 3 leaf\n"
-		"3 1 2 2 2 leaf\n"
-		"2 1 5 4 5 c\n"
-		"3 1 1 1 1 leaf\n");
+	assert_string_equal(dump(t), MIXED_TREE);
 	ct_path_free(&p);
 
 	/* nodes that moved are not taken again: a mid-stack start re-rooted under the
