@@ -764,6 +764,10 @@ static int decode_queues(struct dpp *p, bool timed)
 		return rc;
 	}
 	cpu_from_header(p->c, &base);
+	if ((rc = dpt_plug_decoder(p->c, &base.libipt_only)) < 0) {
+		free(d);
+		return rc;
+	}
 	base.release_behind = 1;
 	base.ignore = ~p->c->wants & DEC_WANT_ALL;
 	/* the instruction listing shows the order across queues; tallies keep blocks whole */
@@ -835,9 +839,15 @@ static int run(struct dec_ctx *c, const struct xev_sink *sink)
 	return rc;
 }
 
+static const struct dec_option options[] = {
+	DPT_PLUG_DECODER_OPTION,
+	{ NULL, NULL, NULL },
+};
+
 const struct dec_decoder dec_pt = {
 	.name = "pt",
 	.default_view = "functions",
+	.options = options,
 	.accepts = accepts,
 	.setup = setup,
 	.run = run,

@@ -34,6 +34,7 @@ static const struct dec_option options[] = {
 	{ "tsc-hz", "HZ", "--pt: TSC frequency: times in ns (else TSC ticks: --metric tsc)" },
 	{ "resync-on-error", NULL, "--pt: on a decode error report a gap and resume at the next PSB" },
 	{ "insn-decoder", NULL, "--pt: libipt's instruction decoder instead of its block decoder (a cross-check)" },
+	DPT_PLUG_DECODER_OPTION,
 	{ NULL, NULL, NULL },
 };
 
@@ -312,7 +313,7 @@ static int run(struct dec_ctx *c, const struct xev_sink *sink)
 	opt.pid = RAW_PID;
 	const char *pie = NULL;	/* an --elf PIE given without :BASE */
 	ret = load_inputs(c, img, &opt, &pie);
-	if (ret < 0)
+	if (ret < 0 || (ret = dpt_plug_decoder(c, &opt.libipt_only)) < 0)
 		goto out;
 	int fd = open(path, O_RDONLY | O_CLOEXEC);
 	struct stat st;

@@ -109,6 +109,11 @@ struct dpt_options {
 	 * where the decode pauses goes out in two (for views listing instructions across
 	 * traces in time order; tallies want it whole, which keeps each thread's order). */
 	int split_at_pause;
+	/* DPT_BLOCKS: decode with libipt's block decoder alone (--pt-decoder libipt, a
+	 * cross-check), not with the packet walker that takes the plain stretches of a
+	 * trace (TNT, TIP, TIP.PGE/PGD between PSB+ of an IP and the mode) and gives
+	 * libipt the rest; both make the same events */
+	int libipt_only;
 	/* Offset of the buffer within its source (AUX area position) for gap reports. */
 	uint64_t base_offset;
 	/* A piece of a parallel decode (decode/dec_par.h).  `cont`: the buffer starts at

@@ -16,118 +16,7 @@
 #include <sys/mman.h>
 #include <unistd.h>
 
-#include "decoders/pt/dpt.h"
-#include "arch/x86_64/x86_dis.h"
-
-/* What ends a block, decoded once per address: libipt's block decoder gives neither the
- * fall-through of a conditional branch nor (on its cached fast path) always the class
- * of the last instruction. */
-#define BCACHE_BITS 14
-
-enum bclass { B_OTHER, B_COND, B_JUMP, B_CALL, B_RET, B_FAR };
-
-struct bcache_ent {
-	uint64_t ip;		/* 0: empty */
-	uint64_t next;		/* fall-through, 0 unknown */
-	uint8_t cls;		/* enum bclass */
-	uint8_t indirect;
-};
-
-struct dctx {
-	const struct dpt_options *opt;
-	const struct xev_sink *sink;
-	struct dpt_stats *st;
-	struct dpt_image *img;
-	size_t len;
-	struct xev tmpl;	/* pid/tid/cpu/time of every event */
-	int have_tsc;
-	uint64_t tsc;
-	/* the transfer ending the previous block, waiting for its target, which decides
-	 * XEV_F_TAKEN (taken unless it is pend_fall).  Its event is written ahead, all
-	 * but the target and time, where it will go: in br_ev, or in the free slot of
-	 * out (*next, which deliver() moves along) */
-	int pending;
-	uint64_t pend_fall;	/* conditional branches: the fall-through (0 unknown) */
-	struct bcache_ent *bcache;	/* keyed by ip ^ space */
-	uint64_t space;		/* the address space the code comes from (space_at) */
-	struct x86_dis dis;
-	int stop;		/* the sink's non-zero return */
-	const uint8_t *buf;
-	uint64_t released;	/* bytes of buf given back so far (release_behind) */
-	uint32_t steps;
-	void *dec;		/* the libipt decoder (core:bus ratio queries) */
-	int is_insn;
-	/* CYC timing: events since the last time update wait here until the next one
-	 * says how many cycles they took (see on_time) */
-	int cyc_mode;
-	struct xev insn_ev, blk_ev, br_ev;	/* hot-path events, kept filled */
-	/* a block that ended without a control transfer (libipt ends blocks at PSBs and
-	 * other status updates too): held back and merged with the block that continues
-	 * it, so a basic block is never cut where no branch is.  It is built in place, in
-	 * blk_slot(): a copy read back right after its stores stalls on store forwarding
-	 * (a wide load over narrow recent stores), which cost more than the rest of the
-	 * per-block work together */
-	int held;
-	uint32_t want_ic;	/* (1u << pt_insn_class) whose transfers may be wanted */
-	/* block decoder without CYC: blocks and transfers wait here and go to the sink
-	 * as an array (xev_emit_batch: one call, not one per event).  The slots keep the
-	 * template; only what differs between events is written (see resolve).  Anything
-	 * else emitted delivers them first, and so must every return to the caller (the
-	 * block held in *next is not part of them yet). */
-	struct xev *out;
-	struct xev *next;	/* the first free slot of out */
-	struct xev *out_end;	/* out + OUT_MAX */
-	struct xev *group;
-	uint8_t (*group_raw)[16];
-	size_t ngroup;
-	uint64_t group_insns, group_blocks;
-	/* where the resumable loop stands between dpt_run calls */
-	int in_sync;		/* synchronised: `status` is the decoder's */
-	int status;
-	int err, synced, bad_sync;	/* error waiting for its gap (at err_off), ever synced */
-	uint64_t err_off, last_bad, sync;
-	uint64_t limit;		/* pause before events later than this */
-	int have_saved;		/* the event the pause came at, its time already set */
-	struct pt_event saved;
-	int done;
-	int enabled;		/* tracing is on (an end of the trace then is reported) */
-	int query_branch;	/* the instruction decoder failed a branch's query */
-	int have_err_off;	/* err_off is already where the error was */
-	/* transactions (TSX): XEV_F_SPECULATIVE while in one; its events wait in tsx_buf
-	 * (through tsx_sink) until the commit or abort says whether they count */
-	uint32_t specf;
-	int in_tsx;
-	struct xev_sink tsx_sink;
-	const struct xev_sink *user_sink;	/* where events go once the outcome is known */
-	struct xev *tsx_buf;
-	uint8_t (*tsx_raw)[16];
-	size_t ntsx;
-	/* a piece of a parallel decode (dpt_options.cont): what of the state before the
-	 * piece is still unknown (UNK_*), and the PSB whose PSB+ was last looked at */
-	unsigned unk;
-	size_t psb_seen;
-};
-
-enum { UNK_HELD = 1, UNK_PENDING = 2 };
-
-struct dpt_dec {
-	struct dctx c;
-	struct dpt_options opt;
-	struct dpt_stats st;
-	struct pt_config cfg;
-};
-
-/* run()'s return when the next event is later than the limit */
-#define PAUSED (-0x10001)
-/* run()'s return when a piece reached the PSB it ends at */
-#define PIECE_END (-0x10002)
-
-#define GROUP_MAX 4096
-#define OUT_MAX 256
-/* Events of one transaction held until it ends.  Hardware transactions are small
- * (their footprint fits the L1 cache); a longer one goes out in parts as it goes,
- * the parts before its end without the abort mark. */
-#define TSX_MAX 4096
+#include "decoders/pt/dpt_int.h"
 
 static void set_time(struct dctx *c, uint64_t tsc)
 {
@@ -186,9 +75,7 @@ static int flush_group(struct dctx *c, uint64_t cycles)
 	return 0;
 }
 
-static int emit_group(struct dctx *c, struct xev *ev);
-
-static int deliver(struct dctx *c)
+int dpt_deliver(struct dctx *c)
 {
 	struct xev *held = c->next;
 	size_t n = (size_t)(held - c->out);
@@ -203,25 +90,8 @@ static int deliver(struct dctx *c)
 	return r;
 }
 
-static inline int commit(struct dctx *c)
-{
-	return ++c->next == c->out_end ? deliver(c) : 0;
-}
 
-/* Any event: the ones waiting in out go first. */
-static inline int emit(struct dctx *c, struct xev *ev)
-{
-	if (c->next != c->out) {
-		int r = deliver(c);
-		if (r)
-			return r;
-	}
-	if (!c->cyc_mode)
-		return xev_emit(c->sink, ev);
-	return emit_group(c, ev);
-}
-
-static int emit_group(struct dctx *c, struct xev *ev)
+int dpt_emit_group(struct dctx *c, struct xev *ev)
 {
 	if (c->ngroup == GROUP_MAX) {
 		/* no timing packet for too long: these stay without cycles */
@@ -292,13 +162,11 @@ static int tsx_begin(struct dctx *c)
 	return 0;
 }
 
-static int deliver(struct dctx *c);
-
 /* The transaction ends (committed, aborted, or its outcome lost): what waits goes
  * to the consumer, and the events after it straight on. */
 static int tsx_end(struct dctx *c, bool aborted)
 {
-	int r = deliver(c);
+	int r = dpt_deliver(c);
 	if (!r && c->ngroup)
 		r = flush_group(c, XEV_CYCLES_UNKNOWN);
 	int e = tsx_flush(c, aborted);
@@ -325,15 +193,9 @@ static int on_time(struct dctx *c, uint64_t tsc)
 	return flush_group(c, cycles);
 }
 
-static struct xev mkev(const struct dctx *c, enum xev_kind kind)
-{
-	struct xev ev = c->tmpl;
-	ev.kind = kind;
-	return ev;
-}
 
 /* Where a piece meets the state it started without (decode/dec_par.h). */
-static int stitch(struct dctx *c, enum xev_stitch sub, uint64_t addr)
+int dpt_stitch(struct dctx *c, enum xev_stitch sub, uint64_t addr)
 {
 	struct xev ev = mkev(c, XEV_STITCH);
 	ev.sub = sub;
@@ -356,7 +218,7 @@ static enum bclass from_x86(enum x86_bclass cls, uint8_t *indirect)
 	}
 }
 
-static __attribute__((noinline)) const struct bcache_ent *branch_fill(struct dctx *c, struct bcache_ent *e,
+__attribute__((noinline)) const struct bcache_ent *dpt_branch_fill(struct dctx *c, struct bcache_ent *e,
 									uint64_t ip)
 {
 	uint8_t buf[X86_MAX_INSN];
@@ -374,67 +236,14 @@ static __attribute__((noinline)) const struct bcache_ent *branch_fill(struct dct
 	return e;
 }
 
-static inline const struct bcache_ent *branch_at(struct dctx *c, uint64_t ip)
-{
-	struct bcache_ent *e = &c->bcache[(ip ^ (ip >> BCACHE_BITS)) & ((1u << BCACHE_BITS) - 1)];
-	if (e->ip == (ip ^ c->space) && ip)
-		return e;
-	return branch_fill(c, e, ip);
-}
 
-/* What libipt's class of the last instruction says, and what its transfers are as
- * events (XEV_F_TAKEN of a conditional branch is decided by its target). */
-static const uint8_t ic_bclass[] = {
-	[ptic_call] = B_CALL, [ptic_return] = B_RET, [ptic_jump] = B_JUMP, [ptic_cond_jump] = B_COND,
-	[ptic_far_call] = B_FAR, [ptic_far_return] = B_FAR, [ptic_far_jump] = B_FAR,
-};
-
-static const struct {
-	uint8_t kind, flags;
-} bclass_ev[] = {
-	[B_COND] = { XEV_BRANCH, XEV_F_COND },
-	[B_JUMP] = { XEV_BRANCH, XEV_F_TAKEN },
-	[B_CALL] = { XEV_CALL, XEV_F_TAKEN },
-	[B_RET] = { XEV_RETURN, XEV_F_TAKEN | XEV_F_INDIRECT },
-	[B_FAR] = { XEV_BRANCH, XEV_F_TAKEN | XEV_F_SYSCALL },
-};
-
-/* A transfer whose destination the trace does not give (tracing stopped with it, a
- * gap) is dropped: consumers only see transfers with both ends. */
-static inline __attribute__((always_inline)) int resolve_in(struct dctx *c, uint64_t to, const bool out)
-{
-	if (!c->pending)
-		return 0;
-	uint64_t fall = c->pend_fall;
-	c->pending = 0;
-	if (!to)
-		return 0;
-	struct xev *ev = out ? c->next : &c->br_ev;
-	ev->flags |= to != fall ? XEV_F_TAKEN : 0;
-	ev->time = c->tmpl.time;
-	ev->addr = to;
-	return out ? commit(c) : emit(c, ev);
-}
-
-static int stitch(struct dctx *c, enum xev_stitch sub, uint64_t addr);
-
-static inline int resolve(struct dctx *c, uint64_t to)
-{
-	if (__builtin_expect(c->unk & UNK_PENDING, 0)) {
-		c->unk &= ~(unsigned)UNK_PENDING;
-		int r = stitch(c, XEV_ST_RESOLVE, to);
-		if (r)
-			return r;
-	}
-	return c->out ? resolve_in(c, to, true) : resolve_in(c, to, false);
-}
 
 /* A transfer whose target will not be known (an overflow, a gap) is forgotten. */
 static int drop_pending(struct dctx *c)
 {
 	if (c->unk & UNK_PENDING) {
 		c->unk &= ~(unsigned)UNK_PENDING;
-		int r = stitch(c, XEV_ST_RESOLVE, 0);
+		int r = dpt_stitch(c, XEV_ST_RESOLVE, 0);
 		if (r)
 			return r;
 	}
@@ -442,45 +251,6 @@ static int drop_pending(struct dctx *c)
 	return 0;
 }
 
-/* Remembers the transfer made by the instruction at `ip` ending a block.  `out` as in
- * resolve_in: where its event waits. */
-static inline __attribute__((always_inline)) void set_pending(struct dctx *c, uint64_t ip,
-							      enum pt_insn_class ic, const bool out)
-{
-	/* the common case: no transfer, or one the consumer does not want */
-	if (!(c->want_ic & (1u << ic)))
-		return;
-	const struct bcache_ent *br = branch_at(c, ip);
-	enum bclass cls = ic == ptic_error ? (enum bclass)br->cls :
-		(size_t)ic < sizeof(ic_bclass) ? (enum bclass)ic_bclass[ic] : B_OTHER;
-	if (cls == B_OTHER)
-		return;
-	c->pending = 1;
-	c->pend_fall = cls == B_COND ? br->next : 0;	/* the others are always taken */
-	struct xev *ev = out ? c->next : &c->br_ev;
-	ev->kind = bclass_ev[cls].kind;
-	ev->flags = bclass_ev[cls].flags | (br->indirect ? XEV_F_INDIRECT : 0) | c->specf;
-	ev->ip = ip;
-	if (out) {	/* a slot blocks used too (br_ev keeps the template's zeros) */
-		ev->end = 0;
-		ev->insns = 0;
-	}
-}
-
-static inline int flush_held(struct dctx *c)
-{
-	if (c->unk & UNK_HELD) {
-		c->unk &= ~(unsigned)UNK_HELD;
-		int r = stitch(c, XEV_ST_FLUSH, 0);
-		if (r)
-			return r;
-	}
-	if (!c->held)
-		return 0;
-	c->held = 0;
-	c->st->blocks++;
-	return c->out ? commit(c) : emit(c, &c->blk_ev);
-}
 
 /* MODE.TSX: a transaction begins, commits or aborts.  In a PSB+ it restates the
  * state (libipt's status update): the state is taken, no event told (as ptxed). */
@@ -517,7 +287,7 @@ static int on_tsx(struct dctx *c, const struct pt_event *pev)
 	return spec ? tsx_begin(c) : 0;
 }
 
-static int on_event(struct dctx *c, const struct pt_event *pev)
+int dpt_on_event(struct dctx *c, const struct pt_event *pev)
 {
 	struct xev ev;
 	int r;
@@ -659,7 +429,7 @@ static int gap(struct dctx *c, int err, uint64_t off, uint64_t to)
  * when nothing but a held block or a pending transfer carries over, which the piece
  * after it, starting at that PSB, stitches (decode/dec_par.h).  Only the first event
  * of a PSB+ is looked at: the piece after it takes them all. */
-static int at_stop(struct dctx *c, uint64_t off)
+int dpt_at_stop(struct dctx *c, uint64_t off)
 {
 	const struct dpt_options *o = c->opt;
 	off += o->psb_base;
@@ -684,7 +454,7 @@ static int at_stop(struct dctx *c, uint64_t off)
 }
 
 /* The piece ends: what carries over to the next one goes out as XEV_STITCH. */
-static int piece_end(struct dctx *c)
+int dpt_piece_end(struct dctx *c)
 {
 	struct xev m;
 	if (c->held) {
@@ -726,53 +496,6 @@ static int insn_get_offset(const void *d, uint64_t *o) { return pt_insn_get_offs
 static int insn_get_sync_offset(const void *d, uint64_t *o) { return pt_insn_get_sync_offset(d, o); }
 static int insn_event(void *d, struct pt_event *e, size_t n) { return pt_insn_event(d, e, n); }
 
-/* One block from libipt, taken in: 0, or the sink's stop (then in c->stop).  `out` is
- * c->out != NULL, a constant in each of the two instances below, so the per-block
- * path has no test of it. */
-static inline __attribute__((always_inline)) int blk_take(struct dctx *c, const struct pt_block *b,
-							  const bool out, uint64_t *insns, uint64_t *blocks)
-{
-	int r;
-	if (!b->ninsn)
-		return 0;
-	/* the first block of a piece: it resolves the transfer the piece before it left,
-	 * or continues its block */
-	if (__builtin_expect(c->unk, 0)) {
-		c->unk = 0;
-		if ((r = stitch(c, XEV_ST_BLOCK, b->ip)))
-			goto stop;
-	}
-	if (c->pending && (r = resolve_in(c, b->ip, out)))
-		goto stop;
-	*insns += b->ninsn;
-	struct xev *ev = out ? c->next : &c->blk_ev;
-	if (c->held) {
-		ev->end = b->end_ip;
-		ev->insns += b->ninsn;
-	} else {
-		ev->kind = XEV_BLOCK;
-		ev->flags = b->speculative ? XEV_F_SPECULATIVE : 0;
-		ev->addr = 0;
-		ev->ip = b->ip;
-		ev->end = b->end_ip;
-		ev->insns = b->ninsn;
-		ev->time = c->tmpl.time;
-	}
-	/* no transfer: the block goes on in the next one */
-	if (b->iclass == ptic_other || (b->iclass == ptic_error && branch_at(c, b->end_ip)->cls == B_OTHER)) {
-		c->held = 1;
-		return 0;
-	}
-	c->held = 0;
-	++*blocks;
-	if ((r = out ? commit(c) : emit(c, ev)))
-		goto stop;
-	set_pending(c, b->end_ip, b->iclass, out);
-	return 0;
-stop:
-	c->stop = r;
-	return r;
-}
 
 static int blk_step(struct dctx *c, void *dec)
 {
@@ -893,7 +616,7 @@ static int bound_disable(struct dctx *c, void *dec, const struct dec_ops *ops, i
 		return 0;
 	}
 	*status = st;
-	int r = on_event(c, &pev);
+	int r = dpt_on_event(c, &pev);
 	if (r == PAUSED) {
 		c->saved = pev;
 		c->have_saved = 1;
@@ -911,12 +634,14 @@ static inline __attribute__((always_inline)) int run(struct dctx *c, void *dec, 
 
 	if (c->have_saved) {
 		c->have_saved = 0;
-		if ((r = on_event(c, &c->saved)))
+		if ((r = dpt_on_event(c, &c->saved)))
 			return r;
 	}
 	for (;;) {
 		if (!c->in_sync) {
-			status = ops->sync_forward(dec);
+			/* after the walker (dpt_fast.c): at the PSB it could not go on from */
+			status = c->sync_at ? pt_blk_sync_set(dec, c->sync_at - 1) : ops->sync_forward(dec);
+			c->sync_at = 0;
 			uint64_t sync = c->len;
 			if (status >= 0) {
 				ops->get_sync_offset(dec, &sync);
@@ -962,10 +687,13 @@ static inline __attribute__((always_inline)) int run(struct dctx *c, void *dec, 
 				if (status < 0)
 					break;
 				uint64_t off;
-				if (pev.status_update && c->opt->npsbs && ops->get_offset(dec, &off) == 0 &&
-				    at_stop(c, off))
-					return piece_end(c);
-				if ((r = on_event(c, &pev))) {
+				if (pev.status_update && (c->opt->npsbs || c->fast) && ops->get_offset(dec, &off) == 0) {
+					if (c->opt->npsbs && dpt_at_stop(c, off))
+						return dpt_piece_end(c);
+					if (c->fast && dpt_fast_take_over(c, off, &pev))
+						return HANDOVER;
+				}
+				if ((r = dpt_on_event(c, &pev))) {
 					if (r == PAUSED) {
 						c->saved = pev;
 						c->have_saved = 1;
@@ -1138,7 +866,7 @@ int dpt_open(struct dpt_dec **out, const uint8_t *buf, size_t len, struct dpt_im
 		c->cyc_mode = 1;
 	} else if (opt->mode == DPT_BLOCKS) {
 		c->out = malloc(OUT_MAX * sizeof(*c->out));
-		if (!c->out)
+		if (!c->out || (!opt->libipt_only && dpt_fast_init(c) < 0))
 			goto fail;
 		for (size_t i = 0; i < OUT_MAX; i++)
 			c->out[i] = c->tmpl;
@@ -1177,17 +905,32 @@ int dpt_run(struct dpt_dec *d, const struct xev_sink *sink, uint64_t limit)
 	struct dctx *c = &d->c;
 	if (c->done || (c->have_saved && c->tmpl.time > limit))
 		return 0;	/* over, or still paused: the next event is later */
+	if (c->fast) {	/* through the walker's counter (dpt_int.h) */
+		c->real_sink = sink;
+		sink = &c->wrap;
+	}
 	if (c->in_tsx)
 		c->user_sink = sink;	/* the transaction's events still wait */
 	else
 		c->sink = sink;
 	c->limit = limit;
-	int r = c->is_insn ? run(c, c->dec, &insn_ops) :
-		c->out ? run(c, c->dec, &blk_out_ops) : run(c, c->dec, &blk_ops);
+	int r;
+	if (c->fast) {
+		if (!c->begun) {
+			c->begun = 1;
+			dpt_fast_begin(c);
+		}
+		do
+			r = c->in_fast ? dpt_fast_run(c) : run(c, c->dec, &blk_out_ops);
+		while (r == HANDOVER);
+	} else {
+		r = c->is_insn ? run(c, c->dec, &insn_ops) :
+			c->out ? run(c, c->dec, &blk_out_ops) : run(c, c->dec, &blk_ops);
+	}
 	/* what waits in out goes to the sink before the caller moves on (to another
 	 * queue, or to the report) */
 	if (r == 0 || r == PAUSED || r == PIECE_END) {
-		int e = deliver(c);
+		int e = dpt_deliver(c);
 		if (e)
 			r = e;
 	}
@@ -1217,6 +960,7 @@ void dpt_close(struct dpt_dec *d)
 	else if (c->dec)
 		pt_blk_free_decoder(c->dec);
 	x86_dis_fini(&c->dis);
+	dpt_fast_free(c);
 	free(c->bcache);
 	free(c->out);
 	free(c->group);

@@ -1,9 +1,11 @@
 /* Shared parts of the PT plug-ins of decode (see dpt_plug.h). */
+#include <errno.h>
 #include <stdio.h>
 #include <string.h>
 
 #include "decoders/pt/dpt_plug.h"
 #include "decode/xev.h"
+#include "util/xp_err.h"
 
 int dpt_setup_metrics(struct dec_ctx *c, const char *time_name, bool cycles)
 {
@@ -22,4 +24,18 @@ int dpt_setup_metrics(struct dec_ctx *c, const char *time_name, bool cycles)
 	c->metric = 0;
 	c->sampled = false;
 	return 0;
+}
+
+int dpt_plug_decoder(const struct dec_ctx *c, int *libipt_only)
+{
+	const char *v = dec_opt(c, "pt-decoder");
+	*libipt_only = 0;
+	if (!v || strcmp(v, "fast") == 0)
+		return 0;
+	if (strcmp(v, "libipt") == 0) {
+		*libipt_only = 1;
+		return 0;
+	}
+	xp_err("decode", "give --pt-decoder fast or --pt-decoder libipt", "--pt-decoder %s: no such decoder", v);
+	return -EINVAL;
 }

@@ -223,6 +223,7 @@ static bool view_honours(const struct dec_view *v, const char *name)
 static int check_option(const struct engine *e, const char *name)
 {
 	char who[256] = "";
+	const struct dec_decoder *other = NULL;	/* a decoder that takes it (several may) */
 
 	for (size_t i = 0; i < NDECODERS; i++)
 		for (const struct dec_option *o = decoders[i]->options; o && o->name; o++) {
@@ -230,10 +231,14 @@ static int check_option(const struct engine *e, const char *name)
 				continue;
 			if (decoders[i] == e->d)
 				return 0;
-			xp_usage_error("decode", "--%s is an option of the %s decoder; this trace is decoded by "
-				       "the %s decoder", name, decoders[i]->name, e->d->name);
-			return ENG_EREQUEST;
+			if (!other)
+				other = decoders[i];
 		}
+	if (other) {
+		xp_usage_error("decode", "--%s is an option of the %s decoder; this trace is decoded by "
+			       "the %s decoder", name, other->name, e->d->name);
+		return ENG_EREQUEST;
+	}
 	if (view_honours(e->v, name))
 		return 0;
 	for (size_t i = 0; i < NVIEWS; i++)

@@ -1,0 +1,572 @@
+/* The packet walker: decodes the plain stretches of a PT trace itself, faster than
+ * libipt's block decoder, and gives libipt the rest.
+ *
+ * A plain stretch starts at a PSB+ that holds just the mode (64-bit) and an IP, and
+ * goes on with TNT, TIP, TIP.PGD (no IP), MODE.Exec + TIP.PGE and further such PSB+.
+ * Each basic block is decoded once (a cache by address: its last instruction, its
+ * length, how it ends, its direct target), so a conditional branch costs one TNT bit
+ * and one lookup.  The blocks and events go through the same code as libipt's
+ * (dpt_int.h: blk_take, dpt_on_event), made as libipt's block decoder makes them.
+ *
+ * Anything else (another packet, a PSB+ with more in it, code that does not decode,
+ * a branch the packets do not fit, the end of the buffer) is libipt's: the walker goes
+ * back to its last checkpoint (the state before the PSB+ it last took, kept whole),
+ * libipt synchronises at that PSB (a PSB+ restates all a decoder needs, as for the
+ * pieces of a parallel decode), and the events the walker already delivered since
+ * then are not delivered again (libipt makes the same ones first).  libipt hands
+ * back at the next plain PSB+ (lib_stop) once the state there is one the walker
+ * carries: tracing on, no transaction, no error, no time waiting to be taken. */
+#include <errno.h>
+#include <stdlib.h>
+#include <string.h>
+#include <sys/mman.h>
+#include <unistd.h>
+
+#include "decoders/pt/dpt_int.h"
+
+#define FB_BITS 13
+#define FB_MAX_INSNS 4096	/* longer straight runs are libipt's */
+#define FOLLOW_MAX 64		/* direct branches followed before one packet */
+#define PSB_LEN 16
+#define HEADER_MAX 32		/* packets of a PSB+ looked at */
+#define SCAN_AHEAD (1u << 20)	/* lib_stop is looked for this far, then again */
+#define RELEASE_MARGIN (1u << 20)
+
+/* dpt_fast_run's internal "libipt must do this" */
+#define BAIL (-0x10005)
+
+struct fblk {
+	uint64_t key;		/* ip ^ space; 0 empty */
+	uint64_t end;		/* address of the last instruction */
+	uint64_t next;		/* the fall-through */
+	uint64_t target;	/* direct branches: the target */
+	uint32_t ninsn;
+	uint8_t cls;		/* enum bclass */
+	uint8_t ic;		/* enum pt_insn_class of the last instruction */
+	uint8_t indirect;
+	uint8_t bad;		/* does not decode (or too long): the walker stops */
+};
+
+struct dpt_fast {
+	struct fblk *cache;
+	uint64_t pos;		/* the next packet */
+	uint64_t cur;		/* where the code goes on */
+	uint64_t last_ip;	/* IP compression */
+	uint64_t psb;		/* the checkpoint's PSB */
+	uint64_t psb_end;	/* its PSB+ ends here */
+	int start;		/* the PSB+ at psb is still to be taken */
+	int lib_has_tsc;	/* the time libipt's events carry */
+	uint64_t lib_tsc;
+	struct dctx snap;	/* the checkpoint */
+	struct xev snap_slot;
+	struct dpt_stats snap_st;
+};
+
+static const uint8_t psb_bytes[PSB_LEN] = {
+	2, 0x82, 2, 0x82, 2, 0x82, 2, 0x82, 2, 0x82, 2, 0x82, 2, 0x82, 2, 0x82,
+};
+
+/* Payload bytes of an IP packet by its compression (-1: reserved). */
+static const int8_t ip_bytes[8] = { 0, 2, 4, 6, 6, -1, 8, -1 };
+
+static inline uint64_t ip_update(uint64_t last, unsigned ipc, const uint8_t *p)
+{
+	uint64_t v = 0;
+	memcpy(&v, p, (size_t)ip_bytes[ipc]);
+	switch (ipc) {
+	case 1: return (last & ~0xffffULL) | v;
+	case 2: return (last & ~0xffffffffULL) | v;
+	case 3: return (uint64_t)((int64_t)(v << 16) >> 16);
+	case 4: return (last & ~0xffffffffffffULL) | v;
+	default: return v;
+	}
+}
+
+/* A PSB+ the walker takes: PSB, MODE.Exec 64-bit and a FUP, in any order, pads. */
+static bool psb_plain(const struct dctx *c, uint64_t off, uint64_t *ip, uint64_t *end)
+{
+	const uint8_t *b = c->buf;
+	uint64_t len = c->len, p = off + PSB_LEN, last = 0;
+	bool fup = false, mode = false;
+
+	if (off + PSB_LEN > len || memcmp(b + off, psb_bytes, PSB_LEN) != 0)
+		return false;
+	for (int n = 0; n < HEADER_MAX && p < len; n++) {
+		uint8_t h = b[p];
+		if (h == 0) {
+			p++;
+		} else if (h == 0x99) {
+			if (p + 2 > len || b[p + 1] != 0x01 || mode)
+				return false;
+			mode = true;
+			p += 2;
+		} else if ((h & 0x1f) == 0x1d) {
+			int k = ip_bytes[h >> 5];
+			if (k <= 0 || fup || p + 1 + (uint64_t)k > len)
+				return false;
+			last = ip_update(last, h >> 5, b + p + 1);
+			fup = true;
+			p += 1 + (uint64_t)k;
+		} else if (h == 0x02 && p + 2 <= len && b[p + 1] == 0x23) {
+			*ip = last;
+			*end = p + 2;
+			return fup && mode;
+		} else {
+			return false;
+		}
+	}
+	return false;
+}
+
+static uint64_t next_psb(const struct dctx *c, uint64_t from)
+{
+	if (from >= c->len)
+		return c->len;
+	const uint8_t *p = memmem(c->buf + from, c->len - from, psb_bytes, PSB_LEN);
+	return p ? (uint64_t)(p - c->buf) : c->len;
+}
+
+/* Where libipt may hand over next: the first plain PSB+ from `from`, or a point a
+ * scan window further on (looked at again when libipt gets there); UINT64_MAX none. */
+static uint64_t find_lib_stop(const struct dctx *c, uint64_t from)
+{
+	uint64_t ip, end, limit = from + SCAN_AHEAD;
+	for (uint64_t p = next_psb(c, from); p < c->len; p = next_psb(c, p + 1)) {
+		if (psb_plain(c, p, &ip, &end))
+			return p;
+		if (p >= limit)
+			return p;
+	}
+	return UINT64_MAX;
+}
+
+static void fblk_fill(struct dctx *c, struct fblk *e, uint64_t ip)
+{
+	uint8_t buf[X86_MAX_INSN];
+	struct x86_instr in;
+	uint64_t a = ip;
+
+	e->key = ip ^ c->space;
+	e->bad = 1;
+	for (uint32_t n = 1; n <= FB_MAX_INSNS; n++) {
+		size_t got = dpt_image_read(c->img, a, buf, sizeof(buf));
+		if (!got || x86_dis_one(&c->dis, buf, got, a, &in) < 0)
+			return;
+		if (in.br.cls == X86_BR_NONE) {
+			a += in.size;
+			continue;
+		}
+		e->end = a;
+		e->next = a + in.size;
+		e->target = in.br.target;
+		e->ninsn = n;
+		e->indirect = 0;
+		e->bad = 0;
+		switch (in.br.cls) {
+		case X86_BR_COND: e->cls = B_COND; e->ic = ptic_cond_jump; break;
+		case X86_BR_JMP: e->cls = B_JUMP; e->ic = ptic_jump; break;
+		case X86_BR_CALL: e->cls = B_CALL; e->ic = ptic_call; break;
+		case X86_BR_JMP_IND: e->cls = B_JUMP; e->ic = ptic_jump; e->indirect = 1; break;
+		case X86_BR_CALL_IND: e->cls = B_CALL; e->ic = ptic_call; e->indirect = 1; break;
+		case X86_BR_RET: e->cls = B_RET; e->ic = ptic_return; e->indirect = 1; break;
+		case X86_BR_SYSCALL: e->cls = B_FAR; e->ic = ptic_far_call; e->indirect = 1; break;
+		default: e->bad = 1; break;	/* traps, far jumps: libipt's */
+		}
+		return;
+	}
+}
+
+static inline const struct fblk *fblk_at(struct dctx *c, uint64_t ip)
+{
+	struct fblk *e = &c->fast->cache[(ip ^ (ip >> FB_BITS)) & ((1u << FB_BITS) - 1)];
+	if (e->key != (ip ^ c->space) || !ip)
+		fblk_fill(c, e, ip);
+	return e->bad ? NULL : e;
+}
+
+/* The block from cur, as libipt's block decoder gives it. */
+static inline int take(struct dctx *c, const struct fblk *e)
+{
+	struct pt_block b;
+	b.ip = c->fast->cur;
+	b.end_ip = e->end;
+	b.ninsn = e->ninsn;
+	b.iclass = (enum pt_insn_class)e->ic;
+	b.speculative = 0;
+	return blk_take(c, &b, true, &c->st->insns, &c->st->blocks);
+}
+
+/* Follows the code from cur through direct jumps and calls (which need no packet) to
+ * the block that ends in a branch which needs one; NULL (*r set) when it cannot. */
+static inline const struct fblk *to_traced(struct dctx *c, int *r)
+{
+	struct dpt_fast *f = c->fast;
+	for (int n = 0; n < FOLLOW_MAX; n++) {
+		const struct fblk *e = fblk_at(c, f->cur);
+		if (!e)
+			break;
+		if ((e->cls != B_JUMP && e->cls != B_CALL) || e->indirect)
+			return e;
+		if ((*r = take(c, e)))
+			return NULL;
+		f->cur = e->target;
+	}
+	*r = BAIL;
+	return NULL;
+}
+
+static int tnt_bit(struct dctx *c, int taken)
+{
+	int r = 0;
+	const struct fblk *e = to_traced(c, &r);
+	if (!e)
+		return r;
+	if (e->cls != B_COND)
+		return BAIL;	/* a compressed return among them */
+	if ((r = take(c, e)))
+		return r;
+	c->fast->cur = taken ? e->target : e->next;
+	return 0;
+}
+
+/* A TIP (to `ip`) or a TIP.PGD without IP (ip 0): the next indirect branch. */
+static int tip(struct dctx *c, uint64_t ip)
+{
+	int r = 0;
+	const struct fblk *e = to_traced(c, &r);
+	if (!e)
+		return r;
+	if (!e->indirect)
+		return BAIL;
+	if ((r = take(c, e)))
+		return r;
+	c->fast->cur = ip;
+	return 0;
+}
+
+static int event(struct dctx *c, enum pt_event_type type, uint64_t ip, int status_update)
+{
+	struct pt_event ev;
+	memset(&ev, 0, sizeof(ev));
+	ev.type = type;
+	ev.status_update = status_update != 0;
+	ev.has_tsc = c->fast->lib_has_tsc != 0;
+	ev.tsc = c->fast->lib_tsc;
+	switch (type) {
+	case ptev_enabled:
+		ev.variant.enabled.ip = ip;
+		break;
+	case ptev_disabled:
+		ev.ip_suppressed = 1;
+		break;
+	default:
+		ev.variant.exec_mode.ip = ip;
+		ev.variant.exec_mode.mode = ptem_64bit;
+		break;
+	}
+	return dpt_on_event(c, &ev);
+}
+
+/* The instructions from `from` up to `to` (exclusive): how many, the last one. */
+static int count_to(struct dctx *c, uint64_t from, uint64_t to, uint32_t *n, uint64_t *last)
+{
+	uint8_t buf[X86_MAX_INSN];
+	struct x86_instr in;
+	uint64_t a = from;
+	for (*n = 0; a < to && *n < FB_MAX_INSNS; ++*n) {
+		size_t got = dpt_image_read(c->img, a, buf, sizeof(buf));
+		if (!got || x86_dis_one(&c->dis, buf, got, a, &in) < 0)
+			return BAIL;
+		*last = a;
+		a += in.size;
+	}
+	return a == to ? 0 : BAIL;
+}
+
+/* A PSB+ with its IP at `to`: libipt's block decoder goes there (through direct
+ * branches) before it takes the PSB+, ending its block where the PSB+ fell. */
+static int advance_to(struct dctx *c, uint64_t to)
+{
+	struct dpt_fast *f = c->fast;
+	int r;
+	for (int n = 0; n < FOLLOW_MAX; n++) {
+		if (f->cur == to)
+			return 0;
+		const struct fblk *e = fblk_at(c, f->cur);
+		if (!e)
+			return BAIL;
+		if (to > f->cur && to <= e->end) {
+			struct pt_block b;
+			uint32_t n;
+			memset(&b, 0, sizeof(b));
+			if ((r = count_to(c, f->cur, to, &n, &b.end_ip)))
+				return r;
+			b.ninsn = (uint16_t)n;
+			b.ip = f->cur;
+			b.iclass = ptic_other;
+			if ((r = blk_take(c, &b, true, &c->st->insns, &c->st->blocks)))
+				return r;
+			f->cur = to;
+			return 0;
+		}
+		if ((e->cls != B_JUMP && e->cls != B_CALL) || e->indirect)
+			return BAIL;
+		if ((r = take(c, e)))
+			return r;
+		f->cur = e->target;
+	}
+	return BAIL;
+}
+
+static void release(struct dctx *c, uint64_t off)
+{
+	long page = sysconf(_SC_PAGESIZE);
+	if (off < c->released + 2 * RELEASE_MARGIN)
+		return;
+	uintptr_t from = ((uintptr_t)c->buf + c->released + (uintptr_t)page - 1) & ~((uintptr_t)page - 1);
+	uintptr_t to = ((uintptr_t)c->buf + off - RELEASE_MARGIN) & ~((uintptr_t)page - 1);
+	if (to > from)
+		madvise((void *)from, to - from, MADV_DONTNEED);
+	c->released = off - RELEASE_MARGIN;
+}
+
+/* The PSB+ at f->psb is taken: the state before it is the checkpoint. */
+static int checkpoint(struct dctx *c)
+{
+	struct dpt_fast *f = c->fast;
+	int r = dpt_deliver(c);
+	if (r)
+		return r;
+	f->snap = *c;
+	f->snap_slot = *c->next;
+	f->snap_st = *c->st;
+	c->counted = 0;
+	if (c->opt->release_behind)
+		release(c, f->psb);
+	if (c->opt->progress)
+		c->opt->progress(c->opt->progress_ctx, c->buf + f->psb);
+	f->pos = f->psb_end;
+	f->last_ip = f->cur;
+	/* libipt's status update (MODE.Exec with the PSB+'s IP): the time it carries is
+	 * the one already taken, so it changes nothing but where a piece may end */
+	return event(c, ptev_exec_mode, f->cur, 1);
+}
+
+/* Back to the checkpoint: libipt decodes from its PSB, without the events delivered
+ * since. */
+static void rollback(struct dctx *c)
+{
+	struct dpt_fast *f = c->fast;
+	uint64_t counted = c->counted;
+	const struct xev_sink *sink = c->sink, *real = c->real_sink;
+	*c = f->snap;
+	c->sink = sink;
+	c->real_sink = real;
+	*c->next = f->snap_slot;
+	*c->st = f->snap_st;
+	c->skip = counted;
+	c->counted = 0;
+	c->in_fast = 0;
+	c->in_sync = 0;
+	c->sync_at = f->psb + 1;
+	c->lib_stop = find_lib_stop(c, f->psb + 1);
+}
+
+static int at_psb(struct dctx *c, uint64_t p)
+{
+	struct dpt_fast *f = c->fast;
+	uint64_t ip, end;
+	int r;
+	if (!c->enabled || !psb_plain(c, p, &ip, &end))
+		return BAIL;
+	if ((r = advance_to(c, ip)))
+		return r;
+	if (c->opt->npsbs && dpt_at_stop(c, end))
+		return dpt_piece_end(c);
+	f->psb = p;
+	f->psb_end = end;
+	return checkpoint(c);
+}
+
+static int walk(struct dctx *c)
+{
+	struct dpt_fast *f = c->fast;
+	const uint8_t *b = c->buf;
+	uint64_t len = c->len, p = f->pos;
+	int r = 0;
+
+	while (p < len) {
+		uint8_t h = b[p];
+		if (!(h & 1) && h > 2) {	/* TNT-8: the bits below the stop bit */
+			for (int i = 30 - __builtin_clz(h); i >= 1; i--)
+				if ((r = tnt_bit(c, (h >> i) & 1)))
+					return r;
+			p++;
+		} else if (h == 0) {
+			p++;
+		} else if ((h & 0x1f) == 0x0d || (h & 0x1f) == 0x01 || (h & 0x1f) == 0x11) {
+			unsigned ipc = h >> 5;
+			int k = ip_bytes[ipc];
+			if (k < 0 || p + 1 + (uint64_t)k > len)
+				return BAIL;
+			uint64_t ip = 0;
+			if (ipc) {
+				ip = ip_update(f->last_ip, ipc, b + p + 1);
+				f->last_ip = ip;
+			}
+			if ((h & 0x1f) == 0x0d) {	/* TIP */
+				if (!ipc || !c->enabled)
+					return BAIL;
+				r = tip(c, ip);
+			} else if ((h & 0x1f) == 0x01) {	/* TIP.PGD: at the next indirect branch */
+				if (ipc || !c->enabled)
+					return BAIL;
+				if (!(r = tip(c, 0))) {
+					c->enabled = 0;
+					r = event(c, ptev_disabled, 0, 0);
+				}
+			} else {	/* TIP.PGE */
+				if (!ipc || c->enabled)
+					return BAIL;
+				c->enabled = 1;
+				f->cur = ip;
+				r = event(c, ptev_enabled, ip, 0);
+			}
+			if (r)
+				return r;
+			p += 1 + (uint64_t)k;
+		} else if (h == 0x99) {
+			/* MODE.Exec before a TIP.PGE: libipt's event for it changes nothing */
+			if (p + 2 > len || b[p + 1] != 0x01 || c->enabled)
+				return BAIL;
+			p += 2;
+		} else if (h == 0x02 && p + 8 <= len && b[p + 1] == 0xa3) {	/* TNT-64 */
+			uint64_t v = 0;
+			memcpy(&v, b + p + 2, 6);
+			if (!v)
+				return BAIL;
+			for (int i = 62 - __builtin_clzll(v); i >= 0; i--)
+				if ((r = tnt_bit(c, (int)((v >> i) & 1))))
+					return r;
+			p += 8;
+		} else if (h == 0x02 && p + 2 <= len && b[p + 1] == 0x82) {
+			if ((r = at_psb(c, p)))
+				return r;
+			p = f->pos;
+		} else {
+			return BAIL;
+		}
+	}
+	return BAIL;	/* the end of the buffer: libipt says how it ends */
+}
+
+int dpt_fast_run(struct dctx *c)
+{
+	struct dpt_fast *f = c->fast;
+	int r = 0;
+	if (f->start) {
+		f->start = 0;
+		r = checkpoint(c);
+	}
+	if (!r)
+		r = walk(c);
+	if (r != BAIL)
+		return r;
+	rollback(c);
+	return HANDOVER;
+}
+
+/* The walker starts at a PSB+ libipt (or the start of the buffer) reached with its
+ * block decoder at the PSB+'s IP. */
+static void start_at(struct dctx *c, uint64_t psb, uint64_t ip, uint64_t end)
+{
+	struct dpt_fast *f = c->fast;
+	f->psb = psb;
+	f->psb_end = end;
+	f->cur = ip;
+	f->start = 1;
+	c->in_fast = 1;
+	c->in_sync = 0;
+	c->lib_stop = UINT64_MAX;
+}
+
+void dpt_fast_begin(struct dctx *c)
+{
+	uint64_t ip, end;
+	if (psb_plain(c, 0, &ip, &end)) {
+		c->fast->lib_has_tsc = 0;
+		c->enabled = 1;
+		c->synced = 1;
+		start_at(c, 0, ip, end);
+	} else {
+		c->lib_stop = find_lib_stop(c, 0);
+	}
+}
+
+int dpt_fast_take_over(struct dctx *c, uint64_t off, const struct pt_event *pev)
+{
+	uint64_t ip, end, at = c->lib_stop;
+	if (off <= at)
+		return 0;
+	c->lib_stop = find_lib_stop(c, off);
+	if (!psb_plain(c, at, &ip, &end) || next_psb(c, at + 1) < off)
+		return 0;
+	/* what the walker carries: tracing on at the PSB+'s IP, nothing else pending */
+	if (!c->enabled || c->in_tsx || c->specf || c->err || c->cyc_mode || c->have_saved ||
+	    pev->type != ptev_exec_mode || pev->ip_suppressed || pev->variant.exec_mode.ip != ip ||
+	    (pev->has_tsc && (!c->have_tsc || pev->tsc > c->tsc)))
+		return 0;
+	c->fast->lib_has_tsc = pev->has_tsc;
+	c->fast->lib_tsc = pev->tsc;
+	start_at(c, at, ip, end);
+	return 1;
+}
+
+static int wrap_fn(void *ctx, const struct xev *ev)
+{
+	struct dctx *c = ctx;
+	if (c->skip) {
+		c->skip--;
+		return 0;
+	}
+	c->counted++;
+	return xev_emit(c->real_sink, ev);
+}
+
+static int wrap_batch(void *ctx, const struct xev *evs, size_t n)
+{
+	struct dctx *c = ctx;
+	if (c->skip) {
+		size_t k = c->skip < n ? (size_t)c->skip : n;
+		c->skip -= k;
+		evs += k;
+		n -= k;
+		if (!n)
+			return 0;
+	}
+	c->counted += n;
+	return xev_emit_batch(c->real_sink, evs, n);
+}
+
+int dpt_fast_init(struct dctx *c)
+{
+	c->fast = calloc(1, sizeof(*c->fast));
+	if (!c->fast)
+		return -ENOMEM;
+	c->fast->cache = calloc(1u << FB_BITS, sizeof(*c->fast->cache));
+	if (!c->fast->cache) {
+		free(c->fast);
+		c->fast = NULL;
+		return -ENOMEM;
+	}
+	c->wrap = (struct xev_sink){ wrap_fn, c, wrap_batch };
+	return 0;
+}
+
+void dpt_fast_free(struct dctx *c)
+{
+	if (c->fast)
+		free(c->fast->cache);
+	free(c->fast);
+	c->fast = NULL;
+}
