@@ -140,6 +140,7 @@ struct dpt_stats {
 	uint64_t first_error_offset;
 	size_t stopped_at;	/* a piece (dpt_options.psbs): index of the PSB it ended
 				 * at, SIZE_MAX when it decoded to the end */
+	uint64_t walked;	/* PSB+ stretches the packet walker decoded (libipt the rest) */
 };
 
 /* What dpt_decode returns in strict mode when a trace error stopped it. */

@@ -464,6 +464,7 @@ int dpt_piece_end(struct dctx *c)
 		m = c->out ? *c->next : c->br_ev;
 		m.arg0 = m.kind;
 		m.arg1 = c->pend_fall;
+		m.addr = m.time = 0;	/* the slot's last use: the resolution sets them */
 		m.sub = XEV_ST_PENDING;
 	} else {
 		return PIECE_END;
@@ -866,7 +867,13 @@ int dpt_open(struct dpt_dec **out, const uint8_t *buf, size_t len, struct dpt_im
 		c->cyc_mode = 1;
 	} else if (opt->mode == DPT_BLOCKS) {
 		c->out = malloc(OUT_MAX * sizeof(*c->out));
-		if (!c->out || (!opt->libipt_only && dpt_fast_init(c) < 0))
+		/* the walker makes no time from MTC or CYC, and libipt does given these
+		 * settings or, for CYC, the TSC packets around them (a decoder started at a
+		 * PSB would not have learnt the cycles' length yet, one that ran up to it
+		 * would have) */
+		bool timing = (opt->cpuid_0x15_eax && opt->cpuid_0x15_ebx) || opt->nom_freq ||
+			(!opt->libipt_only && (timing_packets(cfg) & TP_CYC));
+		if (!c->out || (!opt->libipt_only && !timing && dpt_fast_init(c) < 0))
 			goto fail;
 		for (size_t i = 0; i < OUT_MAX; i++)
 			c->out[i] = c->tmpl;

@@ -118,6 +118,64 @@ static bool psb_plain(const struct dctx *c, uint64_t off, uint64_t *ip, uint64_t
 	return false;
 }
 
+static uint64_t next_psb(const struct dctx *c, uint64_t from);
+
+/* The stretch from `from` (the end of a PSB+) is one the walker takes: only the
+ * packets it knows, in an order that makes sense (TNT and TIP while tracing is on,
+ * MODE.Exec and TIP.PGE while off), up to a plain PSB+ reached with tracing on.
+ * Looked at before the walker starts it: libipt's events depend on the packets it
+ * reads ahead, so what the walker delivers must not be found wrong later. */
+static bool seg_plain(const struct dctx *c, uint64_t from)
+{
+	const uint8_t *b = c->buf;
+	uint64_t len = c->len, p = from, ip, end;
+	bool on = true;
+
+	while (p < len) {
+		uint8_t h = b[p];
+		if (!(h & 1) && h > 2) {
+			if (!on)
+				return false;
+			p++;
+		} else if (h == 0) {
+			p++;
+		} else if ((h & 0x1f) == 0x0d || (h & 0x1f) == 0x01 || (h & 0x1f) == 0x11) {
+			unsigned ipc = h >> 5;
+			int k = ip_bytes[ipc];
+			if (k < 0 || p + 1 + (uint64_t)k > len)
+				return false;
+			if ((h & 0x1f) == 0x0d) {
+				if (!ipc || !on)
+					return false;
+			} else if ((h & 0x1f) == 0x01) {
+				if (ipc || !on)
+					return false;
+				on = false;
+			} else {
+				if (!ipc || on)
+					return false;
+				on = true;
+			}
+			p += 1 + (uint64_t)k;
+		} else if (h == 0x99) {
+			if (p + 2 > len || b[p + 1] != 0x01 || on)
+				return false;
+			p += 2;
+		} else if (h == 0x02 && p + 8 <= len && b[p + 1] == 0xa3) {
+			uint64_t v = 0;
+			memcpy(&v, b + p + 2, 6);
+			if (!v || !on)
+				return false;
+			p += 8;
+		} else if (h == 0x02 && p + 2 <= len && b[p + 1] == 0x82) {
+			return on && psb_plain(c, p, &ip, &end);
+		} else {
+			return false;
+		}
+	}
+	return false;	/* the end of the buffer: libipt says how it ends */
+}
+
 static uint64_t next_psb(const struct dctx *c, uint64_t from)
 {
 	if (from >= c->len)
@@ -132,7 +190,7 @@ static uint64_t find_lib_stop(const struct dctx *c, uint64_t from)
 {
 	uint64_t ip, end, limit = from + SCAN_AHEAD;
 	for (uint64_t p = next_psb(c, from); p < c->len; p = next_psb(c, p + 1)) {
-		if (psb_plain(c, p, &ip, &end))
+		if (psb_plain(c, p, &ip, &end) && seg_plain(c, end))
 			return p;
 		if (p >= limit)
 			return p;
@@ -341,6 +399,7 @@ static int checkpoint(struct dctx *c)
 	f->snap_slot = *c->next;
 	f->snap_st = *c->st;
 	c->counted = 0;
+	c->st->walked++;
 	if (c->opt->release_behind)
 		release(c, f->psb);
 	if (c->opt->progress)
@@ -372,19 +431,49 @@ static void rollback(struct dctx *c)
 	c->lib_stop = find_lib_stop(c, f->psb + 1);
 }
 
+/* A piece may end at the PSB at p or at the one after it (dpt_options.stop).  Where
+ * it ends is libipt's to say: its query decoder reads ahead of the events it gives,
+ * through a PSB+ no branch follows, and takes the last PSB it passed. */
+static bool near_stop(const struct dctx *c, uint64_t p)
+{
+	const struct dpt_options *o = c->opt;
+	size_t lo = 0, hi = o->npsbs;
+	p += o->psb_base;
+	while (lo < hi) {
+		size_t mid = lo + (hi - lo) / 2;
+		if (o->psbs[mid] < p)
+			lo = mid + 1;
+		else
+			hi = mid;
+	}
+	for (size_t k = lo; k < o->npsbs && k <= lo + 1; k++)
+		if (o->stop[k] && o->psbs[k] >= o->stop_from)
+			return true;
+	return false;
+}
+
 static int at_psb(struct dctx *c, uint64_t p)
 {
 	struct dpt_fast *f = c->fast;
 	uint64_t ip, end;
 	int r;
-	if (!c->enabled || !psb_plain(c, p, &ip, &end))
+	if (!c->enabled || !psb_plain(c, p, &ip, &end) || (c->opt->npsbs && near_stop(c, p)))
 		return BAIL;
 	if ((r = advance_to(c, ip)))
 		return r;
-	if (c->opt->npsbs && dpt_at_stop(c, end))
-		return dpt_piece_end(c);
 	f->psb = p;
 	f->psb_end = end;
+	if (!seg_plain(c, end)) {
+		/* libipt goes on from this PSB, as it would have from its PSB+ */
+		if ((r = dpt_deliver(c)))
+			return r;
+		c->in_fast = 0;
+		c->in_sync = 0;
+		c->sync_at = p + 1;
+		c->skip = 0;
+		c->lib_stop = find_lib_stop(c, p + 1);
+		return HANDOVER;
+	}
 	return checkpoint(c);
 }
 
@@ -398,6 +487,8 @@ static int walk(struct dctx *c)
 	while (p < len) {
 		uint8_t h = b[p];
 		if (!(h & 1) && h > 2) {	/* TNT-8: the bits below the stop bit */
+			if (!c->enabled)
+				return BAIL;
 			for (int i = 30 - __builtin_clz(h); i >= 1; i--)
 				if ((r = tnt_bit(c, (h >> i) & 1)))
 					return r;
@@ -443,7 +534,7 @@ static int walk(struct dctx *c)
 		} else if (h == 0x02 && p + 8 <= len && b[p + 1] == 0xa3) {	/* TNT-64 */
 			uint64_t v = 0;
 			memcpy(&v, b + p + 2, 6);
-			if (!v)
+			if (!v || !c->enabled)
 				return BAIL;
 			for (int i = 62 - __builtin_clzll(v); i >= 0; i--)
 				if ((r = tnt_bit(c, (int)((v >> i) & 1))))
@@ -471,7 +562,7 @@ int dpt_fast_run(struct dctx *c)
 	if (!r)
 		r = walk(c);
 	if (r != BAIL)
-		return r;
+		return r;	/* HANDOVER too: libipt goes on from a PSB */
 	rollback(c);
 	return HANDOVER;
 }
@@ -493,7 +584,7 @@ static void start_at(struct dctx *c, uint64_t psb, uint64_t ip, uint64_t end)
 void dpt_fast_begin(struct dctx *c)
 {
 	uint64_t ip, end;
-	if (psb_plain(c, 0, &ip, &end)) {
+	if (psb_plain(c, 0, &ip, &end) && seg_plain(c, end)) {
 		c->fast->lib_has_tsc = 0;
 		c->enabled = 1;
 		c->synced = 1;
@@ -509,7 +600,7 @@ int dpt_fast_take_over(struct dctx *c, uint64_t off, const struct pt_event *pev)
 	if (off <= at)
 		return 0;
 	c->lib_stop = find_lib_stop(c, off);
-	if (!psb_plain(c, at, &ip, &end) || next_psb(c, at + 1) < off)
+	if (!psb_plain(c, at, &ip, &end) || next_psb(c, at + 1) < off || !seg_plain(c, end))
 		return 0;
 	/* what the walker carries: tracing on at the PSB+'s IP, nothing else pending */
 	if (!c->enabled || c->in_tsx || c->specf || c->err || c->cyc_mode || c->have_saved ||

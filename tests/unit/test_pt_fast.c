@@ -1,0 +1,356 @@
+/* The packet walker (decoders/pt/dpt_fast.c) against libipt's block decoder alone:
+ * the same events, field by field (pt_diff.h), on traces libipt's encoder writes for
+ * a simulated run of hand-assembled code: plain stretches the walker takes, and the
+ * packets it leaves to libipt (OVF, CYC, MTC, TSC, interrupts, PSB+ with more in
+ * them, corruption) at random places, decoded whole, in time slices, and in the
+ * pieces of a parallel decode. */
+#include "xp_test.h"
+
+#include "pt_diff.h"
+#include "pt_enc.h"
+
+/* At BASE (upper bits set, so IP compression matters):
+ * 0x00: dec ecx           ff c9
+ * 0x02: jnz 0x10          75 0c
+ * 0x04: call 0x20         e8 17 00 00 00
+ * 0x09: jmp 0x00          eb f5
+ * 0x0b: nop x5
+ * 0x10: syscall           0f 05
+ * 0x12: jmp *%rax         ff e0
+ * 0x14: nop x12
+ * 0x20: nop               90
+ * 0x21: ret               c3 */
+static const uint8_t code[] = {
+	0xff, 0xc9, 0x75, 0x0c, 0xe8, 0x17, 0x00, 0x00, 0x00, 0xeb, 0xf5,
+	0x90, 0x90, 0x90, 0x90, 0x90,
+	0x0f, 0x05, 0xff, 0xe0,
+	0x90, 0x90, 0x90, 0x90, 0x90, 0x90, 0x90, 0x90, 0x90, 0x90, 0x90, 0x90,
+	0x90, 0xc3,
+};
+#define BASE 0x7f1234561000ULL
+/* instruction starts a TIP may go to */
+static const uint8_t targets[] = { 0x00, 0x02, 0x04, 0x09, 0x0b, 0x0e, 0x10, 0x12, 0x20, 0x21 };
+
+static char codefile[1024];
+
+static int setup(void **state)
+{
+	if (xp_test_tmp_setup(state) || xp_test_path(codefile, sizeof(codefile), "code.bin"))
+		return -1;
+	FILE *f = fopen(codefile, "wb");
+	int ok = f && fwrite(code, 1, sizeof(code), f) == sizeof(code);
+	return (f ? fclose(f) : 0) == 0 && ok ? 0 : -1;
+}
+
+static struct dpt_image *make_image(void)
+{
+	struct dpt_image *img = dpt_image_new("test");
+	assert_non_null(img);
+	assert_int_equal(dpt_image_add_file(img, codefile, 0, sizeof(code), BASE), 0);
+	return img;
+}
+
+/* What may be mixed into a run (bits of struct gen.mix). */
+enum {
+	MIX_OVF = 1, MIX_CYC = 2, MIX_MTC = 4, MIX_TSC = 8, MIX_IRQ = 16, MIX_PSB_TSC = 32,
+	MIX_PAD = 64, MIX_TNT64 = 128,
+};
+
+struct gen {
+	struct pte e;
+	uint64_t rnd;
+	uint64_t ip;		/* offset in code of the next instruction */
+	int enabled;
+	uint64_t last_ip;	/* the encoder's IP compression state (what we chose) */
+	uint64_t tnt;
+	int ntnt, tnt_max;
+	uint64_t tsc;
+	unsigned mix;
+	int psb_per_mille;	/* chance of a PSB+ before an instruction */
+	int mix_per_mille;	/* chance of one of `mix` before an instruction */
+};
+
+static uint32_t rnd(struct gen *g, uint32_t n)
+{
+	g->rnd = g->rnd * 6364136223846793005ULL + 1442695040888963407ULL;
+	return (uint32_t)(g->rnd >> 33) % n;
+}
+
+static void flush_tnt(struct gen *g)
+{
+	if (!g->ntnt)
+		return;
+	struct pt_packet p = { .type = g->ntnt > 6 ? ppt_tnt_64 : ppt_tnt_8 };
+	p.payload.tnt.payload = g->tnt;
+	p.payload.tnt.bit_size = (uint8_t)g->ntnt;
+	pte_pkt(&g->e, &p);
+	g->tnt = 0;
+	g->ntnt = 0;
+}
+
+/* An IP packet, compressed as much as the last IP allows (or not, at random). */
+static void ip_pkt(struct gen *g, enum pt_packet_type t, uint64_t ip)
+{
+	enum pt_ip_compression ipc = pt_ipc_sext_48;
+	if (g->last_ip && (g->last_ip >> 16) == (ip >> 16) && rnd(g, 2))
+		ipc = pt_ipc_update_16;
+	else if (g->last_ip && (g->last_ip >> 32) == (ip >> 32) && rnd(g, 2))
+		ipc = pt_ipc_update_32;
+	flush_tnt(g);
+	pte_ip(&g->e, t, ipc, ip);
+	g->last_ip = ip;
+}
+
+static void tsc_pkt(struct gen *g)
+{
+	struct pt_packet p = { .type = ppt_tsc };
+	g->tsc += 1 + rnd(g, 5000);
+	p.payload.tsc.tsc = g->tsc;
+	flush_tnt(g);
+	pte_pkt(&g->e, &p);
+}
+
+static void psb(struct gen *g, int with_tsc)
+{
+	flush_tnt(g);
+	pte_simple(&g->e, ppt_psb);
+	g->last_ip = 0;
+	if (with_tsc)
+		tsc_pkt(g);
+	pte_mode64(&g->e);
+	if (g->enabled)
+		ip_pkt(g, ppt_fup, BASE + g->ip);
+	pte_simple(&g->e, ppt_psbend);
+}
+
+static void mix_one(struct gen *g)
+{
+	unsigned kinds[8], n = 0;
+	for (unsigned b = 0; b < 8; b++)
+		if (g->mix & (1u << b))
+			kinds[n++] = 1u << b;
+	if (!n)
+		return;
+	struct pt_packet p;
+	memset(&p, 0, sizeof(p));
+	switch (kinds[rnd(g, n)]) {
+	case MIX_OVF:
+		if (!g->enabled)
+			return;
+		flush_tnt(g);
+		pte_simple(&g->e, ppt_ovf);
+		ip_pkt(g, ppt_fup, BASE + g->ip);
+		return;
+	case MIX_CYC:
+		p.type = ppt_cyc;
+		p.payload.cyc.value = 1 + rnd(g, 300);
+		break;
+	case MIX_MTC:
+		p.type = ppt_mtc;
+		p.payload.mtc.ctc = (uint8_t)rnd(g, 256);
+		break;
+	case MIX_TSC:
+		tsc_pkt(g);
+		return;
+	case MIX_IRQ:	/* an interrupt at ip, to somewhere */
+		if (!g->enabled)
+			return;
+		ip_pkt(g, ppt_fup, BASE + g->ip);
+		g->ip = targets[rnd(g, sizeof(targets))];
+		ip_pkt(g, ppt_tip, BASE + g->ip);
+		return;
+	case MIX_PSB_TSC:
+		psb(g, 1);
+		return;
+	case MIX_PAD:
+		p.type = ppt_pad;
+		break;
+	default:
+		return;
+	}
+	flush_tnt(g);
+	pte_pkt(&g->e, &p);
+}
+
+/* Simulates `steps` instructions of the code from offset 0, writing their trace. */
+static void gen_run(struct gen *g, int steps)
+{
+	g->ip = 0;
+	g->enabled = 1;
+	psb(g, 0);
+	for (int s = 0; s < steps && !g->e.failed; s++) {
+		if (g->enabled && (int)rnd(g, 1000) < g->psb_per_mille)
+			psb(g, 0);
+		if ((int)rnd(g, 1000) < g->mix_per_mille)
+			mix_one(g);
+		if (!g->enabled) {	/* back from the kernel, at the syscall's next */
+			flush_tnt(g);
+			pte_mode64(&g->e);
+			if (g->mix & MIX_TSC && rnd(g, 2))
+				tsc_pkt(g);
+			g->enabled = 1;
+			g->ip = 0x12;
+			ip_pkt(g, ppt_tip_pge, BASE + g->ip);
+			continue;
+		}
+		switch (g->ip) {
+		case 0x02: {
+			int t = (int)rnd(g, 2);
+			g->tnt = g->tnt << 1 | (uint64_t)t;
+			if (++g->ntnt == g->tnt_max)
+				flush_tnt(g);
+			g->ip = t ? 0x10 : 0x04;
+			break;
+		}
+		case 0x04: g->ip = 0x20; break;
+		case 0x09: g->ip = 0x00; break;
+		case 0x10:	/* syscall: tracing (user only) stops */
+			flush_tnt(g);
+			pte_ip(&g->e, ppt_tip_pgd, pt_ipc_suppressed, 0);
+			g->enabled = 0;
+			break;
+		case 0x12:
+		case 0x21:
+			g->ip = targets[rnd(g, sizeof(targets))];
+			ip_pkt(g, ppt_tip, BASE + g->ip);
+			break;
+		case 0x00: g->ip = 0x02; break;
+		default: g->ip++; break;	/* the nops */
+		}
+	}
+	flush_tnt(g);
+	if (g->enabled && rnd(g, 2))
+		pte_ip(&g->e, ppt_tip_pgd, pt_ipc_suppressed, 0);
+}
+
+static void gen_init(struct gen *g, uint64_t seed, unsigned mix, int steps)
+{
+	memset(g, 0, sizeof(*g));
+	g->rnd = seed;
+	g->mix = mix;
+	g->tsc = 1000000;
+	g->tnt_max = mix & MIX_TNT64 ? 47 : 6;
+	g->psb_per_mille = 5 + (int)rnd(g, 60);
+	g->mix_per_mille = mix ? 2 + (int)rnd(g, 20) : 0;
+	pte_init(&g->e, (size_t)steps * 24 + 4096);
+	gen_run(g, steps);
+	assert_false(g->e.failed);
+}
+
+static void assert_same(const uint8_t *buf, size_t len, struct dpt_image *img, const struct dpt_options *o,
+			uint64_t slice, uint64_t *walked, uint64_t seed)
+{
+	long d = ptd_both(buf, len, img, o, slice, walked);
+	if (d >= 0) {
+		fprintf(stderr, "seed %" PRIu64 ": the walker and libipt differ at event %ld\n", seed, d);
+		const char *dump = getenv("PTFAST_DUMP");	/* the trace, to look at */
+		FILE *f = dump ? fopen(dump, "wb") : NULL;
+		if (f) {
+			fwrite(buf, 1, len, f);
+			fclose(f);
+		}
+	}
+	assert_true(d < 0);
+}
+
+/* The decode settings a run is compared in. */
+static void variants(const uint8_t *buf, size_t len, struct dpt_image *img, uint64_t seed, uint64_t *walked)
+{
+	struct dpt_options o;
+	uint64_t w = 0;
+	dpt_options_init(&o);
+	o.pid = o.tid = 7;
+	assert_same(buf, len, img, &o, 0, &w, seed);
+	*walked += w;
+	o.strict = 1;
+	assert_same(buf, len, img, &o, 0, NULL, seed);
+	o.strict = 0;
+	o.ignore = 1u << XEV_CALL | 1u << XEV_RETURN;
+	assert_same(buf, len, img, &o, 0, NULL, seed);
+	o.ignore = 0;
+	/* perf.data's settings: ns, split at pauses, in slices */
+	o.have_time_conv = 1;
+	o.time_shift = 10;
+	o.time_mult = 700;
+	o.time_zero = 5;
+	o.split_at_pause = 1;
+	assert_same(buf, len, img, &o, 997, NULL, seed);
+	o.split_at_pause = 0;
+	assert_same(buf, len, img, &o, 3, NULL, seed);
+	o.have_time_conv = 0;
+	/* the pieces of -j, some 300 bytes each */
+	long d = ptd_pieces(buf, len, img, &o, 300, NULL);
+	if (d >= 0)
+		fprintf(stderr, "seed %" PRIu64 ": pieces differ at event %ld\n", seed, d);
+	assert_true(d < 0);
+}
+
+/* Plain runs: the walker takes every stretch but the last (libipt ends a trace). */
+static void test_plain_runs_are_walked(void **state)
+{
+	(void)state;
+	struct dpt_image *img = make_image();
+	for (uint64_t seed = 1; seed <= 40; seed++) {
+		struct gen g;
+		gen_init(&g, seed, seed & 1 ? MIX_TNT64 : 0, 3000);
+		size_t len = pte_len(&g.e);
+		uint64_t walked = 0;
+		struct dpt_split s;
+		assert_int_equal(dpt_split(g.e.buf, len, 1, false, &s), 0);
+		variants(g.e.buf, len, img, seed, &walked);
+		assert_int_equal(walked, s.npsbs - 1);
+		dpt_split_free(&s);
+		pte_free(&g.e);
+	}
+	dpt_image_free(img);
+}
+
+/* Each kind of packet the walker leaves to libipt, mixed in at random. */
+static void test_handover_cases(void **state)
+{
+	(void)state;
+	static const unsigned mixes[] = {
+		MIX_OVF, MIX_CYC, MIX_MTC, MIX_TSC, MIX_IRQ, MIX_PSB_TSC, MIX_PAD,
+		MIX_OVF | MIX_IRQ | MIX_TSC | MIX_PAD | MIX_TNT64,
+		MIX_CYC | MIX_MTC | MIX_TSC | MIX_PSB_TSC,
+	};
+	struct dpt_image *img = make_image();
+	uint64_t walked = 0;
+	for (size_t m = 0; m < sizeof(mixes) / sizeof(mixes[0]); m++)
+		for (uint64_t seed = 100; seed < 112; seed++) {
+			struct gen g;
+			gen_init(&g, seed * 31 + m, mixes[m], 2000);
+			variants(g.e.buf, pte_len(&g.e), img, seed * 31 + m, &walked);
+			pte_free(&g.e);
+		}
+	assert_true(walked > 0);	/* the stretches without them were the walker's */
+	dpt_image_free(img);
+}
+
+/* Bytes flipped anywhere: both report the same gaps and resume alike. */
+static void test_corruption(void **state)
+{
+	(void)state;
+	struct dpt_image *img = make_image();
+	for (uint64_t seed = 500; seed < 560; seed++) {
+		struct gen g;
+		gen_init(&g, seed, seed & 1 ? MIX_IRQ | MIX_OVF : 0, 1500);
+		size_t len = pte_len(&g.e);
+		for (int k = 0; k < 1 + (int)(seed % 4); k++)
+			g.e.buf[rnd(&g, (uint32_t)len)] ^= (uint8_t)(1 + rnd(&g, 255));
+		uint64_t walked = 0;
+		variants(g.e.buf, len, img, seed, &walked);
+		pte_free(&g.e);
+	}
+	dpt_image_free(img);
+}
+
+int main(void)
+{
+	const struct CMUnitTest tests[] = {
+		cmocka_unit_test(test_plain_runs_are_walked),
+		cmocka_unit_test(test_handover_cases),
+		cmocka_unit_test(test_corruption),
+	};
+	return cmocka_run_group_tests(tests, setup, xp_test_tmp_teardown);
+}
