@@ -457,23 +457,16 @@ static int at_psb(struct dctx *c, uint64_t p)
 	struct dpt_fast *f = c->fast;
 	uint64_t ip, end;
 	int r;
-	if (!c->enabled || !psb_plain(c, p, &ip, &end) || (c->opt->npsbs && near_stop(c, p)))
+	/* libipt takes the stretch before a PSB+ the walker does not take, up to and
+	 * through that PSB+ (a decoder synchronising there could see another error, at
+	 * another offset, than one that decoded up to it) */
+	if (!c->enabled || !psb_plain(c, p, &ip, &end) || !seg_plain(c, end) ||
+	    (c->opt->npsbs && near_stop(c, p)))
 		return BAIL;
 	if ((r = advance_to(c, ip)))
 		return r;
 	f->psb = p;
 	f->psb_end = end;
-	if (!seg_plain(c, end)) {
-		/* libipt goes on from this PSB, as it would have from its PSB+ */
-		if ((r = dpt_deliver(c)))
-			return r;
-		c->in_fast = 0;
-		c->in_sync = 0;
-		c->sync_at = p + 1;
-		c->skip = 0;
-		c->lib_stop = find_lib_stop(c, p + 1);
-		return HANDOVER;
-	}
 	return checkpoint(c);
 }
 
@@ -562,7 +555,7 @@ int dpt_fast_run(struct dctx *c)
 	if (!r)
 		r = walk(c);
 	if (r != BAIL)
-		return r;	/* HANDOVER too: libipt goes on from a PSB */
+		return r;
 	rollback(c);
 	return HANDOVER;
 }

@@ -13,6 +13,13 @@ pt_raw)	# the first byte picks the decoder's settings (see fuzz_pt_raw.c)
 	for s in 00 01 02 03 04 08 10 20 2d 61 a3 e0; do
 		{ printf "\\x$s"; cat traces/pt-spin/trace.pt; } >"$2/trace-$s.pt"
 	done ;;
+pt_diff) # the first byte picks the settings (see fuzz_pt_diff.c); seeds/pt_diff/ holds
+	# traces of ptspin with a PSB+ every 48 bytes: stretches the walker takes
+	for f in traces/pt-spin/trace.pt tests/fuzz/seeds/pt_diff/*.pt; do
+		for s in 00 01 02 04 08 0a 10 14 20 48 8a; do
+			{ printf "\\x$s"; cat "$f"; } >"$2/$(basename "$f" .pt)-$s.pt"
+		done
+	done ;;
 jit)	cp tests/fuzz/seeds/jit/* "$2"/ ;;
 pmu)	# each fixture PMU as "PMU/FILE" NUL CONTENT NUL pairs (see fuzz_pmu.c)
 	for d in tests/fixtures/sysfs/*/sys/bus/event_source/devices/*/; do

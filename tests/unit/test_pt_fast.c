@@ -285,7 +285,8 @@ static void variants(const uint8_t *buf, size_t len, struct dpt_image *img, uint
 	assert_true(d < 0);
 }
 
-/* Plain runs: the walker takes every stretch but the last (libipt ends a trace). */
+/* Plain runs: the walker takes every stretch but the last two (libipt ends a trace,
+ * from the last PSB+ the walker took before it). */
 static void test_plain_runs_are_walked(void **state)
 {
 	(void)state;
@@ -298,7 +299,8 @@ static void test_plain_runs_are_walked(void **state)
 		struct dpt_split s;
 		assert_int_equal(dpt_split(g.e.buf, len, 1, false, &s), 0);
 		variants(g.e.buf, len, img, seed, &walked);
-		assert_int_equal(walked, s.npsbs - 1);
+		assert_true(s.npsbs > 5);
+		assert_int_equal(walked, s.npsbs - 2);
 		dpt_split_free(&s);
 		pte_free(&g.e);
 	}
