@@ -123,6 +123,12 @@ static inline long ptd_both(const uint8_t *buf, size_t len, struct dpt_image *im
 	memset(&sa, 0, sizeof(sa));
 	memset(&sb, 0, sizeof(sb));
 	struct dpt_options o = *opt;
+	/* libipt's block cache lives in the image's sections: a decode after the first
+	 * may cut blocks of code that does not decode (a TIP into the middle of an
+	 * instruction) otherwise, libipt alone too.  Both compared decodes come after one. */
+	o.libipt_only = 1;
+	ptd_decode(buf, len, img, &o, slice, &b, NULL);
+	ptd_free(&b);
 	o.libipt_only = 0;
 	int ra = ptd_decode(buf, len, img, &o, slice, &a, &sa);
 	o.libipt_only = 1;
