@@ -17,6 +17,7 @@
  * back at the next plain PSB+ (lib_stop) once the state there is one the walker
  * carries: tracing on, no transaction, no error, no time waiting to be taken. */
 #include <errno.h>
+#include <stdio.h> /*DBGX*/
 #include <stdlib.h>
 #include <string.h>
 #include <sys/mman.h>
@@ -400,6 +401,7 @@ static int checkpoint(struct dctx *c)
 	f->snap_st = *c->st;
 	c->counted = 0;
 	c->st->walked++;
+	if (getenv("DBGX")) fprintf(stderr, "walker: checkpoint %lu\n", (unsigned long)f->psb); /*DBGX*/
 	if (c->opt->release_behind)
 		release(c, f->psb);
 	if (c->opt->progress)
@@ -556,6 +558,7 @@ int dpt_fast_run(struct dctx *c)
 		r = walk(c);
 	if (r != BAIL)
 		return r;
+	if (getenv("DBGX")) fprintf(stderr, "walker: bail, back to %lu (%lu delivered)\n", (unsigned long)f->psb, (unsigned long)c->counted); /*DBGX*/
 	rollback(c);
 	return HANDOVER;
 }
@@ -577,7 +580,7 @@ static void start_at(struct dctx *c, uint64_t psb, uint64_t ip, uint64_t end)
 void dpt_fast_begin(struct dctx *c)
 {
 	uint64_t ip, end;
-	if (psb_plain(c, 0, &ip, &end) && seg_plain(c, end)) {
+	if (psb_plain(c, 0, &ip, &end) && seg_plain(c, end) && !(c->opt->npsbs && near_stop(c, 0))) {
 		c->fast->lib_has_tsc = 0;
 		c->enabled = 1;
 		c->synced = 1;
@@ -593,7 +596,8 @@ int dpt_fast_take_over(struct dctx *c, uint64_t off, const struct pt_event *pev)
 	if (off <= at)
 		return 0;
 	c->lib_stop = find_lib_stop(c, off);
-	if (!psb_plain(c, at, &ip, &end) || next_psb(c, at + 1) < off || !seg_plain(c, end))
+	if (!psb_plain(c, at, &ip, &end) || next_psb(c, at + 1) < off || !seg_plain(c, end) ||
+	    (c->opt->npsbs && near_stop(c, at)))
 		return 0;
 	/* what the walker carries: tracing on at the PSB+'s IP, nothing else pending */
 	if (!c->enabled || c->in_tsx || c->specf || c->err || c->cyc_mode || c->have_saved ||
@@ -603,6 +607,7 @@ int dpt_fast_take_over(struct dctx *c, uint64_t off, const struct pt_event *pev)
 	c->fast->lib_has_tsc = pev->has_tsc;
 	c->fast->lib_tsc = pev->tsc;
 	start_at(c, at, ip, end);
+	if (getenv("DBGX")) fprintf(stderr, "walker: takes over at %lu (off %lu)\n", (unsigned long)at, (unsigned long)off); /*DBGX*/
 	return 1;
 }
 

@@ -36,6 +36,6 @@ int dpt_plug_decoder(const struct dec_ctx *c, int *libipt_only)
 		*libipt_only = 1;
 		return 0;
 	}
-	xp_err("decode", "give --pt-decoder fast or --pt-decoder libipt", "--pt-decoder %s: no such decoder", v);
-	return -EINVAL;
+	xp_usage_error("decode", "--pt-decoder %s: expected fast or libipt", v);
+	return -EOPNOTSUPP;	/* a request the decode cannot serve: exit status 2 */
 }

@@ -19,7 +19,8 @@ int dpt_setup_metrics(struct dec_ctx *c, const char *time_name, bool cycles);
 #define DPT_PLUG_DECODER_OPTION \
 	{ "pt-decoder", "fast|libipt", "PT blocks: our packet walker, libipt for what it does not take (fast, " \
 	  "the default), or libipt's block decoder alone (libipt: a cross-check); the same events" }
-/* *libipt_only from --pt-decoder: 0, or -EINVAL (reported) for another value. */
+/* *libipt_only from --pt-decoder: 0, or -EOPNOTSUPP (reported as a usage error) for
+ * another value. */
 int dpt_plug_decoder(const struct dec_ctx *c, int *libipt_only);
 
 #endif

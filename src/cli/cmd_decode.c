@@ -71,6 +71,8 @@ __attribute__((constructor)) static void usage_text(void)
 		const struct dec_option *o = i < ndec ? decoders[i]->options : views[i - ndec]->options;
 		for (; o && o->name; o++) {
 			char opt[64];
+			if (eng_find_option(o->name) != o)
+				continue;	/* an option two decoders take, told once */
 			snprintf(opt, sizeof(opt), "--%s%s%s", o->name, o->arg ? " " : "", o->arg ? o->arg : "");
 			ADD("  %-22s %s\n", opt, o->help);
 		}
