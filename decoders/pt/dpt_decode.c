@@ -758,13 +758,13 @@ enum { TP_CYC = 1, TP_MTC = 2 };
 
 /* Which timing packets the trace carries (TP_*).  Looks at the first packets only:
  * CYC and MTC are configuration bits, on for the whole trace or off. */
-static unsigned timing_packets(const struct pt_config *cfg)
+static unsigned timing_packets(const struct pt_config *cfg, int max)
 {
 	struct pt_packet_decoder *pd = pt_pkt_alloc_decoder(cfg);
 	unsigned found = 0;
 	if (!pd)
 		return 0;
-	for (int synced = 0, n = 0; n < 65536 && found != (TP_CYC | TP_MTC); n++) {
+	for (int synced = 0, n = 0; n < max && found != (TP_CYC | TP_MTC); n++) {
 		struct pt_packet p;
 		if (!synced) {
 			if (pt_pkt_sync_forward(pd) < 0)
@@ -790,7 +790,7 @@ bool dpt_counts_cycles(const uint8_t *buf, size_t len, const struct dpt_options 
 	pt_config_init(&cfg);
 	cfg.begin = (uint8_t *)buf;
 	cfg.end = (uint8_t *)buf + len;
-	return opt->nom_freq && (timing_packets(&cfg) & TP_CYC);
+	return opt->nom_freq && (timing_packets(&cfg, 65536) & TP_CYC);
 }
 
 int dpt_open(struct dpt_dec **out, const uint8_t *buf, size_t len, struct dpt_image *img,
@@ -856,7 +856,7 @@ int dpt_open(struct dpt_dec **out, const uint8_t *buf, size_t len, struct dpt_im
 	/* cycles need CYC packets and the nominal ratio to undo libipt's calibration; with
 	 * neither that ratio nor CPUID 0x15's there is nothing to convert timing packets
 	 * with, and no scan (up to 64 Ki packets: ~1 ms) */
-	unsigned tp = opt->nom_freq || (opt->cpuid_0x15_eax && opt->cpuid_0x15_ebx) ? timing_packets(cfg) : 0;
+	unsigned tp = opt->nom_freq || (opt->cpuid_0x15_eax && opt->cpuid_0x15_ebx) ? timing_packets(cfg, 65536) : 0;
 	/* time advances at every timing packet libipt can convert (tick events), not
 	 * only at TSC packets and events: MTC (every 2^MTCFreq crystal clocks) needs the
 	 * TSC:crystal ratio of CPUID 0x15 */
@@ -872,9 +872,10 @@ int dpt_open(struct dpt_dec **out, const uint8_t *buf, size_t len, struct dpt_im
 		/* the walker makes no time from MTC or CYC, and libipt does given these
 		 * settings or, for CYC, the TSC packets around them (a decoder started at a
 		 * PSB would not have learnt the cycles' length yet, one that ran up to it
-		 * would have) */
+		 * would have).  CYC is on or off for a whole trace, and frequent when on:
+		 * its first packets tell */
 		bool timing = (opt->cpuid_0x15_eax && opt->cpuid_0x15_ebx) || opt->nom_freq ||
-			(!opt->libipt_only && (timing_packets(cfg) & TP_CYC));
+			(!opt->libipt_only && (timing_packets(cfg, 4096) & TP_CYC));
 		if (!c->out || (!opt->libipt_only && !timing && dpt_fast_init(c) < 0))
 			goto fail;
 		for (size_t i = 0; i < OUT_MAX; i++)

@@ -3,11 +3,14 @@
  * a simulated run of hand-assembled code: plain stretches the walker takes, and the
  * packets it leaves to libipt (OVF, CYC, MTC, TSC, interrupts, PSB+ with more in
  * them, corruption) at random places, decoded whole, in time slices, and in the
- * pieces of a parallel decode. */
+ * pieces of a parallel decode.  Then every report, byte for byte, of `decode` with
+ * --pt-decoder fast (the default) and libipt: on tests/unit/pt_gen.h's ptspin trace
+ * (the bench's, raw and in a perf.data) and the shipped step trace, -j1 and -j2. */
 #include "xp_test.h"
 
 #include "pt_diff.h"
 #include "pt_enc.h"
+#include "pt_gen.h"
 
 /* At BASE (upper bits set, so IP compression matters):
  * 0x00: dec ecx           ff c9
@@ -31,15 +34,20 @@ static const uint8_t code[] = {
 /* instruction starts a TIP may go to */
 static const uint8_t targets[] = { 0x00, 0x02, 0x04, 0x09, 0x0b, 0x0e, 0x10, 0x12, 0x20, 0x21 };
 
-static char codefile[1024];
+static char codefile[1024], spin[512], elfarg[600], trace[1100], perfdata[1100];
 
 static int setup(void **state)
 {
-	if (xp_test_tmp_setup(state) || xp_test_path(codefile, sizeof(codefile), "code.bin"))
+	if (xp_test_tmp_setup(state) || xp_test_path(codefile, sizeof(codefile), "code.bin") ||
+	    xp_test_path(trace, sizeof(trace), "trace.pt") || xp_test_path(perfdata, sizeof(perfdata), "perf.data"))
 		return -1;
 	FILE *f = fopen(codefile, "wb");
 	int ok = f && fwrite(code, 1, sizeof(code), f) == sizeof(code);
-	return (f ? fclose(f) : 0) == 0 && ok ? 0 : -1;
+	if ((f ? fclose(f) : 0) != 0 || !ok)
+		return -1;
+	snprintf(spin, sizeof(spin), "%s/build/progs/ptspin", XP_SRCDIR);
+	snprintf(elfarg, sizeof(elfarg), "%s:%#llx", spin, PTGEN_BASE);
+	return ptgen_write(spin, 20000, xp_test_tmp()) ? 0 : -1;
 }
 
 static struct dpt_image *make_image(void)
@@ -347,12 +355,99 @@ static void test_corruption(void **state)
 	dpt_image_free(img);
 }
 
+/* The report of `view` in `format` on `jobs` threads with --pt-decoder `dec`, of the
+ * raw trace (input NULL) or a perf.data or trace directory. */
+static char *report(const char *input, const char *view, const char *format, const char *jobs, const char *dec)
+{
+	const char *out;
+	int rc = input ? xp_test_engine(&out, input, view, "format", format, "jobs", jobs, "pt-decoder", dec, NULL) :
+		xp_test_engine(&out, NULL, view, "pt", trace, "elf", elfarg, "format", format, "jobs", jobs,
+			       "pt-decoder", dec, NULL);
+	assert_int_equal(rc, 0);
+	char *copy = strdup(out);
+	assert_non_null(copy);
+	return copy;
+}
+
+static void reports_equal(const char *input, const char *annotate)
+{
+	static const struct { const char *view, *format; } cases[] = {
+		{ "blocks", "text" }, { "blocks", "jsonl" }, { "blocks", "callgrind" }, { "functions", "text" },
+		{ "functions", "jsonl" }, { "calltree", "text" }, { "calltree", "callgrind" }, { "insn", "text" },
+		{ "insn", "jsonl" }, { "annotate", "text" }, { "calls", "jsonl" }, { "ranges", "text" },
+		{ "routines", "text" },
+	};
+	setenv("XPTRACE_PIECE_SIZE", "4096", 1);
+	for (size_t i = 0; i < sizeof(cases) / sizeof(cases[0]); i++) {
+		const char *view = strcmp(cases[i].view, "annotate") ? cases[i].view : annotate;
+		for (int j = 1; j <= 2; j++) {
+			const char *jobs = j == 1 ? "1" : "2";
+			char *fast = report(input, view, cases[i].format, jobs, "fast");
+			char *lib = report(input, view, cases[i].format, jobs, "libipt");
+			assert_true(strlen(lib) > 100);
+			if (strcmp(fast, lib) != 0)
+				fail_msg("%s --%s --format %s -j%s: --pt-decoder fast differs from libipt",
+					 input ? input : "raw", cases[i].view, cases[i].format, jobs);
+			free(fast);
+			free(lib);
+		}
+	}
+	unsetenv("XPTRACE_PIECE_SIZE");
+}
+
+static void test_reports_raw(void **state)
+{
+	(void)state;
+	reports_equal(NULL, "annotate=spin");
+}
+
+static void test_reports_perf_data(void **state)
+{
+	(void)state;
+	reports_equal(perfdata, "annotate=spin");
+}
+
+static void test_reports_step_trace(void **state)
+{
+	(void)state;
+	reports_equal(XP_SRCDIR "/traces/step-basic", "annotate=main");
+}
+
+/* The walker takes the bench's trace: all its PSB+ stretches but the first (its PSB+
+ * has no IP: tracing starts after it, with a TIP.PGE; libipt hands over at the next)
+ * and the last two. */
+static void test_bench_trace_is_walked(void **state)
+{
+	(void)state;
+	FILE *f = fopen(trace, "rb");
+	assert_non_null(f);
+	static uint8_t buf[1 << 20];
+	size_t len = fread(buf, 1, sizeof(buf), f);
+	fclose(f);
+	struct dpt_image *img = dpt_image_new("test");
+	assert_int_equal(dpt_image_add_elf(img, spin, 1, PTGEN_BASE, NULL, NULL), 0);
+	struct dpt_split s;
+	assert_int_equal(dpt_split(buf, len, 1, false, &s), 0);
+	struct dpt_options o;
+	dpt_options_init(&o);
+	uint64_t walked = 0;
+	assert_same(buf, len, img, &o, 0, &walked, 0);
+	assert_true(s.npsbs >= 10);
+	assert_int_equal(walked, s.npsbs - 3);
+	dpt_split_free(&s);
+	dpt_image_free(img);
+}
+
 int main(void)
 {
 	const struct CMUnitTest tests[] = {
 		cmocka_unit_test(test_plain_runs_are_walked),
 		cmocka_unit_test(test_handover_cases),
 		cmocka_unit_test(test_corruption),
+		cmocka_unit_test(test_bench_trace_is_walked),
+		cmocka_unit_test(test_reports_raw),
+		cmocka_unit_test(test_reports_perf_data),
+		cmocka_unit_test(test_reports_step_trace),
 	};
 	return cmocka_run_group_tests(tests, setup, xp_test_tmp_teardown);
 }
