@@ -435,7 +435,10 @@ static void rollback(struct dctx *c)
 
 /* A piece may end at the PSB at p or at the one after it (dpt_options.stop).  Where
  * it ends is libipt's to say: its query decoder reads ahead of the events it gives,
- * through a PSB+ no branch follows, and takes the last PSB it passed. */
+ * through a PSB+ no branch follows, and takes the last PSB it passed; and a decoder
+ * synchronised at a PSB (the walker's checkpoint) may see the PSB+ after it at
+ * another point of its read-ahead than one that decoded up to it.  So the walker
+ * neither starts at such a PSB nor goes past one. */
 static bool near_stop(const struct dctx *c, uint64_t p)
 {
 	const struct dpt_options *o = c->opt;
