@@ -243,21 +243,53 @@ static inline const struct fblk *fblk_at(struct dctx *c, uint64_t ip)
 	return e->bad ? NULL : e;
 }
 
-/* The block from cur, as libipt's block decoder gives it. */
-static inline int take(struct dctx *c, const struct fblk *e)
+/* The block from cur, as blk_take takes libipt's (dpt_int.h), with what the cache
+ * knows of its end instead of a second lookup. */
+static inline __attribute__((always_inline)) int take(struct dctx *c, const struct fblk *e)
 {
-	struct pt_block b;
-	b.ip = c->fast->cur;
-	b.end_ip = e->end;
-	b.ninsn = e->ninsn;
-	b.iclass = (enum pt_insn_class)e->ic;
-	b.speculative = 0;
-	return blk_take(c, &b, true, &c->st->insns, &c->st->blocks);
+	uint64_t ip = c->fast->cur;
+	int r;
+	if (__builtin_expect(c->unk, 0)) {
+		c->unk = 0;
+		if ((r = dpt_stitch(c, XEV_ST_BLOCK, ip)))
+			return r;
+	}
+	if (c->pending && (r = resolve_in(c, ip, true)))
+		return r;
+	c->st->insns += e->ninsn;
+	c->st->blocks++;
+	struct xev *ev = c->next;
+	if (c->held) {
+		ev->end = e->end;
+		ev->insns += e->ninsn;
+		c->held = 0;
+	} else {
+		ev->kind = XEV_BLOCK;
+		ev->flags = 0;
+		ev->addr = 0;
+		ev->ip = ip;
+		ev->end = e->end;
+		ev->insns = e->ninsn;
+		ev->time = c->tmpl.time;
+	}
+	if ((r = commit(c)))
+		return r;
+	if (!(c->want_ic & (1u << e->ic)))
+		return 0;
+	c->pending = 1;
+	c->pend_fall = e->cls == B_COND ? e->next : 0;
+	ev = c->next;
+	ev->kind = bclass_ev[e->cls].kind;
+	ev->flags = bclass_ev[e->cls].flags | (e->indirect ? XEV_F_INDIRECT : 0) | c->specf;
+	ev->ip = e->end;
+	ev->end = 0;
+	ev->insns = 0;
+	return 0;
 }
 
 /* Follows the code from cur through direct jumps and calls (which need no packet) to
  * the block that ends in a branch which needs one; NULL (*r set) when it cannot. */
-static inline const struct fblk *to_traced(struct dctx *c, int *r)
+static inline __attribute__((always_inline)) const struct fblk *to_traced(struct dctx *c, int *r)
 {
 	struct dpt_fast *f = c->fast;
 	for (int n = 0; n < FOLLOW_MAX; n++) {
@@ -274,7 +306,7 @@ static inline const struct fblk *to_traced(struct dctx *c, int *r)
 	return NULL;
 }
 
-static int tnt_bit(struct dctx *c, int taken)
+static inline __attribute__((always_inline)) int tnt_bit(struct dctx *c, int taken)
 {
 	int r = 0;
 	const struct fblk *e = to_traced(c, &r);
@@ -289,7 +321,7 @@ static int tnt_bit(struct dctx *c, int taken)
 }
 
 /* A TIP (to `ip`) or a TIP.PGD without IP (ip 0): the next indirect branch. */
-static int tip(struct dctx *c, uint64_t ip)
+static inline __attribute__((always_inline)) int tip(struct dctx *c, uint64_t ip)
 {
 	int r = 0;
 	const struct fblk *e = to_traced(c, &r);
