@@ -10,7 +10,6 @@
  * a disable or a gap in between resolves it too (or drops it when nothing is known).
  * Errors become gaps and decoding resumes at the next PSB. */
 #include <errno.h>
-#include <stdio.h> /*DBGX*/
 #include <stdbool.h>
 #include <stdlib.h>
 #include <string.h>
@@ -690,7 +689,6 @@ static inline __attribute__((always_inline)) int run(struct dctx *c, void *dec, 
 					break;
 				uint64_t off;
 				if (pev.status_update && (c->opt->npsbs || c->fast) && ops->get_offset(dec, &off) == 0) {
-					if (getenv("DBGX")) fprintf(stderr, "libipt: status at off %lu psb_seen %ld\n", (unsigned long)off, (long)c->psb_seen); /*DBGX*/
 					if (c->opt->npsbs && dpt_at_stop(c, off))
 						return dpt_piece_end(c);
 					if (c->fast && dpt_fast_take_over(c, off, &pev))

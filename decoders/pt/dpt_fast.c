@@ -17,7 +17,6 @@
  * back at the next plain PSB+ (lib_stop) once the state there is one the walker
  * carries: tracing on, no transaction, no error, no time waiting to be taken. */
 #include <errno.h>
-#include <stdio.h> /*DBGX*/
 #include <stdlib.h>
 #include <string.h>
 #include <sys/mman.h>
@@ -433,7 +432,6 @@ static int checkpoint(struct dctx *c)
 	f->snap_st = *c->st;
 	c->counted = 0;
 	c->st->walked++;
-	if (getenv("DBGX")) fprintf(stderr, "walker: checkpoint %lu\n", (unsigned long)f->psb); /*DBGX*/
 	if (c->opt->release_behind)
 		release(c, f->psb);
 	if (c->opt->progress)
@@ -593,7 +591,6 @@ int dpt_fast_run(struct dctx *c)
 		r = walk(c);
 	if (r != BAIL)
 		return r;
-	if (getenv("DBGX")) fprintf(stderr, "walker: bail, back to %lu (%lu delivered)\n", (unsigned long)f->psb, (unsigned long)c->counted); /*DBGX*/
 	rollback(c);
 	return HANDOVER;
 }
@@ -634,6 +631,14 @@ int dpt_fast_take_over(struct dctx *c, uint64_t off, const struct pt_event *pev)
 	if (!psb_plain(c, at, &ip, &end) || next_psb(c, at + 1) < off || !seg_plain(c, end) ||
 	    (c->opt->npsbs && near_stop(c, at)))
 		return 0;
+	/* libipt takes the PSB+'s status update once it reached its IP, having read ahead
+	 * to the first packet after it (pads skipped); further on, it took packets after
+	 * the PSB+ to get there (its code before did not lead to the IP) */
+	uint64_t first = end;
+	while (first < c->len && !c->buf[first])
+		first++;
+	if (off != first)
+		return 0;
 	/* what the walker carries: tracing on at the PSB+'s IP, nothing else pending */
 	if (!c->enabled || c->in_tsx || c->specf || c->err || c->cyc_mode || c->have_saved ||
 	    pev->type != ptev_exec_mode || pev->ip_suppressed || pev->variant.exec_mode.ip != ip ||
@@ -642,7 +647,6 @@ int dpt_fast_take_over(struct dctx *c, uint64_t off, const struct pt_event *pev)
 	c->fast->lib_has_tsc = pev->has_tsc;
 	c->fast->lib_tsc = pev->tsc;
 	start_at(c, at, ip, end);
-	if (getenv("DBGX")) fprintf(stderr, "walker: takes over at %lu (off %lu)\n", (unsigned long)at, (unsigned long)off); /*DBGX*/
 	return 1;
 }
 
