@@ -777,8 +777,11 @@ static int decode_queues(struct dpp *p, bool timed)
 		p->total += p->q[i].size;
 	for (size_t i = 0; i < p->nq && !rc; i++)
 		rc = qdec_open(p, &p->q[i], &base, &d[i]);
-	bool ran = false;
-	if (!rc && p->c->par && p->c->par->jobs > 1)
+	bool ran = false, ordered = (p->c->wants & DEC_WANT_FINE_ORDER) != 0;
+	for (size_t i = 0; i < p->nq && ordered && !rc; i++)	/* (dpt_walkable, dpt.h) */
+		ordered = !d[i].buf || dpt_walkable(d[i].buf, p->q[i].size < (1u << 20) ? p->q[i].size : (1u << 20),
+						    &d[i].o);
+	if (!rc && p->c->par && p->c->par->jobs > 1 && !ordered)
 		rc = decode_par(p, d, timed, &ran);
 	while (!rc && !ran) {
 		size_t best = SIZE_MAX;

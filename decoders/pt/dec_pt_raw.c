@@ -342,7 +342,8 @@ static int run(struct dec_ctx *c, const struct xev_sink *sink)
 	opt.ignore = ~c->wants & DEC_WANT_ALL;
 	struct dpt_stats stats;
 	bool ran = false;
-	int r = c->par && c->par->jobs > 1 ? decode_par(c, buf, len, img, &opt, sink, &stats, &ran) : 0;
+	bool ordered = (c->wants & DEC_WANT_FINE_ORDER) && dpt_walkable(buf, len, &opt);	/* (dpt.h) */
+	int r = c->par && c->par->jobs > 1 && !ordered ? decode_par(c, buf, len, img, &opt, sink, &stats, &ran) : 0;
 	if (!ran && r == 0)
 		r = dpt_decode(buf, len, img, &opt, sink, &stats);
 	munmap((void *)buf, len);

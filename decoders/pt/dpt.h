@@ -204,6 +204,12 @@ void dpt_split_release(const uint8_t *buf, uint64_t from, uint64_t to);
  * it), so it is not worth splitting. */
 bool dpt_counts_cycles(const uint8_t *buf, size_t len, const struct dpt_options *opt);
 
+/* True when the packet walker would decode most of buf with `opt` (its first PSB+
+ * stretches are ones it takes).  A view that takes events only in order gets
+ * nothing from -j then: the join buffers and replays every event of a piece, which
+ * costs more than the walker's decode it would spread. */
+bool dpt_walkable(const uint8_t *buf, size_t len, const struct dpt_options *opt);
+
 /* "F/M[/S]" (decimal or 0x hex, as ptxed's --cpu) -> cpu; returns 0 or -1. */
 int dpt_parse_cpu(const char *s, struct pt_cpu *cpu);
 

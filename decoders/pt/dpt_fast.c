@@ -650,6 +650,26 @@ int dpt_fast_take_over(struct dctx *c, uint64_t off, const struct pt_event *pev)
 	return 1;
 }
 
+#define WALKABLE_PSBS 16	/* PSBs looked at */
+
+bool dpt_walkable(const uint8_t *buf, size_t len, const struct dpt_options *opt)
+{
+	struct dctx c;
+	uint64_t ip, end;
+	unsigned seen = 0, plain = 0;
+	if (opt->mode != DPT_BLOCKS || opt->libipt_only || opt->nom_freq ||
+	    (opt->cpuid_0x15_eax && opt->cpuid_0x15_ebx))
+		return false;
+	memset(&c, 0, sizeof(c));
+	c.buf = buf;
+	c.len = len;
+	for (uint64_t p = next_psb(&c, 0); p < len && seen < WALKABLE_PSBS; p = next_psb(&c, p + 1)) {
+		seen++;
+		plain += psb_plain(&c, p, &ip, &end) && seg_plain(&c, end);
+	}
+	return plain > 0 && 2 * plain >= seen;
+}
+
 static int wrap_fn(void *ctx, const struct xev *ev)
 {
 	struct dctx *c = ctx;
