@@ -22,11 +22,29 @@ for prog in pt_known step_basic; do
 		"$(md5sum <"$TMP/$prog.perf")" "$(md5sum <"$TMP/$prog.ours")"
 done
 
+# the packet walker (--pt-decoder fast, the default) and libipt's block decoder alone
+# give the same reports on these traces, on one thread and in small pieces
+for prog in pt_known step_basic; do
+	for view in "--calltree" "--insn --format jsonl" "--blocks --format jsonl"; do
+		for j in 1 2; do
+			# shellcheck disable=SC2086
+			check_eq "$prog: $view -j$j: --pt-decoder fast as libipt" \
+				"$(XPTRACE_PIECE_SIZE=4096 "$XPTRACE" decode -i "$TMP/$prog" $view -j$j --pt-decoder libipt 2>&1 | md5sum)" \
+				"$(XPTRACE_PIECE_SIZE=4096 "$XPTRACE" decode -i "$TMP/$prog" $view -j$j 2>&1 | md5sum)"
+		done
+	done
+done
+check_eq "--pt-decoder with another value: a usage error (exit 2)" 2 \
+	"$("$XPTRACE" decode -i "$TMP/pt_known" --pt-decoder bogus >/dev/null 2>&1; echo $?)"
+
 # an address filter: only main is traced; its calls leave the traced code and tracing
 # resumes at their return addresses (TIP.PGD / TIP.PGE).  Resuming in main is the return
 # to main: one main frame with its callees below it, not main nested under each callee.
 $NOASLR "$XPTRACE" record --mode step --filter main -o "$TMP/filtered" -- "$PROGS/pt_known" >/dev/null 2>&1
 n=$(perf script -i "$TMP/filtered/perf.data" --itrace=i0ns -F ip 2>/dev/null | wc -l)
+check_eq "--filter main: --insn, --pt-decoder fast as libipt (TIP.PGD/PGE around each call)" \
+	"$("$XPTRACE" decode -i "$TMP/filtered" --insn --format jsonl --pt-decoder libipt 2>&1 | md5sum)" \
+	"$("$XPTRACE" decode -i "$TMP/filtered" --insn --format jsonl 2>&1 | md5sum)"
 check_match "--filter main: perf script decodes main's instructions" "^[0-9]{2,}$" "$n"
 check_eq "--filter main: the call tree is main with all of them, once" "__libc_start_call_main;main $n" \
 	"$("$XPTRACE" decode -i "$TMP/filtered" --calltree --format folded)"

@@ -45,3 +45,23 @@ for dir in "$XP_ROOT"/traces/*/; do
 		done
 	done
 done
+
+# --pt-decoder: the packet walker (the default) and libipt's block decoder alone give
+# every report byte for byte, on one thread and in small pieces
+for dir in "$XP_ROOT"/traces/*/; do
+	name=$(basename "$dir")
+	if [ -f "$dir/perf.data" ]; then
+		in=(-i "$dir")
+	else
+		in=(--pt "$dir/trace.pt" --elf "$dir/ptspin:0x555555554000")
+	fi
+	for view in "--blocks" "--calltree" "--insn --format jsonl" "--calls --format jsonl" "--ranges" \
+		"--blocks --format callgrind"; do
+		for j in 1 2; do
+			# shellcheck disable=SC2086
+			check_eq "$name: $view -j$j: --pt-decoder fast as libipt" \
+				"$(XPTRACE_PIECE_SIZE=4096 "$XPTRACE" decode "${in[@]}" $view -j$j --pt-decoder libipt 2>&1 | md5sum)" \
+				"$(XPTRACE_PIECE_SIZE=4096 "$XPTRACE" decode "${in[@]}" $view -j$j 2>&1 | md5sum)"
+		done
+	done
+done
