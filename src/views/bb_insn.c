@@ -37,6 +37,13 @@ struct bline {
 	char *text;		/* padded to 16 bytes */
 	bool bad;		/* ran into unreadable or undecodable bytes */
 	uint64_t from, to;	/* times all its lines hold for */
+	/* The lines with a head before each (the head of generation hgen; NULL: none):
+	 * a block that runs again under the same head goes out in one copy.  seen: the
+	 * head generation it last ran under, so that only blocks that repeat under one
+	 * head are spliced (a trace with a new time every block would pay twice). */
+	char *htext;
+	size_t hlen, hcap;
+	uint64_t hgen, seen;
 };
 
 #define BCACHE_BITS 14
@@ -47,7 +54,7 @@ struct bb_insn_view {
 	struct bline *blocks;
 	struct x86_dis dis;
 	struct line *cache;
-	char buf[(1 << 16) + 64];	/* output staging, flushed with one write; the
+	char buf[(1 << 18) + 64];	/* output staging, flushed with one write; the
 					 * slack lets put_line copy whole 16-byte chunks */
 	size_t pos;
 	bool failed;		/* a write failed (EPIPE, ENOSPC) */
@@ -58,7 +65,7 @@ struct bb_insn_view {
 	 * '{' and those keys, no ','; text: the columns before the address, with the space
 	 * after them), which repeats over runs of instructions; 16 bytes of slack after it
 	 * (put_line). */
-	struct { uint64_t time; int32_t tid, cpu; bool valid; struct out_buf b; } head;
+	struct { uint64_t time; int32_t tid, cpu; bool valid; struct out_buf b; uint64_t gen; } head;
 };
 
 #define BUF_USE (sizeof(((struct bb_insn_view *)0)->buf) - 64)
@@ -117,8 +124,11 @@ static inline void put_line(struct bb_insn_view *v, const char *s, size_t n)
 		return;
 	}
 	char *d = v->buf + v->pos;
-	for (size_t i = 0; i < n; i += 16)
-		__builtin_memcpy(d + i, s + i, 16);
+	if (n > 256)	/* whole blocks: libc's copy is the faster */
+		memcpy(d, s, n);
+	else
+		for (size_t i = 0; i < n; i += 16)
+			__builtin_memcpy(d + i, s + i, 16);
 	v->pos += n;
 }
 
@@ -185,6 +195,7 @@ int bb_insn_view_free(struct bb_insn_view *v)
 	for (size_t i = 0; i < 1u << BCACHE_BITS; i++) {
 		free(v->blocks[i].text);
 		free(v->blocks[i].off);
+		free(v->blocks[i].htext);
 	}
 	free(v->blocks);
 	free(v->cache);
@@ -420,6 +431,7 @@ static inline bool head_for(struct bb_insn_view *v, const struct xev *ev)
 		out_buf_put(b, " ", 1);
 	}
 	v->head.valid = out_buf_reserve(b, 16);	/* put_line's slack */
+	v->head.gen++;
 	v->head.time = ev->time;
 	v->head.tid = ev->tid;
 	v->head.cpu = ev->cpu;
@@ -463,9 +475,40 @@ static void put_spec_text(struct bb_insn_view *v, const char *t, size_t n)
 	}
 }
 
-/* A cached line (t, n) after the event's head (head_for: done).  Both go in 16-byte
- * chunks (the head's storage and the line's are padded); in jsonl the line's '{' is
- * then overwritten by the ',' between the head's keys and its own. */
+/* copies n bytes in 16-byte chunks: both sides have the slack (padded storage) */
+static inline void copy16(char *d, const char *s, size_t n)
+{
+	for (size_t i = 0; i < n; i += 16)
+		__builtin_memcpy(d + i, s + i, 16);
+}
+
+/* The head (head_for: done) and the cached line (t, n) into d, which has room for
+ * both and 16 bytes more; returns the bytes written.  In jsonl the line's '{' is
+ * overwritten by the ',' between the head's keys and its own. */
+static inline size_t line_into(const struct bb_insn_view *v, char *d, const char *t, size_t n)
+{
+	const struct out_buf *h = &v->head.b;
+
+	if (v->o.format != BB_JSONL) {
+		copy16(d, h->p, h->len);
+		copy16(d + h->len, t, n);
+		return h->len + n;
+	}
+	if (h->len <= 1) {	/* the head is "{": the line as cached */
+		copy16(d, t, n);
+		return n;
+	}
+	copy16(d, h->p, h->len);
+	if (n == 3) {	/* "{}\n": only the head's keys */
+		memcpy(d + h->len, "}\n", 2);
+		return h->len + 2;
+	}
+	copy16(d + h->len, t, n);
+	d[h->len] = ',';
+	return h->len + n;
+}
+
+/* A cached line (t, n) after the event's head (head_for: done). */
 static inline void put_insn_line(struct bb_insn_view *v, const struct xev *ev, const char *t, size_t n)
 {
 	const struct out_buf *h = &v->head.b;
@@ -482,11 +525,6 @@ static inline void put_insn_line(struct bb_insn_view *v, const struct xev *ev, c
 		}
 		return;
 	}
-	if (json && h->len > 1 && n == 3) {	/* "{}\n": only the head's keys */
-		put(v, h->p, h->len);
-		put(v, t + 1, 2);
-		return;
-	}
 	if (v->pos + h->len + n > BUF_USE)
 		flush(v);
 	if (h->len + n > BUF_USE) {	/* longer than the buffer: piece by piece */
@@ -496,15 +534,27 @@ static inline void put_insn_line(struct bb_insn_view *v, const struct xev *ev, c
 		put(v, t + json, n - json);
 		return;
 	}
-	if (json && h->len <= 1) {	/* the head is "{": the line as cached */
-		put_line(v, t, n);
-		return;
+	v->pos += line_into(v, v->buf + v->pos, t, n);
+}
+
+/* A block's lines each after the head, formatted into b->htext for this head. */
+static int splice_block(struct bb_insn_view *v, struct bline *b)
+{
+	size_t need = b->len + (size_t)b->n * (v->head.b.len + 16) + 16;
+
+	if (need > b->hcap) {
+		free(b->htext);
+		b->hcap = 0;
+		if (!(b->htext = malloc(need)))
+			return -ENOMEM;
+		b->hcap = need;
 	}
-	put_line(v, h->p, h->len);
-	size_t comma = v->pos;
-	put_line(v, t, n);
-	if (json)
-		v->buf[comma] = ',';
+	b->hlen = 0;
+	for (uint32_t i = 0; i < b->n; i++)
+		b->hlen += line_into(v, b->htext + b->hlen, b->text + b->off[i], b->off[i + 1] - b->off[i]);
+	memset(b->htext + b->hlen, 0, 16 - (b->hlen & 15));	/* put_line reads whole chunks */
+	b->hgen = v->head.gen;
+	return 0;
 }
 
 static inline __attribute__((always_inline)) int emit_insn(struct bb_insn_view *v, const struct xev *ev, uint64_t ip,
@@ -693,6 +743,7 @@ static int build_block(struct bb_insn_view *v, struct bline *b, const struct xev
 	}
 	free(b->text);
 	free(b->off);
+	free(b->htext);
 	if (!n) {
 		/* nothing cacheable: the slot stays empty */
 		free(text);
@@ -702,7 +753,8 @@ static int build_block(struct bb_insn_view *v, struct bline *b, const struct xev
 	}
 	memset(text + len, 0, 16 - (len & 15));	/* put_line reads whole chunks */
 	off[n] = (uint32_t)len;
-	*b = (struct bline){ ev->ip, ev->end, ev->pid, n, (uint32_t)len, off, text, bad, from, to };
+	*b = (struct bline){ .start = ev->ip, .end = ev->end, .pid = ev->pid, .n = n, .len = (uint32_t)len,
+			     .off = off, .text = text, .bad = bad, .from = from, .to = to };
 	return 0;
 fail:
 	free(text);
@@ -723,11 +775,21 @@ static int emit_block(struct bb_insn_view *v, const struct xev *ev)
 	if (b->n) {
 		if (!head_for(v, ev))
 			return -ENOMEM;
-		if (head_empty(v) && !(ev->flags & XEV_F_SPECULATIVE)) {
+		if (__builtin_expect(ev->flags & XEV_F_SPECULATIVE, 0)) {
+			for (uint32_t i = 0; i < b->n; i++)
+				put_insn_line(v, ev, b->text + b->off[i], b->off[i + 1] - b->off[i]);
+		} else if (head_empty(v)) {
 			put_line(v, b->text, b->len);	/* the whole block in one copy */
+		} else if (b->htext && b->hgen == v->head.gen) {
+			put_line(v, b->htext, b->hlen);	/* the same, heads included */
+		} else if (b->seen == v->head.gen) {	/* again under this head */
+			if (splice_block(v, b) < 0)
+				return -ENOMEM;
+			put_line(v, b->htext, b->hlen);
 		} else {
 			for (uint32_t i = 0; i < b->n; i++)
 				put_insn_line(v, ev, b->text + b->off[i], b->off[i + 1] - b->off[i]);
+			b->seen = v->head.gen;
 		}
 	}
 	if (!b->n || b->bad) {
