@@ -457,17 +457,12 @@ static struct dpt_image *image_for(struct qdec *d, int32_t pid)
 	return img;
 }
 
-/* Maps the queue and sets its decoding up from the trace's options `base`; a queue
- * with nothing to decode (empty, or a thread not selected) is done at once. */
 /* The live status (on only when the command turned it on, on a terminal): how much
  * of the PT data of all queues was decoded. */
-static void qdec_progress(void *ctx, const uint8_t *at)
+static void show_progress(struct dpp *p)
 {
-	struct qdec *d = ctx;
-	struct dpp *p = d->p;
 	uint64_t done = 0;
 
-	d->pos = (uint64_t)(at - d->buf);
 	if (!xp_status_due() || !p->total)
 		return;
 	for (size_t i = 0; i < p->nq; i++)
@@ -476,6 +471,16 @@ static void qdec_progress(void *ctx, const uint8_t *at)
 		       (double)p->total / 1e6, xp_status_elapsed());
 }
 
+static void qdec_progress(void *ctx, const uint8_t *at)
+{
+	struct qdec *d = ctx;
+
+	d->pos = (uint64_t)(at - d->buf);
+	show_progress(d->p);
+}
+
+/* Maps the queue and sets its decoding up from the trace's options `base`; a queue
+ * with nothing to decode (empty, or a thread not selected) is done at once. */
 static int qdec_open(struct dpp *p, struct queue *q, const struct dpt_options *base, struct qdec *d)
 {
 	*d = (struct qdec){ .p = p, .q = q, .pid = -1, .done = true, .out = p->sink };
@@ -608,6 +613,10 @@ struct ppar {
 	struct qpiece *pc;
 	size_t npc;
 	struct dpt_stats *st;	/* per piece */
+	/* per piece: the bytes of its queue it decoded (with those of the pieces it
+	 * decoded through), counted on the decode's thread once its events went out: the
+	 * progress line (workers never touch it) */
+	uint64_t *bytes;
 };
 
 #define PIECE_MIN (256u << 10)
@@ -643,6 +652,7 @@ static int qpiece_run(void *arg, unsigned w, size_t i, const struct xev_sink *si
 	d.imgs[0].img = d.img;
 	d.nimgs = 1;
 	struct dpt_options o = d.o;
+	o.progress = NULL;
 	uint64_t off = dpt_split_piece(s, pc->k, &o);
 	o.base_offset = pt->start + off;
 	o.time_out = &d.now;
@@ -663,7 +673,9 @@ static int qpiece_run(void *arg, unsigned w, size_t i, const struct xev_sink *si
 	pp->st[i].lost_bytes += gap.lost_bytes;
 	size_t nk = dpt_split_next(s, pc->k, &pp->st[i]);
 	*next = pp->first[pc->split] + nk;
-	dpt_split_release(d.buf + pt->start, off, nk < s->npieces ? s->psbs[s->start[nk]] : end - pt->start);
+	uint64_t to = nk < s->npieces ? s->psbs[s->start[nk]] : end - pt->start;
+	pp->bytes[i] = to - off;
+	dpt_split_release(d.buf + pt->start, off, to);
 	for (unsigned k = 0; k < d.nimgs; k++)
 		dpt_image_free(d.imgs[k].img);
 	return r;
@@ -675,6 +687,8 @@ static void qpiece_done(void *arg, size_t i)
 	pp->p->gaps += pp->st[i].gaps;
 	pp->p->lost_bytes += pp->st[i].lost_bytes;
 	pp->p->insns += pp->st[i].insns;
+	pp->qd[pp->pc[i].q].pos += pp->bytes[i];
+	show_progress(pp->p);
 }
 
 /* *ran false: not a trace for pieces (several queues in time order, a thread name to
@@ -731,7 +745,8 @@ static int decode_par(struct dpp *p, struct qdec *qd, bool timed, bool *ran)
 	if (pp.npc < 2)
 		goto out;
 	pp.st = calloc(pp.npc, sizeof(*pp.st));
-	if (!pp.st)
+	pp.bytes = calloc(pp.npc, sizeof(*pp.bytes));
+	if (!pp.st || !pp.bytes)
 		goto nomem;
 	*ran = true;
 	rc = par->run(par, pp.npc, qpiece_run, qpiece_done, &pp, p->sink);
@@ -745,6 +760,7 @@ out:
 	free(pp.first);
 	free(pp.pc);
 	free(pp.st);
+	free(pp.bytes);
 	return rc;
 }
 
