@@ -394,7 +394,7 @@ static const struct dec_option insn_options[] = {
 	  "--annotate: source lines above their instructions (on samples always)" },
 	{ "fields", "LIST", "--insn: what a line shows, by perf script's field names, laid out as perf script "
 	  "lays them out (jsonl: only their keys): comm, tid, pid, time, cpu, ip, sym, symoff, dso, srcline, "
-	  "insnlen, insn (the bytes), disasm; +F,-F: add to / take from the default (time, tid, cpu, ip, "
+	  "insnlen, insn (the bytes), disasm; +field,-field: add to / take from the default (time, tid, cpu, ip, "
 	  "sym, symoff, insn, disasm); e.g. -F ip as perf script --itrace=i0ns -F ip" },
 	{ NULL, NULL, NULL },
 };
