@@ -15,6 +15,11 @@ static const char *const names[BB_NFIELDS] = {
 	[BB_F_INSN] = "insn", [BB_F_DISASM] = "disasm",
 };
 
+const char *bb_field_name(enum bb_field f)
+{
+	return (unsigned)f < BB_NFIELDS ? names[f] : NULL;
+}
+
 /* The field named by the n bytes at s; BB_NFIELDS when none is. */
 static int field_of(const char *s, size_t n)
 {

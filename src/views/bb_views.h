@@ -26,6 +26,8 @@ enum bb_field {
 /* "a,b,c": exactly those fields; "+a,-b": `dflt` with a, without b.  0, or -EINVAL
  * after a usage message (an unknown field, both forms, none left, symoff without sym). */
 int bb_fields_parse(const char *spec, unsigned dflt, unsigned *out);
+/* perf script's name of a field (NULL past the last) */
+const char *bb_field_name(enum bb_field f);
 
 struct bb_view_opts {
 	enum bb_format format;
