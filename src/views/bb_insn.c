@@ -156,6 +156,32 @@ static void buf_i32(struct out_buf *b, int32_t x)
 		out_buf_u64(b, (uint64_t)x);
 }
 
+/* x in at least `width` columns (printf's %*d, %-*d with left, %0*d with zeros): heads
+ * are formatted once per new time, which on a timed trace is every few blocks */
+static void buf_int(struct out_buf *b, int64_t x, int width, bool left, bool zeros)
+{
+	char tmp[24];
+	int i = sizeof(tmp);
+	uint64_t u = x < 0 ? (uint64_t)-x : (uint64_t)x;
+	do {
+		tmp[--i] = (char)('0' + u % 10);
+		u /= 10;
+	} while (u);
+	int digits = (int)sizeof(tmp) - i, n = digits + (x < 0);
+	if (zeros)
+		while (digits++ < width - (x < 0) && i > 1)
+			tmp[--i] = '0', n++;
+	if (x < 0)
+		tmp[--i] = '-';
+	if (!left)
+		for (; n < width; n++)
+			out_buf_put(b, " ", 1);
+	out_buf_put(b, tmp + i, sizeof(tmp) - (size_t)i);
+	if (left)
+		for (; n < width; n++)
+			out_buf_put(b, " ", 1);
+}
+
 struct bb_insn_view *bb_insn_view_new(const struct bb_view_opts *o)
 {
 	struct bb_insn_view *v = calloc(1, sizeof(*v));
@@ -384,8 +410,11 @@ static void text_head(struct bb_insn_view *v, struct out_buf *b, const struct xe
 		out_buf_put(b, "-", 1);
 	out_buf_put(b, " ", 1);
 	buf_i32(b, ev->tid);
-	if (ev->cpu >= 0)	/* per-cpu traces, as perf script's [cpu] */
-		out_buf_printf(b, " [%03d]", ev->cpu);
+	if (ev->cpu >= 0) {	/* per-cpu traces, as perf script's [cpu] */
+		out_buf_put(b, " [", 2);
+		buf_int(b, ev->cpu, 3, false, true);
+		out_buf_put(b, "]", 1);
+	}
 }
 
 /* The columns before the address as perf script prints them (perf 6.1: comm in 16
@@ -398,18 +427,29 @@ static void perf_head(struct bb_insn_view *v, struct out_buf *b, const struct xe
 
 	if (f & BB_FIELD(COMM))
 		out_buf_printf(b, "%16s ", env && env->comm ? env->comm(env->ctx, ev->tid, ev->time) : "");
-	if ((f & BB_FIELD(PID)) && (f & BB_FIELD(TID)))
-		out_buf_printf(b, "%5d/%-5d ", ev->pid, ev->tid);
-	else if (f & (BB_FIELD(PID) | BB_FIELD(TID)))
-		out_buf_printf(b, "%5d ", f & BB_FIELD(PID) ? ev->pid : ev->tid);
-	if ((f & BB_FIELD(CPU)) && ev->cpu >= 0)
-		out_buf_printf(b, "[%03d] ", ev->cpu);
+	if ((f & BB_FIELD(PID)) && (f & BB_FIELD(TID))) {
+		buf_int(b, ev->pid, 5, false, false);
+		out_buf_put(b, "/", 1);
+		buf_int(b, ev->tid, 5, true, false);
+		out_buf_put(b, " ", 1);
+	} else if (f & (BB_FIELD(PID) | BB_FIELD(TID))) {
+		buf_int(b, f & BB_FIELD(PID) ? ev->pid : ev->tid, 5, false, false);
+		out_buf_put(b, " ", 1);
+	}
+	if ((f & BB_FIELD(CPU)) && ev->cpu >= 0) {
+		out_buf_put(b, "[", 1);
+		buf_int(b, ev->cpu, 3, false, true);
+		out_buf_put(b, "] ", 2);
+	}
 	if ((f & BB_FIELD(TIME)) && ev->time) {
-		if (v->o.raw_time)
-			out_buf_printf(b, "%lu: ", (unsigned long)ev->time);
-		else
-			out_buf_printf(b, "%5lu.%09lu: ", (unsigned long)(ev->time / 1000000000ULL),
-				       (unsigned long)(ev->time % 1000000000ULL));
+		if (v->o.raw_time) {
+			out_buf_u64(b, ev->time);
+		} else {
+			buf_int(b, (int64_t)(ev->time / 1000000000ULL), 5, false, false);
+			out_buf_put(b, ".", 1);
+			buf_int(b, (int64_t)(ev->time % 1000000000ULL), 9, false, true);
+		}
+		out_buf_put(b, ": ", 2);
 	}
 }
 
