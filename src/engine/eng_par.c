@@ -274,6 +274,8 @@ static int stitch_event(void *ctx, const struct xev *in)
 			return stitch_emit(s, &ev);
 		case XEV_ST_RESOLVE:
 			return stitch_resolve(s, ev.addr, ev.time);
+		case XEV_ST_TIME:	/* a decoder's own mark, never in a piece */
+			return 0;
 		}
 		return 0;
 	}
@@ -497,6 +499,7 @@ void eng_par_init(struct dec_par *dp, unsigned jobs, struct eng_par_view *view)
 	dp->piece_size = ps ? strtoull(ps, NULL, 0) : 0;
 	dp->run = par_run;
 	dp->ctx = view;
+	eng_streams_init(dp);
 }
 
 unsigned eng_par_default_jobs(void)
