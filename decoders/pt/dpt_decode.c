@@ -911,7 +911,7 @@ fail:
 int dpt_run(struct dpt_dec *d, const struct xev_sink *sink, uint64_t limit)
 {
 	struct dctx *c = &d->c;
-	if (c->done || (c->have_saved && c->tmpl.time > limit))
+	if (c->done || ((c->have_saved || c->fast_saved) && c->tmpl.time > limit))
 		return 0;	/* over, or still paused: the next event is later */
 	if (c->fast) {	/* through the walker's counter (dpt_int.h) */
 		c->real_sink = sink;

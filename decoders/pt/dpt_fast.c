@@ -55,8 +55,9 @@ struct dpt_fast {
 	uint64_t psb;		/* the checkpoint's PSB */
 	uint64_t psb_end;	/* its PSB+ ends here */
 	int start;		/* the PSB+ at psb is still to be taken */
-	int lib_has_tsc;	/* the time libipt's events carry */
+	int lib_has_tsc;	/* the time libipt's events carry: the last TSC read */
 	uint64_t lib_tsc;
+	struct pt_event saved;	/* the event dpt_run paused at (dctx.fast_saved) */
 	struct dctx snap;	/* the checkpoint */
 	struct xev snap_slot;
 	struct dpt_stats snap_st;
@@ -82,12 +83,15 @@ static inline uint64_t ip_update(uint64_t last, unsigned ipc, const uint8_t *p)
 	}
 }
 
-/* A PSB+ the walker takes: PSB, MODE.Exec 64-bit and a FUP, in any order, pads. */
-static bool psb_plain(const struct dctx *c, uint64_t off, uint64_t *ip, uint64_t *end)
+/* A PSB+ the walker takes: PSB, MODE.Exec 64-bit and a FUP, a TSC or not, in any
+ * order, pads.  *tsc: its TSC (*have_tsc 0: none). */
+static bool psb_plain_tsc(const struct dctx *c, uint64_t off, uint64_t *ip, uint64_t *end, int *have_tsc,
+			  uint64_t *tsc)
 {
 	const uint8_t *b = c->buf;
 	uint64_t len = c->len, p = off + PSB_LEN, last = 0;
 	bool fup = false, mode = false;
+	*have_tsc = 0;
 
 	if (off + PSB_LEN > len || memcmp(b + off, psb_bytes, PSB_LEN) != 0)
 		return false;
@@ -107,6 +111,13 @@ static bool psb_plain(const struct dctx *c, uint64_t off, uint64_t *ip, uint64_t
 			last = ip_update(last, h >> 5, b + p + 1);
 			fup = true;
 			p += 1 + (uint64_t)k;
+		} else if (h == 0x19) {
+			if (p + 8 > len || *have_tsc)
+				return false;
+			*tsc = 0;
+			memcpy(tsc, b + p + 1, 7);
+			*have_tsc = 1;
+			p += 8;
 		} else if (h == 0x02 && p + 2 <= len && b[p + 1] == 0x23) {
 			*ip = last;
 			*end = p + 2;
@@ -116,6 +127,13 @@ static bool psb_plain(const struct dctx *c, uint64_t off, uint64_t *ip, uint64_t
 		}
 	}
 	return false;
+}
+
+static bool psb_plain(const struct dctx *c, uint64_t off, uint64_t *ip, uint64_t *end)
+{
+	int have_tsc;
+	uint64_t tsc;
+	return psb_plain_tsc(c, off, ip, end, &have_tsc, &tsc);
 }
 
 static uint64_t next_psb(const struct dctx *c, uint64_t from);
@@ -161,6 +179,10 @@ static bool seg_plain(const struct dctx *c, uint64_t from)
 			if (p + 2 > len || b[p + 1] != 0x01 || on)
 				return false;
 			p += 2;
+		} else if (h == 0x19) {
+			if (p + 8 > len)
+				return false;
+			p += 8;
 		} else if (h == 0x02 && p + 8 <= len && b[p + 1] == 0xa3) {
 			uint64_t v = 0;
 			memcpy(&v, b + p + 2, 6);
@@ -354,7 +376,12 @@ static int event(struct dctx *c, enum pt_event_type type, uint64_t ip, int statu
 		ev.variant.exec_mode.mode = ptem_64bit;
 		break;
 	}
-	return dpt_on_event(c, &ev);
+	int r = dpt_on_event(c, &ev);
+	if (r == PAUSED) {	/* taken up again when dpt_run goes on (f->pos is after it) */
+		c->fast->saved = ev;
+		c->fast_saved = 1;
+	}
+	return r;
 }
 
 /* The instructions from `from` up to `to` (exclusive): how many, the last one. */
@@ -438,8 +465,14 @@ static int checkpoint(struct dctx *c)
 		c->opt->progress(c->opt->progress_ctx, c->buf + f->psb);
 	f->pos = f->psb_end;
 	f->last_ip = f->cur;
-	/* libipt's status update (MODE.Exec with the PSB+'s IP): the time it carries is
-	 * the one already taken, so it changes nothing but where a piece may end */
+	/* libipt's status update (MODE.Exec with the PSB+'s IP), with the time after the
+	 * PSB+ (its TSC, else the last one) */
+	uint64_t ip, end, tsc;
+	int have_tsc;
+	if (psb_plain_tsc(c, f->psb, &ip, &end, &have_tsc, &tsc) && have_tsc) {
+		f->lib_has_tsc = 1;
+		f->lib_tsc = tsc;
+	}
 	return event(c, ptev_exec_mode, f->cur, 1);
 }
 
@@ -450,9 +483,15 @@ static void rollback(struct dctx *c)
 	struct dpt_fast *f = c->fast;
 	uint64_t counted = c->counted;
 	const struct xev_sink *sink = c->sink, *real = c->real_sink;
+	/* with the checkpoint's limit too (it may be from an earlier dpt_run): libipt's
+	 * first event, the PSB+'s status update, pauses where the walker's did, and with
+	 * split_at_pause gives out the block held across the PSB+ as the walker did.  The
+	 * limits of later dpt_runs change nothing that shows: the walker's other events
+	 * hold no block (a disable gives it out before it pauses) */
 	*c = f->snap;
 	c->sink = sink;
 	c->real_sink = real;
+	c->fast_saved = 0;
 	*c->next = f->snap_slot;
 	*c->st = f->snap_st;
 	c->skip = counted;
@@ -495,8 +534,14 @@ static int at_psb(struct dctx *c, uint64_t p)
 	/* libipt takes the stretch before a PSB+ the walker does not take, up to and
 	 * through that PSB+ (a decoder synchronising there could see another error, at
 	 * another offset, than one that decoded up to it) */
-	if (!c->enabled || !psb_plain(c, p, &ip, &end) || !seg_plain(c, end) ||
+	int have_tsc;
+	uint64_t tsc;
+	if (!c->enabled || !psb_plain_tsc(c, p, &ip, &end, &have_tsc, &tsc) || !seg_plain(c, end) ||
 	    (c->opt->npsbs && near_stop(c, p)))
+		return BAIL;
+	/* a time libipt read but no event took yet: a decoder synchronised at this PSB
+	 * would not know it */
+	if (!have_tsc && f->lib_has_tsc && (!c->have_tsc || f->lib_tsc > c->tsc))
 		return BAIL;
 	if ((r = advance_to(c, ip)))
 		return r;
@@ -533,6 +578,7 @@ static int walk(struct dctx *c)
 				ip = ip_update(f->last_ip, ipc, b + p + 1);
 				f->last_ip = ip;
 			}
+			f->pos = p + 1 + (uint64_t)k;	/* where a pause at its event goes on */
 			if ((h & 0x1f) == 0x0d) {	/* TIP */
 				if (!ipc || !c->enabled)
 					return BAIL;
@@ -554,8 +600,16 @@ static int walk(struct dctx *c)
 			if (r)
 				return r;
 			p += 1 + (uint64_t)k;
+		} else if (h == 0x19) {	/* TSC: the time of libipt's next events */
+			if (p + 8 > len)
+				return BAIL;
+			f->lib_tsc = 0;
+			memcpy(&f->lib_tsc, b + p + 1, 7);
+			f->lib_has_tsc = 1;
+			p += 8;
 		} else if (h == 0x99) {
-			/* MODE.Exec before a TIP.PGE: libipt's event for it changes nothing */
+			/* MODE.Exec before a TIP.PGE: libipt's event for it comes after the
+			 * enable's, with a time no later: it changes nothing */
 			if (p + 2 > len || b[p + 1] != 0x01 || c->enabled)
 				return BAIL;
 			p += 2;
@@ -583,7 +637,10 @@ int dpt_fast_run(struct dctx *c)
 {
 	struct dpt_fast *f = c->fast;
 	int r = 0;
-	if (f->start) {
+	if (c->fast_saved) {	/* its time is taken now: it goes through */
+		c->fast_saved = 0;
+		r = dpt_on_event(c, &f->saved);
+	} else if (f->start) {
 		f->start = 0;
 		r = checkpoint(c);
 	}
@@ -624,25 +681,29 @@ void dpt_fast_begin(struct dctx *c)
 
 int dpt_fast_take_over(struct dctx *c, uint64_t off, const struct pt_event *pev)
 {
-	uint64_t ip, end, at = c->lib_stop;
+	uint64_t ip, end, tsc, at = c->lib_stop;
+	int have_tsc;
 	if (off <= at)
 		return 0;
 	c->lib_stop = find_lib_stop(c, off);
-	if (!psb_plain(c, at, &ip, &end) || next_psb(c, at + 1) < off || !seg_plain(c, end) ||
-	    (c->opt->npsbs && near_stop(c, at)))
+	if (!psb_plain_tsc(c, at, &ip, &end, &have_tsc, &tsc) || next_psb(c, at + 1) < off ||
+	    !seg_plain(c, end) || (c->opt->npsbs && near_stop(c, at)))
 		return 0;
 	/* libipt takes the PSB+'s status update once it reached its IP, having read ahead
-	 * to the first packet after it (pads skipped); further on, it took packets after
-	 * the PSB+ to get there (its code before did not lead to the IP) */
+	 * to the first packet after it (pads and TSCs taken); further on, it took packets
+	 * after the PSB+ to get there (its code before did not lead to the IP) */
 	uint64_t first = end;
-	while (first < c->len && !c->buf[first])
-		first++;
+	while (first < c->len && (!c->buf[first] || (c->buf[first] == 0x19 && first + 8 <= c->len)))
+		first += c->buf[first] ? 8 : 1;
 	if (off != first)
 		return 0;
-	/* what the walker carries: tracing on at the PSB+'s IP, nothing else pending */
+	/* what the walker carries: tracing on at the PSB+'s IP, nothing else pending; the
+	 * update's time is the PSB+'s TSC, or one already taken (a decoder synchronised at
+	 * the PSB, where the walker gives back, would not have another) */
 	if (!c->enabled || c->in_tsx || c->specf || c->err || c->cyc_mode || c->have_saved ||
 	    pev->type != ptev_exec_mode || pev->ip_suppressed || pev->variant.exec_mode.ip != ip ||
-	    (pev->has_tsc && (!c->have_tsc || pev->tsc > c->tsc)))
+	    (have_tsc ? !pev->has_tsc || pev->tsc != tsc :
+	     pev->has_tsc && (!c->have_tsc || pev->tsc > c->tsc)))
 		return 0;
 	c->fast->lib_has_tsc = pev->has_tsc;
 	c->fast->lib_tsc = pev->tsc;
@@ -670,9 +731,20 @@ bool dpt_walkable(const uint8_t *buf, size_t len, const struct dpt_options *opt)
 	return plain > 0 && 2 * plain >= seen;
 }
 
+/* The transfers the consumer does not want (dpt_options.ignore) are not delivered:
+ * libipt's block decoder gives some anyway (a block whose class its cache does not
+ * know is looked up, and its transfer made), the walker none, so that both deliver
+ * the same events, and count them alike. */
+static inline bool unwanted(const struct dctx *c, const struct xev *ev)
+{
+	return c->opt->ignore & (1u << XEV_BRANCH | 1u << XEV_CALL | 1u << XEV_RETURN) & (1u << ev->kind);
+}
+
 static int wrap_fn(void *ctx, const struct xev *ev)
 {
 	struct dctx *c = ctx;
+	if (unwanted(c, ev))
+		return 0;
 	if (c->skip) {
 		c->skip--;
 		return 0;
@@ -681,9 +753,8 @@ static int wrap_fn(void *ctx, const struct xev *ev)
 	return xev_emit(c->real_sink, ev);
 }
 
-static int wrap_batch(void *ctx, const struct xev *evs, size_t n)
+static int wrap_run(struct dctx *c, const struct xev *evs, size_t n)
 {
-	struct dctx *c = ctx;
 	if (c->skip) {
 		size_t k = c->skip < n ? (size_t)c->skip : n;
 		c->skip -= k;
@@ -694,6 +765,23 @@ static int wrap_batch(void *ctx, const struct xev *evs, size_t n)
 	}
 	c->counted += n;
 	return xev_emit_batch(c->real_sink, evs, n);
+}
+
+static int wrap_batch(void *ctx, const struct xev *evs, size_t n)
+{
+	struct dctx *c = ctx;
+	if (!(c->opt->ignore & (1u << XEV_BRANCH | 1u << XEV_CALL | 1u << XEV_RETURN)))
+		return wrap_run(c, evs, n);
+	for (size_t i = 0, j; i < n; i = j) {
+		while (i < n && unwanted(c, &evs[i]))
+			i++;
+		for (j = i; j < n && !unwanted(c, &evs[j]); j++)
+			;
+		int r = j > i ? wrap_run(c, evs + i, j - i) : 0;
+		if (r)
+			return r;
+	}
+	return 0;
 }
 
 int dpt_fast_init(struct dctx *c)

@@ -104,6 +104,7 @@ struct dctx {
 	struct dpt_fast *fast;
 	int in_fast;		/* the walker decodes now */
 	int begun;		/* dpt_fast_begin was called */
+	int fast_saved;		/* the walker paused at an event (dpt_run's limit) */
 	uint64_t lib_stop;	/* libipt hands over at the PSB+ at this offset */
 	uint64_t sync_at;	/* libipt synchronises at the PSB at sync_at - 1 (0: forward) */
 	uint64_t counted, skip;

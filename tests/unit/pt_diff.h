@@ -17,11 +17,15 @@ struct ptd_rec {
 	struct xev *ev;
 	size_t n, cap;
 	int failed;		/* out of memory */
+	uint32_t ignore;	/* transfers not recorded (dpt_options.ignore: libipt's
+				 * block decoder alone gives some all the same) */
 };
 
 static inline int ptd_fn(void *ctx, const struct xev *ev)
 {
 	struct ptd_rec *r = ctx;
+	if (r->ignore & (1u << XEV_BRANCH | 1u << XEV_CALL | 1u << XEV_RETURN) & (1u << ev->kind))
+		return 0;
 	if (r->n == r->cap) {
 		size_t cap = r->cap ? 2 * r->cap : 1024;
 		struct xev *p = realloc(r->ev, cap * sizeof(*p));
@@ -97,6 +101,7 @@ static inline int ptd_decode(const uint8_t *buf, size_t len, struct dpt_image *i
 {
 	struct dpt_dec *d;
 	struct xev_sink sink = { ptd_fn, out, NULL };
+	out->ignore = opt->ignore;
 	int r = dpt_open(&d, buf, len, img, opt);
 	if (r < 0)
 		return r;
