@@ -1,8 +1,12 @@
 /* The packet walker: decodes the plain stretches of a PT trace itself, faster than
  * libipt's block decoder, and gives libipt the rest.
  *
- * A plain stretch starts at a PSB+ that holds just the mode (64-bit) and an IP, and
- * goes on with TNT, TIP, TIP.PGD (no IP), MODE.Exec + TIP.PGE and further such PSB+.
+ * A plain stretch starts at a PSB+ that holds just the mode (64-bit), an IP and maybe
+ * a TSC, and goes on with TNT, TIP, TIP.PGD (no IP), MODE.Exec + TIP.PGE, TSC and
+ * further such PSB+ (the step tracer's traces, perf-style traces without MTC/CYC).
+ * A TSC is the time of libipt's next events (a PSB+'s status update, a disable, an
+ * enable); where such an event moves the time past dpt_run's limit the walker
+ * pauses, and takes the event up again when called again.
  * Each basic block is decoded once (a cache by address: its last instruction, its
  * length, how it ends, its direct target), so a conditional branch costs one TNT bit
  * and one lookup.  The blocks and events go through the same code as libipt's
