@@ -581,17 +581,23 @@ static const struct dec_ops insn_ops = {
 #define RELEASE_MARGIN (1u << 20)	/* below the decoder: a resync looking further back
 					 * re-reads dropped pages from the file */
 
-static void release(struct dctx *c, void *dec, const struct dec_ops *ops)
+void dpt_release(struct dctx *c, uint64_t off)
 {
-	uint64_t off;
 	long page = sysconf(_SC_PAGESIZE);
-	if (ops->get_offset(dec, &off) < 0 || off < c->released + 2 * RELEASE_MARGIN)
+	if (off < c->released + 2 * RELEASE_MARGIN)
 		return;
 	uintptr_t from = ((uintptr_t)c->buf + c->released + (uintptr_t)page - 1) & ~((uintptr_t)page - 1);
 	uintptr_t to = ((uintptr_t)c->buf + off - RELEASE_MARGIN) & ~((uintptr_t)page - 1);
 	if (to > from)
 		madvise((void *)from, to - from, MADV_DONTNEED);
 	c->released = off - RELEASE_MARGIN;
+}
+
+static void release(struct dctx *c, void *dec, const struct dec_ops *ops)
+{
+	uint64_t off;
+	if (ops->get_offset(dec, &off) == 0)
+		dpt_release(c, off);
 }
 
 /* A TIP.PGD without an IP binds to the next branch that needs trace (a ret, an

@@ -23,8 +23,6 @@
 #include <errno.h>
 #include <stdlib.h>
 #include <string.h>
-#include <sys/mman.h>
-#include <unistd.h>
 
 #include "decoders/pt/dpt_int.h"
 
@@ -34,7 +32,6 @@
 #define PSB_LEN 16
 #define HEADER_MAX 32		/* packets of a PSB+ looked at */
 #define SCAN_AHEAD (1u << 20)	/* lib_stop is looked for this far, then again */
-#define RELEASE_MARGIN (1u << 20)
 
 /* dpt_fast_run's internal "libipt must do this" */
 #define BAIL (-0x10005)
@@ -439,18 +436,6 @@ static int advance_to(struct dctx *c, uint64_t to)
 	return BAIL;
 }
 
-static void release(struct dctx *c, uint64_t off)
-{
-	long page = sysconf(_SC_PAGESIZE);
-	if (off < c->released + 2 * RELEASE_MARGIN)
-		return;
-	uintptr_t from = ((uintptr_t)c->buf + c->released + (uintptr_t)page - 1) & ~((uintptr_t)page - 1);
-	uintptr_t to = ((uintptr_t)c->buf + off - RELEASE_MARGIN) & ~((uintptr_t)page - 1);
-	if (to > from)
-		madvise((void *)from, to - from, MADV_DONTNEED);
-	c->released = off - RELEASE_MARGIN;
-}
-
 /* The PSB+ at f->psb is taken: the state before it is the checkpoint. */
 static int checkpoint(struct dctx *c)
 {
@@ -464,7 +449,7 @@ static int checkpoint(struct dctx *c)
 	c->counted = 0;
 	c->st->walked++;
 	if (c->opt->release_behind)
-		release(c, f->psb);
+		dpt_release(c, f->psb);
 	if (c->opt->progress)
 		c->opt->progress(c->opt->progress_ctx, c->buf + f->psb);
 	f->pos = f->psb_end;

@@ -142,6 +142,8 @@ const struct bcache_ent *dpt_branch_fill(struct dctx *c, struct bcache_ent *e, u
 int dpt_on_event(struct dctx *c, const struct pt_event *pev);
 int dpt_at_stop(struct dctx *c, uint64_t off);
 int dpt_piece_end(struct dctx *c);
+/* Gives back the pages of a release_behind buffer well behind offset `off`. */
+void dpt_release(struct dctx *c, uint64_t off);
 
 /* The walker (dpt_fast.c). */
 int dpt_fast_init(struct dctx *c);
