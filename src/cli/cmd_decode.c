@@ -27,7 +27,9 @@ static const char usage_common[] =
 	"  -o, --output FILE      write the report to FILE instead of stdout\n"
 	"  -j, --jobs N           decode on N threads (default: the online cores; 1: one);\n"
 	"                         the report is the same whatever N (PT: pieces between\n"
-	"                         PSBs, joined in order)\n"
+	"                         PSBs, joined in order; samples: the file read and\n"
+	"                         ordered on one thread, decoded on another)\n"
+	"  -v, --verbose          say on stderr how many threads the decode ran on\n"
 	"  --tid TID              only this thread\n"
 	"  --comm NAME            only threads with this name\n"
 	"  --time A-B             only events with A <= time <= B (ns, or s.ns as perf\n"
@@ -96,6 +98,10 @@ static int parse_args(int argc, char **argv, struct eng_opts *eo)
 		if (a[0] != '-' || a[1] == 0)
 			return xp_usage_error("decode", "unexpected argument '%s'", a);
 		if (a[1] != '-') {
+			if (!strcmp(a, "-v")) {
+				eo->verbose = true;
+				continue;
+			}
 			if (a[1] == 'j' && a[2]) {	/* -jN */
 				snprintf(name, sizeof(name), "jobs");
 				val = a + 2;
@@ -116,7 +122,7 @@ static int parse_args(int argc, char **argv, struct eng_opts *eo)
 		}
 		const struct dec_view *v = eng_find_view(name);
 		const struct dec_option *x = v ? NULL : eng_find_option(name);
-		bool flag = !strcmp(name, "per-thread") || !strcmp(name, "per-process");
+		bool flag = !strcmp(name, "per-thread") || !strcmp(name, "per-process") || !strcmp(name, "verbose");
 		bool takes = v ? v->arg != NULL : x ? x->arg != NULL : !flag;
 		if (!v && !x && !flag && strcmp(name, "input") && strcmp(name, "output") &&
 		    strcmp(name, "format") && strcmp(name, "tid") && strcmp(name, "comm") &&
@@ -175,6 +181,8 @@ static int parse_args(int argc, char **argv, struct eng_opts *eo)
 			vo->per_thread = true;
 		} else if (!strcmp(name, "per-process")) {
 			vo->per_process = true;
+		} else if (!strcmp(name, "verbose")) {
+			eo->verbose = true;
 		}
 	}
 	return 0;

@@ -1,10 +1,13 @@
 /* Services of the decode context (ctx.h): reading the perf.data with its sideband,
  * symbolizing addresses, weighing events, thread filters. */
+#include <errno.h>
+#include <pthread.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
 
 #include "decode/ctx.h"
+#include "decode/dec_par.h"
 #include "util/xp_err.h"
 #include "util/xp_status.h"
 #include "util/xp_hash.h"
@@ -53,18 +56,25 @@ static void jit_clock(struct dec_ctx *c, const struct pd_rec *r)
 	}
 }
 
+/* The records the session and the JIT clock take. */
+static bool is_sideband(const struct pd_rec *r)
+{
+	return r->type == PERF_RECORD_MMAP || r->type == PERF_RECORD_MMAP2 || r->type == PERF_RECORD_COMM ||
+		r->type == PERF_RECORD_FORK || r->type == PERF_RECORD_EXIT || r->type == PD_RECORD_TIME_CONV ||
+		r->type == PD_RECORD_AUXTRACE_INFO;
+}
+
 static int rd_rec(void *a, const struct pd_rec *r)
 {
 	struct rd_ctx *x = a;
 
 	if ((x->nrec++ & 0xff) == 0)
 		progress(x, r->offset);
-	if (r->type == PERF_RECORD_MMAP || r->type == PERF_RECORD_MMAP2 || r->type == PERF_RECORD_COMM ||
-	    r->type == PERF_RECORD_FORK || r->type == PERF_RECORD_EXIT) {
+	if (r->type == PD_RECORD_TIME_CONV || r->type == PD_RECORD_AUXTRACE_INFO) {
+		jit_clock(x->c, r);
+	} else if (is_sideband(r)) {
 		if (sb_feed(x->c->sb, r) < 0)
 			return xp_err(pd_name(x->c->pd), NULL, "out of memory");
-	} else if (r->type == PD_RECORD_TIME_CONV || r->type == PD_RECORD_AUXTRACE_INFO) {
-		jit_clock(x->c, r);
 	}
 	return x->fn(x->arg, r);
 }
@@ -83,19 +93,199 @@ static bool timeless_branch_samples(const struct pd_file *f)
 	return false;
 }
 
-int dec_read(struct dec_ctx *c, pd_rec_fn fn, void *arg)
+/* ---- dec_read_samples on two threads: the reader maps the file and puts its records
+ * in time order, the decode's thread parses and decodes them.  The records go over as
+ * bytes (offset, then the record padded to 8), in chunks: RA_CHUNKS of them at most
+ * are written and not yet read. */
+#define RA_CHUNK (256u << 10)
+#define RA_CHUNKS 4
+
+struct ra_chunk {
+	struct ra_chunk *next;
+	size_t used;
+	uint64_t buf[RA_CHUNK / 8];
+};
+
+struct ra {
+	struct dec_ctx *c;
+	pthread_mutex_t mu;
+	pthread_cond_t cond;
+	struct ra_chunk *head, *tail, *spare;	/* full ones head..tail; tail is written */
+	size_t nfull;
+	size_t limit;		/* bytes a chunk takes (tests make small chunks) */
+	bool done, stop;
+	int rc;			/* the reader's return */
+};
+
+/* Reader thread: a record into the chunk being written (a full one goes over). */
+static int ra_put(void *arg, const struct pd_rec *r)
+{
+	struct ra *a = arg;
+	size_t need = 8 + ((size_t)r->size + 7) / 8 * 8;
+
+	/* what dec_read_samples' callback and the context take */
+	if (r->type != PERF_RECORD_SAMPLE && !is_sideband(r))
+		return 0;
+	/* a record always fits an empty chunk (64 KiB at most) */
+	if (!a->tail || (a->tail->used && a->tail->used + need > a->limit)) {
+		pthread_mutex_lock(&a->mu);
+		if (a->tail) {
+			a->nfull++;
+			pthread_cond_broadcast(&a->cond);
+		}
+		while (a->nfull >= RA_CHUNKS && !a->stop)
+			pthread_cond_wait(&a->cond, &a->mu);
+		struct ra_chunk *ch = a->stop ? NULL : a->spare;
+		if (ch)
+			a->spare = ch->next;
+		else if (!a->stop)
+			ch = malloc(sizeof(*ch));
+		bool stop = a->stop;
+		if (ch) {
+			ch->next = NULL;
+			ch->used = 0;
+			if (a->tail)
+				a->tail->next = ch;
+			else
+				a->head = ch;
+			a->tail = ch;
+		}
+		pthread_mutex_unlock(&a->mu);
+		if (!ch)
+			return stop ? -ECANCELED : xp_err(pd_name(a->c->pd), NULL, "out of memory");
+	}
+	/* written outside the lock: the decode's thread reads a chunk once it is full */
+	uint64_t *p = a->tail->buf + a->tail->used / 8;
+	p[0] = r->offset;
+	memcpy(p + 1, r->raw, r->size);
+	a->tail->used += need;
+	return 0;
+}
+
+static void *ra_reader(void *arg)
+{
+	struct ra *a = arg;
+	int rc = pd_read_events(a->c->pd, PD_ORDERED | PD_RAW_SAMPLES, ra_put, a);
+	pthread_mutex_lock(&a->mu);
+	a->rc = rc;
+	a->done = true;
+	if (a->tail)
+		a->nfull++;
+	pthread_cond_broadcast(&a->cond);
+	pthread_mutex_unlock(&a->mu);
+	return NULL;
+}
+
+/* The decode's thread: the records of every chunk, parsed, into rd_rec. */
+static int ra_decode(struct ra *a, struct rd_ctx *x)
+{
+	uint64_t bad = 0;
+	struct pd_rec r;
+	int rc = 0;
+
+	for (;;) {
+		pthread_mutex_lock(&a->mu);
+		while (!a->nfull && !a->done)
+			pthread_cond_wait(&a->cond, &a->mu);
+		struct ra_chunk *ch = a->nfull ? a->head : NULL;
+		pthread_mutex_unlock(&a->mu);
+		if (!ch)
+			break;
+		for (size_t at = 0; at < ch->used && !rc;) {
+			const uint64_t *p = ch->buf + at / 8;
+			uint16_t size;
+			memcpy(&size, (const uint8_t *)(p + 1) + 6, 2);
+			at += 8 + ((size_t)size + 7) / 8 * 8;
+			if (pd_parse_record(a->c->pd, p + 1, size, p[0], &r) < 0)
+				bad++;
+			else
+				rc = rd_rec(x, &r);
+		}
+		pthread_mutex_lock(&a->mu);
+		a->head = ch->next;
+		if (!a->head)
+			a->tail = NULL;
+		a->nfull--;
+		ch->next = a->spare;
+		a->spare = ch;
+		pthread_cond_broadcast(&a->cond);
+		pthread_mutex_unlock(&a->mu);
+		if (rc)
+			break;
+	}
+	pd_count_bad(a->c->pd, bad);
+	return rc;
+}
+
+/* The read on two threads; -EAGAIN when no thread could be started. */
+static int read_ahead(struct dec_ctx *c, struct rd_ctx *x)
+{
+	struct ra a = { .c = c, .limit = RA_CHUNK };
+	pthread_t th;
+	int rc;
+
+	if (c->par->piece_size && c->par->piece_size < RA_CHUNK)
+		a.limit = (size_t)c->par->piece_size;
+	pthread_mutex_init(&a.mu, NULL);
+	pthread_cond_init(&a.cond, NULL);
+	if (pthread_create(&th, NULL, ra_reader, &a) != 0) {
+		rc = -EAGAIN;
+		goto out;
+	}
+	rc = ra_decode(&a, x);
+	pthread_mutex_lock(&a.mu);
+	a.stop = true;
+	pthread_cond_broadcast(&a.cond);
+	pthread_mutex_unlock(&a.mu);
+	pthread_join(th, NULL);
+	if (!rc)
+		rc = a.rc;
+	if (c->par->threads < 2)
+		c->par->threads = 2;
+out:
+	while (a.head) {
+		struct ra_chunk *ch = a.head;
+		a.head = ch->next;
+		free(ch);
+	}
+	while (a.spare) {
+		struct ra_chunk *ch = a.spare;
+		a.spare = ch->next;
+		free(ch);
+	}
+	pthread_mutex_destroy(&a.mu);
+	pthread_cond_destroy(&a.cond);
+	return rc;
+}
+
+static int read_all(struct dec_ctx *c, pd_rec_fn fn, void *arg, bool samples)
 {
 	struct rd_ctx x = { .c = c, .fn = fn, .arg = arg };
 	const struct pd_build_id *b;
 	size_t nb = pd_build_ids(c->pd, &b);
-	int rc;
+	unsigned flags = timeless_branch_samples(c->pd) ? 0 : PD_ORDERED;
+	int rc = -EAGAIN;
 
 	sb_set_build_ids(c->sb, b, nb);
 	pd_data_range(c->pd, &x.start, &x.end);
-	rc = pd_read_events(c->pd, timeless_branch_samples(c->pd) ? 0 : PD_ORDERED, rd_rec, &x);
+	/* a pipe's attrs grow as it is read: parsed on the thread reading it */
+	if (samples && flags && c->par && c->par->jobs > 1 && !pd_is_pipe(c->pd))
+		rc = read_ahead(c, &x);
+	if (rc == -EAGAIN)
+		rc = pd_read_events(c->pd, flags, rd_rec, &x);
 	xp_status_clear();
 	pd_report_losses(c->pd);
 	return rc;
+}
+
+int dec_read(struct dec_ctx *c, pd_rec_fn fn, void *arg)
+{
+	return read_all(c, fn, arg, false);
+}
+
+int dec_read_samples(struct dec_ctx *c, pd_rec_fn fn, void *arg)
+{
+	return read_all(c, fn, arg, true);
 }
 
 /* Address -> function cache: stacks repeat, symbol lookups are the hot path. */

@@ -40,6 +40,9 @@ struct dec_par {
 	 * unlock; the engine holds the lock while views take events. */
 	void (*lock)(struct dec_par *par);
 	void (*unlock)(struct dec_par *par);
+	/* the most threads that worked at once (1: the decode's only), for `decode -v`:
+	 * set by run, and by a decoder that reads on threads of its own */
+	unsigned threads;
 	void *ctx;
 };
 

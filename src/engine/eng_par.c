@@ -64,6 +64,7 @@ struct pool {
 	void *arg;
 	struct eng_par_view *view;
 	bool parts;		/* pieces feed view parts */
+	unsigned busy;		/* workers that decoded a piece */
 	struct stitch st;
 	struct chunk *spare;	/* read chunks, for reuse (fresh ones cost page faults) */
 };
@@ -189,6 +190,7 @@ static void *worker(void *arg)
 {
 	struct pool *pl = ((void **)arg)[0];
 	unsigned w = (unsigned)(uintptr_t)((void **)arg)[1];
+	bool ran = false;
 	pthread_mutex_lock(&pl->mu);
 	for (;;) {
 		while (!pl->stop && pl->take < pl->n && pl->take >= pl->head + pl->window)
@@ -202,6 +204,10 @@ static void *worker(void *arg)
 		if (!skip)
 			run_piece(pl, w, p);
 		pthread_mutex_lock(&pl->mu);
+		if (!skip && !ran) {
+			ran = true;
+			pl->busy++;
+		}
 		p->state = P_DONE;
 		pthread_cond_broadcast(&pl->done);
 	}
@@ -448,6 +454,9 @@ static int par_run(struct dec_par *dp, size_t n, dec_piece_fn fn, dec_piece_done
 	pthread_mutex_unlock(&pl.mu);
 	for (unsigned t = 0; t < started; t++)
 		pthread_join(th[t], NULL);
+	/* the workers that decoded, and this thread, which fed the view meanwhile */
+	if (pl.busy + 1 > dp->threads)
+		dp->threads = pl.busy + 1;
 	for (size_t i = 0; i < n; i++) {
 		struct piece *p = &pl.p[i];
 		drop_chunks(p);
@@ -496,6 +505,7 @@ void eng_par_init(struct dec_par *dp, unsigned jobs, struct eng_par_view *view)
 	dp->jobs = jobs;
 	dp->piece_size = ps ? strtoull(ps, NULL, 0) : 0;
 	dp->run = par_run;
+	dp->threads = 1;
 	dp->ctx = view;
 }
 

@@ -763,6 +763,8 @@ struct rd {
 	pd_rec_fn fn;
 	void *ctx;
 	bool ordered;
+	bool raw_samples;	/* PD_RAW_SAMPLES */
+	bool direct;		/* the record being delivered did not come through the queue */
 	uint64_t next_flush;	/* FINISHED_ROUND limit (perf: max time at the previous round) */
 	uint64_t max_time;
 	uint64_t delivered_max;
@@ -777,6 +779,8 @@ static void note_truncated(struct pd_file *f, uint64_t at)
 		f->st.bytes_lost += f->data_end - at;
 }
 
+static uint64_t rec_time(struct pd_file *f, const uint8_t *raw, size_t size);
+
 /* Parses and delivers one record (kernel records arrive here from the queue). */
 static int deliver(void *arg, const void *raw, size_t size, uint64_t offset)
 {
@@ -784,7 +788,14 @@ static int deliver(void *arg, const void *raw, size_t size, uint64_t offset)
 	struct pd_file *f = r->f;
 	struct pd_rec *rec = &r->rec;
 
-	if (pd_parse_rec(f, raw, size, rec) < 0) {
+	if (r->raw_samples && ((const struct perf_event_header *)raw)->type == PERF_RECORD_SAMPLE) {
+		/* the time the queue sorted it by */
+		rec->type = PERF_RECORD_SAMPLE;
+		rec->size = (uint32_t)size;
+		rec->raw = raw;
+		rec->attr = NULL;
+		rec->time = r->q && !r->direct ? pd_queue_last_flushed(r->q) : rec_time(f, raw, size);
+	} else if (pd_parse_rec(f, raw, size, rec) < 0) {
 		f->st.bad++;
 		return 0;
 	}
@@ -960,11 +971,14 @@ static int kernel_record(struct rd *r, const uint8_t *raw, size_t size, uint64_t
 	uint64_t t;
 	int rc;
 
-	if (!r->ordered)
-		return deliver(r, raw, size, offset);
-	t = rec_time(f, raw, size);
-	if (!t) /* perf delivers records without a time at once */
-		return deliver(r, raw, size, offset);
+	/* perf delivers records without a time at once */
+	t = r->ordered ? rec_time(f, raw, size) : 0;
+	if (!t) {
+		r->direct = true;
+		rc = deliver(r, raw, size, offset);
+		r->direct = false;
+		return rc;
+	}
 	if (t > r->max_time)
 		r->max_time = t;
 	if (pd_queue_push(r->q, t, raw, size, offset, in) < 0)
@@ -989,7 +1003,8 @@ static int pipe_short(struct pd_file *f, uint64_t off, int pr)
 
 int pd_read_events(struct pd_file *f, unsigned flags, pd_rec_fn fn, void *ctx)
 {
-	struct rd r = { .f = f, .fn = fn, .ctx = ctx, .ordered = (flags & PD_ORDERED) != 0 };
+	struct rd r = { .f = f, .fn = fn, .ctx = ctx, .ordered = (flags & PD_ORDERED) != 0,
+			.raw_samples = (flags & PD_RAW_SAMPLES) != 0 };
 	uint64_t off = f->pipe ? f->pos : f->data_off;
 	int rc = 0;
 
@@ -1149,4 +1164,24 @@ void pd_report_losses(const struct pd_file *f)
 	if (s->out_of_order)
 		xp_warn("%s: %llu records out of time order (ordering queue overflowed)", f->name,
 			(unsigned long long)s->out_of_order);
+}
+
+int pd_parse_record(struct pd_file *f, const void *raw, size_t size, uint64_t offset, struct pd_rec *r)
+{
+	if (size < sizeof(struct perf_event_header) || pd_parse_rec(f, raw, size, r) < 0)
+		return -EINVAL;
+	/* the user records a read delivers parsed (it checked their sizes) */
+	if (r->type == PD_RECORD_AUXTRACE_INFO && size >= sizeof(struct pd_auxtrace_info_event))
+		r->u.auxtrace_info = raw;
+	else if (r->type == PD_RECORD_TIME_CONV && size >= sizeof(struct pd_time_conv_event))
+		r->u.time_conv = raw;
+	r->offset = offset;
+	r->aux = NULL;
+	r->aux_size = 0;
+	return 0;
+}
+
+void pd_count_bad(struct pd_file *f, uint64_t n)
+{
+	f->st.bad += n;
 }

@@ -184,6 +184,10 @@ void pd_close(struct pd_file *f);
 
 enum pd_read_flags {
 	PD_ORDERED = 1u << 0,	/* deliver in time order (perf's FINISHED_ROUND rules) */
+	/* SAMPLE records reach the callback unparsed: type, size, raw, offset and time
+	 * only (attr NULL, u not filled); pd_parse_record parses them, on another thread
+	 * too (decode/ctx.c reads on two threads) */
+	PD_RAW_SAMPLES = 1u << 1,
 };
 
 /* Returning non-zero from the callback stops reading; pd_read_events returns it. */
@@ -217,6 +221,14 @@ const char *pd_record_name(uint32_t type);
 
 /* Prints the loss summary of a read (nothing when the read was complete). */
 void pd_report_losses(const struct pd_file *f);
+
+/* Parses a record (header first, `size` bytes) as a read delivers it (of the user
+ * records: AUXTRACE_INFO and TIME_CONV a read delivered).  Reads
+ * the file's attrs only: safe while another thread reads a file (not a pipe: its
+ * attrs grow during the read).  0, or -EINVAL for a record that does not parse
+ * (pd_count_bad counts those). */
+int pd_parse_record(struct pd_file *f, const void *raw, size_t size, uint64_t offset, struct pd_rec *r);
+void pd_count_bad(struct pd_file *f, uint64_t n);
 
 /* Parses one SAMPLE body for `attr` (exposed for tests and synthetic producers). */
 int pd_parse_sample(const struct pd_attr *attr, const void *rec, size_t size,
