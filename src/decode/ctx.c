@@ -5,6 +5,7 @@
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
+#include <sys/mman.h>
 
 #include "decode/ctx.h"
 #include "decode/dec_par.h"
@@ -94,11 +95,14 @@ static bool timeless_branch_samples(const struct pd_file *f)
 }
 
 /* ---- dec_read_samples on two threads: the reader maps the file and puts its records
- * in time order, the decode's thread parses and decodes them.  The records go over as
- * bytes (offset, then the record padded to 8), in chunks: RA_CHUNKS of them at most
- * are written and not yet read. */
+ * in time order, the decode's thread parses and decodes them.  A record goes over as
+ * its offset and its address in the file's mapping (the mappings the read lets go of
+ * follow as unmap entries: the decode's thread unmaps them once it read every record
+ * before), or, when the reader had to copy it, as its bytes.  In chunks: RA_CHUNKS of
+ * them at most are written and not yet read. */
 #define RA_CHUNK (256u << 10)
 #define RA_CHUNKS 4
+#define RA_UNMAP UINT64_MAX	/* an entry's first word: an unmap entry (p, len) */
 
 struct ra_chunk {
 	struct ra_chunk *next;
@@ -117,15 +121,10 @@ struct ra {
 	int rc;			/* the reader's return */
 };
 
-/* Reader thread: a record into the chunk being written (a full one goes over). */
-static int ra_put(void *arg, const struct pd_rec *r)
+/* Reader thread: room for `need` bytes in the chunk being written (a full one goes
+ * over); NULL when the decode stopped (*err 0) or memory ran out. */
+static uint64_t *ra_room(struct ra *a, size_t need, int *err)
 {
-	struct ra *a = arg;
-	size_t need = 8 + ((size_t)r->size + 7) / 8 * 8;
-
-	/* what dec_read_samples' callback and the context take */
-	if (r->type != PERF_RECORD_SAMPLE && !is_sideband(r))
-		return 0;
 	/* a record always fits an empty chunk (64 KiB at most) */
 	if (!a->tail || (a->tail->used && a->tail->used + need > a->limit)) {
 		pthread_mutex_lock(&a->mu);
@@ -140,7 +139,7 @@ static int ra_put(void *arg, const struct pd_rec *r)
 			a->spare = ch->next;
 		else if (!a->stop)
 			ch = malloc(sizeof(*ch));
-		bool stop = a->stop;
+		*err = a->stop ? 0 : -ENOMEM;
 		if (ch) {
 			ch->next = NULL;
 			ch->used = 0;
@@ -152,14 +151,52 @@ static int ra_put(void *arg, const struct pd_rec *r)
 		}
 		pthread_mutex_unlock(&a->mu);
 		if (!ch)
-			return stop ? -ECANCELED : xp_err(pd_name(a->c->pd), NULL, "out of memory");
+			return NULL;
 	}
 	/* written outside the lock: the decode's thread reads a chunk once it is full */
 	uint64_t *p = a->tail->buf + a->tail->used / 8;
-	p[0] = r->offset;
-	memcpy(p + 1, r->raw, r->size);
 	a->tail->used += need;
+	return p;
+}
+
+static int ra_put(void *arg, const struct pd_rec *r)
+{
+	struct ra *a = arg;
+	bool copy = !r->in_place;
+	size_t need = 16 + (copy ? ((size_t)r->size + 7) / 8 * 8 : 0);
+	int err;
+
+	/* what dec_read_samples' callback and the context take */
+	if (r->type != PERF_RECORD_SAMPLE && !is_sideband(r))
+		return 0;
+	uint64_t *p = ra_room(a, need, &err);
+	if (!p)
+		return err ? xp_err(pd_name(a->c->pd), NULL, "out of memory") : -ECANCELED;
+	p[0] = r->offset;
+	p[1] = copy ? 0 : (uintptr_t)r->raw;
+	if (copy)
+		memcpy(p + 2, r->raw, r->size);
 	return 0;
+}
+
+/* Reader thread (pd_set_unmap_hook): a mapping to unmap once the records before are
+ * read. */
+static void ra_unmap(void *arg, void *p, size_t len)
+{
+	struct ra *a = arg;
+	int err;
+	uint64_t *e = ra_room(a, 24, &err);
+
+	/* the decode stopped reading (and will not again): now; out of memory: records
+	 * in the chunks before may still be read, the mapping stays */
+	if (!e) {
+		if (!err)
+			munmap(p, len);
+		return;
+	}
+	e[0] = RA_UNMAP;
+	e[1] = (uintptr_t)p;
+	e[2] = len;
 }
 
 static void *ra_reader(void *arg)
@@ -176,11 +213,38 @@ static void *ra_reader(void *arg)
 	return NULL;
 }
 
-/* The decode's thread: the records of every chunk, parsed, into rd_rec. */
+/* The entries of a chunk: records parsed into rd_rec until it returns non-zero (x
+ * NULL: none), unmap entries all. */
+static int ra_entries(struct ra *a, struct ra_chunk *ch, struct rd_ctx *x, uint64_t *bad)
+{
+	struct pd_rec r;
+	int rc = 0;
+
+	for (size_t at = 0; at < ch->used;) {
+		const uint64_t *p = ch->buf + at / 8;
+		if (p[0] == RA_UNMAP) {
+			munmap((void *)(uintptr_t)p[1], (size_t)p[2]);
+			at += 24;
+			continue;
+		}
+		const uint8_t *raw = p[1] ? (const uint8_t *)(uintptr_t)p[1] : (const uint8_t *)(p + 2);
+		uint16_t size;
+		memcpy(&size, raw + 6, 2);
+		at += 16 + (p[1] ? 0 : ((size_t)size + 7) / 8 * 8);
+		if (!x || rc)
+			continue;
+		if (pd_parse_record(a->c->pd, raw, size, p[0], &r) < 0)
+			(*bad)++;
+		else
+			rc = rd_rec(x, &r);
+	}
+	return rc;
+}
+
+/* The decode's thread: every chunk, in order. */
 static int ra_decode(struct ra *a, struct rd_ctx *x)
 {
 	uint64_t bad = 0;
-	struct pd_rec r;
 	int rc = 0;
 
 	for (;;) {
@@ -191,16 +255,7 @@ static int ra_decode(struct ra *a, struct rd_ctx *x)
 		pthread_mutex_unlock(&a->mu);
 		if (!ch)
 			break;
-		for (size_t at = 0; at < ch->used && !rc;) {
-			const uint64_t *p = ch->buf + at / 8;
-			uint16_t size;
-			memcpy(&size, (const uint8_t *)(p + 1) + 6, 2);
-			at += 8 + ((size_t)size + 7) / 8 * 8;
-			if (pd_parse_record(a->c->pd, p + 1, size, p[0], &r) < 0)
-				bad++;
-			else
-				rc = rd_rec(x, &r);
-		}
+		rc = ra_entries(a, ch, x, &bad);
 		pthread_mutex_lock(&a->mu);
 		a->head = ch->next;
 		if (!a->head)
@@ -221,6 +276,7 @@ static int ra_decode(struct ra *a, struct rd_ctx *x)
 static int read_ahead(struct dec_ctx *c, struct rd_ctx *x)
 {
 	struct ra a = { .c = c, .limit = RA_CHUNK };
+	uint64_t bad = 0;
 	pthread_t th;
 	int rc;
 
@@ -228,6 +284,7 @@ static int read_ahead(struct dec_ctx *c, struct rd_ctx *x)
 		a.limit = (size_t)c->par->piece_size;
 	pthread_mutex_init(&a.mu, NULL);
 	pthread_cond_init(&a.cond, NULL);
+	pd_set_unmap_hook(c->pd, ra_unmap, &a);
 	if (pthread_create(&th, NULL, ra_reader, &a) != 0) {
 		rc = -EAGAIN;
 		goto out;
@@ -243,9 +300,11 @@ static int read_ahead(struct dec_ctx *c, struct rd_ctx *x)
 	if (c->par->threads < 2)
 		c->par->threads = 2;
 out:
-	while (a.head) {
+	pd_set_unmap_hook(c->pd, NULL, NULL);
+	while (a.head) {	/* a decode that stopped: what the reader let go of */
 		struct ra_chunk *ch = a.head;
 		a.head = ch->next;
+		ra_entries(&a, ch, NULL, &bad);
 		free(ch);
 	}
 	while (a.spare) {

@@ -667,9 +667,12 @@ const struct pd_build_id *pd_build_id_for(const struct pd_file *f, const char *f
 
 /* ---- reading records ---- */
 
-static void win_unmap(struct pd_win *w)
+static void win_unmap(struct pd_file *f, struct pd_win *w)
 {
-	munmap(w->p, w->len);
+	if (f->unmap_hook)
+		f->unmap_hook(f->unmap_ctx, w->p, w->len);
+	else
+		munmap(w->p, w->len);
 	free(w);
 }
 
@@ -679,7 +682,7 @@ static void win_release(struct pd_hold *h)
 	struct pd_win *w = (struct pd_win *)h;
 
 	if (w->retired)
-		win_unmap(w);
+		win_unmap(w->f, w);
 }
 
 /* Bytes [off, off+len) of the data section, or NULL past its end (file mode). */
@@ -701,10 +704,11 @@ static const uint8_t *win_get(struct pd_file *f, uint64_t off, uint64_t len)
 	if (w && w->hold.live)
 		w->retired = true;	/* queued records still point into it */
 	else if (w)
-		win_unmap(w);
+		win_unmap(f, w);
 	f->win = w = calloc(1, sizeof(*w));
 	if (!w)
 		return NULL;
+	w->f = f;
 	w->p = mmap(NULL, want, PROT_READ, MAP_PRIVATE | MAP_POPULATE, f->fd, (off_t)start);
 	if (w->p == MAP_FAILED) {
 		free(w);
@@ -782,7 +786,7 @@ static void note_truncated(struct pd_file *f, uint64_t at)
 static uint64_t rec_time(struct pd_file *f, const uint8_t *raw, size_t size);
 
 /* Parses and delivers one record (kernel records arrive here from the queue). */
-static int deliver(void *arg, const void *raw, size_t size, uint64_t offset)
+static int deliver(void *arg, const void *raw, size_t size, uint64_t offset, bool in_place)
 {
 	struct rd *r = arg;
 	struct pd_file *f = r->f;
@@ -800,6 +804,7 @@ static int deliver(void *arg, const void *raw, size_t size, uint64_t offset)
 		return 0;
 	}
 	rec->offset = offset;
+	rec->in_place = in_place;
 	rec->aux = NULL;
 	rec->aux_size = 0;
 	if (rec->type == PERF_RECORD_LOST)
@@ -852,6 +857,7 @@ static int user_record(struct rd *r, const uint8_t *raw, size_t size, const uint
 			return rc;
 	}
 	memset(rec, 0, offsetof(struct pd_rec, u));
+	rec->in_place = false;
 	rec->type = h->type;
 	rec->misc = h->misc;
 	rec->size = h->size;
@@ -975,7 +981,7 @@ static int kernel_record(struct rd *r, const uint8_t *raw, size_t size, uint64_t
 	t = r->ordered ? rec_time(f, raw, size) : 0;
 	if (!t) {
 		r->direct = true;
-		rc = deliver(r, raw, size, offset);
+		rc = deliver(r, raw, size, offset, in != NULL);
 		r->direct = false;
 		return rc;
 	}
@@ -1179,6 +1185,12 @@ int pd_parse_record(struct pd_file *f, const void *raw, size_t size, uint64_t of
 	r->aux = NULL;
 	r->aux_size = 0;
 	return 0;
+}
+
+void pd_set_unmap_hook(struct pd_file *f, void (*hook)(void *ctx, void *p, size_t len), void *ctx)
+{
+	f->unmap_hook = hook;
+	f->unmap_ctx = ctx;
 }
 
 void pd_count_bad(struct pd_file *f, uint64_t n)

@@ -134,6 +134,9 @@ struct pd_rec {
 	uint32_t size;			/* header.size */
 	const void *raw;		/* the whole record, header first */
 	uint64_t offset;		/* file offset (pipe: stream offset) */
+	/* raw is in the file's mapping, not a copy: with an unmap hook it stays valid
+	 * until the hook gets that mapping (pd_set_unmap_hook); else during the call */
+	bool in_place;
 	uint64_t time;			/* sample or sample_id_all time; 0 unknown */
 	const struct pd_attr *attr;	/* NULL when no attr matches */
 	struct pd_sid sid;
@@ -229,6 +232,10 @@ void pd_report_losses(const struct pd_file *f);
  * (pd_count_bad counts those). */
 int pd_parse_record(struct pd_file *f, const void *raw, size_t size, uint64_t offset, struct pd_rec *r);
 void pd_count_bad(struct pd_file *f, uint64_t n);
+/* The mappings of the file a read lets go of go to `hook` (which unmaps them: munmap
+ * p, len) instead of being unmapped, so that records delivered in place outlive their
+ * callback (a consumer on another thread).  NULL: unmap them again. */
+void pd_set_unmap_hook(struct pd_file *f, void (*hook)(void *ctx, void *p, size_t len), void *ctx);
 
 /* Parses one SAMPLE body for `attr` (exposed for tests and synthetic producers). */
 int pd_parse_sample(const struct pd_attr *attr, const void *rec, size_t size,
