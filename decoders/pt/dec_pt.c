@@ -83,6 +83,9 @@ struct dpp {
 	struct sb_code *mem;
 	uint64_t gaps, lost_bytes, insns;
 	struct qdec *qd;	/* pass 2: every queue's decoder, for the progress line */
+	/* pass 2: bytes of each queue decoded, about (the progress line; apart from the
+	 * queues' decoders, which pieces copy while it moves) */
+	uint64_t *pos;
 	uint64_t total;		/* pass 2: bytes of PT in all queues */
 };
 
@@ -99,7 +102,9 @@ struct qdec {
 	const struct xev_sink *out;	/* where a per-cpu queue's events go */
 	struct dec_par *par;	/* a piece of a parallel decode: the session is shared */
 	struct dpt_dec *dec;	/* the part being decoded, NULL between parts */
-	uint64_t pos;		/* bytes of the queue decoded, about (progress) */
+	/* what the queue's decodes counted (added to the dpp's at the end: with -j a
+	 * queue may decode on a thread of its own) */
+	uint64_t gaps, lost_bytes, insns;
 	size_t next_part;
 	bool done;
 	int32_t pid;		/* per-thread queue's process, -1 per-cpu */
@@ -457,25 +462,39 @@ static struct dpt_image *image_for(struct qdec *d, int32_t pid)
 	return img;
 }
 
-/* Maps the queue and sets its decoding up from the trace's options `base`; a queue
- * with nothing to decode (empty, or a thread not selected) is done at once. */
 /* The live status (on only when the command turned it on, on a terminal): how much
  * of the PT data of all queues was decoded. */
-static void qdec_progress(void *ctx, const uint8_t *at)
+static void show_progress(struct dpp *p)
 {
-	struct qdec *d = ctx;
-	struct dpp *p = d->p;
 	uint64_t done = 0;
 
-	d->pos = (uint64_t)(at - d->buf);
 	if (!xp_status_due() || !p->total)
 		return;
-	for (size_t i = 0; i < p->nq; i++)
-		done += p->qd[i].done ? p->q[i].size : p->qd[i].pos;
+	for (size_t i = 0; i < p->nq; i++)	/* (a queue's own thread may be moving it) */
+		done += __atomic_load_n(&p->qd[i].done, __ATOMIC_RELAXED) ? p->q[i].size :
+			__atomic_load_n(&p->pos[i], __ATOMIC_RELAXED);
 	xp_status_show("decode: %.0f%% of %.1f MB of Intel PT, %.1f s", 100.0 * (double)done / (double)p->total,
 		       (double)p->total / 1e6, xp_status_elapsed());
 }
 
+static void qdec_progress(void *ctx, const uint8_t *at)
+{
+	struct qdec *d = ctx;
+
+	d->p->pos[d->q - d->p->q] = (uint64_t)(at - d->buf);
+	show_progress(d->p);
+}
+
+/* The same on a queue's own thread (decode_streams): the decode's thread shows it. */
+static void qdec_progress_quiet(void *ctx, const uint8_t *at)
+{
+	struct qdec *d = ctx;
+
+	__atomic_store_n(&d->p->pos[d->q - d->p->q], (uint64_t)(at - d->buf), __ATOMIC_RELAXED);
+}
+
+/* Maps the queue and sets its decoding up from the trace's options `base`; a queue
+ * with nothing to decode (empty, or a thread not selected) is done at once. */
 static int qdec_open(struct dpp *p, struct queue *q, const struct dpt_options *base, struct qdec *d)
 {
 	*d = (struct qdec){ .p = p, .q = q, .pid = -1, .done = true, .out = p->sink };
@@ -521,11 +540,10 @@ static int qdec_open(struct dpp *p, struct queue *q, const struct dpt_options *b
 /* Ends the decoder of the current part, its counts going to the totals. */
 static void qdec_end_part(struct qdec *d)
 {
-	struct dpp *p = d->p;
 	const struct dpt_stats *st = dpt_dec_stats(d->dec);
-	p->gaps += st->gaps;
-	p->lost_bytes += st->lost_bytes;
-	p->insns += st->insns;
+	d->gaps += st->gaps;
+	d->lost_bytes += st->lost_bytes;
+	d->insns += st->insns;
 	dpt_close(d->dec);
 	d->dec = NULL;
 }
@@ -541,7 +559,7 @@ static void qdec_close(struct qdec *d)
 	if (d->buf)
 		munmap((void *)d->buf, d->q->size);
 	d->buf = NULL;
-	d->done = true;
+	__atomic_store_n(&d->done, true, __ATOMIC_RELAXED);
 }
 
 /* Time of the queue's next event: where it paused, or before it starts a part, the
@@ -554,7 +572,6 @@ static uint64_t qdec_time(const struct qdec *d)
 /* Decodes the queue's parts until its next event is later than `limit`. */
 static int qdec_run(struct qdec *d, uint64_t limit)
 {
-	struct dpp *p = d->p;
 	struct queue *q = d->q;
 	for (;;) {
 		if (!d->dec) {
@@ -569,8 +586,8 @@ static int qdec_run(struct qdec *d, uint64_t limit)
 						   .cpu = d->o.cpu_nr, .time = d->now,
 						   .cycles = XEV_CYCLES_UNKNOWN, .reason = pt->why,
 						   .lost = pt->lost, .offset = pt->start };
-				p->gaps++;
-				p->lost_bytes += pt->lost;
+				d->gaps++;
+				d->lost_bytes += pt->lost;
 				int r = xev_emit(&d->sink, &gap);
 				if (r)
 					return r;
@@ -608,6 +625,10 @@ struct ppar {
 	struct qpiece *pc;
 	size_t npc;
 	struct dpt_stats *st;	/* per piece */
+	/* per piece: the bytes of its queue it decoded (with those of the pieces it
+	 * decoded through), counted on the decode's thread once its events went out: the
+	 * progress line (workers never touch it) */
+	uint64_t *bytes;
 };
 
 #define PIECE_MIN (256u << 10)
@@ -643,6 +664,7 @@ static int qpiece_run(void *arg, unsigned w, size_t i, const struct xev_sink *si
 	d.imgs[0].img = d.img;
 	d.nimgs = 1;
 	struct dpt_options o = d.o;
+	o.progress = NULL;
 	uint64_t off = dpt_split_piece(s, pc->k, &o);
 	o.base_offset = pt->start + off;
 	o.time_out = &d.now;
@@ -663,7 +685,9 @@ static int qpiece_run(void *arg, unsigned w, size_t i, const struct xev_sink *si
 	pp->st[i].lost_bytes += gap.lost_bytes;
 	size_t nk = dpt_split_next(s, pc->k, &pp->st[i]);
 	*next = pp->first[pc->split] + nk;
-	dpt_split_release(d.buf + pt->start, off, nk < s->npieces ? s->psbs[s->start[nk]] : end - pt->start);
+	uint64_t to = nk < s->npieces ? s->psbs[s->start[nk]] : end - pt->start;
+	pp->bytes[i] = to - off;
+	dpt_split_release(d.buf + pt->start, off, to);
 	for (unsigned k = 0; k < d.nimgs; k++)
 		dpt_image_free(d.imgs[k].img);
 	return r;
@@ -675,6 +699,8 @@ static void qpiece_done(void *arg, size_t i)
 	pp->p->gaps += pp->st[i].gaps;
 	pp->p->lost_bytes += pp->st[i].lost_bytes;
 	pp->p->insns += pp->st[i].insns;
+	pp->p->pos[pp->pc[i].q] += pp->bytes[i];
+	show_progress(pp->p);
 }
 
 /* *ran false: not a trace for pieces (several queues in time order, a thread name to
@@ -731,7 +757,8 @@ static int decode_par(struct dpp *p, struct qdec *qd, bool timed, bool *ran)
 	if (pp.npc < 2)
 		goto out;
 	pp.st = calloc(pp.npc, sizeof(*pp.st));
-	if (!pp.st)
+	pp.bytes = calloc(pp.npc, sizeof(*pp.bytes));
+	if (!pp.st || !pp.bytes)
 		goto nomem;
 	*ran = true;
 	rc = par->run(par, pp.npc, qpiece_run, qpiece_done, &pp, p->sink);
@@ -745,6 +772,145 @@ out:
 	free(pp.first);
 	free(pp.pc);
 	free(pp.st);
+	free(pp.bytes);
+	return rc;
+}
+
+/* ---- -j on a trace with timestamps in several queues (per-cpu): each queue decodes
+ * on a thread of its own, pausing wherever its time moves on (XEV_ST_TIME says to
+ * what), and this thread interleaves them exactly as decode_queues' loop does: the
+ * queue with the lowest time runs until its time passes the next lowest.  The stream
+ * is then the one -j1 gives, as long as where a decode pauses changes nothing in it
+ * (not with split_at_pause).  More queues than this decode on one thread: */
+#define STREAMS_MAX 256
+
+struct qstreams {
+	struct dpp *p;
+	size_t *idx;		/* stream -> queue */
+};
+
+static int qstream_run(void *arg, size_t i, const struct xev_sink *sink)
+{
+	struct qstreams *qs = arg;
+	struct qdec *d = &qs->p->qd[qs->idx[i]];
+
+	if (d->q->cpu >= 0)
+		d->out = sink;
+	else
+		d->sink = *sink;
+	for (;;) {
+		uint64_t t = qdec_time(d);
+		if (t == UINT64_MAX)
+			return 0;
+		int r = qdec_run(d, t);
+		if (r)
+			return r;
+		uint64_t nt = qdec_time(d);
+		if (nt == UINT64_MAX)
+			return 0;
+		struct xev mark = { .kind = XEV_STITCH, .sub = XEV_ST_TIME, .time = nt };
+		if ((r = xev_emit(sink, &mark)))
+			return r;
+	}
+}
+
+/* Events of stream `i` up to the first time mark past `limit`: *time is then that
+ * mark's (UINT64_MAX at the stream's end). */
+static int stream_turn(struct dpp *p, struct dec_streams *s, size_t i, uint64_t limit, uint64_t *time)
+{
+	struct dec_par *par = p->c->par;
+	for (;;) {
+		const struct xev *ev;
+		int rc = 0;
+		size_t n = par->streams_get(s, i, &ev, &rc);
+		if (!n) {
+			*time = UINT64_MAX;
+			return rc;
+		}
+		size_t k = 0;
+		while (k < n && !(ev[k].kind == XEV_STITCH && ev[k].sub == XEV_ST_TIME))
+			k++;
+		if (k) {
+			par->lock(par);	/* the view takes them while no producer reads the session */
+			rc = xev_emit_batch(p->sink, ev, k);
+			par->unlock(par);
+			par->streams_take(s, i, k);
+			if (rc)
+				return rc;
+		}
+		if (k < n) {
+			*time = ev[k].time;
+			par->streams_take(s, i, 1);
+			if (*time > limit)
+				return 0;
+		}
+	}
+}
+
+/* *ran false: not such a trace (or a view wanting the instructions' exact order);
+ * the caller decodes on this thread. */
+static int decode_streams(struct dpp *p, struct qdec *qd, bool *ran)
+{
+	struct dec_par *par = p->c->par;
+	struct qstreams qs = { .p = p };
+	struct dec_streams *s = NULL;
+	uint64_t *cur = NULL;
+	size_t n = 0;
+	int rc = 0;
+
+	*ran = false;
+	for (size_t i = 0; i < p->nq; i++)
+		if (!qd[i].done) {
+			n++;
+			if (p->q[i].nparts > 1)	/* a part's gap takes the time the one before ended at */
+				return 0;
+			if (dpt_counts_cycles(qd[i].buf, p->q[i].size, &qd[i].o))	/* a pause per CYC */
+				return 0;
+		}
+	/* the view takes every event on this thread: it needs a core of its own, the
+	 * queues at least two more (on 2 cores, 3 threads were slower than one: measured) */
+	if (n < 2 || n > STREAMS_MAX || par->jobs < 3 || (p->c->wants & DEC_WANT_FINE_ORDER) ||
+	    p->c->opts->comm)
+		return 0;
+	qs.idx = calloc(n, sizeof(*qs.idx));
+	cur = calloc(n, sizeof(*cur));
+	if (!qs.idx || !cur) {
+		rc = xp_err("decode", NULL, "out of memory");
+		goto out;
+	}
+	n = 0;
+	for (size_t i = 0; i < p->nq; i++)
+		if (!qd[i].done) {
+			qd[i].par = par;	/* code reads lock the session */
+			qd[i].o.progress = qdec_progress_quiet;
+			qs.idx[n++] = i;
+		}
+	if ((rc = par->streams_open(par, n, qstream_run, &qs, &s)) < 0)
+		goto out;
+	*ran = true;
+	while (!rc) {
+		size_t best = SIZE_MAX;
+		uint64_t t0 = UINT64_MAX, t1 = UINT64_MAX;
+		for (size_t i = 0; i < n; i++) {
+			if (cur[i] == UINT64_MAX)
+				continue;
+			if (best == SIZE_MAX || cur[i] < t0) {
+				t1 = t0;
+				t0 = cur[i];
+				best = i;
+			} else if (cur[i] < t1) {
+				t1 = cur[i];
+			}
+		}
+		if (best == SIZE_MAX)
+			break;
+		rc = stream_turn(p, s, best, t1, &cur[best]);
+		show_progress(p);
+	}
+	par->streams_close(s);
+out:
+	free(qs.idx);
+	free(cur);
 	return rc;
 }
 
@@ -755,12 +921,17 @@ out:
 static int decode_queues(struct dpp *p, bool timed)
 {
 	struct qdec *d = calloc(p->nq ? p->nq : 1, sizeof(*d));
-	if (!d)
+	p->pos = calloc(p->nq ? p->nq : 1, sizeof(*p->pos));
+	if (!d || !p->pos) {
+		free(d);
+		free(p->pos);
 		return xp_err("decode", NULL, "out of memory");
+	}
 	struct dpt_options base;
 	int rc = options_from_info(p, &base);
 	if (rc) {
 		free(d);
+		free(p->pos);
 		return rc;
 	}
 	cpu_from_header(p->c, &base);
@@ -776,6 +947,8 @@ static int decode_queues(struct dpp *p, bool timed)
 	bool ran = false;
 	if (!rc && p->c->par && p->c->par->jobs > 1)
 		rc = decode_par(p, d, timed, &ran);
+	if (!rc && !ran && timed && p->c->par && p->c->par->jobs > 1)
+		rc = decode_streams(p, d, &ran);
 	while (!rc && !ran) {
 		size_t best = SIZE_MAX;
 		uint64_t t0 = UINT64_MAX, t1 = UINT64_MAX;
@@ -795,10 +968,15 @@ static int decode_queues(struct dpp *p, bool timed)
 			break;
 		rc = qdec_run(&d[best], timed ? t1 : UINT64_MAX);
 	}
-	for (size_t i = 0; i < p->nq; i++)
+	for (size_t i = 0; i < p->nq; i++) {
 		if (d[i].p)
 			qdec_close(&d[i]);
+		p->gaps += d[i].gaps;
+		p->lost_bytes += d[i].lost_bytes;
+		p->insns += d[i].insns;
+	}
 	free(d);
+	free(p->pos);
 	return rc;
 }
 

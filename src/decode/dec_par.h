@@ -26,6 +26,13 @@ typedef int (*dec_piece_fn)(void *arg, unsigned w, size_t i, const struct xev_si
  * to the view: the decoder adds up what the piece counted. */
 typedef void (*dec_piece_done_fn)(void *arg, size_t i);
 
+/* Streams: producers that run at once, each on a thread of its own into a bounded
+ * channel, read by the decode's thread in the order the decoder chooses (PT: per-cpu
+ * queues interleaved by time exactly as one thread decodes them).  Producer i writes
+ * its events into `sink`; a non-zero return from the sink means the reader is gone. */
+typedef int (*dec_stream_fn)(void *arg, size_t i, const struct xev_sink *sink);
+struct dec_streams;
+
 struct dec_par {
 	unsigned jobs;		/* worker threads; a decoder splits only when jobs > 1 */
 	/* bytes of trace per piece; 0: the decoder's choice (tests make small pieces of
@@ -43,6 +50,17 @@ struct dec_par {
 	/* the most threads that worked at once (1: the decode's only), for `decode -v`:
 	 * set by run, and by a decoder that reads on threads of its own */
 	unsigned threads;
+	/* Starts producers 0 .. n-1; 0 or a negative errno (nothing started then). */
+	int (*streams_open)(struct dec_par *par, size_t n, dec_stream_fn fn, void *arg,
+			    struct dec_streams **out);
+	/* The events of stream i ready to be read, in order: their count (*evs valid until
+	 * streams_take), waiting for the producer when none is; 0 at the stream's end,
+	 * *rc then what its producer returned. */
+	size_t (*streams_get)(struct dec_streams *s, size_t i, const struct xev **evs, int *rc);
+	/* Marks the first k events streams_get gave as read. */
+	void (*streams_take)(struct dec_streams *s, size_t i, size_t k);
+	/* Stops the producers still running and frees the streams. */
+	void (*streams_close)(struct dec_streams *s);
 	void *ctx;
 };
 

@@ -46,6 +46,10 @@ enum xev_stitch {
 	XEV_ST_FLUSH,
 	/* the start of a piece resolves the previous piece's transfer to addr (0: none) */
 	XEV_ST_RESOLVE,
+	/* a queue's decode time moved on to `time`: where a decode of several queues in
+	 * time order may turn to another (the decoder's own marks in a stream, dec_par.h
+	 * streams; the join never sees them) */
+	XEV_ST_TIME,
 };
 
 enum xev_power {

@@ -280,6 +280,8 @@ static int stitch_event(void *ctx, const struct xev *in)
 			return stitch_emit(s, &ev);
 		case XEV_ST_RESOLVE:
 			return stitch_resolve(s, ev.addr, ev.time);
+		case XEV_ST_TIME:	/* a decoder's own mark, never in a piece */
+			return 0;
 		}
 		return 0;
 	}
@@ -507,6 +509,7 @@ void eng_par_init(struct dec_par *dp, unsigned jobs, struct eng_par_view *view)
 	dp->run = par_run;
 	dp->threads = 1;
 	dp->ctx = view;
+	eng_streams_init(dp);
 }
 
 unsigned eng_par_default_jobs(void)

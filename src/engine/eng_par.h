@@ -29,6 +29,9 @@ struct eng_par_view {
 void eng_par_init(struct dec_par *par, unsigned jobs, struct eng_par_view *view);
 void eng_par_fini(struct dec_par *par);
 
+/* Sets par's streams (eng_streams.c); eng_par_init does. */
+void eng_streams_init(struct dec_par *par);
+
 /* Online cores: the default of -j. */
 unsigned eng_par_default_jobs(void);
 

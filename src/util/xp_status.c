@@ -8,7 +8,7 @@
 #include <unistd.h>
 
 static int on, shown;
-static uint64_t t0, next;
+static uint64_t t0, next, every = 250;
 
 static uint64_t now_ms(void)
 {
@@ -20,11 +20,11 @@ static uint64_t now_ms(void)
 
 void xp_status_start(int want, unsigned delay_ms)
 {
-	/* XPTRACE_STATUS_DELAY_MS: tests see the line on a short run */
 	const char *env = getenv("XPTRACE_STATUS_DELAY_MS");
 
+	/* XPTRACE_STATUS_DELAY_MS: tests see the line on a short run, every update of it */
 	if (env && *env)
-		delay_ms = (unsigned)strtoul(env, NULL, 10);
+		delay_ms = every = (unsigned)strtoul(env, NULL, 10);
 	on = want && isatty(STDERR_FILENO);
 	shown = 0;
 	t0 = now_ms();
@@ -55,7 +55,7 @@ void xp_status_show(const char *fmt, ...)
 	fprintf(stderr, "\rxptrace: %s\033[K", line);
 	fflush(stderr);
 	shown = 1;
-	next = now_ms() + 250;
+	next = now_ms() + every;
 }
 
 void xp_status_clear(void)

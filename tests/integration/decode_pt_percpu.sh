@@ -55,3 +55,41 @@ else
 	not_ok "per-thread: --insn jsonl (tid time ip) equals perf script -F tid,time,ip"
 	diff "$TMP/perf-pt.txt" "$TMP/ours-pt.txt" | head -10 | sed 's/^/#   /'
 fi
+
+# ---- decode -j N (N >= 3) on several queues with timestamps: each queue decodes on a
+# thread of its own, this thread interleaves them by time as -j1 does: every report the
+# same, byte for byte.  A long per-cpu trace: 2 cpus x 300 slices, spin(40) each.
+check "pt_percpu_gen writes a long per-cpu trace" "$TMP/gen" "$TMP/long.data" "$PROGS/ptspin" long 300 40
+check_eq "-j4: leaf called 2 x 300 x 40 times" 24000 \
+	"$("$XPTRACE" decode -j4 -i "$TMP/long.data" --functions --format csv | awk -F, '$NF == "leaf" { print $1 }')"
+check_eq "-j4: 600 x (6 x 40 + 2) instructions; the loop's jnz taken 600 x 39, not 600" \
+	"145200 24000 23400 600" "$("$XPTRACE" decode -j4 -i "$TMP/long.data" --blocks --format jsonl |
+		awk -F'[:,]' '{ for (i = 1; i < NF; i++) v[$i] = $(i + 1); n += v["\"count\""] * v["\"insns\""] }
+			/"sym":"spin\+0x7"/ { l = v["\"count\""] " " v["\"taken\""] " " v["\"not_taken\""] }
+			END { print n, l }')"
+same=0 views=0
+for data in long pt perf; do
+	for v in "--calltree" "--calltree --format jsonl" "--functions --per-process" "--blocks" "--ranges" \
+		"--calls --format chrome" "--calltree --format folded" "--functions --tid 200"; do
+		views=$((views + 1))
+		# shellcheck disable=SC2086
+		"$XPTRACE" decode -j1 -i "$TMP/$data.data" $v >"$TMP/j1.out" 2>&1
+		# shellcheck disable=SC2086
+		"$XPTRACE" decode -j4 -i "$TMP/$data.data" $v >"$TMP/j4.out" 2>&1
+		if cmp -s "$TMP/j1.out" "$TMP/j4.out"; then same=$((same + 1)); else
+			echo "#   $data $v: -j4 differs"; diff "$TMP/j1.out" "$TMP/j4.out" | head -4 | sed 's/^/#   /'
+		fi
+	done
+done
+check_eq "-j4 = -j1 on the long, per-thread and short traces, 8 reports each" "$views" "$same"
+if command -v strace >/dev/null; then
+	threads() {	# threads a decode started
+		strace -f -e trace=clone,clone3 -o "$TMP/strace.txt" "$XPTRACE" decode "$@" >/dev/null 2>&1
+		grep -c 'clone' "$TMP/strace.txt"
+	}
+	check_eq "-j4: one thread per queue (2)" 2 "$(threads -j4 -i "$TMP/long.data" --calltree)"
+	check_eq "-j2: none (the report's thread needs a core of its own)" 0 "$(threads -j2 -i "$TMP/long.data" --calltree)"
+	check_eq "--insn (the instructions' exact order): none" 0 "$(threads -j4 -i "$TMP/long.data" --insn -o "$TMP/insn.txt")"
+else
+	ok "threads per queue # skip: no strace"
+fi

@@ -86,6 +86,12 @@ if command -v script >/dev/null; then
 		>"$TMP/tty3.out" 2>&1 </dev/null
 	check_match "a decode to a file shows its progress on the terminal" \
 		$'\rxptrace: decode: [0-9]+% of [^\r]*, [0-9.]+ s\e\[K' "$(cat "$TMP/tty3.out")"
+	# -j2 in pieces of 4 KiB: the workers decode, the line still moves (it once stayed
+	# silent until the end)
+	XPTRACE_STATUS_DELAY_MS=0 XPTRACE_PIECE_SIZE=4096 script -qec "$XPTRACE decode -j2 -i tty2 --insn -o $TMP/insn2.txt" /dev/null \
+		>"$TMP/tty3j.out" 2>&1 </dev/null
+	check_match "a parallel decode (-j2) shows its progress too" \
+		$'\rxptrace: decode: [0-9]+% of [0-9.]+ MB of Intel PT, [0-9.]+ s\e\[K' "$(cat "$TMP/tty3j.out")"
 	XPTRACE_STATUS_DELAY_MS=0 script -qec "$XPTRACE decode -i tty2 --functions" /dev/null \
 		>"$TMP/tty4.out" 2>&1 </dev/null
 	check_eq "a report to the terminal itself gets no status over it" 0 "$(grep -c 'decode: ' "$TMP/tty4.out")"

@@ -73,37 +73,38 @@ static inline void ptpc_spin(struct pte *e, uint64_t spin, uint64_t loop, uint64
 	pte_ip(e, ppt_tip_pgd, pt_ipc_suppressed, 0);	/* spin's ret leaves the trace */
 }
 
-/* Writes `path` for the ptspin binary at `spin_path`; returns 0 or -1. */
-static inline int ptpc_write(const char *path, const char *spin_path, int flags)
+/* The file up to its AUX data: ptspin's addresses (spin, spin_loop, spin_after_call)
+ * in sym[], the PT event as attr.  NULL on failure. */
+static inline struct pd_writer *ptpc_open(const char *path, const char *spin_path, int per_thread,
+					  uint64_t sym[3], struct perf_event_attr *attr)
 {
 	int fd = open(spin_path, O_RDONLY);
 	if (fd < 0)
-		return -1;
+		return NULL;
 	elf_version(EV_CURRENT);
 	Elf *elf = elf_begin(fd, ELF_C_READ, NULL);
-	uint64_t spin = PTGEN_BASE + ptgen_sym(elf, "spin"), loop = PTGEN_BASE + ptgen_sym(elf, "spin_loop");
-	uint64_t after = PTGEN_BASE + ptgen_sym(elf, "spin_after_call");
+	sym[0] = PTGEN_BASE + ptgen_sym(elf, "spin");
+	sym[1] = PTGEN_BASE + ptgen_sym(elf, "spin_loop");
+	sym[2] = PTGEN_BASE + ptgen_sym(elf, "spin_after_call");
 	elf_end(elf);
 	close(fd);
-	if (spin == PTGEN_BASE || loop == PTGEN_BASE || after == PTGEN_BASE)
-		return -1;
+	if (sym[0] == PTGEN_BASE || sym[1] == PTGEN_BASE || sym[2] == PTGEN_BASE)
+		return NULL;
 
 	struct pd_writer *w;
 	if (pd_writer_create(&w, path) < 0)
-		return -1;
-	struct perf_event_attr attr;
-	memset(&attr, 0, sizeof(attr));
-	attr.type = PTGEN_PMU_TYPE;
-	attr.size = PD_ATTR_SIZE;
-	attr.config = 1 | 1ULL << 10 | 1ULL << 11 | 1ULL << 13;	/* pt, tsc, noretcomp, branch */
-	attr.sample_type = PERF_SAMPLE_IP | PERF_SAMPLE_TID | PERF_SAMPLE_TIME | PERF_SAMPLE_ADDR |
-			   PERF_SAMPLE_CPU | PERF_SAMPLE_IDENTIFIER;
-	attr.sample_period = 1;
-	attr.exclude_kernel = attr.exclude_hv = 1;
-	attr.sample_id_all = attr.mmap = attr.mmap2 = attr.comm = attr.task = 1;
-	int per_thread = flags & PTPC_PER_THREAD;
-	attr.context_switch = !per_thread;
-	int idx = pd_writer_add_attr(w, &attr, "intel_pt/tsc/u");
+		return NULL;
+	memset(attr, 0, sizeof(*attr));
+	attr->type = PTGEN_PMU_TYPE;
+	attr->size = PD_ATTR_SIZE;
+	attr->config = 1 | 1ULL << 10 | 1ULL << 11 | 1ULL << 13;	/* pt, tsc, noretcomp, branch */
+	attr->sample_type = PERF_SAMPLE_IP | PERF_SAMPLE_TID | PERF_SAMPLE_TIME | PERF_SAMPLE_ADDR |
+			    PERF_SAMPLE_CPU | PERF_SAMPLE_IDENTIFIER;
+	attr->sample_period = 1;
+	attr->exclude_kernel = attr->exclude_hv = 1;
+	attr->sample_id_all = attr->mmap = attr->mmap2 = attr->comm = attr->task = 1;
+	attr->context_switch = !per_thread;
+	int idx = pd_writer_add_attr(w, attr, "intel_pt/tsc/u");
 	pd_writer_add_id(w, idx, 1000, per_thread ? -1 : 0, per_thread ? 100 : -1);
 	pd_writer_add_id(w, idx, 1001, per_thread ? -1 : 1, per_thread ? 200 : -1);
 	pd_writer_feat_host(w);
@@ -121,6 +122,29 @@ static inline int ptpc_write(const char *path, const char *spin_path, int flags)
 	priv[PD_PT_MTC_FREQ_BITS] = 0xfULL << 14;
 	priv[PD_PT_CYC_BIT] = 1ULL << 1;
 	pd_writer_auxtrace_info(w, PD_AUXTRACE_INTEL_PT, priv, PD_PT_INFO_WORDS);
+	return w;
+}
+
+/* A switch record: from `tsc` on, `cpu` runs `pid` (out: it switches out to idle). */
+static inline void ptpc_switch(struct pd_writer *w, const struct perf_event_attr *attr, uint32_t cpu,
+			       uint32_t pid, uint64_t tsc, int out)
+{
+	uint32_t next[2] = { 0, 0 };	/* the other task: idle */
+	struct ptgen_sid sid = { attr->sample_type, pid, ptpc_time(tsc), 1000 + cpu, cpu };
+	ptgen_record(w, PERF_RECORD_SWITCH_CPU_WIDE, out ? PERF_RECORD_MISC_SWITCH_OUT : 0, next,
+		     sizeof(next), &sid);
+}
+
+/* Writes `path` for the ptspin binary at `spin_path`; returns 0 or -1. */
+static inline int ptpc_write(const char *path, const char *spin_path, int flags)
+{
+	int per_thread = flags & PTPC_PER_THREAD;
+	uint64_t sym[3];
+	struct perf_event_attr attr;
+	struct pd_writer *w = ptpc_open(path, spin_path, per_thread, sym, &attr);
+	if (!w)
+		return -1;
+	uint64_t spin = sym[0], loop = sym[1], after = sym[2];
 
 	/* the AUX data of each cpu, or thread: (TSC, spin's N, PSB+ after iteration, its TSC) */
 	static const struct { uint64_t tsc; long n, mid; uint64_t mid_tsc; } run[2][2][2] = {
@@ -177,13 +201,55 @@ static inline int ptpc_write(const char *path, const char *spin_path, int flags)
 		{ 0, 100, 900, 0 }, { 1, 200, 1050, 0 }, { 1, 200, 1400, 1 },
 		{ 0, 100, 1500, 1 }, { 0, 200, 1550, 0 }, { 1, 100, 1600, 0 },
 	};
-	for (size_t i = 0; !per_thread && i < sizeof(sw) / sizeof(sw[0]); i++) {
-		uint32_t next[2] = { 0, 0 };	/* the other task: idle */
-		struct ptgen_sid sid = { attr.sample_type, sw[i].pid, ptpc_time(sw[i].tsc), 1000 + sw[i].cpu,
-					 sw[i].cpu };
-		ptgen_record(w, PERF_RECORD_SWITCH_CPU_WIDE, sw[i].out ? PERF_RECORD_MISC_SWITCH_OUT : 0, next,
-			     sizeof(next), &sid);
+	for (size_t i = 0; !per_thread && i < sizeof(sw) / sizeof(sw[0]); i++)
+		ptpc_switch(w, &attr, sw[i].cpu, sw[i].pid, sw[i].tsc, sw[i].out);
+	pd_writer_finished_round(w);
+	return pd_writer_close(w) < 0 ? -1 : 0;
+}
+
+/* A long per-cpu trace (benchmarks, parallel decode): `slices` time slices on each of
+ * the two cpus, each one call of spin(iters) with a TSC of its own; A and B take turns
+ * on both cpus (slice s: cpu 0 runs A when s is even, cpu 1 the other one), cpu 1's
+ * slices 50 TSC ticks after cpu 0's, so in time order the slices alternate between
+ * the cpus.  spin is called 2 * slices times, leaf 2 * slices * iters times. */
+static inline int ptpc_write_long(const char *path, const char *spin_path, long slices, long iters)
+{
+	uint64_t sym[3];
+	struct perf_event_attr attr;
+	struct pd_writer *w = ptpc_open(path, spin_path, 0, sym, &attr);
+	if (!w)
+		return -1;
+	for (uint32_t q = 0; q < 2; q++) {
+		struct pte e;
+		pte_init(&e, (size_t)slices * ((size_t)iters * 4 + 64) + 64);
+		for (long sl = 0; sl < slices; sl++) {
+			uint64_t tsc = 1000 + (uint64_t)sl * 100 + q * 50;
+			if (sl % 64 == 0) {	/* PSB+ now and then, as hardware writes them */
+				pte_simple(&e, ppt_psb);
+				pte_tsc(&e, tsc - 1);
+				pte_simple(&e, ppt_psbend);
+			}
+			ptpc_spin(&e, sym[0], sym[1], sym[2], tsc, iters, 0, 0);
+		}
+		struct pd_auxtrace_event ev;
+		memset(&ev, 0, sizeof(ev));
+		ev.reference = 1000 + (uint64_t)slices * 100 + 100;
+		ev.idx = q;
+		ev.tid = (uint32_t)-1;
+		ev.cpu = q;
+		int bad = e.failed || pd_writer_auxtrace(w, &ev, e.buf, pte_len(&e)) < 0;
+		pte_free(&e);
+		if (bad) {
+			pd_writer_free(w);
+			return -1;
+		}
 	}
+	for (uint32_t pid = 100; pid <= 200; pid += 100)
+		ptgen_process(w, (struct ptgen_sid){ attr.sample_type, pid, 0, 1000, 0 }, "spinner", ptpc_time(10),
+			      ptpc_time(20), PTGEN_BASE, 0x10000, spin_path);
+	for (long sl = 0; sl < slices; sl++)
+		for (uint32_t q = 0; q < 2; q++)
+			ptpc_switch(w, &attr, q, (sl + q) % 2 ? 200 : 100, 1000 + (uint64_t)sl * 100 + q * 50 - 10, 0);
 	pd_writer_finished_round(w);
 	return pd_writer_close(w) < 0 ? -1 : 0;
 }
