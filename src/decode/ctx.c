@@ -166,8 +166,9 @@ static int ra_put(void *arg, const struct pd_rec *r)
 	size_t need = 16 + (copy ? ((size_t)r->size + 7) / 8 * 8 : 0);
 	int err;
 
-	/* what dec_read_samples' callback and the context take */
-	if (r->type != PERF_RECORD_SAMPLE && !is_sideband(r))
+	/* the kernel records (the decode's thread counts them) and the user records the
+	 * context takes */
+	if (r->type >= PD_RECORD_HEADER_ATTR && !is_sideband(r))
 		return 0;
 	uint64_t *p = ra_room(a, need, &err);
 	if (!p)
@@ -202,7 +203,7 @@ static void ra_unmap(void *arg, void *p, size_t len)
 static void *ra_reader(void *arg)
 {
 	struct ra *a = arg;
-	int rc = pd_read_events(a->c->pd, PD_ORDERED | PD_RAW_SAMPLES, ra_put, a);
+	int rc = pd_read_events(a->c->pd, PD_ORDERED | PD_RAW, ra_put, a);
 	pthread_mutex_lock(&a->mu);
 	a->rc = rc;
 	a->done = true;
@@ -215,7 +216,7 @@ static void *ra_reader(void *arg)
 
 /* The entries of a chunk: records parsed into rd_rec until it returns non-zero (x
  * NULL: none), unmap entries all. */
-static int ra_entries(struct ra *a, struct ra_chunk *ch, struct rd_ctx *x, uint64_t *bad)
+static int ra_entries(struct ra *a, struct ra_chunk *ch, struct rd_ctx *x, struct pd_tally *t)
 {
 	struct pd_rec r;
 	int rc = 0;
@@ -233,18 +234,15 @@ static int ra_entries(struct ra *a, struct ra_chunk *ch, struct rd_ctx *x, uint6
 		at += 16 + (p[1] ? 0 : ((size_t)size + 7) / 8 * 8);
 		if (!x || rc)
 			continue;
-		if (pd_parse_record(a->c->pd, raw, size, p[0], &r) < 0)
-			(*bad)++;
-		else
+		if (pd_parse_record(a->c->pd, raw, size, p[0], t, &r) == 0)
 			rc = rd_rec(x, &r);
 	}
 	return rc;
 }
 
 /* The decode's thread: every chunk, in order. */
-static int ra_decode(struct ra *a, struct rd_ctx *x)
+static int ra_decode(struct ra *a, struct rd_ctx *x, struct pd_tally *t)
 {
-	uint64_t bad = 0;
 	int rc = 0;
 
 	for (;;) {
@@ -255,7 +253,7 @@ static int ra_decode(struct ra *a, struct rd_ctx *x)
 		pthread_mutex_unlock(&a->mu);
 		if (!ch)
 			break;
-		rc = ra_entries(a, ch, x, &bad);
+		rc = ra_entries(a, ch, x, t);
 		pthread_mutex_lock(&a->mu);
 		a->head = ch->next;
 		if (!a->head)
@@ -268,7 +266,6 @@ static int ra_decode(struct ra *a, struct rd_ctx *x)
 		if (rc)
 			break;
 	}
-	pd_count_bad(a->c->pd, bad);
 	return rc;
 }
 
@@ -276,7 +273,7 @@ static int ra_decode(struct ra *a, struct rd_ctx *x)
 static int read_ahead(struct dec_ctx *c, struct rd_ctx *x)
 {
 	struct ra a = { .c = c, .limit = RA_CHUNK };
-	uint64_t bad = 0;
+	struct pd_tally t = {0};
 	pthread_t th;
 	int rc;
 
@@ -289,7 +286,7 @@ static int read_ahead(struct dec_ctx *c, struct rd_ctx *x)
 		rc = -EAGAIN;
 		goto out;
 	}
-	rc = ra_decode(&a, x);
+	rc = ra_decode(&a, x, &t);
 	pthread_mutex_lock(&a.mu);
 	a.stop = true;
 	pthread_cond_broadcast(&a.cond);
@@ -301,10 +298,11 @@ static int read_ahead(struct dec_ctx *c, struct rd_ctx *x)
 		c->par->threads = 2;
 out:
 	pd_set_unmap_hook(c->pd, NULL, NULL);
+	pd_add_tally(c->pd, &t);
 	while (a.head) {	/* a decode that stopped: what the reader let go of */
 		struct ra_chunk *ch = a.head;
 		a.head = ch->next;
-		ra_entries(&a, ch, NULL, &bad);
+		ra_entries(&a, ch, NULL, &t);
 		free(ch);
 	}
 	while (a.spare) {

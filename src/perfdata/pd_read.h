@@ -187,10 +187,11 @@ void pd_close(struct pd_file *f);
 
 enum pd_read_flags {
 	PD_ORDERED = 1u << 0,	/* deliver in time order (perf's FINISHED_ROUND rules) */
-	/* SAMPLE records reach the callback unparsed: type, size, raw, offset and time
-	 * only (attr NULL, u not filled); pd_parse_record parses them, on another thread
-	 * too (decode/ctx.c reads on two threads) */
-	PD_RAW_SAMPLES = 1u << 1,
+	/* kernel records reach the callback unparsed and uncounted: type, misc, size,
+	 * raw, offset and in_place only (time 0, attr NULL, u not filled);
+	 * pd_parse_record parses and counts them, on another thread too (decode/ctx.c
+	 * reads on two threads) */
+	PD_RAW = 1u << 1,
 };
 
 /* Returning non-zero from the callback stops reading; pd_read_events returns it. */
@@ -225,13 +226,20 @@ const char *pd_record_name(uint32_t type);
 /* Prints the loss summary of a read (nothing when the read was complete). */
 void pd_report_losses(const struct pd_file *f);
 
-/* Parses a record (header first, `size` bytes) as a read delivers it (of the user
- * records: AUXTRACE_INFO and TIME_CONV a read delivered).  Reads
- * the file's attrs only: safe while another thread reads a file (not a pipe: its
- * attrs grow during the read).  0, or -EINVAL for a record that does not parse
- * (pd_count_bad counts those). */
-int pd_parse_record(struct pd_file *f, const void *raw, size_t size, uint64_t offset, struct pd_rec *r);
-void pd_count_bad(struct pd_file *f, uint64_t n);
+/* What a PD_RAW read leaves to the one parsing its records: their counts (added to
+ * the file's with pd_add_tally, once the read is over) and the latest time met. */
+struct pd_tally {
+	struct pd_stats st;
+	uint64_t delivered_max;
+};
+/* Parses a record a PD_RAW read delivered (header first, `size` bytes; of the user
+ * records AUXTRACE_INFO and TIME_CONV, which the read checked and counted) and counts
+ * a kernel record into *t as the read would have.  Reads the file's attrs only: safe
+ * while another thread reads a file (not a pipe: its attrs grow during the read).  0,
+ * or -EINVAL for a record that does not parse (counted as damaged). */
+int pd_parse_record(struct pd_file *f, const void *raw, size_t size, uint64_t offset, struct pd_tally *t,
+		    struct pd_rec *r);
+void pd_add_tally(struct pd_file *f, const struct pd_tally *t);
 /* The mappings of the file a read lets go of go to `hook` (which unmaps them: munmap
  * p, len) instead of being unmapped, so that records delivered in place outlive their
  * callback (a consumer on another thread).  NULL: unmap them again. */
