@@ -115,9 +115,10 @@ unsigned x86_dis_last_id(const struct x86_dis *d)
 
 const char *x86_dis_id_name(const struct x86_dis *d, unsigned id)
 {
-	const char *n = cs_insn_name(d->handle, id);
+	const char *n = id ? cs_insn_name(d->handle, id) : NULL;
 
-	return n ? n : "?";
+	/* id 0: x86_dis_one read a VEX/EVEX instruction capstone does not know */
+	return n ? n : id ? "?" : "(vex/evex)";
 }
 
 int x86_dis_one(struct x86_dis *d, const uint8_t *code, size_t len, uint64_t ip,

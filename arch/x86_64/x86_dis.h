@@ -49,14 +49,15 @@ int x86_dis_set_intel(struct x86_dis *d, int intel);
 int x86_dis_one(struct x86_dis *d, const uint8_t *code, size_t len, uint64_t ip,
 		struct x86_instr *out);
 
-/* Decodes forward from `ip` to the first control transfer (any class but X86_BR_NONE),
- * at most `max_insns` instructions.  Returns 0 when a run was decoded (check
- * run->truncated), or a negative error when not even the first instruction decodes. */
 /* capstone's id of the instruction x86_dis_one() last decoded (0: none it knows), and the
- * mnemonic of an id, for statistics. */
+ * mnemonic of an id, for statistics (id 0: "(vex/evex)", an instruction only its
+ * length is known of). */
 unsigned x86_dis_last_id(const struct x86_dis *d);
 const char *x86_dis_id_name(const struct x86_dis *d, unsigned id);
 
+/* Decodes forward from `ip` to the first control transfer (any class but X86_BR_NONE),
+ * at most `max_insns` instructions.  Returns 0 when a run was decoded (check
+ * run->truncated), or a negative error when not even the first instruction decodes. */
 int x86_dis_run(struct x86_dis *d, x86_code_read_fn read, void *ctx, uint64_t ip,
 		uint32_t max_insns, struct x86_run *run);
 

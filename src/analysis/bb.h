@@ -39,6 +39,11 @@ struct bb_env {
 	 * disassembly (callgrind's ob= and positions); false when unknown (JIT code,
 	 * anonymous memory, a file that is no ELF).  May be NULL. */
 	bool (*obj)(void *ctx, int32_t pid, uint64_t time, uint64_t ip, const char **path, uint64_t *vaddr);
+	/* The name of thread `tid` at `time` (":TID" when it has none).  May be NULL. */
+	const char *(*comm)(void *ctx, int32_t tid, uint64_t time);
+	/* The file (or [vdso], //anon, ...) mapped at `ip`, as perf script's dso field
+	 * names it; NULL when unmapped.  May be NULL. */
+	const char *(*dso)(void *ctx, int32_t pid, uint64_t time, uint64_t ip);
 };
 
 /* ---- stream filters: --tid, --time A-B, --sym (the engine puts the time window in

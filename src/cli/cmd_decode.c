@@ -53,6 +53,21 @@ static const char usage_common[] =
 
 static char usage_buf[8192];
 
+/* The one-letter forms of long options: -i, -o and -j of the engine's, and perf
+ * script's -F of the --fields of --insn. */
+static const struct { char c; const char *name; } shorts[] = {
+	{ 'i', "input" }, { 'o', "output" }, { 'j', "jobs" }, { 'F', "fields" }, { 'v', "verbose" },
+};
+#define NSHORTS (sizeof(shorts) / sizeof(shorts[0]))
+
+static char short_of(const char *name)
+{
+	for (size_t i = 0; i < NSHORTS; i++)
+		if (strcmp(shorts[i].name, name) == 0)
+			return shorts[i].c;
+	return 0;
+}
+
 /* The usage text is built from the tables, once, before main. */
 __attribute__((constructor)) static void usage_text(void)
 {
@@ -72,8 +87,10 @@ __attribute__((constructor)) static void usage_text(void)
 	for (size_t i = 0; i < ndec + nviews; i++) {
 		const struct dec_option *o = i < ndec ? decoders[i]->options : views[i - ndec]->options;
 		for (; o && o->name; o++) {
-			char opt[64];
-			snprintf(opt, sizeof(opt), "--%s%s%s", o->name, o->arg ? " " : "", o->arg ? o->arg : "");
+			char opt[64], sh[8] = "", c = short_of(o->name);
+			if (c)
+				snprintf(sh, sizeof(sh), "-%c, ", c);
+			snprintf(opt, sizeof(opt), "%s--%s%s%s", sh, o->name, o->arg ? " " : "", o->arg ? o->arg : "");
 			ADD("  %-22s %s\n", opt, o->help);
 		}
 	}
@@ -98,18 +115,15 @@ static int parse_args(int argc, char **argv, struct eng_opts *eo)
 		if (a[0] != '-' || a[1] == 0)
 			return xp_usage_error("decode", "unexpected argument '%s'", a);
 		if (a[1] != '-') {
-			if (!strcmp(a, "-v")) {
-				eo->verbose = true;
-				continue;
-			}
-			if (a[1] == 'j' && a[2]) {	/* -jN */
-				snprintf(name, sizeof(name), "jobs");
-				val = a + 2;
-			} else if (strcmp(a, "-i") && strcmp(a, "-o") && strcmp(a, "-j")) {
+			/* -X VALUE or -XVALUE (-j4, -Fip,sym as perf script takes it) */
+			size_t k = 0;
+			while (k < NSHORTS && shorts[k].c != a[1])
+				k++;
+			if (k == NSHORTS)
 				return xp_usage_error("decode", "unknown option '%s'", a);
-			} else {
-				snprintf(name, sizeof(name), "%s", a[1] == 'i' ? "input" : a[1] == 'j' ? "jobs" : "output");
-			}
+			snprintf(name, sizeof(name), "%s", shorts[k].name);
+			if (a[2])
+				val = a + 2;
 		} else {
 			const char *eq = strchr(a + 2, '=');
 			size_t l = eq ? (size_t)(eq - a - 2) : strlen(a + 2);

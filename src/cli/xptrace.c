@@ -7,6 +7,7 @@
 #include "engine/engine.h"
 #include "output/out.h"
 #include "record/rec.h"
+#include "views/bb_views.h"
 #include "util/xp_err.h"
 
 static const struct xp_cmd *const commands[] = {
@@ -42,7 +43,8 @@ static const struct xp_cmd *find_command(const char *name)
 }
 
 /* `xptrace help --list KIND [COMMAND]`: the words of the tables, one a line, for the
- * build's generators (mk/man.sh, mk/completion.sh): a command, mode, view or format
+ * build's generators (mk/man.sh, mk/completion.sh): a command, mode, view, field
+ * (decode --insn -F) or format
  * added to its table gets its man page and completion without another edit.  With a
  * COMMAND, the formats and modes that command's --format and --mode take. */
 static int list(const char *kind, const char *cmdname)
@@ -71,13 +73,16 @@ static int list(const char *kind, const char *cmdname)
 		size_t n = eng_views(&views);
 		for (size_t i = 0; i < n; i++)
 			printf("--%s\n", views[i]->name);
+	} else if (strcmp(kind, "fields") == 0 && (!cmd || cmd == &xp_cmd_decode)) {
+		for (int i = 0; i < BB_NFIELDS; i++)	/* decode --insn -F */
+			printf("%s\n", bb_field_name((enum bb_field)i));
 	} else if (strcmp(kind, "formats") == 0) {
 		for (int i = 0; i < OUT_NFORMATS; i++)
 			if (formats & (1u << i))
 				printf("%s\n", out_format_name((enum out_format)i));
-	} else if (strcmp(kind, "views") != 0) {
-		return xp_usage_error("help", "--list takes commands, modes, views or formats%s, not '%s'",
-				      cmd ? " (modes, views or formats with a command)" : "", kind);
+	} else if (strcmp(kind, "views") != 0 && strcmp(kind, "fields") != 0) {
+		return xp_usage_error("help", "--list takes commands, modes, views, fields or formats%s, not '%s'",
+				      cmd ? " (modes, views, fields or formats with a command)" : "", kind);
 	}
 	return XP_EXIT_OK;
 }

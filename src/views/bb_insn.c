@@ -37,28 +37,35 @@ struct bline {
 	char *text;		/* padded to 16 bytes */
 	bool bad;		/* ran into unreadable or undecodable bytes */
 	uint64_t from, to;	/* times all its lines hold for */
+	/* The lines with a head before each (the head of generation hgen; NULL: none):
+	 * a block that runs again under the same head goes out in one copy.  seen: the
+	 * head generation it last ran under, so that only blocks that repeat under one
+	 * head are spliced (a trace with a new time every block would pay twice). */
+	char *htext;
+	size_t hlen, hcap;
+	uint64_t hgen, seen;
 };
 
 #define BCACHE_BITS 14
 
-/* The longest head json_head writes: '{', three keys, a 20-digit time, 10-digit ids. */
-#define JSON_HEAD_MAX 96
-
 struct bb_insn_view {
 	struct bb_view_opts o;
+	unsigned fields;	/* what a line shows: o.fields, or the default line's */
 	struct bline *blocks;
 	struct x86_dis dis;
 	struct line *cache;
-	char buf[(1 << 16) + 64];	/* output staging, flushed with one write; the
+	char buf[(1 << 18) + 64];	/* output staging, flushed with one write; the
 					 * slack lets put_line copy whole 16-byte chunks */
 	size_t pos;
 	bool failed;		/* a write failed (EPIPE, ENOSPC) */
 	bool *fault_done;	/* per o.faults entry: shown */
 	uint64_t next_kill;	/* time of the earliest kill not shown yet, UINT64_MAX none */
 	struct out_buf fmt, tmp;	/* lines and their parts, as they are formatted */
-	/* the jsonl head ('{' to the ',' before the line's own keys) of the last
-	 * instruction: its time, tid and cpu repeat over runs of instructions */
-	struct { uint64_t time; int32_t tid, cpu; uint8_t len; char text[JSON_HEAD_MAX]; } head;
+	/* The head of the last instruction's line: what its time, tid and cpu give it (jsonl:
+	 * '{' and those keys, no ','; text: the columns before the address, with the space
+	 * after them), which repeats over runs of instructions; 16 bytes of slack after it
+	 * (put_line). */
+	struct { uint64_t time; int32_t tid, cpu; bool valid; struct out_buf b; uint64_t gen; } head;
 };
 
 #define BUF_USE (sizeof(((struct bb_insn_view *)0)->buf) - 64)
@@ -117,45 +124,62 @@ static inline void put_line(struct bb_insn_view *v, const char *s, size_t n)
 		return;
 	}
 	char *d = v->buf + v->pos;
-	for (size_t i = 0; i < n; i += 16)
-		__builtin_memcpy(d + i, s + i, 16);
+	if (n > 256)	/* whole blocks: libc's copy is the faster */
+		memcpy(d, s, n);
+	else
+		for (size_t i = 0; i < n; i += 16)
+			__builtin_memcpy(d + i, s + i, 16);
 	v->pos += n;
 }
 
-static void put_u64(struct bb_insn_view *v, uint64_t x)
+/* perf's time format: seconds with nanoseconds (raw traces: the TSC as it is) */
+static void buf_time(struct out_buf *b, uint64_t t, bool raw)
 {
-	char tmp[24];
-	int i = sizeof(tmp);
-	do {
-		tmp[--i] = (char)('0' + x % 10);
-		x /= 10;
-	} while (x);
-	put(v, tmp + i, sizeof(tmp) - (size_t)i);
-}
-
-static void put_i32(struct bb_insn_view *v, int32_t x)
-{
-	if (x < 0) {
-		put(v, "-1", 2);
-		return;
-	}
-	put_u64(v, (uint64_t)x);
-}
-
-/* perf's time format: seconds with nanoseconds */
-static void put_time(struct bb_insn_view *v, uint64_t t)
-{
-	if (v->o.raw_time) {
-		put_u64(v, t);
+	if (raw) {
+		out_buf_u64(b, t);
 		return;
 	}
 	char frac[10];
-	put_u64(v, t / 1000000000ULL);
+	out_buf_u64(b, t / 1000000000ULL);
 	uint64_t ns = t % 1000000000ULL;
 	frac[0] = '.';
 	for (int i = 9; i >= 1; i--, ns /= 10)
 		frac[i] = (char)('0' + ns % 10);
-	put(v, frac, 10);
+	out_buf_put(b, frac, 10);
+}
+
+static void buf_i32(struct out_buf *b, int32_t x)
+{
+	if (x < 0)
+		out_buf_put(b, "-1", 2);
+	else
+		out_buf_u64(b, (uint64_t)x);
+}
+
+/* x in at least `width` columns (printf's %*d, %-*d with left, %0*d with zeros): heads
+ * are formatted once per new time, which on a timed trace is every few blocks */
+static void buf_int(struct out_buf *b, int64_t x, int width, bool left, bool zeros)
+{
+	char tmp[24];
+	int i = sizeof(tmp);
+	uint64_t u = x < 0 ? (uint64_t)-x : (uint64_t)x;
+	do {
+		tmp[--i] = (char)('0' + u % 10);
+		u /= 10;
+	} while (u);
+	int digits = (int)sizeof(tmp) - i, n = digits + (x < 0);
+	if (zeros)
+		while (digits++ < width - (x < 0) && i > 1)
+			tmp[--i] = '0', n++;
+	if (x < 0)
+		tmp[--i] = '-';
+	if (!left)
+		for (; n < width; n++)
+			out_buf_put(b, " ", 1);
+	out_buf_put(b, tmp + i, sizeof(tmp) - (size_t)i);
+	if (left)
+		for (; n < width; n++)
+			out_buf_put(b, " ", 1);
 }
 
 struct bb_insn_view *bb_insn_view_new(const struct bb_view_opts *o)
@@ -164,6 +188,7 @@ struct bb_insn_view *bb_insn_view_new(const struct bb_view_opts *o)
 	if (!v)
 		return NULL;
 	v->o = *o;
+	v->fields = o->fields ? o->fields : BB_FIELDS_DEFAULT | (o->srcline ? BB_FIELD(SRCLINE) : 0);
 	v->cache = calloc(1u << CACHE_BITS, sizeof(*v->cache));
 	v->blocks = calloc(1u << BCACHE_BITS, sizeof(*v->blocks));
 	v->fault_done = calloc(o->nfaults ? o->nfaults : 1, sizeof(*v->fault_done));
@@ -196,6 +221,7 @@ int bb_insn_view_free(struct bb_insn_view *v)
 	for (size_t i = 0; i < 1u << BCACHE_BITS; i++) {
 		free(v->blocks[i].text);
 		free(v->blocks[i].off);
+		free(v->blocks[i].htext);
 	}
 	free(v->blocks);
 	free(v->cache);
@@ -203,8 +229,75 @@ int bb_insn_view_free(struct bb_insn_view *v)
 	x86_dis_fini(&v->dis);
 	out_buf_free(&v->fmt);
 	out_buf_free(&v->tmp);
+	out_buf_free(&v->head.b);
 	free(v);
 	return ret;
+}
+
+/* The jsonl keys of an instruction that depend only on its code, in a "{...}\n" of
+ * their own: what the fields select of ip, sym, dso, insnlen, bytes, insn, srcline
+ * (file NULL: none). */
+static void json_line(struct bb_insn_view *v, struct out_buf *b, uint64_t ip, const char *name,
+		      const char *sym, const char *hex, const char *dis, size_t size, const char *file,
+		      int line, const struct xev *ev)
+{
+	const struct bb_env *env = v->o.env;
+	unsigned f = v->fields;
+
+	out_json_begin(b);
+	if (f & BB_FIELD(IP))
+		out_json_hex(b, "ip", ip);
+	if (f & BB_FIELD(SYM))
+		out_json_string(b, "sym", name ? sym : NULL);
+	if (f & BB_FIELD(DSO))
+		out_json_string(b, "dso", env && env->dso ? env->dso(env->ctx, ev->pid, ev->time, ip) : NULL);
+	if (f & BB_FIELD(INSNLEN))
+		out_json_u64(b, "insnlen", size);
+	if (f & BB_FIELD(INSN))
+		out_json_string(b, "bytes", hex);
+	if (f & BB_FIELD(DISASM))
+		out_json_string(b, "insn", dis);
+	if (file) {
+		struct out_buf *t = &v->tmp;
+		t->len = 0;
+		out_buf_printf(t, "%s:%d%c", file, line, 0);
+		out_json_string(b, "srcline", t->p);
+	}
+	out_json_end(b);
+}
+
+/* The part of a perf script line that depends only on the code, as perf script
+ * prints the fields (ip right-aligned in 16 columns, " sym+0xOFF", " (dso)",
+ * srcline on a line of its own, " ilen: N", " insn: xx xx", "\t\tdisasm"). */
+static void perf_line(struct bb_insn_view *v, struct out_buf *b, uint64_t ip, const char *name,
+		      uint64_t off, const char *hex, const char *dis, size_t size, const char *file,
+		      int line, const struct xev *ev)
+{
+	const struct bb_env *env = v->o.env;
+	unsigned f = v->fields;
+
+	if (f & BB_FIELD(IP))
+		out_buf_printf(b, " %16lx", (unsigned long)ip);
+	if (f & BB_FIELD(SYM)) {
+		out_buf_printf(b, " %s", name ? name : "[unknown]");
+		if (name && (f & BB_FIELD(SYMOFF)))
+			out_buf_printf(b, "+0x%lx", (unsigned long)off);
+	}
+	if (f & BB_FIELD(DSO)) {
+		const char *dso = env && env->dso ? env->dso(env->ctx, ev->pid, ev->time, ip) : NULL;
+		out_buf_printf(b, " (%s)", dso ? dso : "[unknown]");
+	}
+	if (file) {	/* perf script names the file without its directory */
+		const char *base = strrchr(file, '/');
+		out_buf_printf(b, "\n  %s:%d", base ? base + 1 : file, line);
+	}
+	if (f & BB_FIELD(INSNLEN))
+		out_buf_printf(b, " ilen: %zu", size);
+	if (f & BB_FIELD(INSN))
+		out_buf_printf(b, " insn: %s", hex);
+	if (f & BB_FIELD(DISASM))
+		out_buf_printf(b, "\t\t%s", dis);
+	out_buf_put(b, "\n", 1);
 }
 
 /* Formats the constant part of an instruction's line into `l`. */
@@ -222,8 +315,10 @@ static int format_line(struct bb_insn_view *v, struct line *l, const struct xev 
 	const char *name = env && env->symbol ?
 		env->symbol(env->ctx, ev->pid, ev->time, ip, &start, &fsize) : NULL;
 	sym->len = 0;
-	if (name)
+	if (name && (v->fields & BB_FIELD(SYMOFF)))
 		out_buf_printf(sym, "%s+0x%lx%c", name, (unsigned long)(ip - start), 0);
+	else if (name)
+		out_buf_printf(sym, "%s%c", name, 0);
 	else
 		out_buf_printf(sym, "[unknown]%c", 0);
 	for (size_t i = 0; i < size; i++)
@@ -235,23 +330,15 @@ static int format_line(struct bb_insn_view *v, struct line *l, const struct xev 
 		snprintf(dis, sizeof(dis), "(bad)");
 	const char *file;
 	int line;
-	bool src = v->o.srcline && env && env->srcline &&
+	bool src = (v->fields & BB_FIELD(SRCLINE)) && env && env->srcline &&
 		   env->srcline(env->ctx, ev->pid, ev->time, ip, &file, &line);
 
 	b->len = 0;
-	if (v->o.format == BB_JSONL) {
-		out_json_begin(b);
-		out_json_hex(b, "ip", ip);
-		out_json_string(b, "sym", name ? sym->p : NULL);
-		out_json_string(b, "bytes", hex);
-		out_json_string(b, "insn", dis);
-		if (src) {
-			sym->len = 0;
-			out_buf_printf(sym, "%s:%d%c", file, line, 0);
-			out_json_string(b, "srcline", sym->p);
-		}
-		out_json_end(b);
-	} else {
+	if (v->o.format == BB_JSONL)
+		json_line(v, b, ip, name, sym->p, hex, dis, size, src ? file : NULL, line, ev);
+	else if (v->o.fields)
+		perf_line(v, b, ip, name, ip - start, hex, dis, size, src ? file : NULL, line, ev);
+	else {
 		out_buf_printf(b, "%16lx  %-32s %-30s %s", (unsigned long)ip, sym->p, hex, dis);
 		if (src)
 			out_buf_printf(b, "  %s:%d", file, line);
@@ -295,87 +382,130 @@ cached_line(struct bb_insn_view *v, const struct xev *ev, uint64_t ip, const uin
 	return l;
 }
 
-/* The keys every jsonl record starts with: the event's time, tid and cpu when known. */
-static void json_head(struct out_buf *b, const struct xev *ev)
+/* The keys a jsonl record starts with, of those `fields` selects: the event's time,
+ * tid, pid and cpu when known, the thread's name. */
+static void json_head(struct bb_insn_view *v, struct out_buf *b, const struct xev *ev, unsigned fields)
 {
-	out_json_begin(b);
-	if (ev->time)
-		out_json_u64(b, "time", ev->time);
-	if (ev->tid >= 0)
-		out_json_u64(b, "tid", (uint64_t)ev->tid);
-	if (ev->cpu >= 0)	/* per-cpu traces: events of several cpus interleave */
-		out_json_u64(b, "cpu", (uint64_t)ev->cpu);
-}
+	const struct bb_env *env = v->o.env;
 
-/* A cached jsonl line (from its '{' on) after the event's keys.  The head ('{' and
- * the keys, no ',') is formatted when the event's time, tid or cpu differ from the
- * last instruction's, else copied; both go in 16-byte chunks (the head's storage and
- * the line's are padded), the line's '{' then overwritten by the ',' between them. */
-static inline void put_json_line(struct bb_insn_view *v, const struct xev *ev, const char *t, size_t n)
-{
-	if (!v->head.len || v->head.time != ev->time || v->head.tid != ev->tid || v->head.cpu != ev->cpu) {
-		struct out_buf b;
-		out_buf_init(&b, v->head.text, sizeof(v->head.text));
-		json_head(&b, ev);
-		if (b.heap) {	/* longer than JSON_HEAD_MAX after all: not cached */
-			put(v, b.p, b.len);
-			out_buf_free(&b);
-			v->head.len = 0;
-			put(v, ",", 1);
-			put(v, t + 1, n - 1);
-			return;
-		}
-		v->head.len = (uint8_t)b.len;
-		v->head.time = ev->time;
-		v->head.tid = ev->tid;
-		v->head.cpu = ev->cpu;
-	}
-	if (__builtin_expect(ev->flags & XEV_F_SPECULATIVE, 0) && n >= 3) {
-		/* the line ends in "}\n": the mark goes before it */
-		if (v->head.len > 1) {
-			put(v, v->head.text, v->head.len);
-			put(v, ",", 1);
-			put(v, t + 1, n - 3);
-		} else {
-			put(v, t, n - 2);
-		}
-		put(v, ",\"speculative\":true}\n", 21);
-		return;
-	}
-	if (v->pos + v->head.len + n > BUF_USE)
-		flush(v);
-	if (v->head.len + n > BUF_USE) {
-		put(v, v->head.text, v->head.len);
-		put(v, ",", 1);
-		put(v, t + 1, n - 1);
-		return;
-	}
-	put_line(v, v->head.text, v->head.len);
-	size_t comma = v->pos;
-	put_line(v, t, n);
-	v->buf[comma] = ',';
+	out_json_begin(b);
+	if ((fields & BB_FIELD(TIME)) && ev->time)
+		out_json_u64(b, "time", ev->time);
+	if ((fields & BB_FIELD(TID)) && ev->tid >= 0)
+		out_json_u64(b, "tid", (uint64_t)ev->tid);
+	if ((fields & BB_FIELD(PID)) && ev->pid >= 0)
+		out_json_u64(b, "pid", (uint64_t)ev->pid);
+	if ((fields & BB_FIELD(CPU)) && ev->cpu >= 0)	/* per-cpu traces: cpus interleave */
+		out_json_u64(b, "cpu", (uint64_t)ev->cpu);
+	if ((fields & BB_FIELD(COMM)) && env && env->comm && ev->tid >= 0)
+		out_json_string(b, "comm", env->comm(env->ctx, ev->tid, ev->time));
 }
 
 /* The time ('-' when unknown), tid and (per-cpu traces) cpu columns of a text line. */
-static inline void put_text_head(struct bb_insn_view *v, const struct xev *ev)
+static void text_head(struct bb_insn_view *v, struct out_buf *b, const struct xev *ev)
 {
 	if (ev->time)
-		put_time(v, ev->time);
+		buf_time(b, ev->time, v->o.raw_time);
 	else
-		put(v, "-", 1);
-	put(v, " ", 1);
-	put_i32(v, ev->tid);
+		out_buf_put(b, "-", 1);
+	out_buf_put(b, " ", 1);
+	buf_i32(b, ev->tid);
 	if (ev->cpu >= 0) {	/* per-cpu traces, as perf script's [cpu] */
-		char b[16];
-		int n = snprintf(b, sizeof(b), " [%03d]", ev->cpu);
-		put(v, b, (size_t)n);
+		out_buf_put(b, " [", 2);
+		buf_int(b, ev->cpu, 3, false, true);
+		out_buf_put(b, "]", 1);
 	}
 }
 
+/* The columns before the address as perf script prints them (perf 6.1: comm in 16
+ * columns, pid/tid in 5, [cpu], seconds.nanoseconds as with --ns); a cpu or time the
+ * trace does not have is left out. */
+static void perf_head(struct bb_insn_view *v, struct out_buf *b, const struct xev *ev)
+{
+	const struct bb_env *env = v->o.env;
+	unsigned f = v->fields;
+
+	if (f & BB_FIELD(COMM))
+		out_buf_printf(b, "%16s ", env && env->comm ? env->comm(env->ctx, ev->tid, ev->time) : "");
+	if ((f & BB_FIELD(PID)) && (f & BB_FIELD(TID))) {
+		buf_int(b, ev->pid, 5, false, false);
+		out_buf_put(b, "/", 1);
+		buf_int(b, ev->tid, 5, true, false);
+		out_buf_put(b, " ", 1);
+	} else if (f & (BB_FIELD(PID) | BB_FIELD(TID))) {
+		buf_int(b, f & BB_FIELD(PID) ? ev->pid : ev->tid, 5, false, false);
+		out_buf_put(b, " ", 1);
+	}
+	if ((f & BB_FIELD(CPU)) && ev->cpu >= 0) {
+		out_buf_put(b, "[", 1);
+		buf_int(b, ev->cpu, 3, false, true);
+		out_buf_put(b, "] ", 2);
+	}
+	if ((f & BB_FIELD(TIME)) && ev->time) {
+		if (v->o.raw_time) {
+			out_buf_u64(b, ev->time);
+		} else {
+			buf_int(b, (int64_t)(ev->time / 1000000000ULL), 5, false, false);
+			out_buf_put(b, ".", 1);
+			buf_int(b, (int64_t)(ev->time % 1000000000ULL), 9, false, true);
+		}
+		out_buf_put(b, ": ", 2);
+	}
+}
+
+/* The head of an instruction's line for this event (v->head), formatted when its
+ * time, tid or cpu differ from the last instruction's; false when out of memory. */
+static inline bool head_for(struct bb_insn_view *v, const struct xev *ev)
+{
+	if (__builtin_expect(v->head.valid && v->head.time == ev->time && v->head.tid == ev->tid &&
+			     v->head.cpu == ev->cpu, 1))
+		return true;
+	struct out_buf *b = &v->head.b;
+	b->len = 0;
+	if (v->o.format == BB_JSONL) {
+		json_head(v, b, ev, v->fields);
+	} else if (v->o.fields) {
+		perf_head(v, b, ev);
+	} else {
+		text_head(v, b, ev);
+		out_buf_put(b, " ", 1);
+	}
+	v->head.valid = out_buf_reserve(b, 16);	/* put_line's slack */
+	v->head.gen++;
+	v->head.time = ev->time;
+	v->head.tid = ev->tid;
+	v->head.cpu = ev->cpu;
+	return v->head.valid;
+}
+
+/* The head (from head_for) has nothing in it: lines go out as cached. */
+static inline bool head_empty(const struct bb_insn_view *v)
+{
+	return v->head.b.len == (v->o.format == BB_JSONL);
+}
+
+/* A jsonl line of an instruction run speculatively (in a transaction): the mark goes
+ * before the cached line's "}\n". */
+static void put_spec_json(struct bb_insn_view *v, const char *t, size_t n)
+{
+	const struct out_buf *h = &v->head.b;
+	bool keys = n > 3;	/* "{}\n": the fields select nothing of the code */
+
+	put(v, h->p, h->len);
+	if (keys) {
+		if (h->len > 1)
+			put(v, ",", 1);
+		put(v, t + 1, n - 3);
+	}
+	put(v, h->len > 1 || keys ? ",\"speculative\":true}\n" : "\"speculative\":true}\n",
+	    h->len > 1 || keys ? 21 : 20);
+}
+
 /* A text line of an instruction run speculatively (in a transaction): '?' in the
- * address column's padding, as ptxed marks them. */
+ * address column's padding, as ptxed marks them (perf script's fields: no mark). */
 static void put_spec_text(struct bb_insn_view *v, const char *t, size_t n)
 {
+	put(v, v->head.b.p, v->head.b.len - 1);	/* the default head ends in a ' ' */
 	if (n && t[0] == ' ') {
 		put(v, " ?", 2);
 		put(v, t + 1, n - 1);
@@ -385,29 +515,96 @@ static void put_spec_text(struct bb_insn_view *v, const char *t, size_t n)
 	}
 }
 
+/* copies n bytes in 16-byte chunks: both sides have the slack (padded storage) */
+static inline void copy16(char *d, const char *s, size_t n)
+{
+	for (size_t i = 0; i < n; i += 16)
+		__builtin_memcpy(d + i, s + i, 16);
+}
+
+/* The head (head_for: done) and the cached line (t, n) into d, which has room for
+ * both and 16 bytes more; returns the bytes written.  In jsonl the line's '{' is
+ * overwritten by the ',' between the head's keys and its own. */
+static inline size_t line_into(const struct bb_insn_view *v, char *d, const char *t, size_t n)
+{
+	const struct out_buf *h = &v->head.b;
+
+	if (v->o.format != BB_JSONL) {
+		copy16(d, h->p, h->len);
+		copy16(d + h->len, t, n);
+		return h->len + n;
+	}
+	if (h->len <= 1) {	/* the head is "{": the line as cached */
+		copy16(d, t, n);
+		return n;
+	}
+	copy16(d, h->p, h->len);
+	if (n == 3) {	/* "{}\n": only the head's keys */
+		memcpy(d + h->len, "}\n", 2);
+		return h->len + 2;
+	}
+	copy16(d + h->len, t, n);
+	d[h->len] = ',';
+	return h->len + n;
+}
+
+/* A cached line (t, n) after the event's head (head_for: done). */
+static inline void put_insn_line(struct bb_insn_view *v, const struct xev *ev, const char *t, size_t n)
+{
+	const struct out_buf *h = &v->head.b;
+	bool json = v->o.format == BB_JSONL;
+
+	if (__builtin_expect(ev->flags & XEV_F_SPECULATIVE, 0)) {
+		if (json)
+			put_spec_json(v, t, n);
+		else if (!v->o.fields)
+			put_spec_text(v, t, n);
+		else {
+			put(v, h->p, h->len);
+			put(v, t, n);
+		}
+		return;
+	}
+	if (v->pos + h->len + n > BUF_USE)
+		flush(v);
+	if (h->len + n > BUF_USE) {	/* longer than the buffer: piece by piece */
+		put(v, h->p, h->len);
+		if (json)
+			put(v, h->len > 1 ? "," : "", h->len > 1);
+		put(v, t + json, n - json);
+		return;
+	}
+	v->pos += line_into(v, v->buf + v->pos, t, n);
+}
+
+/* A block's lines each after the head, formatted into b->htext for this head. */
+static int splice_block(struct bb_insn_view *v, struct bline *b)
+{
+	size_t need = b->len + (size_t)b->n * (v->head.b.len + 16) + 16;
+
+	if (need > b->hcap) {
+		free(b->htext);
+		b->hcap = 0;
+		if (!(b->htext = malloc(need)))
+			return -ENOMEM;
+		b->hcap = need;
+	}
+	b->hlen = 0;
+	for (uint32_t i = 0; i < b->n; i++)
+		b->hlen += line_into(v, b->htext + b->hlen, b->text + b->off[i], b->off[i + 1] - b->off[i]);
+	memset(b->htext + b->hlen, 0, 16 - (b->hlen & 15));	/* put_line reads whole chunks */
+	b->hgen = v->head.gen;
+	return 0;
+}
+
 static inline __attribute__((always_inline)) int emit_insn(struct bb_insn_view *v, const struct xev *ev, uint64_t ip,
 		     const uint8_t *bytes, size_t n, uint8_t *size_out)
 {
 	const struct line *l = cached_line(v, ev, ip, bytes, n);
-	if (!l)
+	if (!l || !head_for(v, ev))
 		return -ENOMEM;
 	*size_out = l->size;
-	if (v->o.format == BB_JSONL) {
-		/* the cached line starts with '{': time and tid go in after it */
-		if (!ev->time && ev->tid < 0 && ev->cpu < 0 && !(ev->flags & XEV_F_SPECULATIVE)) {
-			put_line(v, l->text, l->len);
-			return 0;
-		}
-		put_json_line(v, ev, l->text, l->len);
-		return 0;
-	}
-	put_text_head(v, ev);
-	if (__builtin_expect(ev->flags & XEV_F_SPECULATIVE, 0)) {
-		put_spec_text(v, l->text, l->len);
-		return 0;
-	}
-	put(v, " ", 1);
-	put_line(v, l->text, l->len);
+	put_insn_line(v, ev, l->text, l->len);
 	return 0;
 }
 
@@ -479,7 +676,7 @@ static void marker(struct bb_insn_view *v, const struct xev *ev, const char *wha
 
 	b->len = 0;
 	if (v->o.format == BB_JSONL) {
-		json_head(b, ev);
+		json_head(v, b, ev, BB_FIELDS_DEFAULT);
 		switch (ev->kind) {
 		case XEV_GAP:
 			out_json_string(b, "event", "gap");
@@ -512,8 +709,8 @@ static void marker(struct bb_insn_view *v, const struct xev *ev, const char *wha
 		put(v, b->p, b->len);
 		return;
 	}
-	put(v, "--- ", 4);
-	put_text_head(v, ev);
+	out_buf_put(b, "--- ", 4);
+	text_head(v, b, ev);
 	switch (ev->kind) {
 	case XEV_GAP:
 		out_buf_printf(b, " gap: %s (offset %lu, %lu bytes lost)\n", reason,
@@ -586,6 +783,7 @@ static int build_block(struct bb_insn_view *v, struct bline *b, const struct xev
 	}
 	free(b->text);
 	free(b->off);
+	free(b->htext);
 	if (!n) {
 		/* nothing cacheable: the slot stays empty */
 		free(text);
@@ -595,7 +793,8 @@ static int build_block(struct bb_insn_view *v, struct bline *b, const struct xev
 	}
 	memset(text + len, 0, 16 - (len & 15));	/* put_line reads whole chunks */
 	off[n] = (uint32_t)len;
-	*b = (struct bline){ ev->ip, ev->end, ev->pid, n, (uint32_t)len, off, text, bad, from, to };
+	*b = (struct bline){ .start = ev->ip, .end = ev->end, .pid = ev->pid, .n = n, .len = (uint32_t)len,
+			     .off = off, .text = text, .bad = bad, .from = from, .to = to };
 	return 0;
 fail:
 	free(text);
@@ -614,23 +813,23 @@ static int emit_block(struct bb_insn_view *v, const struct xev *ev)
 			return -ENOMEM;
 	}
 	if (b->n) {
-		if (v->o.format == BB_JSONL && !ev->time && ev->tid < 0 && !(ev->flags & XEV_F_SPECULATIVE)) {
-			put_line(v, b->text, b->len);
+		if (!head_for(v, ev))
+			return -ENOMEM;
+		if (__builtin_expect(ev->flags & XEV_F_SPECULATIVE, 0)) {
+			for (uint32_t i = 0; i < b->n; i++)
+				put_insn_line(v, ev, b->text + b->off[i], b->off[i + 1] - b->off[i]);
+		} else if (head_empty(v)) {
+			put_line(v, b->text, b->len);	/* the whole block in one copy */
+		} else if (b->htext && b->hgen == v->head.gen) {
+			put_line(v, b->htext, b->hlen);	/* the same, heads included */
+		} else if (b->seen == v->head.gen) {	/* again under this head */
+			if (splice_block(v, b) < 0)
+				return -ENOMEM;
+			put_line(v, b->htext, b->hlen);
 		} else {
-			for (uint32_t i = 0; i < b->n; i++) {
-				const char *t = b->text + b->off[i];
-				size_t tl = b->off[i + 1] - b->off[i];
-				if (v->o.format == BB_JSONL) {
-					put_json_line(v, ev, t, tl);
-				} else if (__builtin_expect(ev->flags & XEV_F_SPECULATIVE, 0)) {
-					put_text_head(v, ev);
-					put_spec_text(v, t, tl);
-				} else {
-					put_text_head(v, ev);
-					put(v, " ", 1);
-					put(v, t, tl);
-				}
-			}
+			for (uint32_t i = 0; i < b->n; i++)
+				put_insn_line(v, ev, b->text + b->off[i], b->off[i + 1] - b->off[i]);
+			b->seen = v->head.gen;
 		}
 	}
 	if (!b->n || b->bad) {
@@ -687,13 +886,13 @@ static void show_kills(struct bb_insn_view *v, uint64_t before)
 		struct xev ev = { .time = f->time, .tid = f->tid, .pid = f->pid, .cpu = -1 };
 		b->len = 0;
 		if (v->o.format == BB_JSONL) {
-			json_head(b, &ev);
+			json_head(v, b, &ev, BB_FIELDS_DEFAULT);
 			out_json_string(b, "event", "killed");
 			fault_json(b, f);
 			out_json_end(b);
 		} else {
-			put(v, "--- ", 4);
-			put_text_head(v, &ev);
+			out_buf_put(b, "--- ", 4);
+			text_head(v, b, &ev);
 			out_buf_printf(b, " killed by ");
 			fault_text(b, f);
 			out_buf_put(b, "\n", 1);
@@ -719,15 +918,19 @@ static bool show_fault(struct bb_insn_view *v, const struct xev *ev)
 	if (!f)
 		return false;
 	l = line_at(v, ev, ev->ip);
+	if (l && !head_for(v, ev))
+		l = NULL;
 	b->len = 0;
 	if (v->o.format == BB_JSONL) {
 		if (l) {	/* the cached line: {"ip":...}\n, keys go in before its end */
-			json_head(b, ev);
-			if (b->len > 1)
-				out_buf_put(b, ",", 1);
-			out_buf_put(b, l->text + 1, l->len - 3);
+			out_buf_put(b, v->head.b.p, v->head.b.len);
+			if (l->len > 3) {
+				if (b->len > 1)
+					out_buf_put(b, ",", 1);
+				out_buf_put(b, l->text + 1, l->len - 3);
+			}
 		} else {
-			json_head(b, ev);
+			json_head(v, b, ev, BB_FIELDS_DEFAULT);
 			out_json_string(b, "event", "fault");
 			out_json_hex(b, "ip", ev->ip);
 		}
@@ -736,13 +939,12 @@ static bool show_fault(struct bb_insn_view *v, const struct xev *ev)
 		out_json_end(b);
 	} else {
 		if (l) {
-			put_text_head(v, ev);
-			put(v, " ", 1);
+			out_buf_put(b, v->head.b.p, v->head.b.len);
 			out_buf_put(b, l->text, l->len - 1);
 			out_buf_printf(b, "  faulted: ");
 		} else {
-			put(v, "--- ", 4);
-			put_text_head(v, ev);
+			out_buf_put(b, "--- ", 4);
+			text_head(v, b, ev);
 			out_buf_printf(b, " faulted at %#lx (no code bytes): ", (unsigned long)ev->ip);
 		}
 		fault_text(b, f);
@@ -767,11 +969,18 @@ int bb_insn_view_event(void *ctx, const struct xev *ev)
 	case XEV_GAP:
 		marker(v, ev, "gap");
 		return 0;
+	default:
+		break;
+	}
+	/* perf script's fields: instructions, and what went missing (gaps, faults, kills) */
+	if (v->o.fields && !(ev->kind == XEV_DISABLE && v->o.nfaults && ev->ip))
+		return 0;
+	switch (ev->kind) {
 	case XEV_ENABLE:
 		marker(v, ev, "enabled");
 		return 0;
 	case XEV_DISABLE:
-		if (!(v->o.nfaults && ev->ip && show_fault(v, ev)))
+		if (!(v->o.nfaults && ev->ip && show_fault(v, ev)) && !v->o.fields)
 			marker(v, ev, ev->reason ? ev->reason : "disabled");
 		return 0;
 	case XEV_INTERRUPT:

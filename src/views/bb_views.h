@@ -11,11 +11,32 @@
 
 enum bb_format { BB_TEXT, BB_JSONL };
 
+/* --insn -F: what a line shows, by perf script's field names, in its order (insn: the
+ * bytes, disasm: the disassembly).  jsonl keys: time, tid, pid, cpu, comm, ip, sym
+ * (with +0xOFF when symoff), dso, insnlen, bytes (insn), insn (disasm), srcline. */
+enum bb_field {
+	BB_F_COMM, BB_F_TID, BB_F_PID, BB_F_TIME, BB_F_CPU, BB_F_IP, BB_F_SYM, BB_F_SYMOFF,
+	BB_F_DSO, BB_F_SRCLINE, BB_F_INSNLEN, BB_F_INSN, BB_F_DISASM, BB_NFIELDS
+};
+#define BB_FIELD(f) (1u << BB_F_##f)
+/* the fields of the line without -F (srcline: --srcline) */
+#define BB_FIELDS_DEFAULT (BB_FIELD(TIME) | BB_FIELD(TID) | BB_FIELD(CPU) | BB_FIELD(IP) | \
+			   BB_FIELD(SYM) | BB_FIELD(SYMOFF) | BB_FIELD(INSN) | BB_FIELD(DISASM))
+
+/* "a,b,c": exactly those fields; "+a,-b": `dflt` with a, without b.  0, or -EINVAL
+ * after a usage message (an unknown field, both forms, none left, symoff without sym). */
+int bb_fields_parse(const char *spec, unsigned dflt, unsigned *out);
+/* perf script's name of a field (NULL past the last) */
+const char *bb_field_name(enum bb_field f);
+
 struct bb_view_opts {
 	enum bb_format format;
 	bool intel;		/* --syntax intel (default att, like perf and objdump) */
 	bool srcline;
 	bool raw_time;		/* times are raw TSC (raw PT), not perf ns */
+	/* --insn: 0, the default line; else BB_FIELD bits (-F): perf script's layout of
+	 * those fields in text, only their keys in jsonl */
+	unsigned fields;
 	const struct bb_env *env;
 	FILE *out;
 	/* --insn: threads a signal ended (the trace's faults feature): the faulting

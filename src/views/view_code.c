@@ -93,6 +93,19 @@ static bool env_obj(void *ctx, int32_t pid, uint64_t time, uint64_t ip, const ch
 	return true;
 }
 
+static const char *env_comm(void *ctx, int32_t tid, uint64_t time)
+{
+	struct vstate *s = ctx;
+	return sb_comm_at(s->c->sb, tid, time);
+}
+
+static const char *env_dso(void *ctx, int32_t pid, uint64_t time, uint64_t ip)
+{
+	struct vstate *s = ctx;
+	const struct sb_map *m = sb_find_map(s->c->sb, pid, ip, time);
+	return m && m->dso ? m->dso->path : NULL;
+}
+
 static int open_common(struct view_ctx *vc, struct vstate **out)
 {
 	struct dec_ctx *c = vc->c;
@@ -105,7 +118,8 @@ static int open_common(struct view_ctx *vc, struct vstate **out)
 		free(s);
 		return -ENOMEM;
 	}
-	s->env = (struct bb_env){ env_read, env_symbol, env_srcline, env_span, s, env_fn_name, env_obj };
+	s->env = (struct bb_env){ env_read, env_symbol, env_srcline, env_span, s, env_fn_name, env_obj,
+				  env_comm, env_dso };
 	s->vo.format = vc->o->format == OUT_JSONL ? BB_JSONL : BB_TEXT;
 	s->vo.out = vc->out;
 	s->vo.env = &s->env;
@@ -117,6 +131,16 @@ static int open_common(struct view_ctx *vc, struct vstate **out)
 	}
 	s->vo.intel = syntax && strcmp(syntax, "intel") == 0;
 	s->vo.srcline = dec_opt(c, "srcline") != NULL;
+	const char *fields = dec_opt(c, "fields");
+	if (fields) {
+		if (bb_fields_parse(fields, BB_FIELDS_DEFAULT, &s->vo.fields) < 0) {
+			sb_code_free(s->mem);
+			free(s);
+			return -EOPNOTSUPP;	/* the engine's ENG_EREQUEST: a usage error */
+		}
+		if (s->vo.srcline)	/* --srcline: +srcline */
+			s->vo.fields |= BB_FIELD(SRCLINE);
+	}
 	*out = s;
 	return 0;
 fail:
@@ -368,6 +392,10 @@ static const struct dec_option insn_options[] = {
 	{ "syntax", "att|intel", "disassembly syntax of --insn/--annotate (default att)" },
 	{ "srcline", NULL, "--insn: source file:line of each instruction; --functions: of each function; "
 	  "--annotate: source lines above their instructions (on samples always)" },
+	{ "fields", "LIST", "--insn: what a line shows, by perf script's field names, laid out as perf script "
+	  "lays them out (jsonl: only their keys): comm, tid, pid, time, cpu, ip, sym, symoff, dso, srcline, "
+	  "insnlen, insn (the bytes), disasm; +field,-field: add to / take from the default (time, tid, cpu, ip, "
+	  "sym, symoff, insn, disasm); e.g. -F ip as perf script --itrace=i0ns -F ip" },
 	{ NULL, NULL, NULL },
 };
 

@@ -112,6 +112,12 @@ check_eq "completion: decode --format, every format" "$("$x" help --list formats
 check_eq "completion: record --ad" "--adaptive
 --adaptive-depth
 --adaptive-interval" "$(comp record --ad)"
+check_eq "completion: decode -F, perf script's fields" "$("$x" help --list fields | sort)" \
+	"$(comp decode --insn -F "")"
+check_eq "completion: decode -F ip,s: the last of the list" "ip,srcline ip,sym ip,symoff" \
+	"$(comp decode --insn -F ip,s | tr '\n' ' ' | sed 's/ $//')"
+check_eq "completion: decode --fields -ti: with its sign" "-tid -time" \
+	"$(comp decode --insn --fields -ti | tr '\n' ' ' | sed 's/ $//')"
 check_eq "completion: help COMMAND" "$(printf '%s\n' $cmds | sort)" "$(comp help "")"
 check_eq "completion: the recorded command after --" "sh" "$(comp record -o t -- sh | grep -x sh)"
 

@@ -36,6 +36,12 @@ else
 	diff "$TMP/perf.txt" "$TMP/ours.txt" | head -10 | sed 's/^/#   /'
 fi
 check_eq "no warnings" "" "$(cat "$TMP/ours.err")"
+# -F: perf script's own lines, the cpu and time columns too
+for f in cpu,tid,time,ip comm,pid,tid,cpu,time,ip,dso,insnlen,insn; do
+	perf script -i "$TMP/perf.data" --itrace=i0ns -F "$f" --ns 2>/dev/null >"$TMP/perf.f"
+	"$XPTRACE" decode -i "$TMP/perf.data" --insn -F "$f" >"$TMP/ours.f" 2>/dev/null
+	check "--insn -F $f: perf script --ns -F $f, byte for byte" cmp -s "$TMP/perf.f" "$TMP/ours.f"
+done
 "$XPTRACE_ASAN" decode -i "$TMP/perf.data" --insn --format jsonl 2>"$TMP/asan.err" | project >"$TMP/asan.txt"
 check "ASan build: same stream, clean" cmp -s "$TMP/perf.txt" "$TMP/asan.txt"
 check_eq "ASan build: nothing on stderr" "" "$(cat "$TMP/asan.err")"

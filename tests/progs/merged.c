@@ -15,8 +15,8 @@
  *   C: base 3, cum 19.  Calls: C 1, A 3, B 5, X 1.
  *
  * usage: merged [ITERATIONS_PER_UNIT]
- * Without an argument a unit is 4 ms of time, spun on the TSC (the same loop runs at
- * different speeds in different functions: code alignment); with one, a unit is that
+ * Without an argument a unit is 4 ms of time on the cpu, spun on the TSC (the same loop
+ * runs at different speeds in different functions: code alignment); with one, a unit is that
  * many iterations of a counting loop: a fixed number of instructions per function,
  * for step traces. */
 #include <stdint.h>
@@ -29,15 +29,23 @@
 
 static long iters_per_unit;
 static uint64_t tsc_per_unit;	/* 0: count iterations */
+static uint64_t tsc_gap;	/* TSC ticks in 20 us */
 
 /* The loop counter lives in memory so -O1 keeps every iteration; the TSC is read
- * inline, so samples land in the function itself. */
+ * inline, so samples land in the function itself.  A unit is time on the cpu: a step
+ * of the TSC longer than 20 us is time the process did not run (preempted on a busy
+ * machine) and does not count, so each function gets its units' share of the samples
+ * whatever the load (4 ms of wall time once gave X no sample at all under load 6). */
 #define SPIN(units)                                                                         \
 	do {                                                                                \
 		if (tsc_per_unit) {                                                         \
-			uint64_t end_ = __rdtsc() + (uint64_t)(units) * tsc_per_unit;       \
-			while (__rdtsc() < end_)                                            \
-				;                                                           \
+			uint64_t left_ = (uint64_t)(units) * tsc_per_unit, prev_ = __rdtsc(); \
+			while (left_) {                                                     \
+				uint64_t now_ = __rdtsc(), d_ = now_ - prev_;               \
+				prev_ = now_;                                               \
+				if (d_ < tsc_gap)                                           \
+					left_ -= d_ < left_ ? d_ : left_;                   \
+			}                                                                   \
 		} else {                                                                    \
 			for (volatile long i_ = 0; i_ < (units) * iters_per_unit; i_++)     \
 				;                                                           \
@@ -134,6 +142,7 @@ int main(int argc, char **argv)
 		}
 	} else {
 		tsc_per_unit = calibrate();
+		tsc_gap = tsc_per_unit / (UNIT_NS / 20000);
 	}
 	C();
 	return 0;

@@ -214,6 +214,28 @@ static void test_tally_batch_equals_events(void **state)
 	bb_tally_free(one);
 }
 
+/* --insn -F: a list is exactly those fields, +/- change the default, mistakes fail */
+static void test_fields_parse(void **state)
+{
+	(void)state;
+	unsigned f = 0;
+	assert_int_equal(bb_fields_parse("ip", BB_FIELDS_DEFAULT, &f), 0);
+	assert_int_equal(f, BB_FIELD(IP));
+	assert_int_equal(bb_fields_parse("disasm,tid,ip", BB_FIELDS_DEFAULT, &f), 0);
+	assert_int_equal(f, BB_FIELD(TID) | BB_FIELD(IP) | BB_FIELD(DISASM));
+	assert_int_equal(bb_fields_parse("-time,+dso,-cpu", BB_FIELDS_DEFAULT, &f), 0);
+	assert_int_equal(f, (BB_FIELDS_DEFAULT | BB_FIELD(DSO)) & ~(BB_FIELD(TIME) | BB_FIELD(CPU)));
+	assert_int_equal(bb_fields_parse("+comm", BB_FIELD(IP), &f), 0);
+	assert_int_equal(f, BB_FIELD(IP) | BB_FIELD(COMM));
+	assert_int_equal(bb_fields_parse("ip,bogus", BB_FIELDS_DEFAULT, &f), -EINVAL);
+	assert_int_equal(bb_fields_parse("ip,+sym", BB_FIELDS_DEFAULT, &f), -EINVAL);
+	assert_int_equal(bb_fields_parse("ip,symoff", BB_FIELDS_DEFAULT, &f), -EINVAL);
+	assert_int_equal(bb_fields_parse("-sym", BB_FIELDS_DEFAULT, &f), -EINVAL);	/* symoff stays */
+	assert_int_equal(bb_fields_parse("", BB_FIELDS_DEFAULT, &f), -EINVAL);
+	assert_int_equal(bb_fields_parse("ip,,sym", BB_FIELDS_DEFAULT, &f), -EINVAL);
+	assert_int_equal(bb_fields_parse("-ip", BB_FIELD(IP), &f), -EINVAL);	/* nothing left */
+}
+
 int main(void)
 {
 	const struct CMUnitTest tests[] = {
@@ -222,6 +244,7 @@ int main(void)
 		cmocka_unit_test(test_tally_batch_equals_events),
 		cmocka_unit_test(test_filter),
 		cmocka_unit_test(test_time_range),
+		cmocka_unit_test(test_fields_parse),
 	};
 	return cmocka_run_group_tests(tests, NULL, NULL);
 }

@@ -121,6 +121,11 @@ static void test_invalid(void **state)
 	assert_int_equal(x86_dis_init(&d), 0);
 	assert_int_equal(x86_dis_one(&d, bad, 1, 0x1000, &in), -EINVAL);
 	assert_int_equal(x86_dis_one(&d, trunc, sizeof(trunc), 0x1000, &in), -EINVAL);
+	/* the step tracer's statistics name what capstone does not know (it said "?") */
+	assert_string_equal(x86_dis_id_name(&d, 0), "(vex/evex)");
+	static const uint8_t nop[] = { 0x90 };
+	assert_int_equal(x86_dis_one(&d, nop, sizeof(nop), 0x1000, &in), 0);
+	assert_string_equal(x86_dis_id_name(&d, x86_dis_last_id(&d)), "nop");
 	x86_dis_fini(&d);
 }
 
