@@ -36,7 +36,8 @@ struct dec_streams;
 struct dec_par {
 	unsigned jobs;		/* worker threads; a decoder splits only when jobs > 1 */
 	/* bytes of trace per piece; 0: the decoder's choice (tests make small pieces of
-	 * small traces with XPTRACE_PIECE_SIZE) */
+	 * small traces with XPTRACE_PIECE_SIZE; the sample reader's chunks of records
+	 * too, decode/ctx.c) */
 	uint64_t piece_size;
 	/* Decodes pieces 0 .. n-1 into `sink` as if one after the other.  Returns the
 	 * first non-zero return of a piece taken, else 0. */
