@@ -17,6 +17,20 @@ print("%.4f" % (cpu() - t0))
 sys.exit(rc)' "$T/err" "$@" ||
 		{ cat "$T/err" >&2; echo "bench: failed: $*" >&2; exit 1; }
 }
+# cpuwall1 CMD...: prints the command's user+sys seconds and its wall seconds.
+cpuwall1() {
+	python3 -c '
+import resource, subprocess, sys, time
+def cpu():
+    r = resource.getrusage(resource.RUSAGE_CHILDREN)
+    return r.ru_utime + r.ru_stime
+t0, w0 = cpu(), time.monotonic()
+with open(sys.argv[1], "w") as err:
+    rc = subprocess.call(sys.argv[2:], stdout=subprocess.DEVNULL, stderr=err)
+print("%.4f %.4f" % (cpu() - t0, time.monotonic() - w0))
+sys.exit(rc)' "$T/err" "$@" ||
+		{ cat "$T/err" >&2; echo "bench: failed: $*" >&2; exit 1; }
+}
 # rss1 CMD...: prints its max RSS in KB (by /usr/bin/time: the RSS high-water mark
 # survives exec, so the measuring process must be small).
 rss1() {

@@ -263,7 +263,7 @@ static int run(struct dec_ctx *c, const struct xev_sink *sink)
 			break;
 		}
 	}
-	rc = dec_read(c, on_rec, &s);
+	rc = dec_read_samples(c, on_rec, &s);
 	/* AUX-area data no decoder took (not Intel PT, or PT without a recognisable
 	 * event) is a trace nothing here can decode: a failure, unlike a sampling run
 	 * that caught no sample */

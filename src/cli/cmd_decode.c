@@ -27,7 +27,9 @@ static const char usage_common[] =
 	"  -o, --output FILE      write the report to FILE instead of stdout\n"
 	"  -j, --jobs N           decode on N threads (default: the online cores; 1: one);\n"
 	"                         the report is the same whatever N (PT: pieces between\n"
-	"                         PSBs, joined in order)\n"
+	"                         PSBs, joined in order; samples: the file read and\n"
+	"                         ordered on one thread, decoded on another)\n"
+	"  -v, --verbose          say on stderr how many threads the decode ran on\n"
 	"  --tid TID              only this thread\n"
 	"  --comm NAME            only threads with this name\n"
 	"  --time A-B             only events with A <= time <= B (ns, or s.ns as perf\n"
@@ -54,7 +56,7 @@ static char usage_buf[8192];
 /* The one-letter forms of long options: -i, -o and -j of the engine's, and perf
  * script's -F of the --fields of --insn. */
 static const struct { char c; const char *name; } shorts[] = {
-	{ 'i', "input" }, { 'o', "output" }, { 'j', "jobs" }, { 'F', "fields" },
+	{ 'i', "input" }, { 'o', "output" }, { 'j', "jobs" }, { 'F', "fields" }, { 'v', "verbose" },
 };
 #define NSHORTS (sizeof(shorts) / sizeof(shorts[0]))
 
@@ -136,7 +138,7 @@ static int parse_args(int argc, char **argv, struct eng_opts *eo)
 		}
 		const struct dec_view *v = eng_find_view(name);
 		const struct dec_option *x = v ? NULL : eng_find_option(name);
-		bool flag = !strcmp(name, "per-thread") || !strcmp(name, "per-process");
+		bool flag = !strcmp(name, "per-thread") || !strcmp(name, "per-process") || !strcmp(name, "verbose");
 		bool takes = v ? v->arg != NULL : x ? x->arg != NULL : !flag;
 		if (!v && !x && !flag && strcmp(name, "input") && strcmp(name, "output") &&
 		    strcmp(name, "format") && strcmp(name, "tid") && strcmp(name, "comm") &&
@@ -195,6 +197,8 @@ static int parse_args(int argc, char **argv, struct eng_opts *eo)
 			vo->per_thread = true;
 		} else if (!strcmp(name, "per-process")) {
 			vo->per_process = true;
+		} else if (!strcmp(name, "verbose")) {
+			eo->verbose = true;
 		}
 	}
 	return 0;

@@ -1,12 +1,10 @@
-/* Services of the decode context (ctx.h): reading the perf.data with its sideband,
- * symbolizing addresses, weighing events, thread filters. */
+/* Services of the decode context (ctx.h): options, symbolizing addresses, weighing
+ * events, thread filters (reading the perf.data: dec_read.c). */
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
 
 #include "decode/ctx.h"
-#include "util/xp_err.h"
-#include "util/xp_status.h"
 #include "util/xp_hash.h"
 
 const char *dec_opt(const struct dec_ctx *c, const char *name)
@@ -15,87 +13,6 @@ const char *dec_opt(const struct dec_ctx *c, const char *name)
 		if (strcmp(c->opts->extra[i].name, name) == 0)
 			return c->opts->extra[i].value;
 	return NULL;
-}
-
-struct rd_ctx {
-	struct dec_ctx *c;
-	pd_rec_fn fn;
-	void *arg;
-	/* the live status of a long read (util/xp_status.h: on when the command turned it
-	 * on, on a terminal) */
-	uint64_t nrec, start, end;
-};
-
-static void progress(struct rd_ctx *x, uint64_t offset)
-{
-	if (x->end > x->start && xp_status_due())
-		xp_status_show("decode: %.0f%% of %s (%.1f of %.1f MB), %.1f s",
-			       100.0 * (double)(offset - x->start) / (double)(x->end - x->start),
-			       pd_name(x->c->pd), (double)(offset - x->start) / 1e6,
-			       (double)(x->end - x->start) / 1e6, xp_status_elapsed());
-}
-
-/* The trace's TSC conversion (PT's AUXTRACE_INFO, perf's TIME_CONV) also converts the
- * times of jitdumps written with TSC timestamps. */
-static void jit_clock(struct dec_ctx *c, const struct pd_rec *r)
-{
-	if (r->type == PD_RECORD_TIME_CONV && r->size >= 8 + 3 * 8) {
-		uint64_t w[3];
-		memcpy(w, (const uint8_t *)r->raw + 8, sizeof(w));
-		jit_set_tsc_conv(c->jit, (uint16_t)w[0], (uint32_t)w[1], w[2]);
-	} else if (r->type == PD_RECORD_AUXTRACE_INFO &&
-		   r->size >= sizeof(struct pd_auxtrace_info_event) + 8 * (PD_PT_TIME_ZERO + 1) &&
-		   r->u.auxtrace_info->type == PD_AUXTRACE_INTEL_PT) {
-		uint64_t w[PD_PT_TIME_ZERO + 1];
-		memcpy(w, (const uint8_t *)r->raw + sizeof(struct pd_auxtrace_info_event), sizeof(w));
-		jit_set_tsc_conv(c->jit, (uint16_t)w[PD_PT_TIME_SHIFT], (uint32_t)w[PD_PT_TIME_MULT],
-				 w[PD_PT_TIME_ZERO]);
-	}
-}
-
-static int rd_rec(void *a, const struct pd_rec *r)
-{
-	struct rd_ctx *x = a;
-
-	if ((x->nrec++ & 0xff) == 0)
-		progress(x, r->offset);
-	if (r->type == PERF_RECORD_MMAP || r->type == PERF_RECORD_MMAP2 || r->type == PERF_RECORD_COMM ||
-	    r->type == PERF_RECORD_FORK || r->type == PERF_RECORD_EXIT) {
-		if (sb_feed(x->c->sb, r) < 0)
-			return xp_err(pd_name(x->c->pd), NULL, "out of memory");
-	} else if (r->type == PD_RECORD_TIME_CONV || r->type == PD_RECORD_AUXTRACE_INFO) {
-		jit_clock(x->c, r);
-	}
-	return x->fn(x->arg, r);
-}
-
-/* Branch-stack samples without TIME (perf inject --itrace=...l of a timeless PT trace)
- * cannot be put in time order and would all precede the sideband (records without a time
- * are delivered at once): such files are read in file order, the order their writer saw
- * the events in. */
-static bool timeless_branch_samples(const struct pd_file *f)
-{
-	for (uint32_t i = 0; i < pd_nattrs(f); i++) {
-		const struct perf_event_attr *a = &pd_attr_at(f, i)->attr;
-		if ((a->sample_type & PERF_SAMPLE_BRANCH_STACK) && !(a->sample_type & PERF_SAMPLE_TIME))
-			return true;
-	}
-	return false;
-}
-
-int dec_read(struct dec_ctx *c, pd_rec_fn fn, void *arg)
-{
-	struct rd_ctx x = { .c = c, .fn = fn, .arg = arg };
-	const struct pd_build_id *b;
-	size_t nb = pd_build_ids(c->pd, &b);
-	int rc;
-
-	sb_set_build_ids(c->sb, b, nb);
-	pd_data_range(c->pd, &x.start, &x.end);
-	rc = pd_read_events(c->pd, timeless_branch_samples(c->pd) ? 0 : PD_ORDERED, rd_rec, &x);
-	xp_status_clear();
-	pd_report_losses(c->pd);
-	return rc;
 }
 
 /* Address -> function cache: stacks repeat, symbol lookups are the hot path. */

@@ -107,6 +107,12 @@ const char *dec_opt(const struct dec_ctx *c, const char *name);
 /* Reads the perf.data in time order: feeds the session with sideband, then calls fn
  * for every record.  Reports losses at the end. */
 int dec_read(struct dec_ctx *c, pd_rec_fn fn, void *arg);
+/* dec_read for a callback that takes kernel records only (SAMPLEs: the user records,
+ * FINISHED_ROUND, AUXTRACE..., may be left out).  With c->par (-j > 1) and a perf.data
+ * file, the file is read and put in time order on a second thread while this one
+ * parses, counts and decodes: the records, the sideband and the callback's calls come
+ * in the same order as dec_read's, the losses reported are the same. */
+int dec_read_samples(struct dec_ctx *c, pd_rec_fn fn, void *arg);
 
 /* The interned function of an address of thread (pid) at time. */
 uint32_t dec_fn_of(struct dec_ctx *c, int32_t pid, uint64_t ip, uint64_t time);

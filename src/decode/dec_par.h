@@ -36,7 +36,8 @@ struct dec_streams;
 struct dec_par {
 	unsigned jobs;		/* worker threads; a decoder splits only when jobs > 1 */
 	/* bytes of trace per piece; 0: the decoder's choice (tests make small pieces of
-	 * small traces with XPTRACE_PIECE_SIZE) */
+	 * small traces with XPTRACE_PIECE_SIZE; the sample reader's chunks of records
+	 * too, decode/ctx.c) */
 	uint64_t piece_size;
 	/* Decodes pieces 0 .. n-1 into `sink` as if one after the other.  Returns the
 	 * first non-zero return of a piece taken, else 0. */
@@ -47,6 +48,9 @@ struct dec_par {
 	 * unlock; the engine holds the lock while views take events. */
 	void (*lock)(struct dec_par *par);
 	void (*unlock)(struct dec_par *par);
+	/* the most threads that worked at once (1: the decode's only), for `decode -v`:
+	 * set by run, and by a decoder that reads on threads of its own */
+	unsigned threads;
 	/* Starts producers 0 .. n-1; 0 or a negative errno (nothing started then). */
 	int (*streams_open)(struct dec_par *par, size_t n, dec_stream_fn fn, void *arg,
 			    struct dec_streams **out);

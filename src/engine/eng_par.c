@@ -5,6 +5,7 @@
 #include <string.h>
 #include <unistd.h>
 
+#include "engine/eng_chunk.h"
 #include "engine/eng_par.h"
 #include "util/xp_err.h"
 
@@ -16,21 +17,13 @@
 #define CHUNK_EVS 2048
 #define CHUNKS_MAX 4
 
-struct chunk {
-	struct chunk *next;
-	size_t n;
-	struct xev ev[CHUNK_EVS];
-	uint8_t raw[CHUNK_EVS][16];	/* the bytes of instruction events */
-};
-
 enum { P_WAITING, P_RUNNING, P_DONE };
 
 struct piece {
 	int state;
 	int rc;
 	size_t next;
-	struct chunk *head, *tail;	/* written, not yet read */
-	size_t nchunks;
+	struct eng_chunks chunks;	/* written, not yet read */
 	/* a view state of its own (the view splits) */
 	bool has_part, in_part;
 	struct xev_sink part;
@@ -64,24 +57,10 @@ struct pool {
 	void *arg;
 	struct eng_par_view *view;
 	bool parts;		/* pieces feed view parts */
+	unsigned busy;		/* workers that decoded a piece */
 	struct stitch st;
-	struct chunk *spare;	/* read chunks, for reuse (fresh ones cost page faults) */
+	struct eng_chunk *spare;	/* read chunks, for reuse */
 };
-
-/* Under pl->mu. */
-static struct chunk *chunk_new(struct pool *pl)
-{
-	struct chunk *c = pl->spare;
-	if (c)
-		pl->spare = c->next;
-	else
-		c = malloc(sizeof(*c));
-	if (c) {
-		c->next = NULL;
-		c->n = 0;
-	}
-	return c;
-}
 
 /* Worker side: an event into the piece's chunks; waits while too many are unread
  * (the few events before a part takes over are not read before the piece is done:
@@ -89,36 +68,22 @@ static struct chunk *chunk_new(struct pool *pl)
 static int buffer_event(struct piece *p, const struct xev *ev)
 {
 	struct pool *pl = p->pool;
-	struct chunk *c = p->tail;
-	if (!c || c->n == CHUNK_EVS) {
+	struct eng_chunk *c = p->chunks.tail;
+	if (!c || c->n == c->cap) {
 		pthread_mutex_lock(&pl->mu);
-		while (p->nchunks >= CHUNKS_MAX && !pl->stop && !pl->parts)
+		while (p->chunks.n >= CHUNKS_MAX && !pl->stop && !pl->parts)
 			pthread_cond_wait(&pl->work, &pl->mu);
-		c = pl->stop ? NULL : chunk_new(pl);
+		c = pl->stop ? NULL : eng_chunk_new(&pl->spare, CHUNK_EVS);
 		if (!c) {
 			bool stop = pl->stop;
 			pthread_mutex_unlock(&pl->mu);
 			return stop ? -ECANCELED : -ENOMEM;
 		}
-		if (p->tail)
-			p->tail->next = c;
-		else
-			p->head = c;
-		p->tail = c;
-		p->nchunks++;
+		eng_chunks_append(&p->chunks, c);
 		pthread_cond_broadcast(&pl->done);	/* the chunk before is full */
 		pthread_mutex_unlock(&pl->mu);
 	}
-	/* written outside the lock: the reader takes a chunk once a later one exists
-	 * or the piece is done */
-	struct xev *e = &c->ev[c->n];
-	*e = *ev;
-	if (ev->bytes) {
-		size_t nb = ev->nbytes < 16 ? ev->nbytes : 16;
-		memcpy(c->raw[c->n], ev->bytes, nb);
-		e->bytes = c->raw[c->n];
-	}
-	c->n++;
+	eng_chunk_put(c, ev);
 	return 0;
 }
 
@@ -189,6 +154,7 @@ static void *worker(void *arg)
 {
 	struct pool *pl = ((void **)arg)[0];
 	unsigned w = (unsigned)(uintptr_t)((void **)arg)[1];
+	bool ran = false;
 	pthread_mutex_lock(&pl->mu);
 	for (;;) {
 		while (!pl->stop && pl->take < pl->n && pl->take >= pl->head + pl->window)
@@ -202,6 +168,10 @@ static void *worker(void *arg)
 		if (!skip)
 			run_piece(pl, w, p);
 		pthread_mutex_lock(&pl->mu);
+		if (!skip && !ran) {
+			ran = true;
+			pl->busy++;
+		}
 		p->state = P_DONE;
 		pthread_cond_broadcast(&pl->done);
 	}
@@ -299,16 +269,11 @@ static int drain(struct pool *pl, struct piece *p)
 	int rc = 0;
 	for (;;) {
 		pthread_mutex_lock(&pl->mu);
-		while (p->state != P_DONE && (!p->head || p->head == p->tail))
+		while (p->state != P_DONE && (!p->chunks.head || p->chunks.head == p->chunks.tail))
 			pthread_cond_wait(&pl->done, &pl->mu);
-		struct chunk *c = p->head;
-		if (c) {
-			p->head = c->next;
-			if (!p->head)
-				p->tail = NULL;
-			p->nchunks--;
+		struct eng_chunk *c = eng_chunks_take(&p->chunks);
+		if (c)
 			pthread_cond_broadcast(&pl->work);
-		}
 		pthread_mutex_unlock(&pl->mu);
 		if (!c)
 			return rc;
@@ -327,13 +292,8 @@ static int drain(struct pool *pl, struct piece *p)
 
 static void drop_chunks(struct piece *p)
 {
-	while (p->head) {
-		struct chunk *c = p->head;
-		p->head = c->next;
-		free(c);
-	}
-	p->tail = NULL;
-	p->nchunks = 0;
+	eng_chunk_free_all(p->chunks.head);
+	p->chunks = (struct eng_chunks){ 0 };
 }
 
 /* A piece's part folds into the view; its first events and its end go through the
@@ -450,17 +410,16 @@ static int par_run(struct dec_par *dp, size_t n, dec_piece_fn fn, dec_piece_done
 	pthread_mutex_unlock(&pl.mu);
 	for (unsigned t = 0; t < started; t++)
 		pthread_join(th[t], NULL);
+	/* the workers that decoded, and this thread, which fed the view meanwhile */
+	if (pl.busy + 1 > dp->threads)
+		dp->threads = pl.busy + 1;
 	for (size_t i = 0; i < n; i++) {
 		struct piece *p = &pl.p[i];
 		drop_chunks(p);
 		if (p->has_part)
 			view->v->part_join(NULL, &p->part);
 	}
-	while (pl.spare) {
-		struct chunk *c = pl.spare;
-		pl.spare = c->next;
-		free(c);
-	}
+	eng_chunk_free_all(pl.spare);
 	pthread_mutex_destroy(&pl.mu);
 	pthread_cond_destroy(&pl.work);
 	pthread_cond_destroy(&pl.done);
@@ -498,6 +457,7 @@ void eng_par_init(struct dec_par *dp, unsigned jobs, struct eng_par_view *view)
 	dp->jobs = jobs;
 	dp->piece_size = ps ? strtoull(ps, NULL, 0) : 0;
 	dp->run = par_run;
+	dp->threads = 1;
 	dp->ctx = view;
 	eng_streams_init(dp);
 }

@@ -10,6 +10,7 @@
 #include <stdlib.h>
 #include <string.h>
 
+#include "engine/eng_chunk.h"
 #include "engine/eng_par.h"
 #include "util/xp_err.h"
 
@@ -18,24 +19,14 @@
 #define STREAM_CHUNKS 2
 #define STREAMS_BYTES (48u << 20)
 
-struct schunk {
-	struct schunk *next;
-	size_t n;
-	struct xev *ev;
-	uint8_t (*raw)[16];	/* the bytes of instruction events */
-};
-
 struct stream {
 	struct dec_streams *s;
 	size_t idx;
 	pthread_t th;
-	/* written by the producer: chunks from head to tail; the tail is being filled
-	 * (outside the lock) until a later one exists or the producer is done */
-	struct schunk *head, *tail;
-	size_t nchunks;
+	struct eng_chunks chunks;	/* written by the producer, not yet read */
 	bool done;
 	int rc;
-	struct schunk *rd;	/* the reader's: the chunk being read, from rd_pos */
+	struct eng_chunk *rd;	/* the reader's: the chunk being read, from rd_pos */
 	size_t rd_pos;
 };
 
@@ -47,61 +38,31 @@ struct dec_streams {
 	void *arg;
 	struct stream *st;
 	size_t n, started;
-	struct schunk *spare;	/* read chunks, for reuse (fresh ones cost page faults) */
+	struct eng_chunk *spare;	/* read chunks, for reuse */
 	size_t cap;		/* events a chunk holds */
 };
-
-static struct schunk *chunk_alloc(size_t cap)
-{
-	struct schunk *c = malloc(sizeof(*c) + cap * (sizeof(struct xev) + 16));
-	if (c) {
-		c->ev = (struct xev *)(c + 1);
-		c->raw = (uint8_t (*)[16])(c->ev + cap);
-	}
-	return c;
-}
 
 static int stream_event(void *ctx, const struct xev *ev)
 {
 	struct stream *t = ctx;
 	struct dec_streams *s = t->s;
-	struct schunk *c = t->tail;
+	struct eng_chunk *c = t->chunks.tail;
 
-	if (!c || c->n == s->cap) {
+	if (!c || c->n == c->cap) {
 		pthread_mutex_lock(&s->mu);
-		while (t->nchunks >= STREAM_CHUNKS && !s->stop)
+		while (t->chunks.n >= STREAM_CHUNKS && !s->stop)
 			pthread_cond_wait(&s->room, &s->mu);
-		if (s->stop) {
-			pthread_mutex_unlock(&s->mu);
-			return -ECANCELED;
-		}
-		c = s->spare;
-		if (c)
-			s->spare = c->next;
-		else
-			c = chunk_alloc(s->cap);
+		c = s->stop ? NULL : eng_chunk_new(&s->spare, s->cap);
 		if (!c) {
+			bool stop = s->stop;
 			pthread_mutex_unlock(&s->mu);
-			return -ENOMEM;
+			return stop ? -ECANCELED : -ENOMEM;
 		}
-		c->next = NULL;
-		c->n = 0;
-		if (t->tail)
-			t->tail->next = c;
-		else
-			t->head = c;
-		t->tail = c;
-		t->nchunks++;
+		eng_chunks_append(&t->chunks, c);
 		pthread_cond_broadcast(&s->ready);	/* the chunk before is complete */
 		pthread_mutex_unlock(&s->mu);
 	}
-	struct xev *e = &c->ev[c->n];
-	*e = *ev;
-	if (ev->bytes) {
-		memcpy(c->raw[c->n], ev->bytes, ev->nbytes < 16 ? ev->nbytes : 16);
-		e->bytes = c->raw[c->n];
-	}
-	c->n++;
+	eng_chunk_put(c, ev);
 	return 0;
 }
 
@@ -120,15 +81,6 @@ static void *producer(void *arg)
 	return NULL;
 }
 
-static void free_chunks(struct schunk *c)
-{
-	while (c) {
-		struct schunk *n = c->next;
-		free(c);
-		c = n;
-	}
-}
-
 static void streams_close(struct dec_streams *s)
 {
 	if (!s)
@@ -140,10 +92,10 @@ static void streams_close(struct dec_streams *s)
 	for (size_t i = 0; i < s->started; i++)
 		pthread_join(s->st[i].th, NULL);
 	for (size_t i = 0; i < s->n; i++) {
-		free_chunks(s->st[i].head);
+		eng_chunk_free_all(s->st[i].chunks.head);
 		free(s->st[i].rd);
 	}
-	free_chunks(s->spare);
+	eng_chunk_free_all(s->spare);
 	pthread_mutex_destroy(&s->mu);
 	pthread_cond_destroy(&s->room);
 	pthread_cond_destroy(&s->ready);
@@ -156,7 +108,6 @@ static int streams_open(struct dec_par *par, size_t n, dec_stream_fn fn, void *a
 {
 	struct dec_streams *s = calloc(1, sizeof(*s));
 
-	(void)par;
 	*out = NULL;
 	if (!s || !(s->st = calloc(n ? n : 1, sizeof(*s->st)))) {
 		free(s);
@@ -180,6 +131,9 @@ static int streams_open(struct dec_par *par, size_t n, dec_stream_fn fn, void *a
 			return xp_err_code(-EAGAIN, "decode", "decode with -j1", "cannot start threads");
 		}
 	}
+	/* the producers and the decode's thread reading them (decode -v) */
+	if (n + 1 > par->threads)
+		par->threads = (unsigned)n + 1;
 	*out = s;
 	return 0;
 }
@@ -196,17 +150,12 @@ static size_t streams_get(struct dec_streams *s, size_t i, const struct xev **ev
 			t->rd = NULL;
 		}
 		/* a chunk is complete once a later one exists, or its producer is done */
-		while (!(t->head && (t->head != t->tail || t->done)) && !t->done)
+		while (!t->done && (!t->chunks.head || t->chunks.head == t->chunks.tail))
 			pthread_cond_wait(&s->ready, &s->mu);
-		if (t->head && (t->head != t->tail || t->done)) {
-			t->rd = t->head;
-			t->head = t->rd->next;
-			if (!t->head)
-				t->tail = NULL;
-			t->nchunks--;
-			t->rd_pos = 0;
+		t->rd = eng_chunks_take(&t->chunks);
+		t->rd_pos = 0;
+		if (t->rd)
 			pthread_cond_broadcast(&s->room);
-		}
 		bool end = !t->rd;
 		*rc = t->rc;
 		pthread_mutex_unlock(&s->mu);

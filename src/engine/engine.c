@@ -438,6 +438,10 @@ int eng_run(struct engine *e)
 		e->c.par = &par;
 	}
 	rc = e->d->run(&e->c, &sink);
+	if (e->o.verbose && rc >= 0) {
+		unsigned n = e->c.par ? e->c.par->threads : 1;
+		xp_warn("decoded on %u thread%s (-j%u)", n, n == 1 ? "" : "s", jobs);
+	}
 	if (e->c.par)
 		eng_par_fini(e->c.par);
 	e->c.par = NULL;

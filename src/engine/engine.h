@@ -14,6 +14,7 @@
 #ifndef ENGINE_H
 #define ENGINE_H
 
+#include <stdbool.h>
 #include <stddef.h>
 
 #include "decode/decoder.h"
@@ -29,6 +30,8 @@ struct eng_opts {
 	/* -j: worker threads of a decoder that splits its trace (decode/dec_par.h); 0:
 	 * the online cores, 1: decode on the calling thread.  The reports are the same. */
 	unsigned jobs;
+	/* -v: say on stderr how many threads the decode ran on */
+	bool verbose;
 };
 
 #define ENG_OPTS_INIT { .dec = { .tid = -1 }, .view = { .format = OUT_TEXT, .percent_limit = -1 } }

@@ -667,9 +667,12 @@ const struct pd_build_id *pd_build_id_for(const struct pd_file *f, const char *f
 
 /* ---- reading records ---- */
 
-static void win_unmap(struct pd_win *w)
+static void win_unmap(struct pd_file *f, struct pd_win *w)
 {
-	munmap(w->p, w->len);
+	if (f->unmap_hook)
+		f->unmap_hook(f->unmap_ctx, w->p, w->len);
+	else
+		munmap(w->p, w->len);
 	free(w);
 }
 
@@ -679,7 +682,7 @@ static void win_release(struct pd_hold *h)
 	struct pd_win *w = (struct pd_win *)h;
 
 	if (w->retired)
-		win_unmap(w);
+		win_unmap(w->f, w);
 }
 
 /* Bytes [off, off+len) of the data section, or NULL past its end (file mode). */
@@ -701,10 +704,11 @@ static const uint8_t *win_get(struct pd_file *f, uint64_t off, uint64_t len)
 	if (w && w->hold.live)
 		w->retired = true;	/* queued records still point into it */
 	else if (w)
-		win_unmap(w);
+		win_unmap(f, w);
 	f->win = w = calloc(1, sizeof(*w));
 	if (!w)
 		return NULL;
+	w->f = f;
 	w->p = mmap(NULL, want, PROT_READ, MAP_PRIVATE | MAP_POPULATE, f->fd, (off_t)start);
 	if (w->p == MAP_FAILED) {
 		free(w);
@@ -763,6 +767,7 @@ struct rd {
 	pd_rec_fn fn;
 	void *ctx;
 	bool ordered;
+	bool raw;		/* PD_RAW */
 	uint64_t next_flush;	/* FINISHED_ROUND limit (perf: max time at the previous round) */
 	uint64_t max_time;
 	uint64_t delivered_max;
@@ -777,30 +782,47 @@ static void note_truncated(struct pd_file *f, uint64_t at)
 		f->st.bytes_lost += f->data_end - at;
 }
 
-/* Parses and delivers one record (kernel records arrive here from the queue). */
-static int deliver(void *arg, const void *raw, size_t size, uint64_t offset)
+/* What delivering a parsed kernel record counts (pd_parse_record counts the same). */
+static void tally(struct pd_stats *st, uint64_t *delivered_max, const struct pd_rec *rec)
+{
+	if (rec->type == PERF_RECORD_LOST)
+		st->lost += rec->u.lost.lost;
+	else if (rec->type == PERF_RECORD_LOST_SAMPLES)
+		st->lost_samples += rec->u.lost.lost;
+	if (rec->time && rec->time < *delivered_max)
+		st->out_of_order++;
+	else if (rec->time)
+		*delivered_max = rec->time;
+	st->records++;
+	st->by_type[rec->type]++;
+}
+
+/* Parses and delivers one record (kernel records arrive here from the queue); a raw
+ * read leaves both to pd_parse_record. */
+static int deliver(void *arg, const void *raw, size_t size, uint64_t offset, bool in_place)
 {
 	struct rd *r = arg;
 	struct pd_file *f = r->f;
 	struct pd_rec *rec = &r->rec;
 
-	if (pd_parse_rec(f, raw, size, rec) < 0) {
+	if (r->raw) {
+		const struct perf_event_header *h = raw;
+		rec->type = h->type;
+		rec->misc = h->misc;
+		rec->size = (uint32_t)size;
+		rec->raw = raw;
+		rec->time = 0;
+		rec->attr = NULL;
+	} else if (pd_parse_rec(f, raw, size, rec) < 0) {
 		f->st.bad++;
 		return 0;
 	}
 	rec->offset = offset;
+	rec->in_place = in_place;
 	rec->aux = NULL;
 	rec->aux_size = 0;
-	if (rec->type == PERF_RECORD_LOST)
-		f->st.lost += rec->u.lost.lost;
-	else if (rec->type == PERF_RECORD_LOST_SAMPLES)
-		f->st.lost_samples += rec->u.lost.lost;
-	if (rec->time && rec->time < r->delivered_max)
-		f->st.out_of_order++;
-	else if (rec->time)
-		r->delivered_max = rec->time;
-	f->st.records++;
-	f->st.by_type[rec->type]++;
+	if (!r->raw)
+		tally(&f->st, &r->delivered_max, rec);
 	return r->fn(r->ctx, rec);
 }
 
@@ -841,6 +863,7 @@ static int user_record(struct rd *r, const uint8_t *raw, size_t size, const uint
 			return rc;
 	}
 	memset(rec, 0, offsetof(struct pd_rec, u));
+	rec->in_place = false;
 	rec->type = h->type;
 	rec->misc = h->misc;
 	rec->size = h->size;
@@ -960,11 +983,10 @@ static int kernel_record(struct rd *r, const uint8_t *raw, size_t size, uint64_t
 	uint64_t t;
 	int rc;
 
-	if (!r->ordered)
-		return deliver(r, raw, size, offset);
-	t = rec_time(f, raw, size);
-	if (!t) /* perf delivers records without a time at once */
-		return deliver(r, raw, size, offset);
+	/* perf delivers records without a time at once */
+	t = r->ordered ? rec_time(f, raw, size) : 0;
+	if (!t)
+		return deliver(r, raw, size, offset, in != NULL);
 	if (t > r->max_time)
 		r->max_time = t;
 	if (pd_queue_push(r->q, t, raw, size, offset, in) < 0)
@@ -989,7 +1011,8 @@ static int pipe_short(struct pd_file *f, uint64_t off, int pr)
 
 int pd_read_events(struct pd_file *f, unsigned flags, pd_rec_fn fn, void *ctx)
 {
-	struct rd r = { .f = f, .fn = fn, .ctx = ctx, .ordered = (flags & PD_ORDERED) != 0 };
+	struct rd r = { .f = f, .fn = fn, .ctx = ctx, .ordered = (flags & PD_ORDERED) != 0,
+			.raw = (flags & PD_RAW) != 0 };
 	uint64_t off = f->pipe ? f->pos : f->data_off;
 	int rc = 0;
 
@@ -1149,4 +1172,45 @@ void pd_report_losses(const struct pd_file *f)
 	if (s->out_of_order)
 		xp_warn("%s: %llu records out of time order (ordering queue overflowed)", f->name,
 			(unsigned long long)s->out_of_order);
+}
+
+int pd_parse_record(struct pd_file *f, const void *raw, size_t size, uint64_t offset, struct pd_tally *t,
+		    struct pd_rec *r)
+{
+	bool user = size >= sizeof(struct perf_event_header) &&
+		((const struct perf_event_header *)raw)->type >= PD_RECORD_HEADER_ATTR;
+
+	if (size < sizeof(struct perf_event_header) || pd_parse_rec(f, raw, size, r) < 0) {
+		t->st.bad++;
+		return -EINVAL;
+	}
+	/* the user records a read delivers parsed, and counted (it checked their sizes) */
+	if (r->type == PD_RECORD_AUXTRACE_INFO && size >= sizeof(struct pd_auxtrace_info_event))
+		r->u.auxtrace_info = raw;
+	else if (r->type == PD_RECORD_TIME_CONV && size >= sizeof(struct pd_time_conv_event))
+		r->u.time_conv = raw;
+	r->offset = offset;
+	r->in_place = false;
+	r->aux = NULL;
+	r->aux_size = 0;
+	if (!user)
+		tally(&t->st, &t->delivered_max, r);
+	return 0;
+}
+
+void pd_add_tally(struct pd_file *f, const struct pd_tally *t)
+{
+	f->st.records += t->st.records;
+	for (size_t i = 0; i < sizeof(f->st.by_type) / sizeof(f->st.by_type[0]); i++)
+		f->st.by_type[i] += t->st.by_type[i];
+	f->st.bad += t->st.bad;
+	f->st.lost += t->st.lost;
+	f->st.lost_samples += t->st.lost_samples;
+	f->st.out_of_order += t->st.out_of_order;
+}
+
+void pd_set_unmap_hook(struct pd_file *f, void (*hook)(void *ctx, void *p, size_t len), void *ctx)
+{
+	f->unmap_hook = hook;
+	f->unmap_ctx = ctx;
 }

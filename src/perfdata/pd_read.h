@@ -134,6 +134,9 @@ struct pd_rec {
 	uint32_t size;			/* header.size */
 	const void *raw;		/* the whole record, header first */
 	uint64_t offset;		/* file offset (pipe: stream offset) */
+	/* raw is in the file's mapping, not a copy: with an unmap hook it stays valid
+	 * until the hook gets that mapping (pd_set_unmap_hook); else during the call */
+	bool in_place;
 	uint64_t time;			/* sample or sample_id_all time; 0 unknown */
 	const struct pd_attr *attr;	/* NULL when no attr matches */
 	struct pd_sid sid;
@@ -184,6 +187,11 @@ void pd_close(struct pd_file *f);
 
 enum pd_read_flags {
 	PD_ORDERED = 1u << 0,	/* deliver in time order (perf's FINISHED_ROUND rules) */
+	/* kernel records reach the callback unparsed and uncounted: type, misc, size,
+	 * raw, offset and in_place only (time 0, attr NULL, u not filled);
+	 * pd_parse_record parses and counts them, on another thread too (decode/ctx.c
+	 * reads on two threads) */
+	PD_RAW = 1u << 1,
 };
 
 /* Returning non-zero from the callback stops reading; pd_read_events returns it. */
@@ -217,6 +225,25 @@ const char *pd_record_name(uint32_t type);
 
 /* Prints the loss summary of a read (nothing when the read was complete). */
 void pd_report_losses(const struct pd_file *f);
+
+/* What a PD_RAW read leaves to the one parsing its records: their counts (added to
+ * the file's with pd_add_tally, once the read is over) and the latest time met. */
+struct pd_tally {
+	struct pd_stats st;
+	uint64_t delivered_max;
+};
+/* Parses a record a PD_RAW read delivered (header first, `size` bytes; of the user
+ * records AUXTRACE_INFO and TIME_CONV, which the read checked and counted) and counts
+ * a kernel record into *t as the read would have.  Reads the file's attrs only: safe
+ * while another thread reads a file (not a pipe: its attrs grow during the read).  0,
+ * or -EINVAL for a record that does not parse (counted as damaged). */
+int pd_parse_record(struct pd_file *f, const void *raw, size_t size, uint64_t offset, struct pd_tally *t,
+		    struct pd_rec *r);
+void pd_add_tally(struct pd_file *f, const struct pd_tally *t);
+/* The mappings of the file a read lets go of go to `hook` (which unmaps them: munmap
+ * p, len) instead of being unmapped, so that records delivered in place outlive their
+ * callback (a consumer on another thread).  NULL: unmap them again. */
+void pd_set_unmap_hook(struct pd_file *f, void (*hook)(void *ctx, void *p, size_t len), void *ctx);
 
 /* Parses one SAMPLE body for `attr` (exposed for tests and synthetic producers). */
 int pd_parse_sample(const struct pd_attr *attr, const void *rec, size_t size,

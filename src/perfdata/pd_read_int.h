@@ -20,6 +20,7 @@ struct pd_hold {
  * point into stay mapped (retired) until the queue releases them. */
 struct pd_win {
 	struct pd_hold hold;
+	struct pd_file *f;
 	uint8_t *p;
 	uint64_t off;
 	size_t len;
@@ -53,6 +54,9 @@ struct pd_file {
 	size_t pre_len, pre_pos;
 	uint32_t pre_attrs;	/* HEADER_ATTRs already applied */
 	size_t queue_limit;
+	/* pd_set_unmap_hook */
+	void (*unmap_hook)(void *ctx, void *p, size_t len);
+	void *unmap_ctx;
 	struct pd_stats st;
 	bool read_done;
 };
@@ -83,7 +87,8 @@ void pd_queue_free(struct pd_queue *q);
 int pd_queue_push(struct pd_queue *q, uint64_t time, const void *raw, size_t size, uint64_t offset,
 		  struct pd_hold *in);
 /* Delivers every queued record with time <= limit, in (time, arrival) order. */
-typedef int (*pd_queue_fn)(void *ctx, const void *raw, size_t size, uint64_t offset);
+/* in_place: raw is in the hold it was pushed with (not a copy) */
+typedef int (*pd_queue_fn)(void *ctx, const void *raw, size_t size, uint64_t offset, bool in_place);
 int pd_queue_flush(struct pd_queue *q, uint64_t limit, pd_queue_fn fn, void *ctx);
 /* Called when the queue is over its memory limit: delivers the older half. */
 bool pd_queue_over(const struct pd_queue *q);

@@ -152,7 +152,7 @@ static int deliver(struct pd_queue *q, size_t count, pd_queue_fn fn, void *ctx)
 		struct qent *e = &q->e[q->head++];
 
 		q->last_flushed = e->time;
-		rc = fn(ctx, e->raw, e->size, e->offset);
+		rc = fn(ctx, e->raw, e->size, e->offset, e->in != NULL);
 		ent_release(q, e);
 		if (rc)
 			break;

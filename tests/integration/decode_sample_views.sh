@@ -104,6 +104,16 @@ else
 	not_ok "record --probe hot_outer"
 fi
 
+# decode -j (the file read on a second thread): the same bytes as -j1, probes too
+for in in "$TMP/hot" "$TMP/pr"; do
+	for view in "--annotate hot_inner" "--annotate hot_inner --format jsonl" "--blocks" "--blocks --format jsonl" \
+		"--blocks --format callgrind" "--calltree" "--functions --format jsonl" "--calls --format chrome" "--calls --format jsonl"; do
+		# shellcheck disable=SC2086
+		check_eq "${in#"$TMP"/}: $view -j2 as -j1" "$("$XPTRACE" decode -i "$in" $view -j1 2>&1 | md5sum)" \
+			"$(XPTRACE_PIECE_SIZE=4096 "$XPTRACE" decode -i "$in" $view -j2 2>&1 | md5sum)"
+	done
+done
+
 for v in insn ranges; do
 	check_exit "--$v on samples exits 1" 1 "$XPTRACE" decode -i "$TMP/hot" --$v
 	check_match "--$v says which modes record branch data" \

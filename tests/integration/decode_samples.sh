@@ -253,6 +253,31 @@ out=$("$XPTRACE" decode -i "$TMP/c.data" 2>&1)
 check_match "build-id mismatch is reported" "xptrace: $TMP/chg: build-id mismatch \(trace has [0-9a-f]{40}, file has [0-9a-f]{40}\)" "$out"
 check_match "the changed file's symbols are not used" "chg +0x[0-9a-f]+$" "$(printf '%s\n' "$out" | grep -v '^xptrace:' | sed -n 3p)"
 
+# ---- decode -j: the file read and ordered on a second thread, decoded in order on the
+# first: every view and format the same bytes whatever -j (small chunks between the two
+# threads with XPTRACE_PIECE_SIZE, so these short traces cross many of them) ----
+for in in "$TMP/p.data" "$TMP/xd" "$TMP/g.data" "$TMP/hw.data" "$TMP/dw.data" "$TMP/xdw" "$TMP/xt" \
+	"$TMP/pipe.data" "$TMP/snap" "$TMP/c.data"; do
+	for view in "--functions" "--calltree" "--calltree --format folded" "--calltree --format callgrind" \
+		"--calltree --format pprof" "--functions --format jsonl" "--calls --format chrome" "--blocks" \
+		"--annotate spin" "--calltree --per-thread"; do
+		# shellcheck disable=SC2086
+		one=$("$XPTRACE" decode -i "$in" $view -j1 2>&1 | md5sum)
+		# shellcheck disable=SC2086
+		check_eq "${in#"$TMP"/}: $view -j2 as -j1" "$one" \
+			"$(XPTRACE_PIECE_SIZE=4096 "$XPTRACE" decode -i "$in" $view -j2 2>&1 | md5sum)"
+	done
+	check_eq "${in#"$TMP"/}: -j4 as -j1" "$("$XPTRACE" decode -i "$in" -j1 2>&1 | md5sum)" \
+		"$("$XPTRACE" decode -i "$in" -j4 2>&1 | md5sum)"
+done
+# -v says it: two threads (the reader, the decode), one with -j1 or from a pipe
+check_match "-v -j2: decoded on two threads" "^xptrace: decoded on 2 threads \(-j2\)$" \
+	"$("$XPTRACE" decode -i "$TMP/p.data" -v -j2 2>&1 >/dev/null)"
+check_match "-v -j1: on one" "^xptrace: decoded on 1 thread \(-j1\)$" \
+	"$("$XPTRACE" decode -i "$TMP/p.data" --verbose -j1 2>&1 >/dev/null)"
+check_match "-v -j2 from a pipe: on one (its attrs come as it is read)" "^xptrace: decoded on 1 thread \(-j2\)$" \
+	"$("$XPTRACE" decode -i - -v -j2 <"$TMP/pipe.data" 2>&1 >/dev/null)"
+
 # ---- errors ----
 check_exit "missing trace" 1 "$XPTRACE" decode -i "$TMP/nope"
 check_match "missing trace message" "^xptrace: $TMP/nope: No such file or directory \(give a trace directory or perf.data file with -i\)$" "$(cat "$TMP/.err")"

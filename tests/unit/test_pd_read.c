@@ -5,6 +5,7 @@
 #include "xp_test.h"
 
 #include <fcntl.h>
+#include <sys/mman.h>
 #include <sys/wait.h>
 #include <unistd.h>
 
@@ -698,6 +699,160 @@ static void test_windows_in_place(void **state)
 	free(b.p);
 }
 
+/* PD_RAW with an unmap hook (decode/ctx.c's reader thread): samples arrive unparsed
+ * and uncounted, in time order, and those in place stay readable after their callback
+ * until the hook's mappings are unmapped; pd_parse_record parses and counts them. */
+struct kept {
+	struct { const void *raw; uint64_t offset; uint8_t copy[64]; bool in_place; } r[4000];
+	size_t n;
+	struct { void *p; size_t len; } m[4000];
+	size_t nm;
+	bool parsed_early;	/* a sample came parsed */
+};
+
+static int keep_rec(void *arg, const struct pd_rec *r)
+{
+	struct kept *k = arg;
+
+	if (r->type != PERF_RECORD_SAMPLE || k->n == 4000)
+		return 0;
+	k->parsed_early |= r->attr != NULL;
+	k->r[k->n].raw = r->raw;
+	k->r[k->n].offset = r->offset;
+	k->r[k->n].in_place = r->in_place;
+	if (!r->in_place && r->size <= 64)
+		memcpy(k->r[k->n].copy, r->raw, r->size);
+	k->n++;
+	return 0;
+}
+
+static void keep_unmap(void *arg, void *p, size_t len)
+{
+	struct kept *k = arg;
+
+	assert_true(k->nm < 4000);
+	k->m[k->nm].p = p;
+	k->m[k->nm++].len = len;
+}
+
+static void test_raw_samples_kept(void **state)
+{
+	(void)state;
+	struct buf b = make_file(false), d = {0};
+	size_t nrounds = 40, per = 60;
+	struct kept *k = calloc(1, sizeof(*k));
+
+	assert_non_null(k);
+	for (size_t r = 0; r < nrounds; r++) {
+		for (size_t j = per; j > 0; j--) {
+			uint64_t t = 1000 * (r + 1) + j;
+			sample_simple(&d, 300, 0x400000 + t, t);
+		}
+		round_(&d);
+	}
+	put(&b, d.p, d.n);
+	((struct pd_file_header *)b.p)->data.size += d.n;
+	write_file(&b);
+	struct pd_file *f;
+	assert_int_equal(pd_open(path, &f), 0);
+	pd_set_window(f, 4096);
+	pd_set_unmap_hook(f, keep_unmap, k);
+	assert_int_equal(pd_read_events(f, PD_ORDERED | PD_RAW, keep_rec, k), 0);
+	pd_set_unmap_hook(f, NULL, NULL);
+	assert_int_equal(k->n, 4 + nrounds * per);
+	assert_false(k->parsed_early);
+	assert_true(k->nm > 10);	/* one-page windows let go of as the read went */
+	uint64_t last = 0, in_place = 0;
+	struct pd_tally t = {0};
+	for (size_t i = 0; i < k->n; i++) {
+		struct pd_rec r;
+		const void *raw = k->r[i].in_place ? k->r[i].raw : k->r[i].copy;
+		uint16_t size;
+		memcpy(&size, (const uint8_t *)raw + 6, 2);
+		assert_int_equal(pd_parse_record(f, raw, size, k->r[i].offset, &t, &r), 0);
+		assert_true(r.u.sample.time >= last);
+		if (r.u.sample.time >= 1000)
+			assert_int_equal(r.u.sample.ip, 0x400000 + r.u.sample.time);
+		last = r.u.sample.time;
+		in_place += k->r[i].in_place;
+	}
+	assert_true(in_place >= nrounds * per);
+	/* counted by pd_parse_record, not by the read */
+	assert_int_equal(pd_stats(f)->by_type[PERF_RECORD_SAMPLE], 0);
+	assert_int_equal(t.st.by_type[PERF_RECORD_SAMPLE], k->n);
+	assert_int_equal(t.st.out_of_order, 0);
+	pd_add_tally(f, &t);
+	assert_int_equal(pd_stats(f)->by_type[PERF_RECORD_SAMPLE], k->n);
+	for (size_t i = 0; i < k->nm; i++)
+		munmap(k->m[i].p, k->m[i].len);
+	pd_close(f);
+	free(k);
+	free(d.p);
+	free(b.p);
+}
+
+/* A raw read parsed by pd_parse_record counts what a plain read counts: a damaged
+ * sample (cut after its period) whose time lies before what was delivered is damaged,
+ * not out of time order as well. */
+static int parse_raw(void *arg, const struct pd_rec *r)
+{
+	struct pd_rec p;
+	if (r->type < PD_RECORD_HEADER_ATTR)
+		pd_parse_record(((void **)arg)[0], r->raw, r->size, r->offset, ((void **)arg)[1], &p);
+	return 0;
+}
+
+static int nothing(void *arg, const struct pd_rec *r)
+{
+	(void)arg;
+	(void)r;
+	return 0;
+}
+
+static void test_raw_counts_as_read(void **state)
+{
+	(void)state;
+	struct buf b = make_file(false), d = {0};
+
+	for (size_t r = 0; r < 3; r++) {
+		for (size_t j = 1; j <= 10; j++)
+			sample_simple(&d, 300, 0x400000 + j, 1000 * (r + 1) + j);
+		if (r == 2) {
+			hdr(&d, PERF_RECORD_SAMPLE, PERF_RECORD_MISC_USER, 8 + 6 * 8);
+			put64(&d, 100);
+			put64(&d, 0x401000);
+			put64(&d, (uint64_t)42 << 32 | 41);
+			put64(&d, 5);	/* before every sample delivered */
+			put64(&d, 3);
+			put64(&d, 5000);
+		}
+		round_(&d);
+	}
+	put(&b, d.p, d.n);
+	((struct pd_file_header *)b.p)->data.size += d.n;
+	write_file(&b);
+	struct pd_file *f, *g;
+	struct pd_tally t = {0};
+	void *arg[2];
+	assert_int_equal(pd_open(path, &f), 0);
+	assert_int_equal(pd_read_events(f, PD_ORDERED, nothing, NULL), 0);
+	assert_int_equal(pd_open(path, &g), 0);
+	arg[0] = g;
+	arg[1] = &t;
+	assert_int_equal(pd_read_events(g, PD_ORDERED | PD_RAW, parse_raw, arg), 0);
+	pd_add_tally(g, &t);
+	const struct pd_stats *a = pd_stats(f), *c = pd_stats(g);
+	assert_int_equal(a->bad, 1);
+	assert_int_equal(c->bad, a->bad);
+	assert_int_equal(c->out_of_order, a->out_of_order);
+	assert_int_equal(c->records, a->records);
+	assert_memory_equal(c->by_type, a->by_type, sizeof(a->by_type));
+	pd_close(f);
+	pd_close(g);
+	free(d.p);
+	free(b.p);
+}
+
 static void test_queue_limit(void **state)
 {
 	(void)state;
@@ -721,6 +876,8 @@ int main(void)
 {
 	const struct CMUnitTest tests[] = {
 		cmocka_unit_test(test_file),
+		cmocka_unit_test(test_raw_samples_kept),
+		cmocka_unit_test(test_raw_counts_as_read),
 		cmocka_unit_test(test_sample_fields),
 		cmocka_unit_test(test_sample_overwrite),
 		cmocka_unit_test(test_unordered),
