@@ -110,9 +110,9 @@ struct dpt_options {
 	 * traces in time order; tallies want it whole, which keeps each thread's order). */
 	int split_at_pause;
 	/* DPT_BLOCKS: decode with libipt's block decoder alone (--pt-decoder libipt, a
-	 * cross-check), not with the packet walker that takes the plain stretches of a
-	 * trace (TNT, TIP, TIP.PGE/PGD between PSB+ of an IP and the mode) and gives
-	 * libipt the rest; both make the same events */
+	 * cross-check), not with the packet walker (dpt_fast.c) that takes the plain
+	 * stretches of a trace (TNT, TIP, TIP.PGE/PGD, TSC between PSB+ of the mode, an
+	 * IP and a TSC) and gives libipt the rest; both make the same events */
 	int libipt_only;
 	/* Offset of the buffer within its source (AUX area position) for gap reports. */
 	uint64_t base_offset;
