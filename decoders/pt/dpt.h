@@ -51,6 +51,10 @@ void dpt_image_set_fallback(struct dpt_image *img, dpt_fallback_fn fn, void *ctx
 
 /* Reads up to `n` bytes at `addr`; returns the count read (0 when unmapped). */
 size_t dpt_image_read(const struct dpt_image *img, uint64_t addr, uint8_t *buf, size_t n);
+/* The same from the sections only, without the fallback: code that stays the same
+ * for the whole decode (what the fallback gives may change with the time: JIT code,
+ * anonymous mappings). */
+size_t dpt_image_read_sections(const struct dpt_image *img, uint64_t addr, uint8_t *buf, size_t n);
 
 /* A new image with the sections of `src` (files mapped again, memory sections shared)
  * and its fallback: one per thread of a parallel decode (libipt's images are not

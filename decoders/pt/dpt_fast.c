@@ -221,6 +221,9 @@ static uint64_t find_lib_stop(const struct dctx *c, uint64_t from)
 	return UINT64_MAX;
 }
 
+/* The block at ip, decoded from the image's sections only: the walker keeps it for
+ * the whole decode, so code the fallback gives (JIT code, anonymous mappings, which
+ * may change with the time) is left to libipt. */
 static void fblk_fill(struct dctx *c, struct fblk *e, uint64_t ip)
 {
 	uint8_t buf[X86_MAX_INSN];
@@ -230,7 +233,7 @@ static void fblk_fill(struct dctx *c, struct fblk *e, uint64_t ip)
 	e->key = ip ^ c->space;
 	e->bad = 1;
 	for (uint32_t n = 1; n <= FB_MAX_INSNS; n++) {
-		size_t got = dpt_image_read(c->img, a, buf, sizeof(buf));
+		size_t got = dpt_image_read_sections(c->img, a, buf, sizeof(buf));
 		if (!got || x86_dis_one(&c->dis, buf, got, a, &in) < 0)
 			return;
 		if (in.br.cls == X86_BR_NONE) {
@@ -392,7 +395,7 @@ static int count_to(struct dctx *c, uint64_t from, uint64_t to, uint32_t *n, uin
 	struct x86_instr in;
 	uint64_t a = from;
 	for (*n = 0; a < to && *n < FB_MAX_INSNS; ++*n) {
-		size_t got = dpt_image_read(c->img, a, buf, sizeof(buf));
+		size_t got = dpt_image_read_sections(c->img, a, buf, sizeof(buf));
 		if (!got || x86_dis_one(&c->dis, buf, got, a, &in) < 0)
 			return BAIL;
 		*last = a;

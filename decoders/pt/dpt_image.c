@@ -237,11 +237,17 @@ static size_t read_one(const struct dpt_image *img, uint64_t addr, uint8_t *buf,
 }
 
 /* An instruction may straddle two adjacent sections: keep reading across them. */
-size_t dpt_image_read(const struct dpt_image *img, uint64_t addr, uint8_t *buf, size_t n)
+size_t dpt_image_read_sections(const struct dpt_image *img, uint64_t addr, uint8_t *buf, size_t n)
 {
 	size_t got = 0, k;
 	while (got < n && (k = read_one(img, addr + got, buf + got, n - got)) > 0)
 		got += k;
+	return got;
+}
+
+size_t dpt_image_read(const struct dpt_image *img, uint64_t addr, uint8_t *buf, size_t n)
+{
+	size_t got = dpt_image_read_sections(img, addr, buf, n);
 	if (got < n && img->fallback)
 		got += img->fallback(img->fallback_ctx, addr + got, buf + got, n - got);
 	return got;

@@ -413,6 +413,35 @@ static void test_reports_step_trace(void **state)
 	reports_equal(XP_SRCDIR "/traces/step-basic", "annotate=main");
 }
 
+static size_t code_fallback(void *ctx, uint64_t addr, uint8_t *buf, size_t n)
+{
+	(void)ctx;
+	if (addr < BASE || addr - BASE >= sizeof(code))
+		return 0;
+	size_t k = sizeof(code) - (addr - BASE) < n ? sizeof(code) - (addr - BASE) : n;
+	memcpy(buf, code + (addr - BASE), k);
+	return k;
+}
+
+/* Code the image's fallback gives (JIT code, anonymous mappings: it may change with
+ * the time) is libipt's: the walker takes no stretch of it, the events are the same. */
+static void test_fallback_code_is_libipts(void **state)
+{
+	(void)state;
+	struct dpt_image *img = dpt_image_new("test");
+	assert_non_null(img);
+	dpt_image_set_fallback(img, code_fallback, NULL);
+	struct gen g;
+	gen_init(&g, 77, 0, 3000);
+	uint64_t walked = 1;
+	struct dpt_options o;
+	dpt_options_init(&o);
+	assert_same(g.e.buf, pte_len(&g.e), img, &o, 0, &walked, 77);
+	assert_int_equal(walked, 0);
+	pte_free(&g.e);
+	dpt_image_free(img);
+}
+
 /* The walker takes the bench's trace: all its PSB+ stretches but the first (its PSB+
  * has no IP: tracing starts after it, with a TIP.PGE; libipt hands over at the next)
  * and the last two. */
@@ -444,6 +473,7 @@ int main(void)
 		cmocka_unit_test(test_plain_runs_are_walked),
 		cmocka_unit_test(test_handover_cases),
 		cmocka_unit_test(test_corruption),
+		cmocka_unit_test(test_fallback_code_is_libipts),
 		cmocka_unit_test(test_bench_trace_is_walked),
 		cmocka_unit_test(test_reports_raw),
 		cmocka_unit_test(test_reports_perf_data),
