@@ -4,6 +4,7 @@
 #include <stdio.h>
 
 static volatile unsigned long sink;
+static volatile int thread_runs;
 
 void spin_thread_body(void)
 {
@@ -15,6 +16,7 @@ void spin_thread_body(void)
 static void *thread_main(void *arg)
 {
 	(void)arg;
+	thread_runs = 1;
 	spin_thread_body();
 	return NULL;
 }
@@ -31,6 +33,10 @@ int main(void)
 	pthread_t th;
 
 	pthread_create(&th, NULL, thread_main, NULL);
+	/* "ready" means both threads run: a signal right after it (tests) finds both (on a
+	 * loaded machine the thread once had not run yet, and a step trace had one thread) */
+	while (!thread_runs)
+		;
 	printf("ready\n");
 	fflush(stdout);
 	spin_main();
