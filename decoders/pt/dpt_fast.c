@@ -10,7 +10,7 @@
  * Each basic block is decoded once (a cache by address: its last instruction, its
  * length, how it ends, its direct target), so a conditional branch costs one TNT bit
  * and one lookup.  The blocks and events go through the same code as libipt's
- * (dpt_int.h: blk_take, dpt_on_event), made as libipt's block decoder makes them.
+ * (dpt_int.h: dpt_blk_take, dpt_on_event), made as libipt's block decoder makes them.
  *
  * Anything else (another packet, a PSB+ with more in it, code that does not decode,
  * a branch the packets do not fit, the end of the buffer) is libipt's: the walker goes
@@ -268,7 +268,7 @@ static inline const struct fblk *fblk_at(struct dctx *c, uint64_t ip)
 	return e->bad ? NULL : e;
 }
 
-/* The block from cur, as blk_take takes libipt's (dpt_int.h), with what the cache
+/* The block from cur, as dpt_blk_take takes libipt's (dpt_int.h), with what the cache
  * knows of its end instead of a second lookup. */
 static inline __attribute__((always_inline)) int take(struct dctx *c, const struct fblk *e)
 {
@@ -279,7 +279,7 @@ static inline __attribute__((always_inline)) int take(struct dctx *c, const stru
 		if ((r = dpt_stitch(c, XEV_ST_BLOCK, ip)))
 			return r;
 	}
-	if (c->pending && (r = resolve_in(c, ip, true)))
+	if (c->pending && (r = dpt_resolve_in(c, ip, true)))
 		return r;
 	c->st->insns += e->ninsn;
 	c->st->blocks++;
@@ -297,7 +297,7 @@ static inline __attribute__((always_inline)) int take(struct dctx *c, const stru
 		ev->insns = e->ninsn;
 		ev->time = c->tmpl.time;
 	}
-	if ((r = commit(c)))
+	if ((r = dpt_commit(c)))
 		return r;
 	if (!(c->want_ic & (1u << e->ic)))
 		return 0;
@@ -425,7 +425,7 @@ static int advance_to(struct dctx *c, uint64_t to)
 			b.ninsn = (uint16_t)n;
 			b.ip = f->cur;
 			b.iclass = ptic_other;
-			if ((r = blk_take(c, &b, true, &c->st->insns, &c->st->blocks)))
+			if ((r = dpt_blk_take(c, &b, true, &c->st->insns, &c->st->blocks)))
 				return r;
 			f->cur = to;
 			return 0;

@@ -62,7 +62,7 @@ struct dctx {
 	uint32_t want_ic;	/* (1u << pt_insn_class) whose transfers may be wanted */
 	/* block decoder without CYC: blocks and transfers wait here and go to the sink
 	 * as an array (xev_emit_batch: one call, not one per event).  The slots keep the
-	 * template; only what differs between events is written (see resolve).  Anything
+	 * template; only what differs between events is written (see dpt_resolve).  Anything
 	 * else emitted delivers them first, and so must every return to the caller (the
 	 * block held in *next is not part of them yet). */
 	struct xev *out;
@@ -140,6 +140,13 @@ int dpt_emit_group(struct dctx *c, struct xev *ev);
 int dpt_stitch(struct dctx *c, enum xev_stitch sub, uint64_t addr);
 const struct bcache_ent *dpt_branch_fill(struct dctx *c, struct bcache_ent *e, uint64_t ip);
 int dpt_on_event(struct dctx *c, const struct pt_event *pev);
+/* The CYC group waiting for its cycles goes out with `cycles` shared by instruction
+ * counts (XEV_CYCLES_UNKNOWN: none known). */
+int dpt_flush_group(struct dctx *c, uint64_t cycles);
+/* The transfer waiting for its target is dropped: nothing after it is known. */
+int dpt_drop_pending(struct dctx *c);
+/* The transaction ends: its held events go out, marked aborted or not. */
+int dpt_tsx_end(struct dctx *c, bool aborted);
 int dpt_at_stop(struct dctx *c, uint64_t off);
 int dpt_piece_end(struct dctx *c);
 /* Gives back the pages of a release_behind buffer well behind offset `off`. */
@@ -158,13 +165,13 @@ int dpt_fast_take_over(struct dctx *c, uint64_t off, const struct pt_event *pev)
  * buffer is libipt's), after setting up libipt to redo what it could not do. */
 int dpt_fast_run(struct dctx *c);
 
-static inline int commit(struct dctx *c)
+static inline int dpt_commit(struct dctx *c)
 {
 	return ++c->next == c->out_end ? dpt_deliver(c) : 0;
 }
 
 /* Any event: the ones waiting in out go first. */
-static inline int emit(struct dctx *c, struct xev *ev)
+static inline int dpt_emit(struct dctx *c, struct xev *ev)
 {
 	if (c->next != c->out) {
 		int r = dpt_deliver(c);
@@ -176,14 +183,14 @@ static inline int emit(struct dctx *c, struct xev *ev)
 	return dpt_emit_group(c, ev);
 }
 
-static inline struct xev mkev(const struct dctx *c, enum xev_kind kind)
+static inline struct xev dpt_mkev(const struct dctx *c, enum xev_kind kind)
 {
 	struct xev ev = c->tmpl;
 	ev.kind = kind;
 	return ev;
 }
 
-static inline const struct bcache_ent *branch_at(struct dctx *c, uint64_t ip)
+static inline const struct bcache_ent *dpt_branch_at(struct dctx *c, uint64_t ip)
 {
 	struct bcache_ent *e = &c->bcache[(ip ^ (ip >> BCACHE_BITS)) & ((1u << BCACHE_BITS) - 1)];
 	if (e->ip == (ip ^ c->space) && ip)
@@ -210,7 +217,7 @@ static const struct {
 
 /* A transfer whose destination the trace does not give (tracing stopped with it, a
  * gap) is dropped: consumers only see transfers with both ends. */
-static inline __attribute__((always_inline)) int resolve_in(struct dctx *c, uint64_t to, const bool out)
+static inline __attribute__((always_inline)) int dpt_resolve_in(struct dctx *c, uint64_t to, const bool out)
 {
 	if (!c->pending)
 		return 0;
@@ -222,10 +229,10 @@ static inline __attribute__((always_inline)) int resolve_in(struct dctx *c, uint
 	ev->flags |= to != fall ? XEV_F_TAKEN : 0;
 	ev->time = c->tmpl.time;
 	ev->addr = to;
-	return out ? commit(c) : emit(c, ev);
+	return out ? dpt_commit(c) : dpt_emit(c, ev);
 }
 
-static inline int resolve(struct dctx *c, uint64_t to)
+static inline int dpt_resolve(struct dctx *c, uint64_t to)
 {
 	if (__builtin_expect(c->unk & UNK_PENDING, 0)) {
 		c->unk &= ~(unsigned)UNK_PENDING;
@@ -233,18 +240,18 @@ static inline int resolve(struct dctx *c, uint64_t to)
 		if (r)
 			return r;
 	}
-	return c->out ? resolve_in(c, to, true) : resolve_in(c, to, false);
+	return c->out ? dpt_resolve_in(c, to, true) : dpt_resolve_in(c, to, false);
 }
 
 /* Remembers the transfer made by the instruction at `ip` ending a block.  `out` as in
- * resolve_in: where its event waits. */
-static inline __attribute__((always_inline)) void set_pending(struct dctx *c, uint64_t ip,
+ * dpt_resolve_in: where its event waits. */
+static inline __attribute__((always_inline)) void dpt_set_pending(struct dctx *c, uint64_t ip,
 							      enum pt_insn_class ic, const bool out)
 {
 	/* the common case: no transfer, or one the consumer does not want */
 	if (!(c->want_ic & (1u << ic)))
 		return;
-	const struct bcache_ent *br = branch_at(c, ip);
+	const struct bcache_ent *br = dpt_branch_at(c, ip);
 	enum bclass cls = ic == ptic_error ? (enum bclass)br->cls :
 		(size_t)ic < sizeof(ic_bclass) ? (enum bclass)ic_bclass[ic] : B_OTHER;
 	if (cls == B_OTHER)
@@ -261,7 +268,7 @@ static inline __attribute__((always_inline)) void set_pending(struct dctx *c, ui
 	}
 }
 
-static inline int flush_held(struct dctx *c)
+static inline int dpt_flush_held(struct dctx *c)
 {
 	if (c->unk & UNK_HELD) {
 		c->unk &= ~(unsigned)UNK_HELD;
@@ -273,13 +280,13 @@ static inline int flush_held(struct dctx *c)
 		return 0;
 	c->held = 0;
 	c->st->blocks++;
-	return c->out ? commit(c) : emit(c, &c->blk_ev);
+	return c->out ? dpt_commit(c) : dpt_emit(c, &c->blk_ev);
 }
 
 /* One block from libipt, taken in: 0, or the sink's stop (then in c->stop).  `out` is
  * c->out != NULL, a constant in each of the two instances below, so the per-block
  * path has no test of it. */
-static inline __attribute__((always_inline)) int blk_take(struct dctx *c, const struct pt_block *b,
+static inline __attribute__((always_inline)) int dpt_blk_take(struct dctx *c, const struct pt_block *b,
 							  const bool out, uint64_t *insns, uint64_t *blocks)
 {
 	int r;
@@ -292,7 +299,7 @@ static inline __attribute__((always_inline)) int blk_take(struct dctx *c, const 
 		if ((r = dpt_stitch(c, XEV_ST_BLOCK, b->ip)))
 			goto stop;
 	}
-	if (c->pending && (r = resolve_in(c, b->ip, out)))
+	if (c->pending && (r = dpt_resolve_in(c, b->ip, out)))
 		goto stop;
 	*insns += b->ninsn;
 	struct xev *ev = out ? c->next : &c->blk_ev;
@@ -309,15 +316,15 @@ static inline __attribute__((always_inline)) int blk_take(struct dctx *c, const 
 		ev->time = c->tmpl.time;
 	}
 	/* no transfer: the block goes on in the next one */
-	if (b->iclass == ptic_other || (b->iclass == ptic_error && branch_at(c, b->end_ip)->cls == B_OTHER)) {
+	if (b->iclass == ptic_other || (b->iclass == ptic_error && dpt_branch_at(c, b->end_ip)->cls == B_OTHER)) {
 		c->held = 1;
 		return 0;
 	}
 	c->held = 0;
 	++*blocks;
-	if ((r = out ? commit(c) : emit(c, ev)))
+	if ((r = out ? dpt_commit(c) : dpt_emit(c, ev)))
 		goto stop;
-	set_pending(c, b->end_ip, b->iclass, out);
+	dpt_set_pending(c, b->end_ip, b->iclass, out);
 	return 0;
 stop:
 	c->stop = r;
