@@ -14,31 +14,17 @@
 #include <stdlib.h>
 #include <string.h>
 
+#include "fuzz_ptspin.h"
 #include "tests/unit/pt_diff.h"
-#include "util/xp_err.h"
-
-#define PTSPIN_BASE 0x555555554000ull
 
 static struct dpt_image *img;
-
-static void quiet(const char *msg, void *ctx)
-{
-	(void)msg;
-	(void)ctx;
-}
 
 int LLVMFuzzerInitialize(int *argc, char ***argv)
 {
 	(void)argc;
 	(void)argv;
-	xp_err_set_sink(quiet, NULL);
-	img = dpt_image_new("fuzz");
-	if (!img || dpt_image_add_elf(img, XP_SRCDIR "/traces/pt-spin/ptspin", 1, PTSPIN_BASE,
-				      NULL, NULL) < 0) {
-		fprintf(stderr, "fuzz_pt_diff: cannot load %s\n", XP_SRCDIR "/traces/pt-spin/ptspin");
-		return 1;
-	}
-	return 0;
+	img = fuzz_ptspin_image("fuzz_pt_diff");
+	return img ? 0 : 1;
 }
 
 int LLVMFuzzerTestOneInput(const uint8_t *data, size_t size)

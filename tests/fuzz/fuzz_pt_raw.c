@@ -12,18 +12,9 @@
 #include <stdio.h>
 #include <string.h>
 
-#include "decoders/pt/dpt.h"
-#include "util/xp_err.h"
-
-#define PTSPIN_BASE 0x555555554000ull
+#include "fuzz_ptspin.h"
 
 static struct dpt_image *img;
-
-static void quiet(const char *msg, void *ctx)
-{
-	(void)msg;
-	(void)ctx;
-}
 
 /* Reads what a view would: the instruction bytes and the callchain. */
 static int sink_fn(void *ctx, const struct xev *ev)
@@ -39,14 +30,8 @@ int LLVMFuzzerInitialize(int *argc, char ***argv)
 {
 	(void)argc;
 	(void)argv;
-	xp_err_set_sink(quiet, NULL);
-	img = dpt_image_new("fuzz");
-	if (!img || dpt_image_add_elf(img, XP_SRCDIR "/traces/pt-spin/ptspin", 1, PTSPIN_BASE,
-				      NULL, NULL) < 0) {
-		fprintf(stderr, "fuzz_pt_raw: cannot load %s\n", XP_SRCDIR "/traces/pt-spin/ptspin");
-		return 1;
-	}
-	return 0;
+	img = fuzz_ptspin_image("fuzz_pt_raw");
+	return img ? 0 : 1;
 }
 
 int LLVMFuzzerTestOneInput(const uint8_t *data, size_t size)
