@@ -10,21 +10,16 @@
 #include <sys/mman.h>
 
 #include "decoders/pt/dpt.h"
-#include "pt_gen.h"
+#include "pt_gen_test.h"
 
 #define N 20000
 #define PIECE "8192"
 
-static char spin[512], elfarg[600], trace[1100], perfdata[1100];
+static struct ptgen_test pg;
 
 static int setup(void **state)
 {
-	if (xp_test_tmp_setup(state) || xp_test_path(trace, sizeof(trace), "trace.pt") ||
-	    xp_test_path(perfdata, sizeof(perfdata), "perf.data"))
-		return -1;
-	snprintf(spin, sizeof(spin), "%s/build/progs/ptspin", XP_SRCDIR);
-	snprintf(elfarg, sizeof(elfarg), "%s:%#llx", spin, PTGEN_BASE);
-	return ptgen_write(spin, N, xp_test_tmp()) ? 0 : -1;
+	return ptgen_test_setup(state, &pg, N);
 }
 
 /* The report of `view` (NAME or NAME=ARG) in `format` on `jobs` threads, of the raw
@@ -38,10 +33,10 @@ static char *report(const char *input, const char *view, const char *format, uns
 	if (input)
 		rc = xp_test_engine(&out, input, view, "format", format, "jobs", j, NULL);
 	else if (extra)
-		rc = xp_test_engine(&out, NULL, view, "pt", trace, "elf", elfarg, "format", format, extra, "", "jobs",
+		rc = xp_test_engine(&out, NULL, view, "pt", pg.trace, "elf", pg.elfarg, "format", format, extra, "", "jobs",
 				    j, NULL);
 	else
-		rc = xp_test_engine(&out, NULL, view, "pt", trace, "elf", elfarg, "format", format, "jobs", j, NULL);
+		rc = xp_test_engine(&out, NULL, view, "pt", pg.trace, "elf", pg.elfarg, "format", format, "jobs", j, NULL);
 	assert_int_equal(rc, 0);
 	char *copy = strdup(out);
 	assert_non_null(copy);
@@ -86,7 +81,7 @@ static void test_raw_reports_equal(void **state)
 static void test_perf_data_reports_equal(void **state)
 {
 	(void)state;
-	reports_equal(perfdata, "8192", "annotate=spin");
+	reports_equal(pg.perfdata, "8192", "annotate=spin");
 }
 
 static void test_step_trace_reports_equal(void **state)
@@ -107,14 +102,14 @@ static int count_event(void *ctx, const struct xev *ev)
 static void test_pieces_stop_where_next_starts(void **state)
 {
 	(void)state;
-	int fd = open(trace, O_RDONLY);
+	int fd = open(pg.trace, O_RDONLY);
 	assert_true(fd >= 0);
 	off_t len = lseek(fd, 0, SEEK_END);
 	const uint8_t *buf = mmap(NULL, (size_t)len, PROT_READ, MAP_PRIVATE, fd, 0);
 	close(fd);
 	assert_true(buf != MAP_FAILED);
 	struct dpt_image *img = dpt_image_new("test");
-	assert_int_equal(dpt_image_add_elf(img, spin, 1, PTGEN_BASE, NULL, NULL), 0);
+	assert_int_equal(dpt_image_add_elf(img, pg.spin, 1, PTGEN_BASE, NULL, NULL), 0);
 	struct dpt_split s;
 	assert_int_equal(dpt_split(buf, (size_t)len, 8192, true, &s), 0);
 	assert_true(s.npieces >= 8);

@@ -10,7 +10,7 @@
 
 #include "pt_diff.h"
 #include "pt_enc.h"
-#include "pt_gen.h"
+#include "pt_gen_test.h"
 
 /* At BASE (upper bits set, so IP compression matters):
  * 0x00: dec ecx           ff c9
@@ -34,20 +34,16 @@ static const uint8_t code[] = {
 /* instruction starts a TIP may go to */
 static const uint8_t targets[] = { 0x00, 0x02, 0x04, 0x09, 0x0b, 0x0e, 0x10, 0x12, 0x20, 0x21 };
 
-static char codefile[1024], spin[512], elfarg[600], trace[1100], perfdata[1100];
+static char codefile[1024];
+static struct ptgen_test pg;
 
 static int setup(void **state)
 {
-	if (xp_test_tmp_setup(state) || xp_test_path(codefile, sizeof(codefile), "code.bin") ||
-	    xp_test_path(trace, sizeof(trace), "trace.pt") || xp_test_path(perfdata, sizeof(perfdata), "perf.data"))
+	if (ptgen_test_setup(state, &pg, 20000) || xp_test_path(codefile, sizeof(codefile), "code.bin"))
 		return -1;
 	FILE *f = fopen(codefile, "wb");
 	int ok = f && fwrite(code, 1, sizeof(code), f) == sizeof(code);
-	if ((f ? fclose(f) : 0) != 0 || !ok)
-		return -1;
-	snprintf(spin, sizeof(spin), "%s/build/progs/ptspin", XP_SRCDIR);
-	snprintf(elfarg, sizeof(elfarg), "%s:%#llx", spin, PTGEN_BASE);
-	return ptgen_write(spin, 20000, xp_test_tmp()) ? 0 : -1;
+	return (f ? fclose(f) : 0) != 0 || !ok ? -1 : 0;
 }
 
 static struct dpt_image *make_image(void)
@@ -361,7 +357,7 @@ static char *report(const char *input, const char *view, const char *format, con
 {
 	const char *out;
 	int rc = input ? xp_test_engine(&out, input, view, "format", format, "jobs", jobs, "pt-decoder", dec, NULL) :
-		xp_test_engine(&out, NULL, view, "pt", trace, "elf", elfarg, "format", format, "jobs", jobs,
+		xp_test_engine(&out, NULL, view, "pt", pg.trace, "elf", pg.elfarg, "format", format, "jobs", jobs,
 			       "pt-decoder", dec, NULL);
 	assert_int_equal(rc, 0);
 	char *copy = strdup(out);
@@ -404,7 +400,7 @@ static void test_reports_raw(void **state)
 static void test_reports_perf_data(void **state)
 {
 	(void)state;
-	reports_equal(perfdata, "annotate=spin");
+	reports_equal(pg.perfdata, "annotate=spin");
 }
 
 static void test_reports_step_trace(void **state)
@@ -448,13 +444,13 @@ static void test_fallback_code_is_libipts(void **state)
 static void test_bench_trace_is_walked(void **state)
 {
 	(void)state;
-	FILE *f = fopen(trace, "rb");
+	FILE *f = fopen(pg.trace, "rb");
 	assert_non_null(f);
 	static uint8_t buf[1 << 20];
 	size_t len = fread(buf, 1, sizeof(buf), f);
 	fclose(f);
 	struct dpt_image *img = dpt_image_new("test");
-	assert_int_equal(dpt_image_add_elf(img, spin, 1, PTGEN_BASE, NULL, NULL), 0);
+	assert_int_equal(dpt_image_add_elf(img, pg.spin, 1, PTGEN_BASE, NULL, NULL), 0);
 	struct dpt_split s;
 	assert_int_equal(dpt_split(buf, len, 1, false, &s), 0);
 	struct dpt_options o;

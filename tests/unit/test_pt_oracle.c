@@ -8,20 +8,15 @@
 #include <sys/wait.h>
 #include <unistd.h>
 
-#include "pt_gen.h"
+#include "pt_gen_test.h"
 
 #define N 1000
 
-static char spin[512], elfarg[600], trace[1100], perfdata[1100];
+static struct ptgen_test pg;
 
 static int setup(void **state)
 {
-	if (xp_test_tmp_setup(state) || xp_test_path(trace, sizeof(trace), "trace.pt") ||
-	    xp_test_path(perfdata, sizeof(perfdata), "perf.data"))
-		return -1;
-	snprintf(spin, sizeof(spin), "%s/build/progs/ptspin", XP_SRCDIR);
-	snprintf(elfarg, sizeof(elfarg), "%s:%#llx", spin, PTGEN_BASE);
-	return ptgen_write(spin, N, xp_test_tmp()) ? 0 : -1;
+	return ptgen_test_setup(state, &pg, N);
 }
 
 static char *capture(const char *cmd, int *rc)
@@ -71,11 +66,11 @@ static void test_insn_stream_equals_perf_script(void **state)
 	char cmd[2048];
 	int rc;
 	snprintf(cmd, sizeof(cmd), "perf script -i %s --itrace=i0ns -F ip 2>/dev/null | awk '{print $1}'",
-		 perfdata);
+		 pg.perfdata);
 	char *perf = capture(cmd, &rc);
 	assert_int_equal(rc, 0);
 	const char *out;
-	assert_int_equal(xp_test_engine(&out, NULL, "insn", "pt", trace, "elf", elfarg, "format", "jsonl", NULL), 0);
+	assert_int_equal(xp_test_engine(&out, NULL, "insn", "pt", pg.trace, "elf", pg.elfarg, "format", "jsonl", NULL), 0);
 	char *ours = ips_of(out);
 	size_t lines = 0;
 	for (const char *p = perf; (p = strchr(p, '\n')); p++)
@@ -84,7 +79,7 @@ static void test_insn_stream_equals_perf_script(void **state)
 	assert_string_equal(ours, perf);
 	free(ours);
 	/* libipt's instruction decoder agrees with the block path */
-	assert_int_equal(xp_test_engine(&out, NULL, "insn", "pt", trace, "elf", elfarg, "insn-decoder", "",
+	assert_int_equal(xp_test_engine(&out, NULL, "insn", "pt", pg.trace, "elf", pg.elfarg, "insn-decoder", "",
 					"format", "jsonl", NULL), 0);
 	ours = ips_of(out);
 	assert_string_equal(ours, perf);
@@ -96,7 +91,7 @@ static void test_blocks_exact(void **state)
 {
 	(void)state;
 	const char *out;
-	assert_int_equal(xp_test_engine(&out, NULL, "blocks", "pt", trace, "elf", elfarg, "format", "jsonl", NULL), 0);
+	assert_int_equal(xp_test_engine(&out, NULL, "blocks", "pt", pg.trace, "elf", pg.elfarg, "format", "jsonl", NULL), 0);
 	/* the loop head (the call), leaf and the loop tail run N times, the jnz is taken
 	 * N-1 times; spin's first instruction and its ret once */
 	assert_non_null(strstr(out, "\"count\":1000,\"insns\":3,\"cycles\":null,\"ipc\":null,\"taken\":null"));
@@ -116,20 +111,20 @@ static void test_perf_data_views(void **state)
 	char cmd[2048];
 	int rc;
 	snprintf(cmd, sizeof(cmd), "perf script -i %s --itrace=i0ns -F ip 2>/dev/null | awk '{print $1}'",
-		 perfdata);
+		 pg.perfdata);
 	char *perf = capture(cmd, &rc);
 	const char *out;
-	assert_int_equal(xp_test_engine(&out, perfdata, "insn", "format", "jsonl", NULL), 0);
+	assert_int_equal(xp_test_engine(&out, pg.perfdata, "insn", "format", "jsonl", NULL), 0);
 	char *ours = ips_of(out);
 	assert_string_equal(ours, perf);
 	free(perf);
 	free(ours);
-	assert_int_equal(xp_test_engine(&out, perfdata, "calltree", NULL), 0);
+	assert_int_equal(xp_test_engine(&out, pg.perfdata, "calltree", NULL), 0);
 	assert_string_equal(out, "# call tree: insns, total 6002\n"
 			    "Lvl   RL      Calls          Base           Cum  Name\n"
 			    "  1    1          0          3002          6002  spin\n"
 			    "  2    1       1000          3000          3000    leaf\n");
-	assert_int_equal(xp_test_engine(&out, perfdata, "blocks", "sym", "spin", "format", "jsonl", NULL), 0);
+	assert_int_equal(xp_test_engine(&out, pg.perfdata, "blocks", "sym", "spin", "format", "jsonl", NULL), 0);
 	assert_non_null(strstr(out, "\"sym\":\"spin+0x7\",\"count\":1000,\"insns\":2,\"cycles\":null,"
 				    "\"ipc\":null,\"taken\":999,\"not_taken\":1,"));
 	assert_null(strstr(out, "leaf"));
@@ -140,12 +135,12 @@ static void test_raw_elf_symbols(void **state)
 {
 	(void)state;
 	const char *out;
-	assert_int_equal(xp_test_engine(&out, NULL, "calltree", "pt", trace, "elf", elfarg, NULL), 0);
+	assert_int_equal(xp_test_engine(&out, NULL, "calltree", "pt", pg.trace, "elf", pg.elfarg, NULL), 0);
 	assert_string_equal(out, "# call tree: insns, total 6002\n"
 			    "Lvl   RL      Calls          Base           Cum  Name\n"
 			    "  1    1          0          3002          6002  spin\n"
 			    "  2    1       1000          3000          3000    leaf\n");
-	assert_int_equal(xp_test_engine(&out, NULL, "annotate=leaf", "pt", trace, "elf", elfarg, "format", "jsonl",
+	assert_int_equal(xp_test_engine(&out, NULL, "annotate=leaf", "pt", pg.trace, "elf", pg.elfarg, "format", "jsonl",
 					NULL), 0);
 	assert_non_null(strstr(out, "\"offset\":0,\"count\":1000,\"cycles\":null,\"insn\":\"addq %rdi, %rax\""));
 }
@@ -157,7 +152,7 @@ static void test_corrupted_trace(void **state)
 	char bad[1100];
 	const char *out;
 	assert_int_equal(xp_test_path(bad, sizeof(bad), "bad.pt"), 0);
-	FILE *f = fopen(trace, "rb");
+	FILE *f = fopen(pg.trace, "rb");
 	assert_non_null(f);
 	uint8_t *buf = malloc(1 << 20);
 	size_t len = fread(buf, 1, 1 << 20, f);
@@ -169,10 +164,10 @@ static void test_corrupted_trace(void **state)
 		f = fopen(bad, "wb");
 		fwrite(buf, 1, len - (size_t)round * 7, f);	/* truncated too */
 		fclose(f);
-		assert_int_equal(xp_test_engine(&out, NULL, "blocks", "pt", bad, "elf", elfarg, "resync-on-error", "",
+		assert_int_equal(xp_test_engine(&out, NULL, "blocks", "pt", bad, "elf", pg.elfarg, "resync-on-error", "",
 						NULL), 0);
 		assert_non_null(strstr(xp_test_msgs(), "gaps,"));
-		assert_int_equal(xp_test_engine(&out, NULL, "insn", "pt", bad, "elf", elfarg, "resync-on-error", "",
+		assert_int_equal(xp_test_engine(&out, NULL, "insn", "pt", bad, "elf", pg.elfarg, "resync-on-error", "",
 						NULL), 0);
 	}
 	free(buf);
