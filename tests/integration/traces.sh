@@ -25,15 +25,21 @@ for dir in "$XP_ROOT"/traces/*/; do
 	check_eq "$name: xptrace decode instructions" "# functions: insns, total $want" "$head"
 done
 
+# in=(): the decode's input options for a trace directory: its perf.data, or its raw
+# trace with the ptspin binary beside it
+input_of() {
+	if [ -f "$1/perf.data" ]; then
+		in=(-i "$1")
+	else
+		in=(--pt "$1/trace.pt" --elf "$1/ptspin:0x555555554000")
+	fi
+}
+
 # decode -j: every report the same on any number of threads (small pieces, so that
 # these short traces are cut: 4 KiB, the PSB period of most of them)
 for dir in "$XP_ROOT"/traces/*/; do
 	name=$(basename "$dir")
-	if [ -f "$dir/perf.data" ]; then
-		in=(-i "$dir")
-	else
-		in=(--pt "$dir/trace.pt" --elf "$dir/ptspin:0x555555554000")
-	fi
+	input_of "$dir"
 	for view in "--blocks" "--functions" "--calltree" "--insn --format jsonl" "--insn" \
 		"--calltree --format callgrind" "--blocks --format callgrind"; do
 		# shellcheck disable=SC2086
@@ -50,11 +56,7 @@ done
 # every report byte for byte, on one thread and in small pieces
 for dir in "$XP_ROOT"/traces/*/; do
 	name=$(basename "$dir")
-	if [ -f "$dir/perf.data" ]; then
-		in=(-i "$dir")
-	else
-		in=(--pt "$dir/trace.pt" --elf "$dir/ptspin:0x555555554000")
-	fi
+	input_of "$dir"
 	for view in "--blocks" "--calltree" "--insn --format jsonl" "--calls --format jsonl" "--ranges" \
 		"--blocks --format callgrind"; do
 		for j in 1 2; do
