@@ -31,22 +31,41 @@ int rec_ring_map(struct rec_ring *rg, int fd, int cpu, size_t data_pages)
 	return 0;
 }
 
+/* The i-th ring of a round: the CPUs' own, then the hooks' (the probed threads' own:
+ * rec_probes_per_thread). */
+static struct ring *ring_at(struct rec *r, struct rec_ring *rings, int n, int i)
+{
+	return i < n ? &rings[i].ring : r->hooks.ring ? r->hooks.ring(r, i - n) : NULL;
+}
+
+/* Two passes over a round: the sideband (mmap, comm, fork, lost...) of every ring, then
+ * the samples.  Readers order a round by time (perf's ordered events, pd_read's queue),
+ * so the file means the same; but when the disk fills up in the middle of a round, what
+ * is kept still holds the mappings that name its samples: drained ring by ring, a 700 KB
+ * disk once kept 104 samples of one CPU's ring and no mmap, which was in the next. */
 int rec_rings_drain(struct rec *r, struct rec_ring *rings, int n)
 {
 	int any = 0, e = 0;
 	struct ring *rg;
 
-	/* then the hooks' rings (the probed threads' own: rec_probes_per_thread) */
-	for (int i = 0; e == 0 && (rg = i < n ? &rings[i].ring : r->hooks.ring ? r->hooks.ring(r, i - n) : NULL); i++) {
+	for (int i = 0; e == 0 && (rg = ring_at(r, rings, n, i)); i++) {
 		const struct perf_event_header *h;
 		if (!ring_begin(rg))
 			continue;
-		while (e == 0 && (h = ring_next(rg))) {
-			e = rec_record(r, h);
-			any = 1;
-		}
-		ring_end(rg);
+		while (e == 0 && (h = ring_next(rg)))
+			if (h->type != PERF_RECORD_SAMPLE)
+				e = rec_record(r, h);
+		ring_rewind(rg);
+		any = 1;
 	}
+	for (int i = 0; e == 0 && (rg = ring_at(r, rings, n, i)); i++) {
+		const struct perf_event_header *h;
+		while (e == 0 && (h = ring_next(rg)))
+			if (h->type == PERF_RECORD_SAMPLE)
+				e = rec_record(r, h);
+	}
+	for (int i = 0; (rg = ring_at(r, rings, n, i)); i++)
+		ring_end(rg);
 	if (e == 0 && any)
 		e = rec_round(r);
 	return e;

@@ -19,7 +19,7 @@ int ring_init(struct ring *r, void *base, size_t data_size)
 	r->page = pg;
 	r->data = (unsigned char *)base + off;
 	r->size = size;
-	r->tail = r->head = ring_load_acquire(&pg->data_tail);
+	r->tail = r->head = r->begin = r->good = r->done = ring_load_acquire(&pg->data_tail);
 	r->dropped = 0;
 	r->err = 0;
 	return 0;
@@ -35,6 +35,7 @@ uint64_t ring_begin(struct ring *r)
 		r->tail = r->head;
 		r->err = -EIO;
 	}
+	r->begin = r->good = r->done = r->tail;
 	return r->head - r->tail;
 }
 
@@ -60,6 +61,7 @@ const struct perf_event_header *ring_next(struct ring *r)
 		return NULL;
 	}
 	r->tail += h.size;
+	r->good = r->tail;
 	if (off + h.size <= r->size)
 		return (const struct perf_event_header *)p;
 	{
@@ -70,8 +72,18 @@ const struct perf_event_header *ring_next(struct ring *r)
 	return (const struct perf_event_header *)r->copy;
 }
 
+void ring_rewind(struct ring *r)
+{
+	if (r->tail > r->done)
+		r->done = r->tail;
+	r->head = r->good;
+	r->tail = r->begin;
+}
+
 void ring_end(struct ring *r)
 {
+	if (r->done > r->tail)
+		r->tail = r->done;
 	ring_store_release(&r->page->data_tail, r->tail);
 }
 

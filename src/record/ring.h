@@ -9,6 +9,7 @@
  *   ring_end(&r);                             // release-store data_tail: space reusable
  *
  * The pointer from ring_next() stays valid until the next ring_next()/ring_end().
+ * ring_rewind() reads the round's records again (a second pass, before ring_end()).
  * A record with an impossible size (corrupt ring) makes ring_next() return NULL with
  * ring_error() = -EIO; everything up to data_head is then dropped and counted. */
 #ifndef RING_H
@@ -24,6 +25,9 @@ struct ring {
 	uint64_t size;		/* bytes, power of two */
 	uint64_t head;		/* snapshot of data_head taken by ring_begin */
 	uint64_t tail;		/* our read position */
+	uint64_t begin;		/* tail at ring_begin: where ring_rewind goes back to */
+	uint64_t good;		/* end of the last record ring_next returned */
+	uint64_t done;		/* before a rewind: how far the first pass consumed */
 	uint64_t dropped;	/* bytes skipped after a corrupt record */
 	int err;
 	_Alignas(8) unsigned char copy[65536 + 8];	/* a wrapped record, copied out */
@@ -36,6 +40,10 @@ int ring_init(struct ring *r, void *base, size_t data_size);
 /* Returns the number of bytes ready to read. */
 uint64_t ring_begin(struct ring *r);
 const struct perf_event_header *ring_next(struct ring *r);
+/* Back to the first record of this round, to read again what ring_next() returned
+ * since ring_begin() (a corrupt record ends both passes, its bytes counted once);
+ * ring_end() then releases everything the first pass consumed. */
+void ring_rewind(struct ring *r);
 void ring_end(struct ring *r);
 int ring_error(const struct ring *r);
 

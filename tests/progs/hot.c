@@ -1,6 +1,10 @@
 /* A CPU-bound workload with known proportions: hot_outer spends about three quarters
  * of the time in hot_inner and one quarter in cold_path (per call of work()).
- * Usage: hot [MILLISECONDS]  (default 300): runs at least that long. */
+ * Usage: hot [MILLISECONDS [CPU]]  (default 300): runs at least that long; with CPU,
+ * first moves to that CPU, so its mappings (made at exec) and its samples are in
+ * different CPUs' rings when it was started on another. */
+#define _GNU_SOURCE
+#include <sched.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <time.h>
@@ -41,6 +45,15 @@ int main(int argc, char **argv)
 	double ms = argc > 1 ? atof(argv[1]) : 300, t0 = now_ms();
 	unsigned long calls = 0;
 
+	if (argc > 2) {
+		cpu_set_t set;
+		CPU_ZERO(&set);
+		CPU_SET(atoi(argv[2]), &set);
+		if (sched_setaffinity(0, sizeof(set), &set) < 0) {
+			perror("hot: sched_setaffinity");
+			return 1;
+		}
+	}
 	while (now_ms() - t0 < ms) {
 		hot_outer();
 		calls++;
