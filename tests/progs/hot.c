@@ -1,8 +1,4 @@
-/* A CPU-bound workload with known proportions: hot_outer spends about three quarters
- * of the time in hot_inner and one quarter in cold_path (per call of work()).
- * Usage: hot [MILLISECONDS [CPU]]  (default 300): runs at least that long; with CPU,
- * first moves to that CPU, so its mappings (made at exec) and its samples are in
- * different CPUs' rings when it was started on another. */
+/* hot [MS [CPU]]: about 3/4 of the time in hot_inner, 1/4 in cold_path (see main). */
 #define _GNU_SOURCE
 #include <sched.h>
 #include <stdio.h>
@@ -45,6 +41,9 @@ int main(int argc, char **argv)
 	double ms = argc > 1 ? atof(argv[1]) : 300, t0 = now_ms();
 	unsigned long calls = 0;
 
+	/* At least MS milliseconds (default 300).  With CPU, it first moves to that CPU:
+	 * started on another, its mappings (made at exec) and its samples are then in
+	 * different CPUs' rings. */
 	if (argc > 2) {
 		cpu_set_t set;
 		CPU_ZERO(&set);
