@@ -116,20 +116,39 @@ check "adaptive: mid's hits ($hits) are at most the program's own count ($own)" 
 check_match "adaptive: -g implied (callchains in the samples)" "PERF_SAMPLE_CALLCHAIN|CALLCHAIN" \
 	"$(perf evlist -v -i a/perf.data 2>/dev/null | grep cpu-clock)"
 
-# -p: attach to the running program
-# 3 s: the walk up takes an interval per level plus the kernel's time to arm each
-# uprobe, which a loaded machine stretches (1.5 s reached only mid once in CI)
+# -p: attach to the running program, stopped once outer (the third level) is probed:
+# the walk up takes an interval per level plus the kernel's time to arm each uprobe,
+# which a loaded machine stretches (a fixed 1.5 s, then 3 s, reached only mid in CI).
+# A uprobe is an int3 (0xcc) the kernel writes over the function's first byte.
+# byte PID ADDRESS [WANT SECONDS]: the byte at ADDRESS, once it is WANT or SECONDS passed
+byte() {
+	python3 - "$@" 2>/dev/null <<'PY'
+import sys, time
+pid, addr = sys.argv[1], int(sys.argv[2], 16)
+want, end = (sys.argv[3], time.time() + float(sys.argv[4])) if len(sys.argv) > 4 else (None, 0)
+while True:
+    with open("/proc/%s/mem" % pid, "rb") as f:
+        f.seek(addr)
+        b = f.read(1).hex()
+    if want is None or b == want or time.time() > end:
+        break
+    time.sleep(0.05)
+print(b)
+PY
+}
 mkfifo fifo
-"$A" tree 3 wait <fifo >p.out &
+"$A" tree 120 wait <fifo >p.out &
 pp=$!
 exec 7>fifo
 for _ in $(seq 50); do grep -q ready p.out && break; sleep 0.1; done
-timeout 30 "$XPTRACE" record -o p -p "$pp" --adaptive >/dev/null 2>p.err &
+timeout 150 "$XPTRACE" record -o p -p "$pp" --adaptive >/dev/null 2>p.err &
 xp=$!
 # go once the sampling events are open on the target (a loaded machine takes its time)
 for _ in $(seq 200); do grep -q "^xptrace: events:" p.err && break; sleep 0.1; done
 echo go >&7
 exec 7>&-
+check_eq "adaptive -p: outer probed within 60 s" cc "$(byte "$pp" "$(awk '$1 == "ready" { print $3 }' p.out)" cc 60)"
+kill "$pp"
 wait "$pp"
 wait "$xp"
 check_eq "adaptive -p: hot, mid, outer" "probe_xptrace:hot
@@ -189,22 +208,6 @@ probe_xptrace:tiny__return 1000" "$(counts d1/perf.data)"
 # target's memory; a probe merely disabled (not closed) keeps it there and every call
 # still traps.  Read tiny's first byte through /proc/PID/mem: 0xcc while armed, the
 # file's own byte once the limit was reached, while the target still runs.
-# byte PID ADDRESS [WANT SECONDS]: the byte at ADDRESS, once it is WANT or SECONDS passed
-byte() {
-	python3 - "$@" 2>/dev/null <<'PY'
-import sys, time
-pid, addr = sys.argv[1], int(sys.argv[2], 16)
-want, end = (sys.argv[3], time.time() + float(sys.argv[4])) if len(sys.argv) > 4 else (None, 0)
-while True:
-    with open("/proc/%s/mem" % pid, "rb") as f:
-        f.seek(addr)
-        b = f.read(1).hex()
-    if want is None or b == want or time.time() > end:
-        break
-    time.sleep(0.05)
-print(b)
-PY
-}
 mkfifo dfifo
 "$A" phases 100000 2 wait <dfifo >dw.out &
 dp=$!

@@ -5,7 +5,8 @@
  *   main -> outer -> mid -> hot until SECONDS have passed: outer calls mid 10 times,
  *   mid calls hot exactly 7 times, hot spins ~20 us (nearly all the time is hot's own);
  *   cold_a and cold_b run once per outer call, briefly.  Prints "outer O mid M hot H".
- *   wait: print "ready", then read one byte from stdin first (for -p attach).
+ *   wait: print "ready outer ADDRESS", then read one byte from stdin first (for -p
+ *   attach; the test stops it once outer is probed).
  * usage: adaptive work N
  *   N calls of outer (the same tree, a fixed amount of work: bench/adaptive-overhead);
  *   prints the counts, the ns the calls took and the CPU ns the process spent meanwhile,
@@ -82,7 +83,7 @@ int main(int argc, char **argv)
 	if (argc >= 3 && strcmp(argv[1], "tree") == 0) {
 		uint64_t end;
 		if (argc > 3 && strcmp(argv[3], "wait") == 0) {
-			printf("ready\n");
+			printf("ready outer %p\n", (void *)outer);
 			fflush(stdout);
 			if (read(0, &c, 1) != 1)
 				return 1;
