@@ -508,6 +508,15 @@ const char *tb_fn_module(void *ctx, uint32_t fn)
 	return f && f->module && *f->module ? f->module : "[unknown]";
 }
 
+const char *tb_fn_object(void *ctx, uint32_t fn)
+{
+	const struct sym_fn *f = sym_fn(ctx, fn);
+
+	if (f && f->dso && f->dso->path && f->dso->path[0] == '/' && !f->dso->anon)
+		return f->dso->path;
+	return tb_fn_module(ctx, fn);
+}
+
 bool tb_fn_srcline(void *ctx, uint32_t fn, const char **file, int *line)
 {
 	return sym_fn_srcline(ctx, fn, file, line);

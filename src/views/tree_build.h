@@ -119,6 +119,9 @@ void tb_total_line(const struct tb_units *u, FILE *f, const char *what, const st
 /* Names for reports and writers (ctx = the symbol context). */
 const char *tb_fn_name(void *ctx, uint32_t fn);
 const char *tb_fn_module(void *ctx, uint32_t fn);
+/* callgrind's ob=: the function's file by its absolute path (KCachegrind runs objdump
+ * on it; --blocks writes the same), else its module's name. */
+const char *tb_fn_object(void *ctx, uint32_t fn);
 bool tb_fn_srcline(void *ctx, uint32_t fn, const char **file, int *line);
 bool tb_fn_where(void *ctx, uint32_t fn, struct out_fn_where *w);
 /* Names of a tree's metrics for pprof: type and unit of metric m. */

@@ -173,6 +173,7 @@ static int write_tree(struct vt *v, struct ct_tree *t, const char *title)
 			evbuf[m][k] = 0;
 			ev[m] = evbuf[m];
 		}
+		names.module = tb_fn_object;
 		return out_callgrind(v->out, t, ev, c->perf_data, &names);
 	}
 	default:
