@@ -137,21 +137,29 @@ static void test_partial_record_waits(void **state)
 	assert_int_equal(r.dropped, 20);
 }
 
+/* Records of 16 and 16 bytes then `more` bytes, the second with its size field set
+ * to 0, published; the consumer's round begun. */
+static void corrupt_second(struct sim *s, struct ring *r, uint16_t more)
+{
+	sim_init(s, 0);
+	assert_int_equal(ring_init(r, s->mem, DATA), 0);
+	produce(s, 16, 1);
+	produce(s, 16, 2);
+	if (more)
+		produce(s, more, 3);
+	s->mem[4096 + 16 + 6] = 0;
+	s->mem[4096 + 16 + 7] = 0;
+	publish(s);
+	ring_begin(r);
+}
+
 static void test_corrupt_size(void **state)
 {
 	static struct sim s;
 	struct ring r;
 
 	(void)state;
-	sim_init(&s, 0);
-	assert_int_equal(ring_init(&r, s.mem, DATA), 0);
-	produce(&s, 16, 1);
-	produce(&s, 16, 2);
-	/* second record's size field set to 0 */
-	s.mem[4096 + 16 + 6] = 0;
-	s.mem[4096 + 16 + 7] = 0;
-	publish(&s);
-	ring_begin(&r);
+	corrupt_second(&s, &r, 0);
 	check_rec(ring_next(&r), 16, 1);
 	assert_null(ring_next(&r));
 	assert_int_equal(ring_error(&r), -EIO);
@@ -201,15 +209,7 @@ static void test_rewind_corrupt(void **state)
 	struct ring r;
 
 	(void)state;
-	sim_init(&s, 0);
-	assert_int_equal(ring_init(&r, s.mem, DATA), 0);
-	produce(&s, 16, 1);
-	produce(&s, 16, 2);
-	produce(&s, 24, 3);
-	s.mem[4096 + 16 + 6] = 0;
-	s.mem[4096 + 16 + 7] = 0;
-	publish(&s);
-	ring_begin(&r);
+	corrupt_second(&s, &r, 24);
 	check_rec(ring_next(&r), 16, 1);
 	assert_null(ring_next(&r));
 	ring_rewind(&r);
