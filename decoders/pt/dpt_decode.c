@@ -479,15 +479,16 @@ int dpt_open(struct dpt_dec **out, const uint8_t *buf, size_t len, struct dpt_im
 		c->cyc_mode = 1;
 	} else if (opt->mode == DPT_BLOCKS) {
 		c->out = malloc(OUT_MAX * sizeof(*c->out));
-		/* the walker makes no time from MTC or CYC, and libipt does given these
-		 * settings or, for CYC, the TSC packets around them (a decoder started at a
-		 * PSB would not have learnt the cycles' length yet, one that ran up to it
-		 * would have).  CYC is on or off for a whole trace, and frequent when on:
-		 * its first packets tell */
-		bool timing = (opt->cpuid_0x15_eax && opt->cpuid_0x15_ebx) || opt->nom_freq ||
-			(!opt->libipt_only && (timing_packets(cfg, 4096) & TP_CYC));
-		if (!c->out || (!opt->libipt_only && !timing && dpt_fast_init(c) < 0))
+		/* the walker makes no time from CYC, and libipt does given the nominal ratio
+		 * or the TSC packets around them (a decoder started at a PSB would not have
+		 * learnt the cycles' length yet, one that ran up to it would have).  CYC is
+		 * on or off for a whole trace, and frequent when on: its first packets tell.
+		 * MTC and TMA it takes as libipt does (dpt_fast.c, struct ftime) */
+		bool cyc = opt->nom_freq || (!opt->libipt_only && (timing_packets(cfg, 4096) & TP_CYC));
+		if (!c->out || (!opt->libipt_only && !cyc && dpt_fast_init(c) < 0))
 			goto fail;
+		if (c->fast)
+			dpt_fast_ticks(c, ticks);
 		for (size_t i = 0; i < OUT_MAX; i++)
 			c->out[i] = c->tmpl;
 		c->next = c->out;

@@ -48,6 +48,17 @@ struct fblk {
 	uint8_t bad;		/* does not decode (or too long): the walker stops */
 };
 
+/* libipt's time as its query decoder keeps it (without CYC, which turns the walker
+ * off): a TSC sets it, a TMA after it says where in the crystal clock's period the TSC
+ * fell, and each MTC then moves it by the crystal clocks since the last MTC (or the
+ * TMA), times CPUID 0x15's TSC:crystal ratio.  Without the ratio (not `timed`) the
+ * walker leaves MTC and TMA to libipt. */
+struct ftime {
+	uint64_t tsc, base;
+	uint32_t ctc;		/* the last MTC's (or the TMA's) crystal clock bits */
+	uint8_t have_tsc, have_tma, have_mtc;
+};
+
 struct dpt_fast {
 	struct fblk *cache;
 	uint64_t pos;		/* the next packet */
@@ -56,8 +67,13 @@ struct dpt_fast {
 	uint64_t psb;		/* the checkpoint's PSB */
 	uint64_t psb_end;	/* its PSB+ ends here */
 	int start;		/* the PSB+ at psb is still to be taken */
-	int lib_has_tsc;	/* the time libipt's events carry: the last TSC read */
-	uint64_t lib_tsc;
+	struct ftime t;		/* the time of the packets read so far: libipt's events' */
+	struct ftime at;	/* the time at the last TNT or TIP (libipt's last_time) */
+	uint64_t ev_tsc;	/* the time of libipt's last event: a tick comes when it differs */
+	int ticks;		/* libipt makes tick events (enable_tick_events) */
+	int mode_seen;		/* a MODE.Exec before a TIP.PGE, at time mode_t */
+	struct ftime mode_t;
+	int tnt_done;		/* bits of the TNT at pos taken before a pause */
 	struct pt_event saved;	/* the event dpt_run paused at (dctx.fast_saved) */
 	struct dctx snap;	/* the checkpoint */
 	struct xev snap_slot;
@@ -84,15 +100,89 @@ static inline uint64_t ip_update(uint64_t last, unsigned ipc, const uint8_t *p)
 	}
 }
 
-/* A PSB+ the walker takes: PSB, MODE.Exec 64-bit and a FUP, a TSC or not, in any
- * order, pads.  *tsc: its TSC (*have_tsc 0: none). */
-static bool psb_plain_tsc(const struct dctx *c, uint64_t off, uint64_t *ip, uint64_t *end, int *have_tsc,
-			  uint64_t *tsc)
+/* MTC and TMA move libipt's time: CPUID 0x15's ratio is known (and MTCFreq one the
+ * packets' shifts take). */
+static inline bool timed(const struct dctx *c)
+{
+	return c->opt->cpuid_0x15_eax && c->opt->cpuid_0x15_ebx && c->opt->mtc_freq <= 15;
+}
+
+#define MTC_BITS 8		/* CTC bits an MTC carries (above MTCFreq) */
+#define TMA_CTC_MASK 0xffffu	/* the CTC bits a TMA carries */
+
+static inline void ft_tsc(struct ftime *t, const uint8_t *p)
+{
+	uint64_t v = 0;
+	memcpy(&v, p, 7);
+	t->have_tsc = 1;
+	t->have_tma = t->have_mtc = 0;
+	t->tsc = t->base = v;
+	t->ctc = 0;
+}
+
+/* A TMA packet's payload at p; false where libipt refuses it (no TSC before it, a
+ * second one). */
+static inline bool ft_tma(const struct dctx *c, struct ftime *t, const uint8_t *p)
+{
+	uint32_t ctc = (uint32_t)p[0] | (uint32_t)p[1] << 8;
+	uint64_t fc = (uint64_t)p[3] | (uint64_t)(p[4] & 1) << 8;
+	unsigned hi = c->opt->mtc_freq + MTC_BITS;
+	if (!t->have_tsc || t->have_tma || t->have_mtc)
+		return false;
+	t->have_tma = 1;
+	t->base -= fc;
+	/* a TMA holding all the CTC bits MTCs give counts as the last MTC */
+	if (hi <= 16)
+		t->have_mtc = 1;
+	t->ctc = ctc & ((1u << hi) - 1);
+	return true;
+}
+
+/* An MTC with CTC bits `v`; false where libipt fails it (a jump of more than one
+ * wrap-around). */
+static inline bool ft_mtc(const struct dctx *c, struct ftime *t, uint8_t v)
+{
+	unsigned freq = c->opt->mtc_freq;
+	if (t->have_tsc && !t->have_tma)
+		return true;	/* between a TSC and its TMA: ignored */
+	uint32_t last = t->ctc, ctc = (uint32_t)v << freq;
+	int had = t->have_mtc;
+	t->have_mtc = 1;
+	t->ctc = ctc;
+	if (!had) {
+		if (!t->have_tma)
+			return true;	/* no idea where in the period tracing began */
+		if (last & ~TMA_CTC_MASK)
+			return false;
+		/* the bits above the TMA's, from this MTC: one period back if its low
+		 * bits are below the TMA's */
+		uint32_t lo = ctc & TMA_CTC_MASK, hi = ctc & ~TMA_CTC_MASK;
+		if (lo < last) {
+			hi -= TMA_CTC_MASK + 1;
+			hi &= 0xffu << freq;
+		}
+		last |= hi;
+	}
+	if (ctc < last) {
+		ctc += 1u << (freq + MTC_BITS);
+		if (ctc < last)
+			return false;
+	}
+	uint64_t d = ((uint64_t)(ctc - last) * c->opt->cpuid_0x15_ebx) / c->opt->cpuid_0x15_eax;
+	t->base += d;
+	t->tsc = t->base;
+	return true;
+}
+
+/* A PSB+ the walker takes: PSB, MODE.Exec 64-bit and a FUP, a TSC or not (with the
+ * CPUID ratio: a TSC, then maybe a TMA), in any order, pads.  *t: the time a decoder
+ * synchronised there has after it (have_tsc 0: none). */
+static bool psb_plain_t(const struct dctx *c, uint64_t off, uint64_t *ip, uint64_t *end, struct ftime *t)
 {
 	const uint8_t *b = c->buf;
 	uint64_t len = c->len, p = off + PSB_LEN, last = 0;
 	bool fup = false, mode = false;
-	*have_tsc = 0;
+	memset(t, 0, sizeof(*t));
 
 	if (off + PSB_LEN > len || memcmp(b + off, psb_bytes, PSB_LEN) != 0)
 		return false;
@@ -113,16 +203,19 @@ static bool psb_plain_tsc(const struct dctx *c, uint64_t off, uint64_t *ip, uint
 			fup = true;
 			p += 1 + (uint64_t)k;
 		} else if (h == 0x19) {
-			if (p + 8 > len || *have_tsc)
+			if (p + 8 > len || t->have_tsc)
 				return false;
-			*tsc = 0;
-			memcpy(tsc, b + p + 1, 7);
-			*have_tsc = 1;
+			ft_tsc(t, b + p + 1);
 			p += 8;
+		} else if (h == 0x02 && p + 7 <= len && b[p + 1] == 0x73) {
+			if (!timed(c) || !ft_tma(c, t, b + p + 2))
+				return false;
+			p += 7;
 		} else if (h == 0x02 && p + 2 <= len && b[p + 1] == 0x23) {
 			*ip = last;
 			*end = p + 2;
-			return fup && mode;
+			/* a decoder synchronised here knows the time (MTCs move it from the TSC on) */
+			return fup && mode && (t->have_tsc || !timed(c));
 		} else {
 			return false;
 		}
@@ -132,9 +225,8 @@ static bool psb_plain_tsc(const struct dctx *c, uint64_t off, uint64_t *ip, uint
 
 static bool psb_plain(const struct dctx *c, uint64_t off, uint64_t *ip, uint64_t *end)
 {
-	int have_tsc;
-	uint64_t tsc;
-	return psb_plain_tsc(c, off, ip, end, &have_tsc, &tsc);
+	struct ftime t;
+	return psb_plain_t(c, off, ip, end, &t);
 }
 
 static uint64_t next_psb(const struct dctx *c, uint64_t from);
@@ -144,11 +236,12 @@ static uint64_t next_psb(const struct dctx *c, uint64_t from);
  * MODE.Exec and TIP.PGE while off), up to a plain PSB+ reached with tracing on.
  * Looked at before the walker starts it: libipt's events depend on the packets it
  * reads ahead, so what the walker delivers must not be found wrong later. */
-static bool seg_plain(const struct dctx *c, uint64_t from)
+static bool seg_plain(const struct dctx *c, uint64_t from, const struct ftime *t0)
 {
 	const uint8_t *b = c->buf;
 	uint64_t len = c->len, p = from, ip, end;
-	bool on = true;
+	bool on = true, mode = false;
+	struct ftime t = *t0;	/* a timing packet libipt fails is its */
 
 	while (p < len) {
 		uint8_t h = b[p];
@@ -174,16 +267,27 @@ static bool seg_plain(const struct dctx *c, uint64_t from)
 				if (!ipc || on)
 					return false;
 				on = true;
+				mode = false;
 			}
 			p += 1 + (uint64_t)k;
-		} else if (h == 0x99) {
-			if (p + 2 > len || b[p + 1] != 0x01 || on)
+		} else if (h == 0x99) {	/* one before a TIP.PGE (its event waits for it) */
+			if (p + 2 > len || b[p + 1] != 0x01 || on || mode)
 				return false;
+			mode = true;
 			p += 2;
 		} else if (h == 0x19) {
 			if (p + 8 > len)
 				return false;
+			ft_tsc(&t, b + p + 1);
 			p += 8;
+		} else if (h == 0x59) {
+			if (p + 2 > len || !timed(c) || !ft_mtc(c, &t, b[p + 1]))
+				return false;
+			p += 2;
+		} else if (h == 0x02 && p + 7 <= len && b[p + 1] == 0x73) {
+			if (!timed(c) || !ft_tma(c, &t, b + p + 2))
+				return false;
+			p += 7;
 		} else if (h == 0x02 && p + 8 <= len && b[p + 1] == 0xa3) {
 			uint64_t v = 0;
 			memcpy(&v, b + p + 2, 6);
@@ -212,8 +316,9 @@ static uint64_t next_psb(const struct dctx *c, uint64_t from)
 static uint64_t find_lib_stop(const struct dctx *c, uint64_t from)
 {
 	uint64_t ip, end, limit = from + SCAN_AHEAD;
+	struct ftime t;
 	for (uint64_t p = next_psb(c, from); p < c->len; p = next_psb(c, p + 1)) {
-		if (psb_plain(c, p, &ip, &end) && seg_plain(c, end))
+		if (psb_plain_t(c, p, &ip, &end, &t) && seg_plain(c, end, &t))
 			return p;
 		if (p >= limit)
 			return p;
@@ -331,6 +436,8 @@ static inline __attribute__((always_inline)) const struct fblk *to_traced(struct
 	return NULL;
 }
 
+static int tick(struct dctx *c, uint64_t ip);
+
 static inline __attribute__((always_inline)) int tnt_bit(struct dctx *c, int taken)
 {
 	int r = 0;
@@ -342,7 +449,7 @@ static inline __attribute__((always_inline)) int tnt_bit(struct dctx *c, int tak
 	if ((r = take(c, e)))
 		return r;
 	c->fast->cur = taken ? e->target : e->next;
-	return 0;
+	return __builtin_expect(c->fast->ticks && c->fast->at.tsc != c->fast->ev_tsc, 0) ? tick(c, e->end) : 0;
 }
 
 /* A TIP (to `ip`) or a TIP.PGD without IP (ip 0): the next indirect branch. */
@@ -357,7 +464,32 @@ static inline __attribute__((always_inline)) int tip(struct dctx *c, uint64_t ip
 	if ((r = take(c, e)))
 		return r;
 	c->fast->cur = ip;
-	return 0;
+	return ip && c->fast->ticks && c->fast->at.tsc != c->fast->ev_tsc ? tick(c, e->end) : 0;
+}
+
+/* One of libipt's events, with its time: the last event's time decides the next tick. */
+static int deliver_ev(struct dctx *c, const struct pt_event *ev)
+{
+	c->fast->ev_tsc = ev->tsc;
+	int r = dpt_on_event(c, ev);
+	if (r == PAUSED) {	/* taken up again when dpt_run goes on (f->pos is after it) */
+		c->fast->saved = *ev;
+		c->fast_saved = 1;
+	}
+	return r;
+}
+
+/* libipt's tick after a branch queried at a TNT or TIP whose time is not the last
+ * event's (the block ending at it is taken, the branch made). */
+static __attribute__((noinline)) int tick(struct dctx *c, uint64_t ip)
+{
+	struct pt_event ev;
+	memset(&ev, 0, sizeof(ev));
+	ev.type = ptev_tick;
+	ev.has_tsc = c->fast->at.have_tsc;
+	ev.tsc = c->fast->at.tsc;
+	ev.variant.tick.ip = ip;
+	return deliver_ev(c, &ev);
 }
 
 static int event(struct dctx *c, enum pt_event_type type, uint64_t ip, int status_update)
@@ -366,8 +498,8 @@ static int event(struct dctx *c, enum pt_event_type type, uint64_t ip, int statu
 	memset(&ev, 0, sizeof(ev));
 	ev.type = type;
 	ev.status_update = status_update != 0;
-	ev.has_tsc = c->fast->lib_has_tsc != 0;
-	ev.tsc = c->fast->lib_tsc;
+	ev.has_tsc = c->fast->t.have_tsc;
+	ev.tsc = c->fast->t.tsc;
 	switch (type) {
 	case ptev_enabled:
 		ev.variant.enabled.ip = ip;
@@ -380,12 +512,7 @@ static int event(struct dctx *c, enum pt_event_type type, uint64_t ip, int statu
 		ev.variant.exec_mode.mode = ptem_64bit;
 		break;
 	}
-	int r = dpt_on_event(c, &ev);
-	if (r == PAUSED) {	/* taken up again when dpt_run goes on (f->pos is after it) */
-		c->fast->saved = ev;
-		c->fast_saved = 1;
-	}
-	return r;
+	return deliver_ev(c, &ev);
 }
 
 /* The instructions from `from` up to `to` (exclusive): how many, the last one. */
@@ -457,14 +584,14 @@ static int checkpoint(struct dctx *c)
 		c->opt->progress(c->opt->progress_ctx, c->buf + f->psb);
 	f->pos = f->psb_end;
 	f->last_ip = f->cur;
+	f->tnt_done = 0;
+	f->mode_seen = 0;
 	/* libipt's status update (MODE.Exec with the PSB+'s IP), with the time after the
-	 * PSB+ (its TSC, else the last one) */
-	uint64_t ip, end, tsc;
-	int have_tsc;
-	if (psb_plain_tsc(c, f->psb, &ip, &end, &have_tsc, &tsc) && have_tsc) {
-		f->lib_has_tsc = 1;
-		f->lib_tsc = tsc;
-	}
+	 * PSB+ (from its TSC, else the last one) */
+	uint64_t ip, end;
+	struct ftime t;
+	if (psb_plain_t(c, f->psb, &ip, &end, &t) && t.have_tsc)
+		f->t = t;
 	return event(c, ptev_exec_mode, f->cur, 1);
 }
 
@@ -526,20 +653,46 @@ static int at_psb(struct dctx *c, uint64_t p)
 	/* libipt takes the stretch before a PSB+ the walker does not take, up to and
 	 * through that PSB+ (a decoder synchronising there could see another error, at
 	 * another offset, than one that decoded up to it) */
-	int have_tsc;
-	uint64_t tsc;
-	if (!c->enabled || !psb_plain_tsc(c, p, &ip, &end, &have_tsc, &tsc) || !seg_plain(c, end) ||
+	struct ftime t;
+	if (!c->enabled || !psb_plain_t(c, p, &ip, &end, &t) || !seg_plain(c, end, t.have_tsc ? &t : &f->t) ||
 	    (c->opt->npsbs && near_stop(c, p)))
 		return BAIL;
 	/* a time libipt read but no event took yet: a decoder synchronised at this PSB
 	 * would not know it */
-	if (!have_tsc && f->lib_has_tsc && (!c->have_tsc || f->lib_tsc > c->tsc))
+	if (!t.have_tsc && f->t.have_tsc && (!c->have_tsc || f->t.tsc > c->tsc))
 		return BAIL;
 	if ((r = advance_to(c, ip)))
 		return r;
 	f->psb = p;
 	f->psb_end = end;
 	return checkpoint(c);
+}
+
+/* libipt's event for a MODE.Exec before a TIP.PGE comes after the enable's, with the
+ * time at the MODE.Exec (later than the enable's when a TSC between them went back). */
+static int mode_event(struct dctx *c)
+{
+	struct dpt_fast *f = c->fast;
+	struct pt_event ev;
+	f->mode_seen = 0;
+	memset(&ev, 0, sizeof(ev));
+	ev.type = ptev_exec_mode;
+	ev.has_tsc = f->mode_t.have_tsc;
+	ev.tsc = f->mode_t.tsc;
+	ev.variant.exec_mode.ip = f->cur;
+	ev.variant.exec_mode.mode = ptem_64bit;
+	return deliver_ev(c, &ev);
+}
+
+/* A TNT's bit paused at (dpt_run's limit, at a tick): the walk goes on with the next
+ * bit of the TNT at p. */
+static int tnt_paused(struct dpt_fast *f, int r, uint64_t p, int done)
+{
+	if (r == PAUSED) {
+		f->pos = p;
+		f->tnt_done = done;
+	}
+	return r;
 }
 
 static int walk(struct dctx *c)
@@ -554,9 +707,12 @@ static int walk(struct dctx *c)
 		if (!(h & 1) && h > 2) {	/* TNT-8: the bits below the stop bit */
 			if (!c->enabled)
 				return BAIL;
-			for (int i = 30 - __builtin_clz(h); i >= 1; i--)
+			int top = 30 - __builtin_clz(h);
+			f->at = f->t;
+			for (int i = top - f->tnt_done; i >= 1; i--)
 				if ((r = tnt_bit(c, (h >> i) & 1)))
-					return r;
+					return tnt_paused(f, r, p, top - i + 1);
+			f->tnt_done = 0;
 			p++;
 		} else if (h == 0) {
 			p++;
@@ -574,6 +730,7 @@ static int walk(struct dctx *c)
 			if ((h & 0x1f) == 0x0d) {	/* TIP */
 				if (!ipc || !c->enabled)
 					return BAIL;
+				f->at = f->t;
 				r = tip(c, ip);
 			} else if ((h & 0x1f) == 0x01) {	/* TIP.PGD: at the next indirect branch */
 				if (ipc || !c->enabled)
@@ -588,6 +745,8 @@ static int walk(struct dctx *c)
 				c->enabled = 1;
 				f->cur = ip;
 				r = event(c, ptev_enabled, ip, 0);
+				if (!r && f->mode_seen)
+					r = mode_event(c);
 			}
 			if (r)
 				return r;
@@ -595,24 +754,33 @@ static int walk(struct dctx *c)
 		} else if (h == 0x19) {	/* TSC: the time of libipt's next events */
 			if (p + 8 > len)
 				return BAIL;
-			f->lib_tsc = 0;
-			memcpy(&f->lib_tsc, b + p + 1, 7);
-			f->lib_has_tsc = 1;
+			ft_tsc(&f->t, b + p + 1);
 			p += 8;
-		} else if (h == 0x99) {
-			/* MODE.Exec before a TIP.PGE: libipt's event for it comes after the
-			 * enable's, with a time no later: it changes nothing */
-			if (p + 2 > len || b[p + 1] != 0x01 || c->enabled)
+		} else if (h == 0x59) {	/* MTC */
+			if (p + 2 > len || !timed(c) || !ft_mtc(c, &f->t, b[p + 1]))
 				return BAIL;
+			p += 2;
+		} else if (h == 0x02 && p + 7 <= len && b[p + 1] == 0x73) {	/* TMA */
+			if (!timed(c) || !ft_tma(c, &f->t, b + p + 2))
+				return BAIL;
+			p += 7;
+		} else if (h == 0x99) {	/* MODE.Exec before a TIP.PGE */
+			if (p + 2 > len || b[p + 1] != 0x01 || c->enabled || f->mode_seen)
+				return BAIL;
+			f->mode_seen = 1;
+			f->mode_t = f->t;
 			p += 2;
 		} else if (h == 0x02 && p + 8 <= len && b[p + 1] == 0xa3) {	/* TNT-64 */
 			uint64_t v = 0;
 			memcpy(&v, b + p + 2, 6);
 			if (!v || !c->enabled)
 				return BAIL;
-			for (int i = 62 - __builtin_clzll(v); i >= 0; i--)
+			int top = 62 - __builtin_clzll(v);
+			f->at = f->t;
+			for (int i = top - f->tnt_done; i >= 0; i--)
 				if ((r = tnt_bit(c, (int)((v >> i) & 1))))
-					return r;
+					return tnt_paused(f, r, p, top - i + 1);
+			f->tnt_done = 0;
 			p += 8;
 		} else if (h == 0x02 && p + 2 <= len && b[p + 1] == 0x82) {
 			if ((r = at_psb(c, p)))
@@ -632,6 +800,8 @@ int dpt_fast_run(struct dctx *c)
 	if (c->fast_saved) {	/* its time is taken now: it goes through */
 		c->fast_saved = 0;
 		r = dpt_on_event(c, &f->saved);
+		if (!r && f->mode_seen && c->enabled)	/* the enable's MODE.Exec */
+			r = mode_event(c);
 	} else if (f->start) {
 		f->start = 0;
 		r = checkpoint(c);
@@ -661,8 +831,9 @@ static void start_at(struct dctx *c, uint64_t psb, uint64_t ip, uint64_t end)
 void dpt_fast_begin(struct dctx *c)
 {
 	uint64_t ip, end;
-	if (psb_plain(c, 0, &ip, &end) && seg_plain(c, end) && !(c->opt->npsbs && near_stop(c, 0))) {
-		c->fast->lib_has_tsc = 0;
+	struct ftime t;
+	if (psb_plain_t(c, 0, &ip, &end, &t) && seg_plain(c, end, &t) && !(c->opt->npsbs && near_stop(c, 0))) {
+		memset(&c->fast->t, 0, sizeof(c->fast->t));
 		c->enabled = 1;
 		c->synced = 1;
 		start_at(c, 0, ip, end);
@@ -673,20 +844,27 @@ void dpt_fast_begin(struct dctx *c)
 
 int dpt_fast_take_over(struct dctx *c, uint64_t off, const struct pt_event *pev)
 {
-	uint64_t ip, end, tsc, at = c->lib_stop;
-	int have_tsc;
+	uint64_t ip, end, at = c->lib_stop;
+	struct ftime t;
 	if (off <= at)
 		return 0;
 	c->lib_stop = find_lib_stop(c, off);
-	if (!psb_plain_tsc(c, at, &ip, &end, &have_tsc, &tsc) || next_psb(c, at + 1) < off ||
-	    !seg_plain(c, end) || (c->opt->npsbs && near_stop(c, at)))
+	if (!psb_plain_t(c, at, &ip, &end, &t) || next_psb(c, at + 1) < off ||
+	    (c->opt->npsbs && near_stop(c, at)))
 		return 0;
 	/* libipt takes the PSB+'s status update once it reached its IP, having read ahead
-	 * to the first packet after it (pads and TSCs taken); further on, it took packets
-	 * after the PSB+ to get there (its code before did not lead to the IP) */
+	 * to the first packet after it (pads and timing packets taken); further on, it
+	 * took packets after the PSB+ to get there (its code before did not lead to the
+	 * IP) */
 	uint64_t first = end;
-	while (first < c->len && (!c->buf[first] || (c->buf[first] == 0x19 && first + 8 <= c->len)))
-		first += c->buf[first] ? 8 : 1;
+	for (;;) {
+		const uint8_t *q = c->buf + first;
+		uint64_t n = first >= c->len ? 0 : !*q ? 1 : *q == 0x19 ? 8 : *q == 0x59 && timed(c) ? 2 :
+			*q == 0x02 && first + 1 < c->len && q[1] == 0x73 && timed(c) ? 7 : 0;
+		if (!n || first + n > c->len)
+			break;
+		first += n;
+	}
 	if (off != first)
 		return 0;
 	/* what the walker carries: tracing on at the PSB+'s IP, nothing else pending; the
@@ -694,11 +872,19 @@ int dpt_fast_take_over(struct dctx *c, uint64_t off, const struct pt_event *pev)
 	 * the PSB, where the walker gives back, would not have another) */
 	if (!c->enabled || c->in_tsx || c->specf || c->err || c->cyc_mode || c->have_saved ||
 	    pev->type != ptev_exec_mode || pev->ip_suppressed || pev->variant.exec_mode.ip != ip ||
-	    (have_tsc ? !pev->has_tsc || pev->tsc != tsc :
+	    (t.have_tsc ? !pev->has_tsc || pev->tsc != t.tsc :
 	     pev->has_tsc && (!c->have_tsc || pev->tsc > c->tsc)))
 		return 0;
-	c->fast->lib_has_tsc = pev->has_tsc;
-	c->fast->lib_tsc = pev->tsc;
+	/* the time libipt's events carried up to here (a PSB+ without TSC keeps it) */
+	if (t.have_tsc) {
+		c->fast->t = t;
+	} else {
+		memset(&c->fast->t, 0, sizeof(c->fast->t));
+		c->fast->t.have_tsc = pev->has_tsc;
+		c->fast->t.tsc = c->fast->t.base = pev->tsc;
+	}
+	if (!seg_plain(c, end, &c->fast->t))
+		return 0;
 	start_at(c, at, ip, end);
 	return 1;
 }
@@ -709,16 +895,17 @@ bool dpt_walkable(const uint8_t *buf, size_t len, const struct dpt_options *opt)
 {
 	struct dctx c;
 	uint64_t ip, end;
+	struct ftime t;
 	unsigned seen = 0, plain = 0;
-	if (opt->mode != DPT_BLOCKS || opt->libipt_only || opt->nom_freq ||
-	    (opt->cpuid_0x15_eax && opt->cpuid_0x15_ebx))
+	if (opt->mode != DPT_BLOCKS || opt->libipt_only || opt->nom_freq)
 		return false;
 	memset(&c, 0, sizeof(c));
 	c.buf = buf;
 	c.len = len;
+	c.opt = opt;
 	for (uint64_t p = next_psb(&c, 0); p < len && seen < WALKABLE_PSBS; p = next_psb(&c, p + 1)) {
 		seen++;
-		plain += psb_plain(&c, p, &ip, &end) && seg_plain(&c, end);
+		plain += psb_plain_t(&c, p, &ip, &end, &t) && seg_plain(&c, end, &t);
 	}
 	return plain > 0 && 2 * plain >= seen;
 }
@@ -789,6 +976,11 @@ int dpt_fast_init(struct dctx *c)
 	}
 	c->wrap = (struct xev_sink){ wrap_fn, c, wrap_batch };
 	return 0;
+}
+
+void dpt_fast_ticks(struct dctx *c, bool ticks)
+{
+	c->fast->ticks = ticks;
 }
 
 void dpt_fast_free(struct dctx *c)

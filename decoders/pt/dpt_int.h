@@ -155,6 +155,8 @@ void dpt_release(struct dctx *c, uint64_t off);
 /* The walker (dpt_fast.c). */
 int dpt_fast_init(struct dctx *c);
 void dpt_fast_free(struct dctx *c);
+/* libipt makes tick events (enable_tick_events): the walker makes them too. */
+void dpt_fast_ticks(struct dctx *c, bool ticks);
 /* At the start of a decode: the walker starts when buf begins with a PSB+ it takes,
  * else sets where libipt should hand over (lib_stop). */
 void dpt_fast_begin(struct dctx *c);

@@ -58,7 +58,10 @@ static struct dpt_image *make_image(void)
 enum {
 	MIX_OVF = 1, MIX_CYC = 2, MIX_MTC = 4, MIX_TSC = 8, MIX_IRQ = 16, MIX_PSB_TSC = 32,
 	MIX_PAD = 64, MIX_TNT64 = 128,
+	/* with gen.timed: a TMA with no TSC before it (libipt fails it) */
+	MIX_TMA = 256,
 };
+#define MIX_KINDS 9
 
 struct gen {
 	struct pte e;
@@ -72,6 +75,13 @@ struct gen {
 	unsigned mix;
 	int psb_per_mille;	/* chance of a PSB+ before an instruction */
 	int mix_per_mille;	/* chance of one of `mix` before an instruction */
+	/* timed: the trace of a machine with MTC (perf's default): each PSB+ holds a TSC,
+	 * then (most often) a TMA; MTCs (MIX_MTC) follow the crystal clock ctc, at
+	 * MTCFreq mtc_freq, now and then jumping (wrap-arounds) */
+	int timed;
+	unsigned mtc_freq;
+	uint32_t ctc;
+	int mtc_per_mille;	/* chance of an MTC before an instruction */
 };
 
 static uint32_t rnd(struct gen *g, uint32_t n)
@@ -105,12 +115,39 @@ static void ip_pkt(struct gen *g, enum pt_packet_type t, uint64_t ip)
 	g->last_ip = ip;
 }
 
+static void tma_pkt(struct gen *g)
+{
+	struct pt_packet p = { .type = ppt_tma };
+	p.payload.tma.ctc = (uint16_t)g->ctc;
+	p.payload.tma.fc = (uint16_t)rnd(g, 512);
+	pte_pkt(&g->e, &p);
+}
+
+/* A TSC; timed: then a TMA (or not: the MTCs up to the next TMA are ignored), and now
+ * and then a TSC that goes back (a reset). */
 static void tsc_pkt(struct gen *g)
 {
 	struct pt_packet p = { .type = ppt_tsc };
 	g->tsc += 1 + rnd(g, 5000);
+	if (g->timed && !rnd(g, 20))
+		g->tsc -= g->tsc / 2;
 	p.payload.tsc.tsc = g->tsc;
 	flush_tnt(g);
+	pte_pkt(&g->e, &p);
+	if (g->timed && rnd(g, 8))
+		tma_pkt(g);
+}
+
+static void mtc_pkt(struct gen *g)
+{
+	struct pt_packet p = { .type = ppt_mtc };
+	if (!g->timed) {
+		p.payload.mtc.ctc = (uint8_t)rnd(g, 256);
+	} else {
+		uint32_t step = rnd(g, 10) ? 1 + rnd(g, 3) : rnd(g, 400);
+		g->ctc += step << g->mtc_freq;
+		p.payload.mtc.ctc = (uint8_t)(g->ctc >> g->mtc_freq);
+	}
 	pte_pkt(&g->e, &p);
 }
 
@@ -119,7 +156,7 @@ static void psb(struct gen *g, int with_tsc)
 	flush_tnt(g);
 	pte_simple(&g->e, ppt_psb);
 	g->last_ip = 0;
-	if (with_tsc)
+	if (with_tsc || g->timed)
 		tsc_pkt(g);
 	pte_mode64(&g->e);
 	if (g->enabled)
@@ -129,8 +166,8 @@ static void psb(struct gen *g, int with_tsc)
 
 static void mix_one(struct gen *g)
 {
-	unsigned kinds[8], n = 0;
-	for (unsigned b = 0; b < 8; b++)
+	unsigned kinds[MIX_KINDS], n = 0;
+	for (unsigned b = 0; b < MIX_KINDS; b++)
 		if (g->mix & (1u << b))
 			kinds[n++] = 1u << b;
 	if (!n)
@@ -150,9 +187,13 @@ static void mix_one(struct gen *g)
 		p.payload.cyc.value = 1 + rnd(g, 300);
 		break;
 	case MIX_MTC:
-		p.type = ppt_mtc;
-		p.payload.mtc.ctc = (uint8_t)rnd(g, 256);
-		break;
+		flush_tnt(g);
+		mtc_pkt(g);
+		return;
+	case MIX_TMA:
+		flush_tnt(g);
+		tma_pkt(g);
+		return;
 	case MIX_TSC:
 		tsc_pkt(g);
 		return;
@@ -187,6 +228,10 @@ static void gen_run(struct gen *g, int steps)
 			psb(g, 0);
 		if ((int)rnd(g, 1000) < g->mix_per_mille)
 			mix_one(g);
+		if (g->timed && (int)rnd(g, 1000) < g->mtc_per_mille) {
+			flush_tnt(g);
+			mtc_pkt(g);
+		}
 		if (!g->enabled) {	/* back from the kernel, at the syscall's next */
 			flush_tnt(g);
 			pte_mode64(&g->e);
@@ -227,11 +272,17 @@ static void gen_run(struct gen *g, int steps)
 		pte_ip(&g->e, ppt_tip_pgd, pt_ipc_suppressed, 0);
 }
 
-static void gen_init(struct gen *g, uint64_t seed, unsigned mix, int steps)
+static void gen_init_timed(struct gen *g, uint64_t seed, unsigned mix, int steps, int timed, unsigned mtc_freq)
 {
 	memset(g, 0, sizeof(*g));
 	g->rnd = seed;
 	g->mix = mix;
+	g->timed = timed;
+	g->mtc_freq = mtc_freq;
+	if (timed) {
+		g->ctc = rnd(g, 1u << 20);
+		g->mtc_per_mille = 20 + (int)rnd(g, 200);
+	}
 	g->tsc = 1000000;
 	g->tnt_max = mix & MIX_TNT64 ? 47 : 6;
 	g->psb_per_mille = 5 + (int)rnd(g, 60);
@@ -239,6 +290,11 @@ static void gen_init(struct gen *g, uint64_t seed, unsigned mix, int steps)
 	pte_init(&g->e, (size_t)steps * 24 + 4096);
 	gen_run(g, steps);
 	assert_false(g->e.failed);
+}
+
+static void gen_init(struct gen *g, uint64_t seed, unsigned mix, int steps)
+{
+	gen_init_timed(g, seed, mix, steps, 0, 0);
 }
 
 static void assert_same(const uint8_t *buf, size_t len, struct dpt_image *img, const struct dpt_options *o,
@@ -257,13 +313,20 @@ static void assert_same(const uint8_t *buf, size_t len, struct dpt_image *img, c
 	assert_true(d < 0);
 }
 
-/* The decode settings a run is compared in. */
-static void variants(const uint8_t *buf, size_t len, struct dpt_image *img, uint64_t seed, uint64_t *walked)
+/* The decode settings a run is compared in; mtc_freq >= 0: with MTCFreq and CPUID
+ * 0x15's ratio, so that libipt makes time (and tick events) from MTC. */
+static void variants_mtc(const uint8_t *buf, size_t len, struct dpt_image *img, uint64_t seed, uint64_t *walked,
+			 int mtc_freq)
 {
 	struct dpt_options o;
 	uint64_t w = 0;
 	dpt_options_init(&o);
 	o.pid = o.tid = 7;
+	if (mtc_freq >= 0) {
+		o.mtc_freq = (uint8_t)mtc_freq;
+		o.cpuid_0x15_eax = 2 + (uint32_t)(seed % 3);
+		o.cpuid_0x15_ebx = 84 + 2 * (uint32_t)(seed % 50);
+	}
 	assert_same(buf, len, img, &o, 0, &w, seed);
 	*walked += w;
 	o.strict = 1;
@@ -287,6 +350,11 @@ static void variants(const uint8_t *buf, size_t len, struct dpt_image *img, uint
 	if (d >= 0)
 		fprintf(stderr, "seed %" PRIu64 ": pieces differ at event %ld\n", seed, d);
 	assert_true(d < 0);
+}
+
+static void variants(const uint8_t *buf, size_t len, struct dpt_image *img, uint64_t seed, uint64_t *walked)
+{
+	variants_mtc(buf, len, img, seed, walked, -1);
 }
 
 /* Plain runs: the walker takes every stretch but the last two (libipt ends a trace,
@@ -330,6 +398,39 @@ static void test_handover_cases(void **state)
 			pte_free(&g.e);
 		}
 	assert_true(walked > 0);	/* the stretches without them were the walker's */
+	dpt_image_free(img);
+}
+
+/* Traces timed as perf records them on hardware (TSC and TMA in each PSB+, MTCs),
+ * decoded with the CPUID ratio, so that libipt makes time from MTC and tick events at
+ * the branches whose time moved: MTCFreq 0 to 14 (TMA standing for an MTC up to 8),
+ * CTC wrap-arounds and jumps, MTCs between a TSC and its TMA or with no TMA, TSCs
+ * going back, and mixed with what the walker leaves to libipt.  The walker takes the
+ * plain timed stretches. */
+static void test_mtc_timing(void **state)
+{
+	(void)state;
+	static const unsigned freqs[] = { 0, 3, 8, 9, 14 };
+	static const unsigned mixes[] = {
+		MIX_MTC, MIX_MTC | MIX_TNT64, MIX_MTC | MIX_TSC, MIX_MTC | MIX_TMA, MIX_MTC | MIX_OVF,
+		MIX_MTC | MIX_IRQ | MIX_PAD, MIX_MTC | MIX_PSB_TSC | MIX_TSC | MIX_OVF | MIX_IRQ,
+	};
+	struct dpt_image *img = make_image();
+	for (size_t fi = 0; fi < sizeof(freqs) / sizeof(freqs[0]); fi++)
+		for (size_t m = 0; m < sizeof(mixes) / sizeof(mixes[0]); m++)
+			for (uint64_t seed = 1; seed <= 4; seed++) {
+				struct gen g;
+				uint64_t sd = seed * 1009 + m * 31 + fi, walked = 0;
+				gen_init_timed(&g, sd, mixes[m], 2000, 1, freqs[fi]);
+				variants_mtc(g.e.buf, pte_len(&g.e), img, sd, &walked, (int)freqs[fi]);
+				if (mixes[m] == MIX_MTC) {	/* all but the last two, as untimed */
+					struct dpt_split sp;
+					assert_int_equal(dpt_split(g.e.buf, pte_len(&g.e), 1, false, &sp), 0);
+					assert_int_equal(walked, sp.npsbs - 2);
+					dpt_split_free(&sp);
+				}
+				pte_free(&g.e);
+			}
 	dpt_image_free(img);
 }
 
@@ -468,6 +569,7 @@ int main(void)
 	const struct CMUnitTest tests[] = {
 		cmocka_unit_test(test_plain_runs_are_walked),
 		cmocka_unit_test(test_handover_cases),
+		cmocka_unit_test(test_mtc_timing),
 		cmocka_unit_test(test_corruption),
 		cmocka_unit_test(test_fallback_code_is_libipts),
 		cmocka_unit_test(test_bench_trace_is_walked),
