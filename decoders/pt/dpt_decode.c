@@ -482,9 +482,10 @@ int dpt_open(struct dpt_dec **out, const uint8_t *buf, size_t len, struct dpt_im
 		/* the walker makes no time from CYC, and libipt does given the nominal ratio
 		 * or the TSC packets around them (a decoder started at a PSB would not have
 		 * learnt the cycles' length yet, one that ran up to it would have).  CYC is
-		 * on or off for a whole trace, and frequent when on: its first packets tell.
-		 * MTC and TMA it takes as libipt does (dpt_fast.c, struct ftime) */
-		bool cyc = opt->nom_freq || (!opt->libipt_only && (timing_packets(cfg, 4096) & TP_CYC));
+		 * on or off for a whole trace, and frequent when on: its first packets tell
+		 * (the nominal ratio alone, as perf.data gives it, changes nothing without
+		 * them).  MTC and TMA it takes as libipt does (dpt_fast.c, struct ftime) */
+		bool cyc = (tp & TP_CYC) || (!opt->libipt_only && (timing_packets(cfg, 4096) & TP_CYC));
 		if (!c->out || (!opt->libipt_only && !cyc && dpt_fast_init(c) < 0))
 			goto fail;
 		if (c->fast)

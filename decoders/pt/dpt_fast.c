@@ -59,6 +59,16 @@ struct ftime {
 	uint8_t have_tsc, have_tma, have_mtc;
 };
 
+/* The CBR of a PSB+ that has it before its MODE.Exec: libipt's event for it (a status
+ * update bound to no IP) comes right after the query whose read-ahead decoded the
+ * PSB+, the TNT (its first bit) or TIP last before it, with the time after the PSB+;
+ * the MODE.Exec's comes at the PSB+'s IP, as without. */
+struct early_cbr {
+	uint64_t q;		/* the TNT or TIP packet (UINT64_MAX: none) */
+	uint8_t ratio;
+	struct ftime t;
+};
+
 struct dpt_fast {
 	struct fblk *cache;
 	uint64_t pos;		/* the next packet */
@@ -74,7 +84,14 @@ struct dpt_fast {
 	int mode_seen;		/* a MODE.Exec before a TIP.PGE, at time mode_t */
 	struct ftime mode_t;
 	int tnt_done;		/* bits of the TNT at pos taken before a pause */
+	struct early_cbr ec;	/* of the PSB+ ending the stretch walked */
+	int cbr_done;		/* its event went out (the walker's or libipt's) */
 	struct pt_event saved;	/* the event dpt_run paused at (dctx.fast_saved) */
+	/* libipt's events the walker makes, in order: several may come of one packet (a
+	 * PSB+'s status updates, an enable and the event of its MODE.Exec); those after
+	 * one that paused are delivered when dpt_run goes on */
+	struct pt_event q[4];
+	int nq, iq;
 	struct dctx snap;	/* the checkpoint */
 	struct xev snap_slot;
 	struct dpt_stats snap_st;
@@ -174,15 +191,24 @@ static inline bool ft_mtc(const struct dctx *c, struct ftime *t, uint8_t v)
 	return true;
 }
 
+/* What a PSB+ the walker takes holds. */
+struct psbinfo {
+	uint64_t ip;		/* its FUP's */
+	uint64_t end;		/* where it ends */
+	struct ftime t;		/* the time a decoder synchronised there has after it */
+	uint8_t cbr;		/* its CBR's ratio (0: none) */
+	bool cbr_first;		/* before its MODE.Exec: libipt's events come in that order */
+};
+
 /* A PSB+ the walker takes: PSB, MODE.Exec 64-bit and a FUP, a TSC or not (with the
- * CPUID ratio: a TSC, then maybe a TMA), in any order, pads.  *t: the time a decoder
- * synchronised there has after it (have_tsc 0: none). */
-static bool psb_plain_t(const struct dctx *c, uint64_t off, uint64_t *ip, uint64_t *end, struct ftime *t)
+ * CPUID ratio: a TSC, then maybe a TMA), a CBR or not, in any order, pads. */
+static bool psb_plain_t(const struct dctx *c, uint64_t off, struct psbinfo *pi)
 {
 	const uint8_t *b = c->buf;
 	uint64_t len = c->len, p = off + PSB_LEN, last = 0;
 	bool fup = false, mode = false;
-	memset(t, 0, sizeof(*t));
+	struct ftime *t = &pi->t;
+	memset(pi, 0, sizeof(*pi));
 
 	if (off + PSB_LEN > len || memcmp(b + off, psb_bytes, PSB_LEN) != 0)
 		return false;
@@ -194,7 +220,13 @@ static bool psb_plain_t(const struct dctx *c, uint64_t off, uint64_t *ip, uint64
 			if (p + 2 > len || b[p + 1] != 0x01 || mode)
 				return false;
 			mode = true;
+			pi->cbr_first = pi->cbr != 0;
 			p += 2;
+		} else if (h == 0x02 && p + 4 <= len && b[p + 1] == 0x03) {
+			if (pi->cbr || !b[p + 2])	/* (libipt fails a ratio of 0) */
+				return false;
+			pi->cbr = b[p + 2];
+			p += 4;
 		} else if ((h & 0x1f) == 0x1d) {
 			int k = ip_bytes[h >> 5];
 			if (k <= 0 || fup || p + 1 + (uint64_t)k > len)
@@ -212,8 +244,8 @@ static bool psb_plain_t(const struct dctx *c, uint64_t off, uint64_t *ip, uint64
 				return false;
 			p += 7;
 		} else if (h == 0x02 && p + 2 <= len && b[p + 1] == 0x23) {
-			*ip = last;
-			*end = p + 2;
+			pi->ip = last;
+			pi->end = p + 2;
 			/* a decoder synchronised here knows the time (MTCs move it from the TSC on) */
 			return fup && mode && (t->have_tsc || !timed(c));
 		} else {
@@ -223,12 +255,6 @@ static bool psb_plain_t(const struct dctx *c, uint64_t off, uint64_t *ip, uint64
 	return false;
 }
 
-static bool psb_plain(const struct dctx *c, uint64_t off, uint64_t *ip, uint64_t *end)
-{
-	struct ftime t;
-	return psb_plain_t(c, off, ip, end, &t);
-}
-
 static uint64_t next_psb(const struct dctx *c, uint64_t from);
 
 /* The stretch from `from` (the end of a PSB+) is one the walker takes: only the
@@ -236,18 +262,20 @@ static uint64_t next_psb(const struct dctx *c, uint64_t from);
  * MODE.Exec and TIP.PGE while off), up to a plain PSB+ reached with tracing on.
  * Looked at before the walker starts it: libipt's events depend on the packets it
  * reads ahead, so what the walker delivers must not be found wrong later. */
-static bool seg_plain(const struct dctx *c, uint64_t from, const struct ftime *t0)
+static bool seg_plain_cbr(const struct dctx *c, uint64_t from, const struct ftime *t0, struct early_cbr *ec)
 {
 	const uint8_t *b = c->buf;
-	uint64_t len = c->len, p = from, ip, end;
+	uint64_t len = c->len, p = from, q = UINT64_MAX;
 	bool on = true, mode = false;
 	struct ftime t = *t0;	/* a timing packet libipt fails is its */
 
+	ec->q = UINT64_MAX;
 	while (p < len) {
 		uint8_t h = b[p];
 		if (!(h & 1) && h > 2) {
 			if (!on)
 				return false;
+			q = p;
 			p++;
 		} else if (h == 0) {
 			p++;
@@ -256,9 +284,11 @@ static bool seg_plain(const struct dctx *c, uint64_t from, const struct ftime *t
 			int k = ip_bytes[ipc];
 			if (k < 0 || p + 1 + (uint64_t)k > len)
 				return false;
+			q = UINT64_MAX;
 			if ((h & 0x1f) == 0x0d) {
 				if (!ipc || !on)
 					return false;
+				q = p;
 			} else if ((h & 0x1f) == 0x01) {
 				if (ipc || !on)
 					return false;
@@ -268,12 +298,14 @@ static bool seg_plain(const struct dctx *c, uint64_t from, const struct ftime *t
 					return false;
 				on = true;
 				mode = false;
+				q = p;	/* its events are libipt's query here */
 			}
 			p += 1 + (uint64_t)k;
 		} else if (h == 0x99) {	/* one before a TIP.PGE (its event waits for it) */
 			if (p + 2 > len || b[p + 1] != 0x01 || on || mode)
 				return false;
 			mode = true;
+			q = UINT64_MAX;
 			p += 2;
 		} else if (h == 0x19) {
 			if (p + 8 > len)
@@ -293,14 +325,29 @@ static bool seg_plain(const struct dctx *c, uint64_t from, const struct ftime *t
 			memcpy(&v, b + p + 2, 6);
 			if (!v || !on)
 				return false;
+			q = p;
 			p += 8;
 		} else if (h == 0x02 && p + 2 <= len && b[p + 1] == 0x82) {
-			return on && psb_plain(c, p, &ip, &end);
+			struct psbinfo pi;
+			if (!on || !psb_plain_t(c, p, &pi))
+				return false;
+			if (pi.cbr_first) {	/* (after no query: libipt's) */
+				ec->q = q;
+				ec->ratio = pi.cbr;
+				ec->t = pi.t.have_tsc ? pi.t : t;
+			}
+			return !pi.cbr_first || q != UINT64_MAX;
 		} else {
 			return false;
 		}
 	}
 	return false;	/* the end of the buffer: libipt says how it ends */
+}
+
+static bool seg_plain(const struct dctx *c, uint64_t from, const struct ftime *t0)
+{
+	struct early_cbr ec;
+	return seg_plain_cbr(c, from, t0, &ec);
 }
 
 static uint64_t next_psb(const struct dctx *c, uint64_t from)
@@ -315,10 +362,10 @@ static uint64_t next_psb(const struct dctx *c, uint64_t from)
  * scan window further on (looked at again when libipt gets there); UINT64_MAX none. */
 static uint64_t find_lib_stop(const struct dctx *c, uint64_t from)
 {
-	uint64_t ip, end, limit = from + SCAN_AHEAD;
-	struct ftime t;
+	uint64_t limit = from + SCAN_AHEAD;
+	struct psbinfo pi;
 	for (uint64_t p = next_psb(c, from); p < c->len; p = next_psb(c, p + 1)) {
-		if (psb_plain_t(c, p, &ip, &end, &t) && seg_plain(c, end, &t))
+		if (psb_plain_t(c, p, &pi) && seg_plain(c, pi.end, &pi.t))
 			return p;
 		if (p >= limit)
 			return p;
@@ -481,38 +528,54 @@ static int deliver_ev(struct dctx *c, const struct pt_event *ev)
 
 /* libipt's tick after a branch queried at a TNT or TIP whose time is not the last
  * event's (the block ending at it is taken, the branch made). */
-static __attribute__((noinline)) int tick(struct dctx *c, uint64_t ip)
+static int drain(struct dctx *c)
 {
-	struct pt_event ev;
-	memset(&ev, 0, sizeof(ev));
-	ev.type = ptev_tick;
-	ev.has_tsc = c->fast->at.have_tsc;
-	ev.tsc = c->fast->at.tsc;
-	ev.variant.tick.ip = ip;
-	return deliver_ev(c, &ev);
+	struct dpt_fast *f = c->fast;
+	int r = 0;
+	while (!r && f->iq < f->nq)
+		r = deliver_ev(c, &f->q[f->iq++]);
+	if (!r)
+		f->iq = f->nq = 0;
+	return r;
 }
 
-static int event(struct dctx *c, enum pt_event_type type, uint64_t ip, int status_update)
+/* An event of `type` at time t, queued (drain() delivers). */
+static struct pt_event *push_ev(struct dctx *c, enum pt_event_type type, const struct ftime *t, uint64_t ip)
 {
-	struct pt_event ev;
-	memset(&ev, 0, sizeof(ev));
-	ev.type = type;
-	ev.status_update = status_update != 0;
-	ev.has_tsc = c->fast->t.have_tsc;
-	ev.tsc = c->fast->t.tsc;
+	struct dpt_fast *f = c->fast;
+	struct pt_event *ev = &f->q[f->nq++];
+	memset(ev, 0, sizeof(*ev));
+	ev->type = type;
+	ev->has_tsc = t->have_tsc;
+	ev->tsc = t->tsc;
 	switch (type) {
 	case ptev_enabled:
-		ev.variant.enabled.ip = ip;
+		ev->variant.enabled.ip = ip;
 		break;
 	case ptev_disabled:
-		ev.ip_suppressed = 1;
+		ev->ip_suppressed = 1;
+		break;
+	case ptev_tick:
+		ev->variant.tick.ip = ip;
 		break;
 	default:
-		ev.variant.exec_mode.ip = ip;
-		ev.variant.exec_mode.mode = ptem_64bit;
+		ev->variant.exec_mode.ip = ip;
+		ev->variant.exec_mode.mode = ptem_64bit;
 		break;
 	}
-	return deliver_ev(c, &ev);
+	return ev;
+}
+
+static __attribute__((noinline)) int tick(struct dctx *c, uint64_t ip)
+{
+	push_ev(c, ptev_tick, &c->fast->at, ip);
+	return drain(c);
+}
+
+static int event(struct dctx *c, enum pt_event_type type, uint64_t ip)
+{
+	push_ev(c, type, &c->fast->t, ip);
+	return drain(c);
 }
 
 /* The instructions from `from` up to `to` (exclusive): how many, the last one. */
@@ -586,13 +649,22 @@ static int checkpoint(struct dctx *c)
 	f->last_ip = f->cur;
 	f->tnt_done = 0;
 	f->mode_seen = 0;
-	/* libipt's status update (MODE.Exec with the PSB+'s IP), with the time after the
-	 * PSB+ (from its TSC, else the last one) */
-	uint64_t ip, end;
-	struct ftime t;
-	if (psb_plain_t(c, f->psb, &ip, &end, &t) && t.have_tsc)
-		f->t = t;
-	return event(c, ptev_exec_mode, f->cur, 1);
+	f->nq = f->iq = 0;
+	/* libipt's status updates (MODE.Exec with the PSB+'s IP, the CBR) in the PSB+'s
+	 * order, with the time after the PSB+ (from its TSC, else the last one) */
+	struct psbinfo pi;
+	psb_plain_t(c, f->psb, &pi);
+	if (pi.t.have_tsc)
+		f->t = pi.t;
+	if (pi.cbr && pi.cbr_first && !f->cbr_done)
+		push_ev(c, ptev_cbr, &f->t, 0)->variant.cbr.ratio = pi.cbr;
+	f->cbr_done = 0;
+	push_ev(c, ptev_exec_mode, &f->t, f->cur);
+	if (pi.cbr && !pi.cbr_first)
+		push_ev(c, ptev_cbr, &f->t, 0)->variant.cbr.ratio = pi.cbr;
+	for (int i = 0; i < f->nq; i++)
+		f->q[i].status_update = 1;
+	return drain(c);
 }
 
 /* Back to the checkpoint: libipt decodes from its PSB, without the events delivered
@@ -611,6 +683,7 @@ static void rollback(struct dctx *c)
 	c->sink = sink;
 	c->real_sink = real;
 	c->fast_saved = 0;
+	f->nq = f->iq = 0;
 	*c->next = f->snap_slot;
 	*c->st = f->snap_st;
 	c->skip = counted;
@@ -648,40 +721,40 @@ static bool near_stop(const struct dctx *c, uint64_t p)
 static int at_psb(struct dctx *c, uint64_t p)
 {
 	struct dpt_fast *f = c->fast;
-	uint64_t ip, end;
 	int r;
 	/* libipt takes the stretch before a PSB+ the walker does not take, up to and
 	 * through that PSB+ (a decoder synchronising there could see another error, at
 	 * another offset, than one that decoded up to it) */
-	struct ftime t;
-	if (!c->enabled || !psb_plain_t(c, p, &ip, &end, &t) || !seg_plain(c, end, t.have_tsc ? &t : &f->t) ||
-	    (c->opt->npsbs && near_stop(c, p)))
+	struct psbinfo pi;
+	struct early_cbr ec;
+	if (!c->enabled || !psb_plain_t(c, p, &pi) ||
+	    !seg_plain_cbr(c, pi.end, pi.t.have_tsc ? &pi.t : &f->t, &ec) || (c->opt->npsbs && near_stop(c, p)))
 		return BAIL;
 	/* a time libipt read but no event took yet: a decoder synchronised at this PSB
 	 * would not know it */
-	if (!t.have_tsc && f->t.have_tsc && (!c->have_tsc || f->t.tsc > c->tsc))
+	if (!pi.t.have_tsc && f->t.have_tsc && (!c->have_tsc || f->t.tsc > c->tsc))
 		return BAIL;
-	if ((r = advance_to(c, ip)))
+	if ((r = advance_to(c, pi.ip)))
 		return r;
 	f->psb = p;
-	f->psb_end = end;
+	f->psb_end = pi.end;
+	f->ec = ec;
 	return checkpoint(c);
 }
 
-/* libipt's event for a MODE.Exec before a TIP.PGE comes after the enable's, with the
- * time at the MODE.Exec (later than the enable's when a TSC between them went back). */
-static int mode_event(struct dctx *c)
+/* The event of the CBR of the PSB+ ahead (struct early_cbr), after its query's (r:
+ * what the query returned; a tick that paused goes first). */
+static __attribute__((noinline)) int early_cbr(struct dctx *c, int r)
 {
 	struct dpt_fast *f = c->fast;
-	struct pt_event ev;
-	f->mode_seen = 0;
-	memset(&ev, 0, sizeof(ev));
-	ev.type = ptev_exec_mode;
-	ev.has_tsc = f->mode_t.have_tsc;
-	ev.tsc = f->mode_t.tsc;
-	ev.variant.exec_mode.ip = f->cur;
-	ev.variant.exec_mode.mode = ptem_64bit;
-	return deliver_ev(c, &ev);
+	if (r && r != PAUSED)
+		return r;
+	struct pt_event *ev = push_ev(c, ptev_cbr, &f->ec.t, 0);
+	ev->variant.cbr.ratio = f->ec.ratio;
+	ev->status_update = 1;
+	f->ec.q = UINT64_MAX;
+	f->cbr_done = 1;
+	return r ? r : drain(c);
 }
 
 /* A TNT's bit paused at (dpt_run's limit, at a tick): the walk goes on with the next
@@ -709,9 +782,13 @@ static int walk(struct dctx *c)
 				return BAIL;
 			int top = 30 - __builtin_clz(h);
 			f->at = f->t;
-			for (int i = top - f->tnt_done; i >= 1; i--)
-				if ((r = tnt_bit(c, (h >> i) & 1)))
+			for (int i = top - f->tnt_done; i >= 1; i--) {
+				r = tnt_bit(c, (h >> i) & 1);
+				if (__builtin_expect(p == f->ec.q, 0) && i == top)
+					r = early_cbr(c, r);
+				if (r)
 					return tnt_paused(f, r, p, top - i + 1);
+			}
 			f->tnt_done = 0;
 			p++;
 		} else if (h == 0) {
@@ -732,21 +809,28 @@ static int walk(struct dctx *c)
 					return BAIL;
 				f->at = f->t;
 				r = tip(c, ip);
+				if (__builtin_expect(p == f->ec.q, 0))
+					r = early_cbr(c, r);
 			} else if ((h & 0x1f) == 0x01) {	/* TIP.PGD: at the next indirect branch */
 				if (ipc || !c->enabled)
 					return BAIL;
 				if (!(r = tip(c, 0))) {
 					c->enabled = 0;
-					r = event(c, ptev_disabled, 0, 0);
+					r = event(c, ptev_disabled, 0);
 				}
 			} else {	/* TIP.PGE */
 				if (!ipc || c->enabled)
 					return BAIL;
 				c->enabled = 1;
 				f->cur = ip;
-				r = event(c, ptev_enabled, ip, 0);
-				if (!r && f->mode_seen)
-					r = mode_event(c);
+				push_ev(c, ptev_enabled, &f->t, ip);
+				/* libipt's event for a MODE.Exec before it comes after it, with the
+				 * time at the MODE.Exec (later when a TSC between them went back) */
+				if (f->mode_seen) {
+					f->mode_seen = 0;
+					push_ev(c, ptev_exec_mode, &f->mode_t, ip);
+				}
+				r = __builtin_expect(p == f->ec.q, 0) ? early_cbr(c, 0) : drain(c);
 			}
 			if (r)
 				return r;
@@ -777,9 +861,13 @@ static int walk(struct dctx *c)
 				return BAIL;
 			int top = 62 - __builtin_clzll(v);
 			f->at = f->t;
-			for (int i = top - f->tnt_done; i >= 0; i--)
-				if ((r = tnt_bit(c, (int)((v >> i) & 1))))
+			for (int i = top - f->tnt_done; i >= 0; i--) {
+				r = tnt_bit(c, (int)((v >> i) & 1));
+				if (__builtin_expect(p == f->ec.q, 0) && i == top)
+					r = early_cbr(c, r);
+				if (r)
 					return tnt_paused(f, r, p, top - i + 1);
+			}
 			f->tnt_done = 0;
 			p += 8;
 		} else if (h == 0x02 && p + 2 <= len && b[p + 1] == 0x82) {
@@ -800,8 +888,8 @@ int dpt_fast_run(struct dctx *c)
 	if (c->fast_saved) {	/* its time is taken now: it goes through */
 		c->fast_saved = 0;
 		r = dpt_on_event(c, &f->saved);
-		if (!r && f->mode_seen && c->enabled)	/* the enable's MODE.Exec */
-			r = mode_event(c);
+		if (!r)
+			r = drain(c);	/* the events after it */
 	} else if (f->start) {
 		f->start = 0;
 		r = checkpoint(c);
@@ -830,13 +918,14 @@ static void start_at(struct dctx *c, uint64_t psb, uint64_t ip, uint64_t end)
 
 void dpt_fast_begin(struct dctx *c)
 {
-	uint64_t ip, end;
-	struct ftime t;
-	if (psb_plain_t(c, 0, &ip, &end, &t) && seg_plain(c, end, &t) && !(c->opt->npsbs && near_stop(c, 0))) {
+	struct psbinfo pi;
+	if (psb_plain_t(c, 0, &pi) && seg_plain_cbr(c, pi.end, &pi.t, &c->fast->ec) &&
+	    !(c->opt->npsbs && near_stop(c, 0))) {
 		memset(&c->fast->t, 0, sizeof(c->fast->t));
+		c->fast->cbr_done = 0;
 		c->enabled = 1;
 		c->synced = 1;
-		start_at(c, 0, ip, end);
+		start_at(c, 0, pi.ip, pi.end);
 	} else {
 		c->lib_stop = find_lib_stop(c, 0);
 	}
@@ -844,19 +933,23 @@ void dpt_fast_begin(struct dctx *c)
 
 int dpt_fast_take_over(struct dctx *c, uint64_t off, const struct pt_event *pev)
 {
-	uint64_t ip, end, at = c->lib_stop;
-	struct ftime t;
+	uint64_t at = c->lib_stop;
+	struct psbinfo pi;
 	if (off <= at)
 		return 0;
+	/* a CBR before the MODE.Exec: its event comes before libipt is at the IP (struct
+	 * early_cbr); the MODE.Exec's, at the IP, is where the walker may take over */
+	if (pev->type == ptev_cbr && psb_plain_t(c, at, &pi) && pi.cbr_first && next_psb(c, at + 1) >= off)
+		return 0;
 	c->lib_stop = find_lib_stop(c, off);
-	if (!psb_plain_t(c, at, &ip, &end, &t) || next_psb(c, at + 1) < off ||
+	if (!psb_plain_t(c, at, &pi) || next_psb(c, at + 1) < off ||
 	    (c->opt->npsbs && near_stop(c, at)))
 		return 0;
 	/* libipt takes the PSB+'s status update once it reached its IP, having read ahead
 	 * to the first packet after it (pads and timing packets taken); further on, it
 	 * took packets after the PSB+ to get there (its code before did not lead to the
 	 * IP) */
-	uint64_t first = end;
+	uint64_t first = pi.end;
 	for (;;) {
 		const uint8_t *q = c->buf + first;
 		uint64_t n = first >= c->len ? 0 : !*q ? 1 : *q == 0x19 ? 8 : *q == 0x59 && timed(c) ? 2 :
@@ -869,23 +962,25 @@ int dpt_fast_take_over(struct dctx *c, uint64_t off, const struct pt_event *pev)
 		return 0;
 	/* what the walker carries: tracing on at the PSB+'s IP, nothing else pending; the
 	 * update's time is the PSB+'s TSC, or one already taken (a decoder synchronised at
-	 * the PSB, where the walker gives back, would not have another) */
-	if (!c->enabled || c->in_tsx || c->specf || c->err || c->cyc_mode || c->have_saved ||
-	    pev->type != ptev_exec_mode || pev->ip_suppressed || pev->variant.exec_mode.ip != ip ||
-	    (t.have_tsc ? !pev->has_tsc || pev->tsc != t.tsc :
+	 * the PSB, where the walker gives back, would not have another).  The walker makes
+	 * this update and those after it again */
+	bool first_ok = pev->type == ptev_exec_mode && !pev->ip_suppressed && pev->variant.exec_mode.ip == pi.ip;
+	if (!c->enabled || c->in_tsx || c->specf || c->err || c->cyc_mode || c->have_saved || !first_ok ||
+	    (pi.t.have_tsc ? !pev->has_tsc || pev->tsc != pi.t.tsc :
 	     pev->has_tsc && (!c->have_tsc || pev->tsc > c->tsc)))
 		return 0;
 	/* the time libipt's events carried up to here (a PSB+ without TSC keeps it) */
-	if (t.have_tsc) {
-		c->fast->t = t;
+	if (pi.t.have_tsc) {
+		c->fast->t = pi.t;
 	} else {
 		memset(&c->fast->t, 0, sizeof(c->fast->t));
 		c->fast->t.have_tsc = pev->has_tsc;
 		c->fast->t.tsc = c->fast->t.base = pev->tsc;
 	}
-	if (!seg_plain(c, end, &c->fast->t))
+	if (!seg_plain_cbr(c, pi.end, &c->fast->t, &c->fast->ec))
 		return 0;
-	start_at(c, at, ip, end);
+	c->fast->cbr_done = pi.cbr_first;	/* libipt's */
+	start_at(c, at, pi.ip, pi.end);
 	return 1;
 }
 
@@ -894,10 +989,9 @@ int dpt_fast_take_over(struct dctx *c, uint64_t off, const struct pt_event *pev)
 bool dpt_walkable(const uint8_t *buf, size_t len, const struct dpt_options *opt)
 {
 	struct dctx c;
-	uint64_t ip, end;
-	struct ftime t;
+	struct psbinfo pi;
 	unsigned seen = 0, plain = 0;
-	if (opt->mode != DPT_BLOCKS || opt->libipt_only || opt->nom_freq)
+	if (opt->mode != DPT_BLOCKS || opt->libipt_only)
 		return false;
 	memset(&c, 0, sizeof(c));
 	c.buf = buf;
@@ -905,7 +999,7 @@ bool dpt_walkable(const uint8_t *buf, size_t len, const struct dpt_options *opt)
 	c.opt = opt;
 	for (uint64_t p = next_psb(&c, 0); p < len && seen < WALKABLE_PSBS; p = next_psb(&c, p + 1)) {
 		seen++;
-		plain += psb_plain_t(&c, p, &ip, &end, &t) && seg_plain(&c, end, &t);
+		plain += psb_plain_t(&c, p, &pi) && seg_plain(&c, pi.end, &pi.t);
 	}
 	return plain > 0 && 2 * plain >= seen;
 }
