@@ -1,17 +1,24 @@
 /* bench/decode-speed: writes the benchmark trace (see tests/unit/pt_gen.h).
- * usage: decode-speed-gen PTSPIN_BINARY N OUT_DIR */
+ * usage: decode-speed-gen PTSPIN_BINARY N OUT_DIR [timed [PSB_PERIOD]]
+ * timed: TSC, TMA, CBR in each PSB+ and MTCs, as perf's default intel_pt config
+ * records on hardware (struct ptgen_opts). */
 #include <stdio.h>
 #include <stdlib.h>
+#include <string.h>
 
 #include "pt_gen.h"
 
 int main(int argc, char **argv)
 {
-	if (argc != 4) {
-		fprintf(stderr, "usage: decode-speed-gen PTSPIN_BINARY N OUT_DIR\n");
+	struct ptgen_opts o = { 0 };
+	if (argc < 4 || argc > 6 || (argc > 4 && strcmp(argv[4], "timed") != 0)) {
+		fprintf(stderr, "usage: decode-speed-gen PTSPIN_BINARY N OUT_DIR [timed [PSB_PERIOD]]\n");
 		return 2;
 	}
-	size_t len = ptgen_write(argv[1], atol(argv[2]), argv[3]);
+	o.timed = argc > 4;
+	if (argc > 5)
+		o.psb_period = (size_t)atol(argv[5]);
+	size_t len = ptgen_write_opts(argv[1], atol(argv[2]), argv[3], &o);
 	if (!len)
 		return 1;
 	printf("%ld instructions, %zu PT bytes\n", 6 * atol(argv[2]) + 2, len);

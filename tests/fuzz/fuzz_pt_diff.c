@@ -8,7 +8,8 @@
  * error; 1: TSC -> ns conversion; 2: calls and returns skipped; 3: in time slices of
  * 2^(4 x bits 6-7) units (dpt_run, as perf.data queues) with split_at_pause; 4: the
  * pieces of a parallel decode (dpt_split, 64 bytes each) instead; 5: MTC settings
- * (CPUID 0x15 ratio: libipt alone then). */
+ * (MTCFreq 3 and CPUID 0x15's ratio: libipt makes time from MTC and tick events, the
+ * walker as it). */
 #include <stdint.h>
 #include <stdio.h>
 #include <stdlib.h>

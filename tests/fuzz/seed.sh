@@ -16,7 +16,7 @@ pt_raw)	# the first byte picks the decoder's settings (see fuzz_pt_raw.c)
 pt_diff) # the first byte picks the settings (see fuzz_pt_diff.c); seeds/pt_diff/ holds
 	# traces of ptspin with a PSB+ every 48 bytes: stretches the walker takes
 	for f in traces/pt-spin/trace.pt tests/fuzz/seeds/pt_diff/*.pt; do
-		for s in 00 01 02 04 08 0a 10 14 20 48 8a; do
+		for s in 00 01 02 04 08 0a 10 14 20 22 28 30 48 8a a8; do
 			{ printf "\\x$s"; cat "$f"; } >"$2/$(basename "$f" .pt)-$s.pt"
 		done
 	done ;;

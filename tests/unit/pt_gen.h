@@ -1,6 +1,7 @@
 /* Test and benchmark helper: the Intel PT a user-space trace of build/progs/ptspin
  * running `spin(N)` contains (libipt's encoder, PSB+ every 4 KiB, no timing, no return
- * compression), written twice:
+ * compression; or timed as perf's default intel_pt config records on hardware, see
+ * struct ptgen_opts), written twice:
  *   OUT/trace.pt     raw, for `xptrace decode --pt` and the bare libipt loops;
  *   OUT/perf.data    per-thread intel_pt perf.data (COMM, MMAP2, AUXTRACE_INFO,
  *                    AUXTRACE) that perf script decodes (Debian's perf 6.1 does).
@@ -112,8 +113,33 @@ static inline int ptgen_process(struct pd_writer *w, struct ptgen_sid sid, const
 	return ptgen_mmap2(w, addr, len, 0, path, &sid);
 }
 
-/* Returns the size of the PT stream written, 0 on failure (reported on stderr). */
-static inline size_t ptgen_write(const char *work, long n, const char *outdir)
+/* How the trace is written (ptgen_write: the defaults, zeros). */
+struct ptgen_opts {
+	size_t psb_period;	/* bytes between PSB+ (0: 4096) */
+	/* timed as perf records with tsc=1,mtc=1,mtc_period=3 (no CYC): each PSB+ holds a
+	 * TSC, a TMA and a CBR, an MTC follows every 16th iteration's TNT (the crystal
+	 * clock 8 << 3 ticks further on, a TSC tick being 2 crystal ticks:
+	 * AUXTRACE_INFO's TSC:CTC ratio 200:100, with the max non-turbo ratio) */
+	int timed;
+};
+
+#define PTGEN_MTC_FREQ 3
+#define PTGEN_TSC_CTC_N 200
+#define PTGEN_TSC_CTC_D 100
+
+/* A PSB+ of the timed trace at crystal clock ctc. */
+static inline void ptgen_timed_psb(struct pte *e, uint64_t ctc)
+{
+	struct pt_packet p = { .type = ppt_tma };
+	pte_tsc(e, 1000000 + ctc * PTGEN_TSC_CTC_N / PTGEN_TSC_CTC_D);
+	p.payload.tma.ctc = (uint16_t)ctc;
+	pte_pkt(e, &p);
+	struct pt_packet cbr = { .type = ppt_cbr };
+	cbr.payload.cbr.ratio = 24;
+	pte_pkt(e, &cbr);
+}
+
+static inline size_t ptgen_write_opts(const char *work, long n, const char *outdir, const struct ptgen_opts *o)
 {
 	char path[4096];
 	size_t ret = 0;
@@ -145,8 +171,16 @@ static inline size_t ptgen_write(const char *work, long n, const char *outdir)
 	/* the trace */
 	struct pte e;
 	size_t cap = (size_t)n * 5 + (size_t)n / 512 + 4096;
+	size_t period = o->psb_period ? o->psb_period : 4096;
+	uint64_t ctc = 0x1234;
+	if (o->timed)
+		cap += (size_t)n / 4 + (size_t)n / 8;
+	if (period < 4096)	/* a PSB+ (at most 64 bytes) each period at worst */
+		cap += ((size_t)n * 16 / period + 1) * 64;
 	pte_init(&e, cap);
 	pte_simple(&e, ppt_psb);
+	if (o->timed)
+		ptgen_timed_psb(&e, ctc);
 	pte_simple(&e, ppt_psbend);
 	pte_mode64(&e);
 	pte_ip(&e, ppt_tip_pge, pt_ipc_sext_48, spin);
@@ -154,9 +188,17 @@ static inline size_t ptgen_write(const char *work, long n, const char *outdir)
 	for (long i = 1; i <= n; i++) {
 		pte_ip(&e, ppt_tip, pt_ipc_update_16, after);	/* leaf's ret */
 		pte_tnt(&e, i < n ? "T" : "N");			/* jnz spin_loop */
-		if (i < n && pte_len(&e) - last_psb >= 4096) {
+		if (o->timed && !(i % 16)) {
+			struct pt_packet mtc = { .type = ppt_mtc };
+			ctc += 8 << PTGEN_MTC_FREQ;
+			mtc.payload.mtc.ctc = (uint8_t)(ctc >> PTGEN_MTC_FREQ);
+			pte_pkt(&e, &mtc);
+		}
+		if (i < n && pte_len(&e) - last_psb >= period) {
 			last_psb = pte_len(&e);
 			pte_simple(&e, ppt_psb);
+			if (o->timed)
+				ptgen_timed_psb(&e, ctc);
 			pte_mode64(&e);
 			pte_ip(&e, ppt_fup, pt_ipc_sext_48, loop);
 			pte_simple(&e, ppt_psbend);
@@ -185,6 +227,8 @@ static inline size_t ptgen_write(const char *work, long n, const char *outdir)
 	attr.type = PTGEN_PMU_TYPE;
 	attr.size = PD_ATTR_SIZE;
 	attr.config = 1ULL | 1ULL << 11 | 1ULL << 13;	/* pt, noretcomp, branch */
+	if (o->timed)	/* tsc, mtc, mtc_period */
+		attr.config |= 1ULL << 10 | 1ULL << 9 | (uint64_t)PTGEN_MTC_FREQ << 14;
 	attr.sample_type = PERF_SAMPLE_IP | PERF_SAMPLE_TID | PERF_SAMPLE_TIME | PERF_SAMPLE_ADDR |
 			   PERF_SAMPLE_CPU | PERF_SAMPLE_IDENTIFIER;
 	attr.sample_period = 1;
@@ -202,9 +246,21 @@ static inline size_t ptgen_write(const char *work, long n, const char *outdir)
 	priv[PD_PT_TSC_BIT] = 1ULL << 10;
 	priv[PD_PT_NORETCOMP_BIT] = 1ULL << 11;
 	priv[PD_PT_MTC_BIT] = 1ULL << 9;
-	priv[PD_PT_MTC_FREQ_BITS] = 14;
+	priv[PD_PT_MTC_FREQ_BITS] = o->timed ? 0xfULL << 14 : 14;
 	priv[PD_PT_CYC_BIT] = 1ULL << 1;
+	if (o->timed) {
+		priv[PD_PT_TSC_CTC_N] = PTGEN_TSC_CTC_N;
+		priv[PD_PT_TSC_CTC_D] = PTGEN_TSC_CTC_D;
+		priv[PD_PT_MAX_NONTURBO_RATIO] = 24;
+	}
 	pd_writer_auxtrace_info(w, PD_AUXTRACE_INTEL_PT, priv, PD_PT_INFO_WORDS);
+	if (o->timed) {	/* perf's decoder converts TSCs with it (it crashes without) */
+		struct pd_time_conv_event tc;
+		memset(&tc, 0, sizeof(tc));
+		tc.time_mult = 1;
+		tc.cap_user_time_zero = 1;
+		pd_writer_time_conv(w, &tc);
+	}
 	struct ptgen_sid sid = { attr.sample_type, PTGEN_PID, 0, 1000, 0 };
 	ptgen_comm(w, "decode-speed-wo", &sid);
 	ptgen_mmap2(w, PTGEN_BASE + seg_vaddr, seg_len, seg_off, abs, &sid);
@@ -215,7 +271,9 @@ static inline size_t ptgen_write(const char *work, long n, const char *outdir)
 		struct pd_auxtrace_event ev;
 		memset(&ev, 0, sizeof(ev));
 		ev.offset = off;
-		ev.reference = off;
+		/* perf takes the TSC's upper bits from the reference (the TSC when the data
+		 * was read): it crashes on 0 with TSC on */
+		ev.reference = o->timed ? 1ULL << 40 : off;
 		ev.idx = 0;
 		ev.tid = PTGEN_PID;
 		ev.cpu = (uint32_t)-1;
@@ -237,6 +295,13 @@ out:
 		close(fd);
 	free(abs);
 	return ret;
+}
+
+/* Returns the size of the PT stream written, 0 on failure (reported on stderr). */
+static inline size_t ptgen_write(const char *work, long n, const char *outdir)
+{
+	struct ptgen_opts o = { 0 };
+	return ptgen_write_opts(work, n, outdir, &o);
 }
 
 #endif

@@ -6,6 +6,8 @@
  * pieces of a parallel decode.  Then every report, byte for byte, of `decode` with
  * --pt-decoder fast (the default) and libipt: on tests/unit/pt_gen.h's ptspin trace
  * (the bench's, raw and in a perf.data) and the shipped step trace, -j1 and -j2. */
+#include <sys/stat.h>
+
 #include "xp_test.h"
 
 #include "pt_diff.h"
@@ -36,10 +38,18 @@ static const uint8_t targets[] = { 0x00, 0x02, 0x04, 0x09, 0x0b, 0x0e, 0x10, 0x1
 
 static char codefile[1024];
 static struct ptgen_test pg;
+/* the bench's trace timed as on hardware (pt_gen.h: TSC, TMA, CBR, MTCs), in timed/ */
+static char timed_dir[1024], timed_trace[1100], timed_perfdata[1100];
 
 static int setup(void **state)
 {
-	if (ptgen_test_setup(state, &pg, 20000) || xp_test_path(codefile, sizeof(codefile), "code.bin"))
+	if (ptgen_test_setup(state, &pg, 20000) || xp_test_path(codefile, sizeof(codefile), "code.bin") ||
+	    xp_test_path(timed_dir, sizeof(timed_dir), "timed"))
+		return -1;
+	struct ptgen_opts topt = { .timed = 1 };
+	snprintf(timed_trace, sizeof(timed_trace), "%s/trace.pt", timed_dir);
+	snprintf(timed_perfdata, sizeof(timed_perfdata), "%s/perf.data", timed_dir);
+	if (mkdir(timed_dir, 0755) || !ptgen_write_opts(pg.spin, 20000, timed_dir, &topt))
 		return -1;
 	FILE *f = fopen(codefile, "wb");
 	int ok = f && fwrite(code, 1, sizeof(code), f) == sizeof(code);
@@ -531,6 +541,14 @@ static void test_reports_perf_data(void **state)
 	reports_equal(pg.perfdata, "annotate=spin");
 }
 
+/* perf.data gives the TSC:CTC ratio: libipt makes time from MTC and tick events, the
+ * walker as it. */
+static void test_reports_timed_perf_data(void **state)
+{
+	(void)state;
+	reports_equal(timed_perfdata, "annotate=spin");
+}
+
 static void test_reports_step_trace(void **state)
 {
 	(void)state;
@@ -591,6 +609,38 @@ static void test_bench_trace_is_walked(void **state)
 	dpt_image_free(img);
 }
 
+/* The timed bench trace with its ratio: the walker takes it as the untimed one (all its
+ * stretches but the first and the last two), the events libipt's, ticks included. */
+static void test_timed_bench_trace_is_walked(void **state)
+{
+	(void)state;
+	FILE *f = fopen(timed_trace, "rb");
+	assert_non_null(f);
+	static uint8_t buf[1 << 20];
+	size_t len = fread(buf, 1, sizeof(buf), f);
+	fclose(f);
+	struct dpt_image *img = dpt_image_new("test");
+	assert_int_equal(dpt_image_add_elf(img, pg.spin, 1, PTGEN_BASE, NULL, NULL), 0);
+	struct dpt_split s;
+	assert_int_equal(dpt_split(buf, len, 1, false, &s), 0);
+	struct dpt_options o;
+	dpt_options_init(&o);
+	o.mtc_freq = PTGEN_MTC_FREQ;
+	o.cpuid_0x15_eax = PTGEN_TSC_CTC_D;
+	o.cpuid_0x15_ebx = PTGEN_TSC_CTC_N;
+	o.nom_freq = 24;
+	uint64_t walked = 0;
+	assert_same(buf, len, img, &o, 0, &walked, 0);
+	assert_true(s.npsbs >= 10);
+	assert_int_equal(walked, s.npsbs - 3);
+	o.have_time_conv = 1;	/* perf.data's: in slices, split at pauses */
+	o.time_mult = 1;
+	o.split_at_pause = 1;
+	assert_same(buf, len, img, &o, 500, NULL, 0);
+	dpt_split_free(&s);
+	dpt_image_free(img);
+}
+
 int main(void)
 {
 	const struct CMUnitTest tests[] = {
@@ -600,8 +650,10 @@ int main(void)
 		cmocka_unit_test(test_corruption),
 		cmocka_unit_test(test_fallback_code_is_libipts),
 		cmocka_unit_test(test_bench_trace_is_walked),
+		cmocka_unit_test(test_timed_bench_trace_is_walked),
 		cmocka_unit_test(test_reports_raw),
 		cmocka_unit_test(test_reports_perf_data),
+		cmocka_unit_test(test_reports_timed_perf_data),
 		cmocka_unit_test(test_reports_step_trace),
 	};
 	return cmocka_run_group_tests(tests, setup, xp_test_tmp_teardown);
