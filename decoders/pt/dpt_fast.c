@@ -137,14 +137,14 @@ static inline void ft_tsc(struct ftime *t, const uint8_t *p)
 	t->ctc = 0;
 }
 
-/* A TMA packet's payload at p; false where libipt refuses it (no TSC before it, a
- * second one). */
+/* A TMA packet's payload at p (CTC, a reserved byte, FC); false where libipt refuses
+ * it (no TSC before it, a second one) or may (bits set outside its fields). */
 static inline bool ft_tma(const struct dctx *c, struct ftime *t, const uint8_t *p)
 {
 	uint32_t ctc = (uint32_t)p[0] | (uint32_t)p[1] << 8;
-	uint64_t fc = (uint64_t)p[3] | (uint64_t)(p[4] & 1) << 8;
+	uint64_t fc = (uint64_t)p[3] | (uint64_t)p[4] << 8;
 	unsigned hi = c->opt->mtc_freq + MTC_BITS;
-	if (!t->have_tsc || t->have_tma || t->have_mtc)
+	if (!t->have_tsc || t->have_tma || t->have_mtc || p[2] || fc > 0x1ff)
 		return false;
 	t->have_tma = 1;
 	t->base -= fc;
@@ -223,7 +223,7 @@ static bool psb_plain_t(const struct dctx *c, uint64_t off, struct psbinfo *pi)
 			pi->cbr_first = pi->cbr != 0;
 			p += 2;
 		} else if (h == 0x02 && p + 4 <= len && b[p + 1] == 0x03) {
-			if (pi->cbr || !b[p + 2])	/* (libipt fails a ratio of 0) */
+			if (pi->cbr || !b[p + 2] || b[p + 3])	/* (libipt fails a ratio of 0) */
 				return false;
 			pi->cbr = b[p + 2];
 			p += 4;

@@ -471,6 +471,37 @@ static void test_mtc_timing(void **state)
 	dpt_image_free(img);
 }
 
+/* Timing packets libipt's packet decoder refuses (a TMA with its reserved byte or FC
+ * bits above 9 set, a CBR with its reserved byte set) in timed PSB+ and between: libipt
+ * takes what they end, in slices too (the walker took such a PSB+: fuzz_pt_diff). */
+static void test_bad_timing_packets(void **state)
+{
+	(void)state;
+	struct dpt_image *img = make_image();
+	for (uint64_t seed = 700; seed < 716; seed++) {
+		struct gen g;
+		gen_init_timed(&g, seed, MIX_MTC | MIX_TSC | MIX_CBR, 1500, 1, 3);
+		size_t len = pte_len(&g.e), hit = 0;
+		for (size_t i = 0; i + 7 <= len; i++) {
+			uint8_t *q = g.e.buf + i;
+			if (q[0] != 0x02 || (q[1] != 0x73 && q[1] != 0x03) || rnd(&g, 4))
+				continue;
+			if (q[1] == 0x03)
+				q[3] = 1;
+			else if (rnd(&g, 2))
+				q[4] = (uint8_t)(1 + rnd(&g, 255));
+			else
+				q[6] |= 2;
+			hit++;
+		}
+		assert_true(hit > 0);
+		uint64_t walked = 0;
+		variants_mtc(g.e.buf, len, img, seed, &walked, 3);
+		pte_free(&g.e);
+	}
+	dpt_image_free(img);
+}
+
 /* Bytes flipped anywhere: both report the same gaps and resume alike. */
 static void test_corruption(void **state)
 {
@@ -647,6 +678,7 @@ int main(void)
 		cmocka_unit_test(test_plain_runs_are_walked),
 		cmocka_unit_test(test_handover_cases),
 		cmocka_unit_test(test_mtc_timing),
+		cmocka_unit_test(test_bad_timing_packets),
 		cmocka_unit_test(test_corruption),
 		cmocka_unit_test(test_fallback_code_is_libipts),
 		cmocka_unit_test(test_bench_trace_is_walked),
