@@ -197,7 +197,10 @@ struct psbinfo {
 	uint64_t end;		/* where it ends */
 	struct ftime t;		/* the time a decoder synchronised there has after it */
 	uint8_t cbr;		/* its CBR's ratio (0: none) */
-	bool cbr_first;		/* before its MODE.Exec: libipt's events come in that order */
+	bool cbr_first;		/* before its MODE.Exec (and MODE.TSX): libipt's events come in
+				 * that order */
+	bool tsx;		/* a MODE.TSX outside a transaction (TSX-capable machines) */
+	bool tsx_first;		/* before the MODE.Exec */
 };
 
 /* A PSB+ the walker takes: PSB, MODE.Exec 64-bit and a FUP, a TSC or not (with the
@@ -217,10 +220,18 @@ static bool psb_plain_t(const struct dctx *c, uint64_t off, struct psbinfo *pi)
 		if (h == 0) {
 			p++;
 		} else if (h == 0x99) {
-			if (p + 2 > len || b[p + 1] != 0x01 || mode)
+			/* MODE.Exec 64-bit, MODE.TSX not in a transaction: their events wait
+			 * for the IP */
+			if (p + 2 > len || (b[p + 1] == 0x01 ? mode : b[p + 1] != 0x20 || pi->tsx))
 				return false;
-			mode = true;
-			pi->cbr_first = pi->cbr != 0;
+			if (!mode && !pi->tsx)
+				pi->cbr_first = pi->cbr != 0;
+			if (b[p + 1] == 0x01) {
+				mode = true;
+			} else {
+				pi->tsx = true;
+				pi->tsx_first = !mode;
+			}
 			p += 2;
 		} else if (h == 0x02 && p + 4 <= len && b[p + 1] == 0x03) {
 			if (pi->cbr || !b[p + 2] || b[p + 3])	/* (libipt fails a ratio of 0) */
@@ -558,6 +569,9 @@ static struct pt_event *push_ev(struct dctx *c, enum pt_event_type type, const s
 	case ptev_tick:
 		ev->variant.tick.ip = ip;
 		break;
+	case ptev_tsx:
+		ev->variant.tsx.ip = ip;
+		break;
 	default:
 		ev->variant.exec_mode.ip = ip;
 		ev->variant.exec_mode.mode = ptem_64bit;
@@ -659,7 +673,11 @@ static int checkpoint(struct dctx *c)
 	if (pi.cbr && pi.cbr_first && !f->cbr_done)
 		push_ev(c, ptev_cbr, &f->t, 0)->variant.cbr.ratio = pi.cbr;
 	f->cbr_done = 0;
+	if (pi.tsx && pi.tsx_first)
+		push_ev(c, ptev_tsx, &f->t, f->cur);
 	push_ev(c, ptev_exec_mode, &f->t, f->cur);
+	if (pi.tsx && !pi.tsx_first)
+		push_ev(c, ptev_tsx, &f->t, f->cur);
 	if (pi.cbr && !pi.cbr_first)
 		push_ev(c, ptev_cbr, &f->t, 0)->variant.cbr.ratio = pi.cbr;
 	for (int i = 0; i < f->nq; i++)
@@ -964,7 +982,10 @@ int dpt_fast_take_over(struct dctx *c, uint64_t off, const struct pt_event *pev)
 	 * update's time is the PSB+'s TSC, or one already taken (a decoder synchronised at
 	 * the PSB, where the walker gives back, would not have another).  The walker makes
 	 * this update and those after it again */
-	bool first_ok = pev->type == ptev_exec_mode && !pev->ip_suppressed && pev->variant.exec_mode.ip == pi.ip;
+	bool first_ok = !pev->ip_suppressed && (pi.tsx_first ?
+		pev->type == ptev_tsx && pev->variant.tsx.ip == pi.ip && !pev->variant.tsx.speculative &&
+		!pev->variant.tsx.aborted :
+		pev->type == ptev_exec_mode && pev->variant.exec_mode.ip == pi.ip);
 	if (!c->enabled || c->in_tsx || c->specf || c->err || c->cyc_mode || c->have_saved || !first_ok ||
 	    (pi.t.have_tsc ? !pev->has_tsc || pev->tsc != pi.t.tsc :
 	     pev->has_tsc && (!c->have_tsc || pev->tsc > c->tsc)))

@@ -149,6 +149,13 @@ static void tsc_pkt(struct gen *g)
 		tma_pkt(g);
 }
 
+static void tsx_idle_pkt(struct gen *g)
+{
+	struct pt_packet p = { .type = ppt_mode };
+	p.payload.mode.leaf = pt_mol_tsx;
+	pte_pkt(&g->e, &p);
+}
+
 static void cbr_pkt(struct gen *g)
 {
 	struct pt_packet p = { .type = ppt_cbr };
@@ -177,13 +184,17 @@ static void psb(struct gen *g, int with_tsc)
 	if (with_tsc || g->timed)
 		tsc_pkt(g);
 	/* timed, as hardware: a CBR too, before or after the MODE.Exec (libipt's status
-	 * updates come in their order) */
-	int cbr = g->timed ? (int)rnd(g, 3) : 0;
+	 * updates come in their order), and a MODE.TSX or not (TSX-capable machines) */
+	int cbr = g->timed ? (int)rnd(g, 3) : 0, tsx = g->timed ? (int)rnd(g, 3) : 0;
 	if (cbr == 1)
 		cbr_pkt(g);
+	if (tsx == 1)
+		tsx_idle_pkt(g);
 	pte_mode64(&g->e);
 	if (cbr == 2)
 		cbr_pkt(g);
+	if (tsx == 2)
+		tsx_idle_pkt(g);
 	if (g->enabled)
 		ip_pkt(g, ppt_fup, BASE + g->ip);
 	pte_simple(&g->e, ppt_psbend);
@@ -435,7 +446,8 @@ static void test_handover_cases(void **state)
 	dpt_image_free(img);
 }
 
-/* Traces timed as perf records them on hardware (TSC and TMA in each PSB+, MTCs),
+/* Traces timed as perf records them on hardware (TSC, TMA, CBR, maybe MODE.TSX in each
+ * PSB+, MTCs),
  * decoded with the CPUID ratio, so that libipt makes time from MTC and tick events at
  * the branches whose time moved: MTCFreq 0 to 14 (TMA standing for an MTC up to 8),
  * CTC wrap-arounds and jumps, MTCs between a TSC and its TMA or with no TMA, TSCs
