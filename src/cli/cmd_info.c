@@ -5,6 +5,7 @@
 #include <stdlib.h>
 #include <string.h>
 
+#include "output/out.h"
 #include "probe/pmu.h"
 #include "probe/probe.h"
 #include "record/step/col_step.h"
@@ -112,32 +113,6 @@ static void print_check(const char *label, const struct probe_check *c)
 	}
 }
 
-/* Length of the valid UTF-8 sequence at s (1-4), or 0 when it is not one. */
-static int utf8_len(const unsigned char *s)
-{
-	int n, cp;
-
-	if (s[0] < 0x80)
-		return 1;
-	if (s[0] >= 0xc2 && s[0] <= 0xdf)
-		n = 2, cp = s[0] & 0x1f;
-	else if (s[0] >= 0xe0 && s[0] <= 0xef)
-		n = 3, cp = s[0] & 0x0f;
-	else if (s[0] >= 0xf0 && s[0] <= 0xf4)
-		n = 4, cp = s[0] & 0x07;
-	else
-		return 0;
-	for (int i = 1; i < n; i++) {
-		if ((s[i] & 0xc0) != 0x80)
-			return 0;
-		cp = cp << 6 | (s[i] & 0x3f);
-	}
-	if ((n == 3 && (cp < 0x800 || (cp >= 0xd800 && cp <= 0xdfff))) ||
-	    (n == 4 && (cp < 0x10000 || cp > 0x10ffff)))
-		return 0;
-	return n;
-}
-
 /* Prints sysfs text for a terminal: control bytes and invalid UTF-8 become '?'. */
 static int put_clean(const char *str)
 {
@@ -145,15 +120,13 @@ static int put_clean(const char *str)
 	int cols = 0;
 
 	while (*s) {
-		int n = utf8_len(s);
+		size_t n = 1, bad = 0;
 
-		if (n > 1) {
-			fwrite(s, 1, (size_t)n, stdout);
-			s += n;
-		} else {
-			putchar(n == 0 || *s < 0x20 || *s == 0x7f ? '?' : *s);
-			s++;
-		}
+		if (*s >= 0x80 && (n = out_utf8_len(s, &bad)))
+			fwrite(s, 1, n, stdout);
+		else
+			putchar(bad || *s < 0x20 || *s == 0x7f ? '?' : *s);
+		s += n ? n : bad;
 		cols++;
 	}
 	return cols;
@@ -270,221 +243,206 @@ static void print_text(const struct info *in)
 	printf("best mode: %s\n", in->c.best ? in->c.best : "none");
 }
 
-/* --- JSON --- */
+/* --- JSON (through the one JSON writer, output/out_json.c) --- */
 
-/* A JSON string; sysfs text is not trusted to be UTF-8 (bad bytes become U+FFFD). */
-static void jstr(const char *str)
-{
-	const unsigned char *s = (const unsigned char *)(str ? str : "");
-
-	putchar('"');
-	while (*s) {
-		int n = utf8_len(s);
-
-		if (n == 0) {
-			printf("\\ufffd");
-			s++;
-		} else if (n > 1) {
-			fwrite(s, 1, (size_t)n, stdout);
-			s += n;
-		} else {
-			if (*s == '"' || *s == '\\')
-				printf("\\%c", *s);
-			else if (*s == '\n')
-				printf("\\n");
-			else if (*s == '\t')
-				printf("\\t");
-			else if (*s < 0x20 || *s == 0x7f)
-				printf("\\u%04x", *s);
-			else
-				putchar(*s);
-			s++;
-		}
-	}
-	putchar('"');
-}
-
-static void jint(int v)
+static void jint(struct out_buf *b, int v)
 {
 	if (v == PROBE_UNKNOWN)
-		printf("null");
+		out_buf_printf(b, "null");
 	else
-		printf("%d", v);
+		out_buf_printf(b, "%d", v);
 }
 
-static void jbool(int v)
+static void jbool(struct out_buf *b, int v)
 {
-	printf(v == PROBE_UNKNOWN ? "null" : v ? "true" : "false");
+	out_buf_printf(b, "%s", v == PROBE_UNKNOWN ? "null" : v ? "true" : "false");
 }
 
-static void jcheck(const char *key, const struct probe_check *c, int last)
+static void jcheck(struct out_buf *b, const char *key, const struct probe_check *c, int last)
 {
 	static const char *const st[] = { "not_run", "ok", "failed" };
 	const char *n = probe_errno_name(c->err);
 
-	printf("    ");
-	jstr(key);
-	printf(": {\"status\": \"%s\"", st[c->status]);
+	out_buf_printf(b, "    ");
+	out_json_str(b, key);
+	out_buf_printf(b, ": {\"status\": \"%s\"", st[c->status]);
 	if (c->status == PROBE_FAIL) {
-		printf(", \"errno\": %d, \"errno_name\": ", c->err);
+		out_buf_printf(b, ", \"errno\": %d, \"errno_name\": ", c->err);
 		if (n)
-			jstr(n);
+			out_json_str(b, n);
 		else
-			printf("null");
-		printf(", \"error\": ");
-		jstr(strerror(c->err));
+			out_buf_printf(b, "null");
+		out_buf_printf(b, ", \"error\": ");
+		out_json_str(b, strerror(c->err));
 	}
 	if (c->status == PROBE_NOT_RUN) {
-		printf(", \"note\": ");
-		jstr(c->note);
+		out_buf_printf(b, ", \"note\": ");
+		out_json_str(b, c->note);
 	}
-	printf("}%s\n", last ? "" : ",");
+	out_buf_printf(b, "}%s\n", last ? "" : ",");
 }
 
-static void print_json(const struct info *in)
+static void print_json(struct out_buf *b, const struct info *in)
 {
 	const struct probe_facts *f = &in->facts;
 	const struct probe_pt *pt = &in->c.pt;
 	char spec[128];
 
-	printf("{\n  \"version\": ");
-	jstr(XP_VERSION);
-	printf(",\n  \"sources\": {\"sysfs_root\": ");
-	jstr(in->root);
-	printf(", \"sysfs_is_this_machine\": %s, \"probes\": ", in->live_sysfs ? "true" : "false");
-	jstr(f->source);
-	printf("},\n  \"kernel\": ");
+	out_buf_printf(b, "{\n  \"version\": ");
+	out_json_str(b, XP_VERSION);
+	out_buf_printf(b, ",\n  \"sources\": {\"sysfs_root\": ");
+	out_json_str(b, in->root);
+	out_buf_printf(b, ", \"sysfs_is_this_machine\": %s, \"probes\": ", in->live_sysfs ? "true" : "false");
+	out_json_str(b, f->source);
+	out_buf_printf(b, "},\n  \"kernel\": ");
 	if (f->kernel[0])
-		jstr(f->kernel);
+		out_json_str(b, f->kernel);
 	else
-		printf("null");
-	printf(",\n  \"machine\": ");
+		out_buf_printf(b, "null");
+	out_buf_printf(b, ",\n  \"machine\": ");
 	if (f->machine[0])
-		jstr(f->machine);
+		out_json_str(b, f->machine);
 	else
-		printf("null");
-	printf(",\n  \"perf_event_paranoid\": ");
-	jint(f->paranoid);
-	printf(",\n  \"root\": ");
-	jbool(f->euid == PROBE_UNKNOWN ? PROBE_UNKNOWN : f->euid == 0);
-	printf(",\n  \"euid\": ");
-	jint(f->euid);
-	printf(",\n  \"capabilities\": {\"perfmon\": ");
-	jbool(f->cap_perfmon);
-	printf(", \"sys_admin\": ");
-	jbool(f->cap_sys_admin);
-	printf(", \"sys_ptrace\": ");
-	jbool(f->cap_sys_ptrace);
-	printf("},\n  \"perf_event_mlock_kb\": ");
-	jint(f->mlock_kb);
-	printf(",\n  \"yama\": {\"enabled\": ");
-	jbool(f->yama_scope == PROBE_UNKNOWN ? PROBE_UNKNOWN : f->yama_scope != -1);
-	printf(", \"ptrace_scope\": ");
-	jint(f->yama_scope == -1 ? PROBE_UNKNOWN : f->yama_scope);
-	printf("}");
-	printf(",\n  \"pmus\": [");
+		out_buf_printf(b, "null");
+	out_buf_printf(b, ",\n  \"perf_event_paranoid\": ");
+	jint(b, f->paranoid);
+	out_buf_printf(b, ",\n  \"root\": ");
+	jbool(b, f->euid == PROBE_UNKNOWN ? PROBE_UNKNOWN : f->euid == 0);
+	out_buf_printf(b, ",\n  \"euid\": ");
+	jint(b, f->euid);
+	out_buf_printf(b, ",\n  \"capabilities\": {\"perfmon\": ");
+	jbool(b, f->cap_perfmon);
+	out_buf_printf(b, ", \"sys_admin\": ");
+	jbool(b, f->cap_sys_admin);
+	out_buf_printf(b, ", \"sys_ptrace\": ");
+	jbool(b, f->cap_sys_ptrace);
+	out_buf_printf(b, "},\n  \"perf_event_mlock_kb\": ");
+	jint(b, f->mlock_kb);
+	out_buf_printf(b, ",\n  \"yama\": {\"enabled\": ");
+	jbool(b, f->yama_scope == PROBE_UNKNOWN ? PROBE_UNKNOWN : f->yama_scope != -1);
+	out_buf_printf(b, ", \"ptrace_scope\": ");
+	jint(b, f->yama_scope == -1 ? PROBE_UNKNOWN : f->yama_scope);
+	out_buf_printf(b, "}");
+	out_buf_printf(b, ",\n  \"pmus\": [");
 	for (size_t i = 0; i < in->pmus.n; i++) {
 		const struct pmu *p = &in->pmus.pmus[i];
 
-		printf("%s\n    {\"name\": ", i ? "," : "");
-		jstr(p->name);
-		printf(", \"type\": ");
-		jint(p->type < 0 ? PROBE_UNKNOWN : p->type);
+		out_buf_printf(b, "%s\n    {\"name\": ", i ? "," : "");
+		out_json_str(b, p->name);
+		out_buf_printf(b, ", \"type\": ");
+		jint(b, p->type < 0 ? PROBE_UNKNOWN : p->type);
 		if (p->nr_addr_filters >= 0)
-			printf(", \"nr_addr_filters\": %d", p->nr_addr_filters);
-		printf(", \"description\": ");
+			out_buf_printf(b, ", \"nr_addr_filters\": %d", p->nr_addr_filters);
+		out_buf_printf(b, ", \"description\": ");
 		if (pmu_description(p->name))
-			jstr(pmu_description(p->name));
+			out_json_str(b, pmu_description(p->name));
 		else
-			printf("null");
-		printf(", \"format\": {");
+			out_buf_printf(b, "null");
+		out_buf_printf(b, ", \"format\": {");
 		for (size_t j = 0; j < p->nfields; j++) {
 			pmu_field_format(&p->fields[j], spec, sizeof(spec));
-			printf("%s", j ? ", " : "");
-			jstr(p->fields[j].name);
-			printf(": ");
-			jstr(spec);
+			out_buf_printf(b, "%s", j ? ", " : "");
+			out_json_str(b, p->fields[j].name);
+			out_buf_printf(b, ": ");
+			out_json_str(b, spec);
 		}
-		printf("}, \"caps\": {");
+		out_buf_printf(b, "}, \"caps\": {");
 		for (size_t j = 0; j < p->ncaps; j++) {
-			printf("%s", j ? ", " : "");
-			jstr(p->caps[j].name);
-			printf(": ");
-			jstr(p->caps[j].value);
+			out_buf_printf(b, "%s", j ? ", " : "");
+			out_json_str(b, p->caps[j].name);
+			out_buf_printf(b, ": ");
+			out_json_str(b, p->caps[j].value);
 		}
-		printf("}}");
+		out_buf_printf(b, "}}");
 	}
-	printf("\n  ],\n  \"libpfm_pmus\": [");
+	out_buf_printf(b, "\n  ],\n  \"libpfm_pmus\": [");
 	{
 		char copy[sizeof(f->pfm_pmus)], *save = NULL, *tok;
 		int first = 1;
 
 		snprintf(copy, sizeof(copy), "%s", f->pfm_pmus);
 		for (tok = strtok_r(copy, " ", &save); tok; tok = strtok_r(NULL, " ", &save)) {
-			printf("%s", first ? "" : ", ");
-			jstr(tok);
+			out_buf_printf(b, "%s", first ? "" : ", ");
+			out_json_str(b, tok);
 			first = 0;
 		}
 	}
-	printf("],\n  \"probes\": {\n");
-	jcheck("pfm_initialize", &f->pfm, 0);
-	jcheck("hw_cycles", &f->hw_cycles, 0);
-	jcheck("hw_instructions", &f->hw_instructions, 0);
-	jcheck("lbr", &f->lbr, 0);
-	jcheck("cpu_clock", &f->cpu_clock, 0);
-	jcheck("intel_pt", &f->pt, 0);
-	jcheck("ptrace", &f->ptrace, 0);
-	jcheck("uprobe", &f->uprobe, 1);
-	printf("  },\n  \"intel_pt\": ");
+	out_buf_printf(b, "],\n  \"probes\": {\n");
+	jcheck(b, "pfm_initialize", &f->pfm, 0);
+	jcheck(b, "hw_cycles", &f->hw_cycles, 0);
+	jcheck(b, "hw_instructions", &f->hw_instructions, 0);
+	jcheck(b, "lbr", &f->lbr, 0);
+	jcheck(b, "cpu_clock", &f->cpu_clock, 0);
+	jcheck(b, "intel_pt", &f->pt, 0);
+	jcheck(b, "ptrace", &f->ptrace, 0);
+	jcheck(b, "uprobe", &f->uprobe, 1);
+	out_buf_printf(b, "  },\n  \"intel_pt\": ");
 	if (!pt->present) {
-		printf("null");
+		out_buf_printf(b, "null");
 	} else {
-		printf("{\"type\": ");
-		jint(pt->type < 0 ? PROBE_UNKNOWN : pt->type);
-		printf(", \"cycle_accurate\": ");
-		jbool(pt->cyc < 0 ? PROBE_UNKNOWN : pt->cyc);
-		printf(", \"address_filters\": ");
-		jint(pt->addr_filters < 0 ? PROBE_UNKNOWN : pt->addr_filters);
-		printf(", \"mtc\": ");
-		jbool(pt->mtc < 0 ? PROBE_UNKNOWN : pt->mtc);
-		printf(", \"ptwrite\": ");
-		jbool(pt->ptwrite < 0 ? PROBE_UNKNOWN : pt->ptwrite);
-		printf(", \"power_event_trace\": ");
-		jbool(pt->power_event_trace < 0 ? PROBE_UNKNOWN : pt->power_event_trace);
-		printf(", \"cr3_filtering\": ");
-		jbool(pt->cr3_filtering < 0 ? PROBE_UNKNOWN : pt->cr3_filtering);
-		printf("}");
+		out_buf_printf(b, "{\"type\": ");
+		jint(b, pt->type < 0 ? PROBE_UNKNOWN : pt->type);
+		out_buf_printf(b, ", \"cycle_accurate\": ");
+		jbool(b, pt->cyc < 0 ? PROBE_UNKNOWN : pt->cyc);
+		out_buf_printf(b, ", \"address_filters\": ");
+		jint(b, pt->addr_filters < 0 ? PROBE_UNKNOWN : pt->addr_filters);
+		out_buf_printf(b, ", \"mtc\": ");
+		jbool(b, pt->mtc < 0 ? PROBE_UNKNOWN : pt->mtc);
+		out_buf_printf(b, ", \"ptwrite\": ");
+		jbool(b, pt->ptwrite < 0 ? PROBE_UNKNOWN : pt->ptwrite);
+		out_buf_printf(b, ", \"power_event_trace\": ");
+		jbool(b, pt->power_event_trace < 0 ? PROBE_UNKNOWN : pt->power_event_trace);
+		out_buf_printf(b, ", \"cr3_filtering\": ");
+		jbool(b, pt->cr3_filtering < 0 ? PROBE_UNKNOWN : pt->cr3_filtering);
+		out_buf_printf(b, "}");
 	}
-	printf(",\n  \"lbr_depth\": ");
-	jint(in->c.lbr_depth < 0 ? PROBE_UNKNOWN : in->c.lbr_depth);
-	printf(",\n  \"step_cost\": {\"cycle_timing\": false, \"attach\": false}");
-	printf(",\n  \"modes\": [\n");
+	out_buf_printf(b, ",\n  \"lbr_depth\": ");
+	jint(b, in->c.lbr_depth < 0 ? PROBE_UNKNOWN : in->c.lbr_depth);
+	out_buf_printf(b, ",\n  \"step_cost\": {\"cycle_timing\": false, \"attach\": false}");
+	out_buf_printf(b, ",\n  \"modes\": [\n");
 	for (int i = 0; i < PROBE_NMODES; i++) {
 		const struct probe_mode *m = &in->c.mode[i];
 
-		printf("    {\"name\": ");
-		jstr(m->name);
-		printf(", \"available\": %s", m->available ? "true" : "false");
+		out_buf_printf(b, "    {\"name\": ");
+		out_json_str(b, m->name);
+		out_buf_printf(b, ", \"available\": %s", m->available ? "true" : "false");
 		if (m->available) {
-			printf(", \"verified\": %s, \"detail\": ", m->verified ? "true" : "false");
-			jstr(m->detail);
+			out_buf_printf(b, ", \"verified\": %s, \"detail\": ", m->verified ? "true" : "false");
+			out_json_str(b, m->detail);
 		} else {
-			printf(", \"reason\": ");
-			jstr(m->reason);
-			printf(", \"instead\": ");
+			out_buf_printf(b, ", \"reason\": ");
+			out_json_str(b, m->reason);
+			out_buf_printf(b, ", \"instead\": ");
 			if (m->instead)
-				jstr(m->instead);
+				out_json_str(b, m->instead);
 			else
-				printf("null");
+				out_buf_printf(b, "null");
 		}
-		printf("}%s\n", i + 1 < PROBE_NMODES ? "," : "");
+		out_buf_printf(b, "}%s\n", i + 1 < PROBE_NMODES ? "," : "");
 	}
-	printf("  ],\n  \"best_mode\": ");
+	out_buf_printf(b, "  ],\n  \"best_mode\": ");
 	if (in->c.best)
-		jstr(in->c.best);
+		out_json_str(b, in->c.best);
 	else
-		printf("null");
-	printf("\n}\n");
+		out_buf_printf(b, "null");
+	out_buf_printf(b, "\n}\n");
+}
+
+/* The object on one line (--format jsonl): every line break print_json writes is
+ * between values (strings escape theirs), so it goes with the indentation after it. */
+static void one_line(struct out_buf *b)
+{
+	size_t k = 0;
+
+	for (size_t i = 0; i < b->len; i++) {
+		if (b->p[i] == '\n')
+			while (i + 1 < b->len && b->p[i + 1] == ' ')
+				i++;
+		else
+			b->p[k++] = b->p[i];
+	}
+	b->len = k;
+	out_buf_put(b, "\n", 1);
 }
 
 /* Matches "--name VALUE" and "--name=VALUE"; advances *i past a separate value. */
@@ -511,7 +469,7 @@ static int opt_value(int argc, char **argv, int *i, const char *name, const char
 static int run(int argc, char **argv)
 {
 	const char *probe_file = NULL, *val;
-	int json = 0, ret, line;
+	int json = 0, ret, line;	/* 1: --json (indented), 2: --format jsonl */
 	struct info in;
 
 	memset(&in, 0, sizeof(in));
@@ -519,6 +477,11 @@ static int run(int argc, char **argv)
 	for (int i = 1; i < argc; i++) {
 		if (strcmp(argv[i], "--json") == 0) {
 			json = 1;
+		} else if (opt_value(argc, argv, &i, "--format", &val)) {
+			enum out_format f;
+			if (!val || out_format_parse(val, &f) < 0 || !((1u << f) & xp_cmd_info.formats))
+				return xp_usage_error("info", "--format %s: expected text or jsonl", val ? val : "");
+			json = f == OUT_JSONL ? 2 : 0;
 		} else if (opt_value(argc, argv, &i, "--sysfs-root", &val)) {
 			if (!val || !*val)
 				return xp_usage_error("info", "--sysfs-root needs a directory");
@@ -565,9 +528,16 @@ static int run(int argc, char **argv)
 		}
 		probe_conclude(&in.pmus, in.label, &in.facts, &in.c);
 	}
-	if (json)
-		print_json(&in);
-	else
+	if (json) {
+		struct out_buf b;
+		out_buf_init(&b, NULL, 0);
+		print_json(&b, &in);
+		if (json == 2)
+			one_line(&b);
+		if (out_buf_write(&b, stdout) < 0)
+			xp_warn("info: out of memory writing the JSON");
+		out_buf_free(&b);
+	} else
 		print_text(&in);
 	fflush(stdout);
 	pmu_list_free(&in.pmus);
@@ -581,8 +551,9 @@ static int run(int argc, char **argv)
 const struct xp_cmd xp_cmd_info = {
 	.name = "info",
 	.summary = "what this machine can record, and why not where it cannot",
+	.formats = OUT_TEXT_JSONL,
 	.usage =
-		"usage: xptrace info [--json] [--sysfs-root DIR] [--probe-file FILE]\n"
+		"usage: xptrace info [--format text|jsonl] [--json] [--sysfs-root DIR] [--probe-file FILE]\n"
 		"\n"
 		"What this machine can record, and why not where it cannot: kernel version,\n"
 		"perf_event_paranoid, root/CAP_PERFMON, perf_event_mlock_kb, the PMUs under\n"
@@ -593,7 +564,8 @@ const struct xp_cmd xp_cmd_info = {
 		"which mode to use instead.\n"
 		"\n"
 		"options:\n"
-		"  --json              machine-readable output (one JSON object)\n"
+		"  --format jsonl      machine-readable output: one JSON object on one line\n"
+		"  --json              the same object, indented\n"
 		"  --sysfs-root DIR    read PMUs from DIR/sys/bus/event_source/devices instead of\n"
 		"                      /sys (e.g. tests/fixtures/sysfs/intel-skylake); hardware\n"
 		"                      open probes are then skipped, since they would describe\n"

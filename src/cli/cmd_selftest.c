@@ -27,7 +27,8 @@
 #include "util/xp_map.h"
 
 static const char usage[] =
-	"usage: xptrace selftest [--mode LIST] [--json] [-o REPORT] [--keep DIR] [--xptrace PATH]\n"
+	"usage: xptrace selftest [--mode LIST] [--format text|jsonl] [-o REPORT] [--keep DIR]\n"
+	"                        [--xptrace PATH]\n"
 	"\n"
 	"Checks xptrace on this machine: records the workloads built into xptrace (a loop\n"
 	"of known trip count, recursion of known calls, an indirect call table, a\n"
@@ -48,7 +49,8 @@ static const char usage[] =
 	"options:\n"
 	"  --mode LIST            only these modes (comma separated: pt, lbr, sample, step;\n"
 	"                         default all)\n"
-	"  --json                 JSON lines: a machine line, one line per check, a summary\n"
+	"  --format jsonl         JSON lines: a machine line, one line per check, a summary\n"
+	"  --json                 the same as --format jsonl\n"
 	"  -o, --output REPORT    write the report to REPORT instead of stdout\n"
 	"  --keep DIR             record the traces under DIR and keep them (default: a\n"
 	"                         temporary directory, removed)\n"
@@ -650,12 +652,18 @@ static int parse_args(int argc, char **argv, struct st *s, const char **output, 
 	for (int i = 1; i < argc; i++) {
 		const char *a = argv[i];
 		bool takes = !strcmp(a, "-o") || !strcmp(a, "--output") || !strcmp(a, "--keep") ||
-			!strcmp(a, "--xptrace") || !strcmp(a, "--workload") || !strcmp(a, "--mode");
+			!strcmp(a, "--xptrace") || !strcmp(a, "--workload") || !strcmp(a, "--mode") ||
+			!strcmp(a, "--format");
 		if (takes && i + 1 >= argc)
 			return xp_usage_error("selftest", "option '%s' needs an argument", a);
 		if (!strcmp(a, "--json"))
 			s->json = true;
-		else if (!strcmp(a, "-o") || !strcmp(a, "--output"))
+		else if (!strcmp(a, "--format")) {
+			enum out_format f;
+			if (out_format_parse(argv[++i], &f) < 0 || !((1u << f) & xp_cmd_selftest.formats))
+				return xp_usage_error("selftest", "--format %s: expected text or jsonl", argv[i]);
+			s->json = f == OUT_JSONL;
+		} else if (!strcmp(a, "-o") || !strcmp(a, "--output"))
 			*output = argv[++i];
 		else if (!strcmp(a, "--keep")) {
 			s->keep = true;
@@ -777,6 +785,7 @@ out:
 const struct xp_cmd xp_cmd_selftest = {
 	.name = "selftest",
 	.summary = "check xptrace on this machine's modes against perf (a report for bugs)",
+	.formats = OUT_TEXT_JSONL,
 	.usage = usage,
 	.run = selftest,
 	.modes = XP_CMD_MODES,

@@ -17,6 +17,8 @@
 enum out_format { OUT_TEXT, OUT_JSONL, OUT_CSV, OUT_FOLDED, OUT_CALLGRIND, OUT_CHROME, OUT_PPROF, OUT_SVG,
 		  OUT_NFORMATS };
 #define OUT_TABLES ((1u << OUT_TEXT) | (1u << OUT_JSONL) | (1u << OUT_CSV))
+/* reports that are no table (info, selftest): text for people, JSON lines for tools */
+#define OUT_TEXT_JSONL ((1u << OUT_TEXT) | (1u << OUT_JSONL))
 
 int out_format_parse(const char *s, enum out_format *f);
 const char *out_format_name(enum out_format f);
@@ -165,6 +167,10 @@ int out_buf_write(struct out_buf *b, FILE *f);
  * control characters escaped, DEL as \u007f, invalid UTF-8 as \ufffd (so the output
  * is always valid JSON), valid UTF-8 as is. */
 void out_json_str(struct out_buf *b, const char *s);
+/* The length of the well-formed UTF-8 sequence at s (lead byte >= 0x80), or 0 with
+ * *bad the length of its maximal ill-formed prefix (Unicode's "maximal subpart"),
+ * which stands for one U+FFFD. */
+size_t out_utf8_len(const unsigned char *s, size_t *bad);
 static inline void out_json_begin(struct out_buf *b)
 {
 	out_buf_put(b, "{", 1);

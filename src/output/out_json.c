@@ -47,10 +47,7 @@ int out_buf_write(struct out_buf *b, FILE *f)
 	return fwrite(b->p, 1, b->len, f) == b->len ? 0 : -EIO;
 }
 
-/* The length of the well-formed UTF-8 sequence at s (lead byte >= 0x80), or 0 with
- * *bad the length of its maximal ill-formed prefix (Unicode's "maximal subpart"),
- * which becomes one U+FFFD. */
-static size_t utf8_len(const unsigned char *s, size_t *bad)
+size_t out_utf8_len(const unsigned char *s, size_t *bad)
 {
 	unsigned char c = s[0], lo = 0x80, hi = 0xbf;
 	size_t need;
@@ -93,7 +90,7 @@ void out_json_str(struct out_buf *b, const char *str)
 			s++;
 			continue;
 		}
-		if (c >= 0x80 && (n = utf8_len(s, &bad))) {
+		if (c >= 0x80 && (n = out_utf8_len(s, &bad))) {
 			s += n;
 			continue;
 		}

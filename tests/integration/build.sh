@@ -96,10 +96,13 @@ for c in $cmds; do
 done
 # description text is no option: selftest's help mentions perf script --itrace
 check_eq "completion: selftest offers only its own options" \
-	"--json --keep --mode --output --workload --xptrace" "$(comp selftest -- | tr '\n' ' ' | sed 's/ $//')"
+	"--format --json --keep --mode --output --workload --xptrace" "$(comp selftest -- | tr '\n' ' ' | sed 's/ $//')"
 # each command's --format and --mode: what that command takes (diff: tables only;
 # selftest: no auto), and each value offered is one the command accepts
 check_eq "completion: diff --format, the table formats" "csv jsonl text" "$(comp diff --format "" | tr '\n' ' ' | sed 's/ $//')"
+for c in info selftest; do
+	check_eq "completion: $c --format, text or JSON lines" "jsonl text" "$(comp $c --format "" | tr '\n' ' ' | sed 's/ $//')"
+done
 for f in $(comp diff --format ""); do
 	check_eq "diff --format $f is accepted (the missing trace is the error)" 1 \
 		"$(cd "$TMP" && "$x" diff --format "$f" nosuch1 nosuch2 >/dev/null 2>&1; echo $?)"

@@ -133,6 +133,12 @@ out=$("$XPTRACE" info --sysfs-root "$SYSFS/vm-nopmu" | modes)
 check_match "vm fixture: sample is cpu-clock only" '^  sample +available: cpu-clock sampling only: no hardware PMU in ' "$out"
 "$XPTRACE" info --json --sysfs-root "$SYSFS/amd-zen" >"$TMP/zen.json"
 check "zen --json is valid JSON" python3 -m json.tool "$TMP/zen.json" /dev/null
+# --format jsonl, as every report has it: the same object on one line
+"$XPTRACE" info --format jsonl --sysfs-root "$SYSFS/amd-zen" >"$TMP/zen.jsonl"
+check_eq "--format jsonl: one line, the object --json writes" "1 True" \
+	"$(wc -l <"$TMP/zen.jsonl") $(python3 -c 'import json, sys
+print(json.loads(open(sys.argv[1]).readline()) == json.load(open(sys.argv[2])))' "$TMP/zen.jsonl" "$TMP/zen.json")"
+check_exit "--format xml: usage error" 2 "$XPTRACE" info --format xml
 
 # Hostile sysfs text still gives valid JSON: quotes, backslashes, control bytes, bad UTF-8.
 odd=$TMP/odd/sys/bus/event_source/devices/odd

@@ -5,7 +5,7 @@
 # the real one) makes the step checks FAIL and the command exit 1.
 . "$(dirname "$0")/../lib.sh"
 
-"$XPTRACE" selftest --json --keep "$TMP/k" >"$TMP/st.jsonl" 2>"$TMP/st.err"
+"$XPTRACE" selftest --format jsonl --keep "$TMP/k" >"$TMP/st.jsonl" 2>"$TMP/st.err"
 check_eq "selftest passes here (exit 0)" 0 "$?"
 st() {	# the status of check $2 of mode $1
 	python3 -c 'import json, sys
@@ -47,3 +47,4 @@ check_match "a corrupted decode: the stream check fails" "^FAIL +step +insn-stre
 check_match "a corrupted decode: the calls check fails" "^FAIL +step +calls +calls: st_tick 999 \(expected 1000\)" "$(cat "$TMP/bad.txt")"
 check_match "text summary" "^selftest: 0 passed, 2 failed, 0 skipped$" "$(tail -1 "$TMP/bad.txt")"
 check_exit "--mode bogus: usage error" 2 "$XPTRACE" selftest --mode bogus
+check_exit "--format xml: usage error" 2 "$XPTRACE" selftest --format xml
