@@ -2,11 +2,12 @@
  * libipt's block decoder, and gives libipt the rest.
  *
  * A plain stretch starts at a PSB+ that holds just the mode (64-bit), an IP and maybe
- * a TSC, and goes on with TNT, TIP, TIP.PGD (no IP), MODE.Exec + TIP.PGE, TSC and
- * further such PSB+ (the step tracer's traces, perf-style traces without MTC/CYC).
- * A TSC is the time of libipt's next events (a PSB+'s status update, a disable, an
- * enable); where such an event moves the time past dpt_run's limit the walker
- * pauses, and takes the event up again when called again.
+ * a TSC, a TMA, a CBR, an idle MODE.TSX, and goes on with TNT, TIP, TIP.PGD (no IP),
+ * MODE.Exec + TIP.PGE, TSC, MTC, TMA and further such PSB+ (the step tracer's traces,
+ * perf's traces without CYC).  Timing packets make the time of libipt's next events
+ * (a PSB+'s status updates, a disable, an enable, the tick events libipt makes when
+ * it makes time from MTC: struct ftime); where such an event moves the time past
+ * dpt_run's limit the walker pauses, and takes the event up again when called again.
  * Each basic block is decoded once (a cache by address: its last instruction, its
  * length, how it ends, its direct target), so a conditional branch costs one TNT bit
  * and one lookup.  The blocks and events go through the same code as libipt's
@@ -59,12 +60,12 @@ struct ftime {
 	uint8_t have_tsc, have_tma, have_mtc;
 };
 
-/* The CBR of a PSB+ that has it before its MODE.Exec: libipt's event for it (a status
- * update bound to no IP) comes right after the query whose read-ahead decoded the
- * PSB+, the TNT (its first bit) or TIP last before it, with the time after the PSB+;
- * the MODE.Exec's comes at the PSB+'s IP, as without. */
+/* The CBR of a PSB+ that has it before its MODE.Exec (and MODE.TSX): libipt's event
+ * for it (a status update bound to no IP) comes right after the query whose read-ahead
+ * decoded the PSB+ (the first bit of the TNT, the TIP or the TIP.PGE last before it),
+ * with the time after the PSB+; the MODE.Exec's comes at the PSB+'s IP, as without. */
 struct early_cbr {
-	uint64_t q;		/* the TNT or TIP packet (UINT64_MAX: none) */
+	uint64_t q;		/* the TNT, TIP or TIP.PGE packet (UINT64_MAX: none) */
 	uint8_t ratio;
 	struct ftime t;
 };
@@ -204,7 +205,8 @@ struct psbinfo {
 };
 
 /* A PSB+ the walker takes: PSB, MODE.Exec 64-bit and a FUP, a TSC or not (with the
- * CPUID ratio: a TSC, then maybe a TMA), a CBR or not, in any order, pads. */
+ * CPUID ratio: a TSC, then maybe a TMA), maybe a CBR and a MODE.TSX outside a
+ * transaction, in any order, pads. */
 static bool psb_plain_t(const struct dctx *c, uint64_t off, struct psbinfo *pi)
 {
 	const uint8_t *b = c->buf;
@@ -537,8 +539,7 @@ static int deliver_ev(struct dctx *c, const struct pt_event *ev)
 	return r;
 }
 
-/* libipt's tick after a branch queried at a TNT or TIP whose time is not the last
- * event's (the block ending at it is taken, the branch made). */
+/* Delivers the queued events (dpt_fast.q) in order; 0 when all went. */
 static int drain(struct dctx *c)
 {
 	struct dpt_fast *f = c->fast;
@@ -580,6 +581,8 @@ static struct pt_event *push_ev(struct dctx *c, enum pt_event_type type, const s
 	return ev;
 }
 
+/* libipt's tick after a branch queried at a TNT or TIP whose time is not the last
+ * event's (the block ending at it is taken, the branch made). */
 static __attribute__((noinline)) int tick(struct dctx *c, uint64_t ip)
 {
 	push_ev(c, ptev_tick, &c->fast->at, ip);
