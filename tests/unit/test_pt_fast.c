@@ -532,14 +532,21 @@ static void test_corruption(void **state)
 	dpt_image_free(img);
 }
 
+/* The raw trace `reports_equal(NULL, ...)` decodes: pg.trace, or the timed one with
+ * its MTCFreq and ratio (ptxed's options). */
+static int raw_timed;
+
 /* The report of `view` in `format` on `jobs` threads with --pt-decoder `dec`, of the
  * raw trace (input NULL) or a perf.data or trace directory. */
 static char *report(const char *input, const char *view, const char *format, const char *jobs, const char *dec)
 {
 	const char *out;
 	int rc = input ? xp_test_engine(&out, input, view, "format", format, "jobs", jobs, "pt-decoder", dec, NULL) :
-		xp_test_engine(&out, NULL, view, "pt", pg.trace, "elf", pg.elfarg, "format", format, "jobs", jobs,
-			       "pt-decoder", dec, NULL);
+		!raw_timed ? xp_test_engine(&out, NULL, view, "pt", pg.trace, "elf", pg.elfarg, "format", format,
+					    "jobs", jobs, "pt-decoder", dec, NULL) :
+		xp_test_engine(&out, NULL, view, "pt", timed_trace, "elf", pg.elfarg, "mtc-freq", "3",
+			       "cpuid-0x15.eax", "100", "cpuid-0x15.ebx", "200", "tsc-hz", "2000000000", "format",
+			       format, "jobs", jobs, "pt-decoder", dec, NULL);
 	assert_int_equal(rc, 0);
 	char *copy = strdup(out);
 	assert_non_null(copy);
@@ -590,6 +597,15 @@ static void test_reports_timed_perf_data(void **state)
 {
 	(void)state;
 	reports_equal(timed_perfdata, "annotate=spin");
+}
+
+/* The same raw, with ptxed's options for MTC. */
+static void test_reports_timed_raw(void **state)
+{
+	(void)state;
+	raw_timed = 1;
+	reports_equal(NULL, "annotate=spin");
+	raw_timed = 0;
 }
 
 static void test_reports_step_trace(void **state)
@@ -698,6 +714,7 @@ int main(void)
 		cmocka_unit_test(test_reports_raw),
 		cmocka_unit_test(test_reports_perf_data),
 		cmocka_unit_test(test_reports_timed_perf_data),
+		cmocka_unit_test(test_reports_timed_raw),
 		cmocka_unit_test(test_reports_step_trace),
 	};
 	return cmocka_run_group_tests(tests, setup, xp_test_tmp_teardown);
