@@ -751,9 +751,9 @@ static int at_psb(struct dctx *c, uint64_t p)
 	if (!c->enabled || !psb_plain_t(c, p, &pi) ||
 	    !seg_plain_cbr(c, pi.end, pi.t.have_tsc ? &pi.t : &f->t, &ec) || (c->opt->npsbs && near_stop(c, p)))
 		return BAIL;
-	/* a time libipt read but no event took yet: a decoder synchronised at this PSB
-	 * would not know it */
-	if (!pi.t.have_tsc && f->t.have_tsc && (!c->have_tsc || f->t.tsc > c->tsc))
+	/* a PSB+ without a TSC after one: a decoder synchronised there would know no
+	 * time (libipt fails a TMA without a TSC before it, one that ran up to it not) */
+	if (!pi.t.have_tsc && f->t.have_tsc)
 		return BAIL;
 	if ((r = advance_to(c, pi.ip)))
 		return r;
@@ -982,16 +982,15 @@ int dpt_fast_take_over(struct dctx *c, uint64_t off, const struct pt_event *pev)
 	if (off != first)
 		return 0;
 	/* what the walker carries: tracing on at the PSB+'s IP, nothing else pending; the
-	 * update's time is the PSB+'s TSC, or one already taken (a decoder synchronised at
-	 * the PSB, where the walker gives back, would not have another).  The walker makes
-	 * this update and those after it again */
+	 * update's time is the PSB+'s TSC, or none yet (a decoder synchronised at the PSB,
+	 * where the walker gives back, would know none: at_psb).  The walker makes this
+	 * update and those after it again */
 	bool first_ok = !pev->ip_suppressed && (pi.tsx_first ?
 		pev->type == ptev_tsx && pev->variant.tsx.ip == pi.ip && !pev->variant.tsx.speculative &&
 		!pev->variant.tsx.aborted :
 		pev->type == ptev_exec_mode && pev->variant.exec_mode.ip == pi.ip);
 	if (!c->enabled || c->in_tsx || c->specf || c->err || c->cyc_mode || c->have_saved || !first_ok ||
-	    (pi.t.have_tsc ? !pev->has_tsc || pev->tsc != pi.t.tsc :
-	     pev->has_tsc && (!c->have_tsc || pev->tsc > c->tsc)))
+	    (pi.t.have_tsc ? !pev->has_tsc || pev->tsc != pi.t.tsc : pev->has_tsc))
 		return 0;
 	/* the time libipt's events carried up to here (a PSB+ without TSC keeps it) */
 	if (pi.t.have_tsc) {

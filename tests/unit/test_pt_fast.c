@@ -432,6 +432,9 @@ static void test_handover_cases(void **state)
 		MIX_OVF, MIX_CYC, MIX_MTC, MIX_TSC, MIX_IRQ, MIX_PSB_TSC, MIX_PAD,
 		MIX_OVF | MIX_IRQ | MIX_TSC | MIX_PAD | MIX_TNT64,
 		MIX_CYC | MIX_MTC | MIX_TSC | MIX_PSB_TSC,
+		/* a TMA after a PSB+ without TSC in a trace with TSCs: libipt fails it
+		 * synchronised there, not having run up to it (fuzz_pt_diff) */
+		MIX_TSC | MIX_TMA,
 	};
 	struct dpt_image *img = make_image();
 	uint64_t walked = 0;
