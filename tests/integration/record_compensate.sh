@@ -30,6 +30,14 @@ MAX=${MAX:-10}
 # Figures measured: docs/decode.md, Accuracy
 TOL=${TOL:-25}
 
+# The machine's other work while the rounds run, in CPUs: busy and stolen time of
+# /proc/stat less this script's own and its children's (/proc/$$/stat).  Accuracy is
+# asserted on a machine otherwise idle, as CI's is: one busy loop beside the rounds
+# made the target pay 30 % more per probe hit than the trace's own estimate.
+ticks_busy() { awk '/^cpu / { print $2 + $3 + $4 + $7 + $8 + $9 }' /proc/stat; }
+ticks_ours() { awk '{ print $14 + $15 + $16 + $17 }' "/proc/$$/stat"; }
+uptime_cs() { awk '{ printf "%d\n", $1 * 100 }' /proc/uptime; }
+busy0=$(ticks_busy) ours0=$(ticks_ours) up0=$(uptime_cs)
 r=0 clean=0
 while [ "$r" -lt "$MAX" ] && [ "$clean" -lt "$CLEAN" ]; do
 	r=$((r + 1))
@@ -48,6 +56,9 @@ while [ "$r" -lt "$MAX" ] && [ "$clean" -lt "$CLEAN" ]; do
 	[ "$q" = clean ] && clean=$((clean + 1))
 done
 
+other=$(awk -v b="$(( $(ticks_busy) - busy0 ))" -v o="$(( $(ticks_ours) - ours0 ))" -v t="$(( $(uptime_cs) - up0 ))" \
+	'BEGIN { printf "%.2f\n", (t > 0 ? (b - o) / t : 0) }')
+echo "# other work on the machine during the rounds: $other CPUs"
 python3 - "$r" "$TOL" >verdict.txt <<'PY'
 import json, statistics, sys
 rounds, tol = int(sys.argv[1]), float(sys.argv[2])
@@ -99,6 +110,10 @@ print("compensated", "ok" if not bad else "off: " + " ".join(bad))
 print("raw", "off" if not close else "close: " + " ".join(close))
 PY
 sed -n '/^#/p' verdict.txt
-check_eq "compensate: compensated A Cum, A Base, B Cum within $TOL % of the sampled unprobed run (median of the quiet rounds)" \
-	"compensated ok" "$(grep '^compensated' verdict.txt)"
+what="compensate: compensated A Cum, A Base, B Cum within $TOL % of the sampled unprobed run (median of the quiet rounds)"
+if awk -v x="$other" 'BEGIN { exit !(x > 0.3) }'; then
+	ok "$what # SKIP other processes used $other CPUs of 2 meanwhile: accuracy is measured on an idle machine ($(grep '^compensated' verdict.txt))"
+else
+	check_eq "$what" "compensated ok" "$(grep '^compensated' verdict.txt)"
+fi
 check_eq "compensate: raw A Cum and B Cum more than 20 % above them" "raw off" "$(grep '^raw' verdict.txt)"
