@@ -57,12 +57,21 @@ check_match "module names as perf's: jitted-PID-INDEX.so" "^[0-9]+,jitted-$pid-4
 check_eq "perf inject --jit's output decodes to the same functions" "$(cat "$TMP/xp.counts")" \
 	"$(cat "$TMP/inj.counts")"
 
-# shares from the program's work: hot 3, cold 1, moved 1+1 (both places), map_only 1
-share() { awk -F, -v n="$1" '$7 == n { print $4 }' "$TMP/fn.csv"; }
+# shares from the program's work: hot 3, cold 1, moved 1+1 (both places), map_only 1,
+# among the samples in the JIT's code (jitted-*.so, the perf map's [JIT], anonymous
+# code): the kernel's part varies with the machine (one run had 13 % of its samples in
+# irqentry_exit_to_user_mode, and every share 13 % low)
+JIT_ROWS='NR > 1 && ($6 ~ /^jitted-/ || $6 ~ /^\[JIT\]/ || $6 == "anon")'
+# jshare NAME CSV: NAME's samples in % of the JIT code's
+jshare() {
+	awk -F, -v n="$1" "$JIT_ROWS"' { t += $1; if ($7 == n) s += $1 }
+		END { if (s) printf "%.4f\n", 100 * s / t }' "$2"
+}
+share() { jshare "$1" "$TMP/fn.csv"; }
 # near GOT WANT CSV: GOT% within 4 standard deviations of the sampling error of a
-# WANT% share among the CSV's samples (~1000 samples: 6 points for 43%, 4 for 14%)
+# WANT% share among the JIT code's samples of the CSV (~1000: 6 points for 43%, 4 for 14%)
 near() {
-	awk -F, -v a="$1" -v b="$2" 'NR > 1 { n += $1 }
+	awk -F, -v a="$1" -v b="$2" "$JIT_ROWS"' { n += $1 }
 		END { p = b / 100; tol = 400 * sqrt(p * (1 - p) / (n ? n : 1)); if (tol < 2) tol = 2
 		      d = a - b; if (d < 0) d = -d; exit !(a != "" && d <= tol) }' "$3"
 }
@@ -122,7 +131,7 @@ why() {	# $1 perf.data, $2 xptrace's csv
 # run, and a loaded VM ran the first half 1.8 times slower per unit of work.)
 perf_rec "$TMP/p.data" -e cpu-clock -g
 "$XPTRACE" decode -i "$TMP/p.data" --functions --format csv >"$TMP/p.csv" 2>/dev/null
-hot=$(awk -F, '$7 == "jit_hot" { print $4 }' "$TMP/p.csv")
+hot=$(jshare jit_hot "$TMP/p.csv")
 if near "${hot:-x}" 42.86 "$TMP/p.csv"; then ok "another clock: loaded code named (jit_hot $hot%)"; else
 	not_ok "another clock: jit_hot ${hot:-missing}% (want 42.86)"
 	why "$TMP/p.data" "$TMP/p.csv"
@@ -138,7 +147,7 @@ check "another clock: both places have samples ($places)" test "${places% *}" -g
 # perf record -k mono: exact times again, like xptrace's own recording
 perf_rec "$TMP/k.data" -k mono -e cpu-clock -g
 "$XPTRACE" decode -i "$TMP/k.data" --functions --format csv >"$TMP/k.csv" 2>/dev/null
-moved=$(awk -F, '$7 == "jit_moved" { print $4 }' "$TMP/k.csv")
+moved=$(jshare jit_moved "$TMP/k.csv")
 if near "${moved:-x}" 28.57 "$TMP/k.csv"; then ok "perf record -k mono: jit_moved $moved% (both places)"; else
 	not_ok "perf record -k mono: jit_moved ${moved:-missing}%, expected 28.57"
 	why "$TMP/k.data" "$TMP/k.csv"
