@@ -116,4 +116,9 @@ if awk -v x="$other" 'BEGIN { exit !(x > 0.3) }'; then
 else
 	check_eq "$what" "compensated ok" "$(grep '^compensated' verdict.txt)"
 fi
-check_eq "compensate: raw A Cum and B Cum more than 20 % above them" "raw off" "$(grep '^raw' verdict.txt)"
+what="compensate: raw A Cum and B Cum more than 20 % above them"
+if awk -v x="$other" 'BEGIN { exit !(x > 0.3) }' && grep -q '^raw no quiet round' verdict.txt; then
+	ok "$what # SKIP other processes used $other CPUs of 2 meanwhile: no round of $r was quiet"
+else
+	check_eq "$what" "raw off" "$(grep '^raw' verdict.txt)"
+fi
