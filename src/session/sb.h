@@ -72,6 +72,12 @@ uint64_t sb_generation(const struct sb_session *s);
 
 uint32_t sb_ndsos(const struct sb_session *s);
 struct sb_dso *sb_dso_at(struct sb_session *s, uint32_t i);
+/* The dso's file by its absolute path (what objdump, KCachegrind or a reader of its
+ * code can open), NULL for anonymous code and names like [vdso] or [kernel.kallsyms]. */
+static inline const char *sb_dso_file(const struct sb_dso *d)
+{
+	return d && !d->anon && d->path && d->path[0] == '/' ? d->path : NULL;
+}
 struct sb_dso *sb_dso_get(struct sb_session *s, const char *path, const uint8_t *bid, uint8_t bid_size);
 
 /* All known threads (for per-thread reports), in order of first appearance. */

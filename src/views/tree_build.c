@@ -511,10 +511,9 @@ const char *tb_fn_module(void *ctx, uint32_t fn)
 const char *tb_fn_object(void *ctx, uint32_t fn)
 {
 	const struct sym_fn *f = sym_fn(ctx, fn);
+	const char *file = f ? sb_dso_file(f->dso) : NULL;
 
-	if (f && f->dso && f->dso->path && f->dso->path[0] == '/' && !f->dso->anon)
-		return f->dso->path;
-	return tb_fn_module(ctx, fn);
+	return file ? file : tb_fn_module(ctx, fn);
 }
 
 bool tb_fn_srcline(void *ctx, uint32_t fn, const char **file, int *line)

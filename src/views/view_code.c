@@ -86,10 +86,8 @@ static bool env_obj(void *ctx, int32_t pid, uint64_t time, uint64_t ip, const ch
 {
 	struct vstate *s = ctx;
 	const struct sb_map *m = sb_find_map(s->c->sb, pid, ip, time);
-	if (!m || !m->dso || m->dso->anon || !m->dso->path || m->dso->path[0] != '/' ||
-	    !sym_map_vaddr(s->c->sym, m, ip, vaddr))
+	if (!m || !(*path = sb_dso_file(m->dso)) || !sym_map_vaddr(s->c->sym, m, ip, vaddr))
 		return false;
-	*path = m->dso->path;
 	return true;
 }
 
