@@ -2,6 +2,7 @@
 #include "record/rec_rings.h"
 
 #include <errno.h>
+#include <stdbool.h>
 #include <poll.h>
 #include <stdlib.h>
 #include <sys/ioctl.h>
@@ -38,6 +39,18 @@ static struct ring *ring_at(struct rec *r, struct rec_ring *rings, int n, int i)
 	return i < n ? &rings[i].ring : r->hooks.ring ? r->hooks.ring(r, i - n) : NULL;
 }
 
+/* One pass over rg's round: its samples, or every other record. */
+static int take(struct rec *r, struct ring *rg, bool samples)
+{
+	const struct perf_event_header *h;
+	int e = 0;
+
+	while (e == 0 && (h = ring_next(rg)))
+		if ((h->type == PERF_RECORD_SAMPLE) == samples)
+			e = rec_record(r, h);
+	return e;
+}
+
 /* Two passes over a round: the sideband (mmap, comm, fork, lost...) of every ring, then
  * the samples.  Readers order a round by time (perf's ordered events, pd_read's queue),
  * so the file means the same; but when the disk fills up in the middle of a round, what
@@ -49,21 +62,14 @@ int rec_rings_drain(struct rec *r, struct rec_ring *rings, int n)
 	struct ring *rg;
 
 	for (int i = 0; e == 0 && (rg = ring_at(r, rings, n, i)); i++) {
-		const struct perf_event_header *h;
 		if (!ring_begin(rg))
 			continue;
-		while (e == 0 && (h = ring_next(rg)))
-			if (h->type != PERF_RECORD_SAMPLE)
-				e = rec_record(r, h);
+		e = take(r, rg, false);
 		ring_rewind(rg);
 		any = 1;
 	}
-	for (int i = 0; e == 0 && (rg = ring_at(r, rings, n, i)); i++) {
-		const struct perf_event_header *h;
-		while (e == 0 && (h = ring_next(rg)))
-			if (h->type == PERF_RECORD_SAMPLE)
-				e = rec_record(r, h);
-	}
+	for (int i = 0; e == 0 && (rg = ring_at(r, rings, n, i)); i++)
+		e = take(r, rg, true);
 	for (int i = 0; (rg = ring_at(r, rings, n, i)); i++)
 		ring_end(rg);
 	if (e == 0 && any)
