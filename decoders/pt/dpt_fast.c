@@ -789,6 +789,25 @@ static int tnt_paused(struct dpt_fast *f, int r, uint64_t p, int done)
 	return r;
 }
 
+/* The bits of the TNT at p, v its payload, from its highest (`top`, below the stop
+ * bit) down to bit `low` (TNT-8's bit 0 is the header's), from where a pause left
+ * off; the PSB+ ahead's early CBR after the first bit's query. */
+static inline __attribute__((always_inline)) int tnt_bits(struct dctx *c, uint64_t p, uint64_t v, int top,
+							   int low)
+{
+	struct dpt_fast *f = c->fast;
+	f->at = f->t;
+	for (int i = top - f->tnt_done; i >= low; i--) {
+		int r = tnt_bit(c, (int)((v >> i) & 1));
+		if (__builtin_expect(p == f->ec.q, 0) && i == top)
+			r = early_cbr(c, r);
+		if (r)
+			return tnt_paused(f, r, p, top - i + 1);
+	}
+	f->tnt_done = 0;
+	return 0;
+}
+
 static int walk(struct dctx *c)
 {
 	struct dpt_fast *f = c->fast;
@@ -801,16 +820,8 @@ static int walk(struct dctx *c)
 		if (!(h & 1) && h > 2) {	/* TNT-8: the bits below the stop bit */
 			if (!c->enabled)
 				return BAIL;
-			int top = 30 - __builtin_clz(h);
-			f->at = f->t;
-			for (int i = top - f->tnt_done; i >= 1; i--) {
-				r = tnt_bit(c, (h >> i) & 1);
-				if (__builtin_expect(p == f->ec.q, 0) && i == top)
-					r = early_cbr(c, r);
-				if (r)
-					return tnt_paused(f, r, p, top - i + 1);
-			}
-			f->tnt_done = 0;
+			if ((r = tnt_bits(c, p, h, 30 - __builtin_clz(h), 1)))
+				return r;
 			p++;
 		} else if (h == 0) {
 			p++;
@@ -880,16 +891,8 @@ static int walk(struct dctx *c)
 			memcpy(&v, b + p + 2, 6);
 			if (!v || !c->enabled)
 				return BAIL;
-			int top = 62 - __builtin_clzll(v);
-			f->at = f->t;
-			for (int i = top - f->tnt_done; i >= 0; i--) {
-				r = tnt_bit(c, (int)((v >> i) & 1));
-				if (__builtin_expect(p == f->ec.q, 0) && i == top)
-					r = early_cbr(c, r);
-				if (r)
-					return tnt_paused(f, r, p, top - i + 1);
-			}
-			f->tnt_done = 0;
+			if ((r = tnt_bits(c, p, v, 62 - __builtin_clzll(v), 0)))
+				return r;
 			p += 8;
 		} else if (h == 0x02 && p + 2 <= len && b[p + 1] == 0x82) {
 			if ((r = at_psb(c, p)))
