@@ -450,8 +450,7 @@ static void test_handover_cases(void **state)
 }
 
 /* Traces timed as perf records them on hardware (TSC, TMA, CBR, maybe MODE.TSX in each
- * PSB+, MTCs),
- * decoded with the CPUID ratio, so that libipt makes time from MTC and tick events at
+ * PSB+, MTCs), decoded with the CPUID ratio, so that libipt makes time from MTC and tick events at
  * the branches whose time moved: MTCFreq 0 to 14 (TMA standing for an MTC up to 8),
  * CTC wrap-arounds and jumps, MTCs between a TSC and its TMA or with no TMA, TSCs
  * going back, and mixed with what the walker leaves to libipt.  The walker takes the
