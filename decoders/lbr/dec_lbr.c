@@ -5,13 +5,12 @@
  * (jit.h), (x86_range) for instruction counts, not-taken conditionals and the kinds of
  * branches the entries do not type. */
 #include <errno.h>
-#include <fcntl.h>
 #include <stdlib.h>
 #include <string.h>
-#include <unistd.h>
 
 #include "decode/decoder.h"
 #include "decoders/lbr/dlbr.h"
+#include "session/sb_code.h"
 #include "arch/x86_64/x86_range.h"
 #include "util/xp_err.h"
 
@@ -21,9 +20,7 @@ struct dlbr_dec {
 	struct dlbr d;
 	struct x86_dis dis;
 	int have_dis;
-	/* the file behind the last map read (ranges cluster in few modules) */
-	const struct sb_dso *dso;
-	int fd;
+	struct sb_code *code;	/* module files, mapped once each */
 	/* the range being read: its map, or the JIT function holding it (anonymous code) */
 	const struct sb_map *map;
 	struct jit_sym jit;
@@ -53,17 +50,10 @@ static int setup(struct dec_ctx *c)
 static long read_code(void *ctx, uint64_t ip, uint8_t *buf, size_t len)
 {
 	struct dlbr_dec *s = ctx;
-	const struct sb_map *m = s->map;
-	ssize_t n;
 
 	if (s->in_jit)
 		return (long)jit_sym_read(&s->jit, ip, buf, len);
-	if (!m || ip < m->start || ip >= m->end || s->fd < 0)
-		return 0;
-	if (len > m->end - ip)
-		len = (size_t)(m->end - ip);
-	n = pread(s->fd, buf, len, (off_t)(ip - m->start + m->pgoff));
-	return n < 0 ? 0 : (long)n;
+	return s->map ? (long)sb_code_read_map(s->code, s->map, ip, buf, len) : 0;
 }
 
 /* Points the code reader at the module mapped at ip, or the JIT code there; false when
@@ -71,7 +61,6 @@ static long read_code(void *ctx, uint64_t ip, uint8_t *buf, size_t len)
 static bool select_map(struct dlbr_dec *s, int32_t pid, uint64_t ip, uint64_t time)
 {
 	const struct sb_map *m = sb_find_map(s->c->sb, pid, ip, time);
-	const char *file;
 
 	s->map = m;
 	s->in_jit = false;
@@ -79,14 +68,7 @@ static bool select_map(struct dlbr_dec *s, int32_t pid, uint64_t ip, uint64_t ti
 		s->in_jit = s->c->jit && jit_find(s->c->jit, pid, time, ip, &s->jit) && s->jit.code;
 		return s->in_jit;
 	}
-	if (m->dso == s->dso)
-		return s->fd >= 0;
-	if (s->fd >= 0)
-		close(s->fd);
-	s->dso = m->dso;
-	file = sym_dso_file(s->c->sym, m->dso);
-	s->fd = file ? open(file, O_RDONLY | O_CLOEXEC) : -1;
-	return s->fd >= 0;
+	return sb_code_path(s->code, m) != NULL;
 }
 
 /* The xev kind and flags of an x86 branch class. */
@@ -189,11 +171,14 @@ static int on_rec(void *arg, const struct pd_rec *r)
 
 static int run(struct dec_ctx *c, const struct xev_sink *sink)
 {
-	struct dlbr_dec s = { .c = c, .sink = sink, .fd = -1 };
+	struct dlbr_dec s = { .c = c, .sink = sink };
 	struct dlbr_opts o = { .emit_sample = 1 };
 	struct dlbr_code code = { code_range, code_classify, &s };
 	int rc;
 
+	s.code = sb_code_new(c->sb, c->sym, c->jit);
+	if (!s.code)
+		return -ENOMEM;
 	s.have_dis = x86_dis_init(&s.dis) == 0;
 	dlbr_init(&s.d, &o, &code);
 	rc = dec_read(c, on_rec, &s);
@@ -204,8 +189,7 @@ static int run(struct dec_ctx *c, const struct xev_sink *sink)
 	if (s.bad_code)
 		xp_warn("lbr: %llu ranges contradict the code in the snapshots (counted without "
 			"instructions)", (unsigned long long)s.bad_code);
-	if (s.fd >= 0)
-		close(s.fd);
+	sb_code_free(s.code);
 	if (s.have_dis)
 		x86_dis_fini(&s.dis);
 	return rc;

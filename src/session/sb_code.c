@@ -18,12 +18,21 @@ struct mfile {
 	size_t size;
 };
 
+/* Which file holds a dso's code, decided once per dso: the answer, found or not, is
+ * asked for every instruction, and a miss must not cost a file look-up each time. */
+struct dso_file {
+	const char *path;	/* NULL: none */
+	bool decided;
+};
+
 struct sb_code {
 	struct sb_session *sb;
 	struct sym_ctx *sym;
 	struct mfile *files;
 	size_t n, cap;
 	size_t last;		/* index of the last file used */
+	struct dso_file *by_dso;	/* indexed by sb_dso.id */
+	size_t cap_dso;
 	struct jit_ctx *jit;
 };
 
@@ -48,6 +57,7 @@ void sb_code_free(struct sb_code *m)
 		free(m->files[i].path);
 	}
 	free(m->files);
+	free(m->by_dso);
 	free(m);
 }
 
@@ -86,23 +96,39 @@ const char *sb_code_path(struct sb_code *m, const struct sb_map *map)
 {
 	if (!map || !map->dso || map->dso->anon)
 		return NULL;
-	const char *f = sym_dso_file(m->sym, map->dso);
+	struct sb_dso *d = map->dso;
+	size_t old = m->cap_dso;
+	if (XP_GROW(m->by_dso, m->cap_dso, (size_t)d->id + 1) < 0)
+		return NULL;
+	memset(m->by_dso + old, 0, (m->cap_dso - old) * sizeof(*m->by_dso));
+	struct dso_file *df = &m->by_dso[d->id];
+	if (df->decided)
+		return df->path;
+	df->decided = true;
+	df->path = sym_dso_file(m->sym, d);
 	/* not an ELF file the symbol layer takes (a raw image): the file itself, unless a
 	 * build-id says which file it must be */
-	if (!f && !map->dso->bid_size && map->dso->path && access(map->dso->path, R_OK) == 0)
-		f = map->dso->path;
-	return f;
+	if (!df->path && !d->bid_size && d->path && access(d->path, R_OK) == 0)
+		df->path = d->path;
+	return df->path;
 }
 
 size_t sb_code_read(struct sb_code *m, int32_t pid, uint64_t time, uint64_t addr, uint8_t *buf,
 		    size_t n)
 {
 	const struct sb_map *map = sb_find_map(m->sb, pid, addr, time);
-	const char *path = sb_code_path(m, map);
-	if (!path) {
+	if (!sb_code_path(m, map)) {
 		struct jit_sym c;
 		return m->jit && jit_find(m->jit, pid, time, addr, &c) ? jit_sym_read(&c, addr, buf, n) : 0;
 	}
+	return sb_code_read_map(m, map, addr, buf, n);
+}
+
+size_t sb_code_read_map(struct sb_code *m, const struct sb_map *map, uint64_t addr, uint8_t *buf, size_t n)
+{
+	const char *path = sb_code_path(m, map);
+	if (!path || addr < map->start || addr >= map->end)
+		return 0;
 	const struct mfile *f = file_of(m, path);
 	if (!f || !f->map)
 		return 0;

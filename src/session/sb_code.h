@@ -20,6 +20,8 @@ void sb_code_free(struct sb_code *m);
 /* Bytes at `addr` in process `pid` at `time` (0: latest state); 0 when unknown. */
 size_t sb_code_read(struct sb_code *m, int32_t pid, uint64_t time, uint64_t addr, uint8_t *buf,
 		    size_t n);
+/* Bytes at `addr` of the module file behind `map` (not JIT code); 0 when unknown. */
+size_t sb_code_read_map(struct sb_code *m, const struct sb_map *map, uint64_t addr, uint8_t *buf, size_t n);
 /* The times [from, to) around `time` over which the bytes at `addr` stay what
  * sb_code_read gives for `time`: the mapping's life, narrowed by JIT loads and moves. */
 void sb_code_span(struct sb_code *m, int32_t pid, uint64_t time, uint64_t addr, uint64_t *from,
