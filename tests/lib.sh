@@ -6,8 +6,36 @@ XPTRACE=${XPTRACE:-$XP_ROOT/xptrace}
 XPTRACE_ASAN=${XPTRACE_ASAN:-$XP_ROOT/build-asan/xptrace}
 PROGS=$XP_ROOT/build/progs
 FIXTURES=$XP_ROOT/tests/fixtures
-TMP=$(mktemp -d /tmp/xptrace-test.XXXXXX)
+TMP=$(mktemp -d "${TMPDIR:-/tmp}/xptrace-test.XXXXXX")
 trap 'rm -rf "$TMP"' EXIT
+
+# Nothing of the machine's user leaks in: xptrace's and perf's ~/.debug, perf's
+# configuration.  rustup's rustc finds its toolchains through HOME: those stay reachable.
+export RUSTUP_HOME=${RUSTUP_HOME:-$HOME/.rustup} CARGO_HOME=${CARGO_HOME:-$HOME/.cargo}
+export HOME=$TMP/home
+mkdir -p "$HOME"
+unset PERF_BUILDID_DIR PERF_CONFIG
+export PERF_CONFIG_NOSYSTEM=1
+
+# perf as an oracle reads a trace's own snapshots: for `-i DIR/perf.data` where DIR is
+# a trace directory of xptrace's (it holds .build-id/), DIR is perf's build-id
+# directory, as `perf --buildid-dir DIR` takes it.  Other inputs use the test's own
+# (empty) ~/.debug.
+perf() {
+	local a prev='' in=''
+	for a in "$@"; do
+		case $prev in -i | --input) in=$a ;; esac
+		case $a in --input=*) in=${a#--input=} ;; --buildid-dir | --buildid-dir=*) in='' ; break ;; esac
+		prev=$a
+	done
+	if [ -n "$in" ] && [ "$in" != - ]; then
+		[ -d "$in" ] || in=$(dirname "$in")
+		if [ -d "$in/.build-id" ]; then
+			set -- --buildid-dir "$in" "$@"
+		fi
+	fi
+	command perf "$@"
+}
 
 ok() { echo "ok - $*"; }
 not_ok() { echo "not ok - $*"; }

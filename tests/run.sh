@@ -50,6 +50,24 @@ report() {	# $1 label, $2 log; uses p f
 
 mk/deps.sh test || exit 1
 
+# The suites see a machine without its user's caches, as a fresh machine would: HOME
+# is a new empty directory (xptrace's and perf's ~/.debug, perf's configuration).
+# rustup's rustc finds its toolchains through HOME: those stay reachable.
+export RUSTUP_HOME=${RUSTUP_HOME:-$HOME/.rustup} CARGO_HOME=${CARGO_HOME:-$HOME/.cargo}
+export HOME=$PWD/build/test-home
+rm -rf "$HOME"
+mkdir -p "$HOME"
+unset PERF_BUILDID_DIR PERF_CONFIG
+export PERF_CONFIG_NOSYSTEM=1
+
+# What a run may leave in the checkout: only build trees.  Anything else new afterwards
+# is a test writing where it must not (reported as a failed suite).
+outside_build() {
+	git status --porcelain --ignored --untracked-files=normal 2>/dev/null |
+		grep -Ev '^(\?\?|!!) (build|build-asan|build-fuzz)/$|^(\?\?|!!) xptrace$' | sort
+}
+tree_before=$(outside_build)
+
 # Integration scripts first: they are the long ones.
 # A script with a line "# run.sh: alone" measures time against the program's own: it
 # runs last, by itself, when the other suites no longer load the cores.
@@ -108,6 +126,16 @@ for s in "${suites[@]}"; do
 	fi
 	report "$label" "$log"
 done
+
+tree_after=$(outside_build)
+p=1 f=0
+if [ "$tree_after" != "$tree_before" ]; then
+	p=0 f=1
+	comm -13 <(printf '%s\n' "$tree_before") <(printf '%s\n' "$tree_after") |
+		sed 's/^/not ok - written outside build\/: /' >"$logdir/tree.log"
+fi
+[ -e "$logdir/tree.log" ] || echo "ok - nothing written in the checkout outside build/" >"$logdir/tree.log"
+report "the checkout after the run" "$logdir/tree.log"
 
 echo
 if [ ${#failed_suites[@]} -gt 0 ]; then

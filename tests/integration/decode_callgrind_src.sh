@@ -9,8 +9,6 @@
 # - a sample trace of hot: the samples of hot_inner's loop line equal perf annotate's
 #   count of the instructions it lists under that line.
 . "$(dirname "$0")/../lib.sh"
-export HOME=$TMP/home
-mkdir -p "$HOME"
 SRC=$XP_ROOT/tests/progs/pt_known.c
 for t in filtered:--filter=main full:; do
 	n=${t%%:*} f=${t#*:}

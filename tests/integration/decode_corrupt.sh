@@ -69,8 +69,6 @@ n=$("$XPTRACE" decode -i "$C/trunc-in-record.data" --calltree --format folded 2>
 check_match "truncated file: the samples before the cut are reported" "^[1-9][0-9]*$" "$n"
 
 # DWARF unwinding on damaged register/stack copies (made here: such files are MBs)
-export HOME=$TMP/home
-mkdir -p "$HOME"
 perf record -q -e cpu-clock -F 999 --call-graph dwarf,4096 -o "$TMP/dw.data" "$PROGS/dec_work" 200 >/dev/null 2>&1
 python3 - "$TMP/dw.data" <<'PY'
 import random, sys

@@ -8,8 +8,7 @@
 # copies kept in DIR/jit/), a trace on another clock (timeless), and cut or corrupt
 # dumps under ASan.
 . "$(dirname "$0")/../lib.sh"
-export HOME=$TMP/home	# perf's ~/.debug: private to the test
-mkdir -p "$HOME" "$TMP/run"
+mkdir -p "$TMP/run"
 # every run of the JIT leaves /tmp/perf-PID.map (perf's convention): removed at the end
 cleanup() {
 	local d p

@@ -230,12 +230,18 @@ fi
 # A PT event without a name (EVENT_DESC gives it none, as some writers do) is found
 # from AUXTRACE_INFO's type as perf does; AUX data of a kind xptrace does not decode
 # (AUXTRACE_INFO naming another type) is a failure, not an empty report with exit 0.
+# The copy sits beside the trace's snapshots, as the original does: without them its
+# symbols would come from whatever the recorded paths hold on this machine.
+mkdir "$TMP/noname"
+for e in "$XP_ROOT"/traces/step-basic/.build-id "$XP_ROOT"/traces/step-basic/*; do
+	case ${e##*/} in perf.data | *.md | *.txt) ;; *) ln -s "$e" "$TMP/noname/" ;; esac
+done
 python3 - "$XP_ROOT/traces/step-basic/perf.data" "$TMP" <<'EOF'
 import struct, sys
 b = bytearray(open(sys.argv[1], 'rb').read())
 i = b.index(b'intel_pt//u\0')   # the EVENT_DESC name
 b[i:i + 11] = b'\0' * 11
-open(sys.argv[2] + '/noname.data', 'wb').write(b)
+open(sys.argv[2] + '/noname/perf.data', 'wb').write(b)
 off = struct.unpack_from('<Q', b, 40)[0]
 end = off + struct.unpack_from('<Q', b, 48)[0]
 while off + 8 <= end:
@@ -247,7 +253,7 @@ while off + 8 <= end:
 open(sys.argv[2] + '/othertype.data', 'wb').write(b)
 EOF
 "$XPTRACE" decode -i "$XP_ROOT/traces/step-basic" --functions --format jsonl >"$TMP/named.jsonl" 2>/dev/null
-"$XPTRACE" decode -i "$TMP/noname.data" --functions --format jsonl >"$TMP/noname.jsonl" 2>"$TMP/noname.err"
+"$XPTRACE" decode -i "$TMP/noname" --functions --format jsonl >"$TMP/noname.jsonl" 2>"$TMP/noname.err"
 check_eq "PT event without a name: decoded as PT (exit 0)" 0 "$?"
 check_eq "PT event without a name: same functions as the named trace" \
 	"$(md5sum <"$TMP/named.jsonl") $(wc -l <"$TMP/named.jsonl")" "$(md5sum <"$TMP/noname.jsonl") $(wc -l <"$TMP/noname.jsonl")"

@@ -10,8 +10,6 @@
 # - a trace with probes (merged, decoded in time) weighs samples by their period;
 # - --insn and --ranges need branch data: exit 1 saying which modes record it.
 . "$(dirname "$0")/../lib.sh"
-export HOME=$TMP/home
-mkdir -p "$HOME"
 "$XPTRACE" record -o "$TMP/hot" -- "$PROGS/hot" 300 >/dev/null 2>"$TMP/rec.err" ||
 	{ not_ok "record hot"; sed 's/^/#   /' "$TMP/rec.err"; exit 0; }
 

@@ -4,10 +4,6 @@
 # call tree's exact structure, every output format, filters, pipe mode, symbols from
 # snapshots after the binary is gone, and build-id mismatches.
 . "$(dirname "$0")/../lib.sh"
-# rustup's rustc finds its toolchains through HOME: keep them reachable
-export RUSTUP_HOME=${RUSTUP_HOME:-$HOME/.rustup} CARGO_HOME=${CARGO_HOME:-$HOME/.cargo}
-export HOME=$TMP/home	# perf's and our ~/.debug: private to the test
-mkdir -p "$HOME"
 W=$PROGS/dec_work
 
 # name -> percent from perf report (summed over rows of the same symbol)

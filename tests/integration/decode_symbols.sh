@@ -10,8 +10,6 @@
 #   printf@plt in _init), IRELATIVE slots as "*ABS*+0xADDR@plt";
 # - the same code has one name in --functions and in both callgrind profiles.
 . "$(dirname "$0")/../lib.sh"
-export HOME=$TMP/home
-mkdir -p "$HOME"
 P=$PROGS/step_basic
 LDSO=$(readlink -f /lib64/ld-linux-x86-64.so.2)
 LIBC=$(ldd "$P" | awk '$1 ~ /^libc\.so/ { print $3 }')

@@ -12,8 +12,6 @@ command -v perf >/dev/null || { ok "perf missing # SKIP"; exit 0; }
 command -v python3 >/dev/null || { ok "python3 missing # SKIP"; exit 0; }
 SB=$XP_ROOT/traces/step-basic
 ST=$XP_ROOT/traces/step-thread
-export HOME=$TMP/home	# perf's ~/.debug: private to the test
-mkdir -p "$HOME"
 
 # ---- a sample trace of two processes: tree (two threads) and its child, which
 # spins as `tree` and then execs dec_work ----
