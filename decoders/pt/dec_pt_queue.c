@@ -104,7 +104,8 @@ struct dpt_image *dec_pt_image_for(struct qdec *d, int32_t pid)
 		const struct mapping *m = &p->maps[i];
 		if (m->pid != pid || !m->dso || m->dso->anon || m->dso->kernel)
 			continue;
-		const char *path = sym_dso_file(p->c->sym, m->dso);
+		/* (a file that is not ELF too: libipt reads any file's bytes) */
+		const char *path = sb_code_file(p->mem, m->dso);
 		if (path)
 			dpt_image_add_file(img, path, m->pgoff, m->len, m->start);
 	}

@@ -92,11 +92,10 @@ static const struct mfile *file_of(struct sb_code *m, const char *path)
 	return f;
 }
 
-const char *sb_code_path(struct sb_code *m, const struct sb_map *map)
+const char *sb_code_file(struct sb_code *m, struct sb_dso *d)
 {
-	if (!map || !map->dso || map->dso->anon)
+	if (!d || d->anon)
 		return NULL;
-	struct sb_dso *d = map->dso;
 	size_t old = m->cap_dso;
 	if (XP_GROW(m->by_dso, m->cap_dso, (size_t)d->id + 1) < 0)
 		return NULL;
@@ -111,6 +110,11 @@ const char *sb_code_path(struct sb_code *m, const struct sb_map *map)
 	if (!df->path && !d->bid_size && d->path && access(d->path, R_OK) == 0)
 		df->path = d->path;
 	return df->path;
+}
+
+const char *sb_code_path(struct sb_code *m, const struct sb_map *map)
+{
+	return map ? sb_code_file(m, map->dso) : NULL;
 }
 
 size_t sb_code_read(struct sb_code *m, int32_t pid, uint64_t time, uint64_t addr, uint8_t *buf,

@@ -26,7 +26,11 @@ size_t sb_code_read_map(struct sb_code *m, const struct sb_map *map, uint64_t ad
  * sb_code_read gives for `time`: the mapping's life, narrowed by JIT loads and moves. */
 void sb_code_span(struct sb_code *m, int32_t pid, uint64_t time, uint64_t addr, uint64_t *from,
 		  uint64_t *to);
-/* The file behind a mapping (NULL for anonymous memory or a dso without a file). */
+/* The file holding a dso's code (NULL for anonymous memory or a dso without a file):
+ * its snapshot or ELF file as the symbol layer found it, else the file at its recorded
+ * path read raw (not ELF, no build-id to contradict it).  Decided once per dso. */
+const char *sb_code_file(struct sb_code *m, struct sb_dso *d);
+/* The same for the dso behind a mapping (NULL: no mapping). */
 const char *sb_code_path(struct sb_code *m, const struct sb_map *map);
 
 #endif
