@@ -113,7 +113,7 @@ static int file_index(struct rec_adp *a, const char *path)
 /* The executable file mappings of the target, now. */
 static void read_maps(struct rec_adp *a, pid_t pid)
 {
-	char line[4096 + 128], path[4096], perms[8];
+	char line[4096 + 128], perms[8], *path;
 	unsigned long long start, end, pgoff;
 	FILE *f;
 
@@ -124,11 +124,14 @@ static void read_maps(struct rec_adp *a, pid_t pid)
 		return;
 	a->nmaps = 0;
 	while (fgets(line, sizeof(line), f)) {
-		int fi;
+		int fi, at = 0;
 
-		if (sscanf(line, "%llx-%llx %7s %llx %*s %*s %4095s", &start, &end, perms, &pgoff,
-			   path) != 5 || perms[2] != 'x' || path[0] != '/')
+		/* the path is the rest of the line: it may hold spaces */
+		if (sscanf(line, "%llx-%llx %7s %llx %*s %*s %n", &start, &end, perms, &pgoff, &at) != 4 ||
+		    !at || perms[2] != 'x' || line[at] != '/')
 			continue;
+		path = line + at;
+		path[strcspn(path, "\n")] = 0;
 		fi = file_index(a, path);
 		if (fi < 0 || XP_GROW(a->maps, a->capmaps, a->nmaps + 1) < 0)
 			break;

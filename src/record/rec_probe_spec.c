@@ -19,9 +19,10 @@ static int check_item(const char *item, char *why, size_t whylen)
 
 	if (!*item)
 		return bad(why, whylen, "an empty item%s (two commas, or one at an end)", "");
-	for (const char *s = item; *s; s++)
+	/* (a module's path may hold spaces, as any file's) */
+	for (const char *s = item; *s && s != at; s++)
 		if (isspace((unsigned char)*s))
-			return bad(why, whylen, "'%s' has a space", item);
+			return bad(why, whylen, "'%s' has a space in its symbol", item);
 	if (at == item)
 		return bad(why, whylen, "'%s' has no symbol before '@'", item);
 	if (at && !at[1])

@@ -43,7 +43,7 @@ print("ldso", agree, known, ",".join(labels))
 # PLT entries: objdump's label of the entry holding each executed ip
 maps = []
 for l in open(tmp + "/mmap.txt"):
-    m = re.search(r"\[0x([0-9a-f]+)\(0x([0-9a-f]+)\) @ (0x[0-9a-f]+|0) .*\]: r-xp (\S+)", l)
+    m = re.search(r"\[0x([0-9a-f]+)\(0x([0-9a-f]+)\) @ (0x[0-9a-f]+|0) .*\]: r-xp (.*\S)", l)
     if m:
         maps.append((int(m.group(1), 16), int(m.group(2), 16), int(m.group(3), 16), m.group(4)))
 for path in (prog, libc):

@@ -187,7 +187,10 @@ check_match "insns are counts: no unit" "^# functions: insns, total 115918$" "$(
 # ---- (14) the process of each row ----
 # vdso samples left out on both sides: perf now and then names nothing ([unknown]) in the
 # vdso of the exec'd child, where xptrace reads the snapshot (seen once in CI)
-perf script -i "$PD" -F pid,tid,ip,sym,dso -G 2>/dev/null | awk '$NF != "([vdso])" { split($1, p, "/"); n[p[1] " " $(NF - 1)]++ }
+# (the dso is cut off whole: its path may hold spaces)
+perf script -i "$PD" -F pid,tid,ip,sym,dso -G 2>/dev/null |
+	awk '{ d = ""; if (match($0, / \([^()]*\)$/)) { d = substr($0, RSTART + 1); $0 = substr($0, 1, RSTART - 1) } }
+	d != "([vdso])" { split($1, p, "/"); n[p[1] " " $NF]++ }
 	END { for (k in n) print k, n[k] }' | sort >"$TMP/perf.pp"
 "$XPTRACE" decode -i "$S" --per-process --format csv | awk -F, 'NR == 1 { for (i = 1; i <= NF; i++) c[$i] = i; next }
 	$1 > 0 && $c["module"] != "[vdso]" { print $c["pid"], $c["name"], $1 }' | sort >"$TMP/xp.pp"

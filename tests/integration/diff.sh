@@ -72,7 +72,8 @@ check_eq "csv header" "a,b,delta,delta%,calls_a,calls_b,status,name" \
 for k in O0 O2; do
 	perf script -i "$TMP/t$k/perf.data" --itrace=i0ns -F ip 2>/dev/null | awk '{n[$1]++} END {for (a in n) print a, n[a]}' >"$TMP/$k.ips"
 	awk '{print "0x" $1}' "$TMP/$k.ips" | addr2line -e "$TMP/$k/dw" | sed 's/ (discriminator [0-9]*)//' |
-		paste -d' ' - "$TMP/$k.ips" | awk '$1 ~ /diff_work.c:/ {n[$1] += $3} END {for (l in n) print l, n[l]}' | sort >"$TMP/$k.lines"
+		paste - "$TMP/$k.ips" | awk -F'\t' '$1 ~ /diff_work.c:/ {split($2, c, " "); n[$1] += c[2]} END {for (l in n) print l, n[l]}' |
+		sort >"$TMP/$k.lines"
 done
 "$XPTRACE" diff "$TMP/tO0" "$TMP/tO2" --lines --format jsonl >"$TMP/lines.jsonl" 2>"$TMP/lines.err"
 check_eq "--lines: exit 0" 0 "$?"

@@ -266,9 +266,9 @@ print("same" if not bad else bad)' "$2"
 	maps_vs() {
 		go tool pprof -raw "$1.pb.gz" 2>/dev/null | python3 -c '
 import re, sys
-bid = dict(l.split()[::-1] for l in open(sys.argv[1]) if len(l.split()) == 2)
+bid = dict(l.rstrip("\n").split(" ", 1)[::-1] for l in open(sys.argv[1]) if " " in l)
 text = sys.stdin.read()
-maps = re.findall(r"^\s*(\d+): 0x0/0x([0-9a-f]+)/0x0 (\S+) ([0-9a-f]{40}) ", text.split("Mappings")[1], re.M)
+maps = re.findall(r"^\s*(\d+): 0x0/0x([0-9a-f]+)/0x0 (.+?) ([0-9a-f]{40}) ", text.split("Mappings")[1], re.M)
 locs = re.findall(r"^\s*\d+: 0x([0-9a-f]+) M=(\d+) ", text.split("Locations")[1].split("Mappings")[0], re.M)
 lim = {m: int(l, 16) for m, l, _, _ in maps}
 # (a file perf buildid-list does not list cannot be compared; the program must be)

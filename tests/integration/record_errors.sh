@@ -147,7 +147,7 @@ if mount -t tmpfs -o size=64m tmpfs other 2>/dev/null; then
 	mounts+=("$TMP/other")
 	"$XPTRACE" record -q -o other/trace -- "$PROGS/hot" 50 >/dev/null 2>"$TMP/erro"
 	check_eq "other filesystem: exit 0, no message" "0 " "$? $(cat "$TMP/erro")"
-	bid=$(perf buildid-list -i other/trace/perf.data 2>/dev/null | awk -v p="$PROGS/hot" '$2 == p { print $1 }')
+	bid=$(perf buildid-list -i other/trace/perf.data 2>/dev/null | awk -v p=" $PROGS/hot" 'substr($0, 41) == p { print $1 }')
 	snap="other/trace$PROGS/hot/$bid/elf"
 	check "other filesystem: the snapshot is a full copy" cmp -s "$PROGS/hot" "$snap"
 	check_eq "other filesystem: a copy, not a link" 1 "$(stat -c %h "$snap")"

@@ -73,7 +73,7 @@ check_match "lost: explained" "records and 0 samples were lost: xptrace fell beh
 # A target that ignores SIGINT and SIGTERM: the stopped recording says it waits and
 # how to stop waiting; the second Ctrl-C leaves it running and says so (once, silence
 # and then a target left behind without a word).
-"$XPTRACE" record -o deaf -- bash -c "trap '' INT TERM; exec $PROGS/hot 20000" >/dev/null 2>"$TMP/errd" &
+"$XPTRACE" record -o deaf -- bash -c "trap '' INT TERM; exec \"\$0\" 20000" "$PROGS/hot" >/dev/null 2>"$TMP/errd" &
 xp=$!
 child=$(wait_child "$xp" hot)
 kill -INT "$xp"

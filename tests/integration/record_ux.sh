@@ -16,7 +16,7 @@ ulimit -c 0	# perf re-raises the command's SIGSEGV on itself
 status_of() { "$@" >/dev/null 2>&1; echo $?; }
 check_eq "exit 3: perf passes it on" 3 "$(status_of perf record -q -o p3.data -- sh -c 'exit 3')"
 check_eq "exit 3: xptrace too" 3 "$(status_of "$XPTRACE" record -o x3 -- sh -c 'exit 3')"
-check_eq "a segfault: perf's shell status" 139 "$(bash -c "perf record -q -o pc.data -- $PROGS/crash >/dev/null 2>&1; echo \$?" 2>/dev/null)"
+check_eq "a segfault: perf's shell status" 139 "$(bash -c "perf record -q -o pc.data -- \"\$0\" >/dev/null 2>&1; echo \$?" "$PROGS/crash" 2>/dev/null)"
 check_eq "a segfault: xptrace's is the same" 139 "$(status_of "$XPTRACE" record -o xc -- "$PROGS/crash")"
 check_eq "killed by SIGKILL: 128+9" 137 "$(status_of "$XPTRACE" record -o xk -- sh -c 'kill -9 $$')"
 check_eq "step mode passes the status on too" 3 "$(status_of "$XPTRACE" record --mode step -o xs3 -- sh -c 'exit 3')"
@@ -74,7 +74,9 @@ check_eq "sample mode --filter: names both modes that take it" \
 # script(1) gives the command a pseudo-terminal; XPTRACE_STATUS_DELAY_MS=0 shows the
 # line from the start (normally after 0.5 s of recording, 1 s of decoding).
 if command -v script >/dev/null; then
-	XPTRACE_STATUS_DELAY_MS=0 script -qec "$XPTRACE record --mode step -o tty1 -- $PROGS/step_bench" /dev/null \
+	# (script's command is a shell line: the paths quoted for it)
+	qx=$(printf %q "$XPTRACE") qp=$(printf %q "$PROGS") qt=$(printf %q "$TMP")
+	XPTRACE_STATUS_DELAY_MS=0 script -qec "$qx record --mode step -o tty1 -- $qp/step_bench" /dev/null \
 		>"$TMP/tty1.out" 2>&1 </dev/null
 	check_match "a terminal gets the step status line" \
 		$'\rxptrace: step: [0-9]+ branches, [0-9]+ stops, [0-9.]+ MB of PT, [0-9.]+ s\e\[K' "$(cat "$TMP/tty1.out")"
@@ -82,20 +84,20 @@ if command -v script >/dev/null; then
 	XPTRACE_STATUS_DELAY_MS=0 "$XPTRACE" record --mode step -o tty2 -- "$PROGS/step_bench" >/dev/null 2>"$TMP/tty2.err"
 	check_eq "a file gets no status, no carriage return" "0 0" \
 		"$(grep -c 'step: ' "$TMP/tty2.err") $(tr -cd '\r' <"$TMP/tty2.err" | wc -c)"
-	XPTRACE_STATUS_DELAY_MS=0 script -qec "$XPTRACE decode -i tty2 --insn -o $TMP/insn.txt" /dev/null \
+	XPTRACE_STATUS_DELAY_MS=0 script -qec "$qx decode -i tty2 --insn -o $qt/insn.txt" /dev/null \
 		>"$TMP/tty3.out" 2>&1 </dev/null
 	check_match "a decode to a file shows its progress on the terminal" \
 		$'\rxptrace: decode: [0-9]+% of [^\r]*, [0-9.]+ s\e\[K' "$(cat "$TMP/tty3.out")"
 	# -j2 in pieces of 4 KiB: the workers decode, the line still moves (it once stayed
 	# silent until the end)
-	XPTRACE_STATUS_DELAY_MS=0 XPTRACE_PIECE_SIZE=4096 script -qec "$XPTRACE decode -j2 -i tty2 --insn -o $TMP/insn2.txt" /dev/null \
+	XPTRACE_STATUS_DELAY_MS=0 XPTRACE_PIECE_SIZE=4096 script -qec "$qx decode -j2 -i tty2 --insn -o $qt/insn2.txt" /dev/null \
 		>"$TMP/tty3j.out" 2>&1 </dev/null
 	check_match "a parallel decode (-j2) shows its progress too" \
 		$'\rxptrace: decode: [0-9]+% of [0-9.]+ MB of Intel PT, [0-9.]+ s\e\[K' "$(cat "$TMP/tty3j.out")"
-	XPTRACE_STATUS_DELAY_MS=0 script -qec "$XPTRACE decode -i tty2 --functions" /dev/null \
+	XPTRACE_STATUS_DELAY_MS=0 script -qec "$qx decode -i tty2 --functions" /dev/null \
 		>"$TMP/tty4.out" 2>&1 </dev/null
 	check_eq "a report to the terminal itself gets no status over it" 0 "$(grep -c 'decode: ' "$TMP/tty4.out")"
-	XPTRACE_STATUS_DELAY_MS=0 script -qec "$XPTRACE record -q --mode step -o tty5 -- $PROGS/step_basic" /dev/null \
+	XPTRACE_STATUS_DELAY_MS=0 script -qec "$qx record -q --mode step -o tty5 -- $qp/step_basic" /dev/null \
 		>"$TMP/tty5.out" 2>&1 </dev/null
 	check_eq "-q: no status either" 0 "$(grep -c 'step: ' "$TMP/tty5.out")"
 else

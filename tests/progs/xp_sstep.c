@@ -116,7 +116,7 @@ static void ran(int i)
 /* Load address of the main executable: the mapping at file offset 0 of /proc/PID/exe. */
 static uint64_t exe_base(pid_t pid)
 {
-	char path[64], exe[4096], line[4600], name[4096];
+	char path[64], exe[4096], line[4600];
 	unsigned long lo, hi, off;
 	ssize_t n;
 	FILE *f;
@@ -128,12 +128,17 @@ static uint64_t exe_base(pid_t pid)
 	exe[n] = 0;
 	snprintf(path, sizeof(path), "/proc/%d/maps", pid);
 	f = fopen(path, "r");
-	while (f && fgets(line, sizeof(line), f))
-		if (sscanf(line, "%lx-%lx %*s %lx %*s %*s %4095s", &lo, &hi, &off, name) == 4 &&
-		    off == 0 && strcmp(name, exe) == 0) {
+	while (f && fgets(line, sizeof(line), f)) {
+		int at = 0;
+		/* the path is the rest of the line: it may hold spaces */
+		if (sscanf(line, "%lx-%lx %*s %lx %*s %*s %n", &lo, &hi, &off, &at) != 3 || !at || off)
+			continue;
+		line[at + strcspn(line + at, "\n")] = 0;
+		if (strcmp(line + at, exe) == 0) {
 			fclose(f);
 			return lo;
 		}
+	}
 	if (f)
 		fclose(f);
 	return 0;

@@ -461,7 +461,7 @@ static void test_perf_reads_it(void **state)
 	assert_int_equal(pd_writer_feat_sample_time(w, 2000, 2004), 0);
 	assert_int_equal(pd_writer_close(w), 0);
 
-	snprintf(cmd, sizeof(cmd), "perf script -i %s -F comm,tid,ip,sym 2>&1", path);
+	snprintf(cmd, sizeof(cmd), "perf script -i '%s' -F comm,tid,ip,sym 2>&1", path);
 	assert_int_equal(run_cmd(cmd, out, sizeof(out)), 0);
 	for (char *l = strtok(out, "\n"); l; l = strtok(NULL, "\n")) {
 		if (strstr(l, "pdwtest") && strstr(l, "fn_hot"))
@@ -473,7 +473,7 @@ static void test_perf_reads_it(void **state)
 	}
 	assert_int_equal(hot, 3);
 	assert_int_equal(cold, 2);
-	snprintf(cmd, sizeof(cmd), "perf report -i %s --header-only 2>&1", path);
+	snprintf(cmd, sizeof(cmd), "perf report -i '%s' --header-only 2>&1", path);
 	assert_int_equal(run_cmd(cmd, out, sizeof(out)), 0);
 	assert_non_null(strstr(out, "# cmdline : test_pd_write"));
 	assert_non_null(strstr(out, "# event : name = cpu-clock"));

@@ -311,7 +311,7 @@ static void test_corrupt_tree(void **state)
 	(void)state;
 	assert_int_equal(xp_test_path(root, sizeof(root), "pmu"), 0);
 	snprintf(dir, sizeof(dir), "%s/sys/bus/event_source/devices/odd", root);
-	snprintf(cmd, sizeof(cmd), "mkdir -p %s/format %s/caps", dir, dir);
+	snprintf(cmd, sizeof(cmd), "mkdir -p '%s/format' '%s/caps'", dir, dir);
 	assert_int_equal(system(cmd), 0);
 	put_file(dir, "type", "not-a-number\n");
 	put_file(dir, "format/good", "config:0-3\n");

@@ -65,7 +65,7 @@ static void test_insn_stream_equals_perf_script(void **state)
 	(void)state;
 	char cmd[2048];
 	int rc;
-	snprintf(cmd, sizeof(cmd), "perf script -i %s --itrace=i0ns -F ip 2>/dev/null | awk '{print $1}'",
+	snprintf(cmd, sizeof(cmd), "perf script -i '%s' --itrace=i0ns -F ip 2>/dev/null | awk '{print $1}'",
 		 pg.perfdata);
 	char *perf = capture(cmd, &rc);
 	assert_int_equal(rc, 0);
@@ -110,7 +110,7 @@ static void test_perf_data_views(void **state)
 	(void)state;
 	char cmd[2048];
 	int rc;
-	snprintf(cmd, sizeof(cmd), "perf script -i %s --itrace=i0ns -F ip 2>/dev/null | awk '{print $1}'",
+	snprintf(cmd, sizeof(cmd), "perf script -i '%s' --itrace=i0ns -F ip 2>/dev/null | awk '{print $1}'",
 		 pg.perfdata);
 	char *perf = capture(cmd, &rc);
 	const char *out;

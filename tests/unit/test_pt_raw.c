@@ -165,7 +165,7 @@ static void test_callgrind(void **state)
 	write_file(cgf, out, strlen(out));
 	/* callgrind_annotate reads it: exclusive and inclusive totals per function */
 	char cmd[1200], line[512];
-	snprintf(cmd, sizeof(cmd), "callgrind_annotate --inclusive=yes %s", cgf);
+	snprintf(cmd, sizeof(cmd), "callgrind_annotate --inclusive=yes '%s'", cgf);
 	FILE *p = popen(cmd, "r");
 	assert_non_null(p);
 	int seen = 0;

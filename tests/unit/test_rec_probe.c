@@ -40,6 +40,12 @@ static void test_parse(void **state)
 	assert_string_equal(v[3].module, "/usr/lib/x.so");
 	assert_int_equal(v[4].glob, 1);
 	rec_probe_items_free(v, n);
+	/* a module's path may hold spaces */
+	n = rec_probe_parse("f@/x y/lib z.so", &v, why, sizeof(why));
+	assert_int_equal(n, 1);
+	assert_string_equal(v[0].sym, "f");
+	assert_string_equal(v[0].module, "/x y/lib z.so");
+	rec_probe_items_free(v, n);
 
 	static const struct {
 		const char *list, *why;
@@ -50,7 +56,8 @@ static void test_parse(void **state)
 		{ "@libc.so.6", "'@libc.so.6' has no symbol before '@'" },
 		{ "malloc@", "'malloc@' has no module after '@'" },
 		{ "a@b@c", "'a@b@c' has more than one '@'" },
-		{ "a b", "'a b' has a space" },
+		{ "a b", "'a b' has a space in its symbol" },
+		{ "a b@/x y/lib.so", "'a b@/x y/lib.so' has a space in its symbol" },
 		{ "f@lib*.so", "'f@lib*.so': globs are for symbols, a module is a path or a name" },
 	};
 	for (size_t i = 0; i < sizeof(bad) / sizeof(bad[0]); i++) {
@@ -112,15 +119,17 @@ static uint64_t mapped_offset(uintptr_t addr, char *path, size_t len)
 {
 	FILE *f = fopen("/proc/self/maps", "r");
 	unsigned long long lo, hi, pg;
-	char line[1024], perms[8], file[900];
+	char line[1024], perms[8];
 	uint64_t off = 0;
+	int at = 0;
 
 	assert_non_null(f);
 	while (fgets(line, sizeof(line), f))
-		if (sscanf(line, "%llx-%llx %7s %llx %*s %*s %899s", &lo, &hi, perms, &pg, file) == 5 &&
+		if (sscanf(line, "%llx-%llx %7s %llx %*s %*s %n", &lo, &hi, perms, &pg, &at) == 4 && at &&
 		    addr >= lo && addr < hi) {
 			off = addr - lo + pg;
-			snprintf(path, len, "%s", file);
+			/* the path is the rest of the line: it may hold spaces */
+			snprintf(path, len, "%.*s", (int)strcspn(line + at, "\n"), line + at);
 		}
 	fclose(f);
 	assert_true(off != 0);

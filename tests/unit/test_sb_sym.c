@@ -101,11 +101,11 @@ static void test_elf_symbols(void **state)
 	char cmd[512];
 	unsigned long long spin_va = 0, text_off = 0, text_va = 0;
 
-	snprintf(cmd, sizeof(cmd), "nm %s | awk '$3==\"spin\"{print $1}'", exe);
+	snprintf(cmd, sizeof(cmd), "nm '%s' | awk '$3==\"spin\"{print $1}'", exe);
 	FILE *p = popen(cmd, "r");
 	assert_int_equal(fscanf(p, "%llx", &spin_va), 1);
 	pclose(p);
-	snprintf(cmd, sizeof(cmd), "readelf -lW %s | awk '$1==\"LOAD\" && / R E / {print $2, $3}'", exe);
+	snprintf(cmd, sizeof(cmd), "readelf -lW '%s' | awk '$1==\"LOAD\" && / R E / {print $2, $3}'", exe);
 	p = popen(cmd, "r");
 	assert_int_equal(fscanf(p, "%llx %llx", &text_off, &text_va), 2);
 	pclose(p);
@@ -119,7 +119,7 @@ static void test_elf_symbols(void **state)
 	assert_int_equal(sym_fn_of(c, m, base + spin_va), fn);	/* interned */
 	/* PLT entries are named like objdump and perf name them */
 	unsigned long long plt_va = 0;
-	snprintf(cmd, sizeof(cmd), "objdump -d -j .plt %s | sed -n 's/^0*\\([0-9a-f]*\\) <clock_gettime@plt>:/\\1/p'", exe);
+	snprintf(cmd, sizeof(cmd), "objdump -d -j .plt '%s' | sed -n 's/^0*\\([0-9a-f]*\\) <clock_gettime@plt>:/\\1/p'", exe);
 	p = popen(cmd, "r");
 	assert_int_equal(fscanf(p, "%llx", &plt_va), 1);
 	pclose(p);
@@ -155,7 +155,7 @@ static void test_ret_types(void **state)
 	for (size_t i = 0; i < sizeof(want) / sizeof(want[0]); i++) {
 		char cmd[512];
 		unsigned long long va = 0;
-		snprintf(cmd, sizeof(cmd), "nm %s | awk '$3==\"%s\"{print $1}'", exe, want[i].name);
+		snprintf(cmd, sizeof(cmd), "nm '%s' | awk '$3==\"%s\"{print $1}'", exe, want[i].name);
 		FILE *p = popen(cmd, "r");
 		assert_int_equal(fscanf(p, "%llx", &va), 1);
 		pclose(p);

@@ -24,7 +24,7 @@ static uint64_t main_offset(const char *prog)
 	unsigned long long off = 0;
 	FILE *p;
 
-	snprintf(cmd, sizeof(cmd), "nm %s | awk '$3 == \"main\" { print $1 }'", prog);
+	snprintf(cmd, sizeof(cmd), "nm '%s' | awk '$3 == \"main\" { print $1 }'", prog);
 	p = popen(cmd, "r");
 	assert_non_null(p);
 	assert_int_equal(fscanf(p, "%llx", &off), 1);
@@ -181,8 +181,8 @@ static void check_program(const char *name)
 	start = PIE_BASE + off;
 	snprintf(dir, sizeof(dir), "%s/%s", xp_test_tmp(), name);
 	n = (size_t)snprintf(cmd, sizeof(cmd),
-		 "setarch -R %s/build/progs/xp_sstep %s/%s.truth %#llx -- %s >/dev/null && "
-		 "setarch -R %s record -q --mode step -o %s -- %s >/dev/null",
+		 "setarch -R '%s/build/progs/xp_sstep' '%s/%s.truth' %#llx -- '%s' >/dev/null && "
+		 "setarch -R '%s' record -q --mode step -o '%s' -- '%s' >/dev/null",
 		 XP_SRCDIR, xp_test_tmp(), name, (unsigned long long)off, prog, xp_test_xptrace(), dir, prog);
 	assert_true(n < sizeof(cmd));
 	assert_int_equal(system(cmd), 0);
@@ -245,11 +245,11 @@ static void test_async(void **state)
 	(void)state;
 	snprintf(prog, sizeof(prog), "%s/build/progs/step_async", XP_SRCDIR);
 	snprintf(dir, sizeof(dir), "%s/async", xp_test_tmp());
-	n = (size_t)snprintf(cmd, sizeof(cmd), "setarch -R %s record -q --mode step -o %s -- %s >/dev/null",
+	n = (size_t)snprintf(cmd, sizeof(cmd), "setarch -R '%s' record -q --mode step -o '%s' -- '%s' >/dev/null",
 			     xp_test_xptrace(), dir, prog);
 	assert_true(n < sizeof(cmd));
 	assert_int_equal(system(cmd), 0);
-	snprintf(cmd, sizeof(cmd), "nm %s | awk '$3 == \"on_usr1\" { print $1 }'", prog);
+	snprintf(cmd, sizeof(cmd), "nm '%s' | awk '$3 == \"on_usr1\" { print $1 }'", prog);
 	p = popen(cmd, "r");
 	assert_non_null(p);
 	if (fgets(line, sizeof(line), p))

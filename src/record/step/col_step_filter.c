@@ -174,12 +174,12 @@ out:
 }
 
 char *col_step_filter_perf_string(const struct step_filter *f, int n, const char *exe,
-				  int *unnamed)
+				  int *unnamed, int *unsayable)
 {
 	size_t cap = 1, len = 0;
 	char *out = calloc(1, 1), why[512], path[4096];
 
-	*unnamed = 0;
+	*unnamed = *unsayable = 0;
 	for (int i = 0; out && i < n; i++) {
 		uint64_t s, e;
 		const char *mod = f[i].module ? f[i].module : exe;
@@ -189,6 +189,10 @@ char *col_step_filter_perf_string(const struct step_filter *f, int n, const char
 		if (!mod || !strchr(mod, '/') || !realpath(mod, path) ||
 		    elf_lookup(path, &f[i], &s, &e, why, sizeof(why)) < 0) {
 			(*unnamed)++;
+			continue;
+		}
+		if (path[strcspn(path, " \t\n,")]) {
+			(*unsayable)++;
 			continue;
 		}
 		k = snprintf(item, sizeof(item), "%sfilter %#llx/%#llx@%s", len ? "," : "",

@@ -35,8 +35,10 @@ int col_step_filter_resolve(struct step_filter *f, int n, uint64_t lo, uint64_t 
  * offsets), from what can be resolved before the run: the program (`exe`, a path) and
  * modules named by path.  perf's decoder uses it to end a trace at a direct branch
  * that leaves the ranges.  Filters on modules named without a path are left out
- * (counted in *unnamed).  Returns a malloc'ed string (maybe empty) or NULL. */
+ * (counted in *unnamed), and so are those whose path has a space or a comma (counted
+ * in *unsayable): perf's filter syntax ends a file name there, and a filter it cannot
+ * parse makes it decode nothing.  Returns a malloc'ed string (maybe empty) or NULL. */
 char *col_step_filter_perf_string(const struct step_filter *f, int n, const char *exe,
-				  int *unnamed);
+				  int *unnamed, int *unsayable);
 
 #endif

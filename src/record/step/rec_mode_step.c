@@ -672,17 +672,21 @@ static int step_run(struct rec *r)
 
 	if (r->opts->filter) {
 		char why[512], prog[4096];
-		int unnamed;
+		int unnamed, unsayable;
 
 		if (col_step_filter_parse(r->opts->filter, &c.filt, &c.nfilt, why, sizeof(why)) < 0)
 			return xp_err("--filter", "see 'xptrace help record'", "%s", why);
 		c.perf_filter = col_step_filter_perf_string(c.filt, c.nfilt,
 							    find_program(r->opts->cmd[0], prog, sizeof(prog)),
-							    &unnamed);
+							    &unnamed, &unsayable);
 		if (unnamed && !r->opts->quiet)
 			xp_warn("--filter: give modules as paths (MODULE=/path/lib.so) so perf knows "
 				"the ranges too; without, perf may decode a few instructions past a "
 				"direct call out of them");
+		if (unsayable && !r->opts->quiet)
+			xp_warn("--filter: perf's filter syntax cannot name a file whose path has a "
+				"space or a comma: perf is not told those ranges, and may decode a few "
+				"instructions past a direct call out of them (xptrace decode is exact)");
 	}
 	xo.filtered = c.nfilt > 0;
 	c.psb_period = r->opts->psb_period ? r->opts->psb_period : STEP_DEFAULT_PSB_PERIOD;
