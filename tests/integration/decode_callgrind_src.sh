@@ -113,14 +113,14 @@ for (fn, ob), a in sorted(addrs.items()):
     d = subprocess.run(["objdump", "-d", "--start-address=%#x" % min(a), "--stop-address=%#x" % (max(a) + 1), ob],
                        capture_output=True, text=True).stdout
     insns = {int(m.group(1), 16) for m in re.finditer(r"^ *([0-9a-f]+):\t", d, re.M)}
-    print(fn, ob, len(a), len(a - insns))
+    print(fn, ob, len(a), len(a - insns), sep="\t")   # (tabs: a path may hold spaces)
 PY
 }
 "$XPTRACE" decode -i "$TMP/full" --blocks --format callgrind -o "$TMP/full.blocks.cg"
 check_eq "--blocks callgrind: ob= is pt_known's file, every address of main and leaf an instruction objdump lists there" \
 	"leaf $(realpath "$PROGS/pt_known") 0
 main $(realpath "$PROGS/pt_known") 0" \
-	"$(disasm_check "$TMP/full.blocks.cg" main leaf | awk '$3 > 0 { print $1, $2, $4 }')"
+	"$(disasm_check "$TMP/full.blocks.cg" main leaf | awk -F'\t' '$3 > 0 { print $1, $2, $4 }')"
 
 # samples: hot_inner's loop line against perf annotate's grouping of its instructions
 "$XPTRACE" record -o "$TMP/hot" -- "$PROGS/hot" 200 >/dev/null 2>&1
@@ -143,4 +143,4 @@ check_eq "samples: --calltree callgrind lines of hot_inner = perf annotate's ($w
 "$XPTRACE" decode -i "$TMP/hot" --blocks --format callgrind -o "$TMP/hot.blocks.cg"
 check_eq "samples: --blocks callgrind: ob= is hot's file, every sampled address of hot_inner an instruction there" \
 	"hot_inner $(realpath "$PROGS/hot") 0" \
-	"$(disasm_check "$TMP/hot.blocks.cg" hot_inner | awk '$3 > 0 { print $1, $2, $4 }')"
+	"$(disasm_check "$TMP/hot.blocks.cg" hot_inner | awk -F'\t' '$3 > 0 { print $1, $2, $4 }')"
