@@ -334,6 +334,8 @@ static int decode_queues(struct dpp *p, bool timed)
 		if (d[i].p)
 			dec_pt_qclose(&d[i]);
 		p->gaps += d[i].gaps;
+		p->nocode += d[i].nocode;
+		p->nocode_bytes += d[i].nocode_bytes;
 		p->lost_bytes += d[i].lost_bytes;
 		p->insns += d[i].insns;
 	}
@@ -358,9 +360,16 @@ static int run(struct dec_ctx *c, const struct xev_sink *sink)
 		xp_warn("%s: no AUXTRACE_INFO record: decoding with default PT settings", c->perf_data);
 	if (rc == 0)
 		rc = decode_queues(&p, tsc_on(&p));
-	if (p.gaps)
+	/* code missing is not trace damaged: the warnings on module files say which */
+	if (p.nocode)
+		xp_warn("%s: %llu gaps where the code that ran was not available (a module without a "
+			"usable file, see above; not damage in the PT trace), %llu bytes of trace "
+			"skipped", c->perf_data, (unsigned long long)p.nocode,
+			(unsigned long long)p.nocode_bytes);
+	if (p.gaps > p.nocode)
 		xp_warn("%s: %llu gaps in the PT trace, %llu bytes of trace lost", c->perf_data,
-			(unsigned long long)p.gaps, (unsigned long long)p.lost_bytes);
+			(unsigned long long)(p.gaps - p.nocode),
+			(unsigned long long)(p.lost_bytes - p.nocode_bytes));
 	if (rc == 0 && !p.nq)
 		xp_warn("%s: the trace holds no PT data", c->perf_data);
 	for (size_t i = 0; i < p.nq; i++) {

@@ -63,7 +63,7 @@ struct dpp {
 	struct sw *sws;
 	size_t nsw, capsw;
 	struct sb_code *mem;
-	uint64_t gaps, lost_bytes, insns;
+	uint64_t gaps, lost_bytes, insns, nocode, nocode_bytes;
 	struct qdec *qd;	/* pass 2: every queue's decoder, for the progress line */
 	/* pass 2: bytes of each queue decoded, about (the progress line; apart from the
 	 * queues' decoders, which pieces copy while it moves) */
@@ -86,7 +86,7 @@ struct qdec {
 	struct dpt_dec *dec;	/* the part being decoded, NULL between parts */
 	/* what the queue's decodes counted (added to the dpp's at the end: with -j a
 	 * queue may decode on a thread of its own) */
-	uint64_t gaps, lost_bytes, insns;
+	uint64_t gaps, lost_bytes, insns, nocode, nocode_bytes;
 	size_t next_part;
 	bool done;
 	int32_t pid;		/* per-thread queue's process, -1 per-cpu */

@@ -95,6 +95,8 @@ static void qpiece_done(void *arg, size_t i)
 {
 	struct ppar *pp = arg;
 	pp->p->gaps += pp->st[i].gaps;
+	pp->p->nocode += pp->st[i].nocode;
+	pp->p->nocode_bytes += pp->st[i].nocode_bytes;
 	pp->p->lost_bytes += pp->st[i].lost_bytes;
 	pp->p->insns += pp->st[i].insns;
 	pp->p->pos[pp->pc[i].q] += pp->bytes[i];

@@ -191,6 +191,8 @@ static void qdec_end_part(struct qdec *d)
 {
 	const struct dpt_stats *st = dpt_dec_stats(d->dec);
 	d->gaps += st->gaps;
+	d->nocode += st->nocode;
+	d->nocode_bytes += st->nocode_bytes;
 	d->lost_bytes += st->lost_bytes;
 	d->insns += st->insns;
 	dpt_close(d->dec);

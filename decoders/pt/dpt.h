@@ -139,6 +139,9 @@ struct dpt_stats {
 	uint64_t blocks;
 	uint64_t gaps;
 	uint64_t lost_bytes;	/* trace bytes skipped by resynchronisation */
+	/* of those, the gaps at an address whose code the image does not have (a module
+	 * without a usable file): the trace is whole there, the code to follow it is not */
+	uint64_t nocode, nocode_bytes;
 	uint64_t overflows;
 	int first_error;	/* libipt error code of the first error (0 none) */
 	uint64_t first_error_offset;

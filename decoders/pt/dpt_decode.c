@@ -44,6 +44,10 @@ static int gap(struct dctx *c, int err, uint64_t off, uint64_t to)
 	ev.lost = to - off;
 	c->st->gaps++;
 	c->st->lost_bytes += ev.lost;
+	if (pt_errcode(err) == pte_nomap) {
+		c->st->nocode++;
+		c->st->nocode_bytes += ev.lost;
+	}
 	return dpt_emit(c, &ev);
 }
 

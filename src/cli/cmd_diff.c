@@ -177,8 +177,9 @@ static int join(struct vcl_table *t, struct drow **out, uint32_t *nout)
 	struct drow *rows = NULL;
 	uint32_t n = 0, cap = 0, i[2] = { 0, 0 };
 
-	qsort(t[0].rows, t[0].n, sizeof(*t[0].rows), cmp_name);
-	qsort(t[1].rows, t[1].n, sizeof(*t[1].rows), cmp_name);
+	for (int k = 0; k < 2; k++)
+		if (t[k].n)	/* (an empty table has no array: qsort's is declared non-null) */
+			qsort(t[k].rows, t[k].n, sizeof(*t[k].rows), cmp_name);
 	while (i[0] < t[0].n || i[1] < t[1].n) {
 		int c = i[0] == t[0].n ? 1 : i[1] == t[1].n ? -1 :
 			strcmp(t[0].rows[i[0]].name, t[1].rows[i[1]].name);
@@ -313,7 +314,8 @@ static int run(int argc, char **argv)
 		rows[i].delta = t[0].sampled ?
 			share(rows[i].v[1], t[1].total) - share(rows[i].v[0], t[0].total) :
 			(double)rows[i].v[1] - (double)rows[i].v[0];
-	qsort(rows, n, sizeof(*rows), cmp_delta);
+	if (n)
+		qsort(rows, n, sizeof(*rows), cmp_delta);
 	if (o.output && !(f = fopen(o.output, "w"))) {
 		xp_err(o.output, NULL, "cannot write: %s", strerror(errno));
 		rc = XP_EXIT_RUNTIME;

@@ -44,7 +44,8 @@ int rec_list_threads(pid_t pid, pid_t **tids)
 		v[n++] = (pid_t)atoi(de->d_name);
 	}
 	closedir(d);
-	qsort(v, (size_t)n, sizeof(*v), cmp_pid);
+	if (n)	/* (the process ended meanwhile: no array, and qsort's is declared non-null) */
+		qsort(v, (size_t)n, sizeof(*v), cmp_pid);
 	*tids = v;
 	return n;
 }

@@ -67,6 +67,11 @@ int ms_copy_file(const char *src, const char *dst);
  * 0 on success, -ENODATA without a note, -ENOENT/-EINVAL when unreadable. */
 int ms_build_id_file(const char *path, uint8_t *bid, size_t *bid_size);
 int ms_build_id_mem(const void *img, size_t size, uint8_t *bid, size_t *bid_size);
+/* Whether the snapshot at `path` can stand for the module of build-id `bid` (NULL: not
+ * checked): 0, or why not in `why` ("empty (0 bytes)", "truncated (...)", "not an ELF
+ * file", "build-id mismatch (...)") with -ENODATA, -EBADMSG, -ENOEXEC, -ESTALE, or the
+ * -errno of a file that cannot be read. */
+int ms_check_file(const char *path, const uint8_t *bid, size_t bid_size, char *why, size_t whylen);
 /* This process's vdso image. */
 int ms_vdso_self(const void **img, size_t *size);
 /* Lower-case hex of a build-id into out (2*size+1 bytes). */

@@ -242,6 +242,27 @@ static int as_retire_all(struct aspace *a, uint64_t t)
 	return 0;
 }
 
+/* exec at t: the mappings made before it end there.  Those of the new program are
+ * made at t or later; they are live already when the COMM reaches the session after
+ * them (written after its MMAP2s at the same time, as the step tracer does, or
+ * delivered out of time order) and stay.  Without times (t 0) the order decides. */
+static int as_retire_exec(struct aspace *a, uint64_t t)
+{
+	uint32_t k = 0;
+
+	if (!t)
+		return as_retire_all(a, t);
+	for (uint32_t i = 0; i < a->nlive; i++) {
+		if (a->live[i].time_from >= t)
+			a->live[k++] = a->live[i];
+		else if (push_dead(a, &a->live[i], t) < 0)
+			return -ENOMEM;
+	}
+	a->nlive = k;
+	a->last = 0;
+	return 0;
+}
+
 int sb_add_map(struct sb_session *s, int32_t pid, uint64_t start, uint64_t len, uint64_t pgoff,
 	       uint32_t prot, const char *path, const uint8_t *bid, uint8_t bid_size, uint64_t time)
 {
@@ -442,7 +463,7 @@ int sb_feed(struct sb_session *s, const struct pd_rec *r)
 		if (r->u.comm.exec) {
 			struct aspace *a = as_find(s, (int32_t)r->u.comm.pid, false);
 			s->gen++;
-			if (a && as_retire_all(a, r->time) < 0)
+			if (a && as_retire_exec(a, r->time) < 0)
 				return -ENOMEM;
 		}
 		return add_comm(t, r->time, r->u.comm.comm);

@@ -4,7 +4,9 @@
  * Each session dso is looked up, in order, in the trace's snapshot store
  * (TRACE_DIR/.build-id/xx/yyyy…, perf's build-id cache layout), in ~/.debug (perf's
  * cache), then at its recorded path.  A recorded path whose build-id differs from the
- * trace's is refused with a warning (its symbols would be wrong).
+ * trace's is refused with a warning (its symbols would be wrong); so is a store's file
+ * that cannot stand for its module (empty, truncated, not ELF, another build-id), once
+ * per file, naming what is used instead.
  *
  * Functions are interned: every distinct (dso, symbol) gets a small dense id, which the
  * call tree and the reports use as their key.  Addresses without a symbol get one id

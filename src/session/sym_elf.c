@@ -14,6 +14,7 @@
 #include <sys/stat.h>
 #include <unistd.h>
 
+#include "session/ms_store.h"
 #include "session/sym.h"
 #include "arch/x86_64/x86_plt.h"
 #include "util/xp_err.h"
@@ -65,6 +66,8 @@ struct sym_ctx {
 	uint32_t ndsos, capdsos;
 	char **strs;		/* owned strings (names, files) */
 	size_t nstrs, capstrs;
+	char **bad_snaps;	/* unusable snapshots already reported (dsos may share one) */
+	size_t nbad, capbad;
 };
 
 static const char *own(struct sym_ctx *c, char *s)
@@ -132,6 +135,9 @@ void sym_free(struct sym_ctx *c)
 	for (size_t i = 0; i < c->nstrs; i++)
 		free(c->strs[i]);
 	free(c->strs);
+	for (size_t i = 0; i < c->nbad; i++)
+		free(c->bad_snaps[i]);
+	free(c->bad_snaps);
 	free(c->fns);
 	xp_map_free(&c->unk);
 	xp_map_free(&c->jit);
@@ -607,10 +613,58 @@ static void load_kallsyms(struct sym_ctx *c, struct sb_dso *bd, struct sdso *d)
 	d->usable = true;
 }
 
+/* A snapshot that cannot stand for its module (the first met while looking for one). */
+struct bad_snap {
+	char *file;
+	char why[160];
+};
+
+/* The store's file for the dso when it can stand for the module; an unusable one is
+ * kept in *bad (the first only) and the search goes on. */
+static char *usable_in_store(const char *dir, const struct sb_dso *bd, const char *leaf,
+			     struct bad_snap *bad)
+{
+	char *file = in_store(dir, bd, leaf);
+	char why[sizeof(bad->why)];
+
+	if (!file || ms_check_file(file, bd->build_id, bd->bid_size, why, sizeof(why)) == 0)
+		return file;
+	if (!bad->file) {
+		bad->file = file;
+		memcpy(bad->why, why, sizeof(why));
+	} else {
+		free(file);
+	}
+	return NULL;
+}
+
+/* Once per snapshot, whatever the dsos sharing it: which module lost what, and what
+ * stands in for it. */
+static void report_bad_snap(struct sym_ctx *c, const struct sb_dso *bd, const struct bad_snap *bad,
+			    const char *instead)
+{
+	for (size_t i = 0; i < c->nbad; i++)
+		if (strcmp(c->bad_snaps[i], bad->file) == 0)
+			return;
+	char *keep = strdup(bad->file);
+	if (keep && XP_GROW(c->bad_snaps, c->capbad, c->nbad + 1) == 0)
+		c->bad_snaps[c->nbad++] = keep;
+	else
+		free(keep);
+	if (instead)
+		xp_warn("%s: snapshot %s is unusable: %s (its symbols and code are read from %s "
+			"instead)", bd->path, bad->file, bad->why, instead);
+	else
+		xp_warn("%s: snapshot %s is unusable: %s (its functions show as addresses and "
+			"its code cannot be decoded: copy the trace directory again from where it "
+			"was recorded)", bd->path, bad->file, bad->why);
+}
+
 static void load_dso(struct sym_ctx *c, struct sb_dso *bd, struct sdso *d)
 {
 	char *file = NULL;
 	uint8_t bid[20];
+	struct bad_snap bad = { NULL, "" };
 
 	d->loaded = true;
 	d->fd = -1;
@@ -624,11 +678,11 @@ static void load_dso(struct sym_ctx *c, struct sb_dso *bd, struct sdso *d)
 	}
 	/* perf's cache names the file by kind: "vdso" for the vdso, "elf" otherwise */
 	const char *leaf = strcmp(bd->path, "[vdso]") == 0 ? "vdso" : "elf";
-	file = in_store(c->trace_dir, bd, leaf);
+	file = usable_in_store(c->trace_dir, bd, leaf, &bad);
 	if (!file)
-		file = in_store(c->debug_dir, bd, leaf);
+		file = usable_in_store(c->debug_dir, bd, leaf, &bad);
 	if (!file && strcmp(leaf, "elf") != 0)
-		file = in_store(c->trace_dir, bd, "elf");
+		file = usable_in_store(c->trace_dir, bd, "elf", &bad);
 	if (!file && bd->path[0] == '/') {
 		int n = sym_file_build_id(bd->path, bid);
 		if (bd->bid_size && n && (n != bd->bid_size || memcmp(bid, bd->build_id, (size_t)n))) {
@@ -641,6 +695,10 @@ static void load_dso(struct sym_ctx *c, struct sb_dso *bd, struct sdso *d)
 		} else if (access(bd->path, R_OK) == 0) {
 			file = strdup(bd->path);
 		}
+	}
+	if (bad.file) {
+		report_bad_snap(c, bd, &bad, file);
+		free(bad.file);
 	}
 	if (!file)
 		return;

@@ -516,7 +516,8 @@ int bb_cg_write(struct bb_cg *cg, FILE *out, const char *cmd)
 		}
 		if (ncost == 0 && (ei >= cg->nedges || cg->edges[ei].caller != f))
 			continue;
-		qsort(costs, ncost, sizeof(*costs), by_ip);
+		if (ncost)	/* (a function with edges only: costs may still be NULL) */
+			qsort(costs, ncost, sizeof(*costs), by_ip);
 		/* the function's file: where its first line with a position lies */
 		const struct fn *fn = &cg->fns[f];
 		uint64_t line;

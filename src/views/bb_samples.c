@@ -290,7 +290,8 @@ int bb_samples_blocks(struct bb_samples *s, const char *metric, const struct bb_
 
 	if (!env || !env->symbol || !env->read || x86_dis_init(&dis) < 0)
 		return -EINVAL;
-	qsort(s->v, s->n, sizeof(*s->v), by_fn_ip);
+	if (s->n)	/* (no samples: no array, and qsort's is declared non-null) */
+		qsort(s->v, s->n, sizeof(*s->v), by_fn_ip);
 	xp_map_free(&s->by_key);	/* the order changed: no more adds */
 	for (size_t i = 0; i < s->n && rc == 0;) {
 		const struct sip *p = &s->v[i];
@@ -337,7 +338,8 @@ int bb_samples_blocks(struct bb_samples *s, const char *metric, const struct bb_
 		free(blk);
 		return rc;
 	}
-	qsort(blk, nb, sizeof(*blk), by_samples);
+	if (nb)
+		qsort(blk, nb, sizeof(*blk), by_samples);
 
 	FILE *out = o->out;
 	struct out_table tab;
@@ -394,7 +396,8 @@ int bb_samples_callgrind(struct bb_samples *s, const char *metric, FILE *out, co
 	const char *prev_name = NULL, *prev_mod = NULL, *cur_file = NULL;
 	int32_t prev_pid = 0;
 
-	qsort(s->v, s->n, sizeof(*s->v), by_fn_ip);
+	if (s->n)
+		qsort(s->v, s->n, sizeof(*s->v), by_fn_ip);
 	xp_map_free(&s->by_key);	/* the order changed: no more adds */
 	out_cg_begin(&w, out, OUT_CG_INSTR | OUT_CG_LINE, cmd, events, 2, NULL);
 	for (size_t i = 0; i < s->n; i++) {

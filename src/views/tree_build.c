@@ -99,7 +99,8 @@ static int stack_fns(struct tb *b, struct tb_thread *t, const struct xev *ev)
 		p->to = to < p->to ? to : p->to;
 	}
 	p->n = n;
-	memcpy(b->fns, p->fn, n * sizeof(*p->fn));
+	if (n)	/* (an empty callchain: p->fn may be NULL, memcpy's is declared non-null) */
+		memcpy(b->fns, p->fn, n * sizeof(*p->fn));
 	return 0;
 }
 

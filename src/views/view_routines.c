@@ -229,7 +229,8 @@ static int write_arcs(struct vr *v, uint64_t total)
 	bool text = v->o->format == OUT_TEXT;
 	struct out_table tab;
 
-	qsort(v->a, v->na, sizeof(*v->a), cmp_arc);
+	if (v->na)	/* (none: no array, and qsort's is declared non-null) */
+		qsort(v->a, v->na, sizeof(*v->a), cmp_arc);
 	header(v, "arcs", total);
 	if (text)
 		out_table_begin(&tab, v->out, v->o->format, cols + 2, 4);
@@ -273,7 +274,8 @@ static int on_close(void *state, int status)
 	if (status >= 0 && rc == 0)
 		rc = fold_tree(v, all);
 	if (status >= 0 && rc == 0) {
-		qsort(v->r, v->nr, sizeof(*v->r), cmp_fold);
+		if (v->nr)
+			qsort(v->r, v->nr, sizeof(*v->r), cmp_fold);
 		tb_units_init(&v->u, v->c, v->metric, v->o->format, ct_total(all, v->metric));
 		if (v->arcs)
 			rc = write_arcs(v, ct_total(all, v->metric));

@@ -430,7 +430,8 @@ static int functions(struct vt *v)
 	if (!parts)
 		return oom();
 	if (v->o->per_process) {
-		qsort(b->th, b->nth, sizeof(*b->th), cmp_pid);
+		if (b->nth)	/* (no threads: no array, and qsort's is declared non-null) */
+			qsort(b->th, b->nth, sizeof(*b->th), cmp_pid);
 		for (uint32_t i = 0; i < b->nth && rc == 0; i++) {
 			if (!np || parts[np - 1].pid != b->th[i].pid) {
 				parts[np].pid = b->th[i].pid;
@@ -512,7 +513,8 @@ static int on_close(void *state, int status)
 		if (v->o->format == OUT_FOLDED && dec_opt(c, "comm-prefix")) {
 			rc = write_folded_comm(v);
 		} else if (v->per_thread) {
-			qsort(b->th, b->nth, sizeof(*b->th), cmp_tid);
+			if (b->nth)
+				qsort(b->th, b->nth, sizeof(*b->th), cmp_tid);
 			for (uint32_t i = 0; i < b->nth && rc == 0; i++) {
 				char title[128];
 				snprintf(title, sizeof(title), "thread %d (%s) pid %d", b->th[i].tid,

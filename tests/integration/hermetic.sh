@@ -95,11 +95,13 @@ done
 check_eq "the sample trace's conflicting cache has the vdso" yes \
 	"$(ls "$TMP"/home-dirty-rec-sample/.debug/\[vdso\]/*/vdso >/dev/null 2>&1 && echo yes)"
 
-# the control: without its snapshots the sample trace's perf.data takes ~/.debug's
-# files, so the conflicting entries name its functions (build/progs/hot's symbols)
+# the control: without its snapshots the sample trace's perf.data looks in ~/.debug,
+# where the conflicting entries are refused by their build-ids, named, and the
+# recorded paths name its functions
 mkdir alone && cp rec-sample/perf.data alone/
 HOME=$TMP/home-clean-rec-sample "$XPTRACE" decode -i alone --functions >alone.clean 2>&1
 HOME=$TMP/home-dirty-rec-sample "$XPTRACE" decode -i alone --functions >alone.dirty 2>&1
 check_match "control: without snapshots the trace is named from the host's binaries" ' spin$' "$(cat alone.clean)"
-check_eq "control: ... and from a conflicting ~/.debug, taken without snapshots" yes \
-	"$(grep -q ' spin$' alone.dirty || echo yes)"
+check_match "control: ... a conflicting ~/.debug is looked in, its files refused" \
+	"snapshot $TMP/home-dirty-rec-sample/\.debug/\.build-id/.* is unusable: build-id mismatch" "$(cat alone.dirty)"
+check_match "control: ... and the recorded paths name the functions" ' spin$' "$(cat alone.dirty)"

@@ -51,6 +51,42 @@ static void test_history(void **state)
 	sb_free(s);
 }
 
+/* An exec COMM that reaches the session after the new program's mappings (written
+ * after them at the same time, or delivered out of time order) ends only what was
+ * mapped before the exec; without times the order decides, as before. */
+static void test_exec_after_mmaps(void **state)
+{
+	(void)state;
+	struct sb_session *s = sb_new();
+	struct pd_rec r;
+
+	r = mmap_rec(10, 0x1000, 0x1000, 0, "/old", 100);
+	assert_int_equal(sb_feed(s, &r), 0);
+	r = mmap_rec(10, 0x4000, 0x1000, 0, "/new", 400);
+	assert_int_equal(sb_feed(s, &r), 0);
+	r = mmap_rec(10, 0x6000, 0x1000, 0, "/late", 450);
+	assert_int_equal(sb_feed(s, &r), 0);
+	r = (struct pd_rec){ .type = PERF_RECORD_COMM, .misc = PERF_RECORD_MISC_COMM_EXEC, .time = 400 };
+	r.u.comm = (struct pd_comm){ 10, 10, true, "newprog" };
+	assert_int_equal(sb_feed(s, &r), 0);
+	assert_null(sb_find_map(s, 10, 0x1800, 500));
+	assert_string_equal(sb_find_map(s, 10, 0x1800, 300)->dso->path, "/old");
+	assert_string_equal(sb_find_map(s, 10, 0x4800, 500)->dso->path, "/new");
+	assert_string_equal(sb_find_map(s, 10, 0x6800, 500)->dso->path, "/late");
+	const struct sb_map *live;
+	assert_int_equal(sb_maps(s, 10, &live), 2);
+	sb_free(s);
+
+	s = sb_new();
+	r = mmap_rec(10, 0x1000, 0x1000, 0, "/old", 0);
+	assert_int_equal(sb_feed(s, &r), 0);
+	r = (struct pd_rec){ .type = PERF_RECORD_COMM, .misc = PERF_RECORD_MISC_COMM_EXEC, .time = 0 };
+	r.u.comm = (struct pd_comm){ 10, 10, true, "newprog" };
+	assert_int_equal(sb_feed(s, &r), 0);
+	assert_int_equal(sb_maps(s, 10, &live), 0);
+	sb_free(s);
+}
+
 static void test_demangle(void **state)
 {
 	(void)state;
@@ -176,6 +212,7 @@ int main(void)
 {
 	const struct CMUnitTest tests[] = {
 		cmocka_unit_test(test_history),
+		cmocka_unit_test(test_exec_after_mmaps),
 		cmocka_unit_test(test_demangle),
 		cmocka_unit_test(test_elf_symbols),
 		cmocka_unit_test(test_ret_types),

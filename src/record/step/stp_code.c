@@ -74,8 +74,11 @@ struct stp_mm *stp_mm_fork(const struct stp_mm *p, pid_t child)
 	m->runs = malloc((p->capruns ? p->capruns : 1) * sizeof(*m->runs));
 	if (!m->bps || !m->runs)
 		goto fail;
-	memcpy(m->bps, p->bps, p->nbps * sizeof(*m->bps));
-	memcpy(m->runs, p->runs, p->nruns * sizeof(*m->runs));
+	/* (a parent without any has no array: memcpy's source is declared non-null) */
+	if (p->nbps)
+		memcpy(m->bps, p->bps, p->nbps * sizeof(*m->bps));
+	if (p->nruns)
+		memcpy(m->runs, p->runs, p->nruns * sizeof(*m->runs));
 	if (p->nuops) {
 		m->uops = malloc(p->nuops * sizeof(*m->uops));
 		if (!m->uops)
