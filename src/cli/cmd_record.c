@@ -428,14 +428,19 @@ static int rm_entry(const char *path, const struct stat *st, int flag, struct FT
 }
 
 /* DIR must not exist, unless -f: then it becomes DIR.old (replacing an older one).
- * -f moves and removes only what is recognisably a trace directory (-EPERM, a usage
- * error, otherwise): a user's directory given to -o by mistake stays as it was. */
+ * -f moves and removes only a directory xptrace record made (-EPERM, a usage error,
+ * otherwise): a user's directory given to -o by mistake stays as it was.  The new DIR
+ * gets the mark that says so first, so that even a recording killed at once has it. */
 static int prepare_dir(const struct rec_opts *o)
 {
 	struct stat st;
 	char old[PATH_MAX], why[PATH_MAX + 64];
+	int e;
 
 	if (lstat(o->outdir, &st) == 0) {
+		if (rec_dir_what(o->outdir, why, sizeof(why)) == -ENOTDIR)
+			return xp_err_code(-EPERM, o->outdir, "choose another -o DIR, or move it away",
+					   "it is %s, not a trace directory", why);
 		if (!o->force)
 			return xp_err(o->outdir, "use -f to replace it; the old one is kept as .old",
 				      "the trace directory already exists");
@@ -464,6 +469,11 @@ static int prepare_dir(const struct rec_opts *o)
 	if (mkdir(o->outdir, 0755) < 0)
 		return xp_err(o->outdir, "choose a writable place with -o DIR",
 			      "cannot create the trace directory: %s", strerror(errno));
+	if ((e = rec_dir_mark(o->outdir)) < 0) {
+		rmdir(o->outdir);
+		return xp_err(o->outdir, "choose a writable place with -o DIR",
+			      "cannot write its %s: %s", REC_DIR_MARK, strerror(-e));
+	}
 	return 0;
 }
 
