@@ -389,6 +389,20 @@ static void tb_costs(struct tb *b)
 	b->callee_ns = leaf;
 }
 
+/* A trace with no event has nothing to measure, like a sample trace with no sample:
+ * an empty report.  Time is a probe trace's default metric: the option is named only
+ * when it was given. */
+int tb_check_timed(const struct tb *b, const char *cmd)
+{
+	if (b->time_m < 0 || b->timed || !b->nth)
+		return 0;
+	if (b->c->opts->metric)
+		return xp_err(cmd, "use --metric insns, or record with timestamps",
+			      "--metric time: the trace has no timestamps");
+	return xp_err(cmd, "use --metric samples", "the trace's probes are measured in time, and "
+		      "its events have no timestamps");
+}
+
 int tb_finish(struct tb *b)
 {
 	if (!b->c->merged)
