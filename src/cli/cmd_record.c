@@ -582,6 +582,17 @@ static void describe_target(const struct rec *r)
 		xp_warn("the command exited with status %d", WEXITSTATUS(st));
 }
 
+/* A command that gains privileges at exec (setuid...) leaves the samples of an
+ * unprivileged recording empty, without a word from the kernel. */
+static void explain_no_samples(const struct rec *r)
+{
+	char why[PATH_MAX + 64];
+
+	if (rec_secure_exec(r->opts->cmd[0], why, sizeof(why)))
+		xp_warn("no samples: %s: the kernel does not let you trace it (it detaches your events "
+			"at its exec) (record as root, or a copy of it you own)", why);
+}
+
 static int finish(struct rec *r, int run_err)
 {
 	int e, rc = run_err < 0 ? XP_EXIT_RUNTIME : XP_EXIT_OK;
@@ -649,6 +660,8 @@ static int finish(struct rec *r, int run_err)
 			(unsigned long long)kept, r->sampled, r->sampled[0] ? " " : "",
 			(unsigned long long)(r->lost + r->lost_samples),
 			ms_store_count(r->ms), jit_note, size / 1e6, r->dir);
+	if (r->child && !r->exec_failed && !r->recorded[0] && !kept && rc == XP_EXIT_OK)
+		explain_no_samples(r);
 	return rc;
 }
 
