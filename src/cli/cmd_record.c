@@ -428,14 +428,19 @@ static int rm_entry(const char *path, const struct stat *st, int flag, struct FT
 }
 
 /* DIR must not exist, unless -f: then it becomes DIR.old (replacing an older one).
- * -f moves and removes only what is recognisably a trace directory (-EPERM, a usage
- * error, otherwise): a user's directory given to -o by mistake stays as it was. */
+ * -f moves and removes only a directory xptrace record made (-EPERM, a usage error,
+ * otherwise): a user's directory given to -o by mistake stays as it was.  The new DIR
+ * gets the mark that says so first, so that even a recording killed at once has it. */
 static int prepare_dir(const struct rec_opts *o)
 {
 	struct stat st;
 	char old[PATH_MAX], why[PATH_MAX + 64];
+	int e;
 
 	if (lstat(o->outdir, &st) == 0) {
+		if (rec_dir_what(o->outdir, why, sizeof(why)) == -ENOTDIR)
+			return xp_err_code(-EPERM, o->outdir, "choose another -o DIR, or move it away",
+					   "it is %s, not a trace directory", why);
 		if (!o->force)
 			return xp_err(o->outdir, "use -f to replace it; the old one is kept as .old",
 				      "the trace directory already exists");
@@ -464,6 +469,11 @@ static int prepare_dir(const struct rec_opts *o)
 	if (mkdir(o->outdir, 0755) < 0)
 		return xp_err(o->outdir, "choose a writable place with -o DIR",
 			      "cannot create the trace directory: %s", strerror(errno));
+	if ((e = rec_dir_mark(o->outdir)) < 0) {
+		rmdir(o->outdir);
+		return xp_err(o->outdir, "choose a writable place with -o DIR",
+			      "cannot write its %s: %s", REC_DIR_MARK, strerror(-e));
+	}
 	return 0;
 }
 
@@ -572,6 +582,17 @@ static void describe_target(const struct rec *r)
 		xp_warn("the command exited with status %d", WEXITSTATUS(st));
 }
 
+/* A command that gains privileges at exec (setuid...) leaves the samples of an
+ * unprivileged recording empty, without a word from the kernel. */
+static void explain_no_samples(const struct rec *r)
+{
+	char why[PATH_MAX + 64];
+
+	if (rec_secure_exec(r->opts->cmd[0], why, sizeof(why)))
+		xp_warn("no samples: %s: the kernel does not let you trace it (it detaches your events "
+			"at its exec) (record as root, or a copy of it you own)", why);
+}
+
 static int finish(struct rec *r, int run_err)
 {
 	int e, rc = run_err < 0 ? XP_EXIT_RUNTIME : XP_EXIT_OK;
@@ -639,6 +660,8 @@ static int finish(struct rec *r, int run_err)
 			(unsigned long long)kept, r->sampled, r->sampled[0] ? " " : "",
 			(unsigned long long)(r->lost + r->lost_samples),
 			ms_store_count(r->ms), jit_note, size / 1e6, r->dir);
+	if (r->child && !r->exec_failed && !r->recorded[0] && !kept && rc == XP_EXIT_OK)
+		explain_no_samples(r);
 	return rc;
 }
 

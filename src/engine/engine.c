@@ -137,6 +137,9 @@ static int resolve_input(const char *in, char **data, char **dir)
 	if (S_ISDIR(st.st_mode)) {
 		snprintf(buf, sizeof(buf), "%s/perf.data", in);
 		if (stat(buf, &st) < 0) {
+			int e = errno;
+			if (e != ENOENT)
+				return xp_err_code(-e, buf, NULL, "%s", strerror(e));
 			xp_err(in, "give the directory `xptrace record` wrote", "no perf.data in this directory");
 			return -ENOENT;
 		}

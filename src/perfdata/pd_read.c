@@ -576,17 +576,44 @@ fail:
 	return rc;
 }
 
+/* Only "-" is read as a stream: a FIFO named as a file would block in open() until a
+ * writer came, and a directory would read as a file too short for a header.  Neither
+ * is opened. */
+static int not_file(const char *path, mode_t mode)
+{
+	if (S_ISDIR(mode))
+		return xp_err_code(-EISDIR, path, "give a perf.data file, or the trace directory "
+				   "holding one", "it is a directory, not a perf.data file");
+	return xp_err_code(-EINVAL, path, "only -i - reads a stream: cat it | xptrace decode -i -",
+			   "it is %s, not a perf.data file",
+			   S_ISFIFO(mode) ? "a FIFO" : S_ISSOCK(mode) ? "a socket" : "a device");
+}
+
 int pd_open(const char *path, struct pd_file **out)
 {
+	struct stat st;
 	int fd, rc;
 
 	if (strcmp(path, "-") == 0)
 		return pd_open_fd(0, "stdin", out);
-	fd = open(path, O_RDONLY | O_CLOEXEC);
+	if (stat(path, &st) == 0 && !S_ISREG(st.st_mode))
+		return not_file(path, st.st_mode);
+	/* O_NONBLOCK: a FIFO put in its place since the stat() must not block either
+	 * (regular files ignore the flag) */
+	fd = open(path, O_RDONLY | O_CLOEXEC | O_NONBLOCK);
 	if (fd < 0) {
 		rc = -errno;
 		return xp_err_code(rc, path, rc == -ENOENT ? "give the trace with -i" : NULL, "%s",
 				   strerror(-rc));
+	}
+	if (fstat(fd, &st) < 0) {
+		rc = -errno;
+		close(fd);
+		return xp_err_code(rc, path, NULL, "%s", strerror(-rc));
+	}
+	if (!S_ISREG(st.st_mode)) {
+		close(fd);
+		return not_file(path, st.st_mode);
 	}
 	if ((rc = pd_open_fd(fd, path, out)) < 0) {
 		close(fd);

@@ -179,7 +179,8 @@ struct pd_stats {
 
 struct pd_file;
 
-/* Opens a perf.data file ("-" reads pipe mode from stdin); reports errors itself. */
+/* Opens a perf.data file ("-" reads pipe mode from stdin; any other path must be a
+ * regular file); reports errors itself. */
 int pd_open(const char *path, struct pd_file **out);
 /* Same on an open descriptor (pipe or file); `name` is used in messages. */
 int pd_open_fd(int fd, const char *name, struct pd_file **out);

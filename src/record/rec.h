@@ -182,6 +182,12 @@ int rec_jit_note_mmap(struct rec *r, int32_t pid, const char *name, int anon);
 size_t rec_jit_keep(struct rec *r);
 void rec_jit_free(struct rec *r);
 
+/* 1 when exec'ing `cmd` (found as execvp finds it) makes the process not dumpable for
+ * us: setuid or setgid to another user or group, or, unprivileged, file capabilities
+ * or a file we cannot read.  The kernel then detaches our events at exec: no samples.
+ * `why` says which. */
+int rec_secure_exec(const char *cmd, char *why, size_t n);
+
 /* -p: threads of `pid` (sorted); returns the count or a negative errno. */
 int rec_list_threads(pid_t pid, pid_t **tids);
 /* -p: synthesizes COMM, FORK and MMAP2 (executable mappings, with build-ids) from /proc

@@ -390,6 +390,21 @@ static void tb_costs(struct tb *b)
 	b->callee_ns = leaf;
 }
 
+/* A trace with no event has nothing to measure, like a sample trace with no sample:
+ * an empty report.  Time is a probe trace's default metric: --metric is named only
+ * when it was given. */
+int tb_check_timed(const struct tb *b, const char *cmd)
+{
+	if (b->time_m < 0 || b->timed || !b->nth)
+		return 0;
+	const char *name = b->c->metrics[b->time_m].name, *asked = b->c->opts->metric;
+	if (asked && strcmp(asked, name) == 0)
+		return xp_err(cmd, "use --metric insns, or record with timestamps",
+			      "--metric %s: the trace has no timestamps", name);
+	return xp_err(cmd, "choose another metric with --metric",
+		      "the trace has no timestamps, which its %s metric needs", name);
+}
+
 int tb_finish(struct tb *b)
 {
 	if (!b->c->merged)

@@ -87,6 +87,9 @@ void tb_init(struct tb *b, struct dec_ctx *c);
 int tb_event(void *ctx, const struct xev *ev);
 /* After the stream: merged traces get their time apportioned (per thread). */
 int tb_finish(struct tb *b);
+/* After the stream, for a view reporting the time metric: 0 when it can, else reported
+ * (events, none timed).  `cmd` names the command in the message. */
+int tb_check_timed(const struct tb *b, const char *cmd);
 /* One tree of every thread (not finished: ct_finish it); NULL on ENOMEM. */
 struct ct_tree *tb_merge_all(struct tb *b);
 void tb_free(struct tb *b);

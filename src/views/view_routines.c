@@ -261,9 +261,8 @@ static int on_close(void *state, int status)
 	struct ct_tree *all = NULL;
 	int rc = 0;
 
-	if (status >= 0 && v->b.time_m >= 0 && (unsigned)v->b.time_m == v->metric && !v->b.timed)
-		rc = xp_err("decode", "use --metric insns, or record with timestamps",
-			    "--metric time: the trace has no timestamps");
+	if (status >= 0 && v->b.time_m >= 0 && (unsigned)v->b.time_m == v->metric)
+		rc = tb_check_timed(&v->b, "decode");
 	if (status >= 0 && rc == 0)
 		rc = tb_finish(&v->b);
 	if (status >= 0 && rc == 0) {

@@ -171,6 +171,21 @@ if command -v setpriv >/dev/null && [ "$(id -u)" = 0 ] && [ "$(cat /proc/sys/ker
 	check "unprivileged: perf finds hot_inner (${share:-0}%)" in_range 60 90 "${share:-0}"
 	check "unprivileged: snapshots taken (copies: hardlinks of others' files are refused)" \
 		test -s "$TMP/nobody/t$TMP/nobody/hot/$(perf buildid-list -f -i "$TMP/nobody/t/perf.data" 2>/dev/null | awk -v p="$TMP/nobody/hot" '$2 == p { print $1 }')/elf"
+	# A setuid program: the kernel detaches the user's events at its exec, and the
+	# recording ended with "0 samples" and no word why.
+	if findmnt -n -o OPTIONS --target "$TMP" | grep -qw nosuid; then
+		ok "setuid program: $TMP is mounted nosuid # SKIP"
+	else
+		cp "$PROGS/hot" "$TMP/nobody/suid"
+		chmod u+s "$TMP/nobody/suid"
+		setpriv --reuid=65534 --regid=65534 --clear-groups \
+			"$TMP/nobody/xptrace" record -o "$TMP/nobody/s" -- "$TMP/nobody/suid" 20 >/dev/null 2>"$TMP/errs"
+		check_eq "unprivileged, setuid program: exit 0 (the command's)" 0 $?
+		check_match "unprivileged, setuid program: 0 samples" "^xptrace: recorded 0 cpu-clock samples" "$(cat "$TMP/errs")"
+		check_eq "unprivileged, setuid program: says why" \
+			"xptrace: no samples: $TMP/nobody/suid is setuid root: the kernel does not let you trace it (it detaches your events at its exec) (record as root, or a copy of it you own)" \
+			"$(tail -1 "$TMP/errs")"
+	fi
 else
 	ok "unprivileged recording: setpriv or root missing # SKIP"
 fi

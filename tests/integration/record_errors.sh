@@ -117,11 +117,11 @@ check_match "-f says what it moved" "^xptrace: slash: the previous trace is now 
 mkdir -p mine && echo keep >mine/f
 check_exit "-f on a directory without perf.data: exit 2" 2 "$XPTRACE" record -q -f -o mine -- "$PROGS/hot" 20
 check_eq "-f on a directory without perf.data: why" \
-	"xptrace: mine: -f replaces only a trace directory, and it holds no perf.data (choose another -o DIR, or move it away by hand)" \
+	"xptrace: mine: -f replaces only a trace directory, and it has no .xptrace-trace, the mark xptrace record leaves in every trace directory (a trace recorded by an xptrace older than the mark has none: remove it by hand) (choose another -o DIR, or move it away by hand)" \
 	"$(cat "$TMP/.err")"
 check_exit "-f on it twice: exit 2" 2 "$XPTRACE" record -q -f -o mine -- "$PROGS/hot" 20
 check_eq "-f left the directory alone" "keep -" "$(cat mine/f) $(ls -d mine.old 2>/dev/null || echo -)"
-cp xptrace.data/perf.data mine/
+cp xptrace.data/perf.data xptrace.data/.xptrace-trace mine/
 check_exit "-f on a perf.data next to a user's file: exit 2" 2 "$XPTRACE" record -q -f -o mine -- "$PROGS/hot" 20
 check_eq "-f on a perf.data next to a user's file: why" \
 	"xptrace: mine: -f replaces only a trace directory, and it holds 'f', which no recording writes (choose another -o DIR, or move it away by hand)" \
@@ -130,9 +130,40 @@ check_eq "-f on a perf.data next to a user's file: why" \
 mkdir -p tr.old && echo keep >tr.old/f
 check_exit "-f with a DIR.old that is no trace: exit 2" 2 "$XPTRACE" record -q -f -o tr -- "$PROGS/hot" 20
 check_eq "-f with a DIR.old that is no trace: why" \
-	"xptrace: tr.old: -f would remove it to keep tr there, but it is not a trace directory: it holds no perf.data (move it away by hand)" \
+	"xptrace: tr.old: -f would remove it to keep tr there, but it is not a trace directory: it has no .xptrace-trace, the mark xptrace record leaves in every trace directory (a trace recorded by an xptrace older than the mark has none: remove it by hand) (move it away by hand)" \
 	"$(cat "$TMP/.err")"
 check_eq "-f left DIR and DIR.old alone" "keep 1" "$(cat tr.old/f) $(ls tr/perf.data | wc -l)"
+# A directory of results beside perf's own perf.data passed once (only the top level was
+# looked at): the first -f moved it to results.old, the second removed it, the user's
+# results with it.  -f now wants the mark xptrace record leaves, and nothing else
+# inside but what a recording writes.
+mkdir -p results/run1
+perf record -q -o results/perf.data -- true >/dev/null 2>&1
+echo x >results/run1/important.csv
+check_exit "-f on perf's perf.data beside a user's directory: exit 2" 2 "$XPTRACE" record -q -f -o results -- true
+check_eq "-f on perf's perf.data beside a user's directory: why" \
+	"xptrace: results: -f replaces only a trace directory, and it has no .xptrace-trace, the mark xptrace record leaves in every trace directory (a trace recorded by an xptrace older than the mark has none: remove it by hand) (choose another -o DIR, or move it away by hand)" \
+	"$(cat "$TMP/.err")"
+check_exit "-f on it again: exit 2" 2 "$XPTRACE" record -q -f -o results -- true
+check_eq "the user's file survives both -f" "x -" \
+	"$(cat results/run1/important.csv) $(ls -d results.old 2>/dev/null || echo -)"
+cp xptrace.data/.xptrace-trace results/
+check_exit "-f on a marked directory with a user's file below: exit 2" 2 "$XPTRACE" record -q -f -o results -- true
+check_eq "-f on a marked directory with a user's file below: why" \
+	"xptrace: results: -f replaces only a trace directory, and it holds 'run1/important.csv', which no recording writes (choose another -o DIR, or move it away by hand)" \
+	"$(cat "$TMP/.err")"
+"$XPTRACE" record -q -o st -- true >/dev/null 2>&1
+check "a trace directory holds the mark" test -f st/.xptrace-trace
+echo x >st/usr/bin/notes.txt
+check_exit "-f on a trace with a user's file among the snapshots: exit 2" 2 "$XPTRACE" record -q -f -o st -- true
+check_eq "-f on a trace with a user's file among the snapshots: why" \
+	"xptrace: st: -f replaces only a trace directory, and it holds 'usr/bin/notes.txt', which no recording writes (choose another -o DIR, or move it away by hand)" \
+	"$(cat "$TMP/.err")"
+rm st/usr/bin/notes.txt
+"$XPTRACE" record -q -f -o st -- true >/dev/null 2>&1
+check_exit "-f twice on a trace removes its .old" 0 "$XPTRACE" record -q -f -o st -- true
+check "... and keeps the previous one, marked" test -f st.old/.xptrace-trace
+
 mkdir -p sub && cp -r tr sub/here && cd sub/here
 check_exit "-f -o .: exit 2" 2 "$XPTRACE" record -q -f -o . -- "$PROGS/hot" 20
 check_eq "-f -o .: why" "xptrace: .: -f cannot replace the current directory or one that holds it (choose another -o DIR)" \
@@ -154,3 +185,20 @@ if mount -t tmpfs -o size=64m tmpfs other 2>/dev/null; then
 else
 	ok "tmpfs mount not permitted here # SKIP"
 fi
+
+# -o onto something that is no directory: said once, for what it is, with or without -f
+# (it was "the trace directory already exists (use -f ...)", then with -f "it is not a
+# directory").
+echo x >afile
+ln -s nowhere dangling
+for f in "" -f; do
+	check_exit "-o a regular file${f:+ with -f}: exit 2" 2 "$XPTRACE" record -q $f -o afile -- true
+	check_eq "-o a regular file${f:+ with -f}: what it is" \
+		"xptrace: afile: it is a regular file, not a trace directory (choose another -o DIR, or move it away)" \
+		"$(cat "$TMP/.err")"
+	check_exit "-o a dangling symlink${f:+ with -f}: exit 2" 2 "$XPTRACE" record -q $f -o dangling -- true
+	check_eq "-o a dangling symlink${f:+ with -f}: what it is" \
+		"xptrace: dangling: it is a dangling symlink to 'nowhere', not a trace directory (choose another -o DIR, or move it away)" \
+		"$(cat "$TMP/.err")"
+done
+check_eq "the file and the link are left alone" "x nowhere" "$(cat afile) $(readlink dangling)"

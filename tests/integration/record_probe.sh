@@ -185,6 +185,17 @@ if command -v setpriv >/dev/null; then
 	check "no permission: no trace directory left" test ! -e "$TMP/bad"
 fi
 
+# A probe trace with no sample and no hit (cpu-clock every 1000 s; probe_empty never
+# called): an empty report as a sample trace's, not "--metric time: the trace has no
+# timestamps", which blamed an option nobody gave (time is a probe trace's default).
+"$XPTRACE" record -q -m sample -c 1000000000000 -o p0 --probe probe_empty -- "$PROGS/probe_calls" 0 0 \
+	>/dev/null 2>&1
+for view in --functions --calltree --routines; do
+	check_exit "no sample, no hit, decode $view: exit 0" 0 "$XPTRACE" decode -i p0 $view
+	check_eq "no sample, no hit, decode $view: says so, and nothing else" \
+		"xptrace: p0/perf.data: no samples in this trace" "$(cat "$TMP/.err")"
+done
+
 # --- the ASan build on the same recording ---
 if [ -x "$XPTRACE_ASAN" ]; then
 	"$XPTRACE_ASAN" record -q -o a --probe 'probe_*,getppid@libc.so.6' -g -- "$PROGS/probe_calls" 50 2 >/dev/null 2>"$TMP/a.err"
