@@ -194,7 +194,8 @@ static int put_rec(struct pd_writer *w, const struct iovec *iov, int n)
 	if (total > BUF_SIZE)
 		return write_out(w, iov, n);
 	for (int i = 0; i < n; i++) {
-		memcpy(w->buf + w->blen, iov[i].iov_base, iov[i].iov_len);
+		if (iov[i].iov_len)	/* an absent piece may be NULL */
+			memcpy(w->buf + w->blen, iov[i].iov_base, iov[i].iov_len);
 		w->blen += iov[i].iov_len;
 	}
 	return 0;
