@@ -40,6 +40,11 @@ struct pd_id_ent {
 	uint64_t id, idx, cpu, tid;
 };
 
+/* A record boundary and what the data before it holds. */
+struct pd_ckpt {
+	uint64_t pos, samples, aux;
+};
+
 struct pd_writer {
 	int fd;
 	int err;
@@ -49,9 +54,9 @@ struct pd_writer {
 	uint64_t truncated;
 	unsigned char *buf;
 	size_t blen;
-	uint64_t ckpt[NCKPT];	/* record boundaries, ascending, ring */
-	uint64_t ckpt_samples[NCKPT];	/* samples before each boundary */
+	struct pd_ckpt ckpt[NCKPT];	/* record boundaries, ascending, ring */
 	uint64_t samples;	/* PERF_RECORD_SAMPLEs accepted (and not given back) */
+	uint64_t aux;		/* AUXTRACE payload bytes accepted (and not given back) */
 	unsigned nckpt, ckpt_head;
 	struct pd_attr_ent *attrs;
 	size_t nattrs;
@@ -69,12 +74,14 @@ struct pd_writer {
 	uint64_t flushed_ns;	/* CLOCK_MONOTONIC_COARSE of the last flush */
 };
 
-static int pwrite_all(int fd, const void *p, size_t n, uint64_t off)
+/* Writes at *off and advances it by what was written, also when it fails midway (a
+ * full disk takes part of a write: the records in that part can be kept). */
+static int pwrite_some(int fd, const void *p, size_t n, uint64_t *off)
 {
 	const unsigned char *c = p;
 
 	while (n) {
-		ssize_t r = pwrite(fd, c, n, (off_t)off);
+		ssize_t r = pwrite(fd, c, n, (off_t)*off);
 		if (r < 0) {
 			if (errno == EINTR)
 				continue;
@@ -84,36 +91,50 @@ static int pwrite_all(int fd, const void *p, size_t n, uint64_t off)
 			return -EIO;
 		c += r;
 		n -= (size_t)r;
-		off += (uint64_t)r;
+		*off += (uint64_t)r;
 	}
 	return 0;
 }
 
-/* Gives back data at the end so features and attrs fit: cut at a record boundary at
- * least PD_WRITE_RESERVE before what reached the disk. */
-static void give_back_space(struct pd_writer *w)
+static int pwrite_all(int fd, const void *p, size_t n, uint64_t off)
 {
-	uint64_t cut = 0, samples = 0;
+	return pwrite_some(fd, p, n, &off);
+}
+
+/* The data ends at c: what follows is given back. */
+static int cut_to(struct pd_writer *w, const struct pd_ckpt *c)
+{
+	if (ftruncate(w->fd, (off_t)(w->data_off + c->pos)) < 0)
+		return -errno;
+	w->truncated += w->pos - c->pos;
+	w->samples = c->samples;
+	w->aux = c->aux;
+	w->disk = w->pos = c->pos;
+	w->blen = 0;
+	return 0;
+}
+
+/* Gives back data at the end so features and attrs fit: cut at a record boundary at
+ * least PD_WRITE_RESERVE before `reached`, the end of the data that reached the disk
+ * (a write the disk took only part of included). */
+static void give_back_space(struct pd_writer *w, uint64_t reached)
+{
+	struct pd_ckpt cut = { 0, 0, 0 };
 	unsigned i, k = 0;
 
 	for (i = 0; i < w->nckpt; i++) {
 		k = (w->ckpt_head + NCKPT - 1 - i) % NCKPT;
 		cut = w->ckpt[k];	/* oldest known boundary if none is far enough back */
-		samples = w->ckpt_samples[k];
-		if (cut + PD_WRITE_RESERVE <= w->disk)
+		if (cut.pos + PD_WRITE_RESERVE <= reached)
 			break;
 	}
 	if (i == w->nckpt)
 		i--;
-	if (cut > w->disk)
-		cut = samples = 0;
-	if (ftruncate(w->fd, (off_t)(w->data_off + cut)) == 0) {
-		w->truncated += w->pos - cut;
-		w->samples = samples;
-		w->disk = w->pos = cut;
-		w->blen = 0;
+	if (cut.pos > reached)
+		cut = (struct pd_ckpt){ 0, 0, 0 };
+	if (cut_to(w, &cut) == 0) {
 		/* the boundaries up to the cut stay, for pd_writer_finalize() to cut further */
-		if (cut && w->nckpt) {
+		if (cut.pos && w->nckpt) {
 			w->nckpt -= i;
 			w->ckpt_head = (k + 1) % NCKPT;
 		} else {
@@ -145,17 +166,16 @@ static int write_out(struct pd_writer *w, const struct iovec *iov, int n)
 		w->err = r;
 		return r;
 	}
-	for (int i = 0; i < n && r == 0; i++) {
-		r = pwrite_all(w->fd, iov[i].iov_base, iov[i].iov_len, w->data_off + at);
-		at += iov[i].iov_len;
-	}
+	at += w->data_off;
+	for (int i = 0; i < n && r == 0; i++)
+		r = pwrite_some(w->fd, iov[i].iov_base, iov[i].iov_len, &at);
 	if (r < 0) {
 		w->err = r;
 		if (r == -ENOSPC || r == -EDQUOT || r == -EFBIG)
-			give_back_space(w);
+			give_back_space(w, at - w->data_off);
 		return r;
 	}
-	w->disk = at;
+	w->disk = at - w->data_off;
 	if ((r = write_header(w, w->disk, 0)) < 0)
 		w->err = r;
 	return r;
@@ -212,12 +232,11 @@ static int flush_due(struct pd_writer *w)
 /* Called before each record: remembers boundaries for the ENOSPC cut. */
 static void boundary(struct pd_writer *w)
 {
-	uint64_t last = w->nckpt ? w->ckpt[(w->ckpt_head + NCKPT - 1) % NCKPT] : 0;
+	uint64_t last = w->nckpt ? w->ckpt[(w->ckpt_head + NCKPT - 1) % NCKPT].pos : 0;
 
 	if (w->nckpt && w->pos < last + CKPT_STEP)
 		return;
-	w->ckpt[w->ckpt_head] = w->pos;
-	w->ckpt_samples[w->ckpt_head] = w->samples;
+	w->ckpt[w->ckpt_head] = (struct pd_ckpt){ w->pos, w->samples, w->aux };
 	w->ckpt_head = (w->ckpt_head + 1) % NCKPT;
 	if (w->nckpt < NCKPT)
 		w->nckpt++;
@@ -434,7 +453,10 @@ int pd_writer_auxtrace2(struct pd_writer *w, struct pd_auxtrace_event *ev, const
 			      { (void *)zero, pad } };
 	boundary(w);
 	r = put_rec(w, v, 4);
-	return r == 0 ? flush_due(w) : r;
+	if (r < 0)
+		return r;
+	w->aux += n;
+	return flush_due(w);
 }
 
 int pd_writer_auxtrace(struct pd_writer *w, struct pd_auxtrace_event *ev, const void *data,
@@ -710,28 +732,19 @@ int pd_writer_finalize(struct pd_writer *w)
 	       w->pos > sizeof(struct perf_event_header)) {
 		/* the latest boundary in the first half, else the oldest known one: each
 		 * round gives back more (the boundaries may all lie in the last half) */
-		uint64_t cut = 0, samples = 0, oldest = w->pos, oldest_samples = 0;
+		struct pd_ckpt cut = { 0, 0, 0 }, oldest = { w->pos, 0, 0 };
 		for (unsigned i = 0; i < w->nckpt; i++) {
-			unsigned k = (w->ckpt_head + NCKPT - 1 - i) % NCKPT;
-			uint64_t c = w->ckpt[k];
-			if (c <= w->pos / 2 && c > cut) {
-				cut = c;
-				samples = w->ckpt_samples[k];
-			}
-			if (c > 0 && c < oldest) {
-				oldest = c;
-				oldest_samples = w->ckpt_samples[k];
-			}
+			const struct pd_ckpt *c = &w->ckpt[(w->ckpt_head + NCKPT - 1 - i) % NCKPT];
+			if (c->pos <= w->pos / 2 && c->pos > cut.pos)
+				cut = *c;
+			if (c->pos > 0 && c->pos < oldest.pos)
+				oldest = *c;
 		}
-		if (cut == 0 && oldest < w->pos) {
+		if (cut.pos == 0 && oldest.pos < w->pos)
 			cut = oldest;
-			samples = oldest_samples;
-		}
-		if (ftruncate(w->fd, (off_t)(w->data_off + cut)) < 0)
+		/* boundaries past the cut are skipped from now on: none is below it */
+		if (cut_to(w, &cut) < 0)
 			break;
-		w->truncated += w->pos - cut;
-		w->samples = samples;
-		w->pos = w->disk = cut;	/* boundaries past it are skipped: none is below it */
 		if (!w->err)
 			w->err = r;
 		r = write_tail(w);
@@ -788,4 +801,9 @@ uint64_t pd_writer_truncated(const struct pd_writer *w)
 uint64_t pd_writer_samples(const struct pd_writer *w)
 {
 	return w->samples;
+}
+
+uint64_t pd_writer_aux_bytes(const struct pd_writer *w)
+{
+	return w->aux;
 }

@@ -109,6 +109,8 @@ int pd_writer_error(const struct pd_writer *w);
 uint64_t pd_writer_truncated(const struct pd_writer *w);
 /* PERF_RECORD_SAMPLEs in the data: after an ENOSPC cut, those still in the file. */
 uint64_t pd_writer_samples(const struct pd_writer *w);
+/* Bytes of AUX trace (AUXTRACE payload, without padding) in the data, the same way. */
+uint64_t pd_writer_aux_bytes(const struct pd_writer *w);
 
 /* Writes features and attrs and rewrites the header (once; later calls return the same
  * result).  Returns 0 when the file is complete and perf-readable, which after an
