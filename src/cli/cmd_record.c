@@ -624,7 +624,17 @@ static int finish(struct rec *r, int run_err)
 		snprintf(jit_note, sizeof(jit_note), ", %zu JIT files kept", jit_kept);
 	if (r->write_err || pd_writer_error(r->w)) {
 		int we = r->write_err ? r->write_err : pd_writer_error(r->w);
-		if (e == 0 && kept)
+		uint64_t aux = pd_writer_aux_bytes(r->w);
+		/* a trace is kept as a prefix of each thread's: what of it the file holds */
+		if (e == 0 && r->aux_traced)
+			xp_err(r->data_path, "free space and record again",
+			       "%s; recording stopped: %llu of the %llu bytes of Intel PT traced were kept"
+			       " (%.1f%%: each thread's trace up to where the disk filled, less the end"
+			       " given back to finish the file) and are readable, %llu bytes were lost",
+			       strerror(-we), (unsigned long long)aux, (unsigned long long)r->aux_traced,
+			       100.0 * (double)aux / (double)r->aux_traced,
+			       (unsigned long long)(r->aux_traced - aux));
+		else if (e == 0 && kept)
 			xp_err(r->data_path, "free space and record again",
 			       "%s; recording stopped, the %.1f MB written before (%llu samples) were kept"
 			       " and are readable (the last %.1f MB were dropped to finish the file)",

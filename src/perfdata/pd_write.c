@@ -1,7 +1,8 @@
 /* perf.data writer: attrs and ids in an area before the data, rewritten (and the
  * header pointed at them) before data that needs them reaches the disk; records
- * stream through one buffer, flushed at least every FLUSH_NS; features are appended
- * after the data at close (layout in pd_write.h). */
+ * stream through one buffer of whole records, flushed when the next record does not
+ * fit and at least every FLUSH_NS, each flush followed by the header's data size;
+ * features are appended after the data at close (layout in pd_write.h). */
 #include "perfdata/pd_write.h"
 
 #include <errno.h>
@@ -10,6 +11,7 @@
 #include <string.h>
 #include <time.h>
 #include <unistd.h>
+#include <sys/uio.h>
 
 #include "util/xp_grow.h"
 
@@ -38,6 +40,11 @@ struct pd_id_ent {
 	uint64_t id, idx, cpu, tid;
 };
 
+/* A record boundary and what the data before it holds. */
+struct pd_ckpt {
+	uint64_t pos, samples, aux;
+};
+
 struct pd_writer {
 	int fd;
 	int err;
@@ -47,9 +54,9 @@ struct pd_writer {
 	uint64_t truncated;
 	unsigned char *buf;
 	size_t blen;
-	uint64_t ckpt[NCKPT];	/* record boundaries, ascending, ring */
-	uint64_t ckpt_samples[NCKPT];	/* samples before each boundary */
+	struct pd_ckpt ckpt[NCKPT];	/* record boundaries, ascending, ring */
 	uint64_t samples;	/* PERF_RECORD_SAMPLEs accepted (and not given back) */
+	uint64_t aux;		/* AUXTRACE payload bytes accepted (and not given back) */
 	unsigned nckpt, ckpt_head;
 	struct pd_attr_ent *attrs;
 	size_t nattrs;
@@ -67,12 +74,14 @@ struct pd_writer {
 	uint64_t flushed_ns;	/* CLOCK_MONOTONIC_COARSE of the last flush */
 };
 
-static int pwrite_all(int fd, const void *p, size_t n, uint64_t off)
+/* Writes at *off and advances it by what was written, also when it fails midway (a
+ * full disk takes part of a write: the records in that part can be kept). */
+static int pwrite_some(int fd, const void *p, size_t n, uint64_t *off)
 {
 	const unsigned char *c = p;
 
 	while (n) {
-		ssize_t r = pwrite(fd, c, n, (off_t)off);
+		ssize_t r = pwrite(fd, c, n, (off_t)*off);
 		if (r < 0) {
 			if (errno == EINTR)
 				continue;
@@ -82,36 +91,50 @@ static int pwrite_all(int fd, const void *p, size_t n, uint64_t off)
 			return -EIO;
 		c += r;
 		n -= (size_t)r;
-		off += (uint64_t)r;
+		*off += (uint64_t)r;
 	}
 	return 0;
 }
 
-/* Gives back data at the end so features and attrs fit: cut at a record boundary at
- * least PD_WRITE_RESERVE before what reached the disk. */
-static void give_back_space(struct pd_writer *w)
+static int pwrite_all(int fd, const void *p, size_t n, uint64_t off)
 {
-	uint64_t cut = 0, samples = 0;
+	return pwrite_some(fd, p, n, &off);
+}
+
+/* The data ends at c: what follows is given back. */
+static int cut_to(struct pd_writer *w, const struct pd_ckpt *c)
+{
+	if (ftruncate(w->fd, (off_t)(w->data_off + c->pos)) < 0)
+		return -errno;
+	w->truncated += w->pos - c->pos;
+	w->samples = c->samples;
+	w->aux = c->aux;
+	w->disk = w->pos = c->pos;
+	w->blen = 0;
+	return 0;
+}
+
+/* Gives back data at the end so features and attrs fit: cut at a record boundary at
+ * least PD_WRITE_RESERVE before `reached`, the end of the data that reached the disk
+ * (a write the disk took only part of included). */
+static void give_back_space(struct pd_writer *w, uint64_t reached)
+{
+	struct pd_ckpt cut = { 0, 0, 0 };
 	unsigned i, k = 0;
 
 	for (i = 0; i < w->nckpt; i++) {
 		k = (w->ckpt_head + NCKPT - 1 - i) % NCKPT;
 		cut = w->ckpt[k];	/* oldest known boundary if none is far enough back */
-		samples = w->ckpt_samples[k];
-		if (cut + PD_WRITE_RESERVE <= w->disk)
+		if (cut.pos + PD_WRITE_RESERVE <= reached)
 			break;
 	}
 	if (i == w->nckpt)
 		i--;
-	if (cut > w->disk)
-		cut = samples = 0;
-	if (ftruncate(w->fd, (off_t)(w->data_off + cut)) == 0) {
-		w->truncated += w->pos - cut;
-		w->samples = samples;
-		w->disk = w->pos = cut;
-		w->blen = 0;
+	if (cut.pos > reached)
+		cut = (struct pd_ckpt){ 0, 0, 0 };
+	if (cut_to(w, &cut) == 0) {
 		/* the boundaries up to the cut stay, for pd_writer_finalize() to cut further */
-		if (cut && w->nckpt) {
+		if (cut.pos && w->nckpt) {
 			w->nckpt -= i;
 			w->ckpt_head = (k + 1) % NCKPT;
 		} else {
@@ -131,98 +154,96 @@ static uint64_t coarse_ns(void)
 	return (uint64_t)ts.tv_sec * 1000000000ULL + (uint64_t)ts.tv_nsec;
 }
 
-static int flush(struct pd_writer *w)
+/* Pieces that end at a record boundary to the disk, then the header's data size to
+ * them: a recorder killed at any moment leaves a header that ends the data at a whole
+ * record (perf reads no data of a header that says 0, and stops at a record cut). */
+static int write_out(struct pd_writer *w, const struct iovec *iov, int n)
 {
+	uint64_t at = w->disk;
 	int r;
 
+	if ((r = sync_attrs(w)) < 0) {
+		w->err = r;
+		return r;
+	}
+	at += w->data_off;
+	for (int i = 0; i < n && r == 0; i++)
+		r = pwrite_some(w->fd, iov[i].iov_base, iov[i].iov_len, &at);
+	if (r < 0) {
+		w->err = r;
+		if (r == -ENOSPC || r == -EDQUOT || r == -EFBIG)
+			give_back_space(w, at - w->data_off);
+		return r;
+	}
+	w->disk = at - w->data_off;
+	if ((r = write_header(w, w->disk, 0)) < 0)
+		w->err = r;
+	return r;
+}
+
+static int flush(struct pd_writer *w)
+{
 	if (w->err)
 		return w->err;
 	w->flushed_ns = coarse_ns();
 	if (!w->blen)
 		return 0;
-	if ((r = sync_attrs(w)) < 0) {
-		w->err = r;
-		return r;
-	}
-	r = pwrite_all(w->fd, w->buf, w->blen, w->data_off + w->disk);
-	if (r < 0) {
-		w->err = r;
-		if (r == -ENOSPC || r == -EDQUOT || r == -EFBIG)
-			give_back_space(w);
-		return r;
-	}
-	w->disk += w->blen;
-	w->blen = 0;
-	return 0;
+	struct iovec v = { w->buf, w->blen };
+	int r = write_out(w, &v, 1);
+	if (r == 0)
+		w->blen = 0;
+	return r;
 }
 
-static int put(struct pd_writer *w, const void *p, size_t n)
+/* One record in pieces.  The buffer holds whole records only, so each flush ends at a
+ * record boundary; a record larger than the buffer (AUX data) goes to the disk
+ * directly, after what is buffered. */
+static int put_rec(struct pd_writer *w, const struct iovec *iov, int n)
 {
-	const unsigned char *c = p;
+	size_t total = 0;
+	int r;
 
 	if (w->err)
 		return w->err;
-	while (n) {
-		size_t room = BUF_SIZE - w->blen, k;
-		/* Large pieces (AUX data) bypass the buffer once it is empty. */
-		if (w->blen == 0 && n >= BUF_SIZE) {
-			int r = sync_attrs(w);
-			if (r == 0)
-				r = pwrite_all(w->fd, c, n, w->data_off + w->disk);
-			if (r < 0) {
-				w->err = r;
-				if (r == -ENOSPC || r == -EDQUOT || r == -EFBIG)
-					give_back_space(w);
-				return r;
-			}
-			w->disk += n;
-			w->pos += n;
-			return 0;
-		}
-		k = n < room ? n : room;
-		memcpy(w->buf + w->blen, c, k);
-		w->blen += k;
-		w->pos += k;
-		c += k;
-		n -= k;
-		if (w->blen == BUF_SIZE) {
-			int r = flush(w);
-			if (r < 0)
-				return r;
-		}
+	for (int i = 0; i < n; i++)
+		total += iov[i].iov_len;
+	if (w->blen + total > BUF_SIZE && (r = flush(w)) < 0)
+		return r;
+	/* counted as accepted before a direct write: an ENOSPC cut counts it as dropped */
+	w->pos += total;
+	if (total > BUF_SIZE)
+		return write_out(w, iov, n);
+	for (int i = 0; i < n; i++) {
+		if (iov[i].iov_len)	/* an absent piece may be NULL */
+			memcpy(w->buf + w->blen, iov[i].iov_base, iov[i].iov_len);
+		w->blen += iov[i].iov_len;
 	}
 	return 0;
 }
 
-/* After a whole record: to the disk when the last flush is FLUSH_NS old, and the
- * header's data size to it (perf reads no data of a header that says 0; xptrace
- * reads on to the end of a file without features). */
+/* After a whole record: to the disk when the last flush is FLUSH_NS old. */
 static int flush_due(struct pd_writer *w)
 {
 	if (!w->blen || coarse_ns() - w->flushed_ns < FLUSH_NS)
 		return 0;
-	int r = flush(w);
-	if (r == 0 && (r = write_header(w, w->disk, 0)) < 0)
-		w->err = r;
-	return r;
+	return flush(w);
 }
 
 /* Called before each record: remembers boundaries for the ENOSPC cut. */
 static void boundary(struct pd_writer *w)
 {
-	uint64_t last = w->nckpt ? w->ckpt[(w->ckpt_head + NCKPT - 1) % NCKPT] : 0;
+	uint64_t last = w->nckpt ? w->ckpt[(w->ckpt_head + NCKPT - 1) % NCKPT].pos : 0;
 
 	if (w->nckpt && w->pos < last + CKPT_STEP)
 		return;
-	w->ckpt[w->ckpt_head] = w->pos;
-	w->ckpt_samples[w->ckpt_head] = w->samples;
+	w->ckpt[w->ckpt_head] = (struct pd_ckpt){ w->pos, w->samples, w->aux };
 	w->ckpt_head = (w->ckpt_head + 1) % NCKPT;
 	if (w->nckpt < NCKPT)
 		w->nckpt++;
 }
 
-/* data_size 0 and no features while recording: readers take the data to the end of
- * the file, as perf does for a recording that was not finalized. */
+/* No features while recording, and the data size of what reached the disk: readers
+ * stop at the last whole record a killed recorder wrote. */
 static int write_header(struct pd_writer *w, uint64_t data_size, int features)
 {
 	struct pd_file_header h;
@@ -284,7 +305,7 @@ static int sync_attrs(struct pd_writer *w)
 			w->attrs_off = off + n - w->nattrs * (PD_ATTR_SIZE + sizeof(struct pd_section));
 			w->attrs_size = n - (w->attrs_off - off);
 			w->attr_half ^= 1;
-			r = write_header(w, 0, 0);
+			r = write_header(w, w->disk, 0);
 		}
 	}
 	free(b);
@@ -386,10 +407,9 @@ int pd_writer_record2(struct pd_writer *w, const void *a, size_t na, const void 
 
 	if ((na + nb) < sizeof(struct perf_event_header) || (na + nb) % 8)
 		return -EINVAL;
+	struct iovec v[2] = { { (void *)a, na }, { (void *)b, nb } };
 	boundary(w);
-	r = put(w, a, na);
-	if (r == 0 && nb)
-		r = put(w, b, nb);
+	r = put_rec(w, v, 2);
 	if (r < 0)
 		return r;
 	/* counted once whole in the data: what the summary says is what the file holds */
@@ -429,15 +449,14 @@ int pd_writer_auxtrace2(struct pd_writer *w, struct pd_auxtrace_event *ev, const
 	ev->header.misc = 0;
 	ev->header.size = sizeof(*ev);
 	ev->size = n + pad;
+	struct iovec v[4] = { { ev, sizeof(*ev) }, { (void *)a, na }, { (void *)b, nb },
+			      { (void *)zero, pad } };
 	boundary(w);
-	r = put(w, ev, sizeof(*ev));
-	if (r == 0 && na)
-		r = put(w, a, na);
-	if (r == 0 && nb)
-		r = put(w, b, nb);
-	if (r == 0 && pad)
-		r = put(w, zero, pad);
-	return r == 0 ? flush_due(w) : r;
+	r = put_rec(w, v, 4);
+	if (r < 0)
+		return r;
+	w->aux += n;
+	return flush_due(w);
 }
 
 int pd_writer_auxtrace(struct pd_writer *w, struct pd_auxtrace_event *ev, const void *data,
@@ -449,7 +468,6 @@ int pd_writer_auxtrace(struct pd_writer *w, struct pd_auxtrace_event *ev, const 
 int pd_writer_auxtrace_info(struct pd_writer *w, uint32_t type, const uint64_t *priv, size_t n)
 {
 	struct pd_auxtrace_info_event ev;
-	int r;
 
 	if (sizeof(ev) + n * 8 > 0xffff)
 		return -EINVAL;
@@ -457,11 +475,9 @@ int pd_writer_auxtrace_info(struct pd_writer *w, uint32_t type, const uint64_t *
 	ev.header.type = PD_RECORD_AUXTRACE_INFO;
 	ev.header.size = (uint16_t)(sizeof(ev) + n * 8);
 	ev.type = type;
+	struct iovec v[2] = { { &ev, sizeof(ev) }, { (void *)priv, n * 8 } };
 	boundary(w);
-	r = put(w, &ev, sizeof(ev));
-	if (r == 0 && n)
-		r = put(w, priv, n * 8);
-	return r;
+	return put_rec(w, v, 2);
 }
 
 int pd_writer_time_conv(struct pd_writer *w, struct pd_time_conv_event *tc)
@@ -486,13 +502,16 @@ int pd_writer_id_index(struct pd_writer *w)
 			uint64_t nr;
 		} hd = { { PD_RECORD_ID_INDEX, 0, (uint16_t)(16 + n * sizeof(struct pd_id_index_entry)) },
 			 n };
+		struct pd_id_index_entry *e = malloc(n * sizeof(*e));
+		if (!e)
+			return -ENOMEM;
+		for (size_t i = 0; i < n; i++)
+			e[i] = (struct pd_id_index_entry){ w->index[done + i].id, w->index[done + i].idx,
+							   w->index[done + i].cpu, w->index[done + i].tid };
+		struct iovec v[2] = { { &hd, sizeof(hd) }, { e, n * sizeof(*e) } };
 		boundary(w);
-		r = put(w, &hd, sizeof(hd));
-		for (size_t i = 0; r == 0 && i < n; i++) {
-			struct pd_id_index_entry e = { w->index[done + i].id, w->index[done + i].idx,
-						       w->index[done + i].cpu, w->index[done + i].tid };
-			r = put(w, &e, sizeof(e));
-		}
+		r = put_rec(w, v, 2);
+		free(e);
 		done += n;
 	}
 	return r;
@@ -713,28 +732,19 @@ int pd_writer_finalize(struct pd_writer *w)
 	       w->pos > sizeof(struct perf_event_header)) {
 		/* the latest boundary in the first half, else the oldest known one: each
 		 * round gives back more (the boundaries may all lie in the last half) */
-		uint64_t cut = 0, samples = 0, oldest = w->pos, oldest_samples = 0;
+		struct pd_ckpt cut = { 0, 0, 0 }, oldest = { w->pos, 0, 0 };
 		for (unsigned i = 0; i < w->nckpt; i++) {
-			unsigned k = (w->ckpt_head + NCKPT - 1 - i) % NCKPT;
-			uint64_t c = w->ckpt[k];
-			if (c <= w->pos / 2 && c > cut) {
-				cut = c;
-				samples = w->ckpt_samples[k];
-			}
-			if (c > 0 && c < oldest) {
-				oldest = c;
-				oldest_samples = w->ckpt_samples[k];
-			}
+			const struct pd_ckpt *c = &w->ckpt[(w->ckpt_head + NCKPT - 1 - i) % NCKPT];
+			if (c->pos <= w->pos / 2 && c->pos > cut.pos)
+				cut = *c;
+			if (c->pos > 0 && c->pos < oldest.pos)
+				oldest = *c;
 		}
-		if (cut == 0 && oldest < w->pos) {
+		if (cut.pos == 0 && oldest.pos < w->pos)
 			cut = oldest;
-			samples = oldest_samples;
-		}
-		if (ftruncate(w->fd, (off_t)(w->data_off + cut)) < 0)
+		/* boundaries past the cut are skipped from now on: none is below it */
+		if (cut_to(w, &cut) < 0)
 			break;
-		w->truncated += w->pos - cut;
-		w->samples = samples;
-		w->pos = w->disk = cut;	/* boundaries past it are skipped: none is below it */
 		if (!w->err)
 			w->err = r;
 		r = write_tail(w);
@@ -791,4 +801,9 @@ uint64_t pd_writer_truncated(const struct pd_writer *w)
 uint64_t pd_writer_samples(const struct pd_writer *w)
 {
 	return w->samples;
+}
+
+uint64_t pd_writer_aux_bytes(const struct pd_writer *w)
+{
+	return w->aux;
 }

@@ -9,12 +9,13 @@
  * Attrs and ids are written to the attr area as they are added (to the half not in
  * use, then the header is pointed at it) before any data that may use them reaches
  * the disk, so attrs added mid-run are covered too.  Records go to disk through one
- * fixed buffer, flushed at the first record boundary FLUSH_NS (100 ms) after the last
- * flush, and the header's data size follows each such flush.  pd_writer_close()
- * appends the features and writes the final header.  A recorder killed at any moment
- * leaves a file xptrace and perf read up to the last timed flush (xptrace reads on to
- * the end of a file without features); only attrs that outgrew the area (more than
- * ~250 attrs with 3000 ids) are written after the data at close, and lost on a kill.
+ * fixed buffer that holds whole records only, flushed when the next record does not fit
+ * and at the first record boundary FLUSH_NS (100 ms) after the last flush; the
+ * header's data size follows every flush.  pd_writer_close() appends the features and
+ * writes the final header.  A recorder killed at any moment leaves a file xptrace and
+ * perf read up to the last flush (xptrace reads on to the end of a file without
+ * features); only attrs that outgrew the area (more than ~250 attrs with 3000 ids)
+ * are written after the data at close, and lost on a kill.
  *
  * Typical use (any attr type: software, hardware, intel_pt, ...):
  *
@@ -108,6 +109,8 @@ int pd_writer_error(const struct pd_writer *w);
 uint64_t pd_writer_truncated(const struct pd_writer *w);
 /* PERF_RECORD_SAMPLEs in the data: after an ENOSPC cut, those still in the file. */
 uint64_t pd_writer_samples(const struct pd_writer *w);
+/* Bytes of AUX trace (AUXTRACE payload, without padding) in the data, the same way. */
+uint64_t pd_writer_aux_bytes(const struct pd_writer *w);
 
 /* Writes features and attrs and rewrites the header (once; later calls return the same
  * result).  Returns 0 when the file is complete and perf-readable, which after an

@@ -104,6 +104,8 @@ struct rec {
 	uint64_t samples, lost, lost_samples, records, switches;
 	char sampled[96];	/* the sampling event used (summary: "N cpu-clock samples") */
 	char recorded[160];	/* what a mode without samples recorded (step: branches) */
+	uint64_t aux_traced;	/* bytes of AUX trace the mode made (step: its PT), of which a
+				 * full disk keeps pd_writer_aux_bytes() */
 	uint64_t first_time, last_time;
 	uint64_t snapshot_fail;
 	/* sample layout of the sampling attr, for times and synthesized records */

@@ -1,7 +1,7 @@
 #!/bin/bash
 # SIGKILL of `xptrace record` at several moments, sample and step mode: what reached
 # the disk decodes with xptrace and with perf script (attrs come before the data, the
-# header's data size follows the timed flushes, step mode streams its PT).  Once, the
+# header's data size follows every flush, step mode streams its PT).  Once, the
 # file held a header and nothing readable.  perf reads up to the header's data size,
 # xptrace on to the end of the file: cut to the data size, both count the same.
 . "$(dirname "$0")/../lib.sh"
@@ -64,4 +64,46 @@ for t in 0.3 0.8 1.5; do
 	check "step, killed at moment $t: xptrace has perf's $p instructions and at most 5 more ($o)" in_range "$p" "$((p + 5))" "$o"
 	check_eq "step, killed at moment $t: perf's instructions are the first of xptrace's" \
 		"$(md5sum <"$TMP/perf.ip")" "$(head -n "$p" "$TMP/ours.ip" | md5sum)"
+done
+
+# High data rates: when the 256 KiB write buffer fills faster than the timed flushes
+# come (every 100 ms), every flush was a full buffer's, cut in the middle of a record,
+# and the header's data size was never written: perf said "data size field is 0 ...
+# failed to process sample" and printed no rows, exit 0 (--call-graph dwarf at 4 kHz
+# writes ~15 MB/s, -g at one sample every 10 us ~5 MB/s); or it still said the data of
+# an early timed flush, and perf read the first 100 ms of a 15 MB file.  SIGKILL once
+# perf.data holds BYTES (whatever the header says), at three sizes: the header's data
+# size must cover all that reached the disk but the write the kill interrupted (at most
+# the 256 KiB buffer).
+killed_at() {	# NAME BYTES RECORD-ARGS...
+	local name=$1 upto=$2 xp; shift 2
+	"$XPTRACE" record -q -o "$name" "$@" >/dev/null 2>&1 &
+	xp=$!
+	for _ in $(seq 600); do
+		[ "$(stat -c %s "$name/perf.data" 2>/dev/null || echo 0)" -gt "$upto" ] && break
+		sleep 0.05
+	done
+	kill -KILL "$xp"
+	wait "$xp" 2>/dev/null
+}
+for how in dwarf fp; do
+	case $how in
+	dwarf) args=(--call-graph dwarf -F 4000) ;;
+	fp) args=(-g -c 10000) ;;
+	esac
+	for mb in 1 5 15; do
+		what="$how, killed at $mb MB"
+		killed_at "fast" $((mb * 1000000)) "${args[@]}" -- "$PROGS/hot" 20000
+		gap=$(($(stat -c %s fast/perf.data) - $(data_end fast/perf.data)))
+		check "$what: the header's data size covers what reached the disk but <= 256 KiB ($gap B past it)" \
+			in_range 0 262144 "$gap"
+		perf report -i fast/perf.data --stdio --no-children --sort sym -g none >"$TMP/rep" 2>"$TMP/reperr"
+		check_eq "$what: perf report exits 0" 0 $?
+		check_match "$what: perf report has a row for hot_inner" '^ +[0-9.]+% +\[\.\] hot_inner$' "$(cat "$TMP/rep")"
+		check_eq "$what: perf reads up to a whole record (no 'data size field is 0', no 'failed to process')" \
+			"" "$(grep -E 'data size field is 0|failed to process' "$TMP/reperr")"
+		out=$("$XPTRACE" decode -i fast --functions 2>/dev/null)
+		check_match "$what: xptrace decodes it, hot_inner there" " hot_inner$" "$out"
+		rm -rf fast
+	done
 done

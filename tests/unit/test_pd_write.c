@@ -292,6 +292,60 @@ static void test_disk_full_keeps_file_valid(void **state)
 	free(f.p);
 }
 
+/* The disk takes only part of the first buffer written (200 KiB of 256): the records in
+ * that part are kept, but for the reserve.  They were all given back (the cut was made
+ * against the data known on disk before the write: none), and a step recording at
+ * 300 KB free kept no PT.  The AUX bytes kept are counted without their padding. */
+static void test_disk_full_partial_write(void **state)
+{
+	enum { ROOM = 200 * 1024, CHUNK = 1001, REC = 48 + 1008 };
+	char path[1024];
+	pid_t pid;
+	int st;
+	struct file f;
+
+	(void)state;
+	snprintf(path, sizeof(path), "%s/full3.data", xp_test_tmp());
+	pid = fork();
+	assert_true(pid >= 0);
+	if (pid == 0) {
+		struct rlimit rl = { D + ROOM, D + ROOM };
+		struct pd_writer *w;
+		struct perf_event_attr a = sw_attr();
+		static unsigned char pt[CHUNK];
+		struct pd_auxtrace_event ev;
+		int r = 0;
+
+		signal(SIGXFSZ, SIG_IGN);
+		setrlimit(RLIMIT_FSIZE, &rl);
+		if (pd_writer_create(&w, path) < 0 || pd_writer_add_attr(w, &a, "c") < 0)
+			_exit(10);
+		for (uint64_t n = 0; r == 0 && n < 1000; n++) {
+			memset(&ev, 0, sizeof(ev));
+			ev.offset = n * CHUNK;
+			r = pd_writer_auxtrace(w, &ev, pt, CHUNK);
+		}
+		if (r != -EFBIG)
+			_exit(11);
+		if (pd_writer_finalize(w) != 0)
+			_exit(13);
+		/* what is left of the data is whole AUXTRACE records */
+		if (pd_writer_aux_bytes(w) != pd_writer_data_size(w) / REC * CHUNK)
+			_exit(14);
+		pd_writer_free(w);
+		_exit(0);
+	}
+	assert_int_equal(waitpid(pid, &st, 0), pid);
+	assert_true(WIFEXITED(st));
+	assert_int_equal(WEXITSTATUS(st), 0);
+	load(&f, path);
+	assert_int_equal(f.h.data.size % REC, 0);
+	/* the cut: at a boundary (one per 16 KiB) at least the reserve before the 200 KiB */
+	assert_true(f.h.data.size <= ROOM - PD_WRITE_RESERVE);
+	assert_true(f.h.data.size + PD_WRITE_RESERVE + 16 * 1024 + REC >= ROOM);
+	free(f.p);
+}
+
 /* The tail (a 600 KiB feature) is larger than the reserve: finalize keeps giving back
  * data until it fits. */
 static void test_disk_full_big_tail(void **state)
@@ -658,6 +712,7 @@ int main(void)
 		cmocka_unit_test(test_rejects_attr_beyond_perf_size),
 		cmocka_unit_test(test_disk_full_keeps_file_valid),
 		cmocka_unit_test(test_disk_full_big_tail),
+		cmocka_unit_test(test_disk_full_partial_write),
 		cmocka_unit_test(test_perf_reads_it),
 		cmocka_unit_test(test_killed_writer_file_reads),
 		cmocka_unit_test(test_cut_files_read),

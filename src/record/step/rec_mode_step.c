@@ -48,7 +48,8 @@ struct step_col {
 	struct known_map *maps;
 	size_t nmaps, capmaps;
 	uint64_t psb_period;
-	uint64_t pt_bytes, chunks;
+	uint64_t pt_bytes, chunks;	/* handed to the writer */
+	uint64_t pt_ended;	/* encoded by the threads that ended (what reached the file or not) */
 	uint64_t nevents;	/* tracer events seen, paces the live status */
 	int err;
 	/* --filter */
@@ -111,7 +112,8 @@ static int put(struct step_col *c, uint16_t type, uint16_t misc, const void *bod
 	if (!c->r->first_time)
 		c->r->first_time = time;
 	c->r->last_time = time;
-	return rec_record(c->r, h) < 0 ? fail(c, -EIO) : 0;
+	int e = rec_record(c->r, h);
+	return e < 0 ? fail(c, e) : 0;
 }
 
 static int flush_chunk(void *ctx, const uint8_t *data, size_t len)
@@ -146,9 +148,11 @@ static int flush_chunk(void *ctx, const uint8_t *data, size_t len)
 /* Sideband goes after the trace that precedes it in time. */
 static int flush_all(struct step_col *c)
 {
-	for (uint32_t i = 0; i < c->nth; i++)
-		if (c->th[i] && ptw_flush(&c->th[i]->w) < 0)
-			return fail(c, -EIO);
+	for (uint32_t i = 0; i < c->nth; i++) {
+		int e = c->th[i] ? ptw_flush(&c->th[i]->w) : 0;
+		if (e < 0)
+			return fail(c, e);
+	}
 	return 0;
 }
 
@@ -376,6 +380,7 @@ static int end_thread(struct step_col *c, struct step_thread *t)
 {
 	int e = ptw_flush(&t->w);
 
+	c->pt_ended += t->w.total;
 	ptw_fini(&t->w);
 	c->th[t->idx] = NULL;
 	free(t);
@@ -440,11 +445,11 @@ static int on_event(void *ctx, const struct stp_event *ev)
 		}
 		if ((e = put_comm(c, ev->pid, ev->tid, ev->comm, 1, ev->time)) < 0)
 			return e;
-		return sync_maps(c, ev->pid, ev->time, 1) < 0 ? fail(c, -EIO) : 0;
+		return (e = sync_maps(c, ev->pid, ev->time, 1)) < 0 ? fail(c, e) : 0;
 	case STP_MAPS:
 		if (flush_all(c) < 0)
 			return c->err;
-		return sync_maps(c, ev->pid, ev->time, 0) < 0 ? fail(c, -EIO) : 0;
+		return (e = sync_maps(c, ev->pid, ev->time, 0)) < 0 ? fail(c, e) : 0;
 	case STP_TNT:
 		e = ptw_tnt(&t->w, ev->ip, ev->taken, ev->time);
 		break;
@@ -543,16 +548,14 @@ static int write_header_records(struct step_col *c)
 		e = pd_writer_auxtrace_info(c->r->w, PD_AUXTRACE_INTEL_PT, info, words);
 		free(info);
 		if (e < 0)
-			return -EIO;
+			return e;
 	}
 	memset(&tc, 0, sizeof(tc));
 	tc.time_shift = 0;
 	tc.time_mult = 1;
 	tc.time_zero = 0;
 	tc.cap_user_time_zero = 1;
-	if (pd_writer_time_conv(c->r->w, &tc) < 0)
-		return -EIO;
-	return 0;
+	return pd_writer_time_conv(c->r->w, &tc);
 }
 
 /* The file execvp runs for `cmd` (PATH search), or NULL. */
@@ -727,9 +730,10 @@ static int step_run(struct rec *r)
 			xp_warn("step: the fatal signals could not be stored: decode will not show them");
 		free(text);
 	}
+	r->aux_traced = c.pt_ended;
 	if (e < 0 && e != -EINTR && !c.err)
 		xp_err("trace the command", NULL, "%s", strerror(-e));
-	else if (c.err && !c.reported)
+	else if (c.err && !c.reported && c.err != pd_writer_error(r->w))
 		xp_err("record", NULL, "cannot write the trace: %s", strerror(-c.err));
 	xp_status_stop();
 	{
