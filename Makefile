@@ -142,8 +142,12 @@ FUZZ_CFLAGS  := -std=gnu11 -Wall -Wextra -Werror -Wno-unknown-attributes -gline-
                 -fsanitize=fuzzer-no-link
 FUZZ_SRC     := $(wildcard tests/fuzz/fuzz_*.c)
 FUZZ_BIN     := $(FUZZ_SRC:tests/fuzz/%.c=build-fuzz/%)
-# what the harnesses reach: the readers and the decode path, not the recorder
-FUZZ_LIB_SRC := $(filter-out src/cli/% src/record/% src/probe/probe_%,$(LIB_SRC))
+# what the harnesses reach: the readers and the decode path, not the recorder; of the
+# record side only its pure parsers (fuzz_rec_parse): --probe, step's --filter, --pt-opts
+# and pt's --filter with the attrs they build
+FUZZ_REC_SRC := src/record/rec_probe_spec.c src/record/step/col_step_filter.c \
+                src/record/hw/x86_attr.c src/record/hw/x86_pt_attr.c src/record/hw/x86_pt_filter.c
+FUZZ_LIB_SRC := $(filter-out src/cli/% src/record/% src/probe/probe_%,$(LIB_SRC)) $(FUZZ_REC_SRC)
 FUZZ_LIB_OBJ := $(FUZZ_LIB_SRC:%.c=build-fuzz/%.o)
 FUZZ_SECONDS ?= 60
 
@@ -156,9 +160,11 @@ build-fuzz/%.o: %.c | build-fuzz/.deps-ok
 	@echo "  FUZZCC  $<"
 	$(Q)$(FUZZ_CC) $(CPPFLAGS) $(FUZZ_CFLAGS) -MMD -MP -c -o $@ $<
 build-fuzz/tests/fuzz/%.o: CPPFLAGS += -DXP_SRCDIR='"$(CURDIR)"'
-build-fuzz/libxptrace.a: $(FUZZ_LIB_OBJ)
+# (the Makefile too: the objects are secondary, and one added to the list would not be
+# made for an archive newer than its source)
+build-fuzz/libxptrace.a: $(FUZZ_LIB_OBJ) Makefile
 	@echo "  AR      $@"
-	$(Q)rm -f $@ && ar rcs $@ $^
+	$(Q)rm -f $@ && ar rcs $@ $(FUZZ_LIB_OBJ)
 build-fuzz/fuzz_%: build-fuzz/tests/fuzz/fuzz_%.o build-fuzz/libxptrace.a
 	@echo "  LD      $@"
 	$(Q)$(FUZZ_CC) $(FUZZ_SAN) -fsanitize=fuzzer -no-pie -o $@ $^ $(LDLIBS)

@@ -15,33 +15,57 @@ const char *dec_opt(const struct dec_ctx *c, const char *name)
 	return NULL;
 }
 
-/* Address -> function cache: stacks repeat, symbol lookups are the hot path. */
-#define FNCACHE_BITS 16
-struct dec_fncache {
+/* Address -> function cache: stacks repeat, symbol lookups are the hot path.  It
+ * starts small and grows with its misses: a short decode (a test's, a fuzzer's
+ * input) does not pay for clearing 2.5 MB it never uses. */
+#define FNCACHE_MIN_BITS 10
+#define FNCACHE_MAX_BITS 16
+struct fnc_entry {
 	uint64_t addr;
 	int32_t pid;
 	uint32_t fn;
 	uint64_t gen;
 	uint64_t t0, t1;	/* the mapping's validity: decoders may look back in time */
 };
+struct dec_fncache {
+	unsigned bits;
+	size_t misses;
+	struct fnc_entry e[];
+};
+
+/* The cache to use, a bigger empty one once the misses reach twice its size (NULL
+ * without memory: lookups go uncached). */
+static struct dec_fncache *fncache(struct dec_ctx *c)
+{
+	struct dec_fncache *fc = c->fncache;
+	unsigned bits;
+
+	if (fc && (fc->bits >= FNCACHE_MAX_BITS || fc->misses < (size_t)2 << fc->bits))
+		return fc;
+	bits = fc ? fc->bits + 2 : FNCACHE_MIN_BITS;
+	struct dec_fncache *n = calloc(1, sizeof(*n) + (sizeof(n->e[0]) << bits));
+	if (!n)
+		return fc;
+	n->bits = bits;
+	free(fc);
+	c->fncache = n;
+	return n;
+}
 
 uint32_t dec_fn_span(struct dec_ctx *c, int32_t pid, uint64_t ip, uint64_t time, uint64_t *from,
 		     uint64_t *to)
 {
 	uint64_t gen = sb_generation(c->sb) + 1;
+	struct dec_fncache *fc = fncache(c);
 	/* keyed by address alone: processes mapping the same code at the same address
 	 * share a slot, the entry's pid tells them apart */
-	size_t h = (size_t)xp_hash_bits(ip, FNCACHE_BITS);
-	struct dec_fncache *fc;
+	struct fnc_entry *fe = fc ? &fc->e[xp_hash_bits(ip, fc->bits)] : NULL;
 
-	if (!c->fncache)
-		c->fncache = calloc((size_t)1 << FNCACHE_BITS, sizeof(*c->fncache));
-	fc = c->fncache ? &c->fncache[h] : NULL;
-	if (fc && fc->gen == gen && fc->addr == ip && fc->pid == pid &&
-	    (time ? fc->t0 <= time && time < fc->t1 : fc->t1 == UINT64_MAX)) {
-		*from = fc->t0;
-		*to = fc->t1;
-		return fc->fn;
+	if (fe && fe->gen == gen && fe->addr == ip && fe->pid == pid &&
+	    (time ? fe->t0 <= time && time < fe->t1 : fe->t1 == UINT64_MAX)) {
+		*from = fe->t0;
+		*to = fe->t1;
+		return fe->fn;
 	}
 	const struct sb_map *m = sb_find_map(c->sb, pid, ip, time);
 	uint32_t fn = sym_fn_of(c->sym, m, ip);
@@ -55,8 +79,10 @@ uint32_t dec_fn_span(struct dec_ctx *c, int32_t pid, uint64_t ip, uint64_t time,
 		t0 = js.from > t0 ? js.from : t0;
 		t1 = js.to < t1 ? js.to : t1;
 	}
-	if (fc)
-		*fc = (struct dec_fncache){ ip, pid, fn, gen, t0, t1 };
+	if (fe) {
+		*fe = (struct fnc_entry){ ip, pid, fn, gen, t0, t1 };
+		fc->misses++;
+	}
 	*from = t0;
 	*to = t1;
 	return fn;

@@ -78,8 +78,10 @@ int col_step_filter_parse(const char *spec, struct step_filter **out, int *n, ch
 			break;
 		}
 		f = nf;
-		if ((e = parse_one(tok, &f[cnt], why, whylen)) < 0)
+		if ((e = parse_one(tok, &f[cnt], why, whylen)) < 0) {
+			free(f[cnt].module);	/* a refused item is not counted */
 			break;
+		}
 		cnt++;
 	}
 	free(dup);

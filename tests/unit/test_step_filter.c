@@ -1,0 +1,60 @@
+/* --mode step's --filter: the SPEC syntax (col_step_filter_parse), what a refused item
+ * says and that it keeps nothing (the ASan build checks for leaks). */
+#include "xp_test.h"
+
+#include <errno.h>
+
+#include "record/step/col_step_filter.h"
+
+static void test_parse(void **state)
+{
+	struct step_filter *f;
+	char why[256];
+	int n;
+
+	(void)state;
+	assert_int_equal(col_step_filter_parse("main,leaf@libx.so,0x1139-0x1146@ptspin", &f, &n, why, sizeof(why)), 0);
+	assert_int_equal(n, 3);
+	assert_string_equal(f[0].sym, "main");
+	assert_null(f[0].module);
+	assert_string_equal(f[1].sym, "leaf");
+	assert_string_equal(f[1].module, "libx.so");
+	assert_null(f[2].sym);
+	assert_string_equal(f[2].module, "ptspin");
+	assert_int_equal(f[2].start, 0x1139);
+	assert_int_equal(f[2].end, 0x1146);
+	col_step_filter_free(f, n);
+}
+
+/* Found by fuzz_rec_parse: the module of a refused item leaked. */
+static void test_refused(void **state)
+{
+	static const struct {
+		const char *spec, *why;
+	} bad[] = {
+		{ "main,0x1129-1x1140@ptspin", "'0x1129-1x1140' is no START-END address range" },
+		{ "0x20-0x10@m", "'0x20-0x10' is no START-END address range" },
+		{ "@m", "empty filter" },
+		{ "0x10-0x20", "range 0x10-0x20: say in which module (START-END@MODULE)" },
+		{ "f@", "'f@': module name missing" },
+		{ ",", "empty filter" },
+	};
+	struct step_filter *f;
+	char why[256];
+	int n;
+
+	(void)state;
+	for (size_t i = 0; i < sizeof(bad) / sizeof(bad[0]); i++) {
+		assert_int_equal(col_step_filter_parse(bad[i].spec, &f, &n, why, sizeof(why)), -EINVAL);
+		assert_string_equal(why, bad[i].why);
+	}
+}
+
+int main(void)
+{
+	const struct CMUnitTest tests[] = {
+		cmocka_unit_test(test_parse),
+		cmocka_unit_test(test_refused),
+	};
+	return cmocka_run_group_tests(tests, NULL, NULL);
+}
