@@ -95,6 +95,21 @@ uint32_t dec_fn_of(struct dec_ctx *c, int32_t pid, uint64_t ip, uint64_t time)
 	return dec_fn_span(c, pid, ip, time, &from, &to);
 }
 
+bool dec_fn_entry(struct dec_ctx *c, int32_t pid, uint64_t ip, uint64_t time)
+{
+	const struct sym_fn *f = sym_fn(c->sym, dec_fn_of(c, pid, ip, time));
+	const struct sb_map *m;
+	struct jit_sym js;
+	uint64_t vaddr;
+
+	if (!f)
+		return false;
+	if (f->jit)	/* where the code lies now: it may have moved since */
+		return jit_find(c->jit, pid, time, ip, &js) && js.start == ip;
+	m = sb_find_map(c->sb, pid, ip, time);
+	return f->resolved && m && sym_map_vaddr(c->sym, m, ip, &vaddr) && vaddr == f->start;
+}
+
 uint64_t dec_fn_gen(const struct dec_ctx *c)
 {
 	return sb_generation(c->sb);

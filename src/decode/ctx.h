@@ -121,6 +121,9 @@ uint32_t dec_fn_of(struct dec_ctx *c, int32_t pid, uint64_t ip, uint64_t time);
  * dec_fn_gen() stays the same. */
 uint32_t dec_fn_span(struct dec_ctx *c, int32_t pid, uint64_t ip, uint64_t time, uint64_t *from,
 		     uint64_t *to);
+/* Whether `ip` is the first instruction of a function (a symbol's start; JIT code: a
+ * jitdump entry's): tracing that starts there entered the function. */
+bool dec_fn_entry(struct dec_ctx *c, int32_t pid, uint64_t ip, uint64_t time);
 /* Changes whenever the sideband changes what an address means. */
 uint64_t dec_fn_gen(const struct dec_ctx *c);
 /* Frees what dec_fn_of cached. */

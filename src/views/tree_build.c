@@ -320,6 +320,11 @@ int tb_event(void *ctx, const struct xev *ev)
 		return rc < 0 ? oom() : 0;
 	}
 	case XEV_BLOCK:
+		/* a thread's trace that starts at a function's first instruction (a PSB+
+		 * whose FUP is the first entry into an address filter) entered it */
+		if (!t->exact && dec_fn_entry(c, ev->pid, ev->ip, ev->time) &&
+		    ct_call(t->cur, dec_fn_of(c, ev->pid, ev->ip, ev->time), 0) < 0)
+			return oom();
 		t->exact = true;
 		if (!dec_weights(c, ev, w))
 			return 0;
@@ -343,9 +348,20 @@ int tb_event(void *ctx, const struct xev *ev)
 	}
 	case XEV_ENABLE: {
 		/* tracing resumes where a call or return out of the traced code (an address
-		 * filter) came back: in a function deeper on the stack, that is the return
-		 * to it.  Anywhere else (a callback entered from untraced code) the next
-		 * block enters its function. */
+		 * filter) came back.  At a function's first instruction that is a call into
+		 * it from untraced code (a return lands after its call, inside a function);
+		 * in a function deeper on the stack, the return to it.  Anywhere else (a
+		 * callback entered mid-function) the next block enters its function. */
+		t->exact = true;
+		if (dec_fn_entry(c, ev->pid, ev->ip, ev->time)) {
+			/* entered again while its activation on top is still open: that one
+			 * ended out of sight (a return out of the ranges whose target the
+			 * trace does not give) */
+			uint32_t fn = dec_fn_of(c, ev->pid, ev->ip, ev->time);
+			if (ct_node(t->t, ct_cursor_node(t->cur))->fn == fn)
+				ct_leave(t->cur, fn);
+			return ct_call(t->cur, fn, 0) < 0 ? oom() : 0;
+		}
 		uint32_t to = frame_fn(c, t, ev->pid, ev->ip, ev->time);
 		return to != CT_FN_UNKNOWN && ct_jump(t->cur, to) < 0 ? oom() : 0;
 	}

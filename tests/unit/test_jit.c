@@ -453,9 +453,10 @@ static void test_pt_calls_to_jit_functions(void **state)
 	assert_string_equal(out, "outer_loop 17\nouter_loop;leaf 5\n");
 	assert_int_equal(xp_test_engine(&out, data, "calltree", "format", "jsonl", NULL), 0);
 	assert_non_null(strstr(out, "{\"lvl\":2,\"rl\":1,\"calls\":5,\"base\":5,\"cum\":5,\"name\":\"leaf\","));
+	/* outer_loop: entered twice, each pass's TIP.PGE at its first instruction */
 	assert_int_equal(xp_test_engine(&out, data, "functions", "format", "csv", NULL), 0);
 	assert_string_equal(out, "calls,base,cum,base%,cum%,module,name\n"
-				 "0,17,22,77.2727,100.0000,jitted-4242-1.so,outer_loop\n"
+				 "2,17,22,77.2727,100.0000,jitted-4242-1.so,outer_loop\n"
 				 "5,5,5,22.7273,22.7273,jitted-4242-2.so,leaf\n");
 	/* the leaf's two places are one function: its 3 + 2 executions on one line */
 	assert_int_equal(xp_test_engine(&out, data, "annotate=leaf", NULL), 0);

@@ -122,7 +122,7 @@ static void test_perf_data_views(void **state)
 	assert_int_equal(xp_test_engine(&out, pg.perfdata, "calltree", NULL), 0);
 	assert_string_equal(out, "# call tree: insns, total 6002\n"
 			    "Lvl   RL      Calls          Base           Cum  Name\n"
-			    "  1    1          0          3002          6002  spin\n"
+			    "  1    1          1          3002          6002  spin\n"
 			    "  2    1       1000          3000          3000    leaf\n");
 	assert_int_equal(xp_test_engine(&out, pg.perfdata, "blocks", "sym", "spin", "format", "jsonl", NULL), 0);
 	assert_non_null(strstr(out, "\"sym\":\"spin+0x7\",\"count\":1000,\"insns\":2,\"cycles\":null,"
@@ -138,7 +138,7 @@ static void test_raw_elf_symbols(void **state)
 	assert_int_equal(xp_test_engine(&out, NULL, "calltree", "pt", pg.trace, "elf", pg.elfarg, NULL), 0);
 	assert_string_equal(out, "# call tree: insns, total 6002\n"
 			    "Lvl   RL      Calls          Base           Cum  Name\n"
-			    "  1    1          0          3002          6002  spin\n"
+			    "  1    1          1          3002          6002  spin\n"
 			    "  2    1       1000          3000          3000    leaf\n");
 	assert_int_equal(xp_test_engine(&out, NULL, "annotate=leaf", "pt", pg.trace, "elf", pg.elfarg, "format", "jsonl",
 					NULL), 0);

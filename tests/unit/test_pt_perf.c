@@ -393,8 +393,8 @@ static void test_per_cpu_time_order(void **state)
 	/* wall time per thread: B ran from 1100 (cpu 1) to 1650 (cpu 0), 825 ns in perf
 	 * time; B's cpu 0 events first would make its time go backwards (0) */
 	assert_int_equal(xp_test_engine(&out, data, "calltree", "per-thread", "", "metric", "time", "format", "jsonl", NULL), 0);
-	assert_non_null(strstr(out, "{\"tid\":100,\"lvl\":1,\"rl\":1,\"calls\":0,\"base_ns\":1050,\"cum_ns\":1050,"));
-	assert_non_null(strstr(out, "{\"tid\":200,\"lvl\":1,\"rl\":1,\"calls\":0,\"base_ns\":825,\"cum_ns\":825,"));
+	assert_non_null(strstr(out, "{\"tid\":100,\"lvl\":1,\"rl\":1,\"calls\":2,\"base_ns\":1050,\"cum_ns\":1050,"));
+	assert_non_null(strstr(out, "{\"tid\":200,\"lvl\":1,\"rl\":1,\"calls\":2,\"base_ns\":825,\"cum_ns\":825,"));
 	assert_int_equal(xp_test_engine(&out, data, "blocks", "tid", "100", "format", "jsonl", NULL), 0);
 	assert_non_null(strstr(out, "\"sym\":\"spin+0x7\",\"count\":6,\"insns\":2,\"cycles\":null,\"ipc\":null,"
 				    "\"taken\":4,\"not_taken\":2,"));

@@ -446,6 +446,11 @@ static int on_event(void *ctx, const struct stp_event *ev)
 		if ((e = put_comm(c, ev->pid, ev->tid, ev->comm, 1, ev->time)) < 0)
 			return e;
 		return (e = sync_maps(c, ev->pid, ev->time, 1)) < 0 ? fail(c, e) : 0;
+	case STP_COMM:
+		/* what the kernel writes when a task is renamed: not an exec */
+		if (flush_all(c) < 0)
+			return c->err;
+		return put_comm(c, ev->pid, ev->tid, ev->comm, 0, ev->time);
 	case STP_MAPS:
 		if (flush_all(c) < 0)
 			return c->err;

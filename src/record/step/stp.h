@@ -38,6 +38,7 @@ enum stp_kind {
 	STP_FATAL,	/* a signal with no handler kills the thread at ip: `sig`, `code`, `to`
 			 * = si_addr; taken = 1: the instruction at ip faulted (a STP_DISABLE
 			 * with taken = 1 at ip came just before while tracing was on) */
+	STP_COMM,	/* thread `tid` was renamed `comm` (prctl, pthread_setname_np) */
 	STP_EXIT,	/* thread exits (its last event) */
 };
 
@@ -50,7 +51,7 @@ struct stp_event {
 	int taken;		/* STP_TNT */
 	int fork;		/* STP_THREAD: a new process (own address space) */
 	enum x86_bclass cls;	/* STP_TIP: which kind of branch */
-	const char *comm;	/* STP_EXEC */
+	const char *comm;	/* STP_EXEC, STP_COMM */
 	int status;		/* STP_EXIT: wait status of the thread (when it is known) */
 	int sig, code;		/* STP_FATAL: signal number and si_code */
 	void **user;		/* per-thread slot the callback may use */

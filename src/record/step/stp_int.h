@@ -103,6 +103,7 @@ struct stp_thr {
 	long sc_nr;
 	uint64_t sc_args[4];
 	int detach_sig;		/* detaching: signal to deliver, -1 not stopped yet */
+	int renamed;		/* new thread: renamed before it started (STP_COMM due) */
 	void *user;
 };
 
@@ -164,6 +165,9 @@ int stp_resume(struct stp_thr *t, int sig);
 int stp_start_thread(struct stp *s, struct stp_thr *t);
 int stp_on_clone(struct stp *s, struct stp_thr *p, int event);
 int stp_on_exec(struct stp *s, struct stp_thr *t, struct user_regs_struct *r);
+/* At a syscall's exit: a thread it renamed (prctl, a write to a comm file) gets
+ * STP_COMM with its new name. */
+void stp_on_rename(struct stp *s, struct stp_thr *t, int64_t rval, uint64_t time);
 int stp_on_exit(struct stp *s, struct stp_thr *t, int status);
 
 /* stp_bp.c: a stop at one of our int3s.  0, a negative errno, or a signal that stopped

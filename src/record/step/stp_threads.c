@@ -5,6 +5,8 @@
 #include <stdlib.h>
 #include <string.h>
 #include <time.h>
+#include <unistd.h>
+#include <sys/prctl.h>
 #include <sys/ptrace.h>
 #include <sys/syscall.h>
 
@@ -84,6 +86,22 @@ int stp_resume(struct stp_thr *t, int sig)
 	return 0;
 }
 
+static int read_comm(pid_t pid, char *buf, size_t len)
+{
+	char path[64];
+	FILE *f;
+
+	snprintf(path, sizeof(path), "/proc/%d/comm", pid);
+	buf[0] = 0;
+	f = fopen(path, "r");
+	if (!f)
+		return -errno;
+	if (fgets(buf, (int)len, f))
+		buf[strcspn(buf, "\n")] = 0;
+	fclose(f);
+	return 0;
+}
+
 int stp_start_thread(struct stp *s, struct stp_thr *t)
 {
 	struct user_regs_struct r;
@@ -103,6 +121,15 @@ int stp_start_thread(struct stp *s, struct stp_thr *t)
 		t->enabled = 1;
 	}
 	stp_emit(s, t, &ev);
+	if (t->renamed) {
+		struct stp_event cm = { .kind = STP_COMM };
+		char comm[32];
+
+		if (read_comm(t->tid, comm, sizeof(comm)) == 0) {
+			cm.comm = comm;
+			stp_emit(s, t, &cm);
+		}
+	}
 	stp_ensure_armed(s, t->mm, x86_isa_ip(&r));
 	return stp_resume(t, 0);
 }
@@ -141,22 +168,6 @@ int stp_on_clone(struct stp *s, struct stp_thr *p, int event)
 	return stp_resume(p, 0);
 }
 
-static int read_comm(pid_t pid, char *buf, size_t len)
-{
-	char path[64];
-	FILE *f;
-
-	snprintf(path, sizeof(path), "/proc/%d/comm", pid);
-	buf[0] = 0;
-	f = fopen(path, "r");
-	if (!f)
-		return -errno;
-	if (fgets(buf, (int)len, f))
-		buf[strcspn(buf, "\n")] = 0;
-	fclose(f);
-	return 0;
-}
-
 int stp_on_exec(struct stp *s, struct stp_thr *t, struct user_regs_struct *r)
 {
 	struct stp_event ev = { .kind = STP_EXEC };
@@ -193,6 +204,49 @@ int stp_on_exec(struct stp *s, struct stp_thr *t, struct user_regs_struct *r)
 	if (s->ranges_dirty)
 		stp_arm_entries(s, t->mm);
 	return stp_resume(t, 0);
+}
+
+/* The thread a syscall that returned rval renamed, 0 none: prctl(PR_SET_NAME) names its
+ * caller, a write to /proc/PID/task/TID/comm (pthread_setname_np of another thread) or
+ * /proc/PID/comm names that thread. */
+static pid_t renamed(const struct stp_thr *t, int64_t rval)
+{
+	char path[64], link[128];
+	int pid, tid, end = 0;
+	ssize_t n;
+
+	if (t->sc_nr == SYS_prctl)
+		return t->sc_args[0] == PR_SET_NAME && rval == 0 ? t->tid : 0;
+	if ((t->sc_nr != SYS_write && t->sc_nr != SYS_pwrite64) || rval <= 0)
+		return 0;
+	snprintf(path, sizeof(path), "/proc/%d/fd/%d", t->pid, (int)t->sc_args[0]);
+	n = readlink(path, link, sizeof(link) - 1);
+	if (n <= 0)
+		return 0;
+	link[n] = 0;
+	if (sscanf(link, "/proc/%d/task/%d/comm%n", &pid, &tid, &end) == 2 && end == n)
+		return tid;
+	if (sscanf(link, "/proc/%d/comm%n", &pid, &end) == 1 && end == n)
+		return pid;
+	return 0;
+}
+
+void stp_on_rename(struct stp *s, struct stp_thr *t, int64_t rval, uint64_t time)
+{
+	struct stp_event ev = { .kind = STP_COMM, .time = time };
+	pid_t tid = renamed(t, rval);
+	struct stp_thr *o = tid ? stp_thr_find(s, tid) : NULL;
+	char comm[32];
+
+	/* the name as the kernel keeps it (cut to 15 bytes), as its COMM record has it */
+	if (o && o->state == STP_TH_NEW) {
+		o->renamed = 1;	/* named right after its clone: said when it starts */
+		return;
+	}
+	if (!o || o->state != STP_TH_RUNNING || read_comm(tid, comm, sizeof(comm)) < 0)
+		return;
+	ev.comm = comm;
+	stp_emit(s, o, &ev);
 }
 
 int stp_on_exit(struct stp *s, struct stp_thr *t, int status)

@@ -158,6 +158,7 @@ static int on_syscall(struct stp *s, struct stp_thr *t, struct user_regs_struct 
 		}
 	} else if (si.op == PTRACE_SYSCALL_INFO_EXIT) {
 		t->in_syscall = 0;
+		stp_on_rename(s, t, si.exit.rval, time);
 		if (t->sc_nr == SYS_mmap || t->sc_nr == SYS_mprotect || t->sc_nr == SYS_munmap ||
 		    t->sc_nr == SYS_mremap || t->sc_nr == SYS_brk)
 			stp_mm_maps_changed(t->mm);
