@@ -68,3 +68,20 @@ print(sorted({e["depth"] for e in d if e["name"] == sys.argv[1]}),
 unwind_case throw thrower __cxa_begin_catch@plt
 unwind_case throw_cet thrower __cxa_begin_catch@plt
 unwind_case longjmp jumper _setjmp@plt
+
+# What the tracer cannot decode (an opcode invalid in 64-bit mode, which the program
+# catches as SIGILL) is lost: record still exits with the program's status, but says
+# so at the end, and the trace carries it: decode and every other reader repeat it.
+p=$PROGS/step_badcode
+"$XPTRACE" record --mode step -q -o "$TMP/bad.d" -- "$p" >"$TMP/bad.out" 2>"$TMP/bad.err"
+check_eq "badcode: record exits with the program's 0" 0 "$?"
+check_eq "badcode: the program ran to its end" "caught SIGILL" "$(cat "$TMP/bad.out")"
+check_match "badcode: record says, even with -q, which path it lost and that the trace is marked" \
+	"^xptrace: step: 1 code path could not be decoded \(at 0x[0-9a-f]+\): what ran there is missing from the trace; the trace is marked \(decode says it too\)$" \
+	"$(grep 'code path' "$TMP/bad.err")"
+"$XPTRACE" decode -i "$TMP/bad.d" --functions >/dev/null 2>"$TMP/bad.derr"
+check_match "badcode: decode repeats it" \
+	"^xptrace: $TMP/bad.d/perf.data: the recording lost part of the trace: step: 1 code path could not be decoded \(at 0x[0-9a-f]+\): what ran there is missing from the trace$" \
+	"$(grep 'lost part' "$TMP/bad.derr")"
+"$XPTRACE" decode -i "$TMP/bad.d" --insn >/dev/null 2>"$TMP/bad.derr2"
+check_eq "badcode: --insn repeats it too" 1 "$(grep -c 'the recording lost part of the trace' "$TMP/bad.derr2")"
