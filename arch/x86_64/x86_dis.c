@@ -6,6 +6,7 @@
 #include <capstone/capstone.h>
 
 #include "arch/x86_64/x86_dis.h"
+#include "arch/x86_64/x86_hint.h"
 
 int x86_dis_init(struct x86_dis *d)
 {
@@ -21,6 +22,7 @@ int x86_dis_init(struct x86_dis *d)
 		return -EINVAL;
 	}
 	d->handle = h;
+	d->hint = -1;
 	d->scratch = cs_malloc(h);
 	if (!d->scratch) {
 		cs_close(&h);
@@ -115,7 +117,8 @@ unsigned x86_dis_last_id(const struct x86_dis *d)
 
 const char *x86_dis_id_name(const struct x86_dis *d, unsigned id)
 {
-	const char *n = id ? cs_insn_name(d->handle, id) : NULL;
+	const char *n = id >= X86_INS_ENDING ? x86_hint_name(id - X86_INS_ENDING) :
+			id ? cs_insn_name(d->handle, id) : NULL;
 
 	/* id 0: x86_dis_one read a VEX/EVEX instruction capstone does not know */
 	return n ? n : id ? "?" : "(vex/evex)";
@@ -128,8 +131,28 @@ int x86_dis_one(struct x86_dis *d, const uint8_t *code, size_t len, uint64_t ip,
 	const uint8_t *p = code;
 	size_t n = len;
 	uint64_t a = ip;
+	struct x86_hint h;
+	int hint = x86_hint_decode(code, len, &h) == 0;
+	int cs_ok;
 
-	if (!cs_disasm_iter(d->handle, &p, &n, &a, ci)) {
+	d->hint = -1;
+	/* capstone 4 knows the plain hint NOPs (its text stays), not all CET instructions */
+	cs_ok = !(hint && h.kind != X86_HINT_NOP) && cs_disasm_iter(d->handle, &p, &n, &a, ci);
+	if (hint && (!cs_ok || ci->size != h.len)) {
+		memset(out, 0, sizeof(*out));
+		out->ip = ip;
+		out->size = h.len;
+		memcpy(out->bytes, code, h.len);
+		snprintf(out->mnemonic, sizeof(out->mnemonic), "%s", h.mnemonic);
+		snprintf(out->op_str, sizeof(out->op_str), "%s", h.op_str);
+		out->br.ip = ip;
+		out->br.next = ip + h.len;
+		ci->id = X86_INS_ENDING + h.op;
+		d->hint = h.kind;
+		d->hint_len = h.len;
+		return 0;
+	}
+	if (!cs_ok) {
 		size_t vl = vex_evex_len(code, len);
 
 		ci->id = 0;

@@ -15,6 +15,9 @@ struct x86_dis {
 	size_t handle;		/* capstone csh */
 	void *scratch;		/* capstone cs_insn (with detail), reused */
 	int intel;		/* 1: Intel syntax; default AT&T like perf/objdump */
+	int hint;		/* the x86_hint kind of the last instruction when x86_hint
+				 * decoded it, else -1 */
+	uint8_t hint_len;	/* and its length */
 };
 
 struct x86_instr {
@@ -45,13 +48,14 @@ void x86_dis_fini(struct x86_dis *d);
 int x86_dis_set_intel(struct x86_dis *d, int intel);
 
 /* Decodes the instruction at code[0..len) located at `ip`.  Returns 0, -EINVAL for bytes
- * that are no valid instruction (or a truncated one). */
+ * that are no valid instruction (or a truncated one).  The hint-NOP and CET space is
+ * x86_hint's where capstone does not know it or misreads it (text in AT&T syntax). */
 int x86_dis_one(struct x86_dis *d, const uint8_t *code, size_t len, uint64_t ip,
 		struct x86_instr *out);
 
-/* capstone's id of the instruction x86_dis_one() last decoded (0: none it knows), and the
- * mnemonic of an id, for statistics (id 0: "(vex/evex)", an instruction only its
- * length is known of). */
+/* capstone's id of the instruction x86_dis_one() last decoded (0: none it knows; past
+ * capstone's ids: an x86_hint entry), and the mnemonic of an id, for statistics (id 0:
+ * "(vex/evex)", an instruction only its length is known of). */
 unsigned x86_dis_last_id(const struct x86_dis *d);
 const char *x86_dis_id_name(const struct x86_dis *d, unsigned id);
 

@@ -1,5 +1,6 @@
 #include <errno.h>
 
+#include "arch/x86_64/x86_hint.h"
 #include "arch/x86_64/x86_isa.h"
 
 bool x86_isa_bp_needed(enum x86_bclass cls)
@@ -68,5 +69,13 @@ int x86_isa_branch(const struct x86_branch *b, struct user_regs_struct *r,
 
 int x86_isa_translate(const struct x86_dis *d, struct x86_uop *u)
 {
+	/* rdssp and the shadow-stack instructions depend on the thread's CET state, which
+	 * only the CPU knows: it runs them */
+	if (d->hint >= 0) {
+		if (d->hint != X86_HINT_NOP)
+			return -EINVAL;
+		*u = (struct x86_uop){ .kind = U_NOP, .len = d->hint_len };
+		return 0;
+	}
 	return x86_emu_translate(d->scratch, !d->intel, u);
 }

@@ -127,7 +127,9 @@ int ct_jump(struct ct_cursor *c, uint32_t to);
 int ct_leave(struct ct_cursor *c, uint32_t fn);
 /* Cost spent in function `fn` (the function of the current ip): added to the top of
  * the stack.  An empty stack starts at fn (mid-stack start); a different fn than the
- * top means control reached it without a call we saw: it is entered as a tail call. */
+ * top means control reached it without a call we saw: it is entered as a tail call,
+ * unless fn is in the top's chain of tail calls (a .cold part jumping back to its
+ * function's body): then the frames above it are left. */
 int ct_cost(struct ct_cursor *c, uint32_t fn, const uint64_t *w);
 void ct_gap(struct ct_cursor *c);
 uint32_t ct_cursor_depth(const struct ct_cursor *c);

@@ -149,13 +149,32 @@ int ct_leave(struct ct_cursor *c, uint32_t fn)
 	return -ENOENT;
 }
 
+/* The frame of `fn` among the top's tail chain (the frames entered by tail calls and
+ * the one they were entered from), CT_NONE when none.  A tail jump takes no stack:
+ * coming back to one of those is a jump back (a function's .cold part returning to its
+ * body, mutual tail recursion), not a deeper call. */
+static uint32_t tail_chain_frame(const struct ct_cursor *c, uint32_t fn)
+{
+	for (uint32_t j = c->n; j-- > 0;) {
+		if (c->f[j].fn == fn)
+			return j;
+		if (!c->f[j].tail)
+			break;
+	}
+	return CT_NONE;
+}
+
 int ct_cost(struct ct_cursor *c, uint32_t fn, const uint64_t *w)
 {
+	uint32_t j;
+
 	if (c->n == 0) {
 		if (push(c, fn, false, false) < 0)
 			return -ENOMEM;
 	} else if (fn != CT_FN_UNKNOWN && c->f[c->n - 1].fn != fn) {
-		if (push(c, fn, true, true) < 0)
+		if ((j = tail_chain_frame(c, fn)) != CT_NONE)
+			c->n = j + 1;
+		else if (push(c, fn, true, true) < 0)
 			return -ENOMEM;
 	}
 	ct_add_base(c->t, c->f[c->n - 1].node, w);

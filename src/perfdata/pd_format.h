@@ -76,6 +76,9 @@ enum pd_feature {
 	 * the sections of those come first): a string, see perfdata/pd_probes.h */
 	PD_FEAT_XPTRACE_PROBES = 200,
 	PD_FEAT_XPTRACE_FAULTS = 201,	/* a string, see perfdata/pd_faults.h */
+	/* a string: "xptrace-losses 1", then one line per loss the recording knew of,
+	 * a sentence every reader repeats (pd_read) */
+	PD_FEAT_XPTRACE_LOSSES = 202,
 };
 
 /* Records perf itself synthesizes (never produced by the kernel). */

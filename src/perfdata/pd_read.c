@@ -120,6 +120,7 @@ int pd_parse_feature(struct pd_file *f, unsigned feat, const uint8_t *p, size_t 
 	case PD_FEAT_CPUID:
 	case PD_FEAT_XPTRACE_PROBES:
 	case PD_FEAT_XPTRACE_FAULTS:
+	case PD_FEAT_XPTRACE_LOSSES:
 		free(f->feat_str[feat]);
 		f->feat_str[feat] = f_str(&c);
 		return f->feat_str[feat] ? 0 : -EINVAL;
@@ -293,6 +294,25 @@ bad:
 	return xp_err_code(-EINVAL, f->name, "the file is damaged", "cannot read event attribute section");
 }
 
+/* What the recording lost and said when it ended: every reader says it again, so a
+ * trace with a hole never passes for a whole one. */
+static void say_losses(const struct pd_file *f)
+{
+	const char *t = f->feat_str[PD_FEAT_XPTRACE_LOSSES];
+
+	if (!t)
+		return;
+	if (strncmp(t, "xptrace-losses ", 15) == 0)
+		t = strchr(t, '\n') ? strchr(t, '\n') + 1 : "";
+	while (*t) {
+		size_t n = strcspn(t, "\n");
+
+		if (n)
+			xp_warn("%s: the recording lost part of the trace: %.*s", f->name, (int)n, t);
+		t += n + (t[n] == '\n');
+	}
+}
+
 static void read_features(struct pd_file *f)
 {
 	unsigned nfeat = 0;
@@ -333,7 +353,8 @@ static void read_features(struct pd_file *f)
 		if (b != PD_FEAT_HOSTNAME && b != PD_FEAT_OSRELEASE && b != PD_FEAT_VERSION &&
 		    b != PD_FEAT_ARCH && b != PD_FEAT_NRCPUS && b != PD_FEAT_CPUDESC &&
 		    b != PD_FEAT_CPUID && b != PD_FEAT_CMDLINE && b != PD_FEAT_EVENT_DESC &&
-		    b != PD_FEAT_BUILD_ID && b != PD_FEAT_XPTRACE_PROBES && b != PD_FEAT_XPTRACE_FAULTS)
+		    b != PD_FEAT_BUILD_ID && b != PD_FEAT_XPTRACE_PROBES && b != PD_FEAT_XPTRACE_FAULTS &&
+		    b != PD_FEAT_XPTRACE_LOSSES)
 			continue;
 		if (s->size > (256u << 20)) {
 			xp_warn("%s: feature %u has a bad section, ignored", f->name, b);
@@ -346,6 +367,7 @@ static void read_features(struct pd_file *f)
 		free(p);
 	}
 	free(secs);
+	say_losses(f);
 }
 
 static int open_file(struct pd_file *f)

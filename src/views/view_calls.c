@@ -136,7 +136,7 @@ static int on_open(struct view_ctx *vc, void **state)
 	out_buf_init(&v->line, NULL, 0);
 	out_buf_init(&v->stack, NULL, 0);
 	vc->wants = (1u << XEV_CALL) | (1u << XEV_RETURN) | (1u << XEV_BLOCK) | (1u << XEV_GAP) |
-		(1u << XEV_SAMPLE);
+		(1u << XEV_SAMPLE) | (1u << XEV_BRANCH);
 	*state = v;
 	return 0;
 }
@@ -496,7 +496,8 @@ static int on_event(void *state, const struct xev *ev)
 	if (!sample && (ev->flags & XEV_F_SAMPLED))
 		return 0;
 	if (ev->kind != XEV_CALL && ev->kind != XEV_RETURN && ev->kind != XEV_BLOCK && ev->kind != XEV_GAP &&
-	    !sample)
+	    !sample && (ev->kind != XEV_BRANCH || !(ev->flags & XEV_F_INDIRECT) ||
+			(ev->flags & (XEV_F_COND | XEV_F_SYSCALL))))
 		return 0;
 	if (!dec_thread_selected(c, ev->tid, ev->time))
 		return 0;
@@ -545,6 +546,16 @@ static int on_event(void *state, const struct xev *ev)
 				rc = pop_to(v, th, i + 1, now);
 		}
 		return rc;
+	}
+	case XEV_BRANCH: {
+		/* longjmp and the C++ unwinder land with an indirect jump in the middle of a
+		 * live frame: the calls above it end there (as in the call tree) */
+		uint32_t to = dec_fn_of(c, ev->pid, ev->addr, ev->time), i;
+		if (!th->n || to == dec_fn_of(c, ev->pid, ev->ip, ev->time) ||
+		    to != dec_fn_of(c, ev->pid, ev->addr - 1, ev->time))
+			return 0;
+		i = find(th, to);
+		return i != UINT32_MAX && i + 1 < th->n ? pop_to(v, th, i + 1, now) : 0;
 	}
 	default:	/* XEV_GAP: what was on the stack is unknown afterwards */
 		return pop_to(v, th, 0, now);

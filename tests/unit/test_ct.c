@@ -273,6 +273,47 @@ static void test_jump_into_live_frame(void **state)
 	ct_free(t);
 }
 
+/* A function's .cold part is another symbol that the body jumps to and back from
+ * (main -> main.cold -> main, as a C++ handler does at each catch): the jump back
+ * leaves the tail frame instead of nesting main under main.cold each time.  A tail call
+ * chain a -> b -> c coming back to b stays bounded the same way. */
+static void test_tail_jump_back(void **state)
+{
+	(void)state;
+	struct ct_tree *t = ct_new(1);
+	struct ct_cursor *c = ct_cursor_new(t);
+	uint64_t one = 1;
+
+	ct_cost(c, MAIN, &one);
+	for (int i = 0; i < 5; i++) {
+		ct_call(c, F, 0);
+		ct_cost(c, F, &one);
+		ct_return(c, MAIN);
+		ct_cost(c, MAIN, &one);
+		ct_cost(c, C, &one);	/* main.cold */
+		assert_int_equal(ct_cursor_depth(c), 2);
+		ct_cost(c, MAIN, &one);	/* back into the body */
+		assert_int_equal(ct_cursor_depth(c), 1);
+	}
+	ct_call(c, A, 0);
+	ct_cost(c, B, &one);
+	ct_cost(c, G, &one);
+	ct_cost(c, B, &one);
+	assert_int_equal(ct_cursor_depth(c), 3);
+	ct_return(c, MAIN);
+	assert_int_equal(ct_cursor_depth(c), 1);
+	assert_string_equal(dump(t),
+		"1 1 0 11 24 main\n"
+		"2 1 5 5 5 f\n"
+		"2 1 5 5 5 c\n"
+		"2 1 1 0 3 a\n"
+		"3 1 1 2 3 b\n"
+		"4 1 1 1 1 g\n"
+		"");
+	ct_cursor_free(c);
+	ct_free(t);
+}
+
 /* The trace starts inside leaf, called from f, called from main: two returns into
  * callers never seen move what was recorded under them; f is then called again from
  * main and merges with the moved subtree. */
@@ -439,6 +480,7 @@ int main(void)
 		cmocka_unit_test(test_exact_calls),
 		cmocka_unit_test(test_tail_and_longjmp),
 		cmocka_unit_test(test_jump_into_live_frame),
+		cmocka_unit_test(test_tail_jump_back),
 		cmocka_unit_test(test_mid_stack),
 		cmocka_unit_test(test_mid_stack_recursion),
 		cmocka_unit_test(test_merge_and_splice),

@@ -603,6 +603,27 @@ static void step_col_free(struct step_col *c)
 	free(c->th);
 }
 
+/* Code the tracer could not decode ran untraced: said once more at the end and stored
+ * in the trace, whose every reader repeats it (a recording that exits 0 is not whole). */
+static void report_undecodable(struct rec *r, const struct stp_stats *st)
+{
+	const size_t keep = sizeof(st->undecodable_at) / sizeof(st->undecodable_at[0]);
+	char line[256], text[300];
+	int n;
+
+	n = snprintf(line, sizeof(line), "step: %" PRIu64 " code path%s could not be decoded (at",
+		     st->undecodable, st->undecodable == 1 ? "" : "s");
+	for (size_t i = 0; i < st->undecodable && i < keep; i++)
+		n += snprintf(line + n, sizeof(line) - (size_t)n, "%s%#" PRIx64, i ? ", " : " ",
+			      st->undecodable_at[i]);
+	snprintf(line + n, sizeof(line) - (size_t)n, "%s): what ran there is missing from the trace",
+		 st->undecodable > keep ? ", ..." : "");
+	xp_warn("%s; the trace is marked (decode says it too)", line);
+	snprintf(text, sizeof(text), "xptrace-losses 1\n%s\n", line);
+	if (pd_writer_feat_string(r->w, PD_FEAT_XPTRACE_LOSSES, text) < 0)
+		xp_warn("step: the loss could not be marked in the trace: decode will not say it");
+}
+
 static void print_summary(const struct step_col *c, const struct stp *s)
 {
 	const struct stp_stats *st = stp_stats(s);
@@ -735,6 +756,8 @@ static int step_run(struct rec *r)
 			xp_warn("step: the fatal signals could not be stored: decode will not show them");
 		free(text);
 	}
+	if (stp_stats(s)->undecodable)
+		report_undecodable(r, stp_stats(s));
 	r->aux_traced = c.pt_ended;
 	if (e < 0 && e != -EINTR && !c.err)
 		xp_err("trace the command", NULL, "%s", strerror(-e));

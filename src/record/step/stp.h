@@ -91,6 +91,8 @@ struct stp_stats {
 	uint64_t breakpoints;	/* int3 armed */
 	uint64_t syscalls, signals, threads;
 	uint64_t end[STP_END_N];	/* breakpoint stops by why they ended */
+	uint64_t undecodable;	/* code paths whose bytes did not decode: not traced */
+	uint64_t undecodable_at[4];	/* the first of them */
 };
 
 

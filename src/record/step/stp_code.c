@@ -507,8 +507,14 @@ void stp_ensure_armed(struct stp *s, struct stp_mm *m, uint64_t ip)
 			return;	/* the chain from here is armed already */
 		ru->gen = m->gen;
 		if (ru->broken) {
-			xp_warn("step: cannot decode code at %#llx: tracing of this path is incomplete",
-				(unsigned long long)ip);
+			if (ru->broken == 1) {	/* said once per path */
+				xp_warn("step: cannot decode code at %#llx: tracing of this path is "
+					"incomplete", (unsigned long long)ip);
+				if (s->st.undecodable < sizeof(s->st.undecodable_at) / 8)
+					s->st.undecodable_at[s->st.undecodable] = ip;
+				s->st.undecodable++;
+				ru->broken = 2;
+			}
 			return;
 		}
 		switch (ru->cls) {

@@ -33,7 +33,7 @@ struct stp_run {
 	uint8_t term_len;	/* length of the terminator */
 	uint32_t gen;		/* == mm->gen: the chain from here was armed in this generation */
 	uint8_t cls;		/* enum x86_bclass of the terminator; X86_BR_NONE: split/broken */
-	uint8_t broken;		/* decoding stopped on bad bytes */
+	uint8_t broken;		/* decoding stopped on bad bytes (2: and that was said) */
 	uint8_t dead;		/* its code was unmapped: decode again when reached */
 	uint8_t emu;		/* STP_EMU_*: can a stop emulate its body? */
 	uint8_t emu_end;	/* STP_EMU_NO: enum stp_end, why not */
