@@ -440,8 +440,10 @@ int dpt_open(struct dpt_dec **out, const uint8_t *buf, size_t len, struct dpt_im
 	if (opt->ignore & (1u << XEV_RETURN))
 		c->want_ic &= ~(1u << ptic_return);
 	if (opt->ignore & (1u << XEV_BRANCH))
-		c->want_ic &= ~(1u << ptic_jump | 1u << ptic_cond_jump | 1u << ptic_far_call |
-				1u << ptic_far_return | 1u << ptic_far_jump);
+		c->want_ic &= ~(1u << ptic_jump | 1u << ptic_cond_jump);
+	/* a far transfer's class also says whether a disable was a syscall's */
+	if ((opt->ignore & (1u << XEV_BRANCH)) && (opt->ignore & (1u << XEV_DISABLE)))
+		c->want_ic &= ~(1u << ptic_far_call | 1u << ptic_far_return | 1u << ptic_far_jump);
 	c->blk_ev = c->tmpl;
 	c->blk_ev.kind = XEV_BLOCK;
 	c->br_ev = c->tmpl;

@@ -307,14 +307,19 @@ int dpt_on_event(struct dctx *c, const struct pt_event *pev)
 		ev = dpt_mkev(c, XEV_ENABLE);
 		ev.ip = pev->variant.enabled.ip;
 		return dpt_emit(c, &ev);
-	case ptev_disabled:
+	case ptev_disabled: {
+		/* a syscall (far transfer) stopped tracing: the thread goes on after it
+		 * (or in a signal handler the kernel delivers on its way back) */
+		bool far = c->pending && ((c->out ? c->next : &c->br_ev)->flags & XEV_F_SYSCALL);
 		c->enabled = 0;
 		if ((r = dpt_resolve(c, pev->ip_suppressed ? 0 : pev->variant.disabled.ip)))
 			return r;
 		ev = dpt_mkev(c, XEV_DISABLE);
+		ev.flags |= far ? XEV_F_SYSCALL : 0;
 		ev.ip = 0;
 		ev.addr = pev->ip_suppressed ? 0 : pev->variant.disabled.ip;
 		return dpt_emit(c, &ev);
+	}
 	case ptev_async_disabled:
 		c->enabled = 0;
 		if ((r = dpt_resolve(c, pev->variant.async_disabled.at)))

@@ -20,6 +20,9 @@
  *     on the stack pops every frame above it;
  *   - jumps back into a live frame (longjmp): ct_jump to a function deeper on the stack
  *     pops every frame above it (their costs stay where they were spent);
+ *   - signal handlers (ct_signal): a handler's frame goes above the interrupted one,
+ *     its return leads into the signal trampoline's frame, and sigreturn (ct_resume)
+ *     leaves both: the interrupted frame goes on, it is not entered again;
  *   - traces that start mid-stack: the first function seen hangs off the root; when it
  *     returns into a function not on the stack, the subtree seen so far is moved under
  *     that caller (and merged with what is there);
@@ -114,8 +117,20 @@ struct ct_cursor *ct_cursor_new(struct ct_tree *t);
 void ct_cursor_free(struct ct_cursor *c);
 enum { CT_TAIL = 1u << 0 };
 int ct_call(struct ct_cursor *c, uint32_t callee, unsigned flags);
-/* A return whose target lies in function `to` (CT_FN_UNKNOWN: plain pop). */
+/* A return whose target lies in function `to` (CT_FN_UNKNOWN: plain pop).  The return
+ * of a signal handler (ct_in_handler) goes to the signal trampoline `to`, entered at
+ * its start: its frame (not counted as a call) replaces the handler's until ct_resume. */
 int ct_return(struct ct_cursor *c, uint32_t to);
+/* A signal handler (or interrupt handler) entered asynchronously above the running
+ * frame: a call of `handler` whose frame carries the signal's id (analysis/ct_sig.h). */
+int ct_signal(struct ct_cursor *c, uint32_t handler, uint64_t sig);
+/* Whether a return now would leave a signal handler's frame. */
+bool ct_in_handler(const struct ct_cursor *c);
+/* The signal whose trampoline runs on top of the stack, 0 when none does. */
+uint64_t ct_in_trampoline(const struct ct_cursor *c);
+/* Execution is back in the frame signal `sig` interrupted (sigreturn): the handler's
+ * frame and everything above it are left (1); 0 when no frame has that id. */
+int ct_resume(struct ct_cursor *c, uint64_t sig);
 /* A jump (not a call) into the middle of function `to` — how longjmp lands.  When `to`
  * is deeper on the stack, the frames above its nearest activation are left (1 is
  * returned); otherwise nothing changes (0) and ct_cost enters `to` as a tail call. */

@@ -1,6 +1,6 @@
 /* Exact call/return input to the call tree: a shadow stack per thread that follows
- * calls, returns (including returns that skip frames), tail calls and traces that
- * start mid-stack. */
+ * calls, returns (including returns that skip frames), tail calls, signal handlers
+ * and traces that start mid-stack. */
 #include <errno.h>
 #include <stdlib.h>
 
@@ -11,6 +11,8 @@ struct frame {
 	uint32_t node;
 	uint32_t fn;
 	bool tail;	/* entered by a tail call: leaves together with the frame below */
+	bool tramp;	/* the signal trampoline's, which the handler returned into */
+	uint64_t sig;	/* a signal handler's frame (or its trampoline's): the signal's id */
 };
 
 struct ct_cursor {
@@ -48,7 +50,7 @@ static int push(struct ct_cursor *c, uint32_t fn, bool tail, bool count)
 		return -ENOMEM;
 	if (XP_GROW(c->f, c->cap, c->n + 1) < 0)
 		return -ENOMEM;
-	c->f[c->n++] = (struct frame){ node, fn, tail };
+	c->f[c->n++] = (struct frame){ node, fn, tail, false, 0 };
 	if (count) {
 		c->t->nodes[node].calls++;
 		c->t->nodes[node].sampled = false;	/* an exact call went through */
@@ -59,6 +61,45 @@ static int push(struct ct_cursor *c, uint32_t fn, bool tail, bool count)
 int ct_call(struct ct_cursor *c, uint32_t callee, unsigned flags)
 {
 	return push(c, callee, (flags & CT_TAIL) != 0, true);
+}
+
+int ct_signal(struct ct_cursor *c, uint32_t handler, uint64_t sig)
+{
+	int rc = push(c, handler, false, true);
+
+	if (rc == 0)
+		c->f[c->n - 1].sig = sig;
+	return rc;
+}
+
+/* The frame a return now leaves: the top one below the tail-called frames above it. */
+static int32_t leaving(const struct ct_cursor *c)
+{
+	int32_t k = (int32_t)c->n - 1;
+
+	while (k > 0 && c->f[k].tail)
+		k--;
+	return k;
+}
+
+bool ct_in_handler(const struct ct_cursor *c)
+{
+	return c->n && c->f[leaving(c)].sig && !c->f[leaving(c)].tramp;
+}
+
+uint64_t ct_in_trampoline(const struct ct_cursor *c)
+{
+	return c->n && c->f[c->n - 1].tramp ? c->f[c->n - 1].sig : 0;
+}
+
+int ct_resume(struct ct_cursor *c, uint64_t sig)
+{
+	for (uint32_t j = c->n; j-- > 0;)
+		if (c->f[j].sig == sig) {
+			c->n = j;
+			return 1;
+		}
+	return 0;
 }
 
 /* The trace started below the bottom frame: it returns into `to`, a caller we never
@@ -94,7 +135,7 @@ static int reparent(struct ct_cursor *c, uint32_t to)
 	ct_add_base(t, moved, t->base + (size_t)bottom * t->nm);
 	if (ct_merge_subtree(t, moved, t, bottom) < 0)
 		return -ENOMEM;
-	c->f[0] = (struct frame){ g, to, false };
+	c->f[0] = (struct frame){ g, to, false, false, 0 };
 	c->n = 1;
 	return 0;
 }
@@ -108,9 +149,21 @@ int ct_return(struct ct_cursor *c, uint32_t to)
 		return to == CT_FN_UNKNOWN ? 0 : push(c, to, false, false);
 	}
 	/* the frame being left, with the tail-called frames above it */
-	k = (int32_t)c->n - 1;
-	while (k > 0 && c->f[k].tail)
-		k--;
+	k = leaving(c);
+	if (c->f[k].sig && !c->f[k].tramp) {
+		/* a handler returns into the signal trampoline the kernel put on the
+		 * stack, not after a call: it runs in the signal's frame until
+		 * sigreturn resumes the interrupted one (ct_resume) */
+		uint64_t sig = c->f[k].sig;
+		c->n = (uint32_t)k;
+		if (to == CT_FN_UNKNOWN)
+			return 0;
+		if (push(c, to, false, false) < 0)
+			return -ENOMEM;
+		c->f[c->n - 1].sig = sig;
+		c->f[c->n - 1].tramp = true;
+		return 0;
+	}
 	k--;	/* the caller */
 	if (to == CT_FN_UNKNOWN || (k >= 0 && c->f[k].fn == to)) {
 		c->n = (uint32_t)(k + 1);

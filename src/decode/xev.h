@@ -72,7 +72,8 @@ enum xev_flags {
 	XEV_F_INDIRECT = 1u << 3,	/* target came from the trace, not the code */
 	XEV_F_CYC_APPROX = 1u << 4,	/* cycles apportioned from a shared CYC/LBR value */
 	XEV_F_TAIL = 1u << 5,		/* jump used as a tail call */
-	XEV_F_SYSCALL = 1u << 6,	/* the transfer is a syscall / far transfer */
+	/* the transfer is a syscall / far transfer; XEV_DISABLE: one stopped tracing */
+	XEV_F_SYSCALL = 1u << 6,
 	/* XEV_CALL / XEV_RETURN of an entry/exit event (a probe): the event names a
 	 * function, not a branch.  CALL: addr = the function entered, ip = 0 (the caller
 	 * is not traced); RETURN: ip = the entry of the function left (0: unknown). */

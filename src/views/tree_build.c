@@ -53,6 +53,7 @@ static struct tb_thread *thread_of(struct tb *b, int32_t pid, int32_t tid)
 	t->tid = tid;
 	t->exact = false;
 	t->last_time = 0;
+	memset(&t->sig, 0, sizeof(t->sig));
 	memset(&t->prev, 0, sizeof(t->prev));
 	memset(&t->path, 0, sizeof(t->path));
 	t->t = ct_new(b->c->nmetrics);
@@ -231,6 +232,18 @@ static int sample_lines(struct tb *b, const struct xev *ev, uint32_t n, const ui
 	return 0;
 }
 
+bool tb_exec_between(struct dec_ctx *c, int32_t tid, uint64_t from, uint64_t to)
+{
+	const struct sb_thread *th = sb_thread(c->sb, tid);
+
+	for (uint32_t i = th ? th->ncomms : 0; i-- > 0;)
+		if (th->comms[i].time <= from)
+			break;
+		else if (th->comms[i].time <= to)
+			return true;
+	return false;
+}
+
 int tb_event(void *ctx, const struct xev *ev)
 {
 	struct tb *b = ctx;
@@ -244,8 +257,7 @@ int tb_event(void *ctx, const struct xev *ev)
 		if (ev->time > b->last_time)
 			b->last_time = ev->time;
 	}
-	if (b->time_m < 0 && (ev->kind == XEV_TIME || ev->kind == XEV_DISABLE || ev->kind == XEV_INTERRUPT ||
-			      (ev->kind == XEV_BRANCH && !(ev->flags & XEV_F_INDIRECT))))
+	if (b->time_m < 0 && (ev->kind == XEV_TIME || (ev->kind == XEV_BRANCH && !(ev->flags & XEV_F_INDIRECT))))
 		return 0;
 	/* Sampled calls, returns and blocks (branch stacks) are windows of execution, not
 	 * a continuous history: a shadow stack cannot be kept from them.  Their samples
@@ -274,6 +286,28 @@ int tb_event(void *ctx, const struct xev *ev)
 		if (ev->time > t->last_time)
 			t->last_time = ev->time;
 		b->timed = true;
+	}
+	if (!(ev->flags & XEV_F_FUNC)) {
+		uint64_t at = 0, sig = 0;
+		if (ev->kind == XEV_ENABLE && t->sig.lo && tb_exec_between(c, ev->tid, t->sig.stop_time, ev->time))
+			ct_sig_exec(&t->sig);
+		switch (ct_sig_event(&t->sig, ev, &at, &sig)) {
+		case CT_SIG_ENTER: {
+			uint64_t old = ev->kind == XEV_ENABLE ? ct_in_trampoline(t->cur) : 0;
+			if (old) {	/* delivered as old's sigreturn ended */
+				ct_sig_chain(&t->sig, old, sig);
+				ct_resume(t->cur, old);
+			}
+			t->exact = true;
+			return ct_signal(t->cur, dec_fn_of(c, ev->pid, at, ev->time), sig) < 0 ? oom() : 0;
+		}
+		case CT_SIG_BACK:
+			if (ct_resume(t->cur, sig))
+				return 0;
+			break;	/* its frame is gone (a gap): as any other landing */
+		case CT_SIG_NONE:
+			break;
+		}
 	}
 	switch (ev->kind) {
 	case XEV_SAMPLE: {
@@ -305,6 +339,8 @@ int tb_event(void *ctx, const struct xev *ev)
 		 * before the return address: after ld.so's `call _dl_start` in _start the
 		 * next instruction is the label _dl_start_user, entered by falling through */
 		uint32_t to = ev->kind == XEV_CALL ? dec_fn_of(c, ev->pid, ev->addr, ev->time) :
+			/* a handler returns to the start of the signal trampoline */
+			ct_in_handler(t->cur) ? dec_fn_of(c, ev->pid, ev->addr, ev->time) :
 			frame_fn(c, t, ev->pid, ev->addr ? ev->addr - 1 : 0, ev->time);
 		int rc;
 		t->exact = true;

@@ -16,6 +16,7 @@
 
 #include "views/view.h"
 #include "analysis/ct.h"
+#include "analysis/ct_sig.h"
 #include "views/tree_lines.h"
 #include "util/xp_map.h"
 
@@ -48,6 +49,7 @@ struct tb_thread {
 	int32_t pid, tid;
 	struct ct_tree *t;
 	struct ct_cursor *cur;
+	struct ct_sig sig;	/* its signal handlers */
 	bool exact;		/* has call/return input: samples then add cost only */
 	uint64_t last_time;	/* --metric time: the thread's latest timestamp */
 	struct tb_stack prev;	/* the previous sample's frames */
@@ -129,5 +131,9 @@ bool tb_fn_srcline(void *ctx, uint32_t fn, const char **file, int *line);
 bool tb_fn_where(void *ctx, uint32_t fn, struct out_fn_where *w);
 /* Names of a tree's metrics for pprof: type and unit of metric m. */
 struct out_metric tb_metric(const struct dec_ctx *c, unsigned m);
+
+/* Whether thread tid took a new name (exec) in (from, to]: tracing resumes in a new
+ * program then, not in a signal handler (analysis/ct_sig.h). */
+bool tb_exec_between(struct dec_ctx *c, int32_t tid, uint64_t from, uint64_t to);
 
 #endif

@@ -22,6 +22,7 @@
 
 #include "views/tree_build.h"
 #include "analysis/bb.h"
+#include "analysis/ct_sig.h"
 #include "util/xp_err.h"
 #include "util/xp_grow.h"
 #include "util/xp_map.h"
@@ -34,12 +35,15 @@ struct frame {
 	bool open;		/* text: its `{` line is out */
 	bool has_ret;		/* `ret` holds the return value register */
 	uint64_t ret;
+	uint64_t sig;		/* a signal handler's call: the signal's id (ct_sig.h) */
 };
 
 struct cth {
 	int32_t pid, tid;
 	struct frame *st;
 	uint32_t n, cap;
+	struct ct_sig sig;	/* its signal handlers */
+	uint64_t tramp;		/* the signal whose handler returned into its trampoline */
 	uint64_t insns;		/* instructions so far: the clock of untimed traces */
 	uint64_t last;		/* the thread's latest clock */
 	uint64_t time;		/* its latest timestamp (names over time) */
@@ -136,7 +140,8 @@ static int on_open(struct view_ctx *vc, void **state)
 	out_buf_init(&v->line, NULL, 0);
 	out_buf_init(&v->stack, NULL, 0);
 	vc->wants = (1u << XEV_CALL) | (1u << XEV_RETURN) | (1u << XEV_BLOCK) | (1u << XEV_GAP) |
-		(1u << XEV_SAMPLE) | (1u << XEV_BRANCH);
+		(1u << XEV_SAMPLE) | (1u << XEV_BRANCH) | (1u << XEV_ENABLE) | (1u << XEV_DISABLE) |
+		(1u << XEV_INTERRUPT) | (1u << XEV_TSX);
 	*state = v;
 	return 0;
 }
@@ -496,8 +501,9 @@ static int on_event(void *state, const struct xev *ev)
 	if (!sample && (ev->flags & XEV_F_SAMPLED))
 		return 0;
 	if (ev->kind != XEV_CALL && ev->kind != XEV_RETURN && ev->kind != XEV_BLOCK && ev->kind != XEV_GAP &&
-	    !sample && (ev->kind != XEV_BRANCH || !(ev->flags & XEV_F_INDIRECT) ||
-			(ev->flags & (XEV_F_COND | XEV_F_SYSCALL))))
+	    ev->kind != XEV_ENABLE && ev->kind != XEV_DISABLE && ev->kind != XEV_INTERRUPT &&
+	    ev->kind != XEV_TSX && !sample &&
+	    (ev->kind != XEV_BRANCH || !(ev->flags & XEV_F_INDIRECT) || (ev->flags & (XEV_F_COND | XEV_F_SYSCALL))))
 		return 0;
 	if (!dec_thread_selected(c, ev->tid, ev->time))
 		return 0;
@@ -506,6 +512,10 @@ static int on_event(void *state, const struct xev *ev)
 		return oom();
 	if (ev->time)
 		th->time = ev->time;
+	uint64_t at = 0, sig = 0;
+	if (ev->kind == XEV_ENABLE && th->sig.lo && tb_exec_between(c, ev->tid, th->sig.stop_time, ev->time))
+		ct_sig_exec(&th->sig);
+	enum ct_sig_what what = ev->flags & XEV_F_FUNC ? CT_SIG_NONE : ct_sig_event(&th->sig, ev, &at, &sig);
 	if (ev->kind == XEV_BLOCK) {
 		th->insns += ev->insns;
 		if (v->insns)
@@ -520,10 +530,28 @@ static int on_event(void *state, const struct xev *ev)
 	uint64_t now = v->insns ? th->insns : ev->time ? ev->time : th->last;
 	if (now > th->last)
 		th->last = now;
+	if (what == CT_SIG_ENTER) {
+		if (th->tramp && ev->kind == XEV_ENABLE)	/* delivered as its sigreturn ended */
+			ct_sig_chain(&th->sig, th->tramp, sig);
+		th->tramp = 0;
+		int rc = push(v, th, dec_fn_of(c, ev->pid, at, ev->time), now);
+		if (rc == 0)
+			th->st[th->n - 1].sig = sig;
+		return rc;
+	}
+	if (what == CT_SIG_BACK) {
+		th->tramp = 0;
+		/* sigreturn: whatever of the handler is still open ends here */
+		for (uint32_t i = th->n; i-- > 0;)
+			if (th->st[i].sig == sig)
+				return pop_to(v, th, i, now);
+		return 0;
+	}
 	switch (ev->kind) {
 	case XEV_SAMPLE:
 		return on_sample(v, th, ev, now);
 	case XEV_CALL:
+		th->tramp = 0;
 		return push(v, th, dec_fn_of(c, ev->pid, ev->addr, ev->time), now);
 	case XEV_RETURN: {
 		if (ev->flags & XEV_F_FUNC) {
@@ -537,6 +565,7 @@ static int on_event(void *state, const struct xev *ev)
 		}
 		if (!th->n)
 			return 0;	/* returns past where the trace began */
+		th->tramp = th->st[th->n - 1].sig;
 		int rc = pop_to(v, th, th->n - 1, now);
 		/* a return that skips frames (exceptions) lands in a caller further down */
 		uint32_t to = dec_fn_of(c, ev->pid, ev->addr, ev->time);
@@ -557,8 +586,10 @@ static int on_event(void *state, const struct xev *ev)
 		i = find(th, to);
 		return i != UINT32_MAX && i + 1 < th->n ? pop_to(v, th, i + 1, now) : 0;
 	}
-	default:	/* XEV_GAP: what was on the stack is unknown afterwards */
+	case XEV_GAP:	/* what was on the stack is unknown afterwards */
 		return pop_to(v, th, 0, now);
+	default:
+		return 0;
 	}
 }
 

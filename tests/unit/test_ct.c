@@ -1,9 +1,10 @@
 /* The call tree against hand-computed trees: sampled stacks (recursion, a function
  * reached by two paths) and exact call/return streams (tail calls, longjmp, traces
- * starting mid-stack, gaps), plus merge and per-function totals. */
+ * starting mid-stack, gaps, signal handlers), plus merge and per-function totals. */
 #include "xp_test.h"
 
 #include "analysis/ct.h"
+#include "analysis/ct_sig.h"
 
 enum { MAIN = 1, A, B, C, F, G, LEAF, ROOTFN };
 static const char *const names[] = { "?", "main", "a", "b", "c", "f", "g", "leaf", "start" };
@@ -471,6 +472,79 @@ static void test_compensate(void **state)
 	ct_free(t);
 }
 
+/* What tree_build does with ct_sig's answers. */
+static void sig_ev(struct ct_sig *s, struct ct_cursor *c, struct xev ev, uint32_t handler)
+{
+	uint64_t at = 0, id = 0;
+
+	switch (ct_sig_event(s, &ev, &at, &id)) {
+	case CT_SIG_ENTER: {
+		uint64_t old = ev.kind == XEV_ENABLE ? ct_in_trampoline(c) : 0;
+		if (old) {
+			ct_sig_chain(s, old, id);
+			assert_int_equal(ct_resume(c, old), 1);
+		}
+		assert_int_equal(ct_signal(c, handler, id), 0);
+		break;
+	}
+	case CT_SIG_BACK:
+		assert_int_equal(ct_resume(c, id), 1);
+		break;
+	case CT_SIG_NONE:
+		assert_int_equal(handler, 0);
+		break;
+	}
+}
+
+/* f is interrupted at 0x105 (FUP + TIP into g), then g is delivered after f's syscall
+ * at 0x200 (TIP.PGD, TIP.PGE at g), and once more as that signal's sigreturn ends;
+ * each g calls a and returns into the trampoline c; sigreturn lands back in f, which
+ * goes on (one call) and returns to main. */
+static void test_signals(void **state)
+{
+	(void)state;
+	struct ct_tree *t = ct_new(1);
+	struct ct_cursor *c = ct_cursor_new(t);
+	struct ct_sig s = { 0 };
+
+	ct_call(c, MAIN, 0);
+	ct_call(c, F, 0);
+	sig_ev(&s, c, (struct xev){ .kind = XEV_INTERRUPT, .ip = 0x105, .addr = 0x400 }, G);
+	for (int i = 0; i < 3; i++) {
+		ct_call(c, A, 0);
+		ct_return(c, G);
+		assert_true(ct_in_handler(c));
+		ct_return(c, C);	/* into the trampoline */
+		assert_false(ct_in_handler(c));
+		sig_ev(&s, c, (struct xev){ .kind = XEV_BLOCK, .end = 0x500 }, 0);
+		sig_ev(&s, c, (struct xev){ .kind = XEV_DISABLE, .flags = XEV_F_SYSCALL }, 0);
+		if (i == 1) {	/* another signal pending at sigreturn */
+			sig_ev(&s, c, (struct xev){ .kind = XEV_ENABLE, .ip = 0x400 }, G);
+			continue;
+		}
+		sig_ev(&s, c, (struct xev){ .kind = XEV_ENABLE, .ip = i == 0 ? 0x105 : 0x202 }, 0);
+		assert_int_equal(ct_cursor_depth(c), 2);
+		if (i == 0) {	/* f's syscall, its return at 0x202 delivers g */
+			sig_ev(&s, c, (struct xev){ .kind = XEV_BLOCK, .end = 0x200 }, 0);
+			sig_ev(&s, c, (struct xev){ .kind = XEV_DISABLE, .flags = XEV_F_SYSCALL }, 0);
+			sig_ev(&s, c, (struct xev){ .kind = XEV_ENABLE, .ip = 0x400 }, G);
+		}
+	}
+	/* f's next syscall returns where it stopped: nothing happens */
+	sig_ev(&s, c, (struct xev){ .kind = XEV_BLOCK, .end = 0x200 }, 0);
+	sig_ev(&s, c, (struct xev){ .kind = XEV_DISABLE, .flags = XEV_F_SYSCALL }, 0);
+	sig_ev(&s, c, (struct xev){ .kind = XEV_ENABLE, .ip = 0x202 }, 0);
+	ct_return(c, MAIN);
+	assert_int_equal(ct_cursor_depth(c), 1);
+	assert_string_equal(dump(t), "1 1 1 0 0 main\n"
+				     "2 1 1 0 0 f\n"
+				     "3 1 3 0 0 g\n"
+				     "4 1 3 0 0 a\n"
+				     "3 1 0 0 0 c\n");
+	ct_cursor_free(c);
+	ct_free(t);
+}
+
 int main(void)
 {
 	const struct CMUnitTest tests[] = {
@@ -486,6 +560,7 @@ int main(void)
 		cmocka_unit_test(test_merge_and_splice),
 		cmocka_unit_test(test_deep),
 		cmocka_unit_test(test_compensate),
+		cmocka_unit_test(test_signals),
 	};
 	return cmocka_run_group_tests(tests, NULL, NULL);
 }
