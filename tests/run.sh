@@ -26,12 +26,16 @@ count_cmocka() {	# $1 log -> sets p f
 
 # One suite, in the background: its log and, when it ends, its exit status.
 start_unit() {	# $1 binary, $2 label
+	local t0=$EPOCHREALTIME
 	CMOCKA_MESSAGE_OUTPUT=stdout "$1" >"$logdir/$2.log" 2>&1
 	echo $? >"$logdir/$2.rc"
+	echo "$t0 $EPOCHREALTIME" >"$logdir/$2.time"
 }
 start_integration() {	# $1 script, $2 label
+	local t0=$EPOCHREALTIME
 	timeout 600 bash "$1" >"$logdir/$2.log" 2>&1
 	echo $? >"$logdir/$2.rc"
+	echo "$t0 $EPOCHREALTIME" >"$logdir/$2.time"
 }
 
 report() {	# $1 label, $2 log; uses p f
@@ -137,7 +141,11 @@ fi
 [ -e "$logdir/tree.log" ] || echo "ok - nothing written in the checkout outside build/" >"$logdir/tree.log"
 report "the checkout after the run" "$logdir/tree.log"
 
+# the longest suites (wall seconds each), to keep the whole run short
 echo
+cat "$logdir"/*.time 2>/dev/null | paste -d' ' - <(ls "$logdir"/*.time | xargs -n1 basename) |
+	awk '{ printf "%6.1f s  %s\n", $2 - $1, substr($3, 1, length($3) - 5) }' | sort -rn | head -5 |
+	sed 's/^/slowest: /'
 if [ ${#failed_suites[@]} -gt 0 ]; then
 	echo "failed suites: ${failed_suites[*]}"
 fi
