@@ -92,8 +92,10 @@ $(XPTRACE): $(MAIN_OBJ) $(BUILD)/libxptrace.a
 proto:
 	$(Q)cd src/output && protoc-c --c_out=. out_profile.proto
 
-# The version is compiled in (-DXP_VERSION).
-$(LIB_OBJ) $(MAIN_OBJ): VERSION
+# The version is compiled in (-DXP_VERSION) where the source names it: only those
+# objects are rebuilt when it changes.
+VERSION_SRC := $(shell grep -l XP_VERSION $(LIB_SRC) src/cli/xptrace.c 2>/dev/null)
+$(VERSION_SRC:%.c=$(BUILD)/%.o): VERSION
 
 $(BUILD)/libxptrace.a: $(LIB_OBJ)
 	@echo "  AR      $@"
