@@ -184,6 +184,10 @@ int rec_jit_note_mmap(struct rec *r, int32_t pid, const char *name, int anon);
 size_t rec_jit_keep(struct rec *r);
 void rec_jit_free(struct rec *r);
 
+/* The file execvp() runs for `cmd` into path (size n): cmd itself when it holds a '/',
+ * else the first executable of that name in PATH.  0, -ENOENT or -ENAMETOOLONG. */
+int rec_exec_path(const char *cmd, char *path, size_t n);
+
 /* 1 when exec'ing `cmd` (found as execvp finds it) makes the process not dumpable for
  * us: setuid or setgid to another user or group, or, unprivileged, file capabilities
  * or a file we cannot read.  The kernel then detaches our events at exec: no samples.

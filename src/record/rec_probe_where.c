@@ -31,30 +31,16 @@ static int canonical(const char *in, char *path, size_t len)
 
 int rec_probe_program(const struct rec_opts *o, char *path, size_t len)
 {
-	const char *cmd, *dirs;
 	char buf[PATH_MAX];
+	int rc;
 
 	if (o->pid) {
 		snprintf(buf, sizeof(buf), "/proc/%d/exe", (int)o->pid);
 		return canonical(buf, path, len);
 	}
-	cmd = o->cmd[0];
-	if (strchr(cmd, '/'))
-		return canonical(cmd, path, len);
-	/* execvp's search: each PATH entry, an empty one meaning the current directory */
-	dirs = getenv("PATH");
-	if (!dirs)
-		dirs = "/bin:/usr/bin";
-	while (1) {
-		size_t n = strcspn(dirs, ":");
-		if (snprintf(buf, sizeof(buf), "%.*s%s%s", (int)n, n ? dirs : ".", "/", cmd) <
-			    (int)sizeof(buf) &&
-		    access(buf, X_OK) == 0)
-			return canonical(buf, path, len);
-		if (!dirs[n])
-			return -ENOENT;
-		dirs += n + 1;
-	}
+	if ((rc = rec_exec_path(o->cmd[0], buf, sizeof(buf))) < 0)
+		return rc;
+	return canonical(buf, path, len);
 }
 
 static const char *base(const char *p)

@@ -14,30 +14,13 @@
 #include <sys/xattr.h>
 #include <unistd.h>
 
-/* The file execvp() runs for `cmd`: a name without '/' is looked up in PATH. */
-static int resolve(const char *cmd, char *path, size_t n)
-{
-	const char *p = getenv("PATH");
-
-	if (strchr(cmd, '/'))
-		return snprintf(path, n, "%s", cmd) < (int)n ? 0 : -ENAMETOOLONG;
-	for (p = p ? p : "/bin:/usr/bin"; *p;) {
-		size_t l = strcspn(p, ":");
-		if (snprintf(path, n, "%.*s%s%s", (int)l, p, l ? "/" : "", cmd) < (int)n &&
-		    access(path, X_OK) == 0)
-			return 0;
-		p += l + (p[l] == ':');
-	}
-	return -ENOENT;
-}
-
 int rec_secure_exec(const char *cmd, char *why, size_t n)
 {
 	char path[PATH_MAX];
 	struct stat st;
 	struct statvfs vfs;
 
-	if (resolve(cmd, path, sizeof(path)) < 0 || stat(path, &st) < 0)
+	if (rec_exec_path(cmd, path, sizeof(path)) < 0 || stat(path, &st) < 0)
 		return 0;
 	int nosuid = statvfs(path, &vfs) == 0 && (vfs.f_flag & ST_NOSUID);
 	if (!nosuid && (st.st_mode & S_ISUID) && st.st_uid != geteuid()) {

@@ -563,25 +563,6 @@ static int write_header_records(struct step_col *c)
 	return pd_writer_time_conv(c->r->w, &tc);
 }
 
-/* The file execvp runs for `cmd` (PATH search), or NULL. */
-static const char *find_program(const char *cmd, char *buf, size_t len)
-{
-	const char *path = getenv("PATH");
-
-	if (strchr(cmd, '/'))
-		return cmd;
-	while (path && *path) {
-		const char *colon = strchr(path, ':');
-		size_t n = colon ? (size_t)(colon - path) : strlen(path);
-
-		if (snprintf(buf, len, "%.*s/%s", (int)n, path, cmd) < (int)len &&
-		    access(buf, X_OK) == 0)
-			return buf;
-		path = colon ? colon + 1 : NULL;
-	}
-	return NULL;
-}
-
 static void step_col_free(struct step_col *c)
 {
 	for (int i = 0; i < c->nfilt && !c->reported; i++)
@@ -705,9 +686,8 @@ static int step_run(struct rec *r)
 
 		if (col_step_filter_parse(r->opts->filter, &c.filt, &c.nfilt, why, sizeof(why)) < 0)
 			return xp_err("--filter", "see 'xptrace help record'", "%s", why);
-		c.perf_filter = col_step_filter_perf_string(c.filt, c.nfilt,
-							    find_program(r->opts->cmd[0], prog, sizeof(prog)),
-							    &unnamed, &unsayable);
+		const char *exe = rec_exec_path(r->opts->cmd[0], prog, sizeof(prog)) == 0 ? prog : NULL;
+		c.perf_filter = col_step_filter_perf_string(c.filt, c.nfilt, exe, &unnamed, &unsayable);
 		if (unnamed && !r->opts->quiet)
 			xp_warn("--filter: give modules as paths (MODULE=/path/lib.so) so perf knows "
 				"the ranges too; without, perf may decode a few instructions past a "
