@@ -87,6 +87,9 @@
 	"                          or a function of the program); elsewhere the command runs\n" \
 	"                          at full speed and the trace shows TIP.PGD/TIP.PGE\n"        \
 	"      --psb-period BYTES  PSB+ every BYTES of trace (power of two, default 4096)\n"   \
+	"  -p, --pid PID           seize the running process's threads and trace each from\n" \
+	"                          its current instruction; at --duration or Ctrl-C they are\n" \
+	"                          detached, running on unchanged (no int3 left)\n"             \
 	"\n"                                                                                    \
 	"modes:\n"
 
@@ -714,10 +717,6 @@ static int hw_options_fit(const struct rec_opts *o, const struct rec_mode *m)
 	if (o->probe && strcmp(m->name, "step") == 0)
 		return xp_err("record", "drop --probe: every call and return is in the step trace",
 			      "--probe adds exact events to sampled modes, and --mode step is exact already");
-	/* the step tracer must see a process from its exec to know every block it ran */
-	if (o->pid && strcmp(m->name, "step") == 0)
-		return xp_err("record", "run the command under xptrace instead",
-			      "--mode step cannot attach to a running process (-p)");
 	if (o->callgraph == REC_CG_LBR && strcmp(m->name, "lbr") != 0)
 		return xp_err("record", "use -g (frame pointers) or --call-graph dwarf",
 			      "-g lbr needs --mode lbr, and this recording is in %s mode", m->name);
@@ -805,6 +804,9 @@ static int run(int argc, char **argv)
 	if (hw_options_fit(&o, mode) < 0)
 		return strcmp(o.mode, "auto") != 0 ? XP_EXIT_USAGE : XP_EXIT_RUNTIME;
 	if (o.pid && check_pid(o.pid) < 0)
+		return XP_EXIT_RUNTIME;
+	/* before the directory exists: a step recording needs the process to itself */
+	if (o.pid && strcmp(mode->name, "step") == 0 && rec_check_untraced(o.pid) < 0)
 		return XP_EXIT_RUNTIME;
 	memset(&r, 0, sizeof(r));
 	/* before the directory exists: a probe that cannot be placed leaves nothing */

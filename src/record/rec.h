@@ -194,6 +194,9 @@ int rec_exec_path(const char *cmd, char *path, size_t n);
  * `why` says which. */
 int rec_secure_exec(const char *cmd, char *why, size_t n);
 
+/* -p in step mode: 0 when no process traces `pid` (ptrace: gdb, strace, another step
+ * recording), else the error, said (which tracer). */
+int rec_check_untraced(pid_t pid);
 /* -p: threads of `pid` (sorted); returns the count or a negative errno. */
 int rec_list_threads(pid_t pid, pid_t **tids);
 /* -p: synthesizes COMM, FORK and MMAP2 (executable mappings, with build-ids) from /proc

@@ -405,7 +405,16 @@ static int on_event(void *ctx, const struct stp_event *ev)
 	case STP_THREAD:
 		if (flush_all(c) < 0)
 			return c->err;
-		if (!ev->ptid) {
+		if (ev->attached) {
+			/* what perf synthesizes for a thread running before the recording */
+			if (ev->tid != ev->pid &&
+			    (e = put_task(c, PERF_RECORD_FORK, ev->pid, ev->pid, ev->tid, ev->pid,
+					  ev->time)) < 0)
+				return e;
+			if (ev->tid != ev->pid &&
+			    (e = put_comm(c, ev->pid, ev->tid, ev->comm, 0, ev->time)) < 0)
+				return e;
+		} else if (!ev->ptid) {
 			/* the command before its exec, as perf announces its workload: perf
 			 * must know the thread before the trace of it starts */
 			if ((e = put_comm(c, ev->pid, ev->tid, "xptrace", 0, ev->time)) < 0)
@@ -444,6 +453,21 @@ static int on_event(void *ctx, const struct stp_event *ev)
 			c->exe[n > 0 ? n : 0] = 0;
 		}
 		if ((e = put_comm(c, ev->pid, ev->tid, ev->comm, 1, ev->time)) < 0)
+			return e;
+		return (e = sync_maps(c, ev->pid, ev->time, 1)) < 0 ? fail(c, e) : 0;
+	case STP_ATTACH:
+		/* a process seized running: its name and mappings as /proc has them now */
+		if (flush_all(c) < 0)
+			return c->err;
+		{
+			char path[64];
+			ssize_t n;
+
+			snprintf(path, sizeof(path), "/proc/%d/exe", (int)ev->pid);
+			n = readlink(path, c->exe, sizeof(c->exe) - 1);
+			c->exe[n > 0 ? n : 0] = 0;
+		}
+		if ((e = put_comm(c, ev->pid, ev->pid, ev->comm, 0, ev->time)) < 0)
 			return e;
 		return (e = sync_maps(c, ev->pid, ev->time, 1)) < 0 ? fail(c, e) : 0;
 	case STP_COMM:
@@ -672,6 +696,18 @@ static void disarm_deadline(void)
 	signal(SIGALRM, SIG_DFL);
 }
 
+/* -p: why the process could not be seized, and what to do. */
+static void attach_error(pid_t pid, int e)
+{
+	if (e == -EPERM && rec_check_untraced(pid) < 0)
+		return;
+	if (e == -EPERM)
+		xp_err("attach", "check /proc/sys/kernel/yama/ptrace_scope, or record as root",
+		       "process %d: ptrace refused: %s", (int)pid, strerror(-e));
+	else
+		xp_err("attach", "check the pid", "process %d: %s", (int)pid, strerror(-e));
+}
+
 static int step_run(struct rec *r)
 {
 	struct step_col c = { .r = r };
@@ -686,7 +722,19 @@ static int step_run(struct rec *r)
 
 		if (col_step_filter_parse(r->opts->filter, &c.filt, &c.nfilt, why, sizeof(why)) < 0)
 			return xp_err("--filter", "see 'xptrace help record'", "%s", why);
-		const char *exe = rec_exec_path(r->opts->cmd[0], prog, sizeof(prog)) == 0 ? prog : NULL;
+		const char *exe = NULL;
+
+		if (r->opts->pid) {
+			char path[64];
+			ssize_t n;
+
+			snprintf(path, sizeof(path), "/proc/%d/exe", (int)r->opts->pid);
+			n = readlink(path, prog, sizeof(prog) - 1);
+			prog[n > 0 ? n : 0] = 0;
+			exe = n > 0 ? prog : NULL;
+		} else if (rec_exec_path(r->opts->cmd[0], prog, sizeof(prog)) == 0) {
+			exe = prog;
+		}
 		c.perf_filter = col_step_filter_perf_string(c.filt, c.nfilt, exe, &unnamed, &unsayable);
 		if (unnamed && !r->opts->quiet)
 			xp_warn("--filter: give modules as paths (MODULE=/path/lib.so) so perf knows "
@@ -703,7 +751,12 @@ static int step_run(struct rec *r)
 		xp_err("record", NULL, "cannot write perf.data: %s", strerror(-rc));
 		goto out;
 	}
-	if ((rc = stp_attach(&s, &xo, r->child)) < 0) {
+	if (r->opts->pid) {
+		if ((rc = stp_seize(&s, &xo, r->opts->pid)) < 0) {
+			attach_error(r->opts->pid, rc);
+			goto out;
+		}
+	} else if ((rc = stp_attach(&s, &xo, r->child)) < 0) {
 		xp_err("trace the command", "check /proc/sys/kernel/yama/ptrace_scope", "ptrace: %s",
 		       strerror(-rc));
 		goto out;
@@ -718,7 +771,15 @@ static int step_run(struct rec *r)
 	e = stp_run(s);
 	if (r->deadline_ns)
 		disarm_deadline();
-	if (e == 0 && stp_detached(s)) {
+	if (r->opts->pid) {
+		if (!r->opts->quiet && stp_detached(s))
+			xp_warn("step: detached from PID %d: it runs on untraced, as before the attach",
+				(int)r->opts->pid);
+		if (!r->opts->quiet && stp_stats(s)->threads)
+			xp_warn("step: the trace starts where each thread was at the attach: the calls "
+				"already active there are not in it (a return out of one ends at the "
+				"thread's outermost traced level)");
+	} else if (e == 0 && stp_detached(s)) {
 		/* still running, untraced: it gets SIGTERM as in the other modes */
 		if (!r->opts->quiet)
 			xp_warn("step: --duration reached: tracing stopped, the command was detached");

@@ -85,7 +85,8 @@ struct stp_mm {
 	struct stp_page *cache;	/* STP_CACHE_PAGES, allocated on first use */
 };
 
-enum stp_th_state { STP_TH_NEW, STP_TH_PREEXEC, STP_TH_RUNNING };
+/* STP_TH_SEIZED: running when stp_seize took it; started by stp_run */
+enum stp_th_state { STP_TH_NEW, STP_TH_PREEXEC, STP_TH_SEIZED, STP_TH_RUNNING };
 
 struct stp_thr {
 	struct stp_thr *next;
@@ -104,6 +105,7 @@ struct stp_thr {
 	uint64_t sc_args[4];
 	int detach_sig;		/* detaching: signal to deliver, -1 not stopped yet */
 	int renamed;		/* new thread: renamed before it started (STP_COMM due) */
+	int seize_status;	/* STP_TH_SEIZED: its first stop, handled once it starts */
 	void *user;
 };
 
@@ -117,7 +119,9 @@ struct stp {
 	pid_t root;
 	int root_status;
 	int error;
-	int detached;		/* the deadline passed: the tracees run on untraced */
+	int detached;		/* the tracees run on untraced (deadline; seized: stop, error) */
+	int seized;		/* stp_seize: a running process, left running at the end */
+	int seize_start;	/* stp_seize: its threads wait for stp_run to start them */
 	struct stp_stats st;
 	struct xp_map blockers;	/* capstone id -> stops it ended */
 };
@@ -158,6 +162,8 @@ struct stp_thr *stp_thr_find(struct stp *s, pid_t tid);
 struct stp_thr *stp_thr_add(struct stp *s, pid_t tid);
 void stp_thr_del(struct stp *s, struct stp_thr *t);
 int stp_emit(struct stp *s, struct stp_thr *t, struct stp_event *ev);
+/* The name of thread tid of pid as the kernel keeps it (/proc/PID/task/TID/comm). */
+int stp_read_comm(pid_t pid, pid_t tid, char *buf, size_t len);
 /* Tracing resumed at pge_ip after a syscall: tell the consumer before anything else. */
 void stp_sync_enable(struct stp *s, struct stp_thr *t, uint64_t time);
 int stp_resume(struct stp_thr *t, int sig);

@@ -6,6 +6,7 @@
 #include <stdint.h>
 #include <stdlib.h>
 #include <string.h>
+#include <dirent.h>
 #include <sys/mman.h>
 #include <sys/ptrace.h>
 #include <sys/syscall.h>
@@ -14,7 +15,7 @@
 #include "record/step/stp_int.h"
 
 #define TRACE_OPTIONS (PTRACE_O_TRACESYSGOOD | PTRACE_O_TRACEEXEC | PTRACE_O_TRACECLONE | \
-		       PTRACE_O_TRACEFORK | PTRACE_O_TRACEVFORK | PTRACE_O_EXITKILL)
+		       PTRACE_O_TRACEFORK | PTRACE_O_TRACEVFORK)
 
 static int sig_caught(pid_t pid, int sig)
 {
@@ -262,7 +263,8 @@ int stp_attach(struct stp **out, const struct stp_opts *o, pid_t pid)
 	if ((err = x86_dis_init(&s->dis)) < 0 ||
 	    (err = stp_set_ranges(s, o->ranges, o->nranges)) < 0)
 		goto fail;
-	if (ptrace(PTRACE_SEIZE, pid, 0, (void *)(long)(TRACE_OPTIONS)) < 0) {
+	/* the command lives only for its recording: it dies with a tracer that does */
+	if (ptrace(PTRACE_SEIZE, pid, 0, (void *)(long)(TRACE_OPTIONS | PTRACE_O_EXITKILL)) < 0) {
 		err = -errno;
 		goto fail;
 	}
@@ -279,6 +281,190 @@ fail:
 	return err;
 }
 
+static int seize_thread(struct stp *s, pid_t pid, pid_t tid)
+{
+	struct stp_thr *t;
+
+	/* no EXITKILL: a process we attached to is not ours to end */
+	if (ptrace(PTRACE_SEIZE, tid, 0, (void *)(long)TRACE_OPTIONS) < 0)
+		return -errno;
+	if (!(t = stp_thr_add(s, tid)))
+		return -ENOMEM;
+	t->pid = pid;
+	t->state = STP_TH_SEIZED;
+	if (ptrace(PTRACE_INTERRUPT, tid, 0, 0) < 0)
+		return -errno;
+	return 0;
+}
+
+/* Seizes the threads /proc lists until a listing has no new one: a thread created by
+ * one not seized yet is missed by its parent's PTRACE_O_TRACECLONE, never by the next
+ * listing.  One a seized thread created is ours already (-EPERM here): its own stop
+ * comes through waitpid. */
+static int seize_threads(struct stp *s, pid_t pid)
+{
+	char path[64];
+	int added;
+
+	snprintf(path, sizeof(path), "/proc/%d/task", (int)pid);
+	do {
+		struct dirent *de;
+		DIR *d = opendir(path);
+
+		if (!d)
+			return s->threads ? 0 : -errno;
+		added = 0;
+		while ((de = readdir(d))) {
+			pid_t tid = (pid_t)atoi(de->d_name);
+			int e;
+
+			if (tid <= 0 || stp_thr_find(s, tid))
+				continue;
+			e = seize_thread(s, pid, tid);
+			if (e == -ESRCH || (e == -EPERM && s->threads && tid != pid))
+				continue;	/* ended meanwhile; or a new thread of ours */
+			if (e < 0) {
+				closedir(d);
+				return e;
+			}
+			added++;
+		}
+		closedir(d);
+	} while (added);
+	return 0;
+}
+
+static int handle_stop(struct stp *s, pid_t tid, int st);
+
+int stp_seize(struct stp **out, const struct stp_opts *o, pid_t pid)
+{
+	struct stp *s = calloc(1, sizeof(*s));
+	struct stp_thr *t;
+	int err, st, left;
+	pid_t tid;
+
+	if (!s)
+		return -ENOMEM;
+	s->o = *o;
+	s->seized = 1;
+	s->root = pid;
+	if ((err = x86_dis_init(&s->dis)) < 0 ||
+	    (err = stp_set_ranges(s, o->ranges, o->nranges)) < 0)
+		goto fail;
+	/* the leader first: the process's own error (-EPERM: traced already) is the one */
+	if ((err = seize_thread(s, pid, pid)) < 0 || (err = seize_threads(s, pid)) < 0)
+		goto fail;
+	do {
+		left = 0;
+		for (t = s->threads; t; t = t->next)
+			left += t->state == STP_TH_SEIZED && !t->have_stop;
+		if (!left)
+			break;
+		tid = waitpid(-1, &st, __WALL);
+		if (tid < 0) {
+			if (errno == EINTR)
+				continue;
+			err = -errno;
+			goto fail;
+		}
+		t = stp_thr_find(s, tid);
+		if (t && t->state == STP_TH_SEIZED) {
+			if (WIFSTOPPED(st)) {
+				t->have_stop = 1;
+				t->seize_status = st;
+			} else {
+				stp_thr_del(s, t);
+			}
+		} else if ((err = handle_stop(s, tid, st)) < 0) {
+			goto fail;	/* (a thread a seized one cloned meanwhile) */
+		}
+	} while (s->threads);
+	if (!s->threads) {
+		err = -ESRCH;
+		goto fail;
+	}
+	s->seize_start = 1;
+	*out = s;
+	return 0;
+fail:
+	/* what was seized runs on: nothing of ours is in it yet */
+	while ((t = s->threads)) {
+		ptrace(PTRACE_DETACH, t->tid, 0, 0);
+		stp_thr_del(s, t);
+	}
+	stp_free(s);
+	return err;
+}
+
+/* stp_run begins on a seized process: its mappings and threads are announced, and each
+ * thread is traced from the instruction it goes on with. */
+static int start_seized(struct stp *s)
+{
+	struct stp_event ev = { .kind = STP_ATTACH };
+	struct user_regs_struct r;
+	struct stp_thr *t, *lead = NULL;
+	struct stp_mm *mm;
+	char comm[32];
+	int e;
+
+	s->seize_start = 0;
+	if (!(mm = stp_mm_new(s->root)))
+		return -errno;
+	for (t = s->threads; t; t = t->next)
+		if (t->state == STP_TH_SEIZED) {
+			t->mm = mm;
+			mm->refs++;
+			if (!lead || t->tid == s->root)
+				lead = t;
+		}
+	stp_mm_put(mm);
+	if (!lead)
+		return 0;
+	stp_read_comm(s->root, s->root, comm, sizeof(comm));
+	ev.comm = comm;
+	stp_emit(s, lead, &ev);
+	if (s->ranges_dirty)
+		stp_arm_entries(s, mm);
+	for (t = s->threads; t && !s->error; t = t->next) {
+		struct stp_event th = { .kind = STP_THREAD, .attached = 1 };
+		uint64_t ip;
+
+		if (t->state != STP_TH_SEIZED)
+			continue;
+		if (ptrace(PTRACE_GETREGS, t->tid, 0, &r) < 0)
+			return errno == ESRCH ? 0 : -errno;
+		/* a signal's stop instead: its delivery (stp_trace's on_signal) starts there */
+		ip = (t->seize_status >> 16) == PTRACE_EVENT_STOP ? x86_isa_resume_ip(&r)
+								    : x86_isa_ip(&r);
+		t->state = STP_TH_RUNNING;
+		s->st.threads++;
+		if (stp_in_range(s, ip)) {
+			th.ip = ip;
+			t->enabled = 1;
+		}
+		th.ppid = th.ptid = t->pid;
+		stp_read_comm(t->pid, t->tid, comm, sizeof(comm));
+		th.comm = comm;
+		stp_emit(s, t, &th);
+		stp_ensure_armed(s, t->mm, ip);
+	}
+	/* their first stops, now that every thread is known (one may be a clone event) */
+	for (t = s->threads; t && !s->error; t = t->next) {
+		int st = t->seize_status;
+
+		if (!t->seize_status)
+			continue;
+		t->seize_status = 0;
+		if ((st >> 16) == PTRACE_EVENT_STOP)
+			e = stp_resume(t, 0);
+		else
+			e = handle_stop(s, t->tid, st);
+		if (e < 0)
+			return e;
+	}
+	return s->error;
+}
+
 /* The deadline passed: every thread is brought to a stop (PTRACE_INTERRUPT), our int3s
  * are lifted, a thread stopped on one is put back on its instruction, and all are
  * detached with the signal they were about to get.  Returns 0 or a negative errno. */
@@ -291,7 +477,9 @@ static int detach_all(struct stp *s)
 
 	for (t = s->threads; t; t = t->next) {
 		t->detach_sig = -1;	/* not stopped yet */
-		if (ptrace(PTRACE_INTERRUPT, t->tid, 0, 0) == 0)
+		if (t->have_stop && (t->state == STP_TH_NEW || t->state == STP_TH_SEIZED))
+			t->detach_sig = 0;	/* held at its first stop, nothing pending */
+		else if (ptrace(PTRACE_INTERRUPT, t->tid, 0, 0) == 0)
 			left++;
 		else
 			t->detach_sig = 0;	/* gone already: its exit is reaped below */
@@ -342,8 +530,12 @@ int stp_run(struct stp *s)
 	int st, err;
 	pid_t tid;
 
-	while (s->threads) {
+	if (s->seize_start && (err = start_seized(s)) < 0 && !s->error)
+		s->error = err;
+	while (s->threads && !s->error) {
 		if (s->o.stop && *s->o.stop) {
+			if (s->seized)
+				return detach_all(s);
 			s->error = -EINTR;
 			break;
 		}
@@ -363,6 +555,10 @@ int stp_run(struct stp *s)
 			s->error = err;
 		if (s->error)
 			break;
+	}
+	if (s->error && s->seized) {
+		detach_all(s);
+		return s->error;
 	}
 	if (s->error) {
 		for (struct stp_thr *t = s->threads; t; t = t->next)

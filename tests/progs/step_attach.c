@@ -1,0 +1,68 @@
+/* For step mode's -p test (tests/integration/step_attach.sh): started before the attach,
+ * it runs until a line arrives on stdin.  Two workers check a recursive computation in
+ * rounds, one sleeping between rounds (found in a syscall by the attach, most of the
+ * time), one spinning (found in user code); main waits in read().  Prints whether every
+ * round of both got the right result: a tracer that changed a register, a stack slot or
+ * a code byte shows as bad rounds or a crash. */
+#include <pthread.h>
+#include <stdio.h>
+#include <time.h>
+
+static volatile int stop;
+
+__attribute__((noinline)) long att_fib(long n)
+{
+	return n < 2 ? n : att_fib(n - 1) + att_fib(n - 2);
+}
+
+__attribute__((noinline)) long att_round(long k)
+{
+	long s = 0;
+
+	for (long i = 0; i < k; i++)
+		s += att_fib(12);
+	return s;
+}
+
+struct worker {
+	int sleeps;
+	volatile long rounds;
+	long bad;
+};
+
+static void *att_worker(void *arg)
+{
+	struct worker *w = arg;
+	struct timespec ts = { 0, 200000 };
+
+	while (!stop) {
+		if (att_round(8) != 8 * 144)
+			w->bad++;
+		w->rounds++;
+		if (w->sleeps)
+			nanosleep(&ts, NULL);
+	}
+	return NULL;
+}
+
+int main(void)
+{
+	struct worker w[2] = { { .sleeps = 1 }, { .sleeps = 0 } };
+	pthread_t th[2];
+	char line[64];
+
+	for (int i = 0; i < 2; i++)
+		if (pthread_create(&th[i], NULL, att_worker, &w[i]) != 0)
+			return 1;
+	while (!w[0].rounds || !w[1].rounds)
+		;
+	printf("ready\n");
+	fflush(stdout);
+	if (!fgets(line, sizeof(line), stdin))
+		line[0] = 0;
+	stop = 1;
+	for (int i = 0; i < 2; i++)
+		pthread_join(th[i], NULL);
+	printf("attach: %ld bad rounds\n", w[0].bad + w[1].bad);
+	return 0;
+}
