@@ -1,14 +1,16 @@
 /* For step mode's -p test (tests/integration/step_attach.sh): started before the attach,
  * it runs until a line arrives on stdin.  Two workers check a recursive computation in
  * rounds, one sleeping between rounds (found in a syscall by the attach, most of the
- * time), one spinning (found in user code); main waits in read().  Prints whether every
- * round of both got the right result: a tracer that changed a register, a stack slot or
- * a code byte shows as bad rounds or a crash. */
+ * time), one spinning on atomic adds (found in user code; a locked instruction is left
+ * to the CPU, so the tracer stops at each, which keeps a second's trace small); main
+ * waits in read().  Prints whether every round of both got the right result: a tracer
+ * that changed a register, a stack slot or a code byte shows as bad rounds or a crash. */
 #include <pthread.h>
 #include <stdio.h>
 #include <time.h>
 
 static volatile int stop;
+static long spins;
 
 __attribute__((noinline)) long att_fib(long n)
 {
@@ -33,14 +35,17 @@ struct worker {
 static void *att_worker(void *arg)
 {
 	struct worker *w = arg;
-	struct timespec ts = { 0, 200000 };
+	struct timespec ts = { 0, 10000000 };
 
 	while (!stop) {
-		if (att_round(8) != 8 * 144)
+		if (att_round(1) != 144)
 			w->bad++;
 		w->rounds++;
 		if (w->sleeps)
 			nanosleep(&ts, NULL);
+		else
+			for (int i = 0; i < 1000; i++)
+				__atomic_fetch_add(&spins, 1, __ATOMIC_RELAXED);
 	}
 	return NULL;
 }
