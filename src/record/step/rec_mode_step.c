@@ -387,6 +387,18 @@ static int end_thread(struct step_col *c, struct step_thread *t)
 	return e < 0 ? fail(c, e) : 0;
 }
 
+/* The program pid runs (empty when it is gone): 0 or -ENOENT. */
+static int read_exe(pid_t pid, char *buf, size_t len)
+{
+	char path[64];
+	ssize_t n;
+
+	snprintf(path, sizeof(path), "/proc/%d/exe", (int)pid);
+	n = readlink(path, buf, len - 1);
+	buf[n > 0 ? n : 0] = 0;
+	return n > 0 ? 0 : -ENOENT;
+}
+
 static int on_event(void *ctx, const struct stp_event *ev)
 {
 	struct step_col *c = ctx;
@@ -442,32 +454,13 @@ static int on_event(void *ctx, const struct stp_event *ev)
 			e = ptw_enable(&t->w, ev->ip, ev->time);
 		break;
 	case STP_EXEC:
-		if (flush_all(c) < 0)
-			return c->err;
-		{
-			char path[64];
-			ssize_t n;
-
-			snprintf(path, sizeof(path), "/proc/%d/exe", (int)ev->pid);
-			n = readlink(path, c->exe, sizeof(c->exe) - 1);
-			c->exe[n > 0 ? n : 0] = 0;
-		}
-		if ((e = put_comm(c, ev->pid, ev->tid, ev->comm, 1, ev->time)) < 0)
-			return e;
-		return (e = sync_maps(c, ev->pid, ev->time, 1)) < 0 ? fail(c, e) : 0;
 	case STP_ATTACH:
-		/* a process seized running: its name and mappings as /proc has them now */
+		/* a new program, or a process seized running: its name and mappings as
+		 * /proc has them now (an exec's COMM says so) */
 		if (flush_all(c) < 0)
 			return c->err;
-		{
-			char path[64];
-			ssize_t n;
-
-			snprintf(path, sizeof(path), "/proc/%d/exe", (int)ev->pid);
-			n = readlink(path, c->exe, sizeof(c->exe) - 1);
-			c->exe[n > 0 ? n : 0] = 0;
-		}
-		if ((e = put_comm(c, ev->pid, ev->pid, ev->comm, 0, ev->time)) < 0)
+		read_exe(ev->pid, c->exe, sizeof(c->exe));
+		if ((e = put_comm(c, ev->pid, ev->tid, ev->comm, ev->kind == STP_EXEC, ev->time)) < 0)
 			return e;
 		return (e = sync_maps(c, ev->pid, ev->time, 1)) < 0 ? fail(c, e) : 0;
 	case STP_COMM:
@@ -724,17 +717,9 @@ static int step_run(struct rec *r)
 			return xp_err("--filter", "see 'xptrace help record'", "%s", why);
 		const char *exe = NULL;
 
-		if (r->opts->pid) {
-			char path[64];
-			ssize_t n;
-
-			snprintf(path, sizeof(path), "/proc/%d/exe", (int)r->opts->pid);
-			n = readlink(path, prog, sizeof(prog) - 1);
-			prog[n > 0 ? n : 0] = 0;
-			exe = n > 0 ? prog : NULL;
-		} else if (rec_exec_path(r->opts->cmd[0], prog, sizeof(prog)) == 0) {
+		if (r->opts->pid ? read_exe(r->opts->pid, prog, sizeof(prog)) == 0
+				 : rec_exec_path(r->opts->cmd[0], prog, sizeof(prog)) == 0)
 			exe = prog;
-		}
 		c.perf_filter = col_step_filter_perf_string(c.filt, c.nfilt, exe, &unnamed, &unsayable);
 		if (unnamed && !r->opts->quiet)
 			xp_warn("--filter: give modules as paths (MODULE=/path/lib.so) so perf knows "
