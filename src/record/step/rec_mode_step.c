@@ -488,6 +488,9 @@ static int on_event(void *ctx, const struct stp_event *ev)
 	case STP_ASYNC:
 		e = ptw_async(&t->w, ev->ip, ev->to, ev->time);
 		break;
+	case STP_LOSS:
+		e = ptw_overflow(&t->w, ev->time);
+		break;
 	case STP_FATAL:
 		if (XP_GROW(c->faults, c->capfaults, c->nfaults + 1) < 0)
 			return fail(c, -ENOMEM);

@@ -41,6 +41,8 @@ enum stp_kind {
 			 * = si_addr; taken = 1: the instruction at ip faulted (a STP_DISABLE
 			 * with taken = 1 at ip came just before while tracing was on) */
 	STP_COMM,	/* thread `tid` was renamed `comm` (prctl, pthread_setname_np) */
+	STP_LOSS,	/* the thread runs into code the tracer cannot decode, at `ip`: what it
+			 * runs until its next event is lost (that event says where it is) */
 	STP_EXIT,	/* thread exits (its last event) */
 };
 
@@ -96,6 +98,7 @@ struct stp_stats {
 	uint64_t syscalls, signals, threads;
 	uint64_t end[STP_END_N];	/* breakpoint stops by why they ended */
 	uint64_t undecodable;	/* code paths whose bytes did not decode: not traced */
+	uint64_t losses;	/* times a thread ran into one of them while traced */
 	uint64_t undecodable_at[4];	/* the first of them */
 };
 

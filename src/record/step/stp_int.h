@@ -35,6 +35,7 @@ struct stp_run {
 	uint8_t cls;		/* enum x86_bclass of the terminator; X86_BR_NONE: split/broken */
 	uint8_t broken;		/* decoding stopped on bad bytes (2: and that was said) */
 	uint8_t dead;		/* its code was unmapped: decode again when reached */
+	uint8_t lost;		/* the chain from here (gen) runs into undecodable code */
 	uint8_t emu;		/* STP_EMU_*: can a stop emulate its body? */
 	uint8_t emu_end;	/* STP_EMU_NO: enum stp_end, why not */
 	uint16_t block_id;	/* STP_END_INSN: capstone id of the instruction */
@@ -149,8 +150,10 @@ void stp_emu_prepare(struct stp *s, struct stp_mm *m, struct stp_run *ru);
 void stp_arm_entry(struct stp *s, struct stp_mm *m, uint64_t addr);
 void stp_arm_entries(struct stp *s, struct stp_mm *m);
 /* Makes sure every instruction the thread can reach from `ip` before its next stop is
- * known: follows direct jumps/calls (which never stop) to the first armed branch. */
-void stp_ensure_armed(struct stp *s, struct stp_mm *m, uint64_t ip);
+ * known: follows direct jumps/calls (which never stop) to the first armed branch.
+ * Returns where code it cannot decode starts when the way leads there (what runs from
+ * there is lost to the trace: stp_go_on says so), else 0. */
+uint64_t stp_ensure_armed(struct stp *s, struct stp_mm *m, uint64_t ip);
 /* Code in [addr, addr+len) may be gone or replaced (munmap, mprotect, mremap). */
 void stp_forget_code(struct stp_mm *m, uint64_t addr, uint64_t len);
 /* Puts the original bytes back under every int3 (detaching: the code runs on alone). */
@@ -166,6 +169,10 @@ int stp_emit(struct stp *s, struct stp_thr *t, struct stp_event *ev);
 int stp_read_comm(pid_t pid, pid_t tid, char *buf, size_t len);
 /* Tracing resumed at pge_ip after a syscall: tell the consumer before anything else. */
 void stp_sync_enable(struct stp *s, struct stp_thr *t, uint64_t time);
+/* The thread is about to go on at ip: its way there is armed (stp_ensure_armed); when
+ * it leads into code the tracer cannot decode, what runs there is lost: STP_LOSS (its
+ * pending enable first). */
+void stp_go_on(struct stp *s, struct stp_thr *t, uint64_t ip);
 int stp_resume(struct stp_thr *t, int sig);
 /* A new thread is ready when both its first stop and the parent's event were seen. */
 int stp_start_thread(struct stp *s, struct stp_thr *t);

@@ -79,6 +79,22 @@ void stp_sync_enable(struct stp *s, struct stp_thr *t, uint64_t time)
 	stp_emit(s, t, &ev);
 }
 
+void stp_go_on(struct stp *s, struct stp_thr *t, uint64_t ip)
+{
+	struct stp_event ev = { .kind = STP_LOSS };
+	uint64_t at = stp_ensure_armed(s, t->mm, ip);
+
+	if (!at)
+		return;
+	ev.time = stp_now_ns();
+	stp_sync_enable(s, t, ev.time);
+	if (!t->enabled)
+		return;
+	ev.ip = at;
+	s->st.losses++;
+	stp_emit(s, t, &ev);
+}
+
 int stp_resume(struct stp_thr *t, int sig)
 {
 	if (ptrace(PTRACE_SYSCALL, t->tid, 0, (void *)(long)sig) < 0 && errno != ESRCH)
@@ -130,7 +146,7 @@ int stp_start_thread(struct stp *s, struct stp_thr *t)
 			stp_emit(s, t, &cm);
 		}
 	}
-	stp_ensure_armed(s, t->mm, x86_isa_ip(&r));
+	stp_go_on(s, t, x86_isa_ip(&r));
 	return stp_resume(t, 0);
 }
 

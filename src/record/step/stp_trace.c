@@ -129,7 +129,7 @@ static int on_signal(struct stp *s, struct stp_thr *t, int sig, struct user_regs
 	} else if (t->enabled) {
 		stp_emit(s, t, &ev);
 	}
-	stp_ensure_armed(s, t->mm, x86_isa_ip(r));
+	stp_go_on(s, t, x86_isa_ip(r));
 	return stp_resume(t, 0);
 }
 
@@ -179,7 +179,7 @@ static int on_syscall(struct stp *s, struct stp_thr *t, struct user_regs_struct 
 		if (stp_in_range(s, x86_isa_ip(r))) {
 			t->pending = 1;
 			t->pge_ip = x86_isa_ip(r);
-			stp_ensure_armed(s, t->mm, t->pge_ip);
+			stp_go_on(s, t, t->pge_ip);
 		}
 	}
 	return stp_resume(t, 0);
@@ -446,7 +446,7 @@ static int start_seized(struct stp *s)
 		stp_read_comm(t->pid, t->tid, comm, sizeof(comm));
 		th.comm = comm;
 		stp_emit(s, t, &th);
-		stp_ensure_armed(s, t->mm, ip);
+		stp_go_on(s, t, ip);
 	}
 	/* their first stops, now that every thread is known (one may be a clone event) */
 	for (t = s->threads; t && !s->error; t = t->next) {
