@@ -1,7 +1,7 @@
 /* For step mode's -p test (tests/integration/step_attach.sh): started before the attach,
  * it runs until a line arrives on stdin.  Two workers check a recursive computation in
  * rounds, one sleeping between rounds (found in a syscall by the attach, most of the
- * time), one spinning on atomic adds (found in user code; a locked instruction is left
+ * time; every 10th round it runs one in a new thread), one spinning on atomic adds (found in user code; a locked instruction is left
  * to the CPU, so the tracer stops at each, which keeps a second's trace small); main
  * waits in read().  Prints whether every round of both got the right result: a tracer
  * that changed a register, a stack slot or a code byte shows as bad rounds or a crash. */
@@ -32,6 +32,13 @@ struct worker {
 	long bad;
 };
 
+/* A thread started now and then by the sleeping worker: threads created after the
+ * attach are traced too. */
+static void *att_helper(void *arg)
+{
+	return (void *)(long)(att_round(1) != (long)arg);
+}
+
 static void *att_worker(void *arg)
 {
 	struct worker *w = arg;
@@ -41,6 +48,14 @@ static void *att_worker(void *arg)
 		if (att_round(1) != 144)
 			w->bad++;
 		w->rounds++;
+		if (w->sleeps && w->rounds % 10 == 0) {
+			pthread_t h;
+			void *ret;
+
+			if (pthread_create(&h, NULL, att_helper, (void *)144L) != 0 ||
+			    pthread_join(h, &ret) != 0 || ret)
+				w->bad++;
+		}
 		if (w->sleeps)
 			nanosleep(&ts, NULL);
 		else

@@ -431,8 +431,12 @@ static int start_seized(struct stp *s)
 
 		if (t->state != STP_TH_SEIZED)
 			continue;
-		if (ptrace(PTRACE_GETREGS, t->tid, 0, &r) < 0)
-			return errno == ESRCH ? 0 : -errno;
+		if (ptrace(PTRACE_GETREGS, t->tid, 0, &r) < 0) {
+			if (errno != ESRCH)
+				return -errno;
+			t->seize_status = 0;	/* killed meanwhile: its exit comes */
+			continue;
+		}
 		/* a signal's stop instead: its delivery (stp_trace's on_signal) starts there */
 		ip = (t->seize_status >> 16) == PTRACE_EVENT_STOP ? x86_isa_resume_ip(&r)
 								    : x86_isa_ip(&r);
@@ -463,6 +467,44 @@ static int start_seized(struct stp *s)
 			return e;
 	}
 	return s->error;
+}
+
+/* Is SIGTRAP pending for thread t (not delivered yet)? */
+static int trap_pending(const struct stp_thr *t)
+{
+	char path[96], line[256];
+	unsigned long long mask = 0;
+	FILE *f;
+
+	snprintf(path, sizeof(path), "/proc/%d/task/%d/status", (int)t->pid, (int)t->tid);
+	f = fopen(path, "re");
+	if (!f)
+		return 0;
+	while (fgets(line, sizeof(line), f))
+		if (sscanf(line, "SigPnd: %llx", &mask) == 1)
+			break;
+	fclose(f);
+	return (mask >> (SIGTRAP - 1)) & 1;
+}
+
+/* Detaching, t stopped at the interrupt (status st): when it had just run one of our
+ * int3s, the int3's SIGTRAP is still pending and would kill it once detached (its
+ * default action).  It is let run into that signal's stop, whose status is returned
+ * (the caller puts it back on the instruction); else st.  A negative errno on error. */
+static int take_trap(struct stp_thr *t, int st)
+{
+	struct user_regs_struct r;
+
+	if (!t->mm || ptrace(PTRACE_GETREGS, t->tid, 0, &r) < 0 ||
+	    !stp_bp_find(t->mm, x86_isa_bp_addr(&r)) || !trap_pending(t))
+		return st;
+	while (ptrace(PTRACE_CONT, t->tid, 0, 0) == 0) {
+		if (waitpid(t->tid, &st, __WALL) < 0)
+			return -errno;
+		if (!WIFSTOPPED(st) || !(st >> 16))
+			return st;	/* (synchronous signals come first: SIGTRAP's stop) */
+	}
+	return errno == ESRCH ? st : -errno;
 }
 
 /* The deadline passed: every thread is brought to a stop (PTRACE_INTERRUPT), our int3s
@@ -503,6 +545,10 @@ static int detach_all(struct stp *s)
 			continue;	/* its interrupt's stop, after another one */
 		left--;
 		t->detach_sig = 0;
+		if ((st >> 16) && (st = take_trap(t, st)) < 0)
+			return st;
+		if (!WIFSTOPPED(st))
+			continue;	/* it ended meanwhile */
 		if ((st >> 16) || WSTOPSIG(st) == (SIGTRAP | 0x80))
 			continue;	/* event, syscall or interrupt stop: nothing pending */
 		if (WSTOPSIG(st) == SIGTRAP && t->mm && ptrace(PTRACE_GETREGS, tid, 0, &r) == 0 &&
