@@ -435,8 +435,13 @@ decode:
 	ru->start = ip;
 	err = x86_dis_run(&s->dis, code_read, m, ip, RUN_MAX_INSNS, &r);
 	if (err < 0 || (r.truncated && r.truncated != -E2BIG)) {
+		uint8_t b;
+
 		ru->broken = 1;
 		ru->cls = X86_BR_NONE;
+		/* no code at all (a jump to an unmapped address): its fetch faults, no
+		 * instruction runs there untraced */
+		ru->nocode = code_read(m, ip, &b, 1) <= 0;
 	} else if (r.truncated) {
 		ru->cls = X86_BR_NONE;
 		ru->target = r.term.ip + r.term.size;
@@ -518,7 +523,7 @@ static uint64_t mark_chain(struct stp *s, struct stp_mm *m, uint64_t ip, int los
 			break;
 		ru->lost = (uint8_t)lost;
 		if (ru->broken)
-			return ip;
+			return ru->nocode ? 0 : ip;
 		ip = chain_next(ru);
 	}
 	return 0;
@@ -546,6 +551,8 @@ uint64_t stp_ensure_armed(struct stp *s, struct stp_mm *m, uint64_t ip)
 		}
 		ru->gen = m->gen;
 		walked = 1;
+		if (ru->broken && ru->nocode)
+			break;
 		if (ru->broken) {
 			if (ru->broken == 1) {	/* said once per path */
 				xp_warn("step: cannot decode code at %#llx: tracing of this path is "

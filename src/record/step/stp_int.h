@@ -36,6 +36,7 @@ struct stp_run {
 	uint8_t broken;		/* decoding stopped on bad bytes (2: and that was said) */
 	uint8_t dead;		/* its code was unmapped: decode again when reached */
 	uint8_t lost;		/* the chain from here (gen) runs into undecodable code */
+	uint8_t nocode;		/* broken: not even its first byte can be read (unmapped) */
 	uint8_t emu;		/* STP_EMU_*: can a stop emulate its body? */
 	uint8_t emu_end;	/* STP_EMU_NO: enum stp_end, why not */
 	uint16_t block_id;	/* STP_END_INSN: capstone id of the instruction */

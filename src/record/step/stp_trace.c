@@ -17,44 +17,38 @@
 #define TRACE_OPTIONS (PTRACE_O_TRACESYSGOOD | PTRACE_O_TRACEEXEC | PTRACE_O_TRACECLONE | \
 		       PTRACE_O_TRACEFORK | PTRACE_O_TRACEVFORK)
 
-static int sig_caught(pid_t pid, int sig)
+/* Whether `sig` is in the signal set `field` (SigCgt, SigIgn, SigPnd) of thread tid of
+ * pid (/proc); `dflt` when that cannot be read. */
+static int sig_in(pid_t pid, pid_t tid, const char *field, int sig, int dflt)
 {
-	char path[64], line[256];
-	unsigned long long mask = 0;
+	char path[96], line[256];
+	unsigned long long mask;
+	size_t n = strlen(field);
 	FILE *f;
 
-	snprintf(path, sizeof(path), "/proc/%d/status", pid);
-	f = fopen(path, "r");
+	snprintf(path, sizeof(path), "/proc/%d/task/%d/status", (int)pid, (int)tid);
+	f = fopen(path, "re");
 	if (!f)
-		return 0;
+		return dflt;
 	while (fgets(line, sizeof(line), f))
-		if (sscanf(line, "SigCgt: %llx", &mask) == 1)
-			break;
+		if (strncmp(line, field, n) == 0 && line[n] == ':' &&
+		    sscanf(line + n + 1, "%llx", &mask) == 1) {
+			fclose(f);
+			return sig >= 1 && sig <= 64 && (mask >> (sig - 1)) & 1;
+		}
 	fclose(f);
-	return sig >= 1 && sig <= 64 && (mask >> (sig - 1)) & 1;
+	return dflt;
 }
 
 /* Does the default action of `sig` end the process (terminate or dump core)? */
-static int sig_kills(pid_t pid, int sig)
+static int sig_kills(const struct stp_thr *t, int sig)
 {
-	char path[64], line[256];
-	unsigned long long ign = 0;
-	FILE *f;
-
 	switch (sig) {
 	case SIGCHLD: case SIGCONT: case SIGURG: case SIGWINCH:
 	case SIGSTOP: case SIGTSTP: case SIGTTIN: case SIGTTOU:
 		return 0;
 	}
-	snprintf(path, sizeof(path), "/proc/%d/status", pid);
-	f = fopen(path, "r");
-	if (!f)
-		return 1;
-	while (fgets(line, sizeof(line), f))
-		if (sscanf(line, "SigIgn: %llx", &ign) == 1)
-			break;
-	fclose(f);
-	return !(sig >= 1 && sig <= 64 && (ign >> (sig - 1)) & 1);
+	return !sig_in(t->pid, t->tid, "SigIgn", sig, 0);
 }
 
 /* A signal with no handler that ends the thread: where it hit and why.  A fault raised
@@ -95,8 +89,8 @@ static int on_signal(struct stp *s, struct stp_thr *t, int sig, struct user_regs
 
 	s->st.signal_stops++;
 	s->st.signals++;
-	if (!sig_caught(t->pid, sig))	/* default action or ignored: no transfer in user code */
-		return sig_kills(t->pid, sig) ? on_fatal(s, t, sig, r) : stp_resume(t, sig);
+	if (!sig_in(t->pid, t->tid, "SigCgt", sig, 0))	/* default action or ignored: no transfer in user code */
+		return sig_kills(t, sig) ? on_fatal(s, t, sig, r) : stp_resume(t, sig);
 	/* Single-stepping into the signal stops at the handler's first instruction. */
 	if (ptrace(PTRACE_SINGLESTEP, t->tid, 0, (void *)(long)sig) < 0)
 		return -errno;
@@ -469,24 +463,6 @@ static int start_seized(struct stp *s)
 	return s->error;
 }
 
-/* Is SIGTRAP pending for thread t (not delivered yet)? */
-static int trap_pending(const struct stp_thr *t)
-{
-	char path[96], line[256];
-	unsigned long long mask = 0;
-	FILE *f;
-
-	snprintf(path, sizeof(path), "/proc/%d/task/%d/status", (int)t->pid, (int)t->tid);
-	f = fopen(path, "re");
-	if (!f)
-		return 0;
-	while (fgets(line, sizeof(line), f))
-		if (sscanf(line, "SigPnd: %llx", &mask) == 1)
-			break;
-	fclose(f);
-	return (mask >> (SIGTRAP - 1)) & 1;
-}
-
 /* Detaching, t stopped at the interrupt (status st): when it had just run one of our
  * int3s, the int3's SIGTRAP is still pending and would kill it once detached (its
  * default action).  It is let run into that signal's stop, whose status is returned
@@ -496,7 +472,7 @@ static int take_trap(struct stp_thr *t, int st)
 	struct user_regs_struct r;
 
 	if (!t->mm || ptrace(PTRACE_GETREGS, t->tid, 0, &r) < 0 ||
-	    !stp_bp_find(t->mm, x86_isa_bp_addr(&r)) || !trap_pending(t))
+	    !stp_bp_find(t->mm, x86_isa_bp_addr(&r)) || !sig_in(t->pid, t->tid, "SigPnd", SIGTRAP, 0))
 		return st;
 	while (ptrace(PTRACE_CONT, t->tid, 0, 0) == 0) {
 		if (waitpid(t->tid, &st, __WALL) < 0)
