@@ -86,7 +86,7 @@ check "the three threads of the attach and helpers started after it in the trace
 check_eq "att_round: more than once in two threads at most (the workers), once in a helper at least" \
 	"yes yes" \
 	"$(awk '$2 == "att_round" { print $1 }' xp.calls | sort | uniq -c |
-		awk '$1 > 1 { many++ } $1 == 1 { once++ } END { print many <= 2 ? "yes" : "no", once >= 1 ? "yes" : "no" }')"
+		awk '$1 > 1 { many++ } $1 == 1 { once++ } END { print (many <= 2 ? "yes" : "no"), (once >= 1 ? "yes" : "no") }')"
 check "att_fib calls traced ($(grep -c ' att_fib$' xp.calls))" in_range 100 100000000 "$(grep -c ' att_fib$' xp.calls)"
 check_eq "every thread's calls, in order, as perf lists them ($(wc -l <perf.calls) calls)" \
 	"$(md5sum <perf.calls)" "$(md5sum <xp.calls)"
