@@ -46,8 +46,8 @@ perf_calls() {
 # (a thread found at a function's first instruction enters it: xptrace counts that call,
 # as for a filter's first entry, perf does not; such a call, at instruction 0, is left
 # out)
-xp_calls() {
-	"$XPTRACE" decode -i "$1" --calls --format jsonl 2>/dev/null | python3 -c '
+xp_calls() {	# $1 trace, [$2 --pt-decoder's value]
+	"$XPTRACE" decode -i "$1" --calls --format jsonl ${2:+--pt-decoder $2} 2>/dev/null | python3 -c '
 import json, sys
 rows = sorted((r["tid"], r["start_insns"], r["name"]) for r in map(json.loads, sys.stdin))
 for tid, start, name in rows:
@@ -91,6 +91,8 @@ check "att_fib calls traced ($(grep -c ' att_fib$' xp.calls))" in_range 100 1000
 check_eq "every thread's calls, in order, as perf lists them ($(wc -l <perf.calls) calls)" \
 	"$(md5sum <perf.calls)" "$(md5sum <xp.calls)"
 diff perf.calls xp.calls | head -5 | sed 's/^/#   /'
+check_eq "... and as libipt's block decoder alone gives them (--pt-decoder libipt)" \
+	"$(md5sum <perf.calls)" "$(xp_calls att libipt | md5sum)"
 # the frames above the attach point come back as the returns reach them: in the
 # workers att_fib lies under att_worker -> att_round from the root (the frames the
 # attach found, named by the returns into them), in the helpers under start_thread ->
