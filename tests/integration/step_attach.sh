@@ -70,6 +70,12 @@ check_match "it says it detached" "step: detached from PID $pid: it runs on untr
 check_match "it says what the trace misses" "calls already active there are not in it" "$(cat rec.err)"
 check "the process runs on after the detach" kill -0 "$pid"
 check_eq "no tracer left on it" 0 "$(tracer "$pid")"
+bid=$(readelf -n "$PROGS/step_attach" | awk '/Build ID/ { print $3 }')
+check "the program is snapshotted by build-id, as for a command" \
+	cmp -s "$PROGS/step_attach" "att/.build-id/${bid:0:2}/${bid:2}/elf"
+check_match "the sideband perf synthesizes for a running process: its MMAP2 with the build-id" \
+	"PERF_RECORD_MMAP2 $pid/$pid: .*<$bid>.* r-xp $PROGS/step_attach" \
+	"$(perf script -i att/perf.data --itrace=e --show-mmap-events 2>/dev/null | grep MMAP2)"
 read -r maps bytes diff <<<"$(code_diff "$pid")"
 check_eq "its code equals its files' after the detach (no int3 left: $maps mappings, $bytes bytes)" 0 "$diff"
 check "the program's and libc's code were compared ($maps mappings)" in_range 2 20 "$maps"
