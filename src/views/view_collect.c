@@ -70,6 +70,8 @@ static int collect(struct vcl *v, struct ct_tree *t)
 	ct_fn_totals(t, tot, nfn);
 	snprintf(out->metric, sizeof(out->metric), "%s", c->metrics[m].name);
 	out->sampled = c->sampled && !c->merged;
+	out->ns = c->metrics[m].ns;
+	out->traced = c->metrics[m].kind == DEC_M_TIME && c->traced_time;
 	out->total = ct_total(t, m);
 	out->total_samples = sm >= 0 ? ct_total(t, (unsigned)sm) : 0;
 	int rc = 0;
