@@ -194,6 +194,7 @@ static int choose_metric(struct engine *e)
 	for (m = 0; m < c->nmetrics; m++)
 		if (strcmp(c->metrics[m].name, want) == 0) {
 			c->metric = m;
+			dec_metric_chosen(c);
 			return 0;
 		}
 	for (unsigned k = 0; k < c->nmetrics; k++)

@@ -126,9 +126,16 @@ static uint32_t sc_find(struct tb *b, const struct tb_thread *t, const struct tb
 }
 
 /* A sampled stack of a thread (not merged, no line costs: those need its functions). */
+/* A sample of a sampling event other than the one counted (dec_metric_chosen): its
+ * period goes to its event's column, it is not one of the nodes' samples. */
+static bool other_event(const struct dec_ctx *c, const struct xev *ev)
+{
+	return c->metrics[0].kind == DEC_M_SAMPLES && c->metrics[0].one_event && ev->event != c->metrics[0].event;
+}
+
 static int sampled_stack(struct tb *b, struct tb_thread *t, const struct xev *ev, const uint64_t *w)
 {
-	unsigned flags = t->exact ? CT_NO_CALLS : 0;
+	unsigned flags = t->exact || other_event(b->c, ev) ? CT_NO_CALLS : 0;
 	struct tb_sc *e = NULL;
 	uint32_t node;
 
@@ -325,7 +332,8 @@ int tb_event(void *ctx, const struct xev *ev)
 			return oom();
 		if (c->merged)
 			return merged_sample(t, b->fns, n, w);
-		if (ct_add_stack_path(t->t, &t->path, b->fns, n, w, t->exact ? CT_NO_CALLS : 0) == CT_NONE)
+		if (ct_add_stack_path(t->t, &t->path, b->fns, n, w,
+				      t->exact || other_event(c, ev) ? CT_NO_CALLS : 0) == CT_NONE)
 			return oom();
 		return 0;
 	}

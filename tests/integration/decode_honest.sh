@@ -1,0 +1,43 @@
+#!/bin/bash
+# Every report honest about what it counts (issue 27):
+# - two sampling events (perf record -e A,B): Samples are the chosen event's (--metric,
+#   else the first), per function as perf report -n per event; calltree Calls too;
+# - --insn/--blocks --sym: a glob as --calls takes it; no match says so, exit 1.
+. "$(dirname "$0")/../lib.sh"
+
+# --- two sampling events, periods 4:1 so their sample counts differ
+perf record -q -e cpu-clock/period=1000000/,task-clock/period=250000/ -o "$TMP/two.data" \
+	"$PROGS/dec_work" 100 >/dev/null 2>&1
+perf script -i "$TMP/two.data" -F event,ip,sym 2>/dev/null |
+	awk '{sub(/\/.*/, "", $1); n[$1 " " $3]++} END {for (k in n) print k, n[k]}' | sort >"$TMP/two.perf"
+per_fn() {	# METRIC_OPTION... -> "name samples" lines of decode --functions (samples > 0)
+	"$XPTRACE" decode -i "$TMP/two.data" --functions --format jsonl "$@" 2>/dev/null | python3 -c 'import json, sys
+for l in sys.stdin:
+    j = json.loads(l)
+    if j["samples"]: print(j["name"], j["samples"])' | sort
+}
+check_eq "two events: Samples per function are the first event's, as perf report -n" \
+	"$(awk '$1 == "cpu-clock" {print $2, $3}' "$TMP/two.perf" | sort)" "$(per_fn)"
+check_eq "two events, --metric the second: its samples per function" \
+	"$(awk '$1 == "task-clock" {print $2, $3}' "$TMP/two.perf" | sort)" "$(per_fn --metric task-clock/period=250000/)"
+check_eq "two events: calltree Calls of spin are the first event's samples" \
+	"$(awk '$1 == "cpu-clock" && $2 == "spin" {print $3}' "$TMP/two.perf")" \
+	"$("$XPTRACE" decode -i "$TMP/two.data" --calltree --format jsonl 2>/dev/null | python3 -c 'import json, sys
+print(sum(j["calls"] for j in map(json.loads, sys.stdin) if j["name"] == "spin"))')"
+check_eq "two events: the other event is a column (its period, as perf's Event count)" \
+	"$(perf script -i "$TMP/two.data" -F event,period,ip,sym 2>/dev/null | awk '$2 ~ /^task-clock/ && $4 == "spin" {s += $1} END {print s}')" \
+	"$("$XPTRACE" decode -i "$TMP/two.data" --functions --format jsonl 2>/dev/null | python3 -c 'import json, sys
+print(sum(j["task-clock/period=250000/"] for j in map(json.loads, sys.stdin) if j["name"] == "spin"))')"
+
+# --- --sym on the instruction views: globs as --calls takes them; nothing matched, exit 1
+"$XPTRACE" record -q --mode step -o "$TMP/st" -- "$PROGS/step_basic" 1 >/dev/null 2>&1
+nfib=$(perf script -i "$TMP/st/perf.data" --itrace=i0ns -F ip,sym 2>/dev/null | awk '$2 == "fib"' | wc -l)
+check_eq "--insn --sym 'fi*': fib's instructions, as many as perf script lists" "$nfib" \
+	"$("$XPTRACE" decode -i "$TMP/st" --insn --sym 'fi*' -F sym 2>/dev/null | grep -c '^ *fib$')"
+check_match "--blocks --sym 'fi*': fib's blocks, perf script's instruction count" "^# [0-9]+ blocks, $nfib instructions" \
+	"$("$XPTRACE" decode -i "$TMP/st" --blocks --sym 'fi*' 2>&1 | head -1)"
+for v in insn blocks; do
+	check_exit "--$v --sym nosuch: exit 1" 1 "$XPTRACE" decode -i "$TMP/st" --$v --sym nosuch
+	check_match "--$v --sym nosuch: says so" "no code of a function named 'nosuch' in the trace" "$(cat "$TMP/.err")"
+	check_eq "--$v --sym nosuch: prints no report" "" "$(cat "$TMP/.out")"
+done
