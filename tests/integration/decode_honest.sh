@@ -41,3 +41,25 @@ for v in insn blocks; do
 	check_match "--$v --sym nosuch: says so" "no code of a function named 'nosuch' in the trace" "$(cat "$TMP/.err")"
 	check_eq "--$v --sym nosuch: prints no report" "" "$(cat "$TMP/.out")"
 done
+
+# --- a recorder SIGKILLed right after a flush: the header's data size matches the file,
+# no features (what pd_write leaves between flushes; made here from a finished trace,
+# as a kill cannot be timed to the byte).  decode says it was not finalized, and a
+# step trace's times stay the traced run's.
+cp -r "$TMP/st" "$TMP/killed"
+python3 - "$TMP/killed/perf.data" <<'PY'
+import struct, sys
+with open(sys.argv[1], 'r+b') as f:
+    off, size = struct.unpack_from('<QQ', f.read(56), 40)	# the data section
+    f.seek(72); f.write(b'\0' * 32)	# no features
+    f.truncate(off + size)
+PY
+"$XPTRACE" decode -i "$TMP/killed" --functions --metric time >"$TMP/killed.out" 2>"$TMP/killed.err"
+check_eq "killed at a flush: decodes (exit 0)" 0 $?
+check_match "killed at a flush: says the recording was not finalized" "killed/perf.data: header has no features \(recording was not finalized\)" \
+	"$(cat "$TMP/killed.err")"
+check_match "killed at a flush: a step trace's --metric time is still the traced run's" "^# time: of the traced run .*not native" \
+	"$(sed -n 2p "$TMP/killed.out")"
+check_eq "killed at a flush: the same instructions as the finished trace" \
+	"$("$XPTRACE" decode -i "$TMP/st" --functions 2>/dev/null | head -1)" \
+	"$("$XPTRACE" decode -i "$TMP/killed" --functions 2>/dev/null | head -1)"
