@@ -63,3 +63,16 @@ check_match "killed at a flush: a step trace's --metric time is still the traced
 check_eq "killed at a flush: the same instructions as the finished trace" \
 	"$("$XPTRACE" decode -i "$TMP/st" --functions 2>/dev/null | head -1)" \
 	"$("$XPTRACE" decode -i "$TMP/killed" --functions 2>/dev/null | head -1)"
+
+# --- probe compensation: said only where it applies
+for v in functions calltree routines; do
+	check_exit "--$v --no-compensate on a trace without probes: usage error" 2 "$XPTRACE" decode -i "$TMP/st" --$v --no-compensate
+	check_match "... saying the trace has no probes" "no-compensate: this trace has no probes" "$(cat "$TMP/.err")"
+done
+"$XPTRACE" record -q -o "$TMP/pr" --probe fib -- "$PROGS/step_basic" 1 >/dev/null 2>&1
+check_match "probe trace in time: the compensation is said" "^# probe overhead compensated: [0-9]+ ns per probed call" \
+	"$("$XPTRACE" decode -i "$TMP/pr" --calltree 2>/dev/null | sed -n 2p)"
+for v in calltree functions routines; do
+	check_eq "probe trace, --$v --metric samples: no claim of compensated ns" "" \
+		"$("$XPTRACE" decode -i "$TMP/pr" --$v --metric samples 2>/dev/null | grep 'probe overhead')"
+done
