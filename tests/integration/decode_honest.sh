@@ -76,3 +76,19 @@ for v in calltree functions routines; do
 	check_eq "probe trace, --$v --metric samples: no claim of compensated ns" "" \
 		"$("$XPTRACE" decode -i "$TMP/pr" --$v --metric samples 2>/dev/null | grep 'probe overhead')"
 done
+
+# --- chrome export of a step trace: it has timestamps (--metric time), and says so
+"$XPTRACE" decode -i "$TMP/st" --calls --format chrome -o "$TMP/c.json" 2>/dev/null
+check_eq "chrome, step trace: the instruction clock, saying --metric time gives timestamps" \
+	"instructions (1 us = 1 instruction; --metric time: the trace's timestamps)" \
+	"$(python3 -c 'import json, sys; print(json.load(open(sys.argv[1]))["otherData"]["clock"])' "$TMP/c.json")"
+"$XPTRACE" decode -i "$TMP/st" --calls --format chrome --metric time -o "$TMP/ct.json" 2>/dev/null
+check_match "chrome --metric time, step trace: the perf clock of the traced run" "^perf clock \(CLOCK_MONOTONIC\) of the traced run .*not native" \
+	"$(python3 -c 'import json, sys; print(json.load(open(sys.argv[1]))["otherData"]["clock"])' "$TMP/ct.json")"
+span=$(perf script -i "$TMP/st/perf.data" --itrace=i0ns -F time --ns 2>/dev/null | tr -d ' :' | sed -n '1p;$p' | tr '\n' ' ')
+check_eq "chrome --metric time: every call within perf script's first and last instruction time" "ok" \
+	"$(python3 -c 'import json, sys
+a, b = (round(float(x) * 1e9) for x in sys.argv[2].split())
+ev = [e for e in json.load(open(sys.argv[1]))["traceEvents"] if e["ph"] == "X"]
+bad = [e["name"] for e in ev if not a <= round(e["ts"] * 1000) <= b]
+print("ok" if ev and not bad else "off: %d of %d %s" % (len(bad), len(ev), bad[:3]))' "$TMP/ct.json" "$span")"
