@@ -137,7 +137,7 @@ filter_case step_dlopen "step_dl_work@$TMP/dl/libstep_dl.so" step_dl_work "$TMP/
 	"$TMP/dl"
 check_exit "--filter: an unknown function is an error" 1 "$XPTRACE" record --mode step --filter nosuchfn -o "$TMP/nf" -- "$PROGS/step_basic"
 check_match "--filter: says which function is missing" "no function 'nosuchfn'" "$(cat "$TMP/.err")"
-check_exit "--filter: a range needs its module" 1 "$XPTRACE" record --mode step --filter 0x10-0x20 -o "$TMP/nm" -- "$PROGS/step_basic"
+check_exit "--filter: a range needs its module (a usage error)" 2 "$XPTRACE" record --mode step --filter 0x10-0x20 -o "$TMP/nm" -- "$PROGS/step_basic"
 
 check_exit "step -p: refused (a usage error)" 2 "$XPTRACE" record --mode step -o "$TMP/sp" -p $$
 check_match "step -p: says why and what to do" "^xptrace: record: --mode step cannot attach to a running process \(-p\) \(run the command under xptrace instead\)$" "$(cat "$TMP/.err")"
