@@ -92,3 +92,22 @@ a, b = (round(float(x) * 1e9) for x in sys.argv[2].split())
 ev = [e for e in json.load(open(sys.argv[1]))["traceEvents"] if e["ph"] == "X"]
 bad = [e["name"] for e in ev if not a <= round(e["ts"] * 1000) <= b]
 print("ok" if ev and not bad else "off: %d of %d %s" % (len(bad), len(ev), bad[:3]))' "$TMP/ct.json" "$span")"
+
+# --- --time: every view counts the instructions --insn lists.  Two threads spinning
+# (step_async): a block of one thread that the other's trace runs in the middle of
+# has its head and tail at two times; a window edge between them.
+"$XPTRACE" record -q --mode step -o "$TMP/as" -- "$PROGS/step_async" >/dev/null 2>&1
+read -r ta tb < <("$XPTRACE" decode -i "$TMP/as" --insn -F tid,time,ip,disasm 2>/dev/null | awk '{
+	t = $2; sub(":", "", t)
+	if (($1 in last) && last[$1] != t && prev[$1] !~ /^(j|call|ret|syscall|sysret|int|iret|hlt|ud2)/) { print last[$1], t; exit }
+	last[$1] = t; prev[$1] = $4 }')
+if [ -z "$tb" ]; then
+	not_ok "step_async: a block cut by a change of time (none found)"
+else
+	for w in "$tb-" "-$ta"; do
+		n=$("$XPTRACE" decode -i "$TMP/as" --insn --time "$w" --format jsonl 2>/dev/null | grep -c '"ip"')
+		check_eq "--time $w (a block's tail after it): --blocks, --functions, --calltree count --insn's instructions" \
+			"$n $n $n" \
+			"$("$XPTRACE" decode -i "$TMP/as" --blocks --time "$w" 2>/dev/null | head -1 | awk '{print $4}') $("$XPTRACE" decode -i "$TMP/as" --functions --time "$w" 2>/dev/null | head -1 | awk '{print $NF}') $("$XPTRACE" decode -i "$TMP/as" --calltree --time "$w" 2>/dev/null | head -1 | awk '{print $NF}')"
+	done
+fi
