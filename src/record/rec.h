@@ -132,6 +132,10 @@ struct rec_mode {
 	 * it as info would) or the reason in `why` (an option the PMU cannot honour).
 	 * NULL: nothing to open beforehand. */
 	int (*probe)(const struct rec_opts *o, int *open_err, char *why, size_t whylen);
+	/* Checks the mode's own options before anything is created, reporting what is
+	 * wrong: -EINVAL for a usage error, another negative code for a failure.  NULL:
+	 * nothing to check. */
+	int (*check)(const struct rec_opts *o);
 	/* Records until rec_should_stop(); errors are reported here (xp_err) and returned
 	 * negative.  The command finalizes the file afterwards in every case. */
 	int (*run)(struct rec *r);

@@ -161,10 +161,20 @@ static struct cth *thread_of(struct vcalls *v, int32_t pid, int32_t tid)
 
 static int start_output(struct vcalls *v)
 {
+	const struct dec_ctx *c = v->c;
+	bool timed = c->on_request && strcmp(c->on_request, "time") == 0;	/* PT: when asked */
+
 	v->started = true;
-	if (v->o->format == OUT_CHROME)
-		return out_chrome_begin(&v->ch, v->out, v->insns);
-	return 0;
+	if (v->o->format != OUT_CHROME)
+		return 0;
+	for (unsigned m = 0; m < c->nmetrics; m++)
+		timed |= c->metrics[m].kind == DEC_M_TIME;
+	return out_chrome_begin(&v->ch, v->out, v->insns,
+				v->insns && timed ? "instructions (1 us = 1 instruction; --metric time: the trace's "
+				"timestamps)" :
+				v->insns ? "instructions (1 us = 1 instruction: the trace has no timestamps)" :
+				c->traced_time ? "perf clock (CLOCK_MONOTONIC) of the traced run (step mode stops the "
+				"program at its branches), not native times" : "perf clock (CLOCK_MONOTONIC)");
 }
 
 static int flush_line(struct vcalls *v)

@@ -135,7 +135,7 @@ filter_case step_dlopen "step_dl_work@$TMP/dl/libstep_dl.so" step_dl_work "$TMP/
 	"$TMP/dl"
 check_exit "--filter: an unknown function is an error" 1 "$XPTRACE" record --mode step --filter nosuchfn -o "$TMP/nf" -- "$PROGS/step_basic"
 check_match "--filter: says which function is missing" "no function 'nosuchfn'" "$(cat "$TMP/.err")"
-check_exit "--filter: a range needs its module" 1 "$XPTRACE" record --mode step --filter 0x10-0x20 -o "$TMP/nm" -- "$PROGS/step_basic"
+check_exit "--filter: a range needs its module (a usage error)" 2 "$XPTRACE" record --mode step --filter 0x10-0x20 -o "$TMP/nm" -- "$PROGS/step_basic"
 
 # (step -p: tests/integration/step_attach.sh)
 # issue 15: the stops per branch depend on the program (0.2 to 1.0): no fixed figure in

@@ -704,6 +704,44 @@ static void attach_error(pid_t pid, int e)
 		xp_err("attach", "check the pid", "process %d: %s", (int)pid, strerror(-e));
 }
 
+/* --filter parsed and checked (col_step_filter_check), said when wrong: -EINVAL for
+ * its syntax. */
+static int load_filters(const struct rec_opts *o, struct step_filter **f, int *n, char *exe,
+			size_t exelen)
+{
+	char why[512];
+	int e;
+
+	if (col_step_filter_parse(o->filter, f, n, why, sizeof(why)) < 0)
+		return xp_usage_error("record", "--filter: %s", why), -EINVAL;
+	if (o->pid ? read_exe(o->pid, exe, exelen) < 0
+		   : !o->cmd || rec_exec_path(o->cmd[0], exe, exelen) < 0)
+		*exe = 0;
+	e = col_step_filter_check(*f, *n, *exe ? exe : NULL, why, sizeof(why));
+	if (e < 0) {
+		col_step_filter_free(*f, *n);
+		*f = NULL;
+		*n = 0;
+		return e == -ENOMEM ? xp_err("--filter", NULL, "out of memory"), e :
+		       xp_err("--filter", "check the names with nm or objdump", "%s", why), e;
+	}
+	return 0;
+}
+
+/* Before the trace directory exists: a filter that cannot work leaves nothing. */
+static int step_check(const struct rec_opts *o)
+{
+	struct step_filter *f = NULL;
+	char exe[4096];
+	int n = 0, e;
+
+	if (!o->filter)
+		return 0;
+	e = load_filters(o, &f, &n, exe, sizeof(exe));
+	col_step_filter_free(f, n);
+	return e;
+}
+
 static int step_run(struct rec *r)
 {
 	struct step_col c = { .r = r };
@@ -713,19 +751,15 @@ static int step_run(struct rec *r)
 	int e, rc;
 
 	if (r->opts->filter) {
-		char why[512], prog[4096];
+		char prog[4096];
 		int unnamed, unsayable;
 
-		if (col_step_filter_parse(r->opts->filter, &c.filt, &c.nfilt, why, sizeof(why)) < 0)
-			return xp_err("--filter", "see 'xptrace help record'", "%s", why);
-		const char *exe = NULL;
-
-		if (r->opts->pid ? read_exe(r->opts->pid, prog, sizeof(prog)) == 0
-				 : rec_exec_path(r->opts->cmd[0], prog, sizeof(prog)) == 0)
-			exe = prog;
-		c.perf_filter = col_step_filter_perf_string(c.filt, c.nfilt, exe, &unnamed, &unsayable);
+		if (load_filters(r->opts, &c.filt, &c.nfilt, prog, sizeof(prog)) < 0)
+			return -EINVAL;
+		c.perf_filter = col_step_filter_perf_string(c.filt, c.nfilt, *prog ? prog : NULL, &unnamed,
+							    &unsayable);
 		if (unnamed && !r->opts->quiet)
-			xp_warn("--filter: give modules as paths (MODULE=/path/lib.so) so perf knows "
+			xp_warn("--filter: give modules as paths (SYMBOL@/path/lib.so) so perf knows "
 				"the ranges too; without, perf may decode a few instructions past a "
 				"direct call out of them");
 		if (unsayable && !r->opts->quiet)
@@ -813,5 +847,6 @@ const struct rec_mode rec_mode_step = {
 	.summary = "ptrace branch tracer, any x86-64 CPU: exact instruction stream as Intel PT "
 		   "(slow: the command stops under ptrace at branches)",
 	.probe = NULL,
+	.check = step_check,
 	.run = step_run,
 };
