@@ -143,7 +143,7 @@ report "the checkout after the run" "$logdir/tree.log"
 
 # the longest suites (wall seconds each), to keep the whole run short
 echo
-cat "$logdir"/*.time 2>/dev/null | paste -d' ' - <(ls "$logdir"/*.time | xargs -n1 basename) |
+cat "$logdir"/*.time 2>/dev/null | paste -d' ' - <(ls "$logdir"/*.time 2>/dev/null | xargs -rn1 basename) |
 	awk '{ printf "%6.1f s  %s\n", $2 - $1, substr($3, 1, length($3) - 5) }' | sort -rn | head -5 |
 	sed 's/^/slowest: /'
 if [ ${#failed_suites[@]} -gt 0 ]; then
