@@ -656,19 +656,24 @@ static int finish(struct rec *r, int run_err)
 	pd_writer_free(r->w);
 	r->w = NULL;
 	describe_target(r);
-	if (r->lost || r->lost_samples)
-		xp_warn("%llu records and %llu samples were lost: xptrace fell behind the kernel "
-			"(lower -F, or the stack size of --call-graph dwarf)",
-			(unsigned long long)r->lost, (unsigned long long)r->lost_samples);
+	/* the kernel counts what a full ring lost in records of every kind, samples
+	 * mostly; the samples it never wrote (LOST_SAMPLES) it counts apart */
+	if (r->lost)
+		xp_warn("%llu records were lost, samples among them: xptrace fell behind the kernel "
+			"and its ring filled (lower -F, or the stack size of --call-graph dwarf)",
+			(unsigned long long)r->lost);
+	if (r->lost_samples)
+		xp_warn("the kernel dropped %llu samples it could not write (lower -F, or the stack "
+			"size of --call-graph dwarf)", (unsigned long long)r->lost_samples);
 	if (!r->opts->quiet && !r->exec_failed && r->recorded[0])
 		fprintf(stderr, "xptrace: recorded %s, %zu modules snapshotted%s, %.2f MB in %s/\n",
 			r->recorded, ms_store_count(r->ms), jit_note, size / 1e6, r->dir);
 	else if (!r->opts->quiet && !r->exec_failed)
 		fprintf(stderr,
-			"xptrace: recorded %llu %s%ssamples, %llu lost, %zu modules snapshotted%s, "
-			"%.2f MB in %s/\n",
+			"xptrace: recorded %llu %s%ssamples, %llu records lost%s, %zu modules "
+			"snapshotted%s, %.2f MB in %s/\n",
 			(unsigned long long)kept, r->sampled, r->sampled[0] ? " " : "",
-			(unsigned long long)(r->lost + r->lost_samples),
+			(unsigned long long)r->lost, r->lost_samples ? " (and samples dropped)" : "",
 			ms_store_count(r->ms), jit_note, size / 1e6, r->dir);
 	if (r->child && !r->exec_failed && !r->recorded[0] && !kept && rc == XP_EXIT_OK)
 		explain_no_samples(r);

@@ -442,8 +442,13 @@ int eng_run(struct engine *e)
 	}
 	rc = e->d->run(&e->c, &sink);
 	if (e->o.verbose && rc >= 0) {
+		/* -jN bounds the workers; the thread that feeds the view works beside them */
 		unsigned n = e->c.par ? e->c.par->threads : 1;
-		xp_warn("decoded on %u thread%s (-j%u)", n, n == 1 ? "" : "s", jobs);
+		if (n == 1)
+			xp_warn("decoded on 1 thread (-j%u)", jobs);
+		else
+			xp_warn("decoded on %u threads (-j%u: %u worker%s and the thread building the report)",
+				n, jobs, n - 1, n == 2 ? "" : "s");
 	}
 	if (e->c.par)
 		eng_par_fini(e->c.par);

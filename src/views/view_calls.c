@@ -21,6 +21,7 @@
 #include <string.h>
 
 #include "views/tree_build.h"
+#include "perfdata/pd_faults.h"
 #include "analysis/bb.h"
 #include "analysis/ct_sig.h"
 #include "util/xp_err.h"
@@ -74,6 +75,11 @@ struct vcalls {
 	struct out_buf stack;
 	uint64_t calls;
 	struct xp_map rets;	/* fn -> its struct sym_ret, packed (ret_of) */
+	struct pd_fault *faults;	/* threads a signal ended (view_load_faults) */
+	size_t nfaults;
+	/* while the calls a signal cut short are shown: the signal, and the call it hit */
+	const struct pd_fault *dying;
+	const struct frame *dying_top;
 };
 
 static int oom(void) { return xp_err("decode", "decode a smaller trace or time range", "out of memory"); }
@@ -136,6 +142,11 @@ static int on_open(struct view_ctx *vc, void **state)
 		else
 			xp_usage_error("decode", "--time %s: expected A-B, A- or -B (ns or seconds.ns)", t);
 		return -EOPNOTSUPP;
+	}
+	int r = view_load_faults(c, &v->faults, &v->nfaults);
+	if (r < 0) {
+		free(v);
+		return r;
 	}
 	out_buf_init(&v->line, NULL, 0);
 	out_buf_init(&v->stack, NULL, 0);
@@ -263,6 +274,23 @@ static bool text_retval(struct vcalls *v, struct out_buf *b, const struct frame 
 	return true;
 }
 
+/* A call the thread's fatal signal cut short: the call it hit says how (as --insn's last
+ * line), its callers that they never returned. */
+static void text_death(struct vcalls *v, const struct frame *f)
+{
+	struct out_buf *b = &v->line;
+	char nb[16];
+
+	if (!v->dying)
+		return;
+	if (f != v->dying_top) {
+		out_buf_printf(b, "  not returned: %s", pd_signal_name(v->dying->signo, nb, sizeof(nb)));
+		return;
+	}
+	out_buf_put(b, v->dying->fault ? "  faulted: " : "  killed by ", v->dying->fault ? 11 : 12);
+	view_fault_text(b, v->dying);
+}
+
 /* kind: '{' a call with callees begins, ';' a call without, '}' the first one ends */
 static int text_line(struct vcalls *v, const struct cth *th, const struct frame *f, char kind, uint64_t dur)
 {
@@ -287,13 +315,17 @@ static int text_line(struct vcalls *v, const struct cth *th, const struct frame 
 	if (kind == '}') {
 		out_buf_put(b, "}", 1);
 		bool value = text_retval(v, b, f);
-		out_buf_printf(b, "%s /* %s */\n", value ? ";" : "", name);
+		out_buf_printf(b, "%s /* %s */", value ? ";" : "", name);
+		text_death(v, f);
+		out_buf_put(b, "\n", 1);
 	} else if (kind == '{') {
 		out_buf_printf(b, "%s() {\n", name);
 	} else {
 		out_buf_printf(b, "%s()", name);
 		text_retval(v, b, f);
-		out_buf_put(b, ";\n", 2);
+		out_buf_put(b, ";", 1);
+		text_death(v, f);
+		out_buf_put(b, "\n", 1);
 	}
 	return flush_line(v);
 }
@@ -318,6 +350,12 @@ static int json_line(struct vcalls *v, const struct cth *th, const struct frame 
 			out_buf_printf(b, "%" PRId64, (int64_t)x);
 		else
 			out_buf_u64(b, x);
+	}
+	if (v->dying) {
+		out_json_bool(b, "returned", false);
+		if (f == v->dying_top)
+			out_json_bool(b, v->dying->fault ? "faulted" : "killed", true);
+		view_fault_json(b, v->dying);
 	}
 	out_json_end(b);
 	return flush_line(v);
@@ -600,8 +638,21 @@ static int on_close(void *state, int status)
 
 	/* calls still open when the trace ends last until the thread's last event (the
 	 * last sample's frames, its period) */
-	for (uint32_t i = 0; i < v->nth && status >= 0 && rc == 0; i++)
-		rc = pop_to(v, &v->th[i], 0, v->th[i].span_end ? v->th[i].span_end : v->th[i].last);
+	for (uint32_t i = 0; i < v->nth && status >= 0 && rc == 0; i++) {
+		struct cth *th = &v->th[i];
+		uint64_t end = th->span_end ? th->span_end : th->last;
+		v->dying = NULL;
+		for (size_t k = 0; k < v->nfaults && !v->dying && th->n; k++)
+			if (v->faults[k].tid == th->tid)
+				v->dying = &v->faults[k];
+		if (v->dying) {
+			v->dying_top = &th->st[th->n - 1];
+			if (!v->insns && v->dying->time > end)	/* the calls lasted until it */
+				end = v->dying->time;
+		}
+		rc = pop_to(v, th, 0, end);
+	}
+	v->dying = NULL;
 	if (status >= 0 && rc == 0) {
 		if (v->o->format == OUT_CHROME) {
 			if (!v->started)
@@ -630,6 +681,7 @@ static int on_close(void *state, int status)
 	xp_map_free(&v->tids);
 	xp_map_free(&v->pids);
 	xp_map_free(&v->rets);
+	free(v->faults);
 	out_buf_free(&v->line);
 	out_buf_free(&v->stack);
 	free(v->fns);

@@ -267,7 +267,8 @@ for in in "$TMP/p.data" "$TMP/xd" "$TMP/g.data" "$TMP/hw.data" "$TMP/dw.data" "$
 		"$("$XPTRACE" decode -i "$in" -j4 2>&1 | md5sum)"
 done
 # -v says it: two threads (the reader, the decode), one with -j1 or from a pipe
-check_match "-v -j2: decoded on two threads" "^xptrace: decoded on 2 threads \(-j2\)$" \
+check_match "-v -j2: decoded on two threads, one a worker" \
+	"^xptrace: decoded on 2 threads \(-j2: 1 worker and the thread building the report\)$" \
 	"$("$XPTRACE" decode -i "$TMP/p.data" -v -j2 2>&1 >/dev/null)"
 check_match "-v -j1: on one" "^xptrace: decoded on 1 thread \(-j1\)$" \
 	"$("$XPTRACE" decode -i "$TMP/p.data" --verbose -j1 2>&1 >/dev/null)"

@@ -24,7 +24,7 @@ check_eq "record exits 0" 0 $?
 # default event's fallback to cpu-clock is said with -v)
 check_eq "two lines: the mode and why, the summary" \
 	"xptrace: mode auto: recording in sample mode (pt, lbr: unavailable here; -v says why)
-xptrace: recorded N cpu-clock samples, N lost, N modules snapshotted, N.N MB in recN/" \
+xptrace: recorded N cpu-clock samples, N records lost, N modules snapshotted, N.N MB in recN/" \
 	"$(sed 's/[0-9][0-9]*/N/g' "$TMP/err")"
 "$XPTRACE" record -v -o rec1v -g -- "$TMP/hotcopy" 50 >/dev/null 2>"$TMP/errv"
 check_match "-v: the fallback to cpu-clock is said once" \
