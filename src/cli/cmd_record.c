@@ -38,7 +38,8 @@
 	"                          modes listed below\n"                                       \
 	"  -e, --event LIST        libpfm4 event names, comma separated; the first samples,\n" \
 	"                          the others are read with it in every sample (default\n"     \
-	"                          cycles; cpu-clock when there is no hardware PMU)\n"         \
+	"                          cycles; cpu-clock when there is no hardware PMU); perf's\n" \
+	"                          '{a,b}' and '{a,b}:S' record the same one group\n"         \
 	"  -F, --freq HZ           samples per second (default 4000)\n"                        \
 	"  -c, --count N           one sample every N events instead of -F\n"                  \
 	"  -g                      user callchains by frame pointers (= --call-graph fp)\n"    \
@@ -241,6 +242,10 @@ static int parse_args(int argc, char **argv, struct rec_opts *o)
 			o->mode = optarg;
 			break;
 		case 'e':
+			if (rec_events_ungroup(optarg) < 0)
+				return xp_usage_error("record", "-e %s: xptrace records one event group, "
+						      "'{a,b}' or '{a,b}:S' as a,b: the first samples, the "
+						      "others are read at each of its samples", optarg);
 			o->events = optarg;
 			break;
 		case 'F':

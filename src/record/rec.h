@@ -158,6 +158,11 @@ const struct rec_mode *rec_mode_resolve(const struct rec_opts *o, struct rec_cho
 /* -e LIST: 0 when every name is an event (generic, libpfm4 here, or a real event of
  * hardware this machine lacks), else -EINVAL with the first unknown name in `bad`. */
 int rec_events_check(const char *list, const char *sysfs_root, char *bad, size_t badlen);
+/* perf's group syntax, -e '{a,b}' or '{a,b}:S' (the leader samples, the members are
+ * read with it), is what a plain list records: the braces are taken off `list` in
+ * place.  -EINVAL for what one group cannot be (two groups, an event outside it,
+ * modifiers other than :S on it). */
+int rec_events_ungroup(char *list);
 
 /* --- session services for modes --- */
 

@@ -165,6 +165,22 @@ int rec_events_check(const char *list, const char *sysfs_root, char *bad, size_t
 	return r;
 }
 
+int rec_events_ungroup(char *list)
+{
+	char *close = strrchr(list, '}');
+	size_t n;
+
+	if (!strchr(list, '{') && !close)
+		return 0;
+	if (list[0] != '{' || !close || strchr(list + 1, '{') || strchr(list, '}') != close ||
+	    (close[1] && strcmp(close + 1, ":S") != 0))
+		return -EINVAL;
+	n = (size_t)(close - list) - 1;
+	memmove(list, list + 1, n);
+	list[n] = 0;
+	return 0;
+}
+
 static void set_sampling(struct perf_event_attr *a, const struct rec_opts *o, uint64_t freq,
 			 int group)
 {
@@ -436,12 +452,18 @@ static int run(struct rec *r)
 	}
 	e = settle_events(&c, o, pids[0], cpus[0]);
 	if (e == 0) {
+		int leader = -1;
 		print_events(&c, r);
 		for (int i = 0; i < c.nev && e == 0; i++) {
 			int idx = pd_writer_add_attr(r->w, &c.ev[i].attr,
 						     c.ev[i].why[0] ? "cpu-clock" : c.ev[i].name);
 			e = idx < 0 ? idx : 0;
+			if (i == 0)
+				leader = idx;
 		}
+		/* the events are one group (the leader samples, the others are read) */
+		if (e == 0 && c.nev > 1)
+			e = pd_writer_feat_group(r->w, (uint32_t)leader, (uint32_t)c.nev);
 	}
 	if (e == 0)
 		e = rec_probes_add_attrs(r->probes, r, &c.ev[0].attr);

@@ -79,6 +79,13 @@ check_match "step_basic: one extra instruction after ld.so's first cpuid fails t
 	"$(python3 "$XP_ROOT/tests/step_truth.py" "$TMP/step_basic.truth" "$(head -1 "$TMP/step_basic.truth.0")" "$TMP/step_basic.extra")"
 
 check_match "step_thread: one process, two threads traced" "step: 1 process, 2 threads" "$(cat "$TMP/step_thread.err")"
+# processes and threads told apart: tree forks a child and starts two threads; perf
+# counts the pids and tids of the trace's task events
+"$XPTRACE" record --mode step -o "$TMP/tree" -- "$PROGS/tree" 5 >/dev/null 2>"$TMP/tree.err"
+check_eq "tree: the summary counts perf's processes and threads" \
+	"$(perf script -i "$TMP/tree/perf.data" --itrace=e -F pid,tid --show-task-events 2>/dev/null |
+		awk '/PERF_RECORD/ { split($1, a, "/"); p[a[1]]; t[a[2]] } END { printf "%d process%s, %d threads", length(p), length(p) == 1 ? "" : "es", length(t) }')" \
+	"$(sed -n 's/^xptrace: recorded .* ptrace stops, \(.*\)), .*/\1/p' "$TMP/tree.err")"
 check_eq "step_thread: two PT queues with their tids" "2" \
 	"$(perf report -i "$TMP/step_thread/perf.data" -D 2>/dev/null | grep -o 'PERF_RECORD_AUXTRACE .* idx: [0-9]*  tid: [0-9]*' | sed 's/.*idx/idx/' | sort -u | awk '{print $2}' | sort -u | wc -l)"
 check_match "the trace says it has no cycle timing" "no CYC" "$(cat "$TMP/step_basic.err")"
