@@ -292,8 +292,9 @@ static int plt_slot_names(struct sdso *d, Elf *e, struct xp_map *names)
 	return 0;
 }
 
-/* The PLT sections' entries and their size (.plt's first is its header). */
-static bool plt_section(Elf *e, Elf_Scn *scn, size_t shstrndx, GElf_Shdr *sh, uint64_t *entsize)
+/* The PLT sections' entries and their size (.plt's first is its header); *header:
+ * this is .plt. */
+static bool plt_section(Elf *e, Elf_Scn *scn, size_t shstrndx, GElf_Shdr *sh, uint64_t *entsize, bool *header)
 {
 	const char *nm;
 
@@ -302,13 +303,17 @@ static bool plt_section(Elf *e, Elf_Scn *scn, size_t shstrndx, GElf_Shdr *sh, ui
 	    (strcmp(nm, ".plt") && strcmp(nm, ".plt.sec") && strcmp(nm, ".plt.got")))
 		return false;
 	*entsize = sh->sh_entsize >= 8 ? sh->sh_entsize : 16;
+	*header = strcmp(nm, ".plt") == 0;
 	return true;
 }
 
 /* Synthesized PLT symbols, as objdump and perf name them: "name@plt" for each entry of
  * .plt, .plt.sec (IBT binaries) and .plt.got, named by the relocation of the GOT slot
  * it jumps through.  Without them calls through the PLT would land in whatever symbol
- * precedes it (_init).  Appends up to cap - k symbols to v; returns the new count. */
+ * precedes it (_init, zero-sized, would take them all).  .plt's header, the stub every
+ * lazily bound call runs into ld.so, is ".plt" as perf names it, and so are the
+ * unnamed entries after it (IBT binaries' push-and-jump stubs, which objdump names
+ * relative to a neighbour).  Appends up to cap - k symbols to v; returns the new count. */
 static size_t add_plt(struct sdso *d, Elf *e, struct esym *v, size_t k, size_t cap)
 {
 	struct xp_map names = { 0 };
@@ -316,6 +321,8 @@ static size_t add_plt(struct sdso *d, Elf *e, struct esym *v, size_t k, size_t c
 	GElf_Shdr sh;
 	size_t shstrndx;
 	uint64_t es;
+	bool header;
+	uint32_t stub = UINT32_MAX;
 
 	if (elf_getshdrstrndx(e, &shstrndx) != 0 || plt_slot_names(d, e, &names) < 0) {
 		xp_map_free(&names);
@@ -323,15 +330,24 @@ static size_t add_plt(struct sdso *d, Elf *e, struct esym *v, size_t k, size_t c
 	}
 	while (xp_map_count(&names) && (scn = elf_nextscn(e, scn))) {
 		Elf_Data *data;
-		if (!plt_section(e, scn, shstrndx, &sh, &es) || !(data = elf_getdata(scn, NULL)) ||
+		if (!plt_section(e, scn, shstrndx, &sh, &es, &header) || !(data = elf_getdata(scn, NULL)) ||
 		    !data->d_buf)
 			continue;
+		bool in_stub = header;
 		for (uint64_t off = 0; off + es <= data->d_size && k < cap; off += es) {
 			uint64_t slot, at;
 			if (x86_plt_got_slot((const uint8_t *)data->d_buf + off, es, sh.sh_addr + off, &slot) &&
-			    xp_map_get(&names, slot, &at))
+			    xp_map_get(&names, slot, &at)) {
 				v[k++] = (struct esym){ sh.sh_addr + off, sh.sh_addr + off + es, (uint32_t)at,
 							UINT32_MAX, STB_GLOBAL };
+				in_stub = false;
+			} else if (in_stub && off) {
+				v[k - 1].end += es;
+			} else if (in_stub) {
+				if (stub == UINT32_MAX && (stub = pool_add(d, ".plt")) == UINT32_MAX)
+					break;
+				v[k++] = (struct esym){ sh.sh_addr, sh.sh_addr + es, stub, UINT32_MAX, STB_GLOBAL };
+			}
 		}
 	}
 	xp_map_free(&names);
@@ -344,11 +360,12 @@ static size_t plt_slots(Elf *e)
 	GElf_Shdr sh;
 	size_t shstrndx, n = 0;
 	uint64_t es;
+	bool header;
 
 	if (elf_getshdrstrndx(e, &shstrndx) != 0)
 		return 0;
 	while ((scn = elf_nextscn(e, scn)))
-		if (plt_section(e, scn, shstrndx, &sh, &es))
+		if (plt_section(e, scn, shstrndx, &sh, &es, &header))
 			n += sh.sh_size / es;
 	return n;
 }

@@ -525,7 +525,7 @@ static int on_sample(struct vcalls *v, struct cth *th, const struct xev *ev, uin
 	if (!ev->nstack)
 		v->fns[0] = dec_fn_of(c, ev->pid, ev->ip, ev->time);
 	for (uint32_t i = 0; i < ev->nstack; i++)
-		v->fns[n - 1 - i] = dec_fn_of(c, ev->pid, ev->stack[i], ev->time);
+		v->fns[n - 1 - i] = dec_frame_fn(c, ev->pid, ev->stack, i, ev->time);
 	return v->sample_track ? sample_span(v, th, ev, v->fns, n, now) : sample_instant(v, th, v->fns, n, now);
 }
 

@@ -53,7 +53,7 @@ calls_vs_perf() {
 	python3 - "$2.perf" "$2.jsonl" <<'EOF'
 import json, re, sys
 def norm(n):
-    return "?" if n.endswith("@plt") or n == "_init" or re.fullmatch(r"(0x)?[0-9a-f]+", n) else n
+    return "?" if n.endswith("@plt") or n in ("_init", ".plt") or re.fullmatch(r"(0x)?[0-9a-f]+", n) else n
 perf = {}
 for l in open(sys.argv[1]):
     f = l.split()
