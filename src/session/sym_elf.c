@@ -51,6 +51,7 @@ struct sdso {
 	uint32_t nsegs;
 	bool is_rel;		/* ET_REL (kernel modules): offsets are addresses */
 	bool kallsyms;		/* symbols from a kallsyms file: absolute addresses */
+	bool ksame_boot;	/* the running kernel's, for maps recorded with its _text */
 	uint64_t ktext;		/* its _text address (KASLR relocation against the map) */
 	struct { uint64_t vaddr; const char *file; int line; bool ok; } last_line;
 };
@@ -563,6 +564,13 @@ static void load_kallsyms(struct sym_ctx *c, struct sb_dso *bd, struct sdso *d)
 		if (n == bd->bid_size && memcmp(bid, bd->build_id, (size_t)n) == 0)
 			file = strdup("/proc/kallsyms");
 	}
+	/* no build-id (a trace from a pipe has none, perf writes them at the end of a
+	 * file): the running kernel's symbols, as perf takes them, but only for a kernel
+	 * map recorded at its _text (this boot's relocation) */
+	if (!file && !bd->bid_size) {
+		file = strdup("/proc/kallsyms");
+		d->ksame_boot = true;
+	}
 	if (!file)
 		return;
 	FILE *f = fopen(file, "r");
@@ -789,6 +797,8 @@ bool sym_map_vaddr(struct sym_ctx *c, const struct sb_map *m, uint64_t addr, uin
 	if (!d || !d->usable)
 		return false;
 	if (d->kallsyms) {	/* kernel map: pgoff is the recorded _text address */
+		if (d->ksame_boot && m->pgoff != d->ktext)
+			return false;
 		*vaddr = addr - (m->pgoff && d->ktext ? m->pgoff - d->ktext : 0);
 		return true;
 	}
@@ -826,6 +836,11 @@ static uint32_t new_fn(struct sym_ctx *c, const char *name, const char *module, 
 	return c->nfns++;
 }
 
+bool sym_map_uprobes(const struct sb_map *m)
+{
+	return m && strcmp(m->dso->path, "[uprobes]") == 0;
+}
+
 uint32_t sym_fn_named(struct sym_ctx *c, const char *name, const char *module)
 {
 	for (uint32_t i = 0; i < c->nfns; i++)
@@ -854,6 +869,10 @@ uint32_t sym_fn_of(struct sym_ctx *c, const struct sb_map *m, uint64_t addr)
 
 	if (!m)
 		return unknown_fn(c, NULL, addr);
+	/* the kernel's page of uretprobe trampolines and out-of-line probed instructions:
+	 * code without a file, one name (perf: [unknown] in [uprobes]) */
+	if (sym_map_uprobes(m))
+		return sym_fn_named(c, "[uprobes]", "[uprobes]");
 	struct sdso *d = get_sdso(c, m->dso);
 	if (!d || !d->usable || !sym_map_vaddr(c, m, addr, &va))
 		return unknown_fn(c, m->dso, m->dso->kernel ? addr : addr - m->start + m->pgoff);

@@ -56,6 +56,11 @@ static const char *env_symbol(void *ctx, int32_t pid, uint64_t time, uint64_t ip
 		*size = js.size;
 		return f->name;
 	}
+	if (sym_map_uprobes(m)) {	/* one name for the page, offsets from its start */
+		*start = m->start;
+		*size = m->end - m->start;
+		return f ? f->name : NULL;
+	}
 	if (!f || !f->resolved || !m || !sym_map_vaddr(s->c->sym, m, ip, &vaddr) || vaddr < f->start)
 		return NULL;
 	*start = ip - (vaddr - f->start);

@@ -37,7 +37,7 @@ symbols() {	# NAME PERF-FIELDS XPTRACE-FIELDS
 				if (length(w[i]) > 8 && w[i] ~ /^[0-9a-f]+$/)
 					return w[i]
 		}
-		$2 ~ /@plt|\[unknown\]|\.plt\+/ { n++; $1 = addr($1); $2 = addr($2) }
+		$2 ~ /@plt|\[unknown\]|\.plt(\+| |$)/ { n++; $1 = addr($1); $2 = addr($2) }
 		{ print $1 >p; print $2 >o }
 		END { print n + 0 " PLT and unknown lines" >"/dev/stderr" }' 2>"$TMP/nplt"
 	same "$1 ($(cat "$TMP/nplt") by address)" "$TMP/p" "$TMP/o"

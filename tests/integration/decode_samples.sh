@@ -227,6 +227,29 @@ check_eq "vdso symbols from the snapshot store" "" \
 perf record -q -e cpu-clock -F 999 -g -o - "$W" 300 2>/dev/null >"$TMP/pipe.data"
 check_match "pipe mode from stdin" "dec_work +spin$" "$("$XPTRACE" decode -i - <"$TMP/pipe.data" | sed -n 3p)"
 check_match "pipe mode file" "dec_work +spin$" "$("$XPTRACE" decode -i "$TMP/pipe.data" | sed -n 3p)"
+# a pipe carries no build-ids: kernel addresses are named from /proc/kallsyms, as in
+# file mode and by perf, when the recorded kernel map's _text is this boot's.  dd's
+# time is mostly in the kernel; each kernel sample's leaf is the symbol perf names
+# (compared by address: kallsyms aliases, __pi___x86_indirect_thunk_rax and
+# __x86_indirect_thunk_rax, are one function)
+perf record -q -e cpu-clock -F 999 -g -o - -- dd if=/dev/zero of=/dev/null bs=1 count=300000 2>/dev/null >"$TMP/kpipe.data"
+perf script -i "$TMP/kpipe.data" -F ip,sym -G 2>/dev/null | awk '$1 ~ /^ffff/ { print $2 }' >"$TMP/kpipe.perf"
+"$XPTRACE" decode -i - --format jsonl <"$TMP/kpipe.data" >"$TMP/kpipe.jsonl" 2>/dev/null
+check_eq "pipe mode: kernel samples named as perf names them, none left raw" "same" "$(python3 - "$TMP/kpipe.perf" "$TMP/kpipe.jsonl" <<'PY'
+import collections, json, sys
+addr = {}
+for l in open("/proc/kallsyms"):
+    a, t, n = l.split()[:3]
+    addr.setdefault(n, a)
+perf = collections.Counter(addr.get(n, n) for n in open(sys.argv[1]).read().split())
+xp = collections.Counter()
+for l in open(sys.argv[2]):
+    r = json.loads(l)
+    if r["module"] == "[kernel.kallsyms]" and r["samples"]:
+        xp[addr.get(r["name"], r["name"])] += r["samples"]
+print("same" if perf == xp and sum(perf.values()) > 50 else "perf %s xptrace %s" % (sorted(perf.items())[:5], sorted(xp.items())[:5]))
+PY
+)"
 
 # ---- symbols after the binary is gone: the trace's snapshot store ----
 cp "$W" "$TMP/gone"
