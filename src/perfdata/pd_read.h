@@ -218,6 +218,8 @@ bool pd_has_feature(const struct pd_file *f, unsigned feat);
  * cpuid, cmdline (arguments joined by spaces). */
 const char *pd_feature_str(const struct pd_file *f, unsigned feat);
 uint32_t pd_nr_cpus(const struct pd_file *f);
+/* HEADER_SAMPLE_TIME: the first and last sample's times; false when absent. */
+bool pd_sample_time(const struct pd_file *f, uint64_t *first, uint64_t *last);
 /* HEADER_BUILD_ID entries (and pipe-mode HEADER_BUILD_ID records seen so far). */
 size_t pd_build_ids(const struct pd_file *f, const struct pd_build_id **out);
 const struct pd_build_id *pd_build_id_for(const struct pd_file *f, const char *filename);

@@ -66,6 +66,7 @@ struct vcalls {
 	int clock_m;		/* the metric of a software clock event (cpu-clock,
 				 * task-clock: its period is the CPU time of a sample), -1 */
 	uint64_t min_dur, t0, t1;
+	uint32_t max_depth;	/* --depth: calls nested deeper than this are not shown */
 	const char *sym;
 	bool header;
 	struct out_buf line;
@@ -106,7 +107,7 @@ static int parse_duration(const char *s, uint64_t *out)
 static int on_open(struct view_ctx *vc, void **state)
 {
 	struct dec_ctx *c = vc->c;
-	const char *md = dec_opt(c, "min-duration"), *t = c->opts->time;
+	const char *md = dec_opt(c, "min-duration"), *t = c->opts->time, *depth = dec_opt(c, "depth");
 	struct vcalls *v;
 
 	if (vc->o->percent_limit > 0)
@@ -123,6 +124,18 @@ static int on_open(struct view_ctx *vc, void **state)
 	v->o = vc->o;
 	v->out = vc->out;
 	v->t1 = UINT64_MAX;
+	v->max_depth = UINT32_MAX;
+	if (depth) {
+		char *end;
+		errno = 0;
+		unsigned long d = strtoul(depth, &end, 10);
+		if (end == depth || *end || errno || d < 1 || d > UINT32_MAX || depth[0] == '-') {
+			free(v);
+			return xp_usage_error("decode", "--depth %s: expected a number of levels, 1 or more", depth),
+			       -EOPNOTSUPP;
+		}
+		v->max_depth = (uint32_t)d;
+	}
 	v->sym = dec_opt(c, "sym");
 	v->sample_track = c->sampled && !c->merged;
 	v->clock_m = -1;
@@ -134,13 +147,17 @@ static int on_open(struct view_ctx *vc, void **state)
 	 * unless --metric time asks for their timestamps (which step traces and PT without
 	 * CYC/MTC packets only have at a few points) */
 	v->insns = c->metrics[c->metric].kind == DEC_M_INSNS;
+	uint64_t first = 0, last = 0;
+	if (c->pd && !v->insns)	/* percentages and +S of the trace's ns, not of instructions */
+		pd_sample_time(c->pd, &first, &last);
 	if ((md && parse_duration(md, &v->min_dur) < 0) ||
-	    (t && bb_parse_time_range(t, &v->t0, &v->t1) < 0)) {
+	    (t && bb_parse_time_range(t, first, last, &v->t0, &v->t1) < 0)) {
 		free(v);
 		if (md && parse_duration(md, &(uint64_t){ 0 }) < 0)
 			xp_usage_error("decode", "--min-duration %s: expected a number with ns, us, ms or s", md);
 		else
-			xp_usage_error("decode", "--time %s: expected A-B, A- or -B (ns or seconds.ns)", t);
+			xp_usage_error("decode", "--time %s: expected A-B, A- or -B (ns or seconds.ns; +S and "
+				       "percentages of a trace with sample times, on its ns clock)", t);
 		return -EOPNOTSUPP;
 	}
 	int r = view_load_faults(c, &v->faults, &v->nfaults);
@@ -452,9 +469,10 @@ static int push(struct vcalls *v, struct cth *th, uint32_t fn, uint64_t now)
 	const struct frame *up = th->n ? &th->st[th->n - 1] : NULL;
 	bool in_time = now >= v->t0 && now <= v->t1;
 	bool sym = !v->sym || (up && up->shown) || fnmatch(v->sym, tb_fn_name(v->c->sym, fn), 0) == 0;
+	uint32_t vdepth = up ? up->vdepth + up->shown : 0;
 	th->st[th->n++] = (struct frame){
-		.fn = fn, .start = now, .shown = in_time && sym,
-		.vdepth = up ? up->vdepth + up->shown : 0,
+		.fn = fn, .start = now, .shown = in_time && sym && vdepth < v->max_depth,
+		.vdepth = vdepth,
 	};
 	return 0;
 }
@@ -690,6 +708,8 @@ static int on_close(void *state, int status)
 }
 
 static const struct dec_option calls_options[] = {
+	{ "depth", "N", "--calls: only calls nested at most N deep (1: the outermost; with --sym, "
+	  "counted from the matched call), as uftrace replay -D" },
 	{ "min-duration", "D", "--calls: only calls lasting D or more (ns, us, ms, s; "
 	  "instructions on an instruction clock)" },
 	{ NULL, NULL, NULL },

@@ -26,7 +26,7 @@ for cg in fp dwarf; do
 		END { if (s && a) n++; print n + 0 }')
 	check "$cg: perf names the caller frame after+0x0, its return address ($n samples)" test "$n" -gt 100
 	check_eq "$cg: --calltree: main -> ends_here -> spin: Base those $n samples; no frame is after" \
-		"$n 0" "$("$XPTRACE" decode -i "$d" --calltree --format jsonl --percent-limit 0 | python3 -c '
+		"$n 0" "$("$XPTRACE" decode -i "$d" --calltree --metric samples --format jsonl --percent-limit 0 | python3 -c '
 import json, sys
 r = [json.loads(l) for l in sys.stdin]
 print(sum(x["base"] for x in r if x["path"][-3:] == ["main", "ends_here", "spin"]),

@@ -178,9 +178,9 @@ check_match "cpu-clock: Base and Cum headers name the unit" "^  Samples +Base\($
 	"$(printf '%s\n' "$out" | grep -v '^#' | head -1)"
 check_eq "csv: integer ns under base_ns, summing to perf's event count" "$count" \
 	"$("$XPTRACE" decode -i "$S" --functions --format csv | awk -F, 'NR == 1 && $2 != "base_ns" { exit } NR > 1 { s += $2 } END { print s }')"
-check_match "--calltree --metric cpu-clock: unit in the header" "^Lvl +RL +Calls +Base\($unit\) +Cum\($unit\) +Name$" \
+check_match "--calltree --metric cpu-clock: unit in the header" "^Lvl +RL +Samples +Base\($unit\) +Cum\($unit\) +Name$" \
 	"$("$XPTRACE" decode -i "$S" --calltree --metric cpu-clock | sed -n 2p)"
-check_match "--routines --metric cpu-clock: unit in the header" "Base\($unit\) +Cum\($unit\) +Cum2\($unit\)" \
+check_match "--routines --metric cpu-clock: unit in the header" "Base\($unit\) +Cum\($unit\) +CumRec\($unit\)" \
 	"$("$XPTRACE" decode -i "$S" --routines --metric cpu-clock | sed -n 2p)"
 check_match "insns are counts: no unit" "^# functions: insns, total 115918$" "$("$XPTRACE" decode -i "$SB" | head -1)"
 

@@ -368,6 +368,24 @@ fi
 check_eq "svg: well-formed XML with a frame per node drawn" "ok" \
 	"$(python3 -c 'import xml.dom.minidom as m; d = m.parse("st.svg"); print("ok" if len(d.getElementsByTagName("g")) > 10 else "few")')"
 # frame widths measured in the page against Cum in --calltree: (1200 - 2 x 10) px x Cum / total
+# a sample trace's hover: its Samples, and times in a unit (the jsonl's integer ns)
+"$XPTRACE" decode -i sm --calltree --format jsonl --percent-limit 0 >sm.ntree
+check_eq "svg: sample trace: the top frame's hover gives Samples and its times in a unit, as --calltree" "same" \
+	"$(python3 - sm.ntree sm.svg <<'PY'
+import json, re, sys
+def t(ns):
+    for div, u in ((10**9, "s"), (10**6, "ms"), (10**3, "us")):
+        if ns >= div:
+            return "%.3f %s" % (ns / div, u)
+    return "%d ns" % ns
+rows = [json.loads(l) for l in open(sys.argv[1])]
+top = max((r for r in rows if r["lvl"] == 1), key=lambda r: r["cum_ns"])
+total = sum(r["cum_ns"] for r in rows if r["lvl"] == 1)
+want = "Base: %s  Cum: %s (%.2f%%)  Samples: %d" % (t(top["base_ns"]), t(top["cum_ns"]), 100 * top["cum_ns"] / total, top["samples"])
+titles = re.findall(r"<title>" + re.escape(top["name"]) + r" \([^)]*\)\n([^<]*)</title>", open(sys.argv[2]).read())
+print("same" if want in titles else "want %r, have %r" % (want, titles[:2]))
+PY
+)"
 svg_check() {
 	python3 - "$1" "$2" <<'EOF'
 import json, sys
