@@ -372,7 +372,7 @@ static void read_features(struct pd_file *f)
 		    b != PD_FEAT_ARCH && b != PD_FEAT_NRCPUS && b != PD_FEAT_CPUDESC &&
 		    b != PD_FEAT_CPUID && b != PD_FEAT_CMDLINE && b != PD_FEAT_EVENT_DESC &&
 		    b != PD_FEAT_BUILD_ID && b != PD_FEAT_XPTRACE_PROBES && b != PD_FEAT_XPTRACE_FAULTS &&
-		    b != PD_FEAT_XPTRACE_LOSSES)
+		    b != PD_FEAT_XPTRACE_LOSSES && b != PD_FEAT_SAMPLE_TIME)
 			continue;
 		if (s->size > (256u << 20)) {
 			xp_warn("%s: feature %u has a bad section, ignored", f->name, b);
