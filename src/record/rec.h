@@ -50,6 +50,8 @@ struct rec_opts {
 	/* hardware modes (pt, lbr; src/record/rec_mode_pt.c, src/record/rec_mode_lbr.c) */
 	const char *sysfs_root;	/* --sysfs-root: where PMUs are described, NULL = "/" */
 	int all_cpus;		/* -a: every CPU, every process */
+	const char *cpu_list;	/* -C LIST: only these CPUs (all_cpus set too) */
+	int off_cpu;		/* --off-cpu: sched:sched_switch samples (sample mode) */
 	int user, kernel;	/* -u/-k: user only when neither is given */
 	const char *pt_opts;	/* --pt-opts */
 	const char *filter;	/* --filter (address filters) */
@@ -212,6 +214,11 @@ int rec_online_cpus(int **cpus);
  * Returns the number of pids, or a negative code (reported, nothing to free). */
 int rec_targets(struct rec *r, int all_cpus, int **cpus, int *ncpus, pid_t **pids);
 /* Parses a sysfs CPU list ("0-3,5,7-8\n"); returns the count or -EINVAL. */
+/* The kernel's map as perf writes it ([kernel.kallsyms]_text at _text, -k): its
+ * addresses are named then; nothing when kallsyms hides them. */
+int rec_synthesize_kernel(struct rec *r);
+/* rec_synthesize of every process running (-a), those that end meanwhile skipped. */
+int rec_synthesize_all(struct rec *r);
 int rec_parse_cpu_list(const char *list, int **cpus);
 
 /* Waits up to timeout_ms for data on `pfd` or a signal that may end the recording

@@ -41,6 +41,10 @@ struct sample_col {
 	int nrings;
 	size_t ring_pages;	/* data pages per ring */
 	uint64_t freq;		/* samples per second, when no -c */
+	/* --off-cpu: context-switches, a sample each time a thread leaves its CPU (its
+	 * attr index in the file; -1: not recorded) */
+	struct perf_event_attr offcpu;
+	int offcpu_idx;
 };
 
 /* perf's generic names, encoded without libpfm4 (whose initialization costs several
@@ -80,6 +84,17 @@ static void cpu_clock_attr(struct perf_event_attr *a)
 	a->config = PERF_COUNT_SW_CPU_CLOCK;
 	a->size = sizeof(*a);
 	a->exclude_kernel = 1;
+	a->exclude_hv = 1;
+}
+
+/* -u/-k: which code is sampled (user only unless -k); kernel samples carry the
+ * kernel's part of the callchain too. */
+static void privilege(struct perf_event_attr *a, const struct rec_opts *o)
+{
+	bool kernel = o->kernel, user = o->user || !o->kernel;
+
+	a->exclude_kernel = !kernel;
+	a->exclude_user = !user;
 	a->exclude_hv = 1;
 }
 
@@ -129,8 +144,7 @@ static int parse_events(struct sample_col *c, const struct rec_opts *o, const ch
 				e->dropped = 1;
 		}
 		e->attr.size = sizeof(e->attr);
-		e->attr.exclude_kernel = 1;
-		e->attr.exclude_hv = 1;
+		privilege(&e->attr, o);
 		c->nev++;
 	}
 	free(dup);
@@ -186,7 +200,8 @@ static void set_sampling(struct perf_event_attr *a, const struct rec_opts *o, ui
 {
 	a->disabled = 1;
 	a->inherit = 1;
-	a->enable_on_exec = o->pid == 0;
+	/* -a: every process on the CPUs, enabled once the sideband is written */
+	a->enable_on_exec = o->pid == 0 && !o->all_cpus;
 	if (o->period) {
 		a->sample_period = o->period;
 	} else {
@@ -196,6 +211,8 @@ static void set_sampling(struct perf_event_attr *a, const struct rec_opts *o, ui
 	a->sample_type = PERF_SAMPLE_IDENTIFIER | PERF_SAMPLE_IP | PERF_SAMPLE_TID |
 			 PERF_SAMPLE_TIME | PERF_SAMPLE_CPU | PERF_SAMPLE_PERIOD;
 	rec_attr_callgraph(a, o);
+	if (o->kernel)
+		a->exclude_callchain_kernel = 0;
 	a->read_format = PERF_FORMAT_ID;
 	if (group) {
 		a->sample_type |= PERF_SAMPLE_READ;
@@ -248,6 +265,7 @@ static int settle_events(struct sample_col *c, const struct rec_opts *o, pid_t p
 			 c->ev[0].name, strerror(e),
 			 e == ENOENT || e == EOPNOTSUPP || e == ENODEV ? ": no hardware PMU" : "");
 		cpu_clock_attr(&c->ev[0].attr);
+		privilege(&c->ev[0].attr, o);
 		set_sampling(&c->ev[0].attr, o, c->freq, group);
 		fd = rec_perf_open(&c->ev[0].attr, pid, cpu, -1);
 	}
@@ -270,10 +288,16 @@ static int settle_events(struct sample_col *c, const struct rec_opts *o, pid_t p
 				level = -9;
 			fclose(f);
 		}
-		char hint[128];
-		snprintf(hint, sizeof(hint), "kernel.perf_event_paranoid is %d: run as root or set it to 2 or less",
-			 level);
-		return xp_err("open the sampling event", hint, "%s: %s", c->ev[0].name, strerror(en));
+		/* what each level lets an unprivileged user do (perf_event_open(2)) */
+		int need = o->all_cpus ? 0 : o->kernel ? 1 : 2;
+		const char *what = o->all_cpus ? "-a/-C (every process on a CPU)" : o->kernel ?
+			"-k (kernel code)" : "sampling a process of yours";
+		char hint[200];
+		snprintf(hint, sizeof(hint), "run as root (or with CAP_PERFMON), or sysctl "
+			 "kernel.perf_event_paranoid=%d%s", need,
+			 need < 2 ? "; or record without it" : "");
+		return xp_err("open the sampling event", hint, "%s: %s: %s needs kernel.perf_event_paranoid "
+			      "%d or less, and it is %d", c->ev[0].name, strerror(en), what, need, level);
 	}
 	if (fd < 0)
 		return xp_err("open the sampling event", "see 'xptrace info' for what this machine supports",
@@ -385,11 +409,53 @@ static int open_all(struct sample_col *c, struct rec *r, const pid_t *pids, int 
 			}
 			if ((e = rec_probes_open(r->probes, r, pids[pi], cpus[ci], ring_fd)) < 0)
 				return e;
+			if (c->offcpu_idx >= 0) {
+				long t = rec_perf_open(&c->offcpu, pids[pi], cpus[ci], -1);
+				if (t < 0)
+					return xp_err("open context-switches (--off-cpu)", errno == EACCES ||
+						      errno == EPERM ? "run as root (or with CAP_PERFMON), or "
+						      "sysctl kernel.perf_event_paranoid=1" : NULL,
+						      "cpu %d: %s: it samples in the scheduler, kernel code",
+						      cpus[ci], strerror(errno));
+				if ((e = add_fd(c, (int)t)) < 0)
+					return e;
+				if (ioctl((int)t, PERF_EVENT_IOC_ID, &id) < 0 ||
+				    ioctl((int)t, PERF_EVENT_IOC_SET_OUTPUT, ring_fd) < 0)
+					return xp_err("--off-cpu", NULL, "%s", strerror(errno));
+				pd_writer_add_id(r->w, (uint32_t)c->offcpu_idx, id, cpus[ci],
+						 npids > 1 ? pids[pi] : -1);
+			}
 		}
 	}
 	if (!c->nfds)
 		return xp_err("open the sampling event", NULL, "the target has no thread left");
 	return 0;
+}
+
+/* --off-cpu: the context-switches software event, sampled each time a traced thread
+ * leaves its CPU, with its user callchain (where it waits): perf reads it as `-e cs`
+ * (a tracepoint would need the tracing-data header perf insists on).  It fires in the
+ * scheduler, kernel code: kernel.perf_event_paranoid 1 or root. */
+static void offcpu_attr(struct sample_col *c, const struct rec_opts *o)
+{
+	struct perf_event_attr *a = &c->offcpu;
+
+	memset(a, 0, sizeof(*a));
+	a->size = sizeof(*a);
+	a->type = PERF_TYPE_SOFTWARE;
+	a->config = PERF_COUNT_SW_CONTEXT_SWITCHES;
+	a->sample_period = 1;
+	a->sample_type = PERF_SAMPLE_IDENTIFIER | PERF_SAMPLE_IP | PERF_SAMPLE_TID | PERF_SAMPLE_TIME |
+			 PERF_SAMPLE_CPU | PERF_SAMPLE_PERIOD | PERF_SAMPLE_CALLCHAIN;
+	a->exclude_callchain_kernel = !o->kernel;	/* the user code that waits */
+	a->exclude_hv = 1;
+	a->read_format = PERF_FORMAT_ID;
+	a->disabled = 1;
+	a->inherit = 1;
+	a->enable_on_exec = c->ev[0].attr.enable_on_exec;
+	a->sample_id_all = 1;
+	a->use_clockid = c->ev[0].attr.use_clockid;
+	a->clockid = c->ev[0].attr.clockid;
 }
 
 /* The kernel refuses frequencies above perf_event_max_sample_rate (which it also
@@ -435,7 +501,7 @@ static int run(struct rec *r)
 	e = parse_events(&c, o, o->events ? o->events : "cycles");
 	if (e < 0)
 		return e;
-	npids = rec_targets(r, 0, &cpus, &ncpus, &pids);
+	npids = rec_targets(r, o->all_cpus, &cpus, &ncpus, &pids);
 	if (npids < 0)
 		return npids;
 	{
@@ -465,13 +531,23 @@ static int run(struct rec *r)
 		if (e == 0 && c.nev > 1)
 			e = pd_writer_feat_group(r->w, (uint32_t)leader, (uint32_t)c.nev);
 	}
+	c.offcpu_idx = -1;
+	if (e == 0 && o->off_cpu) {
+		offcpu_attr(&c, o);
+		int idx = pd_writer_add_attr(r->w, &c.offcpu, "context-switches");
+		e = idx < 0 ? idx : 0;
+		c.offcpu_idx = idx;
+	}
 	if (e == 0)
 		e = rec_probes_add_attrs(r->probes, r, &c.ev[0].attr);
 	rec_probes_per_thread(r->probes, npids, ncpus);	/* rec_rings_run drains their rings */
 	if (e == 0)
 		e = open_all(&c, r, pids, npids, cpus, ncpus);
-	if (e == 0 && o->pid) {
-		e = rec_synthesize(r, o->pid);
+	if (e == 0 && o->kernel)
+		e = rec_synthesize_kernel(r);
+	if (e == 0 && (o->pid || o->all_cpus)) {
+		/* -a: the processes running already, as perf record -a writes them */
+		e = o->all_cpus ? rec_synthesize_all(r) : rec_synthesize(r, o->pid);
 		if (e < 0)
 			xp_err("read the target's threads and mappings", NULL, "%s", strerror(-e));
 		for (int i = 0; i < c.nfds && e == 0; i++)

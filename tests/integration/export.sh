@@ -291,7 +291,7 @@ print(maps[0][2].rsplit("/", 1)[-1] if maps else "none", len(maps), "mappings,",
 		"$(go tool pprof -raw sm.pb.gz 2>&1 | grep -A1 '^Samples:')"
 	# -traces: every stack with its value = every tree node with its Base
 	traces_vs() {
-		go tool pprof -traces "$1.pb.gz" 2>/dev/null | python3 -c '
+		go tool pprof -traces ${3:-} "$1.pb.gz" 2>/dev/null | python3 -c '
 import sys, json
 got, cur = set(), None
 for l in sys.stdin:
@@ -312,7 +312,7 @@ print("same" if got == want else f"{len(got)} vs {len(want)}: {sorted(got ^ want
 	}
 	check_eq "pprof -traces: step trace: the stacks and values of --calltree (Base per path)" "same" "$(traces_vs st)"
 	check_eq "pprof -traces: sample trace: the stacks and samples of --calltree --metric samples" "same" \
-		"$(traces_vs sm "--metric samples")"
+		"$(traces_vs sm "--metric samples" -sample_index=samples)"
 else
 	ok "pprof: go missing (mk/deps.sh test installs golang-go) # SKIP"
 fi
