@@ -64,10 +64,37 @@ static const struct {
 	{ "task-clock", PERF_TYPE_SOFTWARE, PERF_COUNT_SW_TASK_CLOCK },
 };
 
+/* perf's modifiers after a generic name (cpu-clock:u, task-clock:k, cycles:uk):
+ * MOD_U / MOD_K for the code it counts; 0 when the name has none (or is not generic:
+ * libpfm4 reads its own). */
+enum { MOD_U = 1, MOD_K = 2 };
+
+static size_t generic_len(const char *name, unsigned *mods)
+{
+	const char *colon = strchr(name, ':');
+	size_t l = colon ? (size_t)(colon - name) : strlen(name);
+
+	*mods = 0;
+	if (!colon)
+		return l;
+	for (const char *p = colon + 1; *p; p++) {
+		if (*p == 'u')
+			*mods |= MOD_U;
+		else if (*p == 'k')
+			*mods |= MOD_K;
+		else if (*p != 'p' && *p != 'P' && *p != 'H' && *p != 'G')	/* precise, host, guest */
+			return strlen(name);
+	}
+	return l;
+}
+
 static int encode_event(const char *name, struct perf_event_attr *a, char *why, size_t whylen)
 {
+	unsigned mods;
+	size_t l = generic_len(name, &mods);
+
 	for (size_t i = 0; i < sizeof(generic) / sizeof(generic[0]); i++) {
-		if (strcmp(name, generic[i].name) == 0) {
+		if (strlen(generic[i].name) == l && strncmp(name, generic[i].name, l) == 0) {
 			memset(a, 0, sizeof(*a));
 			a->type = generic[i].type;
 			a->config = generic[i].config;
@@ -145,6 +172,12 @@ static int parse_events(struct sample_col *c, const struct rec_opts *o, const ch
 		}
 		e->attr.size = sizeof(e->attr);
 		privilege(&e->attr, o);
+		unsigned mods;
+		generic_len(tok, &mods);
+		if (mods) {	/* :u, :k on the name: as perf, for this event */
+			e->attr.exclude_user = !(mods & MOD_U);
+			e->attr.exclude_kernel = !(mods & MOD_K);
+		}
 		c->nev++;
 	}
 	free(dup);
@@ -211,7 +244,7 @@ static void set_sampling(struct perf_event_attr *a, const struct rec_opts *o, ui
 	a->sample_type = PERF_SAMPLE_IDENTIFIER | PERF_SAMPLE_IP | PERF_SAMPLE_TID |
 			 PERF_SAMPLE_TIME | PERF_SAMPLE_CPU | PERF_SAMPLE_PERIOD;
 	rec_attr_callgraph(a, o);
-	if (o->kernel)
+	if (!a->exclude_kernel)	/* -k or :k: the kernel's part of the callchain too */
 		a->exclude_callchain_kernel = 0;
 	a->read_format = PERF_FORMAT_ID;
 	if (group) {
@@ -289,9 +322,10 @@ static int settle_events(struct sample_col *c, const struct rec_opts *o, pid_t p
 			fclose(f);
 		}
 		/* what each level lets an unprivileged user do (perf_event_open(2)) */
-		int need = o->all_cpus ? 0 : o->kernel ? 1 : 2;
-		const char *what = o->all_cpus ? "-a/-C (every process on a CPU)" : o->kernel ?
-			"-k (kernel code)" : "sampling a process of yours";
+		bool kernel = !c->ev[0].attr.exclude_kernel;
+		int need = o->all_cpus ? 0 : kernel ? 1 : 2;
+		const char *what = o->all_cpus ? "-a/-C (every process on a CPU)" : kernel ?
+			"-k or :k (kernel code)" : "sampling a process of yours";
 		char hint[200];
 		snprintf(hint, sizeof(hint), "run as root (or with CAP_PERFMON), or sysctl "
 			 "kernel.perf_event_paranoid=%d%s", need,
@@ -543,7 +577,7 @@ static int run(struct rec *r)
 	rec_probes_per_thread(r->probes, npids, ncpus);	/* rec_rings_run drains their rings */
 	if (e == 0)
 		e = open_all(&c, r, pids, npids, cpus, ncpus);
-	if (e == 0 && o->kernel)
+	if (e == 0 && !c.ev[0].attr.exclude_kernel)
 		e = rec_synthesize_kernel(r);
 	if (e == 0 && (o->pid || o->all_cpus)) {
 		/* -a: the processes running already, as perf record -a writes them */

@@ -54,6 +54,15 @@ check_match "-u -k: the callchains go on from the syscall into the kernel (as pe
 	"^(read|__GI___libc_write);entry_SYSCALL_64[^;]*;do_syscall_64" \
 	"$("$XPTRACE" decode -i k --calltree --metric samples --format folded 2>/dev/null)"
 
+# perf's modifiers on the event: cpu-clock:k samples the kernel alone, :u the user
+"$XPTRACE" record -q -e cpu-clock:k -o kk -- dd if=/dev/zero of=/dev/null bs=1 count=100000 >/dev/null 2>&1
+check_eq "-e cpu-clock:k: perf evlist shows the modifier, every sample in the kernel" \
+	"cpu-clock:k 0" \
+	"$(perf evlist -i kk/perf.data 2>/dev/null | head -1) $(perf script -i kk/perf.data -F ip -G 2>/dev/null | grep -vc '^ *ffff')"
+"$XPTRACE" record -q -e cpu-clock:u -o ku -- dd if=/dev/zero of=/dev/null bs=1 count=100000 >/dev/null 2>&1
+check_eq "-e cpu-clock:u: no sample in the kernel" "0" \
+	"$(perf script -i ku/perf.data -F ip -G 2>/dev/null | grep -c '^ *ffff')"
+
 # Permission errors, as a user without privileges (perf_event_paranoid 2 here)
 if [ "$(cat /proc/sys/kernel/perf_event_paranoid)" = 2 ] && [ "$(id -u)" = 0 ]; then
 	mkdir -m 777 "$TMP/u"
@@ -64,7 +73,7 @@ if [ "$(cat /proc/sys/kernel/perf_event_paranoid)" = 2 ] && [ "$(id -u)" = 0 ]; 
 		"$rc $(printf '%s\n' "$out" | grep 'open the sampling event')"
 	out=$(cd "$TMP/u" && as_user "$XPTRACE" record -k -o k -- true 2>&1); rc=$?
 	check_match "-k unprivileged: exit 1, kernel code needs paranoid 1 or less" \
-		"^1 .*-k \(kernel code\) needs kernel.perf_event_paranoid 1 or less, and it is 2 " \
+		"^1 .*-k or :k \(kernel code\) needs kernel.perf_event_paranoid 1 or less, and it is 2 " \
 		"$rc $(printf '%s\n' "$out" | grep 'open the sampling event')"
 else
 	ok "permission errors: not root or perf_event_paranoid is not 2 # SKIP"
