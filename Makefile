@@ -185,13 +185,18 @@ demo: all progs
 bench: all progs
 	$(Q)for b in bench/*; do [ -x "$$b" ] && echo "== $$b" && "$$b"; done; true
 
+# The docs keep the checkout's layout (README.md beside docs/, docs/img/), so the links
+# between them and to the images hold where they are installed.
+DOCDIR = $(DESTDIR)$(PREFIX)/share/doc/xptrace
 install: all
-	install -d $(DESTDIR)$(PREFIX)/bin $(DESTDIR)$(PREFIX)/share/doc/xptrace \
+	install -d $(DESTDIR)$(PREFIX)/bin $(DOCDIR)/docs/img \
 		$(DESTDIR)$(PREFIX)/share/man/man1 $(DESTDIR)$(PREFIX)/share/bash-completion/completions
 	install -m 755 $(XPTRACE) $(DESTDIR)$(PREFIX)/bin/xptrace
 	install -m 644 $(BUILD)/man/*.1 $(DESTDIR)$(PREFIX)/share/man/man1/
 	install -m 644 $(COMPLETION) $(DESTDIR)$(PREFIX)/share/bash-completion/completions/xptrace
-	install -m 644 README.md docs/*.md $(DESTDIR)$(PREFIX)/share/doc/xptrace/
+	install -m 644 README.md $(DOCDIR)/
+	install -m 644 docs/*.md $(DOCDIR)/docs/
+	install -m 644 docs/img/* $(DOCDIR)/docs/img/
 
 clean:
 	rm -rf build build-asan build-fuzz xptrace

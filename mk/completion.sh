@@ -68,6 +68,21 @@ cat <<'TAIL'
 			COMPREPLY=($(compgen -W "$formats" -- "$cur"))
 			return
 		fi ;;
+	--metric)	# the metrics of the trace named by -i (xptrace.data without), as
+			# decode's refusal of a metric lists them
+		local in=xptrace.data
+		for ((i = 2; i < COMP_CWORD - 1; i++)); do
+			case ${COMP_WORDS[i]} in
+			-i|--input) in=${COMP_WORDS[i+1]} ;;
+			--input=*) in=${COMP_WORDS[i]#--input=} ;;
+			esac
+		done
+		COMPREPLY=($(compgen -W "$("${COMP_WORDS[0]}" decode -i "$in" --metric '?' 2>&1 >/dev/null |
+			sed -n 's/.*(have: \(.*\)) (see .*/\1/p' | tr -d ,)" -- "$cur"))
+		return ;;
+	--probe)	# function names of the program: nothing to offer, no file names either
+		COMPREPLY=()
+		return ;;
 	-i|--input|-o|--output|--pt|--elf|--raw|--sysfs-root|--probe-file)
 		COMPREPLY=($(compgen -f -- "$cur"))
 		return ;;

@@ -9,7 +9,12 @@
  * XEV_CALL / XEV_RETURN with XEV_F_FUNC.  An entry hit's ip is the function; a return
  * hit's ip is the return address in the caller, so the exit names the function by
  * the entry address its paired entry probe hit, and carries the return value when the
- * hit took the register holding it (XEV_F_RETVAL). */
+ * hit took the register holding it (XEV_F_RETVAL).
+ *
+ * context-switches samples (record --off-cpu) are where threads left their CPU: with
+ * --metric off-cpu each becomes, when its thread is switched back in (the SWITCH
+ * record), a sample of its callchain weighing the ns it waited; with any other
+ * metric they are left out. */
 #include <errno.h>
 #include <stdlib.h>
 #include <string.h>
@@ -39,6 +44,12 @@ struct dsm {
 	uint8_t *probe;
 	uint32_t *entry_of;
 	uint64_t *entry_ip;	/* per entry probe attr: the function's address, 0 unknown */
+	/* --metric off-cpu: the context-switches attr, and per thread the switch out waiting
+	 * for its switch in (tid -> index in `away`) */
+	uint32_t offcpu;	/* UINT32_MAX: none, or another metric */
+	struct xp_map away_of;
+	struct away { uint64_t time, ip; uint64_t *stack; uint32_t n; int32_t pid; bool on; } *away;
+	uint32_t naway, capaway;
 };
 
 enum { PROBE_NONE, PROBE_ENTRY, PROBE_EXIT };
@@ -71,11 +82,19 @@ static bool accepts(struct dec_ctx *c)
 	return false;
 }
 
-/* Every real event is a metric; the dummy (sideband only) and probes (exact events)
- * are not. */
+/* Samples of every switch of a thread off its CPU (record --off-cpu, perf record -e cs
+ * -c 1 --switch-events): the off-cpu metric's. */
+static bool is_offcpu(const struct pd_attr *a)
+{
+	return a->attr.type == PERF_TYPE_SOFTWARE && a->attr.config == PERF_COUNT_SW_CONTEXT_SWITCHES &&
+	       !a->attr.freq && a->attr.sample_period == 1 && (a->attr.sample_type & PERF_SAMPLE_TIME);
+}
+
+/* Every real event is a metric; the dummy (sideband only), probes (exact events) and
+ * switches (off-cpu, a metric of its own) are not. */
 static bool is_sampled(const struct pd_attr *a)
 {
-	return !is_dummy(a) && probe_kind(a) == PROBE_NONE;
+	return !is_dummy(a) && probe_kind(a) == PROBE_NONE && !is_offcpu(a);
 }
 
 /* With probes the tree is merged and measured in time: the span between a thread's
@@ -86,6 +105,10 @@ static int setup(struct dec_ctx *c)
 	bool probes = false;
 
 	c->no_branches = true;
+	for (uint32_t i = 0; rc == 0 && i < pd_nattrs(c->pd) && c->nmetrics < DEC_MAX_METRICS; i++)
+		if (is_offcpu(pd_attr_at(c->pd, i)))
+			c->metrics[c->nmetrics++] = (struct dec_metric){ .kind = DEC_M_EVENT, .event = i,
+									 .name = "off-cpu", .ns = true };
 
 	for (uint32_t i = 0; i < pd_nattrs(c->pd); i++)
 		probes |= probe_kind(pd_attr_at(c->pd, i)) != PROBE_NONE;
@@ -187,16 +210,66 @@ static void group_values(struct dsm *s, const struct pd_rec *r, struct xev *ev)
 	ev->nvalues = s->nattrs;
 }
 
+/* A thread leaves its CPU: its user callchain (leaf first) waits for its return. */
+static int switch_out(struct dsm *s, const struct pd_rec *r)
+{
+	const struct pd_sample *sm = &r->u.sample;
+	uint64_t i;
+
+	if (!xp_map_get(&s->away_of, sm->tid, &i)) {
+		if (XP_GROW(s->away, s->capaway, s->naway + 1) < 0 || xp_map_put(&s->away_of, sm->tid, s->naway) < 0)
+			return xp_err("decode", NULL, "out of memory");
+		s->away[s->naway] = (struct away){ 0 };
+		i = s->naway++;
+	}
+	struct away *a = &s->away[i];
+	uint32_t n = 0;
+	free(a->stack);
+	a->stack = malloc((sm->nr_callchain ? sm->nr_callchain : 1) * sizeof(*a->stack));
+	if (!a->stack)
+		return xp_err("decode", NULL, "out of memory");
+	for (uint64_t k = 0; k < sm->nr_callchain; k++)
+		if (sm->callchain[k] < PERF_CONTEXT_MAX)
+			a->stack[n++] = sm->callchain[k];
+	*a = (struct away){ sm->time, n ? a->stack[0] : sm->ip, a->stack, n, (int32_t)sm->pid, true };
+	return 0;
+}
+
+/* It is back: a sample of where it waited, weighing the time it was away. */
+static int switch_in(struct dsm *s, const struct pd_rec *r)
+{
+	uint64_t i;
+
+	if (r->u.sw.out || !r->sid.has_tid || !xp_map_get(&s->away_of, r->sid.tid, &i))
+		return 0;
+	struct away *a = &s->away[i];
+	if (!a->on || r->time < a->time)
+		return 0;
+	a->on = false;
+	struct xev ev = { .kind = XEV_SAMPLE, .flags = XEV_F_SAMPLED, .time = r->time, .ip = a->ip,
+			  .cycles = XEV_CYCLES_UNKNOWN, .pid = a->pid, .tid = (int32_t)r->sid.tid,
+			  .cpu = r->sid.has_cpu ? (int32_t)r->sid.cpu : -1, .weight = r->time - a->time,
+			  .stack = a->stack, .nstack = a->n, .event = s->offcpu, .offset = r->offset };
+	s->nsamples++;
+	return xev_emit(s->sink, &ev);
+}
+
 static int on_rec(void *arg, const struct pd_rec *r)
 {
 	struct dsm *s = arg;
 	const struct pd_sample *sm;
 	struct xev *ev = &s->ev;
 
+	if (s->offcpu != UINT32_MAX && (r->type == PERF_RECORD_SWITCH || r->type == PERF_RECORD_SWITCH_CPU_WIDE))
+		return switch_in(s, r);
 	if (r->type != PERF_RECORD_SAMPLE || !r->attr || is_dummy(r->attr))
 		return 0;
 	if (s->probe[r->attr->index] != PROBE_NONE)
 		return probe_hit(s, r);
+	if (is_offcpu(r->attr))
+		return s->offcpu == UINT32_MAX ? 0 : switch_out(s, r);
+	if (s->offcpu != UINT32_MAX)	/* the time on the CPU is another metric's */
+		return 0;
 	sm = &r->u.sample;
 	/* every field a sample has is set here; the others stay as run() cleared them */
 	ev->pid = (int32_t)sm->pid;
@@ -252,6 +325,9 @@ static int run(struct dec_ctx *c, const struct xev_sink *sink)
 	int rc;
 
 	s.values = calloc(s.nattrs ? s.nattrs : 1, sizeof(*s.values));
+	s.offcpu = UINT32_MAX;
+	if (c->metrics[c->metric].kind == DEC_M_EVENT && strcmp(c->metrics[c->metric].name, "off-cpu") == 0)
+		s.offcpu = c->metrics[c->metric].event;
 	if (!s.values || pair_probes(&s) < 0) {
 		rc = xp_err("decode", NULL, "out of memory");
 		goto out;
@@ -285,6 +361,10 @@ out:
 	free(s.values);
 	free(s.stack);
 	xp_map_free(&s.last);
+	for (uint32_t i = 0; i < s.naway; i++)
+		free(s.away[i].stack);
+	free(s.away);
+	xp_map_free(&s.away_of);
 	return rc;
 }
 

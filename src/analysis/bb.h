@@ -64,8 +64,11 @@ struct bb_filter {
 
 void bb_filter_init(struct bb_filter *f, const struct bb_env *env, struct xev_sink next);
 /* Parses "A-B", "A-", "-B" (integers in the trace's time unit, or seconds with a '.'
- * like perf's --time, converted to ns); returns 0 or -EINVAL. */
-int bb_parse_time_range(const char *s, uint64_t *t0, uint64_t *t1);
+ * like perf's --time, converted to ns; "+S": S seconds after `first`), and perf's
+ * percentages of the span [first, last]: "A%" (the first slice of A %), "A%/N" (the
+ * Nth), "A%-B%".  Returns 0, -EINVAL, or -ENODATA for a relative time or a percentage
+ * without a span (first, last 0). */
+int bb_parse_time_range(const char *s, uint64_t first, uint64_t last, uint64_t *t0, uint64_t *t1);
 int bb_filter_event(void *ctx, const struct xev *ev);
 
 /* ---- block tallies --------------------------------------------------------------- */

@@ -1,6 +1,8 @@
 /* --tid, --time, --sym: a sink in front of the views that drops what is not asked for. */
 #include <errno.h>
 #include <fnmatch.h>
+#include <math.h>
+#include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
 
@@ -46,17 +48,74 @@ static int parse_time(const char *s, size_t len, uint64_t *out)
 	return end == buf || *end || errno ? -EINVAL : 0;
 }
 
-int bb_parse_time_range(const char *s, uint64_t *t0, uint64_t *t1)
+/* perf's percentages of the trace's span (tools/perf/util/time-utils.c): "A%" the first
+ * slice of A %, "A%/N" the Nth, "A%-B%" from A to B %; rounded to ns, and a slice that
+ * does not end the span ends 1 ns early, so that slices do not overlap. */
+static int parse_pct(const char *s, uint64_t first, uint64_t last, uint64_t *t0, uint64_t *t1)
 {
+	char *end;
+	double a = strtod(s, &end), b, total = (double)(last - first);
+
+	if (end == s || *end != '%' || !(a >= 0 && a <= 100))
+		return -EINVAL;
+	if (!end[1] || end[1] == '/') {
+		long n = 1;
+		if (end[1] == '/') {
+			char *e;
+			errno = 0;
+			n = strtol(end + 2, &e, 10);
+			if (e == end + 2 || *e || errno || n < 1 || a * (double)n > 100.0 + 1e-9)
+				return -EINVAL;
+		}
+		b = a * (double)n;
+		a = a * (double)(n - 1);
+	} else {
+		const char *q = end + 2;
+		if (end[1] != '-')
+			return -EINVAL;
+		b = strtod(q, &end);
+		if (end == q || strcmp(end, "%") != 0 || !(b >= a && b <= 100))
+			return -EINVAL;
+	}
+	*t0 = first + (uint64_t)llround(a / 100 * total);
+	*t1 = first + (uint64_t)llround(b / 100 * total);
+	if (*t1 > *t0 && *t1 != last)
+		(*t1)--;
+	return 0;
+}
+
+/* One end of a range: ns or seconds.ns, or "+S" seconds after `first`. */
+static int parse_end(const char *s, size_t len, uint64_t first, uint64_t *out)
+{
+	char buf[64];
+
+	if (!len || s[0] != '+')
+		return parse_time(s, len, out);
+	if (!first)
+		return -ENODATA;
+	if (len - 1 + 2 >= sizeof(buf))
+		return -EINVAL;
+	/* seconds, whole ones too */
+	snprintf(buf, sizeof(buf), "%.*s%s", (int)(len - 1), s + 1, memchr(s, '.', len) ? "" : ".0");
+	int r = parse_time(buf, strlen(buf), out);
+	*out += first;
+	return r;
+}
+
+int bb_parse_time_range(const char *s, uint64_t first, uint64_t last, uint64_t *t0, uint64_t *t1)
+{
+	if (strchr(s, '%'))
+		return last ? parse_pct(s, first, last, t0, t1) : -ENODATA;
 	const char *dash = strchr(s, '-');
 	if (!dash)
 		return -EINVAL;
 	*t0 = 0;
 	*t1 = UINT64_MAX;
-	if (dash > s && parse_time(s, (size_t)(dash - s), t0) < 0)
-		return -EINVAL;
-	if (dash[1] && parse_time(dash + 1, strlen(dash + 1), t1) < 0)
-		return -EINVAL;
+	int r;
+	if (dash > s && (r = parse_end(s, (size_t)(dash - s), first, t0)) < 0)
+		return r;
+	if (dash[1] && (r = parse_end(dash + 1, strlen(dash + 1), first, t1)) < 0)
+		return r;
 	if (dash == s && !dash[1])
 		return -EINVAL;
 	return *t0 <= *t1 ? 0 : -EINVAL;

@@ -38,7 +38,8 @@
 	"                          modes listed below\n"                                       \
 	"  -e, --event LIST        libpfm4 event names, comma separated; the first samples,\n" \
 	"                          the others are read with it in every sample (default\n"     \
-	"                          cycles; cpu-clock when there is no hardware PMU)\n"         \
+	"                          cycles; cpu-clock when there is no hardware PMU); perf's\n" \
+	"                          '{a,b}' and '{a,b}:S' record the same one group\n"         \
 	"  -F, --freq HZ           samples per second (default 4000)\n"                        \
 	"  -c, --count N           one sample every N events instead of -F\n"                  \
 	"  -g                      user callchains by frame pointers (= --call-graph fp)\n"    \
@@ -66,9 +67,15 @@
 	"      --adaptive-interval MS  how often (default 100 ms)\n"                       \
 	"      --adaptive-depth D  caller levels walked up from a hot function (default 4)\n" \
 	"\n"                                                                                    \
+	"  -a, --all-cpus          every CPU, every process, while COMMAND runs (sample,\n"   \
+	"                          pt, lbr; kernel.perf_event_paranoid 0 or root)\n"       \
+	"  -C, --cpu LIST          only these CPUs (0,2-3), every process on them (-a)\n"    \
+	"      --off-cpu           sample: also where threads wait (context switches with\n" \
+	"                          callchains; decode --metric off-cpu; paranoid 1 or root)\n" \
+	"  -u / -k                 user / kernel code (default: user only; both: -u -k;\n"  \
+	"                          kernel: perf_event_paranoid 1 or root)\n"               \
+	"\n"                                                                                    \
 	"hardware modes (pt, lbr; see docs/mode-pt.md, docs/mode-lbr.md):\n"                   \
-	"  -a, --all-cpus          every CPU, every process, while COMMAND runs\n"             \
-	"  -u / -k                 user / kernel code (default: user only; both: -u -k)\n"    \
 	"  -g lbr, --call-graph lbr  lbr: LBR call-stack mode instead of any-branch stacks\n" \
 	"      --pt-opts LIST      pt: cyc,cyc_thresh=N,mtc,mtc_period=N,tsc,noretcomp,\n"    \
 	"                          psb_period=N,branch (NAME=0 turns a default off)\n"       \
@@ -206,6 +213,8 @@ static int parse_args(int argc, char **argv, struct rec_opts *o)
 		{ "verbose", no_argument, NULL, 'v' },
 		{ "psb-period", required_argument, NULL, 'P' },
 		{ "all-cpus", no_argument, NULL, 'a' },
+		{ "cpu", required_argument, NULL, 'C' },
+		{ "off-cpu", no_argument, NULL, 290 },
 		{ "pt-opts", required_argument, NULL, 256 },
 		{ "filter", required_argument, NULL, 257 },
 		{ "snapshot", no_argument, NULL, 258 },
@@ -233,7 +242,7 @@ static int parse_args(int argc, char **argv, struct rec_opts *o)
 	o->argv = argv;
 	optind = 1;
 	opterr = 0;
-	while ((c = getopt_long(argc, argv, "+o:fm:e:F:c:gd:p:qvauk", longopts, NULL)) != -1) {
+	while ((c = getopt_long(argc, argv, "+o:fm:e:F:c:gd:p:qvaukC:", longopts, NULL)) != -1) {
 		switch (c) {
 		case 'o':
 			o->outdir = optarg;
@@ -245,6 +254,10 @@ static int parse_args(int argc, char **argv, struct rec_opts *o)
 			o->mode = optarg;
 			break;
 		case 'e':
+			if (rec_events_ungroup(optarg) < 0)
+				return xp_usage_error("record", "-e %s: xptrace records one event group, "
+						      "'{a,b}' or '{a,b}:S' as a,b: the first samples, the "
+						      "others are read at each of its samples", optarg);
 			o->events = optarg;
 			break;
 		case 'F':
@@ -266,6 +279,16 @@ static int parse_args(int argc, char **argv, struct rec_opts *o)
 		case 'a':
 			o->all_cpus = 1;
 			break;
+		case 'C': {
+			int *cpus = NULL;
+			int n = rec_parse_cpu_list(optarg, &cpus);
+			free(cpus);
+			if (n <= 0)
+				return xp_usage_error("record", "-C %s: expected CPUs as 0,2-3", optarg);
+			o->cpu_list = optarg;
+			o->all_cpus = 1;	/* as perf: every process on those CPUs */
+			break;
+		}
 		case 'u':
 			o->user = 1;
 			break;
@@ -343,6 +366,9 @@ static int parse_args(int argc, char **argv, struct rec_opts *o)
 						      "levels from 0 to 64, not '%s'", optarg);
 			o->adaptive_depth = (int)v;
 			adaptive_opt = "--adaptive-depth";
+			break;
+		case 290:
+			o->off_cpu = 1;
 			break;
 		case 'G':
 			if (parse_callgraph(o, optarg) < 0)
@@ -660,19 +686,24 @@ static int finish(struct rec *r, int run_err)
 	pd_writer_free(r->w);
 	r->w = NULL;
 	describe_target(r);
-	if (r->lost || r->lost_samples)
-		xp_warn("%llu records and %llu samples were lost: xptrace fell behind the kernel "
-			"(lower -F, or the stack size of --call-graph dwarf)",
-			(unsigned long long)r->lost, (unsigned long long)r->lost_samples);
+	/* the kernel counts what a full ring lost in records of every kind, samples
+	 * mostly; the samples it never wrote (LOST_SAMPLES) it counts apart */
+	if (r->lost)
+		xp_warn("%llu records were lost, samples among them: xptrace fell behind the kernel "
+			"and its ring filled (lower -F, or the stack size of --call-graph dwarf)",
+			(unsigned long long)r->lost);
+	if (r->lost_samples)
+		xp_warn("the kernel dropped %llu samples it could not write (lower -F, or the stack "
+			"size of --call-graph dwarf)", (unsigned long long)r->lost_samples);
 	if (!r->opts->quiet && !r->exec_failed && r->recorded[0])
 		fprintf(stderr, "xptrace: recorded %s, %zu modules snapshotted%s, %.2f MB in %s/\n",
 			r->recorded, ms_store_count(r->ms), jit_note, size / 1e6, r->dir);
 	else if (!r->opts->quiet && !r->exec_failed)
 		fprintf(stderr,
-			"xptrace: recorded %llu %s%ssamples, %llu lost, %zu modules snapshotted%s, "
-			"%.2f MB in %s/\n",
+			"xptrace: recorded %llu %s%ssamples, %llu records lost%s, %zu modules "
+			"snapshotted%s, %.2f MB in %s/\n",
 			(unsigned long long)kept, r->sampled, r->sampled[0] ? " " : "",
-			(unsigned long long)(r->lost + r->lost_samples),
+			(unsigned long long)r->lost, r->lost_samples ? " (and samples dropped)" : "",
 			ms_store_count(r->ms), jit_note, size / 1e6, r->dir);
 	if (r->child && !r->exec_failed && !r->recorded[0] && !kept && rc == XP_EXIT_OK)
 		explain_no_samples(r);
@@ -722,7 +753,11 @@ static int hw_options_fit(const struct rec_opts *o, const struct rec_mode *m)
 	if (o->callgraph == REC_CG_LBR && strcmp(m->name, "lbr") != 0)
 		return xp_err("record", "use -g (frame pointers) or --call-graph dwarf",
 			      "-g lbr needs --mode lbr, and this recording is in %s mode", m->name);
-	if ((o->all_cpus || o->kernel) && strcmp(m->name, "pt") != 0 && strcmp(m->name, "lbr") != 0)
+	if (o->off_cpu && strcmp(m->name, "sample") != 0)
+		return xp_err("record", "use --mode sample", "--off-cpu is for sample mode, and this "
+			      "recording is in %s mode", m->name);
+	if ((o->all_cpus || o->kernel) && strcmp(m->name, "pt") != 0 && strcmp(m->name, "lbr") != 0 &&
+	    strcmp(m->name, "sample") != 0)
 		return xp_err("record", "drop the option", "%s is for --mode pt and lbr, and this "
 			      "recording is in %s mode", o->all_cpus ? "-a" : "-k", m->name);
 	return 0;

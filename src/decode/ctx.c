@@ -88,6 +88,26 @@ uint32_t dec_fn_span(struct dec_ctx *c, int32_t pid, uint64_t ip, uint64_t time,
 	return fn;
 }
 
+uint32_t dec_frame_fn_span(struct dec_ctx *c, int32_t pid, const uint64_t *stack, uint32_t i, uint64_t time,
+			   uint64_t *from, uint64_t *to)
+{
+	uint64_t a = stack[i];
+
+	if (i && a > 1 && !((stack[i - 1] >> 63) && !(a >> 63))) {
+		uint32_t fn = dec_fn_span(c, pid, a - 1, time, from, to);
+		if (sym_fn(c->sym, fn)->resolved)
+			return fn;
+	}
+	return dec_fn_span(c, pid, a, time, from, to);
+}
+
+uint32_t dec_frame_fn(struct dec_ctx *c, int32_t pid, const uint64_t *stack, uint32_t i, uint64_t time)
+{
+	uint64_t from, to;
+
+	return dec_frame_fn_span(c, pid, stack, i, time, &from, &to);
+}
+
 uint32_t dec_fn_of(struct dec_ctx *c, int32_t pid, uint64_t ip, uint64_t time)
 {
 	uint64_t from, to;

@@ -122,6 +122,15 @@ uint32_t dec_fn_of(struct dec_ctx *c, int32_t pid, uint64_t ip, uint64_t time);
  * dec_fn_gen() stays the same. */
 uint32_t dec_fn_span(struct dec_ctx *c, int32_t pid, uint64_t ip, uint64_t time, uint64_t *from,
 		     uint64_t *to);
+/* dec_fn_span of frame i of a sample's callchain `stack` (leaf first).  A caller's
+ * entry is the return address of its call, looked up one byte back, in the call (as
+ * gdb and libunwind do): a call to a function that never returns can be its caller's
+ * last instruction, its return address the next function's first byte.  The leaf, and
+ * the first user address after kernel frames (where the thread entered the kernel),
+ * are exact; an address whose byte before has no symbol is looked up as it is. */
+uint32_t dec_frame_fn_span(struct dec_ctx *c, int32_t pid, const uint64_t *stack, uint32_t i, uint64_t time,
+			   uint64_t *from, uint64_t *to);
+uint32_t dec_frame_fn(struct dec_ctx *c, int32_t pid, const uint64_t *stack, uint32_t i, uint64_t time);
 /* Whether `ip` is the first instruction of a function (a symbol's start; JIT code: a
  * jitdump entry's): tracing that starts there entered the function. */
 bool dec_fn_entry(struct dec_ctx *c, int32_t pid, uint64_t ip, uint64_t time);

@@ -275,8 +275,19 @@ static int check_options(struct engine *e)
 		return ENG_EREQUEST;
 	}
 	bb_filter_init(&e->filt.window, NULL, (struct xev_sink){ NULL, NULL, NULL });
-	if (d->time && bb_parse_time_range(d->time, &e->filt.window.t0, &e->filt.window.t1) < 0) {
-		xp_usage_error("decode", "--time %s: expected A-B, A- or -B (ns or seconds.ns)", d->time);
+	uint64_t first = 0, last = 0;
+	if (e->c.pd)
+		pd_sample_time(e->c.pd, &first, &last);
+	int tr = d->time ? bb_parse_time_range(d->time, first, last, &e->filt.window.t0, &e->filt.window.t1) : 0;
+	if (tr == -ENODATA) {
+		xp_usage_error("decode", "--time %s: percentages and +seconds count from the trace's first "
+			       "sample, and this trace does not say when its samples begin and end "
+			       "(HEADER_SAMPLE_TIME): give times as ns or seconds.ns", d->time);
+		return ENG_EREQUEST;
+	}
+	if (tr < 0) {
+		xp_usage_error("decode", "--time %s: expected A-B, A- or -B (ns or seconds.ns; +S: S seconds "
+			       "after the first sample), or perf's A%%, A%%/N, A%%-B%%", d->time);
 		return ENG_EREQUEST;
 	}
 	e->filt.timed = d->time && !e->v->own_time;
@@ -448,8 +459,13 @@ int eng_run(struct engine *e)
 	}
 	rc = e->d->run(&e->c, &sink);
 	if (e->o.verbose && rc >= 0) {
+		/* -jN bounds the workers; the thread that feeds the view works beside them */
 		unsigned n = e->c.par ? e->c.par->threads : 1;
-		xp_warn("decoded on %u thread%s (-j%u)", n, n == 1 ? "" : "s", jobs);
+		if (n == 1)
+			xp_warn("decoded on 1 thread (-j%u)", jobs);
+		else
+			xp_warn("decoded on %u threads (-j%u: %u worker%s and the thread building the report)",
+				n, jobs, n - 1, n == 2 ? "" : "s");
 	}
 	if (e->c.par)
 		eng_par_fini(e->c.par);

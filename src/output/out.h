@@ -263,10 +263,12 @@ int out_pprof(FILE *f, const struct ct_tree *t, const struct out_metric *m, unsi
 	      uint64_t duration_ns, const struct out_names *n, out_where_fn where);
 
 /* An interactive flame graph (out_svg.c): widths by Cum of `metric`, colours by
- * module, titles with Base/Cum/Calls, sampled nodes of merged trees dashed and
- * marked `+`; click zooms, a search box highlights.  0 or -ENOMEM / -EIO. */
+ * module, titles with Base/Cum (`ns`: the metric is in ns, shown as times in a unit
+ * named) and the node's count, called `count` ("Calls", or "Samples" in a sample
+ * tree); sampled nodes of merged trees dashed and marked `+`; click zooms, a search
+ * box highlights.  0 or -ENOMEM / -EIO. */
 int out_svg(FILE *f, const struct ct_tree *t, unsigned metric, const char *title, const char *metric_name,
-	    const struct out_names *n);
+	    bool ns, const char *count, const struct out_names *n);
 
 /* The callgrind writer (out_callgrind.c): out_cg_begin, per function out_cg_fn then
  * its cost lines and calls, out_cg_end.  Positions are instruction addresses, source

@@ -22,6 +22,8 @@ struct svg {
 	FILE *f;
 	const struct out_names *n;
 	unsigned metric;
+	bool ns;		/* costs are ns */
+	const char *count;	/* what a node's count counts: "Calls", "Samples" */
 	uint64_t total;
 	uint32_t depth;		/* deepest level drawn */
 	double *cursor;		/* per level: where its next frame begins (metric units) */
@@ -59,6 +61,26 @@ static double px(const struct svg *s, double units)
 	return s->total ? units * (SVG_W - 2 * SVG_PAD) / (double)s->total : 0;
 }
 
+/* A cost as the hover says it: a count, or a time in the unit that reads best. */
+static void cost(const struct svg *s, uint64_t x)
+{
+	static const struct { uint64_t div; const char *unit; } units[] = {
+		{ 1, "ns" }, { 1000, "us" }, { 1000000, "ms" }, { 1000000000, "s" },
+	};
+	unsigned u = 0;
+
+	if (!s->ns) {
+		fprintf(s->f, "%" PRIu64, x);
+		return;
+	}
+	while (u < 3 && x >= units[u + 1].div)
+		u++;
+	if (u == 0)
+		fprintf(s->f, "%" PRIu64 " ns", x);
+	else
+		fprintf(s->f, "%.3f %s", (double)x / (double)units[u].div, units[u].unit);
+}
+
 static void frame(struct svg *s, uint32_t lvl, double at, uint64_t cum, uint64_t base, const struct ct_node *nd,
 		  uint32_t fn)
 {
@@ -78,7 +100,11 @@ static void frame(struct svg *s, uint32_t lvl, double at, uint64_t cum, uint64_t
 		xml_str(s->f, mod);
 		putc(')', s->f);
 	}
-	fprintf(s->f, "\nBase: %" PRIu64 "  Cum: %" PRIu64 " (%.2f%%)  Calls: ", base, cum, pct);
+	fputs("\nBase: ", s->f);
+	cost(s, base);
+	fputs("  Cum: ", s->f);
+	cost(s, cum);
+	fprintf(s->f, " (%.2f%%)  %s: ", pct, s->count);
 	if (!nd)
 		fputs("-", s->f);
 	else if (sampled)
@@ -182,9 +208,10 @@ static const char svg_script[] =
 	"]]></script>\n";
 
 int out_svg(FILE *f, const struct ct_tree *t, unsigned metric, const char *title, const char *metric_name,
-	    const struct out_names *n)
+	    bool ns, const char *count, const struct out_names *n)
 {
-	struct svg s = { .f = f, .n = n, .metric = metric, .total = ct_total(t, metric) };
+	struct svg s = { .f = f, .n = n, .metric = metric, .total = ct_total(t, metric), .ns = ns,
+			 .count = count };
 	int rc;
 
 	for (uint32_t i = 1; i < ct_nnodes(t); i++) {
@@ -212,14 +239,16 @@ int out_svg(FILE *f, const struct ct_tree *t, unsigned metric, const char *title
 	xml_str(f, title);
 	fprintf(f, "</text>\n<text x=\"%d\" y=\"24\">", SVG_PAD);
 	xml_str(f, metric_name);
-	fprintf(f, ", total %" PRIu64 "</text>\n"
+	fputs(", total ", f);
+	cost(&s, s.total);
+	fprintf(f, "</text>\n"
 		"<text id=\"unzoom\" x=\"%d\" y=\"44\">Reset zoom</text>\n"
 		"<text id=\"matched\" x=\"%d\" y=\"44\"> </text>\n"
 		"<foreignObject x=\"%d\" y=\"8\" width=\"230\" height=\"26\">"
 		"<input xmlns=\"http://www.w3.org/1999/xhtml\" id=\"search\" type=\"search\" "
 		"placeholder=\"search (regex)\" style=\"width:220px\"/></foreignObject>\n"
 		"<text id=\"details\" x=\"%d\" y=\"%d\"> </text>\n",
-		s.total, SVG_PAD, SVG_W - 240, SVG_W - 240, SVG_PAD, s.height - 6);
+		SVG_PAD, SVG_W - 240, SVG_W - 240, SVG_PAD, s.height - 6);
 	frame(&s, 0, 0, s.total, ct_base(t, CT_ROOT, metric), NULL, CT_FN_ROOT);
 	rc = ct_walk(t, metric, visit, &s);
 	free(s.cursor);

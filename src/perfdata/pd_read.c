@@ -67,6 +67,15 @@ static int f_u32(struct fcur *c, uint32_t *v)
 	return 0;
 }
 
+static int f_u64(struct fcur *c, uint64_t *v)
+{
+	if (c->end - c->p < 8)
+		return -EINVAL;
+	memcpy(v, c->p, 8);
+	c->p += 8;
+	return 0;
+}
+
 /* perf's do_read_string: u32 length (padded), then the bytes (NUL inside). */
 static char *f_str(struct fcur *c)
 {
@@ -124,6 +133,15 @@ int pd_parse_feature(struct pd_file *f, unsigned feat, const uint8_t *p, size_t 
 		free(f->feat_str[feat]);
 		f->feat_str[feat] = f_str(&c);
 		return f->feat_str[feat] ? 0 : -EINVAL;
+	case PD_FEAT_SAMPLE_TIME: {
+		uint64_t first, last;
+
+		if (f_u64(&c, &first) < 0 || f_u64(&c, &last) < 0 || first > last)
+			return -EINVAL;
+		f->first_sample = first;
+		f->last_sample = last;
+		return 0;
+	}
 	case PD_FEAT_NRCPUS: {
 		uint32_t avail, online;
 
@@ -354,7 +372,7 @@ static void read_features(struct pd_file *f)
 		    b != PD_FEAT_ARCH && b != PD_FEAT_NRCPUS && b != PD_FEAT_CPUDESC &&
 		    b != PD_FEAT_CPUID && b != PD_FEAT_CMDLINE && b != PD_FEAT_EVENT_DESC &&
 		    b != PD_FEAT_BUILD_ID && b != PD_FEAT_XPTRACE_PROBES && b != PD_FEAT_XPTRACE_FAULTS &&
-		    b != PD_FEAT_XPTRACE_LOSSES)
+		    b != PD_FEAT_XPTRACE_LOSSES && b != PD_FEAT_SAMPLE_TIME)
 			continue;
 		if (s->size > (256u << 20)) {
 			xp_warn("%s: feature %u has a bad section, ignored", f->name, b);
@@ -709,6 +727,12 @@ uint32_t pd_pt_info(const struct pd_file *f, const uint64_t **words)
 {
 	*words = f->pt_info;
 	return f->pt_info_n;
+}
+bool pd_sample_time(const struct pd_file *f, uint64_t *first, uint64_t *last)
+{
+	*first = f->first_sample;
+	*last = f->last_sample;
+	return f->last_sample != 0;
 }
 size_t pd_build_ids(const struct pd_file *f, const struct pd_build_id **out)
 {

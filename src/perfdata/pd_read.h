@@ -223,6 +223,8 @@ bool pd_finalized(const struct pd_file *f);
 /* The words of the intel_pt AUXTRACE_INFO at the start of the data (file mode; 0: none
  * there), enum pd_intel_pt_info. */
 uint32_t pd_pt_info(const struct pd_file *f, const uint64_t **words);
+/* HEADER_SAMPLE_TIME: the first and last sample's times; false when absent. */
+bool pd_sample_time(const struct pd_file *f, uint64_t *first, uint64_t *last);
 /* HEADER_BUILD_ID entries (and pipe-mode HEADER_BUILD_ID records seen so far). */
 size_t pd_build_ids(const struct pd_file *f, const struct pd_build_id **out);
 const struct pd_build_id *pd_build_id_for(const struct pd_file *f, const char *filename);

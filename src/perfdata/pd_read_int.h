@@ -40,6 +40,7 @@ struct pd_file {
 	struct xp_map ids;	/* id -> attr index; id 0 is never stored */
 	char *feat_str[PD_FEAT_BITS];
 	uint32_t nr_cpus;
+	uint64_t first_sample, last_sample;	/* HEADER_SAMPLE_TIME, 0: absent */
 	struct pd_build_id *bids;
 	size_t nbids;
 	bool finalized;		/* file mode: the writer ended it (it has features) */

@@ -560,6 +560,25 @@ int pd_writer_feat_string(struct pd_writer *w, enum pd_feature feat, const char 
 	return r;
 }
 
+int pd_writer_feat_group(struct pd_writer *w, uint32_t leader, uint32_t members)
+{
+	static const char name[] = "{anon_group}";	/* perf's name of an unnamed group */
+	size_t ns = pd_encode_string(NULL, 0, name), n = 4 + ns + 8;
+	unsigned char *p = malloc(n);
+	uint32_t one = 1;
+	int r;
+
+	if (!p)
+		return -ENOMEM;
+	memcpy(p, &one, 4);
+	pd_encode_string(p + 4, ns, name);
+	memcpy(p + 4 + ns, &leader, 4);
+	memcpy(p + 8 + ns, &members, 4);
+	r = pd_writer_feature(w, PD_FEAT_GROUP_DESC, p, n);
+	free(p);
+	return r;
+}
+
 int pd_writer_feat_cmdline(struct pd_writer *w, int argc, char *const *argv)
 {
 	size_t n = 4;

@@ -97,6 +97,9 @@ int pd_writer_feat_string(struct pd_writer *w, enum pd_feature feat, const char 
 /* hostname, osrelease, version, arch, nrcpus, cpudesc, cpuid, total mem of this machine. */
 int pd_writer_feat_host(struct pd_writer *w);
 int pd_writer_feat_cmdline(struct pd_writer *w, int argc, char *const *argv);
+/* HEADER_GROUP_DESC of one event group: attrs leader .. leader + members - 1 (perf
+ * report --group, perf evlist -g show it as {a,b}). */
+int pd_writer_feat_group(struct pd_writer *w, uint32_t leader, uint32_t members);
 int pd_writer_feat_clockid(struct pd_writer *w, uint64_t res_ns);
 int pd_writer_feat_sample_time(struct pd_writer *w, uint64_t first, uint64_t last);
 /* One HEADER_BUILD_ID entry (misc: PERF_RECORD_MISC_USER or _KERNEL; pid -1 = host). */

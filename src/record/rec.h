@@ -50,6 +50,8 @@ struct rec_opts {
 	/* hardware modes (pt, lbr; src/record/rec_mode_pt.c, src/record/rec_mode_lbr.c) */
 	const char *sysfs_root;	/* --sysfs-root: where PMUs are described, NULL = "/" */
 	int all_cpus;		/* -a: every CPU, every process */
+	const char *cpu_list;	/* -C LIST: only these CPUs (all_cpus set too) */
+	int off_cpu;		/* --off-cpu: sched:sched_switch samples (sample mode) */
 	int user, kernel;	/* -u/-k: user only when neither is given */
 	const char *pt_opts;	/* --pt-opts */
 	const char *filter;	/* --filter (address filters) */
@@ -162,6 +164,11 @@ const struct rec_mode *rec_mode_resolve(const struct rec_opts *o, struct rec_cho
 /* -e LIST: 0 when every name is an event (generic, libpfm4 here, or a real event of
  * hardware this machine lacks), else -EINVAL with the first unknown name in `bad`. */
 int rec_events_check(const char *list, const char *sysfs_root, char *bad, size_t badlen);
+/* perf's group syntax, -e '{a,b}' or '{a,b}:S' (the leader samples, the members are
+ * read with it), is what a plain list records: the braces are taken off `list` in
+ * place.  -EINVAL for what one group cannot be (two groups, an event outside it,
+ * modifiers other than :S on it). */
+int rec_events_ungroup(char *list);
 
 /* --- session services for modes --- */
 
@@ -214,6 +221,11 @@ int rec_online_cpus(int **cpus);
  * Returns the number of pids, or a negative code (reported, nothing to free). */
 int rec_targets(struct rec *r, int all_cpus, int **cpus, int *ncpus, pid_t **pids);
 /* Parses a sysfs CPU list ("0-3,5,7-8\n"); returns the count or -EINVAL. */
+/* The kernel's map as perf writes it ([kernel.kallsyms]_text at _text, -k): its
+ * addresses are named then; nothing when kallsyms hides them. */
+int rec_synthesize_kernel(struct rec *r);
+/* rec_synthesize of every process running (-a), those that end meanwhile skipped. */
+int rec_synthesize_all(struct rec *r);
 int rec_parse_cpu_list(const char *list, int **cpus);
 
 /* Waits up to timeout_ms for data on `pfd` or a signal that may end the recording

@@ -41,6 +41,10 @@ struct sample_col {
 	int nrings;
 	size_t ring_pages;	/* data pages per ring */
 	uint64_t freq;		/* samples per second, when no -c */
+	/* --off-cpu: context-switches, a sample each time a thread leaves its CPU (its
+	 * attr index in the file; -1: not recorded) */
+	struct perf_event_attr offcpu;
+	int offcpu_idx;
 };
 
 /* perf's generic names, encoded without libpfm4 (whose initialization costs several
@@ -60,10 +64,37 @@ static const struct {
 	{ "task-clock", PERF_TYPE_SOFTWARE, PERF_COUNT_SW_TASK_CLOCK },
 };
 
+/* perf's modifiers after a generic name (cpu-clock:u, task-clock:k, cycles:uk):
+ * MOD_U / MOD_K for the code it counts; 0 when the name has none (or is not generic:
+ * libpfm4 reads its own). */
+enum { MOD_U = 1, MOD_K = 2 };
+
+static size_t generic_len(const char *name, unsigned *mods)
+{
+	const char *colon = strchr(name, ':');
+	size_t l = colon ? (size_t)(colon - name) : strlen(name);
+
+	*mods = 0;
+	if (!colon)
+		return l;
+	for (const char *p = colon + 1; *p; p++) {
+		if (*p == 'u')
+			*mods |= MOD_U;
+		else if (*p == 'k')
+			*mods |= MOD_K;
+		else if (*p != 'p' && *p != 'P' && *p != 'H' && *p != 'G')	/* precise, host, guest */
+			return strlen(name);
+	}
+	return l;
+}
+
 static int encode_event(const char *name, struct perf_event_attr *a, char *why, size_t whylen)
 {
+	unsigned mods;
+	size_t l = generic_len(name, &mods);
+
 	for (size_t i = 0; i < sizeof(generic) / sizeof(generic[0]); i++) {
-		if (strcmp(name, generic[i].name) == 0) {
+		if (strlen(generic[i].name) == l && strncmp(name, generic[i].name, l) == 0) {
 			memset(a, 0, sizeof(*a));
 			a->type = generic[i].type;
 			a->config = generic[i].config;
@@ -80,6 +111,17 @@ static void cpu_clock_attr(struct perf_event_attr *a)
 	a->config = PERF_COUNT_SW_CPU_CLOCK;
 	a->size = sizeof(*a);
 	a->exclude_kernel = 1;
+	a->exclude_hv = 1;
+}
+
+/* -u/-k: which code is sampled (user only unless -k); kernel samples carry the
+ * kernel's part of the callchain too. */
+static void privilege(struct perf_event_attr *a, const struct rec_opts *o)
+{
+	bool kernel = o->kernel, user = o->user || !o->kernel;
+
+	a->exclude_kernel = !kernel;
+	a->exclude_user = !user;
 	a->exclude_hv = 1;
 }
 
@@ -129,8 +171,13 @@ static int parse_events(struct sample_col *c, const struct rec_opts *o, const ch
 				e->dropped = 1;
 		}
 		e->attr.size = sizeof(e->attr);
-		e->attr.exclude_kernel = 1;
-		e->attr.exclude_hv = 1;
+		privilege(&e->attr, o);
+		unsigned mods;
+		generic_len(tok, &mods);
+		if (mods) {	/* :u, :k on the name: as perf, for this event */
+			e->attr.exclude_user = !(mods & MOD_U);
+			e->attr.exclude_kernel = !(mods & MOD_K);
+		}
 		c->nev++;
 	}
 	free(dup);
@@ -165,12 +212,29 @@ int rec_events_check(const char *list, const char *sysfs_root, char *bad, size_t
 	return r;
 }
 
+int rec_events_ungroup(char *list)
+{
+	char *close = strrchr(list, '}');
+	size_t n;
+
+	if (!strchr(list, '{') && !close)
+		return 0;
+	if (list[0] != '{' || !close || strchr(list + 1, '{') || strchr(list, '}') != close ||
+	    (close[1] && strcmp(close + 1, ":S") != 0))
+		return -EINVAL;
+	n = (size_t)(close - list) - 1;
+	memmove(list, list + 1, n);
+	list[n] = 0;
+	return 0;
+}
+
 static void set_sampling(struct perf_event_attr *a, const struct rec_opts *o, uint64_t freq,
 			 int group)
 {
 	a->disabled = 1;
 	a->inherit = 1;
-	a->enable_on_exec = o->pid == 0;
+	/* -a: every process on the CPUs, enabled once the sideband is written */
+	a->enable_on_exec = o->pid == 0 && !o->all_cpus;
 	if (o->period) {
 		a->sample_period = o->period;
 	} else {
@@ -180,6 +244,8 @@ static void set_sampling(struct perf_event_attr *a, const struct rec_opts *o, ui
 	a->sample_type = PERF_SAMPLE_IDENTIFIER | PERF_SAMPLE_IP | PERF_SAMPLE_TID |
 			 PERF_SAMPLE_TIME | PERF_SAMPLE_CPU | PERF_SAMPLE_PERIOD;
 	rec_attr_callgraph(a, o);
+	if (!a->exclude_kernel)	/* -k or :k: the kernel's part of the callchain too */
+		a->exclude_callchain_kernel = 0;
 	a->read_format = PERF_FORMAT_ID;
 	if (group) {
 		a->sample_type |= PERF_SAMPLE_READ;
@@ -232,6 +298,7 @@ static int settle_events(struct sample_col *c, const struct rec_opts *o, pid_t p
 			 c->ev[0].name, strerror(e),
 			 e == ENOENT || e == EOPNOTSUPP || e == ENODEV ? ": no hardware PMU" : "");
 		cpu_clock_attr(&c->ev[0].attr);
+		privilege(&c->ev[0].attr, o);
 		set_sampling(&c->ev[0].attr, o, c->freq, group);
 		fd = rec_perf_open(&c->ev[0].attr, pid, cpu, -1);
 	}
@@ -254,10 +321,17 @@ static int settle_events(struct sample_col *c, const struct rec_opts *o, pid_t p
 				level = -9;
 			fclose(f);
 		}
-		char hint[128];
-		snprintf(hint, sizeof(hint), "kernel.perf_event_paranoid is %d: run as root or set it to 2 or less",
-			 level);
-		return xp_err("open the sampling event", hint, "%s: %s", c->ev[0].name, strerror(en));
+		/* what each level lets an unprivileged user do (perf_event_open(2)) */
+		bool kernel = !c->ev[0].attr.exclude_kernel;
+		int need = o->all_cpus ? 0 : kernel ? 1 : 2;
+		const char *what = o->all_cpus ? "-a/-C (every process on a CPU)" : kernel ?
+			"-k or :k (kernel code)" : "sampling a process of yours";
+		char hint[200];
+		snprintf(hint, sizeof(hint), "run as root (or with CAP_PERFMON), or sysctl "
+			 "kernel.perf_event_paranoid=%d%s", need,
+			 need < 2 ? "; or record without it" : "");
+		return xp_err("open the sampling event", hint, "%s: %s: %s needs kernel.perf_event_paranoid "
+			      "%d or less, and it is %d", c->ev[0].name, strerror(en), what, need, level);
 	}
 	if (fd < 0)
 		return xp_err("open the sampling event", "see 'xptrace info' for what this machine supports",
@@ -369,11 +443,53 @@ static int open_all(struct sample_col *c, struct rec *r, const pid_t *pids, int 
 			}
 			if ((e = rec_probes_open(r->probes, r, pids[pi], cpus[ci], ring_fd)) < 0)
 				return e;
+			if (c->offcpu_idx >= 0) {
+				long t = rec_perf_open(&c->offcpu, pids[pi], cpus[ci], -1);
+				if (t < 0)
+					return xp_err("open context-switches (--off-cpu)", errno == EACCES ||
+						      errno == EPERM ? "run as root (or with CAP_PERFMON), or "
+						      "sysctl kernel.perf_event_paranoid=1" : NULL,
+						      "cpu %d: %s: it samples in the scheduler, kernel code",
+						      cpus[ci], strerror(errno));
+				if ((e = add_fd(c, (int)t)) < 0)
+					return e;
+				if (ioctl((int)t, PERF_EVENT_IOC_ID, &id) < 0 ||
+				    ioctl((int)t, PERF_EVENT_IOC_SET_OUTPUT, ring_fd) < 0)
+					return xp_err("--off-cpu", NULL, "%s", strerror(errno));
+				pd_writer_add_id(r->w, (uint32_t)c->offcpu_idx, id, cpus[ci],
+						 npids > 1 ? pids[pi] : -1);
+			}
 		}
 	}
 	if (!c->nfds)
 		return xp_err("open the sampling event", NULL, "the target has no thread left");
 	return 0;
+}
+
+/* --off-cpu: the context-switches software event, sampled each time a traced thread
+ * leaves its CPU, with its user callchain (where it waits): perf reads it as `-e cs`
+ * (a tracepoint would need the tracing-data header perf insists on).  It fires in the
+ * scheduler, kernel code: kernel.perf_event_paranoid 1 or root. */
+static void offcpu_attr(struct sample_col *c, const struct rec_opts *o)
+{
+	struct perf_event_attr *a = &c->offcpu;
+
+	memset(a, 0, sizeof(*a));
+	a->size = sizeof(*a);
+	a->type = PERF_TYPE_SOFTWARE;
+	a->config = PERF_COUNT_SW_CONTEXT_SWITCHES;
+	a->sample_period = 1;
+	a->sample_type = PERF_SAMPLE_IDENTIFIER | PERF_SAMPLE_IP | PERF_SAMPLE_TID | PERF_SAMPLE_TIME |
+			 PERF_SAMPLE_CPU | PERF_SAMPLE_PERIOD | PERF_SAMPLE_CALLCHAIN;
+	a->exclude_callchain_kernel = !o->kernel;	/* the user code that waits */
+	a->exclude_hv = 1;
+	a->read_format = PERF_FORMAT_ID;
+	a->disabled = 1;
+	a->inherit = 1;
+	a->enable_on_exec = c->ev[0].attr.enable_on_exec;
+	a->sample_id_all = 1;
+	a->use_clockid = c->ev[0].attr.use_clockid;
+	a->clockid = c->ev[0].attr.clockid;
 }
 
 /* The kernel refuses frequencies above perf_event_max_sample_rate (which it also
@@ -419,7 +535,7 @@ static int run(struct rec *r)
 	e = parse_events(&c, o, o->events ? o->events : "cycles");
 	if (e < 0)
 		return e;
-	npids = rec_targets(r, 0, &cpus, &ncpus, &pids);
+	npids = rec_targets(r, o->all_cpus, &cpus, &ncpus, &pids);
 	if (npids < 0)
 		return npids;
 	{
@@ -436,20 +552,36 @@ static int run(struct rec *r)
 	}
 	e = settle_events(&c, o, pids[0], cpus[0]);
 	if (e == 0) {
+		int leader = -1;
 		print_events(&c, r);
 		for (int i = 0; i < c.nev && e == 0; i++) {
 			int idx = pd_writer_add_attr(r->w, &c.ev[i].attr,
 						     c.ev[i].why[0] ? "cpu-clock" : c.ev[i].name);
 			e = idx < 0 ? idx : 0;
+			if (i == 0)
+				leader = idx;
 		}
+		/* the events are one group (the leader samples, the others are read) */
+		if (e == 0 && c.nev > 1)
+			e = pd_writer_feat_group(r->w, (uint32_t)leader, (uint32_t)c.nev);
+	}
+	c.offcpu_idx = -1;
+	if (e == 0 && o->off_cpu) {
+		offcpu_attr(&c, o);
+		int idx = pd_writer_add_attr(r->w, &c.offcpu, "context-switches");
+		e = idx < 0 ? idx : 0;
+		c.offcpu_idx = idx;
 	}
 	if (e == 0)
 		e = rec_probes_add_attrs(r->probes, r, &c.ev[0].attr);
 	rec_probes_per_thread(r->probes, npids, ncpus);	/* rec_rings_run drains their rings */
 	if (e == 0)
 		e = open_all(&c, r, pids, npids, cpus, ncpus);
-	if (e == 0 && o->pid) {
-		e = rec_synthesize(r, o->pid);
+	if (e == 0 && !c.ev[0].attr.exclude_kernel)
+		e = rec_synthesize_kernel(r);
+	if (e == 0 && (o->pid || o->all_cpus)) {
+		/* -a: the processes running already, as perf record -a writes them */
+		e = o->all_cpus ? rec_synthesize_all(r) : rec_synthesize(r, o->pid);
 		if (e < 0)
 			xp_err("read the target's threads and mappings", NULL, "%s", strerror(-e));
 		for (int i = 0; i < c.nfds && e == 0; i++)

@@ -11,6 +11,7 @@
 #include <stdlib.h>
 #include <string.h>
 #include <sys/mman.h>
+#include <unistd.h>
 #include <sys/stat.h>
 #include <sys/sysmacros.h>
 
@@ -199,7 +200,38 @@ static int synth_mapping(struct rec *r, pid_t pid, const char *line)
 	return emit(r, buf, body, (uint32_t)pid, (uint32_t)pid, PERF_RECORD_MMAP2, misc);
 }
 
-int rec_synthesize(struct rec *r, pid_t pid)
+int rec_synthesize_kernel(struct rec *r)
+{
+	static const char name[] = "[kernel.kallsyms]_text";	/* perf's, relocation in pgoff */
+	unsigned long long text = 0, etext = 0, a;
+	char line[512], type, sym[256];
+	uint64_t buf[(sizeof(name) + 120) / 8] = { 0 };
+	uint8_t *p = (uint8_t *)((struct perf_event_header *)buf + 1);
+	FILE *f = fopen("/proc/kallsyms", "re");
+
+	if (!f)
+		return 0;
+	while (fgets(line, sizeof(line), f) && !(text && etext))
+		if (sscanf(line, "%llx %c %255s", &a, &type, sym) == 3) {
+			if (strcmp(sym, "_text") == 0)
+				text = a;
+			else if (strcmp(sym, "_etext") == 0)
+				etext = a;
+		}
+	fclose(f);
+	if (!text || etext <= text)	/* kptr_restrict hides the addresses: no kernel names */
+		return 0;
+	uint32_t pid = UINT32_MAX, tid = 0;
+	uint64_t v[3] = { text, etext - text, text };
+	memcpy(p, &pid, 4);
+	memcpy(p + 4, &tid, 4);
+	memcpy(p + 8, v, 24);
+	memcpy(p + 32, name, sizeof(name));
+	return emit(r, buf, sizeof(struct perf_event_header) + 32 + ((sizeof(name) + 7) & ~(size_t)7),
+		    UINT32_MAX, 0, PERF_RECORD_MMAP, PERF_RECORD_MISC_KERNEL);
+}
+
+static int synth_process(struct rec *r, pid_t pid)
 {
 	pid_t *tids = NULL;
 	char path[64], line[4600];
@@ -221,9 +253,36 @@ int rec_synthesize(struct rec *r, pid_t pid)
 	while (e == 0 && fgets(line, sizeof(line), f))
 		e = synth_mapping(r, pid, line);
 	fclose(f);
-	if (e == 0)
-		e = pd_writer_finished_init(r->w);
 	return e;
+}
+
+int rec_synthesize(struct rec *r, pid_t pid)
+{
+	int e = synth_process(r, pid);
+
+	return e ? e : pd_writer_finished_init(r->w);
+}
+
+int rec_synthesize_all(struct rec *r)
+{
+	DIR *d = opendir("/proc");
+	struct dirent *de;
+	int e = 0;
+
+	if (!d)
+		return -errno;
+	while (e == 0 && (de = readdir(d))) {
+		char *end;
+		long pid = strtol(de->d_name, &end, 10);
+		if (*end || pid <= 0 || pid == getpid())
+			continue;
+		e = synth_process(r, (pid_t)pid);
+		/* a process that ended meanwhile, or one whose maps we may not read */
+		if (e == -ENOENT || e == -ESRCH || e == -EACCES || e == -EPERM)
+			e = 0;
+	}
+	closedir(d);
+	return e ? e : pd_writer_finished_init(r->w);
 }
 
 int rec_parse_cpu_list(const char *list, int **cpus)
@@ -285,6 +344,23 @@ int rec_targets(struct rec *r, int all_cpus, int **cpus, int *ncpus, pid_t **pid
 	*ncpus = rec_online_cpus(cpus);
 	if (*ncpus <= 0)
 		return xp_err("list CPUs", NULL, "cannot read /sys/devices/system/cpu/online");
+	if (o->cpu_list) {	/* -C: those of the online CPUs */
+		int *want = NULL, nw = rec_parse_cpu_list(o->cpu_list, &want), k = 0;
+		for (int i = 0; i < *ncpus; i++)
+			for (int j = 0; j < nw; j++)
+				if ((*cpus)[i] == want[j]) {
+					(*cpus)[k++] = (*cpus)[i];
+					break;
+				}
+		free(want);
+		*ncpus = k;
+		if (!k) {
+			free(*cpus);
+			*cpus = NULL;
+			return xp_err("record", "see /sys/devices/system/cpu/online",
+				      "-C %s: none of these CPUs is online", o->cpu_list);
+		}
+	}
 	if (o->pid && !all_cpus) {
 		n = rec_list_threads(o->pid, pids);
 		if (n > 0)

@@ -44,6 +44,9 @@ uint32_t sym_fn_jit(struct sym_ctx *c, const char *name, const char *module, uin
 		    uint64_t size);
 /* An id for a name that is not a symbol (thread roots, "[unknown]", "[gap]"). */
 uint32_t sym_fn_named(struct sym_ctx *c, const char *name, const char *module);
+/* Whether m is the kernel's uprobes page ([uprobes]: uretprobe trampolines, probed
+ * instructions stepped out of line), which every view names "[uprobes]". */
+bool sym_map_uprobes(const struct sb_map *m);
 const struct sym_fn *sym_fn(const struct sym_ctx *c, uint32_t id);
 uint32_t sym_nfns(const struct sym_ctx *c);
 

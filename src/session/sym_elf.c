@@ -51,6 +51,7 @@ struct sdso {
 	uint32_t nsegs;
 	bool is_rel;		/* ET_REL (kernel modules): offsets are addresses */
 	bool kallsyms;		/* symbols from a kallsyms file: absolute addresses */
+	bool ksame_boot;	/* the running kernel's, for maps recorded with its _text */
 	uint64_t ktext;		/* its _text address (KASLR relocation against the map) */
 	struct { uint64_t vaddr; const char *file; int line; bool ok; } last_line;
 };
@@ -292,8 +293,9 @@ static int plt_slot_names(struct sdso *d, Elf *e, struct xp_map *names)
 	return 0;
 }
 
-/* The PLT sections' entries and their size (.plt's first is its header). */
-static bool plt_section(Elf *e, Elf_Scn *scn, size_t shstrndx, GElf_Shdr *sh, uint64_t *entsize)
+/* The PLT sections' entries and their size (.plt's first is its header); *header:
+ * this is .plt. */
+static bool plt_section(Elf *e, Elf_Scn *scn, size_t shstrndx, GElf_Shdr *sh, uint64_t *entsize, bool *header)
 {
 	const char *nm;
 
@@ -302,13 +304,17 @@ static bool plt_section(Elf *e, Elf_Scn *scn, size_t shstrndx, GElf_Shdr *sh, ui
 	    (strcmp(nm, ".plt") && strcmp(nm, ".plt.sec") && strcmp(nm, ".plt.got")))
 		return false;
 	*entsize = sh->sh_entsize >= 8 ? sh->sh_entsize : 16;
+	*header = strcmp(nm, ".plt") == 0;
 	return true;
 }
 
 /* Synthesized PLT symbols, as objdump and perf name them: "name@plt" for each entry of
  * .plt, .plt.sec (IBT binaries) and .plt.got, named by the relocation of the GOT slot
  * it jumps through.  Without them calls through the PLT would land in whatever symbol
- * precedes it (_init).  Appends up to cap - k symbols to v; returns the new count. */
+ * precedes it (_init, zero-sized, would take them all).  .plt's header, the stub every
+ * lazily bound call runs into ld.so, is ".plt" as perf names it, and so are the
+ * unnamed entries after it (IBT binaries' push-and-jump stubs, which objdump names
+ * relative to a neighbour).  Appends up to cap - k symbols to v; returns the new count. */
 static size_t add_plt(struct sdso *d, Elf *e, struct esym *v, size_t k, size_t cap)
 {
 	struct xp_map names = { 0 };
@@ -316,6 +322,8 @@ static size_t add_plt(struct sdso *d, Elf *e, struct esym *v, size_t k, size_t c
 	GElf_Shdr sh;
 	size_t shstrndx;
 	uint64_t es;
+	bool header;
+	uint32_t stub = UINT32_MAX;
 
 	if (elf_getshdrstrndx(e, &shstrndx) != 0 || plt_slot_names(d, e, &names) < 0) {
 		xp_map_free(&names);
@@ -323,15 +331,24 @@ static size_t add_plt(struct sdso *d, Elf *e, struct esym *v, size_t k, size_t c
 	}
 	while (xp_map_count(&names) && (scn = elf_nextscn(e, scn))) {
 		Elf_Data *data;
-		if (!plt_section(e, scn, shstrndx, &sh, &es) || !(data = elf_getdata(scn, NULL)) ||
+		if (!plt_section(e, scn, shstrndx, &sh, &es, &header) || !(data = elf_getdata(scn, NULL)) ||
 		    !data->d_buf)
 			continue;
+		bool in_stub = header;
 		for (uint64_t off = 0; off + es <= data->d_size && k < cap; off += es) {
 			uint64_t slot, at;
 			if (x86_plt_got_slot((const uint8_t *)data->d_buf + off, es, sh.sh_addr + off, &slot) &&
-			    xp_map_get(&names, slot, &at))
+			    xp_map_get(&names, slot, &at)) {
 				v[k++] = (struct esym){ sh.sh_addr + off, sh.sh_addr + off + es, (uint32_t)at,
 							UINT32_MAX, STB_GLOBAL };
+				in_stub = false;
+			} else if (in_stub && off) {
+				v[k - 1].end += es;
+			} else if (in_stub) {
+				if (stub == UINT32_MAX && (stub = pool_add(d, ".plt")) == UINT32_MAX)
+					break;
+				v[k++] = (struct esym){ sh.sh_addr, sh.sh_addr + es, stub, UINT32_MAX, STB_GLOBAL };
+			}
 		}
 	}
 	xp_map_free(&names);
@@ -344,11 +361,12 @@ static size_t plt_slots(Elf *e)
 	GElf_Shdr sh;
 	size_t shstrndx, n = 0;
 	uint64_t es;
+	bool header;
 
 	if (elf_getshdrstrndx(e, &shstrndx) != 0)
 		return 0;
 	while ((scn = elf_nextscn(e, scn)))
-		if (plt_section(e, scn, shstrndx, &sh, &es))
+		if (plt_section(e, scn, shstrndx, &sh, &es, &header))
 			n += sh.sh_size / es;
 	return n;
 }
@@ -545,6 +563,13 @@ static void load_kallsyms(struct sym_ctx *c, struct sb_dso *bd, struct sdso *d)
 		int n = running_kernel_build_id(bid);
 		if (n == bd->bid_size && memcmp(bid, bd->build_id, (size_t)n) == 0)
 			file = strdup("/proc/kallsyms");
+	}
+	/* no build-id (a trace from a pipe has none, perf writes them at the end of a
+	 * file): the running kernel's symbols, as perf takes them, but only for a kernel
+	 * map recorded at its _text (this boot's relocation) */
+	if (!file && !bd->bid_size) {
+		file = strdup("/proc/kallsyms");
+		d->ksame_boot = true;
 	}
 	if (!file)
 		return;
@@ -772,6 +797,8 @@ bool sym_map_vaddr(struct sym_ctx *c, const struct sb_map *m, uint64_t addr, uin
 	if (!d || !d->usable)
 		return false;
 	if (d->kallsyms) {	/* kernel map: pgoff is the recorded _text address */
+		if (d->ksame_boot && m->pgoff != d->ktext)
+			return false;
 		*vaddr = addr - (m->pgoff && d->ktext ? m->pgoff - d->ktext : 0);
 		return true;
 	}
@@ -809,6 +836,11 @@ static uint32_t new_fn(struct sym_ctx *c, const char *name, const char *module, 
 	return c->nfns++;
 }
 
+bool sym_map_uprobes(const struct sb_map *m)
+{
+	return m && strcmp(m->dso->path, "[uprobes]") == 0;
+}
+
 uint32_t sym_fn_named(struct sym_ctx *c, const char *name, const char *module)
 {
 	for (uint32_t i = 0; i < c->nfns; i++)
@@ -837,6 +869,10 @@ uint32_t sym_fn_of(struct sym_ctx *c, const struct sb_map *m, uint64_t addr)
 
 	if (!m)
 		return unknown_fn(c, NULL, addr);
+	/* the kernel's page of uretprobe trampolines and out-of-line probed instructions:
+	 * code without a file, one name (perf: [unknown] in [uprobes]) */
+	if (sym_map_uprobes(m))
+		return sym_fn_named(c, "[uprobes]", "[uprobes]");
 	struct sdso *d = get_sdso(c, m->dso);
 	if (!d || !d->usable || !sym_map_vaddr(c, m, addr, &va))
 		return unknown_fn(c, m->dso, m->dso->kernel ? addr : addr - m->start + m->pgoff);

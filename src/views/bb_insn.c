@@ -3,12 +3,12 @@
  * formatted once per address and cached; per executed instruction only the time and
  * thread are written.  That keeps the view close to the bare decoder's speed. */
 #include <errno.h>
-#include <signal.h>
 #include <stdlib.h>
 #include <string.h>
 #include <unistd.h>
 
 #include "views/bb_views.h"
+#include "views/view.h"
 #include "output/out.h"
 #include "arch/x86_64/x86_dis.h"
 #include "util/xp_grow.h"
@@ -842,27 +842,6 @@ static int emit_block(struct bb_insn_view *v, const struct xev *ev)
 	return 0;
 }
 
-/* What the signal says: name, description, fault address. */
-static void fault_text(struct out_buf *b, const struct pd_fault *f)
-{
-	char nb[16];
-
-	out_buf_printf(b, "%s (%s)", pd_signal_name(f->signo, nb, sizeof(nb)), strsignal(f->signo));
-	if (f->fault && f->signo != SIGFPE && f->signo != SIGILL)	/* those give the ip */
-		out_buf_printf(b, ", address 0x%lx", (unsigned long)f->addr);
-}
-
-static void fault_json(struct out_buf *b, const struct pd_fault *f)
-{
-	char nb[16];
-
-	out_json_string(b, "signal", pd_signal_name(f->signo, nb, sizeof(nb)));
-	out_json_u64(b, "signo", (uint64_t)f->signo);
-	out_json_u64(b, "si_code", (uint64_t)(int64_t)f->code);
-	if (f->fault)
-		out_json_hex(b, "addr", f->addr);
-}
-
 /* Kills (signals that hit no instruction) up to `before`, in time order, as markers. */
 static void show_kills(struct bb_insn_view *v, uint64_t before)
 {
@@ -888,13 +867,13 @@ static void show_kills(struct bb_insn_view *v, uint64_t before)
 		if (v->o.format == BB_JSONL) {
 			json_head(v, b, &ev, BB_FIELDS_DEFAULT);
 			out_json_string(b, "event", "killed");
-			fault_json(b, f);
+			view_fault_json(b, f);
 			out_json_end(b);
 		} else {
 			out_buf_put(b, "--- ", 4);
 			text_head(v, b, &ev);
 			out_buf_printf(b, " killed by ");
-			fault_text(b, f);
+			view_fault_text(b, f);
 			out_buf_put(b, "\n", 1);
 		}
 		put(v, b->p, b->len);
@@ -935,7 +914,7 @@ static bool show_fault(struct bb_insn_view *v, const struct xev *ev)
 			out_json_hex(b, "ip", ev->ip);
 		}
 		out_json_bool(b, "faulted", true);
-		fault_json(b, f);
+		view_fault_json(b, f);
 		out_json_end(b);
 	} else {
 		if (l) {
@@ -947,7 +926,7 @@ static bool show_fault(struct bb_insn_view *v, const struct xev *ev)
 			text_head(v, b, ev);
 			out_buf_printf(b, " faulted at %#lx (no code bytes): ", (unsigned long)ev->ip);
 		}
-		fault_text(b, f);
+		view_fault_text(b, f);
 		out_buf_put(b, "\n", 1);
 	}
 	put(v, b->p, b->len);

@@ -100,7 +100,7 @@ static int stack_fns(struct tb *b, struct tb_thread *t, const struct xev *ev)
 	for (uint32_t i = n; i-- > k;) {
 		uint64_t from, to;
 		p->addr[i] = ev->stack[n - 1 - i];
-		p->fn[i] = dec_fn_span(b->c, ev->pid, p->addr[i], ev->time, &from, &to);
+		p->fn[i] = dec_frame_fn_span(b->c, ev->pid, ev->stack, n - 1 - i, ev->time, &from, &to);
 		/* the span of all of them */
 		p->from = from > p->from ? from : p->from;
 		p->to = to < p->to ? to : p->to;

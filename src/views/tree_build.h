@@ -116,7 +116,7 @@ struct tb_units {
 
 void tb_units_init(struct tb_units *u, const struct dec_ctx *c, unsigned metric, enum out_format f,
 		   uint64_t total);
-/* Cost column `k` (< 3) of the report, named `name` ("Base", "Cum", "Cum2"). */
+/* Cost column `k` (< 3) of the report, named `name` ("Base", "Cum", "CumRec"). */
 struct out_col tb_cost_col(struct tb_units *u, unsigned k, const char *name);
 struct out_val tb_cost(const struct tb_units *u, uint64_t x);
 /* The text header's "# WHAT: METRIC, total N [unit]" (and what traced times are). */

@@ -68,4 +68,13 @@ struct dec_view {
  * saying which modes record one; 0 when the trace has it. */
 int view_need_branches(const struct view_ctx *vc);
 
+struct pd_fault;
+/* The threads a signal ended (the trace's faults feature; --tid's only): *out a
+ * malloc'd array, NULL when the trace has none.  0 or a negative error. */
+int view_load_faults(struct dec_ctx *c, struct pd_fault **out, size_t *n);
+/* The signal as --insn and --calls say it: "SIGSEGV (Segmentation fault), address
+ * 0x10"; in jsonl its signal, signo, si_code and addr keys. */
+void view_fault_text(struct out_buf *b, const struct pd_fault *f);
+void view_fault_json(struct out_buf *b, const struct pd_fault *f);
+
 #endif

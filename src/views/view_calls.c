@@ -21,6 +21,7 @@
 #include <string.h>
 
 #include "views/tree_build.h"
+#include "perfdata/pd_faults.h"
 #include "analysis/bb.h"
 #include "analysis/ct_sig.h"
 #include "util/xp_err.h"
@@ -66,6 +67,7 @@ struct vcalls {
 	int clock_m;		/* the metric of a software clock event (cpu-clock,
 				 * task-clock: its period is the CPU time of a sample), -1 */
 	uint64_t min_dur, t0, t1;
+	uint32_t max_depth;	/* --depth: calls nested deeper than this are not shown */
 	const char *sym;
 	bool header;
 	struct out_buf line;
@@ -75,6 +77,11 @@ struct vcalls {
 	struct out_buf stack;
 	uint64_t calls;
 	struct xp_map rets;	/* fn -> its struct sym_ret, packed (ret_of) */
+	struct pd_fault *faults;	/* threads a signal ended (view_load_faults) */
+	size_t nfaults;
+	/* while the calls a signal cut short are shown: the signal, and the call it hit */
+	const struct pd_fault *dying;
+	const struct frame *dying_top;
 };
 
 static int oom(void) { return xp_err("decode", "decode a smaller trace or time range", "out of memory"); }
@@ -101,7 +108,7 @@ static int parse_duration(const char *s, uint64_t *out)
 static int on_open(struct view_ctx *vc, void **state)
 {
 	struct dec_ctx *c = vc->c;
-	const char *md = dec_opt(c, "min-duration"), *t = c->opts->time;
+	const char *md = dec_opt(c, "min-duration"), *t = c->opts->time, *depth = dec_opt(c, "depth");
 	struct vcalls *v;
 
 	if (vc->o->percent_limit > 0)
@@ -118,6 +125,18 @@ static int on_open(struct view_ctx *vc, void **state)
 	v->o = vc->o;
 	v->out = vc->out;
 	v->t1 = UINT64_MAX;
+	v->max_depth = UINT32_MAX;
+	if (depth) {
+		char *end;
+		errno = 0;
+		unsigned long d = strtoul(depth, &end, 10);
+		if (end == depth || *end || errno || d < 1 || d > UINT32_MAX || depth[0] == '-') {
+			free(v);
+			return xp_usage_error("decode", "--depth %s: expected a number of levels, 1 or more", depth),
+			       -EOPNOTSUPP;
+		}
+		v->max_depth = (uint32_t)d;
+	}
 	v->sym = dec_opt(c, "sym");
 	v->sample_track = c->sampled && !c->merged;
 	v->clock_m = -1;
@@ -129,14 +148,23 @@ static int on_open(struct view_ctx *vc, void **state)
 	 * unless --metric time asks for their timestamps (which step traces and PT without
 	 * CYC/MTC packets only have at a few points) */
 	v->insns = c->metrics[c->metric].kind == DEC_M_INSNS;
+	uint64_t first = 0, last = 0;
+	if (c->pd && !v->insns)	/* percentages and +S of the trace's ns, not of instructions */
+		pd_sample_time(c->pd, &first, &last);
 	if ((md && parse_duration(md, &v->min_dur) < 0) ||
-	    (t && bb_parse_time_range(t, &v->t0, &v->t1) < 0)) {
+	    (t && bb_parse_time_range(t, first, last, &v->t0, &v->t1) < 0)) {
 		free(v);
 		if (md && parse_duration(md, &(uint64_t){ 0 }) < 0)
 			xp_usage_error("decode", "--min-duration %s: expected a number with ns, us, ms or s", md);
 		else
-			xp_usage_error("decode", "--time %s: expected A-B, A- or -B (ns or seconds.ns)", t);
+			xp_usage_error("decode", "--time %s: expected A-B, A- or -B (ns or seconds.ns; +S and "
+				       "percentages of a trace with sample times, on its ns clock)", t);
 		return -EOPNOTSUPP;
+	}
+	int r = view_load_faults(c, &v->faults, &v->nfaults);
+	if (r < 0) {
+		free(v);
+		return r;
 	}
 	out_buf_init(&v->line, NULL, 0);
 	out_buf_init(&v->stack, NULL, 0);
@@ -274,6 +302,23 @@ static bool text_retval(struct vcalls *v, struct out_buf *b, const struct frame 
 	return true;
 }
 
+/* A call the thread's fatal signal cut short: the call it hit says how (as --insn's last
+ * line), its callers that they never returned. */
+static void text_death(struct vcalls *v, const struct frame *f)
+{
+	struct out_buf *b = &v->line;
+	char nb[16];
+
+	if (!v->dying)
+		return;
+	if (f != v->dying_top) {
+		out_buf_printf(b, "  not returned: %s", pd_signal_name(v->dying->signo, nb, sizeof(nb)));
+		return;
+	}
+	out_buf_put(b, v->dying->fault ? "  faulted: " : "  killed by ", v->dying->fault ? 11 : 12);
+	view_fault_text(b, v->dying);
+}
+
 /* kind: '{' a call with callees begins, ';' a call without, '}' the first one ends */
 static int text_line(struct vcalls *v, const struct cth *th, const struct frame *f, char kind, uint64_t dur)
 {
@@ -298,13 +343,17 @@ static int text_line(struct vcalls *v, const struct cth *th, const struct frame 
 	if (kind == '}') {
 		out_buf_put(b, "}", 1);
 		bool value = text_retval(v, b, f);
-		out_buf_printf(b, "%s /* %s */\n", value ? ";" : "", name);
+		out_buf_printf(b, "%s /* %s */", value ? ";" : "", name);
+		text_death(v, f);
+		out_buf_put(b, "\n", 1);
 	} else if (kind == '{') {
 		out_buf_printf(b, "%s() {\n", name);
 	} else {
 		out_buf_printf(b, "%s()", name);
 		text_retval(v, b, f);
-		out_buf_put(b, ";\n", 2);
+		out_buf_put(b, ";", 1);
+		text_death(v, f);
+		out_buf_put(b, "\n", 1);
 	}
 	return flush_line(v);
 }
@@ -329,6 +378,12 @@ static int json_line(struct vcalls *v, const struct cth *th, const struct frame 
 			out_buf_printf(b, "%" PRId64, (int64_t)x);
 		else
 			out_buf_u64(b, x);
+	}
+	if (v->dying) {
+		out_json_bool(b, "returned", false);
+		if (f == v->dying_top)
+			out_json_bool(b, v->dying->fault ? "faulted" : "killed", true);
+		view_fault_json(b, v->dying);
 	}
 	out_json_end(b);
 	return flush_line(v);
@@ -425,9 +480,10 @@ static int push(struct vcalls *v, struct cth *th, uint32_t fn, uint64_t now)
 	const struct frame *up = th->n ? &th->st[th->n - 1] : NULL;
 	bool in_time = now >= v->t0 && now <= v->t1;
 	bool sym = !v->sym || (up && up->shown) || fnmatch(v->sym, tb_fn_name(v->c->sym, fn), 0) == 0;
+	uint32_t vdepth = up ? up->vdepth + up->shown : 0;
 	th->st[th->n++] = (struct frame){
-		.fn = fn, .start = now, .shown = in_time && sym,
-		.vdepth = up ? up->vdepth + up->shown : 0,
+		.fn = fn, .start = now, .shown = in_time && sym && vdepth < v->max_depth,
+		.vdepth = vdepth,
 	};
 	return 0;
 }
@@ -498,7 +554,7 @@ static int on_sample(struct vcalls *v, struct cth *th, const struct xev *ev, uin
 	if (!ev->nstack)
 		v->fns[0] = dec_fn_of(c, ev->pid, ev->ip, ev->time);
 	for (uint32_t i = 0; i < ev->nstack; i++)
-		v->fns[n - 1 - i] = dec_fn_of(c, ev->pid, ev->stack[i], ev->time);
+		v->fns[n - 1 - i] = dec_frame_fn(c, ev->pid, ev->stack, i, ev->time);
 	return v->sample_track ? sample_span(v, th, ev, v->fns, n, now) : sample_instant(v, th, v->fns, n, now);
 }
 
@@ -639,8 +695,21 @@ static int on_close(void *state, int status)
 
 	/* calls still open when the trace ends last until the thread's last event (the
 	 * last sample's frames, its period) */
-	for (uint32_t i = 0; i < v->nth && status >= 0 && rc == 0; i++)
-		rc = pop_to(v, &v->th[i], 0, v->th[i].span_end ? v->th[i].span_end : v->th[i].last);
+	for (uint32_t i = 0; i < v->nth && status >= 0 && rc == 0; i++) {
+		struct cth *th = &v->th[i];
+		uint64_t end = th->span_end ? th->span_end : th->last;
+		v->dying = NULL;
+		for (size_t k = 0; k < v->nfaults && !v->dying && th->n; k++)
+			if (v->faults[k].tid == th->tid)
+				v->dying = &v->faults[k];
+		if (v->dying) {
+			v->dying_top = &th->st[th->n - 1];
+			if (!v->insns && v->dying->time > end)	/* the calls lasted until it */
+				end = v->dying->time;
+		}
+		rc = pop_to(v, th, 0, end);
+	}
+	v->dying = NULL;
 	if (status >= 0 && rc == 0) {
 		if (v->o->format == OUT_CHROME) {
 			if (!v->started)
@@ -669,6 +738,7 @@ static int on_close(void *state, int status)
 	xp_map_free(&v->tids);
 	xp_map_free(&v->pids);
 	xp_map_free(&v->rets);
+	free(v->faults);
 	out_buf_free(&v->line);
 	out_buf_free(&v->stack);
 	free(v->fns);
@@ -677,6 +747,8 @@ static int on_close(void *state, int status)
 }
 
 static const struct dec_option calls_options[] = {
+	{ "depth", "N", "--calls: only calls nested at most N deep (1: the outermost; with --sym, "
+	  "counted from the matched call), as uftrace replay -D" },
 	{ "min-duration", "D", "--calls: only calls lasting D or more (ns, us, ms, s; "
 	  "instructions on an instruction clock)" },
 	{ NULL, NULL, NULL },

@@ -56,6 +56,11 @@ static const char *env_symbol(void *ctx, int32_t pid, uint64_t time, uint64_t ip
 		*size = js.size;
 		return f->name;
 	}
+	if (sym_map_uprobes(m)) {	/* one name for the page, offsets from its start */
+		*start = m->start;
+		*size = m->end - m->start;
+		return f ? f->name : NULL;
+	}
 	if (!f || !f->resolved || !m || !sym_map_vaddr(s->c->sym, m, ip, &vaddr) || vaddr < f->start)
 		return NULL;
 	*start = ip - (vaddr - f->start);
@@ -236,29 +241,15 @@ static int insn_event(void *state, const struct xev *ev)
 	return s->filtered ? bb_filter_event(&s->filt, ev) : bb_insn_view_event(s->iv, ev);
 }
 
-/* --insn: the threads a signal ended, from the trace's faults feature (--tid's only). */
+/* --insn: the threads a signal ended */
 static int load_faults(struct vstate *s)
 {
-	const char *text = s->c->pd ? pd_feature_str(s->c->pd, PD_FEAT_XPTRACE_FAULTS) : NULL;
-	size_t n, k = 0;
-	int r;
+	size_t n;
+	int r = view_load_faults(s->c, &s->faults, &n);
 
-	if (!text)
-		return 0;
-	r = pd_faults_parse(text, &s->faults, &n);
-	if (r == -EINVAL) {
-		xp_warn("%s: the xptrace faults feature is not readable; fatal signals are not shown",
-			pd_name(s->c->pd));
-		return 0;
-	}
-	if (r < 0)
-		return r;
-	for (size_t i = 0; i < n; i++)
-		if (s->c->opts->tid < 0 || s->faults[i].tid == s->c->opts->tid)
-			s->faults[k++] = s->faults[i];
 	s->vo.faults = s->faults;
-	s->vo.nfaults = k;
-	return 0;
+	s->vo.nfaults = n;
+	return r;
 }
 
 static void free_state(struct vstate *s)

@@ -1,8 +1,10 @@
 /* --routines and --arcs: the call tree (tree_build.h) folded by routine.
  *
  * --routines: per routine, Calls over every node of it (recursive calls included),
- * Base and Cum summed over its nodes, and Cum2, the Cum of its outermost activations
- * only (RL 1: time inside the routine counted once however deep it recurses).
+ * Base summed over its nodes, Cum over its outermost activations only (RL 1: time
+ * inside the routine counted once however deep it recurses, as --functions' Cum), and
+ * CumRec, the Cum of every activation summed (recursion counted at every depth).
+ * In a tree of sampled stacks only the first column counts samples: Samples.
  *
  * --arcs (arcflow): per routine a stanza: each caller with the calls through that
  * arc and the routine's Base and Cum when called from there; the routine's own line
@@ -21,7 +23,7 @@
 struct fold {
 	uint32_t fn;		/* routine; arcs: the callee */
 	uint32_t caller;	/* arcs: CT_FN_ROOT for the tree's top */
-	uint64_t calls, base, cum, cum2;
+	uint64_t calls, base, cum, cum2;	/* cum2: outermost activations only */
 	bool exact;		/* an event node is in it: Calls known */
 };
 
@@ -120,7 +122,8 @@ static int fold_tree(struct vr *v, const struct ct_tree *t)
 	return rc;
 }
 
-/* Heaviest first: Cum2 (routines) or Cum (arcs), then Base, then the function key. */
+/* Heaviest first: Cum (routines: cum2, outermost activations) or Cum (arcs: cum), then
+ * Base, then the function key. */
 static int cmp_fold(const void *x, const void *y)
 {
 	const struct fold *a = x, *b = y;
@@ -161,6 +164,12 @@ static void header(struct vr *v, const char *what, uint64_t total)
 	tb_header(&v->b, v->out, v->metric);
 }
 
+/* The first column: calls, or in a tree of sampled stacks only, samples. */
+static const char *count_col(const struct vr *v)
+{
+	return v->c->sampled && !v->c->merged ? "Samples" : "Calls";
+}
+
 /* jsonl rows of traces with probes carry window_ns: the window of a probe that counted
  * the calls in part of the trace only (text marks those Calls with `~`) */
 static bool window_col(const struct vr *v)
@@ -171,8 +180,8 @@ static bool window_col(const struct vr *v)
 static void write_routines(struct vr *v, uint64_t total)
 {
 	struct out_col cols[] = {
-		{ "Calls", OUT_INT, 9, 0 }, tb_cost_col(&v->u, 0, "Base"), tb_cost_col(&v->u, 1, "Cum"),
-		tb_cost_col(&v->u, 2, "Cum2"), { "Name", OUT_STR, 0, 0 }, { "Sampled", OUT_BOOL, 0, 0 },
+		{ count_col(v), OUT_INT, 9, 0 }, tb_cost_col(&v->u, 0, "Base"), tb_cost_col(&v->u, 1, "Cum"),
+		tb_cost_col(&v->u, 2, "CumRec"), { "Name", OUT_STR, 0, 0 }, { "Sampled", OUT_BOOL, 0, 0 },
 		{ "Window_ns", OUT_SPAN, 0, 0 },
 	};
 	struct out_table tab;
@@ -186,7 +195,7 @@ static void write_routines(struct vr *v, uint64_t total)
 		bool partial = r->exact && tb_window(&v->b, r->fn, &from, &to);
 		struct out_val vals[7] = {
 			{ .u = r->calls, .null = !r->exact, .approx = partial }, tb_cost(&v->u, r->base),
-			tb_cost(&v->u, r->cum), tb_cost(&v->u, r->cum2), { .s = shown(v, r->fn, !r->exact) },
+			tb_cost(&v->u, r->cum2), tb_cost(&v->u, r->cum), { .s = shown(v, r->fn, !r->exact) },
 			{ .b = !r->exact },
 			{ .span = { from, to }, .omit = !partial },
 		};
@@ -226,7 +235,7 @@ static int write_arcs(struct vr *v, uint64_t total)
 {
 	struct out_col cols[] = {
 		{ "Routine", OUT_STR, 0, 0 }, { "Role", OUT_STR, 0, 0 },
-		{ "Calls", OUT_INT, 9, 0 }, tb_cost_col(&v->u, 0, "Base"), tb_cost_col(&v->u, 1, "Cum"),
+		{ count_col(v), OUT_INT, 9, 0 }, tb_cost_col(&v->u, 0, "Base"), tb_cost_col(&v->u, 1, "Cum"),
 		{ "Name", OUT_STR, 0, OUT_TREE }, { "Sampled", OUT_BOOL, 0, 0 },
 		{ "Window_ns", OUT_SPAN, 0, 0 },
 	};

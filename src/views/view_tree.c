@@ -26,12 +26,14 @@ struct vt {
 	size_t capmark;
 	uint64_t total;
 	bool per_thread;
+	uint8_t sort[5];	/* --functions --sort: enum fkey, nsort of them */
+	unsigned nsort;
 	bool tid_col;		/* per-thread rows in jsonl/csv carry "tid" */
 	int32_t cur_tid;
 	char prefix[96];	/* folded --per-thread: "comm-pid/tid" before each stack */
 	struct tb_units u;
 	double limit;		/* the percent limit in force */
-	struct out_col tcols[9];
+	struct out_col tcols[10];
 };
 
 static int open_common(struct view_ctx *vc, void **state, bool functions)
@@ -47,15 +49,9 @@ static int open_common(struct view_ctx *vc, void **state, bool functions)
 	v->functions = functions;
 	v->per_thread = v->o->per_thread && !functions;
 	v->tid_col = v->per_thread && (v->o->format == OUT_JSONL || v->o->format == OUT_CSV);
-	/* trees count samples unless a metric is asked for; function lists use the
-	 * decoder's default (the event period, as perf report's Overhead) */
+	/* every view of a trace weighs by the same default, the decoder's (the first
+	 * event's period, as perf report's Overhead; instructions of exact traces) */
 	v->metric = c->metric;
-	if (!functions && !c->opts->metric && !c->merged)
-		for (unsigned m = 0; m < c->nmetrics; m++)
-			if (c->metrics[m].kind == DEC_M_SAMPLES || c->metrics[m].kind == DEC_M_INSNS) {
-				v->metric = m;
-				break;
-			}
 	if (tb_init(&v->b, c) < 0) {
 		free(v);
 		return -EOPNOTSUPP;
@@ -69,8 +65,49 @@ static int open_common(struct view_ctx *vc, void **state, bool functions)
 	return 0;
 }
 
+/* --sort KEYS of --functions: the order of the rows, key by key (the first decides,
+ * the next breaks ties); counts and costs largest first, names alphabetically. */
+enum fkey { FK_BASE, FK_CUM, FK_COUNT, FK_NAME, FK_MODULE };
+static const char *const fkey_names[] = { "base", "cum", "count", "name", "module" };
+
+static int parse_sort(const char *s, uint8_t *keys, unsigned *n)
+{
+	*n = 0;
+	while (*s) {
+		size_t l = strcspn(s, ",");
+		unsigned k;
+		for (k = 0; k < sizeof(fkey_names) / sizeof(fkey_names[0]); k++)
+			if (strlen(fkey_names[k]) == l && strncmp(s, fkey_names[k], l) == 0)
+				break;
+		/* the first column's own names */
+		if (k == 5 && ((l == 7 && strncmp(s, "samples", 7) == 0) || (l == 5 && strncmp(s, "calls", 5) == 0)))
+			k = FK_COUNT;
+		if (k == 5 || *n == 5)
+			return -EINVAL;
+		keys[(*n)++] = (uint8_t)k;
+		s += l + (s[l] == ',');
+	}
+	return *n ? 0 : -EINVAL;
+}
+
 static int open_calltree(struct view_ctx *vc, void **state) { return open_common(vc, state, false); }
-static int open_functions(struct view_ctx *vc, void **state) { return open_common(vc, state, true); }
+static int open_functions(struct view_ctx *vc, void **state)
+{
+	const char *sort = dec_opt(vc->c, "sort");
+	uint8_t keys[5];
+	unsigned n;
+
+	if (sort && parse_sort(sort, keys, &n) < 0)
+		return xp_usage_error("decode", "--sort %s: expected keys among base, cum, samples (calls), "
+				      "name, module, comma separated", sort), -EOPNOTSUPP;
+	int r = open_common(vc, state, true);
+	if (r == 0 && sort) {
+		struct vt *v = *state;
+		memcpy(v->sort, keys, n);
+		v->nsort = n;
+	}
+	return r;
+}
 
 static int oom(void) { return xp_err("decode", "decode a smaller trace or time range", "out of memory"); }
 
@@ -89,7 +126,8 @@ static int on_event(void *state, const struct xev *ev)
 static const struct out_col tree_cols[] = {
 	{ "Tid", OUT_INT, 7, false },
 	{ "Lvl", OUT_INT, 3, false }, { "RL", OUT_INT, 3, false }, { "Calls", OUT_INT, 9, false },
-	{ "Base", OUT_INT, 12, false }, { "Cum", OUT_INT, 12, false }, { "Name", OUT_STR, 0, true },
+	{ "Base", OUT_INT, 12, false }, { "Cum", OUT_INT, 12, false }, { "Module", OUT_STR, 20, false },
+	{ "Name", OUT_STR, 0, true },
 	{ "Sampled", OUT_BOOL, 0, 0 }, { "Window_ns", OUT_SPAN, 0, 0 },
 };
 
@@ -98,6 +136,12 @@ static const struct out_col tree_cols[] = {
  * loader's start-up below 0.1 % each. */
 #define TREE_BIG 200
 #define TREE_LIMIT 0.5
+
+/* A tree of sampled stacks only: its nodes count samples, not calls. */
+static bool sample_tree(const struct dec_ctx *c)
+{
+	return c->sampled && !c->merged;
+}
 
 /* jsonl rows of traces with probes carry window_ns */
 static bool window_col(const struct vt *v)
@@ -126,10 +170,11 @@ static int tree_row(void *arg, const struct ct_tree *t, uint32_t node)
 	}
 	uint64_t from = 0, to = 0;
 	bool partial = !nd->sampled && tb_window(&v->b, nd->fn, &from, &to);
-	struct out_val vals[9] = {
+	struct out_val vals[10] = {
 		{ .u = (uint64_t)v->cur_tid },
 		{ .u = nd->lvl }, { .u = nd->rl }, { .u = nd->calls, .null = nd->sampled, .approx = partial },
-		tb_cost(&v->u, ct_base(t, node, v->metric)), tb_cost(&v->u, cum), { .s = shown }, { .b = nd->sampled },
+		tb_cost(&v->u, ct_base(t, node, v->metric)), tb_cost(&v->u, cum),
+		{ .s = tb_fn_module(v->c->sym, nd->fn) }, { .s = shown }, { .b = nd->sampled },
 		{ .span = { from, to }, .omit = !partial },
 	};
 	unsigned skip = v->tid_col ? 0 : 1;
@@ -161,7 +206,8 @@ static int write_tree(struct vt *v, struct ct_tree *t, const char *title)
 		char svg_title[160];
 		snprintf(svg_title, sizeof(svg_title), "%s%s%s", c->merged ? "Merged tree" : c->sampled ?
 			 "Sampled tree" : "Call tree", title ? ": " : "", title ? title : "");
-		int rc = out_svg(v->out, t, v->metric, svg_title, c->metrics[v->metric].name, &names);
+		int rc = out_svg(v->out, t, v->metric, svg_title, c->metrics[v->metric].name,
+				 c->metrics[v->metric].ns, sample_tree(c) ? "Samples" : "Calls", &names);
 		return rc == -ENOMEM ? oom() : rc;
 	}
 	case OUT_CALLGRIND: {
@@ -181,6 +227,8 @@ static int write_tree(struct vt *v, struct ct_tree *t, const char *title)
 	}
 	default:
 		memcpy(v->tcols, tree_cols, sizeof(tree_cols));
+		if (sample_tree(c))	/* a node's count is its samples: no call was seen */
+			v->tcols[3].name = "Samples";
 		tb_units_init(&v->u, c, v->metric, v->o->format, v->total);
 		v->tcols[4] = tb_cost_col(&v->u, 0, "Base");
 		v->tcols[5] = tb_cost_col(&v->u, 1, "Cum");
@@ -204,7 +252,7 @@ static int write_tree(struct vt *v, struct ct_tree *t, const char *title)
 			tb_header(&v->b, v->out, v->metric);
 		if (!v->tab.f || v->o->format == OUT_TEXT)
 			out_table_begin(&v->tab, v->out, v->o->format, v->tcols + (v->tid_col ? 0 : 1),
-					(v->tid_col ? 7 : 6) + (c->merged && v->o->format != OUT_TEXT) +
+					(v->tid_col ? 8 : 7) + (c->merged && v->o->format != OUT_TEXT) +
 					window_col(v));
 		return ct_walk(t, v->metric, tree_row, v) < 0 ? oom() : 0;
 	}
@@ -226,11 +274,50 @@ struct frow {
 	const struct ct_fn_total *tot;
 };
 
+struct fsort {
+	unsigned m;		/* the metric */
+	int count;		/* the first column's metric (samples), -1: calls */
+	const uint8_t *keys;
+	unsigned nkeys;
+	struct sym_ctx *sym;
+};
+
+static int cmp_key(const struct frow *x, const struct frow *y, const struct fsort *o, enum fkey k)
+{
+	uint64_t a, b;
+
+	switch (k) {
+	case FK_NAME:
+		return strcmp(tb_fn_name(o->sym, x->fn), tb_fn_name(o->sym, y->fn));
+	case FK_MODULE:
+		return strcmp(tb_fn_module(o->sym, x->fn), tb_fn_module(o->sym, y->fn));
+	case FK_COUNT:
+		a = o->count >= 0 ? x->tot->base[o->count] : x->tot->calls;
+		b = o->count >= 0 ? y->tot->base[o->count] : y->tot->calls;
+		break;
+	case FK_CUM:
+		a = x->tot->cum[o->m];
+		b = y->tot->cum[o->m];
+		break;
+	default:
+		a = x->tot->base[o->m];
+		b = y->tot->base[o->m];
+		break;
+	}
+	return a == b ? 0 : a > b ? -1 : 1;
+}
+
 static int cmp_frow(const void *a, const void *b, void *arg)
 {
 	const struct frow *x = a, *y = b;
-	unsigned m = *(const unsigned *)arg;
+	const struct fsort *o = arg;
+	unsigned m = o->m;
 
+	for (unsigned i = 0; i < o->nkeys; i++) {
+		int r = cmp_key(x, y, o, (enum fkey)o->keys[i]);
+		if (r)
+			return r;
+	}
 	if (x->tot->base[m] != y->tot->base[m])
 		return x->tot->base[m] > y->tot->base[m] ? -1 : 1;
 	if (x->tot->cum[m] != y->tot->cum[m])
@@ -360,7 +447,8 @@ static int write_functions(struct vt *v, struct fpart *parts, uint32_t np)
 			if (x->seen && (x->base[m] || x->cum[m] || (x->exact && x->calls)))
 				rows[nr++] = (struct frow){ f, parts[p].pid, x };
 		}
-	qsort_r(rows, nr, sizeof(*rows), cmp_frow, &m);
+	struct fsort fs = { m, have_samples ? (int)smp : -1, v->sort, v->nsort, c->sym };
+	qsort_r(rows, nr, sizeof(*rows), cmp_frow, &fs);
 	if (v->o->format == OUT_TEXT) {
 		tb_total_line(&v->u, v->out, c->sampled ? "samples" : "functions", c, m, total);
 		if (!per_process && process_note(v) < 0) {
@@ -549,7 +637,7 @@ static const char *const functions_honours[] = {
 
 const struct dec_view view_calltree = {
 	.name = "calltree",
-	.help = "call-stack tree: Lvl RL Calls Base Cum Name, depth first",
+	.help = "call-stack tree: Lvl RL Calls (Samples) Base Cum Module Name, depth first",
 	.formats = OUT_TABLES | (1u << OUT_FOLDED) | (1u << OUT_CALLGRIND) | (1u << OUT_PPROF) |
 		   (1u << OUT_SVG),
 	.options = tb_options,
@@ -559,10 +647,17 @@ const struct dec_view view_calltree = {
 	.close = on_close,
 };
 
+static const struct dec_option functions_options[] = {
+	{ "sort", "KEYS", "--functions: order rows by KEYS, comma separated, among base (the "
+	  "default), cum, samples (calls), name, module" },
+	{ NULL, NULL, NULL },
+};
+
 const struct dec_view view_functions = {
 	.name = "functions",
 	.help = "per function: samples, base (self), cum (with callees), percentages",
 	.formats = OUT_TABLES,
+	.options = functions_options,
 	.honours = functions_honours,
 	.open = open_functions,
 	.event = on_event,

@@ -44,9 +44,17 @@ check_eq "make install PREFIX=: exit status and no errors" "" "$(cat "$TMP/insta
 check_eq "installed binary runs" "xptrace 9.9.9" "$("$TMP/inst/bin/xptrace" --version 2>&1)"
 check_match "installed binary runs info on a fixture" '^  pt +available: cycle-accurate mode: yes' \
 	"$("$TMP/inst/bin/xptrace" info --sysfs-root "$src/tests/fixtures/sysfs/intel-skylake")"
-for doc in README.md architecture.md info.md; do
+for doc in README.md docs/architecture.md docs/info.md docs/img/timeline.png; do
 	check "installed doc $doc" test -f "$TMP/inst/share/doc/xptrace/$doc"
 done
+# every relative link of the installed markdown (README's images, docs' links) and
+# every docs/*.md or docs/img/* path they name leads to an installed file
+check_eq "installed docs: no link or docs/ path leads nowhere" "" "$(cd "$TMP/inst/share/doc/xptrace" &&
+	for f in README.md docs/*.md; do
+		{ grep -o '](\([^)#:]*\))' "$f" | sed 's/^](//; s/)$//' | sed "s|^|$(dirname "$f")/|"
+		  grep -o 'docs/\(img/\)\{0,1\}[a-z0-9-]*\.\(md\|png\)' "$f"; } |
+			while read -r t; do [ -e "$t" ] || echo "$f: $t"; done
+	done | sort -u)"
 # A man page per command of the command table, generated from its --help text: the
 # rendered page holds every line of the help, in order (issue 15).
 x=$TMP/inst/bin/xptrace
@@ -88,6 +96,15 @@ comp() {	# WORDS... (the last is the word being completed) -> the candidates, so
 check_eq "completion: commands" "$(printf '%s\n' $cmds --help --version help | sort)" "$(comp "")"
 check_eq "completion: record --mode" "$("$x" help --list modes | sort)" "$(comp record --mode "")"
 check_eq "completion: decode --format" "$("$x" help --list formats | sort)" "$(comp decode --format "")"
+# --metric: the metrics decode names for the trace (-i, or xptrace.data); --probe takes
+# function names: neither offers file names
+# (the completion runs the binary it completes for: COMP_WORDS[0], the installed one)
+compx() { bash -c 'source "$1"; shift; COMP_WORDS=("$@"); COMP_CWORD=$(($# - 1)); _xptrace
+	printf "%s\n" "${COMPREPLY[@]}" | sort -u' _ "$TMP/inst/share/bash-completion/completions/xptrace" "$x" "$@"; }
+check_eq "completion: decode -i TRACE --metric, the trace's metrics (a step trace: insns, time)" \
+	"insns time" "$(compx decode -i "$src/traces/step-basic" --metric "" | tr '\n' ' ' | sed 's/ $//')"
+check_eq "completion: --metric without a trace here: nothing, no file names" "" "$(cd "$TMP" && compx decode --metric "")"
+check_eq "completion: record --probe: no file names" "" "$(cd "$src" && comp record --probe "")"
 check_eq "completion: decode -- offers every view" "" \
 	"$("$x" help --list views | grep -vxFf <(comp decode --))"
 for c in $cmds; do

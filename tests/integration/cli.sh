@@ -32,3 +32,20 @@ for j in "-j 3" "-j3" "--jobs 3" "--jobs=3"; do
 	check_eq "decode $j: the -j1 report" "$("$XPTRACE" decode "${PTS[@]}" --blocks -j1)" \
 		"$("$XPTRACE" decode "${PTS[@]}" --blocks $j)"
 done
+
+# docs/decode.md's option table says which views honour --sym: the views the binary
+# lets take it (the others refuse it, exit 2), no more, no fewer
+took=$(for v in $("$XPTRACE" help --list views | cut -f1); do
+	arg=; [ "$v" = --annotate ] && arg=main
+	"$XPTRACE" decode -i "$XP_ROOT/traces/step-basic" $v $arg --sym main >/dev/null 2>&1
+	[ $? != 2 ] && echo "$v"
+done | sort | paste -sd' ')
+check_eq "docs/decode.md: the --sym row names the views that take --sym" "$took" \
+	"$(grep '^| `--sym NAME` |' "$XP_ROOT/docs/decode.md" | cut -d'|' -f3 | grep -o -- '--[a-z]*' | sort -u | paste -sd' ')"
+# its Formats list: each format's bullet once, no line cut off from its bullet
+check_eq "docs/decode.md Formats: one bullet per format and view, no orphan lines" "" \
+	"$(sed -n '/^## Formats/,/^## /p' "$XP_ROOT/docs/decode.md" | awk '
+		/^- / { v = $0; sub(/^[^(]*/, "", v); match(v, /--[a-z]+/)
+			k = $2 " " substr(v, RSTART, RLENGTH); if (seen[k]++) print "twice: " k }
+		/^  [^ ]/ && prev !~ /^(- |  [^ ])/ { print "orphan: " $0 }
+		{ prev = $0 }')"

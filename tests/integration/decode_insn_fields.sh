@@ -25,7 +25,7 @@ for f in ip tid,ip pid,ip pid,tid,ip comm,tid,ip ip,dso ip,insnlen,insn comm,pid
 	same "-F $f: perf script's lines" "$TMP/perf" "$TMP/ours"
 done
 # symbols: perf 6.1 names PLT entries "@plt", "_init+0x30" or "[unknown]" where
-# xptrace names them "func@plt", and stretches a symbol of size 0 (_fini) to the next
+# xptrace names them "func@plt" (".plt" the header, as newer perf), and stretches a symbol of size 0 (_fini) to the next
 # where xptrace says [unknown]: those lines are compared by address
 symbols() {	# NAME PERF-FIELDS XPTRACE-FIELDS
 	pscript "$B" "$2" >"$TMP/perf"
@@ -37,7 +37,7 @@ symbols() {	# NAME PERF-FIELDS XPTRACE-FIELDS
 				if (length(w[i]) > 8 && w[i] ~ /^[0-9a-f]+$/)
 					return w[i]
 		}
-		$2 ~ /@plt|\[unknown\]/ { n++; $1 = addr($1); $2 = addr($2) }
+		$2 ~ /@plt|\[unknown\]|\.plt(\+| |$)/ { n++; $1 = addr($1); $2 = addr($2) }
 		{ print $1 >p; print $2 >o }
 		END { print n + 0 " PLT and unknown lines" >"/dev/stderr" }' 2>"$TMP/nplt"
 	same "$1 ($(cat "$TMP/nplt") by address)" "$TMP/p" "$TMP/o"

@@ -88,7 +88,7 @@ perf script -i "$TMP/inj.data" -F ip,sym 2>/dev/null |
 	     { s = (s == "" ? $2 : $2 ";" s) }
 	     END { if (s != "" && s ~ /jit_|map_only/) c[s]++; for (k in c) print k " " c[k] }' |
 	grep -v map_only | sort >"$TMP/perf.folded"
-"$XPTRACE" decode -i "$TMP/tr" --calltree --format folded 2>/dev/null | grep -E 'jit_' | sort >"$TMP/xp.folded"
+"$XPTRACE" decode -i "$TMP/tr" --calltree --metric samples --format folded 2>/dev/null | grep -E 'jit_' | sort >"$TMP/xp.folded"
 check_eq "JIT call paths and counts equal perf's callchains (main;jit_outer;jit_hot ...)" \
 	"$(cat "$TMP/perf.folded")" "$(cat "$TMP/xp.folded")"
 check_match "jit_outer calls jit_hot and jit_cold" "main;jit_outer;jit_cold [0-9]+" "$(cat "$TMP/xp.folded")"

@@ -80,7 +80,7 @@ shape pr.jsonl >pr.shape
 check_eq "probe: the example's tree below C (Lvl, RL, Calls exact; X sampled)" \
 	"$(echo "$expected" | awk '{ print $1, $2, $3, ($1 == "C;B;A;X" ? "-" : $4) }' | sort)" \
 	"$(awk '{ print $1, $2, $3, $4 }' pr.shape | sort)"
-check_match "probe: X is marked sampled in text" '^  [ 0-9]+ +1 +- +[0-9.]+ +[0-9.]+ +\+X$' \
+check_match "probe: X is marked sampled in text" '^  [ 0-9]+ +1 +- +[0-9.]+ +[0-9.]+ +merged +\+X$' \
 	"$("$XPTRACE" decode -i pr --calltree 2>&1)"
 
 # The exact times from perf's view of the same probe hits: a stack of entries, the time

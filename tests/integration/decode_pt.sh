@@ -107,15 +107,15 @@ check_exit "--annotate of a function that did not run fails" 1 "$XPTRACE" decode
 # exact call tree: recursion levels, call counts
 out=$("$XPTRACE" decode -i "$K" --calltree --percent-limit 0)
 check_eq "rec: 11 levels, RL 1..11, one call each" \
-	"1 2 3 4 5 6 7 8 9 10 11 " "$(printf '%s\n' "$out" | awk '$6 == "rec" { printf "%s ", $2 }')"
-check_eq "rec: every level called once" "11" "$(printf '%s\n' "$out" | awk '$6 == "rec" && $3 == 1' | wc -l)"
-check_match "leaf: 37 calls, 4 instructions each" '^ +7 +1 +37 +148 +148 +leaf$' "$out"
-check_match "loop1000: 1 call, 6002 instructions" '^ +7 +1 +1 +6002 +6002 +loop1000$' "$out"
+	"1 2 3 4 5 6 7 8 9 10 11 " "$(printf '%s\n' "$out" | awk '$7 == "rec" { printf "%s ", $2 }')"
+check_eq "rec: every level called once" "11" "$(printf '%s\n' "$out" | awk '$7 == "rec" && $3 == 1' | wc -l)"
+check_match "leaf: 37 calls, 4 instructions each" '^ +7 +1 +37 +148 +148 +pt_known +leaf$' "$out"
+check_match "loop1000: 1 call, 6002 instructions" '^ +7 +1 +1 +6002 +6002 +pt_known +loop1000$' "$out"
 out=$("$XPTRACE" decode -i "$TMP/step_basic" --calltree --percent-limit 0)
 check_eq "fib(8): 67 calls in all" "67" \
-	"$(printf '%s\n' "$out" | awk '$6 == "fib" { s += $3 } END { print s }')"
+	"$(printf '%s\n' "$out" | awk '$7 == "fib" { s += $3 } END { print s }')"
 check_eq "fib(8): recursion 8 deep" "8" \
-	"$(printf '%s\n' "$out" | awk '$6 == "fib" && $2 > m { m = $2 } END { print m }')"
+	"$(printf '%s\n' "$out" | awk '$7 == "fib" && $2 > m { m = $2 } END { print m }')"
 
 # longjmp: deep(5) recurses 6 levels and longjmps back into main.  The indirect jump
 # lands mid-main: the skipped frames close and main goes on at RL 1 (no phantom main

@@ -94,6 +94,10 @@ if command -v strace >/dev/null; then
 		grep -c 'clone' "$TMP/strace.txt"
 	}
 	check_eq "-j4: one thread per queue (2)" 2 "$(threads -j4 -i "$TMP/long.data" --calltree)"
+	# -v counts those 2 workers and the report's thread, and says which is which
+	check_eq "-v -j4: 3 threads, the 2 workers strace saw started and the report's" \
+		"xptrace: decoded on 3 threads (-j4: 2 workers and the thread building the report)" \
+		"$("$XPTRACE" decode -v -j4 -i "$TMP/long.data" --calltree 2>&1 >/dev/null)"
 	check_eq "-j2: none (the report's thread needs a core of its own)" 0 "$(threads -j2 -i "$TMP/long.data" --calltree)"
 	check_eq "--insn (the instructions' exact order): none" 0 "$(threads -j4 -i "$TMP/long.data" --insn -o "$TMP/insn.txt")"
 else

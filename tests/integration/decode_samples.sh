@@ -101,11 +101,12 @@ else
 fi
 
 # ---- the call tree: structure the program guarantees ----
-"$XPTRACE" decode -i "$TMP/p.data" --calltree --format jsonl >"$TMP/tree.jsonl"
+"$XPTRACE" decode -i "$TMP/p.data" --calltree --metric samples --format jsonl >"$TMP/tree.jsonl"
 total=$(perf report -i "$TMP/p.data" --stdio 2>/dev/null | sed -n 's/^# Samples: \([0-9]*\) .*/\1/p' | head -1)
 check_eq "calltree: Base sums to the sample count" "$total" \
 	"$(python3 -c 'import json,sys; print(sum(json.loads(l)["base"] for l in open(sys.argv[1])))' "$TMP/tree.jsonl")"
-check_eq "calltree: keys are the lower-cased columns plus path" "base,calls,cum,lvl,name,path,rl" \
+check_eq "calltree: keys are the lower-cased columns plus path (Samples: a tree of samples only)" \
+	"base,cum,lvl,module,name,path,rl,samples" \
 	"$(head -1 "$TMP/tree.jsonl" | python3 -c 'import json,sys; print(",".join(sorted(json.load(sys.stdin))))')"
 check_eq "calltree: recurse nests with RL 2..4 under itself" "1 2 3 4" \
 	"$(python3 -c '
@@ -118,7 +119,7 @@ import json,sys
 rows=[json.loads(l) for l in open(sys.argv[1])]
 ps=sorted("/".join(r["path"][r["path"].index("main"):]) for r in rows if r["name"]=="work_a")
 print(" ".join(ps))' "$TMP/tree.jsonl")"
-check_eq "calltree: Cum = Base + children's Cum, Calls = Cum for samples" "ok" \
+check_eq "calltree: Cum = Base + children's Cum, Samples = Cum with --metric samples" "ok" \
 	"$(python3 -c '
 import json,sys
 rows=[json.loads(l) for l in open(sys.argv[1])]
@@ -128,11 +129,15 @@ for i,r in enumerate(rows):
     for s in rows[i+1:]:
         if s["lvl"]<=r["lvl"]: break
         if s["lvl"]==r["lvl"]+1: kids.append(s)
-    if r["cum"]!=r["base"]+sum(k["cum"] for k in kids) or r["calls"]!=r["cum"]: bad+=1
+    if r["cum"]!=r["base"]+sum(k["cum"] for k in kids) or r["samples"]!=r["cum"]: bad+=1
 print("ok" if not bad else "bad %d" % bad)' "$TMP/tree.jsonl")"
-text=$("$XPTRACE" decode -i "$TMP/p.data" --calltree)
-check_match "calltree text: header and indented rows" "^Lvl +RL +Calls +Base +Cum +Name$" "$text"
-check_match "calltree text: indentation by level" "^  2 +1 +[0-9]+ +[0-9]+ +[0-9]+    main$" "$text"
+text=$("$XPTRACE" decode -i "$TMP/p.data" --calltree --metric samples)
+check_match "calltree text: header and indented rows" "^Lvl +RL +Samples +Base +Cum +Module +Name$" "$text"
+check_match "calltree text: indentation by level, the module before" "^  2 +1 +[0-9]+ +[0-9]+ +[0-9]+  dec_work +    main$" "$text"
+# the same default metric as --functions (the event's period, perf report's Overhead)
+check_eq "calltree and functions: one default metric, cpu-clock in a unit" \
+	"$("$XPTRACE" decode -i "$TMP/p.data" | head -1 | sed 's/^# samples: //')" \
+	"$("$XPTRACE" decode -i "$TMP/p.data" --calltree | head -1 | sed 's/^# sampled tree: //')"
 
 # ---- group reads: one sampling event, the others read in every sample ----
 perf record -q -e '{cpu-clock,task-clock}:S' -F 999 -g -o "$TMP/g.data" "$W" 400 >/dev/null 2>&1
@@ -159,20 +164,20 @@ check_eq "cycles+instructions: totals equal perf script's" "$want" \
 cc -O1 -g -fomit-frame-pointer -fno-inline -o "$TMP/nofp" "$XP_ROOT/tests/progs/dec_work.c"
 perf record -q -e cpu-clock -F 999 --call-graph dwarf -o "$TMP/dw.data" "$TMP/nofp" 500 >/dev/null 2>&1
 compare "dwarf callchains: top functions match perf report" "$TMP/dw.data"
-folded=$("$XPTRACE" decode -i "$TMP/dw.data" --calltree --format folded)
+folded=$("$XPTRACE" decode -i "$TMP/dw.data" --calltree --metric samples --format folded)
 check_match "dwarf: full stacks through callers without frame pointers" "main;work_b;work_a;spin [0-9]+$" "$folded"
 # 3 levels or more: a loaded machine makes perf lose some of these 8 KiB samples, and the
 # deepest stacks are the rarest (only 3 levels were left once under load)
 check_match "dwarf: recursion unwound" "main(;recurse){3,};spin [0-9]+$" "$folded"
 "$XPTRACE" record -q -o "$TMP/xdw" -F 999 --call-graph dwarf -- "$TMP/nofp" 500 >/dev/null 2>&1
 check_match "dwarf: xptrace's own recording" "main;work_b;work_a;spin [0-9]+$" \
-	"$("$XPTRACE" decode -i "$TMP/xdw" --calltree --format folded)"
+	"$("$XPTRACE" decode -i "$TMP/xdw" --calltree --metric samples --format folded)"
 
 # ---- other formats ----
-"$XPTRACE" decode -i "$TMP/p.data" --calltree --format folded >"$TMP/f.folded"
+"$XPTRACE" decode -i "$TMP/p.data" --calltree --metric samples --format folded >"$TMP/f.folded"
 check_eq "folded: counts sum to the samples" "$total" "$(awk '{s+=$NF} END{print s}' "$TMP/f.folded")"
 check_match "folded: root-first frames" "main;work_b;work_a;spin [0-9]+$" "$(cat "$TMP/f.folded")"
-"$XPTRACE" decode -i "$TMP/p.data" --calltree --format callgrind -o "$TMP/cg.out"
+"$XPTRACE" decode -i "$TMP/p.data" --calltree --metric samples --format callgrind -o "$TMP/cg.out"
 cga=$(callgrind_annotate "$TMP/cg.out" 2>&1)
 check_match "callgrind: loads in callgrind_annotate" "PROGRAM TOTALS|Ir|samples" "$cga"
 if printf '%s\n' "$cga" | grep -qi "warning"; then not_ok "callgrind_annotate warns"; printf '%s\n' "$cga" | grep -i warning | head -3; else ok "callgrind_annotate without warnings"; fi
@@ -189,11 +194,11 @@ check_eq "functions: main's Cum% is 100 minus kernel/libc-only samples" "main" \
 # ---- filters and metrics ----
 tid=$(perf script -i "$TMP/p.data" -F tid 2>/dev/null | head -1 | tr -d ' ')
 check_eq "--tid keeps that thread" "$total" \
-	"$("$XPTRACE" decode -i "$TMP/p.data" --calltree --tid "$tid" --format folded | awk '{s+=$NF} END{print s}')"
+	"$("$XPTRACE" decode -i "$TMP/p.data" --calltree --metric samples --tid "$tid" --format folded | awk '{s+=$NF} END{print s}')"
 check_eq "--tid of another thread: empty" "" \
-	"$("$XPTRACE" decode -i "$TMP/p.data" --calltree --tid 1 --format folded)"
+	"$("$XPTRACE" decode -i "$TMP/p.data" --calltree --metric samples --tid 1 --format folded)"
 check_eq "--comm" "$total" \
-	"$("$XPTRACE" decode -i "$TMP/p.data" --calltree --comm dec_work --format folded | awk '{s+=$NF} END{print s}')"
+	"$("$XPTRACE" decode -i "$TMP/p.data" --calltree --metric samples --comm dec_work --format folded | awk '{s+=$NF} END{print s}')"
 check_match "--metric samples" "^# samples: samples, total $total$" "$("$XPTRACE" decode -i "$TMP/p.data" --metric samples)"
 check_exit "unknown metric is a usage error" 2 "$XPTRACE" decode -i "$TMP/p.data" --metric cycles
 check_match "unknown metric lists what there is" "no metric 'cycles' in this trace \(have: samples, cpu-clock\)" "$(cat "$TMP/.err")"
@@ -207,19 +212,19 @@ check_match "--per-thread titles each thread" "^# thread $tid \(dec_work\)" \
 "$XPTRACE" record -q -o "$TMP/xt" -F 999 -g -- "$PROGS/tree" 300 "$W" 300 >/dev/null 2>&1
 check_eq "per-thread sample counts equal perf script's" \
 	"$(perf script -i "$TMP/xt/perf.data" -F tid 2>/dev/null | awk '{c[$1]++} END{for (t in c) print t, c[t]}' | sort)" \
-	"$("$XPTRACE" decode -i "$TMP/xt" --calltree --per-thread --format jsonl |
+	"$("$XPTRACE" decode -i "$TMP/xt" --calltree --metric samples --per-thread --format jsonl |
 		python3 -c 'import json,sys,collections
 c=collections.Counter()
 for l in sys.stdin:
     r=json.loads(l); c[r["tid"]]+=r["base"]
 print("\n".join("%d %d" % kv for kv in sorted(c.items())))' | sort)"
 child=$(perf script -i "$TMP/xt/perf.data" -F comm,tid 2>/dev/null | awk '$1=="dec_work" {print $2; exit}')
-folded=$("$XPTRACE" decode -i "$TMP/xt" --calltree --tid "$child" --format folded)
+folded=$("$XPTRACE" decode -i "$TMP/xt" --calltree --metric samples --tid "$child" --format folded)
 check_match "exec: the child's code before exec symbolized from the old binary" "main;child_spin [0-9]+$" "$folded"
 check_match "exec: and after it from the new one" "main;work_b;work_a;spin [0-9]+$" "$folded"
 check_eq "--comm selects by the name at the sample's time" \
 	"$(perf script -i "$TMP/xt/perf.data" -F comm 2>/dev/null | grep -c '^ *dec_work *$')" \
-	"$("$XPTRACE" decode -i "$TMP/xt" --calltree --comm dec_work --format folded | awk '{s+=$NF} END{print s}')"
+	"$("$XPTRACE" decode -i "$TMP/xt" --calltree --metric samples --comm dec_work --format folded | awk '{s+=$NF} END{print s}')"
 check_eq "vdso symbols from the snapshot store" "" \
 	"$(printf '%s\n' "$folded" | grep -E 'clock_gettime[^;]*;0x' || true)"
 
@@ -227,6 +232,29 @@ check_eq "vdso symbols from the snapshot store" "" \
 perf record -q -e cpu-clock -F 999 -g -o - "$W" 300 2>/dev/null >"$TMP/pipe.data"
 check_match "pipe mode from stdin" "dec_work +spin$" "$("$XPTRACE" decode -i - <"$TMP/pipe.data" | sed -n 3p)"
 check_match "pipe mode file" "dec_work +spin$" "$("$XPTRACE" decode -i "$TMP/pipe.data" | sed -n 3p)"
+# a pipe carries no build-ids: kernel addresses are named from /proc/kallsyms, as in
+# file mode and by perf, when the recorded kernel map's _text is this boot's.  dd's
+# time is mostly in the kernel; each kernel sample's leaf is the symbol perf names
+# (compared by address: kallsyms aliases, __pi___x86_indirect_thunk_rax and
+# __x86_indirect_thunk_rax, are one function)
+perf record -q -e cpu-clock -F 999 -g -o - -- dd if=/dev/zero of=/dev/null bs=1 count=300000 2>/dev/null >"$TMP/kpipe.data"
+perf script -i "$TMP/kpipe.data" -F ip,sym -G 2>/dev/null | awk '$1 ~ /^ffff/ { print $2 }' >"$TMP/kpipe.perf"
+"$XPTRACE" decode -i - --format jsonl <"$TMP/kpipe.data" >"$TMP/kpipe.jsonl" 2>/dev/null
+check_eq "pipe mode: kernel samples named as perf names them, none left raw" "same" "$(python3 - "$TMP/kpipe.perf" "$TMP/kpipe.jsonl" <<'PY'
+import collections, json, sys
+addr = {}
+for l in open("/proc/kallsyms"):
+    a, t, n = l.split()[:3]
+    addr.setdefault(n, a)
+perf = collections.Counter(addr.get(n, n) for n in open(sys.argv[1]).read().split())
+xp = collections.Counter()
+for l in open(sys.argv[2]):
+    r = json.loads(l)
+    if r["module"] == "[kernel.kallsyms]" and r["samples"]:
+        xp[addr.get(r["name"], r["name"])] += r["samples"]
+print("same" if perf == xp and sum(perf.values()) > 50 else "perf %s xptrace %s" % (sorted(perf.items())[:5], sorted(xp.items())[:5]))
+PY
+)"
 
 # ---- symbols after the binary is gone: the trace's snapshot store ----
 cp "$W" "$TMP/gone"
@@ -254,7 +282,7 @@ check_match "the changed file's symbols are not used" "chg +0x[0-9a-f]+$" "$(pri
 # threads with XPTRACE_PIECE_SIZE, so these short traces cross many of them) ----
 for in in "$TMP/p.data" "$TMP/xd" "$TMP/g.data" "$TMP/hw.data" "$TMP/dw.data" "$TMP/xdw" "$TMP/xt" \
 	"$TMP/pipe.data" "$TMP/snap" "$TMP/c.data"; do
-	for view in "--functions" "--calltree" "--calltree --format folded" "--calltree --format callgrind" \
+	for view in "--functions" "--calltree --metric samples" "--calltree --metric samples --format folded" "--calltree --metric samples --format callgrind" \
 		"--calltree --format pprof" "--functions --format jsonl" "--calls --format chrome" "--blocks" \
 		"--annotate spin" "--calltree --per-thread"; do
 		# shellcheck disable=SC2086
@@ -267,7 +295,8 @@ for in in "$TMP/p.data" "$TMP/xd" "$TMP/g.data" "$TMP/hw.data" "$TMP/dw.data" "$
 		"$("$XPTRACE" decode -i "$in" -j4 2>&1 | md5sum)"
 done
 # -v says it: two threads (the reader, the decode), one with -j1 or from a pipe
-check_match "-v -j2: decoded on two threads" "^xptrace: decoded on 2 threads \(-j2\)$" \
+check_match "-v -j2: decoded on two threads, one a worker" \
+	"^xptrace: decoded on 2 threads \(-j2: 1 worker and the thread building the report\)$" \
 	"$("$XPTRACE" decode -i "$TMP/p.data" -v -j2 2>&1 >/dev/null)"
 check_match "-v -j1: on one" "^xptrace: decoded on 1 thread \(-j1\)$" \
 	"$("$XPTRACE" decode -i "$TMP/p.data" --verbose -j1 2>&1 >/dev/null)"
@@ -293,7 +322,7 @@ if "$XPTRACE" record -q --mode step -o "$TMP/xs" -- "$W" 5 >/dev/null 2>&1; then
 	check_eq "exact trace: --functions Calls, every call (one loop = b, 2a, 4 recurse: recurse(3) recurses, 7 spin)" \
 		"$b $((2 * b)) $((4 * b)) $((7 * b))" "$calls"
 	check_match "exact trace: recursion in the call tree with exact calls" \
-		"^ +[0-9]+ +4 +$b +[0-9]+ +[0-9]+ +recurse$" "$("$XPTRACE" decode -i "$TMP/xs" --calltree --percent-limit 0 | sed 's/  */ /g; s/^/ /')"
+		"^ +[0-9]+ +4 +$b +[0-9]+ +[0-9]+ +dec_work +recurse$" "$("$XPTRACE" decode -i "$TMP/xs" --calltree --percent-limit 0 | sed 's/  */ /g; s/^/ /')"
 else
 	ok "exact trace views # skip: step mode unavailable"
 fi

@@ -55,7 +55,21 @@ n=$(awk -v a="$t0" -v b="$tm" '$2 >= a && $2 <= b' "$TMP/st.txt" | wc -l)
 check_eq "--time on samples: --functions counts perf script's samples in the window ($n)" "$n" \
 	"$("$XPTRACE" decode -i "$S" --functions --time "$t0-$tm" --format csv | samples)"
 check_eq "--time on samples: --calltree too" "$n" \
-	"$("$XPTRACE" decode -i "$S" --calltree --time "$t0-$tm" --format folded | awk '{ s += $NF } END { print s }')"
+	"$("$XPTRACE" decode -i "$S" --calltree --metric samples --time "$t0-$tm" --format folded | awk '{ s += $NF } END { print s }')"
+# perf's percentages of the trace's span: the samples perf script --time keeps
+for pct in 10%-60% 20%/2 30%; do
+	check_eq "--time $pct on samples: perf script --time $pct's samples" \
+		"$(perf script -i "$PD" --time "$pct" -F time -G 2>/dev/null | grep -c .)" \
+		"$("$XPTRACE" decode -i "$S" --functions --time "$pct" --format csv | samples)"
+done
+# +S: seconds after the first sample (HEADER_SAMPLE_TIME's first), as absolute times
+first=$(perf report -i "$PD" --header-only 2>/dev/null | sed -n 's/^# time of first sample : \([0-9.]*\)$/\1/p')
+read -r ra rb <<<"$(python3 -c 'import sys; f = float(sys.argv[1]); print("%.6f %.6f" % (f + 0.05, f + 0.15))' "$first")"
+check_eq "--time +0.05-+0.15: perf script's samples from $ra to $rb" \
+	"$(perf script -i "$PD" --time "$ra,$rb" -F time -G 2>/dev/null | grep -c .)" \
+	"$("$XPTRACE" decode -i "$S" --functions --time +0.05-+0.15 --format csv | samples)"
+check_exit "--time 10% on a step trace (no sample times): a usage error" 2 "$XPTRACE" decode -i "$SB" --time 10%
+check_exit "--time 10%/11: a usage error" 2 "$XPTRACE" decode -i "$S" --time 10%/11
 # --tid and --comm: perf script's samples of that thread / name
 tid=$(awk '{ print $1 }' "$TMP/st.txt" | sort | uniq -c | sort -k2n | awk 'NR == 2 { print $2 }')
 check_eq "--tid on samples: perf script's samples of thread $tid" "$(awk -v t="$tid" '$1 == t' "$TMP/st.txt" | wc -l)" \
@@ -178,9 +192,9 @@ check_match "cpu-clock: Base and Cum headers name the unit" "^  Samples +Base\($
 	"$(printf '%s\n' "$out" | grep -v '^#' | head -1)"
 check_eq "csv: integer ns under base_ns, summing to perf's event count" "$count" \
 	"$("$XPTRACE" decode -i "$S" --functions --format csv | awk -F, 'NR == 1 && $2 != "base_ns" { exit } NR > 1 { s += $2 } END { print s }')"
-check_match "--calltree --metric cpu-clock: unit in the header" "^Lvl +RL +Calls +Base\($unit\) +Cum\($unit\) +Name$" \
+check_match "--calltree --metric cpu-clock: unit in the header" "^Lvl +RL +Samples +Base\($unit\) +Cum\($unit\) +Module +Name$" \
 	"$("$XPTRACE" decode -i "$S" --calltree --metric cpu-clock | sed -n 2p)"
-check_match "--routines --metric cpu-clock: unit in the header" "Base\($unit\) +Cum\($unit\) +Cum2\($unit\)" \
+check_match "--routines --metric cpu-clock: unit in the header" "Base\($unit\) +Cum\($unit\) +CumRec\($unit\)" \
 	"$("$XPTRACE" decode -i "$S" --routines --metric cpu-clock | sed -n 2p)"
 check_match "insns are counts: no unit" "^# functions: insns, total 115918$" "$("$XPTRACE" decode -i "$SB" | head -1)"
 
@@ -207,7 +221,7 @@ check_match "--per-process text: Pid and Comm columns, the exec'd name" "^ +[0-9
 # folded --per-thread: comm-pid/tid first, as stackcollapse-perf.pl --tid; the samples
 # of each thread as perf script counts them
 perf script -i "$PD" -F pid,tid -G 2>/dev/null | awk '{ n[$1]++ } END { for (k in n) print k, n[k] }' | sort >"$TMP/perf.th"
-"$XPTRACE" decode -i "$S" --calltree --per-thread --format folded |
+"$XPTRACE" decode -i "$S" --calltree --metric samples --per-thread --format folded |
 	awk '{ split($1, f, ";"); sub(/^[^-]*-/, "", f[1]); n[f[1]] += $NF } END { for (k in n) print k, n[k] }' | sort >"$TMP/xp.th"
 check_eq "folded --per-thread: each stack under comm-pid/tid, samples per thread = perf script's" \
 	"$(cat "$TMP/perf.th")" "$(cat "$TMP/xp.th")"
@@ -220,3 +234,21 @@ check_eq "step-thread folded --per-thread: two threads, main's and the second's"
 check_eq "step-thread folded --per-thread: thread 17940's instructions = its --tid total" \
 	"$("$XPTRACE" decode -i "$ST" --functions --tid 17940 | sed -n 's/^# functions: insns, total //p')" \
 	"$("$XPTRACE" decode -i "$ST" --calltree --per-thread --format folded | awk '/^step_thread-17939\/17940;/ { s += $NF } END { print s }')"
+
+# ---- --functions --sort, --calls --depth (issue 27 item 24) ----
+fc=$("$XPTRACE" decode -i "$S" --functions --format csv --percent-limit 0 | tail -n +2)
+check_eq "--sort name: the rows in strcmp order of their names (sort's)" \
+	"$(printf '%s\n' "$fc" | LC_ALL=C sort -t, -k7,7 -k6,6 | cut -d, -f6,7)" \
+	"$("$XPTRACE" decode -i "$S" --functions --sort name,module --format csv --percent-limit 0 | tail -n +2 | cut -d, -f6,7)"
+check_eq "--sort cum: the same rows, Cum never growing down the list (sort -n's order)" \
+	"$(printf '%s\n' "$fc" | sort -t, -k3,3nr | cut -d, -f3)" \
+	"$("$XPTRACE" decode -i "$S" --functions --sort cum --format csv --percent-limit 0 | tail -n +2 | cut -d, -f3)"
+check_exit "--sort bogus: a usage error" 2 "$XPTRACE" decode -i "$S" --functions --sort bogus
+"$XPTRACE" decode -i "$SB" --calls --format jsonl >"$TMP/calls.all"
+for d in 1 2 3; do
+	check_eq "--calls --depth $d: exactly the calls of the full listing at depth < $d" \
+		"$(python3 -c 'import json, sys
+print(sum(1 for l in open(sys.argv[1]) if json.loads(l)["depth"] < int(sys.argv[2])))' "$TMP/calls.all" "$d")" \
+		"$("$XPTRACE" decode -i "$SB" --calls --depth "$d" --format jsonl | grep -c .)"
+done
+check_exit "--calls --depth 0: a usage error" 2 "$XPTRACE" decode -i "$SB" --calls --depth 0

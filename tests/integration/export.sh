@@ -56,7 +56,7 @@ calls_vs_perf() {
 	python3 - "$2.perf" "$2.jsonl" <<'EOF'
 import json, re, sys
 def norm(n):
-    return "?" if n.endswith("@plt") or n == "_init" or re.fullmatch(r"(0x)?[0-9a-f]+", n) else n
+    return "?" if n.endswith("@plt") or n in ("_init", ".plt") or re.fullmatch(r"(0x)?[0-9a-f]+", n) else n
 perf = {}
 for l in open(sys.argv[1]):
     f = l.split()
@@ -298,7 +298,7 @@ print(maps[0][2].rsplit("/", 1)[-1] if maps else "none", len(maps), "mappings,",
 		"$(go tool pprof -raw sm.pb.gz 2>&1 | grep -A1 '^Samples:')"
 	# -traces: every stack with its value = every tree node with its Base
 	traces_vs() {
-		go tool pprof -traces "$1.pb.gz" 2>/dev/null | python3 -c '
+		go tool pprof -traces ${3:-} "$1.pb.gz" 2>/dev/null | python3 -c '
 import sys, json
 got, cur = set(), None
 for l in sys.stdin:
@@ -319,7 +319,7 @@ print("same" if got == want else f"{len(got)} vs {len(want)}: {sorted(got ^ want
 	}
 	check_eq "pprof -traces: step trace: the stacks and values of --calltree (Base per path)" "same" "$(traces_vs st)"
 	check_eq "pprof -traces: sample trace: the stacks and samples of --calltree --metric samples" "same" \
-		"$(traces_vs sm "--metric samples")"
+		"$(traces_vs sm "--metric samples" -sample_index=samples)"
 else
 	ok "pprof: go missing (mk/deps.sh test installs golang-go) # SKIP"
 fi
@@ -375,6 +375,24 @@ fi
 check_eq "svg: well-formed XML with a frame per node drawn" "ok" \
 	"$(python3 -c 'import xml.dom.minidom as m; d = m.parse("st.svg"); print("ok" if len(d.getElementsByTagName("g")) > 10 else "few")')"
 # frame widths measured in the page against Cum in --calltree: (1200 - 2 x 10) px x Cum / total
+# a sample trace's hover: its Samples, and times in a unit (the jsonl's integer ns)
+"$XPTRACE" decode -i sm --calltree --format jsonl --percent-limit 0 >sm.ntree
+check_eq "svg: sample trace: the top frame's hover gives Samples and its times in a unit, as --calltree" "same" \
+	"$(python3 - sm.ntree sm.svg <<'PY'
+import json, re, sys
+def t(ns):
+    for div, u in ((10**9, "s"), (10**6, "ms"), (10**3, "us")):
+        if ns >= div:
+            return "%.3f %s" % (ns / div, u)
+    return "%d ns" % ns
+rows = [json.loads(l) for l in open(sys.argv[1])]
+top = max((r for r in rows if r["lvl"] == 1), key=lambda r: r["cum_ns"])
+total = sum(r["cum_ns"] for r in rows if r["lvl"] == 1)
+want = "Base: %s  Cum: %s (%.2f%%)  Samples: %d" % (t(top["base_ns"]), t(top["cum_ns"]), 100 * top["cum_ns"] / total, top["samples"])
+titles = re.findall(r"<title>" + re.escape(top["name"]) + r" \([^)]*\)\n([^<]*)</title>", open(sys.argv[2]).read())
+print("same" if want in titles else "want %r, have %r" % (want, titles[:2]))
+PY
+)"
 svg_check() {
 	python3 - "$1" "$2" <<'EOF'
 import json, sys

@@ -24,7 +24,7 @@ check_eq "record exits 0" 0 $?
 # default event's fallback to cpu-clock is said with -v)
 check_eq "two lines: the mode and why, the summary" \
 	"xptrace: mode auto: recording in sample mode (pt, lbr: unavailable here; -v says why)
-xptrace: recorded N cpu-clock samples, N lost, N modules snapshotted, N.N MB in recN/" \
+xptrace: recorded N cpu-clock samples, N records lost, N modules snapshotted, N.N MB in recN/" \
 	"$(sed 's/[0-9][0-9]*/N/g' "$TMP/err")"
 "$XPTRACE" record -v -o rec1v -g -- "$TMP/hotcopy" 50 >/dev/null 2>"$TMP/errv"
 check_match "-v: the fallback to cpu-clock is said once" \
@@ -96,6 +96,19 @@ perf_clean "group" rec4/perf.data
 check_match "group: both events in the header" "name = task-clock" "$(perf report -i rec4/perf.data --header-only 2>&1)"
 check_eq "group: every sample carries both counts" "$(nsamples rec4/perf.data)" \
 	"$(perf report -i rec4/perf.data -D 2>/dev/null | grep -c '^\.\.\.\. group nr 2$')"
+check_eq "group: perf sees one group (HEADER_GROUP_DESC)" "{cpu-clock,task-clock}" "$(perf evlist -g -i rec4/perf.data 2>&1)"
+# perf's group syntax records the same group: {a,b}:S is exactly this, {a,b} as well
+for g in '{cpu-clock,task-clock}' '{cpu-clock,task-clock}:S'; do
+	"$XPTRACE" record -q -o rec4g -f -e "$g" -F 1000 -- "$PROGS/hot" 100 >/dev/null 2>"$TMP/err4g"
+	check_eq "-e '$g' records the group, as perf evlist -g shows it" "0 {cpu-clock,task-clock}" \
+		"$? $(perf evlist -g -i rec4g/perf.data 2>&1)"
+	check_eq "-e '$g': every sample carries both counts" "$(nsamples rec4g/perf.data)" \
+		"$(perf report -i rec4g/perf.data -D 2>/dev/null | grep -c '^\.\.\.\. group nr 2$')"
+done
+err=$("$XPTRACE" record -q -o rec4h -e '{cpu-clock},{task-clock}' -- true 2>&1)
+check_eq "two groups: a usage error saying what one group records" \
+	"2 xptrace: record: -e {cpu-clock},{task-clock}: xptrace records one event group, '{a,b}' or '{a,b}:S' as a,b: the first samples, the others are read at each of its samples (see 'xptrace help record')" \
+	"$? $err"
 
 # Usage errors.
 # Event names: with no PMU here a real hardware event name (libpfm4 knows it for some

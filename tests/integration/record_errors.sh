@@ -96,7 +96,7 @@ if mount -t tmpfs -o size=6m tmpfs small 2>/dev/null; then
 		fi
 		nlinks=$(ls "$d"/t/.build-id/*/ | grep -vc ':$\|^$')
 		check_match "$what: the summary counts the snapshots there are" \
-			"recorded [0-9]+ cpu-clock samples, [0-9]+ lost, $nlinks modules snapshotted" "$(cat "$TMP/errn")"
+			"recorded [0-9]+ cpu-clock samples, [0-9]+ records lost, $nlinks modules snapshotted" "$(cat "$TMP/errn")"
 		if grep -q 'no snapshot of' "$TMP/errn"; then
 			check_match "$what: a failed snapshot is named" \
 				"^xptrace: no snapshot of /[^ ]+: No space left on device" "$(grep 'no snapshot of' "$TMP/errn")"

@@ -128,7 +128,7 @@ check_eq "threads, -p, decoded: samples under their own thread's event node" "ma
 main thr_one one_leaf_b sampled
 other thr_two two_leaf sampled" "$tree"
 check_match "threads, -p, decoded: thr_one 5 and thr_two 3 exact calls" \
-	'^ *1 +1 +5 +[0-9.]+ +[0-9.]+ +thr_one$' "$("$XPTRACE" decode -i tp --calltree 2>/dev/null)"
+	'^ *1 +1 +5 +[0-9.]+ +[0-9.]+ +merged_thr +thr_one$' "$("$XPTRACE" decode -i tp --calltree 2>/dev/null)"
 
 # --- -p: attach to a running process ---
 mkfifo fifo

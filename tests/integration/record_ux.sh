@@ -31,7 +31,7 @@ check_eq "a recording that fails is 1 whatever the command did" 1 \
 "$XPTRACE" record --mode step -o s1 -- "$PROGS/step_basic" >/dev/null 2>"$TMP/s1.err"
 check_eq "step mode: two lines, the mode and what was recorded" \
 	"xptrace: recording in step mode (--mode step)
-xptrace: recorded N branches as Intel PT (N ptrace stops, N thread), N modules snapshotted, N.N MB in sN/" \
+xptrace: recorded N branches as Intel PT (N ptrace stops, N process, N thread), N modules snapshotted, N.N MB in sN/" \
 	"$(sed 's/[0-9][0-9]*/N/g' "$TMP/s1.err")"
 "$XPTRACE" record -v --mode step -o s1v -- "$PROGS/step_basic" >/dev/null 2>"$TMP/s1v.err"
 branches=$(sed -n 's/^xptrace: recorded \([0-9]*\) branches.*/\1/p' "$TMP/s1v.err")

@@ -78,7 +78,14 @@ check_match "step_basic: one extra instruction after ld.so's first cpuid fails t
 	"^thread 0: differs at instructions $((${n:-0} + 1)) of $((total + 1)) \(truth $total\)" \
 	"$(python3 "$XP_ROOT/tests/step_truth.py" "$TMP/step_basic.truth" "$(head -1 "$TMP/step_basic.truth.0")" "$TMP/step_basic.extra")"
 
-check_match "step_thread: two threads traced" "step: 2 threads" "$(cat "$TMP/step_thread.err")"
+check_match "step_thread: one process, two threads traced" "step: 1 process, 2 threads" "$(cat "$TMP/step_thread.err")"
+# processes and threads told apart: tree forks a child and starts two threads; perf
+# counts the pids and tids of the trace's task events
+"$XPTRACE" record --mode step -o "$TMP/tree" -- "$PROGS/tree" 5 >/dev/null 2>"$TMP/tree.err"
+check_eq "tree: the summary counts perf's processes and threads" \
+	"$(perf script -i "$TMP/tree/perf.data" --itrace=e -F pid,tid --show-task-events 2>/dev/null |
+		awk '/PERF_RECORD/ { split($1, a, "/"); p[a[1]]; t[a[2]] } END { printf "%d process%s, %d threads", length(p), length(p) == 1 ? "" : "es", length(t) }')" \
+	"$(sed -n 's/^xptrace: recorded .* ptrace stops, \(.*\)), .*/\1/p' "$TMP/tree.err")"
 check_eq "step_thread: two PT queues with their tids" "2" \
 	"$(perf report -i "$TMP/step_thread/perf.data" -D 2>/dev/null | grep -o 'PERF_RECORD_AUXTRACE .* idx: [0-9]*  tid: [0-9]*' | sed 's/.*idx/idx/' | sort -u | awk '{print $2}' | sort -u | wc -l)"
 check_match "the trace says it has no cycle timing" "no CYC" "$(cat "$TMP/step_basic.err")"
@@ -187,7 +194,7 @@ timeout 120 "$XPTRACE" record --mode step -d 1 -o "$TMP/dur" -- "$PROGS/spinner"
 check_eq "--duration 1: record ends by itself and exits 0" 0 "$?"
 check_match "--duration 1: says tracing stopped at the deadline" "step: --duration reached: tracing stopped, the command was detached" "$(cat "$TMP/dur.err")"
 check_match "--duration 1: prints the step summary (both threads)" \
-	"^xptrace: recorded [0-9]+ branches as Intel PT \([0-9]+ ptrace stops, 2 threads\)" "$(cat "$TMP/dur.err")"
+	"^xptrace: recorded [0-9]+ branches as Intel PT \([0-9]+ ptrace stops, 1 process, 2 threads\)" "$(cat "$TMP/dur.err")"
 check_match "--duration 1: the detached command got SIGTERM" "killed by signal 15" "$(cat "$TMP/dur.err")"
 perf script -i "$TMP/dur/perf.data" --itrace=i0ns -F tid,ip >"$TMP/dur.insn" 2>"$TMP/dur.perr"
 check_eq "--duration 1: perf decodes both threads without errors" "0 2" \
@@ -208,7 +215,7 @@ kill -INT "$int_pid"
 wait "$int_pid"
 check_eq "SIGINT: record ends and exits 0" 0 "$?"
 check_match "SIGINT: prints the step summary (both threads)" \
-	"^xptrace: recorded [0-9]+ branches as Intel PT \([0-9]+ ptrace stops, 2 threads\)" "$(cat "$TMP/int.err")"
+	"^xptrace: recorded [0-9]+ branches as Intel PT \([0-9]+ ptrace stops, 1 process, 2 threads\)" "$(cat "$TMP/int.err")"
 check_eq "SIGINT: says why it stopped, last" "xptrace: stopped by Interrupt" "$(tail -1 "$TMP/int.err")"
 perf script -i "$TMP/int/perf.data" --itrace=i0ns -F tid,ip >"$TMP/int.insn" 2>"$TMP/int.perr"
 check_eq "SIGINT: perf decodes both threads without errors" "0 2" \

@@ -55,6 +55,21 @@ fault_case() {
 		check_match "$m: jsonl: the last record is the kill" "\"event\":\"killed\",\"signal\":\"$sig\"" \
 			"$(tail -1 "$d.jsonl")"
 	fi
+	# --calls marks the calls the signal cut short as --insn marks the instruction: the
+	# innermost says how, its callers (main among them) that they never returned
+	"$XPTRACE" decode --calls -i "$d" >"$d.calls" 2>/dev/null
+	"$XPTRACE" decode --calls --format jsonl -i "$d" >"$d.cjson" 2>/dev/null
+	local how="faulted: $sig \\(" innermost=$fn
+	[ "$kind" = fault ] || { how="killed by $sig \\("; innermost=pthread_kill@@GLIBC_2.34; }
+	check_match "$m: --calls: the call the signal hit is $innermost, marked as --insn marks it" \
+		"(^| )(\\} /\\* )?$innermost(\\(\\);| \\*/) +$how" "$(grep -E "faulted|killed by" "$d.calls")"
+	check_match "$m: --calls: main did not return" "\\} /\\* main \\*/  not returned: $sig\$" "$(grep ' main ' "$d.calls")"
+	check_eq "$m: --calls: every call still open at the end is marked, one line each" \
+		"$(grep -c 'not returned' "$d.calls") 1" \
+		"$(python3 -c 'import json, sys
+r = [json.loads(l) for l in open(sys.argv[1])]
+print(sum(1 for x in r if x.get("returned") is False and x.get("signal") == sys.argv[2]) - 1,
+      sum(1 for x in r if x.get("faulted" if sys.argv[3] == "fault" else "killed")))' "$d.cjson" "$sig" "$kind")"
 	# the call tree counts what completed, as perf lists it: the faulting instruction
 	# is not in it, the call into the function that faulted is
 	check_eq "$m: --calltree's total is perf's instruction count" "$(grep -c . "$d.perf")" \

@@ -125,19 +125,42 @@ static void test_time_range(void **state)
 {
 	(void)state;
 	uint64_t a, b;
-	assert_int_equal(bb_parse_time_range("100-200", &a, &b), 0);
+	assert_int_equal(bb_parse_time_range("100-200", 0, 0, &a, &b), 0);
 	assert_int_equal(a, 100);
 	assert_int_equal(b, 200);
-	assert_int_equal(bb_parse_time_range("1.5-", &a, &b), 0);
+	assert_int_equal(bb_parse_time_range("1.5-", 0, 0, &a, &b), 0);
 	assert_int_equal(a, 1500000000ULL);
 	assert_int_equal(b, UINT64_MAX);
-	assert_int_equal(bb_parse_time_range("-12.000000001", &a, &b), 0);
+	assert_int_equal(bb_parse_time_range("-12.000000001", 0, 0, &a, &b), 0);
 	assert_int_equal(a, 0);
 	assert_int_equal(b, 12000000001ULL);
-	assert_int_equal(bb_parse_time_range("-", &a, &b), -EINVAL);
-	assert_int_equal(bb_parse_time_range("200-100", &a, &b), -EINVAL);
-	assert_int_equal(bb_parse_time_range("abc", &a, &b), -EINVAL);
-	assert_int_equal(bb_parse_time_range("1.0000000001-", &a, &b), -EINVAL);
+	assert_int_equal(bb_parse_time_range("-", 0, 0, &a, &b), -EINVAL);
+	assert_int_equal(bb_parse_time_range("200-100", 0, 0, &a, &b), -EINVAL);
+	assert_int_equal(bb_parse_time_range("abc", 0, 0, &a, &b), -EINVAL);
+	assert_int_equal(bb_parse_time_range("1.0000000001-", 0, 0, &a, &b), -EINVAL);
+	/* relative and percentages need the span: without, -ENODATA */
+	assert_int_equal(bb_parse_time_range("+1-", 0, 0, &a, &b), -ENODATA);
+	assert_int_equal(bb_parse_time_range("10%", 0, 0, &a, &b), -ENODATA);
+	/* perf's slices (time-utils.c): 1000..2000 ns; 10% of 1000 = 100 ns, a slice that
+	 * does not end the span ends 1 ns early */
+	assert_int_equal(bb_parse_time_range("10%", 1000, 2000, &a, &b), 0);
+	assert_int_equal(a, 1000);
+	assert_int_equal(b, 1099);
+	assert_int_equal(bb_parse_time_range("10%/2", 1000, 2000, &a, &b), 0);
+	assert_int_equal(a, 1100);
+	assert_int_equal(b, 1199);
+	assert_int_equal(bb_parse_time_range("50%-100%", 1000, 2000, &a, &b), 0);
+	assert_int_equal(a, 1500);
+	assert_int_equal(b, 2000);
+	assert_int_equal(bb_parse_time_range("10%/11", 1000, 2000, &a, &b), -EINVAL);
+	assert_int_equal(bb_parse_time_range("30%-20%", 1000, 2000, &a, &b), -EINVAL);
+	/* +S: seconds after the first sample */
+	assert_int_equal(bb_parse_time_range("+1.5-+2", 5000000000ULL, 9000000000ULL, &a, &b), 0);
+	assert_int_equal(a, 6500000000ULL);
+	assert_int_equal(b, 7000000000ULL);
+	assert_int_equal(bb_parse_time_range("-+0.000000001", 5, 9, &a, &b), 0);
+	assert_int_equal(a, 0);
+	assert_int_equal(b, 6);
 }
 
 /* bb_tally_batch over arrays of any size counts exactly what bb_tally_event counts one

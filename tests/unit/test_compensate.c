@@ -239,11 +239,11 @@ static void test_compensated(void **state)
 				 "# probe overhead compensated: 3000 ns per probed call in its caller, 7000 ns "
 				 "in itself (calibrated over 1000 runs); 20020000 ns subtracted\n"
 				 HEAD_WINDOW
-				 "Lvl   RL      Calls      Base(ms)       Cum(ms)  Name\n"
-				 "  1    1          1         2.000        10.000  A\n"
-				 "  2    1          1         8.000         8.000    B\n"
-				 "  3    1      ~2000         0.000         0.000      P\n"
-				 "  1    1          -         2.000         2.000  +main\n");
+				 "Lvl   RL      Calls      Base(ms)       Cum(ms)  Module                Name\n"
+				 "  1    1          1         2.000        10.000  compensate            A\n"
+				 "  2    1          1         8.000         8.000  compensate              B\n"
+				 "  3    1      ~2000         0.000         0.000  compensate                P\n"
+				 "  1    1          -         2.000         2.000  compensate            +main\n");
 }
 
 /* The trace's own in-call cost, from P (a probed leaf called 2000 times: 7000 ns a
@@ -259,11 +259,11 @@ static void test_leaf_cost(void **state)
 				 "in itself (the trace's shortest probed leaf per call; calibrated 1500 + 3500 "
 				 "over 1000 runs); 20020000 ns subtracted\n"
 				 HEAD_WINDOW
-				 "Lvl   RL      Calls      Base(ms)       Cum(ms)  Name\n"
-				 "  1    1          1         2.000        10.000  A\n"
-				 "  2    1          1         8.000         8.000    B\n"
-				 "  3    1      ~2000         0.000         0.000      P\n"
-				 "  1    1          -         2.000         2.000  +main\n");
+				 "Lvl   RL      Calls      Base(ms)       Cum(ms)  Module                Name\n"
+				 "  1    1          1         2.000        10.000  compensate            A\n"
+				 "  2    1          1         8.000         8.000  compensate              B\n"
+				 "  3    1      ~2000         0.000         0.000  compensate                P\n"
+				 "  1    1          -         2.000         2.000  compensate            +main\n");
 	/* 7 x the calibrated 1000: the calibration stands */
 	assert_int_equal(xp_test_engine(&out, far, "calltree", NULL), 0);
 	assert_non_null(strstr(out, "# probe overhead compensated: 300 ns per probed call in its caller, "
@@ -280,11 +280,11 @@ static void test_raw(void **state)
 				 "# probe overhead not compensated (--no-compensate): a probed call costs 3000 ns "
 				 "in its caller, 7000 ns in itself\n"
 				 HEAD_WINDOW
-				 "Lvl   RL      Calls      Base(ms)       Cum(ms)  Name\n"
-				 "  1    1          1         2.010        30.017  A\n"
-				 "  2    1          1        14.007        28.007    B\n"
-				 "  3    1      ~2000        14.000        14.000      P\n"
-				 "  1    1          -         2.003         2.003  +main\n");
+				 "Lvl   RL      Calls      Base(ms)       Cum(ms)  Module                Name\n"
+				 "  1    1          1         2.010        30.017  compensate            A\n"
+				 "  2    1          1        14.007        28.007  compensate              B\n"
+				 "  3    1      ~2000        14.000        14.000  compensate                P\n"
+				 "  1    1          -         2.003         2.003  compensate            +main\n");
 }
 
 /* jsonl: rows keep their keys; window_ns only on the rows of P, the partial probe. */
@@ -293,13 +293,13 @@ static void test_jsonl(void **state)
 	(void)state;
 	const char *out;
 	assert_int_equal(xp_test_engine(&out, full, "calltree", "format", "jsonl", NULL), 0);
-	assert_string_equal(out, "{\"lvl\":1,\"rl\":1,\"calls\":1,\"base_ns\":2000000,\"cum_ns\":10000000,\"name\":\"A\","
+	assert_string_equal(out, "{\"lvl\":1,\"rl\":1,\"calls\":1,\"base_ns\":2000000,\"cum_ns\":10000000,\"module\":\"compensate\",\"name\":\"A\","
 				 "\"sampled\":false,\"path\":[\"A\"]}\n"
-				 "{\"lvl\":2,\"rl\":1,\"calls\":1,\"base_ns\":8000000,\"cum_ns\":8000000,\"name\":\"B\","
+				 "{\"lvl\":2,\"rl\":1,\"calls\":1,\"base_ns\":8000000,\"cum_ns\":8000000,\"module\":\"compensate\",\"name\":\"B\","
 				 "\"sampled\":false,\"path\":[\"A\",\"B\"]}\n"
-				 "{\"lvl\":3,\"rl\":1,\"calls\":2000,\"base_ns\":0,\"cum_ns\":0,\"name\":\"P\","
+				 "{\"lvl\":3,\"rl\":1,\"calls\":2000,\"base_ns\":0,\"cum_ns\":0,\"module\":\"compensate\",\"name\":\"P\","
 				 "\"sampled\":false,\"window_ns\":[1000000,31009000],\"path\":[\"A\",\"B\",\"P\"]}\n"
-				 "{\"lvl\":1,\"rl\":1,\"calls\":null,\"base_ns\":2000000,\"cum_ns\":2000000,\"name\":\"main\","
+				 "{\"lvl\":1,\"rl\":1,\"calls\":null,\"base_ns\":2000000,\"cum_ns\":2000000,\"module\":\"compensate\",\"name\":\"main\","
 				 "\"sampled\":true,\"path\":[\"main\"]}\n");
 }
 
@@ -313,7 +313,7 @@ static void test_folds(void **state)
 				 "# probe overhead compensated: 3000 ns per probed call in its caller, 7000 ns "
 				 "in itself (calibrated over 1000 runs); 20020000 ns subtracted\n"
 				 HEAD_WINDOW
-				 "    Calls      Base(ms)       Cum(ms)      Cum2(ms)  Name\n"
+				 "    Calls      Base(ms)       Cum(ms)    CumRec(ms)  Name\n"
 				 "        1         2.000        10.000        10.000  A\n"
 				 "        1         8.000         8.000         8.000  B\n"
 				 "        -         2.000         2.000         2.000  +main\n"
@@ -364,11 +364,11 @@ static void test_armed_late(void **state)
 				 HEAD_WINDOW
 				 "# main: armed at 0.040000000 s, after the trace's last event (0.033020000): "
 				 "no calls counted\n"
-				 "Lvl   RL      Calls      Base(ms)       Cum(ms)  Name\n"
-				 "  1    1          1         2.000        10.000  A\n"
-				 "  2    1          1         8.000         8.000    B\n"
-				 "  3    1      ~2000         0.000         0.000      P\n"
-				 "  1    1          -         2.000         2.000  +main\n");
+				 "Lvl   RL      Calls      Base(ms)       Cum(ms)  Module                Name\n"
+				 "  1    1          1         2.000        10.000  compensate            A\n"
+				 "  2    1          1         8.000         8.000  compensate              B\n"
+				 "  3    1      ~2000         0.000         0.000  compensate                P\n"
+				 "  1    1          -         2.000         2.000  compensate            +main\n");
 	assert_int_equal(xp_test_engine(&out, late, "probes", "format", "jsonl", NULL), 0);
 	assert_non_null(strstr(out, "{\"function\":\"main\",\"hits\":0,\"armed_ns\":40000000,\"disarmed_ns\":null,"
 				    "\"window_len_ns\":0,\"reason\":\"caller of A\"}\n"));
@@ -383,11 +383,11 @@ static void test_uncalibrated(void **state)
 	assert_int_equal(xp_test_engine(&out, nocal, "calltree", NULL), 0);
 	assert_string_equal(out, "# merged tree: time, total 32.020 ms\n"
 				 "# probe overhead not compensated: the trace has no calibration\n"
-				 "Lvl   RL      Calls      Base(ms)       Cum(ms)  Name\n"
-				 "  1    1          1         2.010        30.017  A\n"
-				 "  2    1          1        14.007        28.007    B\n"
-				 "  3    1       2000        14.000        14.000      P\n"
-				 "  1    1          -         2.003         2.003  +main\n");
+				 "Lvl   RL      Calls      Base(ms)       Cum(ms)  Module                Name\n"
+				 "  1    1          1         2.010        30.017  compensate            A\n"
+				 "  2    1          1        14.007        28.007  compensate              B\n"
+				 "  3    1       2000        14.000        14.000  compensate                P\n"
+				 "  1    1          -         2.003         2.003  compensate            +main\n");
 	assert_int_equal(xp_test_engine(&out, nocal, "probes", "format", "jsonl", NULL), 0);
 	assert_non_null(strstr(out, "{\"calibration\":null}\n{\"function\":\"A\","));
 }
@@ -399,11 +399,11 @@ static void test_no_feature(void **state)
 	const char *out;
 	assert_int_equal(xp_test_engine(&out, plain, "calltree", NULL), 0);
 	assert_string_equal(out, "# merged tree: time, total 32.020 ms\n"
-				 "Lvl   RL      Calls      Base(ms)       Cum(ms)  Name\n"
-				 "  1    1          1         2.010        30.017  A\n"
-				 "  2    1          1        14.007        28.007    B\n"
-				 "  3    1       2000        14.000        14.000      P\n"
-				 "  1    1          -         2.003         2.003  +main\n");
+				 "Lvl   RL      Calls      Base(ms)       Cum(ms)  Module                Name\n"
+				 "  1    1          1         2.010        30.017  compensate            A\n"
+				 "  2    1          1        14.007        28.007  compensate              B\n"
+				 "  3    1       2000        14.000        14.000  compensate                P\n"
+				 "  1    1          -         2.003         2.003  compensate            +main\n");
 	int rc = xp_test_engine(&out, plain, "probes", NULL);
 	assert_int_equal(xp_test_exit_code(rc), 1);
 	assert_non_null(strstr(out, "no probes in this trace"));

@@ -452,7 +452,7 @@ static void test_pt_calls_to_jit_functions(void **state)
 	/* instructions: outer_loop 3 per call (call, dec, jnz) + its ret, per pass */
 	assert_string_equal(out, "outer_loop 17\nouter_loop;leaf 5\n");
 	assert_int_equal(xp_test_engine(&out, data, "calltree", "format", "jsonl", NULL), 0);
-	assert_non_null(strstr(out, "{\"lvl\":2,\"rl\":1,\"calls\":5,\"base\":5,\"cum\":5,\"name\":\"leaf\","));
+	assert_non_null(strstr(out, "{\"lvl\":2,\"rl\":1,\"calls\":5,\"base\":5,\"cum\":5,\"module\":\"jitted-4242-2.so\",\"name\":\"leaf\","));
 	/* outer_loop: entered twice, each pass's TIP.PGE at its first instruction */
 	assert_int_equal(xp_test_engine(&out, data, "functions", "format", "csv", NULL), 0);
 	assert_string_equal(out, "calls,base,cum,base%,cum%,module,name\n"

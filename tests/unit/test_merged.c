@@ -245,16 +245,16 @@ static void test_calltree(void **state)
 	/* the issue's table in ns; X, seen by one sample under C·B·A, takes its share of
 	 * that A's exact 4 units: 1 of its 4 samples */
 	assert_string_equal(out, "# merged tree: time, total 19.000 us\n"
-				 "Lvl   RL      Calls      Base(us)       Cum(us)  Name\n"
-				 "  1    1          1         3.000        19.000  C\n"
-				 "  2    1          1         2.000         9.000    B\n"
-				 "  3    1          1         3.000         7.000      A\n"
-				 "  4    2          1         2.000         3.000        B\n"
-				 "  5    2          1         1.000         1.000          A\n"
-				 "  4    1          -         1.000         1.000        +X\n"
-				 "  2    1          1         3.000         7.000    A\n"
-				 "  3    1          2         3.000         4.000      B\n"
-				 "  4    2          1         1.000         1.000        B\n");
+				 "Lvl   RL      Calls      Base(us)       Cum(us)  Module                Name\n"
+				 "  1    1          1         3.000        19.000  merged                C\n"
+				 "  2    1          1         2.000         9.000  merged                  B\n"
+				 "  3    1          1         3.000         7.000  merged                    A\n"
+				 "  4    2          1         2.000         3.000  merged                      B\n"
+				 "  5    2          1         1.000         1.000  merged                        A\n"
+				 "  4    1          -         1.000         1.000  merged                      +X\n"
+				 "  2    1          1         3.000         7.000  merged                  A\n"
+				 "  3    1          2         3.000         4.000  merged                    B\n"
+				 "  4    2          1         1.000         1.000  merged                      B\n");
 }
 
 static void test_calltree_jsonl(void **state)
@@ -262,9 +262,9 @@ static void test_calltree_jsonl(void **state)
 	(void)state;
 	const char *out;
 	assert_int_equal(xp_test_engine(&out, data, "calltree", "format", "jsonl", NULL), 0);
-	assert_non_null(strstr(out, "{\"lvl\":1,\"rl\":1,\"calls\":1,\"base_ns\":3000,\"cum_ns\":19000,\"name\":\"C\","
+	assert_non_null(strstr(out, "{\"lvl\":1,\"rl\":1,\"calls\":1,\"base_ns\":3000,\"cum_ns\":19000,\"module\":\"merged\",\"name\":\"C\","
 				    "\"sampled\":false,\"path\":[\"C\"]}\n"));
-	assert_non_null(strstr(out, "{\"lvl\":4,\"rl\":1,\"calls\":null,\"base_ns\":1000,\"cum_ns\":1000,\"name\":\"X\","
+	assert_non_null(strstr(out, "{\"lvl\":4,\"rl\":1,\"calls\":null,\"base_ns\":1000,\"cum_ns\":1000,\"module\":\"merged\",\"name\":\"X\","
 				    "\"sampled\":true,\"path\":[\"C\",\"B\",\"A\",\"X\"]}\n"));
 }
 
@@ -275,36 +275,40 @@ static void test_calltree_samples(void **state)
 	const char *out;
 	assert_int_equal(xp_test_engine(&out, data, "calltree", "metric", "samples", NULL), 0);
 	assert_string_equal(out, "# merged tree: samples, total 19\n"
-				 "Lvl   RL      Calls          Base           Cum  Name\n"
-				 "  1    1          1             3            19  C\n"
-				 "  2    1          1             2             9    B\n"
-				 "  3    1          1             3             7      A\n"
-				 "  4    2          1             2             3        B\n"
-				 "  5    2          1             1             1          A\n"
-				 "  4    1          -             1             1        +X\n"
-				 "  2    1          1             3             7    A\n"
-				 "  3    1          2             3             4      B\n"
-				 "  4    2          1             1             1        B\n");
+				 "Lvl   RL      Calls          Base           Cum  Module                Name\n"
+				 "  1    1          1             3            19  merged                C\n"
+				 "  2    1          1             2             9  merged                  B\n"
+				 "  3    1          1             3             7  merged                    A\n"
+				 "  4    2          1             2             3  merged                      B\n"
+				 "  5    2          1             1             1  merged                        A\n"
+				 "  4    1          -             1             1  merged                      +X\n"
+				 "  2    1          1             3             7  merged                  A\n"
+				 "  3    1          2             3             4  merged                    B\n"
+				 "  4    2          1             1             1  merged                      B\n");
 }
 
-/* Calls of every activation (recursive ones too), Cum2 counts recursion once:
- * A's Cum 7 + 7 + 1 (the A under C·B·A·B is inside C·B·A), Cum2 7 + 7. */
+/* Calls of every activation (recursive ones too), Cum counts recursion once:
+ * A's CumRec 7 + 7 + 1 (the A under C·B·A·B is inside C·B·A), Cum 7 + 7. */
 static void test_routines(void **state)
 {
 	(void)state;
 	const char *out;
 	assert_int_equal(xp_test_engine(&out, data, "routines", NULL), 0);
 	assert_string_equal(out, "# routines: time, total 19.000 us\n"
-				 "    Calls      Base(us)       Cum(us)      Cum2(us)  Name\n"
+				 "    Calls      Base(us)       Cum(us)    CumRec(us)  Name\n"
 				 "        1         3.000        19.000        19.000  C\n"
-				 "        3         7.000        15.000        14.000  A\n"
-				 "        5         8.000        17.000        13.000  B\n"
+				 "        3         7.000        14.000        15.000  A\n"
+				 "        5         8.000        13.000        17.000  B\n"
 				 "        -         1.000         1.000         1.000  +X\n");
 	assert_int_equal(xp_test_engine(&out, data, "routines", "format", "jsonl", NULL), 0);
-	assert_string_equal(out, "{\"calls\":1,\"base_ns\":3000,\"cum_ns\":19000,\"cum2_ns\":19000,\"name\":\"C\",\"sampled\":false}\n"
-				 "{\"calls\":3,\"base_ns\":7000,\"cum_ns\":15000,\"cum2_ns\":14000,\"name\":\"A\",\"sampled\":false}\n"
-				 "{\"calls\":5,\"base_ns\":8000,\"cum_ns\":17000,\"cum2_ns\":13000,\"name\":\"B\",\"sampled\":false}\n"
-				 "{\"calls\":null,\"base_ns\":1000,\"cum_ns\":1000,\"cum2_ns\":1000,\"name\":\"X\",\"sampled\":true}\n");
+	assert_string_equal(out, "{\"calls\":1,\"base_ns\":3000,\"cum_ns\":19000,\"cumrec_ns\":19000,\"name\":\"C\",\"sampled\":false}\n"
+				 "{\"calls\":3,\"base_ns\":7000,\"cum_ns\":14000,\"cumrec_ns\":15000,\"name\":\"A\",\"sampled\":false}\n"
+				 "{\"calls\":5,\"base_ns\":8000,\"cum_ns\":13000,\"cumrec_ns\":17000,\"name\":\"B\",\"sampled\":false}\n"
+				 "{\"calls\":null,\"base_ns\":1000,\"cum_ns\":1000,\"cumrec_ns\":1000,\"name\":\"X\",\"sampled\":true}\n");
+	/* Cum means what it means in --functions: A's and B's 14 and 13 us there too */
+	assert_int_equal(xp_test_engine(&out, data, "functions", "format", "csv", NULL), 0);
+	assert_non_null(strstr(out, ",7000,14000,"));
+	assert_non_null(strstr(out, ",8000,13000,"));
 }
 
 /* Arcflow: A is called from C once (its Base 3, Cum 7 there) and from B twice (C·B·A
@@ -358,14 +362,14 @@ static void test_threads(void **state)
 	const char *out;
 	assert_int_equal(xp_test_engine(&out, thr, "calltree", "per-thread", "", NULL), 0);
 	assert_string_equal(out, "# thread 5150 (merged) pid 5150\n"
-				 "Lvl   RL      Calls      Base(ns)       Cum(ns)  Name\n"
-				 "  1    1          1          2000          4000  A\n"
-				 "  2    1          -          2000          2000    +X\n"
+				 "Lvl   RL      Calls      Base(ns)       Cum(ns)  Module                Name\n"
+				 "  1    1          1          2000          4000  merged                A\n"
+				 "  2    1          -          2000          2000  merged                  +X\n"
 				 "\n"
 				 "# thread 5151 (:5151) pid 5150\n"
-				 "Lvl   RL      Calls      Base(ns)       Cum(ns)  Name\n"
-				 "  1    1          1          2000          4000  B\n"
-				 "  2    1          -          2000          2000    +X\n");
+				 "Lvl   RL      Calls      Base(ns)       Cum(ns)  Module                Name\n"
+				 "  1    1          1          2000          4000  merged                B\n"
+				 "  2    1          -          2000          2000  merged                  +X\n");
 }
 
 /* The exit without entry and the lost exit are repaired and counted; main's unit
@@ -376,12 +380,11 @@ static void test_mismatched(void **state)
 	const char *out;
 	assert_int_equal(xp_test_engine(&out, bad, "calltree", NULL), 0);
 	assert_string_equal(out, "# merged tree: time, total 4000 ns\n"
-				 "# 2 unmatched entry/exit events repaired (returns without their entry, "
-				 "activations left open)\n"
-				 "Lvl   RL      Calls      Base(ns)       Cum(ns)  Name\n"
-				 "  1    1          1          1000          3000  C\n"
-				 "  2    1          1          2000          2000    A\n"
-				 "  1    1          -          1000          1000  +main\n");
+				 "# 2 unmatched entry/exit events repaired (returns without their entry, activations left open)\n"
+				 "Lvl   RL      Calls      Base(ns)       Cum(ns)  Module                Name\n"
+				 "  1    1          1          1000          3000  merged                C\n"
+				 "  2    1          1          2000          2000  merged                  A\n"
+				 "  1    1          -          1000          1000  merged                +main\n");
 }
 
 int main(void)

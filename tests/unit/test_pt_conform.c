@@ -523,8 +523,8 @@ static void test_tsx_views(void **state)
 	assert_string_equal(out,
 		"# call tree: insns, total 5\n"
 		"# 5 instructions ran in transactions that aborted: not in the tree\n"
-		"Lvl   RL      Calls          Base           Cum  Name\n"
-		"  1    1          0             5             5  0x0000000000000000\n");
+		"Lvl   RL      Calls          Base           Cum  Module                Name\n"
+		"  1    1          0             5             5  code.bin              0x0000000000000000\n");
 	assert_int_equal(xp_test_engine(&out, NULL, "blocks", "pt", ptf, "raw", rawarg, "format", "callgrind", NULL), 0);
 	assert_non_null(strstr(out, "\n0x100014 "));
 	assert_null(strstr(out, "0x100004"));

@@ -121,9 +121,9 @@ static void test_perf_data_views(void **state)
 	free(ours);
 	assert_int_equal(xp_test_engine(&out, pg.perfdata, "calltree", NULL), 0);
 	assert_string_equal(out, "# call tree: insns, total 6002\n"
-			    "Lvl   RL      Calls          Base           Cum  Name\n"
-			    "  1    1          1          3002          6002  spin\n"
-			    "  2    1       1000          3000          3000    leaf\n");
+			    "Lvl   RL      Calls          Base           Cum  Module                Name\n"
+			    "  1    1          1          3002          6002  ptspin                spin\n"
+			    "  2    1       1000          3000          3000  ptspin                  leaf\n");
 	assert_int_equal(xp_test_engine(&out, pg.perfdata, "blocks", "sym", "spin", "format", "jsonl", NULL), 0);
 	assert_non_null(strstr(out, "\"sym\":\"spin+0x7\",\"count\":1000,\"insns\":2,\"cycles\":null,"
 				    "\"ipc\":null,\"taken\":999,\"not_taken\":1,"));
@@ -137,9 +137,9 @@ static void test_raw_elf_symbols(void **state)
 	const char *out;
 	assert_int_equal(xp_test_engine(&out, NULL, "calltree", "pt", pg.trace, "elf", pg.elfarg, NULL), 0);
 	assert_string_equal(out, "# call tree: insns, total 6002\n"
-			    "Lvl   RL      Calls          Base           Cum  Name\n"
-			    "  1    1          1          3002          6002  spin\n"
-			    "  2    1       1000          3000          3000    leaf\n");
+			    "Lvl   RL      Calls          Base           Cum  Module                Name\n"
+			    "  1    1          1          3002          6002  ptspin                spin\n"
+			    "  2    1       1000          3000          3000  ptspin                  leaf\n");
 	assert_int_equal(xp_test_engine(&out, NULL, "annotate=leaf", "pt", pg.trace, "elf", pg.elfarg, "format", "jsonl",
 					NULL), 0);
 	assert_non_null(strstr(out, "\"offset\":0,\"count\":1000,\"cycles\":null,\"insn\":\"addq %rdi, %rax\""));

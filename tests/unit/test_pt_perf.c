@@ -388,8 +388,8 @@ static void test_per_cpu_time_order(void **state)
 	assert_non_null(strstr(out, "\n0.001002550 100 [001]     555555555139  spin+0x0 "));
 	/* each thread's calls, on both cpus, reach its call tree */
 	assert_int_equal(xp_test_engine(&out, data, "calltree", "per-thread", "", "format", "jsonl", NULL), 0);
-	assert_non_null(strstr(out, "{\"tid\":100,\"lvl\":2,\"rl\":1,\"calls\":6,\"base\":18,\"cum\":18,\"name\":\"leaf\""));
-	assert_non_null(strstr(out, "{\"tid\":200,\"lvl\":2,\"rl\":1,\"calls\":4,\"base\":12,\"cum\":12,\"name\":\"leaf\""));
+	assert_non_null(strstr(out, "{\"tid\":100,\"lvl\":2,\"rl\":1,\"calls\":6,\"base\":18,\"cum\":18,\"module\":\"ptspin\",\"name\":\"leaf\""));
+	assert_non_null(strstr(out, "{\"tid\":200,\"lvl\":2,\"rl\":1,\"calls\":4,\"base\":12,\"cum\":12,\"module\":\"ptspin\",\"name\":\"leaf\""));
 	/* wall time per thread: B ran from 1100 (cpu 1) to 1650 (cpu 0), 825 ns in perf
 	 * time; B's cpu 0 events first would make its time go backwards (0) */
 	assert_int_equal(xp_test_engine(&out, data, "calltree", "per-thread", "", "metric", "time", "format", "jsonl", NULL), 0);

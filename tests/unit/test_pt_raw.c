@@ -187,9 +187,9 @@ static void test_calltree_unsymbolized(void **state)
 	rc = RAW(&out, ptf, "calltree", NULL);
 	assert_int_equal(rc, 0);
 	assert_string_equal(out, "# call tree: insns, total 2004\n"
-		"Lvl   RL      Calls          Base           Cum  Name\n"
-		"  1    1          0          2003          2004  0x0000000000000000\n"
-		"  2    1          1             1             1    0x0000000000000010\n");
+		"Lvl   RL      Calls          Base           Cum  Module                Name\n"
+		"  1    1          0          2003          2004  code.bin              0x0000000000000000\n"
+		"  2    1          1             1             1  code.bin                0x0000000000000010\n");
 }
 
 /* Raw TSC: --metric tsc charges ticks; --tsc-hz converts them to ns. */
@@ -232,9 +232,9 @@ static void test_mtc_options(void **state)
 	rc = RAW(&out, mtcf, "calltree", "metric", "tsc", "cpuid-0x15.eax", "1", "cpuid-0x15.ebx", "2", NULL);
 	assert_int_equal(rc, 0);
 	assert_string_equal(out, "# call tree: tsc, total 2500\n"
-		"Lvl   RL      Calls          Base           Cum  Name\n"
-		"  1    1          0          2400          2500  0x0000000000000000\n"
-		"  2    1          1           100           100    0x0000000000000010\n");
+		"Lvl   RL      Calls          Base           Cum  Module                Name\n"
+		"  1    1          0          2400          2500  code.bin              0x0000000000000000\n"
+		"  2    1          1           100           100  code.bin                0x0000000000000010\n");
 	rc = RAW(&out, mtcf, "calltree", "cpuid-0x15.eax", "x", NULL);
 	assert_int_equal(xp_test_exit_code(rc), 1);
 	assert_non_null(strstr(xp_test_msgs(), "--cpuid-0x15.eax x: expected a 32-bit number"));

@@ -60,12 +60,15 @@ static void test_calltree_folded_and_metrics(void **state)
 	(void)state;
 	const char *out;
 	write_chains();
-	assert_int_equal(xp_test_engine(&out, data, "calltree", "format", "folded", NULL), 0);
+	/* by default weighed as --functions weighs (the event's period), on request by
+	 * samples */
+	assert_int_equal(xp_test_engine(&out, data, "calltree", "format", "folded", "metric", "samples", NULL), 0);
 	assert_string_equal(out, "main 1\nmain;spin 2\nmain;spin;leaf 7\n");
-	assert_int_equal(xp_test_engine(&out, data, "calltree", "format", "folded", "metric", "cpu-clock", NULL), 0);
+	assert_int_equal(xp_test_engine(&out, data, "calltree", "format", "folded", NULL), 0);
 	assert_string_equal(out, "main 50\nmain;spin 2000\nmain;spin;leaf 620\n");
 	/* one thread */
-	assert_int_equal(xp_test_engine(&out, data, "calltree", "format", "folded", "tid", "77", NULL), 0);
+	assert_int_equal(xp_test_engine(&out, data, "calltree", "format", "folded", "tid", "77",
+					"metric", "samples", NULL), 0);
 	assert_string_equal(out, "main;spin;leaf 4\n");
 	assert_int_equal(xp_test_engine(&out, data, "calltree", "format", "folded", "tid", "77",
 					"metric", "cpu-clock", NULL), 0);
@@ -94,9 +97,9 @@ static void test_flat_samples(void **state)
 	smpg_sample(w, st, SMPG_PID, 101, S.spin_loop, 30, NULL, 0, NULL, 0);
 	smpg_sample(w, st, SMPG_PID, 102, S.leaf + 7, 10, NULL, 0, NULL, 0);
 	assert_int_equal(pd_writer_close(w), 0);
-	assert_int_equal(xp_test_engine(&out, data, "calltree", "format", "folded", NULL), 0);
+	assert_int_equal(xp_test_engine(&out, data, "calltree", "format", "folded", "metric", "samples", NULL), 0);
 	assert_string_equal(out, "leaf 2\nspin 1\n");
-	assert_int_equal(xp_test_engine(&out, data, "calltree", "format", "folded", "metric", "cpu-clock", NULL), 0);
+	assert_int_equal(xp_test_engine(&out, data, "calltree", "format", "folded", NULL), 0);
 	assert_string_equal(out, "spin 30\nleaf 20\n");
 }
 

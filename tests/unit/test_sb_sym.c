@@ -173,6 +173,26 @@ static void test_elf_symbols(void **state)
 	sb_free(s);
 }
 
+/* The kernel's uprobes page (uretprobe trampoline, probed instructions stepped out of
+ * line) has no file: one name, "[uprobes]", wherever in it an address lies. */
+static void test_uprobes_page(void **state)
+{
+	(void)state;
+	struct sb_session *s = sb_new();
+	struct sym_ctx *c = sym_new(NULL, "/nonexistent");
+
+	assert_int_equal(sb_add_map(s, 7, 0x7fffffffe000ULL, 0x1000, 0, 5, "[uprobes]", NULL, 0, 0), 0);
+	const struct sb_map *m = sb_find_map(s, 7, 0x7fffffffe00dULL, 0);
+	assert_non_null(m);
+	uint32_t fn = sym_fn_of(c, m, 0x7fffffffe00dULL);
+	assert_string_equal(sym_fn(c, fn)->name, "[uprobes]");
+	assert_string_equal(sym_fn(c, fn)->module, "[uprobes]");
+	assert_int_equal(sym_fn_of(c, m, 0x7fffffffe001ULL), fn);
+	assert_true(sym_map_uprobes(m));
+	sym_free(c);
+	sb_free(s);
+}
+
 /* What tests/progs/retval.c's functions return, as --calls reads their values. */
 static void test_ret_types(void **state)
 {
@@ -216,6 +236,7 @@ int main(void)
 		cmocka_unit_test(test_demangle),
 		cmocka_unit_test(test_elf_symbols),
 		cmocka_unit_test(test_ret_types),
+		cmocka_unit_test(test_uprobes_page),
 	};
 	return cmocka_run_group_tests(tests, NULL, NULL);
 }

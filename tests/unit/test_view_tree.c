@@ -32,18 +32,19 @@ static void test_calltree_text(void **state)
 	(void)state;
 	const char *out;
 	assert_int_equal(xp_test_engine(&out, data, "calltree", NULL), 0);
-	/* a sampled tree: Calls counts the samples through a node */
-	assert_string_equal(out, "# sampled tree: samples, total 7\n"
-				 "Lvl   RL      Calls          Base           Cum  Name\n"
-				 "  1    1          7             0             7  main\n"
-				 "  2    1          7             3             7    spin\n"
-				 "  3    1          4             4             4      leaf\n");
+	/* a sampled tree: Samples counts the samples through a node, Base and Cum weigh
+	 * them by the event's period (1000 ns), as --functions does */
+	assert_string_equal(out, "# sampled tree: cpu-clock, total 7000 ns\n"
+				 "Lvl   RL    Samples      Base(ns)       Cum(ns)  Module                Name\n"
+				 "  1    1          7             0          7000  ptspin                main\n"
+				 "  2    1          7          3000          7000  ptspin                  spin\n"
+				 "  3    1          4          4000          4000  ptspin                    leaf\n");
 	/* leaf's Cum is 4 of 7 (57%): under the limit; spin's and main's 100% */
 	assert_int_equal(xp_test_engine(&out, data, "calltree", "percent-limit", "60", NULL), 0);
-	assert_string_equal(out, "# sampled tree: samples, total 7\n"
-				 "Lvl   RL      Calls          Base           Cum  Name\n"
-				 "  1    1          7             0             7  main\n"
-				 "  2    1          7             3             7    spin\n");
+	assert_string_equal(out, "# sampled tree: cpu-clock, total 7000 ns\n"
+				 "Lvl   RL    Samples      Base(ns)       Cum(ns)  Module                Name\n"
+				 "  1    1          7             0          7000  ptspin                main\n"
+				 "  2    1          7          3000          7000  ptspin                  spin\n");
 }
 
 static void test_calltree_per_thread(void **state)
@@ -51,12 +52,12 @@ static void test_calltree_per_thread(void **state)
 	(void)state;
 	const char *out;
 	assert_int_equal(xp_test_engine(&out, data, "calltree", "per-thread", "", "format", "csv", NULL), 0);
-	assert_string_equal(out, "tid,lvl,rl,calls,base,cum,name\n"
-				 "1,1,1,5,0,5,main\n"
-				 "1,2,1,5,1,5,spin\n"
-				 "1,3,1,4,4,4,leaf\n"
-				 "2,1,1,2,0,2,main\n"
-				 "2,2,1,2,2,2,spin\n");
+	assert_string_equal(out, "tid,lvl,rl,samples,base_ns,cum_ns,module,name\n"
+				 "1,1,1,5,0,5000,ptspin,main\n"
+				 "1,2,1,5,1000,5000,ptspin,spin\n"
+				 "1,3,1,4,4000,4000,ptspin,leaf\n"
+				 "2,1,1,2,0,2000,ptspin,main\n"
+				 "2,2,1,2,2000,2000,ptspin,spin\n");
 }
 
 static void test_functions_text(void **state)
@@ -80,17 +81,17 @@ static void test_filters(void **state)
 	const char *out;
 	/* 100..200: thread 1's 5 samples, 1000 ns each */
 	assert_int_equal(xp_test_engine(&out, data, "calltree", "time", "100-200", NULL), 0);
-	assert_string_equal(out, "# sampled tree: samples, total 5\n"
-				 "Lvl   RL      Calls          Base           Cum  Name\n"
-				 "  1    1          5             0             5  main\n"
-				 "  2    1          5             1             5    spin\n"
-				 "  3    1          4             4             4      leaf\n");
+	assert_string_equal(out, "# sampled tree: cpu-clock, total 5000 ns\n"
+				 "Lvl   RL    Samples      Base(ns)       Cum(ns)  Module                Name\n"
+				 "  1    1          5             0          5000  ptspin                main\n"
+				 "  2    1          5          1000          5000  ptspin                  spin\n"
+				 "  3    1          4          4000          4000  ptspin                    leaf\n");
 	assert_int_equal(xp_test_engine(&out, data, "functions", "time", "150-", "format", "csv", NULL), 0);
 	assert_string_equal(out, "samples,base_ns,cum_ns,base%,cum%,module,name\n"
 				 "3,3000,3000,100.0000,100.0000,ptspin,spin\n"
 				 "0,0,3000,0.0000,100.0000,ptspin,main\n");
 	assert_int_equal(xp_test_engine(&out, data, "routines", "tid", "2", "format", "csv", NULL), 0);
-	assert_string_equal(out, "calls,base_ns,cum_ns,cum2_ns,name\n"
+	assert_string_equal(out, "samples,base_ns,cum_ns,cumrec_ns,name\n"
 				 "2,2000,2000,2000,spin\n"
 				 "2,0,2000,2000,main\n");
 	int rc = xp_test_engine(&out, data, "functions", "tid", "9", NULL);

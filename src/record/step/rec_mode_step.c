@@ -633,11 +633,11 @@ static void print_summary(const struct step_col *c, const struct stp *s)
 	size_t ntop = stp_top_blockers(s, top, sizeof(top) / sizeof(top[0]));
 
 	fprintf(stderr,
-		"xptrace: step: %" PRIu64 " threads, %" PRIu64 " branches (%" PRIu64 " cond, %" PRIu64
+		"xptrace: step: %" PRIu64 " process%s, %" PRIu64 " threads, %" PRIu64 " branches (%" PRIu64 " cond, %" PRIu64
 		" indirect, %" PRIu64 " ret), %" PRIu64 " stops (%.3f per branch), %" PRIu64
 		" syscalls, %" PRIu64 " signals, %" PRIu64 " blocks, %.2f MB of PT (no CYC: "
 		"stepping has no cycle timing)\n",
-		st->threads, br, st->cond, st->indirect, st->ret, st->stops,
+		st->processes, st->processes == 1 ? "" : "es", st->threads, br, st->cond, st->indirect, st->ret, st->stops,
 		br ? (double)st->stops / (double)br : 0.0, st->syscalls, st->signals, st->blocks,
 		c->pt_bytes / 1e6);
 	fprintf(stderr, "xptrace: step: %" PRIu64 " breakpoint stops, %" PRIu64 " branches chained "
@@ -830,8 +830,9 @@ static int step_run(struct rec *r)
 	{
 		const struct stp_stats *st = stp_stats(s);
 		snprintf(r->recorded, sizeof(r->recorded), "%" PRIu64 " branches as Intel PT (%" PRIu64
-			 " ptrace stops, %" PRIu64 " thread%s)", st->cond + st->indirect + st->ret,
-			 st->stops, st->threads, st->threads == 1 ? "" : "s");
+			 " ptrace stops, %" PRIu64 " process%s, %" PRIu64 " thread%s)",
+			 st->cond + st->indirect + st->ret, st->stops, st->processes,
+			 st->processes == 1 ? "" : "es", st->threads, st->threads == 1 ? "" : "s");
 	}
 	if (r->opts->verbose && !r->opts->quiet)
 		print_summary(&c, s);

@@ -96,6 +96,7 @@ struct stp_stats {
 	uint64_t blocks;	/* straight-line runs discovered */
 	uint64_t breakpoints;	/* int3 armed */
 	uint64_t syscalls, signals, threads;
+	uint64_t processes;	/* of the threads, those that led a process */
 	uint64_t end[STP_END_N];	/* breakpoint stops by why they ended */
 	uint64_t undecodable;	/* code paths whose bytes did not decode: not traced */
 	uint64_t losses;	/* times a thread ran into one of them while traced */

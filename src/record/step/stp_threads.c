@@ -129,6 +129,7 @@ int stp_start_thread(struct stp *s, struct stp_thr *t)
 		return -errno;
 	t->state = STP_TH_RUNNING;
 	s->st.threads++;
+	s->st.processes += t->tid == t->pid;
 	ev.ppid = t->ppid;
 	ev.ptid = t->ptid;
 	ev.fork = t->fork;
@@ -211,6 +212,7 @@ int stp_on_exec(struct stp *s, struct stp_thr *t, struct user_regs_struct *r)
 
 		t->state = STP_TH_RUNNING;
 		s->st.threads++;
+		s->st.processes += t->tid == t->pid;
 		stp_emit(s, t, &th);
 	}
 	stp_read_comm(t->pid, t->tid, comm, sizeof(comm));
