@@ -77,9 +77,8 @@ struct rec_hooks {
 	int (*tick)(struct rec *r);
 	/* the loop ends: the extensions' events stop */
 	void (*stop)(struct rec *r);
-	/* more rings to drain after the mode's own (the probed threads'): the i-th, NULL
-	 * past the last */
-	struct ring *(*ring)(struct rec *r, int i);
+	/* a PERF_RECORD_FORK before it is written (the probes follow new processes) */
+	void (*fork)(struct rec *r, const struct perf_event_header *h);
 	/* poll timeout of the loop in ms (0: 100): how late a hook hears of the time */
 	int poll_ms;
 };

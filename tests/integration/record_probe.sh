@@ -82,17 +82,36 @@ probe_xptrace:tri 42
 probe_xptrace:tri__return 42" "$(counts dl/perf.data)"
 
 # --- threads ---
-# A command is probed in its first thread: the second thread runs (the kernel would fail
-# its clone() on an inherited uprobe event) and is sampled, not probed.
+# A command is probed in every thread: the second thread, started after the probes
+# were armed, too (the program's own counts: thr_one 5, thr_two 3).
 "$XPTRACE" record -o t --probe 'thr_*' -g -- "$PROGS/merged_thr" >/dev/null 2>"$TMP/t.err"
 check_eq "threads of a command: record exits 0" 0 $?
 check_match "threads of a command: says who is probed" \
-	"probes armed on 2 functions in the command's first thread; threads and processes started later are sampled but not probed" \
+	"probes armed on 2 functions in the command, its threads and child processes" \
 	"$(cat "$TMP/t.err")"
-check_eq "threads of a command: thr_one 5 in the first thread, thr_two not probed" "probe_xptrace:thr_one 5
-probe_xptrace:thr_one__return 5" "$(counts t/perf.data)"
+check_eq "threads of a command: thr_one 5, thr_two 3 in the thread started later" "probe_xptrace:thr_one 5
+probe_xptrace:thr_one__return 5
+probe_xptrace:thr_two 3
+probe_xptrace:thr_two__return 3" "$(counts t/perf.data)"
 check_match "threads of a command: the second thread is sampled" "two_leaf" \
 	"$(perf script -i t/perf.data -F ip,sym -G 2>/dev/null | awk '{ print $2 }' | sort -u)"
+# A thread pool started after a sleep: 3 workers, 200 calls of work each, every hit in
+# a worker thread (not the main one), 200 entries and 200 returns per worker; and a
+# process the command forks (sh -c runs the program as its child): still probed, while
+# another copy of the program running outside the recording is not recorded.
+"$XPTRACE" record -q -o lt -g --probe work -- "$PROGS/late_threads" 300 >/dev/null 2>&1
+check_eq "late threads: work 600 entries, 600 returns" "probe_xptrace:work 600
+probe_xptrace:work__return 600" "$(counts lt/perf.data)"
+per=$(perf script -i lt/perf.data -F pid,tid,event 2>/dev/null | awk '$2 ~ /^probe_xptrace:work/ { split($1, t, "/"); n[(t[1] == t[2] ? "main" : t[2]) " " $2]++ }
+	END { for (k in n) print n[k] }' | sort | uniq -c | tr -s ' ')
+check_eq "late threads: 6 (thread, event) pairs of 200 hits, none in the main thread" " 6 200" "$per"
+"$PROGS/late_threads" 0 100000000 &
+other=$!
+"$XPTRACE" record -q -o lf --probe "work@$PROGS/late_threads" -- sh -c "$PROGS/late_threads 300 50; true" >/dev/null 2>&1
+kill "$other" 2>/dev/null; wait "$other" 2>/dev/null
+check_eq "late threads in a child process: 150 calls, none of the other copy of the program" \
+	"probe_xptrace:work 150
+probe_xptrace:work__return 150" "$(counts lf/perf.data)"
 # -p probes every thread the process has.
 mkfifo tfifo
 "$PROGS/merged_thr" 10000000 wait <tfifo >tp.out &
