@@ -663,13 +663,19 @@ static int finish(struct rec *r, int run_err)
 	if (!r->opts->quiet && !r->exec_failed && r->recorded[0])
 		fprintf(stderr, "xptrace: recorded %s, %zu modules snapshotted%s, %.2f MB in %s/\n",
 			r->recorded, ms_store_count(r->ms), jit_note, size / 1e6, r->dir);
-	else if (!r->opts->quiet && !r->exec_failed)
+	else if (!r->opts->quiet && !r->exec_failed) {
+		/* the probes' hits are samples of their own events, not of the sampled one */
+		uint64_t hits = r->probe_hits < kept ? r->probe_hits : kept;
+		char probes[64] = "";
+		if (r->opts->probe || r->opts->adaptive)
+			snprintf(probes, sizeof(probes), " and %llu probe hits", (unsigned long long)hits);
 		fprintf(stderr,
-			"xptrace: recorded %llu %s%ssamples, %llu lost, %zu modules snapshotted%s, "
+			"xptrace: recorded %llu %s%ssamples%s, %llu lost, %zu modules snapshotted%s, "
 			"%.2f MB in %s/\n",
-			(unsigned long long)kept, r->sampled, r->sampled[0] ? " " : "",
+			(unsigned long long)(kept - hits), r->sampled, r->sampled[0] ? " " : "", probes,
 			(unsigned long long)(r->lost + r->lost_samples),
 			ms_store_count(r->ms), jit_note, size / 1e6, r->dir);
+	}
 	if (r->child && !r->exec_failed && !r->recorded[0] && !kept && rc == XP_EXIT_OK)
 		explain_no_samples(r);
 	return rc;

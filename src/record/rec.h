@@ -101,6 +101,7 @@ struct rec {
 	int write_err;		/* first perf.data write error */
 	/* what the run captured */
 	uint64_t samples, lost, lost_samples, records, switches;
+	uint64_t probe_hits;	/* of the samples written, the probes' (entry and return) */
 	char sampled[96];	/* the sampling event used (summary: "N cpu-clock samples") */
 	char recorded[160];	/* what a mode without samples recorded (step: branches) */
 	uint64_t aux_traced;	/* bytes of AUX trace the mode made (step: its PT), of which a

@@ -192,7 +192,7 @@ void rec_probes_close_fds(const int *fds, int n, int wait);
 /* --- at the end (rec_probe_report.c) --- */
 
 /* The probes feature (perfdata/pd_probes.h) into perf.data, and one line per probe on
- * stderr unless -q.  0 or a negative errno. */
+ * stderr unless -q; r->probe_hits set.  0 or a negative errno. */
 int rec_probes_report(const struct rec_probes *p, struct rec *r);
 
 /* --- what a probed call costs (rec_calib.c) --- */

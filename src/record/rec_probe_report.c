@@ -61,6 +61,8 @@ int rec_probes_report(const struct rec_probes *p, struct rec *r)
 	ps.calibrated = p->cal_runs > 0;
 	weighted_cost(p, &ps.caller_ns, &ps.callee_ns);
 	ps.runs = p->cal_runs;
+	for (int i = 0; i < p->nfn; i++)
+		r->probe_hits += p->fn[i].hits + p->fn[i].rets;
 	for (int i = 0; i < p->nfn && e == 0; i++) {
 		const struct rec_probe_fn *fn = &p->fn[i];
 		char name[600];
