@@ -178,7 +178,11 @@ static uint32_t frame_fn(struct dec_ctx *c, const struct tb_thread *t, int32_t p
 /* A sample of a merged trace: below the event node active in its thread, the frames
  * of its callchain under that node's function (the innermost activation of it); all
  * of it from the root when no event node is active.  Either way the nodes it makes
- * are sampled: their Calls are unknown. */
+ * are sampled: their Calls are unknown.  When the node's function is not on the
+ * stack, the frame-pointer walk skipped it: the sample's IP lies in a function that
+ * keeps no frame of its own (a leaf, or code without frame pointers), so the chain
+ * goes from the IP to the return address into the node's caller.  The IP's function
+ * is then a sampled callee of the node, unless it is the node's own. */
 static int merged_sample(struct tb_thread *t, const uint32_t *fns, uint32_t n,
 			 const uint64_t *w)
 {
@@ -186,7 +190,7 @@ static int merged_sample(struct tb_thread *t, const uint32_t *fns, uint32_t n,
 
 	if (node != CT_ROOT) {
 		uint32_t fn = ct_node(t->t, node)->fn;
-		from = n;	/* the event's function not on the stack: charged to it */
+		from = fns[n - 1] == fn ? n : n - 1;
 		for (uint32_t i = n; i-- > 0;)
 			if (fns[i] == fn) {
 				from = i + 1;

@@ -178,3 +178,18 @@ for p in ("C;B;A;B;A", "C;A;B;B"):
 print("ok" if not bad else "; ".join(bad))
 EOF
 )"
+
+# --- (c) the same program as compilers build it: X, a leaf, has no frame of its own
+# (tests/progs/merged_leaf.c), so the frame-pointer chain of a sample in X skips A.  X
+# is still a sampled node under C;B;A, with every sample whose IP perf puts in X.
+"$XPTRACE" record -q -m sample -F 4000 -g --probe C,A,B -o lf -- "$PROGS/merged_leaf" >/dev/null 2>&1
+check_eq "frameless leaf: record exits 0" 0 $?
+"$XPTRACE" decode -i lf --calltree --metric samples --format jsonl >lf.jsonl 2>/dev/null
+shape lf.jsonl >lf.shape
+check_eq "frameless leaf: the example's tree below C (X sampled under C;B;A)" \
+	"$(echo "$expected" | awk '{ print $1, $2, $3, ($1 == "C;B;A;X" ? "-" : $4) }' | sort)" \
+	"$(awk '{ print $1, $2, $3, $4 }' lf.shape | sort)"
+nx=$(perf script -i lf/perf.data -F event,ip,sym -G 2>/dev/null | awk '$1 == "cpu-clock:" && $3 == "X"' | wc -l)
+check_eq "frameless leaf: X's samples are perf's samples in X ($nx)" "$nx" \
+	"$(awk '$1 == "C;B;A;X" { print $5 }' lf.shape)"
+check "frameless leaf: X has samples" test "$nx" -gt 0
