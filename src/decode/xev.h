@@ -104,7 +104,9 @@ struct xev {
 	int32_t pid, tid;
 	int32_t cpu;		/* -1 unknown */
 	uint64_t weight;	/* XEV_SAMPLE: period or count; blocks of sampled ranges: 1 */
-	const uint64_t *stack;	/* XEV_SAMPLE: callchain, leaf first (user addresses) */
+	/* XEV_SAMPLE, and an XEV_F_FUNC call whose hit has one: callchain, leaf first
+	 * (user addresses) */
+	const uint64_t *stack;
 	uint32_t nstack;
 	uint32_t event;		/* XEV_SAMPLE, XEV_F_FUNC: which recorded event (attr index) */
 	const uint64_t *values;	/* XEV_SAMPLE: group counter values, one per event */

@@ -201,18 +201,34 @@ static int merged_sample(struct tb_thread *t, const uint32_t *fns, uint32_t n,
 		oom() : 0;
 }
 
-/* An entry/exit event names the function; the caller of an entry is not traced. */
+/* The node an outermost entry goes below: the sampled path of its callers from its
+ * hit's callchain (main, _start, ... above the first probe), the root without one. */
+static uint32_t callers_node(struct tb *b, struct tb_thread *t, const struct xev *ev)
+{
+	static const uint64_t zero[DEC_MAX_METRICS];
+
+	if (ev->nstack < 2 || ct_cursor_depth(t->cur))
+		return CT_ROOT;
+	if (XP_GROW(b->fns, b->capfns, ev->nstack) < 0)
+		return CT_NONE;
+	for (uint32_t i = 1; i < ev->nstack; i++)
+		b->fns[ev->nstack - 1 - i] = dec_fn_of(b->c, ev->pid, ev->stack[i], ev->time);
+	return ct_add_stack_at(t->t, CT_ROOT, b->fns, ev->nstack - 1, zero, CT_NO_CALLS | CT_SAMPLED);
+}
+
+/* An entry/exit event names the function; an entry's callers are sampled (its
+ * callchain) or unknown. */
 static int func_event(struct tb *b, struct tb_thread *t, const struct xev *ev)
 {
 	struct dec_ctx *c = b->c;
 
 	t->exact = true;
 	if (ev->kind == XEV_CALL) {
-		uint32_t fn = dec_fn_of(c, ev->pid, ev->addr, ev->time);
+		uint32_t fn = dec_fn_of(c, ev->pid, ev->addr, ev->time), at = callers_node(b, t, ev);
 		const struct pd_probe *p = dec_probe_of(c, ev->event);
-		if (p && xp_map_put(&b->probe_fns, fn, (uint64_t)(p - c->probes->p)) < 0)
+		if (at == CT_NONE || (p && xp_map_put(&b->probe_fns, fn, (uint64_t)(p - c->probes->p)) < 0))
 			return oom();
-		return ct_call(t->cur, fn, 0) < 0 ? oom() : 0;
+		return ct_call_at(t->cur, at, fn) < 0 ? oom() : 0;
 	}
 	int r = ev->ip ? ct_leave(t->cur, dec_fn_of(c, ev->pid, ev->ip, ev->time)) : -ENOENT;
 	if (r == -ENOENT)

@@ -193,3 +193,37 @@ nx=$(perf script -i lf/perf.data -F event,ip,sym -G 2>/dev/null | awk '$1 == "cp
 check_eq "frameless leaf: X's samples are perf's samples in X ($nx)" "$nx" \
 	"$(awk '$1 == "C;B;A;X" { print $5 }' lf.shape)"
 check "frameless leaf: X has samples" test "$nx" -gt 0
+
+# --- (d) the frames above the outermost probe come from its entry hit's callchain:
+# C hangs below the callers perf shows for that hit (main, __libc_start_call_main), not
+# at a root of its own, and no node is a junk frame (an address in no mapping, read
+# where a frame-pointer walk left the stack).
+above=$(perf script -i pr/perf.data -F event,ip,sym 2>/dev/null | awk '
+	/probe_xptrace:C: *$/ { p = 1; next } p && NF == 2 { s = s ? $2 ";" s : $2 } p && NF == 0 { p = 0; done = 1 }
+	END { print s }')
+check_eq "above the probes: C's path is its entry's callchain, root first" "$above" \
+	"$(python3 -c '
+import json, sys
+for l in open(sys.argv[1]):
+    r = json.loads(l)
+    if r["name"] == "C" and not r.get("sampled"):
+        print(";".join(r["path"]))' pr.jsonl)"
+check_eq "above the probes: no junk frame (a name that is a bare address)" "" \
+	"$(python3 -c '
+import json, re, sys
+for l in open(sys.argv[1]):
+    r = json.loads(l)
+    if re.match(r"^\+?0x[0-9a-f]+$", r["name"]):
+        print(r["path"])' pr.jsonl)"
+# A thread pool started late (tests/progs/late_threads: 3 workers, 200 calls of work
+# each): each worker's 200 exact calls below its own sampled frames.
+"$XPTRACE" record -q -m sample -g --probe work -o lt -- "$PROGS/late_threads" 100 >/dev/null 2>&1
+check_eq "late threads: 200 calls of work under each worker, below start_thread" \
+	"start_thread;worker_0;work 200
+start_thread;worker_1;work 200
+start_thread;worker_2;work 200" "$("$XPTRACE" decode -i lt --calltree --format jsonl 2>/dev/null | python3 -c '
+import json, sys
+for l in sys.stdin:
+    r = json.loads(l)
+    if r["name"] == "work":
+        print(";".join(r["path"]), r["calls"])' | sort)"
