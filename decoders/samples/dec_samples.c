@@ -245,6 +245,16 @@ static int on_rec(void *arg, const struct pd_rec *r)
 	const struct pd_sample *sm;
 	struct xev *ev = &s->ev;
 
+	if ((r->type == PERF_RECORD_SWITCH || r->type == PERF_RECORD_SWITCH_CPU_WIDE) &&
+	    (s->c->wants & DEC_WANT_SWITCH) && r->sid.has_tid && r->sid.has_time) {
+		/* the sample id is the thread's that leaves (out) or comes (in), in a
+		 * cpu-wide record too */
+		struct xev sw = { .kind = XEV_SWITCH, .sub = r->u.sw.out ? XEV_SWITCH_OUT : XEV_SWITCH_IN,
+				  .pid = (int32_t)r->sid.pid, .tid = (int32_t)r->sid.tid,
+				  .cpu = r->sid.has_cpu ? (int32_t)r->sid.cpu : -1, .time = r->sid.time,
+				  .cycles = XEV_CYCLES_UNKNOWN, .offset = r->offset };
+		return xev_emit(s->sink, &sw);
+	}
 	if (r->type != PERF_RECORD_SAMPLE || !r->attr || is_dummy(r->attr))
 		return 0;
 	if (s->probe[r->attr->index] != PROBE_NONE)

@@ -11,8 +11,10 @@
 
 static int oom(void) { return xp_err("decode", "decode a smaller trace or time range", "out of memory"); }
 
-void tb_init(struct tb *b, struct dec_ctx *c)
+void tb_init(struct tb *b, struct view_ctx *vc)
 {
+	struct dec_ctx *c = vc->c;
+
 	memset(b, 0, sizeof(*b));
 	b->c = c;
 	b->time_m = b->samples_m = -1;
@@ -24,6 +26,12 @@ void tb_init(struct tb *b, struct dec_ctx *c)
 	}
 	b->compensate = c->merged && b->time_m >= 0 && c->probes && c->probes->calibrated &&
 		!dec_opt(c, "no-compensate");
+	/* a merged tree's exact times are wall times, its samples cpu time: the time a
+	 * thread spent switched out is kept apart, under a node of its own */
+	if (c->merged && b->time_m >= 0) {
+		vc->wants |= DEC_WANT_SWITCH;
+		b->off_fn = sym_fn_named(c->sym, "[off-CPU]", "[off-CPU]");
+	}
 }
 
 const struct dec_option tb_options[] = {
@@ -52,6 +60,7 @@ static struct tb_thread *thread_of(struct tb *b, int32_t pid, int32_t tid)
 	t->pid = pid;
 	t->tid = tid;
 	t->exact = false;
+	t->off = false;
 	t->last_time = 0;
 	memset(&t->sig, 0, sizeof(t->sig));
 	memset(&t->prev, 0, sizeof(t->prev));
@@ -182,12 +191,20 @@ static uint32_t frame_fn(struct dec_ctx *c, const struct tb_thread *t, int32_t p
  * stack, the frame-pointer walk skipped it: the sample's IP lies in a function that
  * keeps no frame of its own (a leaf, or code without frame pointers), so the chain
  * goes from the IP to the return address into the node's caller.  The IP's function
- * is then a sampled callee of the node, unless it is the node's own. */
-static int merged_sample(struct tb_thread *t, const uint32_t *fns, uint32_t n,
+ * is then a sampled callee of the node, unless it is the node's own.  A sample in the
+ * kernel's uprobe page (an instruction a probe displaced, stepped there, or the return
+ * probe's trampoline) is the probes' cost: the node's own time, which compensation
+ * takes off, not a function of the program. */
+static int merged_sample(struct tb *b, struct tb_thread *t, const uint32_t *fns, uint32_t n,
 			 const uint64_t *w)
 {
 	uint32_t node = ct_cursor_node(t->cur), from = 0;
+	const struct sym_fn *leaf = sym_fn(b->c->sym, fns[n - 1]);
 
+	if (leaf && leaf->module && strcmp(leaf->module, "[uprobes]") == 0) {
+		ct_add_base(t->t, node, w);
+		return 0;
+	}
 	if (node != CT_ROOT) {
 		uint32_t fn = ct_node(t->t, node)->fn;
 		from = fns[n - 1] == fn ? n : n - 1;
@@ -297,15 +314,24 @@ int tb_event(void *ctx, const struct xev *ev)
 	if (!t)
 		return oom();
 	if (b->time_m >= 0 && ev->time) {
-		/* the time since the thread's previous event was spent where it was then */
+		/* the time since the thread's previous event was spent where it was then,
+		 * on the cpu or, since it was switched out, off it */
 		if (t->last_time && ev->time > t->last_time) {
 			memset(w, 0, sizeof(w));
 			w[b->time_m] = ev->time - t->last_time;
-			ct_add_base(t->t, ct_cursor_node(t->cur), w);
+			if (!t->off)
+				ct_add_base(t->t, ct_cursor_node(t->cur), w);
+			else if (ct_add_stack_at(t->t, ct_cursor_node(t->cur), &b->off_fn, 1, w,
+						 CT_NO_CALLS | CT_SAMPLED) == CT_NONE)
+				return oom();
 		}
 		if (ev->time > t->last_time)
 			t->last_time = ev->time;
 		b->timed = true;
+	}
+	if (ev->kind == XEV_SWITCH) {
+		t->off = ev->sub == XEV_SWITCH_OUT;
+		return 0;
 	}
 	if (!(ev->flags & XEV_F_FUNC)) {
 		uint64_t at = 0, sig = 0;
@@ -344,7 +370,7 @@ int tb_event(void *ctx, const struct xev *ev)
 		if (b->lines && sample_lines(b, ev, n, w) < 0)
 			return oom();
 		if (c->merged)
-			return merged_sample(t, b->fns, n, w);
+			return merged_sample(b, t, b->fns, n, w);
 		if (ct_add_stack_path(t->t, &t->path, b->fns, n, w, t->exact ? CT_NO_CALLS : 0) == CT_NONE)
 			return oom();
 		return 0;

@@ -51,7 +51,7 @@ static int open_common(struct view_ctx *vc, void **state, bool arcs)
 	v->out = vc->out;
 	v->arcs = arcs;
 	v->metric = vc->c->metric;
-	tb_init(&v->b, vc->c);
+	tb_init(&v->b, vc);
 	*state = v;
 	return 0;
 }

@@ -56,7 +56,7 @@ static int open_common(struct view_ctx *vc, void **state, bool functions)
 				v->metric = m;
 				break;
 			}
-	tb_init(&v->b, c);
+	tb_init(&v->b, vc);
 	if (v->o->format == OUT_CALLGRIND && !(v->b.lines = tl_new(c))) {
 		tb_free(&v->b);
 		free(v);

@@ -21,8 +21,9 @@ C;A 1 1 1 3 7
 C;A;B 2 1 2 3 4
 C;A;B;B 3 2 1 1 1"
 
-# shape JSONL [SAMPLED_X]: the subtree under C as "path lvl-offset rl calls base cum",
-# in the expected's order; X's calls printed as "-" when it is a sampled node.
+# shape JSONL [SAMPLED_X]: the subtree under C as "path lvl-offset rl calls base cum off",
+# in the expected's order; X's calls printed as "-" when it is a sampled node; off: the
+# node's time switched out, its [off-CPU] child (not a row here).
 shape() {
 	python3 - "$1" <<'EOF'
 import json, sys
@@ -31,14 +32,15 @@ c = [r for r in rows if r["name"] == "C" and not r.get("sampled")]
 if len(c) != 1:
     sys.exit("no single C node")
 top = len(c[0]["path"]) - 1
+# time: base_ns and cum_ns; other metrics: base and cum
+b, s = ("base_ns", "cum_ns") if "base_ns" in rows[0] else ("base", "cum")
+off = {tuple(r["path"][:-1]): r[b] for r in rows if r["name"] == "[off-CPU]"}
 for r in rows:
     p = r["path"][top:]
-    if r["path"][:top + 1] != c[0]["path"]:
+    if r["path"][:top + 1] != c[0]["path"] or r["name"] == "[off-CPU]":
         continue
     calls = "-" if r["calls"] is None else r["calls"]
-    # time: base_ns and cum_ns; other metrics: base and cum
-    b, s = ("base_ns", "cum_ns") if "base_ns" in r else ("base", "cum")
-    print(";".join(p), r["lvl"] - c[0]["lvl"], r["rl"], calls, r[b], r[s])
+    print(";".join(p), r["lvl"] - c[0]["lvl"], r["rl"], calls, r[b], r[s], off.get(tuple(r["path"]), 0))
 EOF
 }
 
@@ -85,7 +87,8 @@ check_match "probe: X is marked sampled in text" '^  [ 0-9]+ +1 +- +[0-9.]+ +[0-
 
 # The exact times from perf's view of the same probe hits: a stack of entries, the time
 # between a thread's events charged to the function on top (what the tree does), X's
-# time inside A's since X is not probed.
+# time inside A's since X is not probed; a node's Base and the time it was switched out
+# (its [off-CPU] child) together.
 perf script -i pr/perf.data -F tid,time,event --ns 2>/dev/null | grep probe_xptrace >pr.hits
 python3 - pr.hits pr.shape <<'EOF' >pr.check
 import sys
@@ -110,7 +113,7 @@ bad = []
 for key in cum:
     r = rows.get(key)
     exp_base = base.get(key, 0)
-    if not r or r[4] != cum[key] or r[3] + (rows["C;B;A;X"][3] if key == "C;B;A" else 0) != exp_base:
+    if not r or r[4] != cum[key] or r[3] + r[5] + (rows["C;B;A;X"][3] if key == "C;B;A" else 0) != exp_base:
         bad.append("%s: perf base %d cum %d, xptrace %s" % (key, exp_base, cum[key], r))
 print("ok" if not bad and len(cum) == 8 else "; ".join(bad) or "nodes: %d" % len(cum))
 EOF
@@ -153,7 +156,7 @@ callee B 3" "$("$XPTRACE" decode -i pr --arcs --format jsonl 2>/dev/null | pytho
 import json, sys
 for l in sys.stdin:
     r = json.loads(l)
-    if r["routine"] == "A" and r["role"] != "self":
+    if r["routine"] == "A" and r["role"] != "self" and r["name"] != "[off-CPU]":
         print(r["role"], r["name"], r["calls"])' | sort -k1,1r -k2,2r)"
 
 # Compensation (the default): a probed node's Base loses its calls x the calibrated
@@ -227,3 +230,69 @@ for l in sys.stdin:
     r = json.loads(l)
     if r["name"] == "work":
         print(";".join(r["path"]), r["calls"])' | sort)"
+
+# --- (e) callgrind of a merged tree: A probed alone is the outermost probe twice (C;A,
+# C;B;A), each activation an edge from its sampled caller, so callgrind_annotate's
+# inclusive time of A and of C equals their Cum in --functions (was 48 % against 92 %
+# when the top activations had no caller edge).
+if command -v callgrind_annotate >/dev/null; then
+	"$XPTRACE" record -q -m sample -g --probe A -o ca -- "$PROGS/merged" >/dev/null 2>&1
+	"$XPTRACE" decode -i ca --calltree --format callgrind >ca.cg 2>/dev/null
+	incl=$(callgrind_annotate --inclusive=yes ca.cg 2>/dev/null | awk '
+		NF > 1 && ($NF ~ /:(A|C)$/ || $(NF-1) ~ /:(A|C)$/) { f = ($NF ~ /^\[/) ? $(NF-1) : $NF; sub(/.*:/, "", f)
+			t = $5; gsub(",", "", t); if (t > m[f]) m[f] = t }
+		END { print "A", m["A"]; print "C", m["C"] }')
+	check_eq "callgrind: inclusive time of A and C = their Cum in --functions" \
+		"$("$XPTRACE" decode -i ca --functions --format jsonl 2>/dev/null | python3 -c '
+import json, sys
+for l in sys.stdin:
+    r = json.loads(l)
+    if r["name"] in ("A", "C"):
+        print(r["name"], r["cum_ns"])' | sort)" "$incl"
+fi
+
+# --- (f) wall time and cpu time kept apart (tests/progs/offcpu: main sleeps 300 ms,
+# spins 40 ms of cpu in hot, then slow sleeps 200 ms and spins 20 ms; slow probed): the
+# time a thread was switched out is an [off-CPU] node under the node it was in, exactly
+# the thread's switch-out to switch-in intervals that perf shows; a sampled node (hot)
+# gets on-cpu time only, not main's sleep spread over the few samples outside the probes.
+"$XPTRACE" record -q -m sample -g --probe slow -o oc -- "$PROGS/offcpu" 300 >/dev/null 2>&1
+"$XPTRACE" decode -i oc --calltree --format jsonl >oc.jsonl 2>/dev/null
+perf script -i oc/perf.data --show-switch-events -F tid,time,event --ns 2>/dev/null >oc.perf
+check_eq "off-CPU: under slow and outside the probes, perf's switch intervals (to the ns)" "ok" \
+	"$(python3 - oc.perf oc.jsonl <<'PY'
+import json, sys
+inside = outside = 0
+out_at = entry = None
+for line in open(sys.argv[1]):
+    f = line.split()
+    t = int(f[1].rstrip(":").replace(".", ""))
+    if "probe_xptrace:slow:" in line:
+        entry = t
+    elif "probe_xptrace:slow__return:" in line:
+        entry = None
+    elif "PERF_RECORD_SWITCH" in line and "OUT" in line:
+        out_at = t
+    elif "PERF_RECORD_SWITCH" in line and "IN" in line and out_at is not None:
+        if entry is not None:
+            inside += t - out_at
+        else:
+            outside += t - out_at
+        out_at = None
+got = {}
+for l in open(sys.argv[2]):
+    r = json.loads(l)
+    if r["name"] == "[off-CPU]":
+        got["slow" if "slow" in r["path"] else "root"] = r["base_ns"]
+want = {"slow": inside, "root": outside}
+print("ok" if got == want and inside >= 200000000 and outside >= 300000000 else "perf %s, xptrace %s" % (want, got))
+PY
+)"
+hot=$(python3 -c '
+import json, sys
+for l in open(sys.argv[1]):
+    r = json.loads(l)
+    if r["name"] == "hot":
+        print(r["cum_ns"] // 1000000)' oc.jsonl)
+check "off-CPU: hot's time ($hot ms) is its 40 ms of cpu, not main's 300 ms sleep (< 2 x 40 ms)" \
+	test "${hot:-999}" -lt 80
