@@ -296,3 +296,29 @@ for l in open(sys.argv[1]):
         print(r["cum_ns"] // 1000000)' oc.jsonl)
 check "off-CPU: hot's time ($hot ms) is its 40 ms of cpu, not main's 300 ms sleep (< 2 x 40 ms)" \
 	test "${hot:-999}" -lt 80
+
+# --- (g) compensation says where it cannot be trusted (tests/progs/compensate: A 2 ms
+# of its own, B 8 ms calling P, a few ns, 2000 times; all three probed): each event
+# node's error bound is its calls x a probed call's cost (the header's two figures), and
+# a node whose Cum is under 10 x that (P) is marked ~ in text, the others (A, B) not.
+"$XPTRACE" record -q -m sample -g --probe A,B,P -o cp -- "$PROGS/compensate" >/dev/null 2>&1
+"$XPTRACE" decode -i cp --calltree >cp.txt 2>/dev/null
+"$XPTRACE" decode -i cp --calltree --format jsonl >cp.jsonl 2>/dev/null
+cost=$(sed -n 's/^# probe overhead compensated: \([0-9]*\) ns per probed call in its caller, \([0-9]*\) ns in itself.*/\1 \2/p' cp.txt)
+check_eq "compensation bounds: error_ns = calls x (caller + callee cost); P flagged, A and B not" \
+	"A 1 ok False
+B 1 ok False
+P 2000 ok True" "$(python3 - cp.jsonl $cost <<'PY'
+import json, sys
+cost = int(sys.argv[2]) + int(sys.argv[3])
+for l in open(sys.argv[1]):
+    r = json.loads(l)
+    if r["name"] in ("A", "B", "P") and not r["sampled"]:
+        print(r["name"], r["calls"], "ok" if r.get("error_ns") == r["calls"] * cost else r.get("error_ns"),
+              r["error_ns"] * 10 > r["cum_ns"])
+PY
+)"
+check_match "compensation bounds: text marks P's Cum with ~ and says why" \
+	'^# ~ before a Cum: the function takes under 10 x what a probed call costs' "$(cat cp.txt)"
+check_match "compensation bounds: P's row" '^ +[0-9]+ +1 +2000 +[0-9.]+ +~[0-9.]+ +P$' "$(cat cp.txt)"
+check_match "compensation bounds: B's row unmarked" '^ +[0-9]+ +1 +1 +[0-9.]+ +[0-9.]+ +B$' "$(cat cp.txt)"

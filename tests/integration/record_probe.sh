@@ -143,14 +143,14 @@ for l in sys.stdin:
     r = json.loads(l)
     p = r["path"]
     for ev in ("thr_one", "thr_two"):
-        if ev in p[:-1] and p[-1] != ev:
+        if ev in p[:-1] and p[-1] not in (ev, "[off-CPU]"):
             print("main" if r["tid"] == '"$tp"' else "other", ev, p[-1], "sampled" if r["sampled"] else "exact")
 ' | sort -u)
 check_eq "threads, -p, decoded: samples under their own thread's event node" "main thr_one one_leaf_a sampled
 main thr_one one_leaf_b sampled
 other thr_two two_leaf sampled" "$tree"
 check_match "threads, -p, decoded: thr_one 5 and thr_two 3 exact calls" \
-	'^ *1 +1 +5 +[0-9.]+ +[0-9.]+ +thr_one$' "$("$XPTRACE" decode -i tp --calltree 2>/dev/null)"
+	'^ *[0-9]+ +1 +5 +[0-9.]+ +[0-9.]+ +thr_one$' "$("$XPTRACE" decode -i tp --calltree 2>/dev/null)"
 
 # --- -p: attach to a running process ---
 mkfifo fifo
