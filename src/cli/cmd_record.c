@@ -65,6 +65,10 @@
 	"                          lbr modes; see docs/record.md)\n"                       \
 	"      --adaptive-interval MS  how often (default 100 ms)\n"                       \
 	"      --adaptive-depth D  caller levels walked up from a hot function (default 4)\n" \
+	"      --max-overhead PCT  the probes' cost (calibrated per hit) kept under PCT %\n" \
+	"                          of the target's cpu time: over it every probe is\n"    \
+	"                          disarmed and none armed until under (default 5, 0:\n" \
+	"                          no budget; --adaptive)\n"                                \
 	"\n"                                                                                    \
 	"hardware modes (pt, lbr; see docs/mode-pt.md, docs/mode-lbr.md):\n"                   \
 	"  -a, --all-cpus          every CPU, every process, while COMMAND runs\n"             \
@@ -213,6 +217,7 @@ static int parse_args(int argc, char **argv, struct rec_opts *o)
 		{ "adaptive", optional_argument, NULL, 264 },
 		{ "adaptive-interval", required_argument, NULL, 265 },
 		{ "adaptive-depth", required_argument, NULL, 266 },
+		{ "max-overhead", required_argument, NULL, 267 },
 		{ NULL, 0, NULL, 0 },
 	};
 	int c, limit_given = 0;
@@ -225,6 +230,7 @@ static int parse_args(int argc, char **argv, struct rec_opts *o)
 	o->probe_limit = 10000;
 	o->adaptive_interval_ms = 100;
 	o->adaptive_depth = 4;
+	o->max_overhead = 5;
 	o->argc = argc;
 	o->argv = argv;
 	optind = 1;
@@ -339,6 +345,13 @@ static int parse_args(int argc, char **argv, struct rec_opts *o)
 						      "levels from 0 to 64, not '%s'", optarg);
 			o->adaptive_depth = (int)v;
 			adaptive_opt = "--adaptive-depth";
+			break;
+		case 267:
+			if (parse_u64(optarg, &v) < 0 || v > 100)
+				return xp_usage_error("record", "--max-overhead wants a percentage from 0 "
+						      "(no budget) to 100, not '%s'", optarg);
+			o->max_overhead = (unsigned)v;
+			adaptive_opt = "--max-overhead";
 			break;
 		case 'G':
 			if (parse_callgraph(o, optarg) < 0)

@@ -61,6 +61,8 @@ struct rec_opts {
 	int adaptive;		/* --adaptive[=K]: functions armed per interval, 0 = off */
 	unsigned adaptive_interval_ms;
 	int adaptive_depth;	/* levels walked up from a hot function */
+	unsigned max_overhead;	/* --max-overhead: % of the target's cpu time the probes
+				 * may cost (--adaptive), 0: no budget */
 };
 
 struct rec;

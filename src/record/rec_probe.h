@@ -83,6 +83,7 @@ struct rec_probe_fn {
 	uint64_t armed, disarmed;	/* trace clock; disarmed 0: armed to the end */
 	uint64_t hits, rets;	/* entry and return hits written to the file */
 	int cal;		/* its calibration class: REC_CAL_EMULATED or REC_CAL_STEPPED */
+	int over_budget;	/* disarmed by --max-overhead (else by --probe-limit) */
 	int *fds;		/* its open events, closed when it is disarmed */
 	int nfds, capfds;
 };
@@ -186,6 +187,12 @@ void rec_probes_fork(struct rec_probes *p, const struct perf_event_header *h);
  * target's new processes followed, the probes disabled at the end, a 10 ms poll so that a
  * probe at its limit loses its breakpoints soon.  r->probes is set. */
 void rec_probes_hook(struct rec *r);
+/* Disarms probe i at trace time t (its events closed; hits after t dropped but the
+ * returns of the calls kept), over the --max-overhead budget. */
+void rec_probes_disarm(struct rec_probes *p, int i, uint64_t t);
+/* What the probes' hits written so far cost the target: each probed call (entry and
+ * return) at its class's calibrated cost, in ns; 0 uncalibrated. */
+uint64_t rec_probes_cost(const struct rec_probes *p);
 /* Closes probe events in parallel threads (`wait`: returns once all are closed). */
 void rec_probes_close_fds(const int *fds, int n, int wait);
 

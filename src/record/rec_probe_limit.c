@@ -120,6 +120,25 @@ void rec_probes_fork(struct rec_probes *p, const struct perf_event_header *h)
 		xp_map_put(&p->procs, pid, 1);
 }
 
+void rec_probes_disarm(struct rec_probes *p, int i, uint64_t t)
+{
+	struct rec_probe_fn *fn = &p->fn[i];
+
+	if (fn->disarmed || !fn->nfds)
+		return;
+	disarm(fn, t);
+	fn->over_budget = 1;
+}
+
+uint64_t rec_probes_cost(const struct rec_probes *p)
+{
+	uint64_t ns = 0;
+
+	for (int i = 0; i < p->nfn; i++)
+		ns += p->fn[i].hits * (p->cal_caller_ns[p->fn[i].cal] + p->cal_callee_ns[p->fn[i].cal]);
+	return ns;
+}
+
 int rec_probes_hit(struct rec_probes *p, const struct perf_event_header *h)
 {
 	uint64_t limit = p->o->probe_limit, t = 0;
@@ -136,6 +155,18 @@ int rec_probes_hit(struct rec_probes *p, const struct perf_event_header *h)
 	if (!in_tree(p, (pid_t)pid))
 		return 0;
 	fn = &p->fn[i];
+	if (p->time_off >= 0 && (size_t)p->time_off + 8 <= h->size)
+		memcpy(&t, (const char *)h + p->time_off, 8);
+	/* disarmed over budget at a time: its window ends there; a return read after it
+	 * is kept while it pairs an entry kept (the call in flight when the events were
+	 * disabled has none) */
+	if (fn->over_budget && t > fn->disarmed) {
+		if (ret && fn->rets < fn->hits) {
+			fn->rets++;
+			return 1;
+		}
+		return 0;
+	}
 	/* A return is kept while returns do not outnumber the limit: for a function that
 	 * does not recurse, exactly the returns of the activations whose entry was kept. */
 	if (ret) {
@@ -147,11 +178,7 @@ int rec_probes_hit(struct rec_probes *p, const struct perf_event_header *h)
 	if (limit && fn->hits >= limit)
 		return 0;
 	fn->hits++;
-	if (limit && fn->hits == limit) {
-		if (p->time_off >= 0 && (size_t)p->time_off + 8 <= h->size)
-			memcpy(&t, (const char *)h + p->time_off, 8);
-		/* the window whose counts are exact ends at the last entry kept */
-		disarm(fn, t);
-	}
+	if (limit && fn->hits == limit)
+		disarm(fn, t);	/* the window whose counts are exact ends at the last entry kept */
 	return 1;
 }

@@ -23,7 +23,10 @@ static void say(const struct rec_probes *p, const struct rec_probe_fn *fn)
 {
 	char until[96];
 
-	if (fn->disarmed)
+	if (fn->disarmed && fn->over_budget)
+		snprintf(until, sizeof(until), "disarmed at %.3f s (--max-overhead %u %%)",
+			 since(p, fn->disarmed), p->o->max_overhead);
+	else if (fn->disarmed)
 		snprintf(until, sizeof(until), "disarmed at %.3f s (--probe-limit %" PRIu64 ")",
 			 since(p, fn->disarmed), p->o->probe_limit);
 	else
