@@ -65,10 +65,10 @@
 	"                          lbr modes; see docs/record.md)\n"                       \
 	"      --adaptive-interval MS  how often (default 100 ms)\n"                       \
 	"      --adaptive-depth D  caller levels walked up from a hot function (default 4)\n" \
-	"      --max-overhead PCT  the probes' cost (calibrated per hit) kept under PCT %\n" \
-	"                          of the target's cpu time: over it every probe is\n"    \
-	"                          disarmed and none armed until under (default 5, 0:\n" \
-	"                          no budget; --adaptive)\n"                                \
+	"      --max-overhead PCT  keep the probes' cost (calibrated per hit) under PCT %\n" \
+	"                          of the target's cpu time, disarming every probe and\n"  \
+	"                          arming none while over it (default 5; 0 is no budget;\n" \
+	"                          --adaptive)\n"                                          \
 	"\n"                                                                                    \
 	"hardware modes (pt, lbr; see docs/mode-pt.md, docs/mode-lbr.md):\n"                   \
 	"  -a, --all-cpus          every CPU, every process, while COMMAND runs\n"             \
@@ -897,8 +897,6 @@ out:
 		xp_warn("the probes' windows could not be stored: decode will not know them");
 	rec_adp_free(r.adaptive);
 	r.adaptive = NULL;
-	if (r.target_done)
-		rec_probes_release(r.probes);
 	rec_probes_free(r.probes);
 	r.probes = NULL;
 	stop_child(&r);

@@ -9,7 +9,6 @@
 #include <string.h>
 #include <sys/ioctl.h>
 #include <sys/mman.h>
-#include <sys/prctl.h>
 #include <sys/wait.h>
 #include <time.h>
 #include <unistd.h>
@@ -470,52 +469,6 @@ void rec_probes_enable(struct rec_probes *p, int on)
 		armed(p);
 }
 
-void rec_probes_release(struct rec_probes *p)
-{
-	int any = 0, go[2];
-	pid_t pid;
-	char c;
-
-	for (int i = 0; p && i < p->nfn; i++)
-		any |= p->fn[i].nfds > 0;
-	if (p)
-		any |= p->ntried > 0;
-	if (!any || pipe2(go, O_CLOEXEC) < 0)
-		return;
-	/* A grandchild, adopted by init: nobody waits for it, not even the zombie
-	 * reaping of our exit.  It closes everything it inherited (standard streams
-	 * first, so that no pipe of the caller waits for it), once our copies of the
-	 * probe events are closed (EOF on `go`): its closes are then the last ones, those
-	 * that release the events. */
-	pid = fork();
-	if (pid == 0) {
-		if (fork() == 0) {
-			prctl(PR_SET_NAME, "xptrace-release");
-			close(go[1]);
-			close(0);
-			close(1);
-			close(2);
-			while (read(go[0], &c, 1) < 0 && errno == EINTR)
-				;
-			close_range(3, ~0U, 0);
-		}
-		_exit(0);
-	}
-	close(go[0]);
-	if (pid > 0) {
-		waitpid(pid, NULL, 0);
-		for (int i = 0; i < p->nfn; i++) {
-			for (int k = 0; k < p->fn[i].nfds; k++)
-				close(p->fn[i].fds[k]);	/* the grandchild holds them */
-			p->fn[i].nfds = 0;
-		}
-		for (int k = 0; k < p->ntried; k++)
-			close(p->tried[k]);
-		p->ntried = 0;
-	}
-	close(go[1]);	/* else rec_probes_free closes them */
-}
-
 void rec_probes_free(struct rec_probes *p)
 {
 	if (!p)
@@ -523,7 +476,10 @@ void rec_probes_free(struct rec_probes *p)
 	int *all = NULL, n = 0;
 	size_t cap = 0;
 
-	/* one close per thread: each takes the kernel ~80 ms */
+	/* Closed before record returns, in parallel (each takes the kernel ~80 ms, and
+	 * they still run one after the other): a cpu-wide uprobe puts its breakpoint in
+	 * every process that maps the file, also ones started after the target ended,
+	 * until its last event is closed. */
 	for (int i = 0; i < p->nfn; i++) {
 		for (int k = 0; k < p->fn[i].nfds; k++) {
 			if (XP_GROW(all, cap, (size_t)n + 1) == 0)

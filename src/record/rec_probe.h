@@ -150,11 +150,6 @@ int rec_probes_open(struct rec_probes *p, struct rec *r, int cpu, int ring_fd);
 /* The events start disabled: enabling says they are armed (unless -q); call it before
  * the command starts, or when a waiting -p process may go on. */
 void rec_probes_enable(struct rec_probes *p, int on);
-/* Once the target has exited, its probes trap no more, but closing their events still
- * takes the kernel ~80 ms each, one after the other (it waits for RCU grace periods
- * under a global mutex): hands them to a detached process (named xptrace-release)
- * that closes them while record finishes and returns.  NULL is fine. */
-void rec_probes_release(struct rec_probes *p);
 /* Closes every event and frees (NULL is fine). */
 void rec_probes_free(struct rec_probes *p);
 
