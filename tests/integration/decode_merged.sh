@@ -72,7 +72,12 @@ EOF
 check_match "step: a unit is 2000 x 6 instructions (C's Base / 3)" '^C 0 1 1 360[0-9][0-9] ' "$(head -1 st.shape)"
 
 # --- (b) probes on C, A, B with 4 kHz cpu-clock sampling; X is not probed ---
-"$XPTRACE" record -q -m sample -F 4000 -g --probe C,A,B -o pr -- "$PROGS/merged" >pr.out 2>&1
+# Probes are cpu-wide: their breakpoints go into every process that maps the file while
+# they are armed, so merged, which other suites step-trace at the same time, is probed
+# as a copy of its own.
+mkdir own
+cp "$PROGS/merged" own/
+"$XPTRACE" record -q -m sample -F 4000 -g --probe C,A,B -o pr -- own/merged >pr.out 2>&1
 check_eq "probe: record exits 0" 0 $?
 # raw times here (the probes' cost not subtracted): they must equal perf's timestamps
 "$XPTRACE" decode -i pr --calltree --no-compensate --format jsonl >pr.jsonl 2>pr.err
@@ -236,7 +241,7 @@ for l in sys.stdin:
 # inclusive time of A and of C equals their Cum in --functions (was 48 % against 92 %
 # when the top activations had no caller edge).
 if command -v callgrind_annotate >/dev/null; then
-	"$XPTRACE" record -q -m sample -g --probe A -o ca -- "$PROGS/merged" >/dev/null 2>&1
+	"$XPTRACE" record -q -m sample -g --probe A -o ca -- own/merged >/dev/null 2>&1
 	"$XPTRACE" decode -i ca --calltree --format callgrind >ca.cg 2>/dev/null
 	incl=$(callgrind_annotate --inclusive=yes ca.cg 2>/dev/null | awk '
 		NF > 1 && ($NF ~ /:(A|C)$/ || $(NF-1) ~ /:(A|C)$/) { f = ($NF ~ /^\[/) ? $(NF-1) : $NF; sub(/.*:/, "", f)

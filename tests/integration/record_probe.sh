@@ -22,8 +22,14 @@ armed() {
 
 check_match "info: uprobes work here" "^uprobes +yes$" "$("$XPTRACE" info)"
 
+# Probes are cpu-wide: their breakpoints go into every process that maps the file while
+# they are armed, so a program other suites step-trace at the same time (merged,
+# step_dlopen) is probed as a copy of its own.
+mkdir own
+cp "$PROGS/merged" "$PROGS/step_dlopen" "$PROGS/libstep_dl.so" own/
+
 # --- the worked example, sampled with callchains ---
-"$XPTRACE" record -q -m sample -o m --probe C,A,B -g -- "$PROGS/merged" >"$TMP/m.out" 2>&1
+"$XPTRACE" record -q -m sample -o m --probe C,A,B -g -- own/merged >"$TMP/m.out" 2>&1
 check_eq "merged: record exits 0" 0 $?
 perf_clean "merged" m/perf.data
 check_eq "merged: C 1, A 3, B 5 entries and returns" "probe_xptrace:A 3
@@ -74,8 +80,8 @@ probe_xptrace:probe_empty__return 5" "$(counts gs/perf.data)"
 
 # A library loaded later with dlopen, named by path: armed when it is mapped.  tri(i)
 # makes i + 1 calls, for the odd i below 12: 2 + 4 + 6 + 8 + 10 + 12 = 42.
-dl=$PROGS/libstep_dl.so
-"$XPTRACE" record -q -o dl --probe "step_dl_work@$dl,tri@$dl" -- "$PROGS/step_dlopen" >/dev/null 2>&1
+dl=$TMP/own/libstep_dl.so
+"$XPTRACE" record -q -o dl --probe "step_dl_work@$dl,tri@$dl" -- own/step_dlopen >/dev/null 2>&1
 check_eq "dlopen'ed library by path: step_dl_work 1, tri 42" "probe_xptrace:step_dl_work 1
 probe_xptrace:step_dl_work__return 1
 probe_xptrace:tri 42
