@@ -66,9 +66,9 @@
 	"      --adaptive-interval MS  how often (default 100 ms)\n"                       \
 	"      --adaptive-depth D  caller levels walked up from a hot function (default 4)\n" \
 	"      --max-overhead PCT  keep the probes' cost (calibrated per hit) under PCT %\n" \
-	"                          of the target's cpu time, disarming every probe and\n"  \
-	"                          arming none while over it (default 5; 0 is no budget;\n" \
-	"                          --adaptive)\n"                                          \
+	"                          of the target's cpu time with --adaptive, disarming\n"  \
+	"                          every probe and arming none while over it (default\n"  \
+	"                          5; 0 is no budget)\n"                                  \
 	"\n"                                                                                    \
 	"hardware modes (pt, lbr; see docs/mode-pt.md, docs/mode-lbr.md):\n"                   \
 	"  -a, --all-cpus          every CPU, every process, while COMMAND runs\n"             \
