@@ -101,10 +101,14 @@ int ct_apportion(struct ct_tree *t, unsigned m, unsigned by);
  * hit pair that cost `callee` in the node's own time and `caller` in its parent's.  So
  * each event node (and the root) loses from its Base of metric `m` calls * callee plus,
  * per event child (the nearest event nodes below it, through sampled ones), the
- * child's calls * caller (clamped at 0).  *sub: the total taken.
+ * child's calls * caller (clamped at 0).  What a Base cannot give is taken from the
+ * node's child of function `spill` (CT_NONE: none), the time the thread was switched
+ * out there: a hit's cost in wall time includes the preemption it causes.  *sub: the
+ * total taken.
  * Before ct_apportion, so sampled nodes get their share of the compensated time; Cum
  * follows at ct_finish.  0 or -ENOMEM. */
-int ct_compensate(struct ct_tree *t, unsigned m, uint64_t caller, uint64_t callee, uint64_t *sub);
+int ct_compensate(struct ct_tree *t, unsigned m, uint64_t caller, uint64_t callee, uint32_t spill,
+		  uint64_t *sub);
 /* The smallest Base of metric `m` per call among event nodes without event children
  * called at least min_calls times: what a probed call costs inside the callee in this
  * very trace, plus that leaf's own work (0: no such node).  Before ct_apportion. */

@@ -452,7 +452,8 @@ static int push_children(const struct ct_tree *t, uint32_t v, uint32_t **stk, ui
 	return 0;
 }
 
-int ct_compensate(struct ct_tree *t, unsigned m, uint64_t caller, uint64_t callee, uint64_t *sub)
+int ct_compensate(struct ct_tree *t, unsigned m, uint64_t caller, uint64_t callee, uint32_t spill,
+		  uint64_t *sub)
 {
 	uint32_t *stk = NULL, cap = 0, ns = 0, *walk = NULL, wcap = 0, nw = 0;
 	int rc = 0;
@@ -484,11 +485,16 @@ int ct_compensate(struct ct_tree *t, unsigned m, uint64_t caller, uint64_t calle
 			else
 				stk[ns++] = c;
 		}
-		uint64_t *b = &t->base[(size_t)v * t->nm + m];
-		if (cost > *b)
-			cost = *b;
-		*b -= cost;
-		*sub += cost;
+		uint64_t *b = &t->base[(size_t)v * t->nm + m], take = cost < *b ? cost : *b;
+		uint32_t s = spill == CT_NONE ? CT_NONE : ct_find_child(t, v, spill);
+		*b -= take;
+		*sub += take;
+		if (take < cost && s != CT_NONE && t->nodes[s].sampled) {
+			uint64_t *sb = &t->base[(size_t)s * t->nm + m], more = cost - take;
+			more = more < *sb ? more : *sb;
+			*sb -= more;
+			*sub += more;
+		}
 	}
 	free(stk);
 	free(walk);

@@ -31,6 +31,7 @@ void tb_init(struct tb *b, struct view_ctx *vc)
 	if (c->merged && b->time_m >= 0) {
 		vc->wants |= DEC_WANT_SWITCH;
 		b->off_fn = sym_fn_named(c->sym, "[off-CPU]", "[off-CPU]");
+		b->off_cpu = true;
 	}
 }
 
@@ -514,8 +515,8 @@ int tb_finish(struct tb *b)
 		b->repairs += ct_cursor_depth(b->th[i].cur);
 		if (b->compensate) {
 			uint64_t sub;
-			if (ct_compensate(b->th[i].t, (unsigned)b->time_m, b->caller_ns,
-					  b->callee_ns, &sub) < 0)
+			if (ct_compensate(b->th[i].t, (unsigned)b->time_m, b->caller_ns, b->callee_ns,
+					  b->off_cpu ? b->off_fn : CT_NONE, &sub) < 0)
 				return oom();
 			b->compensated += sub;
 		}

@@ -59,7 +59,8 @@ struct tb_thread {
 
 struct tb {
 	struct dec_ctx *c;
-	uint32_t off_fn;	/* "[off-CPU]": the time a thread was switched out (merged) */
+	uint32_t off_fn;	/* "[off-CPU]": the time a thread was switched out */
+	bool off_cpu;		/* off_fn is set (merged trees in time) */
 	int time_m;		/* index of the time metric, -1: none */
 	int samples_m;		/* index of the sample count, -1: none */
 	bool timed;		/* some event carried a timestamp */

@@ -146,7 +146,7 @@ static int tree_row(void *arg, const struct ct_tree *t, uint32_t node)
 	if (v->limit > 0 && v->total && (double)cum * 100.0 / (double)v->total < v->limit)
 		return CT_SKIP;
 	/* time off the cpu has no samples, cycles...: no row in those metrics */
-	if (!cum && v->b.off_fn && nd->fn == v->b.off_fn)
+	if (!cum && v->b.off_cpu && nd->fn == v->b.off_fn)
 		return CT_SKIP;
 	if (XP_GROW(v->path, v->cappath, nd->lvl) < 0)
 		return -ENOMEM;
