@@ -304,8 +304,7 @@ static int fn_attrs(struct rec_probes *p, struct rec *r, struct rec_probe_fn *fn
 		char name[600];
 
 		/* cpu-wide (rec_probes_open): no task to inherit or to enable on exec;
-		 * opened disabled so that REFRESH (or ENABLE) starts them with their
-		 * limit set */
+		 * opened disabled, enabled once every cpu has them */
 		a->disabled = 1;
 		a->inherit = 0;
 		a->enable_on_exec = 0;
@@ -372,7 +371,6 @@ static int fn_open(struct rec_probes *p, struct rec *r, int i, const struct rec_
 		   int start)
 {
 	struct rec_probe_fn *fn = &p->fn[i];
-	uint64_t limit = p->o->probe_limit;
 
 	for (int k = 0; k < 2; k++) {
 		long fd = rec_perf_open(&fn->attr[k], -1, t->cpu, -1);
@@ -397,16 +395,10 @@ static int fn_open(struct rec_probes *p, struct rec *r, int i, const struct rec_
 		if (ioctl((int)fd, PERF_EVENT_IOC_SET_OUTPUT, t->ring_fd) < 0)
 			return xp_err("share the sample buffer", NULL, "probe %s, cpu %d: %s",
 				      fn->name, t->cpu, strerror(errno));
-		/* The kernel's own stop after `limit` hits of this (thread, cpu) event.
-		 * REFRESH sets it and enables, so an event that must wait (for the exec,
-		 * or for rec_probes_enable) is disabled again; the limit stays. */
-		if (limit && ioctl((int)fd, PERF_EVENT_IOC_REFRESH,
-				   (int)(limit < INT_MAX ? limit : INT_MAX)) < 0)
-			return xp_err("limit the probe's hits", NULL, "probe %s: %s", fn->name,
-				      strerror(errno));
-		if (limit && !start)
-			ioctl((int)fd, PERF_EVENT_IOC_DISABLE, 0);
-		else if (!limit && start)
+		/* No kernel hit limit (PERF_EVENT_IOC_REFRESH): a cpu-wide event counts
+		 * the hits of every process running the probed code, which would stop it
+		 * for the target too; the collector keeps --probe-limit and disarms. */
+		if (start)
 			ioctl((int)fd, PERF_EVENT_IOC_ENABLE, 0);
 	}
 	return 0;

@@ -27,9 +27,8 @@
  * thread).
  *
  * Each probe owns its events (struct rec_probe_fn) and is kept for at most
- * --probe-limit entry hits: the kernel stops each event at the limit
- * (PERF_EVENT_IOC_REFRESH), the collector drops any hit past it and closes the probe's
- * events, which takes the breakpoints out of the target.  When each probe was armed and
+ * --probe-limit entry hits of the target: the collector drops any hit past it and
+ * closes the probe's events, which takes the breakpoints out of the target.  When each probe was armed and
  * disarmed, its hits and why it was placed go into the probes feature
  * (perfdata/pd_probes.h), with the calibrated cost of a probed call. */
 #ifndef REC_PROBE_H
@@ -143,9 +142,8 @@ int rec_probes_add_attrs(struct rec_probes *p, struct rec *r, const struct perf_
  * call for a cpu does nothing.  Every thread and process the target starts is probed
  * from its first instruction; the hits of other processes running the probed code are
  * dropped (rec_probes_hit), though they trap too: a probe in a library slows every
- * process on the machine that calls it.  With a hit limit the kernel stops each event
- * after that many hits (PERF_EVENT_IOC_REFRESH).  Errors are reported; returns 0 or
- * negative. */
+ * process on the machine that calls it, and their hits fill the rings before they are
+ * dropped.  Errors are reported; returns 0 or negative. */
 int rec_probes_open(struct rec_probes *p, struct rec *r, int cpu, int ring_fd);
 /* The events start disabled: enabling says they are armed (unless -q); call it before
  * the command starts, or when a waiting -p process may go on. */
