@@ -6,7 +6,8 @@
  *
  * Hits of entry/exit probes (events named GROUP:SYM and GROUP:SYM__return with GROUP
  * probe_*, as `xptrace record --probe` and `perf probe` name them) are exact events:
- * XEV_CALL / XEV_RETURN with XEV_F_FUNC.  An entry hit's ip is the function; a return
+ * XEV_CALL / XEV_RETURN with XEV_F_FUNC.  An entry hit's ip is the function (its
+ * callchain, when it has one, comes along as the event's stack); a return
  * hit's ip is the return address in the caller, so the exit names the function by
  * the entry address its paired entry probe hit, and carries the return value when the
  * hit took the register holding it (XEV_F_RETVAL).
@@ -30,7 +31,7 @@ struct dsm {
 	struct dec_ctx *c;
 	const struct xev_sink *sink;
 	uint64_t *stack;
-	uint32_t capstack;
+	uint32_t capstack, nstack;
 	uint64_t *values;	/* one per attr */
 	uint32_t nattrs;
 	struct xp_map last;	/* (tid, counter) -> last READ value */
@@ -121,6 +122,50 @@ static int setup(struct dec_ctx *c)
 	return 0;
 }
 
+/* The sample's callchain into s->stack, leaf first (s->nstack): the recorded one
+ * without perf's context markers, or its user part unwound with DWARF when registers
+ * and stack came along; frames at its outer end that lie in no mapping of the process
+ * are dropped (a frame-pointer walk that left the stack through code without frame
+ * pointers reads junk there: 0, or bytes of text such as 0x4f4c4300382d4654). */
+static int callchain(struct dsm *s, const struct pd_rec *r)
+{
+	const struct pd_sample *sm = &r->u.sample;
+	uint64_t need = sm->nr_callchain + 1;
+	if (s->uw)
+		need += DSM_UNWIND_MAX;
+	if (XP_GROW(s->stack, s->capstack, need) < 0)
+		return -ENOMEM;
+	uint32_t n = 0;
+	for (uint64_t i = 0; i < sm->nr_callchain; i++) {
+		uint64_t a = sm->callchain[i];
+		if (a >= PERF_CONTEXT_MAX)
+			continue;
+		s->stack[n++] = a;
+	}
+	if (n == 0 && sm->ip)
+		s->stack[n++] = sm->ip;
+	/* DWARF unwinding replaces the user part when registers and stack came along */
+	if (s->uw && sm->user_abi && sm->user_stack_size) {
+		uint32_t keep;	/* the kernel part stays, the user part is unwound */
+		for (keep = 0; keep < n && (s->stack[keep] >> 63); keep++)
+			;
+		int got = dsm_unwind(s->uw, s->c, sm, s->stack + keep, DSM_UNWIND_MAX);
+		if (got > 0) {
+			n = keep + (uint32_t)got;
+			s->unwound++;
+		} else {
+			s->unwind_failed++;
+		}
+	}
+	const struct sb_map *maps;
+	if (sb_maps(s->c->sb, (int32_t)sm->pid, &maps))
+		while (n > 1 && !(s->stack[n - 1] >> 63) &&
+		       !sb_find_map(s->c->sb, (int32_t)sm->pid, s->stack[n - 1], sm->time))
+			n--;
+	s->nstack = n;
+	return 0;
+}
+
 /* Pairs every exit probe with the entry probe of the same GROUP:SYM. */
 static int pair_probes(struct dsm *s)
 {
@@ -167,6 +212,13 @@ static int probe_hit(struct dsm *s, const struct pd_rec *r)
 		s->entry_ip[i] = sm->ip;
 		ev.kind = XEV_CALL;
 		ev.addr = sm->ip;
+		/* its callers, for the trees that place an outermost probe below them */
+		if (sm->nr_callchain || sm->user_stack_size) {
+			if (callchain(s, r) < 0)
+				return xp_err("decode", NULL, "out of memory");
+			ev.stack = s->stack;
+			ev.nstack = s->nstack;
+		}
 	} else {
 		ev.kind = XEV_RETURN;
 		ev.ip = s->entry_of[i] != UINT32_MAX ? s->entry_ip[s->entry_of[i]] : 0;
@@ -260,8 +312,19 @@ static int on_rec(void *arg, const struct pd_rec *r)
 	const struct pd_sample *sm;
 	struct xev *ev = &s->ev;
 
-	if (s->offcpu != UINT32_MAX && (r->type == PERF_RECORD_SWITCH || r->type == PERF_RECORD_SWITCH_CPU_WIDE))
-		return switch_in(s, r);
+	if (r->type == PERF_RECORD_SWITCH || r->type == PERF_RECORD_SWITCH_CPU_WIDE) {
+		int e = s->offcpu != UINT32_MAX ? switch_in(s, r) : 0;
+
+		if (e < 0 || !(s->c->wants & DEC_WANT_SWITCH) || !r->sid.has_tid || !r->sid.has_time)
+			return e;
+		/* the sample id is the thread's that leaves (out) or comes (in), in a
+		 * cpu-wide record too */
+		struct xev sw = { .kind = XEV_SWITCH, .sub = r->u.sw.out ? XEV_SWITCH_OUT : XEV_SWITCH_IN,
+				  .pid = (int32_t)r->sid.pid, .tid = (int32_t)r->sid.tid,
+				  .cpu = r->sid.has_cpu ? (int32_t)r->sid.cpu : -1, .time = r->sid.time,
+				  .cycles = XEV_CYCLES_UNKNOWN, .offset = r->offset };
+		return xev_emit(s->sink, &sw);
+	}
 	if (r->type != PERF_RECORD_SAMPLE || !r->attr || is_dummy(r->attr))
 		return 0;
 	if (s->probe[r->attr->index] != PROBE_NONE)
@@ -285,35 +348,10 @@ static int on_rec(void *arg, const struct pd_rec *r)
 	ev->nvalues = 0;
 	if (sm->type & PERF_SAMPLE_READ)
 		group_values(s, r, ev);
-	uint64_t need = sm->nr_callchain + 1;
-	if (s->uw)
-		need += DSM_UNWIND_MAX;
-	if (XP_GROW(s->stack, s->capstack, need) < 0)
+	if (callchain(s, r) < 0)
 		return xp_err("decode", NULL, "out of memory");
-	uint32_t n = 0;
-	for (uint64_t i = 0; i < sm->nr_callchain; i++) {
-		uint64_t a = sm->callchain[i];
-		if (a >= PERF_CONTEXT_MAX)
-			continue;
-		s->stack[n++] = a;
-	}
-	if (n == 0 && ev->ip)
-		s->stack[n++] = ev->ip;
-	/* DWARF unwinding replaces the user part when registers and stack came along */
-	if (s->uw && sm->user_abi && sm->user_stack_size) {
-		uint32_t keep;	/* the kernel part stays, the user part is unwound */
-		for (keep = 0; keep < n && (s->stack[keep] >> 63); keep++)
-			;
-		int got = dsm_unwind(s->uw, s->c, sm, s->stack + keep, DSM_UNWIND_MAX);
-		if (got > 0) {
-			n = keep + (uint32_t)got;
-			s->unwound++;
-		} else {
-			s->unwind_failed++;
-		}
-	}
 	ev->stack = s->stack;
-	ev->nstack = n;
+	ev->nstack = s->nstack;
 	s->nsamples++;
 	return xev_emit(s->sink, ev);
 }

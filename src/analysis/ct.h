@@ -100,10 +100,15 @@ int ct_apportion(struct ct_tree *t, unsigned m, unsigned by);
 /* Probe-overhead compensation of merged trees: every call of an event node was a probe
  * hit pair that cost `callee` in the node's own time and `caller` in its parent's.  So
  * each event node (and the root) loses from its Base of metric `m` calls * callee plus,
- * per event child, the child's calls * caller (clamped at 0).  *sub: the total taken.
+ * per event child (the nearest event nodes below it, through sampled ones), the
+ * child's calls * caller (clamped at 0).  What a Base cannot give is taken from the
+ * node's child of function `spill` (CT_NONE: none), the time the thread was switched
+ * out there: a hit's cost in wall time includes the preemption it causes.  *sub: the
+ * total taken.
  * Before ct_apportion, so sampled nodes get their share of the compensated time; Cum
  * follows at ct_finish.  0 or -ENOMEM. */
-int ct_compensate(struct ct_tree *t, unsigned m, uint64_t caller, uint64_t callee, uint64_t *sub);
+int ct_compensate(struct ct_tree *t, unsigned m, uint64_t caller, uint64_t callee, uint32_t spill,
+		  uint64_t *sub);
 /* The smallest Base of metric `m` per call among event nodes without event children
  * called at least min_calls times: what a probed call costs inside the callee in this
  * very trace, plus that leaf's own work (0: no such node).  Before ct_apportion. */
@@ -117,6 +122,10 @@ struct ct_cursor *ct_cursor_new(struct ct_tree *t);
 void ct_cursor_free(struct ct_cursor *c);
 enum { CT_TAIL = 1u << 0 };
 int ct_call(struct ct_cursor *c, uint32_t callee, unsigned flags);
+/* A call whose callers are known only from a callchain: on an empty stack the callee's
+ * node goes below `parent` (the callers' sampled path, ct_add_stack_at), else on top
+ * of the stack as ct_call. */
+int ct_call_at(struct ct_cursor *c, uint32_t parent, uint32_t callee);
 /* A return whose target lies in function `to` (CT_FN_UNKNOWN: plain pop).  The return
  * of a signal handler (ct_in_handler) goes to the signal trampoline `to`, entered at
  * its start: its frame (not counted as a call) replaces the handler's until ct_resume. */

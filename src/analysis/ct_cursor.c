@@ -41,9 +41,8 @@ void ct_cursor_free(struct ct_cursor *c)
 uint32_t ct_cursor_depth(const struct ct_cursor *c) { return c->n; }
 uint32_t ct_cursor_node(const struct ct_cursor *c) { return c->n ? c->f[c->n - 1].node : CT_ROOT; }
 
-static int push(struct ct_cursor *c, uint32_t fn, bool tail, bool count)
+static int push_at(struct ct_cursor *c, uint32_t parent, uint32_t fn, bool tail, bool count)
 {
-	uint32_t parent = ct_cursor_node(c);
 	uint32_t node = ct_child(c->t, parent, fn);
 
 	if (node == CT_NONE)
@@ -58,9 +57,19 @@ static int push(struct ct_cursor *c, uint32_t fn, bool tail, bool count)
 	return 0;
 }
 
+static int push(struct ct_cursor *c, uint32_t fn, bool tail, bool count)
+{
+	return push_at(c, ct_cursor_node(c), fn, tail, count);
+}
+
 int ct_call(struct ct_cursor *c, uint32_t callee, unsigned flags)
 {
 	return push(c, callee, (flags & CT_TAIL) != 0, true);
+}
+
+int ct_call_at(struct ct_cursor *c, uint32_t parent, uint32_t callee)
+{
+	return push_at(c, c->n ? ct_cursor_node(c) : parent, callee, false, true);
 }
 
 int ct_signal(struct ct_cursor *c, uint32_t handler, uint64_t sig)

@@ -441,40 +441,64 @@ static uint64_t mul_sat(uint64_t a, uint64_t b)
 	return p > UINT64_MAX ? UINT64_MAX : (uint64_t)p;
 }
 
-int ct_compensate(struct ct_tree *t, unsigned m, uint64_t caller, uint64_t callee, uint64_t *sub)
+/* Pushes node v's children onto *stk. */
+static int push_children(const struct ct_tree *t, uint32_t v, uint32_t **stk, uint32_t *cap, uint32_t *n)
 {
-	uint32_t *stk = NULL, cap = 0, ns = 0;
+	for (uint32_t c = t->nodes[v].first_child; c != CT_NONE; c = t->nodes[c].next_sibling) {
+		if (XP_GROW(*stk, *cap, *n + 1) < 0)
+			return -ENOMEM;
+		(*stk)[(*n)++] = c;
+	}
+	return 0;
+}
+
+int ct_compensate(struct ct_tree *t, unsigned m, uint64_t caller, uint64_t callee, uint32_t spill,
+		  uint64_t *sub)
+{
+	uint32_t *stk = NULL, cap = 0, ns = 0, *walk = NULL, wcap = 0, nw = 0;
+	int rc = 0;
 
 	*sub = 0;
 	if (m >= t->nm)
 		return -EINVAL;
-	/* from the root through event nodes only: subtrees unlinked by reparenting are
-	 * not reached, and event nodes never hang below sampled ones */
+	/* from the root through the tree (subtrees unlinked by reparenting are not
+	 * reached): an event node's caller is the nearest event node above it, or the
+	 * root, through any sampled nodes between (the callers of an outermost probe,
+	 * from its entry's callchain) */
 	if (XP_GROW(stk, cap, 1) < 0)
 		return -ENOMEM;
 	stk[ns++] = CT_ROOT;
-	while (ns) {
+	while (ns && rc == 0) {
 		uint32_t v = stk[--ns];
 		uint64_t cost = mul_sat(t->nodes[v].calls, callee);
-		for (uint32_t c = t->nodes[v].first_child; c != CT_NONE; c = t->nodes[c].next_sibling) {
-			if (t->nodes[c].sampled)
+		rc = push_children(t, v, &walk, &wcap, &nw);
+		while (nw && rc == 0) {
+			uint32_t c = walk[--nw];
+			if (t->nodes[c].sampled) {
+				rc = push_children(t, c, &walk, &wcap, &nw);
 				continue;
+			}
 			uint64_t add = mul_sat(t->nodes[c].calls, caller);
 			cost = cost + add < cost ? UINT64_MAX : cost + add;
-			if (XP_GROW(stk, cap, ns + 1) < 0) {
-				free(stk);
-				return -ENOMEM;
-			}
-			stk[ns++] = c;
+			if (XP_GROW(stk, cap, ns + 1) < 0)
+				rc = -ENOMEM;
+			else
+				stk[ns++] = c;
 		}
-		uint64_t *b = &t->base[(size_t)v * t->nm + m];
-		if (cost > *b)
-			cost = *b;
-		*b -= cost;
-		*sub += cost;
+		uint64_t *b = &t->base[(size_t)v * t->nm + m], take = cost < *b ? cost : *b;
+		uint32_t s = spill == CT_NONE ? CT_NONE : ct_find_child(t, v, spill);
+		*b -= take;
+		*sub += take;
+		if (take < cost && s != CT_NONE && t->nodes[s].sampled) {
+			uint64_t *sb = &t->base[(size_t)s * t->nm + m], more = cost - take;
+			more = more < *sb ? more : *sb;
+			*sb -= more;
+			*sub += more;
+		}
 	}
 	free(stk);
-	return 0;
+	free(walk);
+	return rc;
 }
 
 uint64_t ct_leaf_window(const struct ct_tree *t, unsigned m, uint64_t min_calls)

@@ -66,6 +66,10 @@
 	"                          lbr modes; see docs/record.md)\n"                       \
 	"      --adaptive-interval MS  how often (default 100 ms)\n"                       \
 	"      --adaptive-depth D  caller levels walked up from a hot function (default 4)\n" \
+	"      --max-overhead PCT  keep the probes' cost (calibrated per hit) under PCT %\n" \
+	"                          of the target's cpu time with --adaptive, disarming\n"  \
+	"                          every probe and arming none while over it (default\n"  \
+	"                          5; 0 is no budget)\n"                                  \
 	"\n"                                                                                    \
 	"  -a, --all-cpus          every CPU, every process, while COMMAND runs (sample,\n"   \
 	"                          pt, lbr; kernel.perf_event_paranoid 0 or root)\n"       \
@@ -226,6 +230,7 @@ static int parse_args(int argc, char **argv, struct rec_opts *o)
 		{ "adaptive", optional_argument, NULL, 264 },
 		{ "adaptive-interval", required_argument, NULL, 265 },
 		{ "adaptive-depth", required_argument, NULL, 266 },
+		{ "max-overhead", required_argument, NULL, 267 },
 		{ NULL, 0, NULL, 0 },
 	};
 	int c, limit_given = 0;
@@ -238,6 +243,7 @@ static int parse_args(int argc, char **argv, struct rec_opts *o)
 	o->probe_limit = 10000;
 	o->adaptive_interval_ms = 100;
 	o->adaptive_depth = 4;
+	o->max_overhead = 5;
 	o->argc = argc;
 	o->argv = argv;
 	optind = 1;
@@ -369,6 +375,13 @@ static int parse_args(int argc, char **argv, struct rec_opts *o)
 			break;
 		case 290:
 			o->off_cpu = 1;
+			break;
+		case 267:
+			if (parse_u64(optarg, &v) < 0 || v > 100)
+				return xp_usage_error("record", "--max-overhead wants a percentage from 0 "
+						      "(no budget) to 100, not '%s'", optarg);
+			o->max_overhead = (unsigned)v;
+			adaptive_opt = "--max-overhead";
 			break;
 		case 'G':
 			if (parse_callgraph(o, optarg) < 0)
@@ -698,13 +711,19 @@ static int finish(struct rec *r, int run_err)
 	if (!r->opts->quiet && !r->exec_failed && r->recorded[0])
 		fprintf(stderr, "xptrace: recorded %s, %zu modules snapshotted%s, %.2f MB in %s/\n",
 			r->recorded, ms_store_count(r->ms), jit_note, size / 1e6, r->dir);
-	else if (!r->opts->quiet && !r->exec_failed)
+	else if (!r->opts->quiet && !r->exec_failed) {
+		/* the probes' hits are samples of their own events, not of the sampled one */
+		uint64_t hits = r->probe_hits < kept ? r->probe_hits : kept;
+		char probes[64] = "";
+		if (r->opts->probe || r->opts->adaptive)
+			snprintf(probes, sizeof(probes), " and %llu probe hits", (unsigned long long)hits);
 		fprintf(stderr,
-			"xptrace: recorded %llu %s%ssamples, %llu records lost%s, %zu modules "
+			"xptrace: recorded %llu %s%ssamples%s, %llu records lost%s, %zu modules "
 			"snapshotted%s, %.2f MB in %s/\n",
-			(unsigned long long)kept, r->sampled, r->sampled[0] ? " " : "",
+			(unsigned long long)(kept - hits), r->sampled, r->sampled[0] ? " " : "", probes,
 			(unsigned long long)r->lost, r->lost_samples ? " (and samples dropped)" : "",
 			ms_store_count(r->ms), jit_note, size / 1e6, r->dir);
+	}
 	if (r->child && !r->exec_failed && !r->recorded[0] && !kept && rc == XP_EXIT_OK)
 		explain_no_samples(r);
 	return rc;
@@ -919,8 +938,6 @@ out:
 		xp_warn("the probes' windows could not be stored: decode will not know them");
 	rec_adp_free(r.adaptive);
 	r.adaptive = NULL;
-	if (r.target_done)
-		rec_probes_release(r.probes);
 	rec_probes_free(r.probes);
 	r.probes = NULL;
 	stop_child(&r);

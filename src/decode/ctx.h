@@ -65,6 +65,9 @@ struct dec_opts {
 /* The view shows the stream in time order event by event (--insn): decoders that
  * interleave several queues split blocks where a queue pauses. */
 #define DEC_WANT_FINE_ORDER (1u << 16)
+/* The view takes the threads' context switches (XEV_SWITCH), which DEC_WANT_ALL does
+ * not ask for: the merged trees keep off-cpu time apart. */
+#define DEC_WANT_SWITCH (1u << 17)
 
 struct dec_fncache;
 struct dec_par;

@@ -27,7 +27,12 @@ enum xev_kind {
 	/* parallel decode only (decode/dec_par.h), never seen by a view: where a piece of
 	 * a trace meets its neighbours (`sub`: enum xev_stitch) */
 	XEV_STITCH,
+	/* the thread leaves the cpu (`sub` XEV_SWITCH_OUT) or comes back (XEV_SWITCH_IN);
+	 * only to views that ask with DEC_WANT_SWITCH */
+	XEV_SWITCH,
 };
+
+enum xev_switch { XEV_SWITCH_IN, XEV_SWITCH_OUT };
 
 /* A piece decoded on its own starts without the state the decode before it left (a
  * block running on without a branch, a transfer waiting for its target) and ends with
@@ -104,7 +109,9 @@ struct xev {
 	int32_t pid, tid;
 	int32_t cpu;		/* -1 unknown */
 	uint64_t weight;	/* XEV_SAMPLE: period or count; blocks of sampled ranges: 1 */
-	const uint64_t *stack;	/* XEV_SAMPLE: callchain, leaf first (user addresses) */
+	/* XEV_SAMPLE, and an XEV_F_FUNC call whose hit has one: callchain, leaf first
+	 * (user addresses) */
+	const uint64_t *stack;
 	uint32_t nstack;
 	uint32_t event;		/* XEV_SAMPLE, XEV_F_FUNC: which recorded event (attr index) */
 	const uint64_t *values;	/* XEV_SAMPLE: group counter values, one per event */
@@ -115,7 +122,8 @@ struct xev {
 	const uint8_t *bytes;	/* XEV_BLOCK of one instruction from an instruction-level
 				 * decoder: its bytes (valid during the call); else NULL */
 	uint32_t nbytes;
-	uint32_t sub;		/* XEV_POWER: enum xev_power; XEV_TSX: enum xev_tsx */
+	uint32_t sub;		/* XEV_POWER: enum xev_power; XEV_TSX: enum xev_tsx;
+				 * XEV_SWITCH: enum xev_switch */
 	uint64_t arg0, arg1;	/* XEV_POWER: its values (enum xev_power); arg0: XEV_F_RETVAL */
 };
 

@@ -55,7 +55,8 @@ struct out_col {
 struct out_val {
 	bool null;		/* jsonl null, text "-" */
 	bool omit;		/* jsonl: no key at all; text and csv as null */
-	bool approx;		/* OUT_INT in text: '~' before it (a count over part of a run) */
+	bool approx;		/* OUT_INT, OUT_FLOAT in text: '~' before it (a count over part
+				 * of a run, a time known only within a bound) */
 	union {
 		uint64_t u;
 		int64_t i;	/* OUT_SINT */

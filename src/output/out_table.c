@@ -137,7 +137,13 @@ static void text_val(FILE *f, const struct out_col *c, const struct out_val *v, 
 		fprintf(f, "%*.*f%%", w ? w - 1 : 0, decimals(c, 2), v->d);
 		break;
 	case OUT_FLOAT:
-		fprintf(f, "%*.*f", w, decimals(c, 2), v->d);
+		if (v->approx) {
+			char num[40];
+			snprintf(num, sizeof(num), "~%.*f", decimals(c, 2), v->d);
+			fprintf(f, "%*s", w, num);
+		} else {
+			fprintf(f, "%*.*f", w, decimals(c, 2), v->d);
+		}
 		break;
 	case OUT_BOOL:
 		fprintf(f, "%*s", w, v->b ? "true" : "false");

@@ -63,6 +63,8 @@ struct rec_opts {
 	int adaptive;		/* --adaptive[=K]: functions armed per interval, 0 = off */
 	unsigned adaptive_interval_ms;
 	int adaptive_depth;	/* levels walked up from a hot function */
+	unsigned max_overhead;	/* --max-overhead: % of the target's cpu time the probes
+				 * may cost (--adaptive), 0: no budget */
 };
 
 struct rec;
@@ -79,9 +81,8 @@ struct rec_hooks {
 	int (*tick)(struct rec *r);
 	/* the loop ends: the extensions' events stop */
 	void (*stop)(struct rec *r);
-	/* more rings to drain after the mode's own (the probed threads'): the i-th, NULL
-	 * past the last */
-	struct ring *(*ring)(struct rec *r, int i);
+	/* a PERF_RECORD_FORK before it is written (the probes follow new processes) */
+	void (*fork)(struct rec *r, const struct perf_event_header *h);
 	/* poll timeout of the loop in ms (0: 100): how late a hook hears of the time */
 	int poll_ms;
 };
@@ -104,6 +105,7 @@ struct rec {
 	int write_err;		/* first perf.data write error */
 	/* what the run captured */
 	uint64_t samples, lost, lost_samples, records, switches;
+	uint64_t probe_hits;	/* of the samples written, the probes' (entry and return) */
 	char sampled[96];	/* the sampling event used (summary: "N cpu-clock samples") */
 	char recorded[160];	/* what a mode without samples recorded (step: branches) */
 	uint64_t aux_traced;	/* bytes of AUX trace the mode made (step: its PT), of which a

@@ -7,6 +7,7 @@
 #include <stdlib.h>
 #include <string.h>
 #include <time.h>
+#include <unistd.h>
 
 #include "perfdata/pd_read.h"
 #include "record/rec.h"
@@ -347,17 +348,62 @@ static int arm_hot(struct rec_adp *a, struct rec *r)
 	return e;
 }
 
+/* The cpu time the target's process has taken (its threads and waited-for children),
+ * in ns; 0 when /proc cannot tell. */
+static uint64_t target_cpu_ns(pid_t pid)
+{
+	char path[64], buf[1024], *rp;
+	unsigned long long ut = 0, st = 0, cut = 0, cst = 0;
+	long hz = sysconf(_SC_CLK_TCK);
+	FILE *f;
+
+	snprintf(path, sizeof(path), "/proc/%d/stat", (int)pid);
+	if (!(f = fopen(path, "re")))
+		return 0;
+	/* the command name may hold spaces and parentheses: the fields follow the last ')' */
+	if (!fgets(buf, sizeof(buf), f) || !(rp = strrchr(buf, ')')) ||
+	    sscanf(rp + 1, " %*c %*d %*d %*d %*d %*d %*u %*u %*u %*u %*u %llu %llu %llu %llu",
+		   &ut, &st, &cut, &cst) != 4)
+		ut = st = cut = cst = 0;
+	fclose(f);
+	return hz > 0 ? (ut + st + cut + cst) * (1000000000ull / (uint64_t)hz) : 0;
+}
+
+/* --max-overhead: the probes' calibrated cost against the target's cpu time without
+ * it.  Over the budget every armed probe is disarmed now (its window ends: the counts
+ * in it stay exact) and none is armed until the target's work has made room again.
+ * Returns whether the recording is over budget. */
+static int over_budget(struct rec *r)
+{
+	struct rec_probes *p = r->probes;
+	uint64_t cost, cpu;
+
+	if (!r->opts->max_overhead || !p->cal_runs)
+		return 0;
+	cost = rec_probes_cost(p);
+	cpu = target_cpu_ns(r->target);
+	if (cost * 100 <= (uint64_t)r->opts->max_overhead * (cpu > cost ? cpu - cost : 0))
+		return 0;
+	for (int i = 0; i < p->nfn; i++)
+		rec_probes_disarm(p, i, now_ns());
+	return 1;
+}
+
 int rec_adp_tick(struct rec_adp *a, struct rec *r)
 {
 	const struct rec_opts *o = r->opts;
 	uint64_t now = now_ns();
 	size_t n = a->nfn;
-	int e = 0;
+	int e = 0, over = over_budget(r);
 
 	if (!a->next_tick)	/* the first interval starts with the recording's loop */
 		a->next_tick = now + (uint64_t)o->adaptive_interval_ms * 1000000ull;
 	if (now < a->next_tick)
 		return 0;
+	if (over) {
+		a->next_tick = now + (uint64_t)o->adaptive_interval_ms * 1000000ull;
+		return 0;
+	}
 	a->maps_fresh = 0;
 	a->tick++;
 	/* one level per interval: only probes armed in an earlier one are walked */

@@ -154,6 +154,10 @@ int rec_record(struct rec *r, const struct perf_event_header *h)
 			r->lost_samples += n;
 		}
 		break;
+	case PERF_RECORD_FORK:
+		if (r->hooks.fork)
+			r->hooks.fork(r, h);
+		break;
 	case PERF_RECORD_SWITCH:
 	case PERF_RECORD_SWITCH_CPU_WIDE:
 		r->switches++;

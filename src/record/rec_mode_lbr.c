@@ -159,7 +159,7 @@ static int open_all(struct lbr_col *c, struct rec *r, const pid_t *pids, int npi
 				return xp_err("share the cpu's buffer", NULL, "cpu %d: %s", cpus[k],
 					      strerror(errno)),
 				       -errno;
-			if ((e = rec_probes_open(r->probes, r, pids[p], cpus[k], ring_fd)) < 0)
+			if ((e = rec_probes_open(r->probes, r, cpus[k], ring_fd)) < 0)
 				return e;
 		}
 		if ((e = rec_ring_map(&c->rings[c->nrings], ring_fd, cpus[k], 128)) < 0)
@@ -188,7 +188,6 @@ static int run(struct rec *r)
 		return npids;
 	/* The branch stack is in every sample; perf marks such files for its branch views. */
 	pd_writer_feature(r->w, PD_FEAT_BRANCH_STACK, "", 0);
-	rec_probes_per_thread(r->probes, npids, ncpus);	/* rec_rings_run drains their rings */
 	e = open_all(&c, r, pids, npids, cpus, ncpus, !o->pid && !o->all_cpus);
 	snprintf(r->sampled, sizeof(r->sampled), "%s", c.name);
 	if (e == 0 && o->verbose && !o->quiet)
@@ -202,7 +201,7 @@ static int run(struct rec *r)
 	}
 	for (int i = 0; e == 0 && (o->pid || o->all_cpus) && i < c.nfds; i++)
 		ioctl(c.fds[i], PERF_EVENT_IOC_ENABLE, 0);
-	if (e == 0 && (o->pid || o->all_cpus))
+	if (e == 0)
 		rec_probes_enable(r->probes, 1);
 	e = rec_rings_run(r, c.rings, c.nrings, c.fds, c.nfds, e);
 	free(c.rings);

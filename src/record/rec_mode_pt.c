@@ -156,8 +156,8 @@ static int open_cpu(struct pt_col *c, struct col_pt_ring *pc, const pid_t *pids,
 			       -errno;
 	}
 	/* probe hits go to the data ring with the sideband */
-	for (int t = 0; t < npids; t++) {
-		int e = rec_probes_open(c->r->probes, c->r, pids[t], pc->cpu, pc->fd);
+	{
+		int e = rec_probes_open(c->r->probes, c->r, pc->cpu, pc->fd);
 		if (e < 0)
 			return e;
 	}
@@ -325,10 +325,10 @@ static int run(struct rec *r)
 		if (e < 0)
 			xp_err("read the target's threads and mappings", NULL, "%s", strerror(-e));
 	}
-	if (e == 0 && (o->pid || o->all_cpus)) {
+	if (e == 0 && (o->pid || o->all_cpus))
 		set_enabled(&c, 1);
+	if (e == 0)
 		rec_probes_enable(r->probes, 1);
-	}
 	memset(&sa, 0, sizeof(sa));
 	sa.sa_handler = on_usr2;
 	sigemptyset(&sa.sa_mask);

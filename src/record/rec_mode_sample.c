@@ -441,7 +441,7 @@ static int open_all(struct sample_col *c, struct rec *r, const pid_t *pids, int 
 			} else if (ioctl((int)lfd, PERF_EVENT_IOC_SET_OUTPUT, ring_fd) < 0) {
 				return xp_err("share the sample buffer", NULL, "%s", strerror(errno));
 			}
-			if ((e = rec_probes_open(r->probes, r, pids[pi], cpus[ci], ring_fd)) < 0)
+			if ((e = rec_probes_open(r->probes, r, cpus[ci], ring_fd)) < 0)
 				return e;
 			if (c->offcpu_idx >= 0) {
 				long t = rec_perf_open(&c->offcpu, pids[pi], cpus[ci], -1);
@@ -574,7 +574,6 @@ static int run(struct rec *r)
 	}
 	if (e == 0)
 		e = rec_probes_add_attrs(r->probes, r, &c.ev[0].attr);
-	rec_probes_per_thread(r->probes, npids, ncpus);	/* rec_rings_run drains their rings */
 	if (e == 0)
 		e = open_all(&c, r, pids, npids, cpus, ncpus);
 	if (e == 0 && !c.ev[0].attr.exclude_kernel)
@@ -586,9 +585,9 @@ static int run(struct rec *r)
 			xp_err("read the target's threads and mappings", NULL, "%s", strerror(-e));
 		for (int i = 0; i < c.nfds && e == 0; i++)
 			ioctl(c.fds[i], PERF_EVENT_IOC_ENABLE, 0);
-		if (e == 0)
-			rec_probes_enable(r->probes, 1);
 	}
+	if (e == 0)
+		rec_probes_enable(r->probes, 1);
 	e = rec_rings_run(r, c.rings, c.nrings, c.fds, c.nfds, e);
 	free(c.fds);
 	free(c.rings);

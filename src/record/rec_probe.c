@@ -9,7 +9,6 @@
 #include <string.h>
 #include <sys/ioctl.h>
 #include <sys/mman.h>
-#include <sys/prctl.h>
 #include <sys/wait.h>
 #include <time.h>
 #include <unistd.h>
@@ -290,10 +289,9 @@ static void armed(const struct rec_probes *p)
 	const struct rec_opts *o = p->o;
 
 	if (p->nfn && !o->quiet)
-		xp_warn("probes armed on %d function%s in the %s; threads and processes started "
-			"later are sampled but not probed", p->nfn, p->nfn > 1 ? "s" : "",
-			o->all_cpus ? "whole system" : o->pid ? "threads of the process" :
-			"command's first thread");
+		xp_warn("probes armed on %d function%s in %s", p->nfn, p->nfn > 1 ? "s" : "",
+			o->all_cpus ? "the whole system" : o->pid ? "the process, its new threads "
+			"and child processes" : "the command, its threads and child processes");
 }
 
 /* The attrs of a probe from the mode's sampling attr, added to perf.data. */
@@ -305,17 +303,14 @@ static int fn_attrs(struct rec_probes *p, struct rec *r, struct rec_probe_fn *fn
 		struct perf_event_attr *a = &fn->attr[k], file;
 		char name[600];
 
-		a->disabled = leader->disabled;
-		/* Never inherited: the kernel builds a child's copy of a uprobe event by
-		 * reading the path at config1 again, in the forking target's address
-		 * space, where xptrace's pointer is garbage, and fails the clone() with
-		 * EFAULT.  So probes follow the threads opened here, and new threads and
-		 * processes of the target are sampled but not probed. */
+		/* cpu-wide (rec_probes_open): no task to inherit or to enable on exec;
+		 * opened disabled, enabled once every cpu has them */
+		a->disabled = 1;
 		a->inherit = 0;
+		a->enable_on_exec = 0;
 		/* hits are taken in user mode; perf then expects no kernel samples */
 		a->exclude_kernel = 1;
 		a->exclude_hv = 1;
-		a->enable_on_exec = leader->enable_on_exec;
 		a->sample_id_all = leader->sample_id_all;
 		/* one clock for the whole file, and the kernel only shares a buffer
 		 * between events of one clock */
@@ -355,15 +350,10 @@ int rec_probes_add_attrs(struct rec_probes *p, struct rec *r, const struct perf_
 	/* a probe hit's fields before TIME are those of the sampling event's */
 	p->time_off = pd_sample_time_offset(PERF_SAMPLE_IDENTIFIER | PERF_SAMPLE_IP |
 					    PERF_SAMPLE_TID | PERF_SAMPLE_TIME);
+	p->root = o->all_cpus ? 0 : r->target;
 	for (int i = 0; i < p->nfn; i++)
 		if ((e = fn_attrs(p, r, &p->fn[i])) < 0)
 			return e;
-	/* a command's probes are armed from its exec, before it runs anything */
-	if (!o->pid && !o->all_cpus) {
-		for (int i = 0; i < p->nfn; i++)
-			p->fn[i].armed = now_ns();
-		armed(p);
-	}
 	return 0;
 }
 
@@ -375,21 +365,18 @@ static int fn_add_fd(struct rec_probe_fn *fn, int fd)
 	return 0;
 }
 
-/* Opens probe i's events on one place.  `start`: enabled at once (probes armed while
- * recording), else left as the attr says (enabled on exec, or by rec_probes_enable). */
+/* Opens probe i's events on one cpu.  `start`: enabled at once (probes armed while
+ * recording), else left disabled for rec_probes_enable. */
 static int fn_open(struct rec_probes *p, struct rec *r, int i, const struct rec_probe_tgt *t,
 		   int start)
 {
 	struct rec_probe_fn *fn = &p->fn[i];
-	uint64_t limit = p->o->probe_limit;
 
 	for (int k = 0; k < 2; k++) {
-		long fd = rec_perf_open(&fn->attr[k], t->pid, t->cpu, -1);
+		long fd = rec_perf_open(&fn->attr[k], -1, t->cpu, -1);
 		uint64_t id;
 		int e;
 
-		if (fd < 0 && errno == ESRCH)
-			return 0;	/* the thread ended meanwhile */
 		if (fd < 0) {
 			e = errno;
 			return xp_err("--probe", open_hint(e), "cannot place the %s probe on %s in %s "
@@ -402,88 +389,39 @@ static int fn_open(struct rec_probes *p, struct rec *r, int i, const struct rec_
 		}
 		if (ioctl((int)fd, PERF_EVENT_IOC_ID, &id) < 0)
 			return xp_err("read the event id", NULL, "%s", strerror(errno));
-		pd_writer_add_id(r->w, fn->idx[k], id, t->cpu, t->pid);
+		pd_writer_add_id(r->w, fn->idx[k], id, t->cpu, -1);
 		if ((e = xp_map_put(&p->ids, id, (uint64_t)i * 2 + (uint64_t)k)) < 0)
 			return e;
 		if (ioctl((int)fd, PERF_EVENT_IOC_SET_OUTPUT, t->ring_fd) < 0)
 			return xp_err("share the sample buffer", NULL, "probe %s, cpu %d: %s",
 				      fn->name, t->cpu, strerror(errno));
-		/* The kernel's own stop after `limit` hits of this (thread, cpu) event.
-		 * REFRESH sets it and enables, so an event that must wait (for the exec,
-		 * or for rec_probes_enable) is disabled again; the limit stays. */
-		if (limit && ioctl((int)fd, PERF_EVENT_IOC_REFRESH,
-				   (int)(limit < INT_MAX ? limit : INT_MAX)) < 0)
-			return xp_err("limit the probe's hits", NULL, "probe %s: %s", fn->name,
-				      strerror(errno));
-		if (limit && !start)
-			ioctl((int)fd, PERF_EVENT_IOC_DISABLE, 0);
-		else if (!limit && start)
+		/* No kernel hit limit (PERF_EVENT_IOC_REFRESH): a cpu-wide event counts
+		 * the hits of every process running the probed code, which would stop it
+		 * for the target too; the collector keeps --probe-limit and disarms. */
+		if (start)
 			ioctl((int)fd, PERF_EVENT_IOC_ENABLE, 0);
 	}
 	return 0;
 }
 
-void rec_probes_per_thread(struct rec_probes *p, int nthreads, int ncpus)
+/* Each probe is opened once per cpu for every process (pid -1), writing into that cpu's
+ * ring, and the hits of processes outside the target are dropped as they are read
+ * (rec_probes_hit).  Per-thread events cannot follow threads started later: they are
+ * never inherited (the kernel copies an inherited uprobe event by reading the path at
+ * config1 again in the cloning target, where xptrace's pointer means nothing, and fails
+ * the clone() with EFAULT), and one opened on a new thread once its PERF_RECORD_FORK is
+ * read misses the calls it made meanwhile.  A cpu-wide event is there before any thread
+ * of the target exists. */
+int rec_probes_open(struct rec_probes *p, struct rec *r, int cpu, int ring_fd)
 {
-	if (p)
-		p->per_thread = nthreads <= ncpus;
-}
-
-/* A thread's own ring: a dummy event of the thread on cpu -1 (no records of its own),
- * with the probes' clock (the kernel shares a buffer between events of one clock).
- * The size of the cpus' rings with probes (rec_mode_sample.c): a hit per call of a hot
- * function, while the collector may wait for a cpu for tens of ms on a loaded machine
- * (64 pages lost hits at a load average of 12). */
-static int thread_ring(struct rec_probes *p, pid_t pid, int *ring_fd)
-{
-	struct perf_event_attr a;
-	size_t pages = 512;
-	long fd;
-	int e;
-
-	memset(&a, 0, sizeof(a));
-	a.size = sizeof(a);
-	a.type = PERF_TYPE_SOFTWARE;
-	a.config = PERF_COUNT_SW_DUMMY;
-	a.exclude_kernel = 1;
-	a.exclude_hv = 1;
-	a.use_clockid = p->leader.use_clockid;
-	a.clockid = p->leader.clockid;
-	a.watermark = 1;
-	a.wakeup_watermark = (uint32_t)(pages * 4096 / 4);
-	if (XP_GROW(p->rings, p->caprings, (size_t)p->nrings + 1) < 0)
-		return -ENOMEM;
-	fd = rec_perf_open(&a, pid, -1, -1);
-	if (fd < 0 && errno == ESRCH)
-		return -ESRCH;
-	if (fd < 0)
-		return xp_err("--probe", open_hint(errno), "cannot open a buffer for the probes of "
-			      "thread %d: %s", (int)pid, strerror(errno));
-	if ((e = rec_ring_map(&p->rings[p->nrings], (int)fd, -1, pages)) < 0) {
-		close((int)fd);
-		return xp_err("map the probes' buffer", "raise 'ulimit -l' or perf_event_mlock_kb",
-			      "thread %d: %s", (int)pid, strerror(-e));
-	}
-	p->nrings++;
-	*ring_fd = (int)fd;
-	return 0;
-}
-
-int rec_probes_open(struct rec_probes *p, struct rec *r, pid_t pid, int cpu, int ring_fd)
-{
-	struct rec_probe_tgt t = { pid, cpu, ring_fd };
+	struct rec_probe_tgt t = { cpu, ring_fd };
 	int e;
 
 	if (!p)
 		return 0;
-	if (p->per_thread && pid > 0) {
-		for (int i = 0; i < p->ntgt; i++)
-			if (p->tgt[i].pid == pid)
-				return 0;	/* opened on its first cpu */
-		if ((e = thread_ring(p, pid, &t.ring_fd)) < 0)
-			return e == -ESRCH ? 0 : e;	/* the thread ended meanwhile */
-		t.cpu = -1;
-	}
+	for (int i = 0; i < p->ntgt; i++)
+		if (p->tgt[i].cpu == cpu)
+			return 0;	/* opened with the cpu's first thread */
 	if (XP_GROW(p->tgt, p->captgt, (size_t)p->ntgt + 1) < 0)
 		return -ENOMEM;
 	p->tgt[p->ntgt++] = t;
@@ -502,11 +440,6 @@ int rec_probes_arm(struct rec_probes *p, struct rec *r, const char *path,
 		return xp_err("--adaptive", NULL, "probe %s: %s", f->name, strerror(-i));
 	if ((e = fn_attrs(p, r, &p->fn[i])) < 0)
 		return e;
-	/* opened disabled so that REFRESH (or ENABLE) starts them with their limit set */
-	for (int k = 0; k < 2; k++) {
-		p->fn[i].attr[k].disabled = 1;
-		p->fn[i].attr[k].enable_on_exec = 0;
-	}
 	for (int t = 0; t < p->ntgt; t++)
 		if ((e = fn_open(p, r, i, &p->tgt[t], 1)) < 0)
 			return e;
@@ -528,52 +461,6 @@ void rec_probes_enable(struct rec_probes *p, int on)
 		armed(p);
 }
 
-void rec_probes_release(struct rec_probes *p)
-{
-	int any = 0, go[2];
-	pid_t pid;
-	char c;
-
-	for (int i = 0; p && i < p->nfn; i++)
-		any |= p->fn[i].nfds > 0;
-	if (p)
-		any |= p->ntried > 0;
-	if (!any || pipe2(go, O_CLOEXEC) < 0)
-		return;
-	/* A grandchild, adopted by init: nobody waits for it, not even the zombie
-	 * reaping of our exit.  It closes everything it inherited (standard streams
-	 * first, so that no pipe of the caller waits for it), once our copies of the
-	 * probe events are closed (EOF on `go`): its closes are then the last ones, those
-	 * that release the events. */
-	pid = fork();
-	if (pid == 0) {
-		if (fork() == 0) {
-			prctl(PR_SET_NAME, "xptrace-release");
-			close(go[1]);
-			close(0);
-			close(1);
-			close(2);
-			while (read(go[0], &c, 1) < 0 && errno == EINTR)
-				;
-			close_range(3, ~0U, 0);
-		}
-		_exit(0);
-	}
-	close(go[0]);
-	if (pid > 0) {
-		waitpid(pid, NULL, 0);
-		for (int i = 0; i < p->nfn; i++) {
-			for (int k = 0; k < p->fn[i].nfds; k++)
-				close(p->fn[i].fds[k]);	/* the grandchild holds them */
-			p->fn[i].nfds = 0;
-		}
-		for (int k = 0; k < p->ntried; k++)
-			close(p->tried[k]);
-		p->ntried = 0;
-	}
-	close(go[1]);	/* else rec_probes_free closes them */
-}
-
 void rec_probes_free(struct rec_probes *p)
 {
 	if (!p)
@@ -581,7 +468,10 @@ void rec_probes_free(struct rec_probes *p)
 	int *all = NULL, n = 0;
 	size_t cap = 0;
 
-	/* one close per thread: each takes the kernel ~80 ms */
+	/* Closed before record returns, in parallel (each takes the kernel ~80 ms, and
+	 * they still run one after the other): a cpu-wide uprobe puts its breakpoint in
+	 * every process that maps the file, also ones started after the target ended,
+	 * until its last event is closed. */
 	for (int i = 0; i < p->nfn; i++) {
 		for (int k = 0; k < p->fn[i].nfds; k++) {
 			if (XP_GROW(all, cap, (size_t)n + 1) == 0)
@@ -611,12 +501,8 @@ void rec_probes_free(struct rec_probes *p)
 		free(p->fn[i].path);
 		free(p->fn[i].reason);
 	}
-	for (int i = 0; i < p->nrings; i++) {
-		munmap(p->rings[i].base, p->rings[i].len);
-		close(p->rings[i].fd);
-	}
-	free(p->rings);
 	xp_map_free(&p->ids);
+	xp_map_free(&p->procs);
 	free(p->tgt);
 	free(p->fn);
 	free(p);
@@ -627,20 +513,20 @@ static int hook_sample(struct rec *r, const struct perf_event_header *h)
 	return rec_probes_hit(r->probes, h);
 }
 
+static void hook_fork(struct rec *r, const struct perf_event_header *h)
+{
+	rec_probes_fork(r->probes, h);
+}
+
 static void hook_stop(struct rec *r)
 {
 	rec_probes_enable(r->probes, 0);
 }
 
-static struct ring *hook_ring(struct rec *r, int i)
-{
-	return i < r->probes->nrings ? &r->probes->rings[i].ring : NULL;
-}
-
 void rec_probes_hook(struct rec *r)
 {
 	r->hooks.sample = hook_sample;
+	r->hooks.fork = hook_fork;
 	r->hooks.stop = hook_stop;
-	r->hooks.ring = hook_ring;
 	r->hooks.poll_ms = 10;
 }

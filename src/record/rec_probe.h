@@ -21,16 +21,14 @@
  * for the command (`ld.so --list`, what ldd prints); a library loaded later with
  * dlopen must be named by path.
  *
- * Threads: the events are opened per thread and not inherited (the kernel re-reads
- * config1, a pointer into xptrace, in the target when it copies an inherited uprobe
- * event into a new thread, and fails that clone() with EFAULT).  So a command is probed
- * in its first thread and -p in every thread it has when recording starts; threads
- * and processes started later are sampled but not probed.
+ * Threads: the events are opened per cpu for every process and the hits filtered to
+ * the target's process tree as they are read, so threads and processes the target
+ * starts later are probed from their first call (rec_probes_open says why not per
+ * thread).
  *
  * Each probe owns its events (struct rec_probe_fn) and is kept for at most
- * --probe-limit entry hits: the kernel stops each event at the limit
- * (PERF_EVENT_IOC_REFRESH), the collector drops any hit past it and closes the probe's
- * events, which takes the breakpoints out of the target.  When each probe was armed and
+ * --probe-limit entry hits of the target: the collector drops any hit past it and
+ * closes the probe's events, which takes the breakpoints out of the target.  When each probe was armed and
  * disarmed, its hits and why it was placed go into the probes feature
  * (perfdata/pd_probes.h), with the calibrated cost of a probed call. */
 #ifndef REC_PROBE_H
@@ -84,14 +82,14 @@ struct rec_probe_fn {
 	uint64_t armed, disarmed;	/* trace clock; disarmed 0: armed to the end */
 	uint64_t hits, rets;	/* entry and return hits written to the file */
 	int cal;		/* its calibration class: REC_CAL_EMULATED or REC_CAL_STEPPED */
+	int over_budget;	/* disarmed by --max-overhead (else by --probe-limit) */
 	int *fds;		/* its open events, closed when it is disarmed */
 	int nfds, capfds;
 };
 
-/* Where probes are opened: a thread on a cpu, writing into that cpu's ring, or (cpu
- * -1) a thread wherever it runs, writing into the thread's own ring. */
+/* Where probes are opened: a cpu, for every process (pid -1), writing into the mode's
+ * ring of that cpu. */
 struct rec_probe_tgt {
-	pid_t pid;
 	int cpu, ring_fd;
 };
 
@@ -121,11 +119,10 @@ struct rec_probes {
 	 * no other process), so they are closed with the rest at the end, not at ~80 ms
 	 * each before the command starts */
 	int *tried, ntried, captried;
-	/* Per-thread events (rec_probes_per_thread): one ring per probed thread, owned by
-	 * a dummy event of that thread (cpu -1), drained with the mode's rings. */
-	int per_thread;
-	struct rec_ring *rings;
-	int nrings, caprings;
+	/* The process tree whose hits are kept (0: every process, -a): the target, and
+	 * the processes it starts (rec_probes_fork, else their parent chain in /proc). */
+	pid_t root;
+	struct xp_map procs;		/* pid -> 1 in the tree, 2 not */
 };
 
 /* Resolves opts->probe (already checked by rec_probe_parse; NULL: none, for probes
@@ -140,31 +137,17 @@ void rec_probe_attr_retval(struct perf_event_attr *a);
 /* Completes the attrs from the mode's sampling attr (clock, enable-on-exec, sideband id,
  * callchain) and adds them to perf.data.  0 or a negative errno. */
 int rec_probes_add_attrs(struct rec_probes *p, struct rec *r, const struct perf_event_attr *leader);
-/* For modes whose rings rec_rings_run drains (sample, lbr), when the target has no more
- * threads to probe than there are cpus (so no more ring memory than the cpus' rings;
- * a command is probed in one thread): each thread's probe events are opened once, on
- * cpu -1, into a ring of the thread's own (rec_probes_open), not once per cpu.  Half
- * the events on 2 cpus: the kernel takes ~80 ms to close each, one after the other,
- * and a disarmed probe's breakpoint leaves the target only when the last of its events
- * goes (the others still select the target's mm), so it traps for one close instead of
- * three (measured: 190 against 260-410 ms; a phase of a probed tiny function that
- * reaches the limit took 240 ms against 440). */
-void rec_probes_per_thread(struct rec_probes *p, int nthreads, int ncpus);
-/* Opens every probe on (pid, cpu), writing into ring_fd's buffer (the mode's event on
- * that cpu), and remembers the place for probes armed later.  Per thread (above): the
- * first call for a pid opens them on (pid, -1) into the thread's ring, later ones (its
- * other cpus) do nothing.  With a hit limit the
- * kernel stops each event after that many hits (PERF_EVENT_IOC_REFRESH).  Errors are
- * reported; returns 0 or negative. */
-int rec_probes_open(struct rec_probes *p, struct rec *r, pid_t pid, int cpu, int ring_fd);
-/* -p and -a: the events start disabled like the mode's; enabling says they are armed
- * (unless -q), which is when a waiting process may go on. */
+/* Opens every probe on cpu, for every process, writing into ring_fd's buffer (the
+ * mode's event on that cpu), and remembers the cpu for probes armed later; a second
+ * call for a cpu does nothing.  Every thread and process the target starts is probed
+ * from its first instruction; the hits of other processes running the probed code are
+ * dropped (rec_probes_hit), though they trap too: a probe in a library slows every
+ * process on the machine that calls it, and their hits fill the rings before they are
+ * dropped.  Errors are reported; returns 0 or negative. */
+int rec_probes_open(struct rec_probes *p, struct rec *r, int cpu, int ring_fd);
+/* The events start disabled: enabling says they are armed (unless -q); call it before
+ * the command starts, or when a waiting -p process may go on. */
 void rec_probes_enable(struct rec_probes *p, int on);
-/* Once the target has exited, its probes trap no more, but closing their events still
- * takes the kernel ~80 ms each, one after the other (it waits for RCU grace periods
- * under a global mutex): hands them to a detached process (named xptrace-release)
- * that closes them while record finishes and returns.  NULL is fine. */
-void rec_probes_release(struct rec_probes *p);
 /* Closes every event and frees (NULL is fine). */
 void rec_probes_free(struct rec_probes *p);
 
@@ -186,21 +169,30 @@ const char *rec_probes_unprobeable(const struct sym_found *f);
  * for a sample of another event. */
 int rec_probes_which(const struct rec_probes *p, const struct perf_event_header *h, int *fn,
 		     int *ret);
-/* Counts a SAMPLE of a probe: 1 to write it, 0 to drop it (past --probe-limit: the
- * kernel's limit is per thread and cpu, this one per probe).  The N-th entry hit
+/* Counts a SAMPLE of a probe: 1 to write it, 0 to drop it (a process outside the
+ * target's tree, or past --probe-limit: the kernel's limit is per cpu, this one per
+ * probe of the target).  The N-th entry hit
  * disarms the probe: its events are closed, so the breakpoints leave the target. */
 int rec_probes_hit(struct rec_probes *p, const struct perf_event_header *h);
+/* A PERF_RECORD_FORK of the sampled target: a new process joins the tree. */
+void rec_probes_fork(struct rec_probes *p, const struct perf_event_header *h);
 /* Puts the probes into r's ring loop (r->hooks): hits counted against the limit, the
- * probed threads' rings drained, the probes disabled at the end, a 10 ms poll so that a
+ * target's new processes followed, the probes disabled at the end, a 10 ms poll so that a
  * probe at its limit loses its breakpoints soon.  r->probes is set. */
 void rec_probes_hook(struct rec *r);
+/* Disarms probe i at trace time t (its events closed; hits after t dropped but the
+ * returns of the calls kept), over the --max-overhead budget. */
+void rec_probes_disarm(struct rec_probes *p, int i, uint64_t t);
+/* What the probes' hits written so far cost the target: each probed call (entry and
+ * return) at its class's calibrated cost, in ns; 0 uncalibrated. */
+uint64_t rec_probes_cost(const struct rec_probes *p);
 /* Closes probe events in parallel threads (`wait`: returns once all are closed). */
 void rec_probes_close_fds(const int *fds, int n, int wait);
 
 /* --- at the end (rec_probe_report.c) --- */
 
 /* The probes feature (perfdata/pd_probes.h) into perf.data, and one line per probe on
- * stderr unless -q.  0 or a negative errno. */
+ * stderr unless -q; r->probe_hits set.  0 or a negative errno. */
 int rec_probes_report(const struct rec_probes *p, struct rec *r);
 
 /* --- what a probed call costs (rec_calib.c) --- */

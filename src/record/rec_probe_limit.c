@@ -5,6 +5,7 @@
 #include <errno.h>
 #include <pthread.h>
 #include <stdint.h>
+#include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
 #include <sys/ioctl.h>
@@ -68,15 +69,104 @@ static void disarm(struct rec_probe_fn *fn, uint64_t t)
 	fn->disarmed = t ? t : 1;
 }
 
+/* The parent of pid from /proc (0 when it is gone). */
+static pid_t parent_of(pid_t pid)
+{
+	char path[64], buf[512], *rp;
+	int ppid = 0;
+	FILE *f;
+
+	snprintf(path, sizeof(path), "/proc/%d/stat", (int)pid);
+	f = fopen(path, "re");
+	if (!f)
+		return 0;
+	/* the command name may hold spaces and parentheses: the fields follow the last ')' */
+	if (fgets(buf, sizeof(buf), f) && (rp = strrchr(buf, ')')) && sscanf(rp + 1, " %*c %d", &ppid) != 1)
+		ppid = 0;
+	fclose(f);
+	return (pid_t)ppid;
+}
+
+/* Whether process pid is the target or one it started: a FORK record of the sampling
+ * event said so, else its parent chain now (a hit may be read before the FORK record
+ * in another cpu's ring). */
+static int in_tree(struct rec_probes *p, pid_t pid)
+{
+	uint64_t v;
+	pid_t q = pid;
+	int in = 0;
+
+	if (!p->root || pid == p->root)
+		return 1;
+	if (xp_map_get(&p->procs, (uint64_t)pid, &v))
+		return v == 1;
+	for (int depth = 0; q > 1 && depth < 64 && !in; depth++) {
+		q = parent_of(q);
+		in = q == p->root || (xp_map_get(&p->procs, (uint64_t)q, &v) && v == 1);
+	}
+	xp_map_put(&p->procs, (uint64_t)pid, in ? 1 : 2);
+	return in;
+}
+
+void rec_probes_fork(struct rec_probes *p, const struct perf_event_header *h)
+{
+	uint32_t pid, ppid;
+
+	if (h->size < sizeof(*h) + 8)
+		return;
+	memcpy(&pid, h + 1, 4);
+	memcpy(&ppid, (const char *)(h + 1) + 4, 4);
+	if (pid != ppid && p->root && in_tree(p, (pid_t)ppid))
+		xp_map_put(&p->procs, pid, 1);
+}
+
+void rec_probes_disarm(struct rec_probes *p, int i, uint64_t t)
+{
+	struct rec_probe_fn *fn = &p->fn[i];
+
+	if (fn->disarmed || !fn->nfds)
+		return;
+	disarm(fn, t);
+	fn->over_budget = 1;
+}
+
+uint64_t rec_probes_cost(const struct rec_probes *p)
+{
+	uint64_t ns = 0;
+
+	for (int i = 0; i < p->nfn; i++)
+		ns += p->fn[i].hits * (p->cal_caller_ns[p->fn[i].cal] + p->cal_callee_ns[p->fn[i].cal]);
+	return ns;
+}
+
 int rec_probes_hit(struct rec_probes *p, const struct perf_event_header *h)
 {
 	uint64_t limit = p->o->probe_limit, t = 0;
 	struct rec_probe_fn *fn;
+	uint32_t pid;
 	int i, ret;
 
 	if (rec_probes_which(p, h, &i, &ret) < 0)
 		return 1;
+	/* IDENTIFIER, IP, then TID's pid (rec_probe.c's sample_type) */
+	if (h->size < sizeof(*h) + 24)
+		return 0;
+	memcpy(&pid, (const char *)(h + 1) + 16, 4);
+	if (!in_tree(p, (pid_t)pid))
+		return 0;
 	fn = &p->fn[i];
+	if (p->time_off >= 0 && (size_t)p->time_off + 8 <= h->size)
+		memcpy(&t, (const char *)h + p->time_off, 8);
+	/* disarmed over budget at a time: its window ends there; a return read after it
+	 * is kept while it pairs an entry kept (the call in flight when the events were
+	 * disabled has none) */
+	if (fn->over_budget && t > fn->disarmed) {
+		if (ret && fn->rets < fn->hits) {
+			fn->rets++;
+			return 1;
+		}
+		return 0;
+	}
 	/* A return is kept while returns do not outnumber the limit: for a function that
 	 * does not recurse, exactly the returns of the activations whose entry was kept. */
 	if (ret) {
@@ -88,11 +178,7 @@ int rec_probes_hit(struct rec_probes *p, const struct perf_event_header *h)
 	if (limit && fn->hits >= limit)
 		return 0;
 	fn->hits++;
-	if (limit && fn->hits == limit) {
-		if (p->time_off >= 0 && (size_t)p->time_off + 8 <= h->size)
-			memcpy(&t, (const char *)h + p->time_off, 8);
-		/* the window whose counts are exact ends at the last entry kept */
-		disarm(fn, t);
-	}
+	if (limit && fn->hits == limit)
+		disarm(fn, t);	/* the window whose counts are exact ends at the last entry kept */
 	return 1;
 }

@@ -23,7 +23,10 @@ static void say(const struct rec_probes *p, const struct rec_probe_fn *fn)
 {
 	char until[96];
 
-	if (fn->disarmed)
+	if (fn->disarmed && fn->over_budget)
+		snprintf(until, sizeof(until), "disarmed at %.3f s (--max-overhead %u %%)",
+			 since(p, fn->disarmed), p->o->max_overhead);
+	else if (fn->disarmed)
 		snprintf(until, sizeof(until), "disarmed at %.3f s (--probe-limit %" PRIu64 ")",
 			 since(p, fn->disarmed), p->o->probe_limit);
 	else
@@ -61,6 +64,8 @@ int rec_probes_report(const struct rec_probes *p, struct rec *r)
 	ps.calibrated = p->cal_runs > 0;
 	weighted_cost(p, &ps.caller_ns, &ps.callee_ns);
 	ps.runs = p->cal_runs;
+	for (int i = 0; i < p->nfn; i++)
+		r->probe_hits += p->fn[i].hits + p->fn[i].rets;
 	for (int i = 0; i < p->nfn && e == 0; i++) {
 		const struct rec_probe_fn *fn = &p->fn[i];
 		char name[600];

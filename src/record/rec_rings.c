@@ -32,13 +32,6 @@ int rec_ring_map(struct rec_ring *rg, int fd, int cpu, size_t data_pages)
 	return 0;
 }
 
-/* The i-th ring of a round: the CPUs' own, then the hooks' (the probed threads' own:
- * rec_probes_per_thread). */
-static struct ring *ring_at(struct rec *r, struct rec_ring *rings, int n, int i)
-{
-	return i < n ? &rings[i].ring : r->hooks.ring ? r->hooks.ring(r, i - n) : NULL;
-}
-
 /* One pass over rg's round: its samples, or every other record. */
 static int take(struct rec *r, struct ring *rg, bool samples)
 {
@@ -61,17 +54,18 @@ int rec_rings_drain(struct rec *r, struct rec_ring *rings, int n)
 	int any = 0, e = 0;
 	struct ring *rg;
 
-	for (int i = 0; e == 0 && (rg = ring_at(r, rings, n, i)); i++) {
+	for (int i = 0; e == 0 && i < n; i++) {
+		rg = &rings[i].ring;
 		if (!ring_begin(rg))
 			continue;
 		e = take(r, rg, false);
 		ring_rewind(rg);
 		any = 1;
 	}
-	for (int i = 0; e == 0 && (rg = ring_at(r, rings, n, i)); i++)
-		e = take(r, rg, true);
-	for (int i = 0; (rg = ring_at(r, rings, n, i)); i++)
-		ring_end(rg);
+	for (int i = 0; e == 0 && i < n; i++)
+		e = take(r, &rings[i].ring, true);
+	for (int i = 0; i < n; i++)
+		ring_end(&rings[i].ring);
 	if (e == 0 && any)
 		e = rec_round(r);
 	return e;

@@ -11,8 +11,10 @@
 
 static int oom(void) { return xp_err("decode", "decode a smaller trace or time range", "out of memory"); }
 
-int tb_init(struct tb *b, struct dec_ctx *c)
+int tb_init(struct tb *b, struct view_ctx *vc)
 {
+	struct dec_ctx *c = vc->c;
+
 	memset(b, 0, sizeof(*b));
 	b->c = c;
 	b->time_m = b->samples_m = -1;
@@ -24,6 +26,13 @@ int tb_init(struct tb *b, struct dec_ctx *c)
 	}
 	b->compensate = c->merged && b->time_m >= 0 && c->probes && c->probes->calibrated &&
 		!dec_opt(c, "no-compensate");
+	/* a merged tree's exact times are wall times, its samples cpu time: the time a
+	 * thread spent switched out is kept apart, under a node of its own */
+	if (c->merged && b->time_m >= 0) {
+		vc->wants |= DEC_WANT_SWITCH;
+		b->off_fn = sym_fn_named(c->sym, "[off-CPU]", "[off-CPU]");
+		b->off_cpu = true;
+	}
 	if (dec_opt(c, "no-compensate") && !(c->merged && c->probes)) {
 		xp_usage_error("decode", "--no-compensate: this trace has no probes, whose cost it "
 			       "would keep in the times (record with --probe)");
@@ -58,6 +67,7 @@ static struct tb_thread *thread_of(struct tb *b, int32_t pid, int32_t tid)
 	t->pid = pid;
 	t->tid = tid;
 	t->exact = false;
+	t->off = false;
 	t->last_time = 0;
 	memset(&t->sig, 0, sizeof(t->sig));
 	memset(&t->prev, 0, sizeof(t->prev));
@@ -191,15 +201,27 @@ static uint32_t frame_fn(struct dec_ctx *c, const struct tb_thread *t, int32_t p
 /* A sample of a merged trace: below the event node active in its thread, the frames
  * of its callchain under that node's function (the innermost activation of it); all
  * of it from the root when no event node is active.  Either way the nodes it makes
- * are sampled: their Calls are unknown. */
-static int merged_sample(struct tb_thread *t, const uint32_t *fns, uint32_t n,
+ * are sampled: their Calls are unknown.  When the node's function is not on the
+ * stack, the frame-pointer walk skipped it: the sample's IP lies in a function that
+ * keeps no frame of its own (a leaf, or code without frame pointers), so the chain
+ * goes from the IP to the return address into the node's caller.  The IP's function
+ * is then a sampled callee of the node, unless it is the node's own.  A sample in the
+ * kernel's uprobe page (an instruction a probe displaced, stepped there, or the return
+ * probe's trampoline) is the probes' cost: the node's own time, which compensation
+ * takes off, not a function of the program. */
+static int merged_sample(struct tb *b, struct tb_thread *t, const uint32_t *fns, uint32_t n,
 			 const uint64_t *w)
 {
 	uint32_t node = ct_cursor_node(t->cur), from = 0;
+	const struct sym_fn *leaf = sym_fn(b->c->sym, fns[n - 1]);
 
+	if (leaf && leaf->module && strcmp(leaf->module, "[uprobes]") == 0) {
+		ct_add_base(t->t, node, w);
+		return 0;
+	}
 	if (node != CT_ROOT) {
 		uint32_t fn = ct_node(t->t, node)->fn;
-		from = n;	/* the event's function not on the stack: charged to it */
+		from = fns[n - 1] == fn ? n : n - 1;
 		for (uint32_t i = n; i-- > 0;)
 			if (fns[i] == fn) {
 				from = i + 1;
@@ -210,18 +232,34 @@ static int merged_sample(struct tb_thread *t, const uint32_t *fns, uint32_t n,
 		oom() : 0;
 }
 
-/* An entry/exit event names the function; the caller of an entry is not traced. */
+/* The node an outermost entry goes below: the sampled path of its callers from its
+ * hit's callchain (main, _start, ... above the first probe), the root without one. */
+static uint32_t callers_node(struct tb *b, struct tb_thread *t, const struct xev *ev)
+{
+	static const uint64_t zero[DEC_MAX_METRICS];
+
+	if (ev->nstack < 2 || ct_cursor_depth(t->cur))
+		return CT_ROOT;
+	if (XP_GROW(b->fns, b->capfns, ev->nstack) < 0)
+		return CT_NONE;
+	for (uint32_t i = 1; i < ev->nstack; i++)
+		b->fns[ev->nstack - 1 - i] = dec_fn_of(b->c, ev->pid, ev->stack[i], ev->time);
+	return ct_add_stack_at(t->t, CT_ROOT, b->fns, ev->nstack - 1, zero, CT_NO_CALLS | CT_SAMPLED);
+}
+
+/* An entry/exit event names the function; an entry's callers are sampled (its
+ * callchain) or unknown. */
 static int func_event(struct tb *b, struct tb_thread *t, const struct xev *ev)
 {
 	struct dec_ctx *c = b->c;
 
 	t->exact = true;
 	if (ev->kind == XEV_CALL) {
-		uint32_t fn = dec_fn_of(c, ev->pid, ev->addr, ev->time);
+		uint32_t fn = dec_fn_of(c, ev->pid, ev->addr, ev->time), at = callers_node(b, t, ev);
 		const struct pd_probe *p = dec_probe_of(c, ev->event);
-		if (p && xp_map_put(&b->probe_fns, fn, (uint64_t)(p - c->probes->p)) < 0)
+		if (at == CT_NONE || (p && xp_map_put(&b->probe_fns, fn, (uint64_t)(p - c->probes->p)) < 0))
 			return oom();
-		return ct_call(t->cur, fn, 0) < 0 ? oom() : 0;
+		return ct_call_at(t->cur, at, fn) < 0 ? oom() : 0;
 	}
 	int r = ev->ip ? ct_leave(t->cur, dec_fn_of(c, ev->pid, ev->ip, ev->time)) : -ENOENT;
 	if (r == -ENOENT)
@@ -290,15 +328,24 @@ int tb_event(void *ctx, const struct xev *ev)
 	if (!t)
 		return oom();
 	if (b->time_m >= 0 && ev->time) {
-		/* the time since the thread's previous event was spent where it was then */
+		/* the time since the thread's previous event was spent where it was then,
+		 * on the cpu or, since it was switched out, off it */
 		if (t->last_time && ev->time > t->last_time) {
 			memset(w, 0, sizeof(w));
 			w[b->time_m] = ev->time - t->last_time;
-			ct_add_base(t->t, ct_cursor_node(t->cur), w);
+			if (!t->off)
+				ct_add_base(t->t, ct_cursor_node(t->cur), w);
+			else if (ct_add_stack_at(t->t, ct_cursor_node(t->cur), &b->off_fn, 1, w,
+						 CT_NO_CALLS | CT_SAMPLED) == CT_NONE)
+				return oom();
 		}
 		if (ev->time > t->last_time)
 			t->last_time = ev->time;
 		b->timed = true;
+	}
+	if (ev->kind == XEV_SWITCH) {
+		t->off = ev->sub == XEV_SWITCH_OUT;
+		return 0;
 	}
 	if (!(ev->flags & XEV_F_FUNC)) {
 		uint64_t at = 0, sig = 0;
@@ -337,7 +384,7 @@ int tb_event(void *ctx, const struct xev *ev)
 		if (b->lines && sample_lines(b, ev, n, w) < 0)
 			return oom();
 		if (c->merged)
-			return merged_sample(t, b->fns, n, w);
+			return merged_sample(b, t, b->fns, n, w);
 		if (ct_add_stack_path(t->t, &t->path, b->fns, n, w,
 				      t->exact || other_event(c, ev) ? CT_NO_CALLS : 0) == CT_NONE)
 			return oom();
@@ -482,8 +529,8 @@ int tb_finish(struct tb *b)
 		b->repairs += ct_cursor_depth(b->th[i].cur);
 		if (b->compensate) {
 			uint64_t sub;
-			if (ct_compensate(b->th[i].t, (unsigned)b->time_m, b->caller_ns,
-					  b->callee_ns, &sub) < 0)
+			if (ct_compensate(b->th[i].t, (unsigned)b->time_m, b->caller_ns, b->callee_ns,
+					  b->off_cpu ? b->off_fn : CT_NONE, &sub) < 0)
 				return oom();
 			b->compensated += sub;
 		}

@@ -51,6 +51,7 @@ struct tb_thread {
 	struct ct_cursor *cur;
 	struct ct_sig sig;	/* its signal handlers */
 	bool exact;		/* has call/return input: samples then add cost only */
+	bool off;		/* switched out (merged trees: XEV_SWITCH) */
 	uint64_t last_time;	/* --metric time: the thread's latest timestamp */
 	struct tb_stack prev;	/* the previous sample's frames */
 	struct ct_path path;	/* and their nodes */
@@ -58,6 +59,8 @@ struct tb_thread {
 
 struct tb {
 	struct dec_ctx *c;
+	uint32_t off_fn;	/* "[off-CPU]": the time a thread was switched out */
+	bool off_cpu;		/* off_fn is set (merged trees in time) */
 	int time_m;		/* index of the time metric, -1: none */
 	int samples_m;		/* index of the sample count, -1: none */
 	bool timed;		/* some event carried a timestamp */
@@ -85,7 +88,7 @@ struct tb {
 extern const struct dec_option tb_options[];
 
 /* -EOPNOTSUPP (a usage error, said) for --no-compensate on a trace without probes. */
-int tb_init(struct tb *b, struct dec_ctx *c);
+int tb_init(struct tb *b, struct view_ctx *vc);
 /* An xev sink function (ctx = the builder). */
 int tb_event(void *ctx, const struct xev *ev);
 /* After the stream: merged traces get their time apportioned (per thread). */

@@ -26,7 +26,7 @@ static int open_fn(struct view_ctx *vc, void **state)
 	v->c = vc->c;
 	v->out = vc->o->impl_arg;
 	v->metric = vc->c->metric;
-	if (tb_init(&v->b, vc->c) < 0) {
+	if (tb_init(&v->b, vc) < 0) {
 		free(v);
 		return -EOPNOTSUPP;
 	}

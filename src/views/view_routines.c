@@ -54,7 +54,7 @@ static int open_common(struct view_ctx *vc, void **state, bool arcs)
 	v->out = vc->out;
 	v->arcs = arcs;
 	v->metric = vc->c->metric;
-	if (tb_init(&v->b, vc->c) < 0) {
+	if (tb_init(&v->b, vc) < 0) {
 		free(v);
 		return -EOPNOTSUPP;
 	}

@@ -33,7 +33,9 @@ struct vt {
 	char prefix[96];	/* folded --per-thread: "comm-pid/tid" before each stack */
 	struct tb_units u;
 	double limit;		/* the percent limit in force */
-	struct out_col tcols[10];
+	struct out_col tcols[11];
+	uint64_t *err;		/* per node of the tree written: its error bound (comp_bounds) */
+	uint32_t nerr, nflagged;
 };
 
 static int open_common(struct view_ctx *vc, void **state, bool functions)
@@ -52,7 +54,7 @@ static int open_common(struct view_ctx *vc, void **state, bool functions)
 	/* every view of a trace weighs by the same default, the decoder's (the first
 	 * event's period, as perf report's Overhead; instructions of exact traces) */
 	v->metric = c->metric;
-	if (tb_init(&v->b, c) < 0) {
+	if (tb_init(&v->b, vc) < 0) {
 		free(v);
 		return -EOPNOTSUPP;
 	}
@@ -128,7 +130,7 @@ static const struct out_col tree_cols[] = {
 	{ "Lvl", OUT_INT, 3, false }, { "RL", OUT_INT, 3, false }, { "Calls", OUT_INT, 9, false },
 	{ "Base", OUT_INT, 12, false }, { "Cum", OUT_INT, 12, false }, { "Module", OUT_STR, 20, false },
 	{ "Name", OUT_STR, 0, true },
-	{ "Sampled", OUT_BOOL, 0, 0 }, { "Window_ns", OUT_SPAN, 0, 0 },
+	{ "Sampled", OUT_BOOL, 0, 0 }, { "Window_ns", OUT_SPAN, 0, 0 }, { "Error_ns", OUT_INT, 0, 0 },
 };
 
 /* Trees of more nodes than this are cut at TREE_LIMIT % in text unless --percent-limit
@@ -149,6 +151,39 @@ static bool window_col(const struct vt *v)
 	return v->c->merged && v->c->probes && v->o->format == OUT_JSONL;
 }
 
+/* Times compensated for the probes' cost (the tree's metric is the time) */
+static bool compensated(const struct vt *v)
+{
+	return v->b.compensate && (int)v->metric == v->b.time_m;
+}
+
+/* What compensation leaves uncertain in an event node's Cum: each of its calls cost
+ * its hits about one probed call (in itself and in its caller), and the target's hits
+ * cost 0.8-3 x a calibration taken in another process, which the trace's own shortest
+ * probed leaf corrects only on average: so up to calls x that cost.  Marked (~ before
+ * Cum in text; error_ns in jsonl) when over 10 % of the Cum: a function that takes
+ * under 10 x a probed call's cost, whose time is mostly the probes'.  Per node of the
+ * tree being written, into v->err. */
+static int comp_bounds(struct vt *v, const struct ct_tree *t)
+{
+	uint32_t n = ct_nnodes(t);
+
+	free(v->err);
+	v->err = calloc(n ? n : 1, sizeof(*v->err));
+	v->nerr = v->err ? n : 0;
+	if (!v->err)
+		return -ENOMEM;
+	v->nflagged = 0;
+	for (uint32_t k = 1; k < n; k++) {
+		const struct ct_node *nd = ct_node(t, k);
+		if (nd->sampled)
+			continue;
+		v->err[k] = nd->calls * (v->b.callee_ns + v->b.caller_ns);
+		v->nflagged += v->err[k] > ct_cum(t, k, v->metric) / 10;
+	}
+	return 0;
+}
+
 static int tree_row(void *arg, const struct ct_tree *t, uint32_t node)
 {
 	struct vt *v = arg;
@@ -156,6 +191,9 @@ static int tree_row(void *arg, const struct ct_tree *t, uint32_t node)
 	uint64_t cum = ct_cum(t, node, v->metric);
 
 	if (v->limit > 0 && v->total && (double)cum * 100.0 / (double)v->total < v->limit)
+		return CT_SKIP;
+	/* time off the cpu has no samples, cycles...: no row in those metrics */
+	if (!cum && v->b.off_cpu && nd->fn == v->b.off_fn)
 		return CT_SKIP;
 	if (XP_GROW(v->path, v->cappath, nd->lvl) < 0)
 		return -ENOMEM;
@@ -168,15 +206,16 @@ static int tree_row(void *arg, const struct ct_tree *t, uint32_t node)
 		snprintf(v->mark, l, "+%s", name);
 		shown = v->mark;
 	}
-	uint64_t from = 0, to = 0;
+	uint64_t from = 0, to = 0, err = node < v->nerr ? v->err[node] : 0;
 	bool partial = !nd->sampled && tb_window(&v->b, nd->fn, &from, &to);
-	struct out_val vals[10] = {
+	struct out_val vals[11] = {
 		{ .u = (uint64_t)v->cur_tid },
 		{ .u = nd->lvl }, { .u = nd->rl }, { .u = nd->calls, .null = nd->sampled, .approx = partial },
 		tb_cost(&v->u, ct_base(t, node, v->metric)), tb_cost(&v->u, cum),
 		{ .s = tb_fn_module(v->c->sym, nd->fn) }, { .s = shown }, { .b = nd->sampled },
-		{ .span = { from, to }, .omit = !partial },
+		{ .span = { from, to }, .omit = !partial }, { .u = err, .omit = !err },
 	};
+	vals[5].approx = err && err > cum / 10;
 	unsigned skip = v->tid_col ? 0 : 1;
 	out_row(&v->tab, vals + skip, nd->lvl, v->path, nd->lvl);
 	return 0;
@@ -188,7 +227,7 @@ static int write_tree(struct vt *v, struct ct_tree *t, const char *title)
 	struct out_names names = { tb_fn_name, tb_fn_module, tb_fn_srcline, c->sym,
 				   v->b.lines ? tl_lines : NULL, v->b.lines ? tl_site_line : NULL, v->b.lines };
 
-	if (ct_finish(t) < 0)
+	if (ct_finish(t) < 0 || (compensated(v) && comp_bounds(v, t) < 0))
 		return oom();
 	v->total = ct_total(t, v->metric);
 	switch (v->o->format) {
@@ -250,10 +289,14 @@ static int write_tree(struct vt *v, struct ct_tree *t, const char *title)
 				"their entry, activations left open)\n", v->b.repairs);
 		if (v->o->format == OUT_TEXT)
 			tb_header(&v->b, v->out, v->metric);
+		if (v->o->format == OUT_TEXT && compensated(v) && v->nflagged)
+			fprintf(v->out, "# ~ before a Cum: the function takes under 10 x what a probed "
+				"call costs, so its compensated time is uncertain by up to its calls x that "
+				"cost, over 10 %% of it (jsonl: error_ns)\n");
 		if (!v->tab.f || v->o->format == OUT_TEXT)
 			out_table_begin(&v->tab, v->out, v->o->format, v->tcols + (v->tid_col ? 0 : 1),
 					(v->tid_col ? 8 : 7) + (c->merged && v->o->format != OUT_TEXT) +
-					window_col(v));
+					window_col(v) + (window_col(v) && compensated(v)));
 		return ct_walk(t, v->metric, tree_row, v) < 0 ? oom() : 0;
 	}
 }
@@ -626,6 +669,7 @@ static int on_close(void *state, int status)
 	tb_free(&v->b);
 	free(v->path);
 	free(v->mark);
+	free(v->err);
 	free(v);
 	return rc;
 }

@@ -21,8 +21,9 @@ C;A 1 1 1 3 7
 C;A;B 2 1 2 3 4
 C;A;B;B 3 2 1 1 1"
 
-# shape JSONL [SAMPLED_X]: the subtree under C as "path lvl-offset rl calls base cum",
-# in the expected's order; X's calls printed as "-" when it is a sampled node.
+# shape JSONL [SAMPLED_X]: the subtree under C as "path lvl-offset rl calls base cum off",
+# in the expected's order; X's calls printed as "-" when it is a sampled node; off: the
+# node's time switched out, its [off-CPU] child (not a row here).
 shape() {
 	python3 - "$1" <<'EOF'
 import json, sys
@@ -31,14 +32,15 @@ c = [r for r in rows if r["name"] == "C" and not r.get("sampled")]
 if len(c) != 1:
     sys.exit("no single C node")
 top = len(c[0]["path"]) - 1
+# time: base_ns and cum_ns; other metrics: base and cum
+b, s = ("base_ns", "cum_ns") if "base_ns" in rows[0] else ("base", "cum")
+off = {tuple(r["path"][:-1]): r[b] for r in rows if r["name"] == "[off-CPU]"}
 for r in rows:
     p = r["path"][top:]
-    if r["path"][:top + 1] != c[0]["path"]:
+    if r["path"][:top + 1] != c[0]["path"] or r["name"] == "[off-CPU]":
         continue
     calls = "-" if r["calls"] is None else r["calls"]
-    # time: base_ns and cum_ns; other metrics: base and cum
-    b, s = ("base_ns", "cum_ns") if "base_ns" in r else ("base", "cum")
-    print(";".join(p), r["lvl"] - c[0]["lvl"], r["rl"], calls, r[b], r[s])
+    print(";".join(p), r["lvl"] - c[0]["lvl"], r["rl"], calls, r[b], r[s], off.get(tuple(r["path"]), 0))
 EOF
 }
 
@@ -70,7 +72,12 @@ EOF
 check_match "step: a unit is 2000 x 6 instructions (C's Base / 3)" '^C 0 1 1 360[0-9][0-9] ' "$(head -1 st.shape)"
 
 # --- (b) probes on C, A, B with 4 kHz cpu-clock sampling; X is not probed ---
-"$XPTRACE" record -q -m sample -F 4000 -g --probe C,A,B -o pr -- "$PROGS/merged" >pr.out 2>&1
+# Probes are cpu-wide: their breakpoints go into every process that maps the file while
+# they are armed, so merged, which other suites step-trace at the same time, is probed
+# as a copy of its own.
+mkdir own
+cp "$PROGS/merged" own/
+"$XPTRACE" record -q -m sample -F 4000 -g --probe C,A,B -o pr -- own/merged >pr.out 2>&1
 check_eq "probe: record exits 0" 0 $?
 # raw times here (the probes' cost not subtracted): they must equal perf's timestamps
 "$XPTRACE" decode -i pr --calltree --no-compensate --format jsonl >pr.jsonl 2>pr.err
@@ -85,7 +92,8 @@ check_match "probe: X is marked sampled in text" '^  [ 0-9]+ +1 +- +[0-9.]+ +[0-
 
 # The exact times from perf's view of the same probe hits: a stack of entries, the time
 # between a thread's events charged to the function on top (what the tree does), X's
-# time inside A's since X is not probed.
+# time inside A's since X is not probed; a node's Base and the time it was switched out
+# (its [off-CPU] child) together.
 perf script -i pr/perf.data -F tid,time,event --ns 2>/dev/null | grep probe_xptrace >pr.hits
 python3 - pr.hits pr.shape <<'EOF' >pr.check
 import sys
@@ -110,7 +118,7 @@ bad = []
 for key in cum:
     r = rows.get(key)
     exp_base = base.get(key, 0)
-    if not r or r[4] != cum[key] or r[3] + (rows["C;B;A;X"][3] if key == "C;B;A" else 0) != exp_base:
+    if not r or r[4] != cum[key] or r[3] + r[5] + (rows["C;B;A;X"][3] if key == "C;B;A" else 0) != exp_base:
         bad.append("%s: perf base %d cum %d, xptrace %s" % (key, exp_base, cum[key], r))
 print("ok" if not bad and len(cum) == 8 else "; ".join(bad) or "nodes: %d" % len(cum))
 EOF
@@ -153,7 +161,7 @@ callee B 3" "$("$XPTRACE" decode -i pr --arcs --format jsonl 2>/dev/null | pytho
 import json, sys
 for l in sys.stdin:
     r = json.loads(l)
-    if r["routine"] == "A" and r["role"] != "self":
+    if r["routine"] == "A" and r["role"] != "self" and r["name"] != "[off-CPU]":
         print(r["role"], r["name"], r["calls"])' | sort -k1,1r -k2,2r)"
 
 # Compensation (the default): a probed node's Base loses its calls x the calibrated
@@ -178,3 +186,144 @@ for p in ("C;B;A;B;A", "C;A;B;B"):
 print("ok" if not bad else "; ".join(bad))
 EOF
 )"
+
+# --- (c) the same program as compilers build it: X, a leaf, has no frame of its own
+# (tests/progs/merged_leaf.c), so the frame-pointer chain of a sample in X skips A.  X
+# is still a sampled node under C;B;A, with every sample whose IP perf puts in X.
+"$XPTRACE" record -q -m sample -F 4000 -g --probe C,A,B -o lf -- "$PROGS/merged_leaf" >/dev/null 2>&1
+check_eq "frameless leaf: record exits 0" 0 $?
+"$XPTRACE" decode -i lf --calltree --metric samples --format jsonl >lf.jsonl 2>/dev/null
+shape lf.jsonl >lf.shape
+check_eq "frameless leaf: the example's tree below C (X sampled under C;B;A)" \
+	"$(echo "$expected" | awk '{ print $1, $2, $3, ($1 == "C;B;A;X" ? "-" : $4) }' | sort)" \
+	"$(awk '{ print $1, $2, $3, $4 }' lf.shape | sort)"
+nx=$(perf script -i lf/perf.data -F event,ip,sym -G 2>/dev/null | awk '$1 == "cpu-clock:" && $3 == "X"' | wc -l)
+check_eq "frameless leaf: X's samples are perf's samples in X ($nx)" "$nx" \
+	"$(awk '$1 == "C;B;A;X" { print $5 }' lf.shape)"
+check "frameless leaf: X has samples" test "$nx" -gt 0
+
+# --- (d) the frames above the outermost probe come from its entry hit's callchain:
+# C hangs below the callers perf shows for that hit (main, __libc_start_call_main), not
+# at a root of its own, and no node is a junk frame (an address in no mapping, read
+# where a frame-pointer walk left the stack).
+above=$(perf script -i pr/perf.data -F event,ip,sym 2>/dev/null | awk '
+	/probe_xptrace:C: *$/ { p = 1; next } p && NF == 2 { s = s ? $2 ";" s : $2 } p && NF == 0 { p = 0; done = 1 }
+	END { print s }')
+check_eq "above the probes: C's path is its entry's callchain, root first" "$above" \
+	"$(python3 -c '
+import json, sys
+for l in open(sys.argv[1]):
+    r = json.loads(l)
+    if r["name"] == "C" and not r.get("sampled"):
+        print(";".join(r["path"]))' pr.jsonl)"
+check_eq "above the probes: no junk frame (a name that is a bare address)" "" \
+	"$(python3 -c '
+import json, re, sys
+for l in open(sys.argv[1]):
+    r = json.loads(l)
+    if re.match(r"^\+?0x[0-9a-f]+$", r["name"]):
+        print(r["path"])' pr.jsonl)"
+# A thread pool started late (tests/progs/late_threads: 3 workers, 200 calls of work
+# each): each worker's 200 exact calls below its own sampled frames.
+"$XPTRACE" record -q -m sample -g --probe work -o lt -- "$PROGS/late_threads" 100 >/dev/null 2>&1
+check_eq "late threads: 200 calls of work under each worker, below start_thread" \
+	"start_thread;worker_0;work 200
+start_thread;worker_1;work 200
+start_thread;worker_2;work 200" "$("$XPTRACE" decode -i lt --calltree --format jsonl 2>/dev/null | python3 -c '
+import json, sys
+for l in sys.stdin:
+    r = json.loads(l)
+    if r["name"] == "work":
+        print(";".join(r["path"]), r["calls"])' | sort)"
+
+# --- (e) callgrind of a merged tree: A probed alone is the outermost probe twice (C;A,
+# C;B;A), each activation an edge from its sampled caller, so callgrind_annotate's
+# inclusive time of A and of C equals their Cum in --functions (was 48 % against 92 %
+# when the top activations had no caller edge).
+if command -v callgrind_annotate >/dev/null; then
+	"$XPTRACE" record -q -m sample -g --probe A -o ca -- own/merged >/dev/null 2>&1
+	"$XPTRACE" decode -i ca --calltree --format callgrind >ca.cg 2>/dev/null
+	incl=$(callgrind_annotate --inclusive=yes ca.cg 2>/dev/null | awk '
+		NF > 1 && ($NF ~ /:(A|C)$/ || $(NF-1) ~ /:(A|C)$/) { f = ($NF ~ /^\[/) ? $(NF-1) : $NF; sub(/.*:/, "", f)
+			t = $5; gsub(",", "", t); if (t > m[f]) m[f] = t }
+		END { print "A", m["A"]; print "C", m["C"] }')
+	check_eq "callgrind: inclusive time of A and C = their Cum in --functions" \
+		"$("$XPTRACE" decode -i ca --functions --format jsonl 2>/dev/null | python3 -c '
+import json, sys
+for l in sys.stdin:
+    r = json.loads(l)
+    if r["name"] in ("A", "C"):
+        print(r["name"], r["cum_ns"])' | sort)" "$incl"
+fi
+
+# --- (f) wall time and cpu time kept apart (tests/progs/wallcpu: main sleeps 300 ms,
+# spins 40 ms of cpu in hot, then slow sleeps 200 ms and spins 20 ms; slow probed): the
+# time a thread was switched out is an [off-CPU] node under the node it was in, exactly
+# the thread's switch-out to switch-in intervals that perf shows; a sampled node (hot)
+# gets on-cpu time only, not main's sleep spread over the few samples outside the probes.
+"$XPTRACE" record -q -m sample -g --probe slow -o oc -- "$PROGS/wallcpu" 300 >/dev/null 2>&1
+"$XPTRACE" decode -i oc --calltree --format jsonl >oc.jsonl 2>/dev/null
+perf script -i oc/perf.data --show-switch-events -F tid,time,event --ns 2>/dev/null >oc.perf
+check_eq "off-CPU: under slow and outside the probes, perf's switch intervals (to the ns)" "ok" \
+	"$(python3 - oc.perf oc.jsonl <<'PY'
+import json, sys
+inside = outside = 0
+out_at = entry = None
+for line in open(sys.argv[1]):
+    f = line.split()
+    t = int(f[1].rstrip(":").replace(".", ""))
+    if "probe_xptrace:slow:" in line:
+        entry = t
+    elif "probe_xptrace:slow__return:" in line:
+        entry = None
+    elif "PERF_RECORD_SWITCH" in line and "OUT" in line:
+        out_at = t
+    elif "PERF_RECORD_SWITCH" in line and "IN" in line and out_at is not None:
+        if entry is not None:
+            inside += t - out_at
+        else:
+            outside += t - out_at
+        out_at = None
+got = {}
+for l in open(sys.argv[2]):
+    r = json.loads(l)
+    if r["name"] == "[off-CPU]":
+        got["slow" if "slow" in r["path"] else "root"] = r["base_ns"]
+want = {"slow": inside, "root": outside}
+print("ok" if got == want and inside >= 200000000 and outside >= 300000000 else "perf %s, xptrace %s" % (want, got))
+PY
+)"
+hot=$(python3 -c '
+import json, sys
+for l in open(sys.argv[1]):
+    r = json.loads(l)
+    if r["name"] == "hot":
+        print(r["cum_ns"] // 1000000)' oc.jsonl)
+check "off-CPU: hot's time ($hot ms) is its 40 ms of cpu, not main's 300 ms sleep (< 2 x 40 ms)" \
+	test "${hot:-999}" -lt 80
+
+# --- (g) compensation says where it cannot be trusted (tests/progs/compensate: A 2 ms
+# of its own, B 8 ms calling P, a few ns, 2000 times; all three probed): each event
+# node's error bound is its calls x a probed call's cost (the header's two figures), and
+# a node whose Cum is under 10 x that (P) is marked ~ in text, the others (A, B) not.
+"$XPTRACE" record -q -m sample -g --probe A,B,P -o cp -- "$PROGS/compensate" >/dev/null 2>&1
+"$XPTRACE" decode -i cp --calltree >cp.txt 2>/dev/null
+"$XPTRACE" decode -i cp --calltree --format jsonl >cp.jsonl 2>/dev/null
+cost=$(sed -n 's/^# probe overhead compensated: \([0-9]*\) ns per probed call in its caller, \([0-9]*\) ns in itself.*/\1 \2/p' cp.txt)
+check_eq "compensation bounds: error_ns = calls x (caller + callee cost); P flagged, A and B not" \
+	"A 1 ok False
+B 1 ok False
+P 2000 ok True" "$(python3 - cp.jsonl $cost <<'PY'
+import json, sys
+cost = int(sys.argv[2]) + int(sys.argv[3])
+for l in open(sys.argv[1]):
+    r = json.loads(l)
+    if r["name"] in ("A", "B", "P") and not r["sampled"]:
+        print(r["name"], r["calls"], "ok" if r.get("error_ns") == r["calls"] * cost else r.get("error_ns"),
+              r["error_ns"] * 10 > r["cum_ns"])
+PY
+)"
+check_match "compensation bounds: text marks P's Cum with ~ and says why" \
+	'^# ~ before a Cum: the function takes under 10 x what a probed call costs' "$(cat cp.txt)"
+check_match "compensation bounds: P's row" '^ +[0-9]+ +1 +2000 +[0-9.]+ +~[0-9.]+ +P$' "$(cat cp.txt)"
+check_match "compensation bounds: B's row unmarked" '^ +[0-9]+ +1 +1 +[0-9.]+ +[0-9.]+ +B$' "$(cat cp.txt)"

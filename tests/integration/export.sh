@@ -11,11 +11,15 @@ command -v perf >/dev/null || { ok "perf missing # SKIP"; exit 0; }
 command -v python3 >/dev/null || { ok "python3 missing # SKIP"; exit 0; }
 cd "$TMP"
 M=$PROGS/merged
+# probes are cpu-wide: their breakpoints go into every process that maps the file, the
+# step trace running beside them too, so the probed run is of a copy of its own
+mkdir own
+cp "$M" own/
 
 # the three recordings at once (the probe one calibrates for a few seconds)
 setarch -R "$XPTRACE" record -q --mode step -o st -- "$M" 2000 >st.out 2>&1 &
 "$XPTRACE" record -q -m sample -F 4000 -g -o sm -- "$M" >sm.out 2>&1 &
-"$XPTRACE" record -q -m sample -F 4000 -g --probe C,A,B -o pr -- "$M" >pr.out 2>&1 &
+"$XPTRACE" record -q -m sample -F 4000 -g --probe C,A,B -o pr -- own/merged >pr.out 2>&1 &
 # return values: tests/progs/retval.c, with its debug info and without
 RV="fib,neg,small,ptr,none"
 "$XPTRACE" record -q --probe $RV -o rv -- "$PROGS/retval" >rv.out 2>&1 &

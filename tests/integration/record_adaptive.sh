@@ -18,8 +18,9 @@ counts() {
 }
 
 # --- (a) main -> outer -> mid -> hot: hot first, then its callers, one level a time ---
-# a limit above what 1.5 s can reach: hot and mid share a long window
-"$XPTRACE" record -o a --adaptive --probe-limit 100000 -- "$A" tree 1.5 >a.out 2>a.err
+# a limit above what 1.5 s can reach: hot and mid share a long window (no overhead
+# budget: it would disarm hot, whose hits cost more than its work, before mid is armed)
+"$XPTRACE" record -o a --adaptive --max-overhead 0 --probe-limit 100000 -- "$A" tree 1.5 >a.out 2>a.err
 check_eq "adaptive: record exits 0" 0 $?
 perf_clean "adaptive" a/perf.data
 feature a/perf.data >a.feat
@@ -141,7 +142,7 @@ mkfifo fifo
 pp=$!
 exec 7>fifo
 for _ in $(seq 50); do grep -q ready p.out && break; sleep 0.1; done
-timeout 150 "$XPTRACE" record -o p -p "$pp" --adaptive >/dev/null 2>p.err &
+timeout 150 "$XPTRACE" record -o p -p "$pp" --adaptive --max-overhead 0 >/dev/null 2>p.err &
 xp=$!
 # go once the sampling events are open on the target (a loaded machine takes its time)
 for _ in $(seq 200); do grep -q "^xptrace: events:" p.err && break; sleep 0.1; done
@@ -154,6 +155,41 @@ wait "$xp"
 check_eq "adaptive -p: hot, mid, outer" "probe_xptrace:hot
 probe_xptrace:mid
 probe_xptrace:outer" "$(feature p/perf.data | awk '$1 == "probe" { print $2 }' | head -3)"
+
+# --- --max-overhead: the probes' calibrated cost kept under 1 % of the target's cpu ---
+# work 2000 (~1 s of cpu): without a budget its probes (hot, mid: 10000 hits each at
+# 5-10 us) cost ~13 % of it.  With one, hot is disarmed once over it, its window ends
+# there, and the counts in the window stay exact: the feature's hits are the file's
+# entry hits, all before the disarm time, each with its return but the calls in flight
+# when the events were disabled (at most one per cpu: a return read from one cpu's ring
+# before its entry from another's, after the disarm, is not known to pair one).
+"$XPTRACE" record -o m --adaptive --max-overhead 1 -- "$A" work 2000 >m.out 2>m.err
+check_eq "budget: record exits 0" 0 $?
+check_match "budget: hot disarmed over the budget, record says so" \
+	"probe hot \(hot [0-9]+ samples\): [0-9]+ calls, armed at [0-9.]+ s, disarmed at [0-9.]+ s \(--max-overhead 1 %\)" "$(cat m.err)"
+feature m/perf.data >m.feat
+perf script -i m/perf.data -F time,event --ns 2>/dev/null | awk '$2 ~ /^probe_xptrace:/ { sub(":$", "", $1); sub(":$", "", $2); print $1, $2 }' >m.hits
+check_eq "budget: each probe's hits exact in its window (feature = file, entries before disarm, returns paired; $(grep -o '[0-9]* lost' m.err))" "ok" \
+	"$(python3 - m.feat m.hits "$(nproc)" <<'PY'
+import sys
+probes = {l.split()[1]: l.split() for l in open(sys.argv[1]) if l.startswith("probe ")}
+ent, ret, late = {}, {}, []
+for l in open(sys.argv[2]):
+    t, e = l.split(); t = int(t.replace(".", ""))
+    name = e.replace("__return", "")
+    (ret if e.endswith("__return") else ent)[name] = (ret if e.endswith("__return") else ent).get(name, 0) + 1
+    p = probes.get(name)
+    if p and not e.endswith("__return") and int(p[3]) and t > int(p[3]):
+        late.append(e)
+bad = ["%s: feature %s, file %d entries %d returns" % (n, p[4], ent.get(n, 0), ret.get(n, 0))
+       for n, p in probes.items() if int(p[4]) != ent.get(n, 0) or not 0 <= ent.get(n, 0) - ret.get(n, 0) <= int(sys.argv[3])]
+print("ok" if not bad and not late else "; ".join(bad) + " late: %s" % late[:3])
+PY
+)"
+cost=$(awk '$1 == "calibration" { c = $2 + $3 } $1 == "probe" { h += $5 } END { print h * c }' m.feat)
+cpu=$(awk '{ for (i = 1; i < NF; i++) if ($i == "cpu_ns") print $(i + 1) }' m.out)
+check "budget: the probes cost ${cost} ns of ${cpu} ns of cpu, within 4 x the 1 % budget (checked every 10 ms)" \
+	test "$cost" -le $((cpu * 4 / 100))
 
 # --- (b) --probe-limit N: N entries and N returns in the file, the disarm time recorded ---
 "$XPTRACE" record -q -o b --probe probe_empty --probe-limit 1000 -- "$PROGS/probe_calls" 100000 0 >/dev/null 2>&1

@@ -22,8 +22,14 @@ armed() {
 
 check_match "info: uprobes work here" "^uprobes +yes$" "$("$XPTRACE" info)"
 
+# Probes are cpu-wide: their breakpoints go into every process that maps the file while
+# they are armed, so a program other suites step-trace at the same time (merged,
+# step_dlopen) is probed as a copy of its own.
+mkdir own
+cp "$PROGS/merged" "$PROGS/step_dlopen" "$PROGS/libstep_dl.so" own/
+
 # --- the worked example, sampled with callchains ---
-"$XPTRACE" record -q -m sample -o m --probe C,A,B -g -- "$PROGS/merged" >"$TMP/m.out" 2>&1
+"$XPTRACE" record -q -m sample -o m --probe C,A,B -g -- own/merged >"$TMP/m.out" 2>&1
 check_eq "merged: record exits 0" 0 $?
 perf_clean "merged" m/perf.data
 check_eq "merged: C 1, A 3, B 5 entries and returns" "probe_xptrace:A 3
@@ -74,25 +80,47 @@ probe_xptrace:probe_empty__return 5" "$(counts gs/perf.data)"
 
 # A library loaded later with dlopen, named by path: armed when it is mapped.  tri(i)
 # makes i + 1 calls, for the odd i below 12: 2 + 4 + 6 + 8 + 10 + 12 = 42.
-dl=$PROGS/libstep_dl.so
-"$XPTRACE" record -q -o dl --probe "step_dl_work@$dl,tri@$dl" -- "$PROGS/step_dlopen" >/dev/null 2>&1
+dl=$TMP/own/libstep_dl.so
+"$XPTRACE" record -q -o dl --probe "step_dl_work@$dl,tri@$dl" -- own/step_dlopen >/dev/null 2>&1
 check_eq "dlopen'ed library by path: step_dl_work 1, tri 42" "probe_xptrace:step_dl_work 1
 probe_xptrace:step_dl_work__return 1
 probe_xptrace:tri 42
 probe_xptrace:tri__return 42" "$(counts dl/perf.data)"
 
 # --- threads ---
-# A command is probed in its first thread: the second thread runs (the kernel would fail
-# its clone() on an inherited uprobe event) and is sampled, not probed.
+# A command is probed in every thread: the second thread, started after the probes
+# were armed, too (the program's own counts: thr_one 5, thr_two 3).
 "$XPTRACE" record -o t --probe 'thr_*' -g -- "$PROGS/merged_thr" >/dev/null 2>"$TMP/t.err"
 check_eq "threads of a command: record exits 0" 0 $?
 check_match "threads of a command: says who is probed" \
-	"probes armed on 2 functions in the command's first thread; threads and processes started later are sampled but not probed" \
+	"probes armed on 2 functions in the command, its threads and child processes" \
 	"$(cat "$TMP/t.err")"
-check_eq "threads of a command: thr_one 5 in the first thread, thr_two not probed" "probe_xptrace:thr_one 5
-probe_xptrace:thr_one__return 5" "$(counts t/perf.data)"
+check_eq "threads of a command: thr_one 5, thr_two 3 in the thread started later" "probe_xptrace:thr_one 5
+probe_xptrace:thr_one__return 5
+probe_xptrace:thr_two 3
+probe_xptrace:thr_two__return 3" "$(counts t/perf.data)"
+ns=$(perf script -i t/perf.data -F event 2>/dev/null | grep -c 'cpu-clock:')
+check_match "threads of a command: the summary counts samples and hits apart, as perf does" \
+	"^xptrace: recorded $ns cpu-clock samples and 16 probe hits, 0 lost" "$(cat "$TMP/t.err")"
 check_match "threads of a command: the second thread is sampled" "two_leaf" \
 	"$(perf script -i t/perf.data -F ip,sym -G 2>/dev/null | awk '{ print $2 }' | sort -u)"
+# A thread pool started after a sleep: 3 workers, 200 calls of work each, every hit in
+# a worker thread (not the main one), 200 entries and 200 returns per worker; and a
+# process the command forks (sh -c runs the program as its child): still probed, while
+# another copy of the program running outside the recording is not recorded.
+"$XPTRACE" record -q -o lt -g --probe work -- "$PROGS/late_threads" 300 >/dev/null 2>&1
+check_eq "late threads: work 600 entries, 600 returns" "probe_xptrace:work 600
+probe_xptrace:work__return 600" "$(counts lt/perf.data)"
+per=$(perf script -i lt/perf.data -F pid,tid,event 2>/dev/null | awk '$2 ~ /^probe_xptrace:work/ { split($1, t, "/"); n[(t[1] == t[2] ? "main" : t[2]) " " $2]++ }
+	END { for (k in n) print n[k] }' | sort | uniq -c | tr -s ' ')
+check_eq "late threads: 6 (thread, event) pairs of 200 hits, none in the main thread" " 6 200" "$per"
+"$PROGS/late_threads" 200 3000 &
+other=$!
+"$XPTRACE" record -q -o lf --probe "work@$PROGS/late_threads" -- sh -c "$PROGS/late_threads 300 50; true" >/dev/null 2>&1
+wait "$other"
+check_eq "late threads in a child process: 150 calls, none of the other copy of the program" \
+	"probe_xptrace:work 150
+probe_xptrace:work__return 150" "$(counts lf/perf.data)"
 # -p probes every thread the process has.
 mkfifo tfifo
 "$PROGS/merged_thr" 10000000 wait <tfifo >tp.out &
@@ -121,14 +149,14 @@ for l in sys.stdin:
     r = json.loads(l)
     p = r["path"]
     for ev in ("thr_one", "thr_two"):
-        if ev in p[:-1] and p[-1] != ev:
+        if ev in p[:-1] and p[-1] not in (ev, "[off-CPU]"):
             print("main" if r["tid"] == '"$tp"' else "other", ev, p[-1], "sampled" if r["sampled"] else "exact")
 ' | sort -u)
 check_eq "threads, -p, decoded: samples under their own thread's event node" "main thr_one one_leaf_a sampled
 main thr_one one_leaf_b sampled
 other thr_two two_leaf sampled" "$tree"
 check_match "threads, -p, decoded: thr_one 5 and thr_two 3 exact calls" \
-	'^ *1 +1 +5 +[0-9.]+ +[0-9.]+ +merged_thr +thr_one$' "$("$XPTRACE" decode -i tp --calltree 2>/dev/null)"
+	'^ *[0-9]+ +1 +5 +[0-9.]+ +[0-9.]+ +merged_thr +thr_one$' "$("$XPTRACE" decode -i tp --calltree 2>/dev/null)"
 
 # --- -p: attach to a running process ---
 mkfifo fifo

@@ -228,6 +228,12 @@ static int setup(void **state)
 
 #define HEAD_WINDOW "# P: exact from 0.001000000 to 0.031009000 s (of 0.001000000..0.033020000), " \
 	"its Calls marked ~\n"
+/* P: 2000 calls x (3000 + 7000) ns against a Cum of 0 (A and B: one call each, 10 us
+ * of 10 and 8 ms) */
+#define HEAD_BOUND                                                                           \
+	"# ~ before a Cum: the function takes under 10 x what a probed call costs, so its "  \
+	"compensated time is uncertain by up to its calls x that cost, over 10 % of it "     \
+	"(jsonl: error_ns)\n"
 
 /* Compensated: the unprobed figures exactly; P's calls counted in its window only. */
 static void test_compensated(void **state)
@@ -239,10 +245,11 @@ static void test_compensated(void **state)
 				 "# probe overhead compensated: 3000 ns per probed call in its caller, 7000 ns "
 				 "in itself (calibrated over 1000 runs); 20020000 ns subtracted\n"
 				 HEAD_WINDOW
+				 HEAD_BOUND
 				 "Lvl   RL      Calls      Base(ms)       Cum(ms)  Module                Name\n"
 				 "  1    1          1         2.000        10.000  compensate            A\n"
 				 "  2    1          1         8.000         8.000  compensate              B\n"
-				 "  3    1      ~2000         0.000         0.000  compensate                P\n"
+				 "  3    1      ~2000         0.000        ~0.000  compensate                P\n"
 				 "  1    1          -         2.000         2.000  compensate            +main\n");
 }
 
@@ -259,10 +266,11 @@ static void test_leaf_cost(void **state)
 				 "in itself (the trace's shortest probed leaf per call; calibrated 1500 + 3500 "
 				 "over 1000 runs); 20020000 ns subtracted\n"
 				 HEAD_WINDOW
+				 HEAD_BOUND
 				 "Lvl   RL      Calls      Base(ms)       Cum(ms)  Module                Name\n"
 				 "  1    1          1         2.000        10.000  compensate            A\n"
 				 "  2    1          1         8.000         8.000  compensate              B\n"
-				 "  3    1      ~2000         0.000         0.000  compensate                P\n"
+				 "  3    1      ~2000         0.000        ~0.000  compensate                P\n"
 				 "  1    1          -         2.000         2.000  compensate            +main\n");
 	/* 7 x the calibrated 1000: the calibration stands */
 	assert_int_equal(xp_test_engine(&out, far, "calltree", NULL), 0);
@@ -294,11 +302,12 @@ static void test_jsonl(void **state)
 	const char *out;
 	assert_int_equal(xp_test_engine(&out, full, "calltree", "format", "jsonl", NULL), 0);
 	assert_string_equal(out, "{\"lvl\":1,\"rl\":1,\"calls\":1,\"base_ns\":2000000,\"cum_ns\":10000000,\"module\":\"compensate\",\"name\":\"A\","
-				 "\"sampled\":false,\"path\":[\"A\"]}\n"
+				 "\"sampled\":false,\"error_ns\":10000,\"path\":[\"A\"]}\n"
 				 "{\"lvl\":2,\"rl\":1,\"calls\":1,\"base_ns\":8000000,\"cum_ns\":8000000,\"module\":\"compensate\",\"name\":\"B\","
-				 "\"sampled\":false,\"path\":[\"A\",\"B\"]}\n"
+				 "\"sampled\":false,\"error_ns\":10000,\"path\":[\"A\",\"B\"]}\n"
 				 "{\"lvl\":3,\"rl\":1,\"calls\":2000,\"base_ns\":0,\"cum_ns\":0,\"module\":\"compensate\",\"name\":\"P\","
-				 "\"sampled\":false,\"window_ns\":[1000000,31009000],\"path\":[\"A\",\"B\",\"P\"]}\n"
+				 "\"sampled\":false,\"window_ns\":[1000000,31009000],\"error_ns\":20000000,"
+				 "\"path\":[\"A\",\"B\",\"P\"]}\n"
 				 "{\"lvl\":1,\"rl\":1,\"calls\":null,\"base_ns\":2000000,\"cum_ns\":2000000,\"module\":\"compensate\",\"name\":\"main\","
 				 "\"sampled\":true,\"path\":[\"main\"]}\n");
 }
@@ -364,10 +373,11 @@ static void test_armed_late(void **state)
 				 HEAD_WINDOW
 				 "# main: armed at 0.040000000 s, after the trace's last event (0.033020000): "
 				 "no calls counted\n"
+				 HEAD_BOUND
 				 "Lvl   RL      Calls      Base(ms)       Cum(ms)  Module                Name\n"
 				 "  1    1          1         2.000        10.000  compensate            A\n"
 				 "  2    1          1         8.000         8.000  compensate              B\n"
-				 "  3    1      ~2000         0.000         0.000  compensate                P\n"
+				 "  3    1      ~2000         0.000        ~0.000  compensate                P\n"
 				 "  1    1          -         2.000         2.000  compensate            +main\n");
 	assert_int_equal(xp_test_engine(&out, late, "probes", "format", "jsonl", NULL), 0);
 	assert_non_null(strstr(out, "{\"function\":\"main\",\"hits\":0,\"armed_ns\":40000000,\"disarmed_ns\":null,"

@@ -461,13 +461,45 @@ static void test_compensate(void **state)
 	w[0] = 0;
 	w[1] = 3;
 	assert_int_not_equal(ct_add_stack_at(t, a, &leaf, 1, w, CT_NO_CALLS | CT_SAMPLED), CT_NONE);
-	assert_int_equal(ct_compensate(t, 0, 20, 10, &sub), 0);
+	assert_int_equal(ct_compensate(t, 0, 20, 10, CT_NONE, &sub), 0);
 	assert_int_equal(sub, 145);
 	assert_int_equal(ct_apportion(t, 0, 1), 0);
 	assert_string_equal(dump(t), "1 1 2 230 920 a\n"
 				     "2 1 0 690 690 leaf\n"
 				     "2 1 3 0 0 b\n");
 	assert_int_equal(ct_total(t, 0), 980);
+	ct_cursor_free(c);
+	ct_free(t);
+}
+
+/* A node's Base short of its probes' cost lends the rest from its child of the spill
+ * function (the time it was switched out), and an event node below sampled callers
+ * (main, an outermost probe's callchain) charges its caller's cost to the root: B
+ * called 3 times below main (sampled) with a Base of 25 and a switched-out child of
+ * 40; callee 10, caller 20: B gives 25 + 5 of the child's, the root 60 of its 100. */
+static void test_compensate_spill(void **state)
+{
+	(void)state;
+	struct ct_tree *t = ct_new(1);
+	struct ct_cursor *c = ct_cursor_new(t);
+	uint64_t zero = 0, off = 40, sub = 0;
+	uint32_t fn = MAIN, leaf = LEAF;
+	uint32_t above = ct_add_stack_at(t, CT_ROOT, &fn, 1, &zero, CT_NO_CALLS | CT_SAMPLED);
+
+	for (int i = 0; i < 3; i++) {
+		assert_int_equal(ct_call_at(c, above, B), 0);
+		assert_int_equal(ct_leave(c, B), 0);
+	}
+	uint32_t b = ct_child(t, above, B);
+	ct_add_base(t, CT_ROOT, (uint64_t[]){ 100 });
+	ct_add_base(t, b, (uint64_t[]){ 25 });
+	assert_int_not_equal(ct_add_stack_at(t, b, &leaf, 1, &off, CT_NO_CALLS | CT_SAMPLED), CT_NONE);
+	assert_int_equal(ct_compensate(t, 0, 20, 10, LEAF, &sub), 0);
+	assert_int_equal(sub, 60 + 30);
+	assert_string_equal(dump(t), "1 1 0 0 35 main\n"
+				     "2 1 3 0 35 b\n"
+				     "3 1 0 35 35 leaf\n");
+	assert_int_equal(ct_total(t, 0), 40 + 35);
 	ct_cursor_free(c);
 	ct_free(t);
 }
@@ -560,6 +592,7 @@ int main(void)
 		cmocka_unit_test(test_merge_and_splice),
 		cmocka_unit_test(test_deep),
 		cmocka_unit_test(test_compensate),
+		cmocka_unit_test(test_compensate_spill),
 		cmocka_unit_test(test_signals),
 	};
 	return cmocka_run_group_tests(tests, NULL, NULL);
