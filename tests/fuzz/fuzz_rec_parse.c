@@ -10,6 +10,8 @@
  *                         directory of the harness holding `ptspin` (a path with '/'
  *                         is not passed: it could name a FIFO or a terminal, whose
  *                         read would block)
+ *   a /proc/PID/maps line xp_maps_parse (src/util/xp_maps.c), which the recorder,
+ *                         the step tracer, probes and the vdso lookup read maps with
  * Every parser either succeeds with a result that holds together or fails with a
  * reason; anything else aborts.  The PMU and the directory are made once.
  *
@@ -28,6 +30,7 @@
 #include "record/hw/x86_pt_attr.h"
 #include "record/rec_probe.h"
 #include "record/step/col_step_filter.h"
+#include "util/xp_maps.h"
 
 #define PTSPIN_PATH XP_SRCDIR "/traces/pt-spin/ptspin"
 #define PT_SYSFS XP_SRCDIR "/tests/fixtures/sysfs/intel-skylake"
@@ -166,6 +169,21 @@ static void pt_filter(const char *s)
 	free(spec);
 }
 
+/* A mapping parsed holds together: the path is the tail of the line. */
+static void maps_line(const char *s)
+{
+	struct xp_maps_line m;
+	char *line = strdup(s);
+
+	if (!line)
+		return;
+	if (xp_maps_parse(line, &m) == 0 &&
+	    (m.end < m.start || strlen(m.perms) != 4 || m.path < line || m.path > line + strlen(line) ||
+	     strchr(m.path, '\n') || (m.path[0] == ' ')))
+		abort();
+	free(line);
+}
+
 int LLVMFuzzerTestOneInput(const uint8_t *data, size_t size)
 {
 	char *s = strndup((const char *)data, size);
@@ -176,6 +194,7 @@ int LLVMFuzzerTestOneInput(const uint8_t *data, size_t size)
 	step_filter(s);
 	pt_opts(s);
 	pt_filter(s);
+	maps_line(s);
 	free(s);
 	return 0;
 }

@@ -38,7 +38,8 @@ static int parse_one(char *tok, struct step_filter *f, char *why, size_t whylen)
 		*dash = 0;
 		errno = 0;
 		f->start = strtoull(tok, &end, 0);
-		if (errno || *end || !dash[1])
+		/* strtoull takes a sign: "0x10--0x8" would end near 2^64 */
+		if (errno || *end || dash[1] < '0' || dash[1] > '9')
 			goto bad_range;
 		f->end = strtoull(dash + 1, &end, 0);
 		if (errno || *end || f->end <= f->start)
@@ -161,6 +162,15 @@ static int elf_lookup(const char *path, const struct step_filter *f, uint64_t *s
 			if (!gelf_getphdr(elf, (int)i, &ph) || ph.p_type != PT_LOAD ||
 			    a < ph.p_vaddr || a >= ph.p_vaddr + ph.p_filesz)
 				continue;
+			/* the code stepped is in one mapping: an end past it would be an
+			 * address range past the mapping, or wrap around */
+			if (b > ph.p_vaddr + ph.p_filesz) {
+				snprintf(why, whylen, "%#llx-%#llx ends past the loaded segment of %s "
+					 "(%#llx-%#llx)", (unsigned long long)a, (unsigned long long)b, path,
+					 (unsigned long long)ph.p_vaddr,
+					 (unsigned long long)(ph.p_vaddr + ph.p_filesz));
+				goto out;
+			}
 			*start = a - ph.p_vaddr + ph.p_offset;
 			*end = b - ph.p_vaddr + ph.p_offset;
 			e = 0;
