@@ -176,6 +176,11 @@ int x86_emu_translate(const struct cs_insn *ci, int att, struct x86_uop *u)
 	u->len = (uint8_t)ci->size;
 	if (x->prefix[0])
 		return -EINVAL;
+	/* an f3 capstone took as part of the opcode: only these have one; on others it
+	 * dropped it (f3 26 0f bd is lzcnt, capstone says bsr: found by fuzz_x86_emu) */
+	if (rep && ci->id != X86_INS_TZCNT && ci->id != X86_INS_LZCNT && ci->id != X86_INS_POPCNT &&
+	    ci->id != X86_INS_ENDBR64)
+		return -EINVAL;
 	switch (ci->id) {
 	case X86_INS_NOP:
 	case X86_INS_ENDBR64:
@@ -317,6 +322,12 @@ int x86_emu_translate(const struct cs_insn *ci, int att, struct x86_uop *u)
 	     (u->kind == U_TZCNT && !cpu_bmi1()) || (u->kind == U_LZCNT && !cpu_abm())))
 		return -EINVAL;	/* without BMI1/ABM the CPU runs them as bsf/bsr */
 	if (u->kind == U_XCHG && (u->dst.kind != X86_OPND_REG || u->src.kind != X86_OPND_REG))
+		return -EINVAL;
+	/* operands of one size, as the encoding has them: capstone gives 66 36 96 as
+	 * xchg %si,%eax (found by fuzz_x86_emu) */
+	if ((u->kind == U_MOV || (u->kind >= U_ADD && u->kind <= U_TEST) || u->kind == U_ADC ||
+	     u->kind == U_SBB || u->kind == U_XCHG || u->kind == U_CMOV) &&
+	    u->src.kind != X86_UOPND_IMM && u->src.size != u->dst.size)
 		return -EINVAL;
 	/* bt with a register offset into memory addresses a bit string */
 	if (u->kind >= U_BT && u->kind <= U_BTC && u->dst.kind == X86_OPND_MEM &&

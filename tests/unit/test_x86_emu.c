@@ -610,6 +610,10 @@ static void test_translate(void **state)
 	run((const uint8_t[]){ 0xf3, 0xc4, 0x62, 0xf3, 0xf7, 0xc2 }, 6, &r, -EINVAL);
 	/* lock rep mov $0x3d,%bh: #UD, capstone keeps only the f3 */
 	run((const uint8_t[]){ 0xf0, 0xf3, 0xb7, 0x3d }, 4, &r, -EINVAL);
+	/* f3 26 0f bd d1 is lzcnt %ecx,%edx (es: does nothing), capstone read bsr */
+	run((const uint8_t[]){ 0xf3, 0x26, 0x0f, 0xbd, 0xd1 }, 5, &r, -EINVAL);
+	/* 66 36 96 is xchg %ax,%si, capstone gives it %eax: the emulator zeroed rax's top */
+	run((const uint8_t[]){ 0x66, 0x36, 0x96 }, 3, &r, -EINVAL);
 	r.rax = 0x1234;
 	run((const uint8_t[]){ 0x88, 0xe0 }, 2, &r, 0);			/* mov %ah,%al */
 	assert_int_equal(r.rax, 0x1212);
