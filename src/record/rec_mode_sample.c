@@ -16,6 +16,7 @@
 #include "record/rec.h"
 #include "record/rec_rings.h"
 #include "probe/pmu.h"
+#include "record/rec_events.h"
 #include "record/rec_pfm.h"
 #include "record/rec_probe.h"
 #include "record/ring.h"
@@ -43,33 +44,10 @@ struct sample_col {
 	uint64_t freq;		/* samples per second, when no -c */
 };
 
-/* perf's generic names, encoded without libpfm4 (whose initialization costs several
- * milliseconds of every recording). */
-static const struct {
-	const char *name;
-	uint32_t type;
-	uint64_t config;
-} generic[] = {
-	{ "cycles", PERF_TYPE_HARDWARE, PERF_COUNT_HW_CPU_CYCLES },
-	{ "instructions", PERF_TYPE_HARDWARE, PERF_COUNT_HW_INSTRUCTIONS },
-	{ "branches", PERF_TYPE_HARDWARE, PERF_COUNT_HW_BRANCH_INSTRUCTIONS },
-	{ "branch-misses", PERF_TYPE_HARDWARE, PERF_COUNT_HW_BRANCH_MISSES },
-	{ "cache-references", PERF_TYPE_HARDWARE, PERF_COUNT_HW_CACHE_REFERENCES },
-	{ "cache-misses", PERF_TYPE_HARDWARE, PERF_COUNT_HW_CACHE_MISSES },
-	{ "cpu-clock", PERF_TYPE_SOFTWARE, PERF_COUNT_SW_CPU_CLOCK },
-	{ "task-clock", PERF_TYPE_SOFTWARE, PERF_COUNT_SW_TASK_CLOCK },
-};
-
 static int encode_event(const char *name, struct perf_event_attr *a, char *why, size_t whylen)
 {
-	for (size_t i = 0; i < sizeof(generic) / sizeof(generic[0]); i++) {
-		if (strcmp(name, generic[i].name) == 0) {
-			memset(a, 0, sizeof(*a));
-			a->type = generic[i].type;
-			a->config = generic[i].config;
-			return 0;
-		}
-	}
+	if (rec_event_generic(name, a) == 0)
+		return 0;
 	return rec_pfm_encode(name, a, sizeof(*a), why, whylen);
 }
 
@@ -157,7 +135,7 @@ int rec_events_check(const char *list, const char *sysfs_root, char *bad, size_t
 		snprintf(bad, badlen, "%s", tok);
 		r = -EINVAL;
 	}
-	if (!list[0] || list[strlen(list) - 1] == ',' || strstr(list, ",,")) {
+	if (!rec_events_syntax_ok(list)) {
 		snprintf(bad, badlen, "%s", list);
 		r = -EINVAL;
 	}

@@ -12,12 +12,15 @@
  *                         read would block)
  *   a /proc/PID/maps line xp_maps_parse (src/util/xp_maps.c), which the recorder,
  *                         the step tracer, probes and the vdso lookup read maps with
+ *   -e LIST               the syntax xptrace checks itself (rec_events_syntax_ok)
+ *                         and perf's generic names (rec_event_generic), name by name
+ *                         (src/record/rec_events.c)
  * Every parser either succeeds with a result that holds together or fails with a
  * reason; anything else aborts.  The PMU and the directory are made once.
  *
- * Not here: -e's event names.  Past perf's generic names (a table lookup in the
- * recorder, rec_mode_sample.c) they are libpfm4's to parse (rec_pfm.c only passes
- * them on), and its search of every PMU's event table costs ~100 ms an input. */
+ * Not here: -e's names past perf's generic ones.  They are libpfm4's to parse
+ * (rec_pfm.c only passes them on), and its search of every PMU's event table costs
+ * ~100 ms an input. */
 #include <errno.h>
 #include <linux/perf_event.h>
 #include <stdint.h>
@@ -28,6 +31,7 @@
 #include <unistd.h>
 
 #include "record/hw/x86_pt_attr.h"
+#include "record/rec_events.h"
 #include "record/rec_probe.h"
 #include "record/step/col_step_filter.h"
 #include "util/xp_maps.h"
@@ -184,6 +188,36 @@ static void maps_line(const char *s)
 	free(line);
 }
 
+/* The list is accepted exactly when no field between commas is empty; each name is
+ * generic or not, a generic one a hardware or software counter. */
+static void events(const char *s)
+{
+	size_t n = strlen(s), field = 0;
+	int empty = n == 0;
+	char *copy = strdup(s), *save, *tok;
+
+	for (size_t i = 0; i <= n; i++) {
+		if (i == n || s[i] == ',') {
+			empty |= field == 0;
+			field = 0;
+		} else {
+			field++;
+		}
+	}
+	if (rec_events_syntax_ok(s) == (bool)empty)
+		abort();
+	if (!copy)
+		return;
+	for (tok = strtok_r(copy, ",", &save); tok; tok = strtok_r(NULL, ",", &save)) {
+		struct perf_event_attr a;
+
+		if (rec_event_generic(tok, &a) == 0 &&
+		    ((a.type != PERF_TYPE_HARDWARE && a.type != PERF_TYPE_SOFTWARE) || a.size || a.sample_period))
+			abort();
+	}
+	free(copy);
+}
+
 int LLVMFuzzerTestOneInput(const uint8_t *data, size_t size)
 {
 	char *s = strndup((const char *)data, size);
@@ -195,6 +229,7 @@ int LLVMFuzzerTestOneInput(const uint8_t *data, size_t size)
 	pt_opts(s);
 	pt_filter(s);
 	maps_line(s);
+	events(s);
 	free(s);
 	return 0;
 }

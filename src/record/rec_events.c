@@ -1,0 +1,42 @@
+#include "record/rec_events.h"
+
+#include <errno.h>
+#include <stdint.h>
+#include <string.h>
+
+bool rec_events_syntax_ok(const char *list)
+{
+	size_t n = strlen(list);
+
+	return n && list[0] != ',' && list[n - 1] != ',' && !strstr(list, ",,");
+}
+
+/* perf's generic names, encoded without libpfm4 (whose initialization costs several
+ * milliseconds of every recording). */
+static const struct {
+	const char *name;
+	uint32_t type;
+	uint64_t config;
+} generic[] = {
+	{ "cycles", PERF_TYPE_HARDWARE, PERF_COUNT_HW_CPU_CYCLES },
+	{ "instructions", PERF_TYPE_HARDWARE, PERF_COUNT_HW_INSTRUCTIONS },
+	{ "branches", PERF_TYPE_HARDWARE, PERF_COUNT_HW_BRANCH_INSTRUCTIONS },
+	{ "branch-misses", PERF_TYPE_HARDWARE, PERF_COUNT_HW_BRANCH_MISSES },
+	{ "cache-references", PERF_TYPE_HARDWARE, PERF_COUNT_HW_CACHE_REFERENCES },
+	{ "cache-misses", PERF_TYPE_HARDWARE, PERF_COUNT_HW_CACHE_MISSES },
+	{ "cpu-clock", PERF_TYPE_SOFTWARE, PERF_COUNT_SW_CPU_CLOCK },
+	{ "task-clock", PERF_TYPE_SOFTWARE, PERF_COUNT_SW_TASK_CLOCK },
+};
+
+int rec_event_generic(const char *name, struct perf_event_attr *a)
+{
+	for (size_t i = 0; i < sizeof(generic) / sizeof(generic[0]); i++) {
+		if (strcmp(name, generic[i].name) == 0) {
+			memset(a, 0, sizeof(*a));
+			a->type = generic[i].type;
+			a->config = generic[i].config;
+			return 0;
+		}
+	}
+	return -ENOENT;
+}
