@@ -119,12 +119,14 @@ static int conv(unsigned id, struct x86_uop *u)
  * is #UD (f3 c4 62 f3 f7 c2, capstone says shlx); a lock capstone does not report
  * when an f2/f3 follows it (f0 f3 b7 3d: #UD, a mov for capstone).  All found by
  * fuzz_x86_emu.
- * *opsize, *rep: a 66, an f2/f3 is there, whatever capstone made of it. */
-static bool stray_rex(const struct cs_insn *ci, bool *opsize, bool *rep)
+ * *opsize, *rep: a 66, an f2/f3 is there, whatever capstone made of it; *early: another
+ * prefix but f2/f3 follows the 66, which capstone then drops at times (66 2e 98 is cbw,
+ * capstone says cwde). */
+static bool stray_rex(const struct cs_insn *ci, bool *opsize, bool *rep, bool *early)
 {
 	bool rex = false;
 
-	*opsize = *rep = false;
+	*opsize = *rep = *early = false;
 	for (size_t i = 0; i < ci->size; i++) {
 		uint8_t b = ci->bytes[i];
 		bool legacy = b == 0xf0 || b == 0xf2 || b == 0xf3 || b == 0x2e || b == 0x36 || b == 0x3e ||
@@ -137,6 +139,7 @@ static bool stray_rex(const struct cs_insn *ci, bool *opsize, bool *rep)
 		} else if (legacy) {
 			if (rex || b == 0xf0)
 				return true;
+			*early |= *opsize && b != 0xf2 && b != 0xf3;	/* 66 f3 0f bc: tzcnt */
 			*opsize |= b == 0x66;
 			*rep |= b == 0xf2 || b == 0xf3;
 		} else {
@@ -166,9 +169,13 @@ int x86_emu_translate(const struct cs_insn *ci, int att, struct x86_uop *u)
 	u->len = (uint8_t)ci->size;
 	/* lock and rep change what the instruction does; 0x67 the address size.  SSE moves
 	 * may carry f2/f3 as part of the opcode (movsd, movq, movdqu). */
-	bool opsize, rep;
+	bool opsize, rep, early;
 
-	if (x->prefix[3] || x->prefix[0] == X86_PREFIX_LOCK || stray_rex(ci, &opsize, &rep))
+	if (x->prefix[3] || x->prefix[0] == X86_PREFIX_LOCK || stray_rex(ci, &opsize, &rep, &early))
+		return -EINVAL;
+	/* the padding nops compilers write (66 66 2e 0f 1f 84 ...) do nothing whatever the
+	 * size */
+	if (early && ci->id != X86_INS_NOP)
 		return -EINVAL;
 	if (x86_sse_translate(ci, att, u) == 0)
 		return sse_prefix_mismatch(ci->id, opsize, rep) ? -EINVAL : 0;

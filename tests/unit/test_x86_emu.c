@@ -614,6 +614,10 @@ static void test_translate(void **state)
 	run((const uint8_t[]){ 0xf3, 0x26, 0x0f, 0xbd, 0xd1 }, 5, &r, -EINVAL);
 	/* 66 36 96 is xchg %ax,%si, capstone gives it %eax: the emulator zeroed rax's top */
 	run((const uint8_t[]){ 0x66, 0x36, 0x96 }, 3, &r, -EINVAL);
+	/* 66 2e 98 is cbw, capstone says cwde */
+	run((const uint8_t[]){ 0x66, 0x2e, 0x98 }, 3, &r, -EINVAL);
+	/* but the padding nops compilers write run as nops */
+	run((const uint8_t[]){ 0x66, 0x66, 0x2e, 0x0f, 0x1f, 0x84, 0x00, 0x00, 0x00, 0x00, 0x00 }, 11, &r, 0);
 	r.rax = 0x1234;
 	run((const uint8_t[]){ 0x88, 0xe0 }, 2, &r, 0);			/* mov %ah,%al */
 	assert_int_equal(r.rax, 0x1212);
