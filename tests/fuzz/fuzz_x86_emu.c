@@ -278,8 +278,11 @@ static void one(const struct x86_uop *u, uint64_t ip, struct user_regs_struct *r
 				differs("xmm dword", -1, xs.fp.xmm_space[i], nat_fp.xmm_space[i]);
 	}
 	for (int i = 0; memcmp(shadow, sandbox, PAGE) && i < PAGE; i++)
-		if (shadow[i] != sandbox[i])
-			differs("sandbox byte", -1, SANDBOX + (uint64_t)i, shadow[i] | (uint64_t)sandbox[i] << 8);
+		if (shadow[i] != sandbox[i]) {
+			char what[48];
+			snprintf(what, sizeof(what), "the byte at %#llx", (unsigned long long)SANDBOX + (unsigned)i);
+			differs(what, -1, shadow[i], sandbox[i]);
+		}
 	for (int i = 0; i < 16; i++)
 		*gpr(r, i) = *gpr(&nat_regs, i);
 	r->eflags = nat_regs.eflags;
