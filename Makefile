@@ -146,8 +146,8 @@ FUZZ_SRC     := $(wildcard tests/fuzz/fuzz_*.c)
 FUZZ_BIN     := $(FUZZ_SRC:tests/fuzz/%.c=build-fuzz/%)
 # what the harnesses reach: the readers and the decode path, not the recorder; of the
 # record side only its pure parsers (fuzz_rec_parse): --probe, step's --filter, --pt-opts
-# and pt's --filter with the attrs they build
-FUZZ_REC_SRC := src/record/rec_probe_spec.c src/record/step/col_step_filter.c \
+# and pt's --filter with the attrs they build, -e's own syntax
+FUZZ_REC_SRC := src/record/rec_probe_spec.c src/record/rec_events.c src/record/step/col_step_filter.c \
                 src/record/hw/x86_attr.c src/record/hw/x86_pt_attr.c src/record/hw/x86_pt_filter.c
 FUZZ_LIB_SRC := $(filter-out src/cli/% src/record/% src/probe/probe_%,$(LIB_SRC)) $(FUZZ_REC_SRC)
 FUZZ_LIB_OBJ := $(FUZZ_LIB_SRC:%.c=build-fuzz/%.o)

@@ -113,6 +113,53 @@ static int conv(unsigned id, struct x86_uop *u)
 	return -EINVAL;
 }
 
+/* A REX not right before the opcode (another REX or a legacy prefix after it): the CPU
+ * ignores it, capstone does not always, and loses a mandatory prefix before it too
+ * (f3 48 48 0f bd d1 is lzcnt, capstone says bsr); a VEX after 66, f2, f3 or REX, which
+ * is #UD (f3 c4 62 f3 f7 c2, capstone says shlx); a lock capstone does not report
+ * when an f2/f3 follows it (f0 f3 b7 3d: #UD, a mov for capstone).  All found by
+ * fuzz_x86_emu.
+ * *opsize, *rep: a 66, an f2/f3 is there, whatever capstone made of it; *early: another
+ * prefix but f2/f3 follows the 66, which capstone then drops at times (66 2e 98 is cbw,
+ * capstone says cwde). */
+static bool stray_rex(const struct cs_insn *ci, bool *opsize, bool *rep, bool *early)
+{
+	bool rex = false;
+
+	*opsize = *rep = *early = false;
+	for (size_t i = 0; i < ci->size; i++) {
+		uint8_t b = ci->bytes[i];
+		bool legacy = b == 0xf0 || b == 0xf2 || b == 0xf3 || b == 0x2e || b == 0x36 || b == 0x3e ||
+			      b == 0x26 || b == 0x64 || b == 0x65 || b == 0x66 || b == 0x67;
+
+		if ((b & 0xf0) == 0x40) {
+			if (rex)
+				return true;
+			rex = true;
+		} else if (legacy) {
+			if (rex || b == 0xf0)
+				return true;
+			*early |= *opsize && b != 0xf2 && b != 0xf3;	/* 66 f3 0f bc: tzcnt */
+			*opsize |= b == 0x66;
+			*rep |= b == 0xf2 || b == 0xf3;
+		} else {
+			return (b == 0xc4 || b == 0xc5) && (rex || *opsize || *rep);	/* the opcode */
+		}
+	}
+	return false;
+}
+
+/* An SSE encoding whose f2/f3 the CPU reads as another instruction (or #UD) than the
+ * one capstone names: f2/f3 select movsd, movss, movdqu and the movq load, and win over
+ * a 66 (f3 66 0f eb and f3 0f 29 are #UD, capstone says por and movaps: found by
+ * fuzz_x86_emu). */
+static bool sse_prefix_mismatch(unsigned id, bool opsize, bool rep)
+{
+	if (!rep)
+		return false;
+	return opsize || !(id == X86_INS_MOVDQU || id == X86_INS_MOVQ || id == X86_INS_MOVSD || id == X86_INS_MOVSS);
+}
+
 int x86_emu_translate(const struct cs_insn *ci, int att, struct x86_uop *u)
 {
 	const cs_x86 *x = &ci->detail->x86;
@@ -122,13 +169,24 @@ int x86_emu_translate(const struct cs_insn *ci, int att, struct x86_uop *u)
 	u->len = (uint8_t)ci->size;
 	/* lock and rep change what the instruction does; 0x67 the address size.  SSE moves
 	 * may carry f2/f3 as part of the opcode (movsd, movq, movdqu). */
-	if (x->prefix[3] || x->prefix[0] == X86_PREFIX_LOCK)
+	bool opsize, rep, early;
+
+	if (x->prefix[3] || x->prefix[0] == X86_PREFIX_LOCK || stray_rex(ci, &opsize, &rep, &early))
+		return -EINVAL;
+	/* the padding nops compilers write (66 66 2e 0f 1f 84 ...) do nothing whatever the
+	 * size */
+	if (early && ci->id != X86_INS_NOP)
 		return -EINVAL;
 	if (x86_sse_translate(ci, att, u) == 0)
-		return 0;
+		return sse_prefix_mismatch(ci->id, opsize, rep) ? -EINVAL : 0;
 	memset(u, 0, sizeof(*u));
 	u->len = (uint8_t)ci->size;
 	if (x->prefix[0])
+		return -EINVAL;
+	/* an f3 capstone took as part of the opcode: only these have one; on others it
+	 * dropped it (f3 26 0f bd is lzcnt, capstone says bsr: found by fuzz_x86_emu) */
+	if (rep && ci->id != X86_INS_TZCNT && ci->id != X86_INS_LZCNT && ci->id != X86_INS_POPCNT &&
+	    ci->id != X86_INS_ENDBR64)
 		return -EINVAL;
 	switch (ci->id) {
 	case X86_INS_NOP:
@@ -136,11 +194,21 @@ int x86_emu_translate(const struct cs_insn *ci, int att, struct x86_uop *u)
 		u->kind = U_NOP;
 		return 0;
 	case X86_INS_LEAVE:
+		/* 66: pops 2 bytes into bp (found by fuzz_x86_emu) */
+		if (x->prefix[2])
+			return -EINVAL;
 		u->kind = U_LEAVE;
 		return 0;
 	case X86_INS_MOV: case X86_INS_MOVABS: u->kind = U_MOV; break;
 	case X86_INS_MOVZX: u->kind = U_MOVZX; break;
-	case X86_INS_MOVSX: case X86_INS_MOVSXD: u->kind = U_MOVSX; break;
+	case X86_INS_MOVSX: u->kind = U_MOVSX; break;
+	case X86_INS_MOVSXD:
+		/* without REX.W a 32-bit move, which capstone gives a 64-bit destination
+		 * (63 00: found by fuzz_x86_emu) */
+		if (!(x->rex & 8))
+			return -EINVAL;
+		u->kind = U_MOVSX;
+		break;
 	case X86_INS_LEA: u->kind = U_LEA; break;
 	case X86_INS_ADD: u->kind = U_ADD; break;
 	case X86_INS_SUB: u->kind = U_SUB; break;
@@ -261,6 +329,12 @@ int x86_emu_translate(const struct cs_insn *ci, int att, struct x86_uop *u)
 	     (u->kind == U_TZCNT && !cpu_bmi1()) || (u->kind == U_LZCNT && !cpu_abm())))
 		return -EINVAL;	/* without BMI1/ABM the CPU runs them as bsf/bsr */
 	if (u->kind == U_XCHG && (u->dst.kind != X86_OPND_REG || u->src.kind != X86_OPND_REG))
+		return -EINVAL;
+	/* operands of one size, as the encoding has them: capstone gives 66 36 96 as
+	 * xchg %si,%eax (found by fuzz_x86_emu) */
+	if ((u->kind == U_MOV || (u->kind >= U_ADD && u->kind <= U_TEST) || u->kind == U_ADC ||
+	     u->kind == U_SBB || u->kind == U_XCHG || u->kind == U_CMOV) &&
+	    u->src.kind != X86_UOPND_IMM && u->src.size != u->dst.size)
 		return -EINVAL;
 	/* bt with a register offset into memory addresses a bit string */
 	if (u->kind >= U_BT && u->kind <= U_BTC && u->dst.kind == X86_OPND_MEM &&

@@ -447,13 +447,14 @@ int dpt_open(struct dpt_dec **out, const uint8_t *buf, size_t len, struct dpt_im
 	c->blk_ev = c->tmpl;
 	c->blk_ev.kind = XEV_BLOCK;
 	c->br_ev = c->tmpl;
-	c->bcache = calloc(1u << BCACHE_BITS, sizeof(*c->bcache));
-	if (!c->bcache) {
+	if (dpt_table_get(&d->btab, 1u << BCACHE_BITS, sizeof(*c->bcache)) < 0) {
 		free(d);
 		return -ENOMEM;
 	}
+	c->btab = &d->btab;
+	c->bcache = d->btab.ent;
 	if (x86_dis_init(&c->dis) < 0) {
-		free(c->bcache);
+		dpt_table_put(&d->btab);
 		free(d);
 		return -ENOMEM;
 	}
@@ -589,7 +590,7 @@ void dpt_close(struct dpt_dec *d)
 		pt_blk_free_decoder(c->dec);
 	x86_dis_fini(&c->dis);
 	dpt_fast_free(c);
-	free(c->bcache);
+	dpt_table_put(&d->btab);
 	free(c->out);
 	free(c->group);
 	free(c->group_raw);

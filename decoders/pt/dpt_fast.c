@@ -71,7 +71,8 @@ struct early_cbr {
 };
 
 struct dpt_fast {
-	struct fblk *cache;
+	struct fblk *cache;	/* tab.ent */
+	struct dpt_table tab;
 	uint64_t pos;		/* the next packet */
 	uint64_t cur;		/* where the code goes on */
 	uint64_t last_ip;	/* IP compression */
@@ -395,6 +396,8 @@ static void fblk_fill(struct dctx *c, struct fblk *e, uint64_t ip)
 	struct x86_instr in;
 	uint64_t a = ip;
 
+	if (!e->key)
+		dpt_table_note(&c->fast->tab, (size_t)(e - c->fast->cache));
 	e->key = ip ^ c->space;
 	e->bad = 1;
 	for (uint32_t n = 1; n <= FB_MAX_INSNS; n++) {
@@ -1088,12 +1091,12 @@ int dpt_fast_init(struct dctx *c)
 	c->fast = calloc(1, sizeof(*c->fast));
 	if (!c->fast)
 		return -ENOMEM;
-	c->fast->cache = calloc(1u << FB_BITS, sizeof(*c->fast->cache));
-	if (!c->fast->cache) {
+	if (dpt_table_get(&c->fast->tab, 1u << FB_BITS, sizeof(*c->fast->cache)) < 0) {
 		free(c->fast);
 		c->fast = NULL;
 		return -ENOMEM;
 	}
+	c->fast->cache = c->fast->tab.ent;
 	c->wrap = (struct xev_sink){ wrap_fn, c, wrap_batch };
 	return 0;
 }
@@ -1106,7 +1109,7 @@ void dpt_fast_ticks(struct dctx *c, bool ticks)
 void dpt_fast_free(struct dctx *c)
 {
 	if (c->fast)
-		free(c->fast->cache);
+		dpt_table_put(&c->fast->tab);
 	free(c->fast);
 	c->fast = NULL;
 }

@@ -215,6 +215,8 @@ __attribute__((noinline)) const struct bcache_ent *dpt_branch_fill(struct dctx *
 	uint8_t buf[X86_MAX_INSN];
 	struct x86_instr in;
 	size_t n = dpt_image_read(c->img, ip, buf, sizeof(buf));
+	if (!e->ip)
+		dpt_table_note(c->btab, (size_t)(e - c->bcache));
 	e->ip = ip ^ c->space;
 	if (n && x86_dis_one(&c->dis, buf, n, ip, &in) == 0) {
 		e->cls = from_x86(in.br.cls, &e->indirect);

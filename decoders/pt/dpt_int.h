@@ -8,6 +8,7 @@
 #include <string.h>
 
 #include "decoders/pt/dpt.h"
+#include "decoders/pt/dpt_table.h"
 #include "arch/x86_64/x86_dis.h"
 
 /* What ends a block, decoded once per address: libipt's block decoder gives neither the
@@ -39,7 +40,8 @@ struct dctx {
 	 * out (*next, which dpt_deliver() moves along) */
 	int pending;
 	uint64_t pend_fall;	/* conditional branches: the fall-through (0 unknown) */
-	struct bcache_ent *bcache;	/* keyed by ip ^ space */
+	struct bcache_ent *bcache;	/* keyed by ip ^ space: btab->ent */
+	struct dpt_table *btab;	/* in dpt_dec: a checkpoint's restore keeps its notes */
 	uint64_t space;		/* the address space the code comes from (space_at) */
 	struct x86_dis dis;
 	int stop;		/* the sink's non-zero return */
@@ -116,6 +118,7 @@ enum { UNK_HELD = 1, UNK_PENDING = 2 };
 
 struct dpt_dec {
 	struct dctx c;
+	struct dpt_table btab;
 	struct dpt_options opt;
 	struct dpt_stats st;
 	struct pt_config cfg;

@@ -367,6 +367,8 @@ int eng_open(const struct eng_opts *o, struct engine **out)
 	c->jit = jit_new(c->sb, e->dir);
 	if (!c->sym || !c->jit)
 		goto fail;
+	if (o->sym_cache)
+		sym_use_cache(c->sym, o->sym_cache);
 	jit_set_mono(c->jit, clock_monotonic(c->pd));
 	for (size_t i = 0; !e->d && i < NDECODERS; i++)
 		if (decoders[i]->accepts && decoders[i]->accepts(c))

@@ -32,6 +32,8 @@ struct eng_opts {
 	unsigned jobs;
 	/* -v: say on stderr how many threads the decode ran on */
 	bool verbose;
+	/* symbol tables kept from decode to decode (session/sym.h); NULL: none */
+	struct sym_cache *sym_cache;
 };
 
 #define ENG_OPTS_INIT { .dec = { .tid = -1 }, .view = { .format = OUT_TEXT, .percent_limit = -1 } }

@@ -1,5 +1,6 @@
 /* Live probes: ask this kernel what actually opens, instead of guessing from CPUID. */
 #include "probe/probe.h"
+#include "util/xp_maps.h"
 
 #include <errno.h>
 #include <fcntl.h>
@@ -181,20 +182,19 @@ __attribute__((noinline, used)) int probe_uprobe_target(int x)
  * mapping that holds it). */
 static int own_offset(uintptr_t addr, uint64_t *off)
 {
-	FILE *fp = fopen("/proc/self/maps", "re");
-	unsigned long long lo, hi, pgoff;
-	char perms[8], line[512];
-	int err = ENOENT;
+	struct xp_maps it;
+	struct xp_maps_line m;
+	int err = -xp_maps_open(&it, 0);
 
-	if (!fp)
-		return errno;
-	while (err == ENOENT && fgets(line, sizeof(line), fp))
-		if (sscanf(line, "%llx-%llx %7s %llx", &lo, &hi, perms, &pgoff) == 4 &&
-		    perms[2] == 'x' && addr >= lo && addr < hi) {
-			*off = addr - lo + pgoff;
+	if (err)
+		return err;
+	err = ENOENT;
+	while (err == ENOENT && xp_maps_next(&it, &m))
+		if (m.perms[2] == 'x' && addr >= m.start && addr < m.end) {
+			*off = addr - m.start + m.pgoff;
 			err = 0;
 		}
-	fclose(fp);
+	xp_maps_close(&it);
 	return err;
 }
 

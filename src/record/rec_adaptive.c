@@ -15,6 +15,7 @@
 #include "session/sym_find.h"
 #include "util/xp_grow.h"
 #include "util/xp_map.h"
+#include "util/xp_maps.h"
 
 #define HOT_MIN_SAMPLES 4
 #define HOT_MIN_PERCENT 1
@@ -114,31 +115,24 @@ static int file_index(struct rec_adp *a, const char *path)
 /* The executable file mappings of the target, now. */
 static void read_maps(struct rec_adp *a, pid_t pid)
 {
-	char line[4096 + 128], perms[8], *path;
-	unsigned long long start, end, pgoff;
-	FILE *f;
+	struct xp_maps it;
+	struct xp_maps_line m;
 
-	snprintf(line, sizeof(line), "/proc/%d/maps", (int)pid);
-	f = fopen(line, "re");
 	a->maps_fresh = 1;
-	if (!f)
+	if (xp_maps_open(&it, pid) < 0)
 		return;
 	a->nmaps = 0;
-	while (fgets(line, sizeof(line), f)) {
-		int fi, at = 0;
+	while (xp_maps_next(&it, &m)) {
+		int fi;
 
-		/* the path is the rest of the line: it may hold spaces */
-		if (sscanf(line, "%llx-%llx %7s %llx %*s %*s %n", &start, &end, perms, &pgoff, &at) != 4 ||
-		    !at || perms[2] != 'x' || line[at] != '/')
+		if (m.perms[2] != 'x' || m.path[0] != '/')
 			continue;
-		path = line + at;
-		path[strcspn(path, "\n")] = 0;
-		fi = file_index(a, path);
+		fi = file_index(a, m.path);
 		if (fi < 0 || XP_GROW(a->maps, a->capmaps, a->nmaps + 1) < 0)
 			break;
-		a->maps[a->nmaps++] = (struct adp_map){ start, end, pgoff, fi };
+		a->maps[a->nmaps++] = (struct adp_map){ m.start, m.end, m.pgoff, fi };
 	}
-	fclose(f);
+	xp_maps_close(&it);
 }
 
 static const struct adp_map *find_map(const struct rec_adp *a, uint64_t ip)

@@ -16,6 +16,7 @@
 #include "record/rec.h"
 #include "record/rec_rings.h"
 #include "probe/pmu.h"
+#include "record/rec_events.h"
 #include "record/rec_pfm.h"
 #include "record/rec_probe.h"
 #include "record/ring.h"
@@ -47,60 +48,10 @@ struct sample_col {
 	int offcpu_idx;
 };
 
-/* perf's generic names, encoded without libpfm4 (whose initialization costs several
- * milliseconds of every recording). */
-static const struct {
-	const char *name;
-	uint32_t type;
-	uint64_t config;
-} generic[] = {
-	{ "cycles", PERF_TYPE_HARDWARE, PERF_COUNT_HW_CPU_CYCLES },
-	{ "instructions", PERF_TYPE_HARDWARE, PERF_COUNT_HW_INSTRUCTIONS },
-	{ "branches", PERF_TYPE_HARDWARE, PERF_COUNT_HW_BRANCH_INSTRUCTIONS },
-	{ "branch-misses", PERF_TYPE_HARDWARE, PERF_COUNT_HW_BRANCH_MISSES },
-	{ "cache-references", PERF_TYPE_HARDWARE, PERF_COUNT_HW_CACHE_REFERENCES },
-	{ "cache-misses", PERF_TYPE_HARDWARE, PERF_COUNT_HW_CACHE_MISSES },
-	{ "cpu-clock", PERF_TYPE_SOFTWARE, PERF_COUNT_SW_CPU_CLOCK },
-	{ "task-clock", PERF_TYPE_SOFTWARE, PERF_COUNT_SW_TASK_CLOCK },
-};
-
-/* perf's modifiers after a generic name (cpu-clock:u, task-clock:k, cycles:uk):
- * MOD_U / MOD_K for the code it counts; 0 when the name has none (or is not generic:
- * libpfm4 reads its own). */
-enum { MOD_U = 1, MOD_K = 2 };
-
-static size_t generic_len(const char *name, unsigned *mods)
-{
-	const char *colon = strchr(name, ':');
-	size_t l = colon ? (size_t)(colon - name) : strlen(name);
-
-	*mods = 0;
-	if (!colon)
-		return l;
-	for (const char *p = colon + 1; *p; p++) {
-		if (*p == 'u')
-			*mods |= MOD_U;
-		else if (*p == 'k')
-			*mods |= MOD_K;
-		else if (*p != 'p' && *p != 'P' && *p != 'H' && *p != 'G')	/* precise, host, guest */
-			return strlen(name);
-	}
-	return l;
-}
-
 static int encode_event(const char *name, struct perf_event_attr *a, char *why, size_t whylen)
 {
-	unsigned mods;
-	size_t l = generic_len(name, &mods);
-
-	for (size_t i = 0; i < sizeof(generic) / sizeof(generic[0]); i++) {
-		if (strlen(generic[i].name) == l && strncmp(name, generic[i].name, l) == 0) {
-			memset(a, 0, sizeof(*a));
-			a->type = generic[i].type;
-			a->config = generic[i].config;
-			return 0;
-		}
-	}
+	if (rec_event_generic(name, a) == 0)
+		return 0;
 	return rec_pfm_encode(name, a, sizeof(*a), why, whylen);
 }
 
@@ -172,11 +123,10 @@ static int parse_events(struct sample_col *c, const struct rec_opts *o, const ch
 		}
 		e->attr.size = sizeof(e->attr);
 		privilege(&e->attr, o);
-		unsigned mods;
-		generic_len(tok, &mods);
+		unsigned mods = rec_event_mods(tok);
 		if (mods) {	/* :u, :k on the name: as perf, for this event */
-			e->attr.exclude_user = !(mods & MOD_U);
-			e->attr.exclude_kernel = !(mods & MOD_K);
+			e->attr.exclude_user = !(mods & REC_EV_U);
+			e->attr.exclude_kernel = !(mods & REC_EV_K);
 		}
 		c->nev++;
 	}
@@ -204,7 +154,7 @@ int rec_events_check(const char *list, const char *sysfs_root, char *bad, size_t
 		snprintf(bad, badlen, "%s", tok);
 		r = -EINVAL;
 	}
-	if (!list[0] || list[strlen(list) - 1] == ',' || strstr(list, ",,")) {
+	if (!rec_events_syntax_ok(list)) {
 		snprintf(bad, badlen, "%s", list);
 		r = -EINVAL;
 	}

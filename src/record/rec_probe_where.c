@@ -14,6 +14,7 @@
 #include <unistd.h>
 
 #include "record/rec.h"
+#include "util/xp_maps.h"
 
 extern char **environ;
 
@@ -53,23 +54,17 @@ static const char *base(const char *p)
 /* The first file mapped by `pid` whose basename is `module`. */
 static int in_maps(pid_t pid, const char *module, char *path, size_t len)
 {
-	char buf[PATH_MAX + 128], mp[64];
-	FILE *f;
-	int rc = -ENOENT;
+	struct xp_maps it;
+	struct xp_maps_line m;
+	int rc = xp_maps_open(&it, pid);
 
-	snprintf(mp, sizeof(mp), "/proc/%d/maps", (int)pid);
-	f = fopen(mp, "re");
-	if (!f)
-		return -errno;
-	while (rc == -ENOENT && fgets(buf, sizeof(buf), f)) {
-		char *file = strchr(buf, '/');
-		if (!file)
-			continue;
-		file[strcspn(file, "\n")] = 0;
-		if (strcmp(base(file), module) == 0)
-			rc = canonical(file, path, len);
-	}
-	fclose(f);
+	if (rc < 0)
+		return rc;
+	rc = -ENOENT;
+	while (rc == -ENOENT && xp_maps_next(&it, &m))
+		if (m.path[0] == '/' && strcmp(base(m.path), module) == 0)
+			rc = canonical(m.path, path, len);
+	xp_maps_close(&it);
 	return rc;
 }
 

@@ -3,10 +3,12 @@
 #include "record/rec.h"
 #include "util/xp_err.h"
 #include "util/xp_grow.h"
+#include "util/xp_maps.h"
 
 #include <ctype.h>
 #include <dirent.h>
 #include <errno.h>
+#include <inttypes.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
@@ -132,12 +134,11 @@ static int synth_thread(struct rec *r, pid_t pid, pid_t tid)
 	}
 }
 
-/* One line of /proc/PID/maps -> MMAP2 when executable. */
-static int synth_mapping(struct rec *r, pid_t pid, const char *line)
+/* One mapping of /proc/PID/maps -> MMAP2 when executable. */
+static int synth_mapping(struct rec *r, pid_t pid, const struct xp_maps_line *m)
 {
-	unsigned long lo, hi, off, ino;
-	unsigned maj, min;
-	char perms[8], name[4096] = "";
+	uint64_t lo = m->start, hi = m->end, off = m->pgoff;
+	char name[4096];
 	uint64_t buf[(4096 + 200) / 8];
 	struct perf_event_header *h = (void *)buf;
 	uint8_t *p = (uint8_t *)(h + 1);
@@ -146,19 +147,12 @@ static int synth_mapping(struct rec *r, pid_t pid, const char *line)
 	uint8_t bid[MS_BUILD_ID_MAX];
 	size_t bsz = 0;
 	uint16_t misc = PERF_RECORD_MISC_USER;
-	int n;
 
-	if (sscanf(line, "%lx-%lx %7s %lx %x:%x %lu %n", &lo, &hi, perms, &off, &maj, &min, &ino,
-		   &n) < 7)
+	if (m->perms[2] != 'x')
 		return 0;
-	if (perms[2] != 'x')
-		return 0;
-	snprintf(name, sizeof(name), "%s", line + n);
-	name[strcspn(name, "\n")] = 0;
-	if (!name[0])
-		snprintf(name, sizeof(name), "//anon");
-	prot = (perms[0] == 'r' ? PROT_READ : 0) | (perms[1] == 'w' ? PROT_WRITE : 0) | PROT_EXEC;
-	flags = perms[3] == 's' ? MAP_SHARED : MAP_PRIVATE;
+	snprintf(name, sizeof(name), "%s", m->path[0] ? m->path : "//anon");
+	prot = (m->perms[0] == 'r' ? PROT_READ : 0) | (m->perms[1] == 'w' ? PROT_WRITE : 0) | PROT_EXEC;
+	flags = m->perms[3] == 's' ? MAP_SHARED : MAP_PRIVATE;
 
 	if (strcmp(name, "[vdso]") == 0) {
 		const void *img;
@@ -167,7 +161,7 @@ static int synth_mapping(struct rec *r, pid_t pid, const char *line)
 			misc |= PERF_RECORD_MISC_MMAP_BUILD_ID;
 	} else if (name[0] == '/') {
 		char src[96];
-		snprintf(src, sizeof(src), "/proc/%d/map_files/%lx-%lx", (int)pid, lo, hi);
+		snprintf(src, sizeof(src), "/proc/%d/map_files/%" PRIx64 "-%" PRIx64, (int)pid, lo, hi);
 		if (ms_build_id_file(src, bid, &bsz) == 0 || ms_build_id_file(name, bid, &bsz) == 0)
 			misc |= PERF_RECORD_MISC_MMAP_BUILD_ID;
 	} else if (name[0] == '[') {
@@ -188,8 +182,8 @@ static int synth_mapping(struct rec *r, pid_t pid, const char *line)
 		p[32] = (uint8_t)bsz;
 		memcpy(p + 36, bid, bsz);
 	} else {
-		uint32_t mm[2] = { maj, min };
-		uint64_t in[2] = { ino, 0 };
+		uint32_t mm[2] = { m->major, m->minor };
+		uint64_t in[2] = { m->inode, 0 };
 		memcpy(p + 32, mm, 8);
 		memcpy(p + 40, in, 16);
 	}
@@ -234,8 +228,8 @@ int rec_synthesize_kernel(struct rec *r)
 static int synth_process(struct rec *r, pid_t pid)
 {
 	pid_t *tids = NULL;
-	char path[64], line[4600];
-	FILE *f;
+	struct xp_maps it;
+	struct xp_maps_line m;
 	int n, e = 0;
 
 	n = rec_list_threads(pid, &tids);
@@ -246,13 +240,11 @@ static int synth_process(struct rec *r, pid_t pid)
 	free(tids);
 	if (e < 0)
 		return e;
-	snprintf(path, sizeof(path), "/proc/%d/maps", (int)pid);
-	f = fopen(path, "re");
-	if (!f)
-		return -errno;
-	while (e == 0 && fgets(line, sizeof(line), f))
-		e = synth_mapping(r, pid, line);
-	fclose(f);
+	if ((e = xp_maps_open(&it, pid)) < 0)
+		return e;
+	while (e == 0 && xp_maps_next(&it, &m))
+		e = synth_mapping(r, pid, &m);
+	xp_maps_close(&it);
 	return e;
 }
 

@@ -1,5 +1,6 @@
 /* Build-ids of ELF files and in-memory images (libelf), and this process's vdso. */
 #include "session/ms_store.h"
+#include "util/xp_maps.h"
 
 #include <errno.h>
 #include <fcntl.h>
@@ -95,27 +96,25 @@ int ms_build_id_mem(const void *img, size_t size, uint8_t *bid, size_t *bid_size
 int ms_vdso_self(const void **img, size_t *size)
 {
 	unsigned long base = getauxval(AT_SYSINFO_EHDR);
-	FILE *f;
-	char line[512];
-	int r = -ENOENT;
+	struct xp_maps it;
+	struct xp_maps_line m;
+	int r;
 
 	if (!base)
 		return -ENOENT;
 	/* The mapping's extent comes from /proc/self/maps: the ELF headers do not say how
 	 * many pages the kernel mapped. */
-	f = fopen("/proc/self/maps", "re");
-	if (!f)
-		return -errno;
-	while (fgets(line, sizeof(line), f)) {
-		unsigned long lo, hi;
-		if (sscanf(line, "%lx-%lx", &lo, &hi) == 2 && lo == base && strstr(line, "[vdso]")) {
-			*img = (const void *)lo;
-			*size = hi - lo;
+	if ((r = xp_maps_open(&it, 0)) < 0)
+		return r;
+	r = -ENOENT;
+	while (xp_maps_next(&it, &m))
+		if (m.start == base && strcmp(m.path, "[vdso]") == 0) {
+			*img = (const void *)(uintptr_t)m.start;
+			*size = m.end - m.start;
 			r = 0;
 			break;
 		}
-	}
-	fclose(f);
+	xp_maps_close(&it);
 	return r;
 }
 

@@ -36,6 +36,15 @@ struct sym_fn {
 struct sym_ctx *sym_new(const char *trace_dir, const char *debug_dir);
 void sym_free(struct sym_ctx *c);
 
+/* Symbol tables kept across the sessions of a process, one at a time (a fuzzer's
+ * inputs): each file's is read and sorted once, up to 16 files, keyed by the file's
+ * device, inode, size and time. */
+struct sym_cache;
+struct sym_cache *sym_cache_new(void);
+void sym_cache_free(struct sym_cache *k);
+/* c reads symbol tables through k (which outlives c) from now on. */
+void sym_use_cache(struct sym_ctx *c, struct sym_cache *k);
+
 /* The function holding `addr` in map `m` (NULL map: unknown).  Returns its id. */
 uint32_t sym_fn_of(struct sym_ctx *c, const struct sb_map *m, uint64_t addr);
 /* The id of a JIT function (jit.h), interned by name and module; `start` and `size`

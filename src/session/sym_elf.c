@@ -69,7 +69,64 @@ struct sym_ctx {
 	size_t nstrs, capstrs;
 	char **bad_snaps;	/* unusable snapshots already reported (dsos may share one) */
 	size_t nbad, capbad;
+	struct sym_cache *cache;	/* NULL: none */
 };
+
+/* A file's symbol table as load_symtab leaves it (no function interned yet). */
+struct cached_tab {
+	dev_t dev;
+	ino_t ino;
+	off_t size;
+	struct timespec mtime;
+	struct esym *syms;
+	uint32_t nsyms;
+	char *pool;
+	size_t pool_len;
+	uint64_t used;		/* when last taken: the oldest is replaced */
+};
+
+#define SYM_CACHE_FILES 16
+
+struct sym_cache {
+	struct cached_tab t[SYM_CACHE_FILES];
+	uint64_t clock;
+};
+
+struct sym_cache *sym_cache_new(void)
+{
+	return calloc(1, sizeof(struct sym_cache));
+}
+
+void sym_cache_free(struct sym_cache *k)
+{
+	if (!k)
+		return;
+	for (int i = 0; i < SYM_CACHE_FILES; i++) {
+		free(k->t[i].syms);
+		free(k->t[i].pool);
+	}
+	free(k);
+}
+
+void sym_use_cache(struct sym_ctx *c, struct sym_cache *k)
+{
+	c->cache = k;
+}
+
+static bool same_file(const struct cached_tab *t, const struct stat *st)
+{
+	return t->syms && t->dev == st->st_dev && t->ino == st->st_ino && t->size == st->st_size &&
+	       t->mtime.tv_sec == st->st_mtim.tv_sec && t->mtime.tv_nsec == st->st_mtim.tv_nsec;
+}
+
+static void *dup_mem(const void *p, size_t n)
+{
+	void *q = malloc(n ? n : 1);
+
+	if (q)
+		memcpy(q, p, n);
+	return q;
+}
 
 static const char *own(struct sym_ctx *c, char *s)
 {
@@ -685,6 +742,62 @@ static void report_bad_snap(struct sym_ctx *c, const struct sb_dso *bd, const st
 			"was recorded)", bd->path, bad->file, bad->why);
 }
 
+/* d's symbol table from the cache: 0, or -ENOENT when it has none of d's file. */
+static int cache_get(struct sym_ctx *c, struct sdso *d, const struct stat *st)
+{
+	struct sym_cache *k = c->cache;
+
+	for (int i = 0; k && i < SYM_CACHE_FILES; i++) {
+		struct cached_tab *t = &k->t[i];
+		if (!same_file(t, st))
+			continue;
+		struct esym *syms = dup_mem(t->syms, t->nsyms * sizeof(*syms));
+		char *pool = dup_mem(t->pool, t->pool_len);
+		if (!syms || !pool) {
+			free(syms);
+			free(pool);
+			return -ENOENT;
+		}
+		d->syms = syms;
+		d->nsyms = t->nsyms;
+		d->pool = pool;
+		d->pool_len = t->pool_len;
+		d->pool_cap = (uint32_t)t->pool_len;
+		t->used = ++k->clock;
+		return 0;
+	}
+	return -ENOENT;
+}
+
+static void cache_put(struct sym_ctx *c, const struct sdso *d, const struct stat *st)
+{
+	struct sym_cache *k = c->cache;
+	struct cached_tab *t;
+
+	if (!k)
+		return;
+	t = &k->t[0];
+	for (int i = 1; i < SYM_CACHE_FILES; i++)
+		if (k->t[i].used < t->used)
+			t = &k->t[i];
+	free(t->syms);
+	free(t->pool);
+	memset(t, 0, sizeof(*t));
+	if (!(t->syms = dup_mem(d->syms, d->nsyms * sizeof(*d->syms))) ||
+	    !(t->pool = dup_mem(d->pool, d->pool_len))) {
+		free(t->syms);
+		t->syms = NULL;
+		return;
+	}
+	t->nsyms = d->nsyms;
+	t->pool_len = d->pool_len;
+	t->dev = st->st_dev;
+	t->ino = st->st_ino;
+	t->size = st->st_size;
+	t->mtime = st->st_mtim;
+	t->used = ++k->clock;
+}
+
 static void load_dso(struct sym_ctx *c, struct sb_dso *bd, struct sdso *d)
 {
 	char *file = NULL;
@@ -747,14 +860,22 @@ static void load_dso(struct sym_ctx *c, struct sb_dso *bd, struct sdso *d)
 	}
 	Elf_Scn *symtab, *dynsym, *dsymtab, *ddynsym;
 	GElf_Shdr symsh, dynsh, dsymsh, ddynsh;
+	bool from_dbg = false;
+	struct stat st;
 	if (!find_symtabs(d->elf, &symtab, &symsh, &dynsym, &dynsh) || !gelf_getehdr(d->elf, &eh) ||
 	    eh.e_type != ET_REL) {
 		/* stripped: the full symbol table (and DWARF) may be in a debug file */
 		if (!symtab)
 			open_debug_file(d);
-		if (d->dbg_elf && find_symtabs(d->dbg_elf, &dsymtab, &dsymsh, &ddynsym, &ddynsh))
-			load_symtab(d, d->dbg_elf, dsymtab, &dsymsh, d->elf);
+		from_dbg = d->dbg_elf && find_symtabs(d->dbg_elf, &dsymtab, &dsymsh, &ddynsym, &ddynsh);
 	}
+	bool keyed = c->cache && fstat(d->fd, &st) == 0;
+	if (keyed && cache_get(c, d, &st) == 0) {
+		d->usable = true;
+		return;
+	}
+	if (from_dbg)
+		load_symtab(d, d->dbg_elf, dsymtab, &dsymsh, d->elf);
 	if (!d->nsyms && symtab)
 		load_symtab(d, d->elf, symtab, &symsh, d->elf);
 	if (!d->nsyms && dynsym) {
@@ -762,6 +883,8 @@ static void load_dso(struct sym_ctx *c, struct sb_dso *bd, struct sdso *d)
 		d->syms = NULL;
 		load_symtab(d, d->elf, dynsym, &dynsh, d->elf);
 	}
+	if (keyed)
+		cache_put(c, d, &st);
 	d->usable = true;
 }
 

@@ -10,6 +10,7 @@
 #include <unistd.h>
 
 #include "engine/engine.h"
+#include "session/sym.h"
 #include "util/xp_err.h"
 
 static void quiet(const char *msg, void *ctx)
@@ -38,10 +39,15 @@ static void hide_host_kernel(void)
 		mount("/dev/null", "/sys/kernel/notes", NULL, MS_BIND, NULL);
 }
 
+/* The modules the seeds name (this host's libc and ld.so among them: ~10k symbols to
+ * sort) have their tables read once, not per input. */
+static struct sym_cache *syms;
+
 int LLVMFuzzerInitialize(int *argc, char ***argv)
 {
 	(void)argc;
 	(void)argv;
+	syms = sym_cache_new();
 	hide_host_kernel();
 	xp_err_set_sink(quiet, NULL);
 	return 0;
@@ -65,6 +71,7 @@ int LLVMFuzzerTestOneInput(const uint8_t *data, size_t size)
 	 * input's decode, and libFuzzer needs each input's coverage to be the same
 	 * every run */
 	o.jobs = 1;
+	o.sym_cache = syms;
 	eng_decode(&o);
 	return 0;
 }

@@ -122,23 +122,138 @@ static void exercise(const struct pmu *p)
 	pmu_attr_read(root, p->name, "cpus", buf, 4);
 }
 
+/* The files of one input: what writing its pairs in order leaves, a later pair of a
+ * name replacing the content of an earlier one, a pair whose path needs a directory
+ * where a file is (or the reverse) written nowhere. */
+struct file {
+	char name[81];
+	const char *text;
+	size_t len;
+};
+
+static bool is_dir_of(const char *dir, const char *path)
+{
+	size_t n = strlen(dir);
+	return strncmp(dir, path, n) == 0 && path[n] == '/';
+}
+
+static int accept(struct file *f, int n, const char *name, size_t nlen, const char *text, size_t len)
+{
+	char nm[81];
+	memcpy(nm, name, nlen);
+	nm[nlen] = '\0';
+	for (int i = 0; i < n; i++) {
+		if (strcmp(f[i].name, nm) == 0) {
+			f[i].text = text;
+			f[i].len = len;
+			return n;
+		}
+		if (is_dir_of(f[i].name, nm) || is_dir_of(nm, f[i].name))
+			return n;
+	}
+	memcpy(f[n].name, nm, nlen + 1);
+	f[n].text = text;
+	f[n].len = len;
+	return n + 1;
+}
+
+/* The tree is the previous input's, changed into this one's: the files it does not name
+ * are removed with the directories no file needs any more, and only new or changed
+ * files are written (a whole new tree of ~30 files and directories per input cost
+ * 3x the reading, and most mutations keep most files). */
+static struct file prev[MAX_FILES];
+static char *prev_text[MAX_FILES];
+static int nprev = -1;	/* -1: no tree (the first input, or one failed) */
+
+static int find(const struct file *f, int n, const char *name)
+{
+	for (int i = 0; i < n; i++)
+		if (strcmp(f[i].name, name) == 0)
+			return i;
+	return -1;
+}
+
+static bool dir_needed(const struct file *f, int n, const char *dir)
+{
+	for (int i = 0; i < n; i++)
+		if (is_dir_of(dir, f[i].name))
+			return true;
+	return false;
+}
+
+static bool new_tree(void)
+{
+	rm_tree(root);
+	snprintf(devices, sizeof(devices), "%s/sys/bus/event_source/devices", root);
+	for (char *p = devices + strlen(root); (p = strchr(p, '/')); p++) {
+		*p = '\0';
+		mkdir(devices, 0700);
+		*p = '/';
+	}
+	snprintf(devices, sizeof(devices), "%s/" PMU_DEVICES_DIR, root);
+	return mkdir(devices, 0700) == 0;
+}
+
+static void remove_gone(const struct file *f, int n)
+{
+	char path[256];
+	size_t top = strlen(devices);
+
+	for (int i = 0; i < nprev; i++) {
+		if (find(f, n, prev[i].name) >= 0)
+			continue;
+		snprintf(path, sizeof(path), "%s/%s", devices, prev[i].name);
+		unlink(path);
+		/* deepest first; one still holding an old file goes with that file */
+		for (char *p; (p = strrchr(path, '/')) && p > path + top;) {
+			*p = '\0';
+			if (dir_needed(f, n, path + top + 1))
+				break;
+			rmdir(path);
+		}
+	}
+}
+
+static void write_tree(const struct file *f, int n)
+{
+	char *text[MAX_FILES] = { 0 };
+	bool ok = true;
+
+	if (nprev >= 0)
+		remove_gone(f, n);
+	else if (!new_tree())
+		return;
+	for (int i = 0; i < n; i++) {
+		int j = find(prev, nprev, f[i].name);
+		if (j >= 0 && f[i].len == prev[j].len && memcmp(f[i].text, prev_text[j], f[i].len) == 0) {
+			text[i] = prev_text[j];
+			prev_text[j] = NULL;
+			continue;
+		}
+		/* accept() left no conflict: a failure is the disk's */
+		ok = ok && write_entry(f[i].name, f[i].text, f[i].len) == 0 &&
+		     (text[i] = malloc(f[i].len ? f[i].len : 1));
+		if (text[i])
+			memcpy(text[i], f[i].text, f[i].len);
+	}
+	for (int i = 0; i < MAX_FILES; i++) {
+		free(prev_text[i]);
+		prev_text[i] = text[i];
+		if (i < n) {
+			prev[i] = f[i];
+			prev[i].text = text[i];
+		}
+	}
+	nprev = ok ? n : -1;
+}
+
 int LLVMFuzzerTestOneInput(const uint8_t *data, size_t size)
 {
 	const char *s = (const char *)data, *end = s + size;
 	char *copy = NULL;
+	struct file files[MAX_FILES];
+	int nfiles = 0;
 
-	rm_tree(root);
-	if (mkdir(root, 0700) < 0)
-		return 0;
-	snprintf(devices, sizeof(devices), "%s/sys", root);
-	mkdir(devices, 0700);
-	snprintf(devices, sizeof(devices), "%s/sys/bus", root);
-	mkdir(devices, 0700);
-	snprintf(devices, sizeof(devices), "%s/sys/bus/event_source", root);
-	mkdir(devices, 0700);
-	snprintf(devices, sizeof(devices), "%s/" PMU_DEVICES_DIR, root);
-	if (mkdir(devices, 0700) < 0)
-		return 0;
 	for (int n = 0; s < end && n < MAX_FILES; n++) {
 		const char *name = s, *nul = memchr(s, '\0', (size_t)(end - s));
 		if (!nul)
@@ -150,7 +265,7 @@ int LLVMFuzzerTestOneInput(const uint8_t *data, size_t size)
 		s = tend + 1;
 		if (!good_name(name, (size_t)(nul - name)))
 			continue;
-		write_entry(name, text, len);
+		nfiles = accept(files, nfiles, name, (size_t)(nul - name), text, len);
 		/* the content as a format spec, directly */
 		free(copy);
 		if ((copy = strndup(text, len))) {
@@ -162,6 +277,7 @@ int LLVMFuzzerTestOneInput(const uint8_t *data, size_t size)
 		}
 	}
 	free(copy);
+	write_tree(files, nfiles);
 
 	struct pmu_list l;
 	if (pmu_list_read(root, &l) == 0) {

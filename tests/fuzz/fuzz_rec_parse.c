@@ -10,12 +10,17 @@
  *                         directory of the harness holding `ptspin` (a path with '/'
  *                         is not passed: it could name a FIFO or a terminal, whose
  *                         read would block)
+ *   a /proc/PID/maps line xp_maps_parse (src/util/xp_maps.c), which the recorder,
+ *                         the step tracer, probes and the vdso lookup read maps with
+ *   -e LIST               the syntax xptrace checks itself (rec_events_syntax_ok)
+ *                         and perf's generic names (rec_event_generic), name by name
+ *                         (src/record/rec_events.c)
  * Every parser either succeeds with a result that holds together or fails with a
  * reason; anything else aborts.  The PMU and the directory are made once.
  *
- * Not here: -e's event names.  Past perf's generic names (a table lookup in the
- * recorder, rec_mode_sample.c) they are libpfm4's to parse (rec_pfm.c only passes
- * them on), and its search of every PMU's event table costs ~100 ms an input. */
+ * Not here: -e's names past perf's generic ones.  They are libpfm4's to parse
+ * (rec_pfm.c only passes them on), and its search of every PMU's event table costs
+ * ~100 ms an input. */
 #include <errno.h>
 #include <linux/perf_event.h>
 #include <stdint.h>
@@ -26,8 +31,10 @@
 #include <unistd.h>
 
 #include "record/hw/x86_pt_attr.h"
+#include "record/rec_events.h"
 #include "record/rec_probe.h"
 #include "record/step/col_step_filter.h"
+#include "util/xp_maps.h"
 
 #define PTSPIN_PATH XP_SRCDIR "/traces/pt-spin/ptspin"
 #define PT_SYSFS XP_SRCDIR "/tests/fixtures/sysfs/intel-skylake"
@@ -166,6 +173,51 @@ static void pt_filter(const char *s)
 	free(spec);
 }
 
+/* A mapping parsed holds together: the path is the tail of the line. */
+static void maps_line(const char *s)
+{
+	struct xp_maps_line m;
+	char *line = strdup(s);
+
+	if (!line)
+		return;
+	if (xp_maps_parse(line, &m) == 0 &&
+	    (m.end < m.start || strlen(m.perms) != 4 || m.path < line || m.path > line + strlen(line) ||
+	     strchr(m.path, '\n') || (m.path[0] == ' ')))
+		abort();
+	free(line);
+}
+
+/* The list is accepted exactly when no field between commas is empty; each name is
+ * generic or not, a generic one a hardware or software counter. */
+static void events(const char *s)
+{
+	size_t n = strlen(s), field = 0;
+	int empty = n == 0;
+	char *copy = strdup(s), *save, *tok;
+
+	for (size_t i = 0; i <= n; i++) {
+		if (i == n || s[i] == ',') {
+			empty |= field == 0;
+			field = 0;
+		} else {
+			field++;
+		}
+	}
+	if (rec_events_syntax_ok(s) == (bool)empty)
+		abort();
+	if (!copy)
+		return;
+	for (tok = strtok_r(copy, ",", &save); tok; tok = strtok_r(NULL, ",", &save)) {
+		struct perf_event_attr a;
+
+		if (rec_event_generic(tok, &a) == 0 &&
+		    ((a.type != PERF_TYPE_HARDWARE && a.type != PERF_TYPE_SOFTWARE) || a.size || a.sample_period))
+			abort();
+	}
+	free(copy);
+}
+
 int LLVMFuzzerTestOneInput(const uint8_t *data, size_t size)
 {
 	char *s = strndup((const char *)data, size);
@@ -176,6 +228,8 @@ int LLVMFuzzerTestOneInput(const uint8_t *data, size_t size)
 	step_filter(s);
 	pt_opts(s);
 	pt_filter(s);
+	maps_line(s);
+	events(s);
 	free(s);
 	return 0;
 }

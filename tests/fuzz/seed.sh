@@ -21,6 +21,8 @@ pt_diff) # the first byte picks the settings (see fuzz_pt_diff.c); seeds/pt_diff
 		done
 	done ;;
 jit)	cp tests/fuzz/seeds/jit/* "$2"/ ;;
+x86_emu) # a register state and a straight-line sequence each (see fuzz_x86_emu.c)
+	cp tests/fuzz/seeds/x86_emu/* "$2"/ ;;
 rec_parse) # one option's text each (see fuzz_rec_parse.c); every parser gets every input
 	cp tests/fuzz/seeds/rec_parse/* "$2"/ ;;
 pmu)	# each fixture PMU as "PMU/FILE" NUL CONTENT NUL pairs (see fuzz_pmu.c)

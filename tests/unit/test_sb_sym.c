@@ -126,6 +126,30 @@ static void test_demangle(void **state)
 	assert_null(sym_demangle("_RZZZ", false));
 }
 
+/* nm's address of `sym` in exe. */
+static unsigned long long nm_addr(const char *exe, const char *sym)
+{
+	char cmd[512];
+	unsigned long long va = 0;
+
+	snprintf(cmd, sizeof(cmd), "nm '%s' | awk '$3==\"%s\"{print $1}'", exe, sym);
+	FILE *p = popen(cmd, "r");
+	assert_int_equal(fscanf(p, "%llx", &va), 1);
+	pclose(p);
+	return va;
+}
+
+/* The file offset and address of exe's text segment (readelf -l). */
+static void text_segment(const char *exe, unsigned long long *off, unsigned long long *va)
+{
+	char cmd[512];
+
+	snprintf(cmd, sizeof(cmd), "readelf -lW '%s' | awk '$1==\"LOAD\" && / R E / {print $2, $3}'", exe);
+	FILE *p = popen(cmd, "r");
+	assert_int_equal(fscanf(p, "%llx %llx", off, va), 2);
+	pclose(p);
+}
+
 /* The test program itself: a PIE mapped at an arbitrary base with pgoff of its text. */
 static void test_elf_symbols(void **state)
 {
@@ -135,16 +159,10 @@ static void test_elf_symbols(void **state)
 	struct sb_session *s = sb_new();
 	struct sym_ctx *c = sym_new(NULL, "/nonexistent");
 	char cmd[512];
-	unsigned long long spin_va = 0, text_off = 0, text_va = 0;
+	unsigned long long spin_va = nm_addr(exe, "spin"), text_off = 0, text_va = 0;
+	FILE *p;
 
-	snprintf(cmd, sizeof(cmd), "nm '%s' | awk '$3==\"spin\"{print $1}'", exe);
-	FILE *p = popen(cmd, "r");
-	assert_int_equal(fscanf(p, "%llx", &spin_va), 1);
-	pclose(p);
-	snprintf(cmd, sizeof(cmd), "readelf -lW '%s' | awk '$1==\"LOAD\" && / R E / {print $2, $3}'", exe);
-	p = popen(cmd, "r");
-	assert_int_equal(fscanf(p, "%llx %llx", &text_off, &text_va), 2);
-	pclose(p);
+	text_segment(exe, &text_off, &text_va);
 	uint64_t base = 0x555555554000ULL;
 	assert_int_equal(sb_add_map(s, 7, base + text_va, 0x1000, text_off, 5, exe, NULL, 0, 0), 0);
 	const struct sb_map *m = sb_find_map(s, 7, base + spin_va + 3, 0);
@@ -193,6 +211,37 @@ static void test_uprobes_page(void **state)
 	sb_free(s);
 }
 
+/* Sessions reading through one symbol cache (a fuzzer's inputs) name every address as
+ * a session without it: the second takes the table the first read, its functions
+ * interned in another order. */
+static void test_sym_cache(void **state)
+{
+	(void)state;
+	const char *exe = XP_SRCDIR "/build/progs/dec_work";
+	unsigned long long spin_va = nm_addr(exe, "spin"), main_va = nm_addr(exe, "main"), off = 0, va = 0;
+	struct sym_cache *k = sym_cache_new();
+	const uint64_t base = 0x555555554000ULL;
+
+	text_segment(exe, &off, &va);
+	assert_non_null(k);
+	for (int round = 0; round < 2; round++) {
+		struct sb_session *s = sb_new();
+		struct sym_ctx *c = sym_new(NULL, "/nonexistent");
+		uint64_t first = round ? main_va : spin_va, second = round ? spin_va : main_va;
+
+		sym_use_cache(c, k);
+		assert_int_equal(sb_add_map(s, 7, base + va, 0x1000, off, 5, exe, NULL, 0, 0), 0);
+		const struct sb_map *m = sb_find_map(s, 7, base + va, 0);
+		uint32_t a = sym_fn_of(c, m, base + first), b = sym_fn_of(c, m, base + second);
+		assert_string_equal(sym_fn(c, a)->name, round ? "main" : "spin");
+		assert_string_equal(sym_fn(c, b)->name, round ? "spin" : "main");
+		assert_int_equal(sym_fn(c, a)->start, first);
+		sym_free(c);
+		sb_free(s);
+	}
+	sym_cache_free(k);
+}
+
 /* What tests/progs/retval.c's functions return, as --calls reads their values. */
 static void test_ret_types(void **state)
 {
@@ -235,6 +284,7 @@ int main(void)
 		cmocka_unit_test(test_exec_after_mmaps),
 		cmocka_unit_test(test_demangle),
 		cmocka_unit_test(test_elf_symbols),
+		cmocka_unit_test(test_sym_cache),
 		cmocka_unit_test(test_ret_types),
 		cmocka_unit_test(test_uprobes_page),
 	};

@@ -64,6 +64,9 @@ static void test_refused(void **state)
 		{ "0x10-0x20", "range 0x10-0x20: say in which module (START-END@MODULE)" },
 		{ "f@", "'f@': module name missing" },
 		{ ",", "empty filter" },
+		/* found by fuzz_rec_parse: strtoull took the sign, the end was 2^64 - 0x1af */
+		{ "0x1139--0x1af@ptspin", "'0x1139--0x1af' is no START-END address range" },
+		{ "0x1139-+0x1146@ptspin", "'0x1139-+0x1146' is no START-END address range" },
 	};
 	struct step_filter *f;
 	char why[256];
@@ -76,12 +79,44 @@ static void test_refused(void **state)
 	}
 }
 
+/* A range resolves in the mapping of ptspin's text (file offset 0x1000, 0x17d bytes of
+ * code at 0x1000 in the file: readelf -l) to the addresses it covers there; one ending
+ * past that segment is refused (found by fuzz_rec_parse: its end wrapped around). */
+static void test_resolve(void **state)
+{
+	static const char prog[] = XP_SRCDIR "/traces/pt-spin/ptspin";
+	struct step_filter *f;
+	uint64_t r[4][2];
+	char why[256] = "";
+	int n, nr = 0;
+
+	(void)state;
+	assert_int_equal(col_step_filter_parse("0x1139-0x1146@ptspin,0x1100-0x117d@ptspin", &f, &n, why,
+					       sizeof(why)), 0);
+	assert_int_equal(col_step_filter_resolve(f, n, 0x555555555000ull, 0x555555556000ull, 0x1000, prog,
+						 1, r, 4, &nr, why, sizeof(why)), 2);
+	assert_int_equal(nr, 2);
+	assert_true(r[0][0] == 0x555555555139ull && r[0][1] == 0x555555555146ull);
+	assert_true(r[1][0] == 0x555555555100ull && r[1][1] == 0x55555555517dull);
+	col_step_filter_free(f, n);
+
+	nr = 0;
+	assert_int_equal(col_step_filter_parse("0x1139-0xffffffffffffffff@ptspin", &f, &n, why, sizeof(why)), 0);
+	assert_int_equal(col_step_filter_resolve(f, n, 0x555555555000ull, 0x555555556000ull, 0x1000, prog,
+						 1, r, 4, &nr, why, sizeof(why)), -ERANGE);
+	assert_int_equal(nr, 0);
+	assert_string_equal(why, "0x1139-0xffffffffffffffff ends past the loaded segment of " XP_SRCDIR
+			    "/traces/pt-spin/ptspin (0x1000-0x117d)");
+	col_step_filter_free(f, n);
+}
+
 int main(void)
 {
 	const struct CMUnitTest tests[] = {
 		cmocka_unit_test(test_parse),
 		cmocka_unit_test(test_parse_foreign),
 		cmocka_unit_test(test_refused),
+		cmocka_unit_test(test_resolve),
 	};
 	return cmocka_run_group_tests(tests, NULL, NULL);
 }

@@ -6,6 +6,7 @@
 #include "util/xp_grow.h"
 #include "util/xp_hash.h"
 #include "util/xp_map.h"
+#include "util/xp_maps.h"
 
 static void test_hash_bits(void **state)
 {
@@ -234,6 +235,106 @@ static void test_grow_macro(void **state)
 	free(t.v);
 }
 
+/* Lines as the kernel writes them (show_map_vma: the path after padding to a column). */
+static void test_maps_parse(void **state)
+{
+	struct xp_maps_line m;
+	char l1[] = "5555d9a6c000-5555d9a6e000 r-xp 00002000 fd:01 1835019                    "
+		    "/home/u/my dir/a b.so\n";
+	char l2[] = "7f1c2a400000-7f1c2a600000 rw-s 00000000 00:05 3271                       "
+		    "/memfd:jit (deleted)\n";
+	char l3[] = "7ffd6b7e1000-7ffd6b7e3000 r-xp 00000000 00:00 0                          [vdso]";
+	char l4[] = "7f1c2a300000-7f1c2a400000 rw-p 00000000 00:00 0 \n";
+	char l5[] = "7f1c2a300000-7f1c2a400000 r--p fffffffffffff000 103:1f 18446744073709551615 /x";
+	char l6[] = "ffffffffff600000-ffffffffff601000 --xp 00000000 00:00 0                  [vsyscall]";
+
+	(void)state;
+	assert_int_equal(xp_maps_parse(l1, &m), 0);
+	assert_true(m.start == 0x5555d9a6c000ull && m.end == 0x5555d9a6e000ull && m.pgoff == 0x2000);
+	assert_string_equal(m.perms, "r-xp");
+	assert_int_equal(m.major, 0xfd);
+	assert_int_equal(m.minor, 1);
+	assert_true(m.inode == 1835019);
+	assert_string_equal(m.path, "/home/u/my dir/a b.so");
+	assert_int_equal(xp_maps_parse(l2, &m), 0);
+	assert_string_equal(m.perms, "rw-s");
+	assert_string_equal(m.path, "/memfd:jit (deleted)");
+	assert_int_equal(xp_maps_parse(l3, &m), 0);
+	assert_string_equal(m.path, "[vdso]");
+	assert_true(m.end - m.start == 0x2000);
+	assert_int_equal(xp_maps_parse(l4, &m), 0);
+	assert_string_equal(m.path, "");
+	assert_int_equal(m.inode, 0);
+	assert_int_equal(xp_maps_parse(l5, &m), 0);
+	assert_true(m.pgoff == 0xfffffffffffff000ull && m.inode == UINT64_MAX);
+	assert_int_equal(m.major, 0x103);
+	assert_int_equal(m.minor, 0x1f);
+	assert_string_equal(m.path, "/x");
+	assert_int_equal(xp_maps_parse(l6, &m), 0);
+	assert_true(m.start == 0xffffffffff600000ull);
+	assert_string_equal(m.perms, "--xp");
+}
+
+static void test_maps_malformed(void **state)
+{
+	static const char *const bad[] = {
+		"",
+		"\n",
+		"garbage",
+		"1000-2000",
+		"1000-2000 r-xp",
+		"1000-2000 r-xp 0 fd:01",
+		"1000 2000 r-xp 0 fd:01 5 /x",
+		"2000-1000 r-xp 0 fd:01 5 /x",				/* end before start */
+		"1000-2000 r-x 0 fd:01 5 /x",				/* three permissions */
+		"1000-2000 r-xpp 0 fd:01 5 /x",
+		"1000-2000 r-xp -1 fd:01 5 /x",				/* a sign */
+		"1000-2000 r-xp 0x10 fd:01 5 /x",
+		"1000-2000 r-xp 0 fd01 5 /x",
+		"1000-2000 r-xp 0 fd:01 5x /x",
+		"1000-2000 r-xp 0 fd:01 -5 /x",
+		"1000-2000 r-xp 10000000000000000 fd:01 5 /x",		/* past 64 bits */
+		"1000-2000 r-xp 0 fd:01 18446744073709551616 /x",
+		"10000000000000000-10000000000000001 r-xp 0 fd:01 5 /x",
+		"1000-2000 r-xp 0 1000:01 5 /x",			/* major past 12 bits */
+		" 1000-2000 r-xp 0 fd:01 5 /x",
+	};
+	struct xp_maps_line m;
+	char buf[128];
+
+	(void)state;
+	for (size_t i = 0; i < sizeof(bad) / sizeof(bad[0]); i++) {
+		snprintf(buf, sizeof(buf), "%s", bad[i]);
+		if (xp_maps_parse(buf, &m) != -EINVAL)
+			fail_msg("accepted: \"%s\"", bad[i]);
+	}
+}
+
+/* This process: the mapping holding this function is executable, the vdso is there. */
+static void test_maps_self(void **state)
+{
+	struct xp_maps it;
+	struct xp_maps_line m;
+	uintptr_t fn = (uintptr_t)test_maps_self;
+	int code = 0, vdso = 0, n = 0;
+	uint64_t last = 0;
+
+	(void)state;
+	assert_int_equal(xp_maps_open(&it, 0), 0);
+	while (xp_maps_next(&it, &m)) {
+		n++;
+		assert_true(m.start >= last);	/* address order */
+		last = m.end;
+		code += fn >= m.start && fn < m.end && m.perms[2] == 'x' && m.path[0] == '/';
+		vdso += strcmp(m.path, "[vdso]") == 0;
+	}
+	xp_maps_close(&it);
+	assert_true(n > 5);
+	assert_int_equal(code, 1);
+	assert_int_equal(vdso, 1);
+	assert_int_equal(xp_maps_open(&it, 999999999), -ENOENT);
+}
+
 int main(void)
 {
 	const struct CMUnitTest tests[] = {
@@ -246,6 +347,9 @@ int main(void)
 		cmocka_unit_test(test_map_copy),
 		cmocka_unit_test(test_grow),
 		cmocka_unit_test(test_grow_macro),
+		cmocka_unit_test(test_maps_parse),
+		cmocka_unit_test(test_maps_malformed),
+		cmocka_unit_test(test_maps_self),
 	};
 	return cmocka_run_group_tests(tests, NULL, NULL);
 }

@@ -593,6 +593,31 @@ static void test_translate(void **state)
 	r.rdi = 0x9000;
 	run((const uint8_t[]){ 0x8b, 0x07 }, 2, &r, -EFAULT);		/* mov (%rdi),%eax: unmapped */
 	run((const uint8_t[]){ 0xf0, 0x48, 0x01, 0x07 }, 4, &r, -EINVAL); /* lock add: refused */
+	/* found by fuzz_x86_emu: a REX not right before the opcode, which the CPU ignores:
+	 * capstone read f3 48 48 0f bd d1 (lzcnt %rcx,%rdx) as bsr; both refused */
+	run((const uint8_t[]){ 0xf3, 0x48, 0x48, 0x0f, 0xbd, 0xd1 }, 6, &r, -EINVAL);
+	run((const uint8_t[]){ 0x48, 0x66, 0x01, 0xd8 }, 4, &r, -EINVAL);	/* add %bx,%ax */
+	/* found by fuzz_x86_emu: leavew pops 2 bytes, the emulator popped 8 */
+	run((const uint8_t[]){ 0x66, 0xc9 }, 2, &r, -EINVAL);
+	/* found by fuzz_x86_emu: f3 66 0f eb e3 is #UD (f3 wins), capstone read por */
+	run((const uint8_t[]){ 0xf3, 0x66, 0x0f, 0xeb, 0xe3 }, 5, &r, -EINVAL);
+	/* found by fuzz_x86_emu: 63 00 without REX.W moves 32 bits, zero-extended; the
+	 * emulator sign-extended into rax */
+	run((const uint8_t[]){ 0x63, 0x00 }, 2, &r, -EINVAL);
+	/* found by fuzz_x86_emu: f3 0f 29 07 is #UD, capstone read movaps */
+	run((const uint8_t[]){ 0xf3, 0x0f, 0x29, 0x07 }, 4, &r, -EINVAL);
+	/* and f3 before a VEX (shlx %rcx,%rdx,%r8 here) is #UD */
+	run((const uint8_t[]){ 0xf3, 0xc4, 0x62, 0xf3, 0xf7, 0xc2 }, 6, &r, -EINVAL);
+	/* lock rep mov $0x3d,%bh: #UD, capstone keeps only the f3 */
+	run((const uint8_t[]){ 0xf0, 0xf3, 0xb7, 0x3d }, 4, &r, -EINVAL);
+	/* f3 26 0f bd d1 is lzcnt %ecx,%edx (es: does nothing), capstone read bsr */
+	run((const uint8_t[]){ 0xf3, 0x26, 0x0f, 0xbd, 0xd1 }, 5, &r, -EINVAL);
+	/* 66 36 96 is xchg %ax,%si, capstone gives it %eax: the emulator zeroed rax's top */
+	run((const uint8_t[]){ 0x66, 0x36, 0x96 }, 3, &r, -EINVAL);
+	/* 66 2e 98 is cbw, capstone says cwde */
+	run((const uint8_t[]){ 0x66, 0x2e, 0x98 }, 3, &r, -EINVAL);
+	/* but the padding nops compilers write run as nops */
+	run((const uint8_t[]){ 0x66, 0x66, 0x2e, 0x0f, 0x1f, 0x84, 0x00, 0x00, 0x00, 0x00, 0x00 }, 11, &r, 0);
 	r.rax = 0x1234;
 	run((const uint8_t[]){ 0x88, 0xe0 }, 2, &r, 0);			/* mov %ah,%al */
 	assert_int_equal(r.rax, 0x1212);

@@ -206,6 +206,15 @@ static int elf_lookup(const char *path, const struct step_filter *f, uint64_t *s
 			if (!gelf_getphdr(elf, (int)i, &ph) || ph.p_type != PT_LOAD ||
 			    a < ph.p_vaddr || a >= ph.p_vaddr + ph.p_filesz)
 				continue;
+			/* the code stepped is in one mapping: an end past it would be an
+			 * address range past the mapping, or wrap around */
+			if (b > ph.p_vaddr + ph.p_filesz) {
+				snprintf(why, whylen, "%#llx-%#llx ends past the loaded segment of %s "
+					 "(%#llx-%#llx)", (unsigned long long)a, (unsigned long long)b, path,
+					 (unsigned long long)ph.p_vaddr,
+					 (unsigned long long)(ph.p_vaddr + ph.p_filesz));
+				goto out;
+			}
 			*start = a - ph.p_vaddr + ph.p_offset;
 			*end = b - ph.p_vaddr + ph.p_offset;
 			e = 0;

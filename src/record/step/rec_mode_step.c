@@ -20,6 +20,7 @@
 #include "util/xp_err.h"
 #include "util/xp_status.h"
 #include "util/xp_grow.h"
+#include "util/xp_maps.h"
 
 #define STEP_ID_BASE 1000	/* event ids: one per thread, like per-thread perf events */
 
@@ -261,29 +262,24 @@ static int resolve_filters(struct step_col *c, uint64_t lo, uint64_t hi, uint64_
  * `fresh`: a new address space (exec), nothing of pid is known any more. */
 static int sync_maps(struct step_col *c, pid_t pid, uint64_t time, int fresh)
 {
-	char path[64], line[4600], perms[8], name[4096];
-	unsigned long lo, hi, off, ino;
-	unsigned maj, min;
+	char name[4096];
+	struct xp_maps it;
+	struct xp_maps_line m;
 	size_t i, j;
-	FILE *f;
-	int n, e = 0;
+	int e = 0;
 
 	for (i = 0; i < c->nmaps; i++)
 		if (c->maps[i].pid == pid)
 			c->maps[i].seen = fresh ? -1 : 0;
-	snprintf(path, sizeof(path), "/proc/%d/maps", (int)pid);
-	f = fopen(path, "re");
-	if (!f)
+	if (xp_maps_open(&it, pid) < 0)
 		return 0;	/* the process is gone */
-	while (e == 0 && fgets(line, sizeof(line), f)) {
-		if (sscanf(line, "%lx-%lx %7s %lx %x:%x %lu %n", &lo, &hi, perms, &off, &maj, &min,
-			   &ino, &n) < 7 || perms[2] != 'x')
+	while (e == 0 && xp_maps_next(&it, &m)) {
+		uint64_t lo = m.start, hi = m.end, off = m.pgoff;
+
+		if (m.perms[2] != 'x')
 			continue;
-		snprintf(name, sizeof(name), "%s", line + n);
-		name[strcspn(name, "\n")] = 0;
-		if (!name[0])
-			snprintf(name, sizeof(name), "//anon");
-		else if (name[0] == '[' && strcmp(name, "[vdso]") != 0)
+		snprintf(name, sizeof(name), "%s", m.path[0] ? m.path : "//anon");
+		if (name[0] == '[' && strcmp(name, "[vdso]") != 0)
 			continue;	/* [vsyscall]: not the process's code */
 		for (i = 0; i < c->nmaps; i++) {
 			struct known_map *k = &c->maps[i];
@@ -306,11 +302,11 @@ static int sync_maps(struct step_col *c, pid_t pid, uint64_t time, int fresh)
 			break;
 		}
 		c->nmaps++;
-		e = put_mmap2(c, pid, lo, hi, off, perms, maj, min, ino, name, time);
+		e = put_mmap2(c, pid, lo, hi, off, m.perms, m.major, m.minor, m.inode, name, time);
 		if (e == 0 && c->nfilt && name[0] == '/')
 			e = resolve_filters(c, lo, hi, off, name);
 	}
-	fclose(f);
+	xp_maps_close(&it);
 	for (i = j = 0; i < c->nmaps; i++) {
 		if (c->maps[i].pid == pid && c->maps[i].seen != 1) {
 			free(c->maps[i].name);

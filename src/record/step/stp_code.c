@@ -10,6 +10,7 @@
 
 #include "record/step/stp_int.h"
 #include "util/xp_err.h"
+#include "util/xp_maps.h"
 
 /* Straight-line runs longer than this are split (and chained like a direct jump). */
 #define RUN_MAX_INSNS 4096
@@ -196,32 +197,30 @@ static int mem_read_cb(void *ctx, uint64_t addr, void *buf, size_t len)
 
 static int load_wranges(struct stp_mm *m)
 {
-	char path[64], line[512];
-	unsigned long long lo, hi;
-	char perms[8];
-	FILE *f;
+	struct xp_maps it;
+	struct xp_maps_line l;
+	int rc = xp_maps_open(&it, m->pid);
 
-	snprintf(path, sizeof(path), "/proc/%d/maps", m->pid);
-	if (!(f = fopen(path, "re")))
-		return -errno;
+	if (rc < 0)
+		return rc;
 	m->nwr = 0;
-	while (fgets(line, sizeof(line), f)) {
-		if (sscanf(line, "%llx-%llx %7s", &lo, &hi, perms) != 3 || perms[1] != 'w')
+	while (xp_maps_next(&it, &l)) {
+		if (l.perms[1] != 'w')
 			continue;
 		if (m->nwr == m->capwr) {
 			size_t nc = m->capwr ? m->capwr * 2 : 64;
 			struct stp_wrange *n = realloc(m->wr, nc * sizeof(*n));
 
 			if (!n) {
-				fclose(f);
+				xp_maps_close(&it);
 				return -ENOMEM;
 			}
 			m->wr = n;
 			m->capwr = nc;
 		}
-		m->wr[m->nwr++] = (struct stp_wrange){ lo, hi };
+		m->wr[m->nwr++] = (struct stp_wrange){ l.start, l.end };
 	}
-	fclose(f);
+	xp_maps_close(&it);
 	m->wr_valid = 1;
 	m->wr_gen = m->cache_gen;
 	return 0;
