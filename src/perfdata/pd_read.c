@@ -121,6 +121,7 @@ int pd_parse_feature(struct pd_file *f, unsigned feat, const uint8_t *p, size_t 
 	case PD_FEAT_XPTRACE_PROBES:
 	case PD_FEAT_XPTRACE_FAULTS:
 	case PD_FEAT_XPTRACE_LOSSES:
+	case PD_FEAT_XPTRACE_ENGINE:
 		free(f->feat_str[feat]);
 		f->feat_str[feat] = f_str(&c);
 		return f->feat_str[feat] ? 0 : -EINVAL;
@@ -354,7 +355,7 @@ static void read_features(struct pd_file *f)
 		    b != PD_FEAT_ARCH && b != PD_FEAT_NRCPUS && b != PD_FEAT_CPUDESC &&
 		    b != PD_FEAT_CPUID && b != PD_FEAT_CMDLINE && b != PD_FEAT_EVENT_DESC &&
 		    b != PD_FEAT_BUILD_ID && b != PD_FEAT_XPTRACE_PROBES && b != PD_FEAT_XPTRACE_FAULTS &&
-		    b != PD_FEAT_XPTRACE_LOSSES)
+		    b != PD_FEAT_XPTRACE_LOSSES && b != PD_FEAT_XPTRACE_ENGINE)
 			continue;
 		if (s->size > (256u << 20)) {
 			xp_warn("%s: feature %u has a bad section, ignored", f->name, b);

@@ -142,7 +142,7 @@ static int before(struct ptw *w, uint64_t ip, uint64_t tsc, int force_tsc)
 {
 	int err;
 
-	if (w->total - w->psb_at >= w->o.psb_period)
+	if (!w->o.psb_at_sync && w->total - w->psb_at >= w->o.psb_period)
 		return psb_plus(w, ip, tsc);
 	if (!w->o.no_tsc && (force_tsc || tsc - w->last_tsc >= w->o.tsc_period)) {
 		if ((err = tnt_out(w)) < 0)
@@ -262,6 +262,13 @@ int ptw_async_disable(struct ptw *w, uint64_t from, uint64_t tsc)
 		return err;
 	w->enabled = 0;
 	return ip_packet(w, ppt_tip_pgd, 0, 1);
+}
+
+int ptw_sync(struct ptw *w, uint64_t ip, uint64_t tsc)
+{
+	if (w->enabled && w->total - w->psb_at >= w->o.psb_period)
+		return psb_plus(w, ip, tsc);
+	return 0;
 }
 
 int ptw_flush(struct ptw *w)

@@ -25,6 +25,8 @@ struct ptw_opts {
 	int no_tsc;		/* 1: no TSC packets at all */
 	size_t chunk;		/* flush threshold; 0 = 64 KiB */
 	size_t psb_flush;	/* a PSB+ with this much buffered starts a new chunk; 0 = never */
+	int psb_at_sync;	/* 1: PSB+ only at ptw_sync() (a writer that does not know the IP
+				 * of every branch, only the target of the last transfer) */
 };
 
 struct ptw {
@@ -65,6 +67,9 @@ int ptw_tnt(struct ptw *w, uint64_t ip, int taken, uint64_t tsc);
 int ptw_tip(struct ptw *w, uint64_t ip, uint64_t to, uint64_t tsc);
 /* Asynchronous transfer: interrupted at `from`, continues at `to`. */
 int ptw_async(struct ptw *w, uint64_t from, uint64_t to, uint64_t tsc);
+/* The next instruction is at ip (right after a transfer to it): PSB+ there when one is
+ * due.  Only with psb_at_sync. */
+int ptw_sync(struct ptw *w, uint64_t ip, uint64_t tsc);
 /* Pending TNT bits out and the buffer flushed (end of thread, before sideband). */
 int ptw_flush(struct ptw *w);
 void ptw_fini(struct ptw *w);

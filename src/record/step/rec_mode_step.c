@@ -13,6 +13,7 @@
 
 #include "record/step/col_step.h"
 #include "record/step/col_step_filter.h"
+#include "record/step/col_step_out.h"
 #include "record/step/ptw.h"
 #include "record/step/stp.h"
 #include "record/rec.h"
@@ -63,6 +64,7 @@ struct step_col {
 	struct pd_fault *faults;	/* threads a signal ended, for the faults feature */
 	size_t nfaults, capfaults;
 	int reported;		/* c->err was explained to the user already */
+	int no_proc;		/* the processes are gone (col_step_open): /proc tells nothing */
 };
 
 uint64_t col_step_pt_config(uint64_t psb_period)
@@ -268,6 +270,8 @@ static int sync_maps(struct step_col *c, pid_t pid, uint64_t time, int fresh)
 	FILE *f;
 	int n, e = 0;
 
+	if (c->no_proc)
+		return 0;
 	for (i = 0; i < c->nmaps; i++)
 		if (c->maps[i].pid == pid)
 			c->maps[i].seen = fresh ? -1 : 0;
@@ -348,7 +352,8 @@ static struct step_thread *new_thread(struct step_col *c, pid_t pid, pid_t tid)
 	struct step_thread *t = calloc(1, sizeof(*t));
 	/* a chunk at the first PSB+ past 16 KiB: the trace reaches the file as it is
 	 * made (a killed recorder keeps it), and each chunk starts at a PSB */
-	struct ptw_opts po = { .psb_period = c->psb_period, .psb_flush = 16 * 1024 };
+	struct ptw_opts po = { .psb_period = c->psb_period, .psb_flush = 16 * 1024,
+			       .psb_at_sync = c->no_proc };
 
 	if (!t)
 		return NULL;
@@ -440,7 +445,7 @@ static int on_event(void *ctx, const struct stp_event *ev)
 			ssize_t n;
 
 			snprintf(path, sizeof(path), "/proc/%d/exe", (int)ev->pid);
-			n = readlink(path, c->exe, sizeof(c->exe) - 1);
+			n = c->no_proc ? 0 : readlink(path, c->exe, sizeof(c->exe) - 1);
 			c->exe[n > 0 ? n : 0] = 0;
 		}
 		if ((e = put_comm(c, ev->pid, ev->tid, ev->comm, 1, ev->time)) < 0)
@@ -460,6 +465,8 @@ static int on_event(void *ctx, const struct stp_event *ev)
 		break;
 	case STP_TIP:
 		e = ptw_tip(&t->w, ev->ip, ev->to, ev->time);
+		if (e == 0 && c->no_proc)
+			e = ptw_sync(&t->w, ev->to, ev->time);
 		break;
 	case STP_DISABLE:
 		e = ev->taken ? ptw_async_disable(&t->w, ev->ip, ev->time)
@@ -470,6 +477,25 @@ static int on_event(void *ctx, const struct stp_event *ev)
 		break;
 	case STP_ASYNC:
 		e = ptw_async(&t->w, ev->ip, ev->to, ev->time);
+		if (e == 0 && c->no_proc)
+			e = ptw_sync(&t->w, ev->to, ev->time);
+		break;
+	case STP_MMAP:
+		if (flush_all(c) < 0)
+			return c->err;
+		{
+			const char *name = ev->comm && ev->comm[0] ? ev->comm : "//anon";
+
+			if (XP_GROW(c->maps, c->capmaps, c->nmaps + 1) < 0)
+				return fail(c, -ENOMEM);
+			c->maps[c->nmaps] = (struct known_map){ ev->pid, ev->ip, ev->to, ev->pgoff,
+								strdup(name), 1 };
+			if (!c->maps[c->nmaps].name)
+				return fail(c, -ENOMEM);
+			c->nmaps++;
+			e = put_mmap2(c, ev->pid, ev->ip, ev->to, ev->pgoff, "r-xp", 0, 0, 0, name,
+				      ev->time);
+		}
 		break;
 	case STP_FATAL:
 		if (XP_GROW(c->faults, c->capfaults, c->nfaults + 1) < 0)
@@ -757,6 +783,48 @@ out:
 	stp_free(s);
 	step_col_free(&c);
 	return rc;
+}
+
+struct step_col *col_step_open(struct rec *r, uint64_t psb_period, int *err)
+{
+	struct step_col *c = calloc(1, sizeof(*c));
+
+	if (!c) {
+		*err = -ENOMEM;
+		return NULL;
+	}
+	c->r = r;
+	c->no_proc = 1;
+	c->psb_period = psb_period ? psb_period : STEP_DEFAULT_PSB_PERIOD;
+	if ((*err = write_header_records(c)) < 0) {
+		free(c);
+		return NULL;
+	}
+	return c;
+}
+
+int col_step_event(struct step_col *c, const struct stp_event *ev)
+{
+	return on_event(c, ev);
+}
+
+uint64_t col_step_pt_bytes(const struct step_col *c)
+{
+	return c->pt_bytes;
+}
+
+int col_step_close(struct step_col *c)
+{
+	int e;
+
+	for (uint32_t i = 0; i < c->nth; i++)
+		if (c->th[i])
+			end_thread(c, c->th[i]);
+	c->r->aux_traced = c->pt_ended;
+	e = c->err;
+	step_col_free(c);
+	free(c);
+	return e;
 }
 
 const struct rec_mode rec_mode_step = {

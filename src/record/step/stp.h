@@ -40,6 +40,9 @@ enum stp_kind {
 			 * with taken = 1 at ip came just before while tracing was on) */
 	STP_COMM,	/* thread `tid` was renamed `comm` (prctl, pthread_setname_np) */
 	STP_EXIT,	/* thread exits (its last event) */
+	STP_MMAP,	/* not from this tracer: a producer that cannot read /proc (--mode dbt
+			 * converts after the run) tells pid's executable mappings itself:
+			 * [ip, to) at file offset `pgoff` of `comm` ("" anonymous) */
 };
 
 struct stp_event {
@@ -51,7 +54,8 @@ struct stp_event {
 	int taken;		/* STP_TNT */
 	int fork;		/* STP_THREAD: a new process (own address space) */
 	enum x86_bclass cls;	/* STP_TIP: which kind of branch */
-	const char *comm;	/* STP_EXEC, STP_COMM */
+	const char *comm;	/* STP_EXEC, STP_COMM, STP_MMAP */
+	uint64_t pgoff;		/* STP_MMAP */
 	int status;		/* STP_EXIT: wait status of the thread (when it is known) */
 	int sig, code;		/* STP_FATAL: signal number and si_code */
 	void **user;		/* per-thread slot the callback may use */
