@@ -323,6 +323,21 @@ static int run_branches(struct conv *v, struct src *s)
 		ev.user = &t->user;
 	}
 	while ((tag = peek(s)) >= 0 && tag < XD_START) {
+		if (tag <= 1) {
+			/* a run of outcomes, in place in the buffer */
+			size_t i = s->pos;
+
+			while (i < s->len && s->buf[i] <= 1)
+				i++;
+			v->st->cond += i - s->pos;
+			if (!ev.user)
+				v->st->orphans += i - s->pos;
+			else if ((e = col_step_tnt_run(v->c, t->user, s->buf + s->pos, i - s->pos,
+						       s->time)) < 0)
+				return e;
+			s->pos = i;
+			continue;
+		}
 		s->pos++;
 		if (tag == XD_TIP) {
 			const uint8_t *p = take(s, 8);
@@ -332,10 +347,6 @@ static int run_branches(struct conv *v, struct src *s)
 			ev.kind = STP_TIP;
 			ev.to = u64(p);
 			v->st->tip++;
-		} else if (tag <= 1) {
-			ev.kind = STP_TNT;
-			ev.taken = tag;
-			v->st->cond++;
 		} else {
 			return -EINVAL;
 		}

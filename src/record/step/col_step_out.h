@@ -18,6 +18,9 @@ struct step_col;
 struct step_col *col_step_open(struct rec *r, uint64_t psb_period, int *err);
 /* One event; *ev->user is the thread's slot (NULL before its STP_THREAD). */
 int col_step_event(struct step_col *c, const struct stp_event *ev);
+/* n conditional branches of the thread whose slot is `user`, outcomes bits[i] (0/1). */
+int col_step_tnt_run(struct step_col *c, void *user, const uint8_t *bits, size_t n,
+		     uint64_t time);
 uint64_t col_step_pt_bytes(const struct step_col *c);
 /* Ends the threads still open, frees c; returns the first write error or 0. */
 int col_step_close(struct step_col *c);

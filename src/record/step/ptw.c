@@ -234,6 +234,21 @@ int ptw_tnt(struct ptw *w, uint64_t ip, int taken, uint64_t tsc)
 	return 0;
 }
 
+int ptw_tnt_run(struct ptw *w, const uint8_t *bits, size_t n, uint64_t tsc)
+{
+	int err;
+
+	if ((err = before(w, 0, tsc, 0)) < 0)
+		return err;
+	for (size_t i = 0; i < n; i++) {
+		w->tnt = (w->tnt << 1) | bits[i];
+		if (++w->ntnt == 47 && (err = tnt_out(w)) < 0)
+			return err;
+	}
+	w->n_tnt_bits += n;
+	return 0;
+}
+
 int ptw_tip(struct ptw *w, uint64_t ip, uint64_t to, uint64_t tsc)
 {
 	int err;

@@ -63,6 +63,9 @@ int ptw_disable(struct ptw *w, uint64_t ip, uint64_t to, uint64_t tsc);
 int ptw_async_disable(struct ptw *w, uint64_t from, uint64_t tsc);
 /* Conditional branch at ip. */
 int ptw_tnt(struct ptw *w, uint64_t ip, int taken, uint64_t tsc);
+/* n conditional branches in a row, bits[i] 0 or 1 (not taken / taken), at one time:
+ * for a writer that knows outcomes, not addresses (psb_at_sync). */
+int ptw_tnt_run(struct ptw *w, const uint8_t *bits, size_t n, uint64_t tsc);
 /* Indirect branch or return at ip to `to`. */
 int ptw_tip(struct ptw *w, uint64_t ip, uint64_t to, uint64_t tsc);
 /* Asynchronous transfer: interrupted at `from`, continues at `to`. */

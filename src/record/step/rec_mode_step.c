@@ -808,6 +808,18 @@ int col_step_event(struct step_col *c, const struct stp_event *ev)
 	return on_event(c, ev);
 }
 
+int col_step_tnt_run(struct step_col *c, void *user, const uint8_t *bits, size_t n,
+		     uint64_t time)
+{
+	struct step_thread *t = user;
+	int e;
+
+	if (c->err)
+		return c->err;
+	e = ptw_tnt_run(&t->w, bits, n, time);
+	return e < 0 ? fail(c, e) : 0;
+}
+
 uint64_t col_step_pt_bytes(const struct step_col *c)
 {
 	return c->pt_bytes;
