@@ -314,6 +314,20 @@ static void say_losses(const struct pd_file *f)
 	}
 }
 
+int pd_engine(const struct pd_file *f, char *engine, size_t n, char *cpu, size_t m)
+{
+	const char *t = f->feat_str[PD_FEAT_XPTRACE_ENGINE], *nl, *c;
+
+	if (!t || strncmp(t, "xptrace-engine ", 15) != 0 || !(nl = strchr(t, '\n')))
+		return -ENOENT;
+	t = nl + 1;
+	nl = strchr(t, '\n');
+	snprintf(engine, n, "%.*s", (int)(nl ? nl - t : (ptrdiff_t)strlen(t)), t);
+	c = nl && strncmp(nl + 1, "cpu ", 4) == 0 ? nl + 5 : "unknown\n";
+	snprintf(cpu, m, "%.*s", (int)strcspn(c, "\n"), c);
+	return 0;
+}
+
 static void read_features(struct pd_file *f)
 {
 	unsigned nfeat = 0;

@@ -33,6 +33,7 @@ struct thr {
 	void *user;		/* the step collector's slot */
 	int enabled;
 	int gone;
+	pid_t fork_of;		/* a forked process not announced yet: the forking thread */
 };
 
 struct conv {
@@ -198,10 +199,9 @@ static int on_start(struct conv *v, struct src *s, uint64_t time)
 			return e;
 		return emit(v, t, &ex);
 	}
-	size_t pi = thr_find(v, parent);
-	struct stp_event ev = { .kind = STP_THREAD, .time = time, .ptid = parent, .fork = 1,
-				.ppid = pi != (size_t)-1 ? v->th[pi]->pid : parent };
-	return emit(v, t, &ev);
+	/* announced where it starts running (its first XD_ENABLE), as a new thread */
+	t->fork_of = parent;
+	return 0;
 }
 
 /* One callback record (tag already read). */
@@ -245,6 +245,16 @@ static int on_record(struct conv *v, struct src *s, int tag)
 	t = s->cur;
 	if (!t)
 		return -EINVAL;
+	if (t->fork_of && (tag == XD_THREAD || tag == XD_ENABLE)) {
+		size_t pi = thr_find(v, t->fork_of);
+		struct stp_event ev = { .kind = STP_THREAD, .time = time, .ptid = t->fork_of,
+					.fork = 1, .ip = tag == XD_THREAD ? w[1] : w[0],
+					.ppid = pi != (size_t)-1 ? v->th[pi]->pid : t->fork_of };
+
+		t->fork_of = 0;
+		t->enabled = 1;
+		return emit(v, t, &ev);
+	}
 	switch (tag) {
 	case XD_THREAD:
 		if (!t->user) {

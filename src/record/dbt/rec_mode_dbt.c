@@ -14,6 +14,7 @@
 #include <time.h>
 #include <unistd.h>
 
+#include "record/dbt/dbt.h"
 #include "record/dbt/dbt_conv.h"
 #include "record/rec.h"
 #include "perfdata/pd_write.h"
@@ -117,6 +118,24 @@ static int dbt_prepare(struct rec *r)
 	/* valgrind finds the tool there; the command's children under valgrind too */
 	setenv("VALGRIND_LIB", d->tooldir, 1);
 	return 0;
+}
+
+int dbt_status(char *text, size_t n)
+{
+	char dir[PATH_MAX], prog[PATH_MAX], version[64];
+
+	if (tool_dir(dir, sizeof(dir)) < 0) {
+		snprintf(text, n, "xptrace was built without its valgrind tool (install valgrind, "
+			 "rebuild)");
+		return 0;
+	}
+	if (rec_exec_path("valgrind", prog, sizeof(prog)) < 0) {
+		snprintf(text, n, "valgrind is not in PATH (apt-get install valgrind)");
+		return 0;
+	}
+	valgrind_version(version, sizeof(version));
+	snprintf(text, n, "%s with xptrace's tool (%s)", version, dir);
+	return 1;
 }
 
 static void remove_raw(const char *dir)
