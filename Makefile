@@ -85,7 +85,7 @@ DBT_TOOL  := $(if $(VG_ALIB),$(DBT_DIR)/xptdbt-amd64-linux)
 DBT_CFLAGS := -O2 -g -m64 -fno-stack-protector -fno-builtin -fno-strict-aliasing -fno-pie \
               -fno-pic -fomit-frame-pointer -DVGA_amd64=1 -DVGO_linux=1 -DVGP_amd64_linux=1 \
               -DVGPV_amd64_linux_vanilla=1 -I/usr/include/valgrind -Wall -Wextra -Werror \
-              -Wno-unused-parameter -MMD -MP
+              -Wno-unused-parameter -Isrc -MMD -MP
 $(BUILD)/dbt/xd_main.o: src/record/dbt/tool/xd_main.c
 	@mkdir -p $(@D)
 	@echo "  CC      $<"

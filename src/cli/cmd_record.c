@@ -86,7 +86,13 @@
 	"                          trace only these code ranges (offsets in MODULE's file,\n" \
 	"                          or a function of the program); elsewhere the command runs\n" \
 	"                          at full speed and the trace shows TIP.PGD/TIP.PGE\n"        \
-	"      --psb-period BYTES  PSB+ every BYTES of trace (power of two, default 4096)\n"   \
+	"      --psb-period BYTES  PSB+ every BYTES of trace (power of two, default 4096;\n"  \
+	"                          dbt too: there a PSB+ follows the first TIP past it)\n"      \
+	"\n"                                                                                    \
+	"dbt mode (valgrind runs the command with xptrace's tool; see docs/mode-dbt.md):\n"   \
+	"                          the same trace as step mode, several times faster; the\n"  \
+	"                          program sees valgrind's CPUID (decode and info say which);\n" \
+	"                          only by name (--mode auto never picks it); no -p, --filter\n" \
 	"\n"                                                                                    \
 	"modes:\n"
 

@@ -13,22 +13,22 @@
  * Ijk_Boring follows its IMark.  The instruction's bytes say whether it is one
  * (rep-prefixed string instructions also exit, to themselves and past themselves: no
  * branch, as in PT). */
-#include "pub_tool_basics.h"
-#include "pub_tool_tooliface.h"
-#include "pub_tool_libcassert.h"
-#include "pub_tool_libcbase.h"
-#include "pub_tool_libcfile.h"
-#include "pub_tool_libcprint.h"
-#include "pub_tool_libcproc.h"
-#include "pub_tool_machine.h"
-#include "pub_tool_aspacemgr.h"
-#include "pub_tool_clientstate.h"
-#include "pub_tool_options.h"
-#include "pub_tool_threadstate.h"
-#include "pub_tool_vki.h"
-#include "pub_tool_vkiscnums.h"
+#include <pub_tool_basics.h>
+#include <pub_tool_tooliface.h>
+#include <pub_tool_libcassert.h>
+#include <pub_tool_libcbase.h>
+#include <pub_tool_libcfile.h>
+#include <pub_tool_libcprint.h>
+#include <pub_tool_libcproc.h>
+#include <pub_tool_machine.h>
+#include <pub_tool_aspacemgr.h>
+#include <pub_tool_clientstate.h>
+#include <pub_tool_options.h>
+#include <pub_tool_threadstate.h>
+#include <pub_tool_vki.h>
+#include <pub_tool_vkiscnums.h>
 
-#include "xd_stream.h"
+#include "record/dbt/tool/xd_stream.h"
 
 #define XD_BUF (1 << 20)
 #define XD_SLACK 64		/* an inline record past the limit still fits */
