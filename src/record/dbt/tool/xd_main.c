@@ -41,7 +41,6 @@ static UChar *xd_ptr = xd_buf;
 static const HChar *xd_out;	/* --xpt-out=PREFIX: the stream goes to PREFIX.<pid> */
 static Int xd_fd = -1;
 static Int xd_cur = -1;		/* kernel tid the records now belong to */
-static ULong xd_bytes;
 
 struct xd_thread {
 	Int ktid;		/* 0: not started yet */
@@ -72,7 +71,6 @@ static void xd_flush(void)
 		}
 		p += n;
 	}
-	xd_bytes += (ULong)(xd_ptr - xd_buf);
 	xd_ptr = xd_buf;
 }
 
