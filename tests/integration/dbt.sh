@@ -136,6 +136,18 @@ check_eq "tree: processes tree (3 threads) and its forked child, which execs tru
 rec exec sh -c '/bin/true; /bin/true'
 same_count exec
 
+# the conversion and decode under ASan+UBSan (the recorder finds the tool of build/)
+if [ -x "$XPTRACE_ASAN" ]; then
+	"$XPTRACE_ASAN" record --mode dbt -q -o "$TMP/asan" -- sh -c '/bin/true; /bin/true' >/dev/null 2>"$TMP/asan.err"
+	check_eq "ASan build: record --mode dbt of sh's forks and execs exits 0, nothing on stderr" "0 " \
+		"$? $(cat "$TMP/asan.err")"
+	check_eq "ASan build: its decode counts perf's instructions, nothing on stderr" \
+		"$(perf script -i "$TMP/asan/perf.data" --itrace=i0ns -F ip 2>/dev/null | wc -l) " \
+		"$("$XPTRACE_ASAN" decode -i "$TMP/asan" --functions --metric insns 2>&1 | sed -n 's/.*total \([0-9]*\).*/\1/p;/^xptrace/p') "
+else
+	not_ok "no ASan build at $XPTRACE_ASAN (make asan)"
+fi
+
 # ---------------------------------------------------------------- what dbt refuses
 check_exit "dbt: -p is a usage error (valgrind starts the command itself)" 2 \
 	"$XPTRACE" record --mode dbt -p 1 -o "$TMP/p"
