@@ -123,6 +123,12 @@ same_count nested
 check_match "nested: perf sees the handlers' interrupts or starts" "^[1-9]" \
 	"$(perf script -i "$TMP/nested/perf.data" --itrace=cr -F flags,sym,addr 2>/dev/null | grep -c 'hw int\|tr strt')"
 
+# ---------------------------------------------------------------- dlopen, longjmp
+rec dlopen "$PROGS/step_dlopen"
+same_count dlopen
+check_match "dlopen: the library's code is in the trace" "libstep_dl\.so" \
+	"$("$XPTRACE" decode -i "$TMP/dlopen" --functions --metric insns --percent-limit 0 2>/dev/null)"
+
 # ---------------------------------------------------------------- threads, fork, exec
 rec tree "$PROGS/tree" 1 /bin/true
 same_count tree
