@@ -62,6 +62,7 @@ struct dbt {
 	char **argv;
 };
 
+/* prepare (before the command is started) and run share it: a mode has no state slot */
 static struct dbt dbt_state;
 
 static void valgrind_version(char *out, size_t len)
