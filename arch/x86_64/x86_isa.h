@@ -48,6 +48,20 @@ static inline uint64_t x86_isa_syscall_ip(const struct user_regs_struct *r)
 	return r->rip - 2;
 }
 
+/* Where a thread stopped by PTRACE_INTERRUPT goes on when resumed without a signal: a
+ * syscall the stop interrupted (orig_rax holds its number, rax one of the kernel's
+ * -ERESTART* codes: ERESTARTSYS 512, ERESTARTNOINTR 513, ERESTARTNOHAND 514,
+ * ERESTART_RESTARTBLOCK 516) is restarted by the kernel on the way out, which puts rip
+ * back on the syscall instruction (arch/x86/kernel/signal.c); otherwise rip. */
+static inline uint64_t x86_isa_resume_ip(const struct user_regs_struct *r)
+{
+	long nr = (long)r->orig_rax, rv = (long)r->rax;
+
+	if (nr >= 0 && (rv == -512 || rv == -513 || rv == -514 || rv == -516))
+		return r->rip - 2;
+	return r->rip;
+}
+
 /* Does a run ending in this branch need a breakpoint (its outcome depends on registers
  * or memory: conditional, indirect, return)?  Syscalls, traps and far transfers are
  * seen through their own stops. */

@@ -47,12 +47,18 @@ static bool accepts(struct dec_ctx *c)
 
 /* A PT trace written by software: xptrace's step mode.  Its command line says so, or
  * `xptrace record` chose it (--mode auto) on a machine with no Intel PT: a CPU not
- * made by Intel. */
+ * made by Intel.  A recording killed before its end has no command line: its
+ * AUXTRACE_INFO says step mode, whose TSC packets hold the perf clock itself (time
+ * conversion 1:1 from 0) and which has no CPU ratios, as no hardware clock does. */
 static bool step_mode(const struct dec_ctx *c)
 {
 	const char *cmd = pd_feature_str(c->pd, PD_FEAT_CMDLINE);
 	const char *cpu = pd_feature_str(c->pd, PD_FEAT_CPUID);
+	const uint64_t *w;
 
+	if (!pd_finalized(c->pd) && pd_pt_info(c->pd, &w) > PD_PT_MAX_NONTURBO_RATIO)
+		return w[PD_PT_TIME_SHIFT] == 0 && w[PD_PT_TIME_MULT] == 1 && w[PD_PT_TIME_ZERO] == 0 &&
+		       w[PD_PT_TSC_CTC_N] == 0 && w[PD_PT_TSC_CTC_D] == 0 && w[PD_PT_MAX_NONTURBO_RATIO] == 0;
 	if (!cmd || !strstr(cmd, "xptrace record"))
 		return false;
 	if (strstr(cmd, "--mode step") || strstr(cmd, "--mode=step"))

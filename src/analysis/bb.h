@@ -52,13 +52,14 @@ struct bb_env {
 struct bb_filter {
 	int32_t tid;		/* -1: all */
 	uint64_t t0, t1;	/* [t0, t1]; t1 = UINT64_MAX open */
-	const char *sym;	/* NULL: all */
+	const char *sym;	/* NULL: all; a name or an fnmatch glob */
 	const struct bb_env *env;
 	struct xev_sink next;
 	/* --sym: the last function looked up, to avoid a lookup per event */
 	uint64_t fn_start, fn_end;
 	bool fn_match, fn_valid;
 	bool last_in;		/* the last code event was in the function */
+	uint64_t matched;	/* code events --sym let through: none means nothing matched */
 };
 
 void bb_filter_init(struct bb_filter *f, const struct bb_env *env, struct xev_sink next);

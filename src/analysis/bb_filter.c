@@ -1,5 +1,6 @@
 /* --tid, --time, --sym: a sink in front of the views that drops what is not asked for. */
 #include <errno.h>
+#include <fnmatch.h>
 #include <stdlib.h>
 #include <string.h>
 
@@ -67,7 +68,8 @@ static bool in_sym(struct bb_filter *f, const struct xev *ev)
 		return f->fn_match;
 	uint64_t start = 0, size = 0;
 	const char *name = f->env->symbol(f->env->ctx, ev->pid, ev->time, ev->ip, &start, &size);
-	f->fn_match = name && strcmp(name, f->sym) == 0;
+	/* a glob as --calls takes it; the name itself too, for names like "[unknown]" */
+	f->fn_match = name && (strcmp(name, f->sym) == 0 || fnmatch(f->sym, name, 0) == 0);
 	f->fn_valid = name && size;
 	f->fn_start = start;
 	f->fn_end = start + size;
@@ -88,6 +90,7 @@ int bb_filter_event(void *ctx, const struct xev *ev)
 			f->last_in = in_sym(f, ev);
 			if (!f->last_in)
 				return 0;
+			f->matched++;
 			break;
 		case XEV_ENABLE: case XEV_DISABLE: case XEV_INTERRUPT:
 			/* markers of other code are noise in the function's listing: kept where

@@ -29,7 +29,8 @@ static const char usage[] =
 	"  --lines                per source line (file:line; code without debug info:\n"
 	"                         'FUNCTION (no line)'): instructions or samples\n"
 	"  --blocks               per basic block, named 'FUNCTION FILE:FIRST-LAST' by the\n"
-	"                         lines it spans (exact traces): its instructions\n"
+	"                         lines it spans (exact traces): its instructions; without\n"
+	"                         lines 'FUNCTION+0xOFFSET' (from the symbol's ELF address)\n"
 	"  --metric M             what to compare: insns, cycles, time (exact traces),\n"
 	"                         samples or an event name (sampled); default: the traces'\n"
 	"                         default metric, which must be the same in both\n"
@@ -40,7 +41,9 @@ static const char usage[] =
 	"  -o, --output FILE      write the report to FILE instead of stdout\n"
 	"\n"
 	"Columns (exact): A, B, Delta (B - A), Delta% (of A; '-' for a function new in B),\n"
-	"Calls_A, Calls_B (functions), Status (new, gone), Name.\n"
+	"Calls_A, Calls_B (functions), Status (new, gone), Name.  Times (--metric time) in\n"
+	"text in the unit the header names (A(ms)), in jsonl and csv in integer ns (a_ns;\n"
+	"a_traced_ns: a step trace's, of the traced run, not native).\n"
 	"Columns (sampled): A%, B% (shares of each trace's total), Delta (points), Error\n"
 	"(points, 95 %), Noise, Status, Name.\n"
 	"\n"
@@ -204,14 +207,32 @@ static int join(struct vcl_table *t, struct drow **out, uint32_t *nout)
 	return 0;
 }
 
+/* Times in text: one unit for the report, from the larger total. */
+static struct out_unit time_unit(const struct vcl_table *t)
+{
+	return out_time_unit(t[0].total > t[1].total ? t[0].total : t[1].total);
+}
+
 static void header(FILE *f, const struct opts *o, const struct vcl_table *t)
 {
 	int64_t d = (int64_t)(t[1].total - t[0].total);
-	fprintf(f, "# diff %s: %s%s; A %s total %" PRIu64 ", B %s total %" PRIu64 ", delta %+" PRId64,
-		o->level->name, t[0].metric, t[0].sampled ? " (sampled)" : "", o->in[0], t[0].total, o->in[1], t[1].total, d);
+	fprintf(f, "# diff %s: %s%s; ", o->level->name, t[0].metric, t[0].sampled ? " (sampled)" : "");
+	if (t[0].ns && !t[0].sampled) {
+		struct out_unit u = time_unit(t);
+		int dec = u.ns > 1 ? 3 : 0;
+		fprintf(f, "A %s total %.*f %s, B %s total %.*f %s, delta %+.*f %s", o->in[0], dec,
+			(double)t[0].total / u.ns, u.name, o->in[1], dec, (double)t[1].total / u.ns, u.name,
+			dec, (double)d / u.ns, u.name);
+	} else {
+		fprintf(f, "A %s total %" PRIu64 ", B %s total %" PRIu64 ", delta %+" PRId64, o->in[0],
+			t[0].total, o->in[1], t[1].total, d);
+	}
 	if (t[0].total)
 		fprintf(f, " (%+.2f%%)", 100.0 * (double)d / (double)t[0].total);
 	fputc('\n', f);
+	if (t[0].traced || t[1].traced)
+		fprintf(f, "# time: of the traced runs (step mode stops the program at its branches), "
+			"not native times; --metric insns counts exactly\n");
 	if (t[0].sampled)
 		fprintf(f, "# %" PRIu64 " and %" PRIu64 " samples; Noise: the change is within the "
 			"sampling error (95 %%)\n", t[0].total_samples, t[1].total_samples);
@@ -244,6 +265,26 @@ static void write_rows(FILE *f, const struct opts *o, const struct vcl_table *t,
 	const struct out_col *cols = smp ? sampled_cols : fn ? exact_cols : exact_code_cols;
 	unsigned ncols = smp ? sizeof(sampled_cols) / sizeof(*sampled_cols) :
 		fn ? sizeof(exact_cols) / sizeof(*exact_cols) : sizeof(exact_code_cols) / sizeof(*exact_code_cols);
+	/* times: text in the header's unit, jsonl and csv in integer ns named so */
+	bool ns = t[0].ns && !smp, text = o->format == OUT_TEXT;
+	struct out_unit u = time_unit(t);
+	struct out_col tcols[8];
+	char names[3][24];
+	if (ns) {
+		static const char *const base[3] = { "A", "B", "Delta" };
+		memcpy(tcols, cols, ncols * sizeof(*cols));
+		for (int k = 0; k < 3; k++) {
+			if (text)
+				snprintf(names[k], sizeof(names[k]), "%s(%s)", base[k], u.name);
+			else
+				snprintf(names[k], sizeof(names[k]), "%s_%sns", base[k],
+					 t[0].traced || t[1].traced ? "traced_" : "");
+			tcols[k].name = names[k];
+			if (text)
+				tcols[k].type = OUT_FLOAT, tcols[k].flags = OUT_DEC(u.ns > 1 ? 3 : 0);
+		}
+		cols = tcols;
+	}
 
 	if (o->format == OUT_TEXT)
 		header(f, o, t);
@@ -265,9 +306,15 @@ static void write_rows(FILE *f, const struct opts *o, const struct vcl_table *t,
 		} else {
 			if (fabs(r->delta) < o->threshold / 100 * (double)t[0].total)
 				continue;
-			v[0] = (struct out_val){ .u = r->v[0] };
-			v[1] = (struct out_val){ .u = r->v[1] };
-			v[2] = (struct out_val){ .i = (int64_t)(r->v[1] - r->v[0]) };
+			if (ns && text) {
+				v[0] = (struct out_val){ .d = (double)r->v[0] / u.ns };
+				v[1] = (struct out_val){ .d = (double)r->v[1] / u.ns };
+				v[2] = (struct out_val){ .d = r->delta / u.ns };
+			} else {
+				v[0] = (struct out_val){ .u = r->v[0] };
+				v[1] = (struct out_val){ .u = r->v[1] };
+				v[2] = (struct out_val){ .i = (int64_t)(r->v[1] - r->v[0]) };
+			}
 			v[3] = r->v[0] ? (struct out_val){ .d = 100.0 * r->delta / (double)r->v[0] } :
 				(struct out_val){ .null = true };
 			unsigned k = 4;

@@ -82,12 +82,16 @@
 	"      --sysfs-root DIR    read PMU descriptions under DIR (tests, other machines)\n"\
 	"\n"                                                                                    \
 	"step mode (ptrace branch tracer writing Intel PT; see docs/mode-step.md):\n"         \
-	"      --filter START-END@MODULE | SYMBOL[,...]   (step mode's syntax)\n"          \
-	"                          trace only these code ranges (offsets in MODULE's file,\n" \
-	"                          or a function of the program); elsewhere the command runs\n" \
-	"                          at full speed and the trace shows TIP.PGD/TIP.PGE\n"        \
+	"      --filter START-END@MODULE | SYMBOL[@MODULE][,...]   (or pt's 'filter ...')\n" \
+	"                          trace only these code ranges (ELF addresses in hex as nm\n" \
+	"                          prints them, or a function, of the program by default);\n" \
+	"                          elsewhere the command runs at full speed and the trace\n" \
+	"                          shows TIP.PGD/TIP.PGE; checked before recording\n"        \
 	"      --psb-period BYTES  PSB+ every BYTES of trace (power of two, default 4096;\n"  \
 	"                          dbt too: there a PSB+ follows the first TIP past it)\n"      \
+	"  -p, --pid PID           seize the running process's threads and trace each from\n" \
+	"                          its current instruction; at --duration or Ctrl-C they are\n" \
+	"                          detached, running on unchanged (no int3 left)\n"             \
 	"\n"                                                                                    \
 	"dbt mode (valgrind runs the command with xptrace's tool; see docs/mode-dbt.md):\n"   \
 	"                          the same trace as step mode, several times faster; the\n"  \
@@ -698,6 +702,11 @@ static int hw_options_fit(const struct rec_opts *o, const struct rec_mode *m)
 		return xp_err("record", "drop it, or use --mode step (any machine) or --mode pt",
 			      "--filter needs --mode pt or --mode step, and this recording is in %s mode",
 			      m->name);
+	/* before -g: --adaptive implies it */
+	if (o->adaptive && strcmp(m->name, "sample") != 0 && strcmp(m->name, "lbr") != 0)
+		return xp_err("record", "use --mode sample (or lbr)",
+			      "--adaptive places probes from samples, in sample and lbr modes, and this "
+			      "recording is in %s mode", m->name);
 	/* step, dbt and pt record every branch: nothing is sampled, no stack is walked */
 	int sw = strcmp(m->name, "step") == 0 || strcmp(m->name, "dbt") == 0;
 	if (sw || strcmp(m->name, "pt") == 0) {
@@ -715,18 +724,14 @@ static int hw_options_fit(const struct rec_opts *o, const struct rec_mode *m)
 		return xp_err("record", "with --mode pt use --pt-opts psb_period=N",
 			      "--psb-period is for --mode step and dbt, and this recording is in %s mode",
 			      m->name);
-	if (o->adaptive && strcmp(m->name, "sample") != 0 && strcmp(m->name, "lbr") != 0)
-		return xp_err("record", "use --mode sample (or lbr)",
-			      "--adaptive places probes from samples, in sample and lbr modes, and this "
-			      "recording is in %s mode", m->name);
 	if (o->probe && sw)
 		return xp_err("record", "drop --probe: every call and return is in the trace",
 			      "--probe adds exact events to sampled modes, and --mode %s is exact already",
 			      m->name);
-	/* the step tracer must see a process from its exec to know every block it ran */
-	if (o->pid && sw)
+	/* valgrind starts the command itself */
+	if (o->pid && strcmp(m->name, "dbt") == 0)
 		return xp_err("record", "run the command under xptrace instead",
-			      "--mode %s cannot attach to a running process (-p)", m->name);
+			      "--mode dbt cannot attach to a running process (-p)");
 	if (o->callgraph == REC_CG_LBR && strcmp(m->name, "lbr") != 0)
 		return xp_err("record", "use -g (frame pointers) or --call-graph dwarf",
 			      "-g lbr needs --mode lbr, and this recording is in %s mode", m->name);
@@ -815,8 +820,13 @@ static int run(int argc, char **argv)
 		return strcmp(o.mode, "auto") != 0 ? XP_EXIT_USAGE : XP_EXIT_RUNTIME;
 	if (o.pid && check_pid(o.pid) < 0)
 		return XP_EXIT_RUNTIME;
+	/* before the directory exists: a step recording needs the process to itself */
+	if (o.pid && strcmp(mode->name, "step") == 0 && rec_check_untraced(o.pid) < 0)
+		return XP_EXIT_RUNTIME;
 	memset(&r, 0, sizeof(r));
-	/* before the directory exists: a probe that cannot be placed leaves nothing */
+	/* before the directory exists: a filter or probe that cannot work leaves nothing */
+	if (mode->check && (e = mode->check(&o)) < 0)
+		return e == -EINVAL ? XP_EXIT_USAGE : XP_EXIT_RUNTIME;
 	if ((o.probe || o.adaptive) && rec_probes_prepare(&o, &r.probes) < 0)
 		return XP_EXIT_RUNTIME;
 	if (r.probes)

@@ -2,7 +2,7 @@
  * mode this machine has, decodes them, and checks the results against what the
  * workloads are known to do and against perf on the same files; modes the machine
  * lacks are skipped with info's reason.  One line per check, a report to attach to a
- * bug, exit 1 when a check fails. */
+ * bug, exit 1 when a check fails or none ran. */
 #include <errno.h>
 #include <fcntl.h>
 #include <inttypes.h>
@@ -43,7 +43,8 @@ static const char usage[] =
 	"  sample: the 3:1 split within sampling error, percentages equal to `perf report`\n"
 	"    on the same file; a `perf record` trace of the workload decodes the same.\n"
 	"Modes this machine lacks are SKIPped with the reason.  One line per check (PASS,\n"
-	"FAIL, SKIP), then the machine facts and versions; exit 1 if any check fails.\n"
+	"FAIL, SKIP), then the machine facts and versions; exit 1 if any check fails\n"
+	"or none ran (every check skipped: nothing tested).\n"
 	"On a machine with Intel PT or LBR, please run it and send the report.\n"
 	"\n"
 	"options:\n"
@@ -770,6 +771,12 @@ static int selftest(int argc, char **argv)
 	}
 	out_buf_free(&s.jb);
 	rc = s.n[ST_FAIL] ? XP_EXIT_RUNTIME : XP_EXIT_OK;
+	/* every check skipped (--mode pt without PT) tested nothing: not a pass */
+	if (!s.n[ST_PASS] && !s.n[ST_FAIL]) {
+		xp_err("selftest", "run it where the mode exists, or without --mode",
+		       "nothing was tested: every check was skipped");
+		rc = XP_EXIT_RUNTIME;
+	}
 	if (fflush(s.out) || ferror(s.out)) {
 		xp_err(output ? output : "stdout", NULL, "write failed: %s", strerror(errno));
 		rc = XP_EXIT_RUNTIME;

@@ -137,7 +137,7 @@ bool dec_weights(const struct dec_ctx *c, const struct xev *ev, uint64_t *w)
 
 		switch (dm->kind) {
 		case DEC_M_SAMPLES:
-			v = ev->kind == XEV_SAMPLE;
+			v = ev->kind == XEV_SAMPLE && (!dm->one_event || ev->event == dm->event);
 			break;
 		case DEC_M_EVENT:
 			if (ev->kind != XEV_SAMPLE)
@@ -164,6 +164,13 @@ bool dec_weights(const struct dec_ctx *c, const struct xev *ev, uint64_t *w)
 	return any;
 }
 
+/* An event that samples by itself, not a member of a group its leader samples (whose
+ * period is 0: its values come with the leader's samples). */
+static bool sampling_attr(const struct pd_attr *a)
+{
+	return a && a->attr.sample_period != 0;
+}
+
 int dec_setup_sampled(struct dec_ctx *c, bool (*counts)(const struct pd_attr *a))
 {
 	c->nmetrics = 0;
@@ -186,9 +193,22 @@ int dec_setup_sampled(struct dec_ctx *c, bool (*counts)(const struct pd_attr *a)
 		/* perf report's Overhead is by period of the first event */
 		if (c->metric == 0)
 			c->metric = c->nmetrics;
+		else if (sampling_attr(a))
+			c->metrics[0].one_event = true;	/* a second sampling event */
 		c->nmetrics++;
 	}
+	if (c->metrics[0].one_event)
+		c->metrics[0].event = c->metrics[c->metric].event;
 	return 0;
+}
+
+void dec_metric_chosen(struct dec_ctx *c)
+{
+	const struct dec_metric *m = &c->metrics[c->metric];
+
+	if (c->nmetrics && c->metrics[0].kind == DEC_M_SAMPLES && c->metrics[0].one_event &&
+	    m->kind == DEC_M_EVENT && sampling_attr(pd_attr_at(c->pd, m->event)))
+		c->metrics[0].event = m->event;
 }
 
 bool dec_thread_passes(struct dec_ctx *c, int32_t tid, uint64_t time)

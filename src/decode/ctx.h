@@ -32,7 +32,7 @@ struct dec_option {
 
 /* What a metric counts; views turn an xev into a weight vector with dec_weights(). */
 enum dec_metric_kind {
-	DEC_M_SAMPLES,	/* XEV_SAMPLE: 1 per sample */
+	DEC_M_SAMPLES,	/* XEV_SAMPLE: 1 per sample (of event `event` when `one_event`) */
 	DEC_M_EVENT,	/* XEV_SAMPLE: period of samples of event `event`, plus group values */
 	DEC_M_INSNS,	/* XEV_BLOCK: instructions */
 	DEC_M_CYCLES,	/* XEV_BLOCK: cycles when known */
@@ -41,7 +41,8 @@ enum dec_metric_kind {
 
 struct dec_metric {
 	enum dec_metric_kind kind;
-	uint32_t event;		/* DEC_M_EVENT: attr index */
+	uint32_t event;		/* DEC_M_EVENT, DEC_M_SAMPLES with one_event: attr index */
+	bool one_event;		/* DEC_M_SAMPLES: of several sampling events, one's samples */
 	char name[48];		/* column / callgrind event name */
 	bool ns;		/* its values are nanoseconds (time, cpu-clock, task-clock):
 				 * text reports print them in a unit they name */
@@ -135,6 +136,10 @@ bool dec_weights(const struct dec_ctx *c, const struct xev *ev, uint64_t *w);
 /* Metrics of a decoder of samples: the sample count, then one per event of the file
  * that `counts` accepts (its period), the first of them the default as in perf report. */
 int dec_setup_sampled(struct dec_ctx *c, bool (*counts)(const struct pd_attr *a));
+/* After c->metric is chosen: with several sampling events the sample count is that
+ * event's (the first event's when the metric is no sampling event), as perf report
+ * counts Samples per event. */
+void dec_metric_chosen(struct dec_ctx *c);
 
 /* Reads the trace's probes feature (xptrace record's probes: windows, hits, calibrated
  * cost of a hit) into c->probes, and which attr records which probe's hits (its entry

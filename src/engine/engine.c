@@ -194,6 +194,7 @@ static int choose_metric(struct engine *e)
 	for (m = 0; m < c->nmetrics; m++)
 		if (strcmp(c->metrics[m].name, want) == 0) {
 			c->metric = m;
+			dec_metric_chosen(c);
 			return 0;
 		}
 	for (unsigned k = 0; k < c->nmetrics; k++)
@@ -426,6 +427,11 @@ int eng_run(struct engine *e)
 	e->c.wants = vc->wants;
 	struct xev_sink sink = { e->v->event, state, e->v->batch };
 	struct eng_filter *f = &e->filt;
+	/* a window cuts blocks where their instructions' time does: a block of one thread
+	 * that another's runs in the middle of is two blocks at two times, as --insn
+	 * lists them, so every view of one window counts the same instructions */
+	if (f->timed)
+		e->c.wants |= DEC_WANT_FINE_ORDER;
 	if (f->timed || f->threads) {
 		f->c = &e->c;
 		f->next = sink;

@@ -322,7 +322,8 @@ struct out_chrome {
 	uint64_t events;
 };
 
-int out_chrome_begin(struct out_chrome *w, FILE *f, bool insns);
+/* `clock`: what the timestamps count, said in otherData.clock */
+int out_chrome_begin(struct out_chrome *w, FILE *f, bool insns, const char *clock);
 /* process_name / thread_name metadata */
 void out_chrome_process(struct out_chrome *w, int32_t pid, const char *name);
 void out_chrome_thread(struct out_chrome *w, int32_t pid, int32_t tid, const char *name);

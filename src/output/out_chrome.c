@@ -69,13 +69,13 @@ static void put_ids(struct out_chrome *w, int32_t pid, int32_t tid)
 	out_json_u64(&w->b, "tid", (uint64_t)(uint32_t)tid);
 }
 
-int out_chrome_begin(struct out_chrome *w, FILE *f, bool insns)
+int out_chrome_begin(struct out_chrome *w, FILE *f, bool insns, const char *clock)
 {
 	*w = (struct out_chrome){ .f = f, .insns = insns };
 	out_buf_init(&w->b, NULL, 0);
-	out_buf_printf(&w->b, "{\"displayTimeUnit\":\"ns\",\"otherData\":{\"clock\":\"%s\"},\"traceEvents\":[",
-		       insns ? "instructions (1 us = 1 instruction: the trace has no timestamps)" :
-		       "perf clock (CLOCK_MONOTONIC)");
+	out_buf_printf(&w->b, "{\"displayTimeUnit\":\"ns\",\"otherData\":{");
+	out_json_string(&w->b, "clock", clock);
+	out_buf_printf(&w->b, "},\"traceEvents\":[");
 	return 0;
 }
 

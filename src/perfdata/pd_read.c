@@ -411,13 +411,15 @@ static int open_file(struct pd_file *f)
 	bool no_feat = true;
 	for (int i = 0; i < PD_FEAT_BITS / 64; i++)
 		no_feat &= !h->features[i];
-	/* a writer updates the data size as it goes and adds features when it ends */
+	/* a writer updates the data size as it goes and adds features when it ends: a
+	 * killed one leaves no features, and a data size that may match the file */
+	f->finalized = !no_feat;
 	if (h->data.size == 0 && f->file_size > f->data_off) {
 		xp_warn("%s: header has no data size (recording was not finalized): reading to the "
 			"end of the file", f->name);
 		f->data_end = f->file_size;
 		memset(h->features, 0, sizeof(h->features));
-	} else if (no_feat && h->data.size < f->file_size - f->data_off) {
+	} else if (no_feat && h->data.size <= f->file_size - f->data_off) {
 		xp_warn("%s: header has no features (recording was not finalized): reading to the "
 			"end of the file", f->name);
 		f->data_end = f->file_size;
@@ -436,19 +438,15 @@ static int open_file(struct pd_file *f)
 	return 0;
 }
 
-/* An event without a name (no EVENT_DESC: a recording that was not finalized, or a
- * writer that leaves it out or empty) is the Intel PT one when AUXTRACE_INFO names its
- * type, as perf finds it: AUXTRACE_INFO comes before the trace, so only the records up
- * to the first AUXTRACE are looked at. */
+/* The intel_pt AUXTRACE_INFO, kept (pd_pt_info).  An event without a name (no
+ * EVENT_DESC: a recording that was not finalized, or a writer that leaves it out or
+ * empty) is the Intel PT one when AUXTRACE_INFO names its type, as perf finds it:
+ * AUXTRACE_INFO comes before the trace, so only the records up to the first AUXTRACE
+ * are looked at. */
 static void name_pt_attrs(struct pd_file *f)
 {
 	uint64_t off = f->data_off;
-	uint32_t unnamed = 0;
 
-	for (uint32_t k = 0; k < f->nattrs; k++)
-		unnamed += !f->attrs[k].name;
-	if (!unnamed)
-		return;
 	for (int i = 0; i < 64 && off + 8 <= f->data_end; i++) {
 		struct perf_event_header h;
 		if (read_at(f, off, &h, sizeof(h)) < 0 || h.size < sizeof(h) || h.type == PD_RECORD_AUXTRACE)
@@ -458,6 +456,11 @@ static void name_pt_attrs(struct pd_file *f)
 		if (h.type == PD_RECORD_AUXTRACE_INFO && h.size >= sizeof(ai) + 8 && off + sizeof(ai) + 8 <= f->data_end &&
 		    read_at(f, off, &ai, sizeof(ai)) == 0 && ai.type == PD_AUXTRACE_INTEL_PT &&
 		    read_at(f, off + sizeof(ai), &pmu_type, 8) == 0) {
+			uint64_t n = (h.size - sizeof(ai)) / 8;
+			n = n < PD_PT_INFO_WORDS ? n : PD_PT_INFO_WORDS;
+			if (off + sizeof(ai) + n * 8 <= f->data_end &&
+			    read_at(f, off + sizeof(ai), f->pt_info, n * 8) == 0)
+				f->pt_info_n = (uint32_t)n;
 			for (uint32_t k = 0; k < f->nattrs; k++)
 				if (!f->attrs[k].name && f->attrs[k].attr.type == pmu_type)
 					f->attrs[k].name = strdup("intel_pt//");
@@ -716,6 +719,12 @@ const char *pd_feature_str(const struct pd_file *f, unsigned feat)
 	return feat < PD_FEAT_BITS ? f->feat_str[feat] : NULL;
 }
 uint32_t pd_nr_cpus(const struct pd_file *f) { return f->nr_cpus; }
+bool pd_finalized(const struct pd_file *f) { return f->finalized; }
+uint32_t pd_pt_info(const struct pd_file *f, const uint64_t **words)
+{
+	*words = f->pt_info;
+	return f->pt_info_n;
+}
 size_t pd_build_ids(const struct pd_file *f, const struct pd_build_id **out)
 {
 	*out = f->bids;

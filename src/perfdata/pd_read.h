@@ -222,6 +222,11 @@ const char *pd_feature_str(const struct pd_file *f, unsigned feat);
  * ("amd64-cx16-...") in the buffers, -ENOENT when the trace has none. */
 int pd_engine(const struct pd_file *f, char *engine, size_t n, char *cpu, size_t m);
 uint32_t pd_nr_cpus(const struct pd_file *f);
+/* A file its writer ended (false: killed while recording, or a pipe). */
+bool pd_finalized(const struct pd_file *f);
+/* The words of the intel_pt AUXTRACE_INFO at the start of the data (file mode; 0: none
+ * there), enum pd_intel_pt_info. */
+uint32_t pd_pt_info(const struct pd_file *f, const uint64_t **words);
 /* HEADER_BUILD_ID entries (and pipe-mode HEADER_BUILD_ID records seen so far). */
 size_t pd_build_ids(const struct pd_file *f, const struct pd_build_id **out);
 const struct pd_build_id *pd_build_id_for(const struct pd_file *f, const char *filename);

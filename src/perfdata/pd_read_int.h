@@ -42,6 +42,9 @@ struct pd_file {
 	uint32_t nr_cpus;
 	struct pd_build_id *bids;
 	size_t nbids;
+	bool finalized;		/* file mode: the writer ended it (it has features) */
+	uint64_t pt_info[PD_PT_INFO_WORDS];	/* the first intel_pt AUXTRACE_INFO's words */
+	uint32_t pt_info_n;
 	/* file window */
 	struct pd_win *win;
 	size_t win_size;

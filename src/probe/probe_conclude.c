@@ -293,9 +293,8 @@ static void conclude_step(const struct probe_facts *f, struct probe_conclusion *
 		return;
 	}
 	m->available = 1;
-	/* the tracer must see a process from its exec to know every block it ran */
 	fmt(m->detail, sizeof(m->detail),
-	    "ptrace branch tracer for commands it starts (it cannot attach with -p)");
+	    "ptrace branch tracer of a command it starts or a running process (-p)");
 	unverified(m, &f->ptrace);
 }
 

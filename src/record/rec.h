@@ -133,6 +133,10 @@ struct rec_mode {
 	 * it as info would) or the reason in `why` (an option the PMU cannot honour).
 	 * NULL: nothing to open beforehand. */
 	int (*probe)(const struct rec_opts *o, int *open_err, char *why, size_t whylen);
+	/* Checks the mode's own options before anything is created, reporting what is
+	 * wrong: -EINVAL for a usage error, another negative code for a failure.  NULL:
+	 * nothing to check. */
+	int (*check)(const struct rec_opts *o);
 	/* Records until rec_should_stop(); errors are reported here (xp_err) and returned
 	 * negative.  The command finalizes the file afterwards in every case. */
 	int (*run)(struct rec *r);
@@ -201,6 +205,9 @@ int rec_exec_path(const char *cmd, char *path, size_t n);
  * `why` says which. */
 int rec_secure_exec(const char *cmd, char *why, size_t n);
 
+/* -p in step mode: 0 when no process traces `pid` (ptrace: gdb, strace, another step
+ * recording), else the error, said (which tracer). */
+int rec_check_untraced(pid_t pid);
 /* -p: threads of `pid` (sorted); returns the count or a negative errno. */
 int rec_list_threads(pid_t pid, pid_t **tids);
 /* -p: synthesizes COMM, FORK and MMAP2 (executable mappings, with build-ids) from /proc

@@ -228,10 +228,11 @@ void rec_snapshot_mmap2(struct rec *r, const struct perf_event_header *h)
 	} else if (rec_jit_note_mmap(r, (int32_t)m->pid, name, 0)) {
 		return;	/* a jitdump, not ELF: kept as a whole at the end */
 	} else {
-		/* map_files reaches the mapped inode even if the path was deleted or replaced. */
+		/* map_files reaches the mapped inode even if the path was deleted or replaced;
+		 * once the process exited, the store reads the path */
 		snprintf(src, sizeof(src), "/proc/%u/map_files/%lx-%lx", m->pid,
 			 (unsigned long)m->addr, (unsigned long)(m->addr + m->len));
-		e = ms_store_add_file(r->ms, name, access(src, R_OK) == 0 ? src : NULL, bid, bsz);
+		e = ms_store_add_file(r->ms, name, src, bid, bsz);
 	}
 	if (e < 0) {
 		r->snapshot_fail++;

@@ -50,6 +50,34 @@ int rec_list_threads(pid_t pid, pid_t **tids)
 	return n;
 }
 
+static int tracer_pid(pid_t pid)
+{
+	char path[64], line[256];
+	int tracer = 0;
+	FILE *f;
+
+	snprintf(path, sizeof(path), "/proc/%d/status", (int)pid);
+	f = fopen(path, "re");
+	if (!f)
+		return 0;
+	while (fgets(line, sizeof(line), f))
+		if (sscanf(line, "TracerPid: %d", &tracer) == 1)
+			break;
+	fclose(f);
+	return tracer;
+}
+
+int rec_check_untraced(pid_t pid)
+{
+	int tracer = tracer_pid(pid);
+
+	if (tracer <= 0)
+		return 0;
+	return xp_err_code(-EBUSY, "attach", "end or detach that tracer (gdb, strace, another xptrace) first",
+			   "process %d is traced already, by PID %d: a process has one tracer at a "
+			   "time", (int)pid, tracer);
+}
+
 static int emit(struct rec *r, void *buf, size_t body, uint32_t pid, uint32_t tid,
 		uint16_t type, uint16_t misc)
 {

@@ -394,8 +394,8 @@ const char *ms_store_failed(const struct ms_store *s, size_t i, int *err)
 	return s->failed[i].name;
 }
 
-int ms_store_add_file(struct ms_store *s, const char *name, const char *src, const uint8_t *bid,
-		      size_t bid_size)
+static int add_file(struct ms_store *s, const char *name, const char *src, const uint8_t *bid,
+		    size_t bid_size)
 {
 	uint8_t fbid[MS_BUILD_ID_MAX];
 	size_t fsize = 0;
@@ -432,6 +432,19 @@ int ms_store_add_file(struct ms_store *s, const char *name, const char *src, con
 		return r;
 	}
 	return add_entry(s, clean, fbid, fsize);
+}
+
+int ms_store_add_file(struct ms_store *s, const char *name, const char *src, const uint8_t *bid,
+		      size_t bid_size)
+{
+	int r = add_file(s, name, src, bid, bid_size);
+
+	/* a process's map_files entries go when it exits, which no check before the open
+	 * can rule out (`true` exits while its mappings are read): then the file by its
+	 * name, as the mapping named it (its build-id, when the record has one, checked) */
+	if (src && r == -ENOENT)
+		r = add_file(s, name, NULL, bid, bid_size);
+	return r;
 }
 
 int ms_store_add_image(struct ms_store *s, const char *name, const void *img, size_t size,

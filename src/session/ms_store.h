@@ -24,7 +24,8 @@ int ms_store_open(struct ms_store **out, const char *dir);
 void ms_store_close(struct ms_store *s);
 
 /* Snapshots the file readable at `src` (a path, or /proc/PID/map_files/START-END which
- * still works after the file was deleted) under the name `name` (absolute path as the
+ * still works after the file was deleted; when it cannot be read, as after the process
+ * exited, the file at `name`; NULL: `name`) under the name `name` (absolute path as the
  * process saw it; a " (deleted)" suffix is dropped).  bid NULL: read it from the file.
  * Returns 1 when stored now, 0 when that build-id was already stored, or -ENOENT
  * (unreadable), -ENODATA (no build-id note), -ESTALE (build-id differs), -EINVAL (name). */

@@ -11,7 +11,13 @@
  * frames (longjmp) pop to the frame they return into; a return below the first frame
  * (the trace started mid-stack) continues in an anonymous caller; tracing that resumes
  * in a caller (after a call out of an address filter) returns to it; a gap empties the
- * stack.  Memory grows with distinct blocks, functions and call sites, not the trace. */
+ * stack.  As in the call tree (tree_build.c): tracing that starts or resumes at a
+ * function's first instruction (an address filter's entry) is a call of it from
+ * untraced code, the first one's caller known when it returns; a signal handler is
+ * called from the function it interrupted (ct_sig.h), returns into the trampoline (in
+ * the signal's frame: an edge without calls) and sigreturn goes back to the
+ * interrupted function.
+ * Memory grows with distinct blocks, functions and call sites, not the trace. */
 #include <errno.h>
 #include <inttypes.h>
 #include <math.h>
@@ -19,6 +25,7 @@
 #include <string.h>
 
 #include "views/bb_views.h"
+#include "analysis/ct_sig.h"
 #include "output/out.h"
 #include "arch/x86_64/x86_dis.h"
 #include "util/xp_grow.h"
@@ -61,6 +68,8 @@ struct frame {
 	uint32_t fn;		/* the caller, resumed on return */
 	uint32_t edge;
 	uint64_t site, ir0, cyc0;
+	uint64_t sig;		/* a handler's or its trampoline's: the signal's id */
+	bool tramp;		/* a signal trampoline's, which the handler returned into */
 };
 
 struct thread {
@@ -71,6 +80,13 @@ struct thread {
 	uint64_t ir, cyc;	/* running totals */
 	bool jumped;		/* last transfer was a jump (tail call candidate) */
 	uint64_t jump_ip;
+	bool begun;		/* a block, call or transfer of it was seen */
+	/* its trace began at the entry of `cur` below every frame: a call whose caller
+	 * the return out of it names (ir0/cyc0: the totals then) */
+	bool entered;
+	uint64_t entry_ir0, entry_cyc0;
+	struct ct_sig sig;
+	uint64_t tramp;		/* the signal whose handler returned into its trampoline */
 };
 
 struct bb_cg {
@@ -213,15 +229,23 @@ static uint32_t edge_of(struct bb_cg *cg, const struct xev *ev, uint32_t caller,
 	return (uint32_t)i;
 }
 
-static int push(struct bb_cg *cg, struct thread *t, const struct xev *ev, uint64_t site, uint32_t callee)
+/* A frame for callee above the running function; `count`: a call (a signal
+ * trampoline's frame is entered by no call, its edge carries only the cost). */
+static int enter(struct bb_cg *cg, struct thread *t, const struct xev *ev, uint64_t site, uint32_t callee,
+		 bool count)
 {
 	uint32_t e = callee == UINT32_MAX ? UINT32_MAX : edge_of(cg, ev, t->cur, site, callee);
 	if (e == UINT32_MAX || XP_GROW(t->st, t->cap, t->depth + 1) < 0)
 		return -ENOMEM;
-	cg->edges[e].calls++;
-	t->st[t->depth++] = (struct frame){ t->cur, e, site, t->ir, t->cyc };
+	cg->edges[e].calls += count;
+	t->st[t->depth++] = (struct frame){ t->cur, e, site, t->ir, t->cyc, 0, !count };
 	t->cur = callee;
 	return 0;
+}
+
+static int push(struct bb_cg *cg, struct thread *t, const struct xev *ev, uint64_t site, uint32_t callee)
+{
+	return enter(cg, t, ev, site, callee, true);
 }
 
 static void pop(struct bb_cg *cg, struct thread *t)
@@ -230,6 +254,92 @@ static void pop(struct bb_cg *cg, struct thread *t)
 	cg->edges[f->edge].ir += t->ir - f->ir0;
 	cg->edges[f->edge].cycles += t->cyc - f->cyc0;
 	t->cur = f->fn;
+}
+
+/* Is `addr` the first instruction of a function (a symbol's start)? */
+static bool fn_entry(struct bb_cg *cg, const struct xev *ev, uint64_t addr)
+{
+	const struct bb_env *env = cg->env;
+	uint64_t start = 0, size = 0;
+	return env && env->symbol && env->symbol(env->ctx, ev->pid, ev->time, addr, &start, &size) &&
+	       start == addr;
+}
+
+/* The first entry's caller is the function its return lands in (`to`, at `ret`):
+ * the call is counted there, with what ran since as its inclusive cost. */
+static int entered_from(struct bb_cg *cg, struct thread *t, const struct xev *ev, uint32_t to, uint64_t ret)
+{
+	/* the site: inside the call instruction before the return address (its line) */
+	uint32_t e = edge_of(cg, ev, to, ret - 1, t->cur);
+	if (e == UINT32_MAX)
+		return -ENOMEM;
+	cg->edges[e].calls++;
+	cg->edges[e].ir += t->ir - t->entry_ir0;
+	cg->edges[e].cycles += t->cyc - t->entry_cyc0;
+	t->entered = false;
+	return 0;
+}
+
+/* A signal's handler at `at` starts above the function it interrupted at `site`. */
+static int sig_enter(struct bb_cg *cg, struct thread *t, const struct xev *ev, uint64_t site, uint64_t at,
+		     uint64_t sig)
+{
+	if (t->cur == UINT32_MAX && (t->cur = fn_at(cg, ev, site)) == UINT32_MAX)
+		return -ENOMEM;
+	if (push(cg, t, ev, site, fn_at(cg, ev, at)) < 0)
+		return -ENOMEM;
+	t->st[t->depth - 1].sig = sig;
+	t->jumped = false;
+	return 0;
+}
+
+/* The topmost handler frame (not its trampoline's) + 1, 0 when none. */
+static size_t handler_depth(const struct thread *t)
+{
+	for (size_t d = t->depth; d > 0; d--)
+		if (t->st[d - 1].sig && !t->st[d - 1].tramp)
+			return d;
+	return 0;
+}
+
+/* Signal `id`'s frames end: the function it interrupted goes on.  False when it has
+ * none (gone with a gap). */
+static bool sig_leave(struct bb_cg *cg, struct thread *t, uint64_t id)
+{
+	for (size_t d = t->depth; d > 0; d--)
+		if (t->st[d - 1].sig == id) {
+			while (t->depth >= d)
+				pop(cg, t);
+			t->jumped = false;
+			return true;
+		}
+	return false;
+}
+
+/* Signals: 1 when `ev` entered a handler or came back from one (handled), 0 else. */
+static int sig_event(struct bb_cg *cg, struct thread *t, const struct xev *ev)
+{
+	uint64_t at = 0, id = 0;
+	switch (ct_sig_event(&t->sig, ev, &at, &id)) {
+	case CT_SIG_ENTER:
+		if (t->tramp && ev->kind == XEV_ENABLE) {
+			/* delivered as the sigreturn of the one whose trampoline ran ended:
+			 * that one is over, this one interrupted what it had */
+			ct_sig_chain(&t->sig, t->tramp, id);
+			sig_leave(cg, t, t->tramp);
+		}
+		t->tramp = 0;
+		t->begun = true;
+		return sig_enter(cg, t, ev, ev->kind == XEV_INTERRUPT ? ev->ip : t->sig.st[t->sig.n - 1].lo, at,
+				 id) < 0 ? -ENOMEM : 1;
+	case CT_SIG_BACK:
+		/* sigreturn: the handler's frames end, the interrupted function goes on */
+		t->tramp = 0;
+		/* else its frame is gone (a gap): as any other landing */
+		return sig_leave(cg, t, id);
+	default:
+		return 0;
+	}
 }
 
 static int add_block(struct bb_cg *cg, struct thread *t, const struct xev *ev)
@@ -268,10 +378,18 @@ int bb_cg_event(void *ctx, const struct xev *ev)
 	struct thread *t = thread_of(cg, ev->tid);
 	if (!t)
 		return -ENOMEM;
+	int sr = ev->flags & XEV_F_FUNC ? 0 : sig_event(cg, t, ev);
+	if (sr)
+		return sr < 0 ? sr : 0;
 	switch (ev->kind) {
 	case XEV_BLOCK:
 		if (t->cur == UINT32_MAX) {
+			/* a thread's trace that starts at a function's first instruction (a
+			 * PSB+ whose FUP is the first entry into an address filter) entered it */
 			t->cur = fn_at(cg, ev, ev->ip);
+			t->entered = !t->begun && !t->depth && fn_entry(cg, ev, ev->ip);
+			t->entry_ir0 = t->ir;
+			t->entry_cyc0 = t->cyc;
 		} else if (cg->env && cg->env->symbol &&
 			   !(cg->fns[t->cur].size && ev->ip - cg->fns[t->cur].start < cg->fns[t->cur].size)) {
 			/* a jump into another function is a tail call (or a shared tail:
@@ -286,11 +404,14 @@ int bb_cg_event(void *ctx, const struct xev *ev)
 				return -ENOMEM;
 		}
 		t->jumped = false;
+		t->begun = true;
 		if (t->cur == UINT32_MAX)
 			return -ENOMEM;
 		return add_block(cg, t, ev);
 	case XEV_CALL:
 		t->jumped = false;
+		t->begun = true;
+		t->tramp = 0;
 		if (t->cur == UINT32_MAX)
 			t->cur = fn_at(cg, ev, ev->ip);
 		if (t->cur == UINT32_MAX)
@@ -298,13 +419,38 @@ int bb_cg_event(void *ctx, const struct xev *ev)
 		return push(cg, t, ev, ev->ip, fn_at(cg, ev, ev->addr));
 	case XEV_RETURN: {
 		t->jumped = false;
-		size_t d = returned_to(t, ev->addr);
+		t->begun = true;
+		size_t d = returned_to(t, ev->addr), h = handler_depth(t);
+		if (h > d) {
+			/* a handler returns into the signal trampoline the kernel put on the
+			 * stack, not after a call: it runs in the signal's frame (an edge
+			 * from the interrupted function without calls, as the call tree's
+			 * node) until sigreturn */
+			uint64_t sig = t->st[h - 1].sig, site = t->st[h - 1].site;
+			while (t->depth >= h)
+				pop(cg, t);
+			t->tramp = sig;
+			if (!ev->addr)
+				return 0;
+			if (enter(cg, t, ev, site, fn_at(cg, ev, ev->addr), false) < 0)
+				return -ENOMEM;
+			t->st[t->depth - 1].sig = sig;
+			return 0;
+		}
+		t->tramp = 0;
 		if (d == 0) {
 			if (ev->addr) {
 				/* below the first frame we saw: an anonymous caller */
-				t->depth = 0;
-				t->cur = fn_at(cg, ev, ev->addr);
+				uint32_t to = fn_at(cg, ev, ev->addr);
+				if (to == UINT32_MAX)
+					return -ENOMEM;
+				while (t->depth)
+					pop(cg, t);
+				if (t->entered && entered_from(cg, t, ev, to, ev->addr) < 0)
+					return -ENOMEM;
+				t->cur = to;
 			}
+			t->entered = false;
 			return 0;
 		}
 		while (t->depth >= d)
@@ -318,10 +464,27 @@ int bb_cg_event(void *ctx, const struct xev *ev)
 	case XEV_ENABLE: {
 		/* tracing resumes where a call out of the traced code (an address filter)
 		 * came back: in a function deeper on the stack, or right after one of its
-		 * call sites when there are no symbols, that is the return to it */
+		 * call sites when there are no symbols, that is the return to it.  At a
+		 * function's first instruction it is a call from untraced code; one still
+		 * running on top ended out of sight (a return out of the ranges whose
+		 * target the trace does not give) */
 		t->jumped = false;
+		t->tramp = 0;
 		uint32_t f;
 		size_t d = 0;
+		if (t->cur == UINT32_MAX) {
+			t->begun = false;	/* the next block starts it: at an entry, a call */
+			return 0;
+		}
+		if (fn_entry(cg, ev, ev->ip)) {
+			if ((f = fn_at(cg, ev, ev->ip)) == UINT32_MAX)
+				return -ENOMEM;
+			if (f == t->cur && t->depth)
+				pop(cg, t);
+			if (f == t->cur)
+				return 0;	/* the caller is not known */
+			return push(cg, t, ev, ev->ip, f);
+		}
 		if (fn_named(cg, ev, ev->ip, &f)) {
 			for (d = t->depth; d > 0 && t->st[d - 1].fn != f; d--)
 				;
@@ -339,6 +502,8 @@ int bb_cg_event(void *ctx, const struct xev *ev)
 			pop(cg, t);
 		t->cur = UINT32_MAX;
 		t->jumped = false;
+		t->entered = false;
+		t->tramp = 0;
 		return 0;
 	default:
 		return 0;

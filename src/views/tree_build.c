@@ -12,7 +12,7 @@
 
 static int oom(void) { return xp_err("decode", "decode a smaller trace or time range", "out of memory"); }
 
-void tb_init(struct tb *b, struct dec_ctx *c)
+int tb_init(struct tb *b, struct dec_ctx *c)
 {
 	memset(b, 0, sizeof(*b));
 	b->c = c;
@@ -25,6 +25,12 @@ void tb_init(struct tb *b, struct dec_ctx *c)
 	}
 	b->compensate = c->merged && b->time_m >= 0 && c->probes && c->probes->calibrated &&
 		!dec_opt(c, "no-compensate");
+	if (dec_opt(c, "no-compensate") && !(c->merged && c->probes)) {
+		xp_usage_error("decode", "--no-compensate: this trace has no probes, whose cost it "
+			       "would keep in the times (record with --probe)");
+		return -EOPNOTSUPP;	/* the engine's ENG_EREQUEST: a usage error */
+	}
+	return 0;
 }
 
 const struct dec_option tb_options[] = {
@@ -127,9 +133,16 @@ static uint32_t sc_find(struct tb *b, const struct tb_thread *t, const struct tb
 }
 
 /* A sampled stack of a thread (not merged, no line costs: those need its functions). */
+/* A sample of a sampling event other than the one counted (dec_metric_chosen): its
+ * period goes to its event's column, it is not one of the nodes' samples. */
+static bool other_event(const struct dec_ctx *c, const struct xev *ev)
+{
+	return c->metrics[0].kind == DEC_M_SAMPLES && c->metrics[0].one_event && ev->event != c->metrics[0].event;
+}
+
 static int sampled_stack(struct tb *b, struct tb_thread *t, const struct xev *ev, const uint64_t *w)
 {
-	unsigned flags = t->exact ? CT_NO_CALLS : 0;
+	unsigned flags = t->exact || other_event(b->c, ev) ? CT_NO_CALLS : 0;
 	struct tb_sc *e = NULL;
 	uint32_t node;
 
@@ -326,7 +339,8 @@ int tb_event(void *ctx, const struct xev *ev)
 			return oom();
 		if (c->merged)
 			return merged_sample(t, b->fns, n, w);
-		if (ct_add_stack_path(t->t, &t->path, b->fns, n, w, t->exact ? CT_NO_CALLS : 0) == CT_NONE)
+		if (ct_add_stack_path(t->t, &t->path, b->fns, n, w,
+				      t->exact || other_event(c, ev) ? CT_NO_CALLS : 0) == CT_NONE)
 			return oom();
 		return 0;
 	}
@@ -521,29 +535,33 @@ const struct pd_probe *tb_window(const struct tb *b, uint32_t fn, uint64_t *from
 	return dec_probe_window(p, b->first_time, b->last_time, from, to) ? p : NULL;
 }
 
-void tb_header(const struct tb *b, FILE *f)
+void tb_header(const struct tb *b, FILE *f, unsigned metric)
 {
 	const struct pd_probes *ps = b->c->probes;
+	bool timed = (int)metric == b->time_m;
 
 	if (b->aborted)
 		fprintf(f, "# %" PRIu64 " instructions ran in transactions that aborted: not in the tree\n",
 			b->aborted);
 	if (!ps || !b->c->merged)
 		return;
-	if (!ps->calibrated)
-		fprintf(f, "# probe overhead not compensated: the trace has no calibration\n");
-	else if (!b->compensate)
-		fprintf(f, "# probe overhead not compensated (--no-compensate): a probed call costs %" PRIu64
-			" ns in its caller, %" PRIu64 " ns in itself\n", ps->caller_ns, ps->callee_ns);
-	else if (!b->leaf_ns)
-		fprintf(f, "# probe overhead compensated: %" PRIu64 " ns per probed call in its caller, %"
-			PRIu64 " ns in itself (calibrated over %" PRIu64 " runs); %" PRIu64 " ns subtracted\n",
-			b->caller_ns, b->callee_ns, ps->runs, b->compensated);
-	else
-		fprintf(f, "# probe overhead compensated: %" PRIu64 " ns per probed call in its caller, %"
-			PRIu64 " ns in itself (the trace's shortest probed leaf per call; calibrated %"
-			PRIu64 " + %" PRIu64 " over %" PRIu64 " runs); %" PRIu64 " ns subtracted\n",
-			b->caller_ns, b->callee_ns, ps->caller_ns, ps->callee_ns, ps->runs, b->compensated);
+	/* compensation subtracts time: a count of samples or events has nothing taken */
+	if (timed) {
+		if (!ps->calibrated)
+			fprintf(f, "# probe overhead not compensated: the trace has no calibration\n");
+		else if (!b->compensate)
+			fprintf(f, "# probe overhead not compensated (--no-compensate): a probed call costs %" PRIu64
+				" ns in its caller, %" PRIu64 " ns in itself\n", ps->caller_ns, ps->callee_ns);
+		else if (!b->leaf_ns)
+			fprintf(f, "# probe overhead compensated: %" PRIu64 " ns per probed call in its caller, %"
+				PRIu64 " ns in itself (calibrated over %" PRIu64 " runs); %" PRIu64 " ns subtracted\n",
+				b->caller_ns, b->callee_ns, ps->runs, b->compensated);
+		else
+			fprintf(f, "# probe overhead compensated: %" PRIu64 " ns per probed call in its caller, %"
+				PRIu64 " ns in itself (the trace's shortest probed leaf per call; calibrated %"
+				PRIu64 " + %" PRIu64 " over %" PRIu64 " runs); %" PRIu64 " ns subtracted\n",
+				b->caller_ns, b->callee_ns, ps->caller_ns, ps->callee_ns, ps->runs, b->compensated);
+	}
 	for (size_t i = 0; i < ps->n; i++) {
 		uint64_t from, to;
 		/* times as perf script prints them: seconds.ns */

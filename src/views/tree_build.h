@@ -84,7 +84,8 @@ struct tb {
 /* The options of the tree views (one of them declares them: --help lists them once). */
 extern const struct dec_option tb_options[];
 
-void tb_init(struct tb *b, struct dec_ctx *c);
+/* -EOPNOTSUPP (a usage error, said) for --no-compensate on a trace without probes. */
+int tb_init(struct tb *b, struct dec_ctx *c);
 /* An xev sink function (ctx = the builder). */
 int tb_event(void *ctx, const struct xev *ev);
 /* After the stream: merged traces get their time apportioned (per thread). */
@@ -99,8 +100,9 @@ void tb_free(struct tb *b);
 /* The probe counting fn's calls when it counted in part of the trace only, with that
  * window [*from, *to]; NULL when fn's counts cover the whole trace. */
 const struct pd_probe *tb_window(const struct tb *b, uint32_t fn, uint64_t *from, uint64_t *to);
-/* Text header lines of trees with probes: the compensation, the partial windows. */
-void tb_header(const struct tb *b, FILE *f);
+/* Text header lines of trees with probes: the compensation (of a report in time,
+ * `metric`), the partial windows. */
+void tb_header(const struct tb *b, FILE *f, unsigned metric);
 
 /* Costs of a report's metric.  Metrics in ns (time, cpu-clock) are printed in text
  * in one unit per report (out_time_unit of its total), named in the column headers

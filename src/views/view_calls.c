@@ -44,6 +44,7 @@ struct cth {
 	uint32_t n, cap;
 	struct ct_sig sig;	/* its signal handlers */
 	uint64_t tramp;		/* the signal whose handler returned into its trampoline */
+	bool exact;		/* a block, call or transfer of it was seen */
 	uint64_t insns;		/* instructions so far: the clock of untimed traces */
 	uint64_t last;		/* the thread's latest clock */
 	uint64_t time;		/* its latest timestamp (names over time) */
@@ -160,10 +161,20 @@ static struct cth *thread_of(struct vcalls *v, int32_t pid, int32_t tid)
 
 static int start_output(struct vcalls *v)
 {
+	const struct dec_ctx *c = v->c;
+	bool timed = c->on_request && strcmp(c->on_request, "time") == 0;	/* PT: when asked */
+
 	v->started = true;
-	if (v->o->format == OUT_CHROME)
-		return out_chrome_begin(&v->ch, v->out, v->insns);
-	return 0;
+	if (v->o->format != OUT_CHROME)
+		return 0;
+	for (unsigned m = 0; m < c->nmetrics; m++)
+		timed |= c->metrics[m].kind == DEC_M_TIME;
+	return out_chrome_begin(&v->ch, v->out, v->insns,
+				v->insns && timed ? "instructions (1 us = 1 instruction; --metric time: the trace's "
+				"timestamps)" :
+				v->insns ? "instructions (1 us = 1 instruction: the trace has no timestamps)" :
+				c->traced_time ? "perf clock (CLOCK_MONOTONIC) of the traced run (step mode stops the "
+				"program at its branches), not native times" : "perf clock (CLOCK_MONOTONIC)");
 }
 
 static int flush_line(struct vcalls *v)
@@ -516,7 +527,11 @@ static int on_event(void *state, const struct xev *ev)
 	if (ev->kind == XEV_ENABLE && th->sig.lo && tb_exec_between(c, ev->tid, th->sig.stop_time, ev->time))
 		ct_sig_exec(&th->sig);
 	enum ct_sig_what what = ev->flags & XEV_F_FUNC ? CT_SIG_NONE : ct_sig_event(&th->sig, ev, &at, &sig);
-	if (ev->kind == XEV_BLOCK) {
+	/* a thread's trace that starts at a function's first instruction (a PSB+ whose
+	 * FUP is the first entry into an address filter) entered it, as in the call tree */
+	bool entry = ev->kind == XEV_BLOCK && !th->exact && dec_fn_entry(c, ev->pid, ev->ip, ev->time);
+	if (ev->kind == XEV_BLOCK && !entry) {
+		th->exact = true;
 		th->insns += ev->insns;
 		if (v->insns)
 			th->last = th->insns;
@@ -530,6 +545,15 @@ static int on_event(void *state, const struct xev *ev)
 	uint64_t now = v->insns ? th->insns : ev->time ? ev->time : th->last;
 	if (now > th->last)
 		th->last = now;
+	if (entry) {
+		th->exact = true;
+		th->insns += ev->insns;
+		if (v->insns)
+			th->last = th->insns;
+		return push(v, th, dec_fn_of(c, ev->pid, ev->ip, ev->time), now);
+	}
+	if (ev->kind == XEV_CALL || ev->kind == XEV_RETURN || what == CT_SIG_ENTER)
+		th->exact = true;
 	if (what == CT_SIG_ENTER) {
 		if (th->tramp && ev->kind == XEV_ENABLE)	/* delivered as its sigreturn ended */
 			ct_sig_chain(&th->sig, th->tramp, sig);
@@ -584,6 +608,21 @@ static int on_event(void *state, const struct xev *ev)
 		    to != dec_fn_of(c, ev->pid, ev->addr - 1, ev->time))
 			return 0;
 		i = find(th, to);
+		return i != UINT32_MAX && i + 1 < th->n ? pop_to(v, th, i + 1, now) : 0;
+	}
+	case XEV_ENABLE: {
+		/* tracing resumes where a call or return out of the traced code (an address
+		 * filter) came back, as in the call tree: at a function's first instruction,
+		 * a call from untraced code (one of it still open on top ended out of sight,
+		 * a return out of the ranges whose target the trace does not give); in a
+		 * function deeper on the stack, the return to it */
+		uint32_t fn = dec_fn_of(c, ev->pid, ev->ip, ev->time), i;
+		th->exact = true;
+		if (dec_fn_entry(c, ev->pid, ev->ip, ev->time)) {
+			int rc = th->n && th->st[th->n - 1].fn == fn ? pop_to(v, th, th->n - 1, now) : 0;
+			return rc ? rc : push(v, th, fn, now);
+		}
+		i = find(th, fn);
 		return i != UINT32_MAX && i + 1 < th->n ? pop_to(v, th, i + 1, now) : 0;
 	}
 	case XEV_GAP:	/* what was on the stack is unknown afterwards */

@@ -308,10 +308,22 @@ static int insn_open(struct view_ctx *vc, void **state)
 	return 0;
 }
 
+/* --sym that matched no code: said, exit 1, as every filter (README) */
+static int sym_matched(const struct vstate *s, int status)
+{
+	if (status < 0 || !s->filt.sym || s->filt.matched)
+		return status;
+	return xp_err_code(-ENOENT, "decode", "check the name with --functions",
+			   "no code of a function named '%s' in the trace%s", s->filt.sym,
+			   s->c->opts->tid >= 0 || s->c->opts->comm || s->c->opts->time ?
+			   " with these filters" : "");
+}
+
 static int insn_close(void *state, int status)
 {
 	struct vstate *s = state;
 	int w = bb_insn_view_free(s->iv);
+	status = sym_matched(s, status);
 	free_state(s);
 	if (w < 0 && status >= 0)
 		return xp_err("decode", NULL, "writing the output failed");
@@ -353,6 +365,7 @@ static int blocks_close(void *state, int status)
 {
 	struct vstate *s = state;
 	int r = 0;
+	status = sym_matched(s, status);
 	if (status >= 0) {
 		const char *metric = s->c->metrics[s->smetric].name;
 		if (s->smp && s->cgfmt)
@@ -398,7 +411,7 @@ static const struct dec_option insn_options[] = {
 };
 
 static const struct dec_option filter_options[] = {
-	{ "sym", "NAME", "--insn, --blocks, --annotate: only code of function NAME; --calls: its calls and callees" },
+	{ "sym", "NAME", "--insn, --blocks, --annotate: only code of function NAME (a glob: 'is_*'; no match: exit 1); --calls: its calls and callees" },
 	{ NULL, NULL, NULL },
 };
 

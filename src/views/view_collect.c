@@ -26,7 +26,10 @@ static int open_fn(struct view_ctx *vc, void **state)
 	v->c = vc->c;
 	v->out = vc->o->impl_arg;
 	v->metric = vc->c->metric;
-	tb_init(&v->b, vc->c);
+	if (tb_init(&v->b, vc->c) < 0) {
+		free(v);
+		return -EOPNOTSUPP;
+	}
 	*state = v;
 	return 0;
 }
@@ -70,6 +73,8 @@ static int collect(struct vcl *v, struct ct_tree *t)
 	ct_fn_totals(t, tot, nfn);
 	snprintf(out->metric, sizeof(out->metric), "%s", c->metrics[m].name);
 	out->sampled = c->sampled && !c->merged;
+	out->ns = c->metrics[m].ns;
+	out->traced = c->metrics[m].kind == DEC_M_TIME && c->traced_time;
 	out->total = ct_total(t, m);
 	out->total_samples = sm >= 0 ? ct_total(t, (unsigned)sm) : 0;
 	int rc = 0;

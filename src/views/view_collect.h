@@ -22,6 +22,8 @@ struct vcl_table {
 	uint32_t n, cap;
 	char metric[48];	/* the metric's name */
 	bool sampled;		/* values are statistical: `samples` says how many */
+	bool ns;		/* values are nanoseconds */
+	bool traced;		/* ... of a traced run (step mode), not native */
 	uint64_t total, total_samples;
 };
 

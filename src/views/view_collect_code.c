@@ -184,10 +184,20 @@ static int block_rows(struct vcc *v, const struct bb_block *b)
 		return rc;
 	const struct sym_fn *f = sym_fn(v->c->sym, dec_fn_of(v->c, b->pid, b->start, b->time));
 	const char *fn = f && f->name ? f->name : "[unknown]";
+	/* by ELF address, not runtime: two runs of one binary load it at two addresses */
+	const struct sb_map *m = sb_find_map(v->c->sb, b->pid, b->start, b->time);
+	uint64_t va = 0;
+	bool placed = m && sym_map_vaddr(v->c->sym, m, b->start, &va);
 	if (*first)
 		snprintf(name, sizeof(name), "%s %s:%d-%d", fn, first, lo, hi);
+	else if (f && f->jit)	/* a JIT symbol's start is a runtime address */
+		snprintf(name, sizeof(name), "%s+0x%" PRIx64, fn, b->start - f->start);
+	else if (placed && f && f->resolved && va >= f->start)
+		snprintf(name, sizeof(name), "%s+0x%" PRIx64, fn, va - f->start);
+	else if (placed)
+		snprintf(name, sizeof(name), "%s+0x%" PRIx64, f && f->module ? f->module : fn, va);
 	else
-		snprintf(name, sizeof(name), "%s+0x%" PRIx64, fn, f && f->resolved ? b->start - f->start : 0);
+		snprintf(name, sizeof(name), "%s 0x%" PRIx64, fn, b->start);
 	return add_row(v->out, name, b->count * b->insns, 0);
 }
 

@@ -8,6 +8,7 @@
  * arc and the routine's Base and Cum when called from there; the routine's own line
  * (as --routines, without Cum2); each callee with its calls, Base and Cum under the
  * routine.  An arc made by samples only is marked `+` (its Calls are unknown). */
+#include <errno.h>
 #include <inttypes.h>
 #include <stdlib.h>
 #include <string.h>
@@ -51,7 +52,10 @@ static int open_common(struct view_ctx *vc, void **state, bool arcs)
 	v->out = vc->out;
 	v->arcs = arcs;
 	v->metric = vc->c->metric;
-	tb_init(&v->b, vc->c);
+	if (tb_init(&v->b, vc->c) < 0) {
+		free(v);
+		return -EOPNOTSUPP;
+	}
 	*state = v;
 	return 0;
 }
@@ -154,7 +158,7 @@ static void header(struct vr *v, const char *what, uint64_t total)
 	if (c->merged && v->b.repairs)
 		fprintf(v->out, "# %" PRIu64 " unmatched entry/exit events repaired (returns without "
 			"their entry, activations left open)\n", v->b.repairs);
-	tb_header(&v->b, v->out);
+	tb_header(&v->b, v->out, v->metric);
 }
 
 /* jsonl rows of traces with probes carry window_ns: the window of a probe that counted

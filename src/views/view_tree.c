@@ -56,7 +56,10 @@ static int open_common(struct view_ctx *vc, void **state, bool functions)
 				v->metric = m;
 				break;
 			}
-	tb_init(&v->b, c);
+	if (tb_init(&v->b, c) < 0) {
+		free(v);
+		return -EOPNOTSUPP;
+	}
 	if (v->o->format == OUT_CALLGRIND && !(v->b.lines = tl_new(c))) {
 		tb_free(&v->b);
 		free(v);
@@ -198,7 +201,7 @@ static int write_tree(struct vt *v, struct ct_tree *t, const char *title)
 			fprintf(v->out, "# %" PRIu64 " unmatched entry/exit events repaired (returns without "
 				"their entry, activations left open)\n", v->b.repairs);
 		if (v->o->format == OUT_TEXT)
-			tb_header(&v->b, v->out);
+			tb_header(&v->b, v->out, v->metric);
 		if (!v->tab.f || v->o->format == OUT_TEXT)
 			out_table_begin(&v->tab, v->out, v->o->format, v->tcols + (v->tid_col ? 0 : 1),
 					(v->tid_col ? 7 : 6) + (c->merged && v->o->format != OUT_TEXT) +
@@ -364,7 +367,7 @@ static int write_functions(struct vt *v, struct fpart *parts, uint32_t np)
 			free(rows);
 			return oom();
 		}
-		tb_header(&v->b, v->out);
+		tb_header(&v->b, v->out, m);
 	}
 	out_table_begin(&v->tab, v->out, v->o->format, cols, nc);
 	for (uint32_t i = 0; i < nr; i++) {

@@ -9,6 +9,8 @@
 #     binutils' addr2line; one more trip changes hot's loop lines only;
 #   - --blocks: named by function and line range, their sum the trace's total;
 #   - sampled traces: shares with their binomial error, noise marked;
+#   - --blocks of two runs of a PIE match by ELF address; --metric time in a unit, with
+#     the traced-run caveat;
 #   - usage errors exit 2.
 . "$(dirname "$0")/../lib.sh"
 SRC=$XP_ROOT/tests/progs/diff_work.c
@@ -115,3 +117,37 @@ check_match "exact against sampled: says what each counts" "A counts insns, B co
 check_exit "--blocks of sampled traces: usage error" 2 "$XPTRACE" diff --blocks "$TMP/s" "$TMP/s"
 check_exit "--lines --metric time: usage error" 2 "$XPTRACE" diff --lines --metric time "$TMP/tO0" "$TMP/tO2"
 check_exit "missing trace: exit 1" 1 "$XPTRACE" diff "$TMP/tO0" "$TMP/nonexistent"
+
+# Blocks without line information are named by their ELF address: two runs of one PIE,
+# loaded at two addresses (ASLR), are the same blocks.  _start's first block holds
+# _start's every instruction perf script lists (ld.so's and the program's _start both).
+for k in r1 r2; do
+	"$XPTRACE" record -q --mode step -o "$TMP/$k" -- "$PROGS/step_basic" 1 >/dev/null 2>&1
+done
+"$XPTRACE" diff --blocks "$TMP/r1" "$TMP/r2" --format jsonl >"$TMP/runs.jsonl" 2>/dev/null
+check_eq "--blocks, two runs of one PIE: no block new or gone, none named by a runtime address" "0 0" \
+	"$(python3 -c 'import json, re, sys
+r = [json.loads(l) for l in open(sys.argv[1])]
+print(sum(1 for j in r if j["status"]), sum(1 for j in r if re.search(r"\+0x[0-9a-f]{9,}$", j["name"])))' "$TMP/runs.jsonl")"
+n_start=$(perf script -i "$TMP/r1/perf.data" --itrace=i0ns -F ip,sym 2>/dev/null | awk '$2 == "_start"' | wc -l)
+check_eq "--blocks: _start+0x0 counts perf script's _start instructions in both runs" "$n_start $n_start" \
+	"$(python3 -c 'import json, sys
+for j in map(json.loads, open(sys.argv[1])):
+    if j["name"] == "_start+0x0": print(j["a"], j["b"])' "$TMP/runs.jsonl")"
+
+# --metric time: in a named unit, with the traced-run caveat, as decode prints them
+"$XPTRACE" diff --metric time "$TMP/r1" "$TMP/r2" >"$TMP/time.txt" 2>&1
+"$XPTRACE" diff --metric time "$TMP/r1" "$TMP/r2" --format jsonl >"$TMP/time.jsonl" 2>/dev/null
+check_match "--metric time: totals in a unit" '^# diff functions: time; A .* total [0-9]+\.[0-9]{3} (s|ms|us), B .* total [0-9.]+ (s|ms|us), delta [-+][0-9.]+ (s|ms|us) ' \
+	"$(head -1 "$TMP/time.txt")"
+check_match "--metric time: a step trace's times are the traced run's" '^# time: of the traced runs .*not native' \
+	"$(sed -n 2p "$TMP/time.txt")"
+check_match "--metric time: columns name the unit" '^ +A\((s|ms|us)\) +B\((s|ms|us)\) +Delta\((s|ms|us)\) ' "$(sed -n 3p "$TMP/time.txt")"
+"$XPTRACE" decode -i "$TMP/r1" --functions --metric time --format jsonl 2>/dev/null >"$TMP/r1.time"
+check_eq "--metric time jsonl: integer ns, A of every function the trace's own --functions base_traced_ns" "ok" \
+	"$(python3 -c 'import json, sys
+d = {}
+for j in map(json.loads, open(sys.argv[1])): d[j["name"]] = d.get(j["name"], 0) + j["base_traced_ns"]
+r = [json.loads(l) for l in open(sys.argv[2])]
+bad = [j["name"] for j in r if j["a_traced_ns"] != d.get(j["name"], 0)]
+print("ok" if r and not bad else "off: %s" % bad[:5])' "$TMP/r1.time" "$TMP/time.jsonl")"

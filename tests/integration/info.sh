@@ -114,7 +114,7 @@ check_eq "skylake + its probes: modes" \
   pt      available: cycle-accurate mode: yes, address filters: 2, MTC: yes, PTWRITE: no, power events: no
   lbr     available: branch stacks of 32 entries (cpu caps/branches)
   sample  available: cycles or cpu-clock sampling (hardware counters open)
-  step    available: ptrace branch tracer for commands it starts (it cannot attach with -p)
+  step    available: ptrace branch tracer of a command it starts or a running process (-p)
 best mode: pt" "$(modes <"$TMP/skl.txt")"
 check_match "skylake + probes: facts from the probe file" "^sources: .*; probes from probe file $TMP/skylake.probe$" "$(cat "$TMP/skl.txt")"
 check_match "skylake + probes: not root" '^privileges +not root \(euid 1000\); CAP_PERFMON no' "$(cat "$TMP/skl.txt")"

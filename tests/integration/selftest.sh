@@ -48,3 +48,12 @@ check_match "a corrupted decode: the calls check fails" "^FAIL +step +calls +cal
 check_match "text summary" "^selftest: 0 passed, 2 failed, 0 skipped$" "$(tail -1 "$TMP/bad.txt")"
 check_exit "--mode bogus: usage error" 2 "$XPTRACE" selftest --mode bogus
 check_exit "--format xml: usage error" 2 "$XPTRACE" selftest --format xml
+# nothing tested is not a pass: --mode pt where there is no PT skips its only check
+if "$XPTRACE" info 2>/dev/null | grep -q '^ *pt *unavailable'; then
+	check_exit "--mode pt without PT: every check skipped, exit 1" 1 "$XPTRACE" selftest --mode pt
+	check_match "... saying nothing was tested" "^selftest: 0 passed, 0 failed, 1 skipped$" "$(tail -1 "$TMP/.out")"
+	check_eq "... on stderr, why" "xptrace: selftest: nothing was tested: every check was skipped (run it where the mode exists, or without --mode)" \
+		"$(cat "$TMP/.err")"
+else
+	ok "--mode pt runs here: nothing to skip # SKIP"
+fi

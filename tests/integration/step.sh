@@ -92,8 +92,6 @@ handler=$(printf '%x' $((PIE_BASE + 0x$(nm "$PROGS/step_signal" | awk '$3 == "on
 check_eq "step_signal: three entries into the handler" "3" \
 	"$(awk -v h="$handler" '$4 == h' "$TMP/step_signal.br" | wc -l)"
 
-check_exit "--mode step refuses -p (a usage error)" 2 "$XPTRACE" record --mode step -o "$TMP/p" -p $$
-check_match "--mode step -p says why" "cannot attach to a running process" "$(cat "$TMP/.err")"
 check_exit "--mode step on a missing command fails" 1 "$XPTRACE" record --mode step -o "$TMP/nx" -- /nonexistent/cmd
 
 # --filter: only the range is traced (the decoded stream is the ground truth restricted
@@ -137,11 +135,9 @@ filter_case step_dlopen "step_dl_work@$TMP/dl/libstep_dl.so" step_dl_work "$TMP/
 	"$TMP/dl"
 check_exit "--filter: an unknown function is an error" 1 "$XPTRACE" record --mode step --filter nosuchfn -o "$TMP/nf" -- "$PROGS/step_basic"
 check_match "--filter: says which function is missing" "no function 'nosuchfn'" "$(cat "$TMP/.err")"
-check_exit "--filter: a range needs its module" 1 "$XPTRACE" record --mode step --filter 0x10-0x20 -o "$TMP/nm" -- "$PROGS/step_basic"
+check_exit "--filter: a range needs its module (a usage error)" 2 "$XPTRACE" record --mode step --filter 0x10-0x20 -o "$TMP/nm" -- "$PROGS/step_basic"
 
-check_exit "step -p: refused (a usage error)" 2 "$XPTRACE" record --mode step -o "$TMP/sp" -p $$
-check_match "step -p: says why and what to do" "^xptrace: record: --mode step cannot attach to a running process \(-p\) \(run the command under xptrace instead\)$" "$(cat "$TMP/.err")"
-check_eq "step -p: no trace directory left behind" "no" "$([ -e "$TMP/sp" ] && echo yes || echo no)"
+# (step -p: tests/integration/step_attach.sh)
 # issue 15: the stops per branch depend on the program (0.2 to 1.0): no fixed figure in
 # info or help, the measured one in record -v
 check_match "info says what step costs, without a fixed figure" \

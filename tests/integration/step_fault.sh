@@ -88,7 +88,9 @@ fault_case badcall SIGSEGV fault do_call
 
 # a call to an unmapped address: the fetch faults there, no code bytes to show
 d=$TMP/badjump
-"$XPTRACE" record --mode step -o "$d" -- "$prog" badjump >/dev/null 2>&1
+"$XPTRACE" record --mode step -o "$d" -- "$prog" badjump >/dev/null 2>"$TMP/badjump.err"
+check_eq "badjump: no path is said lost (no instruction ran at 0x10, nothing is missing)" 0 \
+	"$(grep -c 'could not be decoded' "$TMP/badjump.err")"
 check_match "badjump: the call is the last instruction, then the fault at its target" \
 	"do_jump\+0x[0-9a-f]+ +ff d7 +callq \*%rdi\|--- [0-9.]+ [0-9]+ faulted at 0x10 \(no code bytes\): SIGSEGV \(Segmentation fault\), address 0x10$" \
 	"$("$XPTRACE" decode --insn -i "$d" 2>/dev/null | tail -2 | paste -sd '|')"

@@ -43,8 +43,23 @@ check_eq "names: sample mode's --comm alpha sees alpha_work only" "alpha_work" \
 check_eq "names: sample mode's --comm beta sees beta_work only" "beta_work" \
 	"$(calls "$TMP/names-s" '_work$' --comm beta | awk '{ print $1 }')"
 
+# "FN CALLS" of the functions matching $2 in `decode --calls` of trace $1, sorted
+calls_listed() {
+	"$XPTRACE" decode -i "$1" --calls --format jsonl 2>/dev/null | python3 -c '
+import collections, json, re, sys
+n = collections.Counter(r["name"] for r in map(json.loads, sys.stdin))
+for f in sorted(n):
+    if re.search(sys.argv[1], f):
+        print(f, n[f])' "$2"
+}
+# "FN CALLS" of the functions matching $2 in the per-instruction callgrind profile
+# (`--blocks --format callgrind`) of trace $1: its calls= lines summed per cfn=, sorted
+calls_callgrind() {
+	"$XPTRACE" decode -i "$1" --blocks --format callgrind 2>/dev/null | python3 "$(dirname "$0")/lib/cg_calls.py" "$2"
+}
+
 # --- --filter: Calls of a filtered function equal the single-step ground truth and
-# perf's.  The first entry from untraced code starts the stream (PSB+ with a FUP at the
+# perf's, in the call tree, --calls and the callgrind profile.  The first entry from untraced code starts the stream (PSB+ with a FUP at the
 # entry), later ones are TIP.PGE there: each is a call.
 # $1 program, $2 --filter spec, $3 the functions to count (space separated), $4 their
 # module file, $5 the program's folder (build/progs)
@@ -64,6 +79,10 @@ filter_calls() {
 		want=$(grep -cx "$lo" "$TMP/$name.truth.0")
 		check_eq "--filter $spec: Calls of $fn equal the single-step ground truth's entries" \
 			"$fn $want" "$(calls "$TMP/$name" "^$fn\$")"
+		check_eq "--filter $spec: --calls lists the ground truth's $want calls of $fn" \
+			"$fn $want" "$(calls_listed "$TMP/$name" "^$fn\$")"
+		check_eq "--filter $spec: callgrind's calls= of $fn sum to the ground truth's $want" \
+			"$fn $want" "$(calls_callgrind "$TMP/$name" "^$fn\$")"
 		# perf: calls into fn from traced code, plus the entries from outside, each of
 		# which ends the trace with fn's return out of the ranges ("tr end return")
 		check_eq "--filter $spec: Calls of $fn equal perf script --itrace=c's" "$want" \

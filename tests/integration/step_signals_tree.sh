@@ -24,6 +24,10 @@ max_rl() {	# $1 program, [$2 function]: the largest RL in --calltree (of $2's no
 	"$XPTRACE" decode -i "$TMP/$1" --calltree --percent-limit 0 2>/dev/null |
 		awk -v f="${2:-}" '$1 ~ /^[0-9]+$/ && (f == "" || $NF == f) && $2 > m { m = $2 } END { print m + 0 }'
 }
+cg_calls() {	# $1 program, $2 function: its calls= in the per-instruction callgrind profile
+	[ -s "$TMP/$1.cg" ] || "$XPTRACE" decode -i "$TMP/$1" --blocks --format callgrind >"$TMP/$1.cg" 2>/dev/null
+	python3 "$(dirname "$0")/lib/cg_calls.py" "^$2\$" <"$TMP/$1.cg" | awk '{ print $2 }'
+}
 tree_sum() {	# $1 program, $2 function: Calls over its --calltree nodes
 	"$XPTRACE" decode -i "$TMP/$1" --calltree --percent-limit 0 2>/dev/null |
 		awk -v f="$2" '$1 ~ /^[0-9]+$/ && $NF == f { c += $3 } END { print c + 0 }'
@@ -61,11 +65,24 @@ check_eq "alarm: --calls --sym loop: 5 loops, at least loop's interrupts' handle
 	"$(grep -c '  loop() {$' "$TMP/alarm.calls") $(awk -v n="$in_loop" '/^ .*[0-9]    handler\(\);$/ { c++ }
 		END { print (c + 0 >= n + 0 ? "yes" : "no: " c) }' "$TMP/alarm.calls") $(grep -c '} /\* loop \*/$' "$TMP/alarm.calls")"
 
+# the per-instruction callgrind profile has the same calls: the handler called from
+# what it interrupted, loop never called again by sigreturn, the trampoline in the
+# signal's frame with no call of its own (perf has none either)
+check_eq "alarm: callgrind calls=: loop 5, handler once per entry, __restore_rt 0" "5 $entries 0" \
+	"$(cg_calls sig_alarm loop) $(cg_calls sig_alarm handler) $(cg_calls sig_alarm __restore_rt)"
+check_eq "alarm: callgrind_annotate's inclusive cost of loop is the tree's" \
+	"$("$XPTRACE" decode -i "$TMP/sig_alarm" --functions --percent-limit 0 2>/dev/null | awk '$NF == "loop" { print $3 }')" \
+	"$(callgrind_annotate --inclusive=yes --threshold=100 "$TMP/sig_alarm.cg" 2>/dev/null |
+		awk '/:loop \[/ { gsub(",", "", $1); print $1 }')"
+
 # ---------------------------------------------------------------- 25 x raise(SIGUSR1)
 rec sig_raise
 check_eq "raise: program output" "raise 1" "$(cat "$TMP/sig_raise.out")"
 check_eq "raise: raise 25, handler 25, work 25 calls (perf: work $(perf_count sig_raise call work))" \
 	"25 25 25 25" "$(calls sig_raise raise) $(calls sig_raise handler) $(calls sig_raise work) $(perf_count sig_raise call work)"
+check_eq "raise: callgrind calls=: raise 25, handler 25 (perf's entries: $(perf_count sig_raise "tr strt" handler)), work 25" \
+	"25 $(perf_count sig_raise "tr strt" handler) 25" \
+	"$(cg_calls sig_raise raise) $(cg_calls sig_raise handler) $(cg_calls sig_raise work)"
 check_eq "raise: no call tree node is recursive (RL 1: no main -> raise -> main zig-zag)" 1 "$(max_rl sig_raise)"
 check_eq "raise: the tree's handler nodes hold its 25 calls" 25 "$(tree_sum sig_raise handler)"
 "$XPTRACE" decode -i "$TMP/sig_raise" --calls --sym handler >"$TMP/raise.calls" 2>&1
@@ -82,6 +99,9 @@ rec sig_nested
 check_eq "nested: program output" "nested 1" "$(cat "$TMP/sig_nested.out")"
 check_eq "nested: outer 5, inner 5, work 5, raise 10 calls (perf: work $(perf_count sig_nested call work))" \
 	"5 5 5 10 5" "$(calls sig_nested outer) $(calls sig_nested inner) $(calls sig_nested work) $(calls sig_nested raise) $(perf_count sig_nested call work)"
+check_eq "nested: callgrind calls=: outer 5, inner 5 (perf's entries), work 5, raise 10" \
+	"$(perf_count sig_nested "tr strt" outer) $(perf_count sig_nested "tr strt" inner) 5 10" \
+	"$(cg_calls sig_nested outer) $(cg_calls sig_nested inner) $(cg_calls sig_nested work) $(cg_calls sig_nested raise)"
 check_eq "nested: RL 2 only for outer's own raise (raise inside raise's handler), handlers RL 1" "2 1 1" \
 	"$(max_rl sig_nested) $(max_rl sig_nested outer) $(max_rl sig_nested inner)"
 "$XPTRACE" decode -i "$TMP/sig_nested" --calls --sym outer --format jsonl >"$TMP/nested.jsonl" 2>&1

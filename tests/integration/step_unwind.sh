@@ -89,3 +89,21 @@ check_match "badcode: decode repeats it" \
 	"$(grep 'lost part' "$TMP/bad.derr")"
 "$XPTRACE" decode -i "$TMP/bad.d" --insn >/dev/null 2>"$TMP/bad.derr2"
 check_eq "badcode: --insn repeats it too" 1 "$(grep -c 'the recording lost part of the trace' "$TMP/bad.derr2")"
+# ... and the PT stream has it where it happened, as hardware PT has a loss: OVF after
+# main's branch into the lost path, then the FUP where decoding resumes (the invalid
+# instruction, which SIGILL interrupts): perf and both decoders of xptrace resynchronize
+# there and go on into the handler
+bad_at=$(objdump -d "$p" | awk '$NF == "(bad)" { sub(":", "", $1); print $1; exit }')
+ill_at=$(nm "$p" | awk '$3 == "on_ill" { print $1 }')
+perf script -i "$TMP/bad.d/perf.data" --itrace=iecr -F flags,ip,sym >"$TMP/bad.perf" 2>&1
+check_eq "badcode: perf reports one Overflow packet" 1 "$(grep -c 'code 7: Overflow packet' "$TMP/bad.perf")"
+check_match "badcode: perf resumes at the invalid instruction, interrupted into the handler" \
+	"^ *hw int +[0-9a-f]*${bad_at: -3} bad$" "$(grep -A3 'Overflow packet' "$TMP/bad.perf" | grep -m1 'hw int')"
+for dec in fast libipt; do
+	"$XPTRACE" decode -i "$TMP/bad.d" --insn --pt-decoder $dec 2>"$TMP/bad.$dec.err" |
+		grep -A1 -e '^--- .* gap: ' >"$TMP/bad.$dec.gap"
+	check_match "badcode: --insn --pt-decoder $dec: the overflow's gap, then the SIGILL interrupt at the invalid instruction into on_ill" \
+		"gap: overflow .*
+--- [0-9.]+ [0-9]+ interrupt 0x[0-9a-f]*${bad_at: -3} -> 0x[0-9a-f]*${ill_at: -3}$" "$(cat "$TMP/bad.$dec.gap")"
+	check_match "badcode: --pt-decoder $dec says the gap" "1 gaps in the PT trace" "$(cat "$TMP/bad.$dec.err")"
+done

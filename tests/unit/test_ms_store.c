@@ -8,6 +8,7 @@
 #include <fcntl.h>
 #include <sys/mman.h>
 #include <sys/stat.h>
+#include <sys/wait.h>
 #include <unistd.h>
 
 #include "session/ms_store.h"
@@ -109,6 +110,7 @@ static void test_stale_and_bad_names(void **state)
 	assert_int_equal(ms_store_add_file(s, "relative/x", real, NULL, 0), -EINVAL);
 	assert_int_equal(ms_store_add_file(s, "/a/../../etc/x", real, NULL, 0), -EINVAL);
 	assert_int_equal(ms_store_add_file(s, "/no/such/file", NULL, NULL, 0), -ENOENT);
+	assert_int_equal(ms_store_add_file(s, "/no/such/file", "/proc/1/map_files/0-1", NULL, 0), -ENOENT);
 	assert_int_equal(ms_store_count(s), 0);
 	/* A snapshot from another path (a /proc/PID/map_files link in real use) under the
 	 * mapping's name, with " (deleted)" dropped. */
@@ -125,6 +127,35 @@ static void test_stale_and_bad_names(void **state)
 		snprintf(p, sizeof(p), "%s/gone/prog/%s/elf", dir, hex);
 		assert_int_equal(stat(p, &st), 0);
 	}
+	ms_store_close(s);
+}
+
+/* The map_files entry of a process that exited between the check and the open (issue
+ * 27, item 16: `record --adaptive -- true` said "no snapshot of /usr/bin/true" now and
+ * then): the file is read by its name, its build-id checked. */
+static void test_src_gone(void **state)
+{
+	const char *bin = XP_BUILDDIR "/tests/test_ms_store";
+	char dir[1024], real[PATH_MAX];
+	struct ms_store *s;
+	uint8_t bid[MS_BUILD_ID_MAX], other[MS_BUILD_ID_MAX] = { 1, 2, 3 };
+	size_t bsz;
+	pid_t pid = fork();
+
+	(void)state;
+	assert_true(pid >= 0);
+	if (pid == 0)
+		_exit(0);
+	assert_int_equal(waitpid(pid, NULL, 0), pid);	/* gone: its map_files with it */
+	assert_non_null(realpath(bin, real));
+	assert_int_equal(ms_build_id_file(real, bid, &bsz), 0);
+	snprintf(dir, sizeof(dir), "%s/t3", xp_test_tmp());
+	assert_int_equal(ms_store_open(&s, dir), 0);
+	char src[128];
+	snprintf(src, sizeof(src), "/proc/%d/map_files/400000-401000", (int)pid);
+	assert_int_equal(ms_store_add_file(s, real, src, other, 20), -ESTALE);
+	assert_int_equal(ms_store_add_file(s, real, src, bid, bsz), 1);
+	assert_int_equal(ms_store_count(s), 1);
 	ms_store_close(s);
 }
 
@@ -213,6 +244,7 @@ int main(void)
 	const struct CMUnitTest tests[] = {
 		cmocka_unit_test(test_layout_matches_perf),
 		cmocka_unit_test(test_stale_and_bad_names),
+		cmocka_unit_test(test_src_gone),
 		cmocka_unit_test(test_vdso),
 		cmocka_unit_test(test_deferred_copy),
 	};

@@ -113,7 +113,7 @@ static void folded_comm(FILE *f)
 static void chrome(FILE *f)
 {
 	struct out_chrome w;
-	out_chrome_begin(&w, f, false);
+	out_chrome_begin(&w, f, false, "perf clock (CLOCK_MONOTONIC)");
 	out_chrome_process(&w, 7, "prog \"7\"");
 	out_chrome_complete(&w, 7, 8, "main", "prog", 1500, 1, false);
 	out_chrome_complete(&w, 7, 8, "f", NULL, 1501, 999, true);
@@ -124,7 +124,7 @@ static void chrome(FILE *f)
 static void chrome_insns(FILE *f)
 {
 	struct out_chrome w;
-	out_chrome_begin(&w, f, true);
+	out_chrome_begin(&w, f, true, "instructions (1 us = 1 instruction: the trace has no timestamps)");
 	out_chrome_complete(&w, 1, 1, "main", "prog", 12, 30, false);
 	out_chrome_end(&w);
 }

@@ -100,7 +100,7 @@ static void test_vm_live(void **state)
 	assert_unavailable(M(LBR), "branch-stack sampling does not open (ENOENT): no hardware PMU, "
 				   "no cpu PMU in FIX", "sample");
 	assert_available(M(SAMPLE), "cpu-clock sampling only: hardware counters do not open (ENOENT)", 1);
-	assert_available(M(STEP), "ptrace branch tracer for commands it starts (it cannot attach with -p)", 1);
+	assert_available(M(STEP), "ptrace branch tracer of a command it starts or a running process (-p)", 1);
 	assert_string_equal(c.best, "sample");
 	assert_string_equal(c.core_pmu, "");
 	assert_int_equal(c.pt.present, 0);
@@ -191,7 +191,7 @@ static void test_skylake_paranoid3_user(void **state)
 	assert_unavailable(M(PT), denied, "step");
 	assert_unavailable(M(LBR), denied, "step");
 	assert_unavailable(M(SAMPLE), denied, "step");
-	assert_available(M(STEP), "ptrace branch tracer for commands it starts (it cannot attach with -p)", 1);
+	assert_available(M(STEP), "ptrace branch tracer of a command it starts or a running process (-p)", 1);
 	assert_string_equal(c.best, "step");
 	/* The PT features are still described from sysfs. */
 	assert_int_equal(c.pt.addr_filters, 2);
@@ -304,7 +304,7 @@ static void test_step_reasons(void **state)
 				    "trace", "sample");
 	f.cap_sys_ptrace = 1;
 	probe_conclude(&pmus, "FIX", &f, &c);
-	assert_available(M(STEP), "ptrace branch tracer for commands it starts (it cannot attach with -p)", 1);
+	assert_available(M(STEP), "ptrace branch tracer of a command it starts or a running process (-p)", 1);
 
 	base_facts();
 	fails(&f.ptrace, EPERM);
@@ -315,7 +315,7 @@ static void test_step_reasons(void **state)
 	base_facts();
 	f.ptrace.status = PROBE_NOT_RUN;
 	probe_conclude(&pmus, "FIX", &f, &c);
-	assert_available(M(STEP), "ptrace branch tracer for commands it starts (it cannot attach with -p) [not verified: " NOTHERE "]", 0);
+	assert_available(M(STEP), "ptrace branch tracer of a command it starts or a running process (-p) [not verified: " NOTHERE "]", 0);
 }
 
 /* In-memory sysfs: an old kernel's intel_pt without caps, and a hybrid cpu_core. */

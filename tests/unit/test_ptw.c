@@ -40,14 +40,37 @@ static struct pt_packet_decoder *pkt_dec(struct sink *s)
 	return d;
 }
 
+struct want_packet {
+	enum pt_packet_type type;
+	int size;
+};
+
+/* The stream in s is exactly these packets. */
+static void check_packets(struct sink *s, const struct want_packet *want, int nwant)
+{
+	struct pt_packet_decoder *d = pkt_dec(s);
+	struct pt_packet p;
+	int n = 0, err;
+
+	while ((err = pt_pkt_next(d, &p, sizeof(p))) > 0) {
+		if (n >= nwant)
+			fail_msg("extra packet %d of type %d", n, p.type);
+		if (p.type != want[n].type || p.size != want[n].size)
+			fail_msg("packet %d: type %d size %d, want type %d size %d", n, p.type,
+				 p.size, want[n].type, want[n].size);
+		n++;
+	}
+	assert_int_equal(err, -pte_eos);
+	assert_int_equal(n, nwant);
+	pt_pkt_free_decoder(d);
+}
+
 static void test_packets(void **state)
 {
 	static struct sink s;
 	struct ptw w;
 	struct ptw_opts o = { .psb_period = 1 << 20 };
-	struct pt_packet_decoder *d;
-	struct pt_packet p;
-	static const struct { enum pt_packet_type type; int size; } want[] = {
+	static const struct want_packet want[] = {
 		/* begin writes nothing; the first enable: PSB+ with the IP */
 		{ ppt_psb, 16 }, { ppt_mode, 2 }, { ppt_tsc, 8 }, { ppt_fup, 7 }, { ppt_psbend, 2 },
 		{ ppt_tnt_8, 1 },							/* 3 bits */
@@ -58,7 +81,6 @@ static void test_packets(void **state)
 		{ ppt_mode, 2 }, { ppt_tsc, 8 }, { ppt_tip_pge, 3 },			/* enable */
 		{ ppt_tsc, 8 }, { ppt_fup, 3 }, { ppt_tip, 7 },				/* async */
 	};
-	int n = 0, err;
 
 	(void)state;
 	memset(&s, 0, sizeof(s));
@@ -75,19 +97,8 @@ static void test_packets(void **state)
 	assert_int_equal(ptw_enable(&w, 0x12345692, 1007), 0);
 	assert_int_equal(ptw_async(&w, 0x12345700, 0x7fffffff0000ull, 1000000), 0);
 	assert_int_equal(ptw_flush(&w), 0);
-	d = pkt_dec(&s);
-	while ((err = pt_pkt_next(d, &p, sizeof(p))) > 0) {
-		if (n >= (int)(sizeof(want) / sizeof(want[0])))
-			fail_msg("extra packet %d of type %d", n, p.type);
-		if (p.type != want[n].type || p.size != want[n].size)
-			fail_msg("packet %d: type %d size %d, want type %d size %d", n, p.type,
-				 p.size, want[n].type, want[n].size);
-		n++;
-	}
-	assert_int_equal(err, -pte_eos);
-	assert_int_equal(n, sizeof(want) / sizeof(want[0]));
+	check_packets(&s, want, (int)(sizeof(want) / sizeof(want[0])));
 	assert_int_equal(w.n_tnt_bits, 13);
-	pt_pkt_free_decoder(d);
 	ptw_fini(&w);
 }
 
@@ -180,6 +191,73 @@ static void test_query(void **state)
 done:
 	assert_int_equal(nbits, 20000);
 	assert_int_equal(ntips, 400);
+	pt_qry_free_decoder(q);
+	ptw_fini(&w);
+}
+
+/* A loss (step mode: code it cannot decode): OVF, then the next event's FUP, whole (a
+ * decoder forgets the last IP at OVF), which libipt reports as the overflow's end. */
+static void test_overflow(void **state)
+{
+	static struct sink s;
+	struct ptw w;
+	struct ptw_opts o = { .psb_period = 1 << 20 };
+	struct pt_query_decoder *q;
+	struct pt_config cfg;
+	struct pt_event ev;
+	static const struct want_packet want[] = {
+		{ ppt_psb, 16 }, { ppt_mode, 2 }, { ppt_tsc, 8 }, { ppt_fup, 7 }, { ppt_psbend, 2 },
+		{ ppt_tnt_8, 1 }, { ppt_tip, 3 },		/* two bits, a TIP (update_16) */
+		{ ppt_ovf, 2 }, { ppt_tsc, 8 }, { ppt_fup, 7 },	/* not update_16: whole */
+		{ ppt_tnt_8, 1 }, { ppt_tip_pgd, 1 },
+	};
+	uint64_t ip;
+	int status, taken, overflows = 0;
+
+	(void)state;
+	memset(&s, 0, sizeof(s));
+	assert_int_equal(ptw_init(&w, &o, collect, &s), 0);
+	assert_int_equal(ptw_begin(&w, 1000), 0);
+	assert_int_equal(ptw_enable(&w, 0x555555554000ull, 1001), 0);
+	assert_int_equal(ptw_tnt(&w, 0x555555554010ull, 1, 1002), 0);
+	assert_int_equal(ptw_tnt(&w, 0x555555554020ull, 0, 1002), 0);
+	assert_int_equal(ptw_tip(&w, 0x555555554030ull, 0x555555554800ull, 1003), 0);
+	assert_int_equal(ptw_overflow(&w, 1004), 0);
+	assert_int_equal(ptw_tnt(&w, 0x555555554900ull, 1, 1005), 0);
+	assert_int_equal(ptw_disable(&w, 0x555555554a00ull, 0, 1006), 0);
+	assert_int_equal(ptw_flush(&w), 0);
+	assert_int_equal(w.n_ovf, 1);
+	check_packets(&s, want, (int)(sizeof(want) / sizeof(want[0])));
+
+	pt_config_init(&cfg);
+	cfg.begin = s.buf;
+	cfg.end = s.buf + s.len;
+	q = pt_qry_alloc_decoder(&cfg);
+	assert_non_null(q);
+	status = pt_qry_sync_forward(q, &ip);
+	assert_true(status >= 0);
+	assert_int_equal(ip, 0x555555554000ull);
+	while (status & pts_event_pending)	/* the PSB+'s */
+		assert_true((status = pt_qry_event(q, &ev, sizeof(ev))) >= 0);
+	assert_true(pt_qry_cond_branch(q, &taken) >= 0);
+	assert_int_equal(taken, 1);
+	assert_true(pt_qry_cond_branch(q, &taken) >= 0);
+	assert_int_equal(taken, 0);
+	status = pt_qry_indirect_branch(q, &ip);
+	assert_true(status >= 0);
+	assert_int_equal(ip, 0x555555554800ull);
+	/* the loss: libipt's overflow event, decoding resumes at the branch after it */
+	while (status & pts_event_pending) {
+		status = pt_qry_event(q, &ev, sizeof(ev));
+		assert_true(status >= 0);
+		if (ev.type == ptev_overflow) {
+			overflows++;
+			assert_int_equal(ev.variant.overflow.ip, 0x555555554900ull);
+		}
+	}
+	assert_int_equal(overflows, 1);
+	assert_true(pt_qry_cond_branch(q, &taken) >= 0);
+	assert_int_equal(taken, 1);
 	pt_qry_free_decoder(q);
 	ptw_fini(&w);
 }
@@ -286,6 +364,7 @@ int main(void)
 	const struct CMUnitTest tests[] = {
 		cmocka_unit_test(test_packets),
 		cmocka_unit_test(test_query),
+		cmocka_unit_test(test_overflow),
 		cmocka_unit_test(test_sync_runs),
 	};
 	return cmocka_run_group_tests(tests, NULL, NULL);

@@ -26,14 +26,40 @@ static void test_parse(void **state)
 	col_step_filter_free(f, n);
 }
 
+/* nm/objdump's addresses (hex without 0x) and perf's Intel PT filter syntax, which
+ * were refused or, with spaces around '@', named a module no mapping matched. */
+static void test_parse_foreign(void **state)
+{
+	struct step_filter *f;
+	char why[256];
+	int n;
+
+	(void)state;
+	assert_int_equal(col_step_filter_parse("1255-126a@prog, filter fib @ ./prog,filter 0x10/0x20 @ /lib/x.so",
+					       &f, &n, why, sizeof(why)), 0);
+	assert_int_equal(n, 3);
+	assert_null(f[0].sym);
+	assert_string_equal(f[0].module, "prog");
+	assert_int_equal(f[0].start, 0x1255);
+	assert_int_equal(f[0].end, 0x126a);
+	assert_string_equal(f[1].sym, "fib");
+	assert_string_equal(f[1].module, "./prog");
+	assert_null(f[2].sym);
+	assert_string_equal(f[2].module, "/lib/x.so");
+	assert_int_equal(f[2].start, 0x10);
+	assert_int_equal(f[2].end, 0x30);
+	col_step_filter_free(f, n);
+}
+
 /* Found by fuzz_rec_parse: the module of a refused item leaked. */
 static void test_refused(void **state)
 {
 	static const struct {
 		const char *spec, *why;
 	} bad[] = {
-		{ "main,0x1129-1x1140@ptspin", "'0x1129-1x1140' is no START-END address range" },
-		{ "0x20-0x10@m", "'0x20-0x10' is no START-END address range" },
+		{ "main,0x1129-1x1140@ptspin", "'0x1129-1x1140' is no START-END address range (hex, as nm and objdump print them)" },
+		{ "0x20-0x10@m", "'0x20-0x10' is no START-END address range (hex, as nm and objdump print them)" },
+		{ "stop main @ ./prog", "'stop main @ ./prog': step mode traces ranges ('filter'); perf's stop filters of Intel PT it has not" },
 		{ "@m", "empty filter" },
 		{ "0x10-0x20", "range 0x10-0x20: say in which module (START-END@MODULE)" },
 		{ "f@", "'f@': module name missing" },
@@ -54,6 +80,7 @@ int main(void)
 {
 	const struct CMUnitTest tests[] = {
 		cmocka_unit_test(test_parse),
+		cmocka_unit_test(test_parse_foreign),
 		cmocka_unit_test(test_refused),
 	};
 	return cmocka_run_group_tests(tests, NULL, NULL);

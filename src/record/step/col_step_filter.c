@@ -20,32 +20,76 @@ void col_step_filter_free(struct step_filter *f, int n)
 	free(f);
 }
 
+static char *trim(char *s)
+{
+	size_t n;
+
+	while (*s == ' ' || *s == '\t')
+		s++;
+	for (n = strlen(s); n && (s[n - 1] == ' ' || s[n - 1] == '\t'); n--)
+		s[n - 1] = 0;
+	return s;
+}
+
+/* An address as nm and objdump print it: hex, 0x optional. */
+static int hex(const char *s, uint64_t *v)
+{
+	char *end;
+
+	errno = 0;
+	*v = strtoull(s, &end, 16);
+	return !*s || *s == '-' || *s == '+' || errno || *end ? -EINVAL : 0;
+}
+
+/* perf's PT filter syntax, "filter SYM @ FILE" or "filter START/SIZE @ FILE": the
+ * keyword dropped; its other actions stop or start tracing, which step mode has not. */
+static int pt_syntax(char **tok, char *why, size_t whylen)
+{
+	static const char *const other[] = { "start", "stop", "tracestop" };
+	size_t n = strcspn(*tok, " \t");
+
+	for (size_t i = 0; i < sizeof(other) / sizeof(other[0]); i++)
+		if (n == strlen(other[i]) && strncmp(*tok, other[i], n) == 0 && (*tok)[n]) {
+			snprintf(why, whylen, "'%s': step mode traces ranges ('filter'); perf's %s "
+				 "filters of Intel PT it has not", *tok, other[i]);
+			return -EINVAL;
+		}
+	if (n == 6 && strncmp(*tok, "filter", 6) == 0 && (*tok)[n])
+		*tok = trim(*tok + n);
+	return 0;
+}
+
 static int parse_one(char *tok, struct step_filter *f, char *why, size_t whylen)
 {
-	char *at = strrchr(tok, '@'), *dash, *end;
+	char *at, *dash, sep = '-';
 
 	memset(f, 0, sizeof(*f));
+	tok = trim(tok);
+	if (pt_syntax(&tok, why, whylen) < 0)
+		return -EINVAL;
+	at = strrchr(tok, '@');
 	if (at) {
 		*at = 0;
-		if (!at[1]) {
+		tok = trim(tok);
+		if (!*trim(at + 1)) {
 			snprintf(why, whylen, "'%s@': module name missing", tok);
 			return -EINVAL;
 		}
-		f->module = strdup(at + 1);
+		f->module = strdup(trim(at + 1));
 	}
-	dash = strchr(tok, '-');
+	dash = strpbrk(tok, "-/");
 	if (dash && tok[0] >= '0' && tok[0] <= '9') {
+		sep = *dash;
 		*dash = 0;
-		errno = 0;
-		f->start = strtoull(tok, &end, 0);
-		if (errno || *end || !dash[1])
+		if (hex(tok, &f->start) < 0 || hex(dash + 1, &f->end) < 0)
 			goto bad_range;
-		f->end = strtoull(dash + 1, &end, 0);
-		if (errno || *end || f->end <= f->start)
+		if (sep == '/')	/* START/SIZE */
+			f->end = f->end > UINT64_MAX - f->start ? 0 : f->start + f->end;
+		if (f->end <= f->start)
 			goto bad_range;
 		if (!f->module) {
-			snprintf(why, whylen, "range %s-%s: say in which module (START-END@MODULE)",
-				 tok, dash + 1);
+			snprintf(why, whylen, "range %s%c%s: say in which module (START-END@MODULE)",
+				 tok, sep, dash + 1);
 			return -EINVAL;
 		}
 		return 0;
@@ -57,7 +101,8 @@ static int parse_one(char *tok, struct step_filter *f, char *why, size_t whylen)
 	f->sym = strdup(tok);
 	return f->sym ? 0 : -ENOMEM;
 bad_range:
-	snprintf(why, whylen, "'%s-%s' is no START-END address range", tok, dash + 1);
+	snprintf(why, whylen, "'%s%c%s' is no START-END address range (hex, as nm and objdump "
+		 "print them)", tok, sep, dash + 1);
 	return -EINVAL;
 }
 
@@ -173,6 +218,39 @@ out:
 		elf_end(elf);
 	close(fd);
 	return e;
+}
+
+int col_step_filter_check(struct step_filter *f, int n, const char *exe, char *why, size_t whylen)
+{
+	const char *base = exe ? strrchr(exe, '/') : NULL;
+
+	base = base ? base + 1 : exe;
+	for (int i = 0; i < n; i++) {
+		char path[PATH_MAX];
+		uint64_t s, e;
+		int err;
+
+		if (f[i].module && strchr(f[i].module, '/')) {
+			/* the mappings name files by their canonical path */
+			if (!realpath(f[i].module, path)) {
+				snprintf(why, whylen, "%s: %s", f[i].module, strerror(errno));
+				return -ENOENT;
+			}
+			char *abs = strdup(path);
+			if (!abs)
+				return -ENOMEM;
+			free(f[i].module);
+			f[i].module = abs;
+		} else if (exe && (!f[i].module || strcmp(f[i].module, base) == 0)) {
+			if (!realpath(exe, path))
+				continue;	/* the command's own error says it */
+		} else {
+			continue;	/* a library by file name: known once it is mapped */
+		}
+		if ((err = elf_lookup(path, &f[i], &s, &e, why, whylen)) < 0)
+			return err;
+	}
+	return 0;
 }
 
 char *col_step_filter_perf_string(const struct step_filter *f, int n, const char *exe,

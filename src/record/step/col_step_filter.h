@@ -1,8 +1,9 @@
 /* --filter for --mode step: which code ranges to trace.
  *
- *   START-END@MODULE   ELF addresses (as nm/objdump print them) of MODULE's file
+ *   START-END@MODULE   ELF addresses (hex, as nm/objdump print them) of MODULE's file
  *   SYMBOL[@MODULE]    a function (its symbol's [value, value + size)); MODULE
  *                      defaults to the program itself
+ *   filter SYMBOL @ MODULE, filter START/SIZE @ MODULE   perf's Intel PT syntax
  *
  * comma separated.  MODULE matches a mapping by full path or file name.  Ranges are
  * resolved when the module is mapped (the program at exec, libraries at dlopen). */
@@ -22,6 +23,13 @@ struct step_filter {
 int col_step_filter_parse(const char *spec, struct step_filter **out, int *n, char *why,
 			  size_t whylen);
 void col_step_filter_free(struct step_filter *f, int n);
+
+/* Before the run: modules given as paths (relative ones too) become canonical paths,
+ * as mappings name them, and the filters on the program (`exe`, NULL: unknown) and on
+ * modules named by path are looked up: -ENOENT with `why` for a missing file or
+ * function, -ERANGE for a range outside the loaded segments.  Libraries named by file
+ * name are resolved when they are mapped. */
+int col_step_filter_check(struct step_filter *f, int n, const char *exe, char *why, size_t whylen);
 
 /* A mapping [lo, hi) of `path` at file offset `off` appeared (`is_exe`: it is the
  * program).  Appends the runtime ranges of the filters it resolves to r (room for

@@ -142,6 +142,13 @@ static int before(struct ptw *w, uint64_t ip, uint64_t tsc, int force_tsc)
 {
 	int err;
 
+	if (w->lost) {
+		/* after OVF: where decoding goes on, with the time */
+		w->lost = 0;
+		if ((err = tsc_out(w, tsc)) < 0)
+			return err;
+		return ip_packet(w, ppt_fup, ip, 0);
+	}
 	if (!w->o.psb_at_sync && w->total - w->psb_at >= w->o.psb_period)
 		return psb_plus(w, ip, tsc);
 	if (!w->o.no_tsc && (force_tsc || tsc - w->last_tsc >= w->o.tsc_period)) {
@@ -198,6 +205,7 @@ int ptw_enable(struct ptw *w, uint64_t ip, uint64_t tsc)
 {
 	int err;
 
+	w->lost = 0;	/* TIP.PGE gives the IP itself */
 	if (w->need_psb) {
 		w->need_psb = 0;
 		w->enabled = 1;
@@ -284,6 +292,21 @@ int ptw_sync(struct ptw *w, uint64_t ip, uint64_t tsc)
 	if (w->enabled && w->total - w->psb_at >= w->o.psb_period)
 		return psb_plus(w, ip, tsc);
 	return 0;
+}
+
+int ptw_overflow(struct ptw *w, uint64_t tsc)
+{
+	int err;
+
+	(void)tsc;	/* the time comes with the resynchronizing FUP */
+	if ((err = tnt_out(w)) < 0)
+		return err;
+	w->lost = 1;
+	w->n_ovf++;
+	/* decoders forget the last IP at OVF (libipt, perf): the next IP packet is whole */
+	w->have_last_ip = 0;
+	w->last_ip = 0;
+	return simple(w, ppt_ovf);
 }
 
 int ptw_flush(struct ptw *w)

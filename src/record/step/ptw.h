@@ -43,11 +43,12 @@ struct ptw {
 	unsigned ntnt;
 	int enabled;
 	int need_psb;		/* nothing written yet: the first enable writes PSB+ with FUP */
+	int lost;		/* an OVF was written: the next event starts with FUP */
 	uint64_t last_tsc;
 	ptw_flush_fn flush;
 	void *ctx;
 	/* packet counts, for reports and tests */
-	uint64_t n_psb, n_tnt_bits, n_tnt8, n_tnt64, n_tip, n_pge, n_pgd, n_fup, n_tsc;
+	uint64_t n_psb, n_tnt_bits, n_tnt8, n_tnt64, n_tip, n_pge, n_pgd, n_fup, n_tsc, n_ovf;
 };
 
 int ptw_init(struct ptw *w, const struct ptw_opts *o, ptw_flush_fn flush, void *ctx);
@@ -73,6 +74,10 @@ int ptw_async(struct ptw *w, uint64_t from, uint64_t to, uint64_t tsc);
 /* The next instruction is at ip (right after a transfer to it): PSB+ there when one is
  * due.  Only with psb_at_sync. */
 int ptw_sync(struct ptw *w, uint64_t ip, uint64_t tsc);
+/* What runs from here to the next event is lost (code the tracer cannot follow): OVF,
+ * what the hardware writes when it dropped packets.  The next event resynchronizes
+ * decoders with a FUP at its IP (a TIP.PGE needs none), as the hardware's after OVF. */
+int ptw_overflow(struct ptw *w, uint64_t tsc);
 /* Pending TNT bits out and the buffer flushed (end of thread, before sideband). */
 int ptw_flush(struct ptw *w);
 void ptw_fini(struct ptw *w);

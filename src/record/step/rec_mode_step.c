@@ -392,6 +392,18 @@ static int end_thread(struct step_col *c, struct step_thread *t)
 	return e < 0 ? fail(c, e) : 0;
 }
 
+/* The program pid runs (empty when it is gone): 0 or -ENOENT. */
+static int read_exe(pid_t pid, char *buf, size_t len)
+{
+	char path[64];
+	ssize_t n;
+
+	snprintf(path, sizeof(path), "/proc/%d/exe", (int)pid);
+	n = readlink(path, buf, len - 1);
+	buf[n > 0 ? n : 0] = 0;
+	return n > 0 ? 0 : -ENOENT;
+}
+
 static int on_event(void *ctx, const struct stp_event *ev)
 {
 	struct step_col *c = ctx;
@@ -410,7 +422,16 @@ static int on_event(void *ctx, const struct stp_event *ev)
 	case STP_THREAD:
 		if (flush_all(c) < 0)
 			return c->err;
-		if (!ev->ptid) {
+		if (ev->attached) {
+			/* what perf synthesizes for a thread running before the recording */
+			if (ev->tid != ev->pid &&
+			    (e = put_task(c, PERF_RECORD_FORK, ev->pid, ev->pid, ev->tid, ev->pid,
+					  ev->time)) < 0)
+				return e;
+			if (ev->tid != ev->pid &&
+			    (e = put_comm(c, ev->pid, ev->tid, ev->comm, 0, ev->time)) < 0)
+				return e;
+		} else if (!ev->ptid) {
 			/* the command before its exec, as perf announces its workload: perf
 			 * must know the thread before the trace of it starts */
 			if ((e = put_comm(c, ev->pid, ev->tid, "xptrace", 0, ev->time)) < 0)
@@ -438,17 +459,16 @@ static int on_event(void *ctx, const struct stp_event *ev)
 			e = ptw_enable(&t->w, ev->ip, ev->time);
 		break;
 	case STP_EXEC:
+	case STP_ATTACH:
+		/* a new program, or a process seized running: its name and mappings as
+		 * /proc has them now (an exec's COMM says so) */
 		if (flush_all(c) < 0)
 			return c->err;
-		{
-			char path[64];
-			ssize_t n;
-
-			snprintf(path, sizeof(path), "/proc/%d/exe", (int)ev->pid);
-			n = c->no_proc ? 0 : readlink(path, c->exe, sizeof(c->exe) - 1);
-			c->exe[n > 0 ? n : 0] = 0;
-		}
-		if ((e = put_comm(c, ev->pid, ev->tid, ev->comm, 1, ev->time)) < 0)
+		if (c->no_proc)
+			c->exe[0] = 0;
+		else
+			read_exe(ev->pid, c->exe, sizeof(c->exe));
+		if ((e = put_comm(c, ev->pid, ev->tid, ev->comm, ev->kind == STP_EXEC, ev->time)) < 0)
 			return e;
 		return (e = sync_maps(c, ev->pid, ev->time, 1)) < 0 ? fail(c, e) : 0;
 	case STP_COMM:
@@ -496,6 +516,9 @@ static int on_event(void *ctx, const struct stp_event *ev)
 			e = put_mmap2(c, ev->pid, ev->ip, ev->to, ev->pgoff, "r-xp", 0, 0, 0, name,
 				      ev->time);
 		}
+		break;
+	case STP_LOSS:
+		e = ptw_overflow(&t->w, ev->time);
 		break;
 	case STP_FATAL:
 		if (XP_GROW(c->faults, c->capfaults, c->nfaults + 1) < 0)
@@ -698,6 +721,56 @@ static void disarm_deadline(void)
 	signal(SIGALRM, SIG_DFL);
 }
 
+/* -p: why the process could not be seized, and what to do. */
+static void attach_error(pid_t pid, int e)
+{
+	if (e == -EPERM && rec_check_untraced(pid) < 0)
+		return;
+	if (e == -EPERM)
+		xp_err("attach", "check /proc/sys/kernel/yama/ptrace_scope, or record as root",
+		       "process %d: ptrace refused: %s", (int)pid, strerror(-e));
+	else
+		xp_err("attach", "check the pid", "process %d: %s", (int)pid, strerror(-e));
+}
+
+/* --filter parsed and checked (col_step_filter_check), said when wrong: -EINVAL for
+ * its syntax. */
+static int load_filters(const struct rec_opts *o, struct step_filter **f, int *n, char *exe,
+			size_t exelen)
+{
+	char why[512];
+	int e;
+
+	if (col_step_filter_parse(o->filter, f, n, why, sizeof(why)) < 0)
+		return xp_usage_error("record", "--filter: %s", why), -EINVAL;
+	if (o->pid ? read_exe(o->pid, exe, exelen) < 0
+		   : !o->cmd || rec_exec_path(o->cmd[0], exe, exelen) < 0)
+		*exe = 0;
+	e = col_step_filter_check(*f, *n, *exe ? exe : NULL, why, sizeof(why));
+	if (e < 0) {
+		col_step_filter_free(*f, *n);
+		*f = NULL;
+		*n = 0;
+		return e == -ENOMEM ? xp_err("--filter", NULL, "out of memory"), e :
+		       xp_err("--filter", "check the names with nm or objdump", "%s", why), e;
+	}
+	return 0;
+}
+
+/* Before the trace directory exists: a filter that cannot work leaves nothing. */
+static int step_check(const struct rec_opts *o)
+{
+	struct step_filter *f = NULL;
+	char exe[4096];
+	int n = 0, e;
+
+	if (!o->filter)
+		return 0;
+	e = load_filters(o, &f, &n, exe, sizeof(exe));
+	col_step_filter_free(f, n);
+	return e;
+}
+
 static int step_run(struct rec *r)
 {
 	struct step_col c = { .r = r };
@@ -707,15 +780,15 @@ static int step_run(struct rec *r)
 	int e, rc;
 
 	if (r->opts->filter) {
-		char why[512], prog[4096];
+		char prog[4096];
 		int unnamed, unsayable;
 
-		if (col_step_filter_parse(r->opts->filter, &c.filt, &c.nfilt, why, sizeof(why)) < 0)
-			return xp_err("--filter", "see 'xptrace help record'", "%s", why);
-		const char *exe = rec_exec_path(r->opts->cmd[0], prog, sizeof(prog)) == 0 ? prog : NULL;
-		c.perf_filter = col_step_filter_perf_string(c.filt, c.nfilt, exe, &unnamed, &unsayable);
+		if (load_filters(r->opts, &c.filt, &c.nfilt, prog, sizeof(prog)) < 0)
+			return -EINVAL;
+		c.perf_filter = col_step_filter_perf_string(c.filt, c.nfilt, *prog ? prog : NULL, &unnamed,
+							    &unsayable);
 		if (unnamed && !r->opts->quiet)
-			xp_warn("--filter: give modules as paths (MODULE=/path/lib.so) so perf knows "
+			xp_warn("--filter: give modules as paths (SYMBOL@/path/lib.so) so perf knows "
 				"the ranges too; without, perf may decode a few instructions past a "
 				"direct call out of them");
 		if (unsayable && !r->opts->quiet)
@@ -729,7 +802,12 @@ static int step_run(struct rec *r)
 		xp_err("record", NULL, "cannot write perf.data: %s", strerror(-rc));
 		goto out;
 	}
-	if ((rc = stp_attach(&s, &xo, r->child)) < 0) {
+	if (r->opts->pid) {
+		if ((rc = stp_seize(&s, &xo, r->opts->pid)) < 0) {
+			attach_error(r->opts->pid, rc);
+			goto out;
+		}
+	} else if ((rc = stp_attach(&s, &xo, r->child)) < 0) {
 		xp_err("trace the command", "check /proc/sys/kernel/yama/ptrace_scope", "ptrace: %s",
 		       strerror(-rc));
 		goto out;
@@ -744,7 +822,15 @@ static int step_run(struct rec *r)
 	e = stp_run(s);
 	if (r->deadline_ns)
 		disarm_deadline();
-	if (e == 0 && stp_detached(s)) {
+	if (r->opts->pid) {
+		if (!r->opts->quiet && stp_detached(s))
+			xp_warn("step: detached from PID %d: it runs on untraced, as before the attach",
+				(int)r->opts->pid);
+		if (!r->opts->quiet && stp_stats(s)->threads)
+			xp_warn("step: the trace starts where each thread was at the attach: the calls "
+				"already active there are not in it (a return out of one ends at the "
+				"thread's outermost traced level)");
+	} else if (e == 0 && stp_detached(s)) {
 		/* still running, untraced: it gets SIGTERM as in the other modes */
 		if (!r->opts->quiet)
 			xp_warn("step: --duration reached: tracing stopped, the command was detached");
@@ -844,5 +930,6 @@ const struct rec_mode rec_mode_step = {
 	.summary = "ptrace branch tracer, any x86-64 CPU: exact instruction stream as Intel PT "
 		   "(slow: the command stops under ptrace at branches)",
 	.probe = NULL,
+	.check = step_check,
 	.run = step_run,
 };

@@ -28,6 +28,8 @@
 enum stp_kind {
 	STP_THREAD,	/* new thread/process `tid` (child of ptid/ppid); traced from `ip` (enabled) */
 	STP_EXEC,	/* `pid` exec'd `comm`; mappings are new; ip = entry (tracing disabled) */
+	STP_ATTACH,	/* `pid` (named `comm`) was seized running (stp_seize): its mappings are
+			 * as they are; its threads follow as STP_THREAD with `attached` */
 	STP_MAPS,	/* pid's executable mappings may have changed (mmap/mprotect/munmap) */
 	STP_TNT,	/* conditional branch at ip: taken (1) / not taken (0) */
 	STP_TIP,	/* indirect jump/call or return at ip went to `to` */
@@ -39,6 +41,8 @@ enum stp_kind {
 			 * = si_addr; taken = 1: the instruction at ip faulted (a STP_DISABLE
 			 * with taken = 1 at ip came just before while tracing was on) */
 	STP_COMM,	/* thread `tid` was renamed `comm` (prctl, pthread_setname_np) */
+	STP_LOSS,	/* the thread runs into code the tracer cannot decode, at `ip`: what it
+			 * runs until its next event is lost (that event says where it is) */
 	STP_EXIT,	/* thread exits (its last event) */
 	STP_MMAP,	/* not from this tracer: a producer that cannot read /proc (--mode dbt
 			 * converts after the run) tells pid's executable mappings itself:
@@ -53,6 +57,8 @@ struct stp_event {
 	uint64_t ip, to;
 	int taken;		/* STP_TNT */
 	int fork;		/* STP_THREAD: a new process (own address space) */
+	int attached;		/* STP_THREAD: a thread seized running, traced from where it
+				 * was (no parent event: it predates the trace) */
 	enum x86_bclass cls;	/* STP_TIP: which kind of branch */
 	const char *comm;	/* STP_EXEC, STP_COMM, STP_MMAP */
 	uint64_t pgoff;		/* STP_MMAP */
@@ -96,6 +102,7 @@ struct stp_stats {
 	uint64_t syscalls, signals, threads;
 	uint64_t end[STP_END_N];	/* breakpoint stops by why they ended */
 	uint64_t undecodable;	/* code paths whose bytes did not decode: not traced */
+	uint64_t losses;	/* times a thread ran into one of them while traced */
 	uint64_t undecodable_at[4];	/* the first of them */
 };
 
@@ -110,7 +117,8 @@ struct stp_opts {
 	/* Trace only inside the ranges even while there are none yet (a filter whose
 	 * module is not mapped yet). */
 	int filtered;
-	/* Checked between stops: non-zero ends tracing (the tracees are killed). */
+	/* Checked between stops: non-zero ends tracing (the tracees are killed; seized
+	 * ones are detached). */
 	volatile sig_atomic_t *stop;
 	/* CLOCK_MONOTONIC ns, 0 none: tracing ends there and the tracees are detached
 	 * (our int3s removed), running on untraced.  A blocked waitpid notices only when
@@ -123,11 +131,19 @@ struct stp;
 /* Seizes `pid`, a child that has not exec'd yet (it waits for a go signal from the
  * caller); tracing starts at its exec. */
 int stp_attach(struct stp **out, const struct stp_opts *o, pid_t pid);
+/* Seizes every thread of the running process `pid` (PTRACE_SEIZE, then PTRACE_INTERRUPT)
+ * and waits until each has stopped; threads it creates from then on are followed.
+ * Tracing starts, when stp_run begins, at the instruction each thread goes on with
+ * (STP_ATTACH, then STP_THREAD with `attached`).  The tracees are never killed: the
+ * deadline, *stop and errors detach them, running on as they were.  -EPERM: another
+ * tracer has it (or ptrace is not allowed), -ESRCH: no such process. */
+int stp_seize(struct stp **out, const struct stp_opts *o, pid_t pid);
 /* Runs until every traced thread exited or the deadline passed.  Returns 0, or the
- * first negative error / the callback's non-zero value (the tracees are killed then). */
+ * first negative error / the callback's non-zero value (the tracees are killed then,
+ * seized ones detached). */
 int stp_run(struct stp *s);
-/* After stp_run returned 0: 1 when it stopped at the deadline and detached the
- * tracees (still running), 0 when they all exited. */
+/* After stp_run: 1 when it detached the tracees (still running: the deadline, or *stop
+ * or an error for seized ones), 0 when they all exited. */
 int stp_detached(const struct stp *s);
 /* Wait status of the traced process (valid after stp_run returned 0). */
 int stp_exit_status(const struct stp *s);

@@ -230,7 +230,7 @@ resume:
 	stp_mm_cache(m, 0);
 	if (fp_store(t, &xs) < 0 || ptrace(PTRACE_SETREGS, t->tid, 0, r) < 0)
 		return -errno;
-	stp_ensure_armed(s, t->mm, x86_isa_ip(r));
+	stp_go_on(s, t, x86_isa_ip(r));
 	return stp_resume(t, 0);
 }
 

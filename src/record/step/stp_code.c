@@ -435,8 +435,13 @@ decode:
 	ru->start = ip;
 	err = x86_dis_run(&s->dis, code_read, m, ip, RUN_MAX_INSNS, &r);
 	if (err < 0 || (r.truncated && r.truncated != -E2BIG)) {
+		uint8_t b;
+
 		ru->broken = 1;
 		ru->cls = X86_BR_NONE;
+		/* no code at all (a jump to an unmapped address): its fetch faults, no
+		 * instruction runs there untraced */
+		ru->nocode = code_read(m, ip, &b, 1) <= 0;
 	} else if (r.truncated) {
 		ru->cls = X86_BR_NONE;
 		ru->target = r.term.ip + r.term.size;
@@ -493,19 +498,61 @@ void stp_arm_entries(struct stp *s, struct stp_mm *m)
 	m->gen++;	/* chains may now end at a range boundary */
 }
 
-void stp_ensure_armed(struct stp *s, struct stp_mm *m, uint64_t ip)
+/* The run after `ru` on the way from it without a stop (a direct jump or call, a split
+ * run), 0 when a stop (its armed branch) comes first. */
+static uint64_t chain_next(const struct stp_run *ru)
 {
-	for (int hops = 0; hops < 100000; hops++) {
+	switch (ru->cls) {
+	case X86_BR_JMP:
+	case X86_BR_CALL:
+	case X86_BR_NONE:
+		return ru->target;
+	default:
+		return 0;
+	}
+}
+
+/* Marks the runs of the chain from ip (armed in this generation) as leading into
+ * undecodable code or not; returns where that code starts when `lost`. */
+static uint64_t mark_chain(struct stp *s, struct stp_mm *m, uint64_t ip, int lost)
+{
+	for (int hops = 0; hops < 100000 && ip && stp_in_range(s, ip); hops++) {
+		struct stp_run *ru = stp_run_get(s, m, ip);
+
+		if (!ru)
+			break;
+		ru->lost = (uint8_t)lost;
+		if (ru->broken)
+			return ru->nocode ? 0 : ip;
+		ip = chain_next(ru);
+	}
+	return 0;
+}
+
+uint64_t stp_ensure_armed(struct stp *s, struct stp_mm *m, uint64_t ip)
+{
+	uint64_t from = ip, at = 0;
+	int walked = 0;
+
+	for (int hops = 0; hops < 100000 && ip; hops++) {
 		struct stp_run *ru;
 
 		if (!stp_in_range(s, ip))
-			return;
+			break;
 		ru = stp_run_get(s, m, ip);
 		if (!ru)
-			return;
-		if (ru->gen == m->gen)
-			return;	/* the chain from here is armed already */
+			break;
+		if (ru->gen == m->gen) {
+			/* the chain from here is armed already, and known to be lost or not */
+			if (!walked)
+				return ru->lost ? mark_chain(s, m, ip, 1) : 0;
+			at = ru->lost ? mark_chain(s, m, ip, 1) : 0;
+			break;
+		}
 		ru->gen = m->gen;
+		walked = 1;
+		if (ru->broken && ru->nocode)
+			break;
 		if (ru->broken) {
 			if (ru->broken == 1) {	/* said once per path */
 				xp_warn("step: cannot decode code at %#llx: tracing of this path is "
@@ -515,18 +562,13 @@ void stp_ensure_armed(struct stp *s, struct stp_mm *m, uint64_t ip)
 				s->st.undecodable++;
 				ru->broken = 2;
 			}
-			return;
+			at = ip;
+			break;
 		}
-		switch (ru->cls) {
-		case X86_BR_JMP:
-		case X86_BR_CALL:
-		case X86_BR_NONE:
-			ip = ru->target;
-			continue;
-		default:
-			return;
-		}
+		ip = chain_next(ru);
 	}
+	mark_chain(s, m, from, at != 0);
+	return at;
 }
 
 void stp_emu_prepare(struct stp *s, struct stp_mm *m, struct stp_run *ru)

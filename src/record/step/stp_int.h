@@ -35,6 +35,8 @@ struct stp_run {
 	uint8_t cls;		/* enum x86_bclass of the terminator; X86_BR_NONE: split/broken */
 	uint8_t broken;		/* decoding stopped on bad bytes (2: and that was said) */
 	uint8_t dead;		/* its code was unmapped: decode again when reached */
+	uint8_t lost;		/* the chain from here (gen) runs into undecodable code */
+	uint8_t nocode;		/* broken: not even its first byte can be read (unmapped) */
 	uint8_t emu;		/* STP_EMU_*: can a stop emulate its body? */
 	uint8_t emu_end;	/* STP_EMU_NO: enum stp_end, why not */
 	uint16_t block_id;	/* STP_END_INSN: capstone id of the instruction */
@@ -85,7 +87,8 @@ struct stp_mm {
 	struct stp_page *cache;	/* STP_CACHE_PAGES, allocated on first use */
 };
 
-enum stp_th_state { STP_TH_NEW, STP_TH_PREEXEC, STP_TH_RUNNING };
+/* STP_TH_SEIZED: running when stp_seize took it; started by stp_run */
+enum stp_th_state { STP_TH_NEW, STP_TH_PREEXEC, STP_TH_SEIZED, STP_TH_RUNNING };
 
 struct stp_thr {
 	struct stp_thr *next;
@@ -104,6 +107,7 @@ struct stp_thr {
 	uint64_t sc_args[4];
 	int detach_sig;		/* detaching: signal to deliver, -1 not stopped yet */
 	int renamed;		/* new thread: renamed before it started (STP_COMM due) */
+	int seize_status;	/* STP_TH_SEIZED: its first stop, handled once it starts */
 	void *user;
 };
 
@@ -117,7 +121,9 @@ struct stp {
 	pid_t root;
 	int root_status;
 	int error;
-	int detached;		/* the deadline passed: the tracees run on untraced */
+	int detached;		/* the tracees run on untraced (deadline; seized: stop, error) */
+	int seized;		/* stp_seize: a running process, left running at the end */
+	int seize_start;	/* stp_seize: its threads wait for stp_run to start them */
 	struct stp_stats st;
 	struct xp_map blockers;	/* capstone id -> stops it ended */
 };
@@ -145,8 +151,10 @@ void stp_emu_prepare(struct stp *s, struct stp_mm *m, struct stp_run *ru);
 void stp_arm_entry(struct stp *s, struct stp_mm *m, uint64_t addr);
 void stp_arm_entries(struct stp *s, struct stp_mm *m);
 /* Makes sure every instruction the thread can reach from `ip` before its next stop is
- * known: follows direct jumps/calls (which never stop) to the first armed branch. */
-void stp_ensure_armed(struct stp *s, struct stp_mm *m, uint64_t ip);
+ * known: follows direct jumps/calls (which never stop) to the first armed branch.
+ * Returns where code it cannot decode starts when the way leads there (what runs from
+ * there is lost to the trace: stp_go_on says so), else 0. */
+uint64_t stp_ensure_armed(struct stp *s, struct stp_mm *m, uint64_t ip);
 /* Code in [addr, addr+len) may be gone or replaced (munmap, mprotect, mremap). */
 void stp_forget_code(struct stp_mm *m, uint64_t addr, uint64_t len);
 /* Puts the original bytes back under every int3 (detaching: the code runs on alone). */
@@ -158,8 +166,14 @@ struct stp_thr *stp_thr_find(struct stp *s, pid_t tid);
 struct stp_thr *stp_thr_add(struct stp *s, pid_t tid);
 void stp_thr_del(struct stp *s, struct stp_thr *t);
 int stp_emit(struct stp *s, struct stp_thr *t, struct stp_event *ev);
+/* The name of thread tid of pid as the kernel keeps it (/proc/PID/task/TID/comm). */
+int stp_read_comm(pid_t pid, pid_t tid, char *buf, size_t len);
 /* Tracing resumed at pge_ip after a syscall: tell the consumer before anything else. */
 void stp_sync_enable(struct stp *s, struct stp_thr *t, uint64_t time);
+/* The thread is about to go on at ip: its way there is armed (stp_ensure_armed); when
+ * it leads into code the tracer cannot decode, what runs there is lost: STP_LOSS (its
+ * pending enable first). */
+void stp_go_on(struct stp *s, struct stp_thr *t, uint64_t ip);
 int stp_resume(struct stp_thr *t, int sig);
 /* A new thread is ready when both its first stop and the parent's event were seen. */
 int stp_start_thread(struct stp *s, struct stp_thr *t);

@@ -79,6 +79,22 @@ void stp_sync_enable(struct stp *s, struct stp_thr *t, uint64_t time)
 	stp_emit(s, t, &ev);
 }
 
+void stp_go_on(struct stp *s, struct stp_thr *t, uint64_t ip)
+{
+	struct stp_event ev = { .kind = STP_LOSS };
+	uint64_t at = stp_ensure_armed(s, t->mm, ip);
+
+	if (!at)
+		return;
+	ev.time = stp_now_ns();
+	stp_sync_enable(s, t, ev.time);
+	if (!t->enabled)
+		return;
+	ev.ip = at;
+	s->st.losses++;
+	stp_emit(s, t, &ev);
+}
+
 int stp_resume(struct stp_thr *t, int sig)
 {
 	if (ptrace(PTRACE_SYSCALL, t->tid, 0, (void *)(long)sig) < 0 && errno != ESRCH)
@@ -86,12 +102,12 @@ int stp_resume(struct stp_thr *t, int sig)
 	return 0;
 }
 
-static int read_comm(pid_t pid, char *buf, size_t len)
+int stp_read_comm(pid_t pid, pid_t tid, char *buf, size_t len)
 {
 	char path[64];
 	FILE *f;
 
-	snprintf(path, sizeof(path), "/proc/%d/comm", pid);
+	snprintf(path, sizeof(path), "/proc/%d/task/%d/comm", pid, tid);
 	buf[0] = 0;
 	f = fopen(path, "r");
 	if (!f)
@@ -125,12 +141,12 @@ int stp_start_thread(struct stp *s, struct stp_thr *t)
 		struct stp_event cm = { .kind = STP_COMM };
 		char comm[32];
 
-		if (read_comm(t->tid, comm, sizeof(comm)) == 0) {
+		if (stp_read_comm(t->pid, t->tid, comm, sizeof(comm)) == 0) {
 			cm.comm = comm;
 			stp_emit(s, t, &cm);
 		}
 	}
-	stp_ensure_armed(s, t->mm, x86_isa_ip(&r));
+	stp_go_on(s, t, x86_isa_ip(&r));
 	return stp_resume(t, 0);
 }
 
@@ -197,7 +213,7 @@ int stp_on_exec(struct stp *s, struct stp_thr *t, struct user_regs_struct *r)
 		s->st.threads++;
 		stp_emit(s, t, &th);
 	}
-	read_comm(t->tid, comm, sizeof(comm));
+	stp_read_comm(t->pid, t->tid, comm, sizeof(comm));
 	ev.comm = comm;
 	ev.ip = x86_isa_ip(r);
 	stp_emit(s, t, &ev);
@@ -243,7 +259,7 @@ void stp_on_rename(struct stp *s, struct stp_thr *t, int64_t rval, uint64_t time
 		o->renamed = 1;	/* named right after its clone: said when it starts */
 		return;
 	}
-	if (!o || o->state != STP_TH_RUNNING || read_comm(tid, comm, sizeof(comm)) < 0)
+	if (!o || o->state != STP_TH_RUNNING || stp_read_comm(o->pid, tid, comm, sizeof(comm)) < 0)
 		return;
 	ev.comm = comm;
 	stp_emit(s, o, &ev);

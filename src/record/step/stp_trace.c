@@ -6,6 +6,7 @@
 #include <stdint.h>
 #include <stdlib.h>
 #include <string.h>
+#include <dirent.h>
 #include <sys/mman.h>
 #include <sys/ptrace.h>
 #include <sys/syscall.h>
@@ -14,46 +15,40 @@
 #include "record/step/stp_int.h"
 
 #define TRACE_OPTIONS (PTRACE_O_TRACESYSGOOD | PTRACE_O_TRACEEXEC | PTRACE_O_TRACECLONE | \
-		       PTRACE_O_TRACEFORK | PTRACE_O_TRACEVFORK | PTRACE_O_EXITKILL)
+		       PTRACE_O_TRACEFORK | PTRACE_O_TRACEVFORK)
 
-static int sig_caught(pid_t pid, int sig)
+/* Whether `sig` is in the signal set `field` (SigCgt, SigIgn, SigPnd) of thread tid of
+ * pid (/proc); `dflt` when that cannot be read. */
+static int sig_in(pid_t pid, pid_t tid, const char *field, int sig, int dflt)
 {
-	char path[64], line[256];
-	unsigned long long mask = 0;
+	char path[96], line[256];
+	unsigned long long mask;
+	size_t n = strlen(field);
 	FILE *f;
 
-	snprintf(path, sizeof(path), "/proc/%d/status", pid);
-	f = fopen(path, "r");
+	snprintf(path, sizeof(path), "/proc/%d/task/%d/status", (int)pid, (int)tid);
+	f = fopen(path, "re");
 	if (!f)
-		return 0;
+		return dflt;
 	while (fgets(line, sizeof(line), f))
-		if (sscanf(line, "SigCgt: %llx", &mask) == 1)
-			break;
+		if (strncmp(line, field, n) == 0 && line[n] == ':' &&
+		    sscanf(line + n + 1, "%llx", &mask) == 1) {
+			fclose(f);
+			return sig >= 1 && sig <= 64 && (mask >> (sig - 1)) & 1;
+		}
 	fclose(f);
-	return sig >= 1 && sig <= 64 && (mask >> (sig - 1)) & 1;
+	return dflt;
 }
 
 /* Does the default action of `sig` end the process (terminate or dump core)? */
-static int sig_kills(pid_t pid, int sig)
+static int sig_kills(const struct stp_thr *t, int sig)
 {
-	char path[64], line[256];
-	unsigned long long ign = 0;
-	FILE *f;
-
 	switch (sig) {
 	case SIGCHLD: case SIGCONT: case SIGURG: case SIGWINCH:
 	case SIGSTOP: case SIGTSTP: case SIGTTIN: case SIGTTOU:
 		return 0;
 	}
-	snprintf(path, sizeof(path), "/proc/%d/status", pid);
-	f = fopen(path, "r");
-	if (!f)
-		return 1;
-	while (fgets(line, sizeof(line), f))
-		if (sscanf(line, "SigIgn: %llx", &ign) == 1)
-			break;
-	fclose(f);
-	return !(sig >= 1 && sig <= 64 && (ign >> (sig - 1)) & 1);
+	return !sig_in(t->pid, t->tid, "SigIgn", sig, 0);
 }
 
 /* A signal with no handler that ends the thread: where it hit and why.  A fault raised
@@ -94,8 +89,8 @@ static int on_signal(struct stp *s, struct stp_thr *t, int sig, struct user_regs
 
 	s->st.signal_stops++;
 	s->st.signals++;
-	if (!sig_caught(t->pid, sig))	/* default action or ignored: no transfer in user code */
-		return sig_kills(t->pid, sig) ? on_fatal(s, t, sig, r) : stp_resume(t, sig);
+	if (!sig_in(t->pid, t->tid, "SigCgt", sig, 0))	/* default action or ignored: no transfer in user code */
+		return sig_kills(t, sig) ? on_fatal(s, t, sig, r) : stp_resume(t, sig);
 	/* Single-stepping into the signal stops at the handler's first instruction. */
 	if (ptrace(PTRACE_SINGLESTEP, t->tid, 0, (void *)(long)sig) < 0)
 		return -errno;
@@ -128,7 +123,7 @@ static int on_signal(struct stp *s, struct stp_thr *t, int sig, struct user_regs
 	} else if (t->enabled) {
 		stp_emit(s, t, &ev);
 	}
-	stp_ensure_armed(s, t->mm, x86_isa_ip(r));
+	stp_go_on(s, t, x86_isa_ip(r));
 	return stp_resume(t, 0);
 }
 
@@ -178,7 +173,7 @@ static int on_syscall(struct stp *s, struct stp_thr *t, struct user_regs_struct 
 		if (stp_in_range(s, x86_isa_ip(r))) {
 			t->pending = 1;
 			t->pge_ip = x86_isa_ip(r);
-			stp_ensure_armed(s, t->mm, t->pge_ip);
+			stp_go_on(s, t, t->pge_ip);
 		}
 	}
 	return stp_resume(t, 0);
@@ -262,7 +257,8 @@ int stp_attach(struct stp **out, const struct stp_opts *o, pid_t pid)
 	if ((err = x86_dis_init(&s->dis)) < 0 ||
 	    (err = stp_set_ranges(s, o->ranges, o->nranges)) < 0)
 		goto fail;
-	if (ptrace(PTRACE_SEIZE, pid, 0, (void *)(long)(TRACE_OPTIONS)) < 0) {
+	/* the command lives only for its recording: it dies with a tracer that does */
+	if (ptrace(PTRACE_SEIZE, pid, 0, (void *)(long)(TRACE_OPTIONS | PTRACE_O_EXITKILL)) < 0) {
 		err = -errno;
 		goto fail;
 	}
@@ -279,6 +275,214 @@ fail:
 	return err;
 }
 
+static int seize_thread(struct stp *s, pid_t pid, pid_t tid)
+{
+	struct stp_thr *t;
+
+	/* no EXITKILL: a process we attached to is not ours to end */
+	if (ptrace(PTRACE_SEIZE, tid, 0, (void *)(long)TRACE_OPTIONS) < 0)
+		return -errno;
+	if (!(t = stp_thr_add(s, tid)))
+		return -ENOMEM;
+	t->pid = pid;
+	t->state = STP_TH_SEIZED;
+	if (ptrace(PTRACE_INTERRUPT, tid, 0, 0) < 0)
+		return -errno;
+	return 0;
+}
+
+/* Seizes the threads /proc lists until a listing has no new one: a thread created by
+ * one not seized yet is missed by its parent's PTRACE_O_TRACECLONE, never by the next
+ * listing.  One a seized thread created is ours already (-EPERM here): its own stop
+ * comes through waitpid. */
+static int seize_threads(struct stp *s, pid_t pid)
+{
+	char path[64];
+	int added;
+
+	snprintf(path, sizeof(path), "/proc/%d/task", (int)pid);
+	do {
+		struct dirent *de;
+		DIR *d = opendir(path);
+
+		if (!d)
+			return s->threads ? 0 : -errno;
+		added = 0;
+		while ((de = readdir(d))) {
+			pid_t tid = (pid_t)atoi(de->d_name);
+			int e;
+
+			if (tid <= 0 || stp_thr_find(s, tid))
+				continue;
+			e = seize_thread(s, pid, tid);
+			if (e == -ESRCH || (e == -EPERM && s->threads && tid != pid))
+				continue;	/* ended meanwhile; or a new thread of ours */
+			if (e < 0) {
+				closedir(d);
+				return e;
+			}
+			added++;
+		}
+		closedir(d);
+	} while (added);
+	return 0;
+}
+
+static int handle_stop(struct stp *s, pid_t tid, int st);
+
+int stp_seize(struct stp **out, const struct stp_opts *o, pid_t pid)
+{
+	struct stp *s = calloc(1, sizeof(*s));
+	struct stp_thr *t;
+	int err, st, left;
+	pid_t tid;
+
+	if (!s)
+		return -ENOMEM;
+	s->o = *o;
+	s->seized = 1;
+	s->root = pid;
+	if ((err = x86_dis_init(&s->dis)) < 0 ||
+	    (err = stp_set_ranges(s, o->ranges, o->nranges)) < 0)
+		goto fail;
+	/* the leader first: the process's own error (-EPERM: traced already) is the one */
+	if ((err = seize_thread(s, pid, pid)) < 0 || (err = seize_threads(s, pid)) < 0)
+		goto fail;
+	do {
+		left = 0;
+		for (t = s->threads; t; t = t->next)
+			left += t->state == STP_TH_SEIZED && !t->have_stop;
+		if (!left)
+			break;
+		tid = waitpid(-1, &st, __WALL);
+		if (tid < 0) {
+			if (errno == EINTR)
+				continue;
+			err = -errno;
+			goto fail;
+		}
+		t = stp_thr_find(s, tid);
+		if (t && t->state == STP_TH_SEIZED) {
+			if (WIFSTOPPED(st)) {
+				t->have_stop = 1;
+				t->seize_status = st;
+			} else {
+				stp_thr_del(s, t);
+			}
+		} else if ((err = handle_stop(s, tid, st)) < 0) {
+			goto fail;	/* (a thread a seized one cloned meanwhile) */
+		}
+	} while (s->threads);
+	if (!s->threads) {
+		err = -ESRCH;
+		goto fail;
+	}
+	s->seize_start = 1;
+	*out = s;
+	return 0;
+fail:
+	/* what was seized runs on: nothing of ours is in it yet */
+	while ((t = s->threads)) {
+		ptrace(PTRACE_DETACH, t->tid, 0, 0);
+		stp_thr_del(s, t);
+	}
+	stp_free(s);
+	return err;
+}
+
+/* stp_run begins on a seized process: its mappings and threads are announced, and each
+ * thread is traced from the instruction it goes on with. */
+static int start_seized(struct stp *s)
+{
+	struct stp_event ev = { .kind = STP_ATTACH };
+	struct user_regs_struct r;
+	struct stp_thr *t, *lead = NULL;
+	struct stp_mm *mm;
+	char comm[32];
+	int e;
+
+	s->seize_start = 0;
+	if (!(mm = stp_mm_new(s->root)))
+		return -errno;
+	for (t = s->threads; t; t = t->next)
+		if (t->state == STP_TH_SEIZED) {
+			t->mm = mm;
+			mm->refs++;
+			if (!lead || t->tid == s->root)
+				lead = t;
+		}
+	stp_mm_put(mm);
+	if (!lead)
+		return 0;
+	stp_read_comm(s->root, s->root, comm, sizeof(comm));
+	ev.comm = comm;
+	stp_emit(s, lead, &ev);
+	if (s->ranges_dirty)
+		stp_arm_entries(s, mm);
+	for (t = s->threads; t && !s->error; t = t->next) {
+		struct stp_event th = { .kind = STP_THREAD, .attached = 1 };
+		uint64_t ip;
+
+		if (t->state != STP_TH_SEIZED)
+			continue;
+		if (ptrace(PTRACE_GETREGS, t->tid, 0, &r) < 0) {
+			if (errno != ESRCH)
+				return -errno;
+			t->seize_status = 0;	/* killed meanwhile: its exit comes */
+			continue;
+		}
+		/* a signal's stop instead: its delivery (stp_trace's on_signal) starts there */
+		ip = (t->seize_status >> 16) == PTRACE_EVENT_STOP ? x86_isa_resume_ip(&r)
+								    : x86_isa_ip(&r);
+		t->state = STP_TH_RUNNING;
+		s->st.threads++;
+		if (stp_in_range(s, ip)) {
+			th.ip = ip;
+			t->enabled = 1;
+		}
+		th.ppid = th.ptid = t->pid;
+		stp_read_comm(t->pid, t->tid, comm, sizeof(comm));
+		th.comm = comm;
+		stp_emit(s, t, &th);
+		stp_go_on(s, t, ip);
+	}
+	/* their first stops, now that every thread is known (one may be a clone event) */
+	for (t = s->threads; t && !s->error; t = t->next) {
+		int st = t->seize_status;
+
+		if (!t->seize_status)
+			continue;
+		t->seize_status = 0;
+		if ((st >> 16) == PTRACE_EVENT_STOP)
+			e = stp_resume(t, 0);
+		else
+			e = handle_stop(s, t->tid, st);
+		if (e < 0)
+			return e;
+	}
+	return s->error;
+}
+
+/* Detaching, t stopped at the interrupt (status st): when it had just run one of our
+ * int3s, the int3's SIGTRAP is still pending and would kill it once detached (its
+ * default action).  It is let run into that signal's stop, whose status is returned
+ * (the caller puts it back on the instruction); else st.  A negative errno on error. */
+static int take_trap(struct stp_thr *t, int st)
+{
+	struct user_regs_struct r;
+
+	if (!t->mm || ptrace(PTRACE_GETREGS, t->tid, 0, &r) < 0 ||
+	    !stp_bp_find(t->mm, x86_isa_bp_addr(&r)) || !sig_in(t->pid, t->tid, "SigPnd", SIGTRAP, 0))
+		return st;
+	while (ptrace(PTRACE_CONT, t->tid, 0, 0) == 0) {
+		if (waitpid(t->tid, &st, __WALL) < 0)
+			return -errno;
+		if (!WIFSTOPPED(st) || !(st >> 16))
+			return st;	/* (synchronous signals come first: SIGTRAP's stop) */
+	}
+	return errno == ESRCH ? st : -errno;
+}
+
 /* The deadline passed: every thread is brought to a stop (PTRACE_INTERRUPT), our int3s
  * are lifted, a thread stopped on one is put back on its instruction, and all are
  * detached with the signal they were about to get.  Returns 0 or a negative errno. */
@@ -291,7 +495,9 @@ static int detach_all(struct stp *s)
 
 	for (t = s->threads; t; t = t->next) {
 		t->detach_sig = -1;	/* not stopped yet */
-		if (ptrace(PTRACE_INTERRUPT, t->tid, 0, 0) == 0)
+		if (t->have_stop && (t->state == STP_TH_NEW || t->state == STP_TH_SEIZED))
+			t->detach_sig = 0;	/* held at its first stop, nothing pending */
+		else if (ptrace(PTRACE_INTERRUPT, t->tid, 0, 0) == 0)
 			left++;
 		else
 			t->detach_sig = 0;	/* gone already: its exit is reaped below */
@@ -315,6 +521,10 @@ static int detach_all(struct stp *s)
 			continue;	/* its interrupt's stop, after another one */
 		left--;
 		t->detach_sig = 0;
+		if ((st >> 16) && (st = take_trap(t, st)) < 0)
+			return st;
+		if (!WIFSTOPPED(st))
+			continue;	/* it ended meanwhile */
 		if ((st >> 16) || WSTOPSIG(st) == (SIGTRAP | 0x80))
 			continue;	/* event, syscall or interrupt stop: nothing pending */
 		if (WSTOPSIG(st) == SIGTRAP && t->mm && ptrace(PTRACE_GETREGS, tid, 0, &r) == 0 &&
@@ -342,8 +552,12 @@ int stp_run(struct stp *s)
 	int st, err;
 	pid_t tid;
 
-	while (s->threads) {
+	if (s->seize_start && (err = start_seized(s)) < 0 && !s->error)
+		s->error = err;
+	while (s->threads && !s->error) {
 		if (s->o.stop && *s->o.stop) {
+			if (s->seized)
+				return detach_all(s);
 			s->error = -EINTR;
 			break;
 		}
@@ -363,6 +577,10 @@ int stp_run(struct stp *s)
 			s->error = err;
 		if (s->error)
 			break;
+	}
+	if (s->error && s->seized) {
+		detach_all(s);
+		return s->error;
 	}
 	if (s->error) {
 		for (struct stp_thr *t = s->threads; t; t = t->next)
