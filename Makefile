@@ -33,7 +33,7 @@ LDFLAGS  += -no-pie -Wl,-z,relro,-z,now
 
 VERSION := $(shell cat VERSION 2>/dev/null || echo 0.0.0)
 
-LIB_SRC  := $(filter-out src/cli/xptrace.c,$(shell find src decoders arch -name '*.c'))
+LIB_SRC  := $(filter-out src/cli/xptrace.c src/record/dbt/tool/%,$(shell find src decoders arch -name '*.c'))
 LIB_OBJ  := $(LIB_SRC:%.c=$(BUILD)/%.o)
 MAIN_OBJ := $(BUILD)/src/cli/xptrace.o
 UNIT_SRC := $(wildcard tests/unit/test_*.c)
@@ -68,7 +68,38 @@ endif
 MAN_STAMP  := $(BUILD)/man/.stamp
 COMPLETION := $(BUILD)/xptrace.bash
 
-all: $(XPTRACE) $(MAN_STAMP) $(COMPLETION)
+# --mode dbt's valgrind tool (src/record/dbt/tool), linked as valgrind links its own:
+# static against the core and VEX of Debian's valgrind package, no libc, text at
+# 0x58000000 (where valgrind's loader expects a tool).  It lives in a folder with links
+# to valgrind's preload library and default.supp, given to valgrind as VALGRIND_LIB;
+# xptrace finds the folder beside its binary (src/record/dbt/dbt_tool.c).  Without
+# valgrind's static libraries the tool is not built and --mode dbt says so.
+VG_ALIB   := $(firstword $(wildcard /usr/lib/x86_64-linux-gnu/valgrind/libcoregrind-amd64-linux.a \
+                                    /usr/lib/valgrind/libcoregrind-amd64-linux.a))
+VG_LIBDIR := $(dir $(VG_ALIB))
+VG_PKGLIB := $(dir $(firstword $(wildcard /usr/libexec/valgrind/vgpreload_core-amd64-linux.so \
+                                          /usr/lib/x86_64-linux-gnu/valgrind/vgpreload_core-amd64-linux.so \
+                                          /usr/lib/valgrind/vgpreload_core-amd64-linux.so)))
+DBT_DIR   := $(BUILD)/dbt
+DBT_TOOL  := $(if $(VG_ALIB),$(DBT_DIR)/xptdbt-amd64-linux)
+DBT_CFLAGS := -O2 -g -m64 -fno-stack-protector -fno-builtin -fno-strict-aliasing -fno-pie \
+              -fno-pic -fomit-frame-pointer -DVGA_amd64=1 -DVGO_linux=1 -DVGP_amd64_linux=1 \
+              -DVGPV_amd64_linux_vanilla=1 -I/usr/include/valgrind -Wall -Wextra -Werror \
+              -Wno-unused-parameter -Isrc -MMD -MP
+$(BUILD)/dbt/xd_main.o: src/record/dbt/tool/xd_main.c
+	@mkdir -p $(@D)
+	@echo "  CC      $<"
+	$(Q)$(CC) $(DBT_CFLAGS) -c -o $@ $<
+$(DBT_DIR)/xptdbt-amd64-linux: $(BUILD)/dbt/xd_main.o
+	@echo "  LD      $@"
+	$(Q)$(CC) -m64 -static -nodefaultlibs -nostartfiles -u _start -Wl,--build-id=none \
+		-Wl,-Ttext-segment=0x58000000 -no-pie -o $@ $< $(VG_LIBDIR)libcoregrind-amd64-linux.a \
+		$(VG_LIBDIR)libvex-amd64-linux.a $(VG_LIBDIR)libgcc-sup-amd64-linux.a -lgcc
+	$(Q)for f in vgpreload_core-amd64-linux.so default.supp; do \
+		ln -sf $(VG_PKGLIB)$$f $(DBT_DIR)/$$f; done
+-include $(BUILD)/dbt/xd_main.d
+
+all: $(XPTRACE) $(MAN_STAMP) $(COMPLETION) $(DBT_TOOL)
 
 $(MAN_STAMP): $(XPTRACE) mk/man.sh
 	@echo "  MAN     $(BUILD)/man/"
@@ -192,6 +223,10 @@ install: all
 	install -d $(DESTDIR)$(PREFIX)/bin $(DOCDIR)/docs/img \
 		$(DESTDIR)$(PREFIX)/share/man/man1 $(DESTDIR)$(PREFIX)/share/bash-completion/completions
 	install -m 755 $(XPTRACE) $(DESTDIR)$(PREFIX)/bin/xptrace
+	$(if $(DBT_TOOL),install -d $(DESTDIR)$(PREFIX)/lib/xptrace/dbt && \
+		install -m 755 $(DBT_TOOL) $(DESTDIR)$(PREFIX)/lib/xptrace/dbt/ && \
+		for f in vgpreload_core-amd64-linux.so default.supp; do \
+			ln -sf $(VG_PKGLIB)$$f $(DESTDIR)$(PREFIX)/lib/xptrace/dbt/$$f; done)
 	install -m 644 $(BUILD)/man/*.1 $(DESTDIR)$(PREFIX)/share/man/man1/
 	install -m 644 $(COMPLETION) $(DESTDIR)$(PREFIX)/share/bash-completion/completions/xptrace
 	install -m 644 README.md $(DOCDIR)/

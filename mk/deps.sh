@@ -42,6 +42,10 @@ need_dev cmocka.h            cmocka   libcmocka-dev
 need_dev protobuf-c/protobuf-c.h protobuf-c libprotobuf-c-dev
 need_dev zlib.h              z        zlib1g-dev
 command -v ${CC:-cc} >/dev/null   || want gcc
+# --mode dbt's tool links against valgrind's static core and VEX (Debian's valgrind
+# package ships them with the tool headers); the recorder runs valgrind itself
+{ [ -e /usr/include/valgrind/pub_tool_basics.h ] && command -v valgrind >/dev/null &&
+  ls /usr/lib/x86_64-linux-gnu/valgrind/libcoregrind-amd64-linux.a >/dev/null 2>&1; } || want valgrind
 if [ "$need" = test ] || [ "$need" = bench ]; then
 	command -v perf >/dev/null && perf version >/dev/null 2>&1 || want linux-perf
 	command -v callgrind_annotate >/dev/null || want valgrind

@@ -171,6 +171,14 @@ static int on_rec(void *arg, const struct pd_rec *r)
 			}
 		}
 		break;
+	case PERF_RECORD_COMM:
+		if (!(r->misc & PERF_RECORD_MISC_COMM_EXEC) || !r->time)
+			break;
+		if (XP_GROW(p->execs, p->capexecs, p->nexecs + 1) < 0)
+			return -ENOMEM;
+		p->execs[p->nexecs].pid = (int32_t)r->u.comm.pid;
+		p->execs[p->nexecs++].time = r->time;
+		break;
 	case PERF_RECORD_MMAP:
 	case PERF_RECORD_MMAP2: {
 		const struct pd_mmap *m = &r->u.mmap;
@@ -385,6 +393,7 @@ static int run(struct dec_ctx *c, const struct xev_sink *sink)
 	}
 	free(p.q);
 	free(p.maps);
+	free(p.execs);
 	free(p.sws);
 	sb_code_free(p.mem);
 	return rc;

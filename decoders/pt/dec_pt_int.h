@@ -60,6 +60,11 @@ struct dpp {
 	size_t nq;
 	struct mapping *maps;
 	size_t nmaps, capmaps;
+	/* execs (COMM records with the exec flag): a process's code before one is not its
+	 * code after, though both may sit at the same addresses (valgrind, --mode dbt,
+	 * loads every program at the same place) */
+	struct { int32_t pid; uint64_t time; } *execs;
+	size_t nexecs, capexecs;
 	struct sw *sws;
 	size_t nsw, capsw;
 	struct sb_code *mem;
@@ -96,13 +101,17 @@ struct qdec {
 	bool known;
 	/* per-cpu queue: the images of the processes it ran lately (img is the one in
 	 * use), most recent first */
-	struct { int32_t pid; struct dpt_image *img; } imgs[QIMAGES];
+	struct { uint64_t space; struct dpt_image *img; } imgs[QIMAGES];
 	unsigned nimgs;
 };
 
-/* The image of process `pid`'s code (file sections, the session through the fallback);
- * NULL when out of memory.  The caller holds the session's lock with -j. */
-struct dpt_image *dec_pt_image_for(struct qdec *d, int32_t pid);
+/* The address space `pid` runs at `time`: the pid, and above it the number of its
+ * execs up to then. */
+uint64_t dec_pt_space(const struct dpp *p, int32_t pid, uint64_t time);
+/* The image of process `pid`'s code at `time` (file sections of its mappings between
+ * the execs around `time`, the session through the fallback); NULL when out of memory.
+ * The caller holds the session's lock with -j. */
+struct dpt_image *dec_pt_image_for(struct qdec *d, int32_t pid, uint64_t time);
 /* The progress line (on a terminal, when the command turned it on): every queue's
  * bytes decoded so far (p->pos). */
 void dec_pt_show_progress(struct dpp *p);

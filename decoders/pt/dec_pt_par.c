@@ -54,11 +54,11 @@ static int qpiece_run(void *arg, unsigned w, size_t i, const struct xev_sink *si
 	d.out = sink;
 	d.sink = d.q->cpu >= 0 ? (struct xev_sink){ dec_pt_cpu_sink, &d, NULL } : *sink;
 	par->lock(par);
-	d.img = dec_pt_image_for(&d, d.pid);
+	d.img = dec_pt_image_for(&d, d.pid, 0);
 	par->unlock(par);
 	if (!d.img)
 		return xp_err("decode", NULL, "out of memory");
-	d.imgs[0].pid = d.pid;
+	d.imgs[0].space = dec_pt_space(d.p, d.pid, 0);
 	d.imgs[0].img = d.img;
 	d.nimgs = 1;
 	struct dpt_options o = d.o;
@@ -66,7 +66,7 @@ static int qpiece_run(void *arg, unsigned w, size_t i, const struct xev_sink *si
 	uint64_t off = dpt_split_piece(s, pc->k, &o);
 	o.base_offset = pt->start + off;
 	o.time_out = &d.now;
-	if (d.q->cpu >= 0)
+	if (o.space_at)
 		o.space_ctx = &d;
 	struct dpt_stats gap = { 0 };
 	if (pc->k == 0 && pt->why) {	/* (no timestamps: a part's gap is at time 0) */

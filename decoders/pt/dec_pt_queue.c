@@ -39,31 +39,29 @@ static size_t fallback(void *ctx, uint64_t addr, uint8_t *buf, size_t n)
 	return got;
 }
 
-/* The code a per-cpu queue runs at `time` is the running process's (dpt_options'
- * space_at): its image, with its mappings as file sections, is the decoder's from
- * then on, and the decoder's cached decodings of instructions are kept per process.
+/* The code a queue runs at `time` is its process's as of then (dpt_options'
+ * space_at): its image, with its mappings as file sections, is the decoder's from then
+ * on, and the decoder's cached decodings of instructions are kept per address space.
  * The last QIMAGES images are kept: processes take turns on a cpu. */
-static uint64_t space_at(void *ctx, uint64_t time, struct dpt_image **img)
+static uint64_t use_space(struct qdec *d, int32_t pid, uint64_t time, struct dpt_image **img)
 {
-	struct qdec *d = ctx;
-	who_runs(d->p, &d->read_w, d->q->cpu, time);
-	int32_t pid = d->read_w.pid;
-	if (d->nimgs && d->imgs[0].pid == pid)
-		return (uint32_t)pid;
+	uint64_t space = dec_pt_space(d->p, pid, time);
+	if (d->nimgs && d->imgs[0].space == space)
+		return space;
 	unsigned i = 1;
-	while (i < d->nimgs && d->imgs[i].pid != pid)
+	while (i < d->nimgs && d->imgs[i].space != space)
 		i++;
-	typeof(d->imgs[0]) e = { pid, NULL };
+	typeof(d->imgs[0]) e = { space, NULL };
 	if (i < d->nimgs) {
 		e = d->imgs[i];
 	} else {
 		if (d->par)
 			d->par->lock(d->par);
-		e.img = dec_pt_image_for(d, pid);
+		e.img = dec_pt_image_for(d, pid, time);
 		if (d->par)
 			d->par->unlock(d->par);
 		if (!e.img)	/* out of memory: the image in use reads through the fallback */
-			return (uint32_t)pid;
+			return space;
 		if (d->nimgs == QIMAGES)
 			dpt_image_free(d->imgs[--d->nimgs].img);	/* never imgs[0], in use */
 		i = d->nimgs++;
@@ -71,7 +69,22 @@ static uint64_t space_at(void *ctx, uint64_t time, struct dpt_image **img)
 	memmove(&d->imgs[1], &d->imgs[0], i * sizeof(d->imgs[0]));
 	d->imgs[0] = e;
 	d->img = *img = e.img;
-	return (uint32_t)pid;
+	return space;
+}
+
+/* A per-cpu queue runs whichever process the cpu ran. */
+static uint64_t space_at(void *ctx, uint64_t time, struct dpt_image **img)
+{
+	struct qdec *d = ctx;
+	who_runs(d->p, &d->read_w, d->q->cpu, time);
+	return use_space(d, d->read_w.pid, time, img);
+}
+
+/* A per-thread queue runs its process, which an exec gives new code. */
+static uint64_t space_at_thread(void *ctx, uint64_t time, struct dpt_image **img)
+{
+	struct qdec *d = ctx;
+	return use_space(d, d->pid, time, img);
 }
 
 /* Events of a per-cpu queue belong to whichever thread the cpu ran at their time. */
@@ -92,17 +105,30 @@ int dec_pt_cpu_sink(void *ctx, const struct xev *ev)
 	return xev_emit(d->out, &e);
 }
 
-struct dpt_image *dec_pt_image_for(struct qdec *d, int32_t pid)
+uint64_t dec_pt_space(const struct dpp *p, int32_t pid, uint64_t time)
+{
+	uint64_t gen = 0;
+	for (size_t i = 0; i < p->nexecs; i++)
+		if (p->execs[i].pid == pid && p->execs[i].time <= time)
+			gen++;
+	return (uint32_t)pid | gen << 32;
+}
+
+struct dpt_image *dec_pt_image_for(struct qdec *d, int32_t pid, uint64_t time)
 {
 	struct dpp *p = d->p;
 	struct dpt_image *img = dpt_image_new("perf.data");
+	uint64_t space = dec_pt_space(p, pid, time);
 	if (!img)
 		return NULL;
-	/* the process's executable mappings as file sections (libipt's fast path), in
-	 * record order: a later mapping at the same place replaces an earlier one */
+	/* the process's executable mappings of this exec as file sections (libipt's fast
+	 * path), in record order: a later mapping at the same place replaces an earlier
+	 * one; those of another exec are the fallback's to read, at their time */
 	for (size_t i = 0; pid >= 0 && i < p->nmaps; i++) {
 		const struct mapping *m = &p->maps[i];
 		if (m->pid != pid || !m->dso || m->dso->anon || m->dso->kernel)
+			continue;
+		if (p->nexecs && dec_pt_space(p, pid, m->time) != space)
 			continue;
 		/* (a file that is not ELF too: libipt reads any file's bytes) */
 		const char *path = sb_code_file(p->mem, m->dso);
@@ -172,14 +198,14 @@ int dec_pt_qopen(struct dpp *p, struct queue *q, const struct dpt_options *base,
 	d->o.time_out = &d->now;
 	d->o.progress = qdec_progress;
 	d->o.progress_ctx = d;
-	if (q->cpu >= 0) {
-		d->o.space_at = space_at;
+	if (q->cpu >= 0 || p->nexecs) {
+		d->o.space_at = q->cpu >= 0 ? space_at : space_at_thread;
 		d->o.space_ctx = d;
 	}
-	d->img = dec_pt_image_for(d, d->pid);
+	d->img = dec_pt_image_for(d, d->pid, 0);
 	if (!d->img)
 		return xp_err("decode", NULL, "out of memory");
-	d->imgs[0].pid = d->pid;
+	d->imgs[0].space = dec_pt_space(p, d->pid, 0);
 	d->imgs[0].img = d->img;
 	d->nimgs = 1;
 	d->done = false;

@@ -8,6 +8,7 @@
 #include "output/out.h"
 #include "probe/pmu.h"
 #include "probe/probe.h"
+#include "record/dbt/dbt.h"
 #include "record/step/col_step.h"
 #include "cli/xp_cli.h"
 #include "util/xp_err.h"
@@ -227,6 +228,14 @@ static void print_text(const struct info *in)
 	else
 		printf("%-21s%d\n", "Yama ptrace_scope", f->yama_scope);
 	printf("%-21s%s\n", "step mode cost", STEP_COST_TEXT);
+	{
+		char dbt[PATH_MAX + 128];
+		int ok = dbt_status(dbt, sizeof(dbt));
+
+		printf("%-21s%s%s\n", "dbt engine", dbt, ok ? ": --mode dbt runs the command "
+		       "translated, the program sees valgrind's CPUID (each trace records which); "
+		       "--mode auto never picks it" : "");
+	}
 	printf("\nrecording modes:\n");
 	for (int i = 0; i < PROBE_NMODES; i++) {
 		const struct probe_mode *m = &in->c.mode[i];
@@ -399,6 +408,15 @@ static void print_json(struct out_buf *b, const struct info *in)
 	out_buf_printf(b, ",\n  \"lbr_depth\": ");
 	jint(b, in->c.lbr_depth < 0 ? PROBE_UNKNOWN : in->c.lbr_depth);
 	out_buf_printf(b, ",\n  \"step_cost\": {\"cycle_timing\": false, \"attach\": false}");
+	{
+		char dbt[PATH_MAX + 128];
+		int ok = dbt_status(dbt, sizeof(dbt));
+
+		out_buf_printf(b, ",\n  \"dbt_engine\": {\"available\": %s, \"detail\": ",
+			       ok ? "true" : "false");
+		out_json_str(b, dbt);
+		out_buf_printf(b, ", \"auto\": false}");
+	}
 	out_buf_printf(b, ",\n  \"modes\": [\n");
 	for (int i = 0; i < PROBE_NMODES; i++) {
 		const struct probe_mode *m = &in->c.mode[i];

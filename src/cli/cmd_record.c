@@ -98,10 +98,16 @@
 	"                          prints them, or a function, of the program by default);\n" \
 	"                          elsewhere the command runs at full speed and the trace\n" \
 	"                          shows TIP.PGD/TIP.PGE; checked before recording\n"        \
-	"      --psb-period BYTES  PSB+ every BYTES of trace (power of two, default 4096)\n"   \
+	"      --psb-period BYTES  PSB+ every BYTES of trace (power of two, default 4096;\n"  \
+	"                          dbt too: there a PSB+ follows the first TIP past it)\n"      \
 	"  -p, --pid PID           seize the running process's threads and trace each from\n" \
 	"                          its current instruction; at --duration or Ctrl-C they are\n" \
 	"                          detached, running on unchanged (no int3 left)\n"             \
+	"\n"                                                                                    \
+	"dbt mode (valgrind runs the command with xptrace's tool; see docs/mode-dbt.md):\n"   \
+	"                          the same trace as step mode, several times faster; the\n"  \
+	"                          program sees valgrind's CPUID (decode and info say which);\n" \
+	"                          only by name (--mode auto never picks it); no -p, --filter\n" \
 	"\n"                                                                                    \
 	"modes:\n"
 
@@ -549,7 +555,8 @@ static int spawn(struct rec *r)
 		close(err[0]);
 		if (read(go[0], &c, 1) != 1)
 			_exit(127);	/* xptrace gave up before starting us */
-		execvp(r->opts->cmd[0], r->opts->cmd);
+		execvp(r->exec_argv ? r->exec_argv[0] : r->opts->cmd[0],
+		       r->exec_argv ? r->exec_argv : r->opts->cmd);
 		e = errno;
 		if (write(err[1], &e, sizeof(e)) < 0)
 			_exit(127);
@@ -750,25 +757,31 @@ static int hw_options_fit(const struct rec_opts *o, const struct rec_mode *m)
 		return xp_err("record", "use --mode sample (or lbr)",
 			      "--adaptive places probes from samples, in sample and lbr modes, and this "
 			      "recording is in %s mode", m->name);
-	/* step and pt record every branch: nothing is sampled, no stack is walked */
-	if (strcmp(m->name, "step") == 0 || strcmp(m->name, "pt") == 0) {
+	/* step, dbt and pt record every branch: nothing is sampled, no stack is walked */
+	int sw = strcmp(m->name, "step") == 0 || strcmp(m->name, "dbt") == 0;
+	if (sw || strcmp(m->name, "pt") == 0) {
 		const char *so = o->callgraph != REC_CG_NONE ? "-g/--call-graph" : o->freq ? "-F" :
-				 o->period ? "-c" : o->events && strcmp(m->name, "step") == 0 ? "-e" : NULL;
+				 o->period ? "-c" : o->events && sw ? "-e" : NULL;
 		if (so)
-			return xp_err("record", strcmp(m->name, "step") == 0 ?
+			return xp_err("record", sw ?
 				      "drop it; for samples use --mode sample" :
 				      "drop it; for samples use --mode sample or lbr",
 				      "%s does not apply to %s mode: it records every branch (exact calls "
 				      "and returns), it samples nothing%s", so, m->name,
 				      strcmp(so, "-e") == 0 ? " and counts no event" : "");
 	}
-	if (o->psb_period && strcmp(m->name, "step") != 0)
+	if (o->psb_period && !sw)
 		return xp_err("record", "with --mode pt use --pt-opts psb_period=N",
-			      "--psb-period is for --mode step, and this recording is in %s mode",
+			      "--psb-period is for --mode step and dbt, and this recording is in %s mode",
 			      m->name);
-	if (o->probe && strcmp(m->name, "step") == 0)
-		return xp_err("record", "drop --probe: every call and return is in the step trace",
-			      "--probe adds exact events to sampled modes, and --mode step is exact already");
+	if (o->probe && sw)
+		return xp_err("record", "drop --probe: every call and return is in the trace",
+			      "--probe adds exact events to sampled modes, and --mode %s is exact already",
+			      m->name);
+	/* valgrind starts the command itself */
+	if (o->pid && strcmp(m->name, "dbt") == 0)
+		return xp_err("record", "run the command under xptrace instead",
+			      "--mode dbt cannot attach to a running process (-p)");
 	if (o->callgraph == REC_CG_LBR && strcmp(m->name, "lbr") != 0)
 		return xp_err("record", "use -g (frame pointers) or --call-graph dwarf",
 			      "-g lbr needs --mode lbr, and this recording is in %s mode", m->name);
@@ -915,6 +928,10 @@ static int run(int argc, char **argv)
 	ms_store_defer_copies(r.ms, 1);
 	rec_stop_requested = 0;
 	install_signals();
+	if (mode->prepare && (e = mode->prepare(&r)) < 0) {
+		r.exec_failed = 1;
+		goto out;
+	}
 	if (o.pid) {
 		r.target = o.pid;
 	} else if ((e = spawn(&r)) < 0) {

@@ -79,6 +79,9 @@ enum pd_feature {
 	/* a string: "xptrace-losses 1", then one line per loss the recording knew of,
 	 * a sentence every reader repeats (pd_read) */
 	PD_FEAT_XPTRACE_LOSSES = 202,
+	/* a string: "xptrace-engine 1", the engine that ran the program ("valgrind-3.19.0
+	 * (VEX, --mode dbt)"), "cpu " and what the program saw of the CPU */
+	PD_FEAT_XPTRACE_ENGINE = 203,
 };
 
 /* Records perf itself synthesizes (never produced by the kernel). */

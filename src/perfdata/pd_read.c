@@ -130,6 +130,7 @@ int pd_parse_feature(struct pd_file *f, unsigned feat, const uint8_t *p, size_t 
 	case PD_FEAT_XPTRACE_PROBES:
 	case PD_FEAT_XPTRACE_FAULTS:
 	case PD_FEAT_XPTRACE_LOSSES:
+	case PD_FEAT_XPTRACE_ENGINE:
 		free(f->feat_str[feat]);
 		f->feat_str[feat] = f_str(&c);
 		return f->feat_str[feat] ? 0 : -EINVAL;
@@ -331,6 +332,20 @@ static void say_losses(const struct pd_file *f)
 	}
 }
 
+int pd_engine(const struct pd_file *f, char *engine, size_t n, char *cpu, size_t m)
+{
+	const char *t = f->feat_str[PD_FEAT_XPTRACE_ENGINE], *nl, *c;
+
+	if (!t || strncmp(t, "xptrace-engine ", 15) != 0 || !(nl = strchr(t, '\n')))
+		return -ENOENT;
+	t = nl + 1;
+	nl = strchr(t, '\n');
+	snprintf(engine, n, "%.*s", (int)(nl ? nl - t : (ptrdiff_t)strlen(t)), t);
+	c = nl && strncmp(nl + 1, "cpu ", 4) == 0 ? nl + 5 : "unknown\n";
+	snprintf(cpu, m, "%.*s", (int)strcspn(c, "\n"), c);
+	return 0;
+}
+
 static void read_features(struct pd_file *f)
 {
 	unsigned nfeat = 0;
@@ -372,7 +387,7 @@ static void read_features(struct pd_file *f)
 		    b != PD_FEAT_ARCH && b != PD_FEAT_NRCPUS && b != PD_FEAT_CPUDESC &&
 		    b != PD_FEAT_CPUID && b != PD_FEAT_CMDLINE && b != PD_FEAT_EVENT_DESC &&
 		    b != PD_FEAT_BUILD_ID && b != PD_FEAT_XPTRACE_PROBES && b != PD_FEAT_XPTRACE_FAULTS &&
-		    b != PD_FEAT_XPTRACE_LOSSES && b != PD_FEAT_SAMPLE_TIME)
+		    b != PD_FEAT_XPTRACE_LOSSES && b != PD_FEAT_SAMPLE_TIME && b != PD_FEAT_XPTRACE_ENGINE)
 			continue;
 		if (s->size > (256u << 20)) {
 			xp_warn("%s: feature %u has a bad section, ignored", f->name, b);

@@ -217,6 +217,10 @@ bool pd_has_feature(const struct pd_file *f, unsigned feat);
 /* Features as strings (NULL when absent): hostname, osrelease, version, arch, cpudesc,
  * cpuid, cmdline (arguments joined by spaces). */
 const char *pd_feature_str(const struct pd_file *f, unsigned feat);
+/* The engine that ran the traced program (PD_FEAT_XPTRACE_ENGINE, --mode dbt): 0 with
+ * its name ("valgrind-3.19.0 (VEX, --mode dbt)") and what the program saw of the CPU
+ * ("amd64-cx16-...") in the buffers, -ENOENT when the trace has none. */
+int pd_engine(const struct pd_file *f, char *engine, size_t n, char *cpu, size_t m);
 uint32_t pd_nr_cpus(const struct pd_file *f);
 /* A file its writer ended (false: killed while recording, or a pipe). */
 bool pd_finalized(const struct pd_file *f);

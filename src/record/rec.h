@@ -125,6 +125,7 @@ struct rec {
 	 * (src/record/rec_adaptive.h) */
 	struct rec_adp *adaptive;
 	struct rec_hooks hooks;
+	char **exec_argv;	/* what the child execs, NULL: opts->cmd (rec_mode.prepare) */
 };
 
 struct rec_mode {
@@ -143,6 +144,12 @@ struct rec_mode {
 	/* Records until rec_should_stop(); errors are reported here (xp_err) and returned
 	 * negative.  The command finalizes the file afterwards in every case. */
 	int (*run)(struct rec *r);
+	/* Before the command is started: may set r->exec_argv (the command under a
+	 * wrapper, --mode dbt's valgrind); errors are reported and returned negative.
+	 * NULL: nothing to do. */
+	int (*prepare)(struct rec *r);
+	int no_auto;		/* 1: --mode auto never picks it (the program would see a
+				 * different CPU: --mode dbt) */
 };
 
 /* NULL-terminated, in --mode auto's order of preference (best first). */

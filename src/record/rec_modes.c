@@ -18,12 +18,14 @@ extern const struct rec_mode rec_mode_sample;
 extern const struct rec_mode rec_mode_pt;
 extern const struct rec_mode rec_mode_lbr;
 extern const struct rec_mode rec_mode_step;
+extern const struct rec_mode rec_mode_dbt;
 
 const struct rec_mode *const rec_modes[] = {
 	&rec_mode_pt,
 	&rec_mode_lbr,
 	&rec_mode_sample,
 	&rec_mode_step,
+	&rec_mode_dbt,
 	NULL,
 };
 
@@ -131,7 +133,7 @@ static const struct rec_mode *resolve(struct machine *x, struct rec_choice *ch)
 		note(ch, 0, "recording in %s mode (--mode %s)", m->name, m->name);
 		return m;
 	}
-	for (int i = 0; rec_modes[i]; i++) {
+	for (int i = 0; rec_modes[i] && !rec_modes[i]->no_auto; i++) {
 		const struct rec_mode *m = rec_modes[i];
 		if (usable(x, m, why, sizeof(why)) == 0) {
 			/* -v: each skipped mode's reason first, in info's words */

@@ -5,6 +5,7 @@
 #include <string.h>
 
 #include "views/tree_build.h"
+#include "perfdata/pd_read.h"
 #include "util/xp_err.h"
 #include "util/xp_grow.h"
 #include "util/xp_hash.h"
@@ -700,9 +701,15 @@ void tb_total_line(const struct tb_units *u, FILE *f, const char *what, const st
 			(double)total / u->unit.ns, u->unit.name);
 	else
 		fprintf(f, "# %s: %s, total %" PRIu64 "\n", what, name, total);
+	char engine[128], cpu[512];
+	int dbt = c->pd && pd_engine(c->pd, engine, sizeof(engine), cpu, sizeof(cpu)) == 0;
+
+	if (dbt)
+		fprintf(f, "# engine: %s, the program saw the CPU as %s\n", engine, cpu);
 	if (u->traced)
-		fprintf(f, "# time: of the traced run (step mode stops the program at its branches), "
-			"not native times; --metric insns counts exactly\n");
+		fprintf(f, "# time: of the traced run (%s), not native times; --metric insns counts "
+			"exactly\n", dbt ? "translated by valgrind" :
+			"step mode stops the program at its branches");
 }
 
 bool tb_fn_where(void *ctx, uint32_t fn, struct out_fn_where *w)

@@ -44,7 +44,12 @@ check_eq "make install PREFIX=: exit status and no errors" "" "$(cat "$TMP/insta
 check_eq "installed binary runs" "xptrace 9.9.9" "$("$TMP/inst/bin/xptrace" --version 2>&1)"
 check_match "installed binary runs info on a fixture" '^  pt +available: cycle-accurate mode: yes' \
 	"$("$TMP/inst/bin/xptrace" info --sysfs-root "$src/tests/fixtures/sysfs/intel-skylake")"
-for doc in README.md docs/architecture.md docs/info.md docs/img/timeline.png; do
+if [ -e /usr/lib/x86_64-linux-gnu/valgrind/libcoregrind-amd64-linux.a ]; then
+	check_match "the installed binary finds --mode dbt's tool under PREFIX/lib/xptrace/dbt" \
+		"^dbt engine +valgrind-.* with xptrace's tool \($TMP/inst/lib/xptrace/dbt\)" \
+		"$("$TMP/inst/bin/xptrace" info 2>&1)"
+fi
+for doc in README.md docs/architecture.md docs/info.md docs/mode-dbt.md docs/img/timeline.png; do
 	check "installed doc $doc" test -f "$TMP/inst/share/doc/xptrace/$doc"
 done
 # every relative link of the installed markdown (README's images, docs' links) and
@@ -127,7 +132,7 @@ done
 check_exit "diff --format chrome, not offered, is refused" 2 "$x" diff --format chrome nosuch1 nosuch2
 check_eq "completion: selftest --mode, no auto" "lbr pt sample step" "$(comp selftest --mode "" | tr '\n' ' ' | sed 's/ $//')"
 check_exit "selftest --mode auto, not offered, is refused" 2 "$x" selftest --mode auto
-check_eq "completion: record --mode, auto too" "auto lbr pt sample step" "$(comp record -m "" | tr '\n' ' ' | sed 's/ $//')"
+check_eq "completion: record --mode, auto too" "auto dbt lbr pt sample step" "$(comp record -m "" | tr '\n' ' ' | sed 's/ $//')"
 check_eq "completion: decode --format, every format" "$("$x" help --list formats | sort)" "$(comp decode --format "")"
 check_eq "completion: record --ad" "--adaptive
 --adaptive-depth

@@ -149,7 +149,7 @@ check_exit "no command is a usage error" 2 "$XPTRACE" record
 check_exit "bad --call-graph is a usage error" 2 "$XPTRACE" record --call-graph bogus -- true
 check_exit "unknown mode is a usage error" 2 "$XPTRACE" record --mode nope -- true
 check_eq "unknown mode: one line naming the modes" \
-	"xptrace: record: unknown mode 'nope' (modes: auto, pt, lbr, sample, step) (see 'xptrace help record')" \
+	"xptrace: record: unknown mode 'nope' (modes: auto, pt, lbr, sample, step, dbt) (see 'xptrace help record')" \
 	"$(cat "$TMP/.err")"
 # no mode line before a usage error about the output directory
 mkdir -p existing

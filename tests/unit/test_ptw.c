@@ -262,12 +262,110 @@ static void test_overflow(void **state)
 	ptw_fini(&w);
 }
 
+/* A writer that knows outcomes but not addresses (--mode dbt): runs of outcomes in one
+ * call, a PSB+ only right after a TIP, its FUP that TIP's target; libipt's query
+ * decoder gets every bit and target back. */
+static void test_sync_runs(void **state)
+{
+	static struct sink s;
+	static uint8_t bits[20000];
+	struct ptw w;
+	struct ptw_opts o = { .psb_period = 512, .psb_at_sync = 1 };
+	struct pt_packet_decoder *d;
+	struct pt_query_decoder *q;
+	struct pt_packet p, prev = { .type = ppt_invalid };
+	struct pt_config cfg;
+	struct pt_event ev;
+	uint64_t ip, last_tip = 0, last_ip = 0;
+	int status, taken, nbits = 0, ntips = 0, npsb = 0, err;
+
+	(void)state;
+	memset(&s, 0, sizeof(s));
+	for (int i = 0; i < 20000; i++)
+		bits[i] = (i * 7) % 5 < 2;
+	assert_int_equal(ptw_init(&w, &o, collect, &s), 0);
+	assert_int_equal(ptw_begin(&w, 5), 0);
+	assert_int_equal(ptw_enable(&w, 0x555555554000ull, 6), 0);
+	for (int i = 0; i < 20000; i += 50) {
+		uint64_t to = (i & 64) ? 0x7ffff7dd3000ull + i : 0x555555560000ull + i;
+
+		assert_int_equal(ptw_tnt_run(&w, bits + i, 50, 10 + i), 0);
+		assert_int_equal(ptw_tip(&w, 0, to, 10 + i), 0);
+		assert_int_equal(ptw_sync(&w, to, 10 + i), 0);
+	}
+	assert_int_equal(ptw_disable(&w, 0, 0, 30000), 0);
+	assert_int_equal(ptw_flush(&w), 0);
+	assert_int_equal(w.n_tnt_bits, 20000);
+	/* every PSB but the first follows a TIP; its FUP is the TIP's target */
+	d = pkt_dec(&s);
+	while ((err = pt_pkt_next(d, &p, sizeof(p))) > 0) {
+		uint64_t full = p.payload.ip.ip;
+
+		/* the IP a packet names, from the last one (the compression of ip_packet) */
+		if (p.type == ppt_tip || p.type == ppt_fup || p.type == ppt_tip_pge) {
+			if (p.payload.ip.ipc == pt_ipc_update_16)
+				full |= last_ip & ~0xffffull;
+			else if (p.payload.ip.ipc == pt_ipc_update_32)
+				full |= last_ip & ~0xffffffffull;
+			if (p.payload.ip.ipc != pt_ipc_suppressed)
+				last_ip = full;
+		}
+		if (p.type == ppt_tip)
+			last_tip = full;
+		if (p.type == ppt_psb && npsb++ > 0 && prev.type != ppt_tip)
+			fail_msg("PSB %d after packet type %d, not a TIP", npsb, prev.type);
+		if (p.type == ppt_fup && prev.type == ppt_tsc && npsb > 1 &&
+		    (full & 0xffffffffffffull) != (last_tip & 0xffffffffffffull))
+			fail_msg("PSB %d: FUP %#llx, the TIP before went to %#llx", npsb,
+				 (unsigned long long)full, (unsigned long long)last_tip);
+		prev = p;
+	}
+	assert_int_equal(err, -pte_eos);
+	assert_true(npsb >= 5);
+	pt_pkt_free_decoder(d);
+	pt_config_init(&cfg);
+	cfg.begin = s.buf;
+	cfg.end = s.buf + s.len;
+	q = pt_qry_alloc_decoder(&cfg);
+	assert_non_null(q);
+	status = pt_qry_sync_forward(q, &ip);
+	assert_true(status >= 0);
+	for (;;) {
+		while (status & pts_event_pending) {
+			status = pt_qry_event(q, &ev, sizeof(ev));
+			assert_true(status >= 0);
+			if (ev.type == ptev_disabled)
+				goto done;
+		}
+		if (nbits > 0 && nbits % 50 == 0 && ntips < nbits / 50) {
+			int i = nbits - 50;
+
+			status = pt_qry_indirect_branch(q, &ip);
+			assert_true(status >= 0);
+			assert_int_equal(ip, (i & 64) ? 0x7ffff7dd3000ull + i : 0x555555560000ull + i);
+			ntips++;
+			continue;
+		}
+		status = pt_qry_cond_branch(q, &taken);
+		assert_true(status >= 0);
+		if (taken != bits[nbits])
+			fail_msg("branch %d: taken %d", nbits, taken);
+		nbits++;
+	}
+done:
+	assert_int_equal(nbits, 20000);
+	assert_int_equal(ntips, 400);
+	pt_qry_free_decoder(q);
+	ptw_fini(&w);
+}
+
 int main(void)
 {
 	const struct CMUnitTest tests[] = {
 		cmocka_unit_test(test_packets),
 		cmocka_unit_test(test_query),
 		cmocka_unit_test(test_overflow),
+		cmocka_unit_test(test_sync_runs),
 	};
 	return cmocka_run_group_tests(tests, NULL, NULL);
 }

@@ -149,7 +149,7 @@ static int before(struct ptw *w, uint64_t ip, uint64_t tsc, int force_tsc)
 			return err;
 		return ip_packet(w, ppt_fup, ip, 0);
 	}
-	if (w->total - w->psb_at >= w->o.psb_period)
+	if (!w->o.psb_at_sync && w->total - w->psb_at >= w->o.psb_period)
 		return psb_plus(w, ip, tsc);
 	if (!w->o.no_tsc && (force_tsc || tsc - w->last_tsc >= w->o.tsc_period)) {
 		if ((err = tnt_out(w)) < 0)
@@ -242,6 +242,21 @@ int ptw_tnt(struct ptw *w, uint64_t ip, int taken, uint64_t tsc)
 	return 0;
 }
 
+int ptw_tnt_run(struct ptw *w, const uint8_t *bits, size_t n, uint64_t tsc)
+{
+	int err;
+
+	if ((err = before(w, 0, tsc, 0)) < 0)
+		return err;
+	for (size_t i = 0; i < n; i++) {
+		w->tnt = (w->tnt << 1) | bits[i];
+		if (++w->ntnt == 47 && (err = tnt_out(w)) < 0)
+			return err;
+	}
+	w->n_tnt_bits += n;
+	return 0;
+}
+
 int ptw_tip(struct ptw *w, uint64_t ip, uint64_t to, uint64_t tsc)
 {
 	int err;
@@ -270,6 +285,13 @@ int ptw_async_disable(struct ptw *w, uint64_t from, uint64_t tsc)
 		return err;
 	w->enabled = 0;
 	return ip_packet(w, ppt_tip_pgd, 0, 1);
+}
+
+int ptw_sync(struct ptw *w, uint64_t ip, uint64_t tsc)
+{
+	if (w->enabled && w->total - w->psb_at >= w->o.psb_period)
+		return psb_plus(w, ip, tsc);
+	return 0;
 }
 
 int ptw_overflow(struct ptw *w, uint64_t tsc)

@@ -25,6 +25,8 @@ struct ptw_opts {
 	int no_tsc;		/* 1: no TSC packets at all */
 	size_t chunk;		/* flush threshold; 0 = 64 KiB */
 	size_t psb_flush;	/* a PSB+ with this much buffered starts a new chunk; 0 = never */
+	int psb_at_sync;	/* 1: PSB+ only at ptw_sync() (a writer that does not know the IP
+				 * of every branch, only the target of the last transfer) */
 };
 
 struct ptw {
@@ -62,10 +64,16 @@ int ptw_disable(struct ptw *w, uint64_t ip, uint64_t to, uint64_t tsc);
 int ptw_async_disable(struct ptw *w, uint64_t from, uint64_t tsc);
 /* Conditional branch at ip. */
 int ptw_tnt(struct ptw *w, uint64_t ip, int taken, uint64_t tsc);
+/* n conditional branches in a row, bits[i] 0 or 1 (not taken / taken), at one time:
+ * for a writer that knows outcomes, not addresses (psb_at_sync). */
+int ptw_tnt_run(struct ptw *w, const uint8_t *bits, size_t n, uint64_t tsc);
 /* Indirect branch or return at ip to `to`. */
 int ptw_tip(struct ptw *w, uint64_t ip, uint64_t to, uint64_t tsc);
 /* Asynchronous transfer: interrupted at `from`, continues at `to`. */
 int ptw_async(struct ptw *w, uint64_t from, uint64_t to, uint64_t tsc);
+/* The next instruction is at ip (right after a transfer to it): PSB+ there when one is
+ * due.  Only with psb_at_sync. */
+int ptw_sync(struct ptw *w, uint64_t ip, uint64_t tsc);
 /* What runs from here to the next event is lost (code the tracer cannot follow): OVF,
  * what the hardware writes when it dropped packets.  The next event resynchronizes
  * decoders with a FUP at its IP (a TIP.PGE needs none), as the hardware's after OVF. */

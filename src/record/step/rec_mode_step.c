@@ -13,6 +13,7 @@
 
 #include "record/step/col_step.h"
 #include "record/step/col_step_filter.h"
+#include "record/step/col_step_out.h"
 #include "record/step/ptw.h"
 #include "record/step/stp.h"
 #include "record/rec.h"
@@ -64,6 +65,7 @@ struct step_col {
 	struct pd_fault *faults;	/* threads a signal ended, for the faults feature */
 	size_t nfaults, capfaults;
 	int reported;		/* c->err was explained to the user already */
+	int no_proc;		/* the processes are gone (col_step_open): /proc tells nothing */
 };
 
 uint64_t col_step_pt_config(uint64_t psb_period)
@@ -268,6 +270,8 @@ static int sync_maps(struct step_col *c, pid_t pid, uint64_t time, int fresh)
 	size_t i, j;
 	int e = 0;
 
+	if (c->no_proc)
+		return 0;
 	for (i = 0; i < c->nmaps; i++)
 		if (c->maps[i].pid == pid)
 			c->maps[i].seen = fresh ? -1 : 0;
@@ -344,7 +348,8 @@ static struct step_thread *new_thread(struct step_col *c, pid_t pid, pid_t tid)
 	struct step_thread *t = calloc(1, sizeof(*t));
 	/* a chunk at the first PSB+ past 16 KiB: the trace reaches the file as it is
 	 * made (a killed recorder keeps it), and each chunk starts at a PSB */
-	struct ptw_opts po = { .psb_period = c->psb_period, .psb_flush = 16 * 1024 };
+	struct ptw_opts po = { .psb_period = c->psb_period, .psb_flush = 16 * 1024,
+			       .psb_at_sync = c->no_proc };
 
 	if (!t)
 		return NULL;
@@ -455,7 +460,10 @@ static int on_event(void *ctx, const struct stp_event *ev)
 		 * /proc has them now (an exec's COMM says so) */
 		if (flush_all(c) < 0)
 			return c->err;
-		read_exe(ev->pid, c->exe, sizeof(c->exe));
+		if (c->no_proc)
+			c->exe[0] = 0;
+		else
+			read_exe(ev->pid, c->exe, sizeof(c->exe));
 		if ((e = put_comm(c, ev->pid, ev->tid, ev->comm, ev->kind == STP_EXEC, ev->time)) < 0)
 			return e;
 		return (e = sync_maps(c, ev->pid, ev->time, 1)) < 0 ? fail(c, e) : 0;
@@ -473,6 +481,8 @@ static int on_event(void *ctx, const struct stp_event *ev)
 		break;
 	case STP_TIP:
 		e = ptw_tip(&t->w, ev->ip, ev->to, ev->time);
+		if (e == 0 && c->no_proc)
+			e = ptw_sync(&t->w, ev->to, ev->time);
 		break;
 	case STP_DISABLE:
 		e = ev->taken ? ptw_async_disable(&t->w, ev->ip, ev->time)
@@ -483,6 +493,25 @@ static int on_event(void *ctx, const struct stp_event *ev)
 		break;
 	case STP_ASYNC:
 		e = ptw_async(&t->w, ev->ip, ev->to, ev->time);
+		if (e == 0 && c->no_proc)
+			e = ptw_sync(&t->w, ev->to, ev->time);
+		break;
+	case STP_MMAP:
+		if (flush_all(c) < 0)
+			return c->err;
+		{
+			const char *name = ev->comm && ev->comm[0] ? ev->comm : "//anon";
+
+			if (XP_GROW(c->maps, c->capmaps, c->nmaps + 1) < 0)
+				return fail(c, -ENOMEM);
+			c->maps[c->nmaps] = (struct known_map){ ev->pid, ev->ip, ev->to, ev->pgoff,
+								strdup(name), 1 };
+			if (!c->maps[c->nmaps].name)
+				return fail(c, -ENOMEM);
+			c->nmaps++;
+			e = put_mmap2(c, ev->pid, ev->ip, ev->to, ev->pgoff, "r-xp", 0, 0, 0, name,
+				      ev->time);
+		}
 		break;
 	case STP_LOSS:
 		e = ptw_overflow(&t->w, ev->time);
@@ -837,6 +866,60 @@ out:
 	stp_free(s);
 	step_col_free(&c);
 	return rc;
+}
+
+struct step_col *col_step_open(struct rec *r, uint64_t psb_period, int *err)
+{
+	struct step_col *c = calloc(1, sizeof(*c));
+
+	if (!c) {
+		*err = -ENOMEM;
+		return NULL;
+	}
+	c->r = r;
+	c->no_proc = 1;
+	c->psb_period = psb_period ? psb_period : STEP_DEFAULT_PSB_PERIOD;
+	if ((*err = write_header_records(c)) < 0) {
+		free(c);
+		return NULL;
+	}
+	return c;
+}
+
+int col_step_event(struct step_col *c, const struct stp_event *ev)
+{
+	return on_event(c, ev);
+}
+
+int col_step_tnt_run(struct step_col *c, void *user, const uint8_t *bits, size_t n,
+		     uint64_t time)
+{
+	struct step_thread *t = user;
+	int e;
+
+	if (c->err)
+		return c->err;
+	e = ptw_tnt_run(&t->w, bits, n, time);
+	return e < 0 ? fail(c, e) : 0;
+}
+
+uint64_t col_step_pt_bytes(const struct step_col *c)
+{
+	return c->pt_bytes;
+}
+
+int col_step_close(struct step_col *c)
+{
+	int e;
+
+	for (uint32_t i = 0; i < c->nth; i++)
+		if (c->th[i])
+			end_thread(c, c->th[i]);
+	c->r->aux_traced = c->pt_ended;
+	e = c->err;
+	step_col_free(c);
+	free(c);
+	return e;
 }
 
 const struct rec_mode rec_mode_step = {

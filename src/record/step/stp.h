@@ -44,6 +44,9 @@ enum stp_kind {
 	STP_LOSS,	/* the thread runs into code the tracer cannot decode, at `ip`: what it
 			 * runs until its next event is lost (that event says where it is) */
 	STP_EXIT,	/* thread exits (its last event) */
+	STP_MMAP,	/* not from this tracer: a producer that cannot read /proc (--mode dbt
+			 * converts after the run) tells pid's executable mappings itself:
+			 * [ip, to) at file offset `pgoff` of `comm` ("" anonymous) */
 };
 
 struct stp_event {
@@ -57,7 +60,8 @@ struct stp_event {
 	int attached;		/* STP_THREAD: a thread seized running, traced from where it
 				 * was (no parent event: it predates the trace) */
 	enum x86_bclass cls;	/* STP_TIP: which kind of branch */
-	const char *comm;	/* STP_EXEC, STP_COMM */
+	const char *comm;	/* STP_EXEC, STP_COMM, STP_MMAP */
+	uint64_t pgoff;		/* STP_MMAP */
 	int status;		/* STP_EXIT: wait status of the thread (when it is known) */
 	int sig, code;		/* STP_FATAL: signal number and si_code */
 	void **user;		/* per-thread slot the callback may use */
