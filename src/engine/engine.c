@@ -22,6 +22,7 @@ extern const struct dec_view view_annotate;
 extern const struct dec_view view_functions;
 extern const struct dec_view view_calltree;
 extern const struct dec_view view_ranges;
+extern const struct dec_view view_lines;
 extern const struct dec_view view_routines;
 extern const struct dec_view view_arcs;
 extern const struct dec_view view_probes;
@@ -44,6 +45,7 @@ static const struct dec_view *const views[] = {
 	&view_insn,
 	&view_blocks,
 	&view_annotate,
+	&view_lines,
 	&view_ranges,
 	&view_probes,
 };

@@ -11,7 +11,8 @@
 
 struct vcl_row {
 	char *name;		/* demangled */
-	char *module;
+	char *module;		/* lines: the function the line's code lies in */
+	int line;		/* lines: the line of name "file:line", 0 when unknown */
 	uint64_t value;		/* Base (self) in the table's metric */
 	uint64_t samples;	/* sample count behind value (sampled traces) */
 	uint64_t calls;		/* exact traces: every call */
