@@ -92,21 +92,35 @@ static const struct out_col json_cols[] = {
 	{ "file", OUT_STR, 0, 0 }, { "line", OUT_INT, 0, 0 }, { "function", OUT_STR, 0, 0 },
 };
 
+/* text: a file by its last component (jsonl keeps the path) */
+static const char *short_name(const struct vcl_row *r)
+{
+	const char *slash = r->line ? strrchr(r->name, '/') : NULL;
+	return slash ? slash + 1 : r->name;
+}
+
 static void write_rows(struct vl *v)
 {
 	struct vcl_table *t = &v->t;
 	const char *sym = dec_opt(v->c, "sym");
 	bool text = v->o->format == OUT_TEXT, smp = t->sampled;
 	struct out_table tab;
+	struct out_col cols[5];	/* the table keeps pointing to them */
 	uint64_t total = 0;
+	int width = 0;
 
 	for (uint32_t i = 0; i < t->n; i++)
-		if (!sym || strcmp(t->rows[i].module, sym) == 0)
+		if (!sym || strcmp(t->rows[i].module, sym) == 0) {
+			int w = (int)strlen(short_name(&t->rows[i]));
 			total += t->rows[i].value;
+			width = w > width ? w : width;
+		}
 	if (text) {
 		fprintf(v->out, "# lines: %s, total %lu%s%s\n", t->metric, (unsigned long)total,
 			sym ? " in " : "", sym ? sym : "");
-		out_table_begin(&tab, v->out, OUT_TEXT, text_cols + !smp, 5 - !smp);
+		memcpy(cols, text_cols, sizeof(cols));
+		cols[3].width = width < 60 ? width : 60;
+		out_table_begin(&tab, v->out, OUT_TEXT, cols + !smp, 5 - !smp);
 	} else {
 		out_table_begin(&tab, v->out, v->o->format, json_cols + !smp, 6 - !smp);
 	}
@@ -124,7 +138,7 @@ static void write_rows(struct vl *v)
 		vals[k++] = (struct out_val){ .u = r->value };
 		vals[k++] = (struct out_val){ .d = pct };
 		if (text) {
-			vals[k++] = (struct out_val){ .s = r->name };
+			vals[k++] = (struct out_val){ .s = short_name(r) };
 		} else {
 			/* name is "file:line", or "FUNCTION (no line)" without debug info */
 			char *colon = r->line ? strrchr(r->name, ':') : NULL;
