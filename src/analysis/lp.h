@@ -33,6 +33,11 @@ struct lp_env {
 	uint64_t (*fn)(void *ctx, int32_t pid, uint64_t time, uint64_t ip, uint64_t *start);
 	/* How many instructions lie in [from, upto) (decoding from `from`). */
 	uint64_t (*ninsns)(void *ctx, int32_t pid, uint64_t time, uint64_t from, uint64_t upto);
+	/* Source position of ip; false when unknown. */
+	bool (*srcline)(void *ctx, int32_t pid, uint64_t time, uint64_t ip, const char **file, int *line);
+	/* The smallest line of source file `file` among the instructions in [from, upto);
+	 * 0 when none is of that file. */
+	int (*min_line)(void *ctx, int32_t pid, uint64_t time, uint64_t from, uint64_t upto, const char *file);
 	void *ctx;
 };
 
@@ -52,6 +57,12 @@ struct lp_loop {
 	uint64_t insns;		/* instructions run in the body, inner loops included
 				 * (the function's own, not its callees') */
 	uint64_t fn_insns;	/* the function's own instructions */
+	const char *file;	/* the header's source position (NULL: unknown) */
+	int line;
+	/* the smallest line of the body in the header's file: where the loop's statement
+	 * begins whatever block the compiler made its header (what matches the loops of
+	 * two builds) */
+	int first_line;
 };
 
 struct lp;

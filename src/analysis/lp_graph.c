@@ -73,6 +73,7 @@ void lp_func_free(struct lp_func *f)
 	free(f->edges);
 	free(f->lead);
 	free(f->nins);
+	free(f->nend);
 	free(f->inner);
 	free(f->visits);
 }
@@ -184,12 +185,13 @@ static int build_edges(struct lp *a, struct lp_func *f, uint32_t (**edges)[2], u
 		if (!has_pred[i] || xp_map_get(&f->entries, f->lead[i], NULL))
 			r = add_pair(&e, &ne, &cap, n, i);
 	f->nins = calloc(n ? n : 1, sizeof(*f->nins));
-	if (r == 0 && !f->nins)
+	f->nend = calloc(n ? n : 1, sizeof(*f->nend));
+	if (r == 0 && (!f->nins || !f->nend))
 		r = -ENOMEM;
 	for (uint32_t i = 0; r == 0 && i < n; i++) {
 		uint64_t upto = i + 1 < n && f->lead[i + 1] <= rend[i] ? f->lead[i + 1] : rend[i] + 1;
-		if (rend[i] >= f->lead[i])
-			f->nins[i] = a->env.ninsns(a->env.ctx, f->pid, f->time, f->lead[i], upto);
+		f->nend[i] = rend[i] >= f->lead[i] ? upto : f->lead[i];
+		f->nins[i] = a->env.ninsns(a->env.ctx, f->pid, f->time, f->lead[i], f->nend[i]);
 	}
 	free(rend);
 	free(has_pred);

@@ -24,6 +24,7 @@ struct lp_func {
 	uint64_t *lead;			/* the leaders, sorted: the graph's nodes */
 	uint32_t nlead;
 	uint64_t *nins;			/* instructions of each node */
+	uint64_t *nend;			/* the address after each node's last instruction */
 	uint32_t *inner;		/* the innermost loop holding each node, LP_NONE */
 	uint64_t *visits;		/* pass 2 */
 };

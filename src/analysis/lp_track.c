@@ -271,6 +271,29 @@ static int median(struct lp_loop *l, struct lp_trips *t)
 	return 0;
 }
 
+/* Each loop's header position and first line. */
+static void lines(struct lp *a)
+{
+	for (uint32_t l = 0; l < a->nloops; l++) {
+		struct lp_loop *lo = &a->loops[l];
+		if (a->env.srcline(a->env.ctx, lo->pid, lo->time, lo->header, &lo->file, &lo->line))
+			lo->first_line = lo->line;
+		else
+			lo->file = NULL;
+	}
+	for (uint32_t i = 0; i < a->nfuncs; i++) {
+		struct lp_func *f = &a->funcs[i];
+		for (uint32_t k = 0; k < f->nlead; k++)
+			for (uint32_t l = f->inner[k]; l != LP_NONE; l = a->loops[l].parent) {
+				struct lp_loop *lo = &a->loops[l];
+				int line = lo->file ? a->env.min_line(a->env.ctx, f->pid, f->time, f->lead[k], f->nend[k],
+								      lo->file) : 0;
+				if (line > 0 && line < lo->first_line)
+					lo->first_line = line;
+			}
+	}
+}
+
 struct ord {
 	uint64_t fn_insns, fn, fn_start, header;
 	uint32_t loop;
@@ -318,6 +341,7 @@ int lp_loops(struct lp *a, const struct lp_loop **out)
 			if (a->loops[l].fn == f->key && a->loops[l].fn_start == f->start)
 				a->loops[l].fn_insns = total;
 	}
+	lines(a);
 	struct ord *o = malloc((a->nloops ? a->nloops : 1) * sizeof(*o));
 	uint32_t *newidx = malloc((a->nloops ? a->nloops : 1) * sizeof(*newidx));
 	free(a->out);

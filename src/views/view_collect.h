@@ -30,6 +30,9 @@ struct vcl_table {
  * file:first-last").  Lines and blocks compare instructions of exact traces (blocks:
  * exact only) or samples; a request for another metric fails with -EOPNOTSUPP. */
 extern const struct dec_view vcl_functions, vcl_lines, vcl_blocks;
+/* Per loop of exact traces (views/view_loops.c): "function file:line" (the loop's first
+ * line; " depth N" when nested), its iterations, its entries as calls. */
+extern const struct dec_view vcl_loops;
 
 void vcl_table_free(struct vcl_table *t);
 

@@ -6,10 +6,12 @@
 #include <string.h>
 
 #include "views/view.h"
+#include "views/view_collect.h"
 #include "analysis/lp.h"
 #include "arch/x86_64/x86_dis.h"
 #include "session/sb_code.h"
 #include "util/xp_err.h"
+#include "util/xp_grow.h"
 
 struct vloops {
 	struct dec_ctx *c;
@@ -50,6 +52,32 @@ static uint64_t env_ninsns(void *ctx, int32_t pid, uint64_t time, uint64_t from,
 	return n;
 }
 
+static bool env_srcline(void *ctx, int32_t pid, uint64_t time, uint64_t ip, const char **file, int *line)
+{
+	struct vloops *v = ctx;
+	const struct sb_map *m = sb_find_map(v->c->sb, pid, ip, time);
+	return m && sym_srcline(v->c->sym, m, ip, file, line);
+}
+
+static int env_min_line(void *ctx, int32_t pid, uint64_t time, uint64_t from, uint64_t upto, const char *file)
+{
+	struct vloops *v = ctx;
+	int min = 0;
+	while (from < upto) {
+		uint8_t buf[X86_MAX_INSN];
+		struct x86_instr in;
+		const char *f;
+		int line;
+		size_t k = sb_code_read(v->mem, pid, time, from, buf, sizeof(buf));
+		if (!k || x86_dis_one(&v->dis, buf, k, from, &in) < 0 || !in.size)
+			break;
+		if (env_srcline(v, pid, time, from, &f, &line) && line > 0 && (!min || line < min) && !strcmp(f, file))
+			min = line;
+		from += in.size;
+	}
+	return min;
+}
+
 static int open_loops(struct view_ctx *vc, void **state)
 {
 	struct dec_ctx *c = vc->c;
@@ -65,7 +93,7 @@ static int open_loops(struct view_ctx *vc, void **state)
 	v->o = vc->o;
 	v->out = vc->out;
 	v->mem = sb_code_new(c->sb, c->sym, c->jit);
-	struct lp_env env = { env_fn, env_ninsns, v };
+	struct lp_env env = { env_fn, env_ninsns, env_srcline, env_min_line, v };
 	v->lp = lp_new(&env);
 	if (!v->mem || !v->lp || x86_dis_init(&v->dis) < 0) {
 		sb_code_free(v->mem);
@@ -119,7 +147,7 @@ static const struct out_col text_cols[] = {
 };
 static const struct out_col json_cols[] = {
 	{ "function", OUT_STR, 0, 0 }, { "file", OUT_STR, 0, 0 }, { "line", OUT_INT, 0, 0 },
-	{ "header", OUT_HEX, 0, 0 }, { "depth", OUT_INT, 0, 0 }, { "parent", OUT_HEX, 0, 0 },
+	{ "first_line", OUT_INT, 0, 0 }, { "header", OUT_HEX, 0, 0 }, { "depth", OUT_INT, 0, 0 }, { "parent", OUT_HEX, 0, 0 },
 	{ "entries", OUT_INT, 0, 0 }, { "iterations", OUT_INT, 0, 0 }, { "trips_min", OUT_INT, 0, 0 },
 	{ "trips_median", OUT_INT, 0, 0 }, { "trips_median_approx", OUT_BOOL, 0, 0 },
 	{ "trips_max", OUT_INT, 0, 0 }, { "trips_hist", OUT_STR, 0, 0 }, { "insns", OUT_INT, 0, 0 },
@@ -134,21 +162,14 @@ static const char *fn_name(struct vloops *v, const struct lp_loop *l)
 	return f && f->name ? f->name : "[unknown]";
 }
 
-static bool header_line(struct vloops *v, const struct lp_loop *l, const char **file, int *line)
-{
-	const struct sb_map *m = sb_find_map(v->c->sb, l->pid, l->header, l->time);
-	return m && sym_srcline(v->c->sym, m, l->header, file, line);
-}
-
 /* "  function file:line" (text): indented by depth, the file by its last component */
 static int loop_name(struct vloops *v, const struct lp_loop *l, char *buf, size_t n)
 {
-	const char *file = NULL;
-	int line = 0;
 	int ind = 2 * (int)(l->depth - 1);
-	if (header_line(v, l, &file, &line)) {
-		const char *slash = strrchr(file, '/');
-		return snprintf(buf, n, "%*s%s %s:%d", ind, "", fn_name(v, l), slash ? slash + 1 : file, line);
+	if (l->file) {
+		const char *slash = strrchr(l->file, '/');
+		return snprintf(buf, n, "%*s%s %s:%d", ind, "", fn_name(v, l), slash ? slash + 1 : l->file,
+				l->first_line);
 	}
 	return snprintf(buf, n, "%*s%s+0x%" PRIx64, ind, "", fn_name(v, l), l->header - l->fn_start);
 }
@@ -182,9 +203,7 @@ static int write_loops(struct vloops *v)
 		const char *fname = fn_name(v, &l[i]);
 		if (sym && strcmp(fname, sym))
 			continue;
-		const char *file = NULL;
-		int line = 0;
-		bool src = header_line(v, &l[i], &file, &line);
+		bool src = l[i].file != NULL;
 		double per = l[i].iterations ? (double)l[i].insns / (double)l[i].iterations : 0;
 		double share = l[i].fn_insns ? 100.0 * (double)l[i].insns / (double)l[i].fn_insns : 0;
 		struct out_val vals[NCOLS(json_cols)];
@@ -205,8 +224,9 @@ static int write_loops(struct vloops *v)
 			vals[k++] = (struct out_val){ .s = hist };
 		} else {
 			vals[k++] = (struct out_val){ .s = fname };
-			vals[k++] = (struct out_val){ .s = file, .null = !src };
-			vals[k++] = (struct out_val){ .u = (uint64_t)line, .null = !src };
+			vals[k++] = (struct out_val){ .s = l[i].file, .null = !src };
+			vals[k++] = (struct out_val){ .u = (uint64_t)l[i].line, .null = !src };
+			vals[k++] = (struct out_val){ .u = (uint64_t)l[i].first_line, .null = !src };
 			vals[k++] = (struct out_val){ .u = l[i].header };
 			vals[k++] = (struct out_val){ .u = l[i].depth };
 			/* the enclosing loop by its header: an index would change with --sym */
@@ -241,6 +261,66 @@ static int on_close(void *state, int status)
 	free(v);
 	return status < 0 ? status : r;
 }
+
+/* xptrace diff --loops: a row per loop named "function file:first_line" (a loop
+ * nested in another: " depth N" after it), its iterations and (as calls) entries;
+ * loops of one name (a vectorized loop and its scalar remainder) add up. */
+static int collect(struct vloops *v, struct vcl_table *t)
+{
+	const struct lp_loop *l;
+	int n = lp_loops(v->lp, &l);
+	char name[1024];
+
+	if (n < 0)
+		return n;
+	snprintf(t->metric, sizeof(t->metric), "iterations");
+	for (int i = 0; i < n; i++) {
+		const char *slash = l[i].file ? strrchr(l[i].file, '/') : NULL;
+		int k = l[i].file ? snprintf(name, sizeof(name), "%s %s:%d", fn_name(v, &l[i]), slash ? slash + 1 : l[i].file,
+					      l[i].first_line)
+				  : snprintf(name, sizeof(name), "%s+0x%" PRIx64, fn_name(v, &l[i]), l[i].header - l[i].fn_start);
+		if (l[i].depth > 1 && k > 0 && (size_t)k < sizeof(name))
+			snprintf(name + k, sizeof(name) - (size_t)k, " depth %u", l[i].depth);
+		if (XP_GROW(t->rows, t->cap, t->n + 1) < 0)
+			return -ENOMEM;
+		struct vcl_row *r = &t->rows[t->n];
+		*r = (struct vcl_row){ strdup(name), strdup(""), 0, l[i].iterations, 0, l[i].entries };
+		if (!r->name || !r->module) {
+			free(r->name);
+			free(r->module);
+			return -ENOMEM;
+		}
+		t->n++;
+		t->total += l[i].iterations;
+	}
+	return 0;
+}
+
+static int collect_close(void *state, int status)
+{
+	struct vloops *v = state;
+	int r = status >= 0 ? collect(v, v->o->impl_arg) : 0;
+	if (r == -ENOMEM)
+		xp_err("diff", "compare smaller traces", "out of memory");
+	lp_free(v->lp);
+	x86_dis_fini(&v->dis);
+	sb_code_free(v->mem);
+	free(v);
+	return status < 0 ? status : r;
+}
+
+static const char *const collect_honours[] = { "tid", "comm", NULL };
+
+const struct dec_view vcl_loops = {
+	.name = "loops",
+	.help = "per loop, collected for xptrace diff",
+	.formats = OUT_TABLES,
+	.honours = collect_honours,
+	.open = open_loops,
+	.event = on_event,
+	.close = collect_close,
+	.rewind = on_rewind,
+};
 
 static const char *const loops_honours[] = { "tid", "comm", "time", "sym", NULL };
 

@@ -19,19 +19,20 @@ build_rec() {	# $1 name, $2... cc flags
 	"$XPTRACE" record --mode step -o "$TMP/$n.data" -- "$TMP/$n" 7 9 10 1000 >/dev/null 2>"$TMP/$n.err" ||
 		{ not_ok "step record $n"; sed 's/^/#   /' "$TMP/$n.err"; return 1; }
 }
-# "function line depth entries iterations min median max hist" of loops.c's loops
+# "function first_line depth entries iterations min median max hist" of loops.c's loops
+# (first_line: the loop's smallest line, its for statement)
 rows() {
 	"$XPTRACE" decode -i "$TMP/$1.data" --loops --format jsonl | python3 -c '
 import json, sys
 for l in sys.stdin:
     r = json.loads(l)
     if r["file"] and r["file"].endswith("/tests/progs/loops.c"):
-        print(r["function"], r["line"], r["depth"], r["entries"], r["iterations"], r["trips_min"],
+        print(r["function"], r["first_line"], r["depth"], r["entries"], r["iterations"], r["trips_min"],
               r["trips_median"], r["trips_max"], r["trips_hist"])'
 }
 line_of() { grep -n -- "$1" "$SRC" | head -1 | cut -d: -f1; }
-in_nested=$(($(line_of 'for (int j = 0; j < b; j++)') + 1))
-out_nested=$(line_of 'for (int j = 0; j < b; j++)')
+in_nested=$(line_of 'for (int j = 0; j < b; j++)')
+out_nested=$(line_of 'for (int i = 0; i < a; i++)')
 
 build_rec O1 -O1 || exit 0
 "$XPTRACE" decode -i "$TMP/O1.data" --loops --format jsonl >"$TMP/O1.jsonl"
@@ -41,7 +42,7 @@ check_eq "-O1: nested's outer loop: 1 entry, 7 trips" \
 check_eq "-O1: nested's inner loop, depth 2: 7 entries of 9 trips" \
 	"nested $in_nested 2 7 63 9 9 9 8-15:7" "$(grep "^nested $in_nested " "$TMP/O1.rows")"
 check_eq "-O1: varying: 10 entries of 1..10 trips, 55 iterations, median 5, log2 histogram" \
-	"varying $(($(line_of 's += i \* 3'))) 1 10 55 1 5 10 1:1 2-3:2 4-7:4 8-15:3" "$(grep '^varying ' "$TMP/O1.rows")"
+	"varying $(line_of 'for (int i = 0; i < n; i++)') 1 10 55 1 5 10 1:1 2-3:2 4-7:4 8-15:3" "$(grep '^varying ' "$TMP/O1.rows")"
 check_eq "-O1: vadd, chain: 1000 trips; main's loop 10" \
 	"chain 1 1 1000 1000 1000 1000
 main 1 1 10 10 10 10
@@ -84,6 +85,15 @@ build_rec unroll -O2 -funroll-loops || exit 0
 check_eq "-O2 -funroll-loops: chain unrolled 8 times: 1000/8 = 125 trips" "chain 1 1 125 125 125 125" \
 	"$(rows unroll | grep '^chain ' | cut -d' ' -f1,3-8)"
 
+check_eq "diff --loops -O1 -O3: vadd's iterations drop by the vector width, the inner loop's from 7 x 9 to 7 x 2" \
+	"1000 250 1 1 vadd loops.c:$(($(line_of 'void vadd(') + 2))
+63 14 7 7 nested loops.c:$in_nested depth 2" \
+	"$("$XPTRACE" diff --loops "$TMP/O1.data" "$TMP/O3.data" --format jsonl | python3 -c '
+import json, sys
+for l in sys.stdin:
+    r = json.loads(l)
+    if r["name"].startswith(("vadd ", "nested ")) and r["a"] != r["b"]:
+        print(r["a"], r["b"], r["entries_a"], r["entries_b"], r["name"])')"
 check_eq "text: the loops of --sym nested, the inner one indented under the outer" \
 	"nested loops.c:$out_nested|  nested loops.c:$in_nested" \
 	"$("$XPTRACE" decode -i "$TMP/O1.data" --loops --sym nested | sed -n '3,$p' | sed 's/.*%  //; s/ *[0-9-]*:[0-9]*$//' | paste -sd'|')"
