@@ -140,7 +140,7 @@ static void hist_str(const struct lp_loop *l, char *buf, size_t n)
 /* text: the loop (function file:line, indented by depth) before the histogram, as
  * wide as the widest */
 static const struct out_col text_cols[] = {
-	{ "Header", OUT_HEX, 10, OUT_LEFT }, { "Entries", OUT_INT, 7, 0 }, { "Iterations", OUT_INT, 10, 0 },
+	{ "Header", OUT_HEX, 14, OUT_LEFT }, { "Entries", OUT_INT, 7, 0 }, { "Iterations", OUT_INT, 10, 0 },
 	{ "Min", OUT_INT, 5, 0 }, { "Median", OUT_STR, 6, OUT_RIGHT }, { "Max", OUT_INT, 5, 0 },
 	{ "Insns/iter", OUT_FLOAT, 10, 0 }, { "Share%", OUT_PCT, 7, 0 }, { "Loop", OUT_STR, 0, 0 },
 	{ "Trips(log2 buckets:entries)", OUT_STR, 0, 0 },
