@@ -62,6 +62,7 @@ struct sym_ctx {
 	uint32_t nfns, capfns;
 	struct xp_map unk;	/* (dso, addr) -> id for unresolved addresses */
 	struct xp_map jit;	/* jit_key(name, module) -> id of a JIT function */
+	struct xp_map inl;	/* jit_key(name, module) -> id of an inlined function */
 	struct sdso **dsos;	/* all loaded, for cleanup */
 	uint32_t ndsos, capdsos;
 	char **strs;		/* owned strings (names, files) */
@@ -141,6 +142,7 @@ void sym_free(struct sym_ctx *c)
 	free(c->fns);
 	xp_map_free(&c->unk);
 	xp_map_free(&c->jit);
+	xp_map_free(&c->inl);
 	free(c->trace_dir);
 	free(c->debug_dir);
 	free(c);
@@ -805,7 +807,7 @@ static uint32_t new_fn(struct sym_ctx *c, const char *name, const char *module, 
 {
 	if (XP_GROW(c->fns, c->capfns, c->nfns + 1) < 0)
 		return 0;
-	c->fns[c->nfns] = (struct sym_fn){ name, module, dso, start, size, resolved, false };
+	c->fns[c->nfns] = (struct sym_fn){ name, module, dso, start, size, resolved, false, false };
 	return c->nfns++;
 }
 
@@ -954,6 +956,75 @@ bool sym_srcline(struct sym_ctx *c, const struct sb_map *m, uint64_t addr, const
 	if (!m || !(d = get_sdso(c, m->dso)) || !d->usable || !sym_map_vaddr(c, m, addr, &va))
 		return false;
 	return srcline_va(c, d, va, file, line);
+}
+
+/* The name of an inlined subroutine: its abstract origin's, demangled. */
+static char *inline_name(Dwarf_Die *die)
+{
+	Dwarf_Attribute at;
+	const char *raw;
+	char *dm;
+
+	if ((dwarf_attr_integrate(die, DW_AT_linkage_name, &at) || dwarf_attr_integrate(die, DW_AT_MIPS_linkage_name, &at)) &&
+	    (raw = dwarf_formstring(&at)) && (dm = sym_demangle(raw, false)))
+		return dm;
+	if (dwarf_attr_integrate(die, DW_AT_name, &at) && (raw = dwarf_formstring(&at)))
+		return strdup(raw);
+	return strdup("[unknown]");
+}
+
+static uint32_t inline_fn(struct sym_ctx *c, const char *name, const char *module)
+{
+	char *full = malloc(strlen(name) + sizeof(" [inline]"));
+	if (!full)
+		return 0;
+	sprintf(full, "%s [inline]", name);
+	uint64_t k = jit_key(full, module), id;
+	for (; xp_map_get(&c->inl, k, &id); k++)
+		if (!strcmp(c->fns[id].name, full) && !strcmp(c->fns[id].module, module)) {
+			free(full);
+			return (uint32_t)id;
+		}
+	id = new_fn(c, own(c, full), module, NULL, 0, 0, false);
+	if (!id || xp_map_put(&c->inl, k, id) < 0)
+		return 0;
+	c->fns[id].inlined = true;
+	return (uint32_t)id;
+}
+
+unsigned sym_inline(struct sym_ctx *c, const struct sb_map *m, uint64_t addr, uint32_t *fns, unsigned max)
+{
+	uint64_t va;
+	struct sdso *d;
+	Dwarf_Die cu, *scopes = NULL;
+	unsigned n = 0;
+
+	if (!m || !(d = get_sdso(c, m->dso)) || !d->usable || !sym_map_vaddr(c, m, addr, &va) || !dwarf_of(d) ||
+	    !dwarf_addrdie(d->dw, va, &cu))
+		return 0;
+	/* past an inlined subroutine dwarf_getscopes goes on in its abstract definition:
+	 * the scopes around the inlined instance come from dwarf_getscopes_die */
+	int ns = dwarf_getscopes(&cu, va, &scopes);
+	for (int i = 0; i < ns && n < max; i++) {
+		int tag = dwarf_tag(&scopes[i]);
+		if (tag == DW_TAG_subprogram)
+			break;
+		if (tag != DW_TAG_inlined_subroutine)
+			continue;
+		char *name = inline_name(&scopes[i]);
+		uint32_t id = name ? inline_fn(c, name, short_name(m->dso->path)) : 0;
+		free(name);
+		if (!id)
+			break;
+		fns[n++] = id;
+		Dwarf_Die die = scopes[i];
+		free(scopes);
+		scopes = NULL;
+		ns = dwarf_getscopes_die(&die, &scopes);
+		i = 0;	/* scopes[0] is the instance itself */
+	}
+	free(scopes);
+	return n;
 }
 
 bool sym_fn_srcline(struct sym_ctx *c, uint32_t fn, const char **file, int *line)

@@ -5,6 +5,7 @@
 #include <string.h>
 
 #include "views/tree_build.h"
+#include "views/tree_inline.h"
 #include "util/xp_err.h"
 #include "util/xp_grow.h"
 #include "util/xp_hash.h"
@@ -24,6 +25,8 @@ void tb_init(struct tb *b, struct dec_ctx *c)
 	}
 	b->compensate = c->merged && b->time_m >= 0 && c->probes && c->probes->calibrated &&
 		!dec_opt(c, "no-compensate");
+	/* no memory for it: the trees without inline frames */
+	b->inl = dec_opt(c, "inline") && !c->sampled ? ti_new(c) : NULL;
 }
 
 const struct dec_option tb_options[] = {
@@ -31,6 +34,9 @@ const struct dec_option tb_options[] = {
 	  "hits not subtracted)" },
 	{ "comm-prefix", NULL, "--format folded: each stack starts with its threads' command name "
 	  "(as stackcollapse-perf.pl writes them)" },
+	{ "inline", NULL, "exact traces: code the compiler inlined (DWARF) as nodes 'NAME [inline]' under "
+	  "the function it was inlined into, each entry into it from outside a call (as perf report "
+	  "--inline, addr2line -i)" },
 	{ NULL, NULL, NULL },
 };
 
@@ -173,6 +179,29 @@ static uint32_t frame_fn(struct dec_ctx *c, const struct tb_thread *t, int32_t p
 	if (ct_cursor_depth(t->cur) && (f = sym_fn(c->sym, fn)) && !f->resolved)
 		return CT_FN_UNKNOWN;
 	return fn;
+}
+
+/* --inline: a block's cost by runs of one inline chain, the instructions each its
+ * own, what else it weighs (cycles) on the last run, where the block ends. */
+static int inline_cost(struct tb *b, struct tb_thread *t, const struct xev *ev, const uint64_t *w)
+{
+	struct dec_ctx *c = b->c;
+	const struct ti_seg *s;
+	const uint32_t *chains;
+	uint32_t n;
+	uint32_t fn = frame_fn(c, t, ev->pid, ev->ip, ev->time);
+	if (ti_block(b->inl, ev->pid, ev->time, ev->ip, ev->end, &s, &n, &chains) < 0)
+		return -ENOMEM;
+	if (!n)
+		return ct_cost_inline(t->cur, fn, NULL, 0, w);
+	for (uint32_t i = 0; i < n; i++) {
+		uint64_t ws[DEC_MAX_METRICS];
+		for (unsigned m = 0; m < c->nmetrics; m++)
+			ws[m] = c->metrics[m].kind == DEC_M_INSNS ? s[i].insns : i + 1 == n ? w[m] : 0;
+		if (ct_cost_inline(t->cur, fn, chains + s[i].chain, s[i].nchain, ws) < 0)
+			return -ENOMEM;
+	}
+	return 0;
 }
 
 /* A sample of a merged trace: below the event node active in its thread, the frames
@@ -364,7 +393,10 @@ int tb_event(void *ctx, const struct xev *ev)
 		t->exact = true;
 		if (!dec_weights(c, ev, w))
 			return 0;
-		if (ct_cost(t->cur, frame_fn(c, t, ev->pid, ev->ip, ev->time), w) < 0)
+		if (b->inl) {
+			if (inline_cost(b, t, ev, w) < 0)
+				return oom();
+		} else if (ct_cost(t->cur, frame_fn(c, t, ev->pid, ev->ip, ev->time), w) < 0)
 			return oom();
 		if (b->lines && tl_block(b->lines, ct_node(t->t, ct_cursor_node(t->cur))->fn, ev->pid, ev->time, ev->ip,
 					 ev->end, w) < 0)
@@ -506,6 +538,7 @@ void tb_free(struct tb *b)
 	xp_map_free(&b->tids);
 	xp_map_free(&b->probe_fns);
 	tl_free(b->lines);
+	ti_free(b->inl);
 	free(b->fns);
 	memset(b, 0, sizeof(*b));
 }

@@ -79,6 +79,7 @@ struct tb {
 	struct xp_map probe_fns;	/* fn -> index of the probe that hit it */
 	struct tl *lines;	/* the costs' source lines (callgrind), NULL: not kept;
 				 * tb_free frees it */
+	struct ti *inl;		/* --inline: blocks cut by inline chains, NULL: off */
 };
 
 /* The options of the tree views (one of them declares them: --help lists them once). */

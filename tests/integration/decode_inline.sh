@@ -1,0 +1,88 @@
+#!/bin/bash
+# decode --inline (issue 28): code the compiler inlined as nodes of the call tree.
+# tests/progs/inline.c built -O2 (work -> top -> mid -> leaf inlined, leaf calling
+# ext for real), step-traced: the subtree under work equals what binutils' addr2line
+# -i -f says of every instruction perf's instruction trace shows in work (its chain
+# of inlined functions, address by address): per inline path its instructions (Base)
+# and entries into it from outside (Calls); ext below leaf with its calls; without
+# --inline the tree is today's, with the same total.
+. "$(dirname "$0")/../lib.sh"
+command -v perf >/dev/null || { ok "perf missing # SKIP"; exit 0; }
+command -v python3 >/dev/null || { ok "python3 missing # SKIP"; exit 0; }
+cc -O2 -g -static -o "$TMP/inl" "$XP_ROOT/tests/progs/inline.c" || { not_ok "cc -O2 inline.c"; exit 0; }
+"$XPTRACE" record --mode step -o "$TMP/t" -- "$TMP/inl" 20 >/dev/null 2>"$TMP/rec.err" ||
+	{ not_ok "step record"; sed 's/^/#   /' "$TMP/rec.err"; exit 0; }
+
+perf script -i "$TMP/t/perf.data" --itrace=i1i -F ip,sym 2>/dev/null | awk '{ print $1, $2 }' >"$TMP/insns"
+awk '$2 == "work" { print "0x" $1 }' "$TMP/insns" | sort -u >"$TMP/work.ips"
+check_match "perf's instruction trace runs work" '^0x[0-9a-f]+$' "$(head -1 "$TMP/work.ips")"
+addr2line -i -f -a -e "$TMP/inl" $(cat "$TMP/work.ips") >"$TMP/a2l"
+
+# "PATH CALLS BASE" under work, PATH the inline names outermost first joined by '/'
+python3 - "$TMP/insns" "$TMP/a2l" >"$TMP/want" <<'EOF'
+import sys
+chains, cur = {}, None
+for l in open(sys.argv[2]):
+    l = l.strip()
+    if l.startswith("0x"):
+        cur = int(l, 16)
+        chains[cur] = []
+    elif ":" not in l and l:
+        chains[cur].append(l)       # function names, innermost first, work last
+calls, base, prev, ext_at = {}, {}, [], None
+for l in open(sys.argv[1]):
+    ip, sym = l.split()
+    ip = int(ip, 16)
+    if sym == "ext":
+        p = "/".join(prev + ["ext"])
+        if ext_at is None or ip == ext_at:
+            ext_at = ip
+            calls[p] = calls.get(p, 0) + (ip == ext_at)
+        base[p] = base.get(p, 0) + 1
+        continue
+    if sym != "work":
+        continue
+    c = chains[ip][::-1][1:]
+    for d in range(len(c)):
+        if prev[:d + 1] != c[:d + 1]:
+            p = "/".join(c[:d + 1])
+            calls[p] = calls.get(p, 0) + 1
+    if c:
+        p = "/".join(c)
+        base[p] = base.get(p, 0) + 1
+    prev = c
+for p in sorted(set(calls) | set(base)):
+    print(p, calls.get(p, 0), base.get(p, 0))
+EOF
+"$XPTRACE" decode -i "$TMP/t" --calltree --inline --format jsonl >"$TMP/tree.jsonl"
+python3 - "$TMP/tree.jsonl" >"$TMP/got" <<'EOF'
+import json, sys
+rows = []
+for l in open(sys.argv[1]):
+    r = json.loads(l)
+    if "work" in r["path"][:-1]:
+        p = r["path"][r["path"].index("work") + 1:]
+        if any(n.endswith(" [inline]") != r.get("inlined", False) for n in p[-1:]):
+            print("bad mark", r["name"])
+        rows.append(("/".join(n.replace(" [inline]", "") for n in p), r["calls"], r["base"]))
+for p, c, b in sorted(rows):
+    print(p, c, b)
+EOF
+check_eq "the inline paths have three levels and ext below leaf" \
+	"top
+top/mid
+top/mid/leaf
+top/mid/leaf/ext" "$(cut -d' ' -f1 "$TMP/want")"
+check_eq "--inline: under work, each inline path's Calls and Base = addr2line -i's chains of perf's instructions" \
+	"$(cat "$TMP/want")" "$(cat "$TMP/got")"
+check_match "text marks inline nodes [inline], nested under work" '^ +7 +1 .* +mid \[inline\]$' \
+	"$("$XPTRACE" decode -i "$TMP/t" --calltree --inline)"
+fn_inl=$("$XPTRACE" decode -i "$TMP/t" --inline --format jsonl | python3 -c '
+import json, sys
+print(*sorted(r["name"] for r in map(json.loads, sys.stdin) if r.get("inlined")))')
+check_match "--functions --inline: the inlined functions, \"inlined\": true" 'leaf \[inline\] mid \[inline\] top \[inline\]' "$fn_inl"
+
+"$XPTRACE" decode -i "$TMP/t" --calltree --format jsonl >"$TMP/plain.jsonl"
+check_eq "without --inline: no inline node" 0 "$(grep -c 'inline\]' "$TMP/plain.jsonl")"
+cum() { python3 -c 'import json, sys; print([r["cum"] for r in map(json.loads, open(sys.argv[1])) if r["name"] == "work"][0])' "$1"; }
+check_eq "work's Cum is the same with and without --inline" "$(cum "$TMP/plain.jsonl")" "$(cum "$TMP/tree.jsonl")"
