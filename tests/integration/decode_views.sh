@@ -78,7 +78,7 @@ check_eq "--cpu: says whose option it is" \
 	"xptrace: decode: --cpu is an option of the pt-raw decoder; this trace is decoded by the pt decoder (see 'xptrace help decode')" \
 	"$(cat "$TMP/.err")"
 check_match "--sym on a tree: says which views take it" \
-	"^xptrace: decode: --sym does not apply to --calltree \(it does to --calls, --insn, --blocks, --annotate\)" \
+	"^xptrace: decode: --sym does not apply to --calltree \(it does to --calls, --insn, --blocks, --annotate, --lines, --loops\)" \
 	"$("$XPTRACE" decode -i "$SB" --calltree --sym main 2>&1)"
 
 # ---- (9) --srcline, nothing matched, metrics ----
