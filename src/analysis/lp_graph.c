@@ -369,7 +369,8 @@ static int find_loops(struct lp *a, struct lp_func *f, const struct graph *g)
 	}
 	if (r == 0) {
 		/* bodies[k].loop - first indexes memoff: sort a copy of the order */
-		qsort(bodies, nb, sizeof(*bodies), by_size);
+		if (nb)	/* (qsort's array is declared non-null) */
+			qsort(bodies, nb, sizeof(*bodies), by_size);
 		for (uint32_t k = 0; k < nb; k++) {
 			struct lp_loop *l = &a->loops[bodies[k].loop];
 			uint32_t hn = node_at(f, l->header);
@@ -400,7 +401,8 @@ static int find_fn(struct lp *a, struct lp_func *f)
 			return -ENOMEM;
 		f->lead[n++] = k;
 	}
-	qsort(f->lead, n, sizeof(*f->lead), cmp_u64);
+	if (n)
+		qsort(f->lead, n, sizeof(*f->lead), cmp_u64);
 	f->nlead = n;
 	f->visits = calloc(n ? n : 1, sizeof(*f->visits));
 	if (!f->visits)

@@ -353,7 +353,7 @@ int lp_loops(struct lp *a, const struct lp_loop **out)
 		if (lo->trips_min == UINT64_MAX)
 			lo->trips_min = 0;
 		r = median(lo, &a->trips[l]);
-		if (lo->iterations)	/* loops pass 2 never ran (none, with one trace) are left out */
+		if (lo->iterations)	/* a loop whose header never ran is no loop of the run */
 			o[n++] = (struct ord){ lo->fn_insns, lo->fn, lo->fn_start, lo->header, l };
 	}
 	if (r == 0) {

@@ -66,7 +66,7 @@ static uint64_t key(uint64_t ip, uint64_t end, int32_t pid)
 
 static bool same_chain(const struct ti *t, const struct ti_seg *s, const uint32_t *fns, uint32_t n)
 {
-	return s->nchain == n && !memcmp(t->chains + s->chain, fns, n * sizeof(*fns));
+	return s->nchain == n && (!n || !memcmp(t->chains + s->chain, fns, n * sizeof(*fns)));
 }
 
 /* Cuts a block: segments from t->nsegs on. */
@@ -91,7 +91,8 @@ static int cut(struct ti *t, int32_t pid, uint64_t time, uint64_t ip, uint64_t e
 			if (XP_GROW(t->segs, t->capsegs, t->nsegs + 1) < 0 ||
 			    XP_GROW(t->chains, t->capchains, t->nchains + n) < 0)
 				return -ENOMEM;
-			memcpy(t->chains + t->nchains, fns, n * sizeof(*fns));
+			if (n)	/* (no chains yet: no array) */
+				memcpy(t->chains + t->nchains, fns, n * sizeof(*fns));
 			t->segs[t->nsegs++] = (struct ti_seg){ t->nchains, n, 1 };
 			t->nchains += n;
 		}

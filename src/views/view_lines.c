@@ -66,6 +66,8 @@ static int by_value(const void *a, const void *b)
 static uint32_t merge_rows(struct vcl_table *t)
 {
 	uint32_t n = 0;
+	if (!t->n)	/* (qsort's array is declared non-null) */
+		return 0;
 	qsort(t->rows, t->n, sizeof(*t->rows), by_line);
 	for (uint32_t i = 0; i < t->n; i++) {
 		struct vcl_row *r = &t->rows[i];
