@@ -34,6 +34,9 @@ static const char usage[] =
 	"                         first line (' depth N' when nested): its iterations\n"
 	"                         (header executions) and entries; a vectorized loop's\n"
 	"                         iterations drop by its width\n"
+	"  --inline               (functions) code the compiler inlined counts as the\n"
+	"                         function it came from (exact traces; decode --inline),\n"
+	"                         matched with that function's calls in the other trace\n"
 	"  --metric M             what to compare: insns, cycles, time (exact traces),\n"
 	"                         samples or an event name (sampled); default: the traces'\n"
 	"                         default metric, which must be the same in both\n"
@@ -59,6 +62,7 @@ struct opts {
 	const char *in[2];
 	const char *metric, *comm, *output;
 	int32_t tid;
+	bool inl;	/* --inline: inlined code as functions of its own */
 	double threshold;
 	enum out_format format;
 };
@@ -91,6 +95,12 @@ static int parse_args(int argc, char **argv, struct opts *o)
 			if (o->level && o->level != l)
 				return xp_usage_error("diff", "give one of --functions, --lines, --blocks, --loops");
 			o->level = l;
+			continue;
+		} else if (!strcmp(a, "--inline")) {
+			if (o->level && o->level != &vcl_functions)
+				return xp_usage_error("diff", "--inline compares functions: give it without --%s",
+						      o->level->name);
+			o->inl = true;
 			continue;
 		} else if (!strcmp(a, "--metric")) {
 			o->metric = val;
@@ -141,7 +151,17 @@ static int collect(const struct opts *o, int side, struct vcl_table *t)
 	eo.dec.comm = o->comm;
 	eo.view.impl = o->level;
 	eo.view.impl_arg = t;
-	return eng_decode(&eo);
+	if (o->inl)
+		eo.dec.extra[eo.dec.nextra++] = (typeof(eo.dec.extra[0])){ "inline", "" };
+	int rc = eng_decode(&eo);
+	/* a function inlined in one build and called in the other is one row: what
+	 * inlining it changed */
+	for (uint32_t i = 0; rc == 0 && i < t->n; i++) {
+		size_t n = strlen(t->rows[i].name), k = sizeof(" [inline]") - 1;
+		if (n > k && !strcmp(t->rows[i].name + n - k, " [inline]"))
+			t->rows[i].name[n - k] = 0;
+	}
+	return rc;
 }
 
 static int cmp_name(const void *a, const void *b)

@@ -5,7 +5,8 @@
 # -i -f says of every instruction perf's instruction trace shows in work (its chain
 # of inlined functions, address by address): per inline path its instructions (Base)
 # and entries into it from outside (Calls); ext below leaf with its calls; without
-# --inline the tree is today's, with the same total.
+# --inline the tree is today's, with the same total; diff --inline against a build
+# that calls them: each inlined function matched with its calls (hand-counted).
 . "$(dirname "$0")/../lib.sh"
 command -v perf >/dev/null || { ok "perf missing # SKIP"; exit 0; }
 command -v python3 >/dev/null || { ok "python3 missing # SKIP"; exit 0; }
@@ -86,3 +87,14 @@ check_match "--functions --inline: the inlined functions, \"inlined\": true" 'le
 check_eq "without --inline: no inline node" 0 "$(grep -c 'inline\]' "$TMP/plain.jsonl")"
 cum() { python3 -c 'import json, sys; print([r["cum"] for r in map(json.loads, open(sys.argv[1])) if r["name"] == "work"][0])' "$1"; }
 check_eq "work's Cum is the same with and without --inline" "$(cum "$TMP/plain.jsonl")" "$(cum "$TMP/tree.jsonl")"
+
+cc -O2 -g -static -DINLINE='static __attribute__((noinline))' -o "$TMP/called" "$XP_ROOT/tests/progs/inline.c" &&
+	"$XPTRACE" record --mode step -o "$TMP/c" -- "$TMP/called" 20 >/dev/null 2>&1 || { not_ok "noinline build"; exit 0; }
+# calls of work(20): top 20, mid 2 a top, leaf sum(k + k/2) = 190 + 90, ext ceil(x/7) of each mid(x): 58
+check_eq "diff --inline: the called build's functions matched with the inlined ones, Calls_A by hand" \
+	"top 20 - mid 40 - leaf 280 - ext 58 58" \
+	"$("$XPTRACE" diff --inline "$TMP/c" "$TMP/t" --format jsonl | python3 -c '
+import json, sys
+r = {x["name"]: x for x in map(json.loads, sys.stdin)}
+print(*["%s %d %s" % (n, r[n]["calls_a"], r[n]["calls_b"] if n == "ext" else "-")
+        for n in ("top", "mid", "leaf", "ext") if not r[n]["status"]])')"

@@ -1,7 +1,13 @@
 /* Three levels of inlining (top -> mid -> leaf, always_inline, so even the -fno-inline
  * build of tests/progs has them) in work(), and a real call (ext) from the innermost,
- * for decode --inline (tests/integration/decode_inline.sh): `inline N` runs work(N). */
+ * for decode --inline (tests/integration/decode_inline.sh): `inline N` runs work(N).
+ * -DINLINE='static __attribute__((noinline))': the same functions called, for diff
+ * --inline. */
 #include <stdlib.h>
+
+#ifndef INLINE
+#define INLINE static inline __attribute__((always_inline))
+#endif
 
 static volatile int sink;
 
@@ -11,14 +17,14 @@ __attribute__((noinline)) int ext(int x)
 	return x + 1;
 }
 
-static inline __attribute__((always_inline)) int leaf(int x)
+INLINE int leaf(int x)
 {
 	if (x % 7 == 0)
 		return ext(x);
 	return x * 3 + 1;
 }
 
-static inline __attribute__((always_inline)) int mid(int x)
+INLINE int mid(int x)
 {
 	int s = 0;
 	for (int i = 0; i < x; i++)
@@ -26,7 +32,7 @@ static inline __attribute__((always_inline)) int mid(int x)
 	return s;
 }
 
-static inline __attribute__((always_inline)) int top(int x)
+INLINE int top(int x)
 {
 	return mid(x) + mid(x / 2);
 }
