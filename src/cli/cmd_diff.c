@@ -14,7 +14,7 @@
 #include "util/xp_grow.h"
 
 static const char usage[] =
-	"usage: xptrace diff [--functions|--lines|--blocks|--loops] [OPTIONS] A B\n"
+	"usage: xptrace diff [--functions|--lines|--blocks|--loops] [--inline] [OPTIONS] A B\n"
 	"\n"
 	"Compares two traces of the same program (built two ways, or two runs): each\n"
 	"function's Base (self cost) in A and in B, functions matched by demangled name\n"
