@@ -53,6 +53,13 @@ struct sdso {
 	bool kallsyms;		/* symbols from a kallsyms file: absolute addresses */
 	uint64_t ktext;		/* its _text address (KASLR relocation against the map) */
 	struct { uint64_t vaddr; const char *file; int line; bool ok; } last_line;
+	/* sym_inline: the inlined subroutines' ranges of every function of the CUs
+	 * looked at (each CU's DIEs read once), by function range */
+	struct inl_sub { uint64_t lo, hi; uint32_t first, n; } *isubs;
+	uint32_t nisubs, capisubs;
+	struct inl_rng { uint64_t lo, hi; uint32_t fn, depth; } *irngs;
+	uint32_t nirngs, capirngs;
+	struct xp_map icus;	/* CU offsets read */
 };
 
 struct sym_ctx {
@@ -119,6 +126,9 @@ static void sdso_free(struct sdso *d)
 		elf_end(d->dbg_elf);
 	if (d->dbg_fd >= 0)
 		close(d->dbg_fd);
+	free(d->isubs);
+	free(d->irngs);
+	xp_map_free(&d->icus);
 	free(d->syms);
 	free(d->pool);
 	free(d->segs);
@@ -992,38 +1002,123 @@ static uint32_t inline_fn(struct sym_ctx *c, const char *name, const char *modul
 	return (uint32_t)id;
 }
 
+/* The inlined subroutines below `die` (depth: how many enclose them), their ranges
+ * added to d->irngs. */
+static int inl_collect(struct sym_ctx *c, struct sdso *d, Dwarf_Die *die, uint32_t depth, const char *module)
+{
+	Dwarf_Die child;
+	if (dwarf_child(die, &child) != 0)
+		return 0;
+	do {
+		uint32_t below = depth;
+		if (dwarf_tag(&child) == DW_TAG_inlined_subroutine) {
+			char *name = inline_name(&child);
+			uint32_t id = name ? inline_fn(c, name, module) : 0;
+			Dwarf_Addr base, lo, hi;
+			free(name);
+			if (!id)
+				return -ENOMEM;
+			for (ptrdiff_t off = 0; (off = dwarf_ranges(&child, off, &base, &lo, &hi)) > 0;) {
+				if (XP_GROW(d->irngs, d->capirngs, d->nirngs + 1) < 0)
+					return -ENOMEM;
+				d->irngs[d->nirngs++] = (struct inl_rng){ lo, hi, id, depth };
+			}
+			below = depth + 1;
+		}
+		if (inl_collect(c, d, &child, below, module) < 0)
+			return -ENOMEM;
+	} while (dwarf_siblingof(&child, &child) == 0);
+	return 0;
+}
+
+static int by_lo(const void *a, const void *b)
+{
+	const struct inl_sub *x = a, *y = b;
+	return x->lo < y->lo ? -1 : x->lo > y->lo;
+}
+
+/* Every function with code below `die` (namespaces and classes hold C++'s): its
+ * ranges, each pointing to its inlined subroutines' ranges. */
+static int inl_subprograms(struct sym_ctx *c, struct sdso *d, Dwarf_Die *die, const char *module)
+{
+	Dwarf_Die child;
+	if (dwarf_child(die, &child) != 0)
+		return 0;
+	do {
+		int tag = dwarf_tag(&child);
+		if (tag == DW_TAG_subprogram) {
+			uint32_t first = d->nirngs;
+			Dwarf_Addr base, lo, hi;
+			if (inl_collect(c, d, &child, 0, module) < 0)
+				return -ENOMEM;
+			for (ptrdiff_t off = 0; (off = dwarf_ranges(&child, off, &base, &lo, &hi)) > 0;) {
+				if (XP_GROW(d->isubs, d->capisubs, d->nisubs + 1) < 0)
+					return -ENOMEM;
+				d->isubs[d->nisubs++] = (struct inl_sub){ lo, hi, first, d->nirngs - first };
+			}
+		} else if (tag == DW_TAG_namespace || tag == DW_TAG_class_type || tag == DW_TAG_structure_type) {
+			if (inl_subprograms(c, d, &child, module) < 0)
+				return -ENOMEM;
+		}
+	} while (dwarf_siblingof(&child, &child) == 0);
+	return 0;
+}
+
+static const struct inl_sub *inl_sub_at(const struct sdso *d, uint64_t va)
+{
+	uint32_t lo = 0, hi = d->nisubs;
+	while (lo < hi) {
+		uint32_t mid = lo + (hi - lo) / 2;
+		if (d->isubs[mid].lo <= va)
+			lo = mid + 1;
+		else
+			hi = mid;
+	}
+	/* the last range starting at or before va, or one a little before it: GNU C's
+	 * nested functions lie inside their parent's range */
+	for (uint32_t k = lo; k-- > 0 && lo - k <= 8;)
+		if (va >= d->isubs[k].lo && va < d->isubs[k].hi)
+			return &d->isubs[k];
+	return NULL;
+}
+
 unsigned sym_inline(struct sym_ctx *c, const struct sb_map *m, uint64_t addr, uint32_t *fns, unsigned max)
 {
 	uint64_t va;
 	struct sdso *d;
-	Dwarf_Die cu, *scopes = NULL;
+	Dwarf_Die cu;
+	const struct inl_sub *s;
 	unsigned n = 0;
 
-	if (!m || !(d = get_sdso(c, m->dso)) || !d->usable || !sym_map_vaddr(c, m, addr, &va) || !dwarf_of(d) ||
-	    !dwarf_addrdie(d->dw, va, &cu))
+	if (!m || !(d = get_sdso(c, m->dso)) || !d->usable || !sym_map_vaddr(c, m, addr, &va) || !dwarf_of(d))
 		return 0;
-	/* past an inlined subroutine dwarf_getscopes goes on in its abstract definition:
-	 * the scopes around the inlined instance come from dwarf_getscopes_die */
-	int ns = dwarf_getscopes(&cu, va, &scopes);
-	for (int i = 0; i < ns && n < max; i++) {
-		int tag = dwarf_tag(&scopes[i]);
-		if (tag == DW_TAG_subprogram)
-			break;
-		if (tag != DW_TAG_inlined_subroutine)
-			continue;
-		char *name = inline_name(&scopes[i]);
-		uint32_t id = name ? inline_fn(c, name, short_name(m->dso->path)) : 0;
-		free(name);
-		if (!id)
-			break;
-		fns[n++] = id;
-		Dwarf_Die die = scopes[i];
-		free(scopes);
-		scopes = NULL;
-		ns = dwarf_getscopes_die(&die, &scopes);
-		i = 0;	/* scopes[0] is the instance itself */
+	if (!(s = inl_sub_at(d, va))) {
+		/* each CU's functions are read once, at the first address in it */
+		if (!dwarf_addrdie(d->dw, va, &cu) || xp_map_get(&d->icus, dwarf_dieoffset(&cu), NULL) ||
+		    xp_map_put(&d->icus, dwarf_dieoffset(&cu), 1) < 0 ||
+		    inl_subprograms(c, d, &cu, short_name(m->dso->path)) < 0)
+			return 0;
+		if (d->nisubs)
+			qsort(d->isubs, d->nisubs, sizeof(*d->isubs), by_lo);
+		if (!(s = inl_sub_at(d, va)))
+			return 0;
 	}
-	free(scopes);
+	/* the ranges holding va nest: ordered by depth they are the chain */
+	const struct inl_rng *at[64];
+	unsigned k = 0;
+	for (uint32_t i = s->first; i < s->first + s->n && k < 64; i++)
+		if (va >= d->irngs[i].lo && va < d->irngs[i].hi)
+			at[k++] = &d->irngs[i];
+	for (unsigned depth = (unsigned)-1; n < max;) {
+		const struct inl_rng *next = NULL;
+		for (unsigned i = 0; i < k; i++)
+			if (at[i]->depth < depth && (!next || at[i]->depth > next->depth))
+				next = at[i];
+		if (!next)
+			break;
+		fns[n++] = next->fn;
+		depth = next->depth;
+	}
 	return n;
 }
 
