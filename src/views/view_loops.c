@@ -146,7 +146,8 @@ static const struct out_col text_cols[] = {
 	{ "Trips(log2 buckets:entries)", OUT_STR, 0, 0 },
 };
 static const struct out_col json_cols[] = {
-	{ "function", OUT_STR, 0, 0 }, { "file", OUT_STR, 0, 0 }, { "line", OUT_INT, 0, 0 },
+	{ "function", OUT_STR, 0, 0 }, { "inlined_from", OUT_STR, 0, 0 }, { "file", OUT_STR, 0, 0 },
+	{ "line", OUT_INT, 0, 0 },
 	{ "first_line", OUT_INT, 0, 0 }, { "header", OUT_HEX, 0, 0 }, { "depth", OUT_INT, 0, 0 }, { "parent", OUT_HEX, 0, 0 },
 	{ "entries", OUT_INT, 0, 0 }, { "iterations", OUT_INT, 0, 0 }, { "trips_min", OUT_INT, 0, 0 },
 	{ "trips_median", OUT_INT, 0, 0 }, { "trips_median_approx", OUT_BOOL, 0, 0 },
@@ -162,16 +163,28 @@ static const char *fn_name(struct vloops *v, const struct lp_loop *l)
 	return f && f->name ? f->name : "[unknown]";
 }
 
-/* "  function file:line" (text): indented by depth, the file by its last component */
-static int loop_name(struct vloops *v, const struct lp_loop *l, char *buf, size_t n)
+/* The function a loop's code came from: the innermost one inlined at its header
+ * ("NAME [inline]"), else its function; NULL for the function when none was inlined. */
+static const char *inlined_at(struct vloops *v, const struct lp_loop *l)
 {
-	int ind = 2 * (int)(l->depth - 1);
+	uint32_t fns[16];
+	const struct sb_map *m = sb_find_map(v->c->sb, l->pid, l->header, l->time);
+	const struct sym_fn *f = sym_inline(v->c->sym, m, l->header, fns, 16) ? sym_fn(v->c->sym, fns[0]) : NULL;
+	return f ? f->name : NULL;
+}
+
+/* "  function file:line" (text: indented by depth, the file by its last component;
+ * bare: the name diff matches, an inlined function's without its mark) */
+static int loop_name(struct vloops *v, const struct lp_loop *l, char *buf, size_t n, bool text)
+{
+	int ind = text ? 2 * (int)(l->depth - 1) : 0;
+	const char *inl = inlined_at(v, l), *fn = inl ? inl : fn_name(v, l);
+	int len = inl && !text ? (int)(strlen(inl) - strlen(" [inline]")) : (int)strlen(fn);
 	if (l->file) {
 		const char *slash = strrchr(l->file, '/');
-		return snprintf(buf, n, "%*s%s %s:%d", ind, "", fn_name(v, l), slash ? slash + 1 : l->file,
-				l->first_line);
+		return snprintf(buf, n, "%*s%.*s %s:%d", ind, "", len, fn, slash ? slash + 1 : l->file, l->first_line);
 	}
-	return snprintf(buf, n, "%*s%s+0x%" PRIx64, ind, "", fn_name(v, l), l->header - l->fn_start);
+	return snprintf(buf, n, "%*s%.*s+0x%" PRIx64, ind, "", len, fn, l->header - l->fn_start);
 }
 
 static int write_loops(struct vloops *v)
@@ -189,7 +202,7 @@ static int write_loops(struct vloops *v)
 	if (text) {
 		memcpy(cols, text_cols, sizeof(cols));
 		for (int i = 0; i < n; i++) {
-			int w = loop_name(v, &l[i], where, sizeof(where));
+			int w = loop_name(v, &l[i], where, sizeof(where), true);
 			if ((!sym || !strcmp(fn_name(v, &l[i]), sym)) && w > cols[8].width)
 				cols[8].width = w < 80 ? w : 80;
 		}
@@ -210,7 +223,7 @@ static int write_loops(struct vloops *v)
 		unsigned k = 0;
 		hist_str(&l[i], hist, sizeof(hist));
 		if (text) {
-			loop_name(v, &l[i], where, sizeof(where));
+			loop_name(v, &l[i], where, sizeof(where), true);
 			snprintf(med, sizeof(med), "%s%" PRIu64, l[i].median_approx ? "~" : "", l[i].trips_median);
 			vals[k++] = (struct out_val){ .u = l[i].header };
 			vals[k++] = (struct out_val){ .u = l[i].entries };
@@ -223,7 +236,11 @@ static int write_loops(struct vloops *v)
 			vals[k++] = (struct out_val){ .s = where };
 			vals[k++] = (struct out_val){ .s = hist };
 		} else {
+			const char *inl = inlined_at(v, &l[i]);
+			int len = inl ? (int)(strlen(inl) - strlen(" [inline]")) : 0;
+			snprintf(where, sizeof(where), "%.*s", len, inl ? inl : "");
 			vals[k++] = (struct out_val){ .s = fname };
+			vals[k++] = (struct out_val){ .s = where, .null = !inl };
 			vals[k++] = (struct out_val){ .s = l[i].file, .null = !src };
 			vals[k++] = (struct out_val){ .u = (uint64_t)l[i].line, .null = !src };
 			vals[k++] = (struct out_val){ .u = (uint64_t)l[i].first_line, .null = !src };
@@ -275,10 +292,7 @@ static int collect(struct vloops *v, struct vcl_table *t)
 		return n;
 	snprintf(t->metric, sizeof(t->metric), "iterations");
 	for (int i = 0; i < n; i++) {
-		const char *slash = l[i].file ? strrchr(l[i].file, '/') : NULL;
-		int k = l[i].file ? snprintf(name, sizeof(name), "%s %s:%d", fn_name(v, &l[i]), slash ? slash + 1 : l[i].file,
-					      l[i].first_line)
-				  : snprintf(name, sizeof(name), "%s+0x%" PRIx64, fn_name(v, &l[i]), l[i].header - l[i].fn_start);
+		int k = loop_name(v, &l[i], name, sizeof(name), false);
 		if (l[i].depth > 1 && k > 0 && (size_t)k < sizeof(name))
 			snprintf(name + k, sizeof(name) - (size_t)k, " depth %u", l[i].depth);
 		if (XP_GROW(t->rows, t->cap, t->n + 1) < 0)
