@@ -35,9 +35,10 @@ struct lp_env {
 	uint64_t (*ninsns)(void *ctx, int32_t pid, uint64_t time, uint64_t from, uint64_t upto);
 	/* Source position of ip; false when unknown. */
 	bool (*srcline)(void *ctx, int32_t pid, uint64_t time, uint64_t ip, const char **file, int *line);
-	/* The smallest line of source file `file` among the instructions in [from, upto);
-	 * 0 when none is of that file. */
-	int (*min_line)(void *ctx, int32_t pid, uint64_t time, uint64_t from, uint64_t upto, const char *file);
+	/* The smallest source line among the instructions in [from, upto) that come from
+	 * the same code as the instruction at `header` (its file, the function inlined
+	 * there if any); 0 when none does. */
+	int (*min_line)(void *ctx, int32_t pid, uint64_t time, uint64_t from, uint64_t upto, uint64_t header);
 	void *ctx;
 };
 
@@ -59,9 +60,9 @@ struct lp_loop {
 	uint64_t fn_insns;	/* the function's own instructions */
 	const char *file;	/* the header's source position (NULL: unknown) */
 	int line;
-	/* the smallest line of the body in the header's file: where the loop's statement
-	 * begins whatever block the compiler made its header (what matches the loops of
-	 * two builds) */
+	/* the smallest line of the body's code that comes from where the header's does
+	 * (its file, its inlined function): where the loop's statement begins whatever
+	 * block the compiler made its header (what matches the loops of two builds) */
 	int first_line;
 };
 

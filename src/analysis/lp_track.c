@@ -287,7 +287,7 @@ static void lines(struct lp *a)
 			for (uint32_t l = f->inner[k]; l != LP_NONE; l = a->loops[l].parent) {
 				struct lp_loop *lo = &a->loops[l];
 				int line = lo->file ? a->env.min_line(a->env.ctx, f->pid, f->time, f->lead[k], f->nend[k],
-								      lo->file) : 0;
+								      lo->header) : 0;
 				if (line > 0 && line < lo->first_line)
 					lo->first_line = line;
 			}

@@ -59,19 +59,31 @@ static bool env_srcline(void *ctx, int32_t pid, uint64_t time, uint64_t ip, cons
 	return m && sym_srcline(v->c->sym, m, ip, file, line);
 }
 
-static int env_min_line(void *ctx, int32_t pid, uint64_t time, uint64_t from, uint64_t upto, const char *file)
+/* The innermost function inlined at ip, 0: none. */
+static uint32_t inlined_fn(struct vloops *v, int32_t pid, uint64_t time, uint64_t ip)
+{
+	uint32_t fns[16];
+	const struct sb_map *m = sb_find_map(v->c->sb, pid, ip, time);
+	return sym_inline(v->c->sym, m, ip, fns, 16) ? fns[0] : 0;
+}
+
+static int env_min_line(void *ctx, int32_t pid, uint64_t time, uint64_t from, uint64_t upto, uint64_t header)
 {
 	struct vloops *v = ctx;
-	int min = 0;
+	const char *file;
+	int min = 0, line;
+	if (!env_srcline(v, pid, time, header, &file, &line))
+		return 0;
+	uint32_t inl = inlined_fn(v, pid, time, header);
 	while (from < upto) {
 		uint8_t buf[X86_MAX_INSN];
 		struct x86_instr in;
 		const char *f;
-		int line;
 		size_t k = sb_code_read(v->mem, pid, time, from, buf, sizeof(buf));
 		if (!k || x86_dis_one(&v->dis, buf, k, from, &in) < 0 || !in.size)
 			break;
-		if (env_srcline(v, pid, time, from, &f, &line) && line > 0 && (!min || line < min) && !strcmp(f, file))
+		if (env_srcline(v, pid, time, from, &f, &line) && line > 0 && (!min || line < min) && !strcmp(f, file) &&
+		    inlined_fn(v, pid, time, from) == inl)
 			min = line;
 		from += in.size;
 	}
@@ -167,10 +179,8 @@ static const char *fn_name(struct vloops *v, const struct lp_loop *l)
  * ("NAME [inline]"), else its function; NULL for the function when none was inlined. */
 static const char *inlined_at(struct vloops *v, const struct lp_loop *l)
 {
-	uint32_t fns[16];
-	const struct sb_map *m = sb_find_map(v->c->sb, l->pid, l->header, l->time);
-	const struct sym_fn *f = sym_inline(v->c->sym, m, l->header, fns, 16) ? sym_fn(v->c->sym, fns[0]) : NULL;
-	return f ? f->name : NULL;
+	uint32_t fn = inlined_fn(v, l->pid, l->time, l->header);
+	return fn ? sym_fn(v->c->sym, fn)->name : NULL;
 }
 
 /* "  function file:line" (text: indented by depth, the file by its last component;

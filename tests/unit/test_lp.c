@@ -26,9 +26,9 @@ static bool no_line(void *ctx, int32_t pid, uint64_t time, uint64_t ip, const ch
 	return false;
 }
 
-static int min_line(void *ctx, int32_t pid, uint64_t time, uint64_t from, uint64_t upto, const char *file)
+static int min_line(void *ctx, int32_t pid, uint64_t time, uint64_t from, uint64_t upto, uint64_t header)
 {
-	(void)ctx, (void)pid, (void)time, (void)from, (void)upto, (void)file;
+	(void)ctx, (void)pid, (void)time, (void)from, (void)upto, (void)header;
 	return 0;
 }
 
