@@ -98,3 +98,28 @@ import json, sys
 r = {x["name"]: x for x in map(json.loads, sys.stdin)}
 print(*["%s %d %s" % (n, r[n]["calls_a"], r[n]["calls_b"] if n == "ext" else "-")
         for n in ("top", "mid", "leaf", "ext") if not r[n]["status"]])')"
+
+# --annotate --inline: each instruction of work (run or not) with addr2line -i's chain
+"$XPTRACE" decode -i "$TMP/t" --annotate work --inline --format jsonl >"$TMP/ann.jsonl"
+python3 -c '
+import json, sys
+for l in open(sys.argv[1]):
+    r = json.loads(l)
+    print(r["ip"], r.get("inlined", ""))' "$TMP/ann.jsonl" >"$TMP/ann.got"
+addr2line -i -f -a -e "$TMP/inl" $(cut -d' ' -f1 "$TMP/ann.got") | python3 -c '
+import sys
+out, cur = [], None
+for l in sys.stdin:
+    l = l.strip()
+    if l.startswith("0x"):
+        cur = [l]
+        out.append(cur)
+    elif l and ":" not in l:
+        cur.append(l)
+for c in out:
+    names = c[1:][::-1][1:]     # outermost first, work left out
+    print("0x%x" % int(c[0], 16), " > ".join(names))' >"$TMP/ann.want"
+check_eq "--annotate --inline: every instruction of work has addr2line -i's chain" "$(cat "$TMP/ann.want")" "$(cat "$TMP/ann.got")"
+check_match "... some instructions three deep" "top > mid > leaf" "$(cat "$TMP/ann.got")"
+check_match "text: a line [inline] CHAIN where the chain changes" '^ +\[inline\] top > mid > leaf$' \
+	"$("$XPTRACE" decode -i "$TMP/t" --annotate work --inline)"
