@@ -50,9 +50,8 @@ static int add_edge(struct lp_func *f, uint64_t from, uint64_t to)
 	return 0;
 }
 
-int lp_record(struct lp *a, struct lp_func *f, struct lp_frame *fr, bool fresh, const struct xev *ev)
+int lp_record(struct lp_func *f, struct lp_frame *fr, bool fresh, const struct xev *ev)
 {
-	(void)a;
 	uint64_t end = 0;
 	int r = 0;
 	if (fresh)

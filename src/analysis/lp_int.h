@@ -68,9 +68,10 @@ struct lp {
 	struct lp_loop *out;		/* lp_loops' ordered copy */
 };
 
-/* lp_graph.c: pass 1's recording for a block of func f in frame fr (fresh: fr began
- * with it), and the function of a key and start (added when new; LP_NONE: no memory) */
-int lp_record(struct lp *a, struct lp_func *f, struct lp_frame *fr, bool fresh, const struct xev *ev);
+/* lp_graph.c: pass 1's recording for a block of function f in frame fr (fresh: fr
+ * began with it), and the function of a key and start (added when new; LP_NONE: no
+ * memory, or pass 2 meets a function pass 1 did not) */
+int lp_record(struct lp_func *f, struct lp_frame *fr, bool fresh, const struct xev *ev);
 uint32_t lp_func_index(struct lp *a, uint64_t key, uint64_t start, const struct xev *ev);
 void lp_func_free(struct lp_func *f);
 

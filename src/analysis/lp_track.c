@@ -186,7 +186,7 @@ static int block(struct lp *a, struct lp_thread *t, const struct xev *ev)
 	}
 	struct lp_func *f = &a->funcs[fn];
 	if (!a->found)
-		return lp_record(a, f, fr, fresh, ev);
+		return lp_record(f, fr, fresh, ev);
 	for (uint32_t i = first_node(f, ev->ip); i < f->nlead && f->lead[i] <= ev->end; i++)
 		visit(a, f, fr, i);
 	return 0;
