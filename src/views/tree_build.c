@@ -34,9 +34,9 @@ const struct dec_option tb_options[] = {
 	  "hits not subtracted)" },
 	{ "comm-prefix", NULL, "--format folded: each stack starts with its threads' command name "
 	  "(as stackcollapse-perf.pl writes them)" },
-	{ "inline", NULL, "exact traces: code the compiler inlined (DWARF) as nodes 'NAME [inline]' under "
-	  "the function it was inlined into, each entry into it from outside a call (as perf report "
-	  "--inline, addr2line -i)" },
+	{ "inline", NULL, "exact traces, tree views: code the compiler inlined (DWARF) as nodes 'NAME [inline]' "
+	  "under the function it was inlined into, each entry into it from outside a call (as perf report "
+	  "--inline, addr2line -i); --annotate: the functions inlined at each instruction" },
 	{ NULL, NULL, NULL },
 };
 
