@@ -151,8 +151,9 @@ static int collect(const struct opts *o, int side, struct vcl_table *t)
 	eo.dec.comm = o->comm;
 	eo.view.impl = o->level;
 	eo.view.impl_arg = t;
-	if (o->inl)
-		eo.dec.extra[eo.dec.nextra++] = (typeof(eo.dec.extra[0])){ "inline", "" };
+	/* function rows are whole functions unless --inline */
+	if (o->level == &vcl_functions)
+		eo.dec.extra[eo.dec.nextra++] = (typeof(eo.dec.extra[0])){ o->inl ? "inline" : "no-inline", "" };
 	int rc = eng_decode(&eo);
 	/* a function inlined in one build and called in the other is one row: what
 	 * inlining it changed */

@@ -387,8 +387,8 @@ int bb_annotate_report(struct bb_tally *t, const char *symname, const struct bb_
 		if (o->inlined && (!env->inlined || !env->inlined(env->ctx, pid, time, a->in.ip, inl[0], sizeof(inl[0]))))
 			inl[0][0] = 0;
 		/* text: where the inlined code changes, as a line above (perf annotate's
-		 * source lines' place) */
-		if (o->inlined && o->format == BB_TEXT && (j == 0 || strcmp(inl[0], inl[1]))) {
+		 * source lines' place); none over a function's own code before any */
+		if (o->inlined && o->format == BB_TEXT && strcmp(inl[0], inl[1])) {
 			fprintf(out, "%*s[inline] %s\n", ANNOTATE_SRC_INDENT, "", *inl[0] ? inl[0] : "-");
 			src.last_line = -1;
 		}

@@ -26,7 +26,7 @@ void tb_init(struct tb *b, struct dec_ctx *c)
 	b->compensate = c->merged && b->time_m >= 0 && c->probes && c->probes->calibrated &&
 		!dec_opt(c, "no-compensate");
 	/* no memory for it: the trees without inline frames */
-	b->inl = dec_opt(c, "inline") && !c->sampled ? ti_new(c) : NULL;
+	b->inl = dec_inline(c) && !c->sampled ? ti_new(c) : NULL;
 }
 
 const struct dec_option tb_options[] = {
@@ -34,9 +34,11 @@ const struct dec_option tb_options[] = {
 	  "hits not subtracted)" },
 	{ "comm-prefix", NULL, "--format folded: each stack starts with its threads' command name "
 	  "(as stackcollapse-perf.pl writes them)" },
-	{ "inline", NULL, "exact traces, tree views: code the compiler inlined (DWARF) as nodes 'NAME [inline]' "
-	  "under the function it was inlined into, each entry into it from outside a call (as perf report "
-	  "--inline, addr2line -i); --annotate: the functions inlined at each instruction" },
+	{ "inline", NULL, "(the default) exact traces, tree views: code the compiler inlined (DWARF) as "
+	  "nodes 'NAME [inline]' under the function it was inlined into, each entry into it from outside a "
+	  "call (as perf report --inline, addr2line -i); --annotate: the functions inlined at each instruction" },
+	{ "no-inline", NULL, "no inline frames: inlined code counts as the function it was inlined into "
+	  "(as perf report --no-inline)" },
 	{ NULL, NULL, NULL },
 };
 

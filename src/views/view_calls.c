@@ -13,7 +13,12 @@
  * return value register: text and jsonl show the value as the function's DWARF type
  * reads it (none for void, in hex without debug info).  Sample traces have no calls: in
  * chrome they become a sampled-stack track (a frame lasts while consecutive samples
- * have it); merged traces (probes and samples) add their samples as instant events. */
+ * have it); merged traces (probes and samples) add their samples as instant events.
+ *
+ * Code the compiler inlined (exact traces, unless --no-inline) is a call of its own,
+ * `NAME [inline]`, from where control enters its range from outside to where it leaves
+ * it (as the call tree's inline nodes): its frames sit above the function's own and
+ * leave with it; a real call from inside nests below them. */
 #include <errno.h>
 #include <fnmatch.h>
 #include <inttypes.h>
@@ -21,6 +26,7 @@
 #include <string.h>
 
 #include "views/tree_build.h"
+#include "views/tree_inline.h"
 #include "analysis/bb.h"
 #include "analysis/ct_sig.h"
 #include "util/xp_err.h"
@@ -36,6 +42,7 @@ struct frame {
 	bool has_ret;		/* `ret` holds the return value register */
 	uint64_t ret;
 	uint64_t sig;		/* a signal handler's call: the signal's id (ct_sig.h) */
+	bool inl;		/* code inlined into the frame below */
 };
 
 struct cth {
@@ -74,6 +81,7 @@ struct vcalls {
 	struct out_buf stack;
 	uint64_t calls;
 	struct xp_map rets;	/* fn -> its struct sym_ret, packed (ret_of) */
+	struct ti *inl;		/* inline frames, NULL: --no-inline or sampled */
 };
 
 static int oom(void) { return xp_err("decode", "decode a smaller trace or time range", "out of memory"); }
@@ -137,6 +145,8 @@ static int on_open(struct view_ctx *vc, void **state)
 			xp_usage_error("decode", "--time %s: expected A-B, A- or -B (ns or seconds.ns)", t);
 		return -EOPNOTSUPP;
 	}
+	/* no memory for it: calls without inline frames */
+	v->inl = dec_inline(c) && !c->sampled ? ti_new(c) : NULL;
 	out_buf_init(&v->line, NULL, 0);
 	out_buf_init(&v->stack, NULL, 0);
 	vc->wants = (1u << XEV_CALL) | (1u << XEV_RETURN) | (1u << XEV_BLOCK) | (1u << XEV_GAP) |
@@ -263,11 +273,16 @@ static bool text_retval(struct vcalls *v, struct out_buf *b, const struct frame 
 	return true;
 }
 
-/* kind: '{' a call with callees begins, ';' a call without, '}' the first one ends */
+/* kind: '{' a call with callees begins, ';' a call without, '}' the first one ends;
+ * inlined code: `name() [inline] {`, `name() [inline];` */
 static int text_line(struct vcalls *v, const struct cth *th, const struct frame *f, char kind, uint64_t dur)
 {
 	struct out_buf *b = &v->line;
 	const char *name = tb_fn_name(v->c->sym, f->fn);
+	static const char mark[] = " [inline]";
+	int len = (int)strlen(name);
+	if (f->inl && len >= (int)sizeof(mark) - 1 && !strcmp(name + len - (sizeof(mark) - 1), mark))
+		len -= (int)sizeof(mark) - 1;
 
 	if (!v->header)
 		text_header(v);
@@ -289,9 +304,9 @@ static int text_line(struct vcalls *v, const struct cth *th, const struct frame 
 		bool value = text_retval(v, b, f);
 		out_buf_printf(b, "%s /* %s */\n", value ? ";" : "", name);
 	} else if (kind == '{') {
-		out_buf_printf(b, "%s() {\n", name);
+		out_buf_printf(b, "%.*s()%s {\n", len, name, f->inl ? mark : "");
 	} else {
-		out_buf_printf(b, "%s()", name);
+		out_buf_printf(b, "%.*s()%s", len, name, f->inl ? mark : "");
 		text_retval(v, b, f);
 		out_buf_put(b, ";\n", 2);
 	}
@@ -310,6 +325,8 @@ static int json_line(struct vcalls *v, const struct cth *th, const struct frame 
 	out_json_u64(b, "depth", f->vdepth);
 	out_json_string(b, "name", tb_fn_name(v->c->sym, f->fn));
 	out_json_string(b, "module", tb_fn_module(v->c->sym, f->fn));
+	if (f->inl)
+		out_json_bool(b, "inlined", true);
 	struct sym_ret r;
 	uint64_t x;
 	if (retval(v, f, &r, &x)) {
@@ -344,11 +361,11 @@ static void chrome_names(struct vcalls *v, struct cth *th)
 	out_chrome_thread(&v->ch, th->pid, th->tid, name);
 }
 
-static int chrome_span(struct vcalls *v, struct cth *th, uint32_t fn, uint64_t start, uint64_t dur)
+static int chrome_span(struct vcalls *v, struct cth *th, uint32_t fn, uint64_t start, uint64_t dur, bool inl)
 {
 	chrome_names(v, th);
 	out_chrome_complete(&v->ch, th->pid, th->tid, tb_fn_name(v->c->sym, fn), tb_fn_module(v->c->sym, fn),
-			    start, dur, v->sample_track);
+			    start, dur, v->sample_track, inl);
 	return v->ch.b.oom ? oom() : 0;
 }
 
@@ -378,7 +395,7 @@ static int pop(struct vcalls *v, struct cth *th, uint32_t i, uint64_t end)
 	v->calls++;
 	switch (v->o->format) {
 	case OUT_CHROME:
-		return chrome_span(v, th, f->fn, f->start, dur);
+		return chrome_span(v, th, f->fn, f->start, dur, f->inl);
 	case OUT_JSONL:
 		return json_line(v, th, f, dur);
 	default:
@@ -428,6 +445,48 @@ static uint32_t find(const struct cth *th, uint32_t fn)
 		if (th->st[i].fn == fn)
 			return i;
 	return UINT32_MAX;
+}
+
+/* Where th's inline frames on top of its stack begin (th->n: none). */
+static uint32_t inl_base(const struct cth *th)
+{
+	uint32_t i = th->n;
+
+	while (i > 0 && th->st[i - 1].inl)
+		i--;
+	return i;
+}
+
+/* A block of exact code by runs of one inline chain (outermost first): the inline
+ * frames a run shares with the frames open go on, the others end where it begins,
+ * its own begin there; above the frame of the block's function only (another one
+ * below: control left it without a return, the inline frames end). */
+static int inline_block(struct vcalls *v, struct cth *th, const struct xev *ev)
+{
+	const struct ti_seg *s;
+	const uint32_t *chains;
+	uint32_t n, base = inl_base(th);
+	uint64_t at = th->insns;
+	int rc = 0;
+
+	if (ti_block(v->inl, ev->pid, ev->time, ev->ip, ev->end, &s, &n, &chains) < 0)
+		return oom();
+	bool owner = !base || th->st[base - 1].fn == dec_fn_of(v->c, ev->pid, ev->ip, ev->time);
+	for (uint32_t i = 0; i < (n ? n : 1) && rc == 0; i++) {
+		uint64_t now = v->insns ? at : ev->time ? ev->time : th->last;
+		const uint32_t *chain = n ? chains + s[i].chain : NULL;
+		uint32_t nc = n && owner ? s[i].nchain : 0, k = 0;
+		while (k < nc && base + k < th->n && th->st[base + k].fn == chain[k])
+			k++;
+		rc = pop_to(v, th, base + k, now);
+		for (; k < nc && rc == 0; k++) {
+			rc = push(v, th, chain[k], now);
+			if (rc == 0)
+				th->st[th->n - 1].inl = true;
+		}
+		at += n ? s[i].insns : 0;
+	}
+	return rc;
 }
 
 /* A sample of a sample trace: frames its stack shares with the previous sample's go
@@ -517,6 +576,11 @@ static int on_event(void *state, const struct xev *ev)
 		ct_sig_exec(&th->sig);
 	enum ct_sig_what what = ev->flags & XEV_F_FUNC ? CT_SIG_NONE : ct_sig_event(&th->sig, ev, &at, &sig);
 	if (ev->kind == XEV_BLOCK) {
+		int rc = v->inl && !v->started ? start_output(v) : 0;
+		if (rc == 0 && v->inl)
+			rc = inline_block(v, th, ev);
+		if (rc)
+			return rc;
 		th->insns += ev->insns;
 		if (v->insns)
 			th->last = th->insns;
@@ -565,11 +629,15 @@ static int on_event(void *state, const struct xev *ev)
 		}
 		if (!th->n)
 			return 0;	/* returns past where the trace began */
-		th->tramp = th->st[th->n - 1].sig;
-		int rc = pop_to(v, th, th->n - 1, now);
-		/* a return that skips frames (exceptions) lands in a caller further down */
-		uint32_t to = dec_fn_of(c, ev->pid, ev->addr, ev->time);
-		if (rc == 0 && th->n && th->st[th->n - 1].fn != to) {
+		/* the function returning is the frame below its inline frames, which
+		 * leave with it (only inline frames: their function began before the trace) */
+		uint32_t top = inl_base(th) ? inl_base(th) - 1 : 0;
+		th->tramp = th->st[top].sig;
+		int rc = pop_to(v, th, top, now);
+		/* a return that skips frames (exceptions) lands in a caller further down
+		 * (the function below the caller's inline frames) */
+		uint32_t to = dec_fn_of(c, ev->pid, ev->addr, ev->time), b = inl_base(th);
+		if (rc == 0 && b && th->st[b - 1].fn != to) {
 			uint32_t i = find(th, to);
 			if (i != UINT32_MAX)
 				rc = pop_to(v, th, i + 1, now);
@@ -632,6 +700,7 @@ static int on_close(void *state, int status)
 	xp_map_free(&v->rets);
 	out_buf_free(&v->line);
 	out_buf_free(&v->stack);
+	ti_free(v->inl);
 	free(v->fns);
 	free(v);
 	return rc;
@@ -643,7 +712,7 @@ static const struct dec_option calls_options[] = {
 	{ NULL, NULL, NULL },
 };
 
-static const char *const calls_honours[] = { "tid", "comm", "time", "sym", NULL };
+static const char *const calls_honours[] = { "tid", "comm", "time", "sym", "inline", "no-inline", NULL };
 
 const struct dec_view view_calls = {
 	.name = "calls",

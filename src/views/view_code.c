@@ -145,7 +145,7 @@ static int open_common(struct view_ctx *vc, struct vstate **out)
 	}
 	s->vo.intel = syntax && strcmp(syntax, "intel") == 0;
 	s->vo.srcline = dec_opt(c, "srcline") != NULL;
-	s->vo.inlined = dec_opt(c, "inline") != NULL;
+	s->vo.inlined = dec_inline(c);
 	const char *fields = dec_opt(c, "fields");
 	if (fields) {
 		if (bb_fields_parse(fields, BB_FIELDS_DEFAULT, &s->vo.fields) < 0) {
@@ -421,7 +421,7 @@ static const struct dec_option filter_options[] = {
 
 static const char *const insn_honours[] = { "tid", "comm", "time", "sym", NULL };
 static const char *const blocks_honours[] = { "tid", "comm", "time", NULL };
-static const char *const annotate_honours[] = { "tid", "comm", "time", "sym", "syntax", "srcline", "inline", NULL };
+static const char *const annotate_honours[] = { "tid", "comm", "time", "sym", "syntax", "srcline", "inline", "no-inline", NULL };
 
 const struct dec_view view_insn = {
 	.name = "insn",

@@ -103,7 +103,7 @@ static int on_close(void *state, int status)
 }
 
 /* xptrace diff --tid/--comm: the engine filters the stream */
-static const char *const vcl_honours[] = { "tid", "comm", "inline", NULL };
+static const char *const vcl_honours[] = { "tid", "comm", "inline", "no-inline", NULL };
 
 const struct dec_view vcl_functions = {
 	.name = "functions",

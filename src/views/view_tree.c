@@ -205,7 +205,7 @@ static int write_tree(struct vt *v, struct ct_tree *t, const char *title)
 			tb_header(&v->b, v->out);
 		if (!v->tab.f || v->o->format == OUT_TEXT)
 			out_table_begin(&v->tab, v->out, v->o->format, v->tcols + (v->tid_col ? 0 : 1),
-					(v->tid_col ? 7 : 6) + (v->o->format == OUT_JSONL && dec_opt(c, "inline") ? 3 :
+					(v->tid_col ? 7 : 6) + (v->o->format == OUT_JSONL && dec_inline(c) ? 3 :
 					(c->merged && v->o->format != OUT_TEXT) + window_col(v)));
 		return ct_walk(t, v->metric, tree_row, v) < 0 ? oom() : 0;
 	}
@@ -352,7 +352,7 @@ static int write_functions(struct vt *v, struct fpart *parts, uint32_t np)
 		cols[nc++] = (struct out_col){ "Srcline", OUT_STR, 0, false };
 	if (window_col(v))
 		cols[nc++] = (struct out_col){ "Window_ns", OUT_SPAN, 0, false };
-	bool inl_col = v->o->format == OUT_JSONL && dec_opt(c, "inline");
+	bool inl_col = v->o->format == OUT_JSONL && dec_inline(c);
 	if (inl_col)
 		cols[nc++] = (struct out_col){ "Inlined", OUT_BOOL, 0, false };
 	uint32_t nr = 0;
@@ -553,7 +553,7 @@ static int on_close(void *state, int status)
 
 static const char *const calltree_honours[] = { "tid", "comm", "time", "percent-limit", "per-thread", NULL };
 static const char *const functions_honours[] = {
-	"tid", "comm", "time", "percent-limit", "per-process", "srcline", "no-compensate", "inline", NULL
+	"tid", "comm", "time", "percent-limit", "per-process", "srcline", "no-compensate", "inline", "no-inline", NULL
 };
 
 const struct dec_view view_calltree = {

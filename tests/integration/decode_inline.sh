@@ -83,10 +83,70 @@ import json, sys
 print(*sorted(r["name"] for r in map(json.loads, sys.stdin) if r.get("inlined")))')
 check_match "--functions --inline: the inlined functions, \"inlined\": true" 'leaf \[inline\] mid \[inline\] top \[inline\]' "$fn_inl"
 
-"$XPTRACE" decode -i "$TMP/t" --calltree --format jsonl >"$TMP/plain.jsonl"
-check_eq "without --inline: no inline node" 0 "$(grep -c 'inline\]' "$TMP/plain.jsonl")"
+check_eq "inline frames are the default: --calltree = --calltree --inline" "$(cat "$TMP/tree.jsonl")" \
+	"$("$XPTRACE" decode -i "$TMP/t" --calltree --format jsonl)"
+"$XPTRACE" decode -i "$TMP/t" --calltree --no-inline --format jsonl >"$TMP/plain.jsonl"
+check_eq "--no-inline: no inline node" 0 "$(grep -c 'inline\]' "$TMP/plain.jsonl")"
 cum() { python3 -c 'import json, sys; print([r["cum"] for r in map(json.loads, open(sys.argv[1])) if r["name"] == "work"][0])' "$1"; }
-check_eq "work's Cum is the same with and without --inline" "$(cum "$TMP/plain.jsonl")" "$(cum "$TMP/tree.jsonl")"
+check_eq "work's Cum is the same with and without inline frames" "$(cum "$TMP/plain.jsonl")" "$(cum "$TMP/tree.jsonl")"
+
+# --calls: each entry into inlined code from outside is a call of the inline function,
+# from its first instruction to the first one outside it (the thread's instruction
+# clock: the index in perf's listing), as addr2line -i's chains of perf's instructions say
+python3 - "$TMP/insns" "$TMP/a2l" >"$TMP/calls.want" <<'EOF'
+import sys
+chains, cur = {}, None
+for l in open(sys.argv[2]):
+    l = l.strip()
+    if l.startswith("0x"):
+        cur = int(l, 16)
+        chains[cur] = []
+    elif ":" not in l and l:
+        chains[cur].append(l)
+rows, open_ = [], []
+def close(k, i):
+    for d in range(len(open_) - 1, k - 1, -1):
+        rows.append((open_[d][1], i - open_[d][1], d + 1, open_[d][0]))
+    del open_[k:]
+for i, l in enumerate(open(sys.argv[1])):
+    ip, sym = l.split()
+    if sym == "ext":
+        continue            # a real call from leaf: its inline frames stay open
+    c = chains[int(ip, 16)][::-1][1:] if sym == "work" else []
+    k = 0
+    while k < len(open_) and k < len(c) and open_[k][0] == c[k]:
+        k += 1
+    close(k, i)
+    open_ += [(n, i) for n in c[k:]]
+for r in sorted(rows):
+    print(*r)
+EOF
+"$XPTRACE" decode -i "$TMP/t" --calls --sym work --format jsonl >"$TMP/calls.jsonl"
+python3 -c '
+import json, sys
+rows = [(r["start_insns"], r["dur_insns"], r["depth"], r["name"].replace(" [inline]", ""))
+        for r in map(json.loads, open(sys.argv[1])) if r.get("inlined")]
+for r in sorted(rows):
+    print(*r)' "$TMP/calls.jsonl" >"$TMP/calls.got"
+check_match "--calls: inline calls three deep" " 3 leaf$" "$(cat "$TMP/calls.got")"
+check_eq "--calls: every inline call's start, duration and depth = addr2line -i's chains of perf's instructions" \
+	"$(cat "$TMP/calls.want")" "$(cat "$TMP/calls.got")"
+check_eq "--calls: ext's 58 calls all below leaf [inline] (depth 4)" "58 58" "$(python3 -c '
+import json, sys
+e = [r["depth"] for r in map(json.loads, open(sys.argv[1])) if r["name"] == "ext"]
+print(len(e), e.count(4))' "$TMP/calls.jsonl")"
+check_match "--calls text: inline calls marked [inline]" '^ +[0-9]+ +[0-9]+ in +[0-9]+ +mid\(\) \[inline\];$' \
+	"$("$XPTRACE" decode -i "$TMP/t" --calls --sym work)"
+check_eq "--calls --no-inline: no inline call" 0 \
+	"$("$XPTRACE" decode -i "$TMP/t" --calls --no-inline --format jsonl | grep -c inline)"
+"$XPTRACE" decode -i "$TMP/t" --calls --sym work --format chrome -o "$TMP/calls.json"
+n=$(wc -l <"$TMP/calls.got")
+check_eq "--calls --format chrome: as many inline spans, named NAME [inline], args \"inlined\": true" "$n $n" \
+	"$(python3 -c '
+import json, sys
+ev = [e for e in json.load(open(sys.argv[1]))["traceEvents"] if e.get("ph") == "X"]
+inl = [e for e in ev if e.get("args", {}).get("inlined")]
+print(len(inl), sum(e["name"].endswith(" [inline]") for e in inl))' "$TMP/calls.json")"
 
 cc -O2 -g -static -DINLINE='static __attribute__((noinline))' -o "$TMP/called" "$XP_ROOT/tests/progs/inline.c" &&
 	"$XPTRACE" record --mode step -o "$TMP/c" -- "$TMP/called" 20 >/dev/null 2>&1 || { not_ok "noinline build"; exit 0; }
