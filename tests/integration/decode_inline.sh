@@ -4,8 +4,9 @@
 # ext for real), step-traced: the subtree under work equals what binutils' addr2line
 # -i -f says of every instruction perf's instruction trace shows in work (its chain
 # of inlined functions, address by address): per inline path its instructions (Base)
-# and entries into it from outside (Calls); ext below leaf with its calls; without
-# --inline the tree is today's, with the same total; diff --inline against a build
+# and entries into it from outside (Calls); ext below leaf with its calls; inline frames
+# are the default, --no-inline's tree has none and the same total; --calls' inline
+# calls (start, duration, depth) from the same chains; diff --inline against a build
 # that calls them: each inlined function matched with its calls (hand-counted).
 . "$(dirname "$0")/../lib.sh"
 command -v perf >/dev/null || { ok "perf missing # SKIP"; exit 0; }
