@@ -36,7 +36,8 @@ const struct dec_option tb_options[] = {
 	  "(as stackcollapse-perf.pl writes them)" },
 	{ "inline", NULL, "(the default) exact traces, tree views: code the compiler inlined (DWARF) as "
 	  "nodes 'NAME [inline]' under the function it was inlined into, each entry into it from outside a "
-	  "call (as perf report --inline, addr2line -i); --annotate: the functions inlined at each instruction" },
+	  "call (as perf report --inline, addr2line -i); --calls: each such entry a call 'NAME() [inline]'; "
+	  "--annotate: the functions inlined at each instruction" },
 	{ "no-inline", NULL, "no inline frames: inlined code counts as the function it was inlined into "
 	  "(as perf report --no-inline)" },
 	{ NULL, NULL, NULL },

@@ -273,16 +273,22 @@ static bool text_retval(struct vcalls *v, struct out_buf *b, const struct frame 
 	return true;
 }
 
+static const char inline_mark[] = " [inline]";
+
+/* The length of a function's name without an inline function's mark. */
+static int bare_len(const char *name, bool inl)
+{
+	size_t n = strlen(name), k = sizeof(inline_mark) - 1;
+	return (int)(inl && n >= k && !strcmp(name + n - k, inline_mark) ? n - k : n);
+}
+
 /* kind: '{' a call with callees begins, ';' a call without, '}' the first one ends;
  * inlined code: `name() [inline] {`, `name() [inline];` */
 static int text_line(struct vcalls *v, const struct cth *th, const struct frame *f, char kind, uint64_t dur)
 {
 	struct out_buf *b = &v->line;
-	const char *name = tb_fn_name(v->c->sym, f->fn);
-	static const char mark[] = " [inline]";
-	int len = (int)strlen(name);
-	if (f->inl && len >= (int)sizeof(mark) - 1 && !strcmp(name + len - (sizeof(mark) - 1), mark))
-		len -= (int)sizeof(mark) - 1;
+	const char *name = tb_fn_name(v->c->sym, f->fn), *mark = f->inl ? inline_mark : "";
+	int len = bare_len(name, f->inl);
 
 	if (!v->header)
 		text_header(v);
@@ -304,9 +310,9 @@ static int text_line(struct vcalls *v, const struct cth *th, const struct frame 
 		bool value = text_retval(v, b, f);
 		out_buf_printf(b, "%s /* %s */\n", value ? ";" : "", name);
 	} else if (kind == '{') {
-		out_buf_printf(b, "%.*s()%s {\n", len, name, f->inl ? mark : "");
+		out_buf_printf(b, "%.*s()%s {\n", len, name, mark);
 	} else {
-		out_buf_printf(b, "%.*s()%s", len, name, f->inl ? mark : "");
+		out_buf_printf(b, "%.*s()%s", len, name, mark);
 		text_retval(v, b, f);
 		out_buf_put(b, ";\n", 2);
 	}
@@ -424,16 +430,22 @@ static int pop_to(struct vcalls *v, struct cth *th, uint32_t n, uint64_t end)
 	return rc;
 }
 
-static int push(struct vcalls *v, struct cth *th, uint32_t fn, uint64_t now)
+/* inl: a call of inlined code (--sym matches its name without the mark) */
+static int push(struct vcalls *v, struct cth *th, uint32_t fn, uint64_t now, bool inl)
 {
 	if (XP_GROW(th->st, th->cap, th->n + 1) < 0)
 		return oom();
 	const struct frame *up = th->n ? &th->st[th->n - 1] : NULL;
-	bool in_time = now >= v->t0 && now <= v->t1;
-	bool sym = !v->sym || (up && up->shown) || fnmatch(v->sym, tb_fn_name(v->c->sym, fn), 0) == 0;
+	bool in_time = now >= v->t0 && now <= v->t1, sym = !v->sym || (up && up->shown);
+	if (!sym) {
+		char name[512];
+		const char *n = tb_fn_name(v->c->sym, fn);
+		snprintf(name, sizeof(name), "%.*s", bare_len(n, inl), n);
+		sym = fnmatch(v->sym, name, 0) == 0;
+	}
 	th->st[th->n++] = (struct frame){
 		.fn = fn, .start = now, .shown = in_time && sym,
-		.vdepth = up ? up->vdepth + up->shown : 0,
+		.vdepth = up ? up->vdepth + up->shown : 0, .inl = inl,
 	};
 	return 0;
 }
@@ -479,11 +491,8 @@ static int inline_block(struct vcalls *v, struct cth *th, const struct xev *ev)
 		while (k < nc && base + k < th->n && th->st[base + k].fn == chain[k])
 			k++;
 		rc = pop_to(v, th, base + k, now);
-		for (; k < nc && rc == 0; k++) {
-			rc = push(v, th, chain[k], now);
-			if (rc == 0)
-				th->st[th->n - 1].inl = true;
-		}
+		for (; k < nc && rc == 0; k++)
+			rc = push(v, th, chain[k], now, true);
 		at += n ? s[i].insns : 0;
 	}
 	return rc;
@@ -506,7 +515,7 @@ static int sample_span(struct vcalls *v, struct cth *th, const struct xev *ev, c
 	if (rc == 0)
 		rc = pop_to(v, th, same, now);
 	for (uint32_t i = same; i < n && rc == 0; i++)
-		rc = push(v, th, fns[i], now);
+		rc = push(v, th, fns[i], now, false);
 	th->span_end = 0;
 	if (v->clock_m >= 0) {
 		uint64_t w[DEC_MAX_METRICS];
@@ -598,7 +607,7 @@ static int on_event(void *state, const struct xev *ev)
 		if (th->tramp && ev->kind == XEV_ENABLE)	/* delivered as its sigreturn ended */
 			ct_sig_chain(&th->sig, th->tramp, sig);
 		th->tramp = 0;
-		int rc = push(v, th, dec_fn_of(c, ev->pid, at, ev->time), now);
+		int rc = push(v, th, dec_fn_of(c, ev->pid, at, ev->time), now, false);
 		if (rc == 0)
 			th->st[th->n - 1].sig = sig;
 		return rc;
@@ -616,7 +625,7 @@ static int on_event(void *state, const struct xev *ev)
 		return on_sample(v, th, ev, now);
 	case XEV_CALL:
 		th->tramp = 0;
-		return push(v, th, dec_fn_of(c, ev->pid, ev->addr, ev->time), now);
+		return push(v, th, dec_fn_of(c, ev->pid, ev->addr, ev->time), now, false);
 	case XEV_RETURN: {
 		if (ev->flags & XEV_F_FUNC) {
 			/* an exit names the function left: its innermost call and any above it */

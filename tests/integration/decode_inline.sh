@@ -136,6 +136,9 @@ check_eq "--calls: ext's 58 calls all below leaf [inline] (depth 4)" "58 58" "$(
 import json, sys
 e = [r["depth"] for r in map(json.loads, open(sys.argv[1])) if r["name"] == "ext"]
 print(len(e), e.count(4))' "$TMP/calls.jsonl")"
+check_eq "--calls --sym mid: the inline calls of mid (name without its mark) at depth 0" \
+	"$(grep -c ' 2 mid$' "$TMP/calls.got")" \
+	"$("$XPTRACE" decode -i "$TMP/t" --calls --sym mid --format jsonl | grep -c '"depth":0,"name":"mid \[inline\]"')"
 check_match "--calls text: inline calls marked [inline]" '^ +[0-9]+ +[0-9]+ in +[0-9]+ +mid\(\) \[inline\];$' \
 	"$("$XPTRACE" decode -i "$TMP/t" --calls --sym work)"
 check_eq "--calls --no-inline: no inline call" 0 \

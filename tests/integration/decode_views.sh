@@ -156,7 +156,8 @@ check_eq "a $nodes-node tree: the default limit in the header" \
 	"$(printf '%s\n' "$out" | sed -n 2p)"
 check_eq "a $nodes-node tree: every node shown has Cum >= 0.5 % of 115918" "0" \
 	"$(printf '%s\n' "$out" | awk 'NR > 3 && $5 < 579.59' | wc -l)"
-check "a $nodes-node tree: the limit hides most of it" in_range 10 100 "$(printf '%s\n' "$out" | tail -n +4 | wc -l)"
+# (at most a quarter shown: 109 of 660 with ld.so's and libc's inline nodes, libc6-dbg)
+check "a $nodes-node tree: the limit hides most of it" in_range 10 $((nodes / 4)) "$(printf '%s\n' "$out" | tail -n +4 | wc -l)"
 check_eq "--percent-limit 0: every node" "$nodes" "$("$XPTRACE" decode -i "$SB" --calltree --percent-limit 0 | tail -n +3 | wc -l)"
 
 # ---- (12) Calls = every call; trees keep per-node counts ----
