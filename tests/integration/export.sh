@@ -242,7 +242,7 @@ def rows(lines, cols):
     for l in lines:
         f = l.split()
         if len(f) > max(cols) and all(re.fullmatch(r"[0-9.]+%", f[c]) for c in cols[:2]):
-            # (a name counted from the end: an inline node's "NAME [inline]" is two fields)
+            # (a name counted from the end: an inline node, "NAME [inline]", is two fields)
             at = cols[2] - (cols[2] < 0 and f[-1] == "[inline]")
             out.setdefault(" ".join(f[at:]), []).append((float(f[cols[0]][:-1]), float(f[cols[1]][:-1])))
     return out
