@@ -27,6 +27,7 @@ void tb_init(struct tb *b, struct dec_ctx *c)
 		!dec_opt(c, "no-compensate");
 	/* no memory for it: the trees without inline frames */
 	b->inl = dec_inline(c) && !c->sampled ? ti_new(c) : NULL;
+	b->inl_samples = dec_inline(c) && c->sampled;
 }
 
 const struct dec_option tb_options[] = {
@@ -34,9 +35,9 @@ const struct dec_option tb_options[] = {
 	  "hits not subtracted)" },
 	{ "comm-prefix", NULL, "--format folded: each stack starts with its threads' command name "
 	  "(as stackcollapse-perf.pl writes them)" },
-	{ "inline", NULL, "(the default) exact traces, tree views: code the compiler inlined (DWARF) as "
-	  "nodes 'NAME [inline]' under the function it was inlined into, each entry into it from outside a "
-	  "call (as perf report --inline, addr2line -i); --calls: each such entry a call 'NAME() [inline]'; "
+	{ "inline", NULL, "(the default) tree views: code the compiler inlined (DWARF) as "
+	  "nodes 'NAME [inline]' under the function it was inlined into (samples: at the IP, a caller's at its "
+	  "return address - 1), on exact traces each entry into it from outside a call (as perf report --inline, addr2line -i); --calls: each such entry a call 'NAME() [inline]'; "
 	  "--annotate: the functions inlined at each instruction" },
 	{ "no-inline", NULL, "no inline frames: inlined code counts as the function it was inlined into "
 	  "(as perf report --no-inline)" },
@@ -207,6 +208,32 @@ static int inline_cost(struct tb *b, struct tb_thread *t, const struct xev *ev, 
 	return 0;
 }
 
+/* --inline on a sample: b->fns (n, root first) into b->xfns, each frame followed by
+ * the functions inlined where it was, outermost first: the leaf's at the sample's
+ * address, a caller's at its return address minus one (its call instruction, as perf
+ * report --inline looks them up).  The count, 0 on ENOMEM. */
+static uint32_t inline_frames(struct tb *b, const struct xev *ev, uint32_t n)
+{
+	struct dec_ctx *c = b->c;
+	uint32_t k = 0;
+
+	if (XP_GROW(b->xfns, b->capxfns, (size_t)n * (TI_MAX_DEPTH + 1)) < 0)
+		return 0;
+	for (uint32_t i = 0; i < n; i++) {
+		uint64_t at = !ev->nstack ? ev->ip : ev->stack[n - 1 - i];
+		uint32_t inner[TI_MAX_DEPTH];
+		unsigned ni = 0;
+		b->xfns[k++] = b->fns[i];
+		if (i + 1 < n)
+			at = at ? at - 1 : 0;
+		if (at)
+			ni = sym_inline(c->sym, sb_find_map(c->sb, ev->pid, at, ev->time), at, inner, TI_MAX_DEPTH);
+		while (ni)
+			b->xfns[k++] = inner[--ni];
+	}
+	return k;
+}
+
 /* A sample of a merged trace: below the event node active in its thread, the frames
  * of its callchain under that node's function (the innermost activation of it); all
  * of it from the root when no event node is active.  Either way the nodes it makes
@@ -347,7 +374,7 @@ int tb_event(void *ctx, const struct xev *ev)
 		if (XP_GROW(b->fns, b->capfns, n) < 0)
 			return oom();
 		dec_weights(c, ev, w);
-		if (ev->nstack && !b->lines && !c->merged)
+		if (ev->nstack && !b->lines && !c->merged && !b->inl_samples)
 			return sampled_stack(b, t, ev, w) < 0 ? oom() : 0;
 		if (!ev->nstack)
 			b->fns[0] = dec_fn_of(c, ev->pid, ev->ip, ev->time);
@@ -355,9 +382,15 @@ int tb_event(void *ctx, const struct xev *ev)
 			return oom();
 		if (b->lines && sample_lines(b, ev, n, w) < 0)
 			return oom();
+		const uint32_t *fns = b->fns;
+		if (b->inl_samples) {
+			if (!(n = inline_frames(b, ev, n)))
+				return oom();
+			fns = b->xfns;
+		}
 		if (c->merged)
-			return merged_sample(t, b->fns, n, w);
-		if (ct_add_stack_path(t->t, &t->path, b->fns, n, w, t->exact ? CT_NO_CALLS : 0) == CT_NONE)
+			return merged_sample(t, fns, n, w);
+		if (ct_add_stack_path(t->t, &t->path, fns, n, w, t->exact ? CT_NO_CALLS : 0) == CT_NONE)
 			return oom();
 		return 0;
 	}
@@ -542,6 +575,7 @@ void tb_free(struct tb *b)
 	xp_map_free(&b->probe_fns);
 	tl_free(b->lines);
 	ti_free(b->inl);
+	free(b->xfns);
 	free(b->fns);
 	memset(b, 0, sizeof(*b));
 }
