@@ -44,6 +44,9 @@ struct bb_env {
 	/* The file (or [vdso], //anon, ...) mapped at `ip`, as perf script's dso field
 	 * names it; NULL when unmapped.  May be NULL. */
 	const char *(*dso)(void *ctx, int32_t pid, uint64_t time, uint64_t ip);
+	/* The functions inlined at `ip` as "outer > ... > inner" in buf (n bytes); false
+	 * when none is.  May be NULL. */
+	bool (*inlined)(void *ctx, int32_t pid, uint64_t time, uint64_t ip, char *buf, size_t n);
 };
 
 /* ---- stream filters: --tid, --time A-B, --sym (the engine puts the time window in

@@ -155,6 +155,12 @@ int ct_leave(struct ct_cursor *c, uint32_t fn);
  * unless fn is in the top's chain of tail calls (a .cold part jumping back to its
  * function's body): then the frames above it are left. */
 int ct_cost(struct ct_cursor *c, uint32_t fn, const uint64_t *w);
+/* ct_cost for code inlined into fn: `chain` (n ids, outermost first) are the
+ * functions inlined there (none: fn's own code).  They stand as frames above fn's:
+ * those of the chain already there stay, the others are left, the new ones entered,
+ * each entry a call; a call from inside them goes above them, its return comes back
+ * to them, fn's return leaves them with fn.  Cost goes to the innermost. */
+int ct_cost_inline(struct ct_cursor *c, uint32_t fn, const uint32_t *chain, uint32_t n, const uint64_t *w);
 void ct_gap(struct ct_cursor *c);
 uint32_t ct_cursor_depth(const struct ct_cursor *c);
 uint32_t ct_cursor_node(const struct ct_cursor *c);	/* CT_ROOT when empty */

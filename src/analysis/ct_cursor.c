@@ -13,6 +13,11 @@ struct frame {
 	bool tail;	/* entered by a tail call: leaves together with the frame below */
 	bool tramp;	/* the signal trampoline's, which the handler returned into */
 	uint64_t sig;	/* a signal handler's frame (or its trampoline's): the signal's id */
+	/* code inlined into the function of the frame below (ct_cost_inline): no frame
+	 * of the program's own, so it leaves with that frame, and a return to `owner`
+	 * comes back to it */
+	bool inl;
+	uint32_t owner;
 };
 
 struct ct_cursor {
@@ -49,7 +54,7 @@ static int push_at(struct ct_cursor *c, uint32_t parent, uint32_t fn, bool tail,
 		return -ENOMEM;
 	if (XP_GROW(c->f, c->cap, c->n + 1) < 0)
 		return -ENOMEM;
-	c->f[c->n++] = (struct frame){ node, fn, tail, false, 0 };
+	c->f[c->n++] = (struct frame){ node, fn, tail, false, 0, false, fn };
 	if (count) {
 		c->t->nodes[node].calls++;
 		c->t->nodes[node].sampled = false;	/* an exact call went through */
@@ -86,7 +91,7 @@ static int32_t leaving(const struct ct_cursor *c)
 {
 	int32_t k = (int32_t)c->n - 1;
 
-	while (k > 0 && c->f[k].tail)
+	while (k > 0 && (c->f[k].tail || c->f[k].inl))
 		k--;
 	return k;
 }
@@ -144,7 +149,7 @@ static int reparent(struct ct_cursor *c, uint32_t to)
 	ct_add_base(t, moved, t->base + (size_t)bottom * t->nm);
 	if (ct_merge_subtree(t, moved, t, bottom) < 0)
 		return -ENOMEM;
-	c->f[0] = (struct frame){ g, to, false, false, 0 };
+	c->f[0] = (struct frame){ g, to, false, false, 0, false, to };
 	c->n = 1;
 	return 0;
 }
@@ -173,13 +178,13 @@ int ct_return(struct ct_cursor *c, uint32_t to)
 		c->f[c->n - 1].tramp = true;
 		return 0;
 	}
-	k--;	/* the caller */
-	if (to == CT_FN_UNKNOWN || (k >= 0 && c->f[k].fn == to)) {
+	k--;	/* the caller (with the code inlined into it where the call was) */
+	if (to == CT_FN_UNKNOWN || (k >= 0 && c->f[k].owner == to)) {
 		c->n = (uint32_t)(k + 1);
 		return 0;
 	}
 	for (int32_t j = k - 1; j >= 0; j--)
-		if (c->f[j].fn == to) {	/* longjmp / exception: frames skipped */
+		if (c->f[j].owner == to) {	/* longjmp / exception: frames skipped */
 			c->n = (uint32_t)(j + 1);
 			return 0;
 		}
@@ -188,12 +193,12 @@ int ct_return(struct ct_cursor *c, uint32_t to)
 
 int ct_jump(struct ct_cursor *c, uint32_t to)
 {
-	if (c->n < 2 || to == CT_FN_UNKNOWN || c->f[c->n - 1].fn == to)
+	if (c->n < 2 || to == CT_FN_UNKNOWN || c->f[c->n - 1].owner == to)
 		return 0;
 	/* the nearest activation: with recursion the stack alone cannot tell which one
 	 * the jmp_buf belongs to, and the innermost is the common case */
 	for (uint32_t j = c->n - 1; j-- > 0;)
-		if (c->f[j].fn == to) {
+		if (c->f[j].owner == to) {
 			c->n = j + 1;
 			return 1;
 		}
@@ -238,6 +243,35 @@ int ct_cost(struct ct_cursor *c, uint32_t fn, const uint64_t *w)
 			c->n = j + 1;
 		else if (push(c, fn, true, true) < 0)
 			return -ENOMEM;
+	}
+	ct_add_base(c->t, c->f[c->n - 1].node, w);
+	return 0;
+}
+
+int ct_cost_inline(struct ct_cursor *c, uint32_t fn, const uint32_t *chain, uint32_t n, const uint64_t *w)
+{
+	static const uint64_t zero[CT_MAX_METRICS];
+	uint32_t base = c->n, k = 0;
+
+	while (base > 0 && c->f[base - 1].inl)
+		base--;
+	if (fn == CT_FN_UNKNOWN && base)
+		fn = c->f[base - 1].fn;
+	if (!base || c->f[base - 1].fn != fn) {
+		/* control left the inlined code for another function: ct_cost's rules */
+		c->n = base;
+		if (ct_cost(c, fn, zero) < 0)
+			return -ENOMEM;
+		base = c->n;
+	}
+	while (k < n && base + k < c->n && c->f[base + k].fn == chain[k])
+		k++;
+	c->n = base + k;
+	for (; k < n; k++) {
+		if (push(c, chain[k], false, true) < 0)
+			return -ENOMEM;
+		c->f[c->n - 1].inl = true;
+		c->f[c->n - 1].owner = fn;
 	}
 	ct_add_base(c->t, c->f[c->n - 1].node, w);
 	return 0;

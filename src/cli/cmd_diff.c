@@ -14,7 +14,7 @@
 #include "util/xp_grow.h"
 
 static const char usage[] =
-	"usage: xptrace diff [--functions|--lines|--blocks] [OPTIONS] A B\n"
+	"usage: xptrace diff [--functions|--lines|--blocks|--loops] [--inline] [OPTIONS] A B\n"
 	"\n"
 	"Compares two traces of the same program (built two ways, or two runs): each\n"
 	"function's Base (self cost) in A and in B, functions matched by demangled name\n"
@@ -31,6 +31,13 @@ static const char usage[] =
 	"  --blocks               per basic block, named 'FUNCTION FILE:FIRST-LAST' by the\n"
 	"                         lines it spans (exact traces): its instructions; without\n"
 	"                         lines 'FUNCTION+0xOFFSET' (from the symbol's ELF address)\n"
+	"  --loops                per loop (exact traces), named 'FUNCTION FILE:LINE' by its\n"
+	"                         first line (' depth N' when nested): its iterations\n"
+	"                         (header executions) and entries; a vectorized loop's\n"
+	"                         iterations drop by its width\n"
+	"  --inline               (functions) code the compiler inlined counts as the\n"
+	"                         function it came from (exact traces; decode --inline),\n"
+	"                         matched with that function's calls in the other trace\n"
 	"  --metric M             what to compare: insns, cycles, time (exact traces),\n"
 	"                         samples or an event name (sampled); default: the traces'\n"
 	"                         default metric, which must be the same in both\n"
@@ -41,9 +48,10 @@ static const char usage[] =
 	"  -o, --output FILE      write the report to FILE instead of stdout\n"
 	"\n"
 	"Columns (exact): A, B, Delta (B - A), Delta% (of A; '-' for a function new in B),\n"
-	"Calls_A, Calls_B (functions), Status (new, gone), Name.  Times (--metric time) in\n"
-	"text in the unit the header names (A(ms)), in jsonl and csv in integer ns (a_ns;\n"
-	"a_traced_ns: a step trace's, of the traced run, not native).\n"
+	"Calls_A, Calls_B (functions; --loops: Entries_A, Entries_B), Status (new, gone),\n"
+	"Name.  Times (--metric time) in text in the unit the header names (A(ms)), in\n"
+	"jsonl and csv in integer ns (a_ns; a_traced_ns: a step trace's, of the traced\n"
+	"run, not native).\n"
 	"Columns (sampled): A%, B% (shares of each trace's total), Delta (points), Error\n"
 	"(points, 95 %), Noise, Status, Name.\n"
 	"\n"
@@ -57,6 +65,7 @@ struct opts {
 	const char *in[2];
 	const char *metric, *comm, *output;
 	int32_t tid;
+	bool inl;	/* --inline: inlined code as functions of its own */
 	double threshold;
 	enum out_format format;
 };
@@ -82,11 +91,19 @@ static int parse_args(int argc, char **argv, struct opts *o)
 
 		if (takes && !val)
 			return xp_usage_error("diff", "option '%s' needs an argument", a);
-		if (!strcmp(a, "--functions") || !strcmp(a, "--lines") || !strcmp(a, "--blocks")) {
-			const struct dec_view *l = a[2] == 'f' ? &vcl_functions : a[2] == 'l' ? &vcl_lines : &vcl_blocks;
+		if (!strcmp(a, "--functions") || !strcmp(a, "--lines") || !strcmp(a, "--blocks") ||
+		    !strcmp(a, "--loops")) {
+			const struct dec_view *l = a[2] == 'f' ? &vcl_functions : !strcmp(a, "--lines") ? &vcl_lines :
+						   a[2] == 'b' ? &vcl_blocks : &vcl_loops;
 			if (o->level && o->level != l)
-				return xp_usage_error("diff", "give one of --functions, --lines, --blocks");
+				return xp_usage_error("diff", "give one of --functions, --lines, --blocks, --loops");
 			o->level = l;
+			continue;
+		} else if (!strcmp(a, "--inline")) {
+			if (o->level && o->level != &vcl_functions)
+				return xp_usage_error("diff", "--inline compares functions: give it without --%s",
+						      o->level->name);
+			o->inl = true;
 			continue;
 		} else if (!strcmp(a, "--metric")) {
 			o->metric = val;
@@ -137,7 +154,18 @@ static int collect(const struct opts *o, int side, struct vcl_table *t)
 	eo.dec.comm = o->comm;
 	eo.view.impl = o->level;
 	eo.view.impl_arg = t;
-	return eng_decode(&eo);
+	/* function rows are whole functions unless --inline */
+	if (o->level == &vcl_functions)
+		eo.dec.extra[eo.dec.nextra++] = (typeof(eo.dec.extra[0])){ o->inl ? "inline" : "no-inline", "" };
+	int rc = eng_decode(&eo);
+	/* a function inlined in one build and called in the other is one row: what
+	 * inlining it changed */
+	for (uint32_t i = 0; rc == 0 && i < t->n; i++) {
+		size_t n = strlen(t->rows[i].name), k = sizeof(" [inline]") - 1;
+		if (n > k && !strcmp(t->rows[i].name + n - k, " [inline]"))
+			t->rows[i].name[n - k] = 0;
+	}
+	return rc;
 }
 
 static int cmp_name(const void *a, const void *b)
@@ -255,14 +283,19 @@ static void write_rows(FILE *f, const struct opts *o, const struct vcl_table *t,
 		{ "A", OUT_INT, 12, 0 }, { "B", OUT_INT, 12, 0 }, { "Delta", OUT_SINT, 12, 0 },
 		{ "Delta%", OUT_PCT, 9, 0 }, { "Status", OUT_STR, 6, 0 }, { "Name", OUT_STR, 0, 0 },
 	};
+	static const struct out_col loop_cols[] = {
+		{ "A", OUT_INT, 12, 0 }, { "B", OUT_INT, 12, 0 }, { "Delta", OUT_SINT, 12, 0 },
+		{ "Delta%", OUT_PCT, 9, 0 }, { "Entries_A", OUT_INT, 9, 0 }, { "Entries_B", OUT_INT, 9, 0 },
+		{ "Status", OUT_STR, 6, 0 }, { "Name", OUT_STR, 0, 0 },
+	};
 	static const struct out_col sampled_cols[] = {
 		{ "A%", OUT_PCT, 8, 0 }, { "B%", OUT_PCT, 8, 0 }, { "Delta", OUT_FLOAT, 8, 0 },
 		{ "Error", OUT_FLOAT, 6, 0 }, { "Noise", OUT_BOOL, 5, 0 }, { "Status", OUT_STR, 6, 0 },
 		{ "Name", OUT_STR, 0, 0 },
 	};
-	bool smp = t[0].sampled, fn = o->level == &vcl_functions;
+	bool smp = t[0].sampled, loops = o->level == &vcl_loops, fn = o->level == &vcl_functions || loops;
 	struct out_table tab;
-	const struct out_col *cols = smp ? sampled_cols : fn ? exact_cols : exact_code_cols;
+	const struct out_col *cols = smp ? sampled_cols : loops ? loop_cols : fn ? exact_cols : exact_code_cols;
 	unsigned ncols = smp ? sizeof(sampled_cols) / sizeof(*sampled_cols) :
 		fn ? sizeof(exact_cols) / sizeof(*exact_cols) : sizeof(exact_code_cols) / sizeof(*exact_code_cols);
 	/* times: text in the header's unit, jsonl and csv in integer ns named so */

@@ -15,6 +15,11 @@ const char *dec_opt(const struct dec_ctx *c, const char *name)
 	return NULL;
 }
 
+bool dec_inline(const struct dec_ctx *c)
+{
+	return !dec_opt(c, "no-inline");
+}
+
 /* Address -> function cache: stacks repeat, symbol lookups are the hot path.  It
  * starts small and grows with its misses: a short decode (a test's, a fuzzer's
  * input) does not pay for clearing 2.5 MB it never uses. */

@@ -107,6 +107,9 @@ struct dec_ctx {
 
 /* The value of an extra option (flag: "" when given), NULL when absent. */
 const char *dec_opt(const struct dec_ctx *c, const char *name);
+/* Inline frames (DWARF inlined subroutines) in the views that show them: on unless
+ * --no-inline (--inline, the default, is accepted). */
+bool dec_inline(const struct dec_ctx *c);
 
 /* Reads the perf.data in time order: feeds the session with sideband, then calls fn
  * for every record.  Reports losses at the end. */

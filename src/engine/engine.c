@@ -22,6 +22,8 @@ extern const struct dec_view view_annotate;
 extern const struct dec_view view_functions;
 extern const struct dec_view view_calltree;
 extern const struct dec_view view_ranges;
+extern const struct dec_view view_lines;
+extern const struct dec_view view_loops;
 extern const struct dec_view view_routines;
 extern const struct dec_view view_arcs;
 extern const struct dec_view view_probes;
@@ -44,6 +46,8 @@ static const struct dec_view *const views[] = {
 	&view_insn,
 	&view_blocks,
 	&view_annotate,
+	&view_lines,
+	&view_loops,
 	&view_ranges,
 	&view_probes,
 };
@@ -418,6 +422,24 @@ const struct dec_view *eng_view(const struct engine *e)
 	return e->v;
 }
 
+/* The second decode of a view that reads the stream twice (dec_view.rewind): a new
+ * engine on the same options, its events into the same sink. */
+static int second_pass(struct engine *e, void *state, const struct xev_sink *sink)
+{
+	struct engine *e2;
+	int rc = e->v->rewind(state);
+
+	if (rc <= 0)
+		return rc;
+	rc = eng_open(&e->o, &e2);
+	if (rc < 0)
+		return rc;
+	e2->c.wants = e->c.wants;
+	rc = e2->d->run(&e2->c, sink);
+	eng_close(e2);
+	return rc;
+}
+
 int eng_run(struct engine *e)
 {
 	struct view_ctx *vc = &e->vc;
@@ -472,6 +494,8 @@ int eng_run(struct engine *e)
 	if (e->c.par)
 		eng_par_fini(e->c.par);
 	e->c.par = NULL;
+	if (rc >= 0 && e->v->rewind)
+		rc = second_pass(e, state, &sink);
 	if (rc >= 0 && (f->timed || f->threads) && !f->passed) {
 		char what[160];
 		filter_says(e, what, sizeof(what));

@@ -331,9 +331,10 @@ int out_chrome_begin(struct out_chrome *w, FILE *f, bool insns, const char *cloc
 void out_chrome_process(struct out_chrome *w, int32_t pid, const char *name);
 void out_chrome_thread(struct out_chrome *w, int32_t pid, int32_t tid, const char *name);
 /* A complete ("X") event: `name` ran from ts for dur; `cat` (the module, may be NULL);
- * `sampled`: a span of consecutive samples with this frame, not one exact call. */
+ * `sampled`: a span of consecutive samples with this frame, not one exact call;
+ * `inlined`: code the compiler inlined (args "inlined": true). */
 void out_chrome_complete(struct out_chrome *w, int32_t pid, int32_t tid, const char *name,
-			 const char *cat, uint64_t ts, uint64_t dur, bool sampled);
+			 const char *cat, uint64_t ts, uint64_t dur, bool sampled, bool inlined);
 /* An instant ("i", thread scope) event: a sample whose leaf is `name`; `stack` (may be
  * NULL) its frames root first, ';'-separated. */
 void out_chrome_instant(struct out_chrome *w, int32_t pid, int32_t tid, const char *name,

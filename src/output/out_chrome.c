@@ -103,7 +103,7 @@ void out_chrome_thread(struct out_chrome *w, int32_t pid, int32_t tid, const cha
 }
 
 void out_chrome_complete(struct out_chrome *w, int32_t pid, int32_t tid, const char *name,
-			 const char *cat, uint64_t ts, uint64_t dur, bool sampled)
+			 const char *cat, uint64_t ts, uint64_t dur, bool sampled, bool inlined)
 {
 	event_begin(w);
 	out_json_string(&w->b, "name", name);
@@ -119,6 +119,8 @@ void out_chrome_complete(struct out_chrome *w, int32_t pid, int32_t tid, const c
 	put_ticks(w, "ts", k0);
 	put_ticks(w, "dur", k1 - k0);
 	put_ids(w, pid, tid);
+	if (inlined)
+		out_buf_printf(&w->b, ",\"args\":{\"inlined\":true}");
 	event_end(w);
 }
 

@@ -29,6 +29,9 @@ struct sym_fn {
 	uint64_t size;
 	bool resolved;
 	bool jit;		/* JIT code (jit.h): start is a runtime address, no dso */
+	/* code the compiler inlined (DWARF's inlined subroutines): named "NAME [inline]",
+	 * one id per name and module, no address of its own */
+	bool inlined;
 };
 
 /* `trace_dir` holds the snapshot store (NULL: none).  Honours $HOME for ~/.debug;
@@ -67,6 +70,11 @@ const char *sym_dso_file(struct sym_ctx *c, struct sb_dso *d);
  * sym_free. */
 bool sym_srcline(struct sym_ctx *c, const struct sb_map *m, uint64_t addr, const char **file,
 		 int *line);
+
+/* The functions inlined at a runtime address, innermost first (as `addr2line -i` and
+ * `eu-addr2line -i` list them before the symbol's function): their ids (sym_fn.inlined)
+ * in fns, at most max.  0: none, or no DWARF. */
+unsigned sym_inline(struct sym_ctx *c, const struct sb_map *m, uint64_t addr, uint32_t *fns, unsigned max);
 
 /* Source file and first line of an interned function; false if unknown. */
 bool sym_fn_srcline(struct sym_ctx *c, uint32_t fn, const char **file, int *line);

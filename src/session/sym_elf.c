@@ -54,6 +54,13 @@ struct sdso {
 	bool ksame_boot;	/* the running kernel's, for maps recorded with its _text */
 	uint64_t ktext;		/* its _text address (KASLR relocation against the map) */
 	struct { uint64_t vaddr; const char *file; int line; bool ok; } last_line;
+	/* sym_inline: the inlined subroutines' ranges of every function of the CUs
+	 * looked at (each CU's DIEs read once), by function range */
+	struct inl_sub { uint64_t lo, hi; uint32_t first, n; } *isubs;
+	uint32_t nisubs, capisubs;
+	struct inl_rng { uint64_t lo, hi; uint32_t fn, depth; } *irngs;
+	uint32_t nirngs, capirngs;
+	struct xp_map icus;	/* CU offsets read */
 };
 
 struct sym_ctx {
@@ -63,6 +70,7 @@ struct sym_ctx {
 	uint32_t nfns, capfns;
 	struct xp_map unk;	/* (dso, addr) -> id for unresolved addresses */
 	struct xp_map jit;	/* jit_key(name, module) -> id of a JIT function */
+	struct xp_map inl;	/* jit_key(name, module) -> id of an inlined function */
 	struct sdso **dsos;	/* all loaded, for cleanup */
 	uint32_t ndsos, capdsos;
 	char **strs;		/* owned strings (names, files) */
@@ -176,6 +184,9 @@ static void sdso_free(struct sdso *d)
 		elf_end(d->dbg_elf);
 	if (d->dbg_fd >= 0)
 		close(d->dbg_fd);
+	free(d->isubs);
+	free(d->irngs);
+	xp_map_free(&d->icus);
 	free(d->syms);
 	free(d->pool);
 	free(d->segs);
@@ -199,6 +210,7 @@ void sym_free(struct sym_ctx *c)
 	free(c->fns);
 	xp_map_free(&c->unk);
 	xp_map_free(&c->jit);
+	xp_map_free(&c->inl);
 	free(c->trace_dir);
 	free(c->debug_dir);
 	free(c);
@@ -955,7 +967,7 @@ static uint32_t new_fn(struct sym_ctx *c, const char *name, const char *module, 
 {
 	if (XP_GROW(c->fns, c->capfns, c->nfns + 1) < 0)
 		return 0;
-	c->fns[c->nfns] = (struct sym_fn){ name, module, dso, start, size, resolved, false };
+	c->fns[c->nfns] = (struct sym_fn){ name, module, dso, start, size, resolved, false, false };
 	return c->nfns++;
 }
 
@@ -1113,6 +1125,160 @@ bool sym_srcline(struct sym_ctx *c, const struct sb_map *m, uint64_t addr, const
 	if (!m || !(d = get_sdso(c, m->dso)) || !d->usable || !sym_map_vaddr(c, m, addr, &va))
 		return false;
 	return srcline_va(c, d, va, file, line);
+}
+
+/* The name of an inlined subroutine: its abstract origin's, demangled. */
+static char *inline_name(Dwarf_Die *die)
+{
+	Dwarf_Attribute at;
+	const char *raw;
+	char *dm;
+
+	if ((dwarf_attr_integrate(die, DW_AT_linkage_name, &at) || dwarf_attr_integrate(die, DW_AT_MIPS_linkage_name, &at)) &&
+	    (raw = dwarf_formstring(&at)) && (dm = sym_demangle(raw, false)))
+		return dm;
+	if (dwarf_attr_integrate(die, DW_AT_name, &at) && (raw = dwarf_formstring(&at)))
+		return strdup(raw);
+	return strdup("[unknown]");
+}
+
+static uint32_t inline_fn(struct sym_ctx *c, const char *name, const char *module)
+{
+	char *full = malloc(strlen(name) + sizeof(" [inline]"));
+	if (!full)
+		return 0;
+	sprintf(full, "%s [inline]", name);
+	uint64_t k = jit_key(full, module), id;
+	for (; xp_map_get(&c->inl, k, &id); k++)
+		if (!strcmp(c->fns[id].name, full) && !strcmp(c->fns[id].module, module)) {
+			free(full);
+			return (uint32_t)id;
+		}
+	id = new_fn(c, own(c, full), module, NULL, 0, 0, false);
+	if (!id || xp_map_put(&c->inl, k, id) < 0)
+		return 0;
+	c->fns[id].inlined = true;
+	return (uint32_t)id;
+}
+
+/* The inlined subroutines below `die` (depth: how many enclose them), their ranges
+ * added to d->irngs. */
+static int inl_collect(struct sym_ctx *c, struct sdso *d, Dwarf_Die *die, uint32_t depth, const char *module)
+{
+	Dwarf_Die child;
+	if (dwarf_child(die, &child) != 0)
+		return 0;
+	do {
+		uint32_t below = depth;
+		if (dwarf_tag(&child) == DW_TAG_inlined_subroutine) {
+			char *name = inline_name(&child);
+			uint32_t id = name ? inline_fn(c, name, module) : 0;
+			Dwarf_Addr base, lo, hi;
+			free(name);
+			if (!id)
+				return -ENOMEM;
+			for (ptrdiff_t off = 0; (off = dwarf_ranges(&child, off, &base, &lo, &hi)) > 0;) {
+				if (XP_GROW(d->irngs, d->capirngs, d->nirngs + 1) < 0)
+					return -ENOMEM;
+				d->irngs[d->nirngs++] = (struct inl_rng){ lo, hi, id, depth };
+			}
+			below = depth + 1;
+		}
+		if (inl_collect(c, d, &child, below, module) < 0)
+			return -ENOMEM;
+	} while (dwarf_siblingof(&child, &child) == 0);
+	return 0;
+}
+
+static int by_lo(const void *a, const void *b)
+{
+	const struct inl_sub *x = a, *y = b;
+	return x->lo < y->lo ? -1 : x->lo > y->lo;
+}
+
+/* Every function with code below `die` (namespaces and classes hold C++'s): its
+ * ranges, each pointing to its inlined subroutines' ranges. */
+static int inl_subprograms(struct sym_ctx *c, struct sdso *d, Dwarf_Die *die, const char *module)
+{
+	Dwarf_Die child;
+	if (dwarf_child(die, &child) != 0)
+		return 0;
+	do {
+		int tag = dwarf_tag(&child);
+		if (tag == DW_TAG_subprogram) {
+			uint32_t first = d->nirngs;
+			Dwarf_Addr base, lo, hi;
+			if (inl_collect(c, d, &child, 0, module) < 0)
+				return -ENOMEM;
+			for (ptrdiff_t off = 0; (off = dwarf_ranges(&child, off, &base, &lo, &hi)) > 0;) {
+				if (XP_GROW(d->isubs, d->capisubs, d->nisubs + 1) < 0)
+					return -ENOMEM;
+				d->isubs[d->nisubs++] = (struct inl_sub){ lo, hi, first, d->nirngs - first };
+			}
+		} else if (tag == DW_TAG_namespace || tag == DW_TAG_class_type || tag == DW_TAG_structure_type) {
+			if (inl_subprograms(c, d, &child, module) < 0)
+				return -ENOMEM;
+		}
+	} while (dwarf_siblingof(&child, &child) == 0);
+	return 0;
+}
+
+static const struct inl_sub *inl_sub_at(const struct sdso *d, uint64_t va)
+{
+	uint32_t lo = 0, hi = d->nisubs;
+	while (lo < hi) {
+		uint32_t mid = lo + (hi - lo) / 2;
+		if (d->isubs[mid].lo <= va)
+			lo = mid + 1;
+		else
+			hi = mid;
+	}
+	/* the last range starting at or before va, or one a little before it: GNU C's
+	 * nested functions lie inside their parent's range */
+	for (uint32_t k = lo; k-- > 0 && lo - k <= 8;)
+		if (va >= d->isubs[k].lo && va < d->isubs[k].hi)
+			return &d->isubs[k];
+	return NULL;
+}
+
+unsigned sym_inline(struct sym_ctx *c, const struct sb_map *m, uint64_t addr, uint32_t *fns, unsigned max)
+{
+	uint64_t va;
+	struct sdso *d;
+	Dwarf_Die cu;
+	const struct inl_sub *s;
+	unsigned n = 0;
+
+	if (!m || !(d = get_sdso(c, m->dso)) || !d->usable || !sym_map_vaddr(c, m, addr, &va) || !dwarf_of(d))
+		return 0;
+	if (!(s = inl_sub_at(d, va))) {
+		/* each CU's functions are read once, at the first address in it */
+		if (!dwarf_addrdie(d->dw, va, &cu) || xp_map_get(&d->icus, dwarf_dieoffset(&cu), NULL) ||
+		    xp_map_put(&d->icus, dwarf_dieoffset(&cu), 1) < 0 ||
+		    inl_subprograms(c, d, &cu, short_name(m->dso->path)) < 0)
+			return 0;
+		if (d->nisubs)
+			qsort(d->isubs, d->nisubs, sizeof(*d->isubs), by_lo);
+		if (!(s = inl_sub_at(d, va)))
+			return 0;
+	}
+	/* the ranges holding va nest: ordered by depth they are the chain */
+	const struct inl_rng *at[64];
+	unsigned k = 0;
+	for (uint32_t i = s->first; i < s->first + s->n && k < 64; i++)
+		if (va >= d->irngs[i].lo && va < d->irngs[i].hi)
+			at[k++] = &d->irngs[i];
+	for (unsigned depth = (unsigned)-1; n < max;) {
+		const struct inl_rng *next = NULL;
+		for (unsigned i = 0; i < k; i++)
+			if (at[i]->depth < depth && (!next || at[i]->depth > next->depth))
+				next = at[i];
+		if (!next)
+			break;
+		fns[n++] = next->fn;
+		depth = next->depth;
+	}
+	return n;
 }
 
 bool sym_fn_srcline(struct sym_ctx *c, uint32_t fn, const char **file, int *line)

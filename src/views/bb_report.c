@@ -199,14 +199,16 @@ static const struct out_col annotate_json[] = {
 	{ "cycles", OUT_FLOAT, 0, OUT_DEC(0) }, { "insn", OUT_STR, 0, 0 }, { "taken", OUT_INT, 0, 0 },
 	{ "not_taken", OUT_INT, 0, 0 }, { "taken_pct", OUT_FLOAT, 0, OUT_DEC(1) },
 	{ "hot", OUT_BOOL, 0, 0 }, { "file", OUT_STR, 0, 0 }, { "line", OUT_INT, 0, 0 },
+	{ "inlined", OUT_STR, 0, 0 },
 };
 /* --srcline: where the source line goes, above the instruction column */
 #define ANNOTATE_SRC_INDENT 39
 
 /* file and line: --srcline's position of the instruction (file NULL: none asked or
  * known; jsonl leaves the keys out when not asked) */
+/* inl: --inline's "outer > inner" of the instruction ("" none), NULL: not asked */
 static void annotate_row(struct out_table *tab, const struct aline *a, uint64_t fstart, bool cyc,
-			 bool hot, bool srcline, const char *file, int line)
+			 bool hot, bool srcline, const char *file, int line, const char *inl)
 {
 	bool has_taken = a->cond && a->taken + a->not_taken;
 	double pct = has_taken ? 100.0 * (double)a->taken / (double)(a->taken + a->not_taken) : 0;
@@ -226,6 +228,7 @@ static void annotate_row(struct out_table *tab, const struct aline *a, uint64_t 
 		v[8] = (struct out_val){ .b = hot };
 		v[9] = (struct out_val){ .omit = !srcline, .null = !file, .s = file };
 		v[10] = (struct out_val){ .omit = !srcline, .null = !file, .u = (uint64_t)line };
+		v[11] = (struct out_val){ .omit = !inl || !*inl, .s = inl };
 		out_row(tab, v, 0, NULL, 0);
 		return;
 	}
@@ -373,6 +376,7 @@ int bb_annotate_report(struct bb_tally *t, const char *symname, const struct bb_
 		out_table_begin(&tab, out, OUT_JSONL, annotate_json, NCOLS(annotate_json));
 	}
 	struct bb_src src = { .last_line = -1 };
+	char inl[2][512] = { "", "" };	/* this instruction's inline chain, the last one's */
 	for (size_t j = 0; j < nl; j++) {
 		const struct aline *a = &l[j];
 		double w = cyc ? a->cycles : (double)a->count;
@@ -380,9 +384,19 @@ int bb_annotate_report(struct bb_tally *t, const char *symname, const struct bb_
 		int line = 0;
 		if (o->srcline && env->srcline && !env->srcline(env->ctx, pid, time, a->in.ip, &file, &line))
 			file = NULL;
+		if (o->inlined && (!env->inlined || !env->inlined(env->ctx, pid, time, a->in.ip, inl[0], sizeof(inl[0]))))
+			inl[0][0] = 0;
+		/* text: where the inlined code changes, as a line above (perf annotate's
+		 * source lines' place); none over a function's own code before any */
+		if (o->inlined && o->format == BB_TEXT && strcmp(inl[0], inl[1])) {
+			fprintf(out, "%*s[inline] %s\n", ANNOTATE_SRC_INDENT, "", *inl[0] ? inl[0] : "-");
+			src.last_line = -1;
+		}
 		if (file && o->format == BB_TEXT)
 			bb_src_print(&src, out, ANNOTATE_SRC_INDENT, file, line);
-		annotate_row(&tab, a, fstart, cyc, w > 0 && w >= hot[2], o->srcline, file, line);
+		annotate_row(&tab, a, fstart, cyc, w > 0 && w >= hot[2], o->srcline, file, line,
+			     o->inlined ? inl[0] : NULL);
+		memcpy(inl[1], inl[0], sizeof(inl[1]));
 	}
 	bb_src_free(&src);
 	free(l);

@@ -33,6 +33,7 @@ struct bb_view_opts {
 	enum bb_format format;
 	bool intel;		/* --syntax intel (default att, like perf and objdump) */
 	bool srcline;
+	bool inlined;		/* --annotate --inline: the functions inlined at each instruction */
 	bool raw_time;		/* times are raw TSC (raw PT), not perf ns */
 	/* --insn: 0, the default line; else BB_FIELD bits (-F): perf script's layout of
 	 * those fields in text, only their keys in jsonl */

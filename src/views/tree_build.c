@@ -6,6 +6,7 @@
 
 #include "views/tree_build.h"
 #include "perfdata/pd_read.h"
+#include "views/tree_inline.h"
 #include "util/xp_err.h"
 #include "util/xp_grow.h"
 #include "util/xp_hash.h"
@@ -27,6 +28,9 @@ int tb_init(struct tb *b, struct view_ctx *vc)
 	}
 	b->compensate = c->merged && b->time_m >= 0 && c->probes && c->probes->calibrated &&
 		!dec_opt(c, "no-compensate");
+	/* no memory for it: the trees without inline frames */
+	b->inl = dec_inline(c) && !c->sampled ? ti_new(c) : NULL;
+	b->inl_samples = dec_inline(c) && c->sampled;
 	/* a merged tree's exact times are wall times, its samples cpu time: the time a
 	 * thread spent switched out is kept apart, under a node of its own */
 	if (c->merged && b->time_m >= 0) {
@@ -47,6 +51,12 @@ const struct dec_option tb_options[] = {
 	  "hits not subtracted)" },
 	{ "comm-prefix", NULL, "--format folded: each stack starts with its threads' command name "
 	  "(as stackcollapse-perf.pl writes them)" },
+	{ "inline", NULL, "(the default) tree views: code the compiler inlined (DWARF) as "
+	  "nodes 'NAME [inline]' under the function it was inlined into (samples: at the IP, a caller's at its "
+	  "return address - 1), on exact traces each entry into it from outside a call (as perf report --inline, addr2line -i); --calls: each such entry a call 'NAME() [inline]'; "
+	  "--annotate: the functions inlined at each instruction" },
+	{ "no-inline", NULL, "no inline frames: inlined code counts as the function it was inlined into "
+	  "(as perf report --no-inline)" },
 	{ NULL, NULL, NULL },
 };
 
@@ -197,6 +207,55 @@ static uint32_t frame_fn(struct dec_ctx *c, const struct tb_thread *t, int32_t p
 	if (ct_cursor_depth(t->cur) && (f = sym_fn(c->sym, fn)) && !f->resolved)
 		return CT_FN_UNKNOWN;
 	return fn;
+}
+
+/* --inline: a block's cost by runs of one inline chain, the instructions each its
+ * own, what else it weighs (cycles) on the last run, where the block ends. */
+static int inline_cost(struct tb *b, struct tb_thread *t, const struct xev *ev, const uint64_t *w)
+{
+	struct dec_ctx *c = b->c;
+	const struct ti_seg *s;
+	const uint32_t *chains;
+	uint32_t n;
+	uint32_t fn = frame_fn(c, t, ev->pid, ev->ip, ev->time);
+	if (ti_block(b->inl, ev->pid, ev->time, ev->ip, ev->end, &s, &n, &chains) < 0)
+		return -ENOMEM;
+	if (!n)
+		return ct_cost_inline(t->cur, fn, NULL, 0, w);
+	for (uint32_t i = 0; i < n; i++) {
+		uint64_t ws[DEC_MAX_METRICS];
+		for (unsigned m = 0; m < c->nmetrics; m++)
+			ws[m] = c->metrics[m].kind == DEC_M_INSNS ? s[i].insns : i + 1 == n ? w[m] : 0;
+		if (ct_cost_inline(t->cur, fn, chains + s[i].chain, s[i].nchain, ws) < 0)
+			return -ENOMEM;
+	}
+	return 0;
+}
+
+/* --inline on a sample: b->fns (n, root first) into b->xfns, each frame followed by
+ * the functions inlined where it was, outermost first: the leaf's at the sample's
+ * address, a caller's at its return address minus one (its call instruction, as perf
+ * report --inline looks them up).  The count, 0 on ENOMEM. */
+static uint32_t inline_frames(struct tb *b, const struct xev *ev, uint32_t n)
+{
+	struct dec_ctx *c = b->c;
+	uint32_t k = 0;
+
+	if (XP_GROW(b->xfns, b->capxfns, (size_t)n * (TI_MAX_DEPTH + 1)) < 0)
+		return 0;
+	for (uint32_t i = 0; i < n; i++) {
+		uint64_t at = !ev->nstack ? ev->ip : ev->stack[n - 1 - i];
+		uint32_t inner[TI_MAX_DEPTH];
+		unsigned ni = 0;
+		b->xfns[k++] = b->fns[i];
+		if (i + 1 < n)
+			at = at ? at - 1 : 0;
+		if (at)
+			ni = sym_inline(c->sym, sb_find_map(c->sb, ev->pid, at, ev->time), at, inner, TI_MAX_DEPTH);
+		while (ni)
+			b->xfns[k++] = inner[--ni];
+	}
+	return k;
 }
 
 /* A sample of a merged trace: below the event node active in its thread, the frames
@@ -376,7 +435,7 @@ int tb_event(void *ctx, const struct xev *ev)
 		if (XP_GROW(b->fns, b->capfns, n) < 0)
 			return oom();
 		dec_weights(c, ev, w);
-		if (ev->nstack && !b->lines && !c->merged)
+		if (ev->nstack && !b->lines && !c->merged && !b->inl_samples)
 			return sampled_stack(b, t, ev, w) < 0 ? oom() : 0;
 		if (!ev->nstack)
 			b->fns[0] = dec_fn_of(c, ev->pid, ev->ip, ev->time);
@@ -384,9 +443,15 @@ int tb_event(void *ctx, const struct xev *ev)
 			return oom();
 		if (b->lines && sample_lines(b, ev, n, w) < 0)
 			return oom();
+		const uint32_t *fns = b->fns;
+		if (b->inl_samples) {
+			if (!(n = inline_frames(b, ev, n)))
+				return oom();
+			fns = b->xfns;
+		}
 		if (c->merged)
-			return merged_sample(b, t, b->fns, n, w);
-		if (ct_add_stack_path(t->t, &t->path, b->fns, n, w,
+			return merged_sample(b, t, fns, n, w);
+		if (ct_add_stack_path(t->t, &t->path, fns, n, w,
 				      t->exact || other_event(c, ev) ? CT_NO_CALLS : 0) == CT_NONE)
 			return oom();
 		return 0;
@@ -426,7 +491,10 @@ int tb_event(void *ctx, const struct xev *ev)
 		t->exact = true;
 		if (!dec_weights(c, ev, w))
 			return 0;
-		if (ct_cost(t->cur, frame_fn(c, t, ev->pid, ev->ip, ev->time), w) < 0)
+		if (b->inl) {
+			if (inline_cost(b, t, ev, w) < 0)
+				return oom();
+		} else if (ct_cost(t->cur, frame_fn(c, t, ev->pid, ev->ip, ev->time), w) < 0)
 			return oom();
 		if (b->lines && tl_block(b->lines, ct_node(t->t, ct_cursor_node(t->cur))->fn, ev->pid, ev->time, ev->ip,
 					 ev->end, w) < 0)
@@ -568,6 +636,8 @@ void tb_free(struct tb *b)
 	xp_map_free(&b->tids);
 	xp_map_free(&b->probe_fns);
 	tl_free(b->lines);
+	ti_free(b->inl);
+	free(b->xfns);
 	free(b->fns);
 	memset(b, 0, sizeof(*b));
 }

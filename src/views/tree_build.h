@@ -82,6 +82,10 @@ struct tb {
 	struct xp_map probe_fns;	/* fn -> index of the probe that hit it */
 	struct tl *lines;	/* the costs' source lines (callgrind), NULL: not kept;
 				 * tb_free frees it */
+	struct ti *inl;		/* --inline: blocks cut by inline chains, NULL: off */
+	bool inl_samples;	/* --inline on samples: each frame's inline chain */
+	uint32_t *xfns;		/* a sample's functions with their inline frames */
+	uint32_t capxfns;
 };
 
 /* The options of the tree views (one of them declares them: --help lists them once). */

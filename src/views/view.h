@@ -55,6 +55,11 @@ struct dec_view {
 	/* optional: `event` over an array (xev_sink.batch), for decoders that batch */
 	int (*batch)(void *state, const struct xev *evs, size_t n);
 	int (*close)(void *state, int status);	/* writes the report unless status < 0 */
+	/* optional: a view that reads the stream twice (--loops: the loops are known only
+	 * at the end of the first).  Called after the first decode; when it returns 1 the
+	 * engine decodes the trace again into the same state, on one thread (the first
+	 * decode's context stays the view's: its session then knows the whole trace). */
+	int (*rewind)(void *state);
 	/* optional, for parallel decode (-j, engine/eng_par.h): a state for a later
 	 * stretch of the stream, fed on another thread through *part, or -EOPNOTSUPP when
 	 * this state does not split (the engine then feeds the view in order) */

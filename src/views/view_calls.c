@@ -13,7 +13,12 @@
  * return value register: text and jsonl show the value as the function's DWARF type
  * reads it (none for void, in hex without debug info).  Sample traces have no calls: in
  * chrome they become a sampled-stack track (a frame lasts while consecutive samples
- * have it); merged traces (probes and samples) add their samples as instant events. */
+ * have it); merged traces (probes and samples) add their samples as instant events.
+ *
+ * Code the compiler inlined (exact traces, unless --no-inline) is a call of its own,
+ * `NAME [inline]`, from where control enters its range from outside to where it leaves
+ * it (as the call tree's inline nodes): its frames sit above the function's own and
+ * leave with it; a real call from inside nests below them. */
 #include <errno.h>
 #include <fnmatch.h>
 #include <inttypes.h>
@@ -22,6 +27,7 @@
 
 #include "views/tree_build.h"
 #include "perfdata/pd_faults.h"
+#include "views/tree_inline.h"
 #include "analysis/bb.h"
 #include "analysis/ct_sig.h"
 #include "util/xp_err.h"
@@ -37,6 +43,7 @@ struct frame {
 	bool has_ret;		/* `ret` holds the return value register */
 	uint64_t ret;
 	uint64_t sig;		/* a signal handler's call: the signal's id (ct_sig.h) */
+	bool inl;		/* code inlined into the frame below */
 };
 
 struct cth {
@@ -82,6 +89,7 @@ struct vcalls {
 	/* while the calls a signal cut short are shown: the signal, and the call it hit */
 	const struct pd_fault *dying;
 	const struct frame *dying_top;
+	struct ti *inl;		/* inline frames, NULL: --no-inline or sampled */
 };
 
 static int oom(void) { return xp_err("decode", "decode a smaller trace or time range", "out of memory"); }
@@ -166,6 +174,8 @@ static int on_open(struct view_ctx *vc, void **state)
 		free(v);
 		return r;
 	}
+	/* no memory for it: calls without inline frames */
+	v->inl = dec_inline(c) && !c->sampled ? ti_new(c) : NULL;
 	out_buf_init(&v->line, NULL, 0);
 	out_buf_init(&v->stack, NULL, 0);
 	vc->wants = (1u << XEV_CALL) | (1u << XEV_RETURN) | (1u << XEV_BLOCK) | (1u << XEV_GAP) |
@@ -319,11 +329,22 @@ static void text_death(struct vcalls *v, const struct frame *f)
 	view_fault_text(b, v->dying);
 }
 
-/* kind: '{' a call with callees begins, ';' a call without, '}' the first one ends */
+static const char inline_mark[] = " [inline]";
+
+/* The length of a function's name without an inline function's mark. */
+static int bare_len(const char *name, bool inl)
+{
+	size_t n = strlen(name), k = sizeof(inline_mark) - 1;
+	return (int)(inl && n >= k && !strcmp(name + n - k, inline_mark) ? n - k : n);
+}
+
+/* kind: '{' a call with callees begins, ';' a call without, '}' the first one ends;
+ * inlined code: `name() [inline] {`, `name() [inline];` */
 static int text_line(struct vcalls *v, const struct cth *th, const struct frame *f, char kind, uint64_t dur)
 {
 	struct out_buf *b = &v->line;
-	const char *name = tb_fn_name(v->c->sym, f->fn);
+	const char *name = tb_fn_name(v->c->sym, f->fn), *mark = f->inl ? inline_mark : "";
+	int len = bare_len(name, f->inl);
 
 	if (!v->header)
 		text_header(v);
@@ -347,9 +368,9 @@ static int text_line(struct vcalls *v, const struct cth *th, const struct frame 
 		text_death(v, f);
 		out_buf_put(b, "\n", 1);
 	} else if (kind == '{') {
-		out_buf_printf(b, "%s() {\n", name);
+		out_buf_printf(b, "%.*s()%s {\n", len, name, mark);
 	} else {
-		out_buf_printf(b, "%s()", name);
+		out_buf_printf(b, "%.*s()%s", len, name, mark);
 		text_retval(v, b, f);
 		out_buf_put(b, ";", 1);
 		text_death(v, f);
@@ -370,6 +391,8 @@ static int json_line(struct vcalls *v, const struct cth *th, const struct frame 
 	out_json_u64(b, "depth", f->vdepth);
 	out_json_string(b, "name", tb_fn_name(v->c->sym, f->fn));
 	out_json_string(b, "module", tb_fn_module(v->c->sym, f->fn));
+	if (f->inl)
+		out_json_bool(b, "inlined", true);
 	struct sym_ret r;
 	uint64_t x;
 	if (retval(v, f, &r, &x)) {
@@ -410,11 +433,11 @@ static void chrome_names(struct vcalls *v, struct cth *th)
 	out_chrome_thread(&v->ch, th->pid, th->tid, name);
 }
 
-static int chrome_span(struct vcalls *v, struct cth *th, uint32_t fn, uint64_t start, uint64_t dur)
+static int chrome_span(struct vcalls *v, struct cth *th, uint32_t fn, uint64_t start, uint64_t dur, bool inl)
 {
 	chrome_names(v, th);
 	out_chrome_complete(&v->ch, th->pid, th->tid, tb_fn_name(v->c->sym, fn), tb_fn_module(v->c->sym, fn),
-			    start, dur, v->sample_track);
+			    start, dur, v->sample_track, inl);
 	return v->ch.b.oom ? oom() : 0;
 }
 
@@ -444,7 +467,7 @@ static int pop(struct vcalls *v, struct cth *th, uint32_t i, uint64_t end)
 	v->calls++;
 	switch (v->o->format) {
 	case OUT_CHROME:
-		return chrome_span(v, th, f->fn, f->start, dur);
+		return chrome_span(v, th, f->fn, f->start, dur, f->inl);
 	case OUT_JSONL:
 		return json_line(v, th, f, dur);
 	default:
@@ -473,17 +496,23 @@ static int pop_to(struct vcalls *v, struct cth *th, uint32_t n, uint64_t end)
 	return rc;
 }
 
-static int push(struct vcalls *v, struct cth *th, uint32_t fn, uint64_t now)
+/* inl: a call of inlined code (--sym matches its name without the mark) */
+static int push(struct vcalls *v, struct cth *th, uint32_t fn, uint64_t now, bool inl)
 {
 	if (XP_GROW(th->st, th->cap, th->n + 1) < 0)
 		return oom();
 	const struct frame *up = th->n ? &th->st[th->n - 1] : NULL;
-	bool in_time = now >= v->t0 && now <= v->t1;
-	bool sym = !v->sym || (up && up->shown) || fnmatch(v->sym, tb_fn_name(v->c->sym, fn), 0) == 0;
+	bool in_time = now >= v->t0 && now <= v->t1, sym = !v->sym || (up && up->shown);
+	if (!sym) {
+		char name[512];
+		const char *n = tb_fn_name(v->c->sym, fn);
+		snprintf(name, sizeof(name), "%.*s", bare_len(n, inl), n);
+		sym = fnmatch(v->sym, name, 0) == 0;
+	}
 	uint32_t vdepth = up ? up->vdepth + up->shown : 0;
 	th->st[th->n++] = (struct frame){
 		.fn = fn, .start = now, .shown = in_time && sym && vdepth < v->max_depth,
-		.vdepth = vdepth,
+		.vdepth = vdepth, .inl = inl,
 	};
 	return 0;
 }
@@ -495,6 +524,45 @@ static uint32_t find(const struct cth *th, uint32_t fn)
 		if (th->st[i].fn == fn)
 			return i;
 	return UINT32_MAX;
+}
+
+/* Where th's inline frames on top of its stack begin (th->n: none). */
+static uint32_t inl_base(const struct cth *th)
+{
+	uint32_t i = th->n;
+
+	while (i > 0 && th->st[i - 1].inl)
+		i--;
+	return i;
+}
+
+/* A block of exact code by runs of one inline chain (outermost first): the inline
+ * frames a run shares with the frames open go on, the others end where it begins,
+ * its own begin there; above the frame of the block's function only (another one
+ * below: control left it without a return, the inline frames end). */
+static int inline_block(struct vcalls *v, struct cth *th, const struct xev *ev)
+{
+	const struct ti_seg *s;
+	const uint32_t *chains;
+	uint32_t n, base = inl_base(th);
+	uint64_t at = th->insns;
+	int rc = 0;
+
+	if (ti_block(v->inl, ev->pid, ev->time, ev->ip, ev->end, &s, &n, &chains) < 0)
+		return oom();
+	bool owner = !base || th->st[base - 1].fn == dec_fn_of(v->c, ev->pid, ev->ip, ev->time);
+	for (uint32_t i = 0; i < (n ? n : 1) && rc == 0; i++) {
+		uint64_t now = v->insns ? at : ev->time ? ev->time : th->last;
+		const uint32_t *chain = n ? chains + s[i].chain : NULL;
+		uint32_t nc = n && owner ? s[i].nchain : 0, k = 0;
+		while (k < nc && base + k < th->n && th->st[base + k].fn == chain[k])
+			k++;
+		rc = pop_to(v, th, base + k, now);
+		for (; k < nc && rc == 0; k++)
+			rc = push(v, th, chain[k], now, true);
+		at += n ? s[i].insns : 0;
+	}
+	return rc;
 }
 
 /* A sample of a sample trace: frames its stack shares with the previous sample's go
@@ -514,7 +582,7 @@ static int sample_span(struct vcalls *v, struct cth *th, const struct xev *ev, c
 	if (rc == 0)
 		rc = pop_to(v, th, same, now);
 	for (uint32_t i = same; i < n && rc == 0; i++)
-		rc = push(v, th, fns[i], now);
+		rc = push(v, th, fns[i], now, false);
 	th->span_end = 0;
 	if (v->clock_m >= 0) {
 		uint64_t w[DEC_MAX_METRICS];
@@ -588,6 +656,11 @@ static int on_event(void *state, const struct xev *ev)
 	bool entry = ev->kind == XEV_BLOCK && !th->exact && dec_fn_entry(c, ev->pid, ev->ip, ev->time);
 	if (ev->kind == XEV_BLOCK && !entry) {
 		th->exact = true;
+		int rc = v->inl && !v->started ? start_output(v) : 0;
+		if (rc == 0 && v->inl)
+			rc = inline_block(v, th, ev);
+		if (rc)
+			return rc;
 		th->insns += ev->insns;
 		if (v->insns)
 			th->last = th->insns;
@@ -603,10 +676,13 @@ static int on_event(void *state, const struct xev *ev)
 		th->last = now;
 	if (entry) {
 		th->exact = true;
+		int rc = push(v, th, dec_fn_of(c, ev->pid, ev->ip, ev->time), now, false);
+		if (rc == 0 && v->inl)
+			rc = inline_block(v, th, ev);
 		th->insns += ev->insns;
 		if (v->insns)
 			th->last = th->insns;
-		return push(v, th, dec_fn_of(c, ev->pid, ev->ip, ev->time), now);
+		return rc;
 	}
 	if (ev->kind == XEV_CALL || ev->kind == XEV_RETURN || what == CT_SIG_ENTER)
 		th->exact = true;
@@ -614,7 +690,7 @@ static int on_event(void *state, const struct xev *ev)
 		if (th->tramp && ev->kind == XEV_ENABLE)	/* delivered as its sigreturn ended */
 			ct_sig_chain(&th->sig, th->tramp, sig);
 		th->tramp = 0;
-		int rc = push(v, th, dec_fn_of(c, ev->pid, at, ev->time), now);
+		int rc = push(v, th, dec_fn_of(c, ev->pid, at, ev->time), now, false);
 		if (rc == 0)
 			th->st[th->n - 1].sig = sig;
 		return rc;
@@ -632,7 +708,7 @@ static int on_event(void *state, const struct xev *ev)
 		return on_sample(v, th, ev, now);
 	case XEV_CALL:
 		th->tramp = 0;
-		return push(v, th, dec_fn_of(c, ev->pid, ev->addr, ev->time), now);
+		return push(v, th, dec_fn_of(c, ev->pid, ev->addr, ev->time), now, false);
 	case XEV_RETURN: {
 		if (ev->flags & XEV_F_FUNC) {
 			/* an exit names the function left: its innermost call and any above it */
@@ -645,11 +721,15 @@ static int on_event(void *state, const struct xev *ev)
 		}
 		if (!th->n)
 			return 0;	/* returns past where the trace began */
-		th->tramp = th->st[th->n - 1].sig;
-		int rc = pop_to(v, th, th->n - 1, now);
-		/* a return that skips frames (exceptions) lands in a caller further down */
-		uint32_t to = dec_fn_of(c, ev->pid, ev->addr, ev->time);
-		if (rc == 0 && th->n && th->st[th->n - 1].fn != to) {
+		/* the function returning is the frame below its inline frames, which
+		 * leave with it (only inline frames: their function began before the trace) */
+		uint32_t top = inl_base(th) ? inl_base(th) - 1 : 0;
+		th->tramp = th->st[top].sig;
+		int rc = pop_to(v, th, top, now);
+		/* a return that skips frames (exceptions) lands in a caller further down
+		 * (the function below the caller's inline frames) */
+		uint32_t to = dec_fn_of(c, ev->pid, ev->addr, ev->time), b = inl_base(th);
+		if (rc == 0 && b && th->st[b - 1].fn != to) {
 			uint32_t i = find(th, to);
 			if (i != UINT32_MAX)
 				rc = pop_to(v, th, i + 1, now);
@@ -676,7 +756,7 @@ static int on_event(void *state, const struct xev *ev)
 		th->exact = true;
 		if (dec_fn_entry(c, ev->pid, ev->ip, ev->time)) {
 			int rc = th->n && th->st[th->n - 1].fn == fn ? pop_to(v, th, th->n - 1, now) : 0;
-			return rc ? rc : push(v, th, fn, now);
+			return rc ? rc : push(v, th, fn, now, false);
 		}
 		i = find(th, fn);
 		return i != UINT32_MAX && i + 1 < th->n ? pop_to(v, th, i + 1, now) : 0;
@@ -741,6 +821,7 @@ static int on_close(void *state, int status)
 	free(v->faults);
 	out_buf_free(&v->line);
 	out_buf_free(&v->stack);
+	ti_free(v->inl);
 	free(v->fns);
 	free(v);
 	return rc;
@@ -754,7 +835,7 @@ static const struct dec_option calls_options[] = {
 	{ NULL, NULL, NULL },
 };
 
-static const char *const calls_honours[] = { "tid", "comm", "time", "sym", NULL };
+static const char *const calls_honours[] = { "tid", "comm", "time", "sym", "inline", "no-inline", NULL };
 
 const struct dec_view view_calls = {
 	.name = "calls",

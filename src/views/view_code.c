@@ -109,6 +109,22 @@ static const char *env_dso(void *ctx, int32_t pid, uint64_t time, uint64_t ip)
 	return m && m->dso ? m->dso->path : NULL;
 }
 
+static bool env_inlined(void *ctx, int32_t pid, uint64_t time, uint64_t ip, char *buf, size_t n)
+{
+	struct vstate *s = ctx;
+	uint32_t fns[16];
+	size_t k = 0;
+	const struct sb_map *m = sb_find_map(s->c->sb, pid, ip, time);
+	unsigned nf = sym_inline(s->c->sym, m, ip, fns, 16);
+	buf[0] = 0;
+	for (unsigned i = nf; i-- > 0 && k < n;) {
+		const char *name = sym_fn(s->c->sym, fns[i])->name;
+		int len = (int)(strlen(name) - strlen(" [inline]"));
+		k += (size_t)snprintf(buf + k, n - k, "%s%.*s", k ? " > " : "", len, name);
+	}
+	return nf > 0;
+}
+
 static int open_common(struct view_ctx *vc, struct vstate **out)
 {
 	struct dec_ctx *c = vc->c;
@@ -122,7 +138,7 @@ static int open_common(struct view_ctx *vc, struct vstate **out)
 		return -ENOMEM;
 	}
 	s->env = (struct bb_env){ env_read, env_symbol, env_srcline, env_span, s, env_fn_name, env_obj,
-				  env_comm, env_dso };
+				  env_comm, env_dso, env_inlined };
 	s->vo.format = vc->o->format == OUT_JSONL ? BB_JSONL : BB_TEXT;
 	s->vo.out = vc->out;
 	s->vo.env = &s->env;
@@ -134,6 +150,7 @@ static int open_common(struct view_ctx *vc, struct vstate **out)
 	}
 	s->vo.intel = syntax && strcmp(syntax, "intel") == 0;
 	s->vo.srcline = dec_opt(c, "srcline") != NULL;
+	s->vo.inlined = dec_inline(c);
 	const char *fields = dec_opt(c, "fields");
 	if (fields) {
 		if (bb_fields_parse(fields, BB_FIELDS_DEFAULT, &s->vo.fields) < 0) {
@@ -408,7 +425,7 @@ static const struct dec_option filter_options[] = {
 
 static const char *const insn_honours[] = { "tid", "comm", "time", "sym", NULL };
 static const char *const blocks_honours[] = { "tid", "comm", "time", NULL };
-static const char *const annotate_honours[] = { "tid", "comm", "time", "sym", "syntax", "srcline", NULL };
+static const char *const annotate_honours[] = { "tid", "comm", "time", "sym", "syntax", "srcline", "inline", "no-inline", NULL };
 
 const struct dec_view view_insn = {
 	.name = "insn",

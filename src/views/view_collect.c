@@ -46,7 +46,7 @@ static int add_row(struct vcl_table *t, const char *name, const char *module, ui
 	if (XP_GROW(t->rows, t->cap, t->n + 1) < 0)
 		return -ENOMEM;
 	struct vcl_row *r = &t->rows[t->n];
-	*r = (struct vcl_row){ strdup(name ? name : "[unknown]"), strdup(module ? module : ""), value,
+	*r = (struct vcl_row){ strdup(name ? name : "[unknown]"), strdup(module ? module : ""), 0, value,
 			       samples, calls };
 	if (!r->name || !r->module) {
 		free(r->name);
@@ -108,7 +108,7 @@ static int on_close(void *state, int status)
 }
 
 /* xptrace diff --tid/--comm: the engine filters the stream */
-static const char *const vcl_honours[] = { "tid", "comm", NULL };
+static const char *const vcl_honours[] = { "tid", "comm", "inline", "no-inline", NULL };
 
 const struct dec_view vcl_functions = {
 	.name = "functions",

@@ -11,7 +11,8 @@
 
 struct vcl_row {
 	char *name;		/* demangled */
-	char *module;
+	char *module;		/* lines: the function the line's code lies in */
+	int line;		/* lines: the line of name "file:line", 0 when unknown */
 	uint64_t value;		/* Base (self) in the table's metric */
 	uint64_t samples;	/* sample count behind value (sampled traces) */
 	uint64_t calls;		/* exact traces: every call */
@@ -31,6 +32,9 @@ struct vcl_table {
  * file:first-last").  Lines and blocks compare instructions of exact traces (blocks:
  * exact only) or samples; a request for another metric fails with -EOPNOTSUPP. */
 extern const struct dec_view vcl_functions, vcl_lines, vcl_blocks;
+/* Per loop of exact traces (views/view_loops.c): "function file:line" (the loop's first
+ * line; " depth N" when nested), its iterations, its entries as calls. */
+extern const struct dec_view vcl_loops;
 
 void vcl_table_free(struct vcl_table *t);
 

@@ -39,10 +39,11 @@ static int open_common(struct view_ctx *vc, void **state, bool blocks)
 {
 	struct dec_ctx *c = vc->c;
 	enum dec_metric_kind k = c->metrics[c->metric].kind;
+	const char *cmd = vc->o->impl ? "diff" : "decode";
 	struct vcc *v;
 
 	if (k != DEC_M_INSNS && k != DEC_M_SAMPLES && k != DEC_M_EVENT) {
-		xp_usage_error("diff", "--%s compares instructions (exact traces) or samples, not %s",
+		xp_usage_error(cmd, "--%s counts instructions (exact traces) or samples, not %s",
 			       blocks ? "blocks" : "lines", c->metrics[c->metric].name);
 		return -EOPNOTSUPP;	/* the engine's ENG_EREQUEST: a usage error */
 	}
@@ -111,12 +112,13 @@ static int on_event(void *state, const struct xev *ev)
 	return ev->kind == XEV_SAMPLE ? add_sample(v, ev) : 0;
 }
 
-static int add_row(struct vcl_table *t, const char *name, uint64_t value, uint64_t samples)
+static int add_row(struct vcl_table *t, const char *name, const char *fn, int line, uint64_t value,
+		   uint64_t samples)
 {
 	if (XP_GROW(t->rows, t->cap, t->n + 1) < 0)
 		return -ENOMEM;
 	struct vcl_row *r = &t->rows[t->n];
-	*r = (struct vcl_row){ strdup(name), strdup(""), value, samples, 0 };
+	*r = (struct vcl_row){ strdup(name), strdup(fn ? fn : ""), line, value, samples, 0 };
 	if (!r->name || !r->module) {
 		free(r->name);
 		free(r->module);
@@ -126,19 +128,21 @@ static int add_row(struct vcl_table *t, const char *name, uint64_t value, uint64
 	return 0;
 }
 
-/* "file:line" of ip, or "FUNCTION (no line)" when the debug info does not say. */
-static void line_name(struct vcc *v, int32_t pid, uint64_t time, uint64_t ip, char *buf, size_t n,
-		      const char **file, int *line)
+/* "file:line" of ip, or "FUNCTION (no line)" when the debug info does not say; the
+ * function holding ip. */
+static const char *line_name(struct vcc *v, int32_t pid, uint64_t time, uint64_t ip, char *buf, size_t n,
+			     const char **file, int *line)
 {
 	const struct sb_map *m = sb_find_map(v->c->sb, pid, ip, time);
+	const struct sym_fn *f = sym_fn(v->c->sym, dec_fn_of(v->c, pid, ip, time));
+	const char *fn = f && f->name ? f->name : "[unknown]";
 	*file = NULL;
 	*line = 0;
-	if (m && sym_srcline(v->c->sym, m, ip, file, line)) {
+	if (m && sym_srcline(v->c->sym, m, ip, file, line))
 		snprintf(buf, n, "%s:%d", *file, *line);
-		return;
-	}
-	const struct sym_fn *f = sym_fn(v->c->sym, dec_fn_of(v->c, pid, ip, time));
-	snprintf(buf, n, "%s (no line)", f && f->name ? f->name : "[unknown]");
+	else
+		snprintf(buf, n, "%s (no line)", fn);
+	return fn;
 }
 
 static size_t insn_len(struct vcc *v, const struct bb_block *b, uint64_t ip)
@@ -164,9 +168,9 @@ static int block_rows(struct vcc *v, const struct bb_block *b)
 	for (uint64_t i = 0; i < b->insns && rc == 0; i++) {
 		const char *file;
 		int line;
-		line_name(v, b->pid, b->time, ip, name, sizeof(name), &file, &line);
+		const char *fn = line_name(v, b->pid, b->time, ip, name, sizeof(name), &file, &line);
 		if (!v->blocks) {
-			rc = add_row(v->out, name, b->count, 0);
+			rc = add_row(v->out, name, fn, line, b->count, 0);
 		} else if (file) {
 			if (!*first)
 				snprintf(first, sizeof(first), "%s", file);
@@ -198,7 +202,7 @@ static int block_rows(struct vcc *v, const struct bb_block *b)
 		snprintf(name, sizeof(name), "%s+0x%" PRIx64, f && f->module ? f->module : fn, va);
 	else
 		snprintf(name, sizeof(name), "%s 0x%" PRIx64, fn, b->start);
-	return add_row(v->out, name, b->count * b->insns, 0);
+	return add_row(v->out, name, fn, 0, b->count * b->insns, 0);
 }
 
 static int collect(struct vcc *v)
@@ -226,10 +230,10 @@ static int collect(struct vcc *v)
 		char name[1024];
 		const char *file;
 		int line;
-		line_name(v, s->pid, s->time, s->ip, name, sizeof(name), &file, &line);
+		const char *fn = line_name(v, s->pid, s->time, s->ip, name, sizeof(name), &file, &line);
 		out->total += s->value;
 		out->total_samples += s->samples;
-		rc = add_row(out, name, s->value, s->samples);
+		rc = add_row(out, name, fn, line, s->value, s->samples);
 	}
 	return rc;
 }

@@ -303,7 +303,7 @@ static int on_close(void *state, int status)
 	return status < 0 ? status : rc;
 }
 
-static const char *const routines_honours[] = { "tid", "comm", "time", "no-compensate", NULL };
+static const char *const routines_honours[] = { "tid", "comm", "time", "no-compensate", "inline", "no-inline", NULL };
 
 const struct dec_view view_routines = {
 	.name = "routines",

@@ -33,7 +33,7 @@ struct vt {
 	char prefix[96];	/* folded --per-thread: "comm-pid/tid" before each stack */
 	struct tb_units u;
 	double limit;		/* the percent limit in force */
-	struct out_col tcols[11];
+	struct out_col tcols[12];
 	uint64_t *err;		/* per node of the tree written: its error bound (comp_bounds) */
 	uint32_t nerr, nflagged;
 };
@@ -131,6 +131,7 @@ static const struct out_col tree_cols[] = {
 	{ "Base", OUT_INT, 12, false }, { "Cum", OUT_INT, 12, false }, { "Module", OUT_STR, 20, false },
 	{ "Name", OUT_STR, 0, true },
 	{ "Sampled", OUT_BOOL, 0, 0 }, { "Window_ns", OUT_SPAN, 0, 0 }, { "Error_ns", OUT_INT, 0, 0 },
+	{ "Inlined", OUT_BOOL, 0, 0 },
 };
 
 /* Trees of more nodes than this are cut at TREE_LIMIT % in text unless --percent-limit
@@ -208,12 +209,17 @@ static int tree_row(void *arg, const struct ct_tree *t, uint32_t node)
 	}
 	uint64_t from = 0, to = 0, err = node < v->nerr ? v->err[node] : 0;
 	bool partial = !nd->sampled && tb_window(&v->b, nd->fn, &from, &to);
-	struct out_val vals[11] = {
+	const struct sym_fn *f = sym_fn(v->c->sym, nd->fn);
+	bool inlined = f && f->inlined;
+	struct out_val vals[12] = {
 		{ .u = (uint64_t)v->cur_tid },
 		{ .u = nd->lvl }, { .u = nd->rl }, { .u = nd->calls, .null = nd->sampled, .approx = partial },
 		tb_cost(&v->u, ct_base(t, node, v->metric)), tb_cost(&v->u, cum),
-		{ .s = tb_fn_module(v->c->sym, nd->fn) }, { .s = shown }, { .b = nd->sampled },
+		{ .s = tb_fn_module(v->c->sym, nd->fn) }, { .s = shown },
+		/* jsonl: the keys a node has (--inline's are in jsonl only) */
+		{ .b = nd->sampled, .omit = !v->c->merged },
 		{ .span = { from, to }, .omit = !partial }, { .u = err, .omit = !err },
+		{ .b = true, .omit = !inlined },
 	};
 	vals[5].approx = err && err > cum / 10;
 	unsigned skip = v->tid_col ? 0 : 1;
@@ -295,8 +301,9 @@ static int write_tree(struct vt *v, struct ct_tree *t, const char *title)
 				"cost, over 10 %% of it (jsonl: error_ns)\n");
 		if (!v->tab.f || v->o->format == OUT_TEXT)
 			out_table_begin(&v->tab, v->out, v->o->format, v->tcols + (v->tid_col ? 0 : 1),
-					(v->tid_col ? 8 : 7) + (c->merged && v->o->format != OUT_TEXT) +
-					window_col(v) + (window_col(v) && compensated(v)));
+					(v->tid_col ? 8 : 7) + (v->o->format == OUT_JSONL ? 4 :
+					(c->merged && v->o->format != OUT_TEXT) + window_col(v) +
+					(window_col(v) && compensated(v))));
 		return ct_walk(t, v->metric, tree_row, v) < 0 ? oom() : 0;
 	}
 }
@@ -416,7 +423,7 @@ static int write_functions(struct vt *v, struct fpart *parts, uint32_t np)
 	bool have_samples = false, per_process = v->o->per_process;
 	bool srcline = dec_opt(c, "srcline") != NULL;
 	int cyc = -1, ins = -1;
-	struct out_col cols[12 + DEC_MAX_METRICS];
+	struct out_col cols[13 + DEC_MAX_METRICS];
 	unsigned nc = 0;
 	char evcol[DEC_MAX_METRICS][56], src[4096];
 	unsigned evm[DEC_MAX_METRICS];
@@ -481,6 +488,9 @@ static int write_functions(struct vt *v, struct fpart *parts, uint32_t np)
 		cols[nc++] = (struct out_col){ "Srcline", OUT_STR, 0, false };
 	if (window_col(v))
 		cols[nc++] = (struct out_col){ "Window_ns", OUT_SPAN, 0, false };
+	bool inl_col = v->o->format == OUT_JSONL && dec_inline(c);
+	if (inl_col)
+		cols[nc++] = (struct out_col){ "Inlined", OUT_BOOL, 0, false };
 	uint32_t nr = 0;
 	for (uint32_t p = 0; p < np; p++)
 		for (uint32_t f = 0; f < parts[p].nfn; f++) {
@@ -506,7 +516,7 @@ static int write_functions(struct vt *v, struct fpart *parts, uint32_t np)
 		double bp = total ? 100.0 * (double)x->base[m] / (double)total : 0;
 		if (v->o->percent_limit > 0 && bp < v->o->percent_limit)
 			continue;
-		struct out_val vals[12 + DEC_MAX_METRICS];
+		struct out_val vals[13 + DEC_MAX_METRICS];
 		unsigned k = 0;
 		uint64_t from = 0, to = 0;
 		bool partial = x->exact && tb_window(&v->b, rows[i].fn, &from, &to);
@@ -537,7 +547,12 @@ static int write_functions(struct vt *v, struct fpart *parts, uint32_t np)
 				snprintf(src, sizeof(src), "%s:%d", file, line);
 			vals[k++] = (struct out_val){ .s = known ? src : NULL, .null = !known };
 		}
-		vals[k++] = (struct out_val){ .span = { from, to }, .omit = !partial };
+		if (window_col(v))
+			vals[k++] = (struct out_val){ .span = { from, to }, .omit = !partial };
+		if (inl_col) {
+			const struct sym_fn *f = sym_fn(c->sym, rows[i].fn);
+			vals[k++] = (struct out_val){ .b = true, .omit = !f || !f->inlined };
+		}
 		out_row(&v->tab, vals, 0, NULL, 0);
 	}
 	free(rows);
@@ -676,7 +691,7 @@ static int on_close(void *state, int status)
 
 static const char *const calltree_honours[] = { "tid", "comm", "time", "percent-limit", "per-thread", NULL };
 static const char *const functions_honours[] = {
-	"tid", "comm", "time", "percent-limit", "per-process", "srcline", "no-compensate", NULL
+	"tid", "comm", "time", "percent-limit", "per-process", "srcline", "no-compensate", "inline", "no-inline", NULL
 };
 
 const struct dec_view view_calltree = {

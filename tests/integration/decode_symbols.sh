@@ -123,4 +123,6 @@ print("\n".join(sorted({json.loads(l)["name"] for l in sys.stdin})))'; }
 "$XPTRACE" decode -i "$TMP/st" --blocks --format callgrind -o "$TMP/bl.cg"
 cgnames() { sed -n 's/^c\{0,1\}fn=\(([0-9]*)\)\{0,1\} \{0,1\}//p' "$1" | grep -v '^$' | sort -u; }
 check_eq "--calltree callgrind: the names of --functions" "$(names)" "$(cgnames "$TMP/ct.cg")"
-check_eq "--blocks callgrind: the names of --functions" "$(names)" "$(cgnames "$TMP/bl.cg")"
+# (--blocks has no inline frames: the names of --functions --no-inline)
+fn=$("$XPTRACE" decode -i "$TMP/st" --functions --no-inline --format jsonl)
+check_eq "--blocks callgrind: the names of --functions --no-inline" "$(names)" "$(cgnames "$TMP/bl.cg")"

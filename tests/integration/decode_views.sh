@@ -92,7 +92,7 @@ check_eq "--cpu: says whose option it is" \
 	"xptrace: decode: --cpu is an option of the pt-raw decoder; this trace is decoded by the pt decoder (see 'xptrace help decode')" \
 	"$(cat "$TMP/.err")"
 check_match "--sym on a tree: says which views take it" \
-	"^xptrace: decode: --sym does not apply to --calltree \(it does to --calls, --insn, --blocks, --annotate\)" \
+	"^xptrace: decode: --sym does not apply to --calltree \(it does to --calls, --insn, --blocks, --annotate, --lines, --loops\)" \
 	"$("$XPTRACE" decode -i "$SB" --calltree --sym main 2>&1)"
 
 # ---- (9) --srcline, nothing matched, metrics ----
@@ -170,7 +170,8 @@ check_eq "a $nodes-node tree: the default limit in the header" \
 	"$(printf '%s\n' "$out" | sed -n 2p)"
 check_eq "a $nodes-node tree: every node shown has Cum >= 0.5 % of 115918" "0" \
 	"$(printf '%s\n' "$out" | awk 'NR > 3 && $5 < 579.59' | wc -l)"
-check "a $nodes-node tree: the limit hides most of it" in_range 10 100 "$(printf '%s\n' "$out" | tail -n +4 | wc -l)"
+# (at most a quarter shown: 109 of 660 with ld.so's and libc's inline nodes, libc6-dbg)
+check "a $nodes-node tree: the limit hides most of it" in_range 10 $((nodes / 4)) "$(printf '%s\n' "$out" | tail -n +4 | wc -l)"
 check_eq "--percent-limit 0: every node" "$nodes" "$("$XPTRACE" decode -i "$SB" --calltree --percent-limit 0 | tail -n +3 | wc -l)"
 
 # ---- (12) Calls = every call; trees keep per-node counts ----

@@ -53,10 +53,11 @@ fi
 # perf's depth at a call into such code (perf indents it one more).  A thread whose
 # trace starts at a function's first instruction (ld.so's _start after exec) entered
 # it: xptrace lists that call (its first, at instruction 0), as the call tree counts it,
-# perf does not; printed apart ("+N") and left out of the comparison
+# perf does not; printed apart ("+N") and left out of the comparison; perf's calls are real calls
+# only: --no-inline
 calls_vs_perf() {
 	perf script -i "$1/perf.data" --itrace=cr -F tid,flags,callindent 2>/dev/null >"$2.perf"
-	"$XPTRACE" decode -i "$1" --calls --format jsonl >"$2.jsonl" 2>"$2.err"
+	"$XPTRACE" decode -i "$1" --calls --no-inline --format jsonl >"$2.jsonl" 2>"$2.err"
 	python3 - "$2.perf" "$2.jsonl" <<'EOF'
 import json, re, sys
 def norm(n):
@@ -152,7 +153,7 @@ check_eq "formats a view cannot write: exit 2, naming the view that can" \
 check_exit "calls on a sample trace: no calls to list (exit 2)" 2 "$XPTRACE" decode -i sm --calls
 check_exit "calls --sym nothing: nothing matched (exit 1)" 1 "$XPTRACE" decode -i st --calls --sym no_such_fn
 tid=$(awk '$1 != "17939" { print $1; exit }' <(perf script -i "$XP_ROOT/traces/step-thread/perf.data" --itrace=cr -F tid 2>/dev/null | sort -u))
-"$XPTRACE" decode -i "$XP_ROOT/traces/step-thread" --calls --tid "$tid" --format jsonl >tid.jsonl
+"$XPTRACE" decode -i "$XP_ROOT/traces/step-thread" --calls --no-inline --tid "$tid" --format jsonl >tid.jsonl
 check_eq "calls --tid: that thread's calls only, as many as perf's" \
 	"$(perf script -i "$XP_ROOT/traces/step-thread/perf.data" --itrace=cr -F tid,flags 2>/dev/null | awk -v t="$tid" '$1 == t && $2 == "call"' | wc -l) $tid" \
 	"$(grep -c . tid.jsonl) $(python3 -c 'import json,sys; print(*sorted({json.loads(l)["tid"] for l in open(sys.argv[1])}))' tid.jsonl)"
@@ -252,7 +253,9 @@ def rows(lines, cols):
     for l in lines:
         f = l.split()
         if len(f) > max(cols) and all(re.fullmatch(r"[0-9.]+%", f[c]) for c in cols[:2]):
-            out.setdefault(" ".join(f[cols[2]:]), []).append((float(f[cols[0]][:-1]), float(f[cols[1]][:-1])))
+            # (a name counted from the end: an inline node, "NAME [inline]", is two fields)
+            at = cols[2] - (cols[2] < 0 and f[-1] == "[inline]")
+            out.setdefault(" ".join(f[at:]), []).append((float(f[cols[0]][:-1]), float(f[cols[1]][:-1])))
     return out
 top = rows(sys.stdin, (1, 4, 5))
 fn = rows(open(sys.argv[1]), (3, 4, -1))

@@ -20,8 +20,10 @@ perf_count() {	# $1 program, $2 perf's flags (call, "hw int"), $3 function
 		for (i = 1; i <= n; i++) if ($(i + 1) != w[i]) ok = 0
 		if (ok && $(n + 2) == f) c++ } END { print c + 0 }' "$TMP/$1.perf"
 }
-max_rl() {	# $1 program, [$2 function]: the largest RL in --calltree (of $2's nodes)
-	"$XPTRACE" decode -i "$TMP/$1" --calltree --percent-limit 0 2>/dev/null |
+# (real calls: ld.so's dfs_traversal recurses through dfs_traversal.part.0 into its inlined
+# self, RL 2 with inline frames)
+max_rl() {	# $1 program, [$2 function]: the largest RL in --calltree --no-inline (of $2's nodes)
+	"$XPTRACE" decode -i "$TMP/$1" --calltree --no-inline --percent-limit 0 2>/dev/null |
 		awk -v f="${2:-}" '$1 ~ /^[0-9]+$/ && (f == "" || $NF == f) && $2 > m { m = $2 } END { print m + 0 }'
 }
 cg_calls() {	# $1 program, $2 function: its calls= in the per-instruction callgrind profile

@@ -187,6 +187,41 @@ static void test_exact_calls(void **state)
 	ct_free(t);
 }
 
+/* Inline frames (ct_cost_inline): a (inlined into main) holding b; a real call from
+ * b comes back to b without entering it again; b entered again from a is a call;
+ * main's return leaves a and b with it. */
+static void test_inline(void **state)
+{
+	(void)state;
+	struct ct_tree *t = ct_new(1);
+	struct ct_cursor *c = ct_cursor_new(t);
+	const uint32_t ab[] = { A, B };
+
+	assert_int_equal(ct_cost(c, ROOTFN, (uint64_t[]){ 0 }), 0);
+	ct_call(c, MAIN, 0);
+	assert_int_equal(ct_cost_inline(c, MAIN, NULL, 0, (uint64_t[]){ 1 }), 0);
+	ct_cost_inline(c, MAIN, ab, 1, (uint64_t[]){ 2 });
+	ct_cost_inline(c, MAIN, ab, 2, (uint64_t[]){ 3 });
+	ct_call(c, LEAF, 0);
+	ct_cost_inline(c, LEAF, NULL, 0, (uint64_t[]){ 4 });
+	ct_return(c, MAIN);
+	assert_int_equal(ct_cursor_depth(c), 4);
+	ct_cost_inline(c, MAIN, ab, 2, (uint64_t[]){ 5 });
+	ct_cost_inline(c, MAIN, ab, 1, (uint64_t[]){ 1 });
+	ct_cost_inline(c, MAIN, ab, 2, (uint64_t[]){ 1 });
+	ct_return(c, ROOTFN);
+	assert_int_equal(ct_cursor_depth(c), 1);
+	ct_cost(c, ROOTFN, (uint64_t[]){ 1 });
+	assert_string_equal(dump(t),
+		"1 1 0 1 18 start\n"
+		"2 1 1 1 17 main\n"
+		"3 1 1 3 16 a\n"
+		"4 1 2 9 13 b\n"
+		"5 1 1 4 4 leaf\n");
+	ct_cursor_free(c);
+	ct_free(t);
+}
+
 static void test_tail_and_longjmp(void **state)
 {
 	(void)state;
@@ -584,6 +619,7 @@ int main(void)
 		cmocka_unit_test(test_samples_path),
 		cmocka_unit_test(test_empty_tree),
 		cmocka_unit_test(test_exact_calls),
+		cmocka_unit_test(test_inline),
 		cmocka_unit_test(test_tail_and_longjmp),
 		cmocka_unit_test(test_jump_into_live_frame),
 		cmocka_unit_test(test_tail_jump_back),

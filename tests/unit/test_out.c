@@ -115,8 +115,8 @@ static void chrome(FILE *f)
 	struct out_chrome w;
 	out_chrome_begin(&w, f, false, "perf clock (CLOCK_MONOTONIC)");
 	out_chrome_process(&w, 7, "prog \"7\"");
-	out_chrome_complete(&w, 7, 8, "main", "prog", 1500, 1, false);
-	out_chrome_complete(&w, 7, 8, "f", NULL, 1501, 999, true);
+	out_chrome_complete(&w, 7, 8, "main", "prog", 1500, 1, false, false);
+	out_chrome_complete(&w, 7, 8, "f", NULL, 1501, 999, true, false);
 	out_chrome_instant(&w, 7, 8, "leaf", "main;leaf", 2000000);
 	out_chrome_end(&w);
 }
@@ -125,7 +125,7 @@ static void chrome_insns(FILE *f)
 {
 	struct out_chrome w;
 	out_chrome_begin(&w, f, true, "instructions (1 us = 1 instruction: the trace has no timestamps)");
-	out_chrome_complete(&w, 1, 1, "main", "prog", 12, 30, false);
+	out_chrome_complete(&w, 1, 1, "main", "prog", 12, 30, false, true);
 	out_chrome_end(&w);
 }
 
@@ -166,7 +166,8 @@ static void test_trees(void **state)
 	assert_string_equal(s,
 		"{\"displayTimeUnit\":\"ns\",\"otherData\":{\"clock\":\"instructions (1 us = 1 instruction: the trace "
 		"has no timestamps)\"},\"traceEvents\":[\n"
-		"{\"name\":\"main\",\"cat\":\"prog\",\"ph\":\"X\",\"ts\":12,\"dur\":30,\"pid\":1,\"tid\":1}\n]}\n");
+		"{\"name\":\"main\",\"cat\":\"prog\",\"ph\":\"X\",\"ts\":12,\"dur\":30,\"pid\":1,\"tid\":1,"
+		"\"args\":{\"inlined\":true}}\n]}\n");
 	free(s);
 	s = capture(callgrind, &n);
 	assert_string_equal(s,

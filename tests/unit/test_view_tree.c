@@ -103,7 +103,7 @@ static void test_filters(void **state)
 	rc = xp_test_engine(&out, data, "calltree", "sym", "spin", NULL);
 	assert_int_equal(xp_test_exit_code(rc), 2);
 	assert_string_equal(out, "xptrace: decode: --sym does not apply to --calltree (it does to --calls, --insn, "
-				 "--blocks, --annotate) (see 'xptrace help decode')\n");
+				 "--blocks, --annotate, --lines, --loops) (see 'xptrace help decode')\n");
 	rc = xp_test_engine(&out, data, "functions", "time", "5-1", NULL);
 	assert_int_equal(xp_test_exit_code(rc), 2);
 }

@@ -1,0 +1,126 @@
+/* Blocks cut by their inline chains (tree_inline.h): a block's instructions are
+ * decoded once, each one's chain looked up (innermost first from DWARF, kept
+ * outermost first), runs of one chain kept; memory grows with distinct blocks. */
+#include <errno.h>
+#include <stdlib.h>
+#include <string.h>
+
+#include "views/tree_inline.h"
+#include "session/sb_code.h"
+#include "arch/x86_64/x86_dis.h"
+#include "util/xp_grow.h"
+#include "util/xp_map.h"
+
+struct ti_block {
+	uint64_t ip, end;
+	int32_t pid;
+	uint32_t seg, nseg;
+};
+
+struct ti {
+	struct dec_ctx *c;
+	struct sb_code *mem;
+	struct x86_dis dis;
+	struct ti_block *blocks;
+	uint32_t nblocks, capblocks;
+	struct xp_map block_of;	/* hash of (ip, end, pid) -> index + 1 */
+	struct ti_seg *segs;
+	uint32_t nsegs, capsegs;
+	uint32_t *chains;
+	uint32_t nchains, capchains;
+};
+
+struct ti *ti_new(struct dec_ctx *c)
+{
+	struct ti *t = calloc(1, sizeof(*t));
+	if (!t)
+		return NULL;
+	t->c = c;
+	t->mem = sb_code_new(c->sb, c->sym, c->jit);
+	if (!t->mem || x86_dis_init(&t->dis) < 0) {
+		sb_code_free(t->mem);
+		free(t);
+		return NULL;
+	}
+	return t;
+}
+
+void ti_free(struct ti *t)
+{
+	if (!t)
+		return;
+	sb_code_free(t->mem);
+	x86_dis_fini(&t->dis);
+	free(t->blocks);
+	free(t->segs);
+	free(t->chains);
+	xp_map_free(&t->block_of);
+	free(t);
+}
+
+static uint64_t key(uint64_t ip, uint64_t end, int32_t pid)
+{
+	uint64_t h = ip * 0x9e3779b97f4a7c15ull ^ end;
+	return (h ^ h >> 31) * 0xbf58476d1ce4e5b9ull ^ (uint32_t)pid;
+}
+
+static bool same_chain(const struct ti *t, const struct ti_seg *s, const uint32_t *fns, uint32_t n)
+{
+	return s->nchain == n && (!n || !memcmp(t->chains + s->chain, fns, n * sizeof(*fns)));
+}
+
+/* Cuts a block: segments from t->nsegs on. */
+static int cut(struct ti *t, int32_t pid, uint64_t time, uint64_t ip, uint64_t end)
+{
+	const struct sb_map *m = sb_find_map(t->c->sb, pid, ip, time);
+	uint32_t first = t->nsegs;
+	while (ip <= end) {
+		uint8_t buf[X86_MAX_INSN];
+		struct x86_instr in;
+		uint32_t inner[TI_MAX_DEPTH], fns[TI_MAX_DEPTH];
+		size_t k = sb_code_read(t->mem, pid, time, ip, buf, sizeof(buf));
+		if (!k || x86_dis_one(&t->dis, buf, k, ip, &in) < 0 || !in.size)
+			break;
+		unsigned n = sym_inline(t->c->sym, m, ip, inner, TI_MAX_DEPTH);
+		for (unsigned i = 0; i < n; i++)
+			fns[i] = inner[n - 1 - i];
+		struct ti_seg *last = t->nsegs > first ? &t->segs[t->nsegs - 1] : NULL;
+		if (last && same_chain(t, last, fns, n)) {
+			last->insns++;
+		} else {
+			if (XP_GROW(t->segs, t->capsegs, t->nsegs + 1) < 0 ||
+			    XP_GROW(t->chains, t->capchains, t->nchains + n) < 0)
+				return -ENOMEM;
+			if (n)	/* (no chains yet: no array) */
+				memcpy(t->chains + t->nchains, fns, n * sizeof(*fns));
+			t->segs[t->nsegs++] = (struct ti_seg){ t->nchains, n, 1 };
+			t->nchains += n;
+		}
+		ip += in.size;
+	}
+	return 0;
+}
+
+int ti_block(struct ti *t, int32_t pid, uint64_t time, uint64_t ip, uint64_t end, const struct ti_seg **segs,
+	     uint32_t *n, const uint32_t **chains)
+{
+	uint64_t h = key(ip, end, pid), v;
+	struct ti_block *b = NULL;
+	for (; xp_map_get(&t->block_of, h, &v); h++)
+		if (t->blocks[v - 1].ip == ip && t->blocks[v - 1].end == end && t->blocks[v - 1].pid == pid) {
+			b = &t->blocks[v - 1];
+			break;
+		}
+	if (!b) {
+		uint32_t first = t->nsegs;
+		if (cut(t, pid, time, ip, end) < 0 || XP_GROW(t->blocks, t->capblocks, t->nblocks + 1) < 0 ||
+		    xp_map_put(&t->block_of, h, t->nblocks + 1) < 0)
+			return -ENOMEM;
+		b = &t->blocks[t->nblocks++];
+		*b = (struct ti_block){ ip, end, pid, first, t->nsegs - first };
+	}
+	*segs = t->segs + b->seg;
+	*n = b->nseg;
+	*chains = t->chains;
+	return 0;
+}
