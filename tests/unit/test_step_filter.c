@@ -65,8 +65,8 @@ static void test_refused(void **state)
 		{ "f@", "'f@': module name missing" },
 		{ ",", "empty filter" },
 		/* found by fuzz_rec_parse: strtoull took the sign, the end was 2^64 - 0x1af */
-		{ "0x1139--0x1af@ptspin", "'0x1139--0x1af' is no START-END address range" },
-		{ "0x1139-+0x1146@ptspin", "'0x1139-+0x1146' is no START-END address range" },
+		{ "0x1139--0x1af@ptspin", "'0x1139--0x1af' is no START-END address range (hex, as nm and objdump print them)" },
+		{ "0x1139-+0x1146@ptspin", "'0x1139-+0x1146' is no START-END address range (hex, as nm and objdump print them)" },
 	};
 	struct step_filter *f;
 	char why[256];
