@@ -20,10 +20,10 @@ check_eq "two events: Samples per function are the first event's, as perf report
 	"$(awk '$1 == "cpu-clock" {print $2, $3}' "$TMP/two.perf" | sort)" "$(per_fn)"
 check_eq "two events, --metric the second: its samples per function" \
 	"$(awk '$1 == "task-clock" {print $2, $3}' "$TMP/two.perf" | sort)" "$(per_fn --metric task-clock/period=250000/)"
-check_eq "two events: calltree Calls of spin are the first event's samples" \
+check_eq "two events: calltree Samples of spin are the first event's samples" \
 	"$(awk '$1 == "cpu-clock" && $2 == "spin" {print $3}' "$TMP/two.perf")" \
 	"$("$XPTRACE" decode -i "$TMP/two.data" --calltree --format jsonl 2>/dev/null | python3 -c 'import json, sys
-print(sum(j["calls"] for j in map(json.loads, sys.stdin) if j["name"] == "spin"))')"
+print(sum(j["samples"] for j in map(json.loads, sys.stdin) if j["name"] == "spin"))')"
 check_eq "two events: the other event is a column (its period, as perf's Event count)" \
 	"$(perf script -i "$TMP/two.data" -F event,period,ip,sym 2>/dev/null | awk '$2 ~ /^task-clock/ && $4 == "spin" {s += $1} END {print s}')" \
 	"$("$XPTRACE" decode -i "$TMP/two.data" --functions --format jsonl 2>/dev/null | python3 -c 'import json, sys

@@ -325,5 +325,5 @@ PY
 )"
 check_match "compensation bounds: text marks P's Cum with ~ and says why" \
 	'^# ~ before a Cum: the function takes under 10 x what a probed call costs' "$(cat cp.txt)"
-check_match "compensation bounds: P's row" '^ +[0-9]+ +1 +2000 +[0-9.]+ +~[0-9.]+ +P$' "$(cat cp.txt)"
-check_match "compensation bounds: B's row unmarked" '^ +[0-9]+ +1 +1 +[0-9.]+ +[0-9.]+ +B$' "$(cat cp.txt)"
+check_match "compensation bounds: P's row" '^ +[0-9]+ +1 +2000 +[0-9.]+ +~[0-9.]+ +[^ ]+ +P$' "$(cat cp.txt)"
+check_match "compensation bounds: B's row unmarked" '^ +[0-9]+ +1 +1 +[0-9.]+ +[0-9.]+ +[^ ]+ +B$' "$(cat cp.txt)"

@@ -19,7 +19,7 @@ u64() { od -An -tu8 -j "$2" -N 8 "$1" | tr -d ' '; }	# FILE OFFSET
 # reads as an event without samples ("# samples: ..., total 0").
 count() {
 	if [ "$1" = sample ]; then
-		"$XPTRACE_ASAN" decode -i "$2" --calltree --format folded 2>"$TMP/err" |
+		"$XPTRACE_ASAN" decode -i "$2" --calltree --metric samples --format folded 2>"$TMP/err" |
 			awk '{ s += $NF } END { print s + 0 }'
 	else
 		"$XPTRACE_ASAN" decode -i "$2" --functions 2>"$TMP/err" |

@@ -101,7 +101,7 @@ probe_xptrace:thr_two 3
 probe_xptrace:thr_two__return 3" "$(counts t/perf.data)"
 ns=$(perf script -i t/perf.data -F event 2>/dev/null | grep -c 'cpu-clock:')
 check_match "threads of a command: the summary counts samples and hits apart, as perf does" \
-	"^xptrace: recorded $ns cpu-clock samples and 16 probe hits, 0 lost" "$(cat "$TMP/t.err")"
+	"^xptrace: recorded $ns cpu-clock samples and 16 probe hits, 0 records lost" "$(cat "$TMP/t.err")"
 check_match "threads of a command: the second thread is sampled" "two_leaf" \
 	"$(perf script -i t/perf.data -F ip,sym -G 2>/dev/null | awk '{ print $2 }' | sort -u)"
 # A thread pool started after a sleep: 3 workers, 200 calls of work each, every hit in
