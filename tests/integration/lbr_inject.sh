@@ -71,5 +71,5 @@ for f in loop_a:24000 loop_b:12000 loop_c:6000; do
 	if [ -n "$c" ] && [ $((c - n)) -ge -1 ] && [ $((c - n)) -le 1 ]; then want="$want${f%%:*}=$c "; else want="$want${f%%:*}=~$n "; fi
 done
 check_eq "samples per loop = instructions / 100" "$want" "$got"
-check_eq "the sampled call tree has no edges made up from branch-stack windows" 0 \
-	"$("$XPTRACE" decode -i "$TMP/lbr" --calltree --format csv 2>/dev/null | awk -F, 'NR > 1 && $1 > 1' | wc -l)"
+check_eq "the sampled call tree has no edges made up from branch-stack windows (inline frames aside)" 0 \
+	"$("$XPTRACE" decode -i "$TMP/lbr" --calltree --format csv 2>/dev/null | awk -F, 'NR > 1 && $1 > 1 && $NF !~ / \[inline\]$/' | wc -l)"
