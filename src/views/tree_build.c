@@ -232,32 +232,6 @@ static int inline_cost(struct tb *b, struct tb_thread *t, const struct xev *ev, 
 	return 0;
 }
 
-/* --inline on a sample: b->fns (n, root first) into b->xfns, each frame followed by
- * the functions inlined where it was, outermost first: the leaf's at the sample's
- * address, a caller's at its return address minus one (its call instruction, as perf
- * report --inline looks them up).  The count, 0 on ENOMEM. */
-static uint32_t inline_frames(struct tb *b, const struct xev *ev, uint32_t n)
-{
-	struct dec_ctx *c = b->c;
-	uint32_t k = 0;
-
-	if (XP_GROW(b->xfns, b->capxfns, (size_t)n * (TI_MAX_DEPTH + 1)) < 0)
-		return 0;
-	for (uint32_t i = 0; i < n; i++) {
-		uint64_t at = !ev->nstack ? ev->ip : ev->stack[n - 1 - i];
-		uint32_t inner[TI_MAX_DEPTH];
-		unsigned ni = 0;
-		b->xfns[k++] = b->fns[i];
-		if (i + 1 < n)
-			at = at ? at - 1 : 0;
-		if (at)
-			ni = sym_inline(c->sym, sb_find_map(c->sb, ev->pid, at, ev->time), at, inner, TI_MAX_DEPTH);
-		while (ni)
-			b->xfns[k++] = inner[--ni];
-	}
-	return k;
-}
-
 /* A sample of a merged trace: below the event node active in its thread, the frames
  * of its callchain under that node's function (the innermost activation of it); all
  * of it from the root when no event node is active.  Either way the nodes it makes
@@ -445,8 +419,9 @@ int tb_event(void *ctx, const struct xev *ev)
 			return oom();
 		const uint32_t *fns = b->fns;
 		if (b->inl_samples) {
-			if (!(n = inline_frames(b, ev, n)))
+			if (XP_GROW(b->xfns, b->capxfns, (size_t)n * (TI_MAX_DEPTH + 1)) < 0)
 				return oom();
+			n = ti_sample(c, ev, b->fns, n, b->xfns);
 			fns = b->xfns;
 		}
 		if (c->merged)

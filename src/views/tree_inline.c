@@ -124,3 +124,22 @@ int ti_block(struct ti *t, int32_t pid, uint64_t time, uint64_t ip, uint64_t end
 	*chains = t->chains;
 	return 0;
 }
+
+uint32_t ti_sample(struct dec_ctx *c, const struct xev *ev, const uint32_t *fns, uint32_t n, uint32_t *out)
+{
+	uint32_t k = 0;
+
+	for (uint32_t i = 0; i < n; i++) {
+		uint64_t at = !ev->nstack ? ev->ip : ev->stack[n - 1 - i];
+		uint32_t inner[TI_MAX_DEPTH];
+		unsigned ni = 0;
+		out[k++] = fns[i];
+		if (i + 1 < n)
+			at = at ? at - 1 : 0;
+		if (at)
+			ni = sym_inline(c->sym, sb_find_map(c->sb, ev->pid, at, ev->time), at, inner, TI_MAX_DEPTH);
+		while (ni)
+			out[k++] = inner[--ni];
+	}
+	return k;
+}

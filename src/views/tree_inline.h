@@ -26,4 +26,11 @@ void ti_free(struct ti *t);
 int ti_block(struct ti *t, int32_t pid, uint64_t time, uint64_t ip, uint64_t end, const struct ti_seg **segs,
 	     uint32_t *n, const uint32_t **chains);
 
+/* A sample's functions (fns, n of them, root first: its callchain's frames, or its IP
+ * alone when it has none) into out (room for n * (TI_MAX_DEPTH + 1)), each frame
+ * followed by the functions inlined where it was, outermost first: the leaf's at the
+ * sample's address, a caller's at its return address minus one (its call
+ * instruction, where perf report --inline looks them up).  The count. */
+uint32_t ti_sample(struct dec_ctx *c, const struct xev *ev, const uint32_t *fns, uint32_t n, uint32_t *out);
+
 #endif

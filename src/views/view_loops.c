@@ -8,6 +8,7 @@
 #include "views/view.h"
 #include "views/view_collect.h"
 #include "analysis/lp.h"
+#include "analysis/lpe.h"
 #include "arch/x86_64/x86_dis.h"
 #include "session/sb_code.h"
 #include "util/xp_err.h"
@@ -20,6 +21,7 @@ struct vloops {
 	struct sb_code *mem;
 	struct x86_dis dis;
 	struct lp *lp;
+	struct lpe *est;	/* sampled branch stacks: the estimate, lp unused */
 };
 
 static uint64_t env_fn(void *ctx, int32_t pid, uint64_t time, uint64_t ip, uint64_t *start)
@@ -95,9 +97,6 @@ static int open_loops(struct view_ctx *vc, void **state)
 	struct dec_ctx *c = vc->c;
 	if (view_need_branches(vc) < 0)
 		return -EINVAL;
-	if (c->sampled)
-		return xp_err_code(-EINVAL, "--loops", "record with --mode step or pt",
-				   "trip counts need every iteration: this trace samples branches");
 	struct vloops *v = calloc(1, sizeof(*v));
 	if (!v)
 		return -ENOMEM;
@@ -106,15 +105,21 @@ static int open_loops(struct view_ctx *vc, void **state)
 	v->out = vc->out;
 	v->mem = sb_code_new(c->sb, c->sym, c->jit);
 	struct lp_env env = { env_fn, env_ninsns, env_srcline, env_min_line, v };
-	v->lp = lp_new(&env);
-	if (!v->mem || !v->lp || x86_dis_init(&v->dis) < 0) {
+	if (c->sampled)
+		v->est = lpe_new(&env);
+	else
+		v->lp = lp_new(&env);
+	if (!v->mem || !(v->lp || v->est) || x86_dis_init(&v->dis) < 0) {
 		sb_code_free(v->mem);
 		lp_free(v->lp);
+		lpe_free(v->est);
 		free(v);
 		return -ENOMEM;
 	}
-	/* blocks, calls and returns; branches say nothing a block does not */
-	vc->wants = DEC_WANT_ALL & ~(1u << XEV_BRANCH | 1u << XEV_SAMPLE);
+	/* exact: blocks, calls and returns; branches say nothing a block does not.
+	 * Estimated: the windows' ranges, taken branches and samples. */
+	vc->wants = c->sampled ? 1u << XEV_BLOCK | 1u << XEV_BRANCH | 1u << XEV_SAMPLE
+			       : DEC_WANT_ALL & ~(1u << XEV_BRANCH | 1u << XEV_SAMPLE);
 	*state = v;
 	return 0;
 }
@@ -122,12 +127,14 @@ static int open_loops(struct view_ctx *vc, void **state)
 static int on_event(void *state, const struct xev *ev)
 {
 	struct vloops *v = state;
-	return lp_event(v->lp, ev);
+	return v->est ? lpe_event(v->est, ev) : lp_event(v->lp, ev);
 }
 
 static int on_rewind(void *state)
 {
 	struct vloops *v = state;
+	if (v->est)
+		return 0;	/* one pass */
 	int r = lp_find(v->lp);
 	return r < 0 ? r : 1;
 }
@@ -276,13 +283,88 @@ static int write_loops(struct vloops *v)
 	return 0;
 }
 
+/* Loops estimated from branch stacks: no entries or trips (windows do not see them) */
+static const struct out_col est_text_cols[] = {
+	{ "Header", OUT_HEX, 14, OUT_LEFT }, { "~Iterations", OUT_INT, 11, 0 }, { "Seen", OUT_INT, 8, 0 },
+	{ "Windows", OUT_INT, 8, 0 }, { "Loop", OUT_STR, 0, 0 },
+};
+static const struct out_col est_json_cols[] = {
+	{ "function", OUT_STR, 0, 0 }, { "inlined_from", OUT_STR, 0, 0 }, { "file", OUT_STR, 0, 0 },
+	{ "line", OUT_INT, 0, 0 }, { "first_line", OUT_INT, 0, 0 }, { "header", OUT_HEX, 0, 0 },
+	{ "depth", OUT_INT, 0, 0 }, { "parent", OUT_HEX, 0, 0 }, { "iterations", OUT_INT, 0, 0 }, { "seen", OUT_INT, 0, 0 },
+	{ "windows", OUT_INT, 0, 0 }, { "estimated", OUT_BOOL, 0, 0 },
+};
+
+static int write_estimated(struct vloops *v)
+{
+	const struct lpe_loop *l;
+	int n = lpe_loops(v->est, &l);
+	const char *sym = dec_opt(v->c, "sym");
+	bool text = v->o->format == OUT_TEXT;
+	struct out_table tab;
+	char where[1024];
+
+	if (n < 0)
+		return n;
+	struct out_col cols[NCOLS(est_text_cols)];
+	if (text) {
+		memcpy(cols, est_text_cols, sizeof(cols));
+		for (int i = 0; i < n; i++) {
+			int w = loop_name(v, &l[i].l, where, sizeof(where), true);
+			if ((!sym || !strcmp(fn_name(v, &l[i].l), sym)) && w > cols[4].width)
+				cols[4].width = w < 80 ? w : 80;
+		}
+		fprintf(v->out, "# loops: estimated from sampled branch stacks (back edges taken in each window, "
+			"scaled by the sampling period / the window's instructions); entries and trips unknown\n");
+		out_table_begin(&tab, v->out, OUT_TEXT, cols, NCOLS(cols));
+	} else {
+		out_table_begin(&tab, v->out, v->o->format, est_json_cols, NCOLS(est_json_cols));
+	}
+	for (int i = 0; i < n; i++) {
+		const struct lp_loop *p = &l[i].l;
+		const char *fname = fn_name(v, p);
+		if (sym && strcmp(fname, sym))
+			continue;
+		struct out_val vals[NCOLS(est_json_cols)];
+		unsigned k = 0;
+		if (text) {
+			loop_name(v, p, where, sizeof(where), true);
+			vals[k++] = (struct out_val){ .u = p->header };
+			vals[k++] = (struct out_val){ .u = p->iterations };
+			vals[k++] = (struct out_val){ .u = l[i].seen };
+			vals[k++] = (struct out_val){ .u = l[i].windows };
+			vals[k++] = (struct out_val){ .s = where };
+		} else {
+			const char *inl = inlined_at(v, p);
+			int len = inl ? (int)(strlen(inl) - strlen(" [inline]")) : 0;
+			snprintf(where, sizeof(where), "%.*s", len, inl ? inl : "");
+			vals[k++] = (struct out_val){ .s = fname };
+			vals[k++] = (struct out_val){ .s = where, .null = !inl };
+			vals[k++] = (struct out_val){ .s = p->file, .null = !p->file };
+			vals[k++] = (struct out_val){ .u = (uint64_t)p->line, .null = !p->file };
+			vals[k++] = (struct out_val){ .u = (uint64_t)p->first_line, .null = !p->file };
+			vals[k++] = (struct out_val){ .u = p->header };
+			vals[k++] = (struct out_val){ .u = p->depth };
+			vals[k++] = p->parent == UINT32_MAX ? (struct out_val){ .null = true }
+							    : (struct out_val){ .u = l[p->parent].l.header };
+			vals[k++] = (struct out_val){ .u = p->iterations };
+			vals[k++] = (struct out_val){ .u = l[i].seen };
+			vals[k++] = (struct out_val){ .u = l[i].windows };
+			vals[k++] = (struct out_val){ .b = true };
+		}
+		out_row(&tab, vals, 0, NULL, 0);
+	}
+	return 0;
+}
+
 static int on_close(void *state, int status)
 {
 	struct vloops *v = state;
-	int r = status >= 0 ? write_loops(v) : 0;
+	int r = status >= 0 ? (v->est ? write_estimated(v) : write_loops(v)) : 0;
 	if (r == -ENOMEM)
 		xp_err("decode", "decode a smaller trace or time range", "out of memory");
 	lp_free(v->lp);
+	lpe_free(v->est);
 	x86_dis_fini(&v->dis);
 	sb_code_free(v->mem);
 	free(v);
@@ -295,9 +377,12 @@ static int on_close(void *state, int status)
 static int collect(struct vloops *v, struct vcl_table *t)
 {
 	const struct lp_loop *l;
-	int n = lp_loops(v->lp, &l);
+	int n = v->est ? 0 : lp_loops(v->lp, &l);
 	char name[1024];
 
+	if (v->est)
+		return xp_err_code(-EINVAL, "diff --loops", "record with --mode step or pt",
+				   "trip counts need every iteration: this trace samples branches");
 	if (n < 0)
 		return n;
 	snprintf(t->metric, sizeof(t->metric), "iterations");
@@ -327,6 +412,7 @@ static int collect_close(void *state, int status)
 	if (r == -ENOMEM)
 		xp_err("diff", "compare smaller traces", "out of memory");
 	lp_free(v->lp);
+	lpe_free(v->est);
 	x86_dis_fini(&v->dis);
 	sb_code_free(v->mem);
 	free(v);
@@ -352,7 +438,8 @@ const struct dec_view view_loops = {
 	.name = "loops",
 	.help = "natural loops of the executed code per function, nested: header line, entries, iterations, "
 		"trips per entry (min, median, max, log2 histogram), instructions per iteration, share of the "
-		"function (exact traces; decodes the trace twice)",
+		"function (exact traces; decodes the trace twice); LBR traces: iterations estimated from the "
+		"branch stacks (back edges per window scaled by period / the window's instructions)",
 	.formats = OUT_TABLES,
 	.honours = loops_honours,
 	.open = open_loops,

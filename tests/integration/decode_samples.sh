@@ -12,8 +12,8 @@ perf_pcts() {
 		awk '/^ +[0-9.]+%/ { p=$1; sub("%","",p); $1=""; $2=""; sub(/^ +/,""); s[$0]+=p }
 		     END { for (k in s) printf "%s\t%.2f\n", k, s[k] }' | sort -t$'\t' -k2 -nr
 }
-xp_pcts() {	# summed by name like perf_pcts (Rust generics share one)
-	"$XPTRACE" decode -i "$1" --functions --format csv 2>/dev/null |
+xp_pcts() {	# summed by name like perf_pcts (Rust generics share one; perf report shows no inline frames)
+	"$XPTRACE" decode -i "$1" --functions --no-inline --format csv 2>/dev/null |
 		awk -F, 'NR>1 && $4>0 { s[$NF]+=$4 } END { for (k in s) printf "%s\t%.2f\n", k, s[k] }' |
 		sort -t$'\t' -k2 -nr
 }
