@@ -119,6 +119,7 @@ enum { UNK_HELD = 1, UNK_PENDING = 2 };
 struct dpt_dec {
 	struct dctx c;
 	struct dpt_table btab;
+	struct dpt_table otab;	/* holds c.out (OUT_MAX events), never noted */
 	struct dpt_options opt;
 	struct dpt_stats st;
 	struct pt_config cfg;

@@ -5,13 +5,15 @@
 #include <stdlib.h>
 #include <string.h>
 
-/* Enough for the decoders open at once in a `-j` decode on a few cores; more are
- * freed (memory does not grow with the number of pieces). */
-#define SPARES 8
+/* Enough for the decoders open at once in a `-j` decode on a few cores (three tables
+ * each); more are freed (memory does not grow with the number of pieces). */
+#define SPARES 12
 
 static pthread_mutex_t lock = PTHREAD_MUTEX_INITIALIZER;
 static struct dpt_table spare[SPARES];
 static int nspare;
+static struct x86_dis spare_dis[SPARES];
+static int nspare_dis;
 
 int dpt_table_get(struct dpt_table *t, size_t n, size_t size)
 {
@@ -63,4 +65,31 @@ void dpt_table_put(struct dpt_table *t)
 	}
 	t->ent = NULL;
 	t->used = NULL;
+}
+
+int dpt_dis_get(struct x86_dis *d)
+{
+	pthread_mutex_lock(&lock);
+	if (nspare_dis) {
+		*d = spare_dis[--nspare_dis];
+		pthread_mutex_unlock(&lock);
+		d->hint = -1;
+		return 0;
+	}
+	pthread_mutex_unlock(&lock);
+	return x86_dis_init(d);
+}
+
+void dpt_dis_put(struct x86_dis *d)
+{
+	if (!d->handle)
+		return;
+	pthread_mutex_lock(&lock);
+	if (nspare_dis < SPARES) {
+		spare_dis[nspare_dis++] = *d;
+		memset(d, 0, sizeof(*d));
+	}
+	pthread_mutex_unlock(&lock);
+	if (d->handle)
+		x86_dis_fini(d);
 }
