@@ -58,6 +58,8 @@ struct lp_loop {
 	uint64_t insns;		/* instructions run in the body, inner loops included
 				 * (the function's own, not its callees') */
 	uint64_t fn_insns;	/* the function's own instructions */
+	uint64_t cycles;	/* the cycles of the body's blocks, counted as insns
+				 * (lp_has_cycles: the trace had cycle counts) */
 	const char *file;	/* the header's source position (NULL: unknown) */
 	int line;
 	/* the smallest line of the body's code that comes from where the header's does
@@ -78,5 +80,7 @@ int lp_find(struct lp *a);
  * it, siblings by address), functions by their instructions, descending; owned by
  * the analysis.  -ENOMEM or the count. */
 int lp_loops(struct lp *a, const struct lp_loop **out);
+/* Whether pass 2 met blocks with cycle counts (CYC packets). */
+bool lp_has_cycles(const struct lp *a);
 
 #endif

@@ -75,6 +75,7 @@ void lp_func_free(struct lp_func *f)
 	free(f->nend);
 	free(f->inner);
 	free(f->visits);
+	free(f->cycles);
 }
 
 static int cmp_u64(const void *x, const void *y)
@@ -404,7 +405,8 @@ static int find_fn(struct lp *a, struct lp_func *f)
 		qsort(f->lead, n, sizeof(*f->lead), cmp_u64);
 	f->nlead = n;
 	f->visits = calloc(n ? n : 1, sizeof(*f->visits));
-	if (!f->visits)
+	f->cycles = calloc(n ? n : 1, sizeof(*f->cycles));
+	if (!f->visits || !f->cycles)
 		return -ENOMEM;
 
 	uint32_t(*e)[2] = NULL, ne = 0;

@@ -27,6 +27,7 @@ struct lp_func {
 	uint64_t *nend;			/* the address after each node's last instruction */
 	uint32_t *inner;		/* the innermost loop holding each node, LP_NONE */
 	uint64_t *visits;		/* pass 2 */
+	uint64_t *cycles;		/* pass 2: of the blocks starting at each node */
 };
 
 /* per loop, the trip counts of its entries */
@@ -66,6 +67,7 @@ struct lp {
 	struct lp_trips *trips;
 	uint32_t nloops, caploops, captrips;
 	struct lp_loop *out;		/* lp_loops' ordered copy */
+	bool has_cycles;		/* a block of pass 2 had a cycle count */
 };
 
 /* lp_graph.c: pass 1's recording for a block of function f in frame fr (fresh: fr

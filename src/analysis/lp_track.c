@@ -187,8 +187,22 @@ static int block(struct lp *a, struct lp_thread *t, const struct xev *ev)
 	struct lp_func *f = &a->funcs[fn];
 	if (!a->found)
 		return lp_record(f, fr, fresh, ev);
-	for (uint32_t i = first_node(f, ev->ip); i < f->nlead && f->lead[i] <= ev->end; i++)
+	uint32_t i = first_node(f, ev->ip);
+	/* a block spanning several nodes (entered at its start, run through) shares its
+	 * cycles by their instructions, as --blocks splits it; the last takes the rest */
+	bool cyc = ev->cycles != XEV_CYCLES_UNKNOWN && ev->insns;
+	uint64_t left = cyc ? ev->cycles : 0;
+	a->has_cycles |= cyc;
+	for (; i < f->nlead && f->lead[i] <= ev->end; i++) {
+		if (cyc) {
+			bool last = i + 1 == f->nlead || f->lead[i + 1] > ev->end;
+			uint64_t part = last ? left : ev->cycles * f->nins[i] / ev->insns;
+			part = part < left ? part : left;
+			f->cycles[i] += part;
+			left -= part;
+		}
 		visit(a, f, fr, i);
+	}
 	return 0;
 }
 
@@ -334,8 +348,10 @@ int lp_loops(struct lp *a, const struct lp_loop **out)
 		for (uint32_t k = 0; k < f->nlead; k++) {
 			uint64_t c = f->visits[k] * f->nins[k];
 			total += c;
-			for (uint32_t l = f->inner[k]; l != LP_NONE; l = a->loops[l].parent)
+			for (uint32_t l = f->inner[k]; l != LP_NONE; l = a->loops[l].parent) {
 				a->loops[l].insns += c;
+				a->loops[l].cycles += f->cycles[k];
+			}
 		}
 		for (uint32_t l = 0; l < a->nloops; l++)
 			if (a->loops[l].fn == f->key && a->loops[l].fn_start == f->start)
@@ -370,4 +386,9 @@ int lp_loops(struct lp *a, const struct lp_loop **out)
 		return r;
 	*out = a->out;
 	return (int)nout;
+}
+
+bool lp_has_cycles(const struct lp *a)
+{
+	return a->has_cycles;
 }

@@ -161,9 +161,10 @@ static void hist_str(const struct lp_loop *l, char *buf, size_t n)
 static const struct out_col text_cols[] = {
 	{ "Header", OUT_HEX, 14, OUT_LEFT }, { "Entries", OUT_INT, 7, 0 }, { "Iterations", OUT_INT, 10, 0 },
 	{ "Min", OUT_INT, 5, 0 }, { "Median", OUT_STR, 6, OUT_RIGHT }, { "Max", OUT_INT, 5, 0 },
-	{ "Insns/iter", OUT_FLOAT, 10, 0 }, { "Share%", OUT_PCT, 7, 0 }, { "Loop", OUT_STR, 0, 0 },
-	{ "Trips(log2 buckets:entries)", OUT_STR, 0, 0 },
+	{ "Insns/iter", OUT_FLOAT, 10, 0 }, { "Cycles/iter", OUT_FLOAT, 11, 0 }, { "Share%", OUT_PCT, 7, 0 },
+	{ "Loop", OUT_STR, 0, 0 }, { "Trips(log2 buckets:entries)", OUT_STR, 0, 0 },
 };
+#define TEXT_CYC 7	/* Cycles/iter: only when the trace has cycle counts */
 static const struct out_col json_cols[] = {
 	{ "function", OUT_STR, 0, 0 }, { "inlined_from", OUT_STR, 0, 0 }, { "file", OUT_STR, 0, 0 },
 	{ "line", OUT_INT, 0, 0 },
@@ -171,7 +172,8 @@ static const struct out_col json_cols[] = {
 	{ "entries", OUT_INT, 0, 0 }, { "iterations", OUT_INT, 0, 0 }, { "trips_min", OUT_INT, 0, 0 },
 	{ "trips_median", OUT_INT, 0, 0 }, { "trips_median_approx", OUT_BOOL, 0, 0 },
 	{ "trips_max", OUT_INT, 0, 0 }, { "trips_hist", OUT_STR, 0, 0 }, { "insns", OUT_INT, 0, 0 },
-	{ "insns_per_iter", OUT_FLOAT, 0, OUT_DEC(3) }, { "share", OUT_PCT, 0, 0 },
+	{ "insns_per_iter", OUT_FLOAT, 0, OUT_DEC(3) }, { "cycles", OUT_INT, 0, 0 },
+	{ "cycles_per_iter", OUT_FLOAT, 0, OUT_DEC(3) }, { "share", OUT_PCT, 0, 0 },
 	{ "exact", OUT_BOOL, 0, 0 },
 };
 #define NCOLS(c) (sizeof(c) / sizeof((c)[0]))
@@ -215,17 +217,23 @@ static int write_loops(struct vloops *v)
 
 	if (n < 0)
 		return n;
+	bool cyc = lp_has_cycles(v->lp);
 	struct out_col cols[NCOLS(text_cols)];	/* the table keeps pointing to them */
+	unsigned ncols = NCOLS(text_cols), loop_col = cyc ? TEXT_CYC + 2 : TEXT_CYC + 1;
 	if (text) {
 		memcpy(cols, text_cols, sizeof(cols));
+		if (!cyc) {
+			memmove(&cols[TEXT_CYC], &cols[TEXT_CYC + 1], (ncols - TEXT_CYC - 1) * sizeof(cols[0]));
+			ncols--;
+		}
 		for (int i = 0; i < n; i++) {
 			int w = loop_name(v, &l[i], where, sizeof(where), true);
-			if ((!sym || !strcmp(fn_name(v, &l[i]), sym)) && w > cols[8].width)
-				cols[8].width = w < 80 ? w : 80;
+			if ((!sym || !strcmp(fn_name(v, &l[i]), sym)) && w > cols[loop_col].width)
+				cols[loop_col].width = w < 80 ? w : 80;
 		}
 		fprintf(v->out, "# loops: natural loops of the executed code, exact (every iteration traced); "
 			"trips per entry: min, median, max; instructions: the function's own, inner loops included\n");
-		out_table_begin(&tab, v->out, OUT_TEXT, cols, NCOLS(cols));
+		out_table_begin(&tab, v->out, OUT_TEXT, cols, ncols);
 	} else {
 		out_table_begin(&tab, v->out, v->o->format, json_cols, NCOLS(json_cols));
 	}
@@ -235,6 +243,7 @@ static int write_loops(struct vloops *v)
 			continue;
 		bool src = l[i].file != NULL;
 		double per = l[i].iterations ? (double)l[i].insns / (double)l[i].iterations : 0;
+		double cper = l[i].iterations ? (double)l[i].cycles / (double)l[i].iterations : 0;
 		double share = l[i].fn_insns ? 100.0 * (double)l[i].insns / (double)l[i].fn_insns : 0;
 		struct out_val vals[NCOLS(json_cols)];
 		unsigned k = 0;
@@ -249,6 +258,8 @@ static int write_loops(struct vloops *v)
 			vals[k++] = (struct out_val){ .s = med };
 			vals[k++] = (struct out_val){ .u = l[i].trips_max };
 			vals[k++] = (struct out_val){ .d = per };
+			if (cyc)
+				vals[k++] = (struct out_val){ .d = cper };
 			vals[k++] = (struct out_val){ .d = share };
 			vals[k++] = (struct out_val){ .s = where };
 			vals[k++] = (struct out_val){ .s = hist };
@@ -275,6 +286,8 @@ static int write_loops(struct vloops *v)
 			vals[k++] = (struct out_val){ .s = hist };
 			vals[k++] = (struct out_val){ .u = l[i].insns };
 			vals[k++] = (struct out_val){ .d = per };
+			vals[k++] = (struct out_val){ .u = l[i].cycles, .null = !cyc };
+			vals[k++] = (struct out_val){ .d = cper, .null = !cyc };
 			vals[k++] = (struct out_val){ .d = share };
 			vals[k++] = (struct out_val){ .b = true };
 		}

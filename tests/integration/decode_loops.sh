@@ -100,3 +100,39 @@ check_eq "text: the loops of --sym nested, the inner one indented under the oute
 "$XPTRACE" record --mode sample -o "$TMP/smp" -- "$TMP/O1" >/dev/null 2>&1
 check_exit "--loops on a trace without branches: fails, naming the modes" 1 "$XPTRACE" decode -i "$TMP/smp" --loops
 check_match "... the message names step" "mode step" "$(cat "$TMP/.err")"
+
+# cycles per iteration (PT with CYC): a trace of ptspin's spin(300) from the generator
+# the tests share (tests/unit/pt_gen.h, CYC before each TIP and TNT); the oracle sums
+# --blocks' cycles of spin's blocks from the loop's header to its jnz (the back
+# edge) and divides by the header's executions in --insn
+cc -std=gnu11 -O2 -D_GNU_SOURCE -I"$XP_ROOT/src" -I"$XP_ROOT" -I"$XP_ROOT/tests/unit" -o "$TMP/gen" \
+	"$XP_ROOT/bench/decode-speed-gen.c" "$XP_ROOT/build/libxptrace.a" \
+	-lipt -lpfm -ldw -lelf -lcapstone -lpthread -ldl -lm && mkdir -p "$TMP/cyc" &&
+	"$TMP/gen" "$PROGS/ptspin" 300 "$TMP/cyc" cyc >/dev/null || not_ok "cyc trace generator"
+"$XPTRACE" decode -i "$TMP/cyc" --loops --format jsonl >"$TMP/cyc.loops"
+"$XPTRACE" decode -i "$TMP/cyc" --blocks --metric cycles --format jsonl >"$TMP/cyc.blocks"
+"$XPTRACE" decode -i "$TMP/cyc" --insn --format jsonl >"$TMP/cyc.insn"
+want=$(python3 -c '
+import json, sys
+blocks = [json.loads(l) for l in open(sys.argv[1])]
+hdr = int([json.loads(l) for l in open(sys.argv[3])][0]["header"], 16)
+jnz = [b for b in blocks if b["sym"].startswith("spin+") and b["taken"]][0]
+body = [b for b in blocks if b["sym"].startswith("spin+") and hdr <= int(b["start"], 16) <= int(jnz["end"], 16)]
+iters = sum(1 for l in open(sys.argv[2]) if json.loads(l).get("ip") == hex(hdr))
+cyc = sum(b["cycles"] for b in body)
+print("spin", iters, cyc, "%.3f" % (cyc / iters))' "$TMP/cyc.blocks" "$TMP/cyc.insn" "$TMP/cyc.loops")
+check_eq "CYC: cycles per iteration = the body's --blocks cycles / the header's executions" \
+	"$want" "$(python3 -c '
+import json, sys
+for l in open(sys.argv[1]):
+    r = json.loads(l)
+    print(r["function"], r["iterations"], r["cycles"], "%.3f" % r["cycles_per_iter"])' "$TMP/cyc.loops")"
+check_match "... the oracle saw 300 iterations and some cycles" '^spin 300 [1-9][0-9]* [0-9.]+$' "$want"
+check_match "CYC: text has the Cycles/iter column" 'Insns/iter  Cycles/iter   Share%' \
+	"$("$XPTRACE" decode -i "$TMP/cyc" --loops | sed -n 2p)"
+E="$XP_ROOT/traces/pt-spin/ptspin:0x555555554000"
+check_eq "no CYC: no Cycles/iter column, jsonl cycles null" "Insns/iter Share% null null" \
+	"$("$XPTRACE" decode --pt "$XP_ROOT/traces/pt-spin/trace.pt" --elf "$E" --loops | sed -n 2p | grep -o 'Insns/iter.*Share%' | tr -s ' ') $(
+	"$XPTRACE" decode --pt "$XP_ROOT/traces/pt-spin/trace.pt" --elf "$E" --loops --format jsonl | python3 -c '
+import json, sys
+r = json.loads(sys.stdin.readline()); print(json.dumps(r["cycles"]), json.dumps(r["cycles_per_iter"]))')"

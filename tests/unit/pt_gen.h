@@ -121,6 +121,9 @@ struct ptgen_opts {
 	 * clock 8 << 3 ticks further on, a TSC tick being 2 crystal ticks:
 	 * AUXTRACE_INFO's TSC:CTC ratio 200:100, with the max non-turbo ratio) */
 	int timed;
+	/* with timed: a CYC before each TIP (3 + i % 4 cycles) and TNT (2 + i % 3), as
+	 * with perf's cyc=1 */
+	int cyc;
 };
 
 #define PTGEN_MTC_FREQ 3
@@ -137,6 +140,13 @@ static inline void ptgen_timed_psb(struct pte *e, uint64_t ctc)
 	struct pt_packet cbr = { .type = ppt_cbr };
 	cbr.payload.cbr.ratio = 24;
 	pte_pkt(e, &cbr);
+}
+
+static inline void ptgen_cyc(struct pte *e, uint64_t cycles)
+{
+	struct pt_packet p = { .type = ppt_cyc };
+	p.payload.cyc.value = cycles;
+	pte_pkt(e, &p);
 }
 
 static inline size_t ptgen_write_opts(const char *work, long n, const char *outdir, const struct ptgen_opts *o)
@@ -175,6 +185,8 @@ static inline size_t ptgen_write_opts(const char *work, long n, const char *outd
 	uint64_t ctc = 0x1234;
 	if (o->timed)
 		cap += (size_t)n / 4 + (size_t)n / 8;
+	if (o->cyc)
+		cap += (size_t)n * 2;
 	if (period < 4096)	/* a PSB+ (at most 64 bytes) each period at worst */
 		cap += ((size_t)n * 16 / period + 1) * 64;
 	pte_init(&e, cap);
@@ -186,7 +198,11 @@ static inline size_t ptgen_write_opts(const char *work, long n, const char *outd
 	pte_ip(&e, ppt_tip_pge, pt_ipc_sext_48, spin);
 	size_t last_psb = 0;
 	for (long i = 1; i <= n; i++) {
+		if (o->cyc)
+			ptgen_cyc(&e, 3 + (uint64_t)i % 4);
 		pte_ip(&e, ppt_tip, pt_ipc_update_16, after);	/* leaf's ret */
+		if (o->cyc)
+			ptgen_cyc(&e, 2 + (uint64_t)i % 3);
 		pte_tnt(&e, i < n ? "T" : "N");			/* jnz spin_loop */
 		if (o->timed && !(i % 16)) {
 			struct pt_packet mtc = { .type = ppt_mtc };
@@ -229,6 +245,8 @@ static inline size_t ptgen_write_opts(const char *work, long n, const char *outd
 	attr.config = 1ULL | 1ULL << 11 | 1ULL << 13;	/* pt, noretcomp, branch */
 	if (o->timed)	/* tsc, mtc, mtc_period */
 		attr.config |= 1ULL << 10 | 1ULL << 9 | (uint64_t)PTGEN_MTC_FREQ << 14;
+	if (o->cyc)
+		attr.config |= 1ULL << 1;
 	attr.sample_type = PERF_SAMPLE_IP | PERF_SAMPLE_TID | PERF_SAMPLE_TIME | PERF_SAMPLE_ADDR |
 			   PERF_SAMPLE_CPU | PERF_SAMPLE_IDENTIFIER;
 	attr.sample_period = 1;
