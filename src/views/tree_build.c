@@ -226,7 +226,7 @@ static int inline_cost(struct tb *b, struct tb_thread *t, const struct xev *ev, 
 		uint64_t ws[DEC_MAX_METRICS];
 		for (unsigned m = 0; m < c->nmetrics; m++)
 			ws[m] = c->metrics[m].kind == DEC_M_INSNS ? s[i].insns : i + 1 == n ? w[m] : 0;
-		if (ct_cost_inline(t->cur, fn, chains + s[i].chain, s[i].nchain, ws) < 0)
+		if (ct_cost_inline(t->cur, fn, s[i].nchain ? chains + s[i].chain : NULL, s[i].nchain, ws) < 0)
 			return -ENOMEM;
 	}
 	return 0;

@@ -69,8 +69,8 @@ for k in sorted(paths):
 for k in sorted(fns):
     print("fn", k, fns[k])
 EOF
-"$XPTRACE" decode -i "$TMP/s" --calltree --format jsonl >"$TMP/tree.jsonl"
-"$XPTRACE" decode -i "$TMP/s" --functions --format jsonl >"$TMP/fn.jsonl"
+"$XPTRACE" decode -i "$TMP/s" --calltree --metric samples --format jsonl >"$TMP/tree.jsonl"
+"$XPTRACE" decode -i "$TMP/s" --functions --metric samples --format jsonl >"$TMP/fn.jsonl"
 python3 - "$TMP/tree.jsonl" "$TMP/fn.jsonl" "$(grep '^fn ' "$TMP/want" | cut -d' ' -f2- | sed 's/ [0-9]*$//' | tr '\n' ',')" >"$TMP/got" <<'EOF'
 import json, sys
 rows = []

@@ -143,7 +143,7 @@ check_match "--metric time: totals in a unit" '^# diff functions: time; A .* tot
 check_match "--metric time: a step trace's times are the traced run's" '^# time: of the traced runs .*not native' \
 	"$(sed -n 2p "$TMP/time.txt")"
 check_match "--metric time: columns name the unit" '^ +A\((s|ms|us)\) +B\((s|ms|us)\) +Delta\((s|ms|us)\) ' "$(sed -n 3p "$TMP/time.txt")"
-"$XPTRACE" decode -i "$TMP/r1" --functions --metric time --format jsonl 2>/dev/null >"$TMP/r1.time"
+"$XPTRACE" decode -i "$TMP/r1" --functions --no-inline --metric time --format jsonl 2>/dev/null >"$TMP/r1.time"
 check_eq "--metric time jsonl: integer ns, A of every function the trace's own --functions base_traced_ns" "ok" \
 	"$(python3 -c 'import json, sys
 d = {}

@@ -47,7 +47,7 @@ perf_calls() {
 # as for a filter's first entry, perf does not; such a call, at instruction 0, is left
 # out)
 xp_calls() {	# $1 trace, [$2 --pt-decoder's value]
-	"$XPTRACE" decode -i "$1" --calls --format jsonl ${2:+--pt-decoder $2} 2>/dev/null | python3 -c '
+	"$XPTRACE" decode -i "$1" --calls --no-inline --format jsonl ${2:+--pt-decoder $2} 2>/dev/null | python3 -c '
 import json, sys
 rows = sorted((r["tid"], r["start_insns"], r["name"]) for r in map(json.loads, sys.stdin))
 for tid, start, name in rows:
