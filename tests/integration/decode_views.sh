@@ -46,6 +46,19 @@ check_eq "--time A-B --routines: total = the window's instructions" "# routines:
 	"$("$XPTRACE" decode -i "$SB" --routines --time "$A-$B" | head -1)"
 check_eq "--time A-B --arcs: total = the window's instructions" "# arcs: insns, total $want" \
 	"$("$XPTRACE" decode -i "$SB" --arcs --time "$A-$B" | head -1)"
+# --arcs counts a recursive arc once (issue 27 item 20): step_basic's fib(8) runs 67
+# activations, 33 inner ones of 19 instructions and 34 leaves of 12 (1035 in all); the
+# arc fib -> fib holds every activation but the outermost: Cum 1035 - 19 = 1016, not
+# the sum over its depths.  fib's own row: Cum 1035 as --routines and --functions.
+check_eq "--arcs: fib's caller rows (main, fib), self and callee: calls, Base, Cum" \
+	"caller main 1 19 1035
+caller fib 66 1016 1016
+self fib 67 1035 1035
+callee fib 66 1016 1016" "$("$XPTRACE" decode -i "$SB" --arcs --format jsonl | python3 -c '
+import json, sys
+for r in map(json.loads, sys.stdin):
+    if r["routine"] == "fib":
+        print(r["role"], r["name"], r["calls"], r["base"], r["cum"])')"
 check_match "--time A-B --blocks: the window's instructions" "blocks, $want instructions," \
 	"$("$XPTRACE" decode -i "$SB" --blocks --time "$A-$B" | head -1)"
 # samples: perf script's samples in [first, middle] of the trace
