@@ -245,9 +245,10 @@ typedef bool (*out_where_fn)(void *ctx, uint32_t fn, struct out_fn_where *w);
  * a first frame before every stack (the command name, as stackcollapse-perf.pl writes). */
 int out_folded(FILE *f, const struct ct_tree *t, unsigned metric, const struct out_names *n, const char *prefix);
 /* callgrind profile: self cost per function, calls= and inclusive cost per call edge;
- * `events` names the tree's metrics (no spaces). */
+ * `events` names the tree's metrics (no spaces); `desc`, when not NULL, goes in the
+ * header as a `desc:` line (what calls= counts when it is not calls). */
 int out_callgrind(FILE *f, const struct ct_tree *t, const char *const *events, const char *cmd,
-		  const struct out_names *n);
+		  const char *desc, const struct out_names *n);
 
 /* A metric of a tree for pprof: its sample type and unit ("samples"/"count",
  * "time"/"nanoseconds", ...). */

@@ -179,7 +179,7 @@ static void header(struct vr *v, const char *what, uint64_t total)
 
 	if (v->o->format != OUT_TEXT)
 		return;
-	tb_total_line(&v->u, v->out, what, c, v->metric, total);
+	tb_total_line(&v->u, v->out, what, c, v->metric, total, true);
 	if (c->merged && v->b.repairs)
 		fprintf(v->out, "# %" PRIu64 " unmatched entry/exit events repaired (returns without "
 			"their entry, activations left open)\n", v->b.repairs);

@@ -245,6 +245,7 @@ static void test_calltree(void **state)
 	/* the issue's table in ns; X, seen by one sample under C·B·A, takes its share of
 	 * that A's exact 4 units: 1 of its 4 samples */
 	assert_string_equal(out, "# merged tree: time, total 19.000 us\n"
+				 "# Calls: exact calls (- where samples alone saw the function); Base: self time; Cum: with callees\n"
 				 "Lvl   RL      Calls      Base(us)       Cum(us)  Module                Name\n"
 				 "  1    1          1         3.000        19.000  merged                C\n"
 				 "  2    1          1         2.000         9.000  merged                  B\n"
@@ -275,6 +276,7 @@ static void test_calltree_samples(void **state)
 	const char *out;
 	assert_int_equal(xp_test_engine(&out, data, "calltree", "metric", "samples", NULL), 0);
 	assert_string_equal(out, "# merged tree: samples, total 19\n"
+				 "# Calls: exact calls (- where samples alone saw the function); Base: self samples; Cum: with callees\n"
 				 "Lvl   RL      Calls          Base           Cum  Module                Name\n"
 				 "  1    1          1             3            19  merged                C\n"
 				 "  2    1          1             2             9  merged                  B\n"
@@ -295,6 +297,7 @@ static void test_routines(void **state)
 	const char *out;
 	assert_int_equal(xp_test_engine(&out, data, "routines", NULL), 0);
 	assert_string_equal(out, "# routines: time, total 19.000 us\n"
+				 "# Calls: exact calls (- where samples alone saw the function); Base: self time; Cum: with callees, recursion once; CumRec: every activation summed\n"
 				 "    Calls      Base(us)       Cum(us)    CumRec(us)  Name\n"
 				 "        1         3.000        19.000        19.000  C\n"
 				 "        3         7.000        14.000        15.000  A\n"
@@ -322,6 +325,7 @@ static void test_arcs(void **state)
 	const char *out;
 	assert_int_equal(xp_test_engine(&out, data, "arcs", NULL), 0);
 	assert_string_equal(out, "# arcs: time, total 19.000 us\n"
+				 "# Calls: exact calls (- where samples alone saw the function); Base: self time; Cum: with callees, recursion once; CumRec: every activation summed\n"
 				 "    Calls      Base(us)       Cum(us)    CumRec(us)  Name\n"
 				 "        1         3.000        19.000        19.000  C\n"
 				 "        1         2.000         9.000         9.000    B\n"
@@ -382,6 +386,7 @@ static void test_mismatched(void **state)
 	const char *out;
 	assert_int_equal(xp_test_engine(&out, bad, "calltree", NULL), 0);
 	assert_string_equal(out, "# merged tree: time, total 4000 ns\n"
+				 "# Calls: exact calls (- where samples alone saw the function); Base: self time; Cum: with callees\n"
 				 "# 2 unmatched entry/exit events repaired (returns without their entry, activations left open)\n"
 				 "Lvl   RL      Calls      Base(ns)       Cum(ns)  Module                Name\n"
 				 "  1    1          1          1000          3000  merged                C\n"
