@@ -301,9 +301,10 @@ struct out_cg_fn {
 	struct out_cg_name ob, fl, fn;
 };
 
-/* The header; `cmd` and `summary` may be NULL. */
-void out_cg_begin(struct out_cg *w, FILE *f, unsigned pos, const char *cmd, const char *const *events,
-		  unsigned nev, const uint64_t *summary);
+/* The header; `cmd`, `desc` (a `desc:` line, before the events as callgrind_annotate
+ * wants it) and `summary` may be NULL. */
+void out_cg_begin(struct out_cg *w, FILE *f, unsigned pos, const char *cmd, const char *desc,
+		  const char *const *events, unsigned nev, const uint64_t *summary);
 /* key=name (a definition ahead of its uses, in the header; fi=/fe= for the file of the
  * cost lines after it: inlined code, other files) */
 void out_cg_name(struct out_cg *w, const char *key, const struct out_cg_name *n);

@@ -145,9 +145,7 @@ int out_callgrind(FILE *f, const struct ct_tree *t, const char *const *events, c
 
 	for (unsigned m = 0; m < nm; m++)
 		summary[m] = ct_total(t, m);
-	out_cg_begin(&w, f, OUT_CG_LINE, cmd, events, nm, summary);
-	if (desc)
-		fprintf(f, "desc: %s\n", desc);
+	out_cg_begin(&w, f, OUT_CG_LINE, cmd, desc, events, nm, summary);
 	for (uint32_t fn = 0; fn < nfn; fn++) {
 		struct fnacc *a = &acc[fn];
 		uint64_t line, cline;
