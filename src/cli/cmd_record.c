@@ -26,6 +26,7 @@
 #define USAGE                                                                                   \
 	"usage: xptrace record [OPTIONS] -- COMMAND [ARGS...]\n"                               \
 	"       xptrace record [OPTIONS] -p PID\n"                                             \
+	"       xptrace record [OPTIONS] -a|-C LIST [-d SEC]\n"                               \
 	"\n"                                                                                    \
 	"Records COMMAND (and every process it forks) or a running process into a trace\n"   \
 	"directory: DIR/perf.data (readable by perf) and DIR/.build-id/ with a snapshot of\n"  \
@@ -71,8 +72,9 @@
 	"                          every probe and arming none while over it (default\n"  \
 	"                          5; 0 is no budget)\n"                                  \
 	"\n"                                                                                    \
-	"  -a, --all-cpus          every CPU, every process, while COMMAND runs (sample,\n"   \
-	"                          pt, lbr; kernel.perf_event_paranoid 0 or root)\n"       \
+	"  -a, --all-cpus          every CPU, every process, while COMMAND runs, or without\n" \
+	"                          one until Ctrl-C/SIGTERM or -d SEC (sample, pt, lbr;\n"  \
+	"                          kernel.perf_event_paranoid 0 or root)\n"                \
 	"  -C, --cpu LIST          only these CPUs (0,2-3), every process on them (-a)\n"    \
 	"      --off-cpu           sample: also where threads wait (context switches with\n" \
 	"                          callchains; decode --metric off-cpu; paranoid 1 or root)\n" \
@@ -463,8 +465,13 @@ static int parse_args(int argc, char **argv, struct rec_opts *o)
 		o->cmd = argv + optind;
 	if (o->pid && o->cmd)
 		return xp_usage_error("record", "give either -p PID or a command, not both");
-	if (!o->pid && !o->cmd)
-		return xp_usage_error("record", "nothing to record: give a command after -- or -p PID");
+	/* -a / -C without a command: every process on those CPUs until a signal or -d, as
+	 * perf record -a */
+	if (!o->pid && !o->cmd && !o->all_cpus)
+		return xp_usage_error("record", "nothing to record: give a command after --, -p PID, or -a");
+	if (!o->pid && !o->cmd && (o->probe || o->adaptive))
+		return xp_usage_error("record", "%s probes a program: give a command after -- or -p PID",
+				      o->probe ? "--probe" : "--adaptive");
 	return 0;
 }
 
@@ -934,6 +941,15 @@ static int run(int argc, char **argv)
 	}
 	if (o.pid) {
 		r.target = o.pid;
+	} else if (!o.cmd) {
+		if (!o.quiet && o.duration > 0)
+			fprintf(stderr, "xptrace: recording %s%s for %g s (Ctrl-C or SIGTERM stops it "
+				"sooner)\n", o.cpu_list ? "CPUs " : "every CPU", o.cpu_list ? o.cpu_list : "",
+				o.duration);
+		else if (!o.quiet)
+			fprintf(stderr, "xptrace: recording %s%s until Ctrl-C or SIGTERM (-d SECONDS: "
+				"for that long)\n", o.cpu_list ? "CPUs " : "every CPU",
+				o.cpu_list ? o.cpu_list : "");
 	} else if ((e = spawn(&r)) < 0) {
 		goto out;
 	}

@@ -245,9 +245,10 @@ typedef bool (*out_where_fn)(void *ctx, uint32_t fn, struct out_fn_where *w);
  * a first frame before every stack (the command name, as stackcollapse-perf.pl writes). */
 int out_folded(FILE *f, const struct ct_tree *t, unsigned metric, const struct out_names *n, const char *prefix);
 /* callgrind profile: self cost per function, calls= and inclusive cost per call edge;
- * `events` names the tree's metrics (no spaces). */
+ * `events` names the tree's metrics (no spaces); `desc`, when not NULL, goes in the
+ * header as a `desc:` line (what calls= counts when it is not calls). */
 int out_callgrind(FILE *f, const struct ct_tree *t, const char *const *events, const char *cmd,
-		  const struct out_names *n);
+		  const char *desc, const struct out_names *n);
 
 /* A metric of a tree for pprof: its sample type and unit ("samples"/"count",
  * "time"/"nanoseconds", ...). */
@@ -300,9 +301,10 @@ struct out_cg_fn {
 	struct out_cg_name ob, fl, fn;
 };
 
-/* The header; `cmd` and `summary` may be NULL. */
-void out_cg_begin(struct out_cg *w, FILE *f, unsigned pos, const char *cmd, const char *const *events,
-		  unsigned nev, const uint64_t *summary);
+/* The header; `cmd`, `desc` (a `desc:` line, before the events as callgrind_annotate
+ * wants it) and `summary` may be NULL. */
+void out_cg_begin(struct out_cg *w, FILE *f, unsigned pos, const char *cmd, const char *desc,
+		  const char *const *events, unsigned nev, const uint64_t *summary);
 /* key=name (a definition ahead of its uses, in the header; fi=/fe= for the file of the
  * cost lines after it: inlined code, other files) */
 void out_cg_name(struct out_cg *w, const char *key, const struct out_cg_name *n);

@@ -11,8 +11,8 @@ static void text(FILE *f, const char *s)
 		putc(*s == '\n' ? ' ' : *s, f);
 }
 
-void out_cg_begin(struct out_cg *w, FILE *f, unsigned pos, const char *cmd, const char *const *events,
-		  unsigned nev, const uint64_t *summary)
+void out_cg_begin(struct out_cg *w, FILE *f, unsigned pos, const char *cmd, const char *desc,
+		  const char *const *events, unsigned nev, const uint64_t *summary)
 {
 	*w = (struct out_cg){ f, pos, nev };
 	fputs("# callgrind format\nversion: 1\ncreator: xptrace\n", f);
@@ -21,6 +21,8 @@ void out_cg_begin(struct out_cg *w, FILE *f, unsigned pos, const char *cmd, cons
 		text(f, cmd);
 		putc('\n', f);
 	}
+	if (desc)
+		fprintf(f, "desc: %s\n", desc);
 	fprintf(f, "positions:%s%s\nevents:", pos & OUT_CG_INSTR ? " instr" : "",
 		pos & OUT_CG_LINE ? " line" : "");
 	for (unsigned m = 0; m < nev; m++)

@@ -96,7 +96,7 @@ static bool lines_fit(const struct out_line *lv, size_t nl, const uint64_t *self
 }
 
 int out_callgrind(FILE *f, const struct ct_tree *t, const char *const *events, const char *cmd,
-		  const struct out_names *n)
+		  const char *desc, const struct out_names *n)
 {
 	unsigned nm = ct_nmetrics(t);
 	uint32_t nfn = ct_max_fn(t) + 1;
@@ -145,7 +145,7 @@ int out_callgrind(FILE *f, const struct ct_tree *t, const char *const *events, c
 
 	for (unsigned m = 0; m < nm; m++)
 		summary[m] = ct_total(t, m);
-	out_cg_begin(&w, f, OUT_CG_LINE, cmd, events, nm, summary);
+	out_cg_begin(&w, f, OUT_CG_LINE, cmd, desc, events, nm, summary);
 	for (uint32_t fn = 0; fn < nfn; fn++) {
 		struct fnacc *a = &acc[fn];
 		uint64_t line, cline;

@@ -652,7 +652,7 @@ int bb_cg_write(struct bb_cg *cg, FILE *out, const char *cmd)
 	const struct bb_env *env = cg->env;
 	struct writer wr = { .cg = cg };
 
-	out_cg_begin(&wr.w, out, OUT_CG_INSTR | OUT_CG_LINE, cmd, events, cg->cycles ? 2 : 1, NULL);
+	out_cg_begin(&wr.w, out, OUT_CG_INSTR | OUT_CG_LINE, cmd, NULL, events, cg->cycles ? 2 : 1, NULL);
 	size_t bi = 0, ei = 0;
 	struct cost *costs = NULL;
 	size_t ncost = 0, capcost = 0;

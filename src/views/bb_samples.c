@@ -399,7 +399,7 @@ int bb_samples_callgrind(struct bb_samples *s, const char *metric, FILE *out, co
 	if (s->n)
 		qsort(s->v, s->n, sizeof(*s->v), by_fn_ip);
 	xp_map_free(&s->by_key);	/* the order changed: no more adds */
-	out_cg_begin(&w, out, OUT_CG_INSTR | OUT_CG_LINE, cmd, events, 2, NULL);
+	out_cg_begin(&w, out, OUT_CG_INSTR | OUT_CG_LINE, cmd, NULL, events, 2, NULL);
 	for (size_t i = 0; i < s->n; i++) {
 		const struct sip *p = &s->v[i];
 		const char *mod = NULL, *file = NULL;

@@ -736,8 +736,29 @@ struct out_val tb_cost(const struct tb_units *u, uint64_t x)
 	return (struct out_val){ .u = x };
 }
 
+/* What the count and cost columns mean for this trace, in one line: Calls are exact
+ * only where events saw the calls; a tree of sampled stacks counts samples instead. */
+static void legend(FILE *f, const struct dec_ctx *c, unsigned metric, bool rec)
+{
+	const char *name = c->metrics[metric].name, *ev = "the sampling event";
+
+	for (unsigned k = 0; k < c->nmetrics; k++)
+		if (c->metrics[k].kind == DEC_M_EVENT) {
+			ev = c->metrics[k].name;
+			break;
+		}
+	if (c->sampled && !c->merged)
+		fprintf(f, "# Samples: samples of %s", ev);
+	else if (c->merged)
+		fprintf(f, "# Calls: exact calls (- where samples alone saw the function)");
+	else
+		fprintf(f, "# Calls: exact calls");
+	fprintf(f, "; Base: self %s; Cum: with callees%s\n", name,
+		rec ? ", recursion once; CumRec: every activation summed" : "");
+}
+
 void tb_total_line(const struct tb_units *u, FILE *f, const char *what, const struct dec_ctx *c,
-		   unsigned metric, uint64_t total)
+		   unsigned metric, uint64_t total, bool rec)
 {
 	const char *name = c->metrics[metric].name;
 
@@ -746,6 +767,7 @@ void tb_total_line(const struct tb_units *u, FILE *f, const char *what, const st
 			(double)total / u->unit.ns, u->unit.name);
 	else
 		fprintf(f, "# %s: %s, total %" PRIu64 "\n", what, name, total);
+	legend(f, c, metric, rec);
 	char engine[128], cpu[512];
 	int dbt = c->pd && pd_engine(c->pd, engine, sizeof(engine), cpu, sizeof(cpu)) == 0;
 

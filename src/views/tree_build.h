@@ -126,9 +126,10 @@ void tb_units_init(struct tb_units *u, const struct dec_ctx *c, unsigned metric,
 /* Cost column `k` (< 3) of the report, named `name` ("Base", "Cum", "CumRec"). */
 struct out_col tb_cost_col(struct tb_units *u, unsigned k, const char *name);
 struct out_val tb_cost(const struct tb_units *u, uint64_t x);
-/* The text header's "# WHAT: METRIC, total N [unit]" (and what traced times are). */
+/* The text header's "# WHAT: METRIC, total N [unit]", a line saying what the count and
+ * cost columns mean (`rec`: with CumRec) and what traced times are. */
 void tb_total_line(const struct tb_units *u, FILE *f, const char *what, const struct dec_ctx *c,
-		   unsigned metric, uint64_t total);
+		   unsigned metric, uint64_t total, bool rec);
 
 /* Names for reports and writers (ctx = the symbol context). */
 const char *tb_fn_name(void *ctx, uint32_t fn);

@@ -8,8 +8,10 @@
  *
  * --arcs (arcflow): per routine a stanza: each caller with the calls through that
  * arc and the routine's Base and Cum when called from there; the routine's own line
- * (as --routines, without Cum2); each callee with its calls, Base and Cum under the
- * routine.  An arc made by samples only is marked `+` (its Calls are unknown). */
+ * (as --routines); each callee with its calls, Base and Cum under the
+ * routine.  An arc's Cum counts its outermost activations only (a recursive arc such as
+ * fib -> fib once, as --routines' Cum), CumRec every one.  An arc made by samples only
+ * is marked `+` (its Calls are unknown). */
 #include <errno.h>
 #include <inttypes.h>
 #include <stdlib.h>
@@ -24,6 +26,7 @@ struct fold {
 	uint32_t fn;		/* routine; arcs: the callee */
 	uint32_t caller;	/* arcs: CT_FN_ROOT for the tree's top */
 	uint64_t calls, base, cum, cum2;	/* cum2: outermost activations only */
+	uint32_t open;		/* arcs: activations of this arc on the path being walked */
 	bool exact;		/* an event node is in it: Calls known */
 };
 
@@ -85,7 +88,9 @@ static struct fold *fold_of(struct xp_map *map, struct fold **arr, uint32_t *n, 
 	return &(*arr)[(*n)++];
 }
 
-static void add(struct fold *f, const struct ct_tree *t, uint32_t node, unsigned m)
+/* `outer`: no activation of the same routine (routines) or arc (arcs) encloses the node,
+ * so its Cum is not already counted in an enclosing one. */
+static void add(struct fold *f, const struct ct_tree *t, uint32_t node, unsigned m, bool outer)
 {
 	const struct ct_node *nd = ct_node(t, node);
 
@@ -95,28 +100,45 @@ static void add(struct fold *f, const struct ct_tree *t, uint32_t node, unsigned
 	}
 	f->base += ct_base(t, node, m);
 	f->cum += ct_cum(t, node, m);
-	if (nd->rl == 1)
+	if (outer)
 		f->cum2 += ct_cum(t, node, m);
 }
 
+/* Pre-order walk of the live tree with leave markers, so that an arc knows whether
+ * one of its activations encloses the node (a recursive arc counted once). */
 static int fold_tree(struct vr *v, const struct ct_tree *t)
 {
 	struct xp_map rmap = { 0 }, amap = { 0 };
+	uint32_t *stk = malloc(((size_t)ct_nnodes(t) * 2 + 1) * sizeof(*stk));
+	size_t ns = 0;
 	int rc = 0;
 
-	for (uint32_t i = 1; i < ct_nnodes(t) && rc == 0; i++) {
-		const struct ct_node *nd = ct_node(t, i);
-		if (!nd->lvl)	/* unlinked when a subtree was moved */
+	if (!stk)
+		return oom();
+	stk[ns++] = CT_ROOT;
+	while (ns && rc == 0) {
+		uint32_t i = stk[--ns];
+		if (i & 0x80000000u) {	/* leave: the index of the node's arc */
+			v->a[i & 0x7fffffffu].open--;
 			continue;
-		struct fold *r = fold_of(&rmap, &v->r, &v->nr, &v->capr, 0, nd->fn);
-		struct fold *a = fold_of(&amap, &v->a, &v->na, &v->capa, ct_node(t, nd->parent)->fn, nd->fn);
-		if (!r || !a) {
-			rc = oom();
-			break;
 		}
-		add(r, t, i, v->metric);
-		add(a, t, i, v->metric);
+		const struct ct_node *nd = ct_node(t, i);
+		if (i != CT_ROOT) {
+			struct fold *r = fold_of(&rmap, &v->r, &v->nr, &v->capr, 0, nd->fn);
+			struct fold *a = fold_of(&amap, &v->a, &v->na, &v->capa, ct_node(t, nd->parent)->fn, nd->fn);
+			if (!r || !a) {
+				rc = oom();
+				break;
+			}
+			add(r, t, i, v->metric, nd->rl == 1);
+			add(a, t, i, v->metric, a->open == 0);
+			a->open++;
+			stk[ns++] = (uint32_t)(a - v->a) | 0x80000000u;
+		}
+		for (uint32_t c = nd->first_child; c != CT_NONE; c = ct_node(t, c)->next_sibling)
+			stk[ns++] = c;
 	}
+	free(stk);
 	xp_map_free(&rmap);
 	xp_map_free(&amap);
 	return rc;
@@ -157,7 +179,7 @@ static void header(struct vr *v, const char *what, uint64_t total)
 
 	if (v->o->format != OUT_TEXT)
 		return;
-	tb_total_line(&v->u, v->out, what, c, v->metric, total);
+	tb_total_line(&v->u, v->out, what, c, v->metric, total, true);
 	if (c->merged && v->b.repairs)
 		fprintf(v->out, "# %" PRIu64 " unmatched entry/exit events repaired (returns without "
 			"their entry, activations left open)\n", v->b.repairs);
@@ -207,6 +229,8 @@ static int cmp_arc(const void *x, const void *y)
 {
 	const struct fold *a = x, *b = y;
 
+	if (a->cum2 != b->cum2)
+		return a->cum2 > b->cum2 ? -1 : 1;
 	if (a->cum != b->cum)
 		return a->cum > b->cum ? -1 : 1;
 	if (a->calls != b->calls)
@@ -221,9 +245,10 @@ static void arc_row(struct vr *v, struct out_table *tab, const char *routine, co
 {
 	uint64_t from = 0, to = 0;
 	bool partial = f->exact && tb_window(&v->b, f->fn, &from, &to);
-	struct out_val vals[8] = {
+	struct out_val vals[9] = {
 		{ .s = routine }, { .s = role }, { .u = f->calls, .null = !f->exact, .approx = partial },
-		tb_cost(&v->u, f->base), tb_cost(&v->u, f->cum), { .s = shown(v, fn, !f->exact) },
+		tb_cost(&v->u, f->base), tb_cost(&v->u, f->cum2), tb_cost(&v->u, f->cum),
+		{ .s = shown(v, fn, !f->exact) },
 		{ .b = !f->exact },
 		{ .span = { from, to }, .omit = !partial },
 	};
@@ -236,7 +261,7 @@ static int write_arcs(struct vr *v, uint64_t total)
 	struct out_col cols[] = {
 		{ "Routine", OUT_STR, 0, 0 }, { "Role", OUT_STR, 0, 0 },
 		{ count_col(v), OUT_INT, 9, 0 }, tb_cost_col(&v->u, 0, "Base"), tb_cost_col(&v->u, 1, "Cum"),
-		{ "Name", OUT_STR, 0, OUT_TREE }, { "Sampled", OUT_BOOL, 0, 0 },
+		tb_cost_col(&v->u, 2, "CumRec"), { "Name", OUT_STR, 0, OUT_TREE }, { "Sampled", OUT_BOOL, 0, 0 },
 		{ "Window_ns", OUT_SPAN, 0, 0 },
 	};
 	bool text = v->o->format == OUT_TEXT;
@@ -246,9 +271,9 @@ static int write_arcs(struct vr *v, uint64_t total)
 		qsort(v->a, v->na, sizeof(*v->a), cmp_arc);
 	header(v, "arcs", total);
 	if (text)
-		out_table_begin(&tab, v->out, v->o->format, cols + 2, 4);
+		out_table_begin(&tab, v->out, v->o->format, cols + 2, 5);
 	else
-		out_table_begin(&tab, v->out, v->o->format, cols, 7 + window_col(v));
+		out_table_begin(&tab, v->out, v->o->format, cols, 8 + window_col(v));
 	for (uint32_t i = 0; i < v->nr; i++) {
 		const struct fold *r = &v->r[i];
 		char *routine = strdup(tb_fn_name(v->c->sym, r->fn));
@@ -317,7 +342,7 @@ const struct dec_view view_routines = {
 
 const struct dec_view view_arcs = {
 	.name = "arcs",
-	.help = "arcflow: per routine its callers, itself and its callees (calls, base, cum)",
+	.help = "arcflow: per routine its callers, itself and its callees (calls, base, cum, cumrec)",
 	.formats = OUT_TABLES,
 	.honours = routines_honours,
 	.open = open_arcs,

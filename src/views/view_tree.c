@@ -268,7 +268,9 @@ static int write_tree(struct vt *v, struct ct_tree *t, const char *title)
 			ev[m] = evbuf[m];
 		}
 		names.module = tb_fn_object;
-		return out_callgrind(v->out, t, ev, c->perf_data, &names);
+		/* KCachegrind shows desc: lines; a tree of sampled stacks saw no call */
+		return out_callgrind(v->out, t, ev, c->perf_data, sample_tree(c) ?
+				     "Calls: calls= counts the samples through a call arc, not calls" : NULL, &names);
 	}
 	default:
 		memcpy(v->tcols, tree_cols, sizeof(tree_cols));
@@ -285,7 +287,7 @@ static int write_tree(struct vt *v, struct ct_tree *t, const char *title)
 			fprintf(v->out, "%s# %s\n", v->tab.rows ? "\n" : "", title);
 		if (v->o->format == OUT_TEXT && !title)
 			tb_total_line(&v->u, v->out, c->merged ? "merged tree" : c->sampled ? "sampled tree" :
-				      "call tree", c, v->metric, v->total);
+				      "call tree", c, v->metric, v->total, false);
 		if (v->o->format == OUT_TEXT && v->o->percent_limit < 0 && v->limit > 0)
 			fprintf(v->out, "# nodes under %g%% of the total hidden (the default for trees of over %d "
 				"nodes; this one has %" PRIu32 "): --percent-limit 0 shows them\n", v->limit,
@@ -503,7 +505,7 @@ static int write_functions(struct vt *v, struct fpart *parts, uint32_t np)
 	struct fsort fs = { m, have_samples ? (int)smp : -1, v->sort, v->nsort, c->sym };
 	qsort_r(rows, nr, sizeof(*rows), cmp_frow, &fs);
 	if (v->o->format == OUT_TEXT) {
-		tb_total_line(&v->u, v->out, c->sampled ? "samples" : "functions", c, m, total);
+		tb_total_line(&v->u, v->out, c->sampled ? "samples" : "functions", c, m, total, false);
 		if (!per_process && process_note(v) < 0) {
 			free(rows);
 			return oom();

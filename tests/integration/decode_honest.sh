@@ -59,7 +59,7 @@ check_eq "killed at a flush: decodes (exit 0)" 0 $?
 check_match "killed at a flush: says the recording was not finalized" "killed/perf.data: header has no features \(recording was not finalized\)" \
 	"$(cat "$TMP/killed.err")"
 check_match "killed at a flush: a step trace's --metric time is still the traced run's" "^# time: of the traced run .*not native" \
-	"$(sed -n 2p "$TMP/killed.out")"
+	"$(sed -n 3p "$TMP/killed.out")"
 check_eq "killed at a flush: the same instructions as the finished trace" \
 	"$("$XPTRACE" decode -i "$TMP/st" --functions 2>/dev/null | head -1)" \
 	"$("$XPTRACE" decode -i "$TMP/killed" --functions 2>/dev/null | head -1)"
@@ -71,7 +71,7 @@ for v in functions calltree routines; do
 done
 "$XPTRACE" record -q -o "$TMP/pr" --probe fib -- "$PROGS/step_basic" 1 >/dev/null 2>&1
 check_match "probe trace in time: the compensation is said" "^# probe overhead compensated: [0-9]+ ns per probed call" \
-	"$("$XPTRACE" decode -i "$TMP/pr" --calltree 2>/dev/null | sed -n 2p)"
+	"$("$XPTRACE" decode -i "$TMP/pr" --calltree 2>/dev/null | sed -n 3p)"
 for v in calltree functions routines; do
 	check_eq "probe trace, --$v --metric samples: no claim of compensated ns" "" \
 		"$("$XPTRACE" decode -i "$TMP/pr" --$v --metric samples 2>/dev/null | grep 'probe overhead')"

@@ -133,6 +133,12 @@ for i,r in enumerate(rows):
 print("ok" if not bad else "bad %d" % bad)' "$TMP/tree.jsonl")"
 text=$("$XPTRACE" decode -i "$TMP/p.data" --calltree --metric samples)
 check_match "calltree text: header and indented rows" "^Lvl +RL +Samples +Base +Cum +Module +Name$" "$text"
+# issue 27 item 20: the header says what the columns mean for this trace
+check_eq "calltree text: the legend line" \
+	"# Samples: samples of cpu-clock; Base: self samples; Cum: with callees" "$(printf '%s\n' "$text" | sed -n 2p)"
+check_eq "functions text: the legend line" \
+	"# Samples: samples of cpu-clock; Base: self cpu-clock; Cum: with callees" \
+	"$("$XPTRACE" decode -i "$TMP/p.data" --functions | sed -n 2p)"
 check_match "calltree text: indentation by level, the module before" "^  2 +1 +[0-9]+ +[0-9]+ +[0-9]+  dec_work +    main$" "$text"
 # the same default metric as --functions (the event's period, perf report's Overhead)
 check_eq "calltree and functions: one default metric, cpu-clock in a unit" \
@@ -182,6 +188,8 @@ cga=$(callgrind_annotate "$TMP/cg.out" 2>&1)
 check_match "callgrind: loads in callgrind_annotate" "PROGRAM TOTALS|Ir|samples" "$cga"
 if printf '%s\n' "$cga" | grep -qi "warning"; then not_ok "callgrind_annotate warns"; printf '%s\n' "$cga" | grep -i warning | head -3; else ok "callgrind_annotate without warnings"; fi
 check_match "callgrind: fn=/cfn=/calls= lines" "^calls=[0-9]+ " "$(grep -A1 '^cfn=' "$TMP/cg.out")"
+check_eq "callgrind: a sample tree's header says calls= counts samples" \
+	"desc: Calls: calls= counts the samples through a call arc, not calls" "$(grep '^desc:' "$TMP/cg.out")"
 check_eq "callgrind: total is the sample count" "$total" \
 	"$(sed -n 's/^summary: \([0-9]*\).*/\1/p' "$TMP/cg.out")"
 csv=$("$XPTRACE" decode -i "$TMP/p.data" --format csv | head -1)
@@ -230,8 +238,8 @@ check_eq "vdso symbols from the snapshot store" "" \
 
 # ---- pipe mode ----
 perf record -q -e cpu-clock -F 999 -g -o - "$W" 300 2>/dev/null >"$TMP/pipe.data"
-check_match "pipe mode from stdin" "dec_work +spin$" "$("$XPTRACE" decode -i - <"$TMP/pipe.data" | sed -n 3p)"
-check_match "pipe mode file" "dec_work +spin$" "$("$XPTRACE" decode -i "$TMP/pipe.data" | sed -n 3p)"
+check_match "pipe mode from stdin" "dec_work +spin$" "$("$XPTRACE" decode -i - <"$TMP/pipe.data" | sed -n 4p)"
+check_match "pipe mode file" "dec_work +spin$" "$("$XPTRACE" decode -i "$TMP/pipe.data" | sed -n 4p)"
 # a pipe carries no build-ids: kernel addresses are named from /proc/kallsyms, as in
 # file mode and by perf, when the recorded kernel map's _text is this boot's.  dd's
 # time is mostly in the kernel; each kernel sample's leaf is the symbol perf names
@@ -261,21 +269,21 @@ cp "$W" "$TMP/gone"
 "$XPTRACE" record -q -o "$TMP/snap" -F 999 -g -- "$TMP/gone" 300 >/dev/null 2>&1
 rm -f "$TMP/gone"
 rm -rf "$HOME/.debug"
-check_match "symbols from the snapshot store after delete" "gone +spin$" "$("$XPTRACE" decode -i "$TMP/snap" | sed -n 3p)"
+check_match "symbols from the snapshot store after delete" "gone +spin$" "$("$XPTRACE" decode -i "$TMP/snap" | sed -n 4p)"
 check_match "callers too" "work_b" "$("$XPTRACE" decode -i "$TMP/snap" --calltree)"
 check_match "perf.data path inside the trace dir finds the store" "gone +spin$" \
-	"$("$XPTRACE" decode -i "$TMP/snap/perf.data" | sed -n 3p)"
+	"$("$XPTRACE" decode -i "$TMP/snap/perf.data" | sed -n 4p)"
 
 # ---- perf's cache (~/.debug), then a changed binary at the recorded path ----
 cp "$W" "$TMP/chg"
 perf record -q -e cpu-clock -F 999 -g -o "$TMP/c.data" "$TMP/chg" 300 >/dev/null 2>&1
 rm -f "$TMP/chg"
-check_match "symbols from ~/.debug after delete" "chg +spin$" "$("$XPTRACE" decode -i "$TMP/c.data" | sed -n 3p)"
+check_match "symbols from ~/.debug after delete" "chg +spin$" "$("$XPTRACE" decode -i "$TMP/c.data" | sed -n 4p)"
 rm -rf "$HOME/.debug"
 cc -O1 -g -fno-omit-frame-pointer -DCHANGED -o "$TMP/chg" "$XP_ROOT/tests/progs/dec_work.c"
 out=$("$XPTRACE" decode -i "$TMP/c.data" 2>&1)
 check_match "build-id mismatch is reported" "xptrace: $TMP/chg: build-id mismatch \(trace has [0-9a-f]{40}, file has [0-9a-f]{40}\)" "$out"
-check_match "the changed file's symbols are not used" "chg +0x[0-9a-f]+$" "$(printf '%s\n' "$out" | grep -v '^xptrace:' | sed -n 3p)"
+check_match "the changed file's symbols are not used" "chg +0x[0-9a-f]+$" "$(printf '%s\n' "$out" | grep -v '^xptrace:' | sed -n 4p)"
 
 # ---- decode -j: the file read and ordered on a second thread, decoded in order on the
 # first: every view and format the same bytes whatever -j (small chunks between the two

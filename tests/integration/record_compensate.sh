@@ -49,7 +49,7 @@ while [ "$r" -lt "$MAX" ] && [ "$clean" -lt "$CLEAN" ]; do
 	"$XPTRACE" decode -i "t$r" --calltree --format jsonl >"t$r.comp" 2>/dev/null
 	"$XPTRACE" decode -i "t$r" --calltree --no-compensate --format jsonl >"t$r.raw" 2>/dev/null
 	"$XPTRACE" decode -i "t$r" --probes --format jsonl >"t$r.probes" 2>/dev/null
-	"$XPTRACE" decode -i "t$r" --calltree 2>/dev/null | sed -n 2p >"t$r.head"
+	"$XPTRACE" decode -i "t$r" --calltree 2>/dev/null | sed -n 3p >"t$r.head"
 	q=$(awk 'FILENAME ~ /^b/ { b += $4 / 2 } FILENAME ~ /^p/ { p = $4 }
 		END { d = (p - b) / b; print (d < 0 ? -d : d) <= 0.05 ? "clean" : "disturbed" }' "b$r.txt" "p$r.txt")
 	echo "$q" >"q$r"

@@ -2,7 +2,8 @@
 # Sample mode system-wide and per CPU (-a, -C), kernel code (-k), where threads wait
 # (--off-cpu), and the permission errors explained (issue 27 item 23).  Two spinner
 # processes pinned to CPU 0 and CPU 1 run while a command (sleep) is recorded: -a
-# samples both, though neither is the command; -C 1 only the one on CPU 1.  perf script on the same perf.data is the
+# samples both, though neither is the command; -C 1 only the one on CPU 1; -a -d 1 and
+# -C 0 without a command record until the time is up or SIGINT.  perf script on the same perf.data is the
 # oracle: pids, comms and CPUs of the samples, kernel addresses and their symbols.
 . "$(dirname "$0")/../lib.sh"
 cd "$TMP" || exit 1
@@ -42,6 +43,27 @@ check_eq "-C 1: the process pinned to CPU 1 sampled, the one on CPU 0 not" "yes 
 	"$(perf script -i cpu1/perf.data -F pid 2>/dev/null | grep -qw "$p1" && echo yes) $(perf script -i cpu1/perf.data -F pid 2>/dev/null | grep -cw "$p0")"
 check_exit "-C 99: no such CPU online, exit 1" 1 "$XPTRACE" record -C 99 -o c99 -- true
 check_exit "-C x: a usage error" 2 "$XPTRACE" record -C x -o cx -- true
+
+# -a / -C without a command: until -d SECONDS or a signal, as perf record -a
+read -r rc p0 p1 <<<"$(pinned "$XPTRACE" record -a -d 1 -F 499 -o nocmd)"
+check_eq "-a -d 1, no command: record exits 0" 0 "$rc"
+check_match "-a -d 1: says on stderr what it records and until when" \
+	"^xptrace: recording every CPU for 1 s \(Ctrl-C or SIGTERM stops it sooner\)$" "$(cat "$TMP/rec.err")"
+perf script -i nocmd/perf.data -F pid 2>/dev/null >nocmd.perf
+check_eq "-a -d 1: perf script reads it ($?) and finds samples of both spinners" "0 yes yes" \
+	"$(perf script -i nocmd/perf.data -F pid >/dev/null 2>&1; echo $?) $(grep -qw "$p0" nocmd.perf && echo yes) $(grep -qw "$p1" nocmd.perf && echo yes)"
+check "-a -d 1: samples of at least two pids ($(sort -u nocmd.perf | wc -l))" test "$(sort -u nocmd.perf | wc -l)" -ge 2
+"$XPTRACE" record -C 0 -F 499 -o sigint 2>"$TMP/sig.err" & rp=$!
+sleep 1
+kill -INT "$rp"
+wait "$rp"
+check_eq "-C 0, no command, SIGINT: exit 0, said so when it started" \
+	"0 xptrace: recording CPUs 0 until Ctrl-C or SIGTERM (-d SECONDS: for that long)" \
+	"$? $(grep 'xptrace: recording CPUs' "$TMP/sig.err")"
+check_eq "-C 0, SIGINT: perf script reads it, every sample on CPU 0" "0" \
+	"$(perf script -i sigint/perf.data -F cpu 2>/dev/null | tr -d '[] ' | sed 's/^0*//; s/^$/0/' | sort -u | paste -sd,)"
+check_exit "no command, no -p, no -a: a usage error" 2 "$XPTRACE" record -o none
+check_exit "-a --probe without a command: a usage error (it probes a program)" 2 "$XPTRACE" record -a --probe main -o pa
 
 # -u -k: kernel code sampled too, its part of the callchains; named as perf names it
 "$XPTRACE" record -u -k -g -F 999 -o k -- dd if=/dev/zero of=/dev/null bs=1 count=200000 >/dev/null 2>&1

@@ -242,6 +242,7 @@ static void test_compensated(void **state)
 	const char *out;
 	assert_int_equal(xp_test_engine(&out, full, "calltree", NULL), 0);
 	assert_string_equal(out, "# merged tree: time, total 12.000 ms\n"
+				 "# Calls: exact calls (- where samples alone saw the function); Base: self time; Cum: with callees\n"
 				 "# probe overhead compensated: 3000 ns per probed call in its caller, 7000 ns "
 				 "in itself (calibrated over 1000 runs); 20020000 ns subtracted\n"
 				 HEAD_WINDOW
@@ -262,6 +263,7 @@ static void test_leaf_cost(void **state)
 	const char *out;
 	assert_int_equal(xp_test_engine(&out, half, "calltree", NULL), 0);
 	assert_string_equal(out, "# merged tree: time, total 12.000 ms\n"
+				 "# Calls: exact calls (- where samples alone saw the function); Base: self time; Cum: with callees\n"
 				 "# probe overhead compensated: 3000 ns per probed call in its caller, 7000 ns "
 				 "in itself (the trace's shortest probed leaf per call; calibrated 1500 + 3500 "
 				 "over 1000 runs); 20020000 ns subtracted\n"
@@ -285,6 +287,7 @@ static void test_raw(void **state)
 	const char *out;
 	assert_int_equal(xp_test_engine(&out, full, "calltree", "no-compensate", "", NULL), 0);
 	assert_string_equal(out, "# merged tree: time, total 32.020 ms\n"
+				 "# Calls: exact calls (- where samples alone saw the function); Base: self time; Cum: with callees\n"
 				 "# probe overhead not compensated (--no-compensate): a probed call costs 3000 ns "
 				 "in its caller, 7000 ns in itself\n"
 				 HEAD_WINDOW
@@ -319,6 +322,7 @@ static void test_folds(void **state)
 	const char *out;
 	assert_int_equal(xp_test_engine(&out, full, "routines", NULL), 0);
 	assert_string_equal(out, "# routines: time, total 12.000 ms\n"
+				 "# Calls: exact calls (- where samples alone saw the function); Base: self time; Cum: with callees, recursion once; CumRec: every activation summed\n"
 				 "# probe overhead compensated: 3000 ns per probed call in its caller, 7000 ns "
 				 "in itself (calibrated over 1000 runs); 20020000 ns subtracted\n"
 				 HEAD_WINDOW
@@ -368,6 +372,7 @@ static void test_armed_late(void **state)
 	const char *out;
 	assert_int_equal(xp_test_engine(&out, late, "calltree", NULL), 0);
 	assert_string_equal(out, "# merged tree: time, total 12.000 ms\n"
+				 "# Calls: exact calls (- where samples alone saw the function); Base: self time; Cum: with callees\n"
 				 "# probe overhead compensated: 3000 ns per probed call in its caller, 7000 ns "
 				 "in itself (calibrated over 1000 runs); 20020000 ns subtracted\n"
 				 HEAD_WINDOW
@@ -392,6 +397,7 @@ static void test_uncalibrated(void **state)
 	const char *out;
 	assert_int_equal(xp_test_engine(&out, nocal, "calltree", NULL), 0);
 	assert_string_equal(out, "# merged tree: time, total 32.020 ms\n"
+				 "# Calls: exact calls (- where samples alone saw the function); Base: self time; Cum: with callees\n"
 				 "# probe overhead not compensated: the trace has no calibration\n"
 				 "Lvl   RL      Calls      Base(ms)       Cum(ms)  Module                Name\n"
 				 "  1    1          1         2.010        30.017  compensate            A\n"
@@ -409,6 +415,7 @@ static void test_no_feature(void **state)
 	const char *out;
 	assert_int_equal(xp_test_engine(&out, plain, "calltree", NULL), 0);
 	assert_string_equal(out, "# merged tree: time, total 32.020 ms\n"
+				 "# Calls: exact calls (- where samples alone saw the function); Base: self time; Cum: with callees\n"
 				 "Lvl   RL      Calls      Base(ms)       Cum(ms)  Module                Name\n"
 				 "  1    1          1         2.010        30.017  compensate            A\n"
 				 "  2    1          1        14.007        28.007  compensate              B\n"

@@ -245,6 +245,7 @@ static void test_calltree(void **state)
 	/* the issue's table in ns; X, seen by one sample under C·B·A, takes its share of
 	 * that A's exact 4 units: 1 of its 4 samples */
 	assert_string_equal(out, "# merged tree: time, total 19.000 us\n"
+				 "# Calls: exact calls (- where samples alone saw the function); Base: self time; Cum: with callees\n"
 				 "Lvl   RL      Calls      Base(us)       Cum(us)  Module                Name\n"
 				 "  1    1          1         3.000        19.000  merged                C\n"
 				 "  2    1          1         2.000         9.000  merged                  B\n"
@@ -275,6 +276,7 @@ static void test_calltree_samples(void **state)
 	const char *out;
 	assert_int_equal(xp_test_engine(&out, data, "calltree", "metric", "samples", NULL), 0);
 	assert_string_equal(out, "# merged tree: samples, total 19\n"
+				 "# Calls: exact calls (- where samples alone saw the function); Base: self samples; Cum: with callees\n"
 				 "Lvl   RL      Calls          Base           Cum  Module                Name\n"
 				 "  1    1          1             3            19  merged                C\n"
 				 "  2    1          1             2             9  merged                  B\n"
@@ -295,6 +297,7 @@ static void test_routines(void **state)
 	const char *out;
 	assert_int_equal(xp_test_engine(&out, data, "routines", NULL), 0);
 	assert_string_equal(out, "# routines: time, total 19.000 us\n"
+				 "# Calls: exact calls (- where samples alone saw the function); Base: self time; Cum: with callees, recursion once; CumRec: every activation summed\n"
 				 "    Calls      Base(us)       Cum(us)    CumRec(us)  Name\n"
 				 "        1         3.000        19.000        19.000  C\n"
 				 "        3         7.000        14.000        15.000  A\n"
@@ -312,45 +315,48 @@ static void test_routines(void **state)
 }
 
 /* Arcflow: A is called from C once (its Base 3, Cum 7 there) and from B twice (C·B·A
- * and C·B·A·B·A: Base 3 + 1, Cum 7 + 1); it calls B three times (C·A·B twice, Base 3,
- * Cum 4; C·B·A·B once, Base 2, Cum 3) and X, seen by samples only. */
+ * and C·B·A·B·A: Base 3 + 1, CumRec 7 + 1, Cum 7: the second B -> A is inside the
+ * first, recursion counted once); it calls B three times (C·A·B twice, Base 3, Cum 4;
+ * C·B·A·B once, Base 2, Cum 3) and X, seen by samples only.  A's own Cum 7 + 7 and
+ * B's 9 + 4 are --routines' (outermost activations), CumRec 15 and 17 every one. */
 static void test_arcs(void **state)
 {
 	(void)state;
 	const char *out;
 	assert_int_equal(xp_test_engine(&out, data, "arcs", NULL), 0);
 	assert_string_equal(out, "# arcs: time, total 19.000 us\n"
-				 "    Calls      Base(us)       Cum(us)  Name\n"
-				 "        1         3.000        19.000  C\n"
-				 "        1         2.000         9.000    B\n"
-				 "        1         3.000         7.000    A\n"
+				 "# Calls: exact calls (- where samples alone saw the function); Base: self time; Cum: with callees, recursion once; CumRec: every activation summed\n"
+				 "    Calls      Base(us)       Cum(us)    CumRec(us)  Name\n"
+				 "        1         3.000        19.000        19.000  C\n"
+				 "        1         2.000         9.000         9.000    B\n"
+				 "        1         3.000         7.000         7.000    A\n"
 				 "\n"
-				 "        2         4.000         8.000    B\n"
-				 "        1         3.000         7.000    C\n"
-				 "        3         7.000        15.000  A\n"
-				 "        3         5.000         7.000    B\n"
-				 "        -         1.000         1.000    +X\n"
+				 "        2         4.000         7.000         8.000    B\n"
+				 "        1         3.000         7.000         7.000    C\n"
+				 "        3         7.000        14.000        15.000  A\n"
+				 "        3         5.000         7.000         7.000    B\n"
+				 "        -         1.000         1.000         1.000    +X\n"
 				 "\n"
-				 "        1         2.000         9.000    C\n"
-				 "        3         5.000         7.000    A\n"
-				 "        1         1.000         1.000    B\n"
-				 "        5         8.000        17.000  B\n"
-				 "        2         4.000         8.000    A\n"
-				 "        1         1.000         1.000    B\n"
+				 "        1         2.000         9.000         9.000    C\n"
+				 "        3         5.000         7.000         7.000    A\n"
+				 "        1         1.000         1.000         1.000    B\n"
+				 "        5         8.000        13.000        17.000  B\n"
+				 "        2         4.000         7.000         8.000    A\n"
+				 "        1         1.000         1.000         1.000    B\n"
 				 "\n"
-				 "        -         1.000         1.000    +A\n"
-				 "        -         1.000         1.000  +X\n");
+				 "        -         1.000         1.000         1.000    +A\n"
+				 "        -         1.000         1.000         1.000  +X\n");
 	assert_int_equal(xp_test_engine(&out, data, "arcs", "format", "jsonl", NULL), 0);
-	assert_non_null(strstr(out, "{\"routine\":\"A\",\"role\":\"caller\",\"calls\":2,\"base_ns\":4000,\"cum_ns\":8000,"
-				    "\"name\":\"B\",\"sampled\":false}\n"
+	assert_non_null(strstr(out, "{\"routine\":\"A\",\"role\":\"caller\",\"calls\":2,\"base_ns\":4000,\"cum_ns\":7000,"
+				    "\"cumrec_ns\":8000,\"name\":\"B\",\"sampled\":false}\n"
 				    "{\"routine\":\"A\",\"role\":\"caller\",\"calls\":1,\"base_ns\":3000,\"cum_ns\":7000,"
-				    "\"name\":\"C\",\"sampled\":false}\n"
-				    "{\"routine\":\"A\",\"role\":\"self\",\"calls\":3,\"base_ns\":7000,\"cum_ns\":15000,"
-				    "\"name\":\"A\",\"sampled\":false}\n"
+				    "\"cumrec_ns\":7000,\"name\":\"C\",\"sampled\":false}\n"
+				    "{\"routine\":\"A\",\"role\":\"self\",\"calls\":3,\"base_ns\":7000,\"cum_ns\":14000,"
+				    "\"cumrec_ns\":15000,\"name\":\"A\",\"sampled\":false}\n"
 				    "{\"routine\":\"A\",\"role\":\"callee\",\"calls\":3,\"base_ns\":5000,\"cum_ns\":7000,"
-				    "\"name\":\"B\",\"sampled\":false}\n"
+				    "\"cumrec_ns\":7000,\"name\":\"B\",\"sampled\":false}\n"
 				    "{\"routine\":\"A\",\"role\":\"callee\",\"calls\":null,\"base_ns\":1000,\"cum_ns\":1000,"
-				    "\"name\":\"X\",\"sampled\":true}\n"));
+				    "\"cumrec_ns\":1000,\"name\":\"X\",\"sampled\":true}\n"));
 }
 
 /* Each sample goes under the event node of its own thread at its time: X under A
@@ -380,6 +386,7 @@ static void test_mismatched(void **state)
 	const char *out;
 	assert_int_equal(xp_test_engine(&out, bad, "calltree", NULL), 0);
 	assert_string_equal(out, "# merged tree: time, total 4000 ns\n"
+				 "# Calls: exact calls (- where samples alone saw the function); Base: self time; Cum: with callees\n"
 				 "# 2 unmatched entry/exit events repaired (returns without their entry, activations left open)\n"
 				 "Lvl   RL      Calls      Base(ns)       Cum(ns)  Module                Name\n"
 				 "  1    1          1          1000          3000  merged                C\n"

@@ -134,7 +134,7 @@ static void callgrind(FILE *f)
 	struct ct_tree *t = tree();
 	struct out_names n = { .name = name, .module = module, .srcline = srcline };
 	const char *ev[] = { "samples" };
-	out_callgrind(f, t, ev, "prog", &n);
+	out_callgrind(f, t, ev, "prog", NULL, &n);
 	ct_free(t);
 }
 

@@ -522,6 +522,7 @@ static void test_tsx_views(void **state)
 	assert_int_equal(xp_test_engine(&out, NULL, "calltree", "pt", ptf, "raw", rawarg, NULL), 0);
 	assert_string_equal(out,
 		"# call tree: insns, total 5\n"
+		"# Calls: exact calls; Base: self insns; Cum: with callees\n"
 		"# 5 instructions ran in transactions that aborted: not in the tree\n"
 		"Lvl   RL      Calls          Base           Cum  Module                Name\n"
 		"  1    1          0             5             5  code.bin              0x0000000000000000\n");

@@ -121,6 +121,7 @@ static void test_perf_data_views(void **state)
 	free(ours);
 	assert_int_equal(xp_test_engine(&out, pg.perfdata, "calltree", NULL), 0);
 	assert_string_equal(out, "# call tree: insns, total 6002\n"
+			    "# Calls: exact calls; Base: self insns; Cum: with callees\n"
 			    "Lvl   RL      Calls          Base           Cum  Module                Name\n"
 			    "  1    1          1          3002          6002  ptspin                spin\n"
 			    "  2    1       1000          3000          3000  ptspin                  leaf\n");
@@ -137,6 +138,7 @@ static void test_raw_elf_symbols(void **state)
 	const char *out;
 	assert_int_equal(xp_test_engine(&out, NULL, "calltree", "pt", pg.trace, "elf", pg.elfarg, NULL), 0);
 	assert_string_equal(out, "# call tree: insns, total 6002\n"
+			    "# Calls: exact calls; Base: self insns; Cum: with callees\n"
 			    "Lvl   RL      Calls          Base           Cum  Module                Name\n"
 			    "  1    1          1          3002          6002  ptspin                spin\n"
 			    "  2    1       1000          3000          3000  ptspin                  leaf\n");

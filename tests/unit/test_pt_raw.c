@@ -187,6 +187,7 @@ static void test_calltree_unsymbolized(void **state)
 	rc = RAW(&out, ptf, "calltree", NULL);
 	assert_int_equal(rc, 0);
 	assert_string_equal(out, "# call tree: insns, total 2004\n"
+		"# Calls: exact calls; Base: self insns; Cum: with callees\n"
 		"Lvl   RL      Calls          Base           Cum  Module                Name\n"
 		"  1    1          0          2003          2004  code.bin              0x0000000000000000\n"
 		"  2    1          1             1             1  code.bin                0x0000000000000010\n");
@@ -203,7 +204,8 @@ static void test_time_metrics(void **state)
 	assert_non_null(strstr(out, "{\"lvl\":1,\"rl\":1,\"calls\":0,\"base\":2400000,\"cum\":2400000,"));
 	rc = RAW(&out, timedf, "calltree", "metric", "time", "tsc-hz", "2.4e9", NULL);
 	assert_int_equal(rc, 0);
-	assert_non_null(strstr(out, "# call tree: time, total 1000.000 us\n"));
+	assert_non_null(strstr(out, "# call tree: time, total 1000.000 us\n"
+				     "# Calls: exact calls; Base: self time; Cum: with callees\n"));
 	/* the instruction stream's times: TSC 1000 at 2.4 GHz is 416 ns (truncated) */
 	rc = RAW(&out, timedf, "insn", "format", "jsonl", "tsc-hz", "2400000000", NULL);
 	assert_int_equal(rc, 0);
@@ -232,6 +234,7 @@ static void test_mtc_options(void **state)
 	rc = RAW(&out, mtcf, "calltree", "metric", "tsc", "cpuid-0x15.eax", "1", "cpuid-0x15.ebx", "2", NULL);
 	assert_int_equal(rc, 0);
 	assert_string_equal(out, "# call tree: tsc, total 2500\n"
+		"# Calls: exact calls; Base: self tsc; Cum: with callees\n"
 		"Lvl   RL      Calls          Base           Cum  Module                Name\n"
 		"  1    1          0          2400          2500  code.bin              0x0000000000000000\n"
 		"  2    1          1           100           100  code.bin                0x0000000000000010\n");

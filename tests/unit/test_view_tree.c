@@ -35,6 +35,7 @@ static void test_calltree_text(void **state)
 	/* a sampled tree: Samples counts the samples through a node, Base and Cum weigh
 	 * them by the event's period (1000 ns), as --functions does */
 	assert_string_equal(out, "# sampled tree: cpu-clock, total 7000 ns\n"
+				 "# Samples: samples of cpu-clock; Base: self cpu-clock; Cum: with callees\n"
 				 "Lvl   RL    Samples      Base(ns)       Cum(ns)  Module                Name\n"
 				 "  1    1          7             0          7000  ptspin                main\n"
 				 "  2    1          7          3000          7000  ptspin                  spin\n"
@@ -42,6 +43,7 @@ static void test_calltree_text(void **state)
 	/* leaf's Cum is 4 of 7 (57%): under the limit; spin's and main's 100% */
 	assert_int_equal(xp_test_engine(&out, data, "calltree", "percent-limit", "60", NULL), 0);
 	assert_string_equal(out, "# sampled tree: cpu-clock, total 7000 ns\n"
+				 "# Samples: samples of cpu-clock; Base: self cpu-clock; Cum: with callees\n"
 				 "Lvl   RL    Samples      Base(ns)       Cum(ns)  Module                Name\n"
 				 "  1    1          7             0          7000  ptspin                main\n"
 				 "  2    1          7          3000          7000  ptspin                  spin\n");
@@ -67,6 +69,7 @@ static void test_functions_text(void **state)
 	/* by period (1000 a sample), the self time first */
 	assert_int_equal(xp_test_engine(&out, data, "functions", NULL), 0);
 	assert_string_equal(out, "# samples: cpu-clock, total 7000 ns\n"
+		"# Samples: samples of cpu-clock; Base: self cpu-clock; Cum: with callees\n"
 		"  Samples      Base(ns)       Cum(ns)    Base%     Cum%  Module                Name\n"
 		"        4          4000          4000   57.14%   57.14%  ptspin                leaf\n"
 		"        3          3000          7000   42.86%  100.00%  ptspin                spin\n"
@@ -82,6 +85,7 @@ static void test_filters(void **state)
 	/* 100..200: thread 1's 5 samples, 1000 ns each */
 	assert_int_equal(xp_test_engine(&out, data, "calltree", "time", "100-200", NULL), 0);
 	assert_string_equal(out, "# sampled tree: cpu-clock, total 5000 ns\n"
+				 "# Samples: samples of cpu-clock; Base: self cpu-clock; Cum: with callees\n"
 				 "Lvl   RL    Samples      Base(ns)       Cum(ns)  Module                Name\n"
 				 "  1    1          5             0          5000  ptspin                main\n"
 				 "  2    1          5          1000          5000  ptspin                  spin\n"
