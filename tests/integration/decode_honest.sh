@@ -11,7 +11,7 @@ perf record -q -e cpu-clock/period=1000000/,task-clock/period=250000/ -o "$TMP/t
 perf script -i "$TMP/two.data" -F event,ip,sym 2>/dev/null |
 	awk '{sub(/\/.*/, "", $1); n[$1 " " $3]++} END {for (k in n) print k, n[k]}' | sort >"$TMP/two.perf"
 per_fn() {	# METRIC_OPTION... -> "name samples" lines of decode --functions (samples > 0)
-	"$XPTRACE" decode -i "$TMP/two.data" --functions --format jsonl "$@" 2>/dev/null | python3 -c 'import json, sys
+	"$XPTRACE" decode -i "$TMP/two.data" --functions --no-inline --format jsonl "$@" 2>/dev/null | python3 -c 'import json, sys
 for l in sys.stdin:
     j = json.loads(l)
     if j["samples"]: print(j["name"], j["samples"])' | sort
