@@ -40,7 +40,8 @@ text_map() {	# $1 name, $2 program path: "START LEN OFFSET" (hex) of its text ma
 }
 own_counts_perf() {	# $1 name, $2 program path, $3 text_map
 	perf script -i "$TMP/$1/perf.data" --itrace=i0ns -F ip,dso 2>/dev/null |
-		awk -v d="($2)" '$2 == d { n[$1]++ } END { for (a in n) print a, n[a] }' |
+		awk -v d="($2)" '{ sub(/[ \t]+$/, "") } substr($0, length($0) - length(d) + 1) == d { n[$1]++ }
+			END { for (a in n) print a, n[a] }' |
 		python3 -c 'import sys
 start, size, off = (int(x, 16) for x in sys.argv[1].split())
 for a, n in sorted((int(a, 16), n) for a, n in (l.split() for l in sys.stdin)): print("%x %s" % (a - (start - off), n))' "$3"

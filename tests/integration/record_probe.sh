@@ -116,7 +116,7 @@ per=$(perf script -i lt/perf.data -F pid,tid,event 2>/dev/null | awk '$2 ~ /^pro
 check_eq "late threads: 6 (thread, event) pairs of 200 hits, none in the main thread" " 6 200" "$per"
 "$PROGS/late_threads" 200 3000 &
 other=$!
-"$XPTRACE" record -q -o lf --probe "work@$PROGS/late_threads" -- sh -c "$PROGS/late_threads 300 50; true" >/dev/null 2>&1
+"$XPTRACE" record -q -o lf --probe "work@$PROGS/late_threads" -- sh -c "\"\$1\" 300 50; true" sh "$PROGS/late_threads" >/dev/null 2>&1
 wait "$other"
 check_eq "late threads in a child process: 150 calls, none of the other copy of the program" \
 	"probe_xptrace:work 150

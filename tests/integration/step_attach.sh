@@ -18,7 +18,7 @@ pid = sys.argv[1]
 maps = nbytes = ndiff = 0
 with open("/proc/%s/mem" % pid, "rb", 0) as mem:
     for line in open("/proc/%s/maps" % pid):
-        f = line.split()
+        f = line.rstrip("\n").split(None, 5)
         if len(f) < 6 or f[1][2] != "x" or not f[5].startswith("/"):
             continue
         lo, hi = (int(x, 16) for x in f[0].split("-"))

@@ -56,6 +56,7 @@ static int tool_dir(char *out, size_t len)
 
 struct dbt {
 	char tooldir[PATH_MAX];
+	char linkdir[64];	/* a space-free path to tooldir ("": tooldir has none) */
 	char rawdir[PATH_MAX];
 	char outopt[PATH_MAX + 16];
 	char version[64];	/* "valgrind-3.19.0" */
@@ -116,8 +117,30 @@ static int dbt_prepare(struct rec *r)
 	for (size_t i = 0; i < n; i++)
 		d->argv[k++] = r->opts->cmd[i];
 	r->exec_argv = d->argv;
-	/* valgrind finds the tool there; the command's children under valgrind too */
-	setenv("VALGRIND_LIB", d->tooldir, 1);
+	/* valgrind finds the tool there; the command's children under valgrind too.  It
+	 * puts VALGRIND_LIB's preload library into LD_PRELOAD, which splits at spaces and
+	 * colons: such a folder is reached through a link from one without them */
+	const char *lib = d->tooldir;
+	char link[96];
+
+	d->linkdir[0] = 0;
+	if (strpbrk(d->tooldir, " :")) {
+		snprintf(d->linkdir, sizeof(d->linkdir), "/tmp/xptrace-dbt-XXXXXX");
+		if (!mkdtemp(d->linkdir))
+			return d->linkdir[0] = 0, xp_err("record --mode dbt", "install xptrace under a path "
+							 "without spaces", "cannot make a link to %s: %s",
+							 d->tooldir, strerror(errno));
+		snprintf(link, sizeof(link), "%.63s/lib", d->linkdir);
+		if (symlink(d->tooldir, link) < 0) {
+			int e = errno;
+			rmdir(d->linkdir);
+			d->linkdir[0] = 0;
+			return xp_err("record --mode dbt", "install xptrace under a path without spaces",
+				      "cannot make a link to %s: %s", d->tooldir, strerror(e));
+		}
+		lib = link;
+	}
+	setenv("VALGRIND_LIB", lib, 1);
 	return 0;
 }
 
@@ -233,6 +256,14 @@ static int dbt_run(struct rec *r)
 			st.raw_bytes / 1e6, r->aux_traced / 1e6, st.caps);
 out:
 	remove_raw(d->rawdir);
+	if (d->linkdir[0]) {
+		char link[96];
+
+		snprintf(link, sizeof(link), "%.63s/lib", d->linkdir);
+		unlink(link);
+		rmdir(d->linkdir);
+		d->linkdir[0] = 0;
+	}
 	free(d->argv);
 	d->argv = NULL;
 	return e;
