@@ -40,13 +40,13 @@ static int on_event(void *state, const struct xev *ev)
 	return tb_event(&v->b, ev);
 }
 
-static int add_row(struct vcl_table *t, const char *name, const char *module, uint64_t value,
-		   uint64_t samples, uint64_t calls)
+int vcl_table_add(struct vcl_table *t, const char *name, const char *module, int line, uint64_t value,
+		  uint64_t samples, uint64_t calls)
 {
 	if (XP_GROW(t->rows, t->cap, t->n + 1) < 0)
 		return -ENOMEM;
 	struct vcl_row *r = &t->rows[t->n];
-	*r = (struct vcl_row){ strdup(name ? name : "[unknown]"), strdup(module ? module : ""), 0, value,
+	*r = (struct vcl_row){ strdup(name ? name : "[unknown]"), strdup(module ? module : ""), line, value,
 			       samples, calls };
 	if (!r->name || !r->module) {
 		free(r->name);
@@ -80,7 +80,7 @@ static int collect(struct vcl *v, struct ct_tree *t)
 	int rc = 0;
 	for (uint32_t f = 0; f < nfn && rc == 0; f++)
 		if (tot[f].seen && (tot[f].base[m] || tot[f].cum[m]))
-			rc = add_row(out, tb_fn_name(c->sym, f), tb_fn_module(c->sym, f), tot[f].base[m],
+			rc = vcl_table_add(out, tb_fn_name(c->sym, f), tb_fn_module(c->sym, f), 0, tot[f].base[m],
 				     sm >= 0 ? tot[f].base[sm] : 0, tot[f].calls);
 	free(tot);
 	return rc;

@@ -36,6 +36,10 @@ extern const struct dec_view vcl_functions, vcl_lines, vcl_blocks;
  * line; " depth N" when nested), its iterations, its entries as calls. */
 extern const struct dec_view vcl_loops;
 
+/* Appends a row, its strings copied (name NULL: "[unknown]", module NULL: ""): 0 or
+ * -ENOMEM. */
+int vcl_table_add(struct vcl_table *t, const char *name, const char *module, int line, uint64_t value,
+		  uint64_t samples, uint64_t calls);
 void vcl_table_free(struct vcl_table *t);
 
 #endif

@@ -112,22 +112,6 @@ static int on_event(void *state, const struct xev *ev)
 	return ev->kind == XEV_SAMPLE ? add_sample(v, ev) : 0;
 }
 
-static int add_row(struct vcl_table *t, const char *name, const char *fn, int line, uint64_t value,
-		   uint64_t samples)
-{
-	if (XP_GROW(t->rows, t->cap, t->n + 1) < 0)
-		return -ENOMEM;
-	struct vcl_row *r = &t->rows[t->n];
-	*r = (struct vcl_row){ strdup(name), strdup(fn ? fn : ""), line, value, samples, 0 };
-	if (!r->name || !r->module) {
-		free(r->name);
-		free(r->module);
-		return -ENOMEM;
-	}
-	t->n++;
-	return 0;
-}
-
 /* "file:line" of ip, or "FUNCTION (no line)" when the debug info does not say; the
  * function holding ip. */
 static const char *line_name(struct vcc *v, int32_t pid, uint64_t time, uint64_t ip, char *buf, size_t n,
@@ -170,7 +154,7 @@ static int block_rows(struct vcc *v, const struct bb_block *b)
 		int line;
 		const char *fn = line_name(v, b->pid, b->time, ip, name, sizeof(name), &file, &line);
 		if (!v->blocks) {
-			rc = add_row(v->out, name, fn, line, b->count, 0);
+			rc = vcl_table_add(v->out, name, fn, line, b->count, 0, 0);
 		} else if (file) {
 			if (!*first)
 				snprintf(first, sizeof(first), "%s", file);
@@ -202,7 +186,7 @@ static int block_rows(struct vcc *v, const struct bb_block *b)
 		snprintf(name, sizeof(name), "%s+0x%" PRIx64, f && f->module ? f->module : fn, va);
 	else
 		snprintf(name, sizeof(name), "%s 0x%" PRIx64, fn, b->start);
-	return add_row(v->out, name, fn, 0, b->count * b->insns, 0);
+	return vcl_table_add(v->out, name, fn, 0, b->count * b->insns, 0, 0);
 }
 
 static int collect(struct vcc *v)
@@ -233,7 +217,7 @@ static int collect(struct vcc *v)
 		const char *fn = line_name(v, s->pid, s->time, s->ip, name, sizeof(name), &file, &line);
 		out->total += s->value;
 		out->total_samples += s->samples;
-		rc = add_row(out, name, fn, line, s->value, s->samples);
+		rc = vcl_table_add(out, name, fn, line, s->value, s->samples, 0);
 	}
 	return rc;
 }

@@ -403,16 +403,8 @@ static int collect(struct vloops *v, struct vcl_table *t)
 		int k = loop_name(v, &l[i], name, sizeof(name), false);
 		if (l[i].depth > 1 && k > 0 && (size_t)k < sizeof(name))
 			snprintf(name + k, sizeof(name) - (size_t)k, " depth %u", l[i].depth);
-		if (XP_GROW(t->rows, t->cap, t->n + 1) < 0)
+		if (vcl_table_add(t, name, "", 0, l[i].iterations, 0, l[i].entries) < 0)
 			return -ENOMEM;
-		struct vcl_row *r = &t->rows[t->n];
-		*r = (struct vcl_row){ strdup(name), strdup(""), 0, l[i].iterations, 0, l[i].entries };
-		if (!r->name || !r->module) {
-			free(r->name);
-			free(r->module);
-			return -ENOMEM;
-		}
-		t->n++;
 		t->total += l[i].iterations;
 	}
 	return 0;
