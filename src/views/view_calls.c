@@ -246,10 +246,10 @@ static void text_header(struct vcalls *v)
 	v->header = true;
 	if (v->insns)
 		fprintf(v->out, "# calls: the clock counts the thread's instructions (in; --metric time: "
-			"the trace's timestamps)\n#        START        DURATION     TID  FUNCTION\n");
+			"the trace's timestamps)\n#         START        DURATION     TID  FUNCTION\n");
 	else
 		fprintf(v->out, "# calls: START in seconds (perf clock), DURATION of the call\n"
-			"#             START     DURATION     TID  FUNCTION\n");
+			"#             START        DURATION     TID  FUNCTION\n");
 }
 
 /* What fn returns (DWARF), looked up once per function. */
@@ -356,7 +356,7 @@ static int text_line(struct vcalls *v, const struct cth *th, const struct frame 
 		out_buf_printf(b, "%9" PRIu64 ".%09" PRIu64, f->start / 1000000000, f->start % 1000000000);
 	out_buf_put(b, " ", 1);
 	if (kind == '{')
-		out_buf_printf(b, "%*s", v->insns ? 15 : 12, "");
+		out_buf_printf(b, "%15s", "");	/* put_duration's width, either clock */
 	else
 		put_duration(b, v->insns, dur);
 	out_buf_printf(b, " %7d  %*s", th->tid, (int)(2 * f->vdepth), "");

@@ -179,13 +179,13 @@ check_eq "calls on probes: C's duration = Cum of C in --calltree --no-compensate
 # return values of probes: the return probes' hits carry rax; --calls shows it as the
 # function's DWARF type reads it, in hex without debug info, nothing for void
 "$XPTRACE" decode -i rv --calls >rv.txt 2>rv.err
-# the function column starts at byte 43 whatever the TID's digits (a fresh VM's TIDs have 3)
+# the function column starts at byte 46 whatever the TID's digits (a fresh VM's TIDs have 3)
 check_eq "calls: return values as uftrace shows them (fib(5), -3, unsigned char 200, a pointer, void)" \
 "$(printf '%s\n' 'fib() {' '  fib() {' '    fib() {' '      fib() {' '        fib() = 1;' '        fib() = 0;' \
 	'      } = 1; /* fib */' '      fib() = 1;' '    } = 2; /* fib */' '    fib() {' '      fib() = 1;' '      fib() = 0;' \
 	'    } = 1; /* fib */' '  } = 3; /* fib */' '  fib() {' '    fib() {' '      fib() = 1;' '      fib() = 0;' \
 	'    } = 1; /* fib */' '    fib() = 1;' '  } = 2; /* fib */' '} = 5; /* fib */' 'neg() = -3;' 'small() = 200;' \
-	"ptr() = $(awk '{ print $4 }' rv.out);" 'none();')" "$(grep -v '^#' rv.txt | cut -c43-)"
+	"ptr() = $(awk '{ print $4 }' rv.out);" 'none();')" "$(grep -v '^#' rv.txt | cut -c46-)"
 # perf's dump of every return hit: its time and the AX register it took
 perf script -i rv/perf.data -D 2>/dev/null | awk '/PERF_RECORD_SAMPLE/ { t = $2 } /^\.\.\.\. AX / { print t, $3 }' >rv.ax
 "$XPTRACE" decode -i rv --calls --format jsonl >rv.jsonl
@@ -206,7 +206,7 @@ EOF2
 "$XPTRACE" decode -i rvn --calls >rvn.txt 2>rvn.err
 check_eq "calls without debug info: the register as it is, in hex (void functions too)" \
 	"} = 0x5; /* fib */ neg() = 0xfffffffd; small() = 0x77c8; none() = 0x" \
-	"$(grep -v '^#' rvn.txt | cut -c43- | grep -E '^(} = 0x5;|neg|small|none)' | sed 's/^\(none() = 0x\).*/\1/' | paste -sd' ')"
+	"$(grep -v '^#' rvn.txt | cut -c46- | grep -E '^(} = 0x5;|neg|small|none)' | sed 's/^\(none() = 0x\).*/\1/' | paste -sd' ')"
 check_eq "calls: a trace without return registers shows no values (merged.c's probes: void)" "0" \
 	"$(grep -c '"retval"' prc.jsonl)"
 
