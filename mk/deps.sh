@@ -50,6 +50,7 @@ if [ "$need" = test ] || [ "$need" = bench ]; then
 	command -v perf >/dev/null && perf version >/dev/null 2>&1 || want linux-perf
 	command -v callgrind_annotate >/dev/null || want valgrind
 	command -v python3 >/dev/null || want python3
+	[ -x /usr/bin/time ] || want time	# tests/run.sh: each suite's CPU seconds
 	# clang alone (no recommends) lacks the sanitizer and libFuzzer runtimes
 	command -v clang >/dev/null || want clang
 	have_fuzzer || want libclang-rt-dev

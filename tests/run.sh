@@ -27,13 +27,13 @@ count_cmocka() {	# $1 log -> sets p f
 # One suite, in the background: its log and, when it ends, its exit status.
 start_unit() {	# $1 binary, $2 label
 	local t0=$EPOCHREALTIME
-	CMOCKA_MESSAGE_OUTPUT=stdout "$1" >"$logdir/$2.log" 2>&1
+	CMOCKA_MESSAGE_OUTPUT=stdout /usr/bin/time -f '%U %S' -o "$logdir/$2.cpu" "$1" >"$logdir/$2.log" 2>&1
 	echo $? >"$logdir/$2.rc"
 	echo "$t0 $EPOCHREALTIME" >"$logdir/$2.time"
 }
 start_integration() {	# $1 script, $2 label
 	local t0=$EPOCHREALTIME
-	timeout 600 bash "$1" >"$logdir/$2.log" 2>&1
+	/usr/bin/time -f '%U %S' -o "$logdir/$2.cpu" timeout 600 bash "$1" >"$logdir/$2.log" 2>&1
 	echo $? >"$logdir/$2.rc"
 	echo "$t0 $EPOCHREALTIME" >"$logdir/$2.time"
 }
@@ -146,6 +146,10 @@ echo
 cat "$logdir"/*.time 2>/dev/null | paste -d' ' - <(ls "$logdir"/*.time 2>/dev/null | xargs -rn1 basename) |
 	awk '{ printf "%6.1f s  %s\n", $2 - $1, substr($3, 1, length($3) - 5) }' | sort -rn | head -5 |
 	sed 's/^/slowest: /'
+# and CPU seconds (user + system, its programs' too): what the cores give the run
+for f in "$logdir"/*.cpu; do
+	[ -f "$f" ] && awk -v n="$(basename "$f" .cpu)" 'NF == 2 { printf "%6.1f s  %s\n", $1 + $2, n }' "$f"
+done | sort -rn | head -5 | sed 's/^/most CPU: /'
 if [ ${#failed_suites[@]} -gt 0 ]; then
 	echo "failed suites: ${failed_suites[*]}"
 fi
