@@ -941,16 +941,7 @@ static int run(int argc, char **argv)
 	}
 	if (o.pid) {
 		r.target = o.pid;
-	} else if (!o.cmd) {
-		if (!o.quiet && o.duration > 0)
-			fprintf(stderr, "xptrace: recording %s%s for %g s (Ctrl-C or SIGTERM stops it "
-				"sooner)\n", o.cpu_list ? "CPUs " : "every CPU", o.cpu_list ? o.cpu_list : "",
-				o.duration);
-		else if (!o.quiet)
-			fprintf(stderr, "xptrace: recording %s%s until Ctrl-C or SIGTERM (-d SECONDS: "
-				"for that long)\n", o.cpu_list ? "CPUs " : "every CPU",
-				o.cpu_list ? o.cpu_list : "");
-	} else if ((e = spawn(&r)) < 0) {
+	} else if (o.cmd && (e = spawn(&r)) < 0) {
 		goto out;
 	}
 	{

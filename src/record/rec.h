@@ -186,6 +186,10 @@ void rec_set_sample_layout(struct rec *r, const struct perf_event_attr *attr, ui
 /* Lets the launched child exec (no-op with -p).  Returns the negative errno
  * (reported) if exec failed. */
 int rec_target_go(struct rec *r);
+/* The events of -p/-a are enabled (after the sideband of what runs already, which
+ * takes seconds on a loaded machine): --duration counts from here, and without a
+ * command the user is told that recording runs now. */
+void rec_started(struct rec *r);
 /* 1 when recording should end: SIGINT/SIGTERM, --duration, the command ended, or a
  * write error.  Reaps the child. */
 int rec_should_stop(struct rec *r);

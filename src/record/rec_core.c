@@ -84,6 +84,22 @@ static uint64_t now_ns(void)
 	return (uint64_t)ts.tv_sec * 1000000000ull + (uint64_t)ts.tv_nsec;
 }
 
+void rec_started(struct rec *r)
+{
+	const struct rec_opts *o = r->opts;
+
+	if (o->duration > 0)
+		r->deadline_ns = now_ns() + (uint64_t)(o->duration * 1e9);
+	if (o->quiet || o->cmd || o->pid)
+		return;
+	if (o->duration > 0)
+		fprintf(stderr, "xptrace: recording %s%s for %g s (Ctrl-C or SIGTERM stops it sooner)\n",
+			o->cpu_list ? "CPUs " : "every CPU", o->cpu_list ? o->cpu_list : "", o->duration);
+	else
+		fprintf(stderr, "xptrace: recording %s%s until Ctrl-C or SIGTERM (-d SECONDS: for that "
+			"long)\n", o->cpu_list ? "CPUs " : "every CPU", o->cpu_list ? o->cpu_list : "");
+}
+
 int rec_should_stop(struct rec *r)
 {
 	if (rec_stop_requested) {

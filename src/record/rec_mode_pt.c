@@ -327,6 +327,8 @@ static int run(struct rec *r)
 	}
 	if (e == 0 && (o->pid || o->all_cpus))
 		set_enabled(&c, 1);
+	if (e == 0 && (o->pid || o->all_cpus))
+		rec_started(r);
 	if (e == 0)
 		rec_probes_enable(r->probes, 1);
 	memset(&sa, 0, sizeof(sa));

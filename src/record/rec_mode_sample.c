@@ -536,6 +536,8 @@ static int run(struct rec *r)
 		for (int i = 0; i < c.nfds && e == 0; i++)
 			ioctl(c.fds[i], PERF_EVENT_IOC_ENABLE, 0);
 	}
+	if (e == 0 && (o->pid || o->all_cpus))
+		rec_started(r);
 	if (e == 0)
 		rec_probes_enable(r->probes, 1);
 	e = rec_rings_run(r, c.rings, c.nrings, c.fds, c.nfds, e);

@@ -56,6 +56,8 @@ check "-a -d 1: samples of at least two pids ($(sort -u nocmd.perf | wc -l))" te
 # a spinner on CPU 0 gives it user samples (an idle CPU has none: a quiet machine's is)
 taskset -c 0 "$PROGS/spinner" >/dev/null 2>&1 & sp=$!
 "$XPTRACE" record -C 0 -F 499 -o sigint 2>"$TMP/sig.err" & rp=$!
+# it says so once the events run (after every process's mappings: seconds when loaded)
+for i in $(seq 300); do grep -q 'xptrace: recording CPUs' "$TMP/sig.err" && break; sleep 0.1; done
 sleep 1
 kill -INT "$rp"
 wait "$rp"
