@@ -11,16 +11,20 @@ BUILD   ?= build
 SAN     ?=
 V       ?= 0
 
+# The sanitized build keeps line tables only (-g1): its reports name functions and
+# lines, and it compiles in three quarters of the time (make check builds it each run)
 ifeq ($(SAN),1)
 SANFLAGS := -fsanitize=address,undefined -fno-omit-frame-pointer -fno-sanitize-recover=undefined
 OPT      := -O1
+DEBUG    := -g1
 else
 SANFLAGS :=
 OPT      := -O2
+DEBUG    := -g
 endif
 
 CPPFLAGS += -D_GNU_SOURCE -Isrc -I. -DXP_VERSION='"$(VERSION)"'
-CFLAGS   += -std=gnu11 -Wall -Wextra -Werror -g $(OPT) $(SANFLAGS) -MMD -MP
+CFLAGS   += -std=gnu11 -Wall -Wextra -Werror $(DEBUG) $(OPT) $(SANFLAGS) -MMD -MP
 LDFLAGS  += $(SANFLAGS)
 # libipt and libpfm4 ship no pkg-config file; libdw needs libelf; zlib for
 # compressed debug sections comes in through libdw.
