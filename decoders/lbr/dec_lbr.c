@@ -14,6 +14,21 @@
 #include "arch/x86_64/x86_range.h"
 #include "util/xp_err.h"
 
+/* Ranges repeat (a loop's body, sample after sample) and walking one through capstone
+ * costs 10x the rest of its decode: a walk is kept by module and file offsets, in a
+ * direct-mapped table of fixed size, when its conditionals fit an entry.  JIT code may
+ * change under the same address and is walked each time. */
+#define MEMO_BITS 10
+#define MEMO_COND 8
+struct range_memo {
+	uint32_t dso1;		/* the module's id + 1; 0: empty */
+	int rc;
+	uint32_t ncond;
+	uint64_t start, end;	/* file offsets */
+	uint64_t insns;
+	uint64_t cond_ip[MEMO_COND], cond_next[MEMO_COND];	/* file offsets */
+};
+
 struct dlbr_dec {
 	struct dec_ctx *c;
 	const struct xev_sink *sink;
@@ -27,6 +42,7 @@ struct dlbr_dec {
 	bool in_jit;
 	uint64_t bad_code;
 	uint64_t last_time;	/* of any record: stands in for samples without TIME */
+	struct range_memo *memo;	/* 1 << MEMO_BITS, NULL: not kept */
 };
 
 static bool is_branch_attr(const struct pd_attr *a)
@@ -104,6 +120,39 @@ static void branch_kind(enum x86_bclass cls, enum xev_kind *kind, uint32_t *flag
 	}
 }
 
+/* x86_range_walk through the memo (a module's code: s->map). */
+static int range_memo_walk(struct dlbr_dec *s, uint64_t start, uint64_t end, struct x86_range_info *ri)
+{
+	uint64_t bias = s->map->start - s->map->pgoff, fs = start - bias, fe = end - bias;
+	uint32_t dso1 = s->map->dso->id + 1;
+	uint64_t h = (fs ^ fe << 21 ^ (uint64_t)dso1 << 42) * 0x9e3779b97f4a7c15ull;
+	struct range_memo *m = &s->memo[h >> (64 - MEMO_BITS)];
+	enum x86_bclass cls;
+
+	if (m->dso1 == dso1 && m->start == fs && m->end == fe) {
+		ri->insns = m->insns;
+		ri->ncond = m->ncond;
+		for (uint32_t i = 0; i < m->ncond; i++) {
+			ri->cond_ip[i] = m->cond_ip[i] + bias;
+			ri->cond_next[i] = m->cond_next[i] + bias;
+		}
+		return m->rc;
+	}
+	int rc = x86_range_walk(&s->dis, read_code, s, start, end, ri, &cls);
+	if (rc == -EFAULT || (rc == 0 && ri->ncond > MEMO_COND))
+		return rc;
+	*m = (struct range_memo){ .dso1 = dso1, .rc = rc, .start = fs, .end = fe };
+	if (rc == 0) {
+		m->insns = ri->insns;
+		m->ncond = ri->ncond;
+		for (uint32_t i = 0; i < ri->ncond; i++) {
+			m->cond_ip[i] = ri->cond_ip[i] - bias;
+			m->cond_next[i] = ri->cond_next[i] - bias;
+		}
+	}
+	return rc;
+}
+
 static int code_range(void *ctx, int32_t pid, uint64_t time, uint64_t start, uint64_t end,
 		      struct x86_range_info *ri)
 {
@@ -115,7 +164,10 @@ static int code_range(void *ctx, int32_t pid, uint64_t time, uint64_t start, uin
 		return -ENOENT;
 	if (s->in_jit ? end - s->jit.start >= s->jit.size : end >= s->map->end)
 		return -ENOENT;
-	rc = x86_range_walk(&s->dis, read_code, s, start, end, ri, &cls);
+	if (s->in_jit || !s->memo)
+		rc = x86_range_walk(&s->dis, read_code, s, start, end, ri, &cls);
+	else
+		rc = range_memo_walk(s, start, end, ri);
 	if (rc == -EINVAL)
 		s->bad_code++;
 	return rc;
@@ -180,6 +232,7 @@ static int run(struct dec_ctx *c, const struct xev_sink *sink)
 	if (!s.code)
 		return -ENOMEM;
 	s.have_dis = x86_dis_init(&s.dis) == 0;
+	s.memo = calloc(1u << MEMO_BITS, sizeof(*s.memo));	/* without it: every walk made */
 	dlbr_init(&s.d, &o, &code);
 	rc = dec_read(c, on_rec, &s);
 	if (s.d.st.bad_ranges)
@@ -190,6 +243,7 @@ static int run(struct dec_ctx *c, const struct xev_sink *sink)
 		xp_warn("lbr: %llu ranges contradict the code in the snapshots (counted without "
 			"instructions)", (unsigned long long)s.bad_code);
 	sb_code_free(s.code);
+	free(s.memo);
 	if (s.have_dis)
 		x86_dis_fini(&s.dis);
 	return rc;
