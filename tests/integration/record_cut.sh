@@ -45,10 +45,10 @@ cuts() {
 	fi
 	cp "$whole" "$dir/perf.data"
 	check_eq "$mode: the whole file: xptrace counts perf script's" "$want" "$(count "$mode" "$dir")"
-	# just after the attrs, around the data start, 30 places in the data, around its
+	# just after the attrs, around the data start, 15 places in the data, around its
 	# end, in the features, the last byte
 	offs=("$attrs_end" $((attrs_end + 8)) $((data_off - 1)) "$data_off" $((data_off + 1)))
-	for i in $(seq 1 30); do offs+=($((data_off + (data_end - data_off) * i / 31))); done
+	for i in $(seq 1 15); do offs+=($((data_off + (data_end - data_off) * i / 16))); done
 	offs+=($((data_end - 1)) "$data_end" $((data_end + 8)))
 	for i in 1 2 3 4; do offs+=($((data_end + (size - data_end) * i / 5))); done
 	offs+=($((size - 1)))
