@@ -206,6 +206,21 @@ static int loop_name(struct vloops *v, const struct lp_loop *l, char *buf, size_
 	return snprintf(buf, n, "%*s%.*s+0x%" PRIx64, ind, "", len, fn, l->header - l->fn_start);
 }
 
+/* Widens the loop column to the longest name of the loops shown (at most 80): the n
+ * loops are `stride` bytes apart, exact ones and the estimates' alike. */
+static void fit_loop_col(struct vloops *v, const struct lp_loop *first, size_t stride, int n, struct out_col *col)
+{
+	const char *sym = dec_opt(v->c, "sym");
+	char where[1024];
+
+	for (int i = 0; i < n; i++) {
+		const struct lp_loop *l = (const void *)((const char *)first + (size_t)i * stride);
+		int w = loop_name(v, l, where, sizeof(where), true);
+		if ((!sym || !strcmp(fn_name(v, l), sym)) && w > col->width)
+			col->width = w < 80 ? w : 80;
+	}
+}
+
 static int write_loops(struct vloops *v)
 {
 	const struct lp_loop *l;
@@ -226,11 +241,7 @@ static int write_loops(struct vloops *v)
 			memmove(&cols[TEXT_CYC], &cols[TEXT_CYC + 1], (ncols - TEXT_CYC - 1) * sizeof(cols[0]));
 			ncols--;
 		}
-		for (int i = 0; i < n; i++) {
-			int w = loop_name(v, &l[i], where, sizeof(where), true);
-			if ((!sym || !strcmp(fn_name(v, &l[i]), sym)) && w > cols[loop_col].width)
-				cols[loop_col].width = w < 80 ? w : 80;
-		}
+		fit_loop_col(v, l, sizeof(*l), n, &cols[loop_col]);
 		fprintf(v->out, "# loops: natural loops of the executed code, exact (every iteration traced); "
 			"trips per entry: min, median, max; instructions: the function's own, inner loops included\n");
 		out_table_begin(&tab, v->out, OUT_TEXT, cols, ncols);
@@ -322,11 +333,8 @@ static int write_estimated(struct vloops *v)
 	struct out_col cols[NCOLS(est_text_cols)];
 	if (text) {
 		memcpy(cols, est_text_cols, sizeof(cols));
-		for (int i = 0; i < n; i++) {
-			int w = loop_name(v, &l[i].l, where, sizeof(where), true);
-			if ((!sym || !strcmp(fn_name(v, &l[i].l), sym)) && w > cols[4].width)
-				cols[4].width = w < 80 ? w : 80;
-		}
+		if (n)
+			fit_loop_col(v, &l->l, sizeof(*l), n, &cols[4]);
 		fprintf(v->out, "# loops: estimated from sampled branch stacks (back edges taken in each window, "
 			"scaled by the sampling period / the window's instructions); entries and trips unknown\n");
 		out_table_begin(&tab, v->out, OUT_TEXT, cols, NCOLS(cols));
