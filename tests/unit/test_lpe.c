@@ -6,32 +6,7 @@
 #include "xp_test.h"
 
 #include "analysis/lpe.h"
-
-/* functions: A at 0x1000, B at 0x2000, each 0x1000 bytes */
-static uint64_t fn_of(void *ctx, int32_t pid, uint64_t time, uint64_t ip, uint64_t *start)
-{
-	(void)ctx, (void)pid, (void)time;
-	*start = ip & ~0xfffull;
-	return ip >> 12;
-}
-
-static uint64_t ninsns(void *ctx, int32_t pid, uint64_t time, uint64_t from, uint64_t upto)
-{
-	(void)ctx, (void)pid, (void)time;
-	return upto - from;
-}
-
-static bool no_line(void *ctx, int32_t pid, uint64_t time, uint64_t ip, const char **file, int *line)
-{
-	(void)ctx, (void)pid, (void)time, (void)ip, (void)file, (void)line;
-	return false;
-}
-
-static int min_line(void *ctx, int32_t pid, uint64_t time, uint64_t from, uint64_t upto, uint64_t header)
-{
-	(void)ctx, (void)pid, (void)time, (void)from, (void)upto, (void)header;
-	return 0;
-}
+#include "lp_stubs.h"
 
 static struct lpe *a;
 
