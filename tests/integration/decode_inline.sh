@@ -18,19 +18,20 @@ cc -O2 -g -static -o "$TMP/inl" "$XP_ROOT/tests/progs/inline.c" || { not_ok "cc 
 perf script -i "$TMP/t/perf.data" --itrace=i1i -F ip,sym 2>/dev/null | awk '{ print $1, $2 }' >"$TMP/insns"
 awk '$2 == "work" { print "0x" $1 }' "$TMP/insns" | sort -u >"$TMP/work.ips"
 check_match "perf's instruction trace runs work" '^0x[0-9a-f]+$' "$(head -1 "$TMP/work.ips")"
-addr2line -i -f -a -e "$TMP/inl" $(cat "$TMP/work.ips") >"$TMP/a2l"
+# addr2line -i's inline chain of each address, a line each: "ADDR NAME..." (innermost
+# first, the function holding them last)
+chains() {	# ELF ADDR...
+	local elf=$1
+	shift
+	addr2line -i -f -a -e "$elf" "$@" |
+		awk '/^0x/ { if (l != "") print l; l = $1; next } NF && !/:/ { l = l " " $1 } END { if (l != "") print l }'
+}
+chains "$TMP/inl" $(cat "$TMP/work.ips") >"$TMP/a2l"
 
 # "PATH CALLS BASE" under work, PATH the inline names outermost first joined by '/'
 python3 - "$TMP/insns" "$TMP/a2l" >"$TMP/want" <<'EOF'
 import sys
-chains, cur = {}, None
-for l in open(sys.argv[2]):
-    l = l.strip()
-    if l.startswith("0x"):
-        cur = int(l, 16)
-        chains[cur] = []
-    elif ":" not in l and l:
-        chains[cur].append(l)       # function names, innermost first, work last
+chains = {int(f[0], 16): f[1:] for f in (l.split() for l in open(sys.argv[2]))}  # innermost first, work last
 calls, base, prev, ext_at = {}, {}, [], None
 for l in open(sys.argv[1]):
     ip, sym = l.split()
@@ -96,14 +97,7 @@ check_eq "work's Cum is the same with and without inline frames" "$(cum "$TMP/pl
 # clock: the index in perf's listing), as addr2line -i's chains of perf's instructions say
 python3 - "$TMP/insns" "$TMP/a2l" >"$TMP/calls.want" <<'EOF'
 import sys
-chains, cur = {}, None
-for l in open(sys.argv[2]):
-    l = l.strip()
-    if l.startswith("0x"):
-        cur = int(l, 16)
-        chains[cur] = []
-    elif ":" not in l and l:
-        chains[cur].append(l)
+chains = {int(f[0], 16): f[1:] for f in (l.split() for l in open(sys.argv[2]))}
 rows, open_ = [], []
 def close(k, i):
     for d in range(len(open_) - 1, k - 1, -1):
@@ -170,19 +164,11 @@ import json, sys
 for l in open(sys.argv[1]):
     r = json.loads(l)
     print(r["ip"], r.get("inlined", ""))' "$TMP/ann.jsonl" >"$TMP/ann.got"
-addr2line -i -f -a -e "$TMP/inl" $(cut -d' ' -f1 "$TMP/ann.got") | python3 -c '
+chains "$TMP/inl" $(cut -d' ' -f1 "$TMP/ann.got") | python3 -c '
 import sys
-out, cur = [], None
-for l in sys.stdin:
-    l = l.strip()
-    if l.startswith("0x"):
-        cur = [l]
-        out.append(cur)
-    elif l and ":" not in l:
-        cur.append(l)
-for c in out:
-    names = c[1:][::-1][1:]     # outermost first, work left out
-    print("0x%x" % int(c[0], 16), " > ".join(names))' >"$TMP/ann.want"
+for f in (l.split() for l in sys.stdin):
+    names = f[1:][::-1][1:]     # outermost first, work left out
+    print("0x%x" % int(f[0], 16), " > ".join(names))' >"$TMP/ann.want"
 check_eq "--annotate --inline: every instruction of work has addr2line -i's chain" "$(cat "$TMP/ann.want")" "$(cat "$TMP/ann.got")"
 check_match "... some instructions three deep" "top > mid > leaf" "$(cat "$TMP/ann.got")"
 check_match "text: a line [inline] CHAIN where the chain changes" '^ +\[inline\] top > mid > leaf$' \
