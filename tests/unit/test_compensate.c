@@ -235,6 +235,22 @@ static int setup(void **state)
 	"compensated time is uncertain by up to its calls x that cost, over 10 % of it "     \
 	"(jsonl: error_ns)\n"
 
+/* The tree's lines every expected output shares: the column legend, the rows as the
+ * unprobed run has them (compensated), and as the probed run took them (raw: P's Calls
+ * marked ~ where its window is not the whole trace). */
+#define HEAD_CALLS "# Calls: exact calls (- where samples alone saw the function); Base: self time; Cum: with callees\n"
+#define TREE_COLS "Lvl   RL      Calls      Base(ms)       Cum(ms)  Module                Name\n"
+#define ROWS_COMPENSATED TREE_COLS \
+	"  1    1          1         2.000        10.000  compensate            A\n" \
+	"  2    1          1         8.000         8.000  compensate              B\n" \
+	"  3    1      ~2000         0.000        ~0.000  compensate                P\n" \
+	"  1    1          -         2.000         2.000  compensate            +main\n"
+#define ROWS_RAW(p_calls) TREE_COLS \
+	"  1    1          1         2.010        30.017  compensate            A\n" \
+	"  2    1          1        14.007        28.007  compensate              B\n" \
+	"  3    1      " p_calls "        14.000        14.000  compensate                P\n" \
+	"  1    1          -         2.003         2.003  compensate            +main\n"
+
 /* Compensated: the unprobed figures exactly; P's calls counted in its window only. */
 static void test_compensated(void **state)
 {
@@ -242,16 +258,12 @@ static void test_compensated(void **state)
 	const char *out;
 	assert_int_equal(xp_test_engine(&out, full, "calltree", NULL), 0);
 	assert_string_equal(out, "# merged tree: time, total 12.000 ms\n"
-				 "# Calls: exact calls (- where samples alone saw the function); Base: self time; Cum: with callees\n"
+				 HEAD_CALLS
 				 "# probe overhead compensated: 3000 ns per probed call in its caller, 7000 ns "
 				 "in itself (calibrated over 1000 runs); 20020000 ns subtracted\n"
 				 HEAD_WINDOW
 				 HEAD_BOUND
-				 "Lvl   RL      Calls      Base(ms)       Cum(ms)  Module                Name\n"
-				 "  1    1          1         2.000        10.000  compensate            A\n"
-				 "  2    1          1         8.000         8.000  compensate              B\n"
-				 "  3    1      ~2000         0.000        ~0.000  compensate                P\n"
-				 "  1    1          -         2.000         2.000  compensate            +main\n");
+				 ROWS_COMPENSATED);
 }
 
 /* The trace's own in-call cost, from P (a probed leaf called 2000 times: 7000 ns a
@@ -263,17 +275,13 @@ static void test_leaf_cost(void **state)
 	const char *out;
 	assert_int_equal(xp_test_engine(&out, half, "calltree", NULL), 0);
 	assert_string_equal(out, "# merged tree: time, total 12.000 ms\n"
-				 "# Calls: exact calls (- where samples alone saw the function); Base: self time; Cum: with callees\n"
+				 HEAD_CALLS
 				 "# probe overhead compensated: 3000 ns per probed call in its caller, 7000 ns "
 				 "in itself (the trace's shortest probed leaf per call; calibrated 1500 + 3500 "
 				 "over 1000 runs); 20020000 ns subtracted\n"
 				 HEAD_WINDOW
 				 HEAD_BOUND
-				 "Lvl   RL      Calls      Base(ms)       Cum(ms)  Module                Name\n"
-				 "  1    1          1         2.000        10.000  compensate            A\n"
-				 "  2    1          1         8.000         8.000  compensate              B\n"
-				 "  3    1      ~2000         0.000        ~0.000  compensate                P\n"
-				 "  1    1          -         2.000         2.000  compensate            +main\n");
+				 ROWS_COMPENSATED);
 	/* 7 x the calibrated 1000: the calibration stands */
 	assert_int_equal(xp_test_engine(&out, far, "calltree", NULL), 0);
 	assert_non_null(strstr(out, "# probe overhead compensated: 300 ns per probed call in its caller, "
@@ -287,15 +295,11 @@ static void test_raw(void **state)
 	const char *out;
 	assert_int_equal(xp_test_engine(&out, full, "calltree", "no-compensate", "", NULL), 0);
 	assert_string_equal(out, "# merged tree: time, total 32.020 ms\n"
-				 "# Calls: exact calls (- where samples alone saw the function); Base: self time; Cum: with callees\n"
+				 HEAD_CALLS
 				 "# probe overhead not compensated (--no-compensate): a probed call costs 3000 ns "
 				 "in its caller, 7000 ns in itself\n"
 				 HEAD_WINDOW
-				 "Lvl   RL      Calls      Base(ms)       Cum(ms)  Module                Name\n"
-				 "  1    1          1         2.010        30.017  compensate            A\n"
-				 "  2    1          1        14.007        28.007  compensate              B\n"
-				 "  3    1      ~2000        14.000        14.000  compensate                P\n"
-				 "  1    1          -         2.003         2.003  compensate            +main\n");
+				 ROWS_RAW("~2000"));
 }
 
 /* jsonl: rows keep their keys; window_ns only on the rows of P, the partial probe. */
@@ -372,18 +376,14 @@ static void test_armed_late(void **state)
 	const char *out;
 	assert_int_equal(xp_test_engine(&out, late, "calltree", NULL), 0);
 	assert_string_equal(out, "# merged tree: time, total 12.000 ms\n"
-				 "# Calls: exact calls (- where samples alone saw the function); Base: self time; Cum: with callees\n"
+				 HEAD_CALLS
 				 "# probe overhead compensated: 3000 ns per probed call in its caller, 7000 ns "
 				 "in itself (calibrated over 1000 runs); 20020000 ns subtracted\n"
 				 HEAD_WINDOW
 				 "# main: armed at 0.040000000 s, after the trace's last event (0.033020000): "
 				 "no calls counted\n"
 				 HEAD_BOUND
-				 "Lvl   RL      Calls      Base(ms)       Cum(ms)  Module                Name\n"
-				 "  1    1          1         2.000        10.000  compensate            A\n"
-				 "  2    1          1         8.000         8.000  compensate              B\n"
-				 "  3    1      ~2000         0.000        ~0.000  compensate                P\n"
-				 "  1    1          -         2.000         2.000  compensate            +main\n");
+				 ROWS_COMPENSATED);
 	assert_int_equal(xp_test_engine(&out, late, "probes", "format", "jsonl", NULL), 0);
 	assert_non_null(strstr(out, "{\"function\":\"main\",\"hits\":0,\"armed_ns\":40000000,\"disarmed_ns\":null,"
 				    "\"window_len_ns\":0,\"reason\":\"caller of A\"}\n"));
@@ -397,13 +397,9 @@ static void test_uncalibrated(void **state)
 	const char *out;
 	assert_int_equal(xp_test_engine(&out, nocal, "calltree", NULL), 0);
 	assert_string_equal(out, "# merged tree: time, total 32.020 ms\n"
-				 "# Calls: exact calls (- where samples alone saw the function); Base: self time; Cum: with callees\n"
+				 HEAD_CALLS
 				 "# probe overhead not compensated: the trace has no calibration\n"
-				 "Lvl   RL      Calls      Base(ms)       Cum(ms)  Module                Name\n"
-				 "  1    1          1         2.010        30.017  compensate            A\n"
-				 "  2    1          1        14.007        28.007  compensate              B\n"
-				 "  3    1       2000        14.000        14.000  compensate                P\n"
-				 "  1    1          -         2.003         2.003  compensate            +main\n");
+				 ROWS_RAW(" 2000"));
 	assert_int_equal(xp_test_engine(&out, nocal, "probes", "format", "jsonl", NULL), 0);
 	assert_non_null(strstr(out, "{\"calibration\":null}\n{\"function\":\"A\","));
 }
@@ -415,12 +411,8 @@ static void test_no_feature(void **state)
 	const char *out;
 	assert_int_equal(xp_test_engine(&out, plain, "calltree", NULL), 0);
 	assert_string_equal(out, "# merged tree: time, total 32.020 ms\n"
-				 "# Calls: exact calls (- where samples alone saw the function); Base: self time; Cum: with callees\n"
-				 "Lvl   RL      Calls      Base(ms)       Cum(ms)  Module                Name\n"
-				 "  1    1          1         2.010        30.017  compensate            A\n"
-				 "  2    1          1        14.007        28.007  compensate              B\n"
-				 "  3    1       2000        14.000        14.000  compensate                P\n"
-				 "  1    1          -         2.003         2.003  compensate            +main\n");
+				 HEAD_CALLS
+				 ROWS_RAW(" 2000"));
 	int rc = xp_test_engine(&out, plain, "probes", NULL);
 	assert_int_equal(xp_test_exit_code(rc), 1);
 	assert_non_null(strstr(out, "no probes in this trace"));
