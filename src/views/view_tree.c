@@ -152,6 +152,16 @@ static bool window_col(const struct vt *v)
 	return v->c->merged && v->c->probes && v->o->format == OUT_JSONL;
 }
 
+/* The columns after Name (tree_cols): jsonl has all four (a row omits the keys it
+ * lacks), csv a merged tree's Sampled flag, text none (it marks nodes in place: `+`
+ * before a sampled name, `~` before partial Calls and uncertain Cum). */
+static unsigned tree_trailing_cols(const struct vt *v)
+{
+	if (v->o->format == OUT_JSONL)
+		return 4;
+	return v->c->merged && v->o->format != OUT_TEXT;
+}
+
 /* Times compensated for the probes' cost (the tree's metric is the time) */
 static bool compensated(const struct vt *v)
 {
@@ -303,9 +313,7 @@ static int write_tree(struct vt *v, struct ct_tree *t, const char *title)
 				"cost, over 10 %% of it (jsonl: error_ns)\n");
 		if (!v->tab.f || v->o->format == OUT_TEXT)
 			out_table_begin(&v->tab, v->out, v->o->format, v->tcols + (v->tid_col ? 0 : 1),
-					(v->tid_col ? 8 : 7) + (v->o->format == OUT_JSONL ? 4 :
-					(c->merged && v->o->format != OUT_TEXT) + window_col(v) +
-					(window_col(v) && compensated(v))));
+					(v->tid_col ? 8 : 7) + tree_trailing_cols(v));
 		return ct_walk(t, v->metric, tree_row, v) < 0 ? oom() : 0;
 	}
 }
