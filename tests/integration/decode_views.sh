@@ -220,7 +220,7 @@ perf script -i "$PD" -F pid,tid,ip,sym,dso -G 2>/dev/null |
 	awk '{ d = ""; if (match($0, / \([^()]*\)$/)) { d = substr($0, RSTART + 1); $0 = substr($0, 1, RSTART - 1) } }
 	d != "([vdso])" { split($1, p, "/"); n[p[1] " " $NF]++ }
 	END { for (k in n) print k, n[k] }' | sort >"$TMP/perf.pp"
-"$XPTRACE" decode -i "$S" --per-process --format csv | awk -F, 'NR == 1 { for (i = 1; i <= NF; i++) c[$i] = i; next }
+"$XPTRACE" decode -i "$S" --per-process --no-inline --format csv | awk -F, 'NR == 1 { for (i = 1; i <= NF; i++) c[$i] = i; next }
 	$1 > 0 && $c["module"] != "[vdso]" { print $c["pid"], $c["name"], $1 }' | sort >"$TMP/xp.pp"
 check_eq "--per-process: samples per (pid, function) = perf script's" "$(cat "$TMP/perf.pp")" "$(cat "$TMP/xp.pp")"
 # the default view of a trace of several processes says so (perf script's pids, each
