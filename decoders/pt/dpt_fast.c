@@ -970,7 +970,7 @@ void dpt_fast_begin(struct dctx *c)
  * it carries nothing from before it). */
 static bool psb_clean(const struct dctx *c, uint64_t at)
 {
-	if (at <= c->sync)
+	if (at == c->sync)
 		return true;
 	if (at < c->sync + PSB_LEN)
 		return false;
