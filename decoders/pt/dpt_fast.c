@@ -958,6 +958,45 @@ void dpt_fast_begin(struct dctx *c)
 	}
 }
 
+/* libipt comes to the PSB+ at `at` with nothing of before still bound to come: the
+ * packet before it (pads and timing packets aside) is a TNT or a TIP, where libipt's
+ * read-ahead stopped until the code got there.  After anything else it read on through
+ * the PSB+'s header before delivering the events of before, so the status update
+ * dpt_fast_take_over sees with its offset past this PSB+ may be an earlier PSB+'s; and
+ * a FUP with no TIP yet (an asynchronous branch: the SDM has FUP "never sent alone",
+ * and nothing says a PSB+ ends a compound event), a MODE.Exec, a PIP stay queued in
+ * libipt across the PSB+ for the TIP that follows it, where the walker would carry
+ * nothing.  Packets are read from the PSB before `at` (libipt's sync point at most:
+ * it carries nothing from before it). */
+static bool psb_clean(const struct dctx *c, uint64_t at)
+{
+	if (at == c->sync)
+		return true;
+	if (at < c->sync + PSB_LEN)
+		return false;
+	uint64_t p = at - PSB_LEN;
+	while (p > c->sync && (c->buf[p] != 2 || memcmp(c->buf + p, psb_bytes, PSB_LEN) != 0))
+		p--;
+	struct pt_config cfg;
+	pt_config_init(&cfg);
+	cfg.begin = (uint8_t *)c->buf;
+	cfg.end = (uint8_t *)c->buf + at;
+	struct pt_packet_decoder *pd = pt_pkt_alloc_decoder(&cfg);
+	if (!pd)
+		return false;
+	enum pt_packet_type last = ppt_invalid;
+	struct pt_packet pk;
+	uint64_t end = 0;
+	int r = pt_pkt_sync_set(pd, p);
+	while (r >= 0 && (r = pt_pkt_next(pd, &pk, sizeof(pk))) >= 0)
+		if (pk.type != ppt_pad && pk.type != ppt_tsc && pk.type != ppt_mtc && pk.type != ppt_tma &&
+		    pk.type != ppt_cbr && pk.type != ppt_cyc)
+			last = pk.type;
+	bool ok = r == -pte_eos && pt_pkt_get_offset(pd, &end) == 0 && end == at;
+	pt_pkt_free_decoder(pd);
+	return ok && (last == ppt_tnt_8 || last == ppt_tnt_64 || last == ppt_tip);
+}
+
 int dpt_fast_take_over(struct dctx *c, uint64_t off, const struct pt_event *pev)
 {
 	uint64_t at = c->lib_stop;
@@ -996,7 +1035,7 @@ int dpt_fast_take_over(struct dctx *c, uint64_t off, const struct pt_event *pev)
 		!pev->variant.tsx.aborted :
 		pev->type == ptev_exec_mode && pev->variant.exec_mode.ip == pi.ip);
 	if (!c->enabled || c->in_tsx || c->specf || c->err || c->cyc_mode || c->have_saved || !first_ok ||
-	    (pi.t.have_tsc ? !pev->has_tsc || pev->tsc != pi.t.tsc : pev->has_tsc))
+	    (pi.t.have_tsc ? !pev->has_tsc || pev->tsc != pi.t.tsc : pev->has_tsc) || !psb_clean(c, at))
 		return 0;
 	/* the time libipt's events carried up to here (a PSB+ without TSC keeps it) */
 	if (pi.t.have_tsc) {

@@ -516,6 +516,65 @@ static void test_bad_timing_packets(void **state)
 	dpt_image_free(img);
 }
 
+/* A PSB+ after a FUP with no TIP yet (fuzz_pt_diff): libipt keeps the FUP as the
+ * source of an asynchronous branch bound to the TIP after the second PSB+, and having
+ * read past that PSB+ before handing out the first one's status update.  The walker
+ * took over there on that update, as if nothing were waiting, and ended at the third
+ * PSB+'s TNT ("no memory mapped at this address", 1 byte lost) where libipt fails the
+ * return of `call 0x20` (the code never gets to the FUP's IP): its query finds the
+ * third PSB+'s events first, at its PSBEND. */
+static void psb3(struct pte *e)
+{
+	pte_simple(e, ppt_psb);
+	pte_mode64(e);
+	pte_ip(e, ppt_fup, pt_ipc_sext_48, BASE + 0x04);
+}
+
+static void test_fup_waits_across_psb(void **state)
+{
+	(void)state;
+	struct dpt_image *img = make_image();
+	struct pte e;
+	pte_init(&e, 4096);
+	psb3(&e);
+	pte_simple(&e, ppt_psbend);
+	pte_ip(&e, ppt_fup, pt_ipc_update_16, BASE + 0x0b);
+	psb3(&e);
+	pte_simple(&e, ppt_psbend);
+	pte_ip(&e, ppt_tip, pt_ipc_update_16, BASE + 0x14);
+	psb3(&e);
+	size_t psbend = pte_len(&e);
+	pte_simple(&e, ppt_psbend);
+	pte_tnt(&e, "NNNNN");
+	assert_false(e.failed);
+	size_t len = pte_len(&e);
+
+	struct dpt_options o;
+	dpt_options_init(&o);
+	o.pid = o.tid = 7;
+	struct ptd_rec r = { 0 };
+	ptd_decode(e.buf, len, img, &o, 0, &r, NULL);
+	assert_int_equal(r.n, 4);
+	assert_int_equal(r.ev[0].kind, XEV_BLOCK);
+	assert_int_equal(r.ev[0].ip, BASE + 0x04);
+	assert_int_equal(r.ev[0].insns, 1);
+	assert_int_equal(r.ev[1].kind, XEV_CALL);
+	assert_int_equal(r.ev[1].addr, BASE + 0x20);
+	assert_int_equal(r.ev[2].kind, XEV_BLOCK);
+	assert_int_equal(r.ev[2].ip, BASE + 0x20);
+	assert_int_equal(r.ev[2].end, BASE + 0x21);
+	assert_int_equal(r.ev[2].insns, 2);
+	assert_int_equal(r.ev[3].kind, XEV_GAP);
+	assert_string_equal(r.ev[3].reason, pt_errstr(pte_bad_query));
+	assert_int_equal(r.ev[3].offset, psbend);
+	assert_int_equal(r.ev[3].lost, len - psbend);
+	free(r.ev);
+	uint64_t walked = 0;
+	variants(e.buf, len, img, 0, &walked);
+	pte_free(&e);
+	dpt_image_free(img);
+}
+
 /* Bytes flipped anywhere: both report the same gaps and resume alike. */
 static void test_corruption(void **state)
 {
@@ -725,6 +784,7 @@ int main(void)
 		cmocka_unit_test(test_handover_cases),
 		cmocka_unit_test(test_mtc_timing),
 		cmocka_unit_test(test_bad_timing_packets),
+		cmocka_unit_test(test_fup_waits_across_psb),
 		cmocka_unit_test(test_corruption),
 		cmocka_unit_test(test_fallback_code_is_libipts),
 		cmocka_unit_test(test_bench_trace_is_walked),
