@@ -365,7 +365,8 @@ static uint64_t target_cpu_ns(pid_t pid)
 
 /* --max-overhead: the probes' calibrated cost against the target's cpu time without
  * it.  Over the budget every armed probe is disarmed now (its window ends: the counts
- * in it stay exact) and none is armed until the target's work has made room again.
+ * in it stay exact) and none is armed, nor re-armed (rearm), until the target's work
+ * has made room again.
  * Returns whether the recording is over budget. */
 static int over_budget(struct rec *r)
 {
@@ -381,6 +382,24 @@ static int over_budget(struct rec *r)
 	for (int i = 0; i < p->nfn; i++)
 		rec_probes_disarm(p, i, now_ns());
 	return 1;
+}
+
+/* Probes the budget disarmed are armed again once it has room, each after a pause that
+ * doubles with its windows (one interval, then two, four...): a function whose probe
+ * costs more than its work gets short windows further and further apart, exact counts
+ * in each, and at most REC_PROBE_WINDOWS of them. */
+static int rearm(struct rec *r, uint64_t now)
+{
+	struct rec_probes *p = r->probes;
+	uint64_t iv = (uint64_t)r->opts->adaptive_interval_ms * 1000000ull;
+	int e = 0;
+
+	for (int i = 0; i < p->nfn && e >= 0; i++) {
+		const struct rec_probe_fn *fn = &p->fn[i];
+		if (fn->over_budget && fn->disarmed && now >= fn->disarmed + (iv << fn->nwin))
+			e = rec_probes_rearm(p, r, i);
+	}
+	return e < 0 ? e : 0;
 }
 
 int rec_adp_tick(struct rec_adp *a, struct rec *r)
@@ -412,6 +431,8 @@ int rec_adp_tick(struct rec_adp *a, struct rec *r)
 	}
 	if (e == 0)
 		e = arm_hot(a, r);
+	if (e == 0)
+		e = rearm(r, now);
 	/* The next interval starts once the probes are armed: opening one waits for the
 	 * kernel's global trace-event mutex, which closing any uprobe event elsewhere (the
 	 * calibration's, a disarmed probe's, another tool's) holds for ~80 ms.  A probe

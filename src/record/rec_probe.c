@@ -365,10 +365,8 @@ static int fn_add_fd(struct rec_probe_fn *fn, int fd)
 	return 0;
 }
 
-/* Opens probe i's events on one cpu.  `start`: enabled at once (probes armed while
- * recording), else left disabled for rec_probes_enable. */
-static int fn_open(struct rec_probes *p, struct rec *r, int i, const struct rec_probe_tgt *t,
-		   int start)
+/* Opens probe i's events on one cpu, disabled. */
+static int fn_open(struct rec_probes *p, struct rec *r, int i, const struct rec_probe_tgt *t)
 {
 	struct rec_probe_fn *fn = &p->fn[i];
 
@@ -398,10 +396,24 @@ static int fn_open(struct rec_probes *p, struct rec *r, int i, const struct rec_
 		/* No kernel hit limit (PERF_EVENT_IOC_REFRESH): a cpu-wide event counts
 		 * the hits of every process running the probed code, which would stop it
 		 * for the target too; the collector keeps --probe-limit and disarms. */
-		if (start)
-			ioctl((int)fd, PERF_EVENT_IOC_ENABLE, 0);
 	}
 	return 0;
+}
+
+/* Enables (or disables) every event of fn, the returns first.  A return is recorded
+ * only by a return event enabled on the cpu where the call returns, and opening an
+ * event can wait ~80 ms behind another probe's close: enabling each event as it was
+ * opened once let a window's entries run for tens of ms before its return events
+ * existed (2091 entries, 130 returns).  fds hold each cpu's entry, then its return. */
+static void fn_enable(struct rec_probe_fn *fn, int on)
+{
+	unsigned long req = on ? PERF_EVENT_IOC_ENABLE : PERF_EVENT_IOC_DISABLE;
+
+	/* off: the entries first, so that calls in flight still return into the file */
+	for (int k = on; k < fn->nfds; k += 2)
+		ioctl(fn->fds[k], req, 0);
+	for (int k = !on; k < fn->nfds; k += 2)
+		ioctl(fn->fds[k], req, 0);
 }
 
 /* Each probe is opened once per cpu for every process (pid -1), writing into that cpu's
@@ -426,7 +438,7 @@ int rec_probes_open(struct rec_probes *p, struct rec *r, int cpu, int ring_fd)
 		return -ENOMEM;
 	p->tgt[p->ntgt++] = t;
 	for (int i = 0; i < p->nfn; i++)
-		if ((e = fn_open(p, r, i, &t, 0)) < 0)
+		if ((e = fn_open(p, r, i, &t)) < 0)
 			return e;
 	return 0;
 }
@@ -441,22 +453,47 @@ int rec_probes_arm(struct rec_probes *p, struct rec *r, const char *path,
 	if ((e = fn_attrs(p, r, &p->fn[i])) < 0)
 		return e;
 	for (int t = 0; t < p->ntgt; t++)
-		if ((e = fn_open(p, r, i, &p->tgt[t], 1)) < 0)
+		if ((e = fn_open(p, r, i, &p->tgt[t])) < 0)
 			return e;
+	fn_enable(&p->fn[i], 1);
+	/* once every event is enabled: the window's counts are exact from here, and the
+	 * hits before it are dropped (rec_probes_hit) */
 	p->fn[i].armed = now_ns();
 	return i;
 }
 
+int rec_probes_rearm(struct rec_probes *p, struct rec *r, int i)
+{
+	struct rec_probe_fn *fn = &p->fn[i];
+	int e;
+
+	if (!fn->over_budget || fn->nfds || fn->nwin + 1 >= REC_PROBE_WINDOWS)
+		return 0;
+	if (XP_GROW(fn->win, fn->capwin, (size_t)fn->nwin + 1) < 0)
+		return -ENOMEM;
+	fn->win[fn->nwin++] = (struct rec_probe_win){ fn->armed, fn->disarmed, fn->hits - fn->win_hits };
+	fn->disarmed = 0;
+	fn->over_budget = 0;
+	fn->win_hits = fn->hits;
+	fn->win_rets = fn->rets;
+	xp_map_free(&fn->entered);
+	for (int t = 0; t < p->ntgt; t++)
+		if ((e = fn_open(p, r, i, &p->tgt[t])) < 0)
+			return e;
+	fn_enable(fn, 1);
+	fn->armed = now_ns();
+	return 1;
+}
+
 void rec_probes_enable(struct rec_probes *p, int on)
 {
-	uint64_t t = now_ns();
+	uint64_t t;
 
-	for (int i = 0; p && i < p->nfn; i++) {
-		for (int k = 0; k < p->fn[i].nfds; k++)
-			ioctl(p->fn[i].fds[k], on ? PERF_EVENT_IOC_ENABLE : PERF_EVENT_IOC_DISABLE, 0);
-		if (on)
-			p->fn[i].armed = t;
-	}
+	for (int i = 0; p && i < p->nfn; i++)
+		fn_enable(&p->fn[i], on);
+	t = now_ns();
+	for (int i = 0; p && on && i < p->nfn; i++)
+		p->fn[i].armed = t;
 	if (p && on)
 		armed(p);
 }
@@ -500,6 +537,8 @@ void rec_probes_free(struct rec_probes *p)
 		free(p->fn[i].name);
 		free(p->fn[i].path);
 		free(p->fn[i].reason);
+		xp_map_free(&p->fn[i].entered);
+		free(p->fn[i].win);
 	}
 	xp_map_free(&p->ids);
 	xp_map_free(&p->procs);

@@ -71,6 +71,15 @@ int rec_probe_module(const struct rec_opts *o, const char *program, const char *
  * others it single-steps out of line, a trap more (4 x on a VM).  Calibrated apart. */
 enum { REC_CAL_EMULATED, REC_CAL_STEPPED, REC_CAL_N };
 
+/* A window of a probe that ended: [armed, disarmed] and the entry hits in it. */
+struct rec_probe_win {
+	uint64_t armed, disarmed, hits;
+};
+
+/* Windows of one probe at most: re-arming backs off (rec_adaptive.c), this bounds the
+ * memory whatever the trace's length. */
+#define REC_PROBE_WINDOWS 16
+
 /* One probed function: its entry (0) and return (1) events. */
 struct rec_probe_fn {
 	char *name;		/* unique event name part: SYM, or SYM_N when SYM repeats */
@@ -79,10 +88,15 @@ struct rec_probe_fn {
 	struct perf_event_attr attr[2];
 	int idx[2];		/* attr indexes in perf.data, -1 before its attrs are added */
 	char *reason;		/* why it was placed (the probes feature's REASON) */
-	uint64_t armed, disarmed;	/* trace clock; disarmed 0: armed to the end */
+	uint64_t armed, disarmed;	/* the current window, trace clock; disarmed 0: armed to the end */
 	uint64_t hits, rets;	/* entry and return hits written to the file */
+	uint64_t win_hits, win_rets;	/* hits and rets when the current window began */
+	struct rec_probe_win *win;	/* the windows before the current one */
+	int nwin, capwin;
 	int cal;		/* its calibration class: REC_CAL_EMULATED or REC_CAL_STEPPED */
 	int over_budget;	/* disarmed by --max-overhead (else by --probe-limit) */
+	/* the threads with an entry in the current window (their returns are kept) */
+	struct xp_map entered;
 	int *fds;		/* its open events, closed when it is disarmed */
 	int nfds, capfds;
 };
@@ -160,6 +174,11 @@ int rec_probes_find(const struct rec_probes *p, const char *path, uint64_t offse
  * time taken once all are open.  Returns its index, or a negative errno (reported). */
 int rec_probes_arm(struct rec_probes *p, struct rec *r, const char *path,
 		   const struct sym_found *f, const char *reason);
+/* Arms again probe i, disarmed by the budget (rec_probes_disarm): a new window
+ * begins once its events are open and enabled.  1 when re-armed, 0 when it cannot be
+ * (disarmed by --probe-limit, or REC_PROBE_WINDOWS reached), or
+ * a negative errno (reported). */
+int rec_probes_rearm(struct rec_probes *p, struct rec *r, int i);
 /* Why function f cannot be probed, NULL when it can. */
 const char *rec_probes_unprobeable(const struct sym_found *f);
 
@@ -181,7 +200,7 @@ void rec_probes_fork(struct rec_probes *p, const struct perf_event_header *h);
  * probe at its limit loses its breakpoints soon.  r->probes is set. */
 void rec_probes_hook(struct rec *r);
 /* Disarms probe i at trace time t (its events closed; hits after t dropped but the
- * returns of the calls kept), over the --max-overhead budget. */
+ * returns of the calls kept), over the --max-overhead budget: its window ends. */
 void rec_probes_disarm(struct rec_probes *p, int i, uint64_t t);
 /* What the probes' hits written so far cost the target: each probed call (entry and
  * return) at its class's calibrated cost, in ns; 0 uncalibrated. */

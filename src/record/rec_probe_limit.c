@@ -139,11 +139,31 @@ uint64_t rec_probes_cost(const struct rec_probes *p)
 	return ns;
 }
 
+/* Whether a hit at time t of thread tid belongs to the current window.  A probe's events
+ * are enabled one cpu after the other, so a hit before `armed` (once all are enabled)
+ * may have a twin on a cpu not yet enabled: dropped.  A call entered before the window
+ * and returning in it (one per thread, for a function that does not recurse) has its
+ * return recorded, its entry not: the kernel diverts the return of every call made
+ * while the return event is open, enabled or not.  So a return is kept once its thread
+ * had an entry in the window. */
+static int in_window(struct rec_probe_fn *fn, uint64_t t, int ret, uint32_t tid)
+{
+	uint64_t v;
+
+	if (!t)
+		return 1;
+	if (t < fn->armed)
+		return 0;
+	if (xp_map_get(&fn->entered, tid, &v))
+		return 1;
+	return !ret && xp_map_put(&fn->entered, tid, 1) == 0;
+}
+
 int rec_probes_hit(struct rec_probes *p, const struct perf_event_header *h)
 {
 	uint64_t limit = p->o->probe_limit, t = 0;
 	struct rec_probe_fn *fn;
-	uint32_t pid;
+	uint32_t pid, tid;
 	int i, ret;
 
 	if (rec_probes_which(p, h, &i, &ret) < 0)
@@ -152,16 +172,19 @@ int rec_probes_hit(struct rec_probes *p, const struct perf_event_header *h)
 	if (h->size < sizeof(*h) + 24)
 		return 0;
 	memcpy(&pid, (const char *)(h + 1) + 16, 4);
+	memcpy(&tid, (const char *)(h + 1) + 20, 4);
 	if (!in_tree(p, (pid_t)pid))
 		return 0;
 	fn = &p->fn[i];
 	if (p->time_off >= 0 && (size_t)p->time_off + 8 <= h->size)
 		memcpy(&t, (const char *)h + p->time_off, 8);
+	if (!in_window(fn, t, ret, tid))
+		return 0;
 	/* disarmed over budget at a time: its window ends there; a return read after it
 	 * is kept while it pairs an entry kept (the call in flight when the events were
 	 * disabled has none) */
 	if (fn->over_budget && t > fn->disarmed) {
-		if (ret && fn->rets < fn->hits) {
+		if (ret && fn->rets - fn->win_rets < fn->hits - fn->win_hits) {
 			fn->rets++;
 			return 1;
 		}
