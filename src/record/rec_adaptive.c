@@ -375,7 +375,7 @@ static int over_budget(struct rec *r)
 
 	if (!r->opts->max_overhead || !p->cal_runs)
 		return 0;
-	cost = rec_probes_cost(p);
+	cost = rec_probes_cost(p, now_ns());
 	cpu = target_cpu_ns(r->target);
 	if (cost * 100 <= (uint64_t)r->opts->max_overhead * (cpu > cost ? cpu - cost : 0))
 		return 0;

@@ -4,6 +4,7 @@
 #include <errno.h>
 #include <fcntl.h>
 #include <limits.h>
+#include <stdatomic.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
@@ -467,7 +468,9 @@ int rec_probes_rearm(struct rec_probes *p, struct rec *r, int i)
 	struct rec_probe_fn *fn = &p->fn[i];
 	int e;
 
-	if (!fn->over_budget || fn->nfds || fn->nwin + 1 >= REC_PROBE_WINDOWS)
+	/* not before the last window's events are closed: that close's cost is charged
+	 * to the budget once it is known, and a new open would wait behind it */
+	if (!fn->over_budget || fn->nfds || fn->nwin + 1 >= REC_PROBE_WINDOWS || fn->charging)
 		return 0;
 	if (XP_GROW(fn->win, fn->capwin, (size_t)fn->nwin + 1) < 0)
 		return -ENOMEM;
@@ -523,7 +526,11 @@ void rec_probes_free(struct rec_probes *p)
 		else
 			close(p->tried[k]);
 	}
-	rec_probes_close_fds(all, n, 1);
+	rec_probes_close_fds(all, n, 1, NULL);
+	/* the closes of disarmed probes still running hold their counters */
+	for (int i = 0; i < p->nfn; i++)
+		while (p->fn[i].closing && atomic_load(&p->fn[i].closing->left) > 0)
+			usleep(1000);
 	free(all);
 	free(p->tried);
 	/* the calibration's child releases its probes now (it is reaped if done, else
@@ -539,6 +546,7 @@ void rec_probes_free(struct rec_probes *p)
 		free(p->fn[i].reason);
 		xp_map_free(&p->fn[i].entered);
 		free(p->fn[i].win);
+		free(p->fn[i].closing);
 	}
 	xp_map_free(&p->ids);
 	xp_map_free(&p->procs);

@@ -99,6 +99,19 @@ struct rec_probe_fn {
 	struct xp_map entered;
 	int *fds;		/* its open events, closed when it is disarmed */
 	int nfds, capfds;
+	/* After a disarm the target still traps until the kernel has closed every event
+	 * of the probe (~80 ms each, one after the other machine-wide): that cost, which
+	 * no hit shows, is estimated from the window's rate of hits and the time the
+	 * closes took, and charged to the budget (rec_probes_cost). */
+	struct rec_probe_closing *closing;	/* NULL before the first disarm */
+	int charging;		/* the last window's close not charged yet */
+	uint64_t hidden_ns;	/* charged so far */
+};
+
+/* The closes of one disarm, watched from the collector (the closing threads hold it). */
+struct rec_probe_closing {
+	_Atomic int left;		/* events not closed yet */
+	_Atomic uint64_t end;		/* CLOCK_MONOTONIC when the last was */
 };
 
 /* Where probes are opened: a cpu, for every process (pid -1), writing into the mode's
@@ -202,11 +215,14 @@ void rec_probes_hook(struct rec *r);
 /* Disarms probe i at trace time t (its events closed; hits after t dropped but the
  * returns of the calls kept), over the --max-overhead budget: its window ends. */
 void rec_probes_disarm(struct rec_probes *p, int i, uint64_t t);
-/* What the probes' hits written so far cost the target: each probed call (entry and
- * return) at its class's calibrated cost, in ns; 0 uncalibrated. */
-uint64_t rec_probes_cost(const struct rec_probes *p);
-/* Closes probe events in parallel threads (`wait`: returns once all are closed). */
-void rec_probes_close_fds(const int *fds, int n, int wait);
+/* What the probes cost the target so far: each probed call (entry and return) written
+ * at its class's calibrated cost, and the traps between each disarm and the close of
+ * its events at the same cost, as many as the window's rate of hits over that time; in
+ * ns, 0 uncalibrated.  `now`: CLOCK_MONOTONIC. */
+uint64_t rec_probes_cost(struct rec_probes *p, uint64_t now);
+/* Closes probe events in parallel threads (`wait`: returns once all are closed;
+ * `cl`, if not NULL, counts them down and takes the time of the last). */
+void rec_probes_close_fds(const int *fds, int n, int wait, struct rec_probe_closing *cl);
 
 /* --- at the end (rec_probe_report.c) --- */
 

@@ -207,16 +207,22 @@ probe_xptrace:outer" "$(feature p/perf.data | awk '$1 == "probe" { print $2 }' |
 # --- --max-overhead: the probes' calibrated cost kept under 1 % of the target's cpu ---
 # work 2000 (~1 s of cpu): without a budget its probes (hot, mid: 10000 hits each at
 # 5-10 us) cost ~13 % of it.  With one, hot is disarmed once over it, its window ends
-# there, and the counts in the window stay exact: the feature's hits are the file's
-# entry hits, all before the disarm time, each with its return but the calls in flight
-# when the events were disabled (at most one per cpu: a return read from one cpu's ring
-# before its entry from another's, after the disarm, is not known to pair one).
+# there, and re-armed once the budget has room: the counts in each window stay exact
+# (window(), above).
 "$XPTRACE" record -o m --adaptive --max-overhead 1 -- "$A" work 2000 >m.out 2>m.err
 check_eq "budget: record exits 0" 0 $?
 feature m/perf.data >m.feat
 perf script -i m/perf.data -F time,event --ns 2>/dev/null | awk '$2 ~ /^probe_xptrace:/ { sub(":$", "", $1); sub(":$", "", $2); print $1, $2 }' >m.hits
-check_match "budget: hot disarmed over the budget, record says so" \
-	"probe hot \(hot [0-9]+ samples\): [0-9]+ calls, armed at [0-9.]+ s, disarmed at [0-9.]+ s \(--max-overhead 1 %\)" "$(cat m.err)"
+# A collector starved by the machine's load can read hot's 10000 hits (--probe-limit)
+# in one pass, before the budget's check that follows it: the budget is then not
+# exercised (said, SKIP); the windows are checked either way.
+limit_first=$(grep -c 'probe hot (.* disarmed at [0-9.]* s (--probe-limit' m.err)
+if [ "$limit_first" = 0 ]; then
+	check_match "budget: hot disarmed over the budget, record says so" \
+		"probe hot \(hot [0-9]+ samples\): [0-9]+ calls, armed at [0-9.]+ s, disarmed at [0-9.]+ s \(--max-overhead 1 %\)" "$(cat m.err)"
+else
+	ok "budget: hot disarmed over the budget # SKIP the probe limit disarmed hot first (load)"
+fi
 check_eq "budget: each probe's hits exact in its window (feature = file, entries inside, returns paired; $(grep -o '[0-9]* lost' m.err))" ok "$(window m.feat m.hits)"
 check_eq "budget: no disarm time printed before its arm time" "" "$(ordered m.err)"
 # Re-armed later: hot, disarmed over the budget within tens of ms, is armed again once
@@ -225,8 +231,13 @@ check_eq "budget: no disarm time printed before its arm time" "" "$(ordered m.er
 # Calls of each probed function are perf script's entries of it (all inside windows,
 # checked above), window_ns spans the first window's start to the last's end.
 nwin=$(awk '$1 == "probe" && $2 == "probe_xptrace:hot"' m.feat | wc -l)
-check "budget: hot re-armed later ($nwin windows)" test "$nwin" -ge 2
-check_match "budget: record says each window" "probe hot, window 2 \(re-armed\): [0-9]+ calls, armed at [0-9.]+ s, disarmed at [0-9.]+ s" "$(cat m.err)"
+if [ "$limit_first" = 0 ]; then
+	check "budget: hot re-armed later ($nwin windows)" test "$nwin" -ge 2
+	check_match "budget: record says each window" "probe hot, window 2 \(re-armed\): [0-9]+ calls, armed at [0-9.]+ s, disarmed at [0-9.]+ s" "$(cat m.err)"
+else
+	ok "budget: hot re-armed later # SKIP the probe limit disarmed hot first (load)"
+	ok "budget: record says each window # SKIP the probe limit disarmed hot first (load)"
+fi
 "$XPTRACE" decode -i m --functions --format jsonl >m.fn 2>/dev/null
 "$XPTRACE" decode -i m --calltree --format jsonl >m.tree 2>/dev/null
 check_eq "budget: --functions and the merged tree count every window's calls, windows from first to last" \
