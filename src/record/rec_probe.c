@@ -529,7 +529,7 @@ void rec_probes_free(struct rec_probes *p)
 	rec_probes_close_fds(all, n, 1, NULL);
 	/* the closes of disarmed probes still running hold their counters */
 	for (int i = 0; i < p->nfn; i++)
-		while (p->fn[i].closing && atomic_load(&p->fn[i].closing->left) > 0)
+		while (p->fn[i].closing && !atomic_load(&p->fn[i].closing->done))
 			usleep(1000);
 	free(all);
 	free(p->tried);

@@ -112,6 +112,7 @@ struct rec_probe_fn {
 struct rec_probe_closing {
 	_Atomic int left;		/* events not closed yet */
 	_Atomic uint64_t end;		/* CLOCK_MONOTONIC when the last was */
+	_Atomic int done;		/* set last: the threads are done with it */
 };
 
 /* Where probes are opened: a cpu, for every process (pid -1), writing into the mode's

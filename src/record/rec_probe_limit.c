@@ -47,8 +47,10 @@ struct close_job {
 
 static void closed(struct rec_probe_closing *cl)
 {
-	if (cl && atomic_fetch_sub(&cl->left, 1) == 1)
+	if (cl && atomic_fetch_sub(&cl->left, 1) == 1) {
 		atomic_store(&cl->end, now_ns());
+		atomic_store(&cl->done, 1);
+	}
 }
 
 static void *closer(void *arg)
@@ -67,7 +69,8 @@ void rec_probes_close_fds(const int *fds, int n, int wait, struct rec_probe_clos
 	char *started = calloc((size_t)(n ? n : 1), 1);
 
 	if (cl) {
-		atomic_store(&cl->end, 0);
+		atomic_store(&cl->end, n ? 0 : now_ns());
+		atomic_store(&cl->done, !n);
 		atomic_store(&cl->left, n);
 	}
 	for (int k = 0; k < n; k++) {
@@ -191,8 +194,8 @@ uint64_t rec_probes_cost(struct rec_probes *p, uint64_t now)
 		ns += fn->hits * call;
 		if (fn->charging) {
 			/* still closing: charged up to now; closed: once, up to the end */
-			end = atomic_load(&fn->closing->end);
-			if (atomic_load(&fn->closing->left) == 0 && end) {
+			if (atomic_load(&fn->closing->done)) {
+				end = atomic_load(&fn->closing->end);
 				fn->hidden_ns += close_cost(fn, end, call);
 				fn->charging = 0;
 			} else {
