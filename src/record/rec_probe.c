@@ -474,7 +474,8 @@ int rec_probes_rearm(struct rec_probes *p, struct rec *r, int i)
 		return 0;
 	if (XP_GROW(fn->win, fn->capwin, (size_t)fn->nwin + 1) < 0)
 		return -ENOMEM;
-	fn->win[fn->nwin++] = (struct rec_probe_win){ fn->armed, fn->disarmed, fn->hits - fn->win_hits };
+	fn->win[fn->nwin++] = (struct rec_probe_win){ fn->armed, fn->disarmed, fn->hits - fn->win_hits,
+						      atomic_load(&fn->closing->end) };
 	fn->disarmed = 0;
 	fn->over_budget = 0;
 	fn->win_hits = fn->hits;

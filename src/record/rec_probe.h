@@ -74,6 +74,7 @@ enum { REC_CAL_EMULATED, REC_CAL_STEPPED, REC_CAL_N };
 /* A window of a probe that ended: [armed, disarmed] and the entry hits in it. */
 struct rec_probe_win {
 	uint64_t armed, disarmed, hits;
+	uint64_t closed;	/* when its last event was closed (0: unknown) */
 };
 
 /* Windows of one probe at most: re-arming backs off (rec_adaptive.c), this bounds the

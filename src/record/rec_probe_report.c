@@ -4,6 +4,7 @@
 
 #include <errno.h>
 #include <inttypes.h>
+#include <stdatomic.h>
 #include <stdio.h>
 #include <stdlib.h>
 
@@ -40,6 +41,10 @@ static void say(const struct rec_probes *p, const struct rec_probe_fn *fn, int w
 		snprintf(what, sizeof(what), "%s, window %d (re-armed)", fn->name, w + 1);
 	xp_warn("probe %s: %" PRIu64 " calls, armed at %.3f s, %s", what, win->hits,
 		since(p, win->armed), until);
+	/* what the budget charges for the traps until then (docs/record.md, Budget) */
+	if (p->o->verbose && win->disarmed && win->closed > win->disarmed)
+		xp_warn("probe %s: its events were closed %.3f s after the disarm", fn->name,
+			(double)(win->closed - win->disarmed) / 1e9);
 }
 
 /* The feature holds one cost per call for every probe: the classes' costs weighted by
@@ -82,7 +87,8 @@ int rec_probes_report(const struct rec_probes *p, struct rec *r)
 		snprintf(name, sizeof(name), PROBE_GROUP ":%s", fn->name);
 		/* one feature line per window, in order, each with its hits */
 		for (int w = 0; w <= fn->nwin && e == 0; w++) {
-			struct rec_probe_win cur = { fn->armed, fn->disarmed, fn->hits - fn->win_hits };
+			struct rec_probe_win cur = { fn->armed, fn->disarmed, fn->hits - fn->win_hits,
+						     fn->closing ? atomic_load(&fn->closing->end) : 0 };
 			const struct rec_probe_win *win = w < fn->nwin ? &fn->win[w] : &cur;
 			e = pd_probes_add(&ps, name, win->armed, win->disarmed, win->hits, fn->reason);
 			if (e == 0 && !r->opts->quiet)
