@@ -107,6 +107,7 @@ struct rec_probe_fn {
 	struct rec_probe_closing *closing;	/* NULL before the first disarm */
 	int charging;		/* the last window's close not charged yet */
 	uint64_t hidden_ns;	/* charged so far */
+	uint64_t last_cost;	/* the last window's, its close's traps included, once charged */
 };
 
 /* The closes of one disarm, watched from the collector (the closing threads hold it). */

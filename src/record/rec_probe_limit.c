@@ -197,6 +197,7 @@ uint64_t rec_probes_cost(struct rec_probes *p, uint64_t now)
 			if (atomic_load(&fn->closing->done)) {
 				end = atomic_load(&fn->closing->end);
 				fn->hidden_ns += close_cost(fn, end, call);
+				fn->last_cost = (fn->hits - fn->win_hits) * call + close_cost(fn, end, call);
 				fn->charging = 0;
 			} else {
 				ns += close_cost(fn, now, call);
