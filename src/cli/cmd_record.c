@@ -69,8 +69,9 @@
 	"      --adaptive-depth D  caller levels walked up from a hot function (default 4)\n" \
 	"      --max-overhead PCT  keep the probes' cost (calibrated per hit) under PCT %\n" \
 	"                          of the target's cpu time with --adaptive, disarming\n"  \
-	"                          every probe and arming none while over it (default\n"  \
-	"                          5; 0 is no budget)\n"                                  \
+	"                          every probe and arming none while over it, then\n"    \
+	"                          re-arming them, each window exact (default 5; 0 is\n" \
+	"                          no budget)\n"                                          \
 	"\n"                                                                                    \
 	"  -a, --all-cpus          every CPU, every process, while COMMAND runs, or without\n" \
 	"                          one until Ctrl-C/SIGTERM or -d SEC (sample, pt, lbr;\n"  \

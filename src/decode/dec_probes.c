@@ -40,7 +40,8 @@ int dec_probes_load(struct dec_ctx *c)
 	for (uint32_t i = 0; i < n; i++) {
 		const char *name = pd_attr_at(c->pd, i)->name;
 		c->probe_of[i] = UINT32_MAX;
-		for (size_t k = 0; k < c->probes->n; k++)
+		/* the first line of its probe: a probe re-armed has one per window */
+		for (size_t k = c->probes->n; k-- > 0;)
 			if (records(name, c->probes->p[k].name))
 				c->probe_of[i] = (uint32_t)k;
 	}

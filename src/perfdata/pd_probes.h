@@ -7,8 +7,9 @@
  *   xptrace-probes 1
  *   calibration CALLER_NS CALLEE_NS RUNS
  *   probe NAME ARMED_NS DISARMED_NS HITS REASON...
- * NAME is the attr name of the entry probe (probe_xptrace:SYM); times are the trace's
- * clock (sample TIME), DISARMED_NS 0 while armed to the end; CALLER_NS is what one
+ * NAME is the attr name of the entry probe (probe_xptrace:SYM), one line per window of
+ * the probe (re-armed after a budget disarm), in order; times are the trace's clock
+ * (sample TIME), DISARMED_NS 0 while armed to the end; HITS the entries in the window; CALLER_NS is what one
  * probed call (entry + return hit) adds to its caller's time, CALLEE_NS what it adds
  * inside the callee's own time; REASON is free text to the end of the line ("listed",
  * "hot 123 samples", "caller of hot"). */

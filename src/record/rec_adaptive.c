@@ -60,6 +60,7 @@ struct rec_adp {
 	uint64_t total;		/* samples of the target */
 	uint64_t next_tick;
 	unsigned tick;
+	uint64_t room;		/* ns of the --max-overhead budget not spent, at the last check */
 	struct pd_attr sattr;	/* the sampling event's layout */
 	int have_sattr;
 };
@@ -365,22 +366,49 @@ static uint64_t target_cpu_ns(pid_t pid)
 
 /* --max-overhead: the probes' calibrated cost against the target's cpu time without
  * it.  Over the budget every armed probe is disarmed now (its window ends: the counts
- * in it stay exact) and none is armed until the target's work has made room again.
- * Returns whether the recording is over budget. */
-static int over_budget(struct rec *r)
+ * in it stay exact) and none is armed, nor re-armed (rearm), until the target's work
+ * has made room again.
+ * Returns whether the recording is over budget; a->room is what is left of it. */
+static int over_budget(struct rec_adp *a, struct rec *r)
 {
 	struct rec_probes *p = r->probes;
-	uint64_t cost, cpu;
+	uint64_t cost, cpu, budget;
 
+	a->room = UINT64_MAX;
 	if (!r->opts->max_overhead || !p->cal_runs)
 		return 0;
-	cost = rec_probes_cost(p);
+	cost = rec_probes_cost(p, now_ns());
 	cpu = target_cpu_ns(r->target);
-	if (cost * 100 <= (uint64_t)r->opts->max_overhead * (cpu > cost ? cpu - cost : 0))
+	budget = (uint64_t)r->opts->max_overhead * (cpu > cost ? cpu - cost : 0) / 100;
+	a->room = budget > cost ? budget - cost : 0;
+	if (cost <= budget)
 		return 0;
 	for (int i = 0; i < p->nfn; i++)
 		rec_probes_disarm(p, i, now_ns());
 	return 1;
+}
+
+/* Probes the budget disarmed are armed again once it has room for what the last window
+ * cost (its hits and the traps until its events were closed), each after a pause that
+ * doubles with its windows (one interval, then two, four...): a function whose probe
+ * costs more than its work gets short windows further and further apart, exact counts
+ * in each, and at most REC_PROBE_WINDOWS of them. */
+static int rearm(struct rec_adp *a, struct rec *r, uint64_t now)
+{
+	struct rec_probes *p = r->probes;
+	uint64_t iv = (uint64_t)r->opts->adaptive_interval_ms * 1000000ull;
+	int e = 0;
+
+	for (int i = 0; i < p->nfn && e >= 0; i++) {
+		const struct rec_probe_fn *fn = &p->fn[i];
+		if (!fn->over_budget || !fn->disarmed || now < fn->disarmed + (iv << fn->nwin) ||
+		    fn->charging || fn->last_cost > a->room)
+			continue;
+		e = rec_probes_rearm(p, r, i);
+		if (e > 0)
+			a->room -= fn->last_cost;
+	}
+	return e < 0 ? e : 0;
 }
 
 int rec_adp_tick(struct rec_adp *a, struct rec *r)
@@ -388,7 +416,7 @@ int rec_adp_tick(struct rec_adp *a, struct rec *r)
 	const struct rec_opts *o = r->opts;
 	uint64_t now = now_ns();
 	size_t n = a->nfn;
-	int e = 0, over = over_budget(r);
+	int e = 0, over = over_budget(a, r);
 
 	if (!a->next_tick)	/* the first interval starts with the recording's loop */
 		a->next_tick = now + (uint64_t)o->adaptive_interval_ms * 1000000ull;
@@ -412,6 +440,8 @@ int rec_adp_tick(struct rec_adp *a, struct rec *r)
 	}
 	if (e == 0)
 		e = arm_hot(a, r);
+	if (e == 0)
+		e = rearm(a, r, now);
 	/* The next interval starts once the probes are armed: opening one waits for the
 	 * kernel's global trace-event mutex, which closing any uprobe event elsewhere (the
 	 * calibration's, a disarmed probe's, another tool's) holds for ~80 ms.  A probe

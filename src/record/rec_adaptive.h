@@ -16,7 +16,10 @@
  *   2. arms the K functions with the most samples (self) that are not probed yet, if
  *      they hold at least 1 % of the target's samples so far (and 4 samples).
  * Functions the kernel cannot probe (no size, IFUNC resolvers, code without a file:
- * JIT, vdso) are passed over.  Probes are those of rec_probe.h, with its hit limit. */
+ * JIT, vdso) are passed over.  Probes are those of rec_probe.h, with its hit limit.
+ * --max-overhead: every 10 ms the probes' calibrated cost is weighed against the
+ * target's cpu time; over the budget every probe is disarmed, and once under it again
+ * each is re-armed after a pause doubling with its windows (rec_probes_rearm). */
 #ifndef REC_ADAPTIVE_H
 #define REC_ADAPTIVE_H
 

@@ -4,6 +4,7 @@
 #include <errno.h>
 #include <fcntl.h>
 #include <limits.h>
+#include <stdatomic.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
@@ -365,10 +366,8 @@ static int fn_add_fd(struct rec_probe_fn *fn, int fd)
 	return 0;
 }
 
-/* Opens probe i's events on one cpu.  `start`: enabled at once (probes armed while
- * recording), else left disabled for rec_probes_enable. */
-static int fn_open(struct rec_probes *p, struct rec *r, int i, const struct rec_probe_tgt *t,
-		   int start)
+/* Opens probe i's events on one cpu, disabled. */
+static int fn_open(struct rec_probes *p, struct rec *r, int i, const struct rec_probe_tgt *t)
 {
 	struct rec_probe_fn *fn = &p->fn[i];
 
@@ -398,10 +397,24 @@ static int fn_open(struct rec_probes *p, struct rec *r, int i, const struct rec_
 		/* No kernel hit limit (PERF_EVENT_IOC_REFRESH): a cpu-wide event counts
 		 * the hits of every process running the probed code, which would stop it
 		 * for the target too; the collector keeps --probe-limit and disarms. */
-		if (start)
-			ioctl((int)fd, PERF_EVENT_IOC_ENABLE, 0);
 	}
 	return 0;
+}
+
+/* Enables (or disables) every event of fn, the returns first.  A return is recorded
+ * only by a return event enabled on the cpu where the call returns, and opening an
+ * event can wait ~80 ms behind another probe's close: enabling each event as it was
+ * opened once let a window's entries run for tens of ms before its return events
+ * existed (2091 entries, 130 returns).  fds hold each cpu's entry, then its return. */
+static void fn_enable(struct rec_probe_fn *fn, int on)
+{
+	unsigned long req = on ? PERF_EVENT_IOC_ENABLE : PERF_EVENT_IOC_DISABLE;
+
+	/* off: the entries first, so that calls in flight still return into the file */
+	for (int k = on; k < fn->nfds; k += 2)
+		ioctl(fn->fds[k], req, 0);
+	for (int k = !on; k < fn->nfds; k += 2)
+		ioctl(fn->fds[k], req, 0);
 }
 
 /* Each probe is opened once per cpu for every process (pid -1), writing into that cpu's
@@ -426,7 +439,7 @@ int rec_probes_open(struct rec_probes *p, struct rec *r, int cpu, int ring_fd)
 		return -ENOMEM;
 	p->tgt[p->ntgt++] = t;
 	for (int i = 0; i < p->nfn; i++)
-		if ((e = fn_open(p, r, i, &t, 0)) < 0)
+		if ((e = fn_open(p, r, i, &t)) < 0)
 			return e;
 	return 0;
 }
@@ -441,22 +454,50 @@ int rec_probes_arm(struct rec_probes *p, struct rec *r, const char *path,
 	if ((e = fn_attrs(p, r, &p->fn[i])) < 0)
 		return e;
 	for (int t = 0; t < p->ntgt; t++)
-		if ((e = fn_open(p, r, i, &p->tgt[t], 1)) < 0)
+		if ((e = fn_open(p, r, i, &p->tgt[t])) < 0)
 			return e;
+	fn_enable(&p->fn[i], 1);
+	/* once every event is enabled: the window's counts are exact from here, and the
+	 * hits before it are dropped (rec_probes_hit) */
 	p->fn[i].armed = now_ns();
 	return i;
 }
 
+int rec_probes_rearm(struct rec_probes *p, struct rec *r, int i)
+{
+	struct rec_probe_fn *fn = &p->fn[i];
+	int e;
+
+	/* not before the last window's events are closed: that close's cost is charged
+	 * to the budget once it is known, and a new open would wait behind it */
+	if (!fn->over_budget || fn->nfds || fn->nwin + 1 >= REC_PROBE_WINDOWS || fn->charging)
+		return 0;
+	if (XP_GROW(fn->win, fn->capwin, (size_t)fn->nwin + 1) < 0)
+		return -ENOMEM;
+	fn->win[fn->nwin++] = (struct rec_probe_win){ fn->armed, fn->disarmed, fn->hits - fn->win_hits,
+						      atomic_load(&fn->closing->end) };
+	fn->disarmed = 0;
+	fn->over_budget = 0;
+	fn->win_hits = fn->hits;
+	fn->win_rets = fn->rets;
+	xp_map_free(&fn->entered);
+	for (int t = 0; t < p->ntgt; t++)
+		if ((e = fn_open(p, r, i, &p->tgt[t])) < 0)
+			return e;
+	fn_enable(fn, 1);
+	fn->armed = now_ns();
+	return 1;
+}
+
 void rec_probes_enable(struct rec_probes *p, int on)
 {
-	uint64_t t = now_ns();
+	uint64_t t;
 
-	for (int i = 0; p && i < p->nfn; i++) {
-		for (int k = 0; k < p->fn[i].nfds; k++)
-			ioctl(p->fn[i].fds[k], on ? PERF_EVENT_IOC_ENABLE : PERF_EVENT_IOC_DISABLE, 0);
-		if (on)
-			p->fn[i].armed = t;
-	}
+	for (int i = 0; p && i < p->nfn; i++)
+		fn_enable(&p->fn[i], on);
+	t = now_ns();
+	for (int i = 0; p && on && i < p->nfn; i++)
+		p->fn[i].armed = t;
 	if (p && on)
 		armed(p);
 }
@@ -486,7 +527,11 @@ void rec_probes_free(struct rec_probes *p)
 		else
 			close(p->tried[k]);
 	}
-	rec_probes_close_fds(all, n, 1);
+	rec_probes_close_fds(all, n, 1, NULL);
+	/* the closes of disarmed probes still running hold their counters */
+	for (int i = 0; i < p->nfn; i++)
+		while (p->fn[i].closing && !atomic_load(&p->fn[i].closing->done))
+			usleep(1000);
 	free(all);
 	free(p->tried);
 	/* the calibration's child releases its probes now (it is reaped if done, else
@@ -500,6 +545,9 @@ void rec_probes_free(struct rec_probes *p)
 		free(p->fn[i].name);
 		free(p->fn[i].path);
 		free(p->fn[i].reason);
+		xp_map_free(&p->fn[i].entered);
+		free(p->fn[i].win);
+		free(p->fn[i].closing);
 	}
 	xp_map_free(&p->ids);
 	xp_map_free(&p->procs);

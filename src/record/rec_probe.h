@@ -71,6 +71,16 @@ int rec_probe_module(const struct rec_opts *o, const char *program, const char *
  * others it single-steps out of line, a trap more (4 x on a VM).  Calibrated apart. */
 enum { REC_CAL_EMULATED, REC_CAL_STEPPED, REC_CAL_N };
 
+/* A window of a probe that ended: [armed, disarmed] and the entry hits in it. */
+struct rec_probe_win {
+	uint64_t armed, disarmed, hits;
+	uint64_t closed;	/* when its last event was closed (0: unknown) */
+};
+
+/* Windows of one probe at most: re-arming backs off (rec_adaptive.c), this bounds the
+ * memory whatever the trace's length. */
+#define REC_PROBE_WINDOWS 16
+
 /* One probed function: its entry (0) and return (1) events. */
 struct rec_probe_fn {
 	char *name;		/* unique event name part: SYM, or SYM_N when SYM repeats */
@@ -79,12 +89,32 @@ struct rec_probe_fn {
 	struct perf_event_attr attr[2];
 	int idx[2];		/* attr indexes in perf.data, -1 before its attrs are added */
 	char *reason;		/* why it was placed (the probes feature's REASON) */
-	uint64_t armed, disarmed;	/* trace clock; disarmed 0: armed to the end */
+	uint64_t armed, disarmed;	/* the current window, trace clock; disarmed 0: armed to the end */
 	uint64_t hits, rets;	/* entry and return hits written to the file */
+	uint64_t win_hits, win_rets;	/* hits and rets when the current window began */
+	struct rec_probe_win *win;	/* the windows before the current one */
+	int nwin, capwin;
 	int cal;		/* its calibration class: REC_CAL_EMULATED or REC_CAL_STEPPED */
 	int over_budget;	/* disarmed by --max-overhead (else by --probe-limit) */
+	/* the threads with an entry in the current window (their returns are kept) */
+	struct xp_map entered;
 	int *fds;		/* its open events, closed when it is disarmed */
 	int nfds, capfds;
+	/* After a disarm the target still traps until the kernel has closed every event
+	 * of the probe (~80 ms each, one after the other machine-wide): that cost, which
+	 * no hit shows, is estimated from the window's rate of hits and the time the
+	 * closes took, and charged to the budget (rec_probes_cost). */
+	struct rec_probe_closing *closing;	/* NULL before the first disarm */
+	int charging;		/* the last window's close not charged yet */
+	uint64_t hidden_ns;	/* charged so far */
+	uint64_t last_cost;	/* the last window's, its close's traps included, once charged */
+};
+
+/* The closes of one disarm, watched from the collector (the closing threads hold it). */
+struct rec_probe_closing {
+	_Atomic int left;		/* events not closed yet */
+	_Atomic uint64_t end;		/* CLOCK_MONOTONIC when the last was */
+	_Atomic int done;		/* set last: the threads are done with it */
 };
 
 /* Where probes are opened: a cpu, for every process (pid -1), writing into the mode's
@@ -160,6 +190,11 @@ int rec_probes_find(const struct rec_probes *p, const char *path, uint64_t offse
  * time taken once all are open.  Returns its index, or a negative errno (reported). */
 int rec_probes_arm(struct rec_probes *p, struct rec *r, const char *path,
 		   const struct sym_found *f, const char *reason);
+/* Arms again probe i, disarmed by the budget (rec_probes_disarm): a new window
+ * begins once its events are open and enabled.  1 when re-armed, 0 when it cannot be
+ * (disarmed by --probe-limit, or REC_PROBE_WINDOWS reached), or
+ * a negative errno (reported). */
+int rec_probes_rearm(struct rec_probes *p, struct rec *r, int i);
 /* Why function f cannot be probed, NULL when it can. */
 const char *rec_probes_unprobeable(const struct sym_found *f);
 
@@ -181,13 +216,16 @@ void rec_probes_fork(struct rec_probes *p, const struct perf_event_header *h);
  * probe at its limit loses its breakpoints soon.  r->probes is set. */
 void rec_probes_hook(struct rec *r);
 /* Disarms probe i at trace time t (its events closed; hits after t dropped but the
- * returns of the calls kept), over the --max-overhead budget. */
+ * returns of the calls kept), over the --max-overhead budget: its window ends. */
 void rec_probes_disarm(struct rec_probes *p, int i, uint64_t t);
-/* What the probes' hits written so far cost the target: each probed call (entry and
- * return) at its class's calibrated cost, in ns; 0 uncalibrated. */
-uint64_t rec_probes_cost(const struct rec_probes *p);
-/* Closes probe events in parallel threads (`wait`: returns once all are closed). */
-void rec_probes_close_fds(const int *fds, int n, int wait);
+/* What the probes cost the target so far: each probed call (entry and return) written
+ * at its class's calibrated cost, and the traps between each disarm and the close of
+ * its events at the same cost, as many as the window's rate of hits over that time; in
+ * ns, 0 uncalibrated.  `now`: CLOCK_MONOTONIC. */
+uint64_t rec_probes_cost(struct rec_probes *p, uint64_t now);
+/* Closes probe events in parallel threads (`wait`: returns once all are closed;
+ * `cl`, if not NULL, counts them down and takes the time of the last). */
+void rec_probes_close_fds(const int *fds, int n, int wait, struct rec_probe_closing *cl);
 
 /* --- at the end (rec_probe_report.c) --- */
 

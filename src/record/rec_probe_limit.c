@@ -4,11 +4,13 @@
 
 #include <errno.h>
 #include <pthread.h>
+#include <stdatomic.h>
 #include <stdint.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
 #include <sys/ioctl.h>
+#include <time.h>
 #include <unistd.h>
 
 #include "record/rec.h"
@@ -30,22 +32,58 @@ int rec_probes_which(const struct rec_probes *p, const struct perf_event_header 
 	return 0;
 }
 
-static void *closer(void *fd)
+static uint64_t now_ns(void)
 {
-	close((int)(intptr_t)fd);
+	struct timespec ts;
+
+	clock_gettime(CLOCK_MONOTONIC, &ts);
+	return (uint64_t)ts.tv_sec * 1000000000ull + (uint64_t)ts.tv_nsec;
+}
+
+struct close_job {
+	int fd;
+	struct rec_probe_closing *cl;
+};
+
+static void closed(struct rec_probe_closing *cl)
+{
+	if (cl && atomic_fetch_sub(&cl->left, 1) == 1) {
+		atomic_store(&cl->end, now_ns());
+		atomic_store(&cl->done, 1);
+	}
+}
+
+static void *closer(void *arg)
+{
+	struct close_job *j = arg;
+
+	close(j->fd);
+	closed(j->cl);
+	free(j);
 	return NULL;
 }
 
-void rec_probes_close_fds(const int *fds, int n, int wait)
+void rec_probes_close_fds(const int *fds, int n, int wait, struct rec_probe_closing *cl)
 {
 	pthread_t *th = calloc((size_t)(n ? n : 1), sizeof(*th));
 	char *started = calloc((size_t)(n ? n : 1), 1);
 
+	if (cl) {
+		atomic_store(&cl->end, n ? 0 : now_ns());
+		atomic_store(&cl->done, !n);
+		atomic_store(&cl->left, n);
+	}
 	for (int k = 0; k < n; k++) {
-		if (th && started && pthread_create(&th[k], NULL, closer, (void *)(intptr_t)fds[k]) == 0)
+		struct close_job *j = malloc(sizeof(*j));
+		if (j)
+			*j = (struct close_job){ fds[k], cl };
+		if (j && th && started && pthread_create(&th[k], NULL, closer, j) == 0) {
 			started[k] = 1;
-		else
+		} else {
+			free(j);
 			close(fds[k]);
+			closed(cl);
+		}
 		if (started && started[k] && !wait)
 			pthread_detach(th[k]);
 	}
@@ -64,7 +102,10 @@ static void disarm(struct rec_probe_fn *fn, uint64_t t)
 {
 	for (int k = 0; k < fn->nfds; k++)
 		ioctl(fn->fds[k], PERF_EVENT_IOC_DISABLE, 0);
-	rec_probes_close_fds(fn->fds, fn->nfds, 0);
+	if (!fn->closing)
+		fn->closing = calloc(1, sizeof(*fn->closing));
+	rec_probes_close_fds(fn->fds, fn->nfds, 0, fn->closing);
+	fn->charging = fn->closing != NULL;
 	fn->nfds = 0;
 	fn->disarmed = t ? t : 1;
 }
@@ -130,20 +171,68 @@ void rec_probes_disarm(struct rec_probes *p, int i, uint64_t t)
 	fn->over_budget = 1;
 }
 
-uint64_t rec_probes_cost(const struct rec_probes *p)
+/* The traps of fn's last window between its disarm and `end`, at `call` ns each. */
+static uint64_t close_cost(const struct rec_probe_fn *fn, uint64_t end, uint64_t call)
+{
+	uint64_t win = fn->disarmed > fn->armed ? fn->disarmed - fn->armed : 0;
+	unsigned __int128 traps;
+
+	if (!win || end <= fn->disarmed)
+		return 0;
+	traps = (unsigned __int128)(fn->hits - fn->win_hits) * (end - fn->disarmed) / win;
+	return (uint64_t)(traps * call);
+}
+
+uint64_t rec_probes_cost(struct rec_probes *p, uint64_t now)
 {
 	uint64_t ns = 0;
 
-	for (int i = 0; i < p->nfn; i++)
-		ns += p->fn[i].hits * (p->cal_caller_ns[p->fn[i].cal] + p->cal_callee_ns[p->fn[i].cal]);
+	for (int i = 0; i < p->nfn; i++) {
+		struct rec_probe_fn *fn = &p->fn[i];
+		uint64_t call = p->cal_caller_ns[fn->cal] + p->cal_callee_ns[fn->cal], end;
+
+		ns += fn->hits * call;
+		if (fn->charging) {
+			/* still closing: charged up to now; closed: once, up to the end */
+			if (atomic_load(&fn->closing->done)) {
+				end = atomic_load(&fn->closing->end);
+				fn->hidden_ns += close_cost(fn, end, call);
+				fn->last_cost = (fn->hits - fn->win_hits) * call + close_cost(fn, end, call);
+				fn->charging = 0;
+			} else {
+				ns += close_cost(fn, now, call);
+			}
+		}
+		ns += fn->hidden_ns;
+	}
 	return ns;
+}
+
+/* Whether a hit at time t of thread tid belongs to the current window.  A probe's events
+ * are enabled one cpu after the other, so a hit before `armed` (once all are enabled)
+ * may have a twin on a cpu not yet enabled: dropped.  A call entered before the window
+ * and returning in it (one per thread, for a function that does not recurse) has its
+ * return recorded, its entry not: the kernel diverts the return of every call made
+ * while the return event is open, enabled or not.  So a return is kept once its thread
+ * had an entry in the window. */
+static int in_window(struct rec_probe_fn *fn, uint64_t t, int ret, uint32_t tid)
+{
+	uint64_t v;
+
+	if (!t)
+		return 1;
+	if (t < fn->armed)
+		return 0;
+	if (xp_map_get(&fn->entered, tid, &v))
+		return 1;
+	return !ret && xp_map_put(&fn->entered, tid, 1) == 0;
 }
 
 int rec_probes_hit(struct rec_probes *p, const struct perf_event_header *h)
 {
 	uint64_t limit = p->o->probe_limit, t = 0;
 	struct rec_probe_fn *fn;
-	uint32_t pid;
+	uint32_t pid, tid;
 	int i, ret;
 
 	if (rec_probes_which(p, h, &i, &ret) < 0)
@@ -152,16 +241,19 @@ int rec_probes_hit(struct rec_probes *p, const struct perf_event_header *h)
 	if (h->size < sizeof(*h) + 24)
 		return 0;
 	memcpy(&pid, (const char *)(h + 1) + 16, 4);
+	memcpy(&tid, (const char *)(h + 1) + 20, 4);
 	if (!in_tree(p, (pid_t)pid))
 		return 0;
 	fn = &p->fn[i];
 	if (p->time_off >= 0 && (size_t)p->time_off + 8 <= h->size)
 		memcpy(&t, (const char *)h + p->time_off, 8);
+	if (!in_window(fn, t, ret, tid))
+		return 0;
 	/* disarmed over budget at a time: its window ends there; a return read after it
 	 * is kept while it pairs an entry kept (the call in flight when the events were
 	 * disabled has none) */
 	if (fn->over_budget && t > fn->disarmed) {
-		if (ret && fn->rets < fn->hits) {
+		if (ret && fn->rets - fn->win_rets < fn->hits - fn->win_hits) {
 			fn->rets++;
 			return 1;
 		}

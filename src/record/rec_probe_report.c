@@ -4,6 +4,7 @@
 
 #include <errno.h>
 #include <inttypes.h>
+#include <stdatomic.h>
 #include <stdio.h>
 #include <stdlib.h>
 
@@ -19,20 +20,31 @@ static double since(const struct rec_probes *p, uint64_t t)
 	return t > p->t0 ? (double)(t - p->t0) / 1e9 : 0.0;
 }
 
-static void say(const struct rec_probes *p, const struct rec_probe_fn *fn)
+/* One line per window: the first says why the probe was placed, each how it ended
+ * (every window but the last ended over the budget). */
+static void say(const struct rec_probes *p, const struct rec_probe_fn *fn, int w,
+		const struct rec_probe_win *win, int budget)
 {
-	char until[96];
+	char until[96], what[700];
 
-	if (fn->disarmed && fn->over_budget)
+	if (win->disarmed && budget)
 		snprintf(until, sizeof(until), "disarmed at %.3f s (--max-overhead %u %%)",
-			 since(p, fn->disarmed), p->o->max_overhead);
-	else if (fn->disarmed)
+			 since(p, win->disarmed), p->o->max_overhead);
+	else if (win->disarmed)
 		snprintf(until, sizeof(until), "disarmed at %.3f s (--probe-limit %" PRIu64 ")",
-			 since(p, fn->disarmed), p->o->probe_limit);
+			 since(p, win->disarmed), p->o->probe_limit);
 	else
 		snprintf(until, sizeof(until), "armed to the end");
-	xp_warn("probe %s (%s): %" PRIu64 " calls, armed at %.3f s, %s", fn->name, fn->reason,
-		fn->hits, since(p, fn->armed), until);
+	if (w == 0)
+		snprintf(what, sizeof(what), "%s (%s)", fn->name, fn->reason);
+	else
+		snprintf(what, sizeof(what), "%s, window %d (re-armed)", fn->name, w + 1);
+	xp_warn("probe %s: %" PRIu64 " calls, armed at %.3f s, %s", what, win->hits,
+		since(p, win->armed), until);
+	/* what the budget charges for the traps until then (docs/record.md, Budget) */
+	if (p->o->verbose && win->disarmed && win->closed > win->disarmed)
+		xp_warn("probe %s: its events were closed %.3f s after the disarm", fn->name,
+			(double)(win->closed - win->disarmed) / 1e9);
 }
 
 /* The feature holds one cost per call for every probe: the classes' costs weighted by
@@ -73,9 +85,15 @@ int rec_probes_report(const struct rec_probes *p, struct rec *r)
 		if (fn->idx[0] < 0)
 			continue;	/* never reached the file */
 		snprintf(name, sizeof(name), PROBE_GROUP ":%s", fn->name);
-		e = pd_probes_add(&ps, name, fn->armed, fn->disarmed, fn->hits, fn->reason);
-		if (e == 0 && !r->opts->quiet)
-			say(p, fn);
+		/* one feature line per window, in order, each with its hits */
+		for (int w = 0; w <= fn->nwin && e == 0; w++) {
+			struct rec_probe_win cur = { fn->armed, fn->disarmed, fn->hits - fn->win_hits,
+						     fn->closing ? atomic_load(&fn->closing->end) : 0 };
+			const struct rec_probe_win *win = w < fn->nwin ? &fn->win[w] : &cur;
+			e = pd_probes_add(&ps, name, win->armed, win->disarmed, win->hits, fn->reason);
+			if (e == 0 && !r->opts->quiet)
+				say(p, fn, w, win, w < fn->nwin || fn->over_budget);
+		}
 	}
 	text = e == 0 ? pd_probes_format(&ps) : NULL;
 	if (text)

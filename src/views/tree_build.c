@@ -623,8 +623,18 @@ const struct pd_probe *tb_window(const struct tb *b, uint32_t fn, uint64_t *from
 
 	if (!xp_map_get(&b->probe_fns, fn, &i))
 		return NULL;
-	const struct pd_probe *p = &b->c->probes->p[i];
-	return dec_probe_window(p, b->first_time, b->last_time, from, to) ? p : NULL;
+	const struct pd_probes *ps = b->c->probes;
+	const struct pd_probe *p = &ps->p[i];
+	/* a probe re-armed has a line per window, in order: its calls were counted from
+	 * the first's start to the last's end, not in the gaps */
+	bool partial = dec_probe_window(p, b->first_time, b->last_time, from, to);
+	for (size_t k = i + 1; k < ps->n && strcmp(ps->p[k].name, p->name) == 0; k++) {
+		uint64_t f, t;
+		dec_probe_window(&ps->p[k], b->first_time, b->last_time, &f, &t);
+		*to = t;
+		partial = true;
+	}
+	return partial ? p : NULL;
 }
 
 void tb_header(const struct tb *b, FILE *f, unsigned metric)

@@ -58,6 +58,30 @@ static void test_parse(void **state)
 	assert_int_equal(ps.n, 0);
 }
 
+/* A probe re-armed by the budget has a line per window, in order: all kept, the first
+ * found by name (decode maps the probe's attrs to it and reads the rest after it). */
+static void test_windows(void **state)
+{
+	struct pd_probes ps = { 0 };
+	(void)state;
+	assert_int_equal(pd_probes_parse("xptrace-probes 1\n"
+					 "probe probe_xptrace:hot 1000 1500 40 hot 9 samples\n"
+					 "probe probe_xptrace:hot 3000 3200 25 hot 9 samples\n"
+					 "probe probe_xptrace:mid 2000 0 7 caller of hot\n"
+					 "probe probe_xptrace:hot 7000 0 11 hot 9 samples\n", &ps), 0);
+	assert_int_equal(ps.n, 4);
+	assert_ptr_equal(pd_probes_find(&ps, "probe_xptrace:hot"), &ps.p[0]);
+	assert_int_equal(ps.p[1].armed, 3000);
+	assert_int_equal(ps.p[1].disarmed, 3200);
+	assert_int_equal(ps.p[1].hits, 25);
+	assert_int_equal(ps.p[3].armed, 7000);
+	assert_int_equal(ps.p[3].disarmed, 0);
+	char *s = pd_probes_format(&ps);
+	assert_non_null(strstr(s, "probe probe_xptrace:hot 3000 3200 25 hot 9 samples\n"));
+	free(s);
+	pd_probes_free(&ps);
+}
+
 /* Through a perf.data: the feature comes back as written. */
 static void test_file(void **state)
 {
@@ -90,6 +114,7 @@ int main(void)
 	const struct CMUnitTest tests[] = {
 		cmocka_unit_test(test_format),
 		cmocka_unit_test(test_parse),
+		cmocka_unit_test(test_windows),
 		cmocka_unit_test(test_file),
 	};
 	return cmocka_run_group_tests(tests, xp_test_tmp_setup, xp_test_tmp_teardown);
