@@ -304,6 +304,16 @@ static int cmp_sym(const void *a, const void *b)
 	return 0;
 }
 
+/* kallsyms' symbols by address, then in file order (their names' pool offsets) */
+static int cmp_ksym(const void *a, const void *b)
+{
+	const struct esym *x = a, *y = b;
+
+	if (x->start != y->start)
+		return x->start < y->start ? -1 : 1;
+	return x->name < y->name ? -1 : x->name > y->name;
+}
+
 /* perf's choose_best_symbol (util/symbol.c), so both tools name an address alike:
  * sized over zero-sized, non-weak over weak, global over not, fewer leading
  * underscores, then the longer name.  True when `a` beats the kept `b`. */
@@ -687,12 +697,16 @@ static void load_kallsyms(struct sym_ctx *c, struct sb_dso *bd, struct sdso *d)
 		free(file);
 		return;
 	}
-	qsort(v, k, sizeof(*v), cmp_sym);
+	/* Of the names at one address perf keeps the one kallsyms lists last: it sizes
+	 * each symbol up to the next, which leaves the earlier ones at that address with
+	 * size 0, and prefers a sized symbol before its other rules
+	 * (__x86_indirect_thunk_rbp, listed after __pi___x86_indirect_thunk_rbp).  Names
+	 * enter the pool in file order. */
+	qsort(v, k, sizeof(*v), cmp_ksym);
 	size_t w = 0;
 	for (size_t i = 0; i < k; i++) {
 		if (w && v[w - 1].start == v[i].start) {
-			if (better(d, &v[i], &v[w - 1]))
-				v[w - 1] = v[i];
+			v[w - 1] = v[i];
 			continue;
 		}
 		v[w++] = v[i];
