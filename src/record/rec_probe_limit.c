@@ -270,7 +270,12 @@ int rec_probes_hit(struct rec_probes *p, const struct perf_event_header *h)
 	if (limit && fn->hits >= limit)
 		return 0;
 	fn->hits++;
+	if (t > fn->last_hit)
+		fn->last_hit = t;
+	/* the window whose counts are exact ends at the latest entry kept: the rings are
+	 * read one cpu after the other, so the limit's entry need not be the latest (a
+	 * thread that moved cpus left 244 of 10000 entries after it) */
 	if (limit && fn->hits == limit)
-		disarm(fn, t);	/* the window whose counts are exact ends at the last entry kept */
+		disarm(fn, fn->last_hit);
 	return 1;
 }
