@@ -378,17 +378,22 @@ static int write_estimated(struct vloops *v)
 	return 0;
 }
 
+static void vloops_free(struct vloops *v)
+{
+	lp_free(v->lp);
+	lpe_free(v->est);
+	x86_dis_fini(&v->dis);
+	sb_code_free(v->mem);
+	free(v);
+}
+
 static int on_close(void *state, int status)
 {
 	struct vloops *v = state;
 	int r = status >= 0 ? (v->est ? write_estimated(v) : write_loops(v)) : 0;
 	if (r == -ENOMEM)
 		xp_err("decode", "decode a smaller trace or time range", "out of memory");
-	lp_free(v->lp);
-	lpe_free(v->est);
-	x86_dis_fini(&v->dis);
-	sb_code_free(v->mem);
-	free(v);
+	vloops_free(v);
 	return status < 0 ? status : r;
 }
 
@@ -424,11 +429,7 @@ static int collect_close(void *state, int status)
 	int r = status >= 0 ? collect(v, v->o->impl_arg) : 0;
 	if (r == -ENOMEM)
 		xp_err("diff", "compare smaller traces", "out of memory");
-	lp_free(v->lp);
-	lpe_free(v->est);
-	x86_dis_fini(&v->dis);
-	sb_code_free(v->mem);
-	free(v);
+	vloops_free(v);
 	return status < 0 ? status : r;
 }
 
