@@ -13,6 +13,7 @@
 #include "session/sb_code.h"
 #include "arch/x86_64/x86_range.h"
 #include "util/xp_err.h"
+#include "util/xp_hash.h"
 
 /* Ranges repeat (a loop's body, sample after sample) and walking one through capstone
  * costs 10x the rest of its decode: a walk is kept by module and file offsets, in a
@@ -125,8 +126,7 @@ static int range_memo_walk(struct dlbr_dec *s, uint64_t start, uint64_t end, str
 {
 	uint64_t bias = s->map->start - s->map->pgoff, fs = start - bias, fe = end - bias;
 	uint32_t dso1 = s->map->dso->id + 1;
-	uint64_t h = (fs ^ fe << 21 ^ (uint64_t)dso1 << 42) * 0x9e3779b97f4a7c15ull;
-	struct range_memo *m = &s->memo[h >> (64 - MEMO_BITS)];
+	struct range_memo *m = &s->memo[xp_hash_bits(fs ^ fe << 21 ^ (uint64_t)dso1 << 42, MEMO_BITS)];
 	enum x86_bclass cls;
 
 	if (m->dso1 == dso1 && m->start == fs && m->end == fe) {

@@ -7,16 +7,11 @@
 
 #include "analysis/lp_int.h"
 #include "util/xp_grow.h"
-
-static uint64_t mix(uint64_t a, uint64_t b)
-{
-	uint64_t h = a * 0x9e3779b97f4a7c15ull ^ (b + 0x632be59bd9b4e019ull);
-	return h ^ h >> 29;
-}
+#include "util/xp_hash.h"
 
 uint32_t lp_func_index(struct lp *a, uint64_t key, uint64_t start, const struct xev *ev)
 {
-	uint64_t h = mix(key, start), v;
+	uint64_t h = xp_hash_key3(key, start, 0), v;
 	/* a colliding hash probes the next one */
 	for (;; h++) {
 		if (!xp_map_get(&a->func_of, h, &v))
@@ -35,7 +30,7 @@ uint32_t lp_func_index(struct lp *a, uint64_t key, uint64_t start, const struct 
 
 static int add_edge(struct lp_func *f, uint64_t from, uint64_t to)
 {
-	uint64_t h = mix(from, to), v;
+	uint64_t h = xp_hash_key3(from, to, 0), v;
 	for (;; h++) {
 		if (!xp_map_get(&f->edge_of, h, &v))
 			break;

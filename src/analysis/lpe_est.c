@@ -5,6 +5,7 @@
 
 #include "analysis/lpe.h"
 #include "util/xp_grow.h"
+#include "util/xp_hash.h"
 #include "util/xp_map.h"
 
 struct lpe {
@@ -38,16 +39,10 @@ void lpe_free(struct lpe *a)
 	free(a);
 }
 
-static uint64_t key(uint64_t fn, uint64_t header, int32_t pid)
-{
-	uint64_t h = (fn * 0x9e3779b97f4a7c15ull) ^ header;
-	return (h ^ h >> 29) * 0xbf58476d1ce4e5b9ull ^ (uint32_t)pid;
-}
-
 /* The loop of a back edge, added when new; UINT32_MAX: no memory. */
 static uint32_t loop_of(struct lpe *a, const struct xev *ev, uint64_t fn, uint64_t start)
 {
-	uint64_t h = key(fn, ev->addr, ev->pid), v;
+	uint64_t h = xp_hash_key3(fn, ev->addr, (uint32_t)ev->pid), v;
 	for (; xp_map_get(&a->loop_of, h, &v); h++) {
 		struct lpe_loop *l = &a->loops[v - 1];
 		if (l->l.fn == fn && l->l.header == ev->addr && l->l.pid == ev->pid) {

@@ -13,6 +13,13 @@ static inline uint64_t xp_hash_bits(uint64_t x, unsigned bits)
 	return (x * XP_HASH_MUL) >> (64 - bits);
 }
 
+/* A map key for a triple (xp_map keys): triples may share one, so the entries' own
+ * fields tell them apart and a new triple takes the next key the map does not hold. */
+static inline uint64_t xp_hash_key3(uint64_t a, uint64_t b, uint64_t c)
+{
+	return xp_hash_bits(xp_hash_bits(a, 64) ^ b, 64) ^ c;
+}
+
 #define XP_HASH_STR_SEED 0xcbf29ce484222325ULL
 
 /* FNV-1a of `s`, continuing from `h` (XP_HASH_STR_SEED for a fresh hash), so that

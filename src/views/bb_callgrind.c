@@ -32,13 +32,6 @@
 #include "util/xp_hash.h"
 #include "util/xp_map.h"
 
-/* A map key for a triple.  Triples may share one: the entries' own fields tell them
- * apart, and a new triple takes the next key the map does not hold. */
-static uint64_t key3(uint64_t a, uint64_t b, uint64_t c)
-{
-	return xp_hash_bits(xp_hash_bits(a, 64) ^ b, 64) ^ c;
-}
-
 struct fn {
 	uint64_t start;		/* symbol start, or the address it was entered at */
 	uint64_t size;		/* the symbol's (0: not named) */
@@ -97,10 +90,10 @@ struct bb_cg {
 	struct xp_map fn_by_start;	/* symbol start -> index in fns (named ones) */
 	struct blk *blks;
 	size_t nblks, capblks;
-	struct xp_map blk_by_key;	/* key3(fn, start, end) -> index in blks */
+	struct xp_map blk_by_key;	/* xp_hash_key3(fn, start, end) -> index in blks */
 	struct edge *edges;
 	size_t nedges, capedges;
-	struct xp_map edge_by_key;	/* key3(caller, callee, site) -> index in edges */
+	struct xp_map edge_by_key;	/* xp_hash_key3(caller, callee, site) -> index in edges */
 	struct thread *threads;
 	size_t nthreads, capthreads;
 	bool cycles;
@@ -213,7 +206,7 @@ static struct thread *thread_of(struct bb_cg *cg, int32_t tid)
 
 static uint32_t edge_of(struct bb_cg *cg, const struct xev *ev, uint32_t caller, uint64_t site, uint32_t callee)
 {
-	uint64_t k = key3(caller, callee, site), i;
+	uint64_t k = xp_hash_key3(caller, callee, site), i;
 	for (; xp_map_get(&cg->edge_by_key, k, &i); k++) {
 		const struct edge *e = &cg->edges[i];
 		if (e->caller == caller && e->callee == callee && e->site == site)
@@ -344,7 +337,7 @@ static int sig_event(struct bb_cg *cg, struct thread *t, const struct xev *ev)
 
 static int add_block(struct bb_cg *cg, struct thread *t, const struct xev *ev)
 {
-	uint64_t k = key3(t->cur, ev->ip, ev->end), i;
+	uint64_t k = xp_hash_key3(t->cur, ev->ip, ev->end), i;
 	struct blk *b;
 	for (; xp_map_get(&cg->blk_by_key, k, &i); k++) {
 		b = &cg->blks[i];

@@ -9,6 +9,7 @@
 #include "session/sb_code.h"
 #include "arch/x86_64/x86_dis.h"
 #include "util/xp_grow.h"
+#include "util/xp_hash.h"
 #include "util/xp_map.h"
 
 struct ti_block {
@@ -58,12 +59,6 @@ void ti_free(struct ti *t)
 	free(t);
 }
 
-static uint64_t key(uint64_t ip, uint64_t end, int32_t pid)
-{
-	uint64_t h = ip * 0x9e3779b97f4a7c15ull ^ end;
-	return (h ^ h >> 31) * 0xbf58476d1ce4e5b9ull ^ (uint32_t)pid;
-}
-
 static bool same_chain(const struct ti *t, const struct ti_seg *s, const uint32_t *fns, uint32_t n)
 {
 	return s->nchain == n && (!n || !memcmp(t->chains + s->chain, fns, n * sizeof(*fns)));
@@ -104,7 +99,7 @@ static int cut(struct ti *t, int32_t pid, uint64_t time, uint64_t ip, uint64_t e
 int ti_block(struct ti *t, int32_t pid, uint64_t time, uint64_t ip, uint64_t end, const struct ti_seg **segs,
 	     uint32_t *n, const uint32_t **chains)
 {
-	uint64_t h = key(ip, end, pid), v;
+	uint64_t h = xp_hash_key3(ip, end, (uint32_t)pid), v;
 	struct ti_block *b = NULL;
 	for (; xp_map_get(&t->block_of, h, &v); h++)
 		if (t->blocks[v - 1].ip == ip && t->blocks[v - 1].end == end && t->blocks[v - 1].pid == pid) {

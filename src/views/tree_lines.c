@@ -67,14 +67,9 @@ void tl_free(struct tl *t)
 	free(t);
 }
 
-static uint64_t key3(uint64_t a, uint64_t b, uint64_t c)
-{
-	return xp_hash_bits(xp_hash_bits(a, 64) ^ b, 64) ^ c;
-}
-
 static int add(struct tl *t, uint32_t fn, int32_t pid, uint64_t time, uint64_t ip, uint64_t end, const uint64_t *w)
 {
-	uint64_t k = key3(fn, ip, end ^ (uint64_t)(uint32_t)pid << 40), i;
+	uint64_t k = xp_hash_key3(fn, ip, end ^ (uint64_t)(uint32_t)pid << 40), i;
 	for (; xp_map_get(&t->at_by_key, k, &i); k++)
 		if (t->at[i].fn == fn && t->at[i].ip == ip && t->at[i].end == end && t->at[i].pid == pid)
 			goto found;
@@ -100,7 +95,7 @@ int tl_block(struct tl *t, uint32_t fn, int32_t pid, uint64_t time, uint64_t ip,
 
 int tl_site(struct tl *t, uint32_t caller, uint32_t callee, int32_t pid, uint64_t time, uint64_t site)
 {
-	uint64_t k = key3(caller, callee, 0), i;
+	uint64_t k = xp_hash_key3(caller, callee, 0), i;
 	for (; xp_map_get(&t->site_by_key, k, &i); k++)
 		if (t->sites[i].caller == caller && t->sites[i].callee == callee)
 			return 0;
@@ -176,7 +171,7 @@ static int sum_lines(struct tl *t)
 			int line;
 			if (!srcline(t, a->pid, a->time, ips[j], &file, &line))
 				continue;	/* left to the function's line */
-			uint64_t k = key3(a->fn, xp_hash_str(XP_HASH_STR_SEED, file), (uint64_t)line), li;
+			uint64_t k = xp_hash_key3(a->fn, xp_hash_str(XP_HASH_STR_SEED, file), (uint64_t)line), li;
 			for (; xp_map_get(&idx, k, &li); k++)
 				if (t->lines[li].fn == a->fn && t->lines[li].l.line == (uint64_t)line &&
 				    strcmp(t->lines[li].l.file, file) == 0)
@@ -236,7 +231,7 @@ int tl_lines(void *ctx, uint32_t fn, const struct out_line **v, size_t *n)
 bool tl_site_line(void *ctx, uint32_t caller, uint32_t callee, const char **file, int *line)
 {
 	struct tl *t = ctx;
-	uint64_t k = key3(caller, callee, 0), i;
+	uint64_t k = xp_hash_key3(caller, callee, 0), i;
 	for (; xp_map_get(&t->site_by_key, k, &i); k++)
 		if (t->sites[i].caller == caller && t->sites[i].callee == callee)
 			return srcline(t, t->sites[i].pid, t->sites[i].time, t->sites[i].ip, file, line);
