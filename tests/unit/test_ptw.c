@@ -102,16 +102,65 @@ static void test_packets(void **state)
 	ptw_fini(&w);
 }
 
+/* Queries the stream in s with libipt up to its disable (ip suppressed), laid out as
+ * test_query and test_sync_runs write it: enabled at 0x555555554000, 20000 conditional
+ * branches, bit i = (i*7)%5 < 2, after every 50th a TIP to a far or near address
+ * naming branch `nbits - tip_lag`.  psb_fups: a PSB+'s FUP may come where a branch is
+ * asked (a bad query: its events follow). */
+static void query_stream(struct sink *s, int tip_lag, bool psb_fups)
+{
+	struct pt_config cfg;
+	struct pt_query_decoder *q;
+	struct pt_event ev;
+	uint64_t ip;
+	int status, taken, nbits = 0, ntips = 0;
+
+	pt_config_init(&cfg);
+	cfg.begin = s->buf;
+	cfg.end = s->buf + s->len;
+	q = pt_qry_alloc_decoder(&cfg);
+	assert_non_null(q);
+	status = pt_qry_sync_forward(q, &ip);
+	assert_true(status >= 0);
+	for (;;) {
+		while (status & pts_event_pending) {
+			status = pt_qry_event(q, &ev, sizeof(ev));
+			assert_true(status >= 0);
+			if (ev.type == ptev_enabled && nbits == 0)
+				assert_int_equal(ev.variant.enabled.ip, 0x555555554000ull);
+			if (ev.type == ptev_disabled) {
+				assert_int_equal(ev.ip_suppressed, 1);
+				goto done;
+			}
+		}
+		if (nbits > 0 && nbits % 50 == 0 && ntips < nbits / 50) {
+			int i = nbits - tip_lag;
+
+			status = pt_qry_indirect_branch(q, &ip);
+			assert_true(status >= 0);
+			assert_int_equal(ip, (i & 64) ? 0x7ffff7dd3000ull + i : 0x555555560000ull + i);
+			ntips++;
+			continue;
+		}
+		status = pt_qry_cond_branch(q, &taken);
+		if (psb_fups && status == -pte_bad_query)
+			continue;
+		assert_true(status >= 0);
+		if (taken != ((nbits * 7) % 5 < 2))
+			fail_msg("branch %d: taken %d", nbits, taken);
+		nbits++;
+	}
+done:
+	assert_int_equal(nbits, 20000);
+	assert_int_equal(ntips, 400);
+	pt_qry_free_decoder(q);
+}
+
 static void test_query(void **state)
 {
 	static struct sink s;
 	struct ptw w;
 	struct ptw_opts o = { .psb_period = 2048, .chunk = 4096 };
-	struct pt_config cfg;
-	struct pt_query_decoder *q;
-	struct pt_event ev;
-	uint64_t ip;
-	int status, taken, nbits = 0, ntips = 0, npsb_seen = 0;
 
 	(void)state;
 	memset(&s, 0, sizeof(s));
@@ -150,48 +199,7 @@ static void test_query(void **state)
 		assert_int_equal(c, s.ncuts);
 		pt_pkt_free_decoder(d);
 	}
-	pt_config_init(&cfg);
-	cfg.begin = s.buf;
-	cfg.end = s.buf + s.len;
-	q = pt_qry_alloc_decoder(&cfg);
-	assert_non_null(q);
-	status = pt_qry_sync_forward(q, &ip);
-	assert_true(status >= 0);
-	/* events first: enabled at the PGE ip */
-	for (;;) {
-		while (status & pts_event_pending) {
-			status = pt_qry_event(q, &ev, sizeof(ev));
-			assert_true(status >= 0);
-			if (ev.type == ptev_enabled && nbits == 0)
-				assert_int_equal(ev.variant.enabled.ip, 0x555555554000ull);
-			if (ev.type == ptev_disabled) {
-				assert_int_equal(ev.ip_suppressed, 1);
-				goto done;
-			}
-		}
-		if (nbits > 0 && nbits % 50 == 0 && ntips < nbits / 50) {
-			int i = nbits - 1;
-
-			status = pt_qry_indirect_branch(q, &ip);
-			assert_true(status >= 0);
-			assert_int_equal(ip, (i & 64) ? 0x7ffff7dd3000ull + i : 0x555555560000ull + i);
-			ntips++;
-			continue;
-		}
-		status = pt_qry_cond_branch(q, &taken);
-		if (status == -pte_bad_query) {	/* a PSB+ in between: its FUP is an event */
-			npsb_seen++;
-			continue;
-		}
-		assert_true(status >= 0);
-		if (taken != ((nbits * 7) % 5 < 2))
-			fail_msg("branch %d: taken %d", nbits, taken);
-		nbits++;
-	}
-done:
-	assert_int_equal(nbits, 20000);
-	assert_int_equal(ntips, 400);
-	pt_qry_free_decoder(q);
+	query_stream(&s, 1, true);
 	ptw_fini(&w);
 }
 
@@ -272,12 +280,9 @@ static void test_sync_runs(void **state)
 	struct ptw w;
 	struct ptw_opts o = { .psb_period = 512, .psb_at_sync = 1 };
 	struct pt_packet_decoder *d;
-	struct pt_query_decoder *q;
 	struct pt_packet p, prev = { .type = ppt_invalid };
-	struct pt_config cfg;
-	struct pt_event ev;
-	uint64_t ip, last_tip = 0, last_ip = 0;
-	int status, taken, nbits = 0, ntips = 0, npsb = 0, err;
+	uint64_t last_tip = 0, last_ip = 0;
+	int npsb = 0, err;
 
 	(void)state;
 	memset(&s, 0, sizeof(s));
@@ -323,39 +328,7 @@ static void test_sync_runs(void **state)
 	assert_int_equal(err, -pte_eos);
 	assert_true(npsb >= 5);
 	pt_pkt_free_decoder(d);
-	pt_config_init(&cfg);
-	cfg.begin = s.buf;
-	cfg.end = s.buf + s.len;
-	q = pt_qry_alloc_decoder(&cfg);
-	assert_non_null(q);
-	status = pt_qry_sync_forward(q, &ip);
-	assert_true(status >= 0);
-	for (;;) {
-		while (status & pts_event_pending) {
-			status = pt_qry_event(q, &ev, sizeof(ev));
-			assert_true(status >= 0);
-			if (ev.type == ptev_disabled)
-				goto done;
-		}
-		if (nbits > 0 && nbits % 50 == 0 && ntips < nbits / 50) {
-			int i = nbits - 50;
-
-			status = pt_qry_indirect_branch(q, &ip);
-			assert_true(status >= 0);
-			assert_int_equal(ip, (i & 64) ? 0x7ffff7dd3000ull + i : 0x555555560000ull + i);
-			ntips++;
-			continue;
-		}
-		status = pt_qry_cond_branch(q, &taken);
-		assert_true(status >= 0);
-		if (taken != bits[nbits])
-			fail_msg("branch %d: taken %d", nbits, taken);
-		nbits++;
-	}
-done:
-	assert_int_equal(nbits, 20000);
-	assert_int_equal(ntips, 400);
-	pt_qry_free_decoder(q);
+	query_stream(&s, 50, false);
 	ptw_fini(&w);
 }
 
