@@ -295,17 +295,9 @@ static uint32_t pool_add(struct sdso *d, const char *name)
 	return (uint32_t)(d->pool_len - l);
 }
 
+/* Symbols by address, then in the order they were read (their names enter the pool
+ * in that order): aliases meet the dedups below in file order whatever qsort does. */
 static int cmp_sym(const void *a, const void *b)
-{
-	const struct esym *x = a, *y = b;
-
-	if (x->start != y->start)
-		return x->start < y->start ? -1 : 1;
-	return 0;
-}
-
-/* kallsyms' symbols by address, then in file order (their names' pool offsets) */
-static int cmp_ksym(const void *a, const void *b)
 {
 	const struct esym *x = a, *y = b;
 
@@ -702,7 +694,7 @@ static void load_kallsyms(struct sym_ctx *c, struct sb_dso *bd, struct sdso *d)
 	 * size 0, and prefers a sized symbol before its other rules
 	 * (__x86_indirect_thunk_rbp, listed after __pi___x86_indirect_thunk_rbp).  Names
 	 * enter the pool in file order. */
-	qsort(v, k, sizeof(*v), cmp_ksym);
+	qsort(v, k, sizeof(*v), cmp_sym);
 	size_t w = 0;
 	for (size_t i = 0; i < k; i++) {
 		if (w && v[w - 1].start == v[i].start) {
