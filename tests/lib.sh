@@ -50,8 +50,9 @@ check() {
 check_eq() {
 	if [ "$2" == "$3" ]; then ok "$1"; else
 		not_ok "$1"
-		echo "#   expected: $2"
-		echo "#   actual:   $3"
+		# every line marked: tests/run.sh's summary shows a failure's "#" lines
+		printf '%s\n' "$2" | sed '1s/^/#   expected: /; 2,$s/^/#   |         /'
+		printf '%s\n' "$3" | sed '1s/^/#   actual:   /; 2,$s/^/#   |         /'
 	fi
 }
 

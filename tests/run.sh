@@ -47,7 +47,7 @@ report() {	# $1 label, $2 log; uses p f
 		printf '%-44s %4d passed, %d FAILED  (log: %s)\n' "$1" "$p" "$f" "$2"
 		failed_suites+=("$1")
 		# each failed check with the lines that say why (expected/actual, a pattern)
-		awk '/^not ok|^\[  (FAILED|ERROR) \]|ERROR|error:|Assertion|runtime error|AddressSanitizer/ { n = 6; print; next }
+		awk '/^not ok|^\[  (FAILED|ERROR) \]|ERROR|error:|Assertion|runtime error|AddressSanitizer/ { n = 12; print; next }
 		     n > 0 && /^#/ { n--; print; next } { n = 0 }' "$2" | head -40 | sed 's/^/    /'
 	fi
 }

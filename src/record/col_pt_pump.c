@@ -2,6 +2,7 @@
 #include "record/col_pt_pump.h"
 
 #include <errno.h>
+#include <stdlib.h>
 #include <string.h>
 
 int col_pt_ring_init(struct col_pt_ring *pr, void *base, size_t data_bytes, void *aux,
@@ -45,21 +46,31 @@ static int write_chunk(void *ctx, const struct ring_aux_chunk *ch)
 
 int col_pt_drain_data(struct col_pt_pump *p)
 {
-	for (int i = 0; i < p->n; i++) {
-		struct col_pt_ring *pr = &p->rings[i];
+	struct ring *one[8], **v = p->n <= 8 ? one : malloc((size_t)p->n * sizeof(*v));
+	int e = 0;
+
+	if (!v)
+		return -ENOMEM;
+	/* the sideband ring by ring, then the samples (probe hits) of all in time order */
+	for (int i = 0; i < p->n; i++)
+		ring_begin(v[i] = &p->rings[i].ring);
+	for (int i = 0; e == 0 && i < p->n; i++) {
 		const struct perf_event_header *h;
 
-		ring_begin(&pr->ring);
-		while ((h = ring_next(&pr->ring))) {
-			ring_aux_note_record(&p->st, h, h->size);
-			if (rec_record(p->r, h) < 0) {
-				ring_end(&pr->ring);
-				return -EIO;
+		while (e == 0 && (h = ring_next(v[i])))
+			if (h->type != PERF_RECORD_SAMPLE) {
+				ring_aux_note_record(&p->st, h, h->size);
+				e = rec_record(p->r, h);
 			}
-		}
-		ring_end(&pr->ring);
+		ring_rewind(v[i]);
 	}
-	return 0;
+	if (e == 0)
+		e = rec_take_samples(p->r, v, p->n);
+	for (int i = 0; i < p->n; i++)
+		ring_end(v[i]);
+	if (v != one)
+		free(v);
+	return e < 0 ? -EIO : 0;
 }
 
 int col_pt_drain(struct col_pt_pump *p)

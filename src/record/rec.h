@@ -195,6 +195,9 @@ void rec_started(struct rec *r);
 int rec_should_stop(struct rec *r);
 /* One kernel record from a ring: snapshot for executable MMAP2, counters, written. */
 int rec_record(struct rec *r, const struct perf_event_header *h);
+/* The SAMPLE records of every ring, from where each is to its head (ring_begin), through
+ * rec_record() in the order of their times.  0 or the first error. */
+int rec_take_samples(struct rec *r, struct ring *const *rings, int n);
 /* Ends a pass over every ring (PERF_RECORD_FINISHED_ROUND when something was written). */
 int rec_round(struct rec *r);
 /* Snapshots the mapping an MMAP2 record describes when it is executable. */

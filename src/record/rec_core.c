@@ -14,6 +14,7 @@
 #include <unistd.h>
 
 #include "arch/x86_64/x86_regs.h"
+#include "record/ring.h"
 #include "util/xp_err.h"
 
 volatile sig_atomic_t rec_stop_requested;
@@ -182,6 +183,21 @@ int rec_record(struct rec *r, const struct perf_event_header *h)
 	r->records++;
 	e = pd_writer_record(r->w, h);
 	return e < 0 ? write_failed(r, e) : 0;
+}
+
+static int record(void *r, const struct perf_event_header *h)
+{
+	return rec_record(r, h);
+}
+
+/* Read ring by ring, a call entered on one cpu and returning on another had its return
+ * read before its entry (the probes keep a thread's returns once its entry in the
+ * window was read: that first return was lost), and --probe-limit counted entries in
+ * the order of the rings, not of the calls. */
+int rec_take_samples(struct rec *r, struct ring *const *rings, int n)
+{
+	return ring_merge_samples(rings, n, r->time_off >= 0 ? (size_t)r->time_off : SIZE_MAX,
+				  record, r);
 }
 
 int rec_round(struct rec *r)

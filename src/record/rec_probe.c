@@ -480,7 +480,6 @@ int rec_probes_rearm(struct rec_probes *p, struct rec *r, int i)
 	fn->over_budget = 0;
 	fn->win_hits = fn->hits;
 	fn->win_rets = fn->rets;
-	fn->last_hit = 0;
 	xp_map_free(&fn->entered);
 	for (int t = 0; t < p->ntgt; t++)
 		if ((e = fn_open(p, r, i, &p->tgt[t])) < 0)

@@ -92,7 +92,6 @@ struct rec_probe_fn {
 	uint64_t armed, disarmed;	/* the current window, trace clock; disarmed 0: armed to the end */
 	uint64_t hits, rets;	/* entry and return hits written to the file */
 	uint64_t win_hits, win_rets;	/* hits and rets when the current window began */
-	uint64_t last_hit;		/* the latest entry kept in the current window, trace clock */
 	struct rec_probe_win *win;	/* the windows before the current one */
 	int nwin, capwin;
 	int cal;		/* its calibration class: REC_CAL_EMULATED or REC_CAL_STEPPED */

@@ -214,7 +214,8 @@ uint64_t rec_probes_cost(struct rec_probes *p, uint64_t now)
  * and returning in it (one per thread, for a function that does not recurse) has its
  * return recorded, its entry not: the kernel diverts the return of every call made
  * while the return event is open, enabled or not.  So a return is kept once its thread
- * had an entry in the window. */
+ * had an entry in the window (read before it: the rings' samples come in time order,
+ * rec_take_samples). */
 static int in_window(struct rec_probe_fn *fn, uint64_t t, int ret, uint32_t tid)
 {
 	uint64_t v;
@@ -270,12 +271,7 @@ int rec_probes_hit(struct rec_probes *p, const struct perf_event_header *h)
 	if (limit && fn->hits >= limit)
 		return 0;
 	fn->hits++;
-	if (t > fn->last_hit)
-		fn->last_hit = t;
-	/* the window whose counts are exact ends at the latest entry kept: the rings are
-	 * read one cpu after the other, so the limit's entry need not be the latest (a
-	 * thread that moved cpus left 244 of 10000 entries after it) */
 	if (limit && fn->hits == limit)
-		disarm(fn, fn->last_hit);
+		disarm(fn, t);
 	return 1;
 }

@@ -2,6 +2,7 @@
 #include "record/ring.h"
 
 #include <errno.h>
+#include <stdlib.h>
 #include <string.h>
 #include <unistd.h>
 
@@ -90,4 +91,74 @@ void ring_end(struct ring *r)
 int ring_error(const struct ring *r)
 {
 	return r->err;
+}
+
+/* A ring's next sample in the merge, and its time. */
+struct head {
+	const struct perf_event_header *h;
+	uint64_t t;
+	int ring;
+};
+
+static int before(const struct head *a, const struct head *b)
+{
+	return a->t != b->t ? a->t < b->t : a->ring < b->ring;
+}
+
+static void next_sample(struct ring *const *rings, size_t time_off, struct head *hd)
+{
+	const struct perf_event_header *h;
+
+	while ((h = ring_next(rings[hd->ring])) && h->type != PERF_RECORD_SAMPLE)
+		;
+	hd->h = h;
+	hd->t = 0;
+	if (h && time_off <= h->size && h->size - time_off >= 8)
+		memcpy(&hd->t, (const char *)h + time_off, 8);
+}
+
+static void sift_down(struct head *heap, int n, int i)
+{
+	for (;;) {
+		int m = i, c = 2 * i + 1;
+		struct head tmp;
+
+		if (c < n && before(&heap[c], &heap[m]))
+			m = c;
+		if (c + 1 < n && before(&heap[c + 1], &heap[m]))
+			m = c + 1;
+		if (m == i)
+			return;
+		tmp = heap[i];
+		heap[i] = heap[m];
+		heap[m] = tmp;
+		i = m;
+	}
+}
+
+int ring_merge_samples(struct ring *const *rings, int n, size_t time_off,
+		       int (*fn)(void *ctx, const struct perf_event_header *h), void *ctx)
+{
+	struct head one[8], *heap = n <= 8 ? one : malloc((size_t)n * sizeof(*heap));
+	int nh = 0, e = 0;
+
+	if (!heap)
+		return -ENOMEM;
+	for (int i = 0; i < n; i++) {
+		heap[nh].ring = i;
+		next_sample(rings, time_off, &heap[nh]);
+		nh += heap[nh].h != NULL;
+	}
+	for (int i = nh / 2 - 1; i >= 0; i--)
+		sift_down(heap, nh, i);
+	while (e == 0 && nh > 0) {
+		e = fn(ctx, heap[0].h);
+		next_sample(rings, time_off, &heap[0]);
+		if (!heap[0].h)
+			heap[0] = heap[--nh];
+		sift_down(heap, nh, 0);
+	}
+	if (heap != one)
+		free(heap);
+	return e;
 }

@@ -46,6 +46,13 @@ const struct perf_event_header *ring_next(struct ring *r);
 void ring_rewind(struct ring *r);
 void ring_end(struct ring *r);
 int ring_error(const struct ring *r);
+/* Calls fn(ctx, h) on the SAMPLE records of rings[0..n), each from where it is to its
+ * head, in the order of the u64 time at byte time_off of each record: every ring is in
+ * time order, a heap of their next samples merges them.  Equal times (and time_off
+ * SIZE_MAX: no times, or a record too short for one, time 0) go lower ring first.
+ * Other records are passed over.  Returns fn's first non-zero value, -ENOMEM, or 0. */
+int ring_merge_samples(struct ring *const *rings, int n, size_t time_off,
+		       int (*fn)(void *ctx, const struct perf_event_header *h), void *ctx);
 
 /* The barriers, shared with the AUX consumer: head is written by the kernel (or a
  * producer thread in tests) before the record bytes become visible to us. */

@@ -2,11 +2,16 @@
  * what bench/probe-overhead divides by) and K calls to libc's getppid (a libc function
  * glibc itself does not call, so a probe on it counts exactly K).
  *
- * usage: probe_calls N K [wait]
+ * usage: probe_calls N K [wait|hop]
  *   wait: print "ready", then read one byte from stdin before calling (for -p attach)
+ *   hop:  N calls to probe_hop instead, each entered on one cpu and returning on the
+ *         other (the first enters on cpu 1): its entry and its return land in different
+ *         rings of a per-cpu recording
  *
  * probe_label is a function symbol without a size (no body as far as ELF tells), which
  * --probe must refuse by name and a glob must skip. */
+#define _GNU_SOURCE
+#include <sched.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
@@ -19,6 +24,21 @@ __asm__(".text\n.globl probe_label\n.type probe_label, @function\nprobe_label:\n
 __attribute__((noinline, noclone, used)) void probe_empty(long i)
 {
 	sink += i;
+}
+
+static int pin(int cpu)
+{
+	cpu_set_t set;
+
+	CPU_ZERO(&set);
+	CPU_SET(cpu, &set);
+	return sched_setaffinity(0, sizeof(set), &set);
+}
+
+__attribute__((noinline, noclone, used)) void probe_hop(long i)
+{
+	if (pin((int)(i & 1)) < 0)
+		sink = -1;
 }
 
 int main(int argc, char **argv)
@@ -36,8 +56,21 @@ int main(int argc, char **argv)
 		if (read(0, &c, 1) != 1)
 			return 1;
 	}
-	for (long i = 0; i < n; i++)
-		probe_empty(i);
+	if (argc > 3 && strcmp(argv[3], "hop") == 0) {
+		if (pin(1) < 0) {
+			perror("probe_calls: sched_setaffinity (hop needs 2 cpus)");
+			return 1;
+		}
+		for (long i = 0; i < n; i++)
+			probe_hop(i);
+		if (sink < 0) {
+			fprintf(stderr, "probe_calls: a hop failed\n");
+			return 1;
+		}
+	} else {
+		for (long i = 0; i < n; i++)
+			probe_empty(i);
+	}
 	for (long i = 0; i < k; i++)
 		sink += getppid();
 	return 0;

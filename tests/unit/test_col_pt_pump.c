@@ -74,6 +74,8 @@ struct parsed {
 	int nchunks;
 	int aux_records, rounds;
 	uint64_t aux_flags;
+	uint64_t sample_t[16];	/* the u64 after each SAMPLE's header, in file order */
+	int nsamples;
 };
 
 /* Reads back DIR/perf.data: the data section's records. */
@@ -108,6 +110,8 @@ static void parse(const char *path, struct parsed *out)
 			memcpy(&fl, data + off + 24, 8);
 			out->aux_records++;
 			out->aux_flags |= fl;
+		} else if (h.type == PERF_RECORD_SAMPLE && h.size >= 16 && out->nsamples < 16) {
+			memcpy(&out->sample_t[out->nsamples++], data + off + 8, 8);
 		} else if (h.type == PD_RECORD_FINISHED_ROUND) {
 			out->rounds++;
 		}
@@ -236,12 +240,52 @@ static void test_bad_sizes(void **state)
 	assert_int_equal(col_pt_ring_init(&ring, a.page, DATA, a.aux, 3000, 0), -EINVAL);
 }
 
+/* Probe hits on two cpus (a call entered on one, returning on the other) reach the file
+ * in the order of their times, not ring by ring; the AUX records are still counted. */
+static void test_samples_by_time(void **state)
+{
+	static struct sim_cpu a, b;
+	struct sim_cpu *cpus[2] = { &a, &b };
+	struct col_pt_ring rings[2];
+	struct col_pt_pump p;
+	struct rec r;
+	static struct parsed out;
+	char path[1024];
+	struct perf_event_attr attr = { .size = sizeof(attr), .type = 8 };
+	const uint64_t ta[] = { 2, 5 }, tb[] = { 1, 3, 4 }, want[] = { 1, 2, 3, 4, 5 };
+
+	(void)state;
+	sim_init(&a, 0);
+	sim_init(&b, 0);
+	setup_pump(&p, &r, rings, cpus, 2, 0, path);
+	r.time_off = 8;
+	assert_int_equal(pd_writer_add_attr(r.w, &attr, "intel_pt//u"), 0);
+	for (int i = 0; i < 2; i++) {
+		struct { struct perf_event_header h; uint64_t t; } smp = { { PERF_RECORD_SAMPLE, 0, 16 }, ta[i] };
+		put_record(&a, &smp, sizeof(smp));
+	}
+	sim_trace(&a, 100, 0);
+	for (int i = 0; i < 3; i++) {
+		struct { struct perf_event_header h; uint64_t t; } smp = { { PERF_RECORD_SAMPLE, 0, 16 }, tb[i] };
+		put_record(&b, &smp, sizeof(smp));
+	}
+	assert_int_equal(col_pt_drain(&p), 0);
+	assert_int_equal(p.st.records, 1);
+	assert_int_equal(pd_writer_close(r.w), 0);
+	parse(path, &out);
+	unlink(path);
+	assert_int_equal(out.nsamples, 5);
+	assert_memory_equal(out.sample_t, want, sizeof(want));
+	assert_int_equal(out.aux_records, 1);
+}
+
 int main(void)
 {
 	const struct CMUnitTest tests[] = {
 		cmocka_unit_test(test_full_trace),
 		cmocka_unit_test(test_snapshots),
 		cmocka_unit_test(test_bad_sizes),
+		cmocka_unit_test(test_samples_by_time),
 	};
 	return cmocka_run_group_tests(tests, xp_test_tmp_setup, xp_test_tmp_teardown);
 }

@@ -275,6 +275,90 @@ static void test_legacy_page_layout(void **state)
 	assert_int_equal(ring_init(&r, s.mem, 100), -EINVAL);
 }
 
+/* A record of `type` and `size` bytes whose u64 at byte 8 is t (when it fits). */
+static void produce_at(struct sim *s, uint32_t type, uint16_t size, uint64_t t)
+{
+	unsigned char rec[64] = { 0 };
+	struct perf_event_header h = { type, 0, size };
+
+	memcpy(rec, &h, sizeof(h));
+	if (size >= 16)
+		memcpy(rec + 8, &t, 8);
+	for (unsigned i = 0; i < size; i++)
+		s->mem[4096 + ((s->head + i) & (DATA - 1))] = rec[i];
+	s->head += size;
+}
+
+struct seen {
+	uint64_t t[16];
+	uint16_t size[16];
+	int n, stop_at;
+};
+
+static int see(void *ctx, const struct perf_event_header *h)
+{
+	struct seen *v = ctx;
+
+	assert_int_equal(h->type, PERF_RECORD_SAMPLE);
+	v->t[v->n] = 0;
+	v->size[v->n] = h->size;
+	if (h->size >= 16)
+		memcpy(&v->t[v->n], (const char *)h + 8, 8);
+	v->n++;
+	return v->n == v->stop_at ? -42 : 0;
+}
+
+/* Samples of three rings (one empty), records wrapping at the end of two, a non-sample
+ * between them: handed over by time, equal times lower ring first, a sample too short
+ * for a time first; without times, ring by ring. */
+static void test_merge_samples(void **state)
+{
+	static struct sim a, b, c;
+	struct ring ra, rb, rc;
+	struct ring *v[3] = { &ra, &rb, &rc };
+	struct seen got = { .stop_at = -1 };
+	const uint64_t want[] = { 0, 1, 2, 3, 4, 5, 6, 7, 7 }, ring_order[] = { 1, 4, 5, 7, 0, 2, 3, 6, 7 };
+
+	(void)state;
+	sim_init(&a, 240);
+	sim_init(&b, 232);
+	sim_init(&c, 0);
+	produce_at(&a, PERF_RECORD_SAMPLE, 24, 1);	/* wraps */
+	produce_at(&a, PERF_RECORD_SAMPLE, 24, 4);
+	produce_at(&a, PERF_RECORD_MMAP2, 32, 0);
+	produce_at(&a, PERF_RECORD_SAMPLE, 24, 5);
+	produce_at(&a, PERF_RECORD_SAMPLE, 24, 7);
+	produce_at(&b, PERF_RECORD_SAMPLE, 8, 0);	/* no room for a time */
+	produce_at(&b, PERF_RECORD_SAMPLE, 24, 2);	/* wraps */
+	produce_at(&b, PERF_RECORD_SAMPLE, 24, 3);
+	produce_at(&b, PERF_RECORD_SAMPLE, 24, 6);
+	produce_at(&b, PERF_RECORD_SAMPLE, 32, 7);
+	publish(&a);
+	publish(&b);
+	assert_int_equal(ring_init(&ra, a.mem, DATA), 0);
+	assert_int_equal(ring_init(&rb, b.mem, DATA), 0);
+	assert_int_equal(ring_init(&rc, c.mem, DATA), 0);
+	for (int i = 0; i < 3; i++)
+		ring_begin(v[i]);
+	assert_int_equal(ring_merge_samples(v, 3, 8, see, &got), 0);
+	assert_int_equal(got.n, 9);
+	assert_memory_equal(got.t, want, sizeof(want));
+	assert_int_equal(got.size[7], 24);	/* a's 7 before b's */
+	assert_int_equal(got.size[8], 32);
+	for (int i = 0; i < 3; i++)
+		ring_rewind(v[i]);
+	got = (struct seen){ .stop_at = -1 };
+	assert_int_equal(ring_merge_samples(v, 3, SIZE_MAX, see, &got), 0);
+	assert_int_equal(got.n, 9);
+	assert_memory_equal(got.t, ring_order, sizeof(ring_order));
+	/* the callback's error ends the merge, and is returned */
+	for (int i = 0; i < 3; i++)
+		ring_rewind(v[i]);
+	got = (struct seen){ .stop_at = 3 };
+	assert_int_equal(ring_merge_samples(v, 3, 8, see, &got), -42);
+	assert_int_equal(got.n, 3);
+}
+
 int main(void)
 {
 	const struct CMUnitTest tests[] = {
@@ -287,6 +371,7 @@ int main(void)
 		cmocka_unit_test(test_rewind_corrupt),
 		cmocka_unit_test(test_many_laps),
 		cmocka_unit_test(test_legacy_page_layout),
+		cmocka_unit_test(test_merge_samples),
 	};
 	return cmocka_run_group_tests(tests, NULL, NULL);
 }
