@@ -470,12 +470,14 @@ int rec_probes_rearm(struct rec_probes *p, struct rec *r, int i)
 
 	/* not before the last window's events are closed: that close's cost is charged
 	 * to the budget once it is known, and a new open would wait behind it */
-	if (!fn->over_budget || fn->nfds || fn->nwin + 1 >= REC_PROBE_WINDOWS || fn->charging)
+	if (!fn->over_budget || fn->nfds || fn->nwin + 1 >= REC_PROBE_WINDOWS || fn->charging ||
+	    (fn->closing && !atomic_load(&fn->closing->done)))
 		return 0;
 	if (XP_GROW(fn->win, fn->capwin, (size_t)fn->nwin + 1) < 0)
 		return -ENOMEM;
 	fn->win[fn->nwin++] = (struct rec_probe_win){ fn->armed, fn->disarmed, fn->hits - fn->win_hits,
-						      atomic_load(&fn->closing->end) };
+						      atomic_load(&fn->closing->end), fn->unpatched,
+						      fn->unpatch_err };
 	fn->disarmed = 0;
 	fn->over_budget = 0;
 	fn->win_hits = fn->hits;
@@ -500,6 +502,13 @@ void rec_probes_enable(struct rec_probes *p, int on)
 		p->fn[i].armed = t;
 	if (p && on)
 		armed(p);
+}
+
+void rec_probes_wait_closes(const struct rec_probes *p)
+{
+	for (int i = 0; i < p->nfn; i++)
+		while (p->fn[i].closing && !atomic_load(&p->fn[i].closing->done))
+			usleep(1000);
 }
 
 void rec_probes_free(struct rec_probes *p)
@@ -529,9 +538,7 @@ void rec_probes_free(struct rec_probes *p)
 	}
 	rec_probes_close_fds(all, n, 1, NULL);
 	/* the closes of disarmed probes still running hold their counters */
-	for (int i = 0; i < p->nfn; i++)
-		while (p->fn[i].closing && !atomic_load(&p->fn[i].closing->done))
-			usleep(1000);
+	rec_probes_wait_closes(p);
 	free(all);
 	free(p->tried);
 	/* the calibration's child releases its probes now (it is reaped if done, else

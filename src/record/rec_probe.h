@@ -75,6 +75,8 @@ enum { REC_CAL_EMULATED, REC_CAL_STEPPED, REC_CAL_N };
 struct rec_probe_win {
 	uint64_t armed, disarmed, hits;
 	uint64_t closed;	/* when its last event was closed (0: unknown) */
+	uint64_t unpatched;	/* when its breakpoint left the target (0: at the close) */
+	int unpatch_err;	/* why it did not, a negative errno */
 };
 
 /* Windows of one probe at most: re-arming backs off (rec_adaptive.c), this bounds the
@@ -107,6 +109,10 @@ struct rec_probe_fn {
 	struct rec_probe_closing *closing;	/* NULL before the first disarm */
 	int charging;		/* the last window's close not charged yet */
 	uint64_t hidden_ns;	/* charged so far */
+	/* At the last disarm (rec_probes_unpatch): CLOCK_MONOTONIC when the breakpoint left
+	 * every process of the target, 0 when it stays until the close, and why. */
+	uint64_t unpatched;
+	int unpatch_err;
 	uint64_t last_cost;	/* the last window's, its close's traps included, once charged */
 };
 
@@ -178,6 +184,8 @@ int rec_probes_open(struct rec_probes *p, struct rec *r, int cpu, int ring_fd);
 /* The events start disabled: enabling says they are armed (unless -q); call it before
  * the command starts, or when a waiting -p process may go on. */
 void rec_probes_enable(struct rec_probes *p, int on);
+/* Returns once the events of every disarmed probe are closed (their threads are done). */
+void rec_probes_wait_closes(const struct rec_probes *p);
 /* Closes every event and frees (NULL is fine). */
 void rec_probes_free(struct rec_probes *p);
 
@@ -223,6 +231,15 @@ void rec_probes_disarm(struct rec_probes *p, int i, uint64_t t);
  * its events at the same cost, as many as the window's rate of hits over that time; in
  * ns, 0 uncalibrated.  `now`: CLOCK_MONOTONIC. */
 uint64_t rec_probes_cost(struct rec_probes *p, uint64_t now);
+/* Writes the file's first byte of fn back over its breakpoint in every process of the
+ * target's tree, as a debugger takes out its own: the kernel's close of a probe's events
+ * takes ~80 ms each, one after the other machine-wide (RCU grace periods under a
+ * global mutex), and the breakpoint stays in the target until the last one, which
+ * traps at every call meanwhile (hundreds of ms: more than most budget windows last).
+ * Only an int3 at that address is replaced; the kernel's unregister then finds no
+ * breakpoint there and leaves the page as it is.  The events must be disabled first.
+ * 0, or a negative errno: -EPERM without a target tree (-a), or the failing step's. */
+int rec_probes_unpatch(struct rec_probes *p, struct rec_probe_fn *fn);
 /* Closes probe events in parallel threads (`wait`: returns once all are closed;
  * `cl`, if not NULL, counts them down and takes the time of the last). */
 void rec_probes_close_fds(const int *fds, int n, int wait, struct rec_probe_closing *cl);

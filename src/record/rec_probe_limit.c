@@ -97,11 +97,14 @@ void rec_probes_close_fds(const int *fds, int n, int wait, struct rec_probe_clos
 /* Closing the events (not only disabling them) unregisters the uprobe from the target:
  * a disabled uprobe event still traps at its breakpoint, at several microseconds a
  * call.  Left to threads: the kernel takes ~80 ms per close here (it waits for RCU
- * grace periods), during which the target still traps and the rings wait. */
-static void disarm(struct rec_probe_fn *fn, uint64_t t)
+ * grace periods), during which the rings wait; the breakpoint is taken out of the
+ * target before (rec_probes_unpatch), else it traps until the closes are done. */
+static void disarm(struct rec_probes *p, struct rec_probe_fn *fn, uint64_t t)
 {
 	for (int k = 0; k < fn->nfds; k++)
 		ioctl(fn->fds[k], PERF_EVENT_IOC_DISABLE, 0);
+	fn->unpatch_err = rec_probes_unpatch(p, fn);
+	fn->unpatched = fn->unpatch_err ? 0 : now_ns();
 	if (!fn->closing)
 		fn->closing = calloc(1, sizeof(*fn->closing));
 	rec_probes_close_fds(fn->fds, fn->nfds, 0, fn->closing);
@@ -167,7 +170,7 @@ void rec_probes_disarm(struct rec_probes *p, int i, uint64_t t)
 
 	if (fn->disarmed || !fn->nfds)
 		return;
-	disarm(fn, t);
+	disarm(p, fn, t);
 	fn->over_budget = 1;
 }
 
@@ -193,9 +196,11 @@ uint64_t rec_probes_cost(struct rec_probes *p, uint64_t now)
 
 		ns += fn->hits * call;
 		if (fn->charging) {
-			/* still closing: charged up to now; closed: once, up to the end */
-			if (atomic_load(&fn->closing->done)) {
-				end = atomic_load(&fn->closing->end);
+			/* still trapping: charged up to now; no longer (the breakpoint out, or
+			 * the events closed): once, up to then */
+			end = fn->unpatched ? fn->unpatched
+			      : atomic_load(&fn->closing->done) ? atomic_load(&fn->closing->end) : 0;
+			if (end) {
 				fn->hidden_ns += close_cost(fn, end, call);
 				fn->last_cost = (fn->hits - fn->win_hits) * call + close_cost(fn, end, call);
 				fn->charging = 0;
@@ -272,6 +277,6 @@ int rec_probes_hit(struct rec_probes *p, const struct perf_event_header *h)
 		return 0;
 	fn->hits++;
 	if (limit && fn->hits == limit)
-		disarm(fn, t);
+		disarm(p, fn, t);
 	return 1;
 }

@@ -7,6 +7,7 @@
 #include <stdatomic.h>
 #include <stdio.h>
 #include <stdlib.h>
+#include <string.h>
 
 #include "perfdata/pd_probes.h"
 #include "record/rec.h"
@@ -42,6 +43,12 @@ static void say(const struct rec_probes *p, const struct rec_probe_fn *fn, int w
 	xp_warn("probe %s: %" PRIu64 " calls, armed at %.3f s, %s", what, win->hits,
 		since(p, win->armed), until);
 	/* what the budget charges for the traps until then (docs/record.md, Budget) */
+	if (p->o->verbose && win->disarmed && win->unpatched)
+		xp_warn("probe %s: its breakpoint left the target %.3f s after the disarm", fn->name,
+			win->unpatched > win->disarmed ? (double)(win->unpatched - win->disarmed) / 1e9 : 0.0);
+	else if (p->o->verbose && win->disarmed && win->unpatch_err)
+		xp_warn("probe %s: its breakpoint could not be taken out of the target (%s): it "
+			"trapped until its events were closed", fn->name, strerror(-win->unpatch_err));
 	if (p->o->verbose && win->disarmed && win->closed > win->disarmed)
 		xp_warn("probe %s: its events were closed %.3f s after the disarm", fn->name,
 			(double)(win->closed - win->disarmed) / 1e9);
@@ -73,6 +80,9 @@ int rec_probes_report(const struct rec_probes *p, struct rec *r)
 
 	if (!p)
 		return 0;
+	/* record waits for them before it returns anyway: then each window says when
+	 * its events were closed, the last one's too */
+	rec_probes_wait_closes(p);
 	ps.calibrated = p->cal_runs > 0;
 	weighted_cost(p, &ps.caller_ns, &ps.callee_ns);
 	ps.runs = p->cal_runs;
@@ -88,7 +98,8 @@ int rec_probes_report(const struct rec_probes *p, struct rec *r)
 		/* one feature line per window, in order, each with its hits */
 		for (int w = 0; w <= fn->nwin && e == 0; w++) {
 			struct rec_probe_win cur = { fn->armed, fn->disarmed, fn->hits - fn->win_hits,
-						     fn->closing ? atomic_load(&fn->closing->end) : 0 };
+						     fn->closing ? atomic_load(&fn->closing->end) : 0,
+						     fn->unpatched, fn->unpatch_err };
 			const struct rec_probe_win *win = w < fn->nwin ? &fn->win[w] : &cur;
 			e = pd_probes_add(&ps, name, win->armed, win->disarmed, win->hits, fn->reason);
 			if (e == 0 && !r->opts->quiet)

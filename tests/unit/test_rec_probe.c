@@ -4,6 +4,11 @@
 #include "xp_test.h"
 
 #include <errno.h>
+#include <fcntl.h>
+#include <signal.h>
+#include <sys/mman.h>
+#include <sys/wait.h>
+#include <unistd.h>
 
 #include "record/rec_probe.h"
 #include "session/sym_find.h"
@@ -182,6 +187,75 @@ static void test_find_ifunc(void **state)
 	assert_int_equal(ifunc, 1);
 }
 
+/* rec_probes_unpatch: a child maps the second page of a file executable (pgoff 4096)
+ * and, as the kernel does for a uprobe, has 0xcc at one function's first byte; at
+ * another offset something else changed the byte.  Only the int3 is replaced, by the
+ * file's byte; without a target tree (-a) nothing is written. */
+static void test_unpatch(void **state)
+{
+	char path[1024], memp[64];
+	unsigned char page[8192] = { 0 }, b;
+	struct rec_probes p;
+	struct rec_probe_fn fn;
+	int fd, go[2], ready[2], mem;
+	uintptr_t base;
+	pid_t pid;
+
+	(void)state;
+	assert_int_equal(xp_test_path(path, sizeof(path), "unpatch-XXXXXX"), 0);
+	fd = mkstemp(path);
+	assert_true(fd >= 0);
+	page[4096 + 16] = 0x55;	/* push %rbp */
+	page[4096 + 32] = 0x90;
+	assert_int_equal(write(fd, page, sizeof(page)), (ssize_t)sizeof(page));
+	assert_int_equal(pipe(go), 0);
+	assert_int_equal(pipe(ready), 0);
+	pid = fork();
+	assert_true(pid >= 0);
+	if (pid == 0) {
+		unsigned char *m;
+
+		close(go[1]);
+		m = mmap(NULL, 4096, PROT_READ | PROT_EXEC, MAP_PRIVATE, fd, 4096);
+		if (m == MAP_FAILED || mprotect(m, 4096, PROT_READ | PROT_WRITE) < 0)
+			_exit(1);
+		m[16] = 0xcc;
+		m[32] = 0x91;
+		if (mprotect(m, 4096, PROT_READ | PROT_EXEC) < 0)
+			_exit(1);
+		base = (uintptr_t)m;
+		if (write(ready[1], &base, sizeof(base)) != sizeof(base))
+			_exit(1);
+		(void)read(go[0], &b, 1);
+		_exit(0);
+	}
+	close(fd);
+	assert_int_equal(read(ready[0], &base, sizeof(base)), (ssize_t)sizeof(base));
+	memset(&p, 0, sizeof(p));
+	memset(&fn, 0, sizeof(fn));
+	fn.path = path;
+	fn.offset = 4096 + 16;
+	assert_int_equal(rec_probes_unpatch(&p, &fn), -EPERM);	/* no tree: -a */
+	p.root = pid;
+	assert_int_equal(rec_probes_unpatch(&p, &fn), 0);
+	fn.offset = 4096 + 32;
+	assert_int_equal(rec_probes_unpatch(&p, &fn), 0);
+	snprintf(memp, sizeof(memp), "/proc/%d/mem", (int)pid);
+	mem = open(memp, O_RDONLY);
+	assert_true(mem >= 0);
+	assert_int_equal(pread(mem, &b, 1, (off_t)(base + 16)), 1);
+	assert_int_equal(b, 0x55);
+	assert_int_equal(pread(mem, &b, 1, (off_t)(base + 32)), 1);
+	assert_int_equal(b, 0x91);	/* not an int3: not ours */
+	close(mem);
+	close(go[1]);
+	assert_int_equal(waitpid(pid, NULL, 0), pid);
+	close(go[0]);
+	close(ready[0]);
+	close(ready[1]);
+	unlink(path);
+}
+
 int main(void)
 {
 	const struct CMUnitTest tests[] = {
@@ -189,6 +263,7 @@ int main(void)
 		cmocka_unit_test(test_vaddr_offset),
 		cmocka_unit_test(test_find_own),
 		cmocka_unit_test(test_find_ifunc),
+		cmocka_unit_test(test_unpatch),
 	};
 	return cmocka_run_group_tests(tests, NULL, NULL);
 }
