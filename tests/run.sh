@@ -14,6 +14,11 @@ passed=0
 failed=0
 failed_suites=()
 logdir=build/test-logs
+# Each suite's wall time in the previous run (tenths of s), to start the longest first
+declare -A took=()
+for f in "$logdir"/*.time; do
+	[ -f "$f" ] && took[$(basename "$f" .time)]=$(awk '{ printf "%d", ($2 - $1) * 10 }' "$f")
+done
 rm -rf "$logdir"
 mkdir -p "$logdir"
 
@@ -94,6 +99,17 @@ for build in build build-asan; do
 	done
 done
 
+# Longest first: the run ends with the last suite started, which should be a short
+# one.  Suites the previous run did not time (a fresh clone) that are known to be long
+# lead with the longest timed.
+for l in decode_samples record_adaptive record_signals export step build step_unwind; do
+	[ -n "${took[integration_$l]:-}" ] || took[integration_$l]=600
+done
+listed=("${suites[@]}")
+mapfile -t suites < <(for s in "${suites[@]}"; do
+	read -r kind what label <<<"$s"
+	echo "${took[${label//\//_}]:-0} $s"
+done | sort -s -k1,1nr | cut -d' ' -f2-)
 for s in "${suites[@]}"; do
 	read -r kind what label <<<"$s"
 	while [ "$(jobs -rp | wc -l)" -ge "$jobs_max" ]; do
@@ -106,7 +122,7 @@ for s in "${alone[@]}"; do
 	read -r kind what label <<<"$s"
 	"start_$kind" "$what" "${label//\//_}"
 done
-suites+=("${alone[@]}")
+suites=("${listed[@]}" "${alone[@]}")
 
 # Reported in the usual order: unit tests, then integration scripts.
 for s in "${suites[@]}"; do

@@ -17,10 +17,40 @@ counts() {
 		END { for (e in n) print e, n[e] }' | sort
 }
 
+# byte PID ADDRESS [WANT SECONDS]: the byte at ADDRESS, once it is WANT or SECONDS passed
+# (a uprobe is an int3, 0xcc, the kernel writes over the function's first byte)
+byte() {
+	python3 - "$@" 2>/dev/null <<'PY'
+import sys, time
+pid, addr = sys.argv[1], int(sys.argv[2], 16)
+want, end = (sys.argv[3], time.time() + float(sys.argv[4])) if len(sys.argv) > 4 else (None, 0)
+while True:
+    with open("/proc/%s/mem" % pid, "rb") as f:
+        f.seek(addr)
+        b = f.read(1).hex()
+    if want is None or b == want or time.time() > end:
+        break
+    time.sleep(0.05)
+print(b)
+PY
+}
+
 # --- (a) main -> outer -> mid -> hot: hot first, then its callers, one level a time ---
-# a limit above what 1.5 s can reach: hot and mid share a long window (no overhead
-# budget: it would disarm hot, whose hits cost more than its work, before mid is armed)
-"$XPTRACE" record -o a --adaptive --max-overhead 0 --probe-limit 100000 -- "$A" tree 1.5 >a.out 2>a.err
+# a limit above what the run can reach: hot and mid share a long window (no overhead
+# budget: it would disarm hot, whose hits cost more than its work, before mid is armed).
+# The program runs until outer is probed, then 0.3 s more: arming waits behind every
+# uprobe event being closed on the machine (~80 ms each, the other suites' too), and a
+# fixed 1.5 s once ended before hot was armed.
+mkfifo afifo
+"$XPTRACE" record -o a --adaptive --max-overhead 0 --probe-limit 100000 -- "$A" tree 120 until <afifo >a.out 2>a.err &
+xa=$!
+exec 6>afifo
+for _ in $(seq 100); do grep -q "^ready outer" a.out && break; sleep 0.1; done
+ap=$(pgrep -P "$xa" -x adaptive | head -1)
+byte "${ap:-0}" "$(awk '$1 == "ready" { print $3 }' a.out)" cc 90 >/dev/null
+sleep 0.3
+exec 6>&-
+wait "$xa"
 check_eq "adaptive: record exits 0" 0 $?
 perf_clean "adaptive" a/perf.data
 feature a/perf.data >a.feat
@@ -159,7 +189,7 @@ mid->hot ok" "$tree" || sed "s/^/#   /" a.text
 [ "${outer_hits:-0}" -gt 0 ] ||
 	check_match "adaptive: outer armed too late for a call: the header says so" \
 		"^# outer: armed at [0-9.]+ s, after the trace's last event" "$(cat a.text)"
-own=$(awk '{ print $4 }' a.out)
+own=$(awk '$1 == "outer" { print $4 }' a.out)
 hits=$(awk '$1 == "probe_xptrace:mid" { print $2 }' <(counts a/perf.data))
 check "adaptive: mid's hits ($hits) are at most the program's own count ($own)" test "$hits" -le "$own"
 check_match "adaptive: -g implied (callchains in the samples)" "PERF_SAMPLE_CALLCHAIN|CALLCHAIN" \
@@ -168,23 +198,6 @@ check_match "adaptive: -g implied (callchains in the samples)" "PERF_SAMPLE_CALL
 # -p: attach to the running program, stopped once outer (the third level) is probed:
 # the walk up takes an interval per level plus the kernel's time to arm each uprobe,
 # which a loaded machine stretches (a fixed 1.5 s, then 3 s, reached only mid in CI).
-# A uprobe is an int3 (0xcc) the kernel writes over the function's first byte.
-# byte PID ADDRESS [WANT SECONDS]: the byte at ADDRESS, once it is WANT or SECONDS passed
-byte() {
-	python3 - "$@" 2>/dev/null <<'PY'
-import sys, time
-pid, addr = sys.argv[1], int(sys.argv[2], 16)
-want, end = (sys.argv[3], time.time() + float(sys.argv[4])) if len(sys.argv) > 4 else (None, 0)
-while True:
-    with open("/proc/%s/mem" % pid, "rb") as f:
-        f.seek(addr)
-        b = f.read(1).hex()
-    if want is None or b == want or time.time() > end:
-        break
-    time.sleep(0.05)
-print(b)
-PY
-}
 mkfifo fifo
 "$A" tree 120 wait <fifo >p.out &
 pp=$!

@@ -7,6 +7,9 @@
  *   cold_a and cold_b run once per outer call, briefly.  Prints "outer O mid M hot H".
  *   wait: print "ready outer ADDRESS", then read one byte from stdin first (for -p
  *   attach; the test stops it once outer is probed).
+ *   until: print "ready outer ADDRESS" and run until SECONDS have passed or stdin has
+ *   something to read or is closed (the test ends it once outer is probed, however
+ *   long the walk took on a loaded machine).
  * usage: adaptive work N
  *   N calls of outer (the same tree, a fixed amount of work: bench/adaptive-overhead);
  *   prints the counts, the ns the calls took and the CPU ns the process spent meanwhile,
@@ -15,6 +18,7 @@
  *   P phases of N calls to tiny (a few ns of work each); prints each phase's
  *   duration in ns, one per line ("phase I NS").  wait: print "tiny ADDRESS" first, then
  *   read one byte from stdin before each phase (the test reads tiny's code meanwhile). */
+#include <poll.h>
 #include <stdint.h>
 #include <stdio.h>
 #include <stdlib.h>
@@ -81,6 +85,8 @@ int main(int argc, char **argv)
 	char c;
 
 	if (argc >= 3 && strcmp(argv[1], "tree") == 0) {
+		struct pollfd in = { .fd = 0, .events = POLLIN };
+		int until = 0;
 		uint64_t end;
 		if (argc > 3 && strcmp(argv[3], "wait") == 0) {
 			printf("ready outer %p\n", (void *)outer);
@@ -88,8 +94,13 @@ int main(int argc, char **argv)
 			if (read(0, &c, 1) != 1)
 				return 1;
 		}
+		if (argc > 3 && strcmp(argv[3], "until") == 0) {
+			printf("ready outer %p\n", (void *)outer);
+			fflush(stdout);
+			until = 1;
+		}
 		end = now() + (uint64_t)(atof(argv[2]) * 1e9);
-		while (now() < end)
+		while (now() < end && !(until && poll(&in, 1, 0) > 0))
 			outer();
 		printf("outer %lu mid %lu hot %lu\n", n_outer, n_mid, n_hot);
 		return 0;
