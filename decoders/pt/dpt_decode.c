@@ -453,6 +453,7 @@ int dpt_open(struct dpt_dec **out, const uint8_t *buf, size_t len, struct dpt_im
 	}
 	c->btab = &d->btab;
 	c->bcache = d->btab.ent;
+	c->tsx_tab = d->tsx_tab;
 	if (dpt_dis_get(&c->dis) < 0) {
 		dpt_table_put(&d->btab);
 		free(d);
@@ -479,10 +480,11 @@ int dpt_open(struct dpt_dec **out, const uint8_t *buf, size_t len, struct dpt_im
 	 * TSC:crystal ratio of CPUID 0x15 */
 	bool ticks = (tp & TP_CYC) || ((tp & TP_MTC) && opt->cpuid_0x15_eax && opt->cpuid_0x15_ebx);
 	if (opt->nom_freq && (tp & TP_CYC)) {
-		c->group = malloc(GROUP_MAX * sizeof(*c->group));
-		c->group_raw = malloc(GROUP_MAX * sizeof(*c->group_raw));
-		if (!c->group || !c->group_raw)
+		if (dpt_table_get(&d->group_tab[0], GROUP_MAX, sizeof(*c->group)) < 0 ||
+		    dpt_table_get(&d->group_tab[1], GROUP_MAX, sizeof(*c->group_raw)) < 0)
 			goto fail;
+		c->group = d->group_tab[0].ent;
+		c->group_raw = d->group_tab[1].ent;
 		c->cyc_mode = 1;
 	} else if (opt->mode == DPT_BLOCKS) {
 		if (dpt_table_get(&d->otab, OUT_MAX, sizeof(*c->out)) < 0)
@@ -597,10 +599,10 @@ void dpt_close(struct dpt_dec *d)
 	dpt_fast_free(c);
 	dpt_table_put(&d->btab);
 	dpt_table_put(&d->otab);
-	free(c->group);
-	free(c->group_raw);
-	free(c->tsx_buf);
-	free(c->tsx_raw);
+	for (int i = 0; i < 2; i++) {
+		dpt_table_put(&d->group_tab[i]);
+		dpt_table_put(&d->tsx_tab[i]);
+	}
 	free(d);
 }
 

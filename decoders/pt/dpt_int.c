@@ -142,10 +142,12 @@ static int tsx_hold(void *ctx, const struct xev *ev)
 static int tsx_begin(struct dctx *c)
 {
 	if (!c->tsx_buf) {
-		c->tsx_buf = malloc(TSX_MAX * sizeof(*c->tsx_buf));
-		c->tsx_raw = malloc(TSX_MAX * sizeof(*c->tsx_raw));
-		if (!c->tsx_buf || !c->tsx_raw)
+		struct dpt_table *t = c->tsx_tab;
+		if ((!t[0].ent && dpt_table_get(&t[0], TSX_MAX, sizeof(*c->tsx_buf)) < 0) ||
+		    (!t[1].ent && dpt_table_get(&t[1], TSX_MAX, sizeof(*c->tsx_raw)) < 0))
 			return -ENOMEM;
+		c->tsx_buf = t[0].ent;
+		c->tsx_raw = t[1].ent;
 	}
 	c->user_sink = c->sink;
 	c->tsx_sink = (struct xev_sink){ tsx_hold, c, NULL };

@@ -95,6 +95,10 @@ struct dctx {
 	struct xev *tsx_buf;
 	uint8_t (*tsx_raw)[16];
 	size_t ntsx;
+	/* in dpt_dec: the tables tsx_buf and tsx_raw are (dpt_table.h: 700 KB fresh
+	 * from ASan's allocator each time, mapped and unmapped), taken at the first
+	 * transaction; a rollback to a checkpoint before it takes them again */
+	struct dpt_table *tsx_tab;
 	/* a piece of a parallel decode (dpt_options.cont): what of the state before the
 	 * piece is still unknown (UNK_*), and the PSB whose PSB+ was last looked at */
 	unsigned unk;
@@ -120,6 +124,8 @@ struct dpt_dec {
 	struct dctx c;
 	struct dpt_table btab;
 	struct dpt_table otab;	/* holds c.out (OUT_MAX events), never noted */
+	/* c.group and c.group_raw (CYC mode), c.tsx_buf and c.tsx_raw: never noted */
+	struct dpt_table group_tab[2], tsx_tab[2];
 	struct dpt_options opt;
 	struct dpt_stats st;
 	struct pt_config cfg;

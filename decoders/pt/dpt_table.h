@@ -6,7 +6,8 @@
  * decoder (a few spares, then they are freed).  A table nobody notes entries of is
  * handed on as its last user left it: the decoder's batch of
  * output events (43 KB, fresh pages from ASan's allocator at every open), which the
- * decoder fills whole before use.
+ * decoder fills whole before use, and the events a transaction or a CYC group holds
+ * back (4096 each), written before they are read.
  * Capstone handles are kept the same way: a fresh one builds its instruction-id table
  * (calloc and fill, ~10 % of a small input's decode) at its first lookup. */
 #ifndef DPT_TABLE_H

@@ -315,7 +315,8 @@ static int read_all(struct dec_ctx *c, pd_rec_fn fn, void *arg, bool samples)
 	unsigned flags = timeless_branch_samples(c->pd) ? 0 : PD_ORDERED;
 	int rc = -EAGAIN;
 
-	sb_set_build_ids(c->sb, b, nb);
+	if (sb_set_build_ids(c->sb, b, nb) < 0)
+		return xp_err(pd_name(c->pd), NULL, "out of memory");
 	pd_data_range(c->pd, &x.start, &x.end);
 	/* a pipe's attrs grow as it is read: parsed on the thread reading it */
 	if (samples && flags && c->par && c->par->jobs > 1 && !pd_is_pipe(c->pd))

@@ -354,12 +354,19 @@ int eng_open(const struct eng_opts *o, struct engine **out)
 	if (!c->sb)
 		goto fail;
 	if (!e->d) {
-		rc = resolve_input(c->opts->input ? c->opts->input : "xptrace.data", &e->data, &e->dir);
+		const char *in = c->opts->input ? c->opts->input : "xptrace.data";
+		if (o->input_mem)
+			rc = (e->data = strdup(in)) ? 0 : -ENOMEM;
+		else
+			rc = resolve_input(in, &e->data, &e->dir);
 		if (rc < 0)
 			goto fail;
 		c->perf_data = e->data;
 		c->trace_dir = e->dir;
-		rc = pd_open(e->data, &c->pd);
+		if (o->input_mem)
+			rc = pd_open_mem(o->input_mem, o->input_size, e->data, &c->pd);
+		else
+			rc = pd_open(e->data, &c->pd);
 		if (rc < 0)
 			goto fail;
 		rc = dec_probes_load(c);

@@ -34,6 +34,10 @@ struct eng_opts {
 	bool verbose;
 	/* symbol tables kept from decode to decode (session/sym.h); NULL: none */
 	struct sym_cache *sym_cache;
+	/* a perf.data in memory, decoded instead of reading dec.input (which then only
+	 * names it in messages; no trace directory): kept by the caller until eng_close */
+	const void *input_mem;
+	size_t input_size;
 };
 
 #define ENG_OPTS_INIT { .dec = { .tid = -1 }, .view = { .format = OUT_TEXT, .percent_limit = -1 } }

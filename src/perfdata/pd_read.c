@@ -244,6 +244,12 @@ static int read_at(struct pd_file *f, uint64_t off, void *buf, size_t n)
 {
 	size_t got = 0;
 
+	if (f->mem) {
+		if (off > f->file_size || n > f->file_size - off)
+			return -EIO;
+		memcpy(buf, f->mem + off, n);
+		return 0;
+	}
 	while (got < n) {
 		ssize_t r = pread(f->fd, (char *)buf + got, n - got, (off_t)(off + got));
 		if (r < 0 && errno == EINTR)
@@ -488,12 +494,23 @@ static void name_pt_attrs(struct pd_file *f)
 	}
 }
 
-static int read_full(int fd, void *dst, size_t n)
+/* read(2) on a stream, or its bytes in memory. */
+static ssize_t stream_read(struct pd_file *f, void *dst, size_t n)
+{
+	if (!f->mem)
+		return read(f->fd, dst, n);
+	size_t k = f->file_size - f->mem_pos < n ? f->file_size - f->mem_pos : n;
+	memcpy(dst, f->mem + f->mem_pos, k);
+	f->mem_pos += k;
+	return (ssize_t)k;
+}
+
+static int read_full(struct pd_file *f, void *dst, size_t n)
 {
 	size_t got = 0;
 
 	while (got < n) {
-		ssize_t r = read(fd, (char *)dst + got, n - got);
+		ssize_t r = stream_read(f, (char *)dst + got, n - got);
 		if (r < 0 && errno == EINTR)
 			continue;
 		if (r <= 0)
@@ -511,7 +528,7 @@ static void pipe_prefetch(struct pd_file *f)
 	for (;;) {
 		struct perf_event_header h;
 
-		if (f->pre_len > (16u << 20) || read_full(f->fd, &h, sizeof(h)) < 0)
+		if (f->pre_len > (16u << 20) || read_full(f, &h, sizeof(h)) < 0)
 			return;
 		uint8_t *np = realloc(f->pre, f->pre_len + (h.size < sizeof(h) ? sizeof(h) : h.size));
 		if (!np)
@@ -523,7 +540,7 @@ static void pipe_prefetch(struct pd_file *f)
 			return;
 		}
 		uint8_t *body = f->pre + f->pre_len + sizeof(h);
-		if (read_full(f->fd, body, h.size - sizeof(h)) < 0) {
+		if (read_full(f, body, h.size - sizeof(h)) < 0) {
 			/* keep what arrived: the read then reports the truncation */
 			f->pre_len += sizeof(h);
 			return;
@@ -552,84 +569,117 @@ static void pipe_prefetch(struct pd_file *f)
 	}
 }
 
-int pd_open_fd(int fd, const char *name, struct pd_file **out)
+static struct pd_file *pd_new(const char *name)
 {
 	struct pd_file *f = calloc(1, sizeof(*f));
-	struct stat stt;
+
+	if (!f || !(f->name = strdup(name))) {
+		free(f);
+		xp_err(name, NULL, "out of memory");
+		return NULL;
+	}
+	f->fd = -1;
+	f->win_size = DEFAULT_WINDOW;
+	f->queue_limit = DEFAULT_QUEUE;
+	return f;
+}
+
+/* The magic, then a file's header and sections or a stream's attrs, from f's source
+ * (fd or mem, file_size set).  `stream`: a pipe, read once from its start. */
+static int open_source(struct pd_file *f, bool stream)
+{
+	const char *name = f->name;
 	uint64_t magic[2];
 	int rc;
 
+	f->pipe = stream;
+	if (stream) {
+		if (read_full(f, magic, sizeof(magic)) < 0)
+			return xp_err_code(-EINVAL, name, "is it a perf.data stream?",
+					   "too short for a perf.data header");
+	} else if ((rc = read_at(f, 0, magic, sizeof(magic))) < 0) {
+		return xp_err_code(rc, name, "is it a perf.data file?", "too short for a perf.data header");
+	}
+	if (magic[0] == PD_MAGIC2_SWAPPED)
+		return xp_err_code(-EINVAL, name, "decode it on a machine of the recording's byte order",
+				   "file was written on a big-endian machine");
+	if (magic[0] != PD_MAGIC2)
+		return xp_err_code(-EINVAL, name, "xptrace reads perf.data (PERFILE2) files",
+				   "not a perf.data file (bad magic)");
+	if (!f->pipe && magic[1] == sizeof(struct pd_pipe_header)) {
+		f->pipe = true;	/* a pipe-mode stream saved to a file */
+		if (f->mem) {
+			f->mem_pos = sizeof(magic);
+		} else if (lseek(f->fd, sizeof(magic), SEEK_SET) < 0) {
+			rc = -errno;
+			return xp_err_code(rc, name, NULL, "%s", strerror(-rc));
+		}
+	}
+	if (f->pipe) {
+		if (magic[1] != sizeof(struct pd_pipe_header))
+			return xp_err_code(-EINVAL, name, "the stream is damaged", "pipe header size %llu",
+					   (unsigned long long)magic[1]);
+		f->pos = sizeof(magic);
+		if (stream)
+			f->file_size = UINT64_MAX;
+		pipe_prefetch(f);
+	} else if ((rc = open_file(f)) < 0) {
+		return rc;
+	} else {
+		name_pt_attrs(f);
+	}
+	pd_name_attrs(f);
+	return 0;
+}
+
+int pd_open_fd(int fd, const char *name, struct pd_file **out)
+{
+	struct pd_file *f = pd_new(name);
+	struct stat stt;
+	int rc;
+
 	if (!f)
-		return xp_err_code(-ENOMEM, name, NULL, "out of memory");
+		return -ENOMEM;
 	f->fd = fd;
-	f->name = strdup(name);
-	f->win_size = DEFAULT_WINDOW;
-	f->queue_limit = DEFAULT_QUEUE;
 	if (fstat(fd, &stt) < 0) {
 		rc = -errno;
 		xp_err(name, NULL, "%s", strerror(-rc));
 		goto fail;
 	}
-	f->pipe = !S_ISREG(stt.st_mode);
 	f->file_size = (uint64_t)stt.st_size;
-	if (f->pipe) {
-		size_t got = 0;
-		while (got < sizeof(magic)) {
-			ssize_t r = read(fd, (char *)magic + got, sizeof(magic) - got);
-			if (r < 0 && errno == EINTR)
-				continue;
-			if (r <= 0)
-				break;
-			got += (size_t)r;
-		}
-		if (got < sizeof(magic)) {
-			rc = xp_err_code(-EINVAL, name, "is it a perf.data stream?",
-					 "too short for a perf.data header");
-			goto fail;
-		}
-		f->pos = sizeof(magic);
-	} else if ((rc = read_at(f, 0, magic, sizeof(magic))) < 0) {
-		xp_err_code(rc, name, "is it a perf.data file?", "too short for a perf.data header");
+	rc = open_source(f, !S_ISREG(stt.st_mode));
+	if (rc < 0)
 		goto fail;
-	}
-	if (magic[0] == PD_MAGIC2_SWAPPED) {
-		rc = xp_err_code(-EINVAL, name, "decode it on a machine of the recording's byte order",
-				 "file was written on a big-endian machine");
-		goto fail;
-	}
-	if (magic[0] != PD_MAGIC2) {
-		rc = xp_err_code(-EINVAL, name, "xptrace reads perf.data (PERFILE2) files",
-				 "not a perf.data file (bad magic)");
-		goto fail;
-	}
-	if (!f->pipe && magic[1] == sizeof(struct pd_pipe_header)) {
-		f->pipe = true;	/* a pipe-mode stream saved to a file */
-		if (lseek(fd, sizeof(magic), SEEK_SET) < 0) {
-			rc = -errno;
-			xp_err(name, NULL, "%s", strerror(-rc));
-			goto fail;
-		}
-	}
-	if (f->pipe) {
-		if (magic[1] != sizeof(struct pd_pipe_header)) {
-			rc = xp_err_code(-EINVAL, name, "the stream is damaged", "pipe header size %llu",
-					 (unsigned long long)magic[1]);
-			goto fail;
-		}
-		f->pos = sizeof(magic);
-		if (!S_ISREG(stt.st_mode))
-			f->file_size = UINT64_MAX;
-		pipe_prefetch(f);
-	} else if ((rc = open_file(f)) < 0) {
-		goto fail;
-	} else {
-		name_pt_attrs(f);
-	}
-	pd_name_attrs(f);
 	*out = f;
 	return 0;
 fail:
-	f->owns_fd = false;
+	pd_close(f);
+	return rc;
+}
+
+int pd_open_mem(const void *data, size_t size, const char *name, struct pd_file **out)
+{
+	struct pd_file *f = pd_new(name);
+	int rc = -ENOMEM;
+
+	if (!f)
+		return rc;
+	f->mem = data;
+	f->file_size = size;
+	/* one window over all of it, never replaced: records are delivered in place, and
+	 * the queue counts none of these bytes (they are the caller's) */
+	f->win = calloc(1, sizeof(*f->win));
+	if (!f->win) {
+		xp_err(name, NULL, "out of memory");
+		goto fail;
+	}
+	*f->win = (struct pd_win){ .f = f, .p = (uint8_t *)f->mem, .len = size };
+	rc = open_source(f, false);
+	if (rc < 0)
+		goto fail;
+	*out = f;
+	return 0;
+fail:
 	pd_close(f);
 	return rc;
 }
@@ -686,7 +736,8 @@ void pd_close(struct pd_file *f)
 	if (!f)
 		return;
 	if (f->win) {
-		munmap(f->win->p, f->win->len);
+		if (!f->mem)
+			munmap(f->win->p, f->win->len);
 		free(f->win);
 	}
 	if (f->owns_fd)
@@ -791,6 +842,8 @@ static const uint8_t *win_get(struct pd_file *f, uint64_t off, uint64_t len)
 		return NULL;
 	if (w && off >= w->off && off + len <= w->off + w->len)
 		return w->p + (off - w->off);
+	if (f->mem)
+		return NULL;	/* its window holds all of it */
 	long pg = sysconf(_SC_PAGESIZE);
 	uint64_t start = off & ~(uint64_t)(pg - 1);
 	uint64_t want = f->win_size;
@@ -828,7 +881,7 @@ static ssize_t pipe_read(struct pd_file *f, void *dst, size_t n)
 		f->pre_pos += k;
 		return (ssize_t)k;
 	}
-	return read(f->fd, dst, n);
+	return stream_read(f, dst, n);
 }
 
 /* Reads exactly n bytes from the pipe into f->buf at `at`; 0 on success, 1 on EOF

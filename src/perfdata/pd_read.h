@@ -184,6 +184,9 @@ struct pd_file;
 int pd_open(const char *path, struct pd_file **out);
 /* Same on an open descriptor (pipe or file); `name` is used in messages. */
 int pd_open_fd(int fd, const char *name, struct pd_file **out);
+/* Same on a perf.data's bytes in memory (file or pipe mode, as a saved file), which
+ * stay the caller's and must outlive the pd_file; records point into them. */
+int pd_open_mem(const void *data, size_t size, const char *name, struct pd_file **out);
 void pd_close(struct pd_file *f);
 
 enum pd_read_flags {

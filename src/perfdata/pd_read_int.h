@@ -30,6 +30,9 @@ struct pd_win {
 struct pd_file {
 	char *name;
 	int fd;
+	/* pd_open_mem: the file's bytes (the caller's), read instead of fd */
+	const uint8_t *mem;
+	size_t mem_pos;		/* a stream's next byte */
 	bool pipe;
 	bool owns_fd;
 	uint64_t file_size;

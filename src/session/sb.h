@@ -47,8 +47,10 @@ void sb_free(struct sb_session *s);
 
 /* Takes MMAP/MMAP2/COMM/FORK/EXIT (others are ignored); 0 or -ENOMEM. */
 int sb_feed(struct sb_session *s, const struct pd_rec *rec);
-/* Build-ids from the file header, used for mappings whose MMAP2 lacks one. */
-void sb_set_build_ids(struct sb_session *s, const struct pd_build_id *bids, size_t n);
+/* Build-ids from the file header, used for mappings whose MMAP2 lacks one.  The list
+ * is copied (HEADER_BUILD_ID records read after add to the reader's, which moves), its
+ * file names are not: the pd_file outlives s.  0 or -ENOMEM. */
+int sb_set_build_ids(struct sb_session *s, const struct pd_build_id *bids, size_t n);
 
 /* Adds a mapping directly (synthetic producers, tests). */
 int sb_add_map(struct sb_session *s, int32_t pid, uint64_t start, uint64_t len, uint64_t pgoff,

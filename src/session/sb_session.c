@@ -71,6 +71,7 @@ void sb_free(struct sb_session *s)
 		free(s->dsos[i]);
 	}
 	free(s->dsos);
+	free(s->bids);
 	free(s);
 }
 
@@ -124,9 +125,17 @@ struct sb_dso *sb_dso_get(struct sb_session *s, const char *path, const uint8_t 
 	return d;
 }
 
-void sb_set_build_ids(struct sb_session *s, const struct pd_build_id *bids, size_t n)
+int sb_set_build_ids(struct sb_session *s, const struct pd_build_id *bids, size_t n)
 {
-	s->bids = (struct pd_build_id *)bids;
+	/* a copy: the reader's list moves when a HEADER_BUILD_ID record adds to it */
+	struct pd_build_id *copy = n ? malloc(n * sizeof(*copy)) : NULL;
+
+	if (n && !copy)
+		return -ENOMEM;
+	if (n)
+		memcpy(copy, bids, n * sizeof(*copy));
+	free(s->bids);
+	s->bids = copy;
 	s->nbids = n;
 	for (uint32_t i = 0; i < s->ndsos; i++) {
 		struct sb_dso *d = s->dsos[i];
@@ -136,6 +145,7 @@ void sb_set_build_ids(struct sb_session *s, const struct pd_build_id *bids, size
 				d->bid_size = bids[j].size;
 			}
 	}
+	return 0;
 }
 
 uint32_t sb_ndsos(const struct sb_session *s) { return s->ndsos; }

@@ -41,7 +41,8 @@ void sym_free(struct sym_ctx *c);
 
 /* Symbol tables kept across the sessions of a process, one at a time (a fuzzer's
  * inputs): each file's is read and sorted once, up to 16 files, keyed by the file's
- * device, inode, size and time. */
+ * device, inode, size and time.  Sessions read the kept tables in place: one a live
+ * session reads is not replaced (a 17th file is then read for its session alone). */
 struct sym_cache;
 struct sym_cache *sym_cache_new(void);
 void sym_cache_free(struct sym_cache *k);

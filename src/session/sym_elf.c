@@ -25,7 +25,6 @@
 struct esym {
 	uint64_t start, end;
 	uint32_t name;		/* offset in the dso's string pool */
-	uint32_t fn;		/* interned id, UINT32_MAX until first use */
 	uint8_t bind;
 };
 
@@ -47,6 +46,10 @@ struct sdso {
 	char *pool;
 	size_t pool_len;
 	uint32_t pool_cap;	/* offsets into the pool are 32-bit */
+	struct cached_tab *borrowed;	/* syms and pool are this cache entry's */
+	/* the session's interned id of each symbol, UINT32_MAX until first use (not in
+	 * syms: a cached table is read by the sessions after) */
+	uint32_t *fn_ids;
 	struct seg *segs;
 	uint32_t nsegs;
 	bool is_rel;		/* ET_REL (kernel modules): offsets are addresses */
@@ -80,7 +83,7 @@ struct sym_ctx {
 	struct sym_cache *cache;	/* NULL: none */
 };
 
-/* A file's symbol table as load_symtab leaves it (no function interned yet). */
+/* A file's symbol table as load_symtab leaves it. */
 struct cached_tab {
 	dev_t dev;
 	ino_t ino;
@@ -91,6 +94,7 @@ struct cached_tab {
 	char *pool;
 	size_t pool_len;
 	uint64_t used;		/* when last taken: the oldest is replaced */
+	uint32_t users;		/* dsos reading it now: not replaced */
 };
 
 #define SYM_CACHE_FILES 16
@@ -187,8 +191,13 @@ static void sdso_free(struct sdso *d)
 	free(d->isubs);
 	free(d->irngs);
 	xp_map_free(&d->icus);
-	free(d->syms);
-	free(d->pool);
+	if (d->borrowed) {
+		d->borrowed->users--;
+	} else {
+		free(d->syms);
+		free(d->pool);
+	}
+	free(d->fn_ids);
 	free(d->segs);
 	free(d->file);
 	free(d);
@@ -411,14 +420,14 @@ static size_t add_plt(struct sdso *d, Elf *e, struct esym *v, size_t k, size_t c
 			if (x86_plt_got_slot((const uint8_t *)data->d_buf + off, es, sh.sh_addr + off, &slot) &&
 			    xp_map_get(&names, slot, &at)) {
 				v[k++] = (struct esym){ sh.sh_addr + off, sh.sh_addr + off + es, (uint32_t)at,
-							UINT32_MAX, STB_GLOBAL };
+							STB_GLOBAL };
 				in_stub = false;
 			} else if (in_stub && off) {
 				v[k - 1].end += es;
 			} else if (in_stub) {
 				if (stub == UINT32_MAX && (stub = pool_add(d, ".plt")) == UINT32_MAX)
 					break;
-				v[k++] = (struct esym){ sh.sh_addr, sh.sh_addr + es, stub, UINT32_MAX, STB_GLOBAL };
+				v[k++] = (struct esym){ sh.sh_addr, sh.sh_addr + es, stub, STB_GLOBAL };
 			}
 		}
 	}
@@ -497,7 +506,6 @@ static int load_symtab(struct sdso *d, Elf *e, Elf_Scn *scn, GElf_Shdr *sh, Elf 
 		v[k].start = s.st_value;
 		v[k].end = s.st_value + s.st_size;
 		v[k].name = at;
-		v[k].fn = UINT32_MAX;
 		v[k].bind = (uint8_t)GELF_ST_BIND(s.st_info);
 		k++;
 	}
@@ -680,7 +688,7 @@ static void load_kallsyms(struct sym_ctx *c, struct sb_dso *bd, struct sdso *d)
 		uint32_t at = pool_add(d, name);
 		if (at == UINT32_MAX)
 			break;
-		v[k++] = (struct esym){ a, a, at, UINT32_MAX,
+		v[k++] = (struct esym){ a, a, at,
 					(uint8_t)(type == 'T' ? STB_GLOBAL : type == 'W' ? STB_WEAK : STB_LOCAL) };
 	}
 	fclose(f);
@@ -760,7 +768,9 @@ static void report_bad_snap(struct sym_ctx *c, const struct sb_dso *bd, const st
 			"was recorded)", bd->path, bad->file, bad->why);
 }
 
-/* d's symbol table from the cache: 0, or -ENOENT when it has none of d's file. */
+/* d's symbol table from the cache: 0, or -ENOENT when it has none of d's file.  d
+ * reads the cached table in place: a copy of a libc's (~10k symbols) per session was
+ * fresh memory, page faults under ASan, each time. */
 static int cache_get(struct sym_ctx *c, struct sdso *d, const struct stat *st)
 {
 	struct sym_cache *k = c->cache;
@@ -769,18 +779,13 @@ static int cache_get(struct sym_ctx *c, struct sdso *d, const struct stat *st)
 		struct cached_tab *t = &k->t[i];
 		if (!same_file(t, st))
 			continue;
-		struct esym *syms = dup_mem(t->syms, t->nsyms * sizeof(*syms));
-		char *pool = dup_mem(t->pool, t->pool_len);
-		if (!syms || !pool) {
-			free(syms);
-			free(pool);
-			return -ENOENT;
-		}
-		d->syms = syms;
+		d->syms = t->syms;
 		d->nsyms = t->nsyms;
-		d->pool = pool;
+		d->pool = t->pool;
 		d->pool_len = t->pool_len;
 		d->pool_cap = (uint32_t)t->pool_len;
+		d->borrowed = t;
+		t->users++;
 		t->used = ++k->clock;
 		return 0;
 	}
@@ -794,10 +799,12 @@ static void cache_put(struct sym_ctx *c, const struct sdso *d, const struct stat
 
 	if (!k)
 		return;
-	t = &k->t[0];
-	for (int i = 1; i < SYM_CACHE_FILES; i++)
-		if (k->t[i].used < t->used)
+	t = NULL;
+	for (int i = 0; i < SYM_CACHE_FILES; i++)
+		if (!k->t[i].users && (!t || k->t[i].used < t->used))
 			t = &k->t[i];
+	if (!t)
+		return;	/* every table is read by a dso of a live session */
 	free(t->syms);
 	free(t->pool);
 	memset(t, 0, sizeof(*t));
@@ -1027,14 +1034,21 @@ uint32_t sym_fn_of(struct sym_ctx *c, const struct sb_map *m, uint64_t addr)
 	}
 	if (lo == 0 || va >= d->syms[lo - 1].end)
 		return unknown_fn(c, m->dso, va);
-	struct esym *s = &d->syms[lo - 1];
-	if (s->fn == UINT32_MAX) {
+	const struct esym *s = &d->syms[lo - 1];
+	if (!d->fn_ids) {
+		d->fn_ids = malloc(d->nsyms * sizeof(*d->fn_ids));
+		if (!d->fn_ids)
+			return unknown_fn(c, m->dso, va);
+		memset(d->fn_ids, 0xff, d->nsyms * sizeof(*d->fn_ids));
+	}
+	uint32_t *id = &d->fn_ids[lo - 1];
+	if (*id == UINT32_MAX) {
 		const char *raw = d->pool + s->name;
 		char *dm = sym_demangle(raw, false);
 		const char *name = dm ? own(c, dm) : raw;
-		s->fn = new_fn(c, name, short_name(m->dso->path), m->dso, s->start, s->end - s->start, true);
+		*id = new_fn(c, name, short_name(m->dso->path), m->dso, s->start, s->end - s->start, true);
 	}
-	return s->fn;
+	return *id;
 }
 
 static uint64_t jit_key(const char *name, const char *module)

@@ -514,6 +514,108 @@ static void test_pipe(void **state)
 	free(b.p);
 }
 
+/* pd_open_mem on a perf.data's bytes reads what pd_open reads from a file of the same
+ * bytes, at every length (the whole and every cut): the same result and messages, the
+ * same records in the same order, the same losses.  Each length is a heap copy of
+ * exactly that many bytes, so a read past its end is an ASan report. */
+static void mem_as_file(const struct buf *b, bool pipe_mode)
+{
+	char ef[4096];
+
+	xp_err_set_sink(sink, NULL);
+	for (size_t cut = 0; cut <= b->n; cut++) {
+		struct buf t = { b->p, cut, cut };
+		struct pd_file *ff, *fm;
+		struct seen sf = {0}, sm = {0};
+		uint8_t *copy = malloc(cut ? cut : 1);
+
+		assert_non_null(copy);
+		memcpy(copy, b->p, cut);
+		write_file(&t);
+		errs[0] = 0;
+		int rf = pd_open(path, &ff);
+		snprintf(ef, sizeof(ef), "%s", errs);
+		errs[0] = 0;
+		int rm = pd_open_mem(copy, cut, path, &fm);
+		assert_int_equal(rm, rf);
+		assert_string_equal(errs, ef);
+		if (rf == 0) {
+			assert_int_equal(pd_is_pipe(fm), pd_is_pipe(ff));
+			assert_int_equal(pd_is_pipe(fm), pipe_mode);
+			assert_int_equal(pd_nattrs(fm), pd_nattrs(ff));
+			assert_int_equal(pd_read_events(fm, PD_ORDERED, collect, &sm),
+					 pd_read_events(ff, PD_ORDERED, collect, &sf));
+			assert_string_equal(sm.log, sf.log);
+			const struct pd_stats *a = pd_stats(fm), *e = pd_stats(ff);
+			assert_int_equal(a->records, e->records);
+			assert_int_equal(a->unknown, e->unknown);
+			assert_int_equal(a->bad, e->bad);
+			assert_int_equal(a->truncated, e->truncated);
+			assert_int_equal(a->truncated_at, e->truncated_at);
+			assert_int_equal(a->bytes_lost, e->bytes_lost);
+			pd_close(ff);
+			pd_close(fm);
+		}
+		free(copy);
+	}
+	xp_err_set_sink(NULL, NULL);
+}
+
+static void test_mem(void **state)
+{
+	(void)state;
+	struct buf b = make_file(true), p = make_pipe();
+	struct pd_file *f;
+	struct seen s = {0};
+
+	/* the whole file: what test_file reads */
+	assert_int_equal(pd_open_mem(b.p, b.n, "mem", &f), 0);
+	assert_false(pd_is_pipe(f));
+	assert_string_equal(pd_name(f), "mem");
+	assert_string_equal(pd_feature_str(f, PD_FEAT_HOSTNAME), "testhost");
+	assert_int_equal(pd_read_events(f, PD_ORDERED, collect, &s), 0);
+	assert_string_equal(s.log, expected_order);
+	assert_int_equal(s.aux_word, 0xdeadbeefcafef00dULL);
+	check_main_sample(&s.s);
+	assert_false(pd_stats(f)->truncated);
+	pd_close(f);
+	/* a stream: the HEADER_ATTRs first, as test_pipe reads */
+	memset(&s, 0, sizeof(s));
+	assert_int_equal(pd_open_mem(p.p, p.n, "mem", &f), 0);
+	assert_true(pd_is_pipe(f));
+	assert_int_equal(pd_read_events(f, PD_ORDERED, collect, &s), 0);
+	assert_string_equal(s.log, "HEADER_ATTR@0 HEADER_ATTR@0 " "FINISHED_ROUND@0 AUXTRACE@0 "
+			    "COMM@10:prog MMAP2@20:/bin/prog@400000+3000 SAMPLE@30:401200/1 "
+			    "SAMPLE@40:401000/0 SAMPLE@50:401100/1 FINISHED_ROUND@0 SAMPLE@60:401300/1 ");
+	pd_close(f);
+	/* cut 20 bytes into the last sample (40 bytes): the records before it, the loss at
+	 * its offset */
+	size_t last = p.n - 40;
+	memset(&s, 0, sizeof(s));
+	xp_err_set_sink(sink, NULL);
+	assert_int_equal(pd_open_mem(p.p, p.n - 20, "mem", &f), 0);
+	assert_int_equal(pd_read_events(f, PD_ORDERED, collect, &s), 0);
+	assert_non_null(strstr(s.log, "FINISHED_ROUND@0 "));
+	assert_null(strstr(s.log, "SAMPLE@60"));
+	assert_true(pd_stats(f)->truncated);
+	assert_int_equal(pd_stats(f)->truncated_at, last);
+	errs[0] = 0;
+	pd_report_losses(f);
+	assert_non_null(strstr(errs, "truncated"));
+	pd_close(f);
+	xp_err_set_sink(NULL, NULL);
+	/* too short for a header */
+	errs[0] = 0;
+	xp_err_set_sink(sink, NULL);
+	assert_int_equal(pd_open_mem(b.p, 15, "mem", &f), -EIO);
+	assert_non_null(strstr(errs, "mem: too short for a perf.data header"));
+	xp_err_set_sink(NULL, NULL);
+	mem_as_file(&b, false);
+	mem_as_file(&p, true);
+	free(b.p);
+	free(p.p);
+}
+
 /* Records whose payload follows them uncounted (HEADER_TRACING_DATA, AUXTRACE with
  * an empty payload) in a pipe stream: the next record is found. */
 static void test_trailing_payloads(void **state)
@@ -885,6 +987,7 @@ int main(void)
 		cmocka_unit_test(test_corrupt),
 		cmocka_unit_test(test_bad_headers),
 		cmocka_unit_test(test_pipe),
+		cmocka_unit_test(test_mem),
 		cmocka_unit_test(test_queue_limit),
 		cmocka_unit_test(test_windows_in_place),
 		cmocka_unit_test(test_trailing_payloads),

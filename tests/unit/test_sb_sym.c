@@ -211,6 +211,37 @@ static void test_uprobes_page(void **state)
 	sb_free(s);
 }
 
+/* The header's build-ids are the session's from sb_set_build_ids on: the reader's
+ * list they came from moves when a HEADER_BUILD_ID record in the data adds to it
+ * (fuzz_perfdata: a mapping read after such a record looked at the freed list). */
+static void test_build_ids_copied(void **state)
+{
+	(void)state;
+	struct sb_session *s = sb_new();
+	struct pd_build_id *list = calloc(2, sizeof(*list));
+	char a[] = "/usr/lib/liba.so", b[] = "/usr/lib/libb.so";
+
+	assert_non_null(list);
+	list[0] = (struct pd_build_id){ .pid = -1, .build_id = { 0xaa, 1 }, .size = 20, .filename = a };
+	list[1] = (struct pd_build_id){ .pid = -1, .build_id = { 0xbb, 2 }, .size = 8, .filename = b };
+	assert_int_equal(sb_set_build_ids(s, list, 2), 0);
+	/* the reader's array reused for something else, as a realloc leaves it */
+	list[1].build_id[0] = 0xcc;
+	list[1].size = 4;
+	assert_int_equal(sb_add_map(s, 7, 0x10000, 0x1000, 0, 5, b, NULL, 0, 10), 0);
+	assert_int_equal(sb_add_map(s, 7, 0x20000, 0x1000, 0, 5, "/usr/lib/libc.so", NULL, 0, 10), 0);
+	const struct sb_map *m = sb_find_map(s, 7, 0x10000, 0);
+	assert_non_null(m);
+	assert_int_equal(m->dso->bid_size, 8);
+	assert_int_equal(m->dso->build_id[0], 0xbb);
+	assert_int_equal(m->dso->build_id[1], 2);
+	m = sb_find_map(s, 7, 0x20000, 0);
+	assert_non_null(m);
+	assert_int_equal(m->dso->bid_size, 0);
+	sb_free(s);
+	free(list);
+}
+
 /* Sessions reading through one symbol cache (a fuzzer's inputs) name every address as
  * a session without it: the second takes the table the first read, its functions
  * interned in another order. */
@@ -236,6 +267,59 @@ static void test_sym_cache(void **state)
 		assert_string_equal(sym_fn(c, a)->name, round ? "main" : "spin");
 		assert_string_equal(sym_fn(c, b)->name, round ? "spin" : "main");
 		assert_int_equal(sym_fn(c, a)->start, first);
+		sym_free(c);
+		sb_free(s);
+	}
+	sym_cache_free(k);
+}
+
+/* The cache keeps 16 files' tables.  A first session reads 16 files through it; a
+ * second reads them from the cache, then a 17th: the table that replaces none of the
+ * first 16, which the second session reads in place (a replaced one is freed: ASan's
+ * use-after-free), and its lookups in all 17 are right to the end.  17 copies of
+ * dec_work, each its own inode, mapped at 17 places. */
+static void test_sym_cache_full(void **state)
+{
+	(void)state;
+	const char *exe = XP_SRCDIR "/build/progs/dec_work";
+	unsigned long long spin_va = nm_addr(exe, "spin"), main_va = nm_addr(exe, "main"), off = 0, va = 0;
+	struct sym_cache *k = sym_cache_new();
+	char copy[17][1024];
+	static char bytes[1 << 22];
+	FILE *in = fopen(exe, "rb");
+
+	assert_non_null(in);
+	size_t n = fread(bytes, 1, sizeof(bytes), in);
+	assert_true(n > 0 && n < sizeof(bytes));
+	fclose(in);
+	text_segment(exe, &off, &va);
+	for (int i = 0; i < 17; i++) {
+		char name[32];
+		snprintf(name, sizeof(name), "dec_work.%d", i);
+		assert_int_equal(xp_test_path(copy[i], sizeof(copy[i]), name), 0);
+		FILE *out = fopen(copy[i], "wb");
+		assert_non_null(out);
+		assert_int_equal(fwrite(bytes, 1, n, out), n);
+		assert_int_equal(fclose(out), 0);
+	}
+	for (int files = 16; files <= 17; files++) {
+		struct sb_session *s = sb_new();
+		struct sym_ctx *c = sym_new(NULL, "/nonexistent");
+		sym_use_cache(c, k);
+		for (int i = 0; i < files; i++) {
+			uint64_t base = 0x10000000ULL * (uint64_t)(i + 1);
+			assert_int_equal(sb_add_map(s, 7, base + va, 0x1000, off, 5, copy[i], NULL, 0, 0), 0);
+			const struct sb_map *m = sb_find_map(s, 7, base + va, 0);
+			assert_string_equal(sym_fn(c, sym_fn_of(c, m, base + spin_va))->name, "spin");
+		}
+		for (int i = 0; i < files; i++) {
+			uint64_t base = 0x10000000ULL * (uint64_t)(i + 1);
+			const struct sb_map *m = sb_find_map(s, 7, base + va, 0);
+			uint32_t fn = sym_fn_of(c, m, base + main_va);
+			assert_string_equal(sym_fn(c, fn)->name, "main");
+			assert_string_equal(sym_fn(c, fn)->module, strrchr(copy[i], '/') + 1);
+			assert_int_equal(sym_fn(c, fn)->start, main_va);
+		}
 		sym_free(c);
 		sb_free(s);
 	}
@@ -284,9 +368,11 @@ int main(void)
 		cmocka_unit_test(test_exec_after_mmaps),
 		cmocka_unit_test(test_demangle),
 		cmocka_unit_test(test_elf_symbols),
+		cmocka_unit_test(test_build_ids_copied),
 		cmocka_unit_test(test_sym_cache),
+		cmocka_unit_test(test_sym_cache_full),
 		cmocka_unit_test(test_ret_types),
 		cmocka_unit_test(test_uprobes_page),
 	};
-	return cmocka_run_group_tests(tests, NULL, NULL);
+	return cmocka_run_group_tests(tests, xp_test_tmp_setup, xp_test_tmp_teardown);
 }
