@@ -365,13 +365,19 @@ probe_xptrace:tiny__return 1000" "$(counts d1/perf.data)"
 # target's memory; a probe merely disabled (not closed) keeps it there and every call
 # still traps.  Read tiny's first byte through /proc/PID/mem: 0xcc while armed, the
 # file's own byte once the limit was reached, while the target still runs.
-mkfifo dfifo
-"$A" phases 100000 2 wait <dfifo >dw.out &
-dp=$!
-exec 8>dfifo
-for _ in $(seq 50); do grep -q "^tiny " dw.out && break; sleep 0.1; done
-addr=$(awk '$1 == "tiny" { print $2 }' dw.out)
-orig=$(byte "$dp" "$addr")
+# phases_wait N NAME: the program's 2 phases of N calls of tiny, each waiting for a byte
+# on fd 8 (FIFO NAME.fifo); sets pid, addr (tiny's) and orig (its first byte)
+phases_wait() {
+	mkfifo "$2.fifo"
+	"$A" phases "$1" 2 wait <"$2.fifo" >"$2.out" &
+	pid=$!
+	exec 8>"$2.fifo"
+	for _ in $(seq 50); do grep -q "^tiny " "$2.out" && break; sleep 0.1; done
+	addr=$(awk '$1 == "tiny" { print $2 }' "$2.out")
+	orig=$(byte "$pid" "$addr")
+}
+phases_wait 100000 dw
+dp=$pid
 timeout 300 "$XPTRACE" record -q -o dw -p "$dp" --probe tiny --probe-limit 1000 >/dev/null 2>dw.err &
 xp=$!
 check_eq "disarm: tiny's first byte is the breakpoint while armed (was $orig)" cc "$(byte "$dp" "$addr" cc 60)"
@@ -396,17 +402,12 @@ probe_xptrace:tiny__return 1000" "$(counts dw/perf.data)"
 # limit) and times when tiny's first byte is the file's again; -v says when the events
 # were closed: the byte is back in less than half that time (before, it took 3 of the 4
 # closes).
-mkfifo efifo
-"$A" phases 1000 2 wait <efifo >ew.out &
-ep=$!
-exec 8>efifo
-for _ in $(seq 50); do grep -q "^tiny " ew.out && break; sleep 0.1; done
-addr=$(awk '$1 == "tiny" { print $2 }' ew.out)
-orig=$(byte "$ep" "$addr")
+phases_wait 1000 ew
+ep=$pid
 timeout 300 "$XPTRACE" record -v -o ew -p "$ep" --probe tiny --probe-limit 1000 >/dev/null 2>ew.err &
 xq=$!
 check_eq "at once: armed" cc "$(byte "$ep" "$addr" cc 60)"
-flip=$(python3 - "$ep" "$addr" "$orig" efifo <<'PY'
+flip=$(python3 - "$ep" "$addr" "$orig" ew.fifo <<'PY'
 import sys, time
 pid, addr, want, fifo = sys.argv[1], int(sys.argv[2], 16), sys.argv[3], sys.argv[4]
 with open(fifo, "w") as go:

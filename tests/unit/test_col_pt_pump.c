@@ -240,6 +240,17 @@ static void test_bad_sizes(void **state)
 	assert_int_equal(col_pt_ring_init(&ring, a.page, DATA, a.aux, 3000, 0), -EINVAL);
 }
 
+/* A SAMPLE whose first field is its time (the layout r.time_off = 8 says). */
+static void put_sample(struct sim_cpu *s, uint64_t t)
+{
+	struct {
+		struct perf_event_header h;
+		uint64_t t;
+	} smp = { { PERF_RECORD_SAMPLE, 0, 16 }, t };
+
+	put_record(s, &smp, sizeof(smp));
+}
+
 /* Probe hits on two cpus (a call entered on one, returning on the other) reach the file
  * in the order of their times, not ring by ring; the AUX records are still counted. */
 static void test_samples_by_time(void **state)
@@ -260,15 +271,11 @@ static void test_samples_by_time(void **state)
 	setup_pump(&p, &r, rings, cpus, 2, 0, path);
 	r.time_off = 8;
 	assert_int_equal(pd_writer_add_attr(r.w, &attr, "intel_pt//u"), 0);
-	for (int i = 0; i < 2; i++) {
-		struct { struct perf_event_header h; uint64_t t; } smp = { { PERF_RECORD_SAMPLE, 0, 16 }, ta[i] };
-		put_record(&a, &smp, sizeof(smp));
-	}
+	for (int i = 0; i < 2; i++)
+		put_sample(&a, ta[i]);
 	sim_trace(&a, 100, 0);
-	for (int i = 0; i < 3; i++) {
-		struct { struct perf_event_header h; uint64_t t; } smp = { { PERF_RECORD_SAMPLE, 0, 16 }, tb[i] };
-		put_record(&b, &smp, sizeof(smp));
-	}
+	for (int i = 0; i < 3; i++)
+		put_sample(&b, tb[i]);
 	assert_int_equal(col_pt_drain(&p), 0);
 	assert_int_equal(p.st.records, 1);
 	assert_int_equal(pd_writer_close(r.w), 0);
