@@ -63,17 +63,17 @@ tids=$(perf script -i m/perf.data -F tid,event 2>/dev/null | awk '{ print $1 }' 
 check_eq "merged: one thread" 1 "$tids"
 
 # --- globs and SYM@MODULE ---
-"$XPTRACE" record -q -o g --probe 'getppid@libc.so.6,probe_*' -- "$PROGS/probe_calls" 1000 7 >/dev/null 2>&1
-check_eq "glob and libc by name: 1000 probe_empty, 7 getppid, no probe_label (no size)" \
-	"probe_xptrace:getppid 7
-probe_xptrace:getppid__return 7
+"$XPTRACE" record -q -o g --probe 'getsid@libc.so.6,probe_*' -- "$PROGS/probe_calls" 1000 7 >/dev/null 2>&1
+check_eq "glob and libc by name: 1000 probe_empty, 7 getsid, no probe_label (no size)" \
+	"probe_xptrace:getsid 7
+probe_xptrace:getsid__return 7
 probe_xptrace:probe_empty 1000
 probe_xptrace:probe_empty__return 1000" "$(counts g/perf.data)"
 perf_clean "glob" g/perf.data
 libc=$(ldd "$PROGS/probe_calls" | awk '$1 == "libc.so.6" { print $3 }')
-"$XPTRACE" record -q -o gp --probe "getppid@$libc" -- "$PROGS/probe_calls" 10 4 >/dev/null 2>&1
-check_eq "libc by path: 4 getppid" "probe_xptrace:getppid 4
-probe_xptrace:getppid__return 4" "$(counts gp/perf.data)"
+"$XPTRACE" record -q -o gp --probe "getsid@$libc" -- "$PROGS/probe_calls" 10 4 >/dev/null 2>&1
+check_eq "libc by path: 4 getsid" "probe_xptrace:getsid 4
+probe_xptrace:getsid__return 4" "$(counts gp/perf.data)"
 "$XPTRACE" record -q -o gs --probe "probe_empty@probe_calls,probe_empty" -- "$PROGS/probe_calls" 5 0 >/dev/null 2>&1
 check_eq "the program by basename, listed twice: probed once" "probe_xptrace:probe_empty 5
 probe_xptrace:probe_empty__return 5" "$(counts gs/perf.data)"
@@ -164,7 +164,7 @@ mkfifo fifo
 pp=$!
 exec 7>fifo
 for _ in $(seq 50); do grep -q ready p.out && break; sleep 0.1; done
-timeout 30 "$XPTRACE" record -o p -p "$pp" --probe 'probe_empty,getppid@libc.so.6' >/dev/null 2>p.err &
+timeout 30 "$XPTRACE" record -o p -p "$pp" --probe 'probe_empty,getsid@libc.so.6' >/dev/null 2>p.err &
 xp=$!
 armed p.err
 echo go >&7
@@ -172,8 +172,8 @@ exec 7>&-
 wait "$pp"
 wait "$xp"
 check_eq "-p: record exits 0 when the process ends" 0 $?
-check_eq "-p: 300 probe_empty, 3 getppid" "probe_xptrace:getppid 3
-probe_xptrace:getppid__return 3
+check_eq "-p: 300 probe_empty, 3 getsid" "probe_xptrace:getsid 3
+probe_xptrace:getsid__return 3
 probe_xptrace:probe_empty 300
 probe_xptrace:probe_empty__return 300" "$(counts p/perf.data)"
 perf_clean "-p" p/perf.data
@@ -226,10 +226,10 @@ done
 
 # --- the ASan build on the same recording ---
 if [ -x "$XPTRACE_ASAN" ]; then
-	"$XPTRACE_ASAN" record -q -o a --probe 'probe_*,getppid@libc.so.6' -g -- "$PROGS/probe_calls" 50 2 >/dev/null 2>"$TMP/a.err"
+	"$XPTRACE_ASAN" record -q -o a --probe 'probe_*,getsid@libc.so.6' -g -- "$PROGS/probe_calls" 50 2 >/dev/null 2>"$TMP/a.err"
 	check_eq "asan: record exits 0, nothing reported" "0 " "$? $(cat "$TMP/a.err")"
-	check_eq "asan: counts" "probe_xptrace:getppid 2
-probe_xptrace:getppid__return 2
+	check_eq "asan: counts" "probe_xptrace:getsid 2
+probe_xptrace:getsid__return 2
 probe_xptrace:probe_empty 50
 probe_xptrace:probe_empty__return 50" "$(counts a/perf.data)"
 fi

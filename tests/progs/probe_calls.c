@@ -1,6 +1,8 @@
 /* A call-heavy workload for probes: N calls to probe_empty (an almost empty function,
- * what bench/probe-overhead divides by) and K calls to libc's getppid (a libc function
- * glibc itself does not call, so a probe on it counts exactly K).
+ * what bench/probe-overhead divides by) and K calls to libc's getsid (a libc function
+ * glibc itself does not call, so a probe on it counts exactly K; not getppid, which
+ * selftest's workload calls: a cpu-wide probe traps in every process mapping libc, and
+ * a step trace of a program running into another tool's uprobe goes wrong).
  *
  * usage: probe_calls N K [wait|hop]
  *   wait: print "ready", then read one byte from stdin before calling (for -p attach)
@@ -72,6 +74,6 @@ int main(int argc, char **argv)
 			probe_empty(i);
 	}
 	for (long i = 0; i < k; i++)
-		sink += getppid();
+		sink += getsid(0);
 	return 0;
 }
