@@ -12,7 +12,6 @@
 #include <sys/prctl.h>
 #include <sys/stat.h>
 #include <sys/wait.h>
-#include <time.h>
 #include <unistd.h>
 
 #include "record/rec.h"
@@ -21,6 +20,7 @@
 #include "record/rec_probe.h"
 #include "record/hw/x86_pt_attr.h"
 #include "cli/xp_cli.h"
+#include "util/xp_clock.h"
 #include "util/xp_err.h"
 
 #define USAGE                                                                                   \
@@ -945,18 +945,10 @@ static int run(int argc, char **argv)
 	} else if (o.cmd && (e = spawn(&r)) < 0) {
 		goto out;
 	}
-	{
-		struct timespec ts;
-		clock_gettime(CLOCK_MONOTONIC, &ts);
-		if (r.probes)
-			r.probes->t0 = (uint64_t)ts.tv_sec * 1000000000ull + (uint64_t)ts.tv_nsec;
-	}
-	if (o.duration > 0) {
-		struct timespec ts;
-		clock_gettime(CLOCK_MONOTONIC, &ts);
-		r.deadline_ns = (uint64_t)ts.tv_sec * 1000000000ull + (uint64_t)ts.tv_nsec +
-				(uint64_t)(o.duration * 1e9);
-	}
+	if (r.probes)
+		r.probes->t0 = xp_now_ns();
+	if (o.duration > 0)
+		r.deadline_ns = xp_now_ns() + (uint64_t)(o.duration * 1e9);
 	e = mode->run(&r);
 out:
 	if (r.probes && !r.exec_failed && rec_probes_report(r.probes, &r) < 0)

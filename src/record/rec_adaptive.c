@@ -6,13 +6,13 @@
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
-#include <time.h>
 #include <unistd.h>
 
 #include "perfdata/pd_read.h"
 #include "record/rec.h"
 #include "record/rec_probe.h"
 #include "session/sym_find.h"
+#include "util/xp_clock.h"
 #include "util/xp_grow.h"
 #include "util/xp_map.h"
 #include "util/xp_maps.h"
@@ -64,14 +64,6 @@ struct rec_adp {
 	struct pd_attr sattr;	/* the sampling event's layout */
 	int have_sattr;
 };
-
-static uint64_t now_ns(void)
-{
-	struct timespec ts;
-
-	clock_gettime(CLOCK_MONOTONIC, &ts);
-	return (uint64_t)ts.tv_sec * 1000000000ull + (uint64_t)ts.tv_nsec;
-}
 
 int rec_adp_new(struct rec_adp **out)
 {
@@ -377,14 +369,14 @@ static int over_budget(struct rec_adp *a, struct rec *r)
 	a->room = UINT64_MAX;
 	if (!r->opts->max_overhead || !p->cal_runs)
 		return 0;
-	cost = rec_probes_cost(p, now_ns());
+	cost = rec_probes_cost(p, xp_now_ns());
 	cpu = target_cpu_ns(r->target);
 	budget = (uint64_t)r->opts->max_overhead * (cpu > cost ? cpu - cost : 0) / 100;
 	a->room = budget > cost ? budget - cost : 0;
 	if (cost <= budget)
 		return 0;
 	for (int i = 0; i < p->nfn; i++)
-		rec_probes_disarm(p, i, now_ns());
+		rec_probes_disarm(p, i, xp_now_ns());
 	return 1;
 }
 
@@ -414,7 +406,7 @@ static int rearm(struct rec_adp *a, struct rec *r, uint64_t now)
 int rec_adp_tick(struct rec_adp *a, struct rec *r)
 {
 	const struct rec_opts *o = r->opts;
-	uint64_t now = now_ns();
+	uint64_t now = xp_now_ns();
 	size_t n = a->nfn;
 	int e = 0, over = over_budget(a, r);
 
@@ -446,7 +438,7 @@ int rec_adp_tick(struct rec_adp *a, struct rec *r)
 	 * kernel's global trace-event mutex, which closing any uprobe event elsewhere (the
 	 * calibration's, a disarmed probe's, another tool's) holds for ~80 ms.  A probe
 	 * armed late must still get a whole interval of hits before it is walked. */
-	a->next_tick = now_ns() + (uint64_t)o->adaptive_interval_ms * 1000000ull;
+	a->next_tick = xp_now_ns() + (uint64_t)o->adaptive_interval_ms * 1000000ull;
 	return e;
 }
 

@@ -49,6 +49,7 @@
 #include "perfdata/pd_write.h"
 #include "record/rec.h"
 #include "record/ring.h"
+#include "util/xp_clock.h"
 #include "util/xp_err.h"
 
 #define CAL_RUNS 2000
@@ -81,14 +82,6 @@ static const struct {
 	[REC_CAL_EMULATED] = { "rec_calib_emulated", rec_calib_emulated, rec_calib_emulated_twin },
 	[REC_CAL_STEPPED] = { "rec_calib_stepped", rec_calib_stepped, rec_calib_stepped_twin },
 };
-
-static uint64_t mono(void)
-{
-	struct timespec ts;
-
-	clock_gettime(CLOCK_MONOTONIC, &ts);
-	return (uint64_t)ts.tv_sec * 1000000000ull + (uint64_t)ts.tv_nsec;
-}
 
 struct cal_out {
 	int err;	/* positive errno, 0 when measured */
@@ -199,11 +192,11 @@ static void measure(const struct rec_probes *p, int c, struct cal_out *out)
 	ioctl(fd[0], PERF_EVENT_IOC_ENABLE, 0);
 	ioctl(fd[1], PERF_EVENT_IOC_ENABLE, 0);
 	for (int i = 0; i < CAL_RUNS; i++) {
-		uint64_t m1 = mono(), m2, m3;
+		uint64_t m1 = xp_now_ns(), m2, m3;
 		cal_routine[c].probed();
-		m2 = mono();
+		m2 = xp_now_ns();
 		cal_routine[c].twin();
-		m3 = mono();
+		m3 = xp_now_ns();
 		/* may wrap below 0 on a preempted unprobed call: sorts last, as it should */
 		call[i] = (m2 - m1) - (m3 - m2);
 		if ((i + 1) % CAL_BATCH == 0)

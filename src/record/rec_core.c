@@ -15,6 +15,7 @@
 
 #include "arch/x86_64/x86_regs.h"
 #include "record/ring.h"
+#include "util/xp_clock.h"
 #include "util/xp_err.h"
 
 volatile sig_atomic_t rec_stop_requested;
@@ -77,20 +78,12 @@ int rec_wait(struct pollfd *pfd, unsigned long n, int timeout_ms)
 	return r;
 }
 
-static uint64_t now_ns(void)
-{
-	struct timespec ts;
-
-	clock_gettime(CLOCK_MONOTONIC, &ts);
-	return (uint64_t)ts.tv_sec * 1000000000ull + (uint64_t)ts.tv_nsec;
-}
-
 void rec_started(struct rec *r)
 {
 	const struct rec_opts *o = r->opts;
 
 	if (o->duration > 0)
-		r->deadline_ns = now_ns() + (uint64_t)(o->duration * 1e9);
+		r->deadline_ns = xp_now_ns() + (uint64_t)(o->duration * 1e9);
 	if (o->quiet || o->cmd || o->pid)
 		return;
 	if (o->duration > 0)
@@ -124,7 +117,7 @@ int rec_should_stop(struct rec *r)
 		r->target_done = 1;
 		return 1;
 	}
-	if (r->deadline_ns && now_ns() >= r->deadline_ns)
+	if (r->deadline_ns && xp_now_ns() >= r->deadline_ns)
 		return 1;
 	return 0;
 }

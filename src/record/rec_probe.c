@@ -11,12 +11,12 @@
 #include <sys/ioctl.h>
 #include <sys/mman.h>
 #include <sys/wait.h>
-#include <time.h>
 #include <unistd.h>
 
 #include "arch/x86_64/x86_regs.h"
 #include "record/rec.h"
 #include "session/sym_find.h"
+#include "util/xp_clock.h"
 #include "util/xp_err.h"
 #include "util/xp_grow.h"
 
@@ -332,14 +332,6 @@ static int fn_attrs(struct rec_probes *p, struct rec *r, struct rec_probe_fn *fn
 	return 0;
 }
 
-static uint64_t now_ns(void)
-{
-	struct timespec ts;
-
-	clock_gettime(CLOCK_MONOTONIC, &ts);
-	return (uint64_t)ts.tv_sec * 1000000000ull + (uint64_t)ts.tv_nsec;
-}
-
 int rec_probes_add_attrs(struct rec_probes *p, struct rec *r, const struct perf_event_attr *leader)
 {
 	const struct rec_opts *o = r->opts;
@@ -459,7 +451,7 @@ int rec_probes_arm(struct rec_probes *p, struct rec *r, const char *path,
 	fn_enable(&p->fn[i], 1);
 	/* once every event is enabled: the window's counts are exact from here, and the
 	 * hits before it are dropped (rec_probes_hit) */
-	p->fn[i].armed = now_ns();
+	p->fn[i].armed = xp_now_ns();
 	return i;
 }
 
@@ -487,7 +479,7 @@ int rec_probes_rearm(struct rec_probes *p, struct rec *r, int i)
 		if ((e = fn_open(p, r, i, &p->tgt[t])) < 0)
 			return e;
 	fn_enable(fn, 1);
-	fn->armed = now_ns();
+	fn->armed = xp_now_ns();
 	return 1;
 }
 
@@ -497,7 +489,7 @@ void rec_probes_enable(struct rec_probes *p, int on)
 
 	for (int i = 0; p && i < p->nfn; i++)
 		fn_enable(&p->fn[i], on);
-	t = now_ns();
+	t = xp_now_ns();
 	for (int i = 0; p && on && i < p->nfn; i++)
 		p->fn[i].armed = t;
 	if (p && on)

@@ -10,10 +10,10 @@
 #include <stdlib.h>
 #include <string.h>
 #include <sys/ioctl.h>
-#include <time.h>
 #include <unistd.h>
 
 #include "record/rec.h"
+#include "util/xp_clock.h"
 
 int rec_probes_which(const struct rec_probes *p, const struct perf_event_header *h, int *fn,
 		     int *ret)
@@ -32,14 +32,6 @@ int rec_probes_which(const struct rec_probes *p, const struct perf_event_header 
 	return 0;
 }
 
-static uint64_t now_ns(void)
-{
-	struct timespec ts;
-
-	clock_gettime(CLOCK_MONOTONIC, &ts);
-	return (uint64_t)ts.tv_sec * 1000000000ull + (uint64_t)ts.tv_nsec;
-}
-
 struct close_job {
 	int fd;
 	struct rec_probe_closing *cl;
@@ -48,7 +40,7 @@ struct close_job {
 static void closed(struct rec_probe_closing *cl)
 {
 	if (cl && atomic_fetch_sub(&cl->left, 1) == 1) {
-		atomic_store(&cl->end, now_ns());
+		atomic_store(&cl->end, xp_now_ns());
 		atomic_store(&cl->done, 1);
 	}
 }
@@ -69,7 +61,7 @@ void rec_probes_close_fds(const int *fds, int n, int wait, struct rec_probe_clos
 	char *started = calloc((size_t)(n ? n : 1), 1);
 
 	if (cl) {
-		atomic_store(&cl->end, n ? 0 : now_ns());
+		atomic_store(&cl->end, n ? 0 : xp_now_ns());
 		atomic_store(&cl->done, !n);
 		atomic_store(&cl->left, n);
 	}
@@ -104,7 +96,7 @@ static void disarm(struct rec_probes *p, struct rec_probe_fn *fn, uint64_t t)
 	for (int k = 0; k < fn->nfds; k++)
 		ioctl(fn->fds[k], PERF_EVENT_IOC_DISABLE, 0);
 	fn->unpatch_err = rec_probes_unpatch(p, fn);
-	fn->unpatched = fn->unpatch_err ? 0 : now_ns();
+	fn->unpatched = fn->unpatch_err ? 0 : xp_now_ns();
 	if (!fn->closing)
 		fn->closing = calloc(1, sizeof(*fn->closing));
 	rec_probes_close_fds(fn->fds, fn->nfds, 0, fn->closing);

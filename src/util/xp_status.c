@@ -4,19 +4,12 @@
 #include <stdint.h>
 #include <stdio.h>
 #include <stdlib.h>
-#include <time.h>
 #include <unistd.h>
+
+#include "util/xp_clock.h"
 
 static int on, shown;
 static uint64_t t0, next, every = 250;
-
-static uint64_t now_ms(void)
-{
-	struct timespec ts;
-
-	clock_gettime(CLOCK_MONOTONIC, &ts);
-	return (uint64_t)ts.tv_sec * 1000 + (uint64_t)ts.tv_nsec / 1000000;
-}
 
 void xp_status_start(int want, unsigned delay_ms)
 {
@@ -27,18 +20,18 @@ void xp_status_start(int want, unsigned delay_ms)
 		delay_ms = every = (unsigned)strtoul(env, NULL, 10);
 	on = want && isatty(STDERR_FILENO);
 	shown = 0;
-	t0 = now_ms();
+	t0 = xp_now_ns() / 1000000;
 	next = t0 + delay_ms;
 }
 
 int xp_status_due(void)
 {
-	return on && now_ms() >= next;
+	return on && xp_now_ns() / 1000000 >= next;
 }
 
 double xp_status_elapsed(void)
 {
-	return (double)(now_ms() - t0) / 1000.0;
+	return (double)(xp_now_ns() / 1000000 - t0) / 1000.0;
 }
 
 void xp_status_show(const char *fmt, ...)
@@ -55,7 +48,7 @@ void xp_status_show(const char *fmt, ...)
 	fprintf(stderr, "\rxptrace: %s\033[K", line);
 	fflush(stderr);
 	shown = 1;
-	next = now_ms() + every;
+	next = xp_now_ns() / 1000000 + every;
 }
 
 void xp_status_clear(void)

@@ -18,6 +18,7 @@
 #include "record/dbt/dbt_conv.h"
 #include "record/rec.h"
 #include "perfdata/pd_write.h"
+#include "util/xp_clock.h"
 #include "util/xp_err.h"
 
 #define DBT_TOOL_FILE "xptdbt-amd64-linux"
@@ -182,14 +183,6 @@ static void remove_raw(const char *dir)
 	rmdir(dir);
 }
 
-static uint64_t now_ns(void)
-{
-	struct timespec ts;
-
-	clock_gettime(CLOCK_MONOTONIC, &ts);
-	return (uint64_t)ts.tv_sec * 1000000000ull + (uint64_t)ts.tv_nsec;
-}
-
 /* Waits for valgrind; --duration and xptrace's own SIGINT/SIGTERM end it with SIGTERM
  * (valgrind still runs the tool's end: the stream is complete up to there). */
 static int wait_command(struct rec *r)
@@ -204,7 +197,7 @@ static int wait_command(struct rec *r)
 			break;
 		if (p < 0 && errno != EINTR)
 			return -errno;
-		if (!termed && (rec_stop_requested || (r->deadline_ns && now_ns() >= r->deadline_ns))) {
+		if (!termed && (rec_stop_requested || (r->deadline_ns && xp_now_ns() >= r->deadline_ns))) {
 			kill(r->child, SIGTERM);
 			r->stopped_by_us = 1;
 			termed = 1;

@@ -6,6 +6,7 @@
 #include <sys/wait.h>
 
 #include "record/step/stp_int.h"
+#include "util/xp_clock.h"
 
 /* Instructions emulated in one stop at most (bounds a stop's latency, and ends loops
  * that run forever inside emulated code). */
@@ -146,7 +147,7 @@ static void count_blocker(struct stp *s, unsigned id)
 
 int stp_on_breakpoint(struct stp *s, struct stp_thr *t, struct user_regs_struct *r)
 {
-	uint64_t time = stp_now_ns();
+	uint64_t time = xp_now_ns();
 	const struct stp_bp *b = stp_bp_find(t->mm, x86_isa_bp_addr(r));
 	int err;
 

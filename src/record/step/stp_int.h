@@ -161,7 +161,6 @@ void stp_forget_code(struct stp_mm *m, uint64_t addr, uint64_t len);
 void stp_mm_disarm(struct stp_mm *m);
 
 /* stp_threads.c: threads and their events */
-uint64_t stp_now_ns(void);
 struct stp_thr *stp_thr_find(struct stp *s, pid_t tid);
 struct stp_thr *stp_thr_add(struct stp *s, pid_t tid);
 void stp_thr_del(struct stp *s, struct stp_thr *t);

@@ -4,21 +4,13 @@
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
-#include <time.h>
 #include <unistd.h>
 #include <sys/prctl.h>
 #include <sys/ptrace.h>
 #include <sys/syscall.h>
 
 #include "record/step/stp_int.h"
-
-uint64_t stp_now_ns(void)
-{
-	struct timespec ts;
-
-	clock_gettime(CLOCK_MONOTONIC, &ts);
-	return (uint64_t)ts.tv_sec * 1000000000ull + (uint64_t)ts.tv_nsec;
-}
+#include "util/xp_clock.h"
 
 struct stp_thr *stp_thr_find(struct stp *s, pid_t tid)
 {
@@ -59,7 +51,7 @@ int stp_emit(struct stp *s, struct stp_thr *t, struct stp_event *ev)
 	ev->pid = t->pid;
 	ev->tid = t->tid;
 	if (!ev->time)
-		ev->time = stp_now_ns();
+		ev->time = xp_now_ns();
 	ev->user = &t->user;
 	rc = s->o.fn(s->o.ctx, ev);
 	if (rc && !s->error)
@@ -86,7 +78,7 @@ void stp_go_on(struct stp *s, struct stp_thr *t, uint64_t ip)
 
 	if (!at)
 		return;
-	ev.time = stp_now_ns();
+	ev.time = xp_now_ns();
 	stp_sync_enable(s, t, ev.time);
 	if (!t->enabled)
 		return;

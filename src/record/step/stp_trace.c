@@ -13,6 +13,7 @@
 #include <sys/wait.h>
 
 #include "record/step/stp_int.h"
+#include "util/xp_clock.h"
 
 #define TRACE_OPTIONS (PTRACE_O_TRACESYSGOOD | PTRACE_O_TRACEEXEC | PTRACE_O_TRACECLONE | \
 		       PTRACE_O_TRACEFORK | PTRACE_O_TRACEVFORK)
@@ -67,7 +68,7 @@ static int on_fatal(struct stp *s, struct stp_thr *t, int sig, struct user_regs_
 		if (si.si_code > 0)
 			ev.to = (uint64_t)(uintptr_t)si.si_addr;
 	}
-	ev.time = stp_now_ns();
+	ev.time = xp_now_ns();
 	if (si.si_code > 0)
 		stp_sync_enable(s, t, ev.time);	/* back from a syscall, it ran up to here */
 	ev.taken = si.si_code > 0 && t->enabled;
@@ -103,7 +104,7 @@ static int on_signal(struct stp *s, struct stp_thr *t, int sig, struct user_regs
 	if (ptrace(PTRACE_GETREGS, t->tid, 0, r) < 0)
 		return -errno;
 	ev.to = x86_isa_ip(r);
-	ev.time = stp_now_ns();
+	ev.time = xp_now_ns();
 	if (t->pending) {
 		/* back from a syscall straight into the handler: tracing resumes there */
 		t->pending = 0;
@@ -131,7 +132,7 @@ static int on_syscall(struct stp *s, struct stp_thr *t, struct user_regs_struct 
 {
 	struct __ptrace_syscall_info si;
 	struct stp_event ev = { 0 };
-	uint64_t time = stp_now_ns();
+	uint64_t time = xp_now_ns();
 
 	s->st.syscall_stops++;
 	if (ptrace(PTRACE_GET_SYSCALL_INFO, t->tid, (void *)sizeof(si), &si) <= 0)
@@ -561,7 +562,7 @@ int stp_run(struct stp *s)
 			s->error = -EINTR;
 			break;
 		}
-		if (s->o.deadline_ns && stp_now_ns() >= s->o.deadline_ns) {
+		if (s->o.deadline_ns && xp_now_ns() >= s->o.deadline_ns) {
 			if ((s->error = detach_all(s)) < 0)
 				break;
 			return 0;
