@@ -2,7 +2,6 @@
 #include "record/col_pt_pump.h"
 
 #include <errno.h>
-#include <stdlib.h>
 #include <string.h>
 
 int col_pt_ring_init(struct col_pt_ring *pr, void *base, size_t data_bytes, void *aux,
@@ -44,32 +43,16 @@ static int write_chunk(void *ctx, const struct ring_aux_chunk *ch)
 	return 0;
 }
 
+static void note_aux(void *st, const struct perf_event_header *h)
+{
+	ring_aux_note_record(st, h, h->size);
+}
+
 int col_pt_drain_data(struct col_pt_pump *p)
 {
-	struct ring *one[8], **v = p->n <= 8 ? one : malloc((size_t)p->n * sizeof(*v));
-	int e = 0;
+	int e = p->n ? rec_take_round(p->r, &p->rings[0].ring, sizeof(*p->rings), p->n, note_aux,
+				      &p->st) : 0;
 
-	if (!v)
-		return -ENOMEM;
-	/* the sideband ring by ring, then the samples (probe hits) of all in time order */
-	for (int i = 0; i < p->n; i++)
-		ring_begin(v[i] = &p->rings[i].ring);
-	for (int i = 0; e == 0 && i < p->n; i++) {
-		const struct perf_event_header *h;
-
-		while (e == 0 && (h = ring_next(v[i])))
-			if (h->type != PERF_RECORD_SAMPLE) {
-				ring_aux_note_record(&p->st, h, h->size);
-				e = rec_record(p->r, h);
-			}
-		ring_rewind(v[i]);
-	}
-	if (e == 0)
-		e = rec_take_samples(p->r, v, p->n);
-	for (int i = 0; i < p->n; i++)
-		ring_end(v[i]);
-	if (v != one)
-		free(v);
 	return e < 0 ? -EIO : 0;
 }
 

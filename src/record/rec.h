@@ -195,9 +195,13 @@ void rec_started(struct rec *r);
 int rec_should_stop(struct rec *r);
 /* One kernel record from a ring: snapshot for executable MMAP2, counters, written. */
 int rec_record(struct rec *r, const struct perf_event_header *h);
-/* The SAMPLE records of every ring, from where each is to its head (ring_begin), through
- * rec_record() in the order of their times.  0 or the first error. */
-int rec_take_samples(struct rec *r, struct ring *const *rings, int n);
+/* One pass over rings 0..n-1 (ring_at(first, stride, i): the collectors' per-cpu
+ * structs), each to its head as taken now: every record but the samples ring by ring
+ * (each also handed to `note`, when not NULL), then the samples of all in the order of
+ * their times, through rec_record().  1 when a ring had data, 0 when none, or the first
+ * error (negative). */
+int rec_take_round(struct rec *r, struct ring *first, size_t stride, int n,
+		   void (*note)(void *ctx, const struct perf_event_header *h), void *ctx);
 /* Ends a pass over every ring (PERF_RECORD_FINISHED_ROUND when something was written). */
 int rec_round(struct rec *r);
 /* Snapshots the mapping an MMAP2 record describes when it is executable. */

@@ -212,7 +212,7 @@ uint64_t rec_probes_cost(struct rec_probes *p, uint64_t now)
  * return recorded, its entry not: the kernel diverts the return of every call made
  * while the return event is open, enabled or not.  So a return is kept once its thread
  * had an entry in the window (read before it: the rings' samples come in time order,
- * rec_take_samples). */
+ * rec_take_round). */
 static int in_window(struct rec_probe_fn *fn, uint64_t t, int ret, uint32_t tid)
 {
 	uint64_t v;

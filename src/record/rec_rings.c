@@ -4,7 +4,6 @@
 #include <errno.h>
 #include <poll.h>
 #include <stdlib.h>
-#include <string.h>
 #include <sys/ioctl.h>
 #include <sys/mman.h>
 #include <sys/syscall.h>
@@ -32,48 +31,11 @@ int rec_ring_map(struct rec_ring *rg, int fd, int cpu, size_t data_pages)
 	return 0;
 }
 
-/* One pass over rg's round: every record but the samples. */
-static int take_sideband(struct rec *r, struct ring *rg)
-{
-	const struct perf_event_header *h;
-	int e = 0;
-
-	while (e == 0 && (h = ring_next(rg)))
-		if (h->type != PERF_RECORD_SAMPLE)
-			e = rec_record(r, h);
-	return e;
-}
-
-/* Two passes over a round: the sideband (mmap, comm, fork, lost...) of every ring, then
- * the samples of all, in time order (rec_take_samples).  Readers order a round by time
- * (perf's ordered events, pd_read's queue), so the file means the same; but when the disk fills up in the middle of a round, what
- * is kept still holds the mappings that name its samples: drained ring by ring, a 700 KB
- * disk once kept 104 samples of one CPU's ring and no mmap, which was in the next.  The
- * heads are all taken first: a record is in this round when it was written before its
- * ring's head was taken, so with the heads taken within a few ns of each other, no call
- * can enter on one cpu after its head was taken and return on another before its. */
 int rec_rings_drain(struct rec *r, struct rec_ring *rings, int n)
 {
-	struct ring *one[8], **v = n <= 8 ? one : malloc((size_t)n * sizeof(*v));
-	int any = 0, e = 0;
+	int e = n ? rec_take_round(r, &rings[0].ring, sizeof(*rings), n, NULL, NULL) : 0;
 
-	if (!v)
-		return -ENOMEM;
-	for (int i = 0; i < n; i++)
-		any |= ring_begin(v[i] = &rings[i].ring) != 0;
-	for (int i = 0; e == 0 && i < n; i++) {
-		e = take_sideband(r, v[i]);
-		ring_rewind(v[i]);
-	}
-	if (e == 0)
-		e = rec_take_samples(r, v, n);
-	for (int i = 0; i < n; i++)
-		ring_end(v[i]);
-	if (v != one)
-		free(v);
-	if (e == 0 && any)
-		e = rec_round(r);
-	return e;
+	return e > 0 ? rec_round(r) : e;
 }
 
 int rec_rings_run(struct rec *r, struct rec_ring *rings, int nrings, const int *fds, int nfds,

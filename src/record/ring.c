@@ -97,6 +97,7 @@ int ring_error(const struct ring *r)
 struct head {
 	const struct perf_event_header *h;
 	uint64_t t;
+	struct ring *rg;
 	int ring;
 };
 
@@ -105,11 +106,11 @@ static int before(const struct head *a, const struct head *b)
 	return a->t != b->t ? a->t < b->t : a->ring < b->ring;
 }
 
-static void next_sample(struct ring *const *rings, size_t time_off, struct head *hd)
+static void next_sample(size_t time_off, struct head *hd)
 {
 	const struct perf_event_header *h;
 
-	while ((h = ring_next(rings[hd->ring])) && h->type != PERF_RECORD_SAMPLE)
+	while ((h = ring_next(hd->rg)) && h->type != PERF_RECORD_SAMPLE)
 		;
 	hd->h = h;
 	hd->t = 0;
@@ -136,7 +137,7 @@ static void sift_down(struct head *heap, int n, int i)
 	}
 }
 
-int ring_merge_samples(struct ring *const *rings, int n, size_t time_off,
+int ring_merge_samples(struct ring *first, size_t stride, int n, size_t time_off,
 		       int (*fn)(void *ctx, const struct perf_event_header *h), void *ctx)
 {
 	struct head one[8], *heap = n <= 8 ? one : malloc((size_t)n * sizeof(*heap));
@@ -146,14 +147,15 @@ int ring_merge_samples(struct ring *const *rings, int n, size_t time_off,
 		return -ENOMEM;
 	for (int i = 0; i < n; i++) {
 		heap[nh].ring = i;
-		next_sample(rings, time_off, &heap[nh]);
+		heap[nh].rg = ring_at(first, stride, i);
+		next_sample(time_off, &heap[nh]);
 		nh += heap[nh].h != NULL;
 	}
 	for (int i = nh / 2 - 1; i >= 0; i--)
 		sift_down(heap, nh, i);
 	while (e == 0 && nh > 0) {
 		e = fn(ctx, heap[0].h);
-		next_sample(rings, time_off, &heap[0]);
+		next_sample(time_off, &heap[0]);
 		if (!heap[0].h)
 			heap[0] = heap[--nh];
 		sift_down(heap, nh, 0);

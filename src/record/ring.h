@@ -46,12 +46,19 @@ const struct perf_event_header *ring_next(struct ring *r);
 void ring_rewind(struct ring *r);
 void ring_end(struct ring *r);
 int ring_error(const struct ring *r);
-/* Calls fn(ctx, h) on the SAMPLE records of rings[0..n), each from where it is to its
- * head, in the order of the u64 time at byte time_off of each record: every ring is in
- * time order, a heap of their next samples merges them.  Equal times (and time_off
- * SIZE_MAX: no times, or a record too short for one, time 0) go lower ring first.
- * Other records are passed over.  Returns fn's first non-zero value, -ENOMEM, or 0. */
-int ring_merge_samples(struct ring *const *rings, int n, size_t time_off,
+/* Ring i of an array whose elements hold a ring `stride` bytes apart (a member of the
+ * collectors' per-cpu structs), from the first one's ring. */
+static inline struct ring *ring_at(struct ring *first, size_t stride, int i)
+{
+	return (struct ring *)((char *)first + (size_t)i * stride);
+}
+/* Calls fn(ctx, h) on the SAMPLE records of rings 0..n-1 (ring_at), each from where it
+ * is to its head, in the order of the u64 time at byte time_off of each record: every
+ * ring is in time order, a heap of their next samples merges them.  Equal times (and
+ * time_off SIZE_MAX: no times, or a record too short for one, time 0) go lower ring
+ * first.  Other records are passed over.  Returns fn's first non-zero value, -ENOMEM,
+ * or 0. */
+int ring_merge_samples(struct ring *first, size_t stride, int n, size_t time_off,
 		       int (*fn)(void *ctx, const struct perf_event_header *h), void *ctx);
 
 /* The barriers, shared with the AUX consumer: head is written by the kernel (or a

@@ -314,8 +314,7 @@ static int see(void *ctx, const struct perf_event_header *h)
 static void test_merge_samples(void **state)
 {
 	static struct sim a, b, c;
-	struct ring ra, rb, rc;
-	struct ring *v[3] = { &ra, &rb, &rc };
+	static struct ring rg[3];	/* a, b, c */
 	struct seen got = { .stop_at = -1 };
 	const uint64_t want[] = { 0, 1, 2, 3, 4, 5, 6, 7, 7 }, ring_order[] = { 1, 4, 5, 7, 0, 2, 3, 6, 7 };
 
@@ -335,27 +334,27 @@ static void test_merge_samples(void **state)
 	produce_at(&b, PERF_RECORD_SAMPLE, 32, 7);
 	publish(&a);
 	publish(&b);
-	assert_int_equal(ring_init(&ra, a.mem, DATA), 0);
-	assert_int_equal(ring_init(&rb, b.mem, DATA), 0);
-	assert_int_equal(ring_init(&rc, c.mem, DATA), 0);
+	assert_int_equal(ring_init(&rg[0], a.mem, DATA), 0);
+	assert_int_equal(ring_init(&rg[1], b.mem, DATA), 0);
+	assert_int_equal(ring_init(&rg[2], c.mem, DATA), 0);
 	for (int i = 0; i < 3; i++)
-		ring_begin(v[i]);
-	assert_int_equal(ring_merge_samples(v, 3, 8, see, &got), 0);
+		ring_begin(&rg[i]);
+	assert_int_equal(ring_merge_samples(rg, sizeof(rg[0]), 3, 8, see, &got), 0);
 	assert_int_equal(got.n, 9);
 	assert_memory_equal(got.t, want, sizeof(want));
 	assert_int_equal(got.size[7], 24);	/* a's 7 before b's */
 	assert_int_equal(got.size[8], 32);
 	for (int i = 0; i < 3; i++)
-		ring_rewind(v[i]);
+		ring_rewind(&rg[i]);
 	got = (struct seen){ .stop_at = -1 };
-	assert_int_equal(ring_merge_samples(v, 3, SIZE_MAX, see, &got), 0);
+	assert_int_equal(ring_merge_samples(rg, sizeof(rg[0]), 3, SIZE_MAX, see, &got), 0);
 	assert_int_equal(got.n, 9);
 	assert_memory_equal(got.t, ring_order, sizeof(ring_order));
 	/* the callback's error ends the merge, and is returned */
 	for (int i = 0; i < 3; i++)
-		ring_rewind(v[i]);
+		ring_rewind(&rg[i]);
 	got = (struct seen){ .stop_at = 3 };
-	assert_int_equal(ring_merge_samples(v, 3, 8, see, &got), -42);
+	assert_int_equal(ring_merge_samples(rg, sizeof(rg[0]), 3, 8, see, &got), -42);
 	assert_int_equal(got.n, 3);
 }
 
