@@ -381,10 +381,10 @@ static int over_budget(struct rec_adp *a, struct rec *r)
 }
 
 /* Probes the budget disarmed are armed again once it has room for what the last window
- * cost (its hits and the traps until its events were closed), each after a pause that
- * doubles with its windows (one interval, then two, four...): a function whose probe
- * costs more than its work gets short windows further and further apart, exact counts
- * in each, and at most REC_PROBE_WINDOWS of them. */
+ * cost (its hits and the traps until its breakpoint left the target), each after a
+ * pause that doubles with its windows (one interval, then two, four...): a function
+ * whose probe costs more than its work gets short windows further and further apart,
+ * exact counts in each, and at most REC_PROBE_WINDOWS of them. */
 static int rearm(struct rec_adp *a, struct rec *r, uint64_t now)
 {
 	struct rec_probes *p = r->probes;

@@ -102,10 +102,11 @@ struct rec_probe_fn {
 	struct xp_map entered;
 	int *fds;		/* its open events, closed when it is disarmed */
 	int nfds, capfds;
-	/* After a disarm the target still traps until the kernel has closed every event
-	 * of the probe (~80 ms each, one after the other machine-wide): that cost, which
-	 * no hit shows, is estimated from the window's rate of hits and the time the
-	 * closes took, and charged to the budget (rec_probes_cost). */
+	/* After a disarm the target still traps until its breakpoint is written out
+	 * (rec_probes_unpatch), or where that fails until the kernel has closed every
+	 * event of the probe (~80 ms each, one after the other machine-wide): that cost,
+	 * which no hit shows, is estimated from the window's rate of hits over that time,
+	 * and charged to the budget (rec_probes_cost). */
 	struct rec_probe_closing *closing;	/* NULL before the first disarm */
 	int charging;		/* the last window's close not charged yet */
 	uint64_t hidden_ns;	/* charged so far */
@@ -227,9 +228,10 @@ void rec_probes_hook(struct rec *r);
  * returns of the calls kept), over the --max-overhead budget: its window ends. */
 void rec_probes_disarm(struct rec_probes *p, int i, uint64_t t);
 /* What the probes cost the target so far: each probed call (entry and return) written
- * at its class's calibrated cost, and the traps between each disarm and the close of
- * its events at the same cost, as many as the window's rate of hits over that time; in
- * ns, 0 uncalibrated.  `now`: CLOCK_MONOTONIC. */
+ * at its class's calibrated cost, and the traps between each disarm and the breakpoint
+ * leaving the target (unpatched, else its events closed) at the same cost, as many as
+ * the window's rate of hits over that time; in ns, 0 uncalibrated.  `now`:
+ * CLOCK_MONOTONIC. */
 uint64_t rec_probes_cost(struct rec_probes *p, uint64_t now);
 /* Writes the file's first byte of fn back over its breakpoint in every process of the
  * target's tree, as a debugger takes out its own: the kernel's close of a probe's events

@@ -166,7 +166,8 @@ void rec_probes_disarm(struct rec_probes *p, int i, uint64_t t)
 	fn->over_budget = 1;
 }
 
-/* The traps of fn's last window between its disarm and `end`, at `call` ns each. */
+/* The traps of fn's last window between its disarm and `end` (its breakpoint out of the
+ * target, or its events closed), at `call` ns each. */
 static uint64_t close_cost(const struct rec_probe_fn *fn, uint64_t end, uint64_t call)
 {
 	uint64_t win = fn->disarmed > fn->armed ? fn->disarmed - fn->armed : 0;
@@ -193,8 +194,9 @@ uint64_t rec_probes_cost(struct rec_probes *p, uint64_t now)
 			end = fn->unpatched ? fn->unpatched
 			      : atomic_load(&fn->closing->done) ? atomic_load(&fn->closing->end) : 0;
 			if (end) {
-				fn->hidden_ns += close_cost(fn, end, call);
-				fn->last_cost = (fn->hits - fn->win_hits) * call + close_cost(fn, end, call);
+				uint64_t traps = close_cost(fn, end, call);
+				fn->hidden_ns += traps;
+				fn->last_cost = (fn->hits - fn->win_hits) * call + traps;
 				fn->charging = 0;
 			} else {
 				ns += close_cost(fn, now, call);
