@@ -55,8 +55,14 @@ for tid, start, name in rows:
         print(tid, name)' | norm
 }
 
+# The program runs on a private copy of libc: suites running beside this one probe libc
+# functions (record --probe getsid@libc.so.6), and a cpu-wide uprobe puts its int3 into
+# every process that maps the probed file while it is armed, which the code comparison
+# below would blame on the step tracer.
+mkdir lib
+cp "$(ldd "$PROGS/step_attach" | awk '$1 == "libc.so.6" { print $3 }')" lib/
 mkfifo in
-"$PROGS/step_attach" <in >out 2>&1 &
+LD_LIBRARY_PATH="$TMP/lib" "$PROGS/step_attach" <in >out 2>&1 &
 pid=$!
 exec 3>in
 trap 'kill $pid 2>/dev/null; exec 3>&-; rm -rf "$TMP"' EXIT
