@@ -9,12 +9,15 @@
 #include <stdlib.h>
 #include <string.h>
 #include <sys/ioctl.h>
+#include <dirent.h>
 #include <sys/mman.h>
+#include <sys/syscall.h>
 #include <sys/wait.h>
 #include <unistd.h>
 
 #include "arch/x86_64/x86_regs.h"
 #include "record/rec.h"
+#include "record/rec_probe_tfs.h"
 #include "session/sym_find.h"
 #include "util/xp_clock.h"
 #include "util/xp_err.h"
@@ -108,7 +111,41 @@ static int add_fn(struct rec_probes *p, const char *path, const struct sym_found
 		a->disabled = 1;
 		fn->idx[k] = -1;
 	}
+	for (int k = 0; k < 2 && p->tfs[0]; k++) {
+		char ev[64];
+		int e;
+
+		rec_tfs_event_name(ev, sizeof(ev), fn->name, p->nfn, k);
+		if ((e = rec_tfs_define(p->tfs, p->group, ev, k, fn->path, fn->offset,
+					&fn->tp_id[k])) < 0) {
+			if (k) {
+				rec_tfs_event_name(ev, sizeof(ev), fn->name, p->nfn, 0);
+				rec_tfs_undefine(p->tfs, p->group, ev);
+			}
+			free(fn->name);
+			free(fn->path);
+			free(fn->reason);
+			return e;
+		}
+	}
 	return p->nfn++;
+}
+
+/* The attr perf_event_open gets for probe fn's event k: the uprobe PMU's as in the file,
+ * or its tracefs event's, inherited when opened per task. */
+static struct perf_event_attr live_attr(const struct rec_probes *p, const struct rec_probe_fn *fn,
+					int k)
+{
+	struct perf_event_attr a = fn->attr[k];
+
+	if (fn->tp_id[k]) {
+		a.type = PERF_TYPE_TRACEPOINT;
+		a.config = fn->tp_id[k];
+		a.config1 = 0;
+		a.config2 = 0;
+		a.inherit = p->per_task;
+	}
+	return a;
 }
 
 int rec_probes_find(const struct rec_probes *p, const char *path, uint64_t offset)
@@ -164,6 +201,10 @@ static int resolve_item(struct prep *s, const struct rec_probe_item *it)
 			skip = found[i].name;	/* a glob takes what can be probed */
 		} else {
 			rc = add_fn(s->p, path, &found[i], "listed");
+			if (rc < 0)
+				rc = xp_err("--probe", "check 'xptrace info'", "cannot define the "
+					    "probe on %s in %s in %s: %s", found[i].name, path,
+					    s->p->tfs, strerror(-rc));
 			rc = rc < 0 ? rc : 0;
 			placed++;
 		}
@@ -196,8 +237,11 @@ static int try_open(struct rec_probes *p)
 {
 	for (int i = 0; i < p->nfn; i++) {
 		for (int k = 0; k < 2; k++) {
-			struct perf_event_attr a = p->fn[i].attr[k];
-			long fd = rec_perf_open(&a, 0, -1, -1);
+			struct perf_event_attr a = live_attr(p, &p->fn[i], k);
+			long fd;
+
+			a.inherit = 0;	/* not into the command, forked from xptrace */
+			fd = rec_perf_open(&a, 0, -1, -1);
 			if (fd < 0) {
 				int e = errno;
 				return xp_err("--probe", open_hint(e), "cannot place the %s probe on %s in %s: %s",
@@ -237,6 +281,27 @@ static int read_pmu(struct prep *s, struct rec_probes *p)
 	return 0;
 }
 
+/* Probes in tracefs when it is there (rec_probe_tfs.h), after removing what killed
+ * recorders left; else the uprobe PMU's cpu-wide events, said once with their price. */
+static void use_tracefs(struct rec_probes *p)
+{
+	const struct rec_opts *o = p->o;
+	char why[300];
+
+	if (rec_tfs_root(p->tfs, sizeof(p->tfs), why, sizeof(why)) < 0) {
+		p->tfs[0] = 0;
+		if (!o->quiet)
+			xp_warn("probes: %s: they are cpu-wide uprobe events instead: every process "
+				"mapping a probed file traps while they are armed, and record waits "
+				"~80 ms per event at the end to close them (mount tracefs: mount -t "
+				"tracefs nodev /sys/kernel/tracing)", why);
+		return;
+	}
+	rec_tfs_clean_stale(p->tfs);
+	rec_tfs_group(p->group, sizeof(p->group), getpid());
+	p->per_task = !o->pid && !o->all_cpus;
+}
+
 int rec_probes_prepare(const struct rec_opts *o, struct rec_probes **out)
 {
 	struct rec_probe_item *items = NULL;
@@ -257,6 +322,8 @@ int rec_probes_prepare(const struct rec_opts *o, struct rec_probes **out)
 		s.p->chain = o->probe != NULL;
 	}
 	rc = s.p ? read_pmu(&s, s.p) : -ENOMEM;
+	if (rc == 0)
+		use_tracefs(s.p);
 	if (rc == 0 && (rc = rec_probe_program(o, s.program, sizeof(s.program))) < 0)
 		rc = xp_err(o->probe ? "--probe" : "--adaptive", "give the program's path", "cannot find the program %s: %s",
 			    o->pid ? "of the process" : o->cmd[0], strerror(-rc));
@@ -358,16 +425,21 @@ static int fn_add_fd(struct rec_probe_fn *fn, int fd)
 	return 0;
 }
 
-/* Opens probe i's events on one cpu, disabled. */
-static int fn_open(struct rec_probes *p, struct rec *r, int i, const struct rec_probe_tgt *t)
+/* Opens probe i's events on one cpu, disabled, for thread tid (and what it starts)
+ * or every task (-1).  -ESRCH, unreported, when the thread has ended. */
+static int fn_open(struct rec_probes *p, struct rec *r, int i, const struct rec_probe_tgt *t,
+		   pid_t tid)
 {
 	struct rec_probe_fn *fn = &p->fn[i];
 
 	for (int k = 0; k < 2; k++) {
-		long fd = rec_perf_open(&fn->attr[k], -1, t->cpu, -1);
-		uint64_t id;
+		struct perf_event_attr a = live_attr(p, fn, k);
+		long fd = rec_perf_open(&a, tid, t->cpu, -1);
+		uint64_t id, owner = tid > 0 ? (uint64_t)tid : 0;
 		int e;
 
+		if (fd < 0 && errno == ESRCH && tid > 0)
+			return -ESRCH;
 		if (fd < 0) {
 			e = errno;
 			return xp_err("--probe", open_hint(e), "cannot place the %s probe on %s in %s "
@@ -381,7 +453,7 @@ static int fn_open(struct rec_probes *p, struct rec *r, int i, const struct rec_
 		if (ioctl((int)fd, PERF_EVENT_IOC_ID, &id) < 0)
 			return xp_err("read the event id", NULL, "%s", strerror(errno));
 		pd_writer_add_id(r->w, fn->idx[k], id, t->cpu, -1);
-		if ((e = xp_map_put(&p->ids, id, (uint64_t)i * 2 + (uint64_t)k)) < 0)
+		if ((e = xp_map_put(&p->ids, id, owner << 32 | ((uint64_t)i * 2 + (uint64_t)k))) < 0)
 			return e;
 		if (ioctl((int)fd, PERF_EVENT_IOC_SET_OUTPUT, t->ring_fd) < 0)
 			return xp_err("share the sample buffer", NULL, "probe %s, cpu %d: %s",
@@ -409,14 +481,77 @@ static void fn_enable(struct rec_probe_fn *fn, int on)
 		ioctl(fn->fds[k], req, 0);
 }
 
-/* Each probe is opened once per cpu for every process (pid -1), writing into that cpu's
- * ring, and the hits of processes outside the target are dropped as they are read
- * (rec_probes_hit).  Per-thread events cannot follow threads started later: they are
- * never inherited (the kernel copies an inherited uprobe event by reading the path at
- * config1 again in the cloning target, where xptrace's pointer means nothing, and fails
- * the clone() with EFAULT), and one opened on a new thread once its PERF_RECORD_FORK is
- * read misses the calls it made meanwhile.  A cpu-wide event is there before any thread
- * of the target exists. */
+/* Opens probe i on each thread of process pid not in `seen` (*again set if any). */
+static int open_proc(struct rec_probes *p, struct rec *r, int i, pid_t pid, struct xp_map *seen,
+		     int *again)
+{
+	char dir[64];
+	struct dirent *d;
+	DIR *td;
+	int e = 0;
+
+	snprintf(dir, sizeof(dir), "/proc/%d/task", (int)pid);
+	if (!(td = opendir(dir)))
+		return 0;	/* ended */
+	while (e == 0 && (d = readdir(td))) {
+		pid_t tid = (pid_t)atoi(d->d_name);
+		if (tid <= 0 || xp_map_get(seen, (uint64_t)tid, NULL))
+			continue;
+		if ((e = xp_map_put(seen, (uint64_t)tid, 1)) < 0)
+			break;
+		*again = 1;
+		for (int t = 0; e == 0 && t < p->ntgt; t++)
+			e = fn_open(p, r, i, &p->tgt[t], tid);
+		if (e == -ESRCH)
+			e = 0;
+	}
+	closedir(td);
+	return e;
+}
+
+/* Opens probe i on every thread of the target's tree (the processes the sampling
+ * event's FORK records, or hits, put in it), on every cpu, until a scan finds no thread
+ * it has not opened on: a thread cloned by one whose event was not open yet has no
+ * copy of it.  One cloned by a thread that had it holds an inherited copy, and gets its
+ * own event too: rec_probes_hit keeps one hit per call. */
+static int open_tree(struct rec_probes *p, struct rec *r, int i)
+{
+	struct xp_map seen = { 0 };
+	int again = 1, e = 0;
+
+	while (again && e == 0) {
+		uint64_t pid, v;
+		size_t it = 0;
+
+		again = 0;
+		e = open_proc(p, r, i, p->root, &seen, &again);
+		while (e == 0 && xp_map_next(&p->procs, &it, &pid, &v))
+			if (v == 1 && (pid_t)pid != p->root)
+				e = open_proc(p, r, i, (pid_t)pid, &seen, &again);
+	}
+	xp_map_free(&seen);
+	return e;
+}
+
+/* Opens probe i where its events go: on the target (per task) at the start, on the
+ * target's tree when armed later, else once per cpu for every process. */
+static int fn_open_all(struct rec_probes *p, struct rec *r, int i)
+{
+	int e = 0;
+
+	if (p->per_task)
+		return open_tree(p, r, i);
+	for (int t = 0; e == 0 && t < p->ntgt; t++)
+		e = fn_open(p, r, i, &p->tgt[t], -1);
+	return e;
+}
+
+/* With tracefs and a command, each probe is opened per cpu on the command's process
+ * before its exec, inherited (rec_probe_tfs.h says why that needs tracefs), so it
+ * follows every thread and process the target starts and traps nowhere else.  With -p
+ * or -a, or without tracefs, it is opened once per cpu for every process (pid -1),
+ * writing into that cpu's ring, and the hits of processes outside the target are
+ * dropped as they are read (rec_probes_hit). */
 int rec_probes_open(struct rec_probes *p, struct rec *r, int cpu, int ring_fd)
 {
 	struct rec_probe_tgt t = { cpu, ring_fd };
@@ -431,8 +566,8 @@ int rec_probes_open(struct rec_probes *p, struct rec *r, int cpu, int ring_fd)
 		return -ENOMEM;
 	p->tgt[p->ntgt++] = t;
 	for (int i = 0; i < p->nfn; i++)
-		if ((e = fn_open(p, r, i, &t)) < 0)
-			return e;
+		if ((e = fn_open(p, r, i, &t, p->per_task ? p->root : -1)) < 0)
+			return e == -ESRCH ? xp_err("--probe", NULL, "the target has ended") : e;
 	return 0;
 }
 
@@ -445,9 +580,8 @@ int rec_probes_arm(struct rec_probes *p, struct rec *r, const char *path,
 		return xp_err("--adaptive", NULL, "probe %s: %s", f->name, strerror(-i));
 	if ((e = fn_attrs(p, r, &p->fn[i])) < 0)
 		return e;
-	for (int t = 0; t < p->ntgt; t++)
-		if ((e = fn_open(p, r, i, &p->tgt[t])) < 0)
-			return e;
+	if ((e = fn_open_all(p, r, i)) < 0)
+		return e;
 	fn_enable(&p->fn[i], 1);
 	/* once every event is enabled: the window's counts are exact from here, and the
 	 * hits before it are dropped (rec_probes_hit) */
@@ -475,9 +609,8 @@ int rec_probes_rearm(struct rec_probes *p, struct rec *r, int i)
 	fn->win_hits = fn->hits;
 	fn->win_rets = fn->rets;
 	xp_map_free(&fn->entered);
-	for (int t = 0; t < p->ntgt; t++)
-		if ((e = fn_open(p, r, i, &p->tgt[t])) < 0)
-			return e;
+	if ((e = fn_open_all(p, r, i)) < 0)
+		return e;
 	fn_enable(fn, 1);
 	fn->armed = xp_now_ns();
 	return 1;
@@ -503,6 +636,87 @@ void rec_probes_wait_closes(const struct rec_probes *p)
 			usleep(1000);
 }
 
+/* Deletes the tracefs definitions (once no event of theirs is open), waiting up to 5 s
+ * for closes that other processes still run. */
+static void undefine_all(const struct rec_probes *p)
+{
+	for (int i = 0; p->tfs[0] && i < p->nfn; i++) {
+		for (int k = 0; k < 2; k++) {
+			char ev[64];
+
+			rec_tfs_event_name(ev, sizeof(ev), p->fn[i].name, i, k);
+			for (int t = 0; t < 500 && p->fn[i].tp_id[k] &&
+			     rec_tfs_undefine(p->tfs, p->group, ev) == -EBUSY; t++)
+				usleep(10000);
+		}
+	}
+}
+
+static int cmp_int(const void *a, const void *b)
+{
+	return (*(const int *)a > *(const int *)b) - (*(const int *)a < *(const int *)b);
+}
+
+/* The last closes of per-task events, in a process of their own that record does not
+ * wait for: the kernel unregisters each probe there (~80 ms, machine-wide one after the
+ * other), but no process can meet its int3 any more (the events' tasks, the target's
+ * tree, have ended).  Double fork and a session of its own, no stdio (a caller reading
+ * record's output from a pipe would wait for it), no other fd; it starts once record
+ * has closed its own copies, so that its closes are the last.  Then it deletes the
+ * tracefs definitions.  Returns 0 when the closer runs; else the caller closes. */
+static int close_detached(const struct rec_probes *p, int *fds, int n)
+{
+	int go[2], st;
+	pid_t mid;
+
+	if (pipe2(go, O_CLOEXEC) < 0)
+		return -errno;
+	mid = fork();
+	if (mid < 0) {
+		close(go[0]);
+		close(go[1]);
+		return -errno;
+	}
+	if (mid == 0) {
+		unsigned from = 3;
+		char b;
+		int nul;
+
+		if (fork() != 0)
+			_exit(0);
+		setsid();
+		fds[n] = go[0];	/* `all` has room for it (rec_probes_free) */
+		qsort(fds, (size_t)n + 1, sizeof(*fds), cmp_int);
+		for (int k = 0; k <= n + 1; k++) {
+			unsigned upto = k <= n ? (unsigned)fds[k] - 1 : ~0U;
+			if (upto >= from && syscall(SYS_close_range, from, upto, 0) < 0)
+				for (unsigned f = from; f <= upto && f < 4096; f++)
+					close((int)f);
+			from = k <= n ? (unsigned)fds[k] + 1 : from;
+		}
+		if ((nul = open("/dev/null", O_RDWR)) >= 0) {
+			dup2(nul, 0);
+			dup2(nul, 1);
+			dup2(nul, 2);
+			if (nul > 2)
+				close(nul);
+		}
+		while (read(go[0], &b, 1) < 0 && errno == EINTR)
+			;
+		for (int k = 0; k <= n; k++)
+			close(fds[k]);
+		undefine_all(p);
+		_exit(0);
+	}
+	close(go[0]);
+	while (waitpid(mid, &st, 0) < 0 && errno == EINTR)
+		;
+	for (int k = 0; k < n; k++)
+		close(fds[k]);
+	close(go[1]);
+	return 0;
+}
+
 void rec_probes_free(struct rec_probes *p)
 {
 	if (!p)
@@ -510,10 +724,13 @@ void rec_probes_free(struct rec_probes *p)
 	int *all = NULL, n = 0;
 	size_t cap = 0;
 
-	/* Closed before record returns, in parallel (each takes the kernel ~80 ms, and
-	 * they still run one after the other): a cpu-wide uprobe puts its breakpoint in
-	 * every process that maps the file, also ones started after the target ended,
-	 * until its last event is closed. */
+	/* the closes of disarmed probes still running hold their counters, and record's
+	 * exit would wait for them anyway */
+	rec_probes_wait_closes(p);
+	/* Cpu-wide events are closed before record returns, in parallel (each last close
+	 * takes the kernel ~80 ms, and they still run one after the other): a cpu-wide
+	 * uprobe puts its breakpoint in every process that maps the file, also ones
+	 * started after the target ended, until its last event is closed. */
 	for (int i = 0; i < p->nfn; i++) {
 		for (int k = 0; k < p->fn[i].nfds; k++) {
 			if (XP_GROW(all, cap, (size_t)n + 1) == 0)
@@ -528,9 +745,11 @@ void rec_probes_free(struct rec_probes *p)
 		else
 			close(p->tried[k]);
 	}
-	rec_probes_close_fds(all, n, 1, NULL);
-	/* the closes of disarmed probes still running hold their counters */
-	rec_probes_wait_closes(p);
+	if (!p->per_task || !n || XP_GROW(all, cap, (size_t)n + 1) < 0 ||
+	    close_detached(p, all, n) < 0) {
+		rec_probes_close_fds(all, n, 1, NULL);
+		undefine_all(p);
+	}
 	free(all);
 	free(p->tried);
 	/* the calibration's child releases its probes now (it is reaped if done, else
@@ -550,6 +769,8 @@ void rec_probes_free(struct rec_probes *p)
 	}
 	xp_map_free(&p->ids);
 	xp_map_free(&p->procs);
+	xp_map_free(&p->lastof);
+	free(p->last);
 	free(p->tgt);
 	free(p->fn);
 	free(p);

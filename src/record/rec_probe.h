@@ -21,10 +21,12 @@
  * for the command (`ld.so --list`, what ldd prints); a library loaded later with
  * dlopen must be named by path.
  *
- * Threads: the events are opened per cpu for every process and the hits filtered to
- * the target's process tree as they are read, so threads and processes the target
- * starts later are probed from their first call (rec_probes_open says why not per
- * thread).
+ * Threads: with tracefs (rec_probe_tfs.h), a command's probes are tracepoint events
+ * opened per cpu on the command's process before its exec, inherited by every thread
+ * and process it starts, so the int3 is only in the target's address spaces; a probe
+ * armed later is opened on every thread of the target's tree (rec_probes_arm).  With
+ * -p and -a, or without tracefs, the events are opened per cpu for every process and
+ * the hits filtered to the target's process tree as they are read.
  *
  * Each probe owns its events (struct rec_probe_fn) and is kept for at most
  * --probe-limit entry hits of the target: the collector drops any hit past it and
@@ -88,7 +90,8 @@ struct rec_probe_fn {
 	char *name;		/* unique event name part: SYM, or SYM_N when SYM repeats */
 	char *path;		/* the file, canonical (config1 points here) */
 	uint64_t offset;
-	struct perf_event_attr attr[2];
+	struct perf_event_attr attr[2];	/* as written to perf.data (uprobe PMU) */
+	uint64_t tp_id[2];	/* its tracefs events' ids (rec_probe_tfs.h), 0: none */
 	int idx[2];		/* attr indexes in perf.data, -1 before its attrs are added */
 	char *reason;		/* why it was placed (the probes feature's REASON) */
 	uint64_t armed, disarmed;	/* the current window, trace clock; disarmed 0: armed to the end */
@@ -130,8 +133,30 @@ struct rec_probe_tgt {
 	int cpu, ring_fd;
 };
 
+/* The probe hits of one thread in a row that are one call seen by several copies of an
+ * event (rec_probes_hit). */
+struct rec_probe_last {
+	uint64_t ip;
+	uint32_t cpu;
+	int fk;			/* fn index * 2 + (1 for return), -1: none yet */
+	int nown;
+	uint32_t own[8];	/* the owners whose copy has reported the call */
+};
+
 struct rec_probes {
 	const struct rec_opts *o;
+	/* tracefs (rec_probe_tfs.h): its directory and this recording's group; "" when the
+	 * probes are uprobe-PMU events (no tracefs) */
+	char tfs[256], group[32];
+	/* events per task, inherited (a command with tracefs); else cpu-wide (pid -1) */
+	int per_task;
+	/* per_task, probes armed while recording: an event is opened on every thread of the
+	 * tree, and a thread cloned meanwhile by one holding it also holds an inherited copy:
+	 * every copy reports each call, one after the other in the cpu's ring; kept: the
+	 * first of such a run (tid -> index into last) */
+	struct xp_map lastof;
+	struct rec_probe_last *last;
+	int nlast, caplast;
 	struct rec_probe_fn *fn;
 	int nfn, capfn;
 	int type;			/* the uprobe PMU's attr.type */
@@ -143,7 +168,9 @@ struct rec_probes {
 	 * return hits' IPs and the samples' callchains) and the callchain walk is ~40 %
 	 * of a hit's cost (2.5 us against 4.0 here); an 8 KiB stack copy with dwarf */
 	int chain;
-	struct xp_map ids;		/* kernel event id -> fn index * 2 + (1 for return) */
+	/* kernel event id -> the tid it was opened on (0: every task) << 32 | fn index * 2
+	 * + (1 for return); an inherited copy reports its original's id */
+	struct xp_map ids;
 	struct rec_probe_tgt *tgt;
 	int ntgt, captgt;
 	uint64_t t0;			/* CLOCK_MONOTONIC at the start, for the printed times */

@@ -14,6 +14,7 @@
 
 #include "record/rec.h"
 #include "util/xp_clock.h"
+#include "util/xp_grow.h"
 
 int rec_probes_which(const struct rec_probes *p, const struct perf_event_header *h, int *fn,
 		     int *ret)
@@ -27,8 +28,50 @@ int rec_probes_which(const struct rec_probes *p, const struct perf_event_header 
 	memcpy(&id, h + 1, 8);
 	if (!xp_map_get(&p->ids, id, &v))
 		return -ENOENT;
-	*fn = (int)(v / 2);
+	*fn = (int)((uint32_t)v / 2);
 	*ret = (int)(v % 2);
+	return 0;
+}
+
+/* Whether a hit is a further copy's report of the call the thread's previous hit
+ * reported (rec_probes.lastof): same probe event, IP and cpu, from an owner that has
+ * not reported it yet.  Copies of one event report a call one after the other in that
+ * cpu's ring; the next call's first report comes from an owner that has. */
+static int copy_of_last(struct rec_probes *p, const struct perf_event_header *h, uint32_t tid)
+{
+	uint64_t id, ip, v, at;
+	uint32_t cpu = 0, owner;
+	struct rec_probe_last *l;
+	int fk;
+
+	if (!p->per_task || h->size < sizeof(*h) + 40)
+		return 0;
+	/* IDENTIFIER, IP, TID, TIME, CPU (rec_probe.c's sample_type) */
+	memcpy(&id, h + 1, 8);
+	memcpy(&ip, (const char *)(h + 1) + 8, 8);
+	memcpy(&cpu, (const char *)(h + 1) + 32, 4);
+	if (!xp_map_get(&p->ids, id, &v))
+		return 0;
+	owner = (uint32_t)(v >> 32);
+	fk = (int)(uint32_t)v;
+	if (!xp_map_get(&p->lastof, tid, &at)) {
+		if (XP_GROW(p->last, p->caplast, (size_t)p->nlast + 1) < 0 ||
+		    xp_map_put(&p->lastof, tid, (uint64_t)p->nlast) < 0)
+			return 0;
+		at = (uint64_t)p->nlast++;
+		p->last[at].fk = -1;
+	}
+	l = &p->last[at];
+	if (l->fk == fk && l->ip == ip && l->cpu == cpu && l->nown < 8) {
+		int seen = 0;
+		for (int k = 0; k < l->nown; k++)
+			seen |= l->own[k] == owner;
+		if (!seen) {
+			l->own[l->nown++] = owner;
+			return 1;
+		}
+	}
+	*l = (struct rec_probe_last){ ip, cpu, fk, 1, { owner } };
 	return 0;
 }
 
@@ -242,7 +285,7 @@ int rec_probes_hit(struct rec_probes *p, const struct perf_event_header *h)
 		return 0;
 	memcpy(&pid, (const char *)(h + 1) + 16, 4);
 	memcpy(&tid, (const char *)(h + 1) + 20, 4);
-	if (!in_tree(p, (pid_t)pid))
+	if (!in_tree(p, (pid_t)pid) || copy_of_last(p, h, tid))
 		return 0;
 	fn = &p->fn[i];
 	if (p->time_off >= 0 && (size_t)p->time_off + 8 <= h->size)
