@@ -237,6 +237,9 @@ void rec_probes_calibrate(struct rec_probes *p)
 	if (pid == 0) {
 		close(pfd[0]);
 		close(hold[1]);
+		/* record's own closes of its probes' events must be their last */
+		for (int k = 0; k < p->ntried; k++)
+			close(p->tried[k]);
 		alarm(5);	/* whatever happens, the recording does not wait for us */
 		for (int k = 0; k < REC_CAL_N && !out.err; k++)
 			measure(p, k, &out);
