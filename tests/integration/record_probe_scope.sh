@@ -1,0 +1,143 @@
+#!/bin/bash
+# record --probe traps only in the target's tree, and returns without waiting for the
+# kernel's closes of its probe events (docs/record.md, "Start and end").  A uprobe is an
+# int3 (0xcc) the kernel writes over the probed instruction's first byte in the
+# processes it arms it in: read through /proc/PID/mem, against the file's own byte.
+. "$(dirname "$0")/../lib.sh"
+. "$(dirname "$0")/lib/record.sh"
+command -v perf >/dev/null || { ok "perf missing # SKIP"; exit 0; }
+[ "$(id -u)" = 0 ] || { ok "uprobes need root here # SKIP"; exit 0; }
+TFS=/sys/kernel/tracing
+[ -w "$TFS/uprobe_events" ] || TFS=/sys/kernel/debug/tracing
+[ -w "$TFS/uprobe_events" ] || { ok "tracefs is not mounted # SKIP"; exit 0; }
+cd "$TMP"
+# a copy of its own: other suites' cpu-wide probes on the shared build cannot reach it
+cp "$PROGS/probe_calls" pc
+PC=$TMP/pc
+LIBC=$(ldd "$PC" | awk '$1 ~ /^libc\.so/ { print $3 }')
+
+# code PID FILE SYM: "MEMORY FILE", SYM's first byte in PID's mapping of FILE and in
+# FILE (hex), the symbol's vaddr taken to a file offset through the PT_LOAD headers.
+# SAME is the pattern of a byte equal to the file's.
+code() {
+	python3 - "$@" <<'PY'
+import os, struct, subprocess, sys
+pid, path, sym = sys.argv[1], os.path.realpath(sys.argv[2]), sys.argv[3]
+out = subprocess.run(["nm", "-D", "--defined-only", path], capture_output=True, text=True).stdout
+out += subprocess.run(["nm", "--defined-only", path], capture_output=True, text=True).stdout
+vaddr = next(int(l.split()[0], 16) for l in out.splitlines() if l.split()[-1].split("@")[0] == sym)
+data = open(path, "rb").read()
+phoff, = struct.unpack_from("<Q", data, 32)
+phentsize, phnum = struct.unpack_from("<HH", data, 54)
+off = None
+for i in range(phnum):
+    t, _, o, va, _, fsz = struct.unpack_from("<IIQQQQ", data, phoff + i * phentsize)
+    if t == 1 and va <= vaddr < va + fsz:
+        off = vaddr - va + o
+mem = "??"
+for l in open("/proc/%s/maps" % pid):
+    f = l.split()
+    if len(f) < 6 or f[1][2] != "x" or os.path.realpath(f[5]) != path:
+        continue
+    lo, hi = (int(x, 16) for x in f[0].split("-"))
+    pgoff = int(f[2], 16)
+    if pgoff <= off < pgoff + hi - lo:
+        with open("/proc/%s/mem" % pid, "rb", 0) as m:
+            m.seek(lo + off - pgoff)
+            mem = m.read(1).hex()
+print(mem, data[off:off + 1].hex())
+PY
+}
+SAME='^([0-9a-f]{2}) \1$'
+
+# armed FILE: waits (up to 20 s) for record's note that the probes are armed.
+armed() {
+	for _ in $(seq 200); do grep -q "probes armed" "$1" && return; sleep 0.1; done
+	echo "# no 'probes armed' note in $1:"; sed 's/^/#   | /' "$1"
+}
+
+# started FILE: waits (up to 10 s) for a probe_calls ... wait to say "ready".
+started() { for _ in $(seq 100); do grep -q ready "$1" && return; sleep 0.1; done; }
+
+# the group of recorder PID's probes in tracefs ("" once deleted)
+defs() { grep -c ":xptrace_$1/" "$TFS/uprobe_events"; }
+
+# --- an outsider running the same program, and libc, keeps its code ---
+mkfifo of tf
+"$PC" 1000 0 wait <of >o.out &
+op=$!
+exec 7>of
+started o.out
+"$XPTRACE" record -o s --probe 'probe_empty,probe_hop,getsid@libc.so.6,getppid@libc.so.6' \
+	-- "$PC" 300 5 wait <tf >t.out 2>s.err &
+xp=$!
+exec 8>tf
+armed s.err
+started t.out
+tp=$(pgrep -P "$xp" -x pc)
+check_match "the target: probe_empty's first byte is the breakpoint" '^cc [0-9a-f]{2}$' \
+	"$(code "$tp" "$PC" probe_empty)"
+check_match "an outsider running the same program: probe_empty's first byte is the file's" \
+	"$SAME" "$(code "$op" "$PC" probe_empty)"
+check_match "an outsider: libc's getsid is the file's" "$SAME" "$(code "$op" "$LIBC" getsid)"
+mkfifo nf
+"$PC" 1000 0 wait <nf >n.out 2>&1 &
+np=$!
+exec 6>nf
+started n.out
+check_match "a process started while record runs: probe_empty is the file's" "$SAME" \
+	"$(code "$np" "$PC" probe_empty)"
+exec 6>&-
+echo go >&7
+exec 7>&-
+wait "$op"
+check_eq "the outsider ran to its end" 0 $?
+
+# --- record returns without waiting for the closes ---
+echo go >&8
+exec 8>&-
+tend=
+for _ in $(seq 200); do kill -0 "$tp" 2>/dev/null || { tend=$(date +%s%N); break; }; sleep 0.005; done
+wait "$xp"
+check_eq "record exits 0" 0 $?
+xend=$(date +%s%N)
+ms=$(( (xend - tend) / 1000000 ))
+# the closes it leaves behind: 4 probes x entry and return, ~80 ms each as the last
+# of their tracefs event's (~1.3 s when record waited for them on 2 cpus)
+check "record's exit came within 300 ms of the target's ($ms ms)" in_range 0 300 "$ms"
+mkfifo af
+"$PC" 1000 0 wait <af >a.out 2>&1 &
+exec 6>af
+started a.out
+check_match "a new run of the program after record returned: probe_empty is the file's" "$SAME" \
+	"$(code "$!" "$PC" probe_empty)"
+exec 6>&-
+check_eq "the calls: 300 probe_empty and 5 getsid, entry and return" "probe_xptrace:getsid 5
+probe_xptrace:getsid__return 5
+probe_xptrace:probe_empty 300
+probe_xptrace:probe_empty__return 300" "$(perf script -i s/perf.data -F event 2>/dev/null |
+	awk '$1 ~ /^probe_xptrace:/ { sub(":$", "", $1); n[$1]++ } END { for (e in n) print e, n[e] }' | sort)"
+left=
+for _ in $(seq 100); do left=$(defs "$xp"); [ "$left" = 0 ] && break; sleep 0.1; done
+check_eq "its tracefs definitions are deleted once the closes are done" 0 "$left"
+
+# --- a recorder killed with SIGKILL: the next one removes its definitions ---
+mkfifo kf
+"$XPTRACE" record -o k --probe probe_empty -- "$PC" 10 0 wait <kf >k.out 2>k.err &
+kp=$!
+exec 9>kf
+armed k.err
+kill -KILL "$kp"
+wait "$kp" 2>/dev/null
+exec 9>&-
+check_eq "a SIGKILLed record leaves its definitions" 2 "$(defs "$kp")"
+for _ in $(seq 50); do pgrep -x pc >/dev/null || break; sleep 0.1; done
+"$XPTRACE" record -q -o k2 --probe probe_empty -- "$PC" 10 0 >/dev/null 2>&1
+check_eq "the next record removes them" 0 "$(defs "$kp")"
+
+# --- no tracefs: cpu-wide uprobe events, said once with their price ---
+XPTRACE_TRACEFS=$TMP/none "$XPTRACE" record -o f --probe probe_empty -- "$PC" 100 0 >/dev/null 2>f.err
+check_eq "no tracefs: record exits 0" 0 $?
+check_match "no tracefs: says so, and what it costs" \
+	"^xptrace: probes: no writable uprobe_events in $TMP/none .*: they are cpu-wide uprobe events instead: every process mapping a probed file traps while they are armed, and record waits ~80 ms per event at the end" "$(cat f.err)"
+check_eq "no tracefs: 100 calls" 100 "$(perf script -i f/perf.data -F event 2>/dev/null | grep -c 'probe_xptrace:probe_empty:')"
