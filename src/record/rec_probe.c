@@ -11,6 +11,7 @@
 #include <sys/ioctl.h>
 #include <dirent.h>
 #include <sys/mman.h>
+#include <sys/prctl.h>
 #include <sys/syscall.h>
 #include <sys/wait.h>
 #include <unistd.h>
@@ -685,6 +686,7 @@ static int close_detached(const struct rec_probes *p, int *fds, int n)
 		if (fork() != 0)
 			_exit(0);
 		setsid();
+		prctl(PR_SET_NAME, "xptrace-release");	/* as the calibration's child */
 		fds[n] = go[0];	/* `all` has room for it (rec_probes_free) */
 		qsort(fds, (size_t)n + 1, sizeof(*fds), cmp_int);
 		for (int k = 0; k <= n + 1; k++) {
