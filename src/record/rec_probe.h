@@ -3,11 +3,12 @@
  *
  * LIST is comma separated: SYMBOL (a function of the program), SYMBOL@MODULE (MODULE is
  * a path, or the basename of the program or of a library it maps), and globs (`hot_*`,
- * fnmatch syntax) in place of SYMBOL.  Every matching function gets two events of the
- * uprobe PMU (perf_event_open, no tracefs): type from sysfs, config1 = the file's path,
- * config2 = the function's file offset (symbol vaddr through the PT_LOAD headers),
- * config's `retprobe` field (sysfs format) set for the return.  perf shows them as
- * probe_xptrace:SYM and probe_xptrace:SYM__return (EVENT_DESC).
+ * fnmatch syntax) in place of SYMBOL.  Every matching function gets two events, written
+ * to perf.data as the uprobe PMU's: type from sysfs, config1 = the file's path, config2
+ * = the function's file offset (symbol vaddr through the PT_LOAD headers), config's
+ * `retprobe` field (sysfs format) set for the return.  The events opened are those,
+ * or with tracefs the tracepoints of the same uprobes defined there (rec_probe_tfs.h).
+ * perf shows them as probe_xptrace:SYM and probe_xptrace:SYM__return (EVENT_DESC).
  *
  * Everything is resolved, and one of the probes opened on xptrace itself, before the
  * trace directory exists or the command runs: a bad list (exit 2), an unknown symbol,
@@ -201,20 +202,23 @@ void rec_probe_attr_retval(struct perf_event_attr *a);
 /* Completes the attrs from the mode's sampling attr (clock, enable-on-exec, sideband id,
  * callchain) and adds them to perf.data.  0 or a negative errno. */
 int rec_probes_add_attrs(struct rec_probes *p, struct rec *r, const struct perf_event_attr *leader);
-/* Opens every probe on cpu, for every process, writing into ring_fd's buffer (the
- * mode's event on that cpu), and remembers the cpu for probes armed later; a second
- * call for a cpu does nothing.  Every thread and process the target starts is probed
- * from its first instruction; the hits of other processes running the probed code are
- * dropped (rec_probes_hit), though they trap too: a probe in a library slows every
- * process on the machine that calls it, and their hits fill the rings before they are
- * dropped.  Errors are reported; returns 0 or negative. */
+/* Opens every probe on cpu, writing into ring_fd's buffer (the mode's event on that
+ * cpu), and remembers the cpu for probes armed later; a second call for a cpu does
+ * nothing.  Per task (p->per_task): on the target, inherited by what it starts.  Else
+ * for every process: every thread and process the target starts is probed from its
+ * first instruction; the hits of other processes running the probed code are dropped
+ * (rec_probes_hit), though they trap too: a probe in a library slows every process on
+ * the machine that calls it, and their hits fill the rings before they are dropped.
+ * Errors are reported; returns 0 or negative. */
 int rec_probes_open(struct rec_probes *p, struct rec *r, int cpu, int ring_fd);
 /* The events start disabled: enabling says they are armed (unless -q); call it before
  * the command starts, or when a waiting -p process may go on. */
 void rec_probes_enable(struct rec_probes *p, int on);
 /* Returns once the events of every disarmed probe are closed (their threads are done). */
 void rec_probes_wait_closes(const struct rec_probes *p);
-/* Closes every event and frees (NULL is fine). */
+/* Closes every event, deletes the tracefs definitions, and frees (NULL is fine).  Per
+ * task, the closes and deletions are left to a detached process (rec_probe.c,
+ * close_detached); cpu-wide, record waits for them. */
 void rec_probes_free(struct rec_probes *p);
 
 /* --- probes placed while recording (--adaptive) --- */
