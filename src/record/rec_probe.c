@@ -300,7 +300,7 @@ static void use_tracefs(struct rec_probes *p)
 	}
 	rec_tfs_clean_stale(p->tfs);
 	rec_tfs_group(p->group, sizeof(p->group), getpid());
-	p->per_task = !o->pid && !o->all_cpus;
+	p->per_task = !o->all_cpus;
 }
 
 int rec_probes_prepare(const struct rec_opts *o, struct rec_probes **out)
@@ -482,9 +482,10 @@ static void fn_enable(struct rec_probe_fn *fn, int on)
 		ioctl(fn->fds[k], req, 0);
 }
 
-/* Opens probe i on each thread of process pid not in `seen` (*again set if any). */
-static int open_proc(struct rec_probes *p, struct rec *r, int i, pid_t pid, struct xp_map *seen,
-		     int *again)
+/* Opens probe i on each thread of process pid not in `seen` (*again set if any), on the
+ * cpus of p->tgt from index tfrom on. */
+static int open_proc(struct rec_probes *p, struct rec *r, int i, int tfrom, pid_t pid,
+		     struct xp_map *seen, int *again)
 {
 	char dir[64];
 	struct dirent *d;
@@ -501,7 +502,7 @@ static int open_proc(struct rec_probes *p, struct rec *r, int i, pid_t pid, stru
 		if ((e = xp_map_put(seen, (uint64_t)tid, 1)) < 0)
 			break;
 		*again = 1;
-		for (int t = 0; e == 0 && t < p->ntgt; t++)
+		for (int t = tfrom; e == 0 && t < p->ntgt; t++)
 			e = fn_open(p, r, i, &p->tgt[t], tid);
 		if (e == -ESRCH)
 			e = 0;
@@ -510,12 +511,13 @@ static int open_proc(struct rec_probes *p, struct rec *r, int i, pid_t pid, stru
 	return e;
 }
 
-/* Opens probe i on every thread of the target's tree (the processes the sampling
- * event's FORK records, or hits, put in it), on every cpu, until a scan finds no thread
+/* Opens probe i on every thread of the target's tree (its processes: those the sampling
+ * event's FORK records, or hits, put in it, and the descendants in /proc), on the cpus
+ * from tfrom on, until a scan finds no thread
  * it has not opened on: a thread cloned by one whose event was not open yet has no
  * copy of it.  One cloned by a thread that had it holds an inherited copy, and gets its
  * own event too: rec_probes_hit keeps one hit per call. */
-static int open_tree(struct rec_probes *p, struct rec *r, int i)
+static int open_tree(struct rec_probes *p, struct rec *r, int i, int tfrom)
 {
 	struct xp_map seen = { 0 };
 	int again = 1, e = 0;
@@ -525,10 +527,11 @@ static int open_tree(struct rec_probes *p, struct rec *r, int i)
 		size_t it = 0;
 
 		again = 0;
-		e = open_proc(p, r, i, p->root, &seen, &again);
+		rec_probes_scan_tree(p);
+		e = open_proc(p, r, i, tfrom, p->root, &seen, &again);
 		while (e == 0 && xp_map_next(&p->procs, &it, &pid, &v))
 			if (v == 1 && (pid_t)pid != p->root)
-				e = open_proc(p, r, i, (pid_t)pid, &seen, &again);
+				e = open_proc(p, r, i, tfrom, (pid_t)pid, &seen, &again);
 	}
 	xp_map_free(&seen);
 	return e;
@@ -541,18 +544,18 @@ static int fn_open_all(struct rec_probes *p, struct rec *r, int i)
 	int e = 0;
 
 	if (p->per_task)
-		return open_tree(p, r, i);
+		return open_tree(p, r, i, 0);
 	for (int t = 0; e == 0 && t < p->ntgt; t++)
 		e = fn_open(p, r, i, &p->tgt[t], -1);
 	return e;
 }
 
-/* With tracefs and a command, each probe is opened per cpu on the command's process
- * before its exec, inherited (rec_probe_tfs.h says why that needs tracefs), so it
- * follows every thread and process the target starts and traps nowhere else.  With -p
- * or -a, or without tracefs, it is opened once per cpu for every process (pid -1),
- * writing into that cpu's ring, and the hits of processes outside the target are
- * dropped as they are read (rec_probes_hit). */
+/* With tracefs, each probe is opened per cpu on the target's threads (a command's one,
+ * before its exec), inherited (rec_probe_tfs.h says why that needs tracefs), so it
+ * follows every thread and process the target starts and traps nowhere else.  With -a,
+ * or without tracefs, it is opened once per cpu for every process (pid -1), writing
+ * into that cpu's ring, and the hits of processes outside the target are dropped as
+ * they are read (rec_probes_hit). */
 int rec_probes_open(struct rec_probes *p, struct rec *r, int cpu, int ring_fd)
 {
 	struct rec_probe_tgt t = { cpu, ring_fd };
@@ -566,9 +569,11 @@ int rec_probes_open(struct rec_probes *p, struct rec *r, int cpu, int ring_fd)
 	if (XP_GROW(p->tgt, p->captgt, (size_t)p->ntgt + 1) < 0)
 		return -ENOMEM;
 	p->tgt[p->ntgt++] = t;
-	for (int i = 0; i < p->nfn; i++)
-		if ((e = fn_open(p, r, i, &t, p->per_task ? p->root : -1)) < 0)
-			return e == -ESRCH ? xp_err("--probe", NULL, "the target has ended") : e;
+	for (int i = 0; i < p->nfn; i++) {
+		e = p->per_task ? open_tree(p, r, i, p->ntgt - 1) : fn_open(p, r, i, &t, -1);
+		if (e < 0)
+			return e;
+	}
 	return 0;
 }
 
@@ -747,7 +752,8 @@ void rec_probes_free(struct rec_probes *p)
 		else
 			close(p->tried[k]);
 	}
-	if (!p->per_task || !n || XP_GROW(all, cap, (size_t)n + 1) < 0 ||
+	/* -p: the process runs on, and would keep the int3 until the closer is done */
+	if (!p->per_task || p->o->pid || !n || XP_GROW(all, cap, (size_t)n + 1) < 0 ||
 	    close_detached(p, all, n) < 0) {
 		rec_probes_close_fds(all, n, 1, NULL);
 		undefine_all(p);

@@ -249,6 +249,8 @@ int rec_probes_which(const struct rec_probes *p, const struct perf_event_header 
  * probe of the target).  The N-th entry hit
  * disarms the probe: its events are closed, so the breakpoints leave the target. */
 int rec_probes_hit(struct rec_probes *p, const struct perf_event_header *h);
+/* Puts the target's descendants now in /proc into the tree (and the others out). */
+void rec_probes_scan_tree(struct rec_probes *p);
 /* A PERF_RECORD_FORK of the sampled target: a new process joins the tree. */
 void rec_probes_fork(struct rec_probes *p, const struct perf_event_header *h);
 /* Puts the probes into r's ring loop (r->hooks): hits counted against the limit, the

@@ -2,6 +2,7 @@
  * the limit and disarming the probe at it; see rec_probe.h. */
 #include "record/rec_probe.h"
 
+#include <dirent.h>
 #include <errno.h>
 #include <pthread.h>
 #include <stdatomic.h>
@@ -185,6 +186,19 @@ static int in_tree(struct rec_probes *p, pid_t pid)
 	}
 	xp_map_put(&p->procs, (uint64_t)pid, in ? 1 : 2);
 	return in;
+}
+
+void rec_probes_scan_tree(struct rec_probes *p)
+{
+	struct dirent *d;
+	DIR *dir;
+
+	if (!p->root || !(dir = opendir("/proc")))
+		return;
+	while ((d = readdir(dir)))
+		if (d->d_name[0] >= '1' && d->d_name[0] <= '9')
+			in_tree(p, (pid_t)atoi(d->d_name));
+	closedir(dir);
 }
 
 void rec_probes_fork(struct rec_probes *p, const struct perf_event_header *h)
