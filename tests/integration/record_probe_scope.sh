@@ -141,3 +141,31 @@ check_eq "no tracefs: record exits 0" 0 $?
 check_match "no tracefs: says so, and what it costs" \
 	"^xptrace: probes: no writable uprobe_events in $TMP/none .*: they are cpu-wide uprobe events instead: every process mapping a probed file traps while they are armed, and record waits ~80 ms per event at the end" "$(cat f.err)"
 check_eq "no tracefs: 100 calls" 100 "$(perf script -i f/perf.data -F event 2>/dev/null | grep -c 'probe_xptrace:probe_empty:')"
+
+# --- -p: the process's probes trap in it only ---
+mkfifo pf of2
+"$PC" 200 2 wait <pf >p.out &
+pp=$!
+exec 7>pf
+"$PC" 10 0 wait <of2 >o2.out &
+op=$!
+exec 6>of2
+started p.out
+started o2.out
+"$XPTRACE" record -o p -p "$pp" --probe 'probe_empty,getsid@libc.so.6' >/dev/null 2>p.err &
+xp=$!
+armed p.err
+check_match "-p: the process's probe_empty is the breakpoint" '^cc [0-9a-f]{2}$' "$(code "$pp" "$PC" probe_empty)"
+check_match "-p: another process running the program keeps probe_empty" "$SAME" "$(code "$op" "$PC" probe_empty)"
+check_match "-p: ... and libc's getsid" "$SAME" "$(code "$op" "$LIBC" getsid)"
+exec 6>&-
+echo go >&7
+exec 7>&-
+wait "$pp"
+wait "$xp"
+check_eq "-p: record exits 0 when the process ends" 0 $?
+check_eq "-p: 200 probe_empty and 2 getsid, entry and return" "probe_xptrace:getsid 2
+probe_xptrace:getsid__return 2
+probe_xptrace:probe_empty 200
+probe_xptrace:probe_empty__return 200" "$(perf script -i p/perf.data -F event 2>/dev/null |
+	awk '$1 ~ /^probe_xptrace:/ { sub(":$", "", $1); n[$1]++ } END { for (e in n) print e, n[e] }' | sort)"
