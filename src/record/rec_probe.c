@@ -1,6 +1,7 @@
 /* `record --probe`: resolving, opening and closing the probe events; see rec_probe.h. */
 #include "record/rec_probe.h"
 
+#include <dirent.h>
 #include <errno.h>
 #include <fcntl.h>
 #include <limits.h>
@@ -9,7 +10,6 @@
 #include <stdlib.h>
 #include <string.h>
 #include <sys/ioctl.h>
-#include <dirent.h>
 #include <sys/mman.h>
 #include <sys/prctl.h>
 #include <sys/syscall.h>
@@ -664,9 +664,9 @@ static int cmp_int(const void *a, const void *b)
 }
 
 /* The last closes of per-task events, in a process of their own that record does not
- * wait for: the kernel unregisters each probe there (~80 ms, machine-wide one after the
- * other), but no process can meet its int3 any more (the events' tasks, the target's
- * tree, have ended).  Double fork and a session of its own, no stdio (a caller reading
+ * wait for: the kernel unregisters each probe there (RCU grace periods under a mutex
+ * shared machine-wide), but no process can meet its int3 any more (the events' tasks,
+ * the command's tree, have ended).  Double fork and a session of its own, no stdio (a caller reading
  * record's output from a pipe would wait for it), no other fd; it starts once record
  * has closed its own copies, so that its closes are the last.  Then it deletes the
  * tracefs definitions.  Returns 0 when the closer runs; else the caller closes. */
@@ -734,10 +734,11 @@ void rec_probes_free(struct rec_probes *p)
 	/* the closes of disarmed probes still running hold their counters, and record's
 	 * exit would wait for them anyway */
 	rec_probes_wait_closes(p);
-	/* Cpu-wide events are closed before record returns, in parallel (each last close
-	 * takes the kernel ~80 ms, and they still run one after the other): a cpu-wide
-	 * uprobe puts its breakpoint in every process that maps the file, also ones
-	 * started after the target ended, until its last event is closed. */
+	/* Cpu-wide events are closed before record returns, in parallel (each uprobe-PMU
+	 * close, and each tracefs event's last, takes the kernel up to ~80 ms, and they
+	 * still run one after the other): a cpu-wide uprobe puts its breakpoint in every
+	 * process that maps the file, also ones started after the target ended, until its
+	 * last event is closed; -p's process runs on. */
 	for (int i = 0; i < p->nfn; i++) {
 		for (int k = 0; k < p->fn[i].nfds; k++) {
 			if (XP_GROW(all, cap, (size_t)n + 1) == 0)

@@ -108,7 +108,8 @@ struct rec_probe_fn {
 	int nfds, capfds;
 	/* After a disarm the target still traps until its breakpoint is written out
 	 * (rec_probes_unpatch), or where that fails until the kernel has closed every
-	 * event of the probe (~80 ms each, one after the other machine-wide): that cost,
+	 * event of the probe (uprobe PMU: ~80 ms each, one after the other machine-wide;
+	 * tracefs: 15-35 ms, the last close of each event): that cost,
 	 * which no hit shows, is estimated from the window's rate of hits over that time,
 	 * and charged to the budget (rec_probes_cost). */
 	struct rec_probe_closing *closing;	/* NULL before the first disarm */
@@ -267,10 +268,11 @@ void rec_probes_disarm(struct rec_probes *p, int i, uint64_t t);
  * CLOCK_MONOTONIC. */
 uint64_t rec_probes_cost(struct rec_probes *p, uint64_t now);
 /* Writes the file's first byte of fn back over its breakpoint in every process of the
- * target's tree, as a debugger takes out its own: the kernel's close of a probe's events
- * takes ~80 ms each, one after the other machine-wide (RCU grace periods under a
- * global mutex), and the breakpoint stays in the target until the last one, which
- * traps at every call meanwhile (hundreds of ms: more than most budget windows last).
+ * target's tree, as a debugger takes out its own: the kernel's close of a probe's
+ * uprobe-PMU events takes ~80 ms each, one after the other machine-wide (RCU grace
+ * periods under a global mutex; tracefs events wait at their last close only), and the
+ * breakpoint stays in the target until the last one, which traps at every call
+ * meanwhile (hundreds of ms: more than most budget windows last).
  * Only an int3 at that address is replaced; the kernel's unregister then finds no
  * breakpoint there and leaves the page as it is.  The events must be disabled first.
  * 0, or a negative errno: -EPERM without a target tree (-a), or the failing step's. */

@@ -132,8 +132,9 @@ void rec_probes_close_fds(const int *fds, int n, int wait, struct rec_probe_clos
 
 /* Closing the events (not only disabling them) unregisters the uprobe from the target:
  * a disabled uprobe event still traps at its breakpoint, at several microseconds a
- * call.  Left to threads: the kernel takes ~80 ms per close here (it waits for RCU
- * grace periods), during which the rings wait; the breakpoint is taken out of the
+ * call.  Left to threads: the kernel takes ~80 ms per uprobe-PMU close here (it waits
+ * for RCU grace periods; a tracefs event's last close 15-35 ms), during which the rings
+ * would wait; the breakpoint is taken out of the
  * target before (rec_probes_unpatch), else it traps until the closes are done. */
 static void disarm(struct rec_probes *p, struct rec_probe_fn *fn, uint64_t t)
 {
