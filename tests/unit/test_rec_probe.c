@@ -11,6 +11,7 @@
 #include <unistd.h>
 
 #include "record/rec_probe.h"
+#include "record/rec_probe_tfs.h"
 #include "session/sym_find.h"
 
 __attribute__((noinline, used)) int xp_find_alpha(int x)
@@ -256,6 +257,59 @@ static void test_unpatch(void **state)
 	unlink(path);
 }
 
+/* tracefs takes names of at most 63 chars of [A-Za-z0-9_]; the index keeps apart names
+ * that sanitize alike */
+static void test_tfs_names(void **state)
+{
+	char name[128], group[32];
+
+	(void)state;
+	rec_tfs_event_name(name, sizeof(name), "malloc", 3, 0);
+	assert_string_equal(name, "e3_malloc");
+	rec_tfs_event_name(name, sizeof(name), "operator new[](unsigned long)", 12, 1);
+	assert_string_equal(name, "r12_operator_new___unsigned_long_");
+	rec_tfs_event_name(name, sizeof(name), "a_very_long_name_that_goes_on_and_on_and_on_and_on_past_the_limit_x", 7, 0);
+	assert_int_equal(strlen(name), 63);
+	assert_memory_equal(name, "e7_a_very_long_name", 19);
+	rec_tfs_group(group, sizeof(group), 4242);
+	assert_string_equal(group, "xptrace_4242");
+}
+
+/* A SIGKILLed recorder's group (its pid dead) is deleted; a live one's, and other tools'
+ * probes, stay: the deletions appended to a stand-in uprobe_events are exactly that. */
+static void test_tfs_clean_stale(void **state)
+{
+	char dir[] = "/tmp/xp_tfs_XXXXXX", path[64], buf[1024], want[512];
+	pid_t dead = fork();
+	FILE *f;
+	size_t n;
+
+	(void)state;
+	if (dead == 0)
+		_exit(0);
+	assert_int_equal(waitpid(dead, NULL, 0), dead);
+	assert_non_null(mkdtemp(dir));
+	snprintf(path, sizeof(path), "%s/uprobe_events", dir);
+	f = fopen(path, "w");
+	assert_non_null(f);
+	fprintf(f, "p:xptrace_%d/e0_work /bin/true:0x0000000000001139\n"
+		   "r:xptrace_%d/r0_work /bin/true:0x0000000000001139\n"
+		   "p:xptrace_%d/e0_mine /bin/true:0x10\n"
+		   "p:probe_libc/malloc /usr/lib/libc.so.6:0x100\n", (int)dead, (int)dead, (int)getpid());
+	fclose(f);
+	assert_int_equal(rec_tfs_clean_stale(dir), 2);
+	f = fopen(path, "r");
+	assert_non_null(f);
+	n = fread(buf, 1, sizeof(buf) - 1, f);
+	buf[n] = 0;
+	fclose(f);
+	snprintf(want, sizeof(want), "p:probe_libc/malloc /usr/lib/libc.so.6:0x100\n"
+		 "-:xptrace_%d/e0_work\n-:xptrace_%d/r0_work\n", (int)dead, (int)dead);
+	assert_non_null(strstr(buf, want));
+	unlink(path);
+	rmdir(dir);
+}
+
 int main(void)
 {
 	const struct CMUnitTest tests[] = {
@@ -264,6 +318,8 @@ int main(void)
 		cmocka_unit_test(test_find_own),
 		cmocka_unit_test(test_find_ifunc),
 		cmocka_unit_test(test_unpatch),
+		cmocka_unit_test(test_tfs_names),
+		cmocka_unit_test(test_tfs_clean_stale),
 	};
 	return cmocka_run_group_tests(tests, NULL, NULL);
 }
