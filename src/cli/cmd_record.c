@@ -953,11 +953,13 @@ static int run(int argc, char **argv)
 out:
 	if (r.probes && !r.exec_failed && rec_probes_report(r.probes, &r) < 0)
 		xp_warn("the probes' windows could not be stored: decode will not know them");
+	/* before the probes are freed: their last closes are left to a detached process
+	 * once the command has ended */
+	stop_child(&r);
 	rec_adp_free(r.adaptive);
 	r.adaptive = NULL;
 	rec_probes_free(r.probes);
 	r.probes = NULL;
-	stop_child(&r);
 	if (r.exec_err_fd >= 0)
 		close(r.exec_err_fd);
 	rc = finish(&r, e);
