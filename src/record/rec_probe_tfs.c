@@ -141,9 +141,10 @@ int rec_tfs_clean_stale(const char *root)
 		if (!(sp = strpbrk(ev, " \n")))
 			continue;
 		*sp = 0;
-		/* a live pid, or one not ours to signal, may still use its probes */
+		/* a live pid, or one not ours to signal, may still use its probes; our own
+		 * pid's are a dead recorder's that had it before */
 		if (sscanf(ev + strlen(GROUP_PREFIX), "%d/", &pid) != 1 || pid <= 0 ||
-		    kill(pid, 0) == 0 || errno != ESRCH)
+		    (pid != getpid() && (kill(pid, 0) == 0 || errno != ESRCH)))
 			continue;
 		if (n == cap) {
 			void *g = realloc(dead, (size_t)(cap ? cap * 2 : 16) * sizeof(*dead));

@@ -34,8 +34,8 @@ int rec_tfs_define(const char *root, const char *group, const char *name, int re
 		   const char *path, uint64_t offset, uint64_t *id);
 /* Deletes GROUP/NAME (fails with -EBUSY while one of its perf events is open). */
 int rec_tfs_undefine(const char *root, const char *group, const char *name);
-/* Deletes the probes of every xptrace_<pid> group whose pid is not running; returns how
- * many were deleted. */
+/* Deletes the probes of every xptrace_<pid> group whose pid is not running (or is ours:
+ * a dead recorder's pid reused); returns how many were deleted. */
 int rec_tfs_clean_stale(const char *root);
 
 #endif

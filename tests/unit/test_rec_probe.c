@@ -275,8 +275,9 @@ static void test_tfs_names(void **state)
 	assert_string_equal(group, "xptrace_4242");
 }
 
-/* A SIGKILLed recorder's group (its pid dead) is deleted; a live one's, and other tools'
- * probes, stay: the deletions appended to a stand-in uprobe_events are exactly that. */
+/* A SIGKILLed recorder's group (its pid dead, or now ours) is deleted; a live one's, and
+ * other tools' probes, stay: the deletions appended to a stand-in uprobe_events are
+ * exactly that. */
 static void test_tfs_clean_stale(void **state)
 {
 	char dir[] = "/tmp/xp_tfs_XXXXXX", path[64], buf[1024], want[512];
@@ -294,17 +295,20 @@ static void test_tfs_clean_stale(void **state)
 	assert_non_null(f);
 	fprintf(f, "p:xptrace_%d/e0_work /bin/true:0x0000000000001139\n"
 		   "r:xptrace_%d/r0_work /bin/true:0x0000000000001139\n"
-		   "p:xptrace_%d/e0_mine /bin/true:0x10\n"
-		   "p:probe_libc/malloc /usr/lib/libc.so.6:0x100\n", (int)dead, (int)dead, (int)getpid());
+		   "p:xptrace_%d/e0_live /bin/true:0x10\n"
+		   "p:xptrace_%d/e1_reused /bin/true:0x10\n"
+		   "p:probe_libc/malloc /usr/lib/libc.so.6:0x100\n", (int)dead, (int)dead,
+		(int)getppid(), (int)getpid());
 	fclose(f);
-	assert_int_equal(rec_tfs_clean_stale(dir), 2);
+	assert_int_equal(rec_tfs_clean_stale(dir), 3);
 	f = fopen(path, "r");
 	assert_non_null(f);
 	n = fread(buf, 1, sizeof(buf) - 1, f);
 	buf[n] = 0;
 	fclose(f);
 	snprintf(want, sizeof(want), "p:probe_libc/malloc /usr/lib/libc.so.6:0x100\n"
-		 "-:xptrace_%d/e0_work\n-:xptrace_%d/r0_work\n", (int)dead, (int)dead);
+		 "-:xptrace_%d/e0_work\n-:xptrace_%d/r0_work\n-:xptrace_%d/e1_reused\n",
+		 (int)dead, (int)dead, (int)getpid());
 	assert_non_null(strstr(buf, want));
 	unlink(path);
 	rmdir(dir);
