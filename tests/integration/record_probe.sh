@@ -22,9 +22,9 @@ armed() {
 
 check_match "info: uprobes work here" "^uprobes +yes$" "$("$XPTRACE" info)"
 
-# Probes are cpu-wide: their breakpoints go into every process that maps the file while
-# they are armed, so a program other suites step-trace at the same time (merged,
-# step_dlopen) is probed as a copy of its own.
+# Without tracefs probes are cpu-wide: their breakpoints go into every process that maps
+# the file while they are armed, so a program other suites step-trace at the same time
+# (merged, step_dlopen) is probed as a copy of its own.
 mkdir own
 cp "$PROGS/merged" "$PROGS/step_dlopen" "$PROGS/libstep_dl.so" own/
 
