@@ -85,20 +85,20 @@ static int append(const char *root, const char *line)
 int rec_tfs_define(const char *root, const char *group, const char *name, int ret,
 		   const char *path, uint64_t offset, uint64_t *id)
 {
-	char line[4200], idpath[600];
+	char line[300], idpath[600];
 	unsigned long long v;
 	FILE *f;
-	int e, n;
+	int e, n, fd;
 
-	/* the kernel splits the definition at white space */
-	for (const char *s = path; *s; s++)
-		if (isspace((unsigned char)*s))
-			return -EINVAL;
-	n = snprintf(line, sizeof(line), "%c:%s/%s %s:0x%" PRIx64 "\n", ret ? 'r' : 'p', group,
-		     name, path, offset);
-	if (n < 0 || (size_t)n >= sizeof(line))
-		return -ENAMETOOLONG;
-	if ((e = append(root, line)) < 0)
+	/* The kernel splits a definition at white space, so the file is named by an fd of
+	 * ours: it resolves the name once, here, and keys the uprobe by the inode. */
+	if ((fd = open(path, O_RDONLY | O_CLOEXEC)) < 0)
+		return -errno;
+	n = snprintf(line, sizeof(line), "%c:%s/%s /proc/self/fd/%d:0x%" PRIx64 "\n", ret ? 'r' : 'p',
+		     group, name, fd, offset);
+	e = n < 0 || (size_t)n >= sizeof(line) ? -ENAMETOOLONG : append(root, line);
+	close(fd);
+	if (e < 0)
 		return e;
 	snprintf(idpath, sizeof(idpath), "%s/events/%s/%s/id", root, group, name);
 	f = fopen(idpath, "re");

@@ -142,6 +142,15 @@ check_match "no tracefs: says so, and what it costs" \
 	"^xptrace: probes: no writable uprobe_events in $TMP/none .*: they are cpu-wide uprobe events instead: every process mapping a probed file traps while they are armed, and record waits ~80 ms per event at the end" "$(cat f.err)"
 check_eq "no tracefs: 100 calls" 100 "$(perf script -i f/perf.data -F event 2>/dev/null | grep -c 'probe_xptrace:probe_empty:')"
 
+# --- a program whose path has a space: tracefs splits a definition at white space ---
+mkdir "a dir"
+cp "$PC" "a dir/pc"
+"$XPTRACE" record -q -o sp --probe probe_empty -- "$TMP/a dir/pc" 50 0 >/dev/null 2>sp.err
+check_eq "a path with a space: record exits 0" 0 $?
+check_eq "a path with a space: 50 calls, entry and return" "50 50" \
+	"$(perf script -i sp/perf.data -F event 2>/dev/null | awk '/probe_xptrace:probe_empty:/ { e++ }
+		/probe_xptrace:probe_empty__return:/ { r++ } END { print e + 0, r + 0 }')"
+
 # --- -p: the process's probes trap in it only ---
 mkfifo pf of2
 "$PC" 200 2 wait <pf >p.out &
