@@ -663,10 +663,34 @@ static int cmp_int(const void *a, const void *b)
 	return (*(const int *)a > *(const int *)b) - (*(const int *)a < *(const int *)b);
 }
 
+/* Before the last closes are left to another process: every armed probe's events
+ * disabled, and its int3 written out of each process of the target's tree that still
+ * runs (-p's process, a command left running, a child that outlived it), as at a disarm.
+ * A process the kernel gives an int3 afterwards, before its unregister (a new mapping of
+ * the file: dlopen, an exec of the program; the inherited events' opens at a fork),
+ * traps into a disabled event: its hit is dropped (docs/record.md, "Start and end").
+ * 0, or the first unpatch's error: then record closes the events itself. */
+static int release_target(struct rec_probes *p)
+{
+	int e = 0;
+
+	rec_probes_scan_tree(p);
+	for (int i = 0; e == 0 && i < p->nfn; i++) {
+		if (!p->fn[i].nfds)
+			continue;
+		fn_enable(&p->fn[i], 0);
+		e = rec_probes_unpatch(p, &p->fn[i]);
+	}
+	if (e < 0 && p->o->verbose)
+		xp_warn("probes: a breakpoint could not be taken out of the target (%s): record "
+			"closes the probe events itself before it returns", strerror(-e));
+	return e;
+}
+
 /* The last closes of per-task events, in a process of their own that record does not
  * wait for: the kernel unregisters each probe there (RCU grace periods under a mutex
- * shared machine-wide), but no process can meet its int3 any more (the events' tasks,
- * the command's tree, have ended).  Double fork and a session of its own, no stdio (a caller reading
+ * shared machine-wide), while no process of the target holds its int3 any more
+ * (release_target).  Double fork and a session of its own, no stdio (a caller reading
  * record's output from a pipe would wait for it), no other fd; it starts once record
  * has closed its own copies, so that its closes are the last.  Then it deletes the
  * tracefs definitions.  Returns 0 when the closer runs; else the caller closes. */
@@ -738,7 +762,8 @@ void rec_probes_free(struct rec_probes *p)
 	 * close, and each tracefs event's last, takes the kernel up to ~80 ms, and they
 	 * still run one after the other): a cpu-wide uprobe puts its breakpoint in every
 	 * process that maps the file, also ones started after the target ended, until its
-	 * last event is closed; -p's process runs on. */
+	 * last event is closed, which no unpatch of the target's tree covers.  Per task, so
+	 * are they when the target's int3 could not be written out. */
 	for (int i = 0; i < p->nfn; i++) {
 		for (int k = 0; k < p->fn[i].nfds; k++) {
 			if (XP_GROW(all, cap, (size_t)n + 1) == 0)
@@ -753,8 +778,7 @@ void rec_probes_free(struct rec_probes *p)
 		else
 			close(p->tried[k]);
 	}
-	/* -p: the process runs on, and would keep the int3 until the closer is done */
-	if (!p->per_task || p->o->pid || !n || XP_GROW(all, cap, (size_t)n + 1) < 0 ||
+	if (!p->per_task || !n || release_target(p) < 0 || XP_GROW(all, cap, (size_t)n + 1) < 0 ||
 	    close_detached(p, all, n) < 0) {
 		rec_probes_close_fds(all, n, 1, NULL);
 		undefine_all(p);

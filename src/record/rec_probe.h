@@ -218,7 +218,8 @@ void rec_probes_enable(struct rec_probes *p, int on);
 /* Returns once the events of every disarmed probe are closed (their threads are done). */
 void rec_probes_wait_closes(const struct rec_probes *p);
 /* Closes every event, deletes the tracefs definitions, and frees (NULL is fine).  Per
- * task, the closes and deletions are left to a detached process (rec_probe.c,
+ * task, the int3s are written out of the target's running processes and the closes and
+ * deletions left to a detached process (rec_probe.c,
  * close_detached); cpu-wide, record waits for them. */
 void rec_probes_free(struct rec_probes *p);
 
