@@ -782,6 +782,9 @@ void rec_probes_free(struct rec_probes *p)
 	    close_detached(p, all, n) < 0) {
 		rec_probes_close_fds(all, n, 1, NULL);
 		undefine_all(p);
+	} else if (p->o->verbose) {
+		xp_warn("probes: the last closes of %d events are left to a detached process "
+			"(xptrace-release), which then deletes the tracefs group %s", n, p->group);
 	}
 	free(all);
 	free(p->tried);

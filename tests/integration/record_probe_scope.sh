@@ -16,10 +16,10 @@ cp "$PROGS/probe_calls" pc
 PC=$TMP/pc
 LIBC=$(ldd "$PC" | awk '$1 ~ /^libc\.so/ { print $3 }')
 
-# code PID FILE SYM: "MEMORY FILE", SYM's first byte in PID's mapping of FILE and in
-# FILE (hex), the symbol's vaddr taken to a file offset through the PT_LOAD headers.
-# SAME is the pattern of a byte equal to the file's.
-code() {
+# where PID FILE SYM: "ADDRESS FILE", where SYM's first byte is in PID's mapping of FILE
+# (decimal; "-" when not mapped) and that byte in FILE (hex), the symbol's vaddr taken to
+# a file offset through the PT_LOAD headers.
+where() {
 	python3 - "$@" <<'PY'
 import os, struct, subprocess, sys
 pid, path, sym = sys.argv[1], os.path.realpath(sys.argv[2]), sys.argv[3]
@@ -34,7 +34,7 @@ for i in range(phnum):
     t, _, o, va, _, fsz = struct.unpack_from("<IIQQQQ", data, phoff + i * phentsize)
     if t == 1 and va <= vaddr < va + fsz:
         off = vaddr - va + o
-mem = "??"
+addr = "-"
 for l in open("/proc/%s/maps" % pid):
     f = l.split()
     if len(f) < 6 or f[1][2] != "x" or os.path.realpath(f[5]) != path:
@@ -42,11 +42,26 @@ for l in open("/proc/%s/maps" % pid):
     lo, hi = (int(x, 16) for x in f[0].split("-"))
     pgoff = int(f[2], 16)
     if pgoff <= off < pgoff + hi - lo:
-        with open("/proc/%s/mem" % pid, "rb", 0) as m:
-            m.seek(lo + off - pgoff)
-            mem = m.read(1).hex()
-print(mem, data[off:off + 1].hex())
+        addr = lo + off - pgoff
+print(addr, data[off:off + 1].hex())
 PY
+}
+
+# peek PID ADDRESS: the byte there (hex), "??" when it cannot be read; a few ms, where
+# where's nm and python take ~100
+peek() {
+	local b=
+	[ "$2" != - ] && b=$(dd if="/proc/$1/mem" bs=1 count=1 skip="$2" iflag=skip_bytes status=none |
+		od -An -tx1 | tr -d ' \n')
+	echo "${b:-??}"
+}
+
+# code PID FILE SYM: "MEMORY FILE", SYM's first byte in PID's mapping of FILE and in FILE.
+# SAME is the pattern of a byte equal to the file's.
+code() {
+	local a f
+	read -r a f < <(where "$@")
+	echo "$(peek "$1" "$a") $f"
 }
 SAME='^([0-9a-f]{2}) \1$'
 
@@ -61,6 +76,15 @@ started() { for _ in $(seq 100); do grep -q ready "$1" && return; sleep 0.1; don
 
 # the group of recorder PID's probes in tracefs ("" once deleted)
 defs() { grep -c ":xptrace_$1/" "$TFS/uprobe_events"; }
+
+# gone PID: waits (up to 10 s) for recorder PID's tracefs group to be deleted; prints what is left
+gone() { local left; for _ in $(seq 100); do left=$(defs "$1"); [ "$left" = 0 ] && break; sleep 0.1; done; echo "$left"; }
+
+# counts DIR: "EVENT HITS" of each probe event in DIR/perf.data, by perf script
+counts() {
+	perf script -i "$1/perf.data" -F event 2>/dev/null |
+		awk '$1 ~ /^probe_xptrace:/ { sub(":$", "", $1); n[$1]++ } END { for (e in n) print e, n[e] }' | sort
+}
 
 # --- an outsider running the same program, and libc, keeps its code ---
 mkfifo of tf
@@ -115,11 +139,8 @@ exec 6>&-
 check_eq "the calls: 300 probe_empty and 5 getsid, entry and return" "probe_xptrace:getsid 5
 probe_xptrace:getsid__return 5
 probe_xptrace:probe_empty 300
-probe_xptrace:probe_empty__return 300" "$(perf script -i s/perf.data -F event 2>/dev/null |
-	awk '$1 ~ /^probe_xptrace:/ { sub(":$", "", $1); n[$1]++ } END { for (e in n) print e, n[e] }' | sort)"
-left=
-for _ in $(seq 100); do left=$(defs "$xp"); [ "$left" = 0 ] && break; sleep 0.1; done
-check_eq "its tracefs definitions are deleted once the closes are done" 0 "$left"
+probe_xptrace:probe_empty__return 300" "$(counts s)"
+check_eq "its tracefs definitions are deleted once the closes are done" 0 "$(gone "$xp")"
 
 # --- a recorder killed with SIGKILL: the next one removes its definitions ---
 mkfifo kf
@@ -176,5 +197,72 @@ check_eq "-p: record exits 0 when the process ends" 0 $?
 check_eq "-p: 200 probe_empty and 2 getsid, entry and return" "probe_xptrace:getsid 2
 probe_xptrace:getsid__return 2
 probe_xptrace:probe_empty 200
-probe_xptrace:probe_empty__return 200" "$(perf script -i p/perf.data -F event 2>/dev/null |
-	awk '$1 ~ /^probe_xptrace:/ { sub(":$", "", $1); n[$1]++ } END { for (e in n) print e, n[e] }' | sort)"
+probe_xptrace:probe_empty__return 200" "$(counts p)"
+
+# --- -p: record returns without waiting for the closes, and leaves no int3 behind ---
+# The process runs on after record: its breakpoints are written out before the closes
+# are left to xptrace-release (record waited 0.7-1.2 s for them with 4 probes).
+P4='probe_empty,probe_hop,getsid@libc.so.6,getppid@libc.so.6'
+# where4 PID: "ADDRESS FILE" (as where) of each of the 4 probed functions in PID
+where4() {
+	where "$1" "$PC" probe_empty; where "$1" "$PC" probe_hop
+	where "$1" "$LIBC" getsid; where "$1" "$LIBC" getppid
+}
+mkfifo qf rf
+"$PC" 300 5 wait <qf >q.out &
+qp=$!
+exec 7>qf
+started q.out
+"$XPTRACE" record -v -o q -p "$qp" --probe "$P4" >/dev/null 2>q.err &
+xp=$!
+armed q.err
+check_match "-p, the process ends: probe_empty is the breakpoint while recorded" '^cc [0-9a-f]{2}$' \
+	"$(code "$qp" "$PC" probe_empty)"
+echo go >&7
+exec 7>&-
+tend=
+for _ in $(seq 400); do kill -0 "$qp" 2>/dev/null || { tend=$(date +%s%N); break; }; sleep 0.005; done
+wait "$xp"
+check_eq "-p, the process ends: record exits 0" 0 $?
+ms=$(( ($(date +%s%N) - tend) / 1000000 ))
+check "-p, the process ends: record's exit came within 300 ms of it ($ms ms)" in_range 0 300 "$ms"
+# 4 probes x entry and return on each cpu of the one thread, and those tried on xptrace
+nev=$(( 8 * $(getconf _NPROCESSORS_ONLN) + 8 ))
+check_match "-p: record -v says it left the $nev closes to xptrace-release" \
+	"^xptrace: probes: the last closes of $nev events are left to a detached process \(xptrace-release\), which then deletes the tracefs group xptrace_[0-9]+\$" \
+	"$(grep 'last closes' q.err)"
+check_eq "-p, the process ends: 300 probe_empty and 5 getsid, entry and return" "probe_xptrace:getsid 5
+probe_xptrace:getsid__return 5
+probe_xptrace:probe_empty 300
+probe_xptrace:probe_empty__return 300" "$(counts q)"
+check_eq "-p, the process ends: the tracefs definitions are deleted once the closes are done" 0 \
+	"$(gone "$xp")"
+
+"$PC" 300 5 wait <rf >r.out &
+rp=$!
+exec 7>rf
+started r.out
+"$XPTRACE" record -o r -p "$rp" --probe "$P4" >/dev/null 2>r.err &
+xp=$!
+armed r.err
+check_match "-p, record stopped: probe_empty is the breakpoint before" '^cc [0-9a-f]{2}$' \
+	"$(code "$rp" "$PC" probe_empty)"
+where4 "$rp" >r.where
+t0=$(date +%s%N)
+kill -INT "$xp"
+wait "$xp"
+rc=$?
+ms=$(( ($(date +%s%N) - t0) / 1000000 ))
+# read at once: left to the closes, the int3s would still be there for ~1 s
+now=$(while read -r a f; do echo "$(peek "$rp" "$a") $f"; done <r.where)
+check_eq "-p, record stopped by SIGINT: exits 0" 0 "$rc"
+check "-p, record stopped by SIGINT: exits within 300 ms ($ms ms)" in_range 0 300 "$ms"
+check_eq "-p, record stopped: the running process has the file's bytes at the 4 probed functions" \
+	"$(awk '{ print $2, $2 }' r.where)" "$now"
+echo go >&7
+exec 7>&-
+wait "$rp"
+check_eq "-p, record stopped: the process runs on to its end" 0 $?
+check_eq "-p, record stopped: no hit recorded" "" "$(counts r)"
+check_eq "-p, record stopped: the tracefs definitions are deleted once the closes are done" 0 \
+	"$(gone "$xp")"
