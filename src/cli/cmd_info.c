@@ -9,9 +9,19 @@
 #include "probe/pmu.h"
 #include "probe/probe.h"
 #include "record/dbt/dbt.h"
+#include "record/rec_probe_tfs.h"
 #include "record/step/col_step.h"
 #include "cli/xp_cli.h"
 #include "util/xp_err.h"
+
+/* How record --probe places its uprobes here (rec_probe.c, use_tracefs). */
+enum { PLACE_NOT_PROBED, PLACE_NONE, PLACE_PER_TASK, PLACE_CPU_WIDE };
+
+struct placement {
+	int how;
+	char tracefs[PATH_MAX];	/* PLACE_PER_TASK: the directory of uprobe_events */
+	char why[PATH_MAX + 128];	/* otherwise: why */
+};
 
 struct info {
 	const char *root;	/* --sysfs-root as given, "/" by default */
@@ -21,7 +31,46 @@ struct info {
 	struct pmu_list pmus;
 	struct probe_facts facts;
 	struct probe_conclusion c;
+	struct placement place;
 };
+
+/* Only of this machine: a sysfs tree or a probe file of another says nothing of its
+ * tracefs. */
+static void find_placement(const struct info *in, const char *probe_file, struct placement *pl)
+{
+	memset(pl, 0, sizeof(*pl));
+	if (probe_file) {
+		pl->how = PLACE_NOT_PROBED;
+		snprintf(pl->why, sizeof(pl->why), "probe results from %s", probe_file);
+	} else if (!in->live_sysfs) {
+		pl->how = PLACE_NOT_PROBED;
+		snprintf(pl->why, sizeof(pl->why), "the sysfs tree is not this machine's");
+	} else if (!pmu_list_find(&in->pmus, "uprobe")) {
+		pl->how = PLACE_NONE;
+		snprintf(pl->why, sizeof(pl->why), "no uprobe PMU: record --probe and --adaptive "
+			 "need a kernel with CONFIG_UPROBE_EVENTS");
+	} else if (rec_tfs_root(pl->tracefs, sizeof(pl->tracefs), pl->why, sizeof(pl->why)) == 0) {
+		pl->how = PLACE_PER_TASK;
+	} else {
+		pl->how = PLACE_CPU_WIDE;
+		pl->tracefs[0] = 0;
+	}
+}
+
+static void print_placement(const struct placement *pl)
+{
+	printf("%-21s", "uprobe placement");
+	if (pl->how == PLACE_PER_TASK)
+		printf("per task: defined in tracefs, %s/uprobe_events, opened on the target's "
+		       "threads and inherited (-a: cpu-wide)\n", pl->tracefs);
+	else if (pl->how == PLACE_CPU_WIDE)
+		printf("cpu-wide uprobe-PMU events: %s; every process mapping a probed file traps "
+		       "while they are armed\n", pl->why);
+	else if (pl->how == PLACE_NONE)
+		printf("none (%s)\n", pl->why);
+	else
+		printf("not probed (%s)\n", pl->why);
+}
 
 static const char *paranoid_meaning(int p)
 {
@@ -221,6 +270,7 @@ static void print_text(const struct info *in)
 	print_check("Intel PT event", &f->pt);
 	print_check("ptrace", &f->ptrace);
 	print_check("uprobes", &f->uprobe);
+	print_placement(&in->place);
 	if (f->yama_scope == -1)
 		printf("%-21snot enabled\n", "Yama LSM");
 	else if (f->yama_scope == PROBE_UNKNOWN)
@@ -385,7 +435,28 @@ static void print_json(struct out_buf *b, const struct info *in)
 	jcheck(b, "intel_pt", &f->pt, 0);
 	jcheck(b, "ptrace", &f->ptrace, 0);
 	jcheck(b, "uprobe", &f->uprobe, 1);
-	out_buf_printf(b, "  },\n  \"intel_pt\": ");
+	out_buf_printf(b, "  },\n  \"uprobe_placement\": {\"placement\": ");
+	{
+		static const char *const how[] = { NULL, "none", "per_task", "cpu_wide" };
+		const struct placement *pl = &in->place;
+
+		if (how[pl->how])
+			out_json_str(b, how[pl->how]);
+		else
+			out_buf_printf(b, "null");
+		out_buf_printf(b, ", \"tracefs\": ");
+		if (pl->how == PLACE_PER_TASK)
+			out_json_str(b, pl->tracefs);
+		else
+			out_buf_printf(b, "null");
+		out_buf_printf(b, ", \"reason\": ");
+		if (pl->how != PLACE_PER_TASK)
+			out_json_str(b, pl->why);
+		else
+			out_buf_printf(b, "null");
+		out_buf_printf(b, "}");
+	}
+	out_buf_printf(b, ",\n  \"intel_pt\": ");
 	if (!pt->present) {
 		out_buf_printf(b, "null");
 	} else {
@@ -546,6 +617,7 @@ static int run(int argc, char **argv)
 		}
 		probe_conclude(&in.pmus, in.label, &in.facts, &in.c);
 	}
+	find_placement(&in, probe_file, &in.place);
 	if (json) {
 		struct out_buf b;
 		out_buf_init(&b, NULL, 0);
@@ -577,9 +649,10 @@ const struct xp_cmd xp_cmd_info = {
 		"perf_event_paranoid, root/CAP_PERFMON, perf_event_mlock_kb, the PMUs under\n"
 		"/sys/bus/event_source/devices (type, format bit fields, caps), libpfm4's PMUs,\n"
 		"whether hardware cycles/instructions counters, LBR branch-stack sampling,\n"
-		"cpu-clock sampling, an Intel PT event and ptrace actually work, and then each\n"
-		"recording mode (pt, lbr, sample, step): available, or the exact reason not and\n"
-		"which mode to use instead.\n"
+		"cpu-clock sampling, an Intel PT event, ptrace and uprobes actually work, how\n"
+		"record --probe would place its uprobes (per task through tracefs, and where; or\n"
+		"cpu-wide, and why), and then each recording mode (pt, lbr, sample, step):\n"
+		"available, or the exact reason not and which mode to use instead.\n"
 		"\n"
 		"options:\n"
 		"  --format jsonl      machine-readable output: one JSON object on one line\n"

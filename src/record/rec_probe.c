@@ -288,14 +288,16 @@ static void use_tracefs(struct rec_probes *p)
 {
 	const struct rec_opts *o = p->o;
 	char why[300];
+	int e = rec_tfs_root(p->tfs, sizeof(p->tfs), why, sizeof(why));
 
-	if (rec_tfs_root(p->tfs, sizeof(p->tfs), why, sizeof(why)) < 0) {
+	if (e < 0) {
 		p->tfs[0] = 0;
 		if (!o->quiet)
 			xp_warn("probes: %s: they are cpu-wide uprobe events instead: every process "
 				"mapping a probed file traps while they are armed, and record waits "
-				"~80 ms per event at the end to close them (mount tracefs: mount -t "
-				"tracefs nodev /sys/kernel/tracing)", why);
+				"~80 ms per event at the end to close them (%s)", why,
+				e == -ENOENT ? "mount tracefs: mount -t tracefs nodev /sys/kernel/tracing"
+				: "give this user write access to tracefs");
 		return;
 	}
 	rec_tfs_clean_stale(p->tfs);

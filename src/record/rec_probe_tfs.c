@@ -13,34 +13,47 @@
 
 #define GROUP_PREFIX "xptrace_"
 
-static int has_uprobe_events(const char *dir)
+/* 0 when dir holds a uprobe_events we may write, else access()'s errno: ENOENT, none
+ * there; EACCES or EROFS, one this user cannot write. */
+static int uprobe_events_err(const char *dir)
 {
 	char path[512];
 
 	snprintf(path, sizeof(path), "%s/uprobe_events", dir);
-	return access(path, W_OK) == 0;
+	return access(path, W_OK) == 0 ? 0 : errno;
 }
 
 int rec_tfs_root(char *root, size_t len, char *why, size_t whylen)
 {
 	static const char *const dirs[] = { "/sys/kernel/tracing", "/sys/kernel/debug/tracing" };
 	const char *env = getenv("XPTRACE_TRACEFS");
+	int e;
 
 	if (env && *env) {
 		snprintf(root, len, "%s", env);
-		if (has_uprobe_events(root))
+		if ((e = uprobe_events_err(root)) == 0)
 			return 0;
-		snprintf(why, whylen, "no writable uprobe_events in %s ($XPTRACE_TRACEFS)", env);
-		return -ENOENT;
+		if (e == ENOENT)
+			snprintf(why, whylen, "no uprobe_events in %s ($XPTRACE_TRACEFS)", env);
+		else
+			snprintf(why, whylen, "%s/uprobe_events ($XPTRACE_TRACEFS) is not writable: %s",
+				 env, strerror(e));
+		return e == ENOENT ? -ENOENT : -EACCES;
 	}
 	for (size_t i = 0; i < sizeof(dirs) / sizeof(dirs[0]); i++) {
-		if (has_uprobe_events(dirs[i])) {
+		if ((e = uprobe_events_err(dirs[i])) == 0) {
 			snprintf(root, len, "%s", dirs[i]);
 			return 0;
 		}
+		/* mounted, but not for this user (tracefs is root's, mode 700) */
+		if (e != ENOENT) {
+			snprintf(why, whylen, "%s/uprobe_events is not writable: %s (run as root)",
+				 dirs[i], strerror(e));
+			return -EACCES;
+		}
 	}
-	snprintf(why, whylen, "tracefs is not mounted (no writable uprobe_events in %s or %s)",
-		 dirs[0], dirs[1]);
+	snprintf(why, whylen, "tracefs is not mounted (no uprobe_events in %s or %s)", dirs[0],
+		 dirs[1]);
 	return -ENOENT;
 }
 

@@ -19,9 +19,9 @@
 #include <stdint.h>
 #include <sys/types.h>
 
-/* The tracefs directory with uprobe_events: $XPTRACE_TRACEFS when set (tests), else
- * /sys/kernel/tracing, else /sys/kernel/debug/tracing.  0, or -ENOENT with what was
- * looked at in `why`. */
+/* The tracefs directory with a uprobe_events this user may write: $XPTRACE_TRACEFS when
+ * set (tests), else /sys/kernel/tracing, else /sys/kernel/debug/tracing.  0, or why not
+ * in `why` and -ENOENT (none there: tracefs not mounted) or -EACCES (one not writable). */
 int rec_tfs_root(char *root, size_t len, char *why, size_t whylen);
 /* The group of this recording's probes: xptrace_<pid>. */
 void rec_tfs_group(char *group, size_t len, pid_t pid);

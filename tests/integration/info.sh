@@ -65,6 +65,44 @@ if [ "$(id -u)" = 0 ]; then
 	fi
 fi
 
+# --- where record --probe puts its uprobes ------------------------------------------------
+# per task through tracefs where a uprobe_events can be written (test -w is the oracle),
+# else cpu-wide uprobe-PMU events, and why
+place() { sed -n 's/^uprobe placement \+//p'; }
+jplace() { python3 -c 'import json,sys; print(json.load(sys.stdin)["uprobe_placement"])'; }
+if [ -e /sys/bus/event_source/devices/uprobe ]; then
+	T=/sys/kernel/tracing
+	[ -w $T/uprobe_events ] || T=/sys/kernel/debug/tracing
+	if [ -w $T/uprobe_events ]; then
+		check_eq "uprobe placement: per task, in this machine's tracefs (test -w agrees)" \
+			"per task: defined in tracefs, $T/uprobe_events, opened on the target's threads and inherited (-a: cpu-wide)" \
+			"$(place <<<"$out")"
+	fi
+	mkdir "$TMP/tfs"
+	: >"$TMP/tfs/uprobe_events"
+	check_eq "uprobe placement: a stand-in tracefs (\$XPTRACE_TRACEFS)" \
+		"per task: defined in tracefs, $TMP/tfs/uprobe_events, opened on the target's threads and inherited (-a: cpu-wide)" \
+		"$(XPTRACE_TRACEFS=$TMP/tfs "$XPTRACE" info | place)"
+	check_eq "uprobe placement, jsonl: the stand-in tracefs" \
+		"{'placement': 'per_task', 'tracefs': '$TMP/tfs', 'reason': None}" \
+		"$(XPTRACE_TRACEFS=$TMP/tfs "$XPTRACE" info --format jsonl | jplace)"
+	check_eq "uprobe placement: no tracefs there: cpu-wide, and why" \
+		"cpu-wide uprobe-PMU events: no uprobe_events in $TMP/none (\$XPTRACE_TRACEFS); every process mapping a probed file traps while they are armed" \
+		"$(XPTRACE_TRACEFS=$TMP/none "$XPTRACE" info | place)"
+	check_eq "uprobe placement, jsonl: no tracefs there" \
+		"{'placement': 'cpu_wide', 'tracefs': None, 'reason': 'no uprobe_events in $TMP/none (\$XPTRACE_TRACEFS)'}" \
+		"$(XPTRACE_TRACEFS=$TMP/none "$XPTRACE" info --format jsonl | jplace)"
+	if [ "$(id -u)" = 0 ] && [ -e /sys/kernel/tracing/uprobe_events ] &&
+		! setpriv --reuid=65534 --regid=65534 --clear-groups test -w /sys/kernel/tracing/uprobe_events; then
+		check_eq "uprobe placement as nobody: tracefs is root's" \
+			"cpu-wide uprobe-PMU events: /sys/kernel/tracing/uprobe_events is not writable: Permission denied (run as root); every process mapping a probed file traps while they are armed" \
+			"$(place <<<"$nout")"
+	fi
+fi
+check_eq "uprobe placement: a sysfs tree of another machine says nothing of it" \
+	"not probed (the sysfs tree is not this machine's)" \
+	"$("$XPTRACE" info --sysfs-root "$SYSFS/intel-skylake" | place)"
+
 # --- JSON ---------------------------------------------------------------------------------
 "$XPTRACE" info --json >"$TMP/live.json"
 check "live --json is valid JSON" python3 -m json.tool "$TMP/live.json" /dev/null
@@ -117,6 +155,8 @@ check_eq "skylake + its probes: modes" \
   step    available: ptrace branch tracer of a command it starts or a running process (-p)
 best mode: pt" "$(modes <"$TMP/skl.txt")"
 check_match "skylake + probes: facts from the probe file" "^sources: .*; probes from probe file $TMP/skylake.probe$" "$(cat "$TMP/skl.txt")"
+check_eq "skylake + probes: uprobe placement not probed" \
+	"not probed (probe results from $TMP/skylake.probe)" "$(place <"$TMP/skl.txt")"
 check_match "skylake + probes: not root" '^privileges +not root \(euid 1000\); CAP_PERFMON no' "$(cat "$TMP/skl.txt")"
 check_match "skylake + probes: libpfm PMUs" '^libpfm4 PMUs +skl perf perf_raw$' "$(cat "$TMP/skl.txt")"
 "$XPTRACE" info --json --sysfs-root "$SYSFS/intel-skylake" --probe-file "$TMP/skylake.probe" >"$TMP/skl.json"
