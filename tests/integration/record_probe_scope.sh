@@ -266,3 +266,28 @@ check_eq "-p, record stopped: the process runs on to its end" 0 $?
 check_eq "-p, record stopped: no hit recorded" "" "$(counts r)"
 check_eq "-p, record stopped: the tracefs definitions are deleted once the closes are done" 0 \
 	"$(gone "$xp")"
+
+# --- a command left running when record stops: its int3 is written out too ---
+# record -d sends the command SIGTERM and waits; this one ignores it, and a second SIGINT
+# leaves it running (before, its int3 stayed there until xptrace-release's closes)
+mkfifo lf
+"$XPTRACE" record -o l -d 0.3 --probe "probe_empty@$PC" -- \
+	bash -c "trap '' TERM; exec '$PC' 300 5 wait" <lf >l.out 2>l.err &
+xp=$!
+exec 7>lf
+for _ in $(seq 200); do grep -q "waiting for PID" l.err && break; sleep 0.05; done
+lp=$(pgrep -P "$xp" -x pc)
+where "$lp" "$PC" probe_empty >l.where
+check_match "a command ignoring SIGTERM: probe_empty is the breakpoint before" '^cc [0-9a-f]{2}$' \
+	"$(read -r a f <l.where; echo "$(peek "$lp" "$a") $f")"
+kill -INT "$xp"
+wait "$xp"
+now=$(read -r a f <l.where; echo "$(peek "$lp" "$a") $f")
+check_match "record leaves it running, and says so" "^xptrace: PID $lp left running, no longer recorded$" \
+	"$(cat l.err)"
+check_eq "... with the file's byte at probe_empty at once" "$(awk '{ print $2, $2 }' l.where)" "$now"
+echo go >&7
+exec 7>&-
+for _ in $(seq 100); do kill -0 "$lp" 2>/dev/null || break; sleep 0.1; done
+check_eq "... and it runs to its end" ended "$(kill -0 "$lp" 2>/dev/null && echo running || echo ended)"
+check_eq "... the tracefs definitions are deleted once the closes are done" 0 "$(gone "$xp")"
