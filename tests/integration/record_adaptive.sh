@@ -17,6 +17,18 @@ counts() {
 		END { for (e in n) print e, n[e] }' | sort
 }
 
+# released PID: waits (up to 10 s) until recorder PID's tracefs group is deleted: record
+# returns before the kernel's closes of its probes (xptrace-release runs them, then
+# deletes the group), and while they run they hold the kernel's uprobe mutex, so the
+# next recording's probe opens would wait behind them
+released() {
+	for _ in $(seq 100); do
+		grep -qs ":xptrace_${1:-0}/" /sys/kernel/tracing/uprobe_events \
+			/sys/kernel/debug/tracing/uprobe_events || break
+		sleep 0.1
+	done
+}
+
 # byte PID ADDRESS [WANT SECONDS]: the byte at ADDRESS, once it is WANT or SECONDS passed
 # (a uprobe is an int3, 0xcc, the kernel writes over the function's first byte)
 byte() {
@@ -207,6 +219,7 @@ timeout 150 "$XPTRACE" record -o p -p "$pp" --adaptive --max-overhead 0 >/dev/nu
 xp=$!
 # go once the sampling events are open on the target (a loaded machine takes its time)
 for _ in $(seq 200); do grep -q "^xptrace: events:" p.err && break; sleep 0.1; done
+xpr=$(pgrep -P "$xp" | head -1)
 echo go >&7
 exec 7>&-
 check_eq "adaptive -p: outer probed within 60 s" cc "$(byte "$pp" "$(awk '$1 == "ready" { print $3 }' p.out)" cc 60)"
@@ -216,6 +229,8 @@ wait "$xp"
 check_eq "adaptive -p: hot, mid, outer" "probe_xptrace:hot
 probe_xptrace:mid
 probe_xptrace:outer" "$(feature p/perf.data | awk '$1 == "probe" { print $2 }' | head -3)"
+# the budget below is measured once this recording's closes are done
+released "$xpr"
 
 # --- --max-overhead: the probes' calibrated cost kept under 1 % of the target's cpu ---
 # work 2000 (~1 s of cpu): without a budget its probes (hot, mid: 10000 hits each at
@@ -381,6 +396,7 @@ dp=$pid
 timeout 300 "$XPTRACE" record -q -o dw -p "$dp" --probe tiny --probe-limit 1000 >/dev/null 2>dw.err &
 xp=$!
 check_eq "disarm: tiny's first byte is the breakpoint while armed (was $orig)" cc "$(byte "$dp" "$addr" cc 60)"
+xpr=$(pgrep -P "$xp" | head -1)
 printf g >&8	# one byte: one phase
 for _ in $(seq 600); do grep -q "^phase 1 " dw.out && break; sleep 0.1; done
 # the close runs in the collector's threads, ~80-400 ms; a loaded machine takes longer
@@ -394,6 +410,7 @@ wait "$dp"
 wait "$xp"
 check_eq "disarm: 1000 hits of 200000 calls, the target's second phase untouched" "probe_xptrace:tiny 1000
 probe_xptrace:tiny__return 1000" "$(counts dw/perf.data)"
+released "$xpr"
 
 # --- (d) at once: the breakpoint leaves the target before its events are closed ---
 # The kernel closes a probe's events one after the other (~80 ms each, 4 on 2 cpus) and
