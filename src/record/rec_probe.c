@@ -784,7 +784,7 @@ void rec_probes_free(struct rec_probes *p)
 	    close_detached(p, all, n) < 0) {
 		rec_probes_close_fds(all, n, 1, NULL);
 		undefine_all(p);
-	} else if (p->o->verbose) {
+	} else if (p->o->verbose && p->root) {	/* not before a target: nothing to say */
 		xp_warn("probes: the last closes of %d events are left to a detached process "
 			"(xptrace-release), which then deletes the tracefs group %s", n, p->group);
 	}
