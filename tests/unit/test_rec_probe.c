@@ -314,6 +314,27 @@ static void test_tfs_clean_stale(void **state)
 	rmdir(dir);
 }
 
+/* $XPTRACE_TRACEFS names the directory; without a uprobe_events there, why says so
+ * (what record's warning and info's "uprobe placement" print) */
+static void test_tfs_root(void **state)
+{
+	char dir[] = "/tmp/xp_tfsroot_XXXXXX", path[64], root[256], why[512], want[512];
+
+	(void)state;
+	assert_non_null(mkdtemp(dir));
+	setenv("XPTRACE_TRACEFS", dir, 1);
+	assert_int_equal(rec_tfs_root(root, sizeof(root), why, sizeof(why)), -ENOENT);
+	snprintf(want, sizeof(want), "no uprobe_events in %s ($XPTRACE_TRACEFS)", dir);
+	assert_string_equal(why, want);
+	snprintf(path, sizeof(path), "%s/uprobe_events", dir);
+	close(open(path, O_WRONLY | O_CREAT, 0600));
+	assert_int_equal(rec_tfs_root(root, sizeof(root), why, sizeof(why)), 0);
+	assert_string_equal(root, dir);
+	unsetenv("XPTRACE_TRACEFS");
+	unlink(path);
+	rmdir(dir);
+}
+
 int main(void)
 {
 	const struct CMUnitTest tests[] = {
@@ -324,6 +345,7 @@ int main(void)
 		cmocka_unit_test(test_unpatch),
 		cmocka_unit_test(test_tfs_names),
 		cmocka_unit_test(test_tfs_clean_stale),
+		cmocka_unit_test(test_tfs_root),
 	};
 	return cmocka_run_group_tests(tests, NULL, NULL);
 }
