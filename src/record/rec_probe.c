@@ -668,9 +668,9 @@ static int cmp_int(const void *a, const void *b)
 /* Before the last closes are left to another process: every armed probe's events
  * disabled, and its int3 written out of each process of the target's tree that still
  * runs (-p's process, a command left running, a child that outlived it), as at a disarm.
- * A process the kernel gives an int3 afterwards, before its unregister (a new mapping of
- * the file: dlopen, an exec of the program; the inherited events' opens at a fork),
- * traps into a disabled event: its hit is dropped (docs/record.md, "Start and end").
+ * A process of the tree that maps the file anew before the kernel's unregister (dlopen,
+ * an exec of the program) gets an int3 from the kernel again, which traps into a
+ * disabled event: its hit is dropped (docs/record.md, "Start and end", measured).
  * 0, or the first unpatch's error: then record closes the events itself. */
 static int release_target(struct rec_probes *p)
 {
