@@ -1,16 +1,15 @@
 #!/bin/bash
 # Runs every test: cmocka unit tests (plain and ASan+UBSan builds) and the integration
 # scripts under tests/integration/ (TAP-style "ok"/"not ok" lines, see tests/lib.sh).
-# Suites run in parallel (XP_TEST_JOBS at once, default: cores + 2; about half of a
-# suite's time is spent waiting on traced programs, sleeps and probes: with cores + 1
-# an idle 2-core VM ran 470 CPU seconds of suites in 4.5 minutes, 1.7 cores of its 2),
-# each into its own log; results are printed in a fixed order with a final "N passed,
-# N failed" line; exits 1 on any failure.
+# Suites run in parallel (XP_TEST_JOBS at once, default: cores + 1; most of a suite's
+# time is spent waiting on traced programs), each into its own log; results are
+# printed in a fixed order with a final "N passed, N failed" line; exits 1 on any
+# failure.
 # Usage: tests/run.sh [PATTERN]   (only suites whose name contains PATTERN)
 set -u
 cd "$(dirname "$0")/.."
 pattern=${1:-}
-jobs_max=${XP_TEST_JOBS:-$(($(nproc) + 2))}
+jobs_max=${XP_TEST_JOBS:-$(($(nproc) + 1))}
 passed=0
 failed=0
 failed_suites=()
