@@ -37,6 +37,7 @@ struct stp_run {
 	uint8_t dead;		/* its code was unmapped: decode again when reached */
 	uint8_t lost;		/* the chain from here (gen) runs into undecodable code */
 	uint8_t nocode;		/* broken: not even its first byte can be read (unmapped) */
+	uint8_t foreign;	/* it starts on another tool's int3 (stp_foreign_at) */
 	uint8_t emu;		/* STP_EMU_*: can a stop emulate its body? */
 	uint8_t emu_end;	/* STP_EMU_NO: enum stp_end, why not */
 	uint16_t block_id;	/* STP_END_INSN: capstone id of the instruction */
@@ -69,6 +70,10 @@ struct stp_mm {
 	struct xp_map bp_at;	/* addr -> index in bps */
 	struct stp_bp *bps;
 	size_t nbps, capbps;
+	/* Every 0xcc met in the code that is no int3 of ours: another tool's (a uprobe:
+	 * the file's byte differs) or the program's own (stp_foreign.c) */
+	struct xp_map fb_at;
+	uint64_t dec_start;	/* the run being decoded starts here */
 	struct xp_map run_at;	/* start -> index in runs */
 	struct stp_run *runs;
 	size_t nruns, capruns;
@@ -102,6 +107,7 @@ struct stp_thr {
 	int enabled;		/* trace on (not in a syscall, inside the filter) */
 	int pending;		/* resumed at pge_ip after a syscall: STP_ENABLE not sent yet */
 	uint64_t pge_ip;
+	uint64_t fstep;		/* resumed with a single-step over another tool's int3 here */
 	int in_syscall;
 	long sc_nr;
 	uint64_t sc_args[4];
@@ -160,6 +166,18 @@ void stp_forget_code(struct stp_mm *m, uint64_t addr, uint64_t len);
 /* Puts the original bytes back under every int3 (detaching: the code runs on alone). */
 void stp_mm_disarm(struct stp_mm *m);
 
+/* stp_foreign.c: another tool's breakpoint (a uprobe: an int3 the kernel wrote over
+ * the first byte of an instruction of a file, in every process mapping it).  Ours never
+ * goes there, no byte is written over it, and the thread runs it natively with a
+ * single-step (stp_go_on, stp_on_foreign_step): the kernel handles its int3 and the
+ * step's stop comes after the instruction. */
+/* buf holds the code at ip: a foreign int3 in it becomes the file's byte (said once). */
+void stp_foreign_fix(struct stp_mm *m, uint64_t ip, uint8_t *buf, size_t n);
+bool stp_foreign_at(const struct stp_mm *m, uint64_t addr);
+void stp_foreign_forget(struct stp_mm *m, uint64_t addr, uint64_t len);
+/* The instruction at addr as the program sees it. */
+int stp_code_insn(struct stp *s, struct stp_mm *m, uint64_t addr, struct x86_instr *in);
+
 /* stp_threads.c: threads and their events */
 struct stp_thr *stp_thr_find(struct stp *s, pid_t tid);
 struct stp_thr *stp_thr_add(struct stp *s, pid_t tid);
@@ -186,5 +204,7 @@ int stp_on_exit(struct stp *s, struct stp_thr *t, int status);
 /* stp_bp.c: a stop at one of our int3s.  0, a negative errno, or a signal that stopped
  * the thread at the branch instead (stp_trace.c handles it like any signal stop). */
 int stp_on_breakpoint(struct stp *s, struct stp_thr *t, struct user_regs_struct *r);
+/* The single-step over another tool's int3 at t->fstep stopped after it (r). */
+int stp_on_foreign_step(struct stp *s, struct stp_thr *t, struct user_regs_struct *r);
 
 #endif

@@ -235,6 +235,10 @@ static int handle_stop(struct stp *s, pid_t tid, int st)
 		s->st.other_stops++;
 		return stp_resume(t, 0);
 	}
+	/* the single-step over another tool's int3 ended after it: the kernel ran the
+	 * instruction (out of line or emulated) and, the step flag set, sent this SIGTRAP */
+	if (sig == SIGTRAP && t->fstep && x86_isa_ip(&r) != t->fstep)
+		return stp_on_foreign_step(s, t, &r);
 	/* SIGTRAP right after one of our int3s is that int3 (not asking GETSIGINFO saves a
 	 * syscall per stop; a program's own SIGTRAP there would have to be raised by kill
 	 * exactly at a branch) */
@@ -528,6 +532,10 @@ static int detach_all(struct stp *s)
 			continue;	/* it ended meanwhile */
 		if ((st >> 16) || WSTOPSIG(st) == (SIGTRAP | 0x80))
 			continue;	/* event, syscall or interrupt stop: nothing pending */
+		if (WSTOPSIG(st) == SIGTRAP && t->fstep) {
+			t->fstep = 0;	/* the single-step over another tool's int3: done */
+			continue;
+		}
 		if (WSTOPSIG(st) == SIGTRAP && t->mm && ptrace(PTRACE_GETREGS, tid, 0, &r) == 0 &&
 		    stp_bp_find(t->mm, x86_isa_bp_addr(&r))) {
 			x86_isa_set_ip(&r, x86_isa_bp_addr(&r));	/* run the instruction for real */

@@ -1,0 +1,128 @@
+/* Another tool's breakpoints in the code the step tracer reads (see stp_int.h). */
+#include <errno.h>
+#include <fcntl.h>
+#include <stdio.h>
+#include <string.h>
+#include <unistd.h>
+
+#include "record/step/stp_int.h"
+#include "session/sym_find.h"
+#include "util/xp_err.h"
+#include "util/xp_maps.h"
+
+/* fb_at values: the file's byte under a foreign int3, or a 0xcc that is the file's own */
+#define FB_FOREIGN 0x100u
+#define FB_OWN 0x200u
+
+/* The function of `path` holding file offset `off`, for the message. */
+static void func_at(const char *path, uint64_t off, char *out, size_t len)
+{
+	struct sym_found *v = NULL;
+	int n = sym_find_funcs(path, "*", 1, &v);
+
+	snprintf(out, len, "?");
+	for (int i = 0; i < n; i++)
+		if (!v[i].no_offset && off >= v[i].offset && off < v[i].offset + (v[i].size ? v[i].size : 1)) {
+			snprintf(out, len, "%s+%#llx", v[i].name, (unsigned long long)(off - v[i].offset));
+			break;
+		}
+	if (n > 0)
+		sym_found_free(v, n);
+}
+
+/* Settles every 0xcc of buf (code at ip) not known yet: one look at the maps and one
+ * read of the file for the whole buffer. */
+static void classify(struct stp_mm *m, uint64_t ip, const uint8_t *buf, size_t n)
+{
+	struct xp_maps it;
+	struct xp_maps_line l;
+	uint8_t file[256];
+
+	if (xp_maps_open(&it, m->pid) < 0)
+		return;
+	while (xp_maps_next(&it, &l)) {
+		uint64_t lo, hi;
+		ssize_t got;
+		int fd;
+
+		if (l.end <= ip || l.start >= ip + n)
+			continue;
+		lo = ip > l.start ? ip : l.start;
+		hi = ip + n < l.end ? ip + n : l.end;
+		if (hi - lo > sizeof(file))
+			hi = lo + sizeof(file);
+		/* only a file-backed executable mapping can hold a uprobe */
+		if (l.perms[2] != 'x' || l.path[0] != '/' || (fd = open(l.path, O_RDONLY | O_CLOEXEC)) < 0)
+			continue;
+		got = pread(fd, file, hi - lo, (off_t)(l.pgoff + (lo - l.start)));
+		close(fd);
+		for (uint64_t a = lo; got > 0 && a < lo + (uint64_t)got; a++) {
+			uint8_t fb = file[a - lo];
+			char fn[160];
+
+			if (buf[a - ip] != X86_ISA_BP_BYTE || xp_map_get(&m->fb_at, a, NULL))
+				continue;
+			if (fb == X86_ISA_BP_BYTE) {
+				xp_map_put(&m->fb_at, a, FB_OWN);
+				continue;
+			}
+			xp_map_put(&m->fb_at, a, FB_FOREIGN | fb);
+			func_at(l.path, l.pgoff + (a - l.start), fn, sizeof(fn));
+			xp_warn("step: another tool's breakpoint (a uprobe) at %#llx (%s in %s): the "
+				"trace holds the program's own instruction there, single-stepped "
+				"through the kernel's uprobe (the other tool still counts its hits and "
+				"keeps its probe; each pass costs the tracer a stop)",
+				(unsigned long long)a, fn, l.path);
+		}
+	}
+	xp_maps_close(&it);
+	/* the rest is no file's (anonymous code, a file gone): the program's own int3s */
+	for (size_t i = 0; i < n; i++)
+		if (buf[i] == X86_ISA_BP_BYTE && !xp_map_get(&m->fb_at, ip + i, NULL))
+			xp_map_put(&m->fb_at, ip + i, FB_OWN);
+}
+
+void stp_foreign_fix(struct stp_mm *m, uint64_t ip, uint8_t *buf, size_t n)
+{
+	int asked = 0;
+
+	for (size_t i = 0; i < n; i++) {
+		uint64_t v;
+
+		if (buf[i] != X86_ISA_BP_BYTE)
+			continue;
+		if (!xp_map_get(&m->fb_at, ip + i, &v)) {
+			if (asked++)
+				continue;
+			classify(m, ip, buf, n);
+			if (!xp_map_get(&m->fb_at, ip + i, &v))
+				continue;
+		}
+		if (v & FB_FOREIGN)
+			buf[i] = (uint8_t)v;
+	}
+}
+
+bool stp_foreign_at(const struct stp_mm *m, uint64_t addr)
+{
+	uint64_t v;
+
+	return xp_map_get(&m->fb_at, addr, &v) && (v & FB_FOREIGN);
+}
+
+void stp_foreign_forget(struct stp_mm *m, uint64_t addr, uint64_t len)
+{
+	uint64_t gone[64], k, v;
+	size_t n;
+
+	do {	/* a deletion may move entries the iteration has not seen yet */
+		size_t it = 0;
+
+		n = 0;
+		while (n < 64 && xp_map_next(&m->fb_at, &it, &k, &v))
+			if (k >= addr && k - addr < len)
+				gone[n++] = k;
+		for (size_t i = 0; i < n; i++)
+			xp_map_del(&m->fb_at, gone[i]);
+	} while (n == 64);
+}

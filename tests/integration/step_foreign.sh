@@ -1,0 +1,76 @@
+#!/bin/bash
+# record --mode step of a program that runs into another tool's breakpoint: a uprobe
+# defined and enabled in tracefs (an int3 the kernel wrote over the instruction's first
+# byte in every process mapping the file), on a private copy of probe_calls.  On an
+# ordinary instruction (probe_empty's entry, reached by a direct call), a return and a
+# conditional branch (the hardest: the trace needs their outcome): the calls equal the
+# program's own counts and perf's (perf script --itrace=cr on the same perf.data), the
+# other tool still gets every hit (ftrace's trace), the warning comes once naming the
+# function, and a process the tracer detached from (-p, --duration) keeps the other
+# tool's int3 and nothing of ours.
+. "$(dirname "$0")/../lib.sh"
+command -v perf >/dev/null || { ok "perf missing # SKIP"; exit 0; }
+TFS=/sys/kernel/tracing
+[ -w "$TFS/uprobe_events" ] || TFS=/sys/kernel/debug/tracing
+[ -w "$TFS/uprobe_events" ] || { ok "tracefs is not mounted # SKIP"; exit 0; }
+cd "$TMP"
+cp "$PROGS/probe_calls" prog
+G=xpt_foreign_$$
+victim=
+unprobe() {
+	echo 0 >"$TFS/events/$G/f/enable" 2>/dev/null
+	echo "-:$G/f" >>"$TFS/uprobe_events" 2>/dev/null
+}
+trap 'unprobe; [ -z "$victim" ] || kill $victim 2>/dev/null; rm -rf "$TMP"' EXIT
+probe() {	# $1 file offset: the other tool's uprobe, armed in every process mapping prog
+	unprobe
+	echo "p:$G/f $TMP/prog:$1" >>"$TFS/uprobe_events" && echo 1 >"$TFS/events/$G/f/enable"
+	echo >"$TFS/trace"
+}
+hits() { grep -c " f: (" "$TFS/trace"; }
+
+# offsets (= addresses in this PIE, whose text maps at its file offset) from objdump
+dis=$(objdump -d --no-show-raw-insn prog)
+entry=$(printf '%s\n' "$dis" | awk '/<probe_empty>:/ { print "0x" $1; exit }')
+ret=$(printf '%s\n' "$dis" | awk '/<probe_empty>:/ { f = 1 } f && /\tret/ { sub(":", "", $1); print "0x" $1; exit }')
+# main's loop: call probe_empty, then the jne back to it (N times: N-1 taken)
+jcc=$(printf '%s\n' "$dis" | awk '/<main>:/ { f = 1 } f && /call.*<probe_empty>/ { c = 1 }
+	c && /\tj/ { sub(":", "", $1); print "0x" $1 " " $2; exit }')
+check_match "objdump finds probe_empty's entry, its ret, main's loop branch" \
+	"^0x[0-9a-f]+ 0x[0-9a-f]+ 0x[0-9a-f]+ j" "$entry $ret $jcc"
+jname=${jcc#* }
+jcc=${jcc% *}
+
+perf_calls() {	# $1 trace: perf's calls of probe_empty and getsid@plt
+	perf script -i "$1/perf.data" --itrace=cr -F flags,callindent 2>/dev/null |
+		awk '$1 == "call" { c[$NF]++ } END { print c["probe_empty"] + 0, c["getsid@plt"] + 0 }'
+}
+our_calls() {	# $1 trace: xptrace's calls of probe_empty and getsid
+	"$XPTRACE" decode -i "$1" --functions --percent-limit 0 2>/dev/null |
+		awk '$NF == "probe_empty" || $NF == "getsid" { c[$NF] = $1 } END { print c["probe_empty"] + 0, c["getsid"] + 0 }'
+}
+
+# $1 label, $2 offset, $3 hits the other tool gets in `prog 40 7`, $4 what the
+# warning names there
+traced() {
+	probe "$2"
+	"$XPTRACE" record --mode step -o "$TMP/$1" -- ./prog 40 7 >"$1.out" 2>"$1.err"
+	check_eq "$1: step record exits 0" 0 "$?"
+	check_eq "$1: 40 calls of probe_empty, 7 of getsid (perf: $(perf_calls "$1"))" \
+		"40 7 40 7" "$(our_calls "$1") $(perf_calls "$1")"
+	check_eq "$1: the other tool's probe still hit $3 times" "$3" "$(hits)"
+	check_eq "$1: said once, with the function" "1 $4" \
+		"$(grep -c "step: another tool's breakpoint (a uprobe) at .* in $TMP/prog)" "$1.err") $(
+			sed -n "s/.*(a uprobe) at [^ ]* (\([^ ]*\) in .*/\1/p" "$1.err" | head -1)"
+	perf script -i "$TMP/$1/perf.data" --itrace=i0ns -F ip 2>/dev/null | awk '{ print $1 }' >"$1.p"
+	e=$(perf script -i "$TMP/$1/perf.data" --itrace=e 2>&1 | grep -c 'instruction trace error')
+	"$XPTRACE" decode -i "$TMP/$1" --insn -F ip 2>"$1.derr" | awk '!/^#/ { print $1 }' >"$1.x"
+	check_eq "$1: perf script --itrace=i0ns and decode --insn list the same $(wc -l <"$1.p") instructions, no errors" \
+		"0 0" "$(diff "$1.p" "$1.x" | grep -c '^[<>]') $e"
+	check_eq "$1: decode says nothing went missing" "" "$(cat "$1.derr")"
+}
+
+main=0x$(printf '%s\n' "$dis" | awk '/<main>:/ { print $1; exit }')
+traced entry "$entry" 40 probe_empty+0
+traced ret "$ret" 40 "probe_empty+$(printf '%#x' $((ret - entry)))"
+traced "$jname" "$jcc" 40 "main+$(printf '%#x' $((jcc - main)))"
