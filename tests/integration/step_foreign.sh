@@ -6,7 +6,9 @@
 # conditional branch (the hardest: the trace needs their outcome): the calls equal the
 # program's own counts and perf's (perf script --itrace=cr on the same perf.data), the
 # other tool still gets every hit (ftrace's trace), the warning comes once naming the
-# function, and a process the tracer detached from (-p, --duration) keeps the other
+# function, decode (run while the probe is live: the kernel writes its int3 into private
+# mappings of the file, the trace's hard-linked snapshot too) lists perf's instructions,
+# and a process the tracer detached from (-p, --duration) keeps the other
 # tool's int3 and nothing of ours.
 . "$(dirname "$0")/../lib.sh"
 command -v perf >/dev/null || { ok "perf missing # SKIP"; exit 0; }
