@@ -5,7 +5,7 @@
 # ordinary instruction (probe_empty's entry, reached by a direct call), a return and a
 # conditional branch (the hardest: the trace needs their outcome): the calls equal the
 # program's own counts and perf's (perf script --itrace=cr on the same perf.data), the
-# other tool still gets every hit (ftrace's trace), the warning comes once naming the
+# other tool still gets every hit (tracefs' uprobe_profile), the warning comes once naming the
 # function, decode (run while the probe is live: the kernel writes its int3 into private
 # mappings of the file, the trace's hard-linked snapshot too) lists perf's instructions,
 # and a process the tracer detached from (-p, --duration) keeps the other
@@ -27,9 +27,9 @@ trap 'unprobe; [ -z "$victim" ] || kill $victim 2>/dev/null; rm -rf "$TMP"' EXIT
 probe() {	# $1 file offset: the other tool's uprobe, armed in every process mapping prog
 	unprobe
 	echo "p:$G/f $TMP/prog:$1" >>"$TFS/uprobe_events" && echo 1 >"$TFS/events/$G/f/enable"
-	echo >"$TFS/trace"
 }
-hits() { grep -c " f: (" "$TFS/trace"; }
+# the hits the kernel counted for it (uprobe_profile: PATH EVENT HITS)
+hits() { awk -v p="$TMP/prog" '$1 == p && $2 == "f" { print $3 }' "$TFS/uprobe_profile"; }
 
 # offsets (= addresses in this PIE, whose text maps at its file offset) from objdump
 dis=$(objdump -d --no-show-raw-insn prog)
@@ -76,3 +76,47 @@ main=0x$(printf '%s\n' "$dis" | awk '/<main>:/ { print $1; exit }')
 traced entry "$entry" 40 probe_empty+0
 traced ret "$ret" 40 "probe_empty+$(printf '%#x' $((ret - entry)))"
 traced "$jname" "$jcc" 40 "main+$(printf '%#x' $((jcc - main)))"
+
+# Bytes of prog's executable mappings in process $1 that differ from the file: "OFFSET:BYTE"
+diffs() {
+	python3 - "$1" "$TMP/prog" <<'PY'
+import sys
+pid, path = sys.argv[1], sys.argv[2]
+out = []
+with open("/proc/%s/mem" % pid, "rb", 0) as mem, open(path, "rb") as f:
+    for line in open("/proc/%s/maps" % pid):
+        m = line.rstrip("\n").split(None, 5)
+        if len(m) < 6 or m[1][2] != "x" or m[5] != path:
+            continue
+        lo, hi = (int(x, 16) for x in m[0].split("-"))
+        off = int(m[2], 16)
+        f.seek(off)
+        want = f.read(hi - lo)
+        mem.seek(lo)
+        got = mem.read(len(want))
+        out += ["%#x:%02x" % (off + i, a) for i, (a, b) in enumerate(zip(got, want)) if a != b]
+print(" ".join(out))
+PY
+}
+
+# -p: seized in the loop, detached at --duration: the other tool's int3 is still there,
+# none of ours (their bytes are the file's again), and the program runs on
+probe "$entry"
+./prog 2000000000 0 &
+victim=$!
+sleep 0.3
+check_eq "-p: before: the process holds the other tool's int3 only" "$(printf '%#x' $((entry))):cc" "$(diffs $victim)"
+"$XPTRACE" record --mode step -p $victim -d 1 -o att >att.out 2>att.err
+check_eq "-p: record -d 1 exits 0" 0 "$?"
+check_eq "-p: after: the other tool's int3 is still there, no byte of ours; untraced, running" \
+	"$(printf '%#x' $((entry))):cc 0" "$(diffs $victim) $(awk '/^TracerPid:/ { print $2 }' /proc/$victim/status)"
+read -r ours_n _ <<<"$(our_calls att)"
+read -r perf_n _ <<<"$(perf_calls att)"
+check_match "-p: calls of probe_empty in the trace: xptrace's and perf's, the same (and some)" \
+	"^([1-9][0-9]*) \\1$" "$ours_n $perf_n"
+h1=$(hits)
+sleep 0.2
+check_match "-p: the other tool goes on counting hits ($h1, then more)" "^[1-9]" "$(($(hits) - h1))"
+kill $victim
+wait $victim 2>/dev/null
+victim=

@@ -470,14 +470,20 @@ static int start_seized(struct stp *s)
 
 /* Detaching, t stopped at the interrupt (status st): when it had just run one of our
  * int3s, the int3's SIGTRAP is still pending and would kill it once detached (its
- * default action).  It is let run into that signal's stop, whose status is returned
- * (the caller puts it back on the instruction); else st.  A negative errno on error. */
+ * default action); so is the one the kernel's uprobe sends the process after a
+ * single-step over another tool's int3 (stp_on_foreign_step).  It is let run into
+ * that signal's stop, whose status is returned (the caller puts it back on our
+ * instruction, or drops the step's trap); else st.  A negative errno on error. */
 static int take_trap(struct stp_thr *t, int st)
 {
 	struct user_regs_struct r;
 
-	if (!t->mm || ptrace(PTRACE_GETREGS, t->tid, 0, &r) < 0 ||
-	    !stp_bp_find(t->mm, x86_isa_bp_addr(&r)) || !sig_in(t->pid, t->tid, "SigPnd", SIGTRAP, 0))
+	if (!t->mm || ptrace(PTRACE_GETREGS, t->tid, 0, &r) < 0)
+		return st;
+	if (t->fstep ? !sig_in(t->pid, t->tid, "SigPnd", SIGTRAP, 0) &&
+		       !sig_in(t->pid, t->tid, "ShdPnd", SIGTRAP, 0)
+		     : !stp_bp_find(t->mm, x86_isa_bp_addr(&r)) ||
+		       !sig_in(t->pid, t->tid, "SigPnd", SIGTRAP, 0))
 		return st;
 	while (ptrace(PTRACE_CONT, t->tid, 0, 0) == 0) {
 		if (waitpid(t->tid, &st, __WALL) < 0)
