@@ -2,8 +2,9 @@
 # record --mode step of a program that runs into another tool's breakpoint: a uprobe
 # defined and enabled in tracefs (an int3 the kernel wrote over the instruction's first
 # byte in every process mapping the file), on a private copy of probe_calls.  On an
-# ordinary instruction (probe_empty's entry, reached by a direct call), a return and a
-# conditional branch (the hardest: the trace needs their outcome): the calls equal the
+# ordinary instruction (probe_empty's entry, reached by a direct call), a return, a
+# direct call and a conditional branch (the hardest: the trace needs their outcome;
+# the kernel runs the first two out of line, emulates the others): the calls equal the
 # program's own counts and perf's (perf script --itrace=cr on the same perf.data), the
 # other tool still gets every hit (tracefs' uprobe_profile), the warning comes once naming the
 # function, decode (run while the probe is live: the kernel writes its int3 into private
@@ -24,9 +25,9 @@ unprobe() {
 	echo "-:$G/f" >>"$TFS/uprobe_events" 2>/dev/null
 }
 trap 'unprobe; [ -z "$victim" ] || kill $victim 2>/dev/null; rm -rf "$TMP"' EXIT
-probe() {	# $1 file offset: the other tool's uprobe, armed in every process mapping prog
+probe() {	# $1 file offset, [$2 r: a uretprobe]: the other tool's, armed in every process mapping prog
 	unprobe
-	echo "p:$G/f $TMP/prog:$1" >>"$TFS/uprobe_events" && echo 1 >"$TFS/events/$G/f/enable"
+	echo "${2:-p}:$G/f $TMP/prog:$1" >>"$TFS/uprobe_events" && echo 1 >"$TFS/events/$G/f/enable"
 }
 # the hits the kernel counted for it (uprobe_profile: PATH EVENT HITS)
 hits() { awk -v p="$TMP/prog" '$1 == p && $2 == "f" { print $3 }' "$TFS/uprobe_profile"; }
@@ -38,8 +39,9 @@ ret=$(printf '%s\n' "$dis" | awk '/<probe_empty>:/ { f = 1 } f && /\tret/ { sub(
 # main's loop: call probe_empty, then the jne back to it (N times: N-1 taken)
 jcc=$(printf '%s\n' "$dis" | awk '/<main>:/ { f = 1 } f && /call.*<probe_empty>/ { c = 1 }
 	c && /\tj/ { sub(":", "", $1); print "0x" $1 " " $2; exit }')
-check_match "objdump finds probe_empty's entry, its ret, main's loop branch" \
-	"^0x[0-9a-f]+ 0x[0-9a-f]+ 0x[0-9a-f]+ j" "$entry $ret $jcc"
+call=$(printf '%s\n' "$dis" | awk '/<main>:/ { f = 1 } f && /call.*<probe_empty>/ { sub(":", "", $1); print "0x" $1; exit }')
+check_match "objdump finds probe_empty's entry, its ret, main's call of it and loop branch" \
+	"^0x[0-9a-f]+ 0x[0-9a-f]+ 0x[0-9a-f]+ 0x[0-9a-f]+ j" "$entry $ret $call $jcc"
 jname=${jcc#* }
 jcc=${jcc% *}
 
@@ -53,9 +55,9 @@ our_calls() {	# $1 trace: xptrace's calls of probe_empty and getsid
 }
 
 # $1 label, $2 offset, $3 hits the other tool gets in `prog 40 7`, $4 what the
-# warning names there
+# warning names there, [$5 r: a uretprobe]
 traced() {
-	probe "$2"
+	probe "$2" "${5:-p}"
 	"$XPTRACE" record --mode step -o "$TMP/$1" -- ./prog 40 7 >"$1.out" 2>"$1.err"
 	check_eq "$1: step record exits 0" 0 "$?"
 	check_eq "$1: 40 calls of probe_empty, 7 of getsid (perf: $(perf_calls "$1"))" \
@@ -75,7 +77,15 @@ traced() {
 main=0x$(printf '%s\n' "$dis" | awk '/<main>:/ { print $1; exit }')
 traced entry "$entry" 40 probe_empty+0
 traced ret "$ret" 40 "probe_empty+$(printf '%#x' $((ret - entry)))"
+# (the kernel emulates a call or jcc under a uprobe instead of running it out of line)
+traced call "$call" 40 "main+$(printf '%#x' $((call - main)))"
 traced "$jname" "$jcc" 40 "main+$(printf '%#x' $((jcc - main)))"
+# a uretprobe: its int3 at the entry, and every return diverted to its trampoline in
+# the kernel's [uprobes] page (code no file holds): the trace leaves there and comes
+# back at the real return address
+traced uretprobe "$entry" 40 probe_empty+0 r
+check_eq "uretprobe: the [uprobes] page said once" 1 \
+	"$(grep -c "step: a thread went into the kernel's \[uprobes\] page" uretprobe.err)"
 
 # Bytes of prog's executable mappings in process $1 that differ from the file: "OFFSET:BYTE"
 diffs() {

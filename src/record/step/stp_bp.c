@@ -7,6 +7,7 @@
 
 #include "record/step/stp_int.h"
 #include "util/xp_clock.h"
+#include "util/xp_err.h"
 
 /* Instructions emulated in one stop at most (bounds a stop's latency, and ends loops
  * that run forever inside emulated code). */
@@ -90,10 +91,22 @@ int stp_on_foreign_step(struct stp *s, struct stp_thr *t, struct user_regs_struc
 	struct x86_instr in;
 
 	t->fstep = 0;
+	stp_foreign_xol(s, t->mm);
 	s->st.steps++;
 	s->st.other_stops++;
 	stp_sync_enable(s, t, time);
-	if (stp_code_insn(s, t->mm, at, &in) == 0 && in.br.cls != X86_BR_NONE) {
+	if (stp_xol_at(s, at)) {
+		if (!s->xol_said++)
+			xp_warn("step: a thread went into the kernel's [uprobes] page at %#llx (the "
+				"return trampoline of another tool's uretprobe, or its out-of-line "
+				"slots; no file holds that code): the trace leaves there and resumes "
+				"where the thread comes out (the real return address)",
+				(unsigned long long)at);
+		if (!t->enabled && stp_in_range(s, to)) {
+			t->pending = 1;	/* out of the [uprobes] page */
+			t->pge_ip = to;
+		}
+	} else if (stp_code_insn(s, t->mm, at, &in) == 0 && in.br.cls != X86_BR_NONE) {
 		enable(s, t, at, time);
 		report(s, t, &in.br, at, to != in.br.next, to, time);
 	}

@@ -421,8 +421,18 @@ static int arm(struct stp *s, struct stp_mm *m, const struct x86_instr *in)
 	return 0;
 }
 
+int stp_xol_at(const struct stp *s, uint64_t ip)
+{
+	for (unsigned i = 0; i < s->nxol; i++)
+		if (ip >= s->xol[i].start && ip < s->xol[i].end)
+			return 1;
+	return 0;
+}
+
 int stp_in_range(const struct stp *s, uint64_t ip)
 {
+	if (stp_xol_at(s, ip))
+		return 0;
 	if (!s->nranges)
 		return !s->o.filtered;
 	for (unsigned i = 0; i < s->nranges; i++)

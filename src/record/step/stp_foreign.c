@@ -126,3 +126,24 @@ void stp_foreign_forget(struct stp_mm *m, uint64_t addr, uint64_t len)
 			xp_map_del(&m->fb_at, gone[i]);
 	} while (n == 64);
 }
+
+void stp_foreign_xol(struct stp *s, struct stp_mm *m)
+{
+	struct xp_maps it;
+	struct xp_maps_line l;
+
+	if (m->xol_known || xp_maps_open(&it, m->pid) < 0)
+		return;
+	while (xp_maps_next(&it, &l))
+		if (strcmp(l.path, "[uprobes]") == 0) {
+			m->xol_known = 1;
+			for (unsigned i = 0; i < s->nxol; i++)
+				if (s->xol[i].start == l.start)
+					goto out;
+			if (s->nxol < sizeof(s->xol) / sizeof(s->xol[0]))
+				s->xol[s->nxol++] = (struct stp_range){ l.start, l.end };
+			break;
+		}
+out:
+	xp_maps_close(&it);
+}

@@ -175,6 +175,8 @@ static int on_syscall(struct stp *s, struct stp_thr *t, struct user_regs_struct 
 			t->pending = 1;
 			t->pge_ip = x86_isa_ip(r);
 			stp_go_on(s, t, t->pge_ip);
+		} else if (stp_xol_at(s, x86_isa_ip(r))) {
+			stp_go_on(s, t, x86_isa_ip(r));	/* stepped out of it */
 		}
 	}
 	return stp_resume(t, 0);
