@@ -130,3 +130,33 @@ check_match "-p: the other tool goes on counting hits ($h1, then more)" "^[1-9]"
 kill $victim
 wait $victim 2>/dev/null
 victim=
+
+# -p with a uretprobe on main, seized while main waits for its input: main's return was
+# diverted to the trampoline before the trace began (no hit in the trace tells the
+# tracer where the [uprobes] page is), so the trace runs into that page: decode names
+# it for the gap (it said "see above" with nothing above), perf fails there too
+probe "$main" r
+mkfifo in
+./prog 20 3 wait <in >wait.out &
+victim=$!
+exec 3>in
+for _ in $(seq 100); do grep -q ready wait.out && break; sleep 0.05; done
+xol=$(awk '$NF == "[uprobes]" { sub(/-.*/, "", $1); print $1 }' /proc/$victim/maps)
+"$XPTRACE" record --mode step -p $victim -o main >main.out 2>main.err &
+rec=$!
+for _ in $(seq 100); do
+	[ "$(awk '/^TracerPid:/ { print $2 }' /proc/$victim/status)" != 0 ] && break
+	sleep 0.05
+done
+echo >&3
+exec 3>&-
+wait $rec
+check_eq "main's uretprobe, -p: record exits 0" 0 "$?"
+wait $victim
+victim=
+check_eq "main's uretprobe, -p: 20 calls of probe_empty, 3 of getsid (perf: $(perf_calls main)); main returned once" \
+	"20 3 20 3 1" "$(our_calls main) $(perf_calls main) $(hits)"
+"$XPTRACE" decode -i "$TMP/main" --functions >/dev/null 2>main.derr
+check_eq "main's uretprobe, -p: decode names the [uprobes] page for the gap" \
+	"xptrace: $TMP/main/perf.data: 1 gaps where the code that ran was not available (the kernel's [uprobes] page at 0x$xol: the out-of-line slots and return trampoline of another tool's uprobes, code no file holds; not damage in the PT trace)" \
+	"$(sed 's/, [0-9]* bytes of trace skipped$//' main.derr)"
