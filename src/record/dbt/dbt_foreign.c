@@ -15,17 +15,9 @@
 
 static void say(const char *path, uint64_t off, unsigned count)
 {
-	struct sym_found *v = NULL;
-	int n = sym_find_funcs(path, "*", 1, &v);
-	char fn[160] = "?";
+	char fn[160];
 
-	for (int i = 0; i < n; i++)
-		if (!v[i].no_offset && off >= v[i].offset && off < v[i].offset + (v[i].size ? v[i].size : 1)) {
-			snprintf(fn, sizeof(fn), "%s+%#llx", v[i].name, (unsigned long long)(off - v[i].offset));
-			break;
-		}
-	if (n > 0)
-		sym_found_free(v, n);
+	sym_func_at(path, off, fn, sizeof(fn));
 	xp_warn("dbt: another tool's breakpoint (a uprobe) at offset %#llx (%s) of %s%s: valgrind "
 		"runs its int3 as the program's own (the kernel writes it into valgrind's copy of "
 		"the file too): the program gets a SIGTRAP there, which kills it unless it handles "

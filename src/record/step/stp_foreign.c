@@ -14,22 +14,6 @@
 #define FB_FOREIGN 0x100u
 #define FB_OWN 0x200u
 
-/* The function of `path` holding file offset `off`, for the message. */
-static void func_at(const char *path, uint64_t off, char *out, size_t len)
-{
-	struct sym_found *v = NULL;
-	int n = sym_find_funcs(path, "*", 1, &v);
-
-	snprintf(out, len, "?");
-	for (int i = 0; i < n; i++)
-		if (!v[i].no_offset && off >= v[i].offset && off < v[i].offset + (v[i].size ? v[i].size : 1)) {
-			snprintf(out, len, "%s+%#llx", v[i].name, (unsigned long long)(off - v[i].offset));
-			break;
-		}
-	if (n > 0)
-		sym_found_free(v, n);
-}
-
 /* Settles every 0xcc of buf (code at ip) not known yet: one look at the maps and one
  * read of the file for the whole buffer. */
 static void classify(struct stp_mm *m, uint64_t ip, const uint8_t *buf, size_t n)
@@ -67,7 +51,7 @@ static void classify(struct stp_mm *m, uint64_t ip, const uint8_t *buf, size_t n
 				continue;
 			}
 			xp_map_put(&m->fb_at, a, FB_FOREIGN | fb);
-			func_at(l.path, l.pgoff + (a - l.start), fn, sizeof(fn));
+			sym_func_at(l.path, l.pgoff + (a - l.start), fn, sizeof(fn));
 			xp_warn("step: another tool's breakpoint (a uprobe) at %#llx (%s in %s): the "
 				"trace holds the program's own instruction there, single-stepped "
 				"through the kernel's uprobe (the other tool still counts its hits and "
