@@ -21,8 +21,8 @@ cp "$PROGS/probe_calls" prog
 G=xpt_foreign_$$
 victim=
 unprobe() {
-	echo 0 >"$TFS/events/$G/f/enable" 2>/dev/null
-	echo "-:$G/f" >>"$TFS/uprobe_events" 2>/dev/null
+	echo 0 >"$TFS/events/$G/enable" 2>/dev/null
+	grep -o "^[pr]:$G/[a-z0-9]*" "$TFS/uprobe_events" 2>/dev/null | sed 's/^[pr]:/-:/' >>"$TFS/uprobe_events"
 }
 trap 'unprobe; [ -z "$victim" ] || kill $victim 2>/dev/null; rm -rf "$TMP"' EXIT
 probe() {	# $1 file offset, [$2 r: a uretprobe]: the other tool's, armed in every process mapping prog
@@ -160,6 +160,24 @@ check_eq "main's uretprobe, -p: 20 calls of probe_empty, 3 of getsid (perf: $(pe
 check_eq "main's uretprobe, -p: decode names the [uprobes] page for the gap" \
 	"xptrace: $TMP/main/perf.data: 1 gaps where the code that ran was not available (the kernel's [uprobes] page at 0x$xol: the out-of-line slots and return trampoline of another tool's uprobes, code no file holds; not damage in the PT trace)" \
 	"$(sed 's/, [0-9]* bytes of trace skipped$//' main.derr)"
+
+# ten in a row, on main's first ten instructions (each runs once): each is its own run,
+# the one before each armed; eight said, then one line for the rest
+unprobe
+for off in $(printf '%s\n' "$dis" | awk '/<main>:/ { f = 1; next } f && NF > 1 { sub(":", "", $1); print "0x" $1 }' | head -10); do
+	echo "p:$G/m$off $TMP/prog:$off" >>"$TFS/uprobe_events"
+done
+echo 1 >"$TFS/events/$G/enable"
+"$XPTRACE" record --mode step -o "$TMP/ten" -- ./prog 40 7 >ten.out 2>ten.err
+check_eq "ten in a row: 40 and 7 calls (perf: $(perf_calls ten)), one hit each, 8 said and one line for the rest" \
+	"40 7 40 7 1 1 1 1 1 1 1 1 1 1 8 1" \
+	"$(our_calls ten) $(perf_calls ten) $(awk -v p="$TMP/prog" '$1 == p { print $3 }' "$TFS/uprobe_profile" | xargs) $(
+		grep -c "step: another tool's breakpoint (a uprobe) at" ten.err) $(
+		grep -c "step: more breakpoints of other tools in process [0-9]* (not listed)" ten.err)"
+perf script -i "$TMP/ten/perf.data" --itrace=i0ns -F ip 2>/dev/null | awk '{ print $1 }' >ten.p
+"$XPTRACE" decode -i "$TMP/ten" --insn -F ip 2>ten.derr | awk '!/^#/ { print $1 }' >ten.x
+check_eq "ten in a row: perf and decode list the same $(wc -l <ten.p) instructions; decode says nothing" \
+	"0 " "$(diff ten.p ten.x | grep -c '^[<>]') $(cat ten.derr)"
 
 # --mode dbt: valgrind's copy of the program holds the other tool's int3 too and runs it
 # as the program's own: a SIGTRAP kills the program at probe_empty's first call, the

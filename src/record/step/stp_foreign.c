@@ -13,6 +13,7 @@
 /* fb_at values: the file's byte under a foreign int3, or a 0xcc that is the file's own */
 #define FB_FOREIGN 0x100u
 #define FB_OWN 0x200u
+#define SAY_MAX 8	/* a probe on every function of a library would fill the screen */
 
 /* Settles every 0xcc of buf (code at ip) not known yet: one look at the maps and one
  * read of the file for the whole buffer. */
@@ -51,6 +52,12 @@ static void classify(struct stp_mm *m, uint64_t ip, const uint8_t *buf, size_t n
 				continue;
 			}
 			xp_map_put(&m->fb_at, a, FB_FOREIGN | fb);
+			if (++m->foreign_said > SAY_MAX) {
+				if (m->foreign_said == SAY_MAX + 1)
+					xp_warn("step: more breakpoints of other tools in process %d (not "
+						"listed), traced through like those", (int)m->pid);
+				continue;
+			}
 			sym_func_at(l.path, l.pgoff + (a - l.start), fn, sizeof(fn));
 			xp_warn("step: another tool's breakpoint (a uprobe) at %#llx (%s in %s): the "
 				"trace holds the program's own instruction there, single-stepped "

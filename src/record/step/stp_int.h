@@ -75,6 +75,7 @@ struct stp_mm {
 	struct xp_map fb_at;
 	uint64_t dec_start;	/* the run being decoded starts here */
 	int xol_known;		/* its [uprobes] page is in stp.xol */
+	unsigned foreign_said;	/* another tool's int3s found (the first few said) */
 	struct xp_map run_at;	/* start -> index in runs */
 	struct stp_run *runs;
 	size_t nruns, capruns;
