@@ -161,6 +161,15 @@ check_eq "main's uretprobe, -p: decode names the [uprobes] page for the gap" \
 	"xptrace: $TMP/main/perf.data: 1 gaps where the code that ran was not available (the kernel's [uprobes] page at 0x$xol: the out-of-line slots and return trampoline of another tool's uprobes, code no file holds; not damage in the PT trace)" \
 	"$(sed 's/, [0-9]* bytes of trace skipped$//' main.derr)"
 
+# --filter probe_empty with the other tool's int3 on its first instruction, where
+# tracing restarts: the stop that restarts it is at the second (nothing traced before)
+probe "$entry"
+"$XPTRACE" record --mode step --filter probe_empty -o "$TMP/filt" -- ./prog 40 7 >filt.out 2>filt.err
+check_eq "--filter probe_empty: 40 calls, 4 instructions each (perf: $(perf script -i "$TMP/filt/perf.data" --itrace=i0ns -F ip 2>/dev/null | wc -l) instructions), 40 hits" \
+	"40 160 160 40" "$("$XPTRACE" decode -i "$TMP/filt" --functions --percent-limit 0 2>/dev/null |
+		awk '$NF == "probe_empty" { print $1, $2 }') $(
+		perf script -i "$TMP/filt/perf.data" --itrace=i0ns -F ip 2>/dev/null | wc -l) $(hits)"
+
 # ten in a row, on main's first ten instructions (each runs once): each is its own run,
 # the one before each armed; eight said, then one line for the rest
 unprobe

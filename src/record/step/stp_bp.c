@@ -75,7 +75,7 @@ static int emulate(struct stp *s, struct stp_thr *t, const struct stp_bp *b,
 	const struct x86_isa_mem mem = stp_mm_mem(t->mm);
 	int err, taken = 0;
 
-	enable(s, t, b->addr, time);
+	enable(s, t, b->pge_at, time);
 	if (b->br.cls == X86_BR_NONE)
 		return b->has_uop ? x86_emu_exec(&b->uop, b->addr, r, mem.rd, mem.wr, mem.ctx, xs)
 				  : -EINVAL;

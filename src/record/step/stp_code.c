@@ -411,6 +411,7 @@ static int arm(struct stp *s, struct stp_mm *m, const struct x86_instr *in)
 	b->br = in->br;
 	b->len = in->size;
 	b->entry = 0;
+	b->pge_at = in->ip;
 	b->has_uop = 0;
 	if (mem_write(m, in->ip, &cc, 1) < 0) {
 		b->live = 0;
@@ -515,22 +516,38 @@ void stp_arm_entry(struct stp *s, struct stp_mm *m, uint64_t addr)
 	struct x86_instr in;
 	struct stp_bp *b;
 	struct x86_uop u;
+	uint64_t pge = addr;
 	int has_uop;
 	long got;
 
-	if ((b = stp_bp_find(m, addr))) {
-		b->entry = 1;
-		return;
+	for (int skip = 0;; skip++) {
+		if ((b = stp_bp_find(m, addr))) {
+			b->entry = 1;
+			b->pge_at = pge;
+			return;
+		}
+		got = code_read(m, addr, buf, sizeof(buf));
+		if (got <= 0 || x86_dis_one(&s->dis, buf, (size_t)got, addr, &in) < 0)
+			return;
+		if (!stp_foreign_at(m, addr))
+			break;
+		/* another tool's int3 at the entry: the stop is at the instruction after
+		 * it, which only it leads to when it is no branch; tracing restarts at it */
+		if (in.br.cls != X86_BR_NONE || skip == 8) {
+			xp_warn("step: another tool's breakpoint at %#llx, on a branch where "
+				"tracing restarts: the thread's returns there go untraced",
+				(unsigned long long)addr);
+			return;
+		}
+		addr += in.size;
 	}
-	got = code_read(m, addr, buf, sizeof(buf));
-	if (got <= 0 || x86_dis_one(&s->dis, buf, (size_t)got, addr, &in) < 0)
-		return;
 	has_uop = in.br.cls == X86_BR_NONE && x86_isa_translate(&s->dis, &u) == 0;
 	if (in.br.cls != X86_BR_NONE && !x86_isa_emulable(in.br.cls))
 		return;	/* a syscall or trap at an entry: the range starts after it */
 	if (arm(s, m, &in) < 0 || !(b = stp_bp_find(m, addr)))
 		return;
 	b->entry = 1;
+	b->pge_at = pge;
 	b->has_uop = (uint8_t)has_uop;
 	if (has_uop)
 		b->uop = u;

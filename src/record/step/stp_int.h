@@ -19,6 +19,8 @@ struct stp_bp {
 	uint8_t orig;
 	uint8_t live;		/* 0 after the mapping went away */
 	uint8_t entry;		/* --filter: where tracing (re)starts when reached from outside */
+	uint64_t pge_at;	/* where it restarts then: addr, or the start of the run of
+				 * another tool's int3s (not branches) before it */
 	uint8_t has_uop;	/* an entry on an ordinary instruction: emulated by `uop` */
 	uint8_t len;
 	struct x86_branch br;
