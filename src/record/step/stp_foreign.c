@@ -15,6 +15,33 @@
 #define FB_OWN 0x200u
 #define SAY_MAX 8	/* a probe on every function of a library would fill the screen */
 
+/* The byte at a (mem in memory, fb in the file of mapping l) when it is a 0xcc not
+ * known yet. */
+static void settle(struct stp_mm *m, uint64_t a, uint8_t mem, uint8_t fb,
+		   const struct xp_maps_line *l)
+{
+	char fn[160];
+
+	if (mem != X86_ISA_BP_BYTE || xp_map_get(&m->fb_at, a, NULL))
+		return;
+	if (fb == X86_ISA_BP_BYTE) {
+		xp_map_put(&m->fb_at, a, FB_OWN);
+		return;
+	}
+	xp_map_put(&m->fb_at, a, FB_FOREIGN | fb);
+	if (++m->foreign_said > SAY_MAX) {
+		if (m->foreign_said == SAY_MAX + 1)
+			xp_warn("step: more breakpoints of other tools in process %d (not listed), "
+				"traced through like those", (int)m->pid);
+		return;
+	}
+	sym_func_at(l->path, l->pgoff + (a - l->start), fn, sizeof(fn));
+	xp_warn("step: another tool's breakpoint (a uprobe) at %#llx (%s in %s): the trace "
+		"holds the program's own instruction there, single-stepped through the kernel's "
+		"uprobe (the other tool still counts its hits and keeps its probe; each pass "
+		"costs the tracer a stop)", (unsigned long long)a, fn, l->path);
+}
+
 /* Settles every 0xcc of buf (code at ip) not known yet: one look at the maps and one
  * read of the file for the whole buffer. */
 static void classify(struct stp_mm *m, uint64_t ip, const uint8_t *buf, size_t n)
@@ -26,45 +53,27 @@ static void classify(struct stp_mm *m, uint64_t ip, const uint8_t *buf, size_t n
 	if (xp_maps_open(&it, m->pid) < 0)
 		return;
 	while (xp_maps_next(&it, &l)) {
-		uint64_t lo, hi;
-		ssize_t got;
+		char mf[96];
 		int fd;
 
-		if (l.end <= ip || l.start >= ip + n)
+		if (l.end <= ip || l.start >= ip + n || l.perms[2] != 'x' || l.path[0] != '/')
+			continue;	/* only a file-backed executable mapping can hold a uprobe */
+		/* the mapped file itself (the path may name a newer one), else the path */
+		snprintf(mf, sizeof(mf), "/proc/%d/map_files/%llx-%llx", (int)m->pid,
+			 (unsigned long long)l.start, (unsigned long long)l.end);
+		if ((fd = open(mf, O_RDONLY | O_CLOEXEC)) < 0 && (fd = open(l.path, O_RDONLY | O_CLOEXEC)) < 0)
 			continue;
-		lo = ip > l.start ? ip : l.start;
-		hi = ip + n < l.end ? ip + n : l.end;
-		if (hi - lo > sizeof(file))
-			hi = lo + sizeof(file);
-		/* only a file-backed executable mapping can hold a uprobe */
-		if (l.perms[2] != 'x' || l.path[0] != '/' || (fd = open(l.path, O_RDONLY | O_CLOEXEC)) < 0)
-			continue;
-		got = pread(fd, file, hi - lo, (off_t)(l.pgoff + (lo - l.start)));
-		close(fd);
-		for (uint64_t a = lo; got > 0 && a < lo + (uint64_t)got; a++) {
-			uint8_t fb = file[a - lo];
-			char fn[160];
+		for (uint64_t lo = ip > l.start ? ip : l.start; lo < ip + n && lo < l.end; lo += sizeof(file)) {
+			uint64_t hi = lo + sizeof(file);
+			ssize_t got;
 
-			if (buf[a - ip] != X86_ISA_BP_BYTE || xp_map_get(&m->fb_at, a, NULL))
-				continue;
-			if (fb == X86_ISA_BP_BYTE) {
-				xp_map_put(&m->fb_at, a, FB_OWN);
-				continue;
-			}
-			xp_map_put(&m->fb_at, a, FB_FOREIGN | fb);
-			if (++m->foreign_said > SAY_MAX) {
-				if (m->foreign_said == SAY_MAX + 1)
-					xp_warn("step: more breakpoints of other tools in process %d (not "
-						"listed), traced through like those", (int)m->pid);
-				continue;
-			}
-			sym_func_at(l.path, l.pgoff + (a - l.start), fn, sizeof(fn));
-			xp_warn("step: another tool's breakpoint (a uprobe) at %#llx (%s in %s): the "
-				"trace holds the program's own instruction there, single-stepped "
-				"through the kernel's uprobe (the other tool still counts its hits and "
-				"keeps its probe; each pass costs the tracer a stop)",
-				(unsigned long long)a, fn, l.path);
+			hi = hi < ip + n ? hi : ip + n;
+			hi = hi < l.end ? hi : l.end;
+			got = pread(fd, file, hi - lo, (off_t)(l.pgoff + (lo - l.start)));
+			for (uint64_t a = lo; got > 0 && a < lo + (uint64_t)got; a++)
+				settle(m, a, buf[a - ip], file[a - lo], &l);
 		}
+		close(fd);
 	}
 	xp_maps_close(&it);
 	/* the rest is no file's (anonymous code, a file gone): the program's own int3s */
