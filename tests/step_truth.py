@@ -21,14 +21,21 @@ def far(a, b):
     return not 0 < b - a <= 15
 
 
+class Hex(dict):
+    """int(s, 16), each string converted once: a stream repeats its loops' addresses."""
+    def __missing__(self, s):
+        v = self[s] = int(s, 16)
+        return v
+
+
 def read_branches(path):
-    order, streams, pending = [], {}, {}
+    order, streams, pending, h = [], {}, {}, Hex()
     with open(path) as f:
         for line in f:
             parts = line.replace("=>", " ").split()
             if len(parts) < 3:
                 continue
-            tid, a, b = parts[0], int(parts[1], 16), int(parts[2], 16)
+            tid, a, b = parts[0], h[parts[1]], h[parts[2]]
             if tid not in streams:
                 order.append(tid)
                 streams[tid] = []
@@ -56,12 +63,13 @@ def main():
     if branches:
         order, streams = read_branches(args[2])
     else:
+        h = Hex()
         with open(args[2]) as f:
             for line in f:
                 parts = line.split()
                 if len(parts) < 2:
                     continue
-                tid, ip = parts[0], int(parts[1], 16)
+                tid, ip = parts[0], h[parts[1]]
                 if tid not in streams:
                     order.append(tid)
                     streams[tid] = []
@@ -71,7 +79,8 @@ def main():
     for n, tid in enumerate(order):
         try:
             with open("%s.%d" % (prefix, n)) as f:
-                truth = [int(x, 16) for x in f if x.strip()]
+                h = Hex()
+                truth = [h[x] for x in f.read().split()]
         except FileNotFoundError:
             print("thread %d (tid %s): no ground truth" % (n, tid))
             return 1
@@ -82,8 +91,7 @@ def main():
                 # the truth starts at START: drop decoded branches before the one
                 # that matches the truth's first (START is reached by a call)
                 first = truth[0] if truth else None
-                while got and got[0] != first:
-                    got = got[1:]
+                got = got[got.index(first):] if first in got else []
             if lo is not None:
                 got = [x for x in got if lo <= x[0] < hi]
                 truth = [x for x in truth if lo <= x[0] < hi]
@@ -96,7 +104,7 @@ def main():
             if lo is not None:
                 got = [x for x in got if lo <= x < hi]
                 truth = [x for x in truth if lo <= x < hi]
-        same = 0
+        same = len(got) if got == truth else 0
         while same < min(len(got), len(truth)) and got[same] == truth[same]:
             same += 1
         what = "branches" if branches else "instructions"

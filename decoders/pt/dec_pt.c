@@ -374,8 +374,16 @@ static int run(struct dec_ctx *c, const struct xev_sink *sink)
 		xp_warn("%s: no AUXTRACE_INFO record: decoding with default PT settings", c->perf_data);
 	if (rc == 0)
 		rc = decode_queues(&p, tsc_on(&p));
-	/* code missing is not trace damaged: the warnings on module files say which */
-	if (p.nocode)
+	/* code missing is not trace damaged: the warnings on module files say which; the
+	 * [uprobes] page has no file to warn about */
+	if (p.nocode && p.xol_at)
+		xp_warn("%s: %llu gaps where the code that ran was not available (%sthe kernel's "
+			"[uprobes] page at %#llx: the out-of-line slots and return trampoline of "
+			"another tool's uprobes, code no file holds; not damage in the PT trace), "
+			"%llu bytes of trace skipped", c->perf_data, (unsigned long long)p.nocode,
+			p.nocode_other ? "a module without a usable file, see above, and " : "",
+			(unsigned long long)p.xol_at, (unsigned long long)p.nocode_bytes);
+	else if (p.nocode)
 		xp_warn("%s: %llu gaps where the code that ran was not available (a module without a "
 			"usable file, see above; not damage in the PT trace), %llu bytes of trace "
 			"skipped", c->perf_data, (unsigned long long)p.nocode,

@@ -69,6 +69,10 @@ struct dpp {
 	size_t nsw, capsw;
 	struct sb_code *mem;
 	uint64_t gaps, lost_bytes, insns, nocode, nocode_bytes;
+	/* the first address whose code was missing in the kernel's [uprobes] page, and
+	 * whether code was missing elsewhere (a module without a usable file) */
+	uint64_t xol_at;
+	bool nocode_other;
 	struct qdec *qd;	/* pass 2: every queue's decoder, for the progress line */
 	/* pass 2: bytes of each queue decoded, about (the progress line; apart from the
 	 * queues' decoders, which pieces copy while it moves) */

@@ -8,6 +8,7 @@
 
 #include "decoders/pt/dec_pt_int.h"
 #include "session/sb_code.h"
+#include "session/sym.h"
 #include "util/xp_err.h"
 #include "util/xp_status.h"
 
@@ -34,6 +35,12 @@ static size_t fallback(void *ctx, uint64_t addr, uint8_t *buf, size_t n)
 	if (d->par)
 		d->par->lock(d->par);
 	size_t got = sb_code_read(d->p->mem, pid, d->now, addr, buf, n);
+	if (!got) {	/* for the warning on gaps without code */
+		if (!sym_map_uprobes(sb_find_map(d->p->c->sb, pid, addr, d->now)))
+			d->p->nocode_other = true;
+		else if (!d->p->xol_at)
+			d->p->xol_at = addr;
+	}
 	if (d->par)
 		d->par->unlock(d->par);
 	return got;

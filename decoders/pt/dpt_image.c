@@ -8,11 +8,11 @@
 #include <libelf.h>
 #include <stdlib.h>
 #include <string.h>
-#include <sys/mman.h>
 #include <sys/stat.h>
 #include <unistd.h>
 
 #include "decoders/pt/dpt.h"
+#include "util/xp_fmap.h"
 #include "util/xp_grow.h"
 
 struct dpt_file {
@@ -92,7 +92,7 @@ void dpt_image_free(struct dpt_image *img)
 	if (img->iscache)
 		pt_iscache_free(img->iscache);
 	for (size_t i = 0; i < img->nfiles; i++) {
-		munmap((void *)img->files[i].map, img->files[i].size);
+		xp_funmap(img->files[i].map, img->files[i].size);
 		free(img->files[i].path);
 	}
 	free(img->files);
@@ -119,18 +119,18 @@ static const struct dpt_file *map_file(struct dpt_image *img, const char *path)
 		errno = errno ? errno : EINVAL;
 		return NULL;
 	}
-	void *map = mmap(NULL, (size_t)st.st_size, PROT_READ, MAP_PRIVATE, fd, 0);
+	const void *map = xp_fmap(fd, (size_t)st.st_size);
 	close(fd);
-	if (map == MAP_FAILED)
+	if (!map)
 		return NULL;
 	if (XP_GROW(img->files, img->capfiles, img->nfiles + 1) < 0) {
-		munmap(map, (size_t)st.st_size);
+		xp_funmap(map, (size_t)st.st_size);
 		return NULL;
 	}
 	struct dpt_file *f = &img->files[img->nfiles];
 	f->path = strdup(path);
 	if (!f->path) {
-		munmap(map, (size_t)st.st_size);
+		xp_funmap(map, (size_t)st.st_size);
 		return NULL;
 	}
 	f->map = map;

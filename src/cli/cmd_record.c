@@ -713,6 +713,8 @@ static int finish(struct rec *r, int run_err)
 	}
 	pd_writer_free(r->w);
 	r->w = NULL;
+	free(r->held.buf);
+	r->held = (struct rec_held){ 0 };
 	describe_target(r);
 	/* the kernel counts what a full ring lost in records of every kind, samples
 	 * mostly; the samples it never wrote (LOST_SAMPLES) it counts apart */

@@ -115,6 +115,14 @@ struct rec {
 	/* sample layout of the sampling attr, for times and synthesized records */
 	uint64_t sample_type;
 	int time_off;		/* byte offset of TIME in a SAMPLE record, < 0 none */
+	/* TIME is CLOCK_MONOTONIC: a round holds back the samples written after it began,
+	 * for the next (rec_take_round), until the events are disabled (rings_final) */
+	int hold;
+	int rings_final;
+	struct rec_held {
+		uint8_t *buf;	/* whole SAMPLE records, in time order */
+		size_t len, cap;
+	} held;
 	uint64_t synth_id;	/* event id put in synthesized records' sample_id */
 	uint64_t deadline_ns;	/* CLOCK_MONOTONIC, 0 none */
 	struct rec_jit *jit;	/* JIT files to keep (src/record/rec_jit.c) */

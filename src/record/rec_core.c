@@ -17,6 +17,7 @@
 #include "record/ring.h"
 #include "util/xp_clock.h"
 #include "util/xp_err.h"
+#include "util/xp_grow.h"
 
 volatile sig_atomic_t rec_stop_requested;
 volatile sig_atomic_t rec_signalled;
@@ -26,6 +27,7 @@ void rec_set_sample_layout(struct rec *r, const struct perf_event_attr *attr, ui
 	r->sample_type = attr->sample_type;
 	r->time_off = pd_sample_time_offset(attr->sample_type);
 	r->synth_id = id;
+	r->hold = r->time_off >= 0 && attr->use_clockid && attr->clockid == CLOCK_MONOTONIC;
 }
 
 int rec_target_go(struct rec *r)
@@ -178,11 +180,6 @@ int rec_record(struct rec *r, const struct perf_event_header *h)
 	return e < 0 ? write_failed(r, e) : 0;
 }
 
-static int record(void *r, const struct perf_event_header *h)
-{
-	return rec_record(r, h);
-}
-
 /* Two passes over a round: the sideband (mmap, comm, fork, lost...) of every ring, then
  * the samples of all in the order of their times.  Readers order a round by time (perf's
  * ordered events, pd_read's queue), so the file means the same; but when the disk fills
@@ -192,15 +189,74 @@ static int record(void *r, const struct perf_event_header *h)
  * ring, a call entered on one cpu and returning on another had its return read before
  * its entry (the probes keep a thread's returns once its entry in the window was read:
  * that first return was lost), and --probe-limit counted entries in the order of the
- * rings, not of the calls.  The heads are all taken first: a record is in this round
- * when it was written before its ring's head was taken, so with the heads taken within
- * a few ns of each other, no call can enter on one cpu after its head was taken and
- * return on another before its. */
+ * rings, not of the calls.
+ * The heads are taken one after the other, and a collector preempted between two (a
+ * loaded machine) took one ring's head ms after another's: a thread that moved cpu
+ * meanwhile had its later hit in this round and its earlier one in the next (a return
+ * read after the next call's entry).  Every sample written before the round began is
+ * under its ring's head, whichever was taken last, give or take the kernel's time from
+ * a sample's TIME to its publication (HOLD_MARGIN_NS); so with CLOCK_MONOTONIC times
+ * (r->hold) the samples from that moment on are held (copied) for the next round,
+ * merged there with its own, until the events are disabled (r->rings_final).  They
+ * reach the file and the probes' counts one round (~10 ms with probes) later. */
+#define HOLD_MARGIN_NS 5000000ull
+struct take {
+	struct rec *r;
+	uint64_t begun;		/* samples at or after it are held */
+	const uint8_t *old;	/* the last round's held samples, all before `begun` */
+	size_t off, len;
+	struct rec_held next;
+};
+
+static uint64_t sample_time(const struct rec *r, const struct perf_event_header *h)
+{
+	uint64_t t = 0;
+
+	if (r->time_off >= 0 && (size_t)r->time_off + 8 <= h->size)
+		memcpy(&t, (const char *)h + r->time_off, 8);
+	return t;
+}
+
+/* The held samples up to time t (all when t is UINT64_MAX). */
+static int take_old(struct take *k, uint64_t t)
+{
+	int e = 0;
+
+	while (e == 0 && k->off < k->len) {
+		const struct perf_event_header *h = (const void *)(k->old + k->off);
+
+		if (sample_time(k->r, h) > t)
+			break;
+		k->off += h->size;
+		e = rec_record(k->r, h);
+	}
+	return e;
+}
+
+static int take_sample(void *ctx, const struct perf_event_header *h)
+{
+	struct take *k = ctx;
+	uint64_t t = sample_time(k->r, h);
+	int e = take_old(k, t);
+
+	if (e < 0)
+		return e;
+	if (t < k->begun)
+		return rec_record(k->r, h);
+	if (XP_GROW(k->next.buf, k->next.cap, k->next.len + h->size) < 0)
+		return -ENOMEM;
+	memcpy(k->next.buf + k->next.len, h, h->size);
+	k->next.len += h->size;
+	return 0;
+}
+
 int rec_take_round(struct rec *r, struct ring *first, size_t stride, int n,
 		   void (*note)(void *ctx, const struct perf_event_header *h), void *ctx)
 {
+	struct take k = { r, r->hold && !r->rings_final ? xp_now_ns() - HOLD_MARGIN_NS : UINT64_MAX,
+			  r->held.buf, 0, r->held.len, { 0 } };
 	const struct perf_event_header *h;
-	int any = 0, e = 0;
+	int any = k.len != 0, e = 0;
 
 	for (int i = 0; i < n; i++)
 		any |= ring_begin(ring_at(first, stride, i)) != 0;
@@ -216,9 +272,13 @@ int rec_take_round(struct rec *r, struct ring *first, size_t stride, int n,
 	}
 	if (e == 0)
 		e = ring_merge_samples(first, stride, n,
-				       r->time_off >= 0 ? (size_t)r->time_off : SIZE_MAX, record, r);
+				       r->time_off >= 0 ? (size_t)r->time_off : SIZE_MAX, take_sample, &k);
+	if (e == 0)
+		e = take_old(&k, UINT64_MAX);
 	for (int i = 0; i < n; i++)
 		ring_end(ring_at(first, stride, i));
+	free(r->held.buf);
+	r->held = k.next;
 	return e < 0 ? e : any;
 }
 

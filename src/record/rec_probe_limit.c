@@ -271,19 +271,22 @@ uint64_t rec_probes_cost(struct rec_probes *p, uint64_t now)
  * and returning in it (one per thread, for a function that does not recurse) has its
  * return recorded, its entry not: the kernel diverts the return of every call made
  * while the return event is open, enabled or not.  So a return is kept once its thread
- * had an entry in the window (read before it: the rings' samples come in time order,
- * rec_take_round). */
+ * had an entry in the window, and only when it came after that entry (entered holds
+ * its time): the rings' samples come in time order within a round (rec_take_round),
+ * but a collector preempted between taking two rings' heads can read a thread's next
+ * entry, on the cpu it moved to, a round before that call's return (seen under load:
+ * 47174 entries, 47175 returns). */
 static int in_window(struct rec_probe_fn *fn, uint64_t t, int ret, uint32_t tid)
 {
-	uint64_t v;
+	uint64_t first;
 
 	if (!t)
 		return 1;
 	if (t < fn->armed)
 		return 0;
-	if (xp_map_get(&fn->entered, tid, &v))
-		return 1;
-	return !ret && xp_map_put(&fn->entered, tid, 1) == 0;
+	if (xp_map_get(&fn->entered, tid, &first))
+		return !ret || t >= first;
+	return !ret && xp_map_put(&fn->entered, tid, t) == 0;
 }
 
 int rec_probes_hit(struct rec_probes *p, const struct perf_event_header *h)

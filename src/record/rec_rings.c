@@ -75,6 +75,7 @@ int rec_rings_run(struct rec *r, struct rec_ring *rings, int nrings, const int *
 		ioctl(fds[i], PERF_EVENT_IOC_DISABLE, 0);
 	if (r->hooks.stop)
 		r->hooks.stop(r);
+	r->rings_final = 1;	/* nothing newer can come: no sample is held back */
 	if (e == 0 || !r->write_err)
 		rec_rings_drain(r, rings, nrings);
 	for (int i = 0; i < nrings; i++) {

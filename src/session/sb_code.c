@@ -5,11 +5,11 @@
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
-#include <sys/mman.h>
 #include <sys/stat.h>
 #include <unistd.h>
 
 #include "session/sb_code.h"
+#include "util/xp_fmap.h"
 #include "util/xp_grow.h"
 
 struct mfile {
@@ -53,7 +53,7 @@ void sb_code_free(struct sb_code *m)
 		return;
 	for (size_t i = 0; i < m->n; i++) {
 		if (m->files[i].map)
-			munmap((void *)m->files[i].map, m->files[i].size);
+			xp_funmap(m->files[i].map, m->files[i].size);
 		free(m->files[i].path);
 	}
 	free(m->files);
@@ -80,8 +80,8 @@ static const struct mfile *file_of(struct sb_code *m, const char *path)
 	int fd = open(path, O_RDONLY | O_CLOEXEC);
 	struct stat st;
 	if (fd >= 0 && fstat(fd, &st) == 0 && st.st_size > 0) {
-		void *p = mmap(NULL, (size_t)st.st_size, PROT_READ, MAP_PRIVATE, fd, 0);
-		if (p != MAP_FAILED) {
+		const void *p = xp_fmap(fd, (size_t)st.st_size);
+		if (p) {
 			f->map = p;
 			f->size = (size_t)st.st_size;
 		}

@@ -5,6 +5,7 @@
 #include <fcntl.h>
 #include <fnmatch.h>
 #include <gelf.h>
+#include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
 #include <unistd.h>
@@ -169,4 +170,19 @@ void sym_found_free(struct sym_found *v, int n)
 	for (int i = 0; i < n; i++)
 		free(v[i].name);
 	free(v);
+}
+
+void sym_func_at(const char *path, uint64_t off, char *out, size_t len)
+{
+	struct sym_found *v = NULL;
+	int n = sym_find_funcs(path, "*", 1, &v);
+
+	snprintf(out, len, "?");
+	for (int i = 0; i < n; i++)
+		if (!v[i].no_offset && off >= v[i].offset && off < v[i].offset + (v[i].size ? v[i].size : 1)) {
+			snprintf(out, len, "%s+%#llx", v[i].name, (unsigned long long)(off - v[i].offset));
+			break;
+		}
+	if (n > 0)
+		sym_found_free(v, n);
 }

@@ -29,5 +29,8 @@ struct sym_found {
  * errno (-ENOEXEC: not ELF). */
 int sym_find_funcs(const char *path, const char *pattern, int glob, struct sym_found **out);
 void sym_found_free(struct sym_found *v, int n);
+/* "NAME+0xOFF" of the function of `path` holding file offset `off` (a message's
+ * where), "?" when none does. */
+void sym_func_at(const char *path, uint64_t off, char *out, size_t len);
 
 #endif

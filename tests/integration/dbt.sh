@@ -18,10 +18,12 @@ rec() {	# $1 name, then the command
 	"$XPTRACE" record --mode dbt -v -o "$TMP/$name" -- "$@" >"$TMP/$name.out" 2>"$TMP/$name.err"
 	check_eq "$name: record --mode dbt exits 0" 0 "$?"
 }
-# perf's instructions and trace errors against xptrace's instructions
+# perf's instructions and trace errors against xptrace's instructions (perf's lines,
+# "COMM TID IP", kept in NAME.pinsn)
 same_count() {	# $1 name
 	local p x e
-	p=$(perf script -i "$TMP/$1/perf.data" --itrace=i0ns -F ip 2>/dev/null | wc -l)
+	perf script -i "$TMP/$1/perf.data" --itrace=i0ns -F comm,tid,ip >"$TMP/$1.pinsn" 2>/dev/null
+	p=$(wc -l <"$TMP/$1.pinsn")
 	e=$(perf script -i "$TMP/$1/perf.data" --itrace=e 2>&1 | grep -c 'instruction trace error')
 	x=$("$XPTRACE" decode -i "$TMP/$1" --insn -F ip 2>"$TMP/$1.derr" | grep -vc '^#')
 	check_eq "$1: perf script --itrace=i0ns and decode --insn list the same instructions, no errors" \
@@ -109,7 +111,7 @@ check_match "info names the engine --mode dbt runs" \
 rec thread "$PROGS/step_thread"
 same_count thread
 check_eq "thread: two threads, each with its own PT queue (perf's tids of PT samples)" 2 \
-	"$(perf script -i "$TMP/thread/perf.data" --itrace=i0ns -F tid 2>/dev/null | sort -u | wc -l)"
+	"$(awk '{ print $2 }' "$TMP/thread.pinsn" | sort -u | wc -l)"
 
 # ---------------------------------------------------------------- signals
 rec raise "$PROGS/sig_raise"
@@ -135,7 +137,7 @@ rec tree "$PROGS/tree" 1 /bin/true
 same_count tree
 check_eq "tree: processes tree (3 threads) and its forked child, which execs true" \
 	"tree tree tree tree true" \
-	"$(perf script -i "$TMP/tree/perf.data" --itrace=i0ns -F comm,tid 2>/dev/null | sort -u | awk '{ print $1 }' | sort | xargs)"
+	"$(awk '{ print $1, $2 }' "$TMP/tree.pinsn" | sort -u | awk '{ print $1 }' | sort | xargs)"
 
 # valgrind loads every program at the same addresses: dash's forked child runs dash's
 # code at addresses where, after its exec, true's is (the decoder's image of a process

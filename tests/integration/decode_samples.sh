@@ -44,11 +44,13 @@ compare "top functions match perf report (perf record -F 999 -g)" "$TMP/p.data"
 "$XPTRACE" record -q -o "$TMP/xd" -F 999 -g -- "$W" 700 >/dev/null 2>&1
 compare "top functions match perf report (xptrace record)" "$TMP/xd/perf.data"
 
+# (the functions csv of p.data, for the checks below that read it)
+"$XPTRACE" decode -i "$TMP/p.data" --format csv >"$TMP/p.csv"
 # kernel samples are named from kallsyms like perf's [k] rows (when there are any)
 kperf=$(perf report -i "$TMP/p.data" --stdio --no-children --sort sym -g none 2>/dev/null |
 	awk '$2=="[k]" {print $3}' | sort -u)
 if [ -n "$kperf" ]; then
-	kxp=$("$XPTRACE" decode -i "$TMP/p.data" --format csv | awk -F, '$(NF-1)=="[kernel.kallsyms]" && $1>0 {print $NF}' | sort -u)
+	kxp=$(awk -F, '$(NF-1)=="[kernel.kallsyms]" && $1>0 {print $NF}' "$TMP/p.csv" | sort -u)
 	check_eq "kernel symbols as perf names them" "$kperf" "$kxp"
 else
 	ok "kernel symbols as perf names them # skip: no kernel samples"
@@ -73,7 +75,7 @@ if g++ -O1 -g -fno-omit-frame-pointer -o "$TMP/wcc" "$TMP/w.cc" 2>/dev/null; the
 	perf record -q -e cpu-clock -F 999 -g -o "$TMP/cc.data" "$TMP/wcc" 300 >/dev/null 2>&1
 	compare "C++: demangled names and percentages match perf report" "$TMP/cc.data"
 	check_match "C++: template function without return type or parameters" "^work::spin<unsigned long>	" \
-		"$(xp_pcts "$TMP/cc.data")"
+		"$(cat "$TMP/xp.txt")"	# (compare's, of cc.data)
 else
 	ok "C++ demangling # skip: no g++"
 fi
@@ -95,7 +97,7 @@ RS
 if command -v rustc >/dev/null && rustc -O -g -C force-frame-pointers=yes -o "$TMP/wrs" "$TMP/r.rs" 2>/dev/null; then
 	perf record -q -e cpu-clock -F 999 -g -o "$TMP/rs.data" "$TMP/wrs" 300 >/dev/null 2>&1
 	compare "Rust: demangled names and percentages match perf report" "$TMP/rs.data"
-	check_match "Rust: legacy names without the hash" "^r::work::Acc<T>::spin	" "$(xp_pcts "$TMP/rs.data")"
+	check_match "Rust: legacy names without the hash" "^r::work::Acc<T>::spin	" "$(cat "$TMP/xp.txt")"	# (of rs.data)
 else
 	ok "Rust demangling # skip: no rustc"
 fi
@@ -150,21 +152,22 @@ perf record -q -e '{cpu-clock,task-clock}:S' -F 999 -g -o "$TMP/g.data" "$W" 400
 want=$(perf script -i "$TMP/g.data" -F event,period 2>/dev/null |
 	awk '{gsub(":","",$2); s[$2]+=$1} END{print s["cpu-clock"], s["task-clock"]}')
 check_eq "group read: per-event totals equal perf script's" "$want" \
-	"$("$XPTRACE" decode -i "$TMP/g.data" --format csv | awk -F, 'NR>1{a+=$2; b+=$6} END{print a, b}')"
+	"$("$XPTRACE" decode -i "$TMP/g.data" --format csv | tee "$TMP/g.csv" | awk -F, 'NR>1{a+=$2; b+=$6} END{print a, b}')"
 check_eq "group read: a column per read event" "samples,base_ns,cum_ns,base%,cum%,task-clock,module,name" \
-	"$("$XPTRACE" decode -i "$TMP/g.data" --format csv | head -1)"
+	"$(head -1 "$TMP/g.csv")"
 check_match "group read: --metric picks the other event" "^# samples: task-clock, total [0-9]+\.[0-9]{3} (s|ms|us)$" \
 	"$("$XPTRACE" decode -i "$TMP/g.data" --metric task-clock | head -1)"
 
 # the same group as cycles+instructions (no PMU here: the file is relabelled)
 python3 "$FIXTURES/perfdata/as-hardware.py" "$TMP/g.data" "$TMP/hw.data"
+"$XPTRACE" decode -i "$TMP/hw.data" --format csv >"$TMP/hw.csv"
 check_eq "cycles+instructions: IPC column" "samples,base,cum,base%,cum%,instructions,ipc,module,name" \
-	"$("$XPTRACE" decode -i "$TMP/hw.data" --format csv | head -1)"
+	"$(head -1 "$TMP/hw.csv")"
 check_eq "IPC = instructions / cycles per function" "ok" \
-	"$("$XPTRACE" decode -i "$TMP/hw.data" --format csv | awk -F, 'NR>1 && $2>0 {
-		want=sprintf("%.4f", $6/$2); if (want != $7) bad++ } END {print bad ? "bad" : "ok"}')"
+	"$(awk -F, 'NR>1 && $2>0 {
+		want=sprintf("%.4f", $6/$2); if (want != $7) bad++ } END {print bad ? "bad" : "ok"}' "$TMP/hw.csv")"
 check_eq "cycles+instructions: totals equal perf script's" "$want" \
-	"$("$XPTRACE" decode -i "$TMP/hw.data" --format csv | awk -F, 'NR>1{a+=$2; b+=$6} END{print a, b}')"
+	"$(awk -F, 'NR>1{a+=$2; b+=$6} END{print a, b}' "$TMP/hw.csv")"
 
 # ---- DWARF unwinding: a binary without frame pointers ----
 cc -O1 -g -fomit-frame-pointer -fno-inline -o "$TMP/nofp" "$XP_ROOT/tests/progs/dec_work.c"
@@ -192,12 +195,12 @@ check_eq "callgrind: a sample tree's header says calls= counts samples" \
 	"desc: Calls: calls= counts the samples through a call arc, not calls" "$(grep '^desc:' "$TMP/cg.out")"
 check_eq "callgrind: total is the sample count" "$total" \
 	"$(sed -n 's/^summary: \([0-9]*\).*/\1/p' "$TMP/cg.out")"
-csv=$("$XPTRACE" decode -i "$TMP/p.data" --format csv | head -1)
+csv=$(head -1 "$TMP/p.csv")
 check_eq "csv header (cpu-clock periods: integer ns)" "samples,base_ns,cum_ns,base%,cum%,module,name" "$csv"
 check_match "functions jsonl" '^\{"samples":[0-9]+,"base_ns":[0-9]+,"cum_ns":[0-9]+,"base%":[0-9.]+,"cum%":[0-9.]+,"module":"dec_work","name":"spin"\}$' \
 	"$("$XPTRACE" decode -i "$TMP/p.data" --format jsonl | head -1)"
 check_eq "functions: main's Cum% is 100 minus kernel/libc-only samples" "main" \
-	"$("$XPTRACE" decode -i "$TMP/p.data" --format csv | awk -F, '$NF=="main" && $5>95 {print $NF}')"
+	"$(awk -F, '$NF=="main" && $5>95 {print $NF}' "$TMP/p.csv")"
 
 # ---- filters and metrics ----
 tid=$(perf script -i "$TMP/p.data" -F tid 2>/dev/null | head -1 | tr -d ' ')

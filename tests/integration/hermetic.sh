@@ -86,10 +86,11 @@ for dir in "$XP_ROOT"/traces/*/ "$TMP/rec-sample/" "$TMP/rec-step/"; do
 	for f in "$TMP/$name".clean.[0-9]; do
 		k=${f##*.}
 		view=$(cat "$f.view")
+		want=$(digest "$f")
 		check_eq "$name: $view: a conflicting ~/.debug changes nothing ($(wc -l <"$f") lines)" \
-			"$(digest "$f")" "$(digest "$TMP/$name.dirty.$k")"
+			"$want" "$(digest "$TMP/$name.dirty.$k")"
 		check_eq "$name: $view: the same from a copy at another path" \
-			"$(digest "$f")" "$(digest "$TMP/$name.moved.$k" "$moved" "$dir")"
+			"$want" "$(digest "$TMP/$name.moved.$k" "$moved" "$dir")"
 	done
 done
 check_eq "the sample trace's conflicting cache has the vdso" yes \

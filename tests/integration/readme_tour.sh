@@ -60,7 +60,8 @@ n=0
 while IFS=$'\t' read -r kind cmd; do
 	want=0
 	[ "$kind" = hw ] && want=$(hw_rc "$cmd")
-	tid=$(perf script -i xptrace.data/perf.data -F tid 2>/dev/null | awk 'NF { print $1; exit }')
+	tid=
+	[[ $cmd == *TID* ]] && tid=$(perf script -i xptrace.data/perf.data -F tid 2>/dev/null | awk 'NF { print $1; exit }')
 	if [[ $cmd == *PID* ]]; then
 		./prog 100000 >/dev/null &
 		victim=$!

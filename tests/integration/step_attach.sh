@@ -30,7 +30,8 @@ with open("/proc/%s/mem" % pid, "rb", 0) as mem:
         got = mem.read(len(want))
         maps += 1
         nbytes += len(want)
-        ndiff += sum(a != b for a, b in zip(got, want))
+        if got != want:     # (compared byte by byte only when they differ: ~2 MB)
+            ndiff += sum(a != b for a, b in zip(got, want))
 print(maps, nbytes, ndiff)
 EOF
 }

@@ -44,15 +44,15 @@ unwind_case() {	# $1 program in $TMP, $2 the function called 10 times, $3 one ma
 	lvl=$(awk -v f="$fn" '$NF == f { print $1 }' "$TMP/$prog.tree" | sort -u | tr '\n' ' ')
 	check_match "$prog: $fn at a single depth of the call tree (got: $lvl)" "^[0-9]+ $" "$lvl"
 	check_eq "$prog: main once in the call tree" 1 "$(awk '$NF == "main"' "$TMP/$prog.tree" | wc -l)"
-	out=$("$XPTRACE" decode -i "$TMP/$prog.d" --calls --format jsonl --sym main 2>/dev/null |
-		python3 -c 'import json, sys
+	"$XPTRACE" decode -i "$TMP/$prog.d" --calls --format jsonl --sym main >"$TMP/$prog.calls" 2>/dev/null
+	out=$(python3 -c 'import json, sys
 d = [json.loads(l) for l in sys.stdin if l.startswith("{")]
 print(sorted({e["depth"] for e in d if e["name"] == sys.argv[1]}),
-      sorted({e["depth"] for e in d if e["name"] == sys.argv[2]}))' "$fn" "$after")
+      sorted({e["depth"] for e in d if e["name"] == sys.argv[2]}))' "$fn" "$after" <"$TMP/$prog.calls")
 	check_eq "$prog: --calls shows $fn at depth 3 (main, outer, middle) and $after, called after the landing, at 1" \
 		"[3] [1]" "$out"
 	check_eq "$prog: --calls shows $fn 10 times" 10 \
-		"$("$XPTRACE" decode -i "$TMP/$prog.d" --calls --format jsonl --sym main 2>/dev/null | grep -c "\"name\":\"$fn\"")"
+		"$(grep -c "\"name\":\"$fn\"" "$TMP/$prog.calls")"
 
 	# perf's calls (--itrace=c) into the thrower
 	check_eq "$prog: perf counts 10 calls of $fn too" 10 \

@@ -9,6 +9,7 @@
 #include <unistd.h>
 
 #include "record/col_pt_pump.h"
+#include "util/xp_clock.h"
 
 #define DATA 8192
 #define AUX 4096
@@ -286,6 +287,51 @@ static void test_samples_by_time(void **state)
 	assert_int_equal(out.aux_records, 1);
 }
 
+/* With CLOCK_MONOTONIC times (r.hold), a round holds the samples written after it began
+ * for the next: a thread's entry on one cpu, timed after the round began, is not written
+ * ahead of its previous call's return on another cpu that the round did not see (its
+ * ring's head taken first); the last round (the events disabled) takes everything.
+ * Without the hold the file has them the wrong way round. */
+static void test_held_for_next_round(void **state)
+{
+	static struct sim_cpu a, b;
+	struct sim_cpu *cpus[2] = { &a, &b };
+	struct col_pt_ring rings[2];
+	struct col_pt_pump p;
+	struct rec r;
+	static struct parsed out;
+	char path[1024];
+	struct perf_event_attr attr = { .size = sizeof(attr), .type = 8 };
+	uint64_t now = xp_now_ns(), want[3];
+
+	(void)state;
+	sim_init(&a, 0);
+	sim_init(&b, 0);
+	setup_pump(&p, &r, rings, cpus, 2, 0, path);
+	r.time_off = 8;
+	r.hold = 1;
+	assert_int_equal(pd_writer_add_attr(r.w, &attr, "intel_pt//u"), 0);
+	want[0] = now - 1000000000ull;	/* long before the round: taken in it */
+	want[1] = now + 500000000ull;	/* the return, in a's ring after its head was taken */
+	want[2] = now + 1000000000ull;	/* the next entry, in b's ring, seen by the round */
+	put_sample(&b, want[0]);
+	put_sample(&b, want[2]);
+	assert_int_equal(col_pt_drain(&p), 0);
+	assert_int_equal(r.samples, 1);
+	assert_int_equal(r.held.len, 16);
+	put_sample(&a, want[1]);
+	r.rings_final = 1;
+	assert_int_equal(col_pt_drain(&p), 0);
+	assert_int_equal(r.samples, 3);
+	assert_int_equal(r.held.len, 0);
+	assert_int_equal(pd_writer_close(r.w), 0);
+	parse(path, &out);
+	unlink(path);
+	assert_int_equal(out.nsamples, 3);
+	assert_memory_equal(out.sample_t, want, sizeof(want));
+	free(r.held.buf);
+}
+
 int main(void)
 {
 	const struct CMUnitTest tests[] = {
@@ -293,6 +339,7 @@ int main(void)
 		cmocka_unit_test(test_snapshots),
 		cmocka_unit_test(test_bad_sizes),
 		cmocka_unit_test(test_samples_by_time),
+		cmocka_unit_test(test_held_for_next_round),
 	};
 	return cmocka_run_group_tests(tests, xp_test_tmp_setup, xp_test_tmp_teardown);
 }

@@ -7,6 +7,7 @@
 #include <string.h>
 
 #include "record/dbt/dbt_conv.h"
+#include "record/dbt/dbt_foreign.h"
 #include "record/dbt/tool/xd_stream.h"
 #include "record/step/col_step_out.h"
 #include "util/xp_err.h"
@@ -43,6 +44,7 @@ struct conv {
 	size_t nth, capth;
 	pid_t *procs;		/* pids that started */
 	size_t nprocs, capprocs;
+	struct dbt_foreign foreign;
 };
 
 static int fill(struct src *s)
@@ -309,6 +311,7 @@ static int on_record(struct conv *v, struct src *s, int tag)
 		memcpy(name, q, n);
 		name[n] = 0;
 		v->st->maps++;
+		dbt_foreign_check(&v->foreign, name, w[2], w[1]);
 		struct stp_event ev = { .kind = STP_MMAP, .time = time, .ip = w[0],
 					.to = w[0] + w[1], .pgoff = w[2], .comm = name };
 		return emit(v, t, &ev);
@@ -482,5 +485,6 @@ out:
 		free(v.th[i]);
 	free(v.th);
 	free(v.procs);
+	dbt_foreign_free(&v.foreign);
 	return e;
 }

@@ -283,8 +283,10 @@ static int sync_maps(struct step_col *c, pid_t pid, uint64_t time, int fresh)
 		if (m.perms[2] != 'x')
 			continue;
 		snprintf(name, sizeof(name), "%s", m.path[0] ? m.path : "//anon");
-		if (name[0] == '[' && strcmp(name, "[vdso]") != 0)
-			continue;	/* [vsyscall]: not the process's code */
+		/* [vsyscall]: not the process's code; [uprobes] (another tool's uprobes run
+		 * there) is, as perf's sideband has it, though no file holds it */
+		if (name[0] == '[' && strcmp(name, "[vdso]") != 0 && strcmp(name, "[uprobes]") != 0)
+			continue;
 		for (i = 0; i < c->nmaps; i++) {
 			struct known_map *k = &c->maps[i];
 

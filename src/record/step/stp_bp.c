@@ -7,40 +7,35 @@
 
 #include "record/step/stp_int.h"
 #include "util/xp_clock.h"
+#include "util/xp_err.h"
 
 /* Instructions emulated in one stop at most (bounds a stop's latency, and ends loops
  * that run forever inside emulated code). */
 #define CHAIN_MAX 32768
 
-/* Emulates the armed instruction at the stop (a branch, or an ordinary instruction
- * under a filter entry) and reports it; returns 0 or < 0 when it cannot be emulated. */
-static int emulate(struct stp *s, struct stp_thr *t, const struct stp_bp *b,
-		   struct user_regs_struct *r, struct x86_xmm *xs, uint64_t time)
+static void enable(struct stp *s, struct stp_thr *t, uint64_t ip, uint64_t time)
 {
-	struct stp_event ev = { .time = time, .ip = b->addr, .cls = b->br.cls };
-	const struct x86_isa_mem mem = stp_mm_mem(t->mm);
-	uint64_t to;
-	int err;
+	struct stp_event en = { .kind = STP_ENABLE, .time = time };
 
-	if (!t->enabled) {
-		/* back inside the filter ranges */
-		struct stp_event en = { .kind = STP_ENABLE, .time = time };
+	if (t->enabled)
+		return;
+	/* back inside the filter ranges */
+	en.ip = en.to = ip;
+	t->enabled = 1;
+	stp_emit(s, t, &en);
+}
 
-		en.ip = en.to = b->addr;
-		t->enabled = 1;
-		stp_emit(s, t, &en);
-	}
-	if (b->br.cls == X86_BR_NONE)
-		return b->has_uop ? x86_emu_exec(&b->uop, b->addr, r, mem.rd, mem.wr, mem.ctx, xs)
-				  : -EINVAL;
-	if ((err = x86_isa_branch(&b->br, r, &mem, &ev.taken)) < 0)
-		return err;
-	to = x86_isa_ip(r);
-	switch (b->br.cls) {
+/* Reports the branch br at ip that went to `to` (taken, for a conditional one). */
+static void report(struct stp *s, struct stp_thr *t, const struct x86_branch *br, uint64_t ip,
+		   int taken, uint64_t to, uint64_t time)
+{
+	struct stp_event ev = { .time = time, .ip = ip, .cls = br->cls, .taken = taken };
+
+	switch (br->cls) {
 	case X86_BR_JMP:
 	case X86_BR_CALL:
 		if (stp_in_range(s, to))
-			return 0;	/* direct: nothing to record */
+			return;	/* direct: nothing to record */
 		ev.kind = STP_DISABLE;
 		ev.to = to;
 		break;
@@ -64,13 +59,59 @@ static int emulate(struct stp *s, struct stp_thr *t, const struct stp_bp *b,
 		 * its return address */
 		ev.kind = STP_DISABLE;
 		ev.to = to;
-		if (b->br.cls == X86_BR_CALL || b->br.cls == X86_BR_CALL_IND)
-			stp_arm_entry(s, t->mm, b->br.next);
+		if (br->cls == X86_BR_CALL || br->cls == X86_BR_CALL_IND)
+			stp_arm_entry(s, t->mm, br->next);
 	}
 	if (ev.kind == STP_DISABLE)
 		t->enabled = 0;
 	stp_emit(s, t, &ev);
+}
+
+/* Emulates the armed instruction at the stop (a branch, or an ordinary instruction
+ * under a filter entry) and reports it; returns 0 or < 0 when it cannot be emulated. */
+static int emulate(struct stp *s, struct stp_thr *t, const struct stp_bp *b,
+		   struct user_regs_struct *r, struct x86_xmm *xs, uint64_t time)
+{
+	const struct x86_isa_mem mem = stp_mm_mem(t->mm);
+	int err, taken = 0;
+
+	enable(s, t, b->pge_at, time);
+	if (b->br.cls == X86_BR_NONE)
+		return b->has_uop ? x86_emu_exec(&b->uop, b->addr, r, mem.rd, mem.wr, mem.ctx, xs)
+				  : -EINVAL;
+	if ((err = x86_isa_branch(&b->br, r, &mem, &taken)) < 0)
+		return err;
+	report(s, t, &b->br, b->addr, taken, x86_isa_ip(r), time);
 	return 0;
+}
+
+int stp_on_foreign_step(struct stp *s, struct stp_thr *t, struct user_regs_struct *r)
+{
+	uint64_t time = xp_now_ns(), at = t->fstep, to = x86_isa_ip(r);
+	struct x86_instr in;
+
+	t->fstep = 0;
+	stp_foreign_xol(s, t->mm);
+	s->st.steps++;
+	s->st.other_stops++;
+	stp_sync_enable(s, t, time);
+	if (stp_xol_at(s, at)) {
+		if (!s->xol_said++)
+			xp_warn("step: a thread went into the kernel's [uprobes] page at %#llx (the "
+				"return trampoline of another tool's uretprobe, or its out-of-line "
+				"slots; no file holds that code): the trace leaves there and resumes "
+				"where the thread comes out (the real return address)",
+				(unsigned long long)at);
+		if (!t->enabled && stp_in_range(s, to)) {
+			t->pending = 1;	/* out of the [uprobes] page */
+			t->pge_ip = to;
+		}
+	} else if (stp_code_insn(s, t->mm, at, &in) == 0 && in.br.cls != X86_BR_NONE) {
+		enable(s, t, at, time);
+		report(s, t, &in.br, at, to != in.br.next, to, time);
+	}
+	stp_go_on(s, t, to);
+	return stp_resume(t, 0);
 }
 
 /* Fallback for a branch the emulation cannot evaluate: execute it for real with the
@@ -193,6 +234,9 @@ int stp_on_breakpoint(struct stp *s, struct stp_thr *t, struct user_regs_struct 
 		end = STP_END_BROKEN;
 		if (!(ru = stp_run_get(s, m, ip)) || ru->broken)
 			break;
+		end = STP_END_TERM;
+		if (ru->foreign)
+			break;	/* another tool's int3: stp_go_on has it single-stepped */
 		if (ru->emu == STP_EMU_UNKNOWN)
 			stp_emu_prepare(s, m, ru);
 		if (ru->emu != STP_EMU_YES) {

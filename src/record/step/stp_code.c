@@ -59,6 +59,7 @@ void stp_mm_put(struct stp_mm *m)
 	free(m->bps);
 	free(m->runs);
 	free(m->uops);
+	xp_map_free(&m->fb_at);
 	free(m);
 }
 
@@ -69,7 +70,8 @@ struct stp_mm *stp_mm_fork(const struct stp_mm *p, pid_t child)
 	if (!m)
 		return NULL;
 	m->gen = p->gen;
-	if (xp_map_copy(&m->bp_at, &p->bp_at) < 0 || xp_map_copy(&m->run_at, &p->run_at) < 0)
+	if (xp_map_copy(&m->bp_at, &p->bp_at) < 0 || xp_map_copy(&m->run_at, &p->run_at) < 0 ||
+	    xp_map_copy(&m->fb_at, &p->fb_at) < 0)
 		goto fail;
 	m->bps = malloc((p->capbps ? p->capbps : 1) * sizeof(*m->bps));
 	m->runs = malloc((p->capruns ? p->capruns : 1) * sizeof(*m->runs));
@@ -323,7 +325,8 @@ struct x86_isa_mem stp_mm_mem(struct stp_mm *m)
 	return (struct x86_isa_mem){ .rd = mem_read_cb, .wr = mem_write_cb, .ctx = m };
 }
 
-/* Code as the program sees it: our int3 bytes replaced by the original ones. */
+/* Code as the program sees it: our int3 bytes replaced by the original ones, and
+ * another tool's by the file's. */
 static long code_read(void *ctx, uint64_t ip, uint8_t *buf, size_t len)
 {
 	struct stp_mm *m = ctx;
@@ -349,7 +352,31 @@ static long code_read(void *ctx, uint64_t ip, uint8_t *buf, size_t len)
 		if (buf[i] == X86_ISA_BP_BYTE && map_get(&m->bp_at, ip + (uint64_t)i, &k) && m->bps[k].live)
 			buf[i] = m->bps[k].orig;
 	}
+	stp_foreign_fix(m, ip, buf, (size_t)n);
 	return n;
+}
+
+/* code_read for decoding a run: it ends before another tool's int3 (the tracer needs
+ * a stop there, x86_dis_run then stops short of it) */
+static long code_read_run(void *ctx, uint64_t ip, uint8_t *buf, size_t len)
+{
+	struct stp_mm *m = ctx;
+	long n = code_read(ctx, ip, buf, len);
+
+	for (long i = 0; i < n; i++)
+		if (ip + (uint64_t)i > m->dec_start && stp_foreign_at(m, ip + (uint64_t)i))
+			return i;
+	return n;
+}
+
+int stp_code_insn(struct stp *s, struct stp_mm *m, uint64_t addr, struct x86_instr *in)
+{
+	uint8_t buf[X86_MAX_INSN];
+	long got = code_read(m, addr, buf, sizeof(buf));
+
+	if (got <= 0)
+		return -EFAULT;
+	return x86_dis_one(&s->dis, buf, (size_t)got, addr, in);
 }
 
 static int arm(struct stp *s, struct stp_mm *m, const struct x86_instr *in)
@@ -358,6 +385,8 @@ static int arm(struct stp *s, struct stp_mm *m, const struct x86_instr *in)
 	uint8_t cc = X86_ISA_BP_BYTE;
 	uint32_t idx;
 
+	if (stp_foreign_at(m, in->ip))
+		return 0;	/* never over another tool's: the caller finds no int3 of ours */
 	if (map_get(&m->bp_at, in->ip, &idx)) {
 		if (m->bps[idx].live)
 			return 0;
@@ -382,6 +411,7 @@ static int arm(struct stp *s, struct stp_mm *m, const struct x86_instr *in)
 	b->br = in->br;
 	b->len = in->size;
 	b->entry = 0;
+	b->pge_at = in->ip;
 	b->has_uop = 0;
 	if (mem_write(m, in->ip, &cc, 1) < 0) {
 		b->live = 0;
@@ -392,8 +422,18 @@ static int arm(struct stp *s, struct stp_mm *m, const struct x86_instr *in)
 	return 0;
 }
 
+int stp_xol_at(const struct stp *s, uint64_t ip)
+{
+	for (unsigned i = 0; i < s->nxol; i++)
+		if (ip >= s->xol[i].start && ip < s->xol[i].end)
+			return 1;
+	return 0;
+}
+
 int stp_in_range(const struct stp *s, uint64_t ip)
 {
+	if (stp_xol_at(s, ip))
+		return 0;
 	if (!s->nranges)
 		return !s->o.filtered;
 	for (unsigned i = 0; i < s->nranges; i++)
@@ -432,8 +472,15 @@ struct stp_run *stp_run_get(struct stp *s, struct stp_mm *m, uint64_t ip)
 decode:
 	memset(ru, 0, sizeof(*ru));
 	ru->start = ip;
-	err = x86_dis_run(&s->dis, code_read, m, ip, RUN_MAX_INSNS, &r);
-	if (err < 0 || (r.truncated && r.truncated != -E2BIG)) {
+	m->dec_start = ip;
+	err = x86_dis_run(&s->dis, code_read_run, m, ip, RUN_MAX_INSNS, &r);
+	ru->foreign = stp_foreign_at(m, ip);
+	if (err == 0 && r.truncated && stp_foreign_at(m, r.term.ip + r.term.size)) {
+		/* split before another tool's int3: a run of its own */
+		ru->cls = X86_BR_NONE;
+		ru->term_ip = r.term.ip;
+		ru->target = r.term.ip + r.term.size;
+	} else if (err < 0 || (r.truncated && r.truncated != -E2BIG)) {
 		uint8_t b;
 
 		ru->broken = 1;
@@ -443,6 +490,7 @@ decode:
 		ru->nocode = code_read(m, ip, &b, 1) <= 0;
 	} else if (r.truncated) {
 		ru->cls = X86_BR_NONE;
+		ru->term_ip = r.term.ip;
 		ru->target = r.term.ip + r.term.size;
 	} else {
 		ru->cls = (uint8_t)r.term.br.cls;
@@ -468,22 +516,38 @@ void stp_arm_entry(struct stp *s, struct stp_mm *m, uint64_t addr)
 	struct x86_instr in;
 	struct stp_bp *b;
 	struct x86_uop u;
+	uint64_t pge = addr;
 	int has_uop;
 	long got;
 
-	if ((b = stp_bp_find(m, addr))) {
-		b->entry = 1;
-		return;
+	for (int skip = 0;; skip++) {
+		if ((b = stp_bp_find(m, addr))) {
+			b->entry = 1;
+			b->pge_at = pge;
+			return;
+		}
+		got = code_read(m, addr, buf, sizeof(buf));
+		if (got <= 0 || x86_dis_one(&s->dis, buf, (size_t)got, addr, &in) < 0)
+			return;
+		if (!stp_foreign_at(m, addr))
+			break;
+		/* another tool's int3 at the entry: the stop is at the instruction after
+		 * it, which only it leads to when it is no branch; tracing restarts at it */
+		if (in.br.cls != X86_BR_NONE || skip == 8) {
+			xp_warn("step: another tool's breakpoint at %#llx, on a branch where "
+				"tracing restarts: the thread's returns there go untraced",
+				(unsigned long long)addr);
+			return;
+		}
+		addr += in.size;
 	}
-	got = code_read(m, addr, buf, sizeof(buf));
-	if (got <= 0 || x86_dis_one(&s->dis, buf, (size_t)got, addr, &in) < 0)
-		return;
 	has_uop = in.br.cls == X86_BR_NONE && x86_isa_translate(&s->dis, &u) == 0;
 	if (in.br.cls != X86_BR_NONE && !x86_isa_emulable(in.br.cls))
 		return;	/* a syscall or trap at an entry: the range starts after it */
 	if (arm(s, m, &in) < 0 || !(b = stp_bp_find(m, addr)))
 		return;
 	b->entry = 1;
+	b->pge_at = pge;
 	b->has_uop = (uint8_t)has_uop;
 	if (has_uop)
 		b->uop = u;
@@ -501,6 +565,8 @@ void stp_arm_entries(struct stp *s, struct stp_mm *m)
  * run), 0 when a stop (its armed branch) comes first. */
 static uint64_t chain_next(const struct stp_run *ru)
 {
+	if (ru->foreign)
+		return 0;	/* stepped: the way on is armed after the step */
 	switch (ru->cls) {
 	case X86_BR_JMP:
 	case X86_BR_CALL:
@@ -530,7 +596,7 @@ static uint64_t mark_chain(struct stp *s, struct stp_mm *m, uint64_t ip, int los
 
 uint64_t stp_ensure_armed(struct stp *s, struct stp_mm *m, uint64_t ip)
 {
-	uint64_t from = ip, at = 0;
+	uint64_t from = ip, at = 0, last = 0;
 	int walked = 0;
 
 	for (int hops = 0; hops < 100000 && ip; hops++) {
@@ -541,6 +607,15 @@ uint64_t stp_ensure_armed(struct stp *s, struct stp_mm *m, uint64_t ip)
 		ru = stp_run_get(s, m, ip);
 		if (!ru)
 			break;
+		if (ru->foreign) {
+			/* the thread would run into another tool's int3 unseen: a stop at the
+			 * instruction before it (a direct jump or call, or the last of a split
+			 * run), from where the stop goes on to a single-step over it */
+			if (last)
+				stp_arm_entry(s, m, last);
+			break;
+		}
+		last = ru->term_ip;
 		if (ru->gen == m->gen) {
 			/* the chain from here is armed already, and known to be lost or not */
 			if (!walked)
@@ -630,6 +705,7 @@ void stp_forget_code(struct stp_mm *m, uint64_t addr, uint64_t len)
 	for (size_t i = 0; i < m->nruns; i++)
 		if (m->runs[i].start >= addr && m->runs[i].start < end)
 			m->runs[i].dead = 1;
+	stp_foreign_forget(m, addr, len);
 	m->gen++;
 }
 

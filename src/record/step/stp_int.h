@@ -19,6 +19,8 @@ struct stp_bp {
 	uint8_t orig;
 	uint8_t live;		/* 0 after the mapping went away */
 	uint8_t entry;		/* --filter: where tracing (re)starts when reached from outside */
+	uint64_t pge_at;	/* where it restarts then: addr, or the start of the run of
+				 * another tool's int3s (not branches) before it */
 	uint8_t has_uop;	/* an entry on an ordinary instruction: emulated by `uop` */
 	uint8_t len;
 	struct x86_branch br;
@@ -37,6 +39,7 @@ struct stp_run {
 	uint8_t dead;		/* its code was unmapped: decode again when reached */
 	uint8_t lost;		/* the chain from here (gen) runs into undecodable code */
 	uint8_t nocode;		/* broken: not even its first byte can be read (unmapped) */
+	uint8_t foreign;	/* it starts on another tool's int3 (stp_foreign_at) */
 	uint8_t emu;		/* STP_EMU_*: can a stop emulate its body? */
 	uint8_t emu_end;	/* STP_EMU_NO: enum stp_end, why not */
 	uint16_t block_id;	/* STP_END_INSN: capstone id of the instruction */
@@ -69,6 +72,12 @@ struct stp_mm {
 	struct xp_map bp_at;	/* addr -> index in bps */
 	struct stp_bp *bps;
 	size_t nbps, capbps;
+	/* Every 0xcc met in the code that is no int3 of ours: another tool's (a uprobe:
+	 * the file's byte differs) or the program's own (stp_foreign.c) */
+	struct xp_map fb_at;
+	uint64_t dec_start;	/* the run being decoded starts here */
+	int xol_known;		/* its [uprobes] page is in stp.xol */
+	unsigned foreign_said;	/* another tool's int3s found (the first few said) */
 	struct xp_map run_at;	/* start -> index in runs */
 	struct stp_run *runs;
 	size_t nruns, capruns;
@@ -102,6 +111,8 @@ struct stp_thr {
 	int enabled;		/* trace on (not in a syscall, inside the filter) */
 	int pending;		/* resumed at pge_ip after a syscall: STP_ENABLE not sent yet */
 	uint64_t pge_ip;
+	uint64_t fstep;		/* resumed with a single-step over another tool's int3 here,
+				 * or through the [uprobes] page (s->xol) from here */
 	int in_syscall;
 	long sc_nr;
 	uint64_t sc_args[4];
@@ -124,6 +135,14 @@ struct stp {
 	int detached;		/* the tracees run on untraced (deadline; seized: stop, error) */
 	int seized;		/* stp_seize: a running process, left running at the end */
 	int seize_start;	/* stp_seize: its threads wait for stp_run to start them */
+	/* The kernel's [uprobes] pages (out-of-line slots, the uretprobe trampoline) of the
+	 * processes that ran into another tool's int3: traced as outside the ranges (no file
+	 * holds their code), so a return a uretprobe diverted there ends tracing and its
+	 * syscall's exit resumes it at the real return address.  Any process's page counts
+	 * for every process: an address there is code of no other mapping in practice. */
+	struct stp_range xol[8];
+	unsigned nxol;
+	int xol_said;
 	struct stp_stats st;
 	struct xp_map blockers;	/* capstone id -> stops it ended */
 };
@@ -143,6 +162,8 @@ void stp_mm_cache(struct stp_mm *m, int on);
 void stp_mm_maps_changed(struct stp_mm *m);
 struct stp_bp *stp_bp_find(struct stp_mm *m, uint64_t addr);
 int stp_in_range(const struct stp *s, uint64_t ip);
+/* In one of the [uprobes] pages of s->xol? */
+int stp_xol_at(const struct stp *s, uint64_t ip);
 struct stp_run *stp_run_get(struct stp *s, struct stp_mm *m, uint64_t ip);
 /* Translates a run's body (everything before its branch) for x86_emu, once. */
 void stp_emu_prepare(struct stp *s, struct stp_mm *m, struct stp_run *ru);
@@ -159,6 +180,21 @@ uint64_t stp_ensure_armed(struct stp *s, struct stp_mm *m, uint64_t ip);
 void stp_forget_code(struct stp_mm *m, uint64_t addr, uint64_t len);
 /* Puts the original bytes back under every int3 (detaching: the code runs on alone). */
 void stp_mm_disarm(struct stp_mm *m);
+
+/* stp_foreign.c: another tool's breakpoint (a uprobe: an int3 the kernel wrote over
+ * the first byte of an instruction of a file, in every process mapping it).  Ours never
+ * goes there, no byte is written over it, and the thread runs it natively with a
+ * single-step (stp_go_on, stp_on_foreign_step): the kernel handles its int3 and the
+ * step's stop comes after the instruction. */
+/* buf holds the code at ip: a foreign int3 in it becomes the file's byte (said once). */
+void stp_foreign_fix(struct stp_mm *m, uint64_t ip, uint8_t *buf, size_t n);
+bool stp_foreign_at(const struct stp_mm *m, uint64_t addr);
+/* After a single-step over one: the process's [uprobes] page (the kernel made it at
+ * the first hit) goes into s->xol. */
+void stp_foreign_xol(struct stp *s, struct stp_mm *m);
+void stp_foreign_forget(struct stp_mm *m, uint64_t addr, uint64_t len);
+/* The instruction at addr as the program sees it. */
+int stp_code_insn(struct stp *s, struct stp_mm *m, uint64_t addr, struct x86_instr *in);
 
 /* stp_threads.c: threads and their events */
 struct stp_thr *stp_thr_find(struct stp *s, pid_t tid);
@@ -186,5 +222,8 @@ int stp_on_exit(struct stp *s, struct stp_thr *t, int status);
 /* stp_bp.c: a stop at one of our int3s.  0, a negative errno, or a signal that stopped
  * the thread at the branch instead (stp_trace.c handles it like any signal stop). */
 int stp_on_breakpoint(struct stp *s, struct stp_thr *t, struct user_regs_struct *r);
+/* The single-step over another tool's int3 (or in the [uprobes] page) at t->fstep
+ * stopped after it (r). */
+int stp_on_foreign_step(struct stp *s, struct stp_thr *t, struct user_regs_struct *r);
 
 #endif

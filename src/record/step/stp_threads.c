@@ -76,6 +76,10 @@ void stp_go_on(struct stp *s, struct stp_thr *t, uint64_t ip)
 	struct stp_event ev = { .kind = STP_LOSS };
 	uint64_t at = stp_ensure_armed(s, t->mm, ip);
 
+	/* another tool's int3 is stepped over; the [uprobes] page is stepped through (a
+	 * uretprobe's trampoline: its syscall returns into the page, a ret there leaves
+	 * it): where the thread comes out is where tracing resumes */
+	t->fstep = (stp_in_range(s, ip) && stp_foreign_at(t->mm, ip)) || stp_xol_at(s, ip) ? ip : 0;
 	if (!at)
 		return;
 	ev.time = xp_now_ns();
@@ -89,7 +93,9 @@ void stp_go_on(struct stp *s, struct stp_thr *t, uint64_t ip)
 
 int stp_resume(struct stp_thr *t, int sig)
 {
-	if (ptrace(PTRACE_SYSCALL, t->tid, 0, (void *)(long)sig) < 0 && errno != ESRCH)
+	int req = t->fstep ? PTRACE_SINGLESTEP : PTRACE_SYSCALL;
+
+	if (ptrace(req, t->tid, 0, (void *)(long)sig) < 0 && errno != ESRCH)
 		return -errno;
 	return 0;
 }

@@ -175,6 +175,8 @@ static int on_syscall(struct stp *s, struct stp_thr *t, struct user_regs_struct 
 			t->pending = 1;
 			t->pge_ip = x86_isa_ip(r);
 			stp_go_on(s, t, t->pge_ip);
+		} else if (stp_xol_at(s, x86_isa_ip(r))) {
+			stp_go_on(s, t, x86_isa_ip(r));	/* stepped out of it */
 		}
 	}
 	return stp_resume(t, 0);
@@ -235,6 +237,10 @@ static int handle_stop(struct stp *s, pid_t tid, int st)
 		s->st.other_stops++;
 		return stp_resume(t, 0);
 	}
+	/* the single-step over another tool's int3 ended after it: the kernel ran the
+	 * instruction (out of line or emulated) and, the step flag set, sent this SIGTRAP */
+	if (sig == SIGTRAP && t->fstep && x86_isa_ip(&r) != t->fstep)
+		return stp_on_foreign_step(s, t, &r);
 	/* SIGTRAP right after one of our int3s is that int3 (not asking GETSIGINFO saves a
 	 * syscall per stop; a program's own SIGTRAP there would have to be raised by kill
 	 * exactly at a branch) */
@@ -466,14 +472,20 @@ static int start_seized(struct stp *s)
 
 /* Detaching, t stopped at the interrupt (status st): when it had just run one of our
  * int3s, the int3's SIGTRAP is still pending and would kill it once detached (its
- * default action).  It is let run into that signal's stop, whose status is returned
- * (the caller puts it back on the instruction); else st.  A negative errno on error. */
+ * default action); so is the one the kernel's uprobe sends the process after a
+ * single-step over another tool's int3 (stp_on_foreign_step).  It is let run into
+ * that signal's stop, whose status is returned (the caller puts it back on our
+ * instruction, or drops the step's trap); else st.  A negative errno on error. */
 static int take_trap(struct stp_thr *t, int st)
 {
 	struct user_regs_struct r;
 
-	if (!t->mm || ptrace(PTRACE_GETREGS, t->tid, 0, &r) < 0 ||
-	    !stp_bp_find(t->mm, x86_isa_bp_addr(&r)) || !sig_in(t->pid, t->tid, "SigPnd", SIGTRAP, 0))
+	if (!t->mm || ptrace(PTRACE_GETREGS, t->tid, 0, &r) < 0)
+		return st;
+	if (t->fstep ? !sig_in(t->pid, t->tid, "SigPnd", SIGTRAP, 0) &&
+		       !sig_in(t->pid, t->tid, "ShdPnd", SIGTRAP, 0)
+		     : !stp_bp_find(t->mm, x86_isa_bp_addr(&r)) ||
+		       !sig_in(t->pid, t->tid, "SigPnd", SIGTRAP, 0))
 		return st;
 	while (ptrace(PTRACE_CONT, t->tid, 0, 0) == 0) {
 		if (waitpid(t->tid, &st, __WALL) < 0)
@@ -528,6 +540,10 @@ static int detach_all(struct stp *s)
 			continue;	/* it ended meanwhile */
 		if ((st >> 16) || WSTOPSIG(st) == (SIGTRAP | 0x80))
 			continue;	/* event, syscall or interrupt stop: nothing pending */
+		if (WSTOPSIG(st) == SIGTRAP && t->fstep) {
+			t->fstep = 0;	/* the single-step over another tool's int3: done */
+			continue;
+		}
 		if (WSTOPSIG(st) == SIGTRAP && t->mm && ptrace(PTRACE_GETREGS, tid, 0, &r) == 0 &&
 		    stp_bp_find(t->mm, x86_isa_bp_addr(&r))) {
 			x86_isa_set_ip(&r, x86_isa_bp_addr(&r));	/* run the instruction for real */

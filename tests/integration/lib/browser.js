@@ -21,7 +21,7 @@ const fs = require('fs');
 const path = require('path');
 const puppeteer = require('puppeteer-core');
 
-let file, shot, zoomName, lines;
+let file, shot, zoomName, lines, blankPage;
 const log = (l) => lines.push(l);
 
 function serve(root, extra) {
@@ -48,9 +48,10 @@ async function launch() {
 	});
 }
 
-// Pixels of the screenshot unlike its top-left one, over a grid of samples.
-async function nonBlank(page) {
-	return page.evaluate(async (png) => {
+// Pixels of the screenshot unlike its top-left one, over a grid of samples (counted in
+// one blank page kept for every job: a page started costs its renderer's CPU).
+async function nonBlank() {
+	return blankPage.evaluate(async (png) => {
 		const img = new Image();
 		img.src = 'data:image/png;base64,' + png;
 		await img.decode();
@@ -86,7 +87,7 @@ async function speedscope(browser) {
 		[...r.querySelectorAll('td')].map((d) => d.innerText.trim())).filter((r) => r.length === 3));
 	for (const [total, self, name] of rows)
 		log(`row ${name}\t${total}\t${self}`);
-	log('blank ' + await nonBlank(await browser.newPage()));
+	log('blank ' + await nonBlank());
 	server.close();
 }
 
@@ -95,9 +96,7 @@ async function svg(browser) {
 	await page.setViewport({ width: 1200, height: 400 });
 	await page.goto('file://' + path.resolve(file));
 	await page.screenshot({ path: shot });
-	const shotPage = await browser.newPage();
-	await shotPage.goto('about:blank');
-	log('blank ' + await nonBlank(shotPage));
+	log('blank ' + await nonBlank());
 	const frames = await page.evaluate(() => [...document.querySelectorAll('g.fr')].map((g) =>
 		[g.dataset.l, g.querySelector('rect').getBBox().width.toFixed(2),
 		 g.querySelector('title').textContent.split('\n')[0].replace(/ \([^()]*\)$/, '')]));
@@ -132,14 +131,21 @@ async function svg(browser) {
 (async () => {
 	const browser = await launch();
 	try {
+		blankPage = await browser.newPage();
 		for (const job of process.argv.slice(2)) {
 			const [mode, f, s, out, arg] = job.split(':');
 			[file, shot, zoomName, lines] = [f, s, arg, []];
+			const open = await browser.pages();
 			try {
 				await (mode === 'speedscope' ? speedscope(browser) : svg(browser));
 			} catch (e) {
 				log('error ' + e.message);
 			}
+			// a page left open goes on drawing (speedscope's WebGL canvas, in
+			// software) while the next jobs run
+			for (const p of await browser.pages())
+				if (!open.includes(p))
+					await p.close();
 			fs.writeFileSync(out, lines.join('\n') + '\n');
 		}
 	} finally {

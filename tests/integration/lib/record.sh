@@ -23,7 +23,8 @@ sym_share() {
 # in_range LO HI VALUE
 in_range() { [ "$3" -ge "$1" ] && [ "$3" -le "$2" ]; }
 
-# nsamples FILE: SAMPLE records perf counts.
+# nsamples FILE: SAMPLE records perf counts (its --stats, the table -D ends with, without
+# the dump of every record before it).
 nsamples() {
-	perf report -i "$1" -D 2>/dev/null | awk '/^ *SAMPLE events:/ { print $3; exit }'
+	perf report -i "$1" --stats 2>/dev/null | awk '/^ *SAMPLE events:/ { print $3; exit }'
 }
