@@ -396,6 +396,10 @@ static int rearm(struct rec_adp *a, struct rec *r, uint64_t now)
 		if (!fn->over_budget || !fn->disarmed || now < fn->disarmed + (iv << fn->nwin) ||
 		    fn->charging || fn->last_cost > a->room)
 			continue;
+		/* each opening can wait ~80 ms behind the kernel's closes (see rec_adp_tick):
+		 * none once the target has ended, for nothing; the main loop then stops */
+		if (rec_should_stop(r))
+			break;
 		e = rec_probes_rearm(p, r, i);
 		if (e > 0)
 			a->room -= fn->last_cost;
@@ -412,7 +416,7 @@ int rec_adp_tick(struct rec_adp *a, struct rec *r)
 
 	if (!a->next_tick)	/* the first interval starts with the recording's loop */
 		a->next_tick = now + (uint64_t)o->adaptive_interval_ms * 1000000ull;
-	if (now < a->next_tick)
+	if (now < a->next_tick || rec_should_stop(r))
 		return 0;
 	if (over) {
 		a->next_tick = now + (uint64_t)o->adaptive_interval_ms * 1000000ull;

@@ -203,7 +203,7 @@ int rec_record(struct rec *r, const struct perf_event_header *h)
 struct take {
 	struct rec *r;
 	uint64_t begun;		/* samples at or after it are held */
-	const uint8_t *old;	/* the last round's held samples, all before `begun` */
+	const uint8_t *old;	/* the last round's held samples, in time order */
 	size_t off, len;
 	struct rec_held next;
 };
@@ -217,18 +217,30 @@ static uint64_t sample_time(const struct rec *r, const struct perf_event_header 
 	return t;
 }
 
-/* The held samples up to time t (all when t is UINT64_MAX). */
+static int hold(struct take *k, const struct perf_event_header *h)
+{
+	if (XP_GROW(k->next.buf, k->next.cap, k->next.len + h->size) < 0)
+		return -ENOMEM;
+	memcpy(k->next.buf + k->next.len, h, h->size);
+	k->next.len += h->size;
+	return 0;
+}
+
+/* The last round's held samples up to time t (all when t is UINT64_MAX): taken, or
+ * held again when they too are not before `begun` (rounds less than the margin apart),
+ * so that what is held stays in time order. */
 static int take_old(struct take *k, uint64_t t)
 {
 	int e = 0;
 
 	while (e == 0 && k->off < k->len) {
 		const struct perf_event_header *h = (const void *)(k->old + k->off);
+		uint64_t ht = sample_time(k->r, h);
 
-		if (sample_time(k->r, h) > t)
+		if (ht > t)
 			break;
 		k->off += h->size;
-		e = rec_record(k->r, h);
+		e = ht < k->begun ? rec_record(k->r, h) : hold(k, h);
 	}
 	return e;
 }
@@ -241,13 +253,7 @@ static int take_sample(void *ctx, const struct perf_event_header *h)
 
 	if (e < 0)
 		return e;
-	if (t < k->begun)
-		return rec_record(k->r, h);
-	if (XP_GROW(k->next.buf, k->next.cap, k->next.len + h->size) < 0)
-		return -ENOMEM;
-	memcpy(k->next.buf + k->next.len, h, h->size);
-	k->next.len += h->size;
-	return 0;
+	return t < k->begun ? rec_record(k->r, h) : hold(k, h);
 }
 
 int rec_take_round(struct rec *r, struct ring *first, size_t stride, int n,

@@ -605,7 +605,7 @@ int rec_probes_rearm(struct rec_probes *p, struct rec *r, int i)
 	/* not before the last window's events are closed: that close's cost is charged
 	 * to the budget once it is known, and a new open would wait behind it */
 	if (!fn->over_budget || fn->nfds || fn->nwin + 1 >= REC_PROBE_WINDOWS || fn->charging ||
-	    (fn->closing && !atomic_load(&fn->closing->done)))
+	    (fn->closing && !rec_probe_closed(fn->closing)))
 		return 0;
 	if (XP_GROW(fn->win, fn->capwin, (size_t)fn->nwin + 1) < 0)
 		return -ENOMEM;
@@ -640,7 +640,7 @@ void rec_probes_enable(struct rec_probes *p, int on)
 void rec_probes_wait_closes(const struct rec_probes *p)
 {
 	for (int i = 0; i < p->nfn; i++)
-		while (p->fn[i].closing && !atomic_load(&p->fn[i].closing->done))
+		while (p->fn[i].closing && p->fn[i].closing->fd < 0 && !rec_probe_closed(p->fn[i].closing))
 			usleep(1000);
 }
 
@@ -658,11 +658,6 @@ static void undefine_all(const struct rec_probes *p)
 				usleep(10000);
 		}
 	}
-}
-
-static int cmp_int(const void *a, const void *b)
-{
-	return (*(const int *)a > *(const int *)b) - (*(const int *)a < *(const int *)b);
 }
 
 /* Before the last closes are left to another process: every armed probe's events
@@ -689,14 +684,7 @@ static int release_target(struct rec_probes *p)
 	return e;
 }
 
-/* The last closes of per-task events, in a process of their own that record does not
- * wait for: the kernel unregisters each probe there (RCU grace periods under a mutex
- * shared machine-wide), while no process of the target holds its int3 any more
- * (release_target).  Double fork and a session of its own, no stdio (a caller reading
- * record's output from a pipe would wait for it), no other fd; it starts once record
- * has closed its own copies, so that its closes are the last.  Then it deletes the
- * tracefs definitions.  Returns 0 when the closer runs; else the caller closes. */
-static int close_detached(const struct rec_probes *p, int *fds, int n)
+int rec_probes_close_away(const struct rec_probes *p, int *fds, int n, int done_fd, int undefine)
 {
 	int go[2], st;
 	pid_t mid;
@@ -711,21 +699,31 @@ static int close_detached(const struct rec_probes *p, int *fds, int n)
 	}
 	if (mid == 0) {
 		unsigned from = 3;
+		int keep = n + 1, nul;
+		uint64_t end;
 		char b;
-		int nul;
 
 		if (fork() != 0)
 			_exit(0);
 		setsid();
 		prctl(PR_SET_NAME, "xptrace-release");	/* as the calibration's child */
-		fds[n] = go[0];	/* `all` has room for it (rec_probes_free) */
-		qsort(fds, (size_t)n + 1, sizeof(*fds), cmp_int);
-		for (int k = 0; k <= n + 1; k++) {
-			unsigned upto = k <= n ? (unsigned)fds[k] - 1 : ~0U;
+		/* every other fd of record's closed (fds has room for two more); no malloc
+		 * here: record's other threads may have held its lock at the fork */
+		fds[n] = go[0];
+		if (done_fd >= 0)
+			fds[keep++] = done_fd;
+		for (int k = 1; k < keep; k++)
+			for (int m = k; m > 0 && fds[m - 1] > fds[m]; m--) {
+				int t = fds[m];
+				fds[m] = fds[m - 1];
+				fds[m - 1] = t;
+			}
+		for (int k = 0; k <= keep; k++) {
+			unsigned upto = k < keep ? (unsigned)fds[k] - 1 : ~0U;
 			if (upto >= from && syscall(SYS_close_range, from, upto, 0) < 0)
 				for (unsigned f = from; f <= upto && f < 4096; f++)
 					close((int)f);
-			from = k <= n ? (unsigned)fds[k] + 1 : from;
+			from = k < keep ? (unsigned)fds[k] + 1 : from;
 		}
 		if ((nul = open("/dev/null", O_RDWR)) >= 0) {
 			dup2(nul, 0);
@@ -736,9 +734,14 @@ static int close_detached(const struct rec_probes *p, int *fds, int n)
 		}
 		while (read(go[0], &b, 1) < 0 && errno == EINTR)
 			;
-		for (int k = 0; k <= n; k++)
-			close(fds[k]);
-		undefine_all(p);
+		for (int k = 0; k < keep; k++)
+			if (fds[k] != done_fd)
+				close(fds[k]);
+		end = xp_now_ns();
+		if (done_fd >= 0 && write(done_fd, &end, sizeof(end)) < 0)
+			_exit(1);	/* record is gone: nobody to tell */
+		if (undefine)
+			undefine_all(p);
 		_exit(0);
 	}
 	close(go[0]);
@@ -780,8 +783,8 @@ void rec_probes_free(struct rec_probes *p)
 		else
 			close(p->tried[k]);
 	}
-	if (!p->per_task || !n || release_target(p) < 0 || XP_GROW(all, cap, (size_t)n + 1) < 0 ||
-	    close_detached(p, all, n) < 0) {
+	if (!p->per_task || !n || release_target(p) < 0 || XP_GROW(all, cap, (size_t)n + 2) < 0 ||
+	    rec_probes_close_away(p, all, n, -1, 1) < 0) {
 		rec_probes_close_fds(all, n, 1, NULL);
 		undefine_all(p);
 	} else if (p->o->verbose && p->root) {	/* not before a target: nothing to say */
@@ -803,6 +806,8 @@ void rec_probes_free(struct rec_probes *p)
 		free(p->fn[i].reason);
 		xp_map_free(&p->fn[i].entered);
 		free(p->fn[i].win);
+		if (p->fn[i].closing && p->fn[i].closing->fd >= 0)
+			close(p->fn[i].closing->fd);
 		free(p->fn[i].closing);
 	}
 	xp_map_free(&p->ids);

@@ -127,6 +127,9 @@ struct rec_probe_closing {
 	_Atomic int left;		/* events not closed yet */
 	_Atomic uint64_t end;		/* CLOCK_MONOTONIC when the last was */
 	_Atomic int done;		/* set last: the threads are done with it */
+	/* >= 0: closed by a process of their own instead (rec_probes_close_away), which
+	 * writes `end` into this pipe; read by rec_probe_closed */
+	int fd;
 };
 
 /* Where probes are opened: a cpu, for every process (pid -1), writing into the mode's
@@ -281,6 +284,16 @@ int rec_probes_unpatch(struct rec_probes *p, struct rec_probe_fn *fn);
 /* Closes probe events in parallel threads (`wait`: returns once all are closed;
  * `cl`, if not NULL, counts them down and takes the time of the last). */
 void rec_probes_close_fds(const int *fds, int n, int wait, struct rec_probe_closing *cl);
+/* Closes fds in a process of its own that record does not wait for (a double fork, its
+ * own session, no stdio, no other fd of record's), once record has closed its own
+ * copies, so that its closes are the last: the kernel's unregister of a uprobe (RCU
+ * grace periods under a machine-wide mutex, ~80 ms an event) happens there.  Then it
+ * writes the CLOCK_MONOTONIC time it was done into done_fd (if >= 0), and deletes the
+ * tracefs definitions if `undefine`.  fds needs room for n + 2.  0 once it runs and
+ * record's copies are closed; else a negative errno, nothing closed. */
+int rec_probes_close_away(const struct rec_probes *p, int *fds, int n, int done_fd, int undefine);
+/* Whether a disarm's closes are done (reads a closing process's time, if it is one). */
+int rec_probe_closed(struct rec_probe_closing *cl);
 
 /* --- at the end (rec_probe_report.c) --- */
 

@@ -4,6 +4,7 @@
 
 #include <dirent.h>
 #include <errno.h>
+#include <fcntl.h>
 #include <pthread.h>
 #include <stdatomic.h>
 #include <stdint.h>
@@ -130,6 +131,50 @@ void rec_probes_close_fds(const int *fds, int n, int wait, struct rec_probe_clos
 	free(started);
 }
 
+int rec_probe_closed(struct rec_probe_closing *cl)
+{
+	uint64_t end;
+	ssize_t n;
+
+	if (cl->fd >= 0) {
+		n = read(cl->fd, &end, sizeof(end));
+		if (n < 0 && (errno == EAGAIN || errno == EINTR))
+			return 0;
+		/* its time, or the process gone without one: done by now */
+		atomic_store(&cl->end, n == (ssize_t)sizeof(end) ? end : xp_now_ns());
+		atomic_store(&cl->done, 1);
+		close(cl->fd);
+		cl->fd = -1;
+	}
+	return atomic_load(&cl->done);
+}
+
+/* A disarm's closes in a process of their own (per-task events: the target no longer
+ * holds the int3, or traps into disabled events until they are closed, whoever closes
+ * them): record's exit does not wait for the kernel's ~80 ms unregisters of a window
+ * that ended just before the target did (0.3-0.5 s at the end of a sub-second run). */
+static int close_away(const struct rec_probes *p, struct rec_probe_fn *fn)
+{
+	struct rec_probe_closing *cl = fn->closing;
+	int done[2], e;
+
+	if (XP_GROW(fn->fds, fn->capfds, (size_t)fn->nfds + 2) < 0)
+		return -ENOMEM;
+	if (pipe2(done, O_CLOEXEC | O_NONBLOCK) < 0)
+		return -errno;
+	atomic_store(&cl->done, 0);
+	atomic_store(&cl->end, 0);
+	atomic_store(&cl->left, fn->nfds);
+	e = rec_probes_close_away(p, fn->fds, fn->nfds, done[1], 0);
+	close(done[1]);
+	if (e < 0) {
+		close(done[0]);
+		return e;
+	}
+	cl->fd = done[0];
+	return 0;
+}
+
 /* Closing the events (not only disabling them) unregisters the uprobe from the target:
  * a disabled uprobe event still traps at its breakpoint, at several microseconds a
  * call.  Left to threads: the kernel takes ~80 ms per uprobe-PMU close here (it waits
@@ -142,9 +187,10 @@ static void disarm(struct rec_probes *p, struct rec_probe_fn *fn, uint64_t t)
 		ioctl(fn->fds[k], PERF_EVENT_IOC_DISABLE, 0);
 	fn->unpatch_err = rec_probes_unpatch(p, fn);
 	fn->unpatched = fn->unpatch_err ? 0 : xp_now_ns();
-	if (!fn->closing)
-		fn->closing = calloc(1, sizeof(*fn->closing));
-	rec_probes_close_fds(fn->fds, fn->nfds, 0, fn->closing);
+	if (!fn->closing && (fn->closing = calloc(1, sizeof(*fn->closing))))
+		fn->closing->fd = -1;
+	if (!fn->closing || !p->per_task || close_away(p, fn) < 0)
+		rec_probes_close_fds(fn->fds, fn->nfds, 0, fn->closing);
 	fn->charging = fn->closing != NULL;
 	fn->nfds = 0;
 	fn->disarmed = t ? t : 1;
@@ -250,7 +296,7 @@ uint64_t rec_probes_cost(struct rec_probes *p, uint64_t now)
 			/* still trapping: charged up to now; no longer (the breakpoint out, or
 			 * the events closed): once, up to then */
 			end = fn->unpatched ? fn->unpatched
-			      : atomic_load(&fn->closing->done) ? atomic_load(&fn->closing->end) : 0;
+			      : rec_probe_closed(fn->closing) ? atomic_load(&fn->closing->end) : 0;
 			if (end) {
 				uint64_t traps = close_cost(fn, end, call);
 				fn->hidden_ns += traps;

@@ -332,6 +332,45 @@ static void test_held_for_next_round(void **state)
 	free(r.held.buf);
 }
 
+/* Rounds closer together than the margin: a sample held by one round and still not
+ * before the next round's start is held again, behind the earlier sample that round
+ * read, not written ahead of it. */
+static void test_held_again(void **state)
+{
+	static struct sim_cpu a, b;
+	struct sim_cpu *cpus[2] = { &a, &b };
+	struct col_pt_ring rings[2];
+	struct col_pt_pump p;
+	struct rec r;
+	static struct parsed out;
+	char path[1024];
+	struct perf_event_attr attr = { .size = sizeof(attr), .type = 8 };
+	uint64_t now = xp_now_ns(), want[2] = { now + 500000000ull, now + 1000000000ull };
+
+	(void)state;
+	sim_init(&a, 0);
+	sim_init(&b, 0);
+	setup_pump(&p, &r, rings, cpus, 2, 0, path);
+	r.time_off = 8;
+	r.hold = 1;
+	assert_int_equal(pd_writer_add_attr(r.w, &attr, "intel_pt//u"), 0);
+	put_sample(&b, want[1]);
+	assert_int_equal(col_pt_drain(&p), 0);
+	put_sample(&a, want[0]);
+	assert_int_equal(col_pt_drain(&p), 0);
+	assert_int_equal(r.samples, 0);
+	assert_int_equal(r.held.len, 32);
+	r.rings_final = 1;
+	assert_int_equal(col_pt_drain(&p), 0);
+	assert_int_equal(r.samples, 2);
+	assert_int_equal(pd_writer_close(r.w), 0);
+	parse(path, &out);
+	unlink(path);
+	assert_int_equal(out.nsamples, 2);
+	assert_memory_equal(out.sample_t, want, sizeof(want));
+	free(r.held.buf);
+}
+
 int main(void)
 {
 	const struct CMUnitTest tests[] = {
@@ -340,6 +379,7 @@ int main(void)
 		cmocka_unit_test(test_bad_sizes),
 		cmocka_unit_test(test_samples_by_time),
 		cmocka_unit_test(test_held_for_next_round),
+		cmocka_unit_test(test_held_again),
 	};
 	return cmocka_run_group_tests(tests, xp_test_tmp_setup, xp_test_tmp_teardown);
 }
