@@ -194,12 +194,13 @@ int rec_record(struct rec *r, const struct perf_event_header *h)
  * loaded machine) took one ring's head ms after another's: a thread that moved cpu
  * meanwhile had its later hit in this round and its earlier one in the next (a return
  * read after the next call's entry).  Every sample written before the round began is
- * under its ring's head, whichever was taken last, give or take the kernel's time from
- * a sample's TIME to its publication (HOLD_MARGIN_NS); so with CLOCK_MONOTONIC times
+ * under its ring's head, whichever was taken last; so with CLOCK_MONOTONIC times
  * (r->hold) the samples from that moment on are held (copied) for the next round,
  * merged there with its own, until the events are disabled (r->rings_final).  They
- * reach the file and the probes' counts one round (~10 ms with probes) later. */
-#define HOLD_MARGIN_NS 5000000ull
+ * reach the file and the probes' counts one round (~10 ms with probes) later.  No
+ * margin before that moment: perf (ordered events) takes a record written in round
+ * N+1 as out of order when it is older than the newest of round N-1, and every record
+ * of round N-1 is older than the start of round N. */
 struct take {
 	struct rec *r;
 	uint64_t begun;		/* samples at or after it are held */
@@ -227,8 +228,8 @@ static int hold(struct take *k, const struct perf_event_header *h)
 }
 
 /* The last round's held samples up to time t (all when t is UINT64_MAX): taken, or
- * held again when they too are not before `begun` (rounds less than the margin apart),
- * so that what is held stays in time order. */
+ * held again when they are not before `begun` either (a TIME ahead of the clock), so
+ * that what is held stays in time order. */
 static int take_old(struct take *k, uint64_t t)
 {
 	int e = 0;
@@ -259,7 +260,7 @@ static int take_sample(void *ctx, const struct perf_event_header *h)
 int rec_take_round(struct rec *r, struct ring *first, size_t stride, int n,
 		   void (*note)(void *ctx, const struct perf_event_header *h), void *ctx)
 {
-	struct take k = { r, r->hold && !r->rings_final ? xp_now_ns() - HOLD_MARGIN_NS : UINT64_MAX,
+	struct take k = { r, r->hold && !r->rings_final ? xp_now_ns() : UINT64_MAX,
 			  r->held.buf, 0, r->held.len, { 0 } };
 	const struct perf_event_header *h;
 	int any = k.len != 0, e = 0;

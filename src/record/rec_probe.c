@@ -617,6 +617,7 @@ int rec_probes_rearm(struct rec_probes *p, struct rec *r, int i)
 	fn->win_hits = fn->hits;
 	fn->win_rets = fn->rets;
 	xp_map_free(&fn->entered);
+	xp_map_free(&fn->open);
 	if ((e = fn_open_all(p, r, i)) < 0)
 		return e;
 	fn_enable(fn, 1);
@@ -805,6 +806,7 @@ void rec_probes_free(struct rec_probes *p)
 		free(p->fn[i].path);
 		free(p->fn[i].reason);
 		xp_map_free(&p->fn[i].entered);
+		xp_map_free(&p->fn[i].open);
 		free(p->fn[i].win);
 		if (p->fn[i].closing && p->fn[i].closing->fd >= 0)
 			close(p->fn[i].closing->fd);

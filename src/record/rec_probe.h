@@ -104,6 +104,7 @@ struct rec_probe_fn {
 	int over_budget;	/* disarmed by --max-overhead (else by --probe-limit) */
 	/* the threads with an entry in the current window (their returns are kept) */
 	struct xp_map entered;
+	struct xp_map open;	/* tid -> the window's entries kept less returns kept */
 	int *fds;		/* its open events, closed when it is disarmed */
 	int nfds, capfds;
 	/* After a disarm the target still traps until its breakpoint is written out

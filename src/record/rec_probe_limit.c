@@ -330,9 +330,22 @@ static int in_window(struct rec_probe_fn *fn, uint64_t t, int ret, uint32_t tid)
 		return 1;
 	if (t < fn->armed)
 		return 0;
-	if (xp_map_get(&fn->entered, tid, &first))
-		return !ret || t >= first;
-	return !ret && xp_map_put(&fn->entered, tid, t) == 0;
+	if (!xp_map_get(&fn->entered, tid, &first))
+		return !ret && xp_map_put(&fn->entered, tid, t) == 0;
+	return !ret || t >= first;
+}
+
+/* Whether a return has a kept entry of its thread to pair with (entries kept less
+ * returns kept, per thread, counted here): a return is never kept without one, whatever
+ * order the hits came in, so a window's returns never outnumber its entries. */
+static int pairs(struct rec_probe_fn *fn, int ret, uint32_t tid)
+{
+	uint64_t n = 0;
+
+	xp_map_get(&fn->open, tid, &n);
+	if (ret && !n)
+		return 0;
+	return xp_map_put(&fn->open, tid, ret ? n - 1 : n + 1) == 0;
 }
 
 int rec_probes_hit(struct rec_probes *p, const struct perf_event_header *h)
@@ -360,7 +373,7 @@ int rec_probes_hit(struct rec_probes *p, const struct perf_event_header *h)
 	 * is kept while it pairs an entry kept (the call in flight when the events were
 	 * disabled has none) */
 	if (fn->over_budget && t > fn->disarmed) {
-		if (ret && fn->rets - fn->win_rets < fn->hits - fn->win_hits) {
+		if (ret && fn->rets - fn->win_rets < fn->hits - fn->win_hits && pairs(fn, 1, tid)) {
 			fn->rets++;
 			return 1;
 		}
@@ -369,13 +382,14 @@ int rec_probes_hit(struct rec_probes *p, const struct perf_event_header *h)
 	/* A return is kept while returns do not outnumber the limit: for a function that
 	 * does not recurse, exactly the returns of the activations whose entry was kept. */
 	if (ret) {
-		if (limit && fn->rets >= limit)
+		if ((limit && fn->rets >= limit) || !pairs(fn, 1, tid))
 			return 0;
 		fn->rets++;
 		return 1;
 	}
 	if (limit && fn->hits >= limit)
 		return 0;
+	pairs(fn, 0, tid);
 	fn->hits++;
 	if (limit && fn->hits == limit)
 		disarm(p, fn, t);

@@ -332,9 +332,9 @@ static void test_held_for_next_round(void **state)
 	free(r.held.buf);
 }
 
-/* Rounds closer together than the margin: a sample held by one round and still not
- * before the next round's start is held again, behind the earlier sample that round
- * read, not written ahead of it. */
+/* A sample held by one round and still not before the next round's start (a TIME
+ * ahead of the clock) is held again, behind the earlier sample that round read, not
+ * written ahead of it. */
 static void test_held_again(void **state)
 {
 	static struct sim_cpu a, b;

@@ -350,7 +350,8 @@ static void put_hit(struct rec_probes *p, uint64_t id, uint32_t tid, uint64_t t,
 
 /* The return of the call in flight when a window opened is dropped, also when it is read
  * after the thread's first entry in the window (a round later, from another cpu's ring):
- * the hits in the order read give 2 entries and 2 returns, not 3 returns. */
+ * the hits in the order read give 2 entries and 2 returns, not 3 returns; and a return
+ * without a kept entry to pair with is dropped, whatever its time. */
 static void test_hit_in_flight_return(void **state)
 {
 	struct rec_opts o = { 0 };
@@ -365,12 +366,14 @@ static void test_hit_in_flight_return(void **state)
 	put_hit(&p, 7, 5, 150, 1);
 	put_hit(&p, 8, 5, 140, 0);	/* read late: the in-flight call's */
 	put_hit(&p, 8, 5, 160, 1);
+	put_hit(&p, 8, 5, 165, 0);	/* no entry left to pair with */
 	put_hit(&p, 7, 6, 155, 1);	/* another thread */
 	put_hit(&p, 8, 6, 170, 1);
 	assert_int_equal(fn.hits, 2);
 	assert_int_equal(fn.rets, 2);
 	xp_map_free(&p.ids);
 	xp_map_free(&fn.entered);
+	xp_map_free(&fn.open);
 }
 
 int main(void)
