@@ -131,8 +131,18 @@ static int write_failed(struct rec *r, int e)
 	return e;
 }
 
+/* A SAMPLE's TIME into *t; 0 when the layout has none or the record is too short. */
+static int sample_time(const struct rec *r, const struct perf_event_header *h, uint64_t *t)
+{
+	if (r->time_off < 0 || (size_t)r->time_off + 8 > h->size)
+		return 0;
+	memcpy(t, (const char *)h + r->time_off, 8);
+	return 1;
+}
+
 int rec_record(struct rec *r, const struct perf_event_header *h)
 {
+	uint64_t t;
 	int e;
 
 	switch (h->type) {
@@ -140,9 +150,7 @@ int rec_record(struct rec *r, const struct perf_event_header *h)
 		if (r->hooks.sample && !r->hooks.sample(r, h))
 			return 0;	/* past --probe-limit */
 		r->samples++;
-		if (r->time_off >= 0 && (size_t)r->time_off + 8 <= h->size) {
-			uint64_t t;
-			memcpy(&t, (const char *)h + r->time_off, 8);
+		if (sample_time(r, h, &t)) {
 			if (!r->first_time || t < r->first_time)
 				r->first_time = t;
 			if (t > r->last_time)
@@ -209,15 +217,6 @@ struct take {
 	struct rec_held next;
 };
 
-static uint64_t sample_time(const struct rec *r, const struct perf_event_header *h)
-{
-	uint64_t t = 0;
-
-	if (r->time_off >= 0 && (size_t)r->time_off + 8 <= h->size)
-		memcpy(&t, (const char *)h + r->time_off, 8);
-	return t;
-}
-
 static int hold(struct take *k, const struct perf_event_header *h)
 {
 	if (XP_GROW(k->next.buf, k->next.cap, k->next.len + h->size) < 0)
@@ -236,8 +235,9 @@ static int take_old(struct take *k, uint64_t t)
 
 	while (e == 0 && k->off < k->len) {
 		const struct perf_event_header *h = (const void *)(k->old + k->off);
-		uint64_t ht = sample_time(k->r, h);
+		uint64_t ht = 0;
 
+		sample_time(k->r, h, &ht);
 		if (ht > t)
 			break;
 		k->off += h->size;
@@ -249,10 +249,11 @@ static int take_old(struct take *k, uint64_t t)
 static int take_sample(void *ctx, const struct perf_event_header *h)
 {
 	struct take *k = ctx;
-	uint64_t t = sample_time(k->r, h);
-	int e = take_old(k, t);
+	uint64_t t = 0;
+	int e;
 
-	if (e < 0)
+	sample_time(k->r, h, &t);
+	if ((e = take_old(k, t)) < 0)
 		return e;
 	return t < k->begun ? rec_record(k->r, h) : hold(k, h);
 }

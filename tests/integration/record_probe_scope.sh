@@ -74,6 +74,13 @@ armed() {
 # started FILE: waits (up to 10 s) for a probe_calls ... wait to say "ready".
 started() { for _ in $(seq 100); do grep -q ready "$1" && return; sleep 0.1; done; }
 
+# ended_at PID TRIES: sets tend to the ns when PID ended, polled every 5 ms up to TRIES
+# times ("" when it had not)
+ended_at() {
+	tend=
+	for _ in $(seq "$2"); do kill -0 "$1" 2>/dev/null || { tend=$(date +%s%N); return; }; sleep 0.005; done
+}
+
 # the group of recorder PID's probes in tracefs ("" once deleted)
 defs() { grep -c ":xptrace_$1/" "$TFS/uprobe_events"; }
 
@@ -120,8 +127,7 @@ check_eq "the outsider ran to its end" 0 $?
 # --- record returns without waiting for the closes ---
 echo go >&8
 exec 8>&-
-tend=
-for _ in $(seq 200); do kill -0 "$tp" 2>/dev/null || { tend=$(date +%s%N); break; }; sleep 0.005; done
+ended_at "$tp" 200
 wait "$xp"
 check_eq "record exits 0" 0 $?
 xend=$(date +%s%N)
@@ -227,8 +233,7 @@ check_match "-p, the process ends: probe_empty is the breakpoint while recorded"
 	"$(code "$qp" "$PC" probe_empty)"
 echo go >&7
 exec 7>&-
-tend=
-for _ in $(seq 400); do kill -0 "$qp" 2>/dev/null || { tend=$(date +%s%N); break; }; sleep 0.005; done
+ended_at "$qp" 400
 wait "$xp"
 check_eq "-p, the process ends: record exits 0" 0 $?
 ms=$(( ($(date +%s%N) - tend) / 1000000 ))

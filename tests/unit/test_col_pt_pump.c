@@ -252,26 +252,45 @@ static void put_sample(struct sim_cpu *s, uint64_t t)
 	put_record(s, &smp, sizeof(smp));
 }
 
+/* Two simulated cpus a and b pumped into a file whose samples carry their TIME first. */
+static void setup_timed(struct col_pt_pump *p, struct rec *r, struct col_pt_ring *rings,
+			struct sim_cpu *a, struct sim_cpu *b, char *path)
+{
+	struct sim_cpu *cpus[2] = { a, b };
+	struct perf_event_attr attr = { .size = sizeof(attr), .type = 8 };
+
+	sim_init(a, 0);
+	sim_init(b, 0);
+	setup_pump(p, r, rings, cpus, 2, 0, path);
+	r->time_off = 8;
+	assert_int_equal(pd_writer_add_attr(r->w, &attr, "intel_pt//u"), 0);
+}
+
+/* The file's samples: exactly `want`'s times, in that order. */
+static void assert_times(struct rec *r, const char *path, const uint64_t *want, int n,
+			 struct parsed *out)
+{
+	assert_int_equal(pd_writer_close(r->w), 0);
+	parse(path, out);
+	unlink(path);
+	assert_int_equal(out->nsamples, n);
+	assert_memory_equal(out->sample_t, want, (size_t)n * sizeof(*want));
+}
+
 /* Probe hits on two cpus (a call entered on one, returning on the other) reach the file
  * in the order of their times, not ring by ring; the AUX records are still counted. */
 static void test_samples_by_time(void **state)
 {
 	static struct sim_cpu a, b;
-	struct sim_cpu *cpus[2] = { &a, &b };
 	struct col_pt_ring rings[2];
 	struct col_pt_pump p;
 	struct rec r;
 	static struct parsed out;
 	char path[1024];
-	struct perf_event_attr attr = { .size = sizeof(attr), .type = 8 };
 	const uint64_t ta[] = { 2, 5 }, tb[] = { 1, 3, 4 }, want[] = { 1, 2, 3, 4, 5 };
 
 	(void)state;
-	sim_init(&a, 0);
-	sim_init(&b, 0);
-	setup_pump(&p, &r, rings, cpus, 2, 0, path);
-	r.time_off = 8;
-	assert_int_equal(pd_writer_add_attr(r.w, &attr, "intel_pt//u"), 0);
+	setup_timed(&p, &r, rings, &a, &b, path);
 	for (int i = 0; i < 2; i++)
 		put_sample(&a, ta[i]);
 	sim_trace(&a, 100, 0);
@@ -279,11 +298,7 @@ static void test_samples_by_time(void **state)
 		put_sample(&b, tb[i]);
 	assert_int_equal(col_pt_drain(&p), 0);
 	assert_int_equal(p.st.records, 1);
-	assert_int_equal(pd_writer_close(r.w), 0);
-	parse(path, &out);
-	unlink(path);
-	assert_int_equal(out.nsamples, 5);
-	assert_memory_equal(out.sample_t, want, sizeof(want));
+	assert_times(&r, path, want, 5, &out);
 	assert_int_equal(out.aux_records, 1);
 }
 
@@ -295,22 +310,16 @@ static void test_samples_by_time(void **state)
 static void test_held_for_next_round(void **state)
 {
 	static struct sim_cpu a, b;
-	struct sim_cpu *cpus[2] = { &a, &b };
 	struct col_pt_ring rings[2];
 	struct col_pt_pump p;
 	struct rec r;
 	static struct parsed out;
 	char path[1024];
-	struct perf_event_attr attr = { .size = sizeof(attr), .type = 8 };
 	uint64_t now = xp_now_ns(), want[3];
 
 	(void)state;
-	sim_init(&a, 0);
-	sim_init(&b, 0);
-	setup_pump(&p, &r, rings, cpus, 2, 0, path);
-	r.time_off = 8;
+	setup_timed(&p, &r, rings, &a, &b, path);
 	r.hold = 1;
-	assert_int_equal(pd_writer_add_attr(r.w, &attr, "intel_pt//u"), 0);
 	want[0] = now - 1000000000ull;	/* long before the round: taken in it */
 	want[1] = now + 500000000ull;	/* the return, in a's ring after its head was taken */
 	want[2] = now + 1000000000ull;	/* the next entry, in b's ring, seen by the round */
@@ -324,11 +333,7 @@ static void test_held_for_next_round(void **state)
 	assert_int_equal(col_pt_drain(&p), 0);
 	assert_int_equal(r.samples, 3);
 	assert_int_equal(r.held.len, 0);
-	assert_int_equal(pd_writer_close(r.w), 0);
-	parse(path, &out);
-	unlink(path);
-	assert_int_equal(out.nsamples, 3);
-	assert_memory_equal(out.sample_t, want, sizeof(want));
+	assert_times(&r, path, want, 3, &out);
 	free(r.held.buf);
 }
 
@@ -338,22 +343,16 @@ static void test_held_for_next_round(void **state)
 static void test_held_again(void **state)
 {
 	static struct sim_cpu a, b;
-	struct sim_cpu *cpus[2] = { &a, &b };
 	struct col_pt_ring rings[2];
 	struct col_pt_pump p;
 	struct rec r;
 	static struct parsed out;
 	char path[1024];
-	struct perf_event_attr attr = { .size = sizeof(attr), .type = 8 };
 	uint64_t now = xp_now_ns(), want[2] = { now + 500000000ull, now + 1000000000ull };
 
 	(void)state;
-	sim_init(&a, 0);
-	sim_init(&b, 0);
-	setup_pump(&p, &r, rings, cpus, 2, 0, path);
-	r.time_off = 8;
+	setup_timed(&p, &r, rings, &a, &b, path);
 	r.hold = 1;
-	assert_int_equal(pd_writer_add_attr(r.w, &attr, "intel_pt//u"), 0);
 	put_sample(&b, want[1]);
 	assert_int_equal(col_pt_drain(&p), 0);
 	put_sample(&a, want[0]);
@@ -363,11 +362,7 @@ static void test_held_again(void **state)
 	r.rings_final = 1;
 	assert_int_equal(col_pt_drain(&p), 0);
 	assert_int_equal(r.samples, 2);
-	assert_int_equal(pd_writer_close(r.w), 0);
-	parse(path, &out);
-	unlink(path);
-	assert_int_equal(out.nsamples, 2);
-	assert_memory_equal(out.sample_t, want, sizeof(want));
+	assert_times(&r, path, want, 2, &out);
 	free(r.held.buf);
 }
 
