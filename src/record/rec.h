@@ -119,6 +119,7 @@ struct rec {
 	 * for the next (rec_take_round), until the events are disabled (rings_final) */
 	int hold;
 	int rings_final;
+	uint64_t heads_taken;	/* when the last round had taken every ring's head */
 	struct rec_held {
 		uint8_t *buf;	/* whole SAMPLE records, in time order */
 		size_t len, cap;

@@ -205,10 +205,13 @@ int rec_record(struct rec *r, const struct perf_event_header *h)
  * under its ring's head, whichever was taken last; so with CLOCK_MONOTONIC times
  * (r->hold) the samples from that moment on are held (copied) for the next round,
  * merged there with its own, until the events are disabled (r->rings_final).  They
- * reach the file and the probes' counts one round (~10 ms with probes) later.  No
- * margin before that moment: perf (ordered events) takes a record written in round
- * N+1 as out of order when it is older than the newest of round N-1, and every record
- * of round N-1 is older than the start of round N. */
+ * reach the file and the probes' counts one round (~10 ms with probes) later.  From a
+ * margin before that moment (HOLD_MARGIN_NS: a sample stamped just before it can be
+ * published after its ring's head was taken; seen as an entry read after its return),
+ * but never from before the last round had taken its heads: perf (ordered events) takes
+ * a record written in round N+1 as out of order when it is older than the newest of
+ * round N-1, and every record of round N-1 is older than that. */
+#define HOLD_MARGIN_NS 2000000ull
 struct take {
 	struct rec *r;
 	uint64_t begun;		/* samples at or after it are held */
@@ -261,13 +264,16 @@ static int take_sample(void *ctx, const struct perf_event_header *h)
 int rec_take_round(struct rec *r, struct ring *first, size_t stride, int n,
 		   void (*note)(void *ctx, const struct perf_event_header *h), void *ctx)
 {
-	struct take k = { r, r->hold && !r->rings_final ? xp_now_ns() : UINT64_MAX,
+	uint64_t now = xp_now_ns();
+	struct take k = { r, !r->hold || r->rings_final ? UINT64_MAX
+			  : now - HOLD_MARGIN_NS > r->heads_taken ? now - HOLD_MARGIN_NS : r->heads_taken,
 			  r->held.buf, 0, r->held.len, { 0 } };
 	const struct perf_event_header *h;
 	int any = k.len != 0, e = 0;
 
 	for (int i = 0; i < n; i++)
 		any |= ring_begin(ring_at(first, stride, i)) != 0;
+	r->heads_taken = xp_now_ns();
 	for (int i = 0; e == 0 && i < n; i++) {
 		struct ring *rg = ring_at(first, stride, i);
 		while (e == 0 && (h = ring_next(rg)))
