@@ -46,13 +46,14 @@ check() {
 	if "$@"; then ok "$name"; else not_ok "$name (command failed: $*)"; fi
 }
 
-# check_eq NAME EXPECTED ACTUAL
+# check_eq NAME EXPECTED ACTUAL; returns 1 when it fails (`check_eq ... || more detail`)
 check_eq() {
 	if [ "$2" == "$3" ]; then ok "$1"; else
 		not_ok "$1"
 		# every line marked: tests/run.sh's summary shows a failure's "#" lines
 		printf '%s\n' "$2" | sed '1s/^/#   expected: /; 2,$s/^/#   |         /'
 		printf '%s\n' "$3" | sed '1s/^/#   actual:   /; 2,$s/^/#   |         /'
+		return 1
 	fi
 }
 
@@ -62,6 +63,7 @@ check_match() {
 		not_ok "$1"
 		echo "#   pattern: $2"
 		printf '%s\n' "$3" | head -20 | sed 's/^/#   | /'
+		return 1
 	fi
 }
 

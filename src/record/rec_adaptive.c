@@ -259,7 +259,7 @@ static int arm(struct rec_adp *a, struct rec *r, int i, int level, const char *r
 		fn->probe = CANNOT_PROBE;
 		return 0;
 	}
-	pi = rec_probes_arm(r->probes, r, file->path, &file->f[fn->sym], reason);
+	pi = rec_probes_arm(r->probes, file->path, &file->f[fn->sym], reason);
 	if (pi < 0)
 		return pi;
 	fn = &a->fn[i];
@@ -396,11 +396,10 @@ static int rearm(struct rec_adp *a, struct rec *r, uint64_t now)
 		if (!fn->over_budget || !fn->disarmed || now < fn->disarmed + (iv << fn->nwin) ||
 		    fn->charging || fn->last_cost > a->room)
 			continue;
-		/* each opening can wait ~80 ms behind the kernel's closes (see rec_adp_tick):
-		 * none once the target has ended, for nothing; the main loop then stops */
+		/* none once the target has ended, for nothing; the main loop then stops */
 		if (rec_should_stop(r))
 			break;
-		e = rec_probes_rearm(p, r, i);
+		e = rec_probes_rearm(p, i);
 		if (e > 0)
 			a->room -= fn->last_cost;
 	}
@@ -410,16 +409,21 @@ static int rearm(struct rec_adp *a, struct rec *r, uint64_t now)
 int rec_adp_tick(struct rec_adp *a, struct rec *r)
 {
 	const struct rec_opts *o = r->opts;
-	uint64_t now = xp_now_ns();
+	uint64_t now = xp_now_ns(), iv = (uint64_t)o->adaptive_interval_ms * 1000000ull;
 	size_t n = a->nfn;
-	int e = 0, over = over_budget(a, r);
+	int e = 0, over = over_budget(a, r), arming = rec_probes_arm_step(r->probes, r);
 
-	if (!a->next_tick)	/* the first interval starts with the recording's loop */
-		a->next_tick = now + (uint64_t)o->adaptive_interval_ms * 1000000ull;
-	if (now < a->next_tick || rec_should_stop(r))
+	if (arming < 0)
+		return arming;
+	/* The next interval starts once the probes are armed: arming one can wait behind
+	 * the kernel's closes of uprobe events anywhere (rec_probe_arm.c), and a probe
+	 * armed late must still get a whole interval of hits before it is walked. */
+	if (!a->next_tick || arming == 2)
+		a->next_tick = now + iv;
+	if (arming || now < a->next_tick || rec_should_stop(r))
 		return 0;
 	if (over) {
-		a->next_tick = now + (uint64_t)o->adaptive_interval_ms * 1000000ull;
+		a->next_tick = now + iv;
 		return 0;
 	}
 	a->maps_fresh = 0;
@@ -430,7 +434,7 @@ int rec_adp_tick(struct rec_adp *a, struct rec *r)
 		/* a function entered since it was armed returns soon with exact evidence:
 		 * the callchains are for one that was never entered (running since before) */
 		if (fn->probe >= 0 && !fn->walked && fn->armed_tick < a->tick &&
-		    fn->level < o->adaptive_depth &&
+		    fn->level < o->adaptive_depth && !r->probes->fn[fn->probe].arming &&
 		    (fn->evidence[0] || (fn->evidence[1] && !r->probes->fn[fn->probe].hits)))
 			e = walk_up(a, r, (int)i);
 	}
@@ -438,11 +442,9 @@ int rec_adp_tick(struct rec_adp *a, struct rec *r)
 		e = arm_hot(a, r);
 	if (e == 0)
 		e = rearm(a, r, now);
-	/* The next interval starts once the probes are armed: opening one waits for the
-	 * kernel's global trace-event mutex, which closing any uprobe event elsewhere (the
-	 * calibration's, a disarmed probe's, another tool's) holds for ~80 ms.  A probe
-	 * armed late must still get a whole interval of hits before it is walked. */
-	a->next_tick = xp_now_ns() + (uint64_t)o->adaptive_interval_ms * 1000000ull;
+	if (e == 0 && (e = rec_probes_arm_step(r->probes, r)) > 0)
+		e = 0;
+	a->next_tick = xp_now_ns() + iv;
 	return e;
 }
 

@@ -73,7 +73,7 @@ static int cal_class(const char *path, uint64_t offset)
 
 /* Adds f of `path` (once: a name and a glob may both list it); returns its index. */
 static int add_fn(struct rec_probes *p, const char *path, const struct sym_found *f,
-		  const char *reason)
+		  const char *reason, int define)
 {
 	struct rec_probe_fn *fn;
 	int i = rec_probes_find(p, path, f->offset);
@@ -112,7 +112,7 @@ static int add_fn(struct rec_probes *p, const char *path, const struct sym_found
 		a->disabled = 1;
 		fn->idx[k] = -1;
 	}
-	for (int k = 0; k < 2 && p->tfs[0]; k++) {
+	for (int k = 0; k < 2 && define && p->tfs[0]; k++) {
 		char ev[64];
 		int e;
 
@@ -134,19 +134,23 @@ static int add_fn(struct rec_probes *p, const char *path, const struct sym_found
 
 /* The attr perf_event_open gets for probe fn's event k: the uprobe PMU's as in the file,
  * or its tracefs event's, inherited when opened per task. */
-static struct perf_event_attr live_attr(const struct rec_probes *p, const struct rec_probe_fn *fn,
-					int k)
+struct perf_event_attr rec_probe_live_attr(const struct rec_probes *p, const struct rec_probe_fn *fn,
+					   int k)
 {
 	struct perf_event_attr a = fn->attr[k];
 
-	if (fn->tp_id[k]) {
-		a.type = PERF_TYPE_TRACEPOINT;
-		a.config = fn->tp_id[k];
-		a.config1 = 0;
-		a.config2 = 0;
-		a.inherit = p->per_task;
-	}
+	if (fn->tp_id[k])
+		rec_probe_tp_attr(&a, fn->tp_id[k], p->per_task);
 	return a;
+}
+
+void rec_probe_tp_attr(struct perf_event_attr *a, uint64_t tp_id, int per_task)
+{
+	a->type = PERF_TYPE_TRACEPOINT;
+	a->config = tp_id;
+	a->config1 = 0;
+	a->config2 = 0;
+	a->inherit = per_task;
 }
 
 int rec_probes_find(const struct rec_probes *p, const char *path, uint64_t offset)
@@ -201,7 +205,7 @@ static int resolve_item(struct prep *s, const struct rec_probe_item *it)
 		} else if (bad) {
 			skip = found[i].name;	/* a glob takes what can be probed */
 		} else {
-			rc = add_fn(s->p, path, &found[i], "listed");
+			rc = add_fn(s->p, path, &found[i], "listed", 1);
 			if (rc < 0)
 				rc = xp_err("--probe", "check 'xptrace info'", "cannot define the "
 					    "probe on %s in %s in %s: %s", found[i].name, path,
@@ -223,7 +227,7 @@ static int resolve_item(struct prep *s, const struct rec_probe_item *it)
 	return rc;
 }
 
-static const char *open_hint(int e)
+const char *rec_probe_open_hint(int e)
 {
 	if (e == EACCES || e == EPERM)
 		return "uprobes need root or CAP_PERFMON (CAP_SYS_ADMIN before Linux 5.8)";
@@ -238,14 +242,14 @@ static int try_open(struct rec_probes *p)
 {
 	for (int i = 0; i < p->nfn; i++) {
 		for (int k = 0; k < 2; k++) {
-			struct perf_event_attr a = live_attr(p, &p->fn[i], k);
+			struct perf_event_attr a = rec_probe_live_attr(p, &p->fn[i], k);
 			long fd;
 
 			a.inherit = 0;	/* not into the command, forked from xptrace */
 			fd = rec_perf_open(&a, 0, -1, -1);
 			if (fd < 0) {
 				int e = errno;
-				return xp_err("--probe", open_hint(e), "cannot place the %s probe on %s in %s: %s",
+				return xp_err("--probe", rec_probe_open_hint(e), "cannot place the %s probe on %s in %s: %s",
 					      k ? "return" : "entry", p->fn[i].name, p->fn[i].path,
 					      strerror(e));
 			}
@@ -365,14 +369,13 @@ static void armed(const struct rec_probes *p)
 			"and child processes" : "the command, its threads and child processes");
 }
 
-/* The attrs of a probe from the mode's sampling attr, added to perf.data. */
-static int fn_attrs(struct rec_probes *p, struct rec *r, struct rec_probe_fn *fn)
+/* The attrs of a probe from the mode's sampling attr. */
+static void fn_attr_fill(const struct rec_probes *p, struct rec_probe_fn *fn)
 {
 	const struct perf_event_attr *leader = &p->leader;
 
 	for (int k = 0; k < 2; k++) {
-		struct perf_event_attr *a = &fn->attr[k], file;
-		char name[600];
+		struct perf_event_attr *a = &fn->attr[k];
 
 		/* cpu-wide (rec_probes_open): no task to inherit or to enable on exec;
 		 * opened disabled, enabled once every cpu has them */
@@ -388,11 +391,20 @@ static int fn_attrs(struct rec_probes *p, struct rec *r, struct rec_probe_fn *fn
 		a->use_clockid = leader->use_clockid;
 		a->clockid = leader->clockid;
 		if (p->chain)
-			rec_attr_callgraph(a, r->opts);
+			rec_attr_callgraph(a, p->o);
 		if (k)
 			rec_probe_attr_retval(a);
+	}
+}
+
+int rec_probes_fn_attrs(struct rec_probes *p, struct rec *r, struct rec_probe_fn *fn)
+{
+	fn_attr_fill(p, fn);
+	for (int k = 0; k < 2; k++) {
+		struct perf_event_attr file = fn->attr[k];
+		char name[600];
+
 		/* config1 points into xptrace's memory: meaningless in the file */
-		file = *a;
 		file.config1 = 0;
 		snprintf(name, sizeof(name), PROBE_GROUP ":%s%s", fn->name, k ? "__return" : "");
 		fn->idx[k] = pd_writer_add_attr(r->w, &file, name);
@@ -415,214 +427,58 @@ int rec_probes_add_attrs(struct rec_probes *p, struct rec *r, const struct perf_
 					    PERF_SAMPLE_TID | PERF_SAMPLE_TIME);
 	p->root = o->all_cpus ? 0 : r->target;
 	for (int i = 0; i < p->nfn; i++)
-		if ((e = fn_attrs(p, r, &p->fn[i])) < 0)
+		if ((e = rec_probes_fn_attrs(p, r, &p->fn[i])) < 0)
 			return e;
 	return 0;
 }
 
-static int fn_add_fd(struct rec_probe_fn *fn, int fd)
+int rec_probes_arm(struct rec_probes *p, const char *path, const struct sym_found *f,
+		   const char *reason)
 {
-	if (XP_GROW(fn->fds, fn->capfds, (size_t)fn->nfds + 1) < 0)
-		return -ENOMEM;
-	fn->fds[fn->nfds++] = fd;
-	return 0;
-}
-
-/* Opens probe i's events on one cpu, disabled, for thread tid (and what it starts)
- * or every task (-1).  -ESRCH, unreported, when the thread has ended. */
-static int fn_open(struct rec_probes *p, struct rec *r, int i, const struct rec_probe_tgt *t,
-		   pid_t tid)
-{
-	struct rec_probe_fn *fn = &p->fn[i];
-
-	for (int k = 0; k < 2; k++) {
-		struct perf_event_attr a = live_attr(p, fn, k);
-		long fd = rec_perf_open(&a, tid, t->cpu, -1);
-		uint64_t id, owner = tid > 0 ? (uint64_t)tid : 0;
-		int e;
-
-		if (fd < 0 && errno == ESRCH && tid > 0)
-			return -ESRCH;
-		if (fd < 0) {
-			e = errno;
-			return xp_err("--probe", open_hint(e), "cannot place the %s probe on %s in %s "
-				      "(cpu %d): %s", k ? "return" : "entry", fn->name, fn->path,
-				      t->cpu, strerror(e));
-		}
-		if ((e = fn_add_fd(fn, (int)fd)) < 0) {
-			close((int)fd);
-			return e;
-		}
-		if (ioctl((int)fd, PERF_EVENT_IOC_ID, &id) < 0)
-			return xp_err("read the event id", NULL, "%s", strerror(errno));
-		pd_writer_add_id(r->w, fn->idx[k], id, t->cpu, -1);
-		if ((e = xp_map_put(&p->ids, id, owner << 32 | ((uint64_t)i * 2 + (uint64_t)k))) < 0)
-			return e;
-		if (ioctl((int)fd, PERF_EVENT_IOC_SET_OUTPUT, t->ring_fd) < 0)
-			return xp_err("share the sample buffer", NULL, "probe %s, cpu %d: %s",
-				      fn->name, t->cpu, strerror(errno));
-		/* No kernel hit limit (PERF_EVENT_IOC_REFRESH): a cpu-wide event counts
-		 * the hits of every process running the probed code, which would stop it
-		 * for the target too; the collector keeps --probe-limit and disarms. */
-	}
-	return 0;
-}
-
-/* Enables (or disables) every event of fn, the returns first.  A return is recorded
- * only by a return event enabled on the cpu where the call returns, and opening an
- * event can wait ~80 ms behind another probe's close: enabling each event as it was
- * opened once let a window's entries run for tens of ms before its return events
- * existed (2091 entries, 130 returns).  fds hold each cpu's entry, then its return. */
-static void fn_enable(struct rec_probe_fn *fn, int on)
-{
-	unsigned long req = on ? PERF_EVENT_IOC_ENABLE : PERF_EVENT_IOC_DISABLE;
-
-	/* off: the entries first, so that calls in flight still return into the file */
-	for (int k = on; k < fn->nfds; k += 2)
-		ioctl(fn->fds[k], req, 0);
-	for (int k = !on; k < fn->nfds; k += 2)
-		ioctl(fn->fds[k], req, 0);
-}
-
-/* Opens probe i on each thread of process pid not in `seen` (*again set if any), on the
- * cpus of p->tgt from index tfrom on. */
-static int open_proc(struct rec_probes *p, struct rec *r, int i, int tfrom, pid_t pid,
-		     struct xp_map *seen, int *again)
-{
-	char dir[64];
-	struct dirent *d;
-	DIR *td;
-	int e = 0;
-
-	snprintf(dir, sizeof(dir), "/proc/%d/task", (int)pid);
-	if (!(td = opendir(dir)))
-		return 0;	/* ended */
-	while (e == 0 && (d = readdir(td))) {
-		pid_t tid = (pid_t)atoi(d->d_name);
-		if (tid <= 0 || xp_map_get(seen, (uint64_t)tid, NULL))
-			continue;
-		if ((e = xp_map_put(seen, (uint64_t)tid, 1)) < 0)
-			break;
-		*again = 1;
-		for (int t = tfrom; e == 0 && t < p->ntgt; t++)
-			e = fn_open(p, r, i, &p->tgt[t], tid);
-		if (e == -ESRCH)
-			e = 0;
-	}
-	closedir(td);
-	return e;
-}
-
-/* Opens probe i on every thread of the target's tree (its processes: those the sampling
- * event's FORK records, or hits, put in it, and the descendants in /proc), on the cpus
- * from tfrom on, until a scan finds no thread
- * it has not opened on: a thread cloned by one whose event was not open yet has no
- * copy of it.  One cloned by a thread that had it holds an inherited copy, and gets its
- * own event too: rec_probes_hit keeps one hit per call. */
-static int open_tree(struct rec_probes *p, struct rec *r, int i, int tfrom)
-{
-	struct xp_map seen = { 0 };
-	int again = 1, e = 0;
-
-	while (again && e == 0) {
-		uint64_t pid, v;
-		size_t it = 0;
-
-		again = 0;
-		rec_probes_scan_tree(p);
-		e = open_proc(p, r, i, tfrom, p->root, &seen, &again);
-		while (e == 0 && xp_map_next(&p->procs, &it, &pid, &v))
-			if (v == 1 && (pid_t)pid != p->root)
-				e = open_proc(p, r, i, tfrom, (pid_t)pid, &seen, &again);
-	}
-	xp_map_free(&seen);
-	return e;
-}
-
-/* Opens probe i where its events go: on the target (per task) at the start, on the
- * target's tree when armed later, else once per cpu for every process. */
-static int fn_open_all(struct rec_probes *p, struct rec *r, int i)
-{
-	int e = 0;
-
-	if (p->per_task)
-		return open_tree(p, r, i, 0);
-	for (int t = 0; e == 0 && t < p->ntgt; t++)
-		e = fn_open(p, r, i, &p->tgt[t], -1);
-	return e;
-}
-
-/* With tracefs, each probe is opened per cpu on the target's threads (a command's one,
- * before its exec), inherited (rec_probe_tfs.h says why that needs tracefs), so it
- * follows every thread and process the target starts and traps nowhere else.  With -a,
- * or without tracefs, it is opened once per cpu for every process (pid -1), writing
- * into that cpu's ring, and the hits of processes outside the target are dropped as
- * they are read (rec_probes_hit). */
-int rec_probes_open(struct rec_probes *p, struct rec *r, int cpu, int ring_fd)
-{
-	struct rec_probe_tgt t = { cpu, ring_fd };
-	int e;
-
-	if (!p)
-		return 0;
-	for (int i = 0; i < p->ntgt; i++)
-		if (p->tgt[i].cpu == cpu)
-			return 0;	/* opened with the cpu's first thread */
-	if (XP_GROW(p->tgt, p->captgt, (size_t)p->ntgt + 1) < 0)
-		return -ENOMEM;
-	p->tgt[p->ntgt++] = t;
-	for (int i = 0; i < p->nfn; i++) {
-		e = p->per_task ? open_tree(p, r, i, p->ntgt - 1) : fn_open(p, r, i, &t, -1);
-		if (e < 0)
-			return e;
-	}
-	return 0;
-}
-
-int rec_probes_arm(struct rec_probes *p, struct rec *r, const char *path,
-		   const struct sym_found *f, const char *reason)
-{
-	int i = add_fn(p, path, f, reason), e;
+	int i = add_fn(p, path, f, reason, 0);
 
 	if (i < 0)
 		return xp_err("--adaptive", NULL, "probe %s: %s", f->name, strerror(-i));
-	if ((e = fn_attrs(p, r, &p->fn[i])) < 0)
-		return e;
-	if ((e = fn_open_all(p, r, i)) < 0)
-		return e;
-	fn_enable(&p->fn[i], 1);
-	/* once every event is enabled: the window's counts are exact from here, and the
-	 * hits before it are dropped (rec_probes_hit) */
-	p->fn[i].armed = xp_now_ns();
+	/* its events are opened as they will be in the file; the file gets them once
+	 * they are (rec_probe_arm.c) */
+	fn_attr_fill(p, &p->fn[i]);
+	p->fn[i].arming = 1;
 	return i;
 }
 
-int rec_probes_rearm(struct rec_probes *p, struct rec *r, int i)
+int rec_probes_rearm(struct rec_probes *p, int i)
 {
 	struct rec_probe_fn *fn = &p->fn[i];
-	int e;
 
 	/* not before the last window's events are closed: that close's cost is charged
 	 * to the budget once it is known, and a new open would wait behind it */
-	if (!fn->over_budget || fn->nfds || fn->nwin + 1 >= REC_PROBE_WINDOWS || fn->charging ||
-	    (fn->closing && !rec_probe_closed(fn->closing)))
+	if (!fn->over_budget || fn->nfds || fn->arming || fn->nwin + 1 >= REC_PROBE_WINDOWS ||
+	    fn->charging || (fn->closing && !rec_probe_closed(fn->closing)))
 		return 0;
+	/* room for the window that ends when the new one begins */
 	if (XP_GROW(fn->win, fn->capwin, (size_t)fn->nwin + 1) < 0)
 		return -ENOMEM;
-	fn->win[fn->nwin++] = (struct rec_probe_win){ fn->armed, fn->disarmed, fn->hits - fn->win_hits,
-						      atomic_load(&fn->closing->end), fn->unpatched,
-						      fn->unpatch_err };
-	fn->disarmed = 0;
-	fn->over_budget = 0;
-	fn->win_hits = fn->hits;
-	fn->win_rets = fn->rets;
-	xp_map_free(&fn->entered);
-	xp_map_free(&fn->open);
-	if ((e = fn_open_all(p, r, i)) < 0)
-		return e;
-	fn_enable(fn, 1);
-	fn->armed = xp_now_ns();
+	fn->arming = 1;
 	return 1;
+}
+
+void rec_probes_window_begin(struct rec_probes *p, int i, uint64_t t)
+{
+	struct rec_probe_fn *fn = &p->fn[i];
+
+	if (fn->disarmed) {
+		fn->win[fn->nwin++] = (struct rec_probe_win){
+			fn->armed, fn->disarmed, fn->hits - fn->win_hits,
+			fn->closing ? atomic_load(&fn->closing->end) : 0, fn->unpatched,
+			fn->unpatch_err };
+		fn->disarmed = 0;
+		fn->over_budget = 0;
+		fn->win_hits = fn->hits;
+		fn->win_rets = fn->rets;
+		xp_map_free(&fn->entered);
+		xp_map_free(&fn->open);
+	}
+	fn->armed = t;
 }
 
 void rec_probes_enable(struct rec_probes *p, int on)
@@ -630,7 +486,7 @@ void rec_probes_enable(struct rec_probes *p, int on)
 	uint64_t t;
 
 	for (int i = 0; p && i < p->nfn; i++)
-		fn_enable(&p->fn[i], on);
+		rec_probe_fn_enable(&p->fn[i], on);
 	t = xp_now_ns();
 	for (int i = 0; p && on && i < p->nfn; i++)
 		p->fn[i].armed = t;
@@ -676,7 +532,7 @@ static int release_target(struct rec_probes *p)
 	for (int i = 0; e == 0 && i < p->nfn; i++) {
 		if (!p->fn[i].nfds)
 			continue;
-		fn_enable(&p->fn[i], 0);
+		rec_probe_fn_enable(&p->fn[i], 0);
 		e = rec_probes_unpatch(p, &p->fn[i]);
 	}
 	if (e < 0 && p->o->verbose)
@@ -761,6 +617,7 @@ void rec_probes_free(struct rec_probes *p)
 	int *all = NULL, n = 0;
 	size_t cap = 0;
 
+	rec_probes_arm_free(p);
 	/* the closes of disarmed probes still running hold their counters, and record's
 	 * exit would wait for them anyway */
 	rec_probes_wait_closes(p);
@@ -833,6 +690,7 @@ static void hook_fork(struct rec *r, const struct perf_event_header *h)
 
 static void hook_stop(struct rec *r)
 {
+	rec_probes_arm_finish(r->probes, r);
 	rec_probes_enable(r->probes, 0);
 }
 

@@ -121,6 +121,9 @@ struct rec_probe_fn {
 	uint64_t unpatched;
 	int unpatch_err;
 	uint64_t last_cost;	/* the last window's, its close's traps included, once charged */
+	/* armed (or re-armed) while recording: 1 queued, 2 its events being defined and
+	 * opened (rec_probe_arm.c), 0 done */
+	int arming;
 };
 
 /* The closes of one disarm, watched from the collector (the closing threads hold it). */
@@ -193,6 +196,7 @@ struct rec_probes {
 	 * the processes it starts (rec_probes_fork, else their parent chain in /proc). */
 	pid_t root;
 	struct xp_map procs;		/* pid -> 1 in the tree, 2 not */
+	struct rec_probe_arming *arming;	/* the thread opening probes armed late */
 };
 
 /* Resolves opts->probe (already checked by rec_probe_parse; NULL: none, for probes
@@ -231,18 +235,47 @@ void rec_probes_free(struct rec_probes *p);
 
 /* The probe on `offset` of `path`: its index, or -ENOENT. */
 int rec_probes_find(const struct rec_probes *p, const char *path, uint64_t offset);
-/* Adds function f of `path` (not yet probed, probeable) and arms it at once on every
- * place rec_probes_open saw: attrs into perf.data, events opened and enabled, armed
- * time taken once all are open.  Returns its index, or a negative errno (reported). */
-int rec_probes_arm(struct rec_probes *p, struct rec *r, const char *path,
-		   const struct sym_found *f, const char *reason);
-/* Arms again probe i, disarmed by the budget (rec_probes_disarm): a new window
- * begins once its events are open and enabled.  1 when re-armed, 0 when it cannot be
- * (disarmed by --probe-limit, or REC_PROBE_WINDOWS reached), or
- * a negative errno (reported). */
-int rec_probes_rearm(struct rec_probes *p, struct rec *r, int i);
+/* Adds function f of `path` (not yet probed, probeable) and queues it to be armed on
+ * every place rec_probes_open saw (rec_probes_arm_step).  Returns its index, or a
+ * negative errno (reported). */
+int rec_probes_arm(struct rec_probes *p, const char *path, const struct sym_found *f,
+		   const char *reason);
+/* Queues probe i, disarmed by the budget (rec_probes_disarm), to be armed again: a new
+ * window begins once its events are open and enabled.  1 when queued, 0 when it cannot
+ * be (disarmed by --probe-limit, its last close not done, queued already, or
+ * REC_PROBE_WINDOWS reached), or -ENOMEM. */
+int rec_probes_rearm(struct rec_probes *p, int i);
+/* Arms the queued probes without making the collector wait for the kernel
+ * (rec_probe_arm.c says why): their tracefs definitions and events are made on a
+ * thread of their own, taken back here, and once every event is open the probes'
+ * attrs and ids go into perf.data, their events are enabled and their windows begin.
+ * Call it at every poll: 1 while probes are being armed, 2 when a batch was just armed,
+ * 0 when none is queued; a negative errno (reported) when one failed. */
+int rec_probes_arm_step(struct rec_probes *p, struct rec *r);
+/* At the end: waits for the arming thread; the probes it armed are enabled now (a
+ * window that sees nothing), whose events were all being opened. */
+void rec_probes_arm_finish(struct rec_probes *p, struct rec *r);
 /* Why function f cannot be probed, NULL when it can. */
 const char *rec_probes_unprobeable(const struct sym_found *f);
+
+/* --- within the module --- */
+
+/* The attr perf_event_open gets for probe fn's event k: the uprobe PMU's as in the file,
+ * or its tracefs event's, inherited when opened per task. */
+struct perf_event_attr rec_probe_live_attr(const struct rec_probes *p,
+					   const struct rec_probe_fn *fn, int k);
+/* a becomes the attr of tracefs event tp_id (same sample fields), inherited per task. */
+void rec_probe_tp_attr(struct perf_event_attr *a, uint64_t tp_id, int per_task);
+/* What to do when opening a probe event failed with errno e. */
+const char *rec_probe_open_hint(int e);
+/* The attrs of fn from the mode's sampling attr (rec_probes_add_attrs), added to perf.data. */
+int rec_probes_fn_attrs(struct rec_probes *p, struct rec *r, struct rec_probe_fn *fn);
+/* Enables (disables) every event of fn, in the order that loses no return. */
+void rec_probe_fn_enable(struct rec_probe_fn *fn, int on);
+/* Probe i's (new) window begins at t: a re-armed probe's last one is kept. */
+void rec_probes_window_begin(struct rec_probes *p, int i, uint64_t t);
+/* Joins the arming thread and closes what it opened that was not taken. */
+void rec_probes_arm_free(struct rec_probes *p);
 
 /* --- hits (rec_probe_limit.c) --- */
 

@@ -264,7 +264,8 @@ void rec_probes_disarm(struct rec_probes *p, int i, uint64_t t)
 {
 	struct rec_probe_fn *fn = &p->fn[i];
 
-	if (fn->disarmed || !fn->nfds)
+	/* one being armed is disarmed at the next check once it is */
+	if (fn->disarmed || !fn->nfds || fn->arming)
 		return;
 	disarm(p, fn, t);
 	fn->over_budget = 1;
