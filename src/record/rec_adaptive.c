@@ -367,6 +367,7 @@ static int over_budget(struct rec_adp *a, struct rec *r)
 	uint64_t cost, cpu, budget;
 
 	a->room = UINT64_MAX;
+	rec_probes_calibrated(p, 0);	/* no budget before the costs are known */
 	if (!r->opts->max_overhead || !p->cal_runs)
 		return 0;
 	cost = rec_probes_cost(p, xp_now_ns());

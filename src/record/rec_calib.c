@@ -35,6 +35,7 @@
 #include <errno.h>
 #include <fcntl.h>
 #include <limits.h>
+#include <poll.h>
 #include <signal.h>
 #include <stdio.h>
 #include <stdlib.h>
@@ -218,10 +219,18 @@ static void measure(const struct rec_probes *p, int c, struct cal_out *out)
 	out->caller[c] = per_call - out->callee[c];
 }
 
+static void cal_failed(const struct rec_probes *p, int err)
+{
+	if (!p->o->quiet)
+		xp_warn("no calibration of the probes' cost (%s): decode cannot compensate it",
+			err == ENOENT ? "xptrace has no symbol table" :
+			err == ERANGE ? "the probed calls were not slower" : strerror(err));
+}
+
 void rec_probes_calibrate(struct rec_probes *p)
 {
 	struct cal_out out = { 0 };
-	int pfd[2], hold[2], st;
+	int pfd[2], hold[2];
 	pid_t pid;
 	ssize_t n;
 	char c;
@@ -256,30 +265,41 @@ void rec_probes_calibrate(struct rec_probes *p)
 	}
 	close(pfd[1]);
 	close(hold[0]);
-	out.err = ECHILD;
-	if (pid > 0) {
-		do
-			n = read(pfd[0], &out, sizeof(out));
-		while (n < 0 && errno == EINTR);
-		if (n != sizeof(out)) {
-			out.err = ECHILD;
-			close(hold[1]);
-			while (waitpid(pid, &st, 0) < 0 && errno == EINTR)
-				;
-		} else {
-			p->cal_pid = pid;	/* holding its probes until the end */
-			p->cal_hold = hold[1];
-		}
-	} else {
+	if (pid < 0) {
+		close(pfd[0]);
 		close(hold[1]);
+		cal_failed(p, errno);
+		return;
 	}
-	close(pfd[0]);
+	p->cal_pid = pid;
+	p->cal_fd = pfd[0];
+	p->cal_hold = hold[1];	/* holding its probes until the end */
+}
+
+void rec_probes_calibrated(struct rec_probes *p, int wait)
+{
+	struct pollfd pf = { p->cal_fd, POLLIN, 0 };
+	struct cal_out out = { 0 };
+	ssize_t n;
+
+	if (p->cal_fd < 0 || (!wait && poll(&pf, 1, 0) <= 0))
+		return;
+	do
+		n = read(p->cal_fd, &out, sizeof(out));
+	while (n < 0 && errno == EINTR);
+	close(p->cal_fd);
+	p->cal_fd = -1;
+	/* the pipe holds less than PIPE_BUF: the child's one write, or nothing */
+	if (n != sizeof(out)) {
+		close(p->cal_hold);
+		p->cal_hold = -1;
+		while (waitpid(p->cal_pid, NULL, 0) < 0 && errno == EINTR)
+			;
+		p->cal_pid = 0;
+		out.err = ECHILD;
+	}
 	if (out.err) {
-		if (!p->o->quiet)
-			xp_warn("no calibration of the probes' cost (%s): decode cannot compensate it",
-				out.err == ENOENT ? "xptrace has no symbol table" :
-				out.err == ERANGE ? "the probed calls were not slower" :
-				strerror(out.err));
+		cal_failed(p, out.err);
 		return;
 	}
 	memcpy(p->cal_caller_ns, out.caller, sizeof(out.caller));

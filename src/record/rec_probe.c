@@ -326,6 +326,7 @@ int rec_probes_prepare(const struct rec_opts *o, struct rec_probes **out)
 		s.p->o = o;
 		s.p->time_off = -1;
 		s.p->cal_hold = -1;
+		s.p->cal_fd = -1;
 		s.p->chain = o->probe != NULL;
 	}
 	rc = s.p ? read_pmu(&s, s.p) : -ENOMEM;
@@ -653,6 +654,8 @@ void rec_probes_free(struct rec_probes *p)
 	free(p->tried);
 	/* the calibration's child releases its probes now (it is reaped if done, else
 	 * init reaps it once xptrace exits) */
+	if (p->cal_fd >= 0)
+		close(p->cal_fd);
 	if (p->cal_hold >= 0)
 		close(p->cal_hold);
 	if (p->cal_pid > 0)

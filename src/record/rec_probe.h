@@ -187,6 +187,7 @@ struct rec_probes {
 	 * calibrated */
 	uint64_t cal_caller_ns[REC_CAL_N], cal_callee_ns[REC_CAL_N], cal_runs;
 	pid_t cal_pid;			/* the calibration's child, 0 once reaped */
+	int cal_fd;			/* its result, -1 once taken */
 	int cal_hold;			/* its events are held until this fd is closed */
 	/* the events tried on xptrace itself (rec_probes_prepare): harmless (they match
 	 * no other process), so they are closed with the rest at the end, not at ~80 ms
@@ -333,13 +334,17 @@ int rec_probe_closed(struct rec_probe_closing *cl);
 
 /* The probes feature (perfdata/pd_probes.h) into perf.data, and one line per probe on
  * stderr unless -q; r->probe_hits set.  0 or a negative errno. */
-int rec_probes_report(const struct rec_probes *p, struct rec *r);
+int rec_probes_report(struct rec_probes *p, struct rec *r);
 
 /* --- what a probed call costs (rec_calib.c) --- */
 
-/* In a helper child, probes an empty routine of xptrace and times probed against
- * unprobed calls; sets cal_* (left 0 with a note when it cannot).  The child holds its
- * probe events until rec_probes_free (see rec_calib.c). */
+/* Starts a helper child that probes an empty routine of xptrace and times probed
+ * against unprobed calls, while the recording goes on: waiting for it (~70 ms) delayed
+ * the command's start.  The child holds its probe events until rec_probes_free (see
+ * rec_calib.c). */
 void rec_probes_calibrate(struct rec_probes *p);
+/* Takes the child's result once it is there (`wait`: waits for it): sets cal_* (left 0
+ * with a note when it could not measure); nothing when taken already. */
+void rec_probes_calibrated(struct rec_probes *p, int wait);
 
 #endif

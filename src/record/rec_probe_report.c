@@ -72,7 +72,7 @@ static void weighted_cost(const struct rec_probes *p, uint64_t *caller, uint64_t
 	*callee = hits ? (uint64_t)(ce / hits) : p->cal_callee_ns[REC_CAL_EMULATED];
 }
 
-int rec_probes_report(const struct rec_probes *p, struct rec *r)
+int rec_probes_report(struct rec_probes *p, struct rec *r)
 {
 	struct pd_probes ps = { 0 };
 	char *text;
@@ -83,6 +83,7 @@ int rec_probes_report(const struct rec_probes *p, struct rec *r)
 	/* record waits for them before it returns anyway: then each window says when
 	 * its events were closed, the last one's too */
 	rec_probes_wait_closes(p);
+	rec_probes_calibrated(p, 1);
 	ps.calibrated = p->cal_runs > 0;
 	weighted_cost(p, &ps.caller_ns, &ps.callee_ns);
 	ps.runs = p->cal_runs;
