@@ -329,6 +329,8 @@ void rec_probes_close_fds(const int *fds, int n, int wait, struct rec_probe_clos
 int rec_probes_close_away(const struct rec_probes *p, int *fds, int n, int done_fd, int undefine);
 /* Whether a disarm's closes are done (reads a closing process's time, if it is one). */
 int rec_probe_closed(struct rec_probe_closing *cl);
+/* Whether the closes of some disarm are still running. */
+int rec_probes_closing(const struct rec_probes *p);
 
 /* --- at the end (rec_probe_report.c) --- */
 

@@ -149,6 +149,14 @@ int rec_probe_closed(struct rec_probe_closing *cl)
 	return atomic_load(&cl->done);
 }
 
+int rec_probes_closing(const struct rec_probes *p)
+{
+	for (int i = 0; i < p->nfn; i++)
+		if (p->fn[i].closing && !rec_probe_closed(p->fn[i].closing))
+			return 1;
+	return 0;
+}
+
 /* A disarm's closes in a process of their own (per-task events: the target no longer
  * holds the int3, or traps into disabled events until they are closed, whoever closes
  * them): record's exit does not wait for the kernel's ~80 ms unregisters of a window
