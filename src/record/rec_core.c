@@ -206,12 +206,15 @@ int rec_record(struct rec *r, const struct perf_event_header *h)
  * (r->hold) the samples from that moment on are held (copied) for the next round,
  * merged there with its own, until the events are disabled (r->rings_final).  They
  * reach the file and the probes' counts one round (~10 ms with probes) later.  From a
- * margin before that moment (HOLD_MARGIN_NS: a sample stamped just before it can be
- * published after its ring's head was taken; seen as an entry read after its return),
- * but never from before the last round had taken its heads: perf (ordered events) takes
- * a record written in round N+1 as out of order when it is older than the newest of
- * round N-1, and every record of round N-1 is older than that. */
-#define HOLD_MARGIN_NS 2000000ull
+ * margin before that moment (HOLD_MARGIN_NS: a sample stamped before it can be
+ * published after its ring's head was taken, seen as an entry read after its return;
+ * the kernel stamps, then publishes, and a vCPU the hypervisor preempts in between
+ * publishes ms later on a loaded VM; with 2 ms, a loaded run once kept one entry of
+ * 161897 without its return, which such a delay would explain), but never from before the last round had taken its heads: perf (ordered
+ * events) takes a record written in round N+1 as out of order when it is older than
+ * the newest of round N-1, and every record of round N-1 is older than that.  Rounds
+ * come every ~10 ms, so the hold reaches back to the last round's heads. */
+#define HOLD_MARGIN_NS 50000000ull
 struct take {
 	struct rec *r;
 	uint64_t begun;		/* samples at or after it are held */
