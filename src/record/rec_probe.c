@@ -1,30 +1,21 @@
 /* `record --probe`: resolving, opening and closing the probe events; see rec_probe.h. */
 #include "record/rec_probe.h"
 
-#include <dirent.h>
 #include <errno.h>
 #include <fcntl.h>
 #include <limits.h>
-#include <stdatomic.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
-#include <sys/ioctl.h>
-#include <sys/mman.h>
-#include <sys/prctl.h>
-#include <sys/syscall.h>
 #include <sys/wait.h>
 #include <unistd.h>
 
-#include "arch/x86_64/x86_regs.h"
 #include "record/rec.h"
 #include "record/rec_probe_tfs.h"
 #include "session/sym_find.h"
 #include "util/xp_clock.h"
 #include "util/xp_err.h"
 #include "util/xp_grow.h"
-
-#define PROBE_GROUP "probe_xptrace"
 
 struct prep {
 	const struct rec_opts *o;
@@ -132,27 +123,6 @@ static int add_fn(struct rec_probes *p, const char *path, const struct sym_found
 	return p->nfn++;
 }
 
-/* The attr perf_event_open gets for probe fn's event k: the uprobe PMU's as in the file,
- * or its tracefs event's, inherited when opened per task. */
-struct perf_event_attr rec_probe_live_attr(const struct rec_probes *p, const struct rec_probe_fn *fn,
-					   int k)
-{
-	struct perf_event_attr a = fn->attr[k];
-
-	if (fn->tp_id[k])
-		rec_probe_tp_attr(&a, fn->tp_id[k], p->per_task);
-	return a;
-}
-
-void rec_probe_tp_attr(struct perf_event_attr *a, uint64_t tp_id, int per_task)
-{
-	a->type = PERF_TYPE_TRACEPOINT;
-	a->config = tp_id;
-	a->config1 = 0;
-	a->config2 = 0;
-	a->inherit = per_task;
-}
-
 int rec_probes_find(const struct rec_probes *p, const char *path, uint64_t offset)
 {
 	for (int i = 0; i < p->nfn; i++)
@@ -225,15 +195,6 @@ static int resolve_item(struct prep *s, const struct rec_probe_item *it)
 			    "'%s' in %s matches only functions that cannot be probed (e.g. %s)",
 			    it->sym, path, skip);
 	return rc;
-}
-
-const char *rec_probe_open_hint(int e)
-{
-	if (e == EACCES || e == EPERM)
-		return "uprobes need root or CAP_PERFMON (CAP_SYS_ADMIN before Linux 5.8)";
-	if (e == EINVAL)
-		return "the kernel refused the offset: check that the file is the one that runs";
-	return "see 'xptrace info' for what this machine supports";
 }
 
 /* The probes work here: each event opened (disabled) on xptrace itself, before the
@@ -348,19 +309,13 @@ int rec_probes_prepare(const struct rec_opts *o, struct rec_probes **out)
 	return 0;
 }
 
-void rec_probe_attr_retval(struct perf_event_attr *a)
-{
-	a->sample_type |= PERF_SAMPLE_REGS_USER;
-	a->sample_regs_user |= x86_perf_regs_retval_mask();
-}
-
 int rec_probes_nevents(const struct rec_probes *p)
 {
 	return p ? 2 * p->nfn : 0;
 }
 
 /* Said once the probes are armed: the moment a probed process may go on (-p). */
-static void armed(const struct rec_probes *p)
+static void say_armed(const struct rec_probes *p)
 {
 	const struct rec_opts *o = p->o;
 
@@ -368,51 +323,6 @@ static void armed(const struct rec_probes *p)
 		xp_warn("probes armed on %d function%s in %s", p->nfn, p->nfn > 1 ? "s" : "",
 			o->all_cpus ? "the whole system" : o->pid ? "the process, its new threads "
 			"and child processes" : "the command, its threads and child processes");
-}
-
-/* The attrs of a probe from the mode's sampling attr. */
-static void fn_attr_fill(const struct rec_probes *p, struct rec_probe_fn *fn)
-{
-	const struct perf_event_attr *leader = &p->leader;
-
-	for (int k = 0; k < 2; k++) {
-		struct perf_event_attr *a = &fn->attr[k];
-
-		/* cpu-wide (rec_probes_open): no task to inherit or to enable on exec;
-		 * opened disabled, enabled once every cpu has them */
-		a->disabled = 1;
-		a->inherit = 0;
-		a->enable_on_exec = 0;
-		/* hits are taken in user mode; perf then expects no kernel samples */
-		a->exclude_kernel = 1;
-		a->exclude_hv = 1;
-		a->sample_id_all = leader->sample_id_all;
-		/* one clock for the whole file, and the kernel only shares a buffer
-		 * between events of one clock */
-		a->use_clockid = leader->use_clockid;
-		a->clockid = leader->clockid;
-		if (p->chain)
-			rec_attr_callgraph(a, p->o);
-		if (k)
-			rec_probe_attr_retval(a);
-	}
-}
-
-int rec_probes_fn_attrs(struct rec_probes *p, struct rec *r, struct rec_probe_fn *fn)
-{
-	fn_attr_fill(p, fn);
-	for (int k = 0; k < 2; k++) {
-		struct perf_event_attr file = fn->attr[k];
-		char name[600];
-
-		/* config1 points into xptrace's memory: meaningless in the file */
-		file.config1 = 0;
-		snprintf(name, sizeof(name), PROBE_GROUP ":%s%s", fn->name, k ? "__return" : "");
-		fn->idx[k] = pd_writer_add_attr(r->w, &file, name);
-		if (fn->idx[k] < 0)
-			return fn->idx[k];
-	}
-	return 0;
 }
 
 int rec_probes_add_attrs(struct rec_probes *p, struct rec *r, const struct perf_event_attr *leader)
@@ -442,7 +352,7 @@ int rec_probes_arm(struct rec_probes *p, const char *path, const struct sym_foun
 		return xp_err("--adaptive", NULL, "probe %s: %s", f->name, strerror(-i));
 	/* its events are opened as they will be in the file; the file gets them once
 	 * they are (rec_probe_arm.c) */
-	fn_attr_fill(p, &p->fn[i]);
+	rec_probe_fn_attr_fill(p, &p->fn[i]);
 	p->fn[i].arming = 1;
 	return i;
 }
@@ -463,25 +373,6 @@ int rec_probes_rearm(struct rec_probes *p, int i)
 	return 1;
 }
 
-void rec_probes_window_begin(struct rec_probes *p, int i, uint64_t t)
-{
-	struct rec_probe_fn *fn = &p->fn[i];
-
-	if (fn->disarmed) {
-		fn->win[fn->nwin++] = (struct rec_probe_win){
-			fn->armed, fn->disarmed, fn->hits - fn->win_hits,
-			fn->closing ? atomic_load(&fn->closing->end) : 0, fn->unpatched,
-			fn->unpatch_err };
-		fn->disarmed = 0;
-		fn->over_budget = 0;
-		fn->win_hits = fn->hits;
-		fn->win_rets = fn->rets;
-		xp_map_free(&fn->entered);
-		xp_map_free(&fn->open);
-	}
-	fn->armed = t;
-}
-
 void rec_probes_enable(struct rec_probes *p, int on)
 {
 	uint64_t t;
@@ -492,30 +383,7 @@ void rec_probes_enable(struct rec_probes *p, int on)
 	for (int i = 0; p && on && i < p->nfn; i++)
 		p->fn[i].armed = t;
 	if (p && on)
-		armed(p);
-}
-
-void rec_probes_wait_closes(const struct rec_probes *p)
-{
-	for (int i = 0; i < p->nfn; i++)
-		while (p->fn[i].closing && p->fn[i].closing->fd < 0 && !rec_probe_closed(p->fn[i].closing))
-			usleep(1000);
-}
-
-/* Deletes the tracefs definitions (once no event of theirs is open), waiting up to 5 s
- * for closes that other processes still run. */
-static void undefine_all(const struct rec_probes *p)
-{
-	for (int i = 0; p->tfs[0] && i < p->nfn; i++) {
-		for (int k = 0; k < 2; k++) {
-			char ev[64];
-
-			rec_tfs_event_name(ev, sizeof(ev), p->fn[i].name, i, k);
-			for (int t = 0; t < 500 && p->fn[i].tp_id[k] &&
-			     rec_tfs_undefine(p->tfs, p->group, ev) == -EBUSY; t++)
-				usleep(10000);
-		}
-	}
+		say_armed(p);
 }
 
 /* Before the last closes are left to another process: every armed probe's events
@@ -540,75 +408,6 @@ static int release_target(struct rec_probes *p)
 		xp_warn("probes: a breakpoint could not be taken out of the target (%s): record "
 			"closes the probe events itself before it returns", strerror(-e));
 	return e;
-}
-
-int rec_probes_close_away(const struct rec_probes *p, int *fds, int n, int done_fd, int undefine)
-{
-	int go[2], st;
-	pid_t mid;
-
-	if (pipe2(go, O_CLOEXEC) < 0)
-		return -errno;
-	mid = fork();
-	if (mid < 0) {
-		close(go[0]);
-		close(go[1]);
-		return -errno;
-	}
-	if (mid == 0) {
-		unsigned from = 3;
-		int keep = n + 1, nul;
-		uint64_t end;
-		char b;
-
-		if (fork() != 0)
-			_exit(0);
-		setsid();
-		prctl(PR_SET_NAME, "xptrace-release");	/* as the calibration's child */
-		/* every other fd of record's closed (fds has room for two more); no malloc
-		 * here: record's other threads may have held its lock at the fork */
-		fds[n] = go[0];
-		if (done_fd >= 0)
-			fds[keep++] = done_fd;
-		for (int k = 1; k < keep; k++)
-			for (int m = k; m > 0 && fds[m - 1] > fds[m]; m--) {
-				int t = fds[m];
-				fds[m] = fds[m - 1];
-				fds[m - 1] = t;
-			}
-		for (int k = 0; k <= keep; k++) {
-			unsigned upto = k < keep ? (unsigned)fds[k] - 1 : ~0U;
-			if (upto >= from && syscall(SYS_close_range, from, upto, 0) < 0)
-				for (unsigned f = from; f <= upto && f < 4096; f++)
-					close((int)f);
-			from = k < keep ? (unsigned)fds[k] + 1 : from;
-		}
-		if ((nul = open("/dev/null", O_RDWR)) >= 0) {
-			dup2(nul, 0);
-			dup2(nul, 1);
-			dup2(nul, 2);
-			if (nul > 2)
-				close(nul);
-		}
-		while (read(go[0], &b, 1) < 0 && errno == EINTR)
-			;
-		for (int k = 0; k < keep; k++)
-			if (fds[k] != done_fd)
-				close(fds[k]);
-		end = xp_now_ns();
-		if (done_fd >= 0 && write(done_fd, &end, sizeof(end)) < 0)
-			_exit(1);	/* record is gone: nobody to tell */
-		if (undefine)
-			undefine_all(p);
-		_exit(0);
-	}
-	close(go[0]);
-	while (waitpid(mid, &st, 0) < 0 && errno == EINTR)
-		;
-	for (int k = 0; k < n; k++)
-		close(fds[k]);
-	close(go[1]);
-	return 0;
 }
 
 void rec_probes_free(struct rec_probes *p)
@@ -652,7 +451,7 @@ void rec_probes_free(struct rec_probes *p)
 	} else if (!p->per_task || (n && release_target(p) < 0) ||
 		   XP_GROW(all, cap, (size_t)n + 2) < 0 || rec_probes_close_away(p, all, n, -1, 1) < 0) {
 		rec_probes_close_fds(all, n, 1, NULL);
-		undefine_all(p);
+		rec_probes_undefine_all(p);
 	} else if (p->o->verbose && p->root) {	/* not before a target: nothing to say */
 		xp_warn("probes: the last closes of %d events are left to a detached process "
 			"(xptrace-release), which then deletes the tracefs group %s%s", n, p->group,

@@ -51,6 +51,10 @@
 struct rec;
 struct rec_opts;
 
+/* The group of the probe events' names in perf.data (perf's, as perf probe names
+ * uprobes: probe_PROGRAM). */
+#define PROBE_GROUP "probe_xptrace"
+
 /* One item of LIST. */
 struct rec_probe_item {
 	char *sym;		/* name or glob */
@@ -228,8 +232,8 @@ void rec_probes_enable(struct rec_probes *p, int on);
 void rec_probes_wait_closes(const struct rec_probes *p);
 /* Closes every event, deletes the tracefs definitions, and frees (NULL is fine).  Per
  * task, the int3s are written out of the target's running processes and the closes and
- * deletions left to a detached process (rec_probe.c,
- * close_detached); cpu-wide, record waits for them. */
+ * deletions left to a detached process (rec_probe_close.c,
+ * rec_probes_close_away); cpu-wide, record waits for them. */
 void rec_probes_free(struct rec_probes *p);
 
 /* --- probes placed while recording (--adaptive) --- */
@@ -271,6 +275,15 @@ void rec_probe_tp_attr(struct perf_event_attr *a, uint64_t tp_id, int per_task);
 const char *rec_probe_open_hint(int e);
 /* The attrs of fn from the mode's sampling attr (rec_probes_add_attrs), added to perf.data. */
 int rec_probes_fn_attrs(struct rec_probes *p, struct rec *r, struct rec_probe_fn *fn);
+/* Completes fn's attrs from the mode's sampling attr (rec_probes_add_attrs): what its
+ * events are opened with, before the file gets them. */
+void rec_probe_fn_attr_fill(const struct rec_probes *p, struct rec_probe_fn *fn);
+/* Closes fn's events in a process of its own (rec_probes_close_away), which writes the
+ * time it was done into fn->closing's pipe.  0, or a negative errno (nothing closed). */
+int rec_probe_fn_close_away(const struct rec_probes *p, struct rec_probe_fn *fn);
+/* Deletes the tracefs definitions once no event of theirs is open, waiting up to 5 s
+ * for closes that other processes still run. */
+void rec_probes_undefine_all(const struct rec_probes *p);
 /* Enables (disables) every event of fn, in the order that loses no return. */
 void rec_probe_fn_enable(struct rec_probe_fn *fn, int on);
 /* Probe i's (new) window begins at t: a re-armed probe's last one is kept. */

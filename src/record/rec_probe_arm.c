@@ -24,11 +24,93 @@
 #include <sys/ioctl.h>
 #include <unistd.h>
 
+#include "arch/x86_64/x86_regs.h"
 #include "record/rec.h"
 #include "record/rec_probe_tfs.h"
 #include "util/xp_clock.h"
 #include "util/xp_err.h"
 #include "util/xp_grow.h"
+
+/* The attr perf_event_open gets for probe fn's event k: the uprobe PMU's as in the file,
+ * or its tracefs event's, inherited when opened per task. */
+struct perf_event_attr rec_probe_live_attr(const struct rec_probes *p, const struct rec_probe_fn *fn,
+					   int k)
+{
+	struct perf_event_attr a = fn->attr[k];
+
+	if (fn->tp_id[k])
+		rec_probe_tp_attr(&a, fn->tp_id[k], p->per_task);
+	return a;
+}
+
+void rec_probe_tp_attr(struct perf_event_attr *a, uint64_t tp_id, int per_task)
+{
+	a->type = PERF_TYPE_TRACEPOINT;
+	a->config = tp_id;
+	a->config1 = 0;
+	a->config2 = 0;
+	a->inherit = per_task;
+}
+
+const char *rec_probe_open_hint(int e)
+{
+	if (e == EACCES || e == EPERM)
+		return "uprobes need root or CAP_PERFMON (CAP_SYS_ADMIN before Linux 5.8)";
+	if (e == EINVAL)
+		return "the kernel refused the offset: check that the file is the one that runs";
+	return "see 'xptrace info' for what this machine supports";
+}
+
+void rec_probe_attr_retval(struct perf_event_attr *a)
+{
+	a->sample_type |= PERF_SAMPLE_REGS_USER;
+	a->sample_regs_user |= x86_perf_regs_retval_mask();
+}
+
+/* The attrs of a probe from the mode's sampling attr. */
+void rec_probe_fn_attr_fill(const struct rec_probes *p, struct rec_probe_fn *fn)
+{
+	const struct perf_event_attr *leader = &p->leader;
+
+	for (int k = 0; k < 2; k++) {
+		struct perf_event_attr *a = &fn->attr[k];
+
+		/* cpu-wide (rec_probes_open): no task to inherit or to enable on exec;
+		 * opened disabled, enabled once every cpu has them */
+		a->disabled = 1;
+		a->inherit = 0;
+		a->enable_on_exec = 0;
+		/* hits are taken in user mode; perf then expects no kernel samples */
+		a->exclude_kernel = 1;
+		a->exclude_hv = 1;
+		a->sample_id_all = leader->sample_id_all;
+		/* one clock for the whole file, and the kernel only shares a buffer
+		 * between events of one clock */
+		a->use_clockid = leader->use_clockid;
+		a->clockid = leader->clockid;
+		if (p->chain)
+			rec_attr_callgraph(a, p->o);
+		if (k)
+			rec_probe_attr_retval(a);
+	}
+}
+
+int rec_probes_fn_attrs(struct rec_probes *p, struct rec *r, struct rec_probe_fn *fn)
+{
+	rec_probe_fn_attr_fill(p, fn);
+	for (int k = 0; k < 2; k++) {
+		struct perf_event_attr file = fn->attr[k];
+		char name[600];
+
+		/* config1 points into xptrace's memory: meaningless in the file */
+		file.config1 = 0;
+		snprintf(name, sizeof(name), PROBE_GROUP ":%s%s", fn->name, k ? "__return" : "");
+		fn->idx[k] = pd_writer_add_attr(r->w, &file, name);
+		if (fn->idx[k] < 0)
+			return fn->idx[k];
+	}
+	return 0;
+}
 
 /* One step of the kernel's part: the tracefs definition of probe fn's event k, or the
  * opening of that event on one cpu for one thread. */

@@ -4,8 +4,6 @@
 
 #include <dirent.h>
 #include <errno.h>
-#include <fcntl.h>
-#include <pthread.h>
 #include <stdatomic.h>
 #include <stdint.h>
 #include <stdio.h>
@@ -77,112 +75,6 @@ static int copy_of_last(struct rec_probes *p, const struct perf_event_header *h,
 	return 0;
 }
 
-struct close_job {
-	int fd;
-	struct rec_probe_closing *cl;
-};
-
-static void closed(struct rec_probe_closing *cl)
-{
-	if (cl && atomic_fetch_sub(&cl->left, 1) == 1) {
-		atomic_store(&cl->end, xp_now_ns());
-		atomic_store(&cl->done, 1);
-	}
-}
-
-static void *closer(void *arg)
-{
-	struct close_job *j = arg;
-
-	close(j->fd);
-	closed(j->cl);
-	free(j);
-	return NULL;
-}
-
-void rec_probes_close_fds(const int *fds, int n, int wait, struct rec_probe_closing *cl)
-{
-	pthread_t *th = calloc((size_t)(n ? n : 1), sizeof(*th));
-	char *started = calloc((size_t)(n ? n : 1), 1);
-
-	if (cl) {
-		atomic_store(&cl->end, n ? 0 : xp_now_ns());
-		atomic_store(&cl->done, !n);
-		atomic_store(&cl->left, n);
-	}
-	for (int k = 0; k < n; k++) {
-		struct close_job *j = malloc(sizeof(*j));
-		if (j)
-			*j = (struct close_job){ fds[k], cl };
-		if (j && th && started && pthread_create(&th[k], NULL, closer, j) == 0) {
-			started[k] = 1;
-		} else {
-			free(j);
-			close(fds[k]);
-			closed(cl);
-		}
-		if (started && started[k] && !wait)
-			pthread_detach(th[k]);
-	}
-	for (int k = 0; wait && started && k < n; k++)
-		if (started[k])
-			pthread_join(th[k], NULL);
-	free(th);
-	free(started);
-}
-
-int rec_probe_closed(struct rec_probe_closing *cl)
-{
-	uint64_t end;
-	ssize_t n;
-
-	if (cl->fd >= 0) {
-		n = read(cl->fd, &end, sizeof(end));
-		if (n < 0 && (errno == EAGAIN || errno == EINTR))
-			return 0;
-		/* its time, or the process gone without one: done by now */
-		atomic_store(&cl->end, n == (ssize_t)sizeof(end) ? end : xp_now_ns());
-		atomic_store(&cl->done, 1);
-		close(cl->fd);
-		cl->fd = -1;
-	}
-	return atomic_load(&cl->done);
-}
-
-int rec_probes_closing(const struct rec_probes *p)
-{
-	for (int i = 0; i < p->nfn; i++)
-		if (p->fn[i].closing && !rec_probe_closed(p->fn[i].closing))
-			return 1;
-	return 0;
-}
-
-/* A disarm's closes in a process of their own (per-task events: the target no longer
- * holds the int3, or traps into disabled events until they are closed, whoever closes
- * them): record's exit does not wait for the kernel's ~80 ms unregisters of a window
- * that ended just before the target did (0.3-0.5 s at the end of a sub-second run). */
-static int close_away(const struct rec_probes *p, struct rec_probe_fn *fn)
-{
-	struct rec_probe_closing *cl = fn->closing;
-	int done[2], e;
-
-	if (XP_GROW(fn->fds, fn->capfds, (size_t)fn->nfds + 2) < 0)
-		return -ENOMEM;
-	if (pipe2(done, O_CLOEXEC | O_NONBLOCK) < 0)
-		return -errno;
-	atomic_store(&cl->done, 0);
-	atomic_store(&cl->end, 0);
-	atomic_store(&cl->left, fn->nfds);
-	e = rec_probes_close_away(p, fn->fds, fn->nfds, done[1], 0);
-	close(done[1]);
-	if (e < 0) {
-		close(done[0]);
-		return e;
-	}
-	cl->fd = done[0];
-	return 0;
-}
-
 /* Closing the events (not only disabling them) unregisters the uprobe from the target:
  * a disabled uprobe event still traps at its breakpoint, at several microseconds a
  * call.  Left to threads: the kernel takes ~80 ms per uprobe-PMU close here (it waits
@@ -197,7 +89,7 @@ static void disarm(struct rec_probes *p, struct rec_probe_fn *fn, uint64_t t)
 	fn->unpatched = fn->unpatch_err ? 0 : xp_now_ns();
 	if (!fn->closing && (fn->closing = calloc(1, sizeof(*fn->closing))))
 		fn->closing->fd = -1;
-	if (!fn->closing || !p->per_task || close_away(p, fn) < 0)
+	if (!fn->closing || !p->per_task || rec_probe_fn_close_away(p, fn) < 0)
 		rec_probes_close_fds(fn->fds, fn->nfds, 0, fn->closing);
 	fn->charging = fn->closing != NULL;
 	fn->nfds = 0;
@@ -403,4 +295,23 @@ int rec_probes_hit(struct rec_probes *p, const struct perf_event_header *h)
 	if (limit && fn->hits == limit)
 		disarm(p, fn, t);
 	return 1;
+}
+
+void rec_probes_window_begin(struct rec_probes *p, int i, uint64_t t)
+{
+	struct rec_probe_fn *fn = &p->fn[i];
+
+	if (fn->disarmed) {
+		fn->win[fn->nwin++] = (struct rec_probe_win){
+			fn->armed, fn->disarmed, fn->hits - fn->win_hits,
+			fn->closing ? atomic_load(&fn->closing->end) : 0, fn->unpatched,
+			fn->unpatch_err };
+		fn->disarmed = 0;
+		fn->over_budget = 0;
+		fn->win_hits = fn->hits;
+		fn->win_rets = fn->rets;
+		xp_map_free(&fn->entered);
+		xp_map_free(&fn->open);
+	}
+	fn->armed = t;
 }

@@ -13,8 +13,6 @@
 #include "record/rec.h"
 #include "util/xp_err.h"
 
-#define PROBE_GROUP "probe_xptrace"
-
 /* Seconds since the recording started, for people. */
 static double since(const struct rec_probes *p, uint64_t t)
 {
