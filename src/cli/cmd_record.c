@@ -893,8 +893,15 @@ static int run(int argc, char **argv)
 		return e == -EINVAL ? XP_EXIT_USAGE : XP_EXIT_RUNTIME;
 	if ((o.probe || o.adaptive) && rec_probes_prepare(&o, &r.probes) < 0)
 		return XP_EXIT_RUNTIME;
-	if (r.probes)
+	/* Beside the command when only --adaptive places probes: none is armed before its
+	 * figures are in.  Probes armed from the start are calibrated first: hits of the
+	 * target and of the calibration at once made each other dearer (compensated Cum
+	 * +13-23 % off the unprobed run where it was +2-12 %). */
+	if (r.probes) {
 		rec_probes_calibrate(r.probes);
+		if (o.probe)
+			rec_probes_calibrated(r.probes, 1);
+	}
 	if (o.adaptive && rec_adp_new(&r.adaptive) < 0) {
 		rec_probes_free(r.probes);
 		return xp_err("--adaptive", NULL, "%s", strerror(ENOMEM)), XP_EXIT_RUNTIME;

@@ -354,8 +354,8 @@ int rec_probes_report(struct rec_probes *p, struct rec *r);
 /* --- what a probed call costs (rec_calib.c) --- */
 
 /* Starts a helper child that probes an empty routine of xptrace and times probed
- * against unprobed calls, while the recording goes on: waiting for it (~70 ms) delayed
- * the command's start.  The child holds its probe events until rec_probes_free (see
+ * against unprobed calls; the recording may go on meanwhile (rec_probes_calibrated
+ * takes the result).  The child holds its probe events until rec_probes_free (see
  * rec_calib.c). */
 void rec_probes_calibrate(struct rec_probes *p);
 /* Takes the child's result once it is there (`wait`: waits for it): sets cal_* (left 0
