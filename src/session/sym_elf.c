@@ -16,6 +16,7 @@
 
 #include "session/ms_store.h"
 #include "session/sym.h"
+#include "session/sym_dwsec.h"
 #include "arch/x86_64/x86_plt.h"
 #include "util/xp_err.h"
 #include "util/xp_grow.h"
@@ -41,6 +42,7 @@ struct sdso {
 	Elf *dbg_elf;		/* separate debug file (/usr/lib/debug/.build-id/…) */
 	Dwarf *dw;
 	bool dw_tried;
+	struct sym_dwsec *dws;	/* dw's sections when inflated by us (NULL: libdw's) */
 	struct esym *syms;
 	uint32_t nsyms;
 	char *pool;
@@ -180,6 +182,7 @@ static void sdso_free(struct sdso *d)
 {
 	if (d->dw)
 		dwarf_end(d->dw);
+	sym_dwsec_free(d->dws);
 	if (d->elf)
 		elf_end(d->elf);
 	if (d->fd >= 0)
@@ -1107,7 +1110,8 @@ static Dwarf *dwarf_of(struct sdso *d)
 {
 	if (!d->dw_tried) {
 		d->dw_tried = true;
-		d->dw = dwarf_begin_elf(d->dbg_elf ? d->dbg_elf : d->elf, DWARF_C_READ, NULL);
+		Elf *e = d->dbg_elf ? d->dbg_elf : d->elf, *img = e ? sym_dwsec_open(e, &d->dws) : NULL;
+		d->dw = e ? dwarf_begin_elf(img ? img : e, DWARF_C_READ, NULL) : NULL;
 	}
 	return d->dw;
 }
@@ -1120,7 +1124,7 @@ static bool srcline_va(struct sym_ctx *c, struct sdso *d, uint64_t va, const cha
 		return true;
 	}
 	Dwarf_Die cu;
-	if (!dwarf_of(d) || !dwarf_addrdie(d->dw, va, &cu))
+	if (!dwarf_of(d) || (d->dws && sym_dwsec_lines(d->dws) < 0) || !dwarf_addrdie(d->dw, va, &cu))
 		return false;
 	Dwarf_Line *ln = dwarf_getsrc_die(&cu, va);
 	int lno = 0;
