@@ -1185,6 +1185,26 @@ static uint32_t inline_fn(struct sym_ctx *c, const char *name, const char *modul
 	return (uint32_t)id;
 }
 
+/* Whether DIEs of this tag may hold code's scopes: not call sites (their children
+ * are parameters: most DIEs of optimised code), variables, parameters, enumerations,
+ * arrays, function types, none of which holds an inlined subroutine.  (A class may,
+ * in C++: a local class's member functions.) */
+static bool may_hold_code(int tag)
+{
+	switch (tag) {
+	case DW_TAG_call_site:
+	case DW_TAG_GNU_call_site:
+	case DW_TAG_formal_parameter:
+	case DW_TAG_variable:
+	case DW_TAG_enumeration_type:
+	case DW_TAG_array_type:
+	case DW_TAG_subroutine_type:
+		return false;
+	default:
+		return true;
+	}
+}
+
 /* The inlined subroutines below `die` (depth: how many enclose them), their ranges
  * added to d->irngs. */
 static int inl_collect(struct sym_ctx *c, struct sdso *d, Dwarf_Die *die, uint32_t depth, const char *module)
@@ -1194,7 +1214,8 @@ static int inl_collect(struct sym_ctx *c, struct sdso *d, Dwarf_Die *die, uint32
 		return 0;
 	do {
 		uint32_t below = depth;
-		if (dwarf_tag(&child) == DW_TAG_inlined_subroutine) {
+		int tag = dwarf_tag(&child);
+		if (tag == DW_TAG_inlined_subroutine) {
 			char *name = inline_name(&child);
 			uint32_t id = name ? inline_fn(c, name, module) : 0;
 			Dwarf_Addr base, lo, hi;
@@ -1208,7 +1229,7 @@ static int inl_collect(struct sym_ctx *c, struct sdso *d, Dwarf_Die *die, uint32
 			}
 			below = depth + 1;
 		}
-		if (inl_collect(c, d, &child, below, module) < 0)
+		if (may_hold_code(tag) && inl_collect(c, d, &child, below, module) < 0)
 			return -ENOMEM;
 	} while (dwarf_siblingof(&child, &child) == 0);
 	return 0;
@@ -1220,9 +1241,10 @@ static int by_lo(const void *a, const void *b)
 	return x->lo < y->lo ? -1 : x->lo > y->lo;
 }
 
-/* Every function with code below `die` (namespaces and classes hold C++'s): its
- * ranges, each pointing to its inlined subroutines' ranges. */
-static int inl_subprograms(struct sym_ctx *c, struct sdso *d, Dwarf_Die *die, const char *module)
+/* Every function with code below `die` (namespaces and classes hold C++'s; `types`:
+ * the CU's structures may, not C's): its ranges, each pointing to its inlined
+ * subroutines' ranges. */
+static int inl_subprograms(struct sym_ctx *c, struct sdso *d, Dwarf_Die *die, const char *module, bool types)
 {
 	Dwarf_Die child;
 	if (dwarf_child(die, &child) != 0)
@@ -1239,12 +1261,18 @@ static int inl_subprograms(struct sym_ctx *c, struct sdso *d, Dwarf_Die *die, co
 					return -ENOMEM;
 				d->isubs[d->nisubs++] = (struct inl_sub){ lo, hi, first, d->nirngs - first };
 			}
-		} else if (tag == DW_TAG_namespace || tag == DW_TAG_class_type || tag == DW_TAG_structure_type) {
-			if (inl_subprograms(c, d, &child, module) < 0)
+		} else if (tag == DW_TAG_namespace || (types && (tag == DW_TAG_class_type || tag == DW_TAG_structure_type))) {
+			if (inl_subprograms(c, d, &child, module, types) < 0)
 				return -ENOMEM;
 		}
 	} while (dwarf_siblingof(&child, &child) == 0);
 	return 0;
+}
+
+static bool c_unit(Dwarf_Die *cu)
+{
+	int lang = dwarf_srclang(cu);
+	return lang == DW_LANG_C89 || lang == DW_LANG_C || lang == DW_LANG_C99 || lang == DW_LANG_C11;
 }
 
 static const struct inl_sub *inl_sub_at(const struct sdso *d, uint64_t va)
@@ -1265,33 +1293,86 @@ static const struct inl_sub *inl_sub_at(const struct sdso *d, uint64_t va)
 	return NULL;
 }
 
-unsigned sym_inline(struct sym_ctx *c, const struct sb_map *m, uint64_t addr, uint32_t *fns, unsigned max)
+/* How far from runtime address addr of map m its ELF address goes on in step (the
+ * rest of its segment's file bytes), in bytes; 1 when that is not known. */
+static uint64_t vaddr_run(const struct sdso *d, const struct sb_map *m, uint64_t addr)
 {
-	uint64_t va;
-	struct sdso *d;
-	Dwarf_Die cu;
-	const struct inl_sub *s;
-	unsigned n = 0;
+	uint64_t off = addr - m->start + m->pgoff;
 
-	if (!m || !(d = get_sdso(c, m->dso)) || !d->usable || !sym_map_vaddr(c, m, addr, &va) || !dwarf_of(d))
-		return 0;
-	if (!(s = inl_sub_at(d, va))) {
-		/* each CU's functions are read once, at the first address in it */
-		if (!dwarf_addrdie(d->dw, va, &cu) || xp_map_get(&d->icus, dwarf_dieoffset(&cu), NULL) ||
-		    xp_map_put(&d->icus, dwarf_dieoffset(&cu), 1) < 0 ||
-		    inl_subprograms(c, d, &cu, short_name(m->dso->path)) < 0)
-			return 0;
-		if (d->nisubs)
-			qsort(d->isubs, d->nisubs, sizeof(*d->isubs), by_lo);
-		if (!(s = inl_sub_at(d, va)))
-			return 0;
+	if (d->kallsyms || d->is_rel || !d->nsegs)
+		return UINT64_MAX;
+	for (uint32_t i = 0; i < d->nsegs; i++)
+		if (off >= d->segs[i].off && off < d->segs[i].off + d->segs[i].filesz)
+			return d->segs[i].off + d->segs[i].filesz - off;
+	return 1;
+}
+
+/* The first function range starting past va (UINT64_MAX: none). */
+static uint64_t next_sub(const struct sdso *d, uint64_t va)
+{
+	uint32_t lo = 0, hi = d->nisubs;
+	while (lo < hi) {
+		uint32_t mid = lo + (hi - lo) / 2;
+		if (d->isubs[mid].lo <= va)
+			lo = mid + 1;
+		else
+			hi = mid;
 	}
-	/* the ranges holding va nest: ordered by depth they are the chain */
+	return lo < d->nisubs ? d->isubs[lo].lo : UINT64_MAX;
+}
+
+/* Where the answer of dwarf_addrdie (its address range of .debug_aranges, or none)
+ * changes after va: the end of va's range, the start of the next; va + 1 when the
+ * ranges overlap there. */
+static uint64_t cu_run_end(Dwarf *dw, uint64_t va)
+{
+	Dwarf_Aranges *ar;
+	size_t n, lo = 0, hi;
+	Dwarf_Addr start, next = UINT64_MAX;
+	Dwarf_Word len;
+
+	if (dwarf_getaranges(dw, &ar, &n) != 0)
+		return va + 1;
+	for (hi = n; lo < hi;) {
+		size_t mid = lo + (hi - lo) / 2;
+		if (dwarf_getarangeinfo(dwarf_onearange(ar, mid), &start, NULL, NULL) != 0)
+			return va + 1;
+		if (start <= va)
+			lo = mid + 1;
+		else
+			hi = mid;
+	}
+	if (lo < n && dwarf_getarangeinfo(dwarf_onearange(ar, lo), &next, NULL, NULL) != 0)
+		return va + 1;
+	Dwarf_Arange *at = lo ? dwarf_onearange(ar, lo - 1) : NULL;
+	if (!at || dwarf_getarangeinfo(at, &start, &len, NULL) != 0 || va >= start + len)
+		return dwarf_getarange_addr(ar, va) ? va + 1 : next;
+	if (dwarf_getarange_addr(ar, va) != at)
+		return va + 1;
+	return start + len < next ? start + len : next;
+}
+
+/* The chain at va from function range s, and where it changes: s's end, the next
+ * range's start (a nested function), an inlined range's start or end. */
+static unsigned chain_at(const struct sdso *d, const struct inl_sub *s, uint64_t va, uint32_t *fns, unsigned max,
+			 uint64_t *until)
+{
 	const struct inl_rng *at[64];
-	unsigned k = 0;
-	for (uint32_t i = s->first; i < s->first + s->n && k < 64; i++)
-		if (va >= d->irngs[i].lo && va < d->irngs[i].hi)
-			at[k++] = &d->irngs[i];
+	unsigned k = 0, n = 0;
+	uint64_t u = s->hi;
+	uint64_t nx = next_sub(d, va);
+
+	if (nx < u)
+		u = nx;
+	/* the ranges holding va nest: ordered by depth they are the chain */
+	for (uint32_t i = s->first; i < s->first + s->n; i++) {
+		const struct inl_rng *r = &d->irngs[i];
+		if (va >= r->lo && va < r->hi && k < 64)
+			at[k++] = r;
+		uint64_t b = r->lo > va ? r->lo : r->hi > va ? r->hi : UINT64_MAX;
+		if (b < u)
+			u = b;
+	}
 	for (unsigned depth = (unsigned)-1; n < max;) {
 		const struct inl_rng *next = NULL;
 		for (unsigned i = 0; i < k; i++)
@@ -1302,7 +1383,56 @@ unsigned sym_inline(struct sym_ctx *c, const struct sb_map *m, uint64_t addr, ui
 		fns[n++] = next->fn;
 		depth = next->depth;
 	}
+	*until = u;
 	return n;
+}
+
+unsigned sym_inline_span(struct sym_ctx *c, const struct sb_map *m, uint64_t addr, uint32_t *fns, unsigned max,
+			 uint64_t *until)
+{
+	uint64_t va, va_until = UINT64_MAX;
+	struct sdso *d;
+	Dwarf_Die cu;
+	const struct inl_sub *s;
+	unsigned n = 0;
+
+	*until = UINT64_MAX;
+	if (!m || !(d = get_sdso(c, m->dso)) || !d->usable || !sym_map_vaddr(c, m, addr, &va) || !dwarf_of(d))
+		return 0;
+	if (!(s = inl_sub_at(d, va))) {
+		/* each CU's functions are read once, at the first address in it */
+		bool fresh = false;
+		if (!dwarf_addrdie(d->dw, va, &cu)) {
+			va_until = cu_run_end(d->dw, va);
+		} else if (!xp_map_get(&d->icus, dwarf_dieoffset(&cu), NULL)) {
+			if (xp_map_put(&d->icus, dwarf_dieoffset(&cu), 1) < 0 ||
+			    inl_subprograms(c, d, &cu, short_name(m->dso->path), !c_unit(&cu)) < 0) {
+				*until = addr + 1;
+				return 0;
+			}
+			fresh = true;
+			if (d->nisubs)
+				qsort(d->isubs, d->nisubs, sizeof(*d->isubs), by_lo);
+		}
+		if (!fresh || !(s = inl_sub_at(d, va))) {
+			/* no function here: none until the CU's range ends or a function starts */
+			uint64_t nx = next_sub(d, va), cu_end = va_until != UINT64_MAX ? va_until : cu_run_end(d->dw, va);
+			va_until = nx < cu_end ? nx : cu_end;
+		}
+	}
+	if (s)
+		n = chain_at(d, s, va, fns, max, &va_until);
+	uint64_t run = vaddr_run(d, m, addr), span = va_until - va;
+	if (run < span)
+		span = run;
+	*until = span > UINT64_MAX - addr ? UINT64_MAX : addr + span;
+	return n;
+}
+
+unsigned sym_inline(struct sym_ctx *c, const struct sb_map *m, uint64_t addr, uint32_t *fns, unsigned max)
+{
+	uint64_t until;
+	return sym_inline_span(c, m, addr, fns, max, &until);
 }
 
 bool sym_fn_srcline(struct sym_ctx *c, uint32_t fn, const char **file, int *line)
