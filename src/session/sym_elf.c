@@ -704,8 +704,14 @@ static void load_kallsyms(struct sym_ctx *c, struct sb_dso *bd, struct sdso *d)
 	 * each symbol up to the next, which leaves the earlier ones at that address with
 	 * size 0, and prefers a sized symbol before its other rules
 	 * (__x86_indirect_thunk_rbp, listed after __pi___x86_indirect_thunk_rbp).  Names
-	 * enter the pool in file order. */
-	qsort(v, k, sizeof(*v), cmp_sym);
+	 * enter the pool in file order.  The kernel's own symbols come in address order
+	 * (all of them without modules): sorting them again would cost as much as reading
+	 * them. */
+	size_t sorted = 1;
+	while (sorted < k && cmp_sym(&v[sorted - 1], &v[sorted]) < 0)
+		sorted++;
+	if (sorted < k)
+		qsort(v, k, sizeof(*v), cmp_sym);
 	size_t w = 0;
 	for (size_t i = 0; i < k; i++) {
 		if (w && v[w - 1].start == v[i].start) {
