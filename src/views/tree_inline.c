@@ -84,12 +84,9 @@ static int add_run(struct ti *t, uint32_t first, const uint32_t *fns, uint32_t n
 static bool decodes(struct ti *t, int32_t pid, uint64_t time, uint64_t ip, uint8_t *size)
 {
 	uint8_t buf[X86_MAX_INSN];
-	struct x86_instr in;
 	size_t k = sb_code_read(t->mem, pid, time, ip, buf, sizeof(buf));
-	if (!k || x86_dis_one(&t->dis, buf, k, ip, &in) < 0 || !in.size)
-		return false;
-	*size = in.size;
-	return true;
+	*size = k ? (uint8_t)x86_dis_len(&t->dis, buf, k, ip) : 0;
+	return *size != 0;
 }
 
 /* Whether [ip, end] reads whole and its last instruction (at end) decodes: what
