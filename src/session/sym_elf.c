@@ -1281,7 +1281,8 @@ static bool c_unit(Dwarf_Die *cu)
 	return lang == DW_LANG_C89 || lang == DW_LANG_C || lang == DW_LANG_C99 || lang == DW_LANG_C11;
 }
 
-static const struct inl_sub *inl_sub_at(const struct sdso *d, uint64_t va)
+/* The index of the first function range starting past va (nisubs: none). */
+static uint32_t subs_past(const struct sdso *d, uint64_t va)
 {
 	uint32_t lo = 0, hi = d->nisubs;
 	while (lo < hi) {
@@ -1291,6 +1292,12 @@ static const struct inl_sub *inl_sub_at(const struct sdso *d, uint64_t va)
 		else
 			hi = mid;
 	}
+	return lo;
+}
+
+static const struct inl_sub *inl_sub_at(const struct sdso *d, uint64_t va)
+{
+	uint32_t lo = subs_past(d, va);
 	/* the last range starting at or before va, or one a little before it: GNU C's
 	 * nested functions lie inside their parent's range */
 	for (uint32_t k = lo; k-- > 0 && lo - k <= 8;)
@@ -1313,18 +1320,11 @@ static uint64_t vaddr_run(const struct sdso *d, const struct sb_map *m, uint64_t
 	return 1;
 }
 
-/* The first function range starting past va (UINT64_MAX: none). */
+/* Where the first function range past va starts (UINT64_MAX: none). */
 static uint64_t next_sub(const struct sdso *d, uint64_t va)
 {
-	uint32_t lo = 0, hi = d->nisubs;
-	while (lo < hi) {
-		uint32_t mid = lo + (hi - lo) / 2;
-		if (d->isubs[mid].lo <= va)
-			lo = mid + 1;
-		else
-			hi = mid;
-	}
-	return lo < d->nisubs ? d->isubs[lo].lo : UINT64_MAX;
+	uint32_t k = subs_past(d, va);
+	return k < d->nisubs ? d->isubs[k].lo : UINT64_MAX;
 }
 
 /* Where the answer of dwarf_addrdie (its address range of .debug_aranges, or none)

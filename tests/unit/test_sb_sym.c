@@ -398,22 +398,17 @@ static void test_kallsyms(void **state)
 {
 	(void)state;
 	static const char *const want[] = { "_stext", "second", "second", "third", "mod_b", "mod_a" };
-	kallsyms_names("ffffffff81000000 T _text\n"
-		       "ffffffff81000000 T _stext\n"
-		       "ffffffff81000010 t __pi_second\n"
-		       "ffffffff81000010 T second\n"
-		       "ffffffff81000020 D some_data\n"
-		       "ffffffff81000100 T third\n"
-		       "ffffffffc0001000 t mod_b\t[mod]\n"
-		       "ffffffffc0002000 t mod_a\t[mod]\n", want);
-	kallsyms_names("ffffffff81000000 T _text\n"
-		       "ffffffff81000000 T _stext\n"
-		       "ffffffff81000010 t __pi_second\n"
-		       "ffffffff81000010 T second\n"
-		       "ffffffff81000020 D some_data\n"
-		       "ffffffff81000100 T third\n"
-		       "ffffffffc0002000 t mod_a\t[mod]\n"
-		       "ffffffffc0001000 t mod_b\t[mod]\n", want);
+#define KERNEL_OWN "ffffffff81000000 T _text\n"		\
+		   "ffffffff81000000 T _stext\n"		\
+		   "ffffffff81000010 t __pi_second\n"	\
+		   "ffffffff81000010 T second\n"		\
+		   "ffffffff81000020 D some_data\n"	\
+		   "ffffffff81000100 T third\n"
+	kallsyms_names(KERNEL_OWN "ffffffffc0001000 t mod_b\t[mod]\n"
+				  "ffffffffc0002000 t mod_a\t[mod]\n", want);
+	kallsyms_names(KERNEL_OWN "ffffffffc0002000 t mod_a\t[mod]\n"
+				  "ffffffffc0001000 t mod_b\t[mod]\n", want);
+#undef KERNEL_OWN
 }
 
 int main(void)
