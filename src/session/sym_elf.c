@@ -76,6 +76,7 @@ struct sym_ctx {
 	struct xp_map unk;	/* (dso, addr) -> id for unresolved addresses */
 	struct xp_map jit;	/* jit_key(name, module) -> id of a JIT function */
 	struct xp_map inl;	/* jit_key(name, module) -> id of an inlined function */
+	struct xp_map srcs;	/* libdw's file name -> abs_src's (pointers) */
 	struct sdso **dsos;	/* all loaded, for cleanup */
 	uint32_t ndsos, capdsos;
 	char **strs;		/* owned strings (names, files) */
@@ -223,6 +224,7 @@ void sym_free(struct sym_ctx *c)
 	xp_map_free(&c->unk);
 	xp_map_free(&c->jit);
 	xp_map_free(&c->inl);
+	xp_map_free(&c->srcs);
 	free(c->trace_dir);
 	free(c->debug_dir);
 	free(c);
@@ -1096,20 +1098,31 @@ uint32_t sym_nfns(const struct sym_ctx *c) { return c->nfns; }
 
 /* Relative DWARF file names are relative to the CU's compilation directory: join
  * them, so tools reading our output (callgrind_annotate) find the sources.  Joined
- * names are interned in the context. */
+ * names are interned in the context, and kept by libdw's name (a CU's file table
+ * names each file once, and lives as long as the context): a line per instruction
+ * asks for the same few. */
 static const char *abs_src(struct sym_ctx *c, Dwarf_Die *cu, const char *src)
 {
 	Dwarf_Attribute at;
-	const char *dir;
+	const char *dir, *out = src;
 	char buf[PATH_MAX];
+	uint64_t known;
 
-	if (src[0] == '/' || !dwarf_attr(cu, DW_AT_comp_dir, &at) || !(dir = dwarf_formstring(&at)))
+	if (src[0] == '/')
 		return src;
-	snprintf(buf, sizeof(buf), "%s/%s", dir, src);
-	for (size_t i = c->nstrs; i-- > 0 && i + 64 >= c->nstrs;)
-		if (strcmp(c->strs[i], buf) == 0)
-			return c->strs[i];
-	return own(c, strdup(buf));
+	if (xp_map_get(&c->srcs, (uintptr_t)src, &known))
+		return (const char *)(uintptr_t)known;
+	if (dwarf_attr(cu, DW_AT_comp_dir, &at) && (dir = dwarf_formstring(&at))) {
+		snprintf(buf, sizeof(buf), "%s/%s", dir, src);
+		out = NULL;
+		for (size_t i = c->nstrs; i-- > 0 && i + 64 >= c->nstrs && !out;)
+			if (strcmp(c->strs[i], buf) == 0)
+				out = c->strs[i];
+		if (!out && !(out = own(c, strdup(buf))))
+			return NULL;
+	}
+	xp_map_put(&c->srcs, (uintptr_t)src, (uintptr_t)out);	/* (not kept: joined again) */
+	return out;
 }
 
 static Dwarf *dwarf_of(struct sdso *d)
