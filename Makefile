@@ -27,8 +27,9 @@ CPPFLAGS += -D_GNU_SOURCE -Isrc -I. -DXP_VERSION='"$(VERSION)"'
 CFLAGS   += -std=gnu11 -Wall -Wextra -Werror $(DEBUG) $(OPT) $(SANFLAGS) -MMD -MP
 LDFLAGS  += $(SANFLAGS)
 # libipt and libpfm4 ship no pkg-config file; libdw needs libelf; zlib for
-# compressed debug sections comes in through libdw.
-LDLIBS   += -lipt -Wl,-Bstatic -lpfm -lcapstone -Wl,-Bdynamic -ldw -lelf -lprotobuf-c -lz -lpthread -ldl -lm
+# compressed debug sections comes in through libdw; libdeflate inflates them for
+# symbols (src/session/sym_dwsec.c), faster.
+LDLIBS   += -lipt -Wl,-Bstatic -lpfm -lcapstone -Wl,-Bdynamic -ldw -lelf -lprotobuf-c -lz -ldeflate -lpthread -ldl -lm
 # capstone and libpfm4 are linked in statically, and not as PIE: as shared libraries
 # (or in a PIE) their ~120k pointer relocations are applied at every start, ~3 ms,
 # as long as decoding a million instructions (bench/decode-speed)

@@ -41,6 +41,7 @@ need_dev capstone/capstone.h capstone libcapstone-dev
 need_dev cmocka.h            cmocka   libcmocka-dev
 need_dev protobuf-c/protobuf-c.h protobuf-c libprotobuf-c-dev
 need_dev zlib.h              z        zlib1g-dev
+need_dev libdeflate.h        deflate  libdeflate-dev
 command -v ${CC:-cc} >/dev/null   || want gcc
 # --mode dbt's tool links against valgrind's static core and VEX (Debian's valgrind
 # package ships them with the tool headers); the recorder runs valgrind itself

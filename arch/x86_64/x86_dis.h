@@ -18,6 +18,9 @@ struct x86_dis {
 	int hint;		/* the x86_hint kind of the last instruction when x86_hint
 				 * decoded it, else -1 */
 	uint8_t hint_len;	/* and its length */
+	size_t len_handle;	/* capstone csh for x86_dis_len: no details, Intel syntax (0:
+				 * not opened yet) */
+	void *len_scratch;
 };
 
 struct x86_instr {
@@ -52,6 +55,11 @@ int x86_dis_set_intel(struct x86_dis *d, int intel);
  * x86_hint's where capstone does not know it or misreads it (text in AT&T syntax). */
 int x86_dis_one(struct x86_dis *d, const uint8_t *code, size_t len, uint64_t ip,
 		struct x86_instr *out);
+
+/* The size of the instruction at code[0..len), the one x86_dis_one() gives (0 where
+ * it fails), decoded at half its cost: without capstone's details, branch class and
+ * text.  The instruction x86_dis_one() last decoded stays its. */
+unsigned x86_dis_len(struct x86_dis *d, const uint8_t *code, size_t len, uint64_t ip);
 
 /* capstone's id of the instruction x86_dis_one() last decoded (0: none it knows; past
  * capstone's ids: an x86_hint entry), and the mnemonic of an id, for statistics (id 0:

@@ -76,6 +76,11 @@ bool sym_srcline(struct sym_ctx *c, const struct sb_map *m, uint64_t addr, const
  * `eu-addr2line -i` list them before the symbol's function): their ids (sym_fn.inlined)
  * in fns, at most max.  0: none, or no DWARF. */
 unsigned sym_inline(struct sym_ctx *c, const struct sb_map *m, uint64_t addr, uint32_t *fns, unsigned max);
+/* sym_inline, and in *until the end of the run of addresses from addr on that have
+ * the same functions inlined (UINT64_MAX: all of the map's), as far as the DWARF
+ * read so far tells: a block up to there needs no look-up per instruction. */
+unsigned sym_inline_span(struct sym_ctx *c, const struct sb_map *m, uint64_t addr, uint32_t *fns, unsigned max,
+			 uint64_t *until);
 
 /* Source file and first line of an interned function; false if unknown. */
 bool sym_fn_srcline(struct sym_ctx *c, uint32_t fn, const char **file, int *line);

@@ -16,6 +16,7 @@
 
 #include "session/ms_store.h"
 #include "session/sym.h"
+#include "session/sym_dwsec.h"
 #include "arch/x86_64/x86_plt.h"
 #include "util/xp_err.h"
 #include "util/xp_grow.h"
@@ -41,6 +42,7 @@ struct sdso {
 	Elf *dbg_elf;		/* separate debug file (/usr/lib/debug/.build-id/…) */
 	Dwarf *dw;
 	bool dw_tried;
+	struct sym_dwsec *dws;	/* dw's sections when inflated by us (NULL: libdw's) */
 	struct esym *syms;
 	uint32_t nsyms;
 	char *pool;
@@ -74,6 +76,7 @@ struct sym_ctx {
 	struct xp_map unk;	/* (dso, addr) -> id for unresolved addresses */
 	struct xp_map jit;	/* jit_key(name, module) -> id of a JIT function */
 	struct xp_map inl;	/* jit_key(name, module) -> id of an inlined function */
+	struct xp_map srcs;	/* libdw's file name -> abs_src's (pointers) */
 	struct sdso **dsos;	/* all loaded, for cleanup */
 	uint32_t ndsos, capdsos;
 	char **strs;		/* owned strings (names, files) */
@@ -180,6 +183,7 @@ static void sdso_free(struct sdso *d)
 {
 	if (d->dw)
 		dwarf_end(d->dw);
+	sym_dwsec_free(d->dws);
 	if (d->elf)
 		elf_end(d->elf);
 	if (d->fd >= 0)
@@ -220,6 +224,7 @@ void sym_free(struct sym_ctx *c)
 	xp_map_free(&c->unk);
 	xp_map_free(&c->jit);
 	xp_map_free(&c->inl);
+	xp_map_free(&c->srcs);
 	free(c->trace_dir);
 	free(c->debug_dir);
 	free(c);
@@ -701,8 +706,14 @@ static void load_kallsyms(struct sym_ctx *c, struct sb_dso *bd, struct sdso *d)
 	 * each symbol up to the next, which leaves the earlier ones at that address with
 	 * size 0, and prefers a sized symbol before its other rules
 	 * (__x86_indirect_thunk_rbp, listed after __pi___x86_indirect_thunk_rbp).  Names
-	 * enter the pool in file order. */
-	qsort(v, k, sizeof(*v), cmp_sym);
+	 * enter the pool in file order.  The kernel's own symbols come in address order
+	 * (all of them without modules): sorting them again would cost as much as reading
+	 * them. */
+	size_t sorted = 1;
+	while (sorted < k && cmp_sym(&v[sorted - 1], &v[sorted]) < 0)
+		sorted++;
+	if (sorted < k)
+		qsort(v, k, sizeof(*v), cmp_sym);
 	size_t w = 0;
 	for (size_t i = 0; i < k; i++) {
 		if (w && v[w - 1].start == v[i].start) {
@@ -1087,27 +1098,39 @@ uint32_t sym_nfns(const struct sym_ctx *c) { return c->nfns; }
 
 /* Relative DWARF file names are relative to the CU's compilation directory: join
  * them, so tools reading our output (callgrind_annotate) find the sources.  Joined
- * names are interned in the context. */
+ * names are interned in the context, and kept by libdw's name (a CU's file table
+ * names each file once, and lives as long as the context): a line per instruction
+ * asks for the same few. */
 static const char *abs_src(struct sym_ctx *c, Dwarf_Die *cu, const char *src)
 {
 	Dwarf_Attribute at;
-	const char *dir;
+	const char *dir, *out = src;
 	char buf[PATH_MAX];
+	uint64_t known;
 
-	if (src[0] == '/' || !dwarf_attr(cu, DW_AT_comp_dir, &at) || !(dir = dwarf_formstring(&at)))
+	if (src[0] == '/')
 		return src;
-	snprintf(buf, sizeof(buf), "%s/%s", dir, src);
-	for (size_t i = c->nstrs; i-- > 0 && i + 64 >= c->nstrs;)
-		if (strcmp(c->strs[i], buf) == 0)
-			return c->strs[i];
-	return own(c, strdup(buf));
+	if (xp_map_get(&c->srcs, (uintptr_t)src, &known))
+		return (const char *)(uintptr_t)known;
+	if (dwarf_attr(cu, DW_AT_comp_dir, &at) && (dir = dwarf_formstring(&at))) {
+		snprintf(buf, sizeof(buf), "%s/%s", dir, src);
+		out = NULL;
+		for (size_t i = c->nstrs; i-- > 0 && i + 64 >= c->nstrs && !out;)
+			if (strcmp(c->strs[i], buf) == 0)
+				out = c->strs[i];
+		if (!out && !(out = own(c, strdup(buf))))
+			return NULL;
+	}
+	xp_map_put(&c->srcs, (uintptr_t)src, (uintptr_t)out);	/* (not kept: joined again) */
+	return out;
 }
 
 static Dwarf *dwarf_of(struct sdso *d)
 {
 	if (!d->dw_tried) {
 		d->dw_tried = true;
-		d->dw = dwarf_begin_elf(d->dbg_elf ? d->dbg_elf : d->elf, DWARF_C_READ, NULL);
+		Elf *e = d->dbg_elf ? d->dbg_elf : d->elf, *img = e ? sym_dwsec_open(e, &d->dws) : NULL;
+		d->dw = e ? dwarf_begin_elf(img ? img : e, DWARF_C_READ, NULL) : NULL;
 	}
 	return d->dw;
 }
@@ -1120,7 +1143,7 @@ static bool srcline_va(struct sym_ctx *c, struct sdso *d, uint64_t va, const cha
 		return true;
 	}
 	Dwarf_Die cu;
-	if (!dwarf_of(d) || !dwarf_addrdie(d->dw, va, &cu))
+	if (!dwarf_of(d) || (d->dws && sym_dwsec_lines(d->dws) < 0) || !dwarf_addrdie(d->dw, va, &cu))
 		return false;
 	Dwarf_Line *ln = dwarf_getsrc_die(&cu, va);
 	int lno = 0;
@@ -1181,6 +1204,26 @@ static uint32_t inline_fn(struct sym_ctx *c, const char *name, const char *modul
 	return (uint32_t)id;
 }
 
+/* Whether DIEs of this tag may hold code's scopes: not call sites (their children
+ * are parameters: most DIEs of optimised code), variables, parameters, enumerations,
+ * arrays, function types, none of which holds an inlined subroutine.  (A class may,
+ * in C++: a local class's member functions.) */
+static bool may_hold_code(int tag)
+{
+	switch (tag) {
+	case DW_TAG_call_site:
+	case DW_TAG_GNU_call_site:
+	case DW_TAG_formal_parameter:
+	case DW_TAG_variable:
+	case DW_TAG_enumeration_type:
+	case DW_TAG_array_type:
+	case DW_TAG_subroutine_type:
+		return false;
+	default:
+		return true;
+	}
+}
+
 /* The inlined subroutines below `die` (depth: how many enclose them), their ranges
  * added to d->irngs. */
 static int inl_collect(struct sym_ctx *c, struct sdso *d, Dwarf_Die *die, uint32_t depth, const char *module)
@@ -1190,7 +1233,8 @@ static int inl_collect(struct sym_ctx *c, struct sdso *d, Dwarf_Die *die, uint32
 		return 0;
 	do {
 		uint32_t below = depth;
-		if (dwarf_tag(&child) == DW_TAG_inlined_subroutine) {
+		int tag = dwarf_tag(&child);
+		if (tag == DW_TAG_inlined_subroutine) {
 			char *name = inline_name(&child);
 			uint32_t id = name ? inline_fn(c, name, module) : 0;
 			Dwarf_Addr base, lo, hi;
@@ -1204,7 +1248,7 @@ static int inl_collect(struct sym_ctx *c, struct sdso *d, Dwarf_Die *die, uint32
 			}
 			below = depth + 1;
 		}
-		if (inl_collect(c, d, &child, below, module) < 0)
+		if (may_hold_code(tag) && inl_collect(c, d, &child, below, module) < 0)
 			return -ENOMEM;
 	} while (dwarf_siblingof(&child, &child) == 0);
 	return 0;
@@ -1216,9 +1260,10 @@ static int by_lo(const void *a, const void *b)
 	return x->lo < y->lo ? -1 : x->lo > y->lo;
 }
 
-/* Every function with code below `die` (namespaces and classes hold C++'s): its
- * ranges, each pointing to its inlined subroutines' ranges. */
-static int inl_subprograms(struct sym_ctx *c, struct sdso *d, Dwarf_Die *die, const char *module)
+/* Every function with code below `die` (namespaces and classes hold C++'s; `types`:
+ * the CU's structures may, not C's): its ranges, each pointing to its inlined
+ * subroutines' ranges. */
+static int inl_subprograms(struct sym_ctx *c, struct sdso *d, Dwarf_Die *die, const char *module, bool types)
 {
 	Dwarf_Die child;
 	if (dwarf_child(die, &child) != 0)
@@ -1235,15 +1280,22 @@ static int inl_subprograms(struct sym_ctx *c, struct sdso *d, Dwarf_Die *die, co
 					return -ENOMEM;
 				d->isubs[d->nisubs++] = (struct inl_sub){ lo, hi, first, d->nirngs - first };
 			}
-		} else if (tag == DW_TAG_namespace || tag == DW_TAG_class_type || tag == DW_TAG_structure_type) {
-			if (inl_subprograms(c, d, &child, module) < 0)
+		} else if (tag == DW_TAG_namespace || (types && (tag == DW_TAG_class_type || tag == DW_TAG_structure_type))) {
+			if (inl_subprograms(c, d, &child, module, types) < 0)
 				return -ENOMEM;
 		}
 	} while (dwarf_siblingof(&child, &child) == 0);
 	return 0;
 }
 
-static const struct inl_sub *inl_sub_at(const struct sdso *d, uint64_t va)
+static bool c_unit(Dwarf_Die *cu)
+{
+	int lang = dwarf_srclang(cu);
+	return lang == DW_LANG_C89 || lang == DW_LANG_C || lang == DW_LANG_C99 || lang == DW_LANG_C11;
+}
+
+/* The index of the first function range starting past va (nisubs: none). */
+static uint32_t subs_past(const struct sdso *d, uint64_t va)
 {
 	uint32_t lo = 0, hi = d->nisubs;
 	while (lo < hi) {
@@ -1253,6 +1305,12 @@ static const struct inl_sub *inl_sub_at(const struct sdso *d, uint64_t va)
 		else
 			hi = mid;
 	}
+	return lo;
+}
+
+static const struct inl_sub *inl_sub_at(const struct sdso *d, uint64_t va)
+{
+	uint32_t lo = subs_past(d, va);
 	/* the last range starting at or before va, or one a little before it: GNU C's
 	 * nested functions lie inside their parent's range */
 	for (uint32_t k = lo; k-- > 0 && lo - k <= 8;)
@@ -1261,33 +1319,79 @@ static const struct inl_sub *inl_sub_at(const struct sdso *d, uint64_t va)
 	return NULL;
 }
 
-unsigned sym_inline(struct sym_ctx *c, const struct sb_map *m, uint64_t addr, uint32_t *fns, unsigned max)
+/* How far from runtime address addr of map m its ELF address goes on in step (the
+ * rest of its segment's file bytes), in bytes; 1 when that is not known. */
+static uint64_t vaddr_run(const struct sdso *d, const struct sb_map *m, uint64_t addr)
 {
-	uint64_t va;
-	struct sdso *d;
-	Dwarf_Die cu;
-	const struct inl_sub *s;
-	unsigned n = 0;
+	uint64_t off = addr - m->start + m->pgoff;
 
-	if (!m || !(d = get_sdso(c, m->dso)) || !d->usable || !sym_map_vaddr(c, m, addr, &va) || !dwarf_of(d))
-		return 0;
-	if (!(s = inl_sub_at(d, va))) {
-		/* each CU's functions are read once, at the first address in it */
-		if (!dwarf_addrdie(d->dw, va, &cu) || xp_map_get(&d->icus, dwarf_dieoffset(&cu), NULL) ||
-		    xp_map_put(&d->icus, dwarf_dieoffset(&cu), 1) < 0 ||
-		    inl_subprograms(c, d, &cu, short_name(m->dso->path)) < 0)
-			return 0;
-		if (d->nisubs)
-			qsort(d->isubs, d->nisubs, sizeof(*d->isubs), by_lo);
-		if (!(s = inl_sub_at(d, va)))
-			return 0;
+	if (d->kallsyms || d->is_rel || !d->nsegs)
+		return UINT64_MAX;
+	for (uint32_t i = 0; i < d->nsegs; i++)
+		if (off >= d->segs[i].off && off < d->segs[i].off + d->segs[i].filesz)
+			return d->segs[i].off + d->segs[i].filesz - off;
+	return 1;
+}
+
+/* Where the first function range past va starts (UINT64_MAX: none). */
+static uint64_t next_sub(const struct sdso *d, uint64_t va)
+{
+	uint32_t k = subs_past(d, va);
+	return k < d->nisubs ? d->isubs[k].lo : UINT64_MAX;
+}
+
+/* Where the answer of dwarf_addrdie (its address range of .debug_aranges, or none)
+ * changes after va: the end of va's range, the start of the next; va + 1 when the
+ * ranges overlap there. */
+static uint64_t cu_run_end(Dwarf *dw, uint64_t va)
+{
+	Dwarf_Aranges *ar;
+	size_t n, lo = 0, hi;
+	Dwarf_Addr start, next = UINT64_MAX;
+	Dwarf_Word len;
+
+	if (dwarf_getaranges(dw, &ar, &n) != 0)
+		return va + 1;
+	for (hi = n; lo < hi;) {
+		size_t mid = lo + (hi - lo) / 2;
+		if (dwarf_getarangeinfo(dwarf_onearange(ar, mid), &start, NULL, NULL) != 0)
+			return va + 1;
+		if (start <= va)
+			lo = mid + 1;
+		else
+			hi = mid;
 	}
-	/* the ranges holding va nest: ordered by depth they are the chain */
+	if (lo < n && dwarf_getarangeinfo(dwarf_onearange(ar, lo), &next, NULL, NULL) != 0)
+		return va + 1;
+	Dwarf_Arange *at = lo ? dwarf_onearange(ar, lo - 1) : NULL;
+	if (!at || dwarf_getarangeinfo(at, &start, &len, NULL) != 0 || va >= start + len)
+		return dwarf_getarange_addr(ar, va) ? va + 1 : next;
+	if (dwarf_getarange_addr(ar, va) != at)
+		return va + 1;
+	return start + len < next ? start + len : next;
+}
+
+/* The chain at va from function range s, and where it changes: s's end, the next
+ * range's start (a nested function), an inlined range's start or end. */
+static unsigned chain_at(const struct sdso *d, const struct inl_sub *s, uint64_t va, uint32_t *fns, unsigned max,
+			 uint64_t *until)
+{
 	const struct inl_rng *at[64];
-	unsigned k = 0;
-	for (uint32_t i = s->first; i < s->first + s->n && k < 64; i++)
-		if (va >= d->irngs[i].lo && va < d->irngs[i].hi)
-			at[k++] = &d->irngs[i];
+	unsigned k = 0, n = 0;
+	uint64_t u = s->hi;
+	uint64_t nx = next_sub(d, va);
+
+	if (nx < u)
+		u = nx;
+	/* the ranges holding va nest: ordered by depth they are the chain */
+	for (uint32_t i = s->first; i < s->first + s->n; i++) {
+		const struct inl_rng *r = &d->irngs[i];
+		if (va >= r->lo && va < r->hi && k < 64)
+			at[k++] = r;
+		uint64_t b = r->lo > va ? r->lo : r->hi > va ? r->hi : UINT64_MAX;
+		if (b < u)
+			u = b;
+	}
 	for (unsigned depth = (unsigned)-1; n < max;) {
 		const struct inl_rng *next = NULL;
 		for (unsigned i = 0; i < k; i++)
@@ -1298,7 +1402,56 @@ unsigned sym_inline(struct sym_ctx *c, const struct sb_map *m, uint64_t addr, ui
 		fns[n++] = next->fn;
 		depth = next->depth;
 	}
+	*until = u;
 	return n;
+}
+
+unsigned sym_inline_span(struct sym_ctx *c, const struct sb_map *m, uint64_t addr, uint32_t *fns, unsigned max,
+			 uint64_t *until)
+{
+	uint64_t va, va_until = UINT64_MAX;
+	struct sdso *d;
+	Dwarf_Die cu;
+	const struct inl_sub *s;
+	unsigned n = 0;
+
+	*until = UINT64_MAX;
+	if (!m || !(d = get_sdso(c, m->dso)) || !d->usable || !sym_map_vaddr(c, m, addr, &va) || !dwarf_of(d))
+		return 0;
+	if (!(s = inl_sub_at(d, va))) {
+		/* each CU's functions are read once, at the first address in it */
+		bool fresh = false;
+		if (!dwarf_addrdie(d->dw, va, &cu)) {
+			va_until = cu_run_end(d->dw, va);
+		} else if (!xp_map_get(&d->icus, dwarf_dieoffset(&cu), NULL)) {
+			if (xp_map_put(&d->icus, dwarf_dieoffset(&cu), 1) < 0 ||
+			    inl_subprograms(c, d, &cu, short_name(m->dso->path), !c_unit(&cu)) < 0) {
+				*until = addr + 1;
+				return 0;
+			}
+			fresh = true;
+			if (d->nisubs)
+				qsort(d->isubs, d->nisubs, sizeof(*d->isubs), by_lo);
+		}
+		if (!fresh || !(s = inl_sub_at(d, va))) {
+			/* no function here: none until the CU's range ends or a function starts */
+			uint64_t nx = next_sub(d, va), cu_end = va_until != UINT64_MAX ? va_until : cu_run_end(d->dw, va);
+			va_until = nx < cu_end ? nx : cu_end;
+		}
+	}
+	if (s)
+		n = chain_at(d, s, va, fns, max, &va_until);
+	uint64_t run = vaddr_run(d, m, addr), span = va_until - va;
+	if (run < span)
+		span = run;
+	*until = span > UINT64_MAX - addr ? UINT64_MAX : addr + span;
+	return n;
+}
+
+unsigned sym_inline(struct sym_ctx *c, const struct sb_map *m, uint64_t addr, uint32_t *fns, unsigned max)
+{
+	uint64_t until;
+	return sym_inline_span(c, m, addr, fns, max, &until);
 }
 
 bool sym_fn_srcline(struct sym_ctx *c, uint32_t fn, const char **file, int *line)

@@ -657,7 +657,7 @@ int bb_cg_write(struct bb_cg *cg, FILE *out, const char *cmd)
 			size_t first = ncost;
 			for (uint64_t ip = b->start; ip <= b->end;) {
 				uint8_t buf[X86_MAX_INSN];
-				struct x86_instr in;
+				unsigned size;
 				size_t n = env && env->read ? env->read(env->ctx, b->pid, b->time, ip, buf, sizeof(buf)) : 0;
 				if (XP_GROW(costs, capcost, ncost + 1) < 0)
 					goto fail;
@@ -665,9 +665,9 @@ int bb_cg_write(struct bb_cg *cg, FILE *out, const char *cmd)
 				costs[ncost++] = (struct cost){ obj_pos(env, b->pid, b->time, ip, &path), ip, b->count, 0,
 								b->pid, b->time };
 				ninsn++;
-				if (!n || x86_dis_one(&dis, buf, n, ip, &in) < 0)
+				if (!n || !(size = x86_dis_len(&dis, buf, n, ip)))
 					break;	/* no code: the block's cost stays on its first address */
-				ip += in.size;
+				ip += size;
 			}
 			for (size_t k = first; k < ncost; k++)
 				costs[k].cyc = (double)b->cycles / (double)ninsn;

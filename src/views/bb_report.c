@@ -40,9 +40,8 @@ static size_t insn_len(void *ctx, const struct bb_block *b, uint64_t ip)
 {
 	struct lenctx *l = ctx;
 	uint8_t buf[X86_MAX_INSN];
-	struct x86_instr in;
 	size_t n = l->env->read(l->env->ctx, b->pid, b->time, ip, buf, sizeof(buf));
-	return n && x86_dis_one(&l->dis, buf, n, ip, &in) == 0 ? in.size : 0;
+	return n ? x86_dis_len(&l->dis, buf, n, ip) : 0;
 }
 
 /* --blocks columns: text like the tables of other tools, jsonl with numbers apart

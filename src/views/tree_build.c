@@ -218,7 +218,7 @@ static int inline_cost(struct tb *b, struct tb_thread *t, const struct xev *ev, 
 	const uint32_t *chains;
 	uint32_t n;
 	uint32_t fn = frame_fn(c, t, ev->pid, ev->ip, ev->time);
-	if (ti_block(b->inl, ev->pid, ev->time, ev->ip, ev->end, &s, &n, &chains) < 0)
+	if (ti_block(b->inl, ev->pid, ev->time, ev->ip, ev->end, ev->insns, &s, &n, &chains) < 0)
 		return -ENOMEM;
 	if (!n)
 		return ct_cost_inline(t->cur, fn, NULL, 0, w);

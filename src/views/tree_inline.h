@@ -20,11 +20,11 @@ struct ti;
 
 struct ti *ti_new(struct dec_ctx *c);
 void ti_free(struct ti *t);
-/* The runs of block [ip, end] of process pid at time: *segs (n of them) and the
- * chains they index (*chains), valid until the next call; n 0: the code is
- * unreadable.  0 or -ENOMEM. */
-int ti_block(struct ti *t, int32_t pid, uint64_t time, uint64_t ip, uint64_t end, const struct ti_seg **segs,
-	     uint32_t *n, const uint32_t **chains);
+/* The runs of block [ip, end] of process pid at time, `insns` instructions (the
+ * block's first: blocks are cut once): *segs (n of them) and the chains they index
+ * (*chains), valid until the next call; n 0: the code is unreadable.  0 or -ENOMEM. */
+int ti_block(struct ti *t, int32_t pid, uint64_t time, uint64_t ip, uint64_t end, uint64_t insns,
+	     const struct ti_seg **segs, uint32_t *n, const uint32_t **chains);
 
 /* A sample's functions (fns, n of them, root first: its callchain's frames, or its IP
  * alone when it has none) into out (room for n * (TI_MAX_DEPTH + 1)), each frame

@@ -153,7 +153,7 @@ static int sum_lines(struct tl *t)
 		/* the block's instructions (an address is its own) */
 		for (uint64_t ip = a->ip; ip <= a->end;) {
 			uint8_t buf[X86_MAX_INSN];
-			struct x86_instr in;
+			unsigned size;
 			if (XP_GROW(ips, capips, n + 1) < 0) {
 				rc = -ENOMEM;
 				break;
@@ -162,9 +162,9 @@ static int sum_lines(struct tl *t)
 			if (ip == a->end)
 				break;
 			size_t got = sb_code_read(mem, a->pid, a->time, ip, buf, sizeof(buf));
-			if (!got || x86_dis_one(&dis, buf, got, ip, &in) < 0)
+			if (!got || !(size = x86_dis_len(&dis, buf, got, ip)))
 				break;	/* unreadable: the rest stays on the instructions seen */
-			ip += in.size;
+			ip += size;
 		}
 		for (size_t j = 0; j < n && rc == 0; j++) {
 			const char *file;

@@ -548,7 +548,7 @@ static int inline_block(struct vcalls *v, struct cth *th, const struct xev *ev)
 	uint64_t at = th->insns;
 	int rc = 0;
 
-	if (ti_block(v->inl, ev->pid, ev->time, ev->ip, ev->end, &s, &n, &chains) < 0)
+	if (ti_block(v->inl, ev->pid, ev->time, ev->ip, ev->end, ev->insns, &s, &n, &chains) < 0)
 		return oom();
 	bool owner = !base || th->st[base - 1].fn == dec_fn_of(v->c, ev->pid, ev->ip, ev->time);
 	for (uint32_t i = 0; i < (n ? n : 1) && rc == 0; i++) {

@@ -132,9 +132,8 @@ static const char *line_name(struct vcc *v, int32_t pid, uint64_t time, uint64_t
 static size_t insn_len(struct vcc *v, const struct bb_block *b, uint64_t ip)
 {
 	uint8_t buf[X86_MAX_INSN];
-	struct x86_instr in;
 	size_t n = sb_code_read(v->mem, b->pid, b->time, ip, buf, sizeof(buf));
-	return n && x86_dis_one(&v->dis, buf, n, ip, &in) == 0 ? in.size : 0;
+	return n ? x86_dis_len(&v->dis, buf, n, ip) : 0;
 }
 
 static size_t basic_len(void *ctx, const struct bb_block *b, uint64_t ip)

@@ -44,11 +44,11 @@ static uint64_t env_ninsns(void *ctx, int32_t pid, uint64_t time, uint64_t from,
 	uint64_t n = 0;
 	while (from < upto) {
 		uint8_t buf[X86_MAX_INSN];
-		struct x86_instr in;
 		size_t k = sb_code_read(v->mem, pid, time, from, buf, sizeof(buf));
-		if (!k || x86_dis_one(&v->dis, buf, k, from, &in) < 0 || !in.size)
+		unsigned size = k ? x86_dis_len(&v->dis, buf, k, from) : 0;
+		if (!size)
 			break;
-		from += in.size;
+		from += size;
 		n++;
 	}
 	return n;
@@ -79,15 +79,15 @@ static int env_min_line(void *ctx, int32_t pid, uint64_t time, uint64_t from, ui
 	uint32_t inl = inlined_fn(v, pid, time, header);
 	while (from < upto) {
 		uint8_t buf[X86_MAX_INSN];
-		struct x86_instr in;
 		const char *f;
 		size_t k = sb_code_read(v->mem, pid, time, from, buf, sizeof(buf));
-		if (!k || x86_dis_one(&v->dis, buf, k, from, &in) < 0 || !in.size)
+		unsigned size = k ? x86_dis_len(&v->dis, buf, k, from) : 0;
+		if (!size)
 			break;
 		if (env_srcline(v, pid, time, from, &f, &line) && line > 0 && (!min || line < min) && !strcmp(f, file) &&
 		    inlined_fn(v, pid, time, from) == inl)
 			min = line;
-		from += in.size;
+		from += size;
 	}
 	return min;
 }

@@ -164,7 +164,7 @@ if [ "$(id -u)" = 0 ]; then as_user=(setpriv --reuid=65534 --regid=65534 --clear
 err=$("${as_user[@]}" env CC=false sh -s <"$XP_ROOT/mk/deps.sh" 2>&1 >/dev/null); rc=$?
 check_eq "deps as a normal user with packages missing: exit 1" 1 "$rc"
 check_eq "deps as a normal user: the exact command to run" \
-	"xptrace: missing packages: libipt-dev libpfm4-dev libelf-dev libdw-dev libcapstone-dev libcmocka-dev libprotobuf-c-dev zlib1g-dev: not running as root (run: sudo apt-get install -y libipt-dev libpfm4-dev libelf-dev libdw-dev libcapstone-dev libcmocka-dev libprotobuf-c-dev zlib1g-dev)" \
+	"xptrace: missing packages: libipt-dev libpfm4-dev libelf-dev libdw-dev libcapstone-dev libcmocka-dev libprotobuf-c-dev zlib1g-dev libdeflate-dev: not running as root (run: sudo apt-get install -y libipt-dev libpfm4-dev libelf-dev libdw-dev libcapstone-dev libcmocka-dev libprotobuf-c-dev zlib1g-dev libdeflate-dev)" \
 	"$err"
 out=$("$XP_ROOT/mk/deps.sh" 2>&1); rc=$?
 check_eq "deps with everything installed: exit 0, silent" "0:" "$rc:$out"

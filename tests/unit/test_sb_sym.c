@@ -361,6 +361,56 @@ static void test_ret_types(void **state)
 	sb_free(s);
 }
 
+/* Kernel symbols from a trace's kallsyms snapshot, in address order (the kernel's own,
+ * read as they come) and with a module's listed after them out of order (sorted):
+ * each address names the symbol listed last there, as perf does, its size up to the
+ * next; data symbols are no functions. */
+static void kallsyms_names(const char *lines, const char *const *want)
+{
+	static const uint8_t bid[20] = { 0xab, 0xcd, 1, 2, 3 };
+	char dir[PATH_MAX], path[2 * PATH_MAX], hex[41];
+	struct sb_session *s = sb_new();
+	static const uint64_t at[] = { 0xffffffff81000000ull, 0xffffffff81000010ull, 0xffffffff81000028ull,
+				       0xffffffff81000100ull, 0xffffffffc0001004ull, 0xffffffffc0002000ull };
+
+	assert_int_equal(xp_test_path(dir, sizeof(dir), "ktrace"), 0);
+	sym_bid_hex(bid, 20, hex);
+	snprintf(path, sizeof(path), "mkdir -p '%s/.build-id/%.2s/%s'", dir, hex, hex + 2);
+	assert_int_equal(system(path), 0);
+	snprintf(path, sizeof(path), "%s/.build-id/%.2s/%s/kallsyms", dir, hex, hex + 2);
+	FILE *f = fopen(path, "w");
+	assert_non_null(f);
+	fputs(lines, f);
+	fclose(f);
+	struct sym_ctx *c = sym_new(dir, "/nonexistent");
+	assert_int_equal(sb_add_map(s, SB_PID_KERNEL, 0xffffffff81000000ull, 0x40000000, 0xffffffff81000000ull, 5,
+				    "[kernel.kallsyms]", bid, 20, 0), 0);
+	for (size_t i = 0; i < sizeof(at) / sizeof(at[0]); i++) {
+		const struct sb_map *m = sb_find_map(s, 7, at[i], 0);
+		assert_non_null(m);
+		assert_string_equal(sym_fn(c, sym_fn_of(c, m, at[i]))->name, want[i]);
+	}
+	sym_free(c);
+	sb_free(s);
+}
+
+static void test_kallsyms(void **state)
+{
+	(void)state;
+	static const char *const want[] = { "_stext", "second", "second", "third", "mod_b", "mod_a" };
+#define KERNEL_OWN "ffffffff81000000 T _text\n"		\
+		   "ffffffff81000000 T _stext\n"		\
+		   "ffffffff81000010 t __pi_second\n"	\
+		   "ffffffff81000010 T second\n"		\
+		   "ffffffff81000020 D some_data\n"	\
+		   "ffffffff81000100 T third\n"
+	kallsyms_names(KERNEL_OWN "ffffffffc0001000 t mod_b\t[mod]\n"
+				  "ffffffffc0002000 t mod_a\t[mod]\n", want);
+	kallsyms_names(KERNEL_OWN "ffffffffc0002000 t mod_a\t[mod]\n"
+				  "ffffffffc0001000 t mod_b\t[mod]\n", want);
+#undef KERNEL_OWN
+}
+
 int main(void)
 {
 	const struct CMUnitTest tests[] = {
@@ -373,6 +423,7 @@ int main(void)
 		cmocka_unit_test(test_sym_cache_full),
 		cmocka_unit_test(test_ret_types),
 		cmocka_unit_test(test_uprobes_page),
+		cmocka_unit_test(test_kallsyms),
 	};
 	return cmocka_run_group_tests(tests, xp_test_tmp_setup, xp_test_tmp_teardown);
 }
