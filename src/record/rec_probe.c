@@ -364,6 +364,7 @@ int rec_probes_rearm(struct rec_probes *p, int i)
 	/* not before the last window's events are closed: that close's cost is charged
 	 * to the budget once it is known, and a new open would wait behind it */
 	if (!fn->over_budget || fn->nfds || fn->arming || fn->nwin + 1 >= REC_PROBE_WINDOWS ||
+	    (p->o->probe_limit && fn->hits >= p->o->probe_limit) ||
 	    fn->charging || (fn->closing && !rec_probe_closed(fn->closing)))
 		return 0;
 	/* room for the window that ends when the new one begins */

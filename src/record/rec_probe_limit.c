@@ -292,8 +292,14 @@ int rec_probes_hit(struct rec_probes *p, const struct perf_event_header *h)
 		return 0;
 	pairs(fn, 0, tid);
 	fn->hits++;
-	if (limit && fn->hits == limit)
-		disarm(p, fn, t);
+	/* the limit ends the probe for good: also one the budget disarmed already, whose
+	 * entries before that disarm are read after it (it was re-armed, every hit of its
+	 * new window dropped past the limit while its int3 trapped: +75 % of a 20 s run) */
+	if (limit && fn->hits == limit) {
+		if (!fn->disarmed)
+			disarm(p, fn, t);
+		fn->over_budget = 0;
+	}
 	return 1;
 }
 

@@ -376,6 +376,34 @@ static void test_hit_in_flight_return(void **state)
 	xp_map_free(&fn.open);
 }
 
+/* A probe the budget disarmed whose entries from before that disarm, read after it,
+ * reach --probe-limit: its end is the limit's, and it is never re-armed (it was: every
+ * hit of its next window dropped past the limit while its int3 trapped). */
+static void test_limit_after_budget_disarm(void **state)
+{
+	struct rec_opts o = { .probe_limit = 3 };
+	struct rec_probe_fn fn = { .armed = 100, .disarmed = 200, .over_budget = 1 };
+	struct rec_probes p = { .o = &o, .fn = &fn, .nfn = 1, .time_off = 32 };
+
+	(void)state;
+	assert_int_equal(xp_map_put(&p.ids, 7, 0), 0);
+	put_hit(&p, 7, 5, 150, 1);
+	put_hit(&p, 7, 5, 160, 1);
+	put_hit(&p, 7, 5, 170, 1);	/* the limit */
+	put_hit(&p, 7, 5, 180, 0);
+	rec_probes_cost(&p, 1000);	/* what charges the last close, as each tick does */
+	assert_int_equal(fn.hits, 3);
+	assert_int_equal(fn.disarmed, 200);
+	assert_int_equal(fn.over_budget, 0);
+	assert_int_equal(rec_probes_rearm(&p, 0), 0);
+	assert_int_equal(fn.arming, 0);
+	xp_map_free(&p.ids);
+	xp_map_free(&fn.entered);
+	xp_map_free(&fn.open);
+	free(fn.closing);
+	free(fn.win);
+}
+
 int main(void)
 {
 	const struct CMUnitTest tests[] = {
@@ -388,6 +416,7 @@ int main(void)
 		cmocka_unit_test(test_tfs_clean_stale),
 		cmocka_unit_test(test_tfs_root),
 		cmocka_unit_test(test_hit_in_flight_return),
+		cmocka_unit_test(test_limit_after_budget_disarm),
 	};
 	return cmocka_run_group_tests(tests, NULL, NULL);
 }
