@@ -49,7 +49,10 @@ PY
 
 # --- (a) main -> outer -> mid -> hot: hot first, then its callers, one level a time ---
 # a limit above what the run can reach: hot and mid share a long window (no overhead
-# budget: it would disarm hot, whose hits cost more than its work, before mid is armed).
+# budget: it would disarm hot, whose hits cost more than its work, before mid is armed;
+# hot makes ~50000 hits a second, and beside the closers below arming outer took over
+# 3 s in a CI run: hot reached a limit of 100000, and the calls of mid after that had no
+# hot under them in the merged tree).
 # The program runs until outer is probed, then 0.3 s more: arming waits behind every
 # uprobe event being closed on the machine (~80 ms each, the other suites' too), and a
 # fixed 1.5 s once ended before hot was armed.
@@ -62,7 +65,7 @@ mkfifo afifo
 cp "$A" victim
 python3 "$XP_ROOT/tests/integration/lib/uprobe_closer.py" "$TMP/victim" & c1=$!
 python3 "$XP_ROOT/tests/integration/lib/uprobe_closer.py" "$TMP/victim" & c2=$!
-"$XPTRACE" record -o a --adaptive --max-overhead 0 --probe-limit 100000 -- "$A" tree 120 until <afifo >a.out 2>a.err &
+"$XPTRACE" record -o a --adaptive --max-overhead 0 --probe-limit 1000000 -- "$A" tree 120 until <afifo >a.out 2>a.err &
 xa=$!
 exec 6>afifo
 for _ in $(seq 100); do grep -q "^ready outer" a.out && break; sleep 0.1; done
