@@ -90,7 +90,8 @@ struct cal_out {
 };
 
 /* The sample fields and callchain (when they have one) of the target's probes
- * (rec_probe.c add_fn, rec_probe_arm.c rec_probe_fn_attr_fill): the kernel's work per hit grows with them. */
+ * (rec_probe.c add_fn, rec_probe_arm.c rec_probe_fn_attr_fill): the kernel's work per
+ * hit grows with them. */
 static int open_probe(const struct rec_probes *p, const char *exe, uint64_t off, int ret)
 {
 	struct perf_event_attr a;

@@ -210,10 +210,11 @@ int rec_record(struct rec *r, const struct perf_event_header *h)
  * published after its ring's head was taken, seen as an entry read after its return;
  * the kernel stamps, then publishes, and a vCPU the hypervisor preempts in between
  * publishes ms later on a loaded VM; with 2 ms, a loaded run once kept one entry of
- * 161897 without its return, which such a delay would explain), but never from before the last round had taken its heads: perf (ordered
- * events) takes a record written in round N+1 as out of order when it is older than
- * the newest of round N-1, and every record of round N-1 is older than that.  Rounds
- * come every ~10 ms, so the hold reaches back to the last round's heads. */
+ * 161897 without its return, which such a delay would explain), but never from before
+ * the last round had taken its heads: perf (ordered events) takes a record written in
+ * round N+1 as out of order when it is older than the newest of round N-1, and every
+ * record of round N-1 is older than that.  Rounds come every ~10 ms, so the hold
+ * reaches back to the last round's heads. */
 #define HOLD_MARGIN_NS 50000000ull
 struct take {
 	struct rec *r;

@@ -137,7 +137,8 @@ struct arm_id {
 
 struct rec_probe_arming {
 	pthread_t th;
-	int running;		/* th started, not joined */
+	int running;		/* ops handed out and not taken back */
+	int joinable;		/* they run on th (else they ran in place) */
 	_Atomic int done;
 	const char *tfs, *group;	/* p's, which never move */
 	int per_task;
@@ -313,18 +314,19 @@ static int proc_threads(pid_t pid, struct xp_map *seen, pid_t **tids, size_t *n,
  * cloned by one whose event was not open yet has no copy of it, so openings go on
  * until a scan finds no new thread; one cloned by a thread that had it holds an
  * inherited copy, and gets its own event too: rec_probes_hit keeps one hit per call. */
-static int tree_threads(struct rec_probes *p, struct xp_map *seen, pid_t **tids, size_t *n)
+static int tree_threads(struct rec_probes *p, struct xp_map *seen, pid_t **tids, size_t *n,
+			size_t *cap)
 {
 	uint64_t pid, v;
-	size_t it = 0, cap = 0;
+	size_t it = 0;
 	int e;
 
 	*n = 0;
 	rec_probes_scan_tree(p);
-	e = proc_threads(p->root, seen, tids, n, &cap);
+	e = proc_threads(p->root, seen, tids, n, cap);
 	while (e == 0 && xp_map_next(&p->procs, &it, &pid, &v))
 		if (v == 1 && (pid_t)pid != p->root)
-			e = proc_threads((pid_t)pid, seen, tids, n, &cap);
+			e = proc_threads((pid_t)pid, seen, tids, n, cap);
 	return e;
 }
 
@@ -333,10 +335,10 @@ static int open_tree(struct rec_probes *p, struct rec *r, int i, int tfrom)
 {
 	struct xp_map seen = { 0 };
 	pid_t *tids = NULL;
-	size_t n = 1;
+	size_t n = 1, cap = 0;
 	int e = 0;
 
-	while (e == 0 && n && (e = tree_threads(p, &seen, &tids, &n)) == 0)
+	while (e == 0 && n && (e = tree_threads(p, &seen, &tids, &n, &cap)) == 0)
 		for (size_t j = 0; e == 0 && j < n; j++)
 			for (int t = tfrom; e == 0 && t < p->ntgt; t++)
 				e = fn_open(p, r, i, &p->tgt[t], tids[j]);
@@ -395,11 +397,11 @@ static int push(struct rec_probe_arming *a, struct arm_op op)
 static int queue_opens(struct rec_probes *p, struct rec_probe_arming *a)
 {
 	pid_t *tids = NULL, all = -1;
-	size_t n = 0;
+	size_t n = 0, cap = 0;
 	int e = 0;
 
 	if (p->per_task)
-		e = tree_threads(p, &a->seen, &tids, &n);
+		e = tree_threads(p, &a->seen, &tids, &n, &cap);
 	else if (a->passes == 0)
 		n = 1;
 	a->passes++;
@@ -441,22 +443,26 @@ static void start(struct rec_probe_arming *a)
 	/* signals stay the collector's (its ppoll waits for them) */
 	sigfillset(&all);
 	pthread_sigmask(SIG_BLOCK, &all, &old);
-	if (pthread_create(&a->th, NULL, arm_thread, a) != 0) {
-		a->running = 0;
-		arm_thread(a);
-	}
+	a->joinable = pthread_create(&a->th, NULL, arm_thread, a) == 0;
 	pthread_sigmask(SIG_SETMASK, &old, NULL);
+	if (!a->joinable)
+		arm_thread(a);	/* no thread: the collector waits, as it did before */
 }
 
 /* Takes what the thread did: definitions' ids, opened events. */
+static void join(struct rec_probe_arming *a)
+{
+	if (a->joinable)
+		pthread_join(a->th, NULL);
+	a->joinable = 0;
+	a->running = 0;
+}
+
 static int take(struct rec_probes *p, struct rec *r, struct rec_probe_arming *a)
 {
 	int e = 0, e1;
 
-	if (a->running) {
-		pthread_join(a->th, NULL);
-		a->running = 0;
-	}
+	join(a);
 	for (size_t i = 0; i < a->nops; i++) {
 		struct arm_op *op = &a->ops[i];
 
@@ -552,10 +558,7 @@ void rec_probes_arm_free(struct rec_probes *p)
 
 	if (!a)
 		return;
-	if (a->running) {
-		pthread_join(a->th, NULL);
-		a->running = 0;
-	}
+	join(a);
 	for (size_t i = 0; i < a->nops; i++)
 		if (a->ops[i].fd >= 0)
 			close(a->ops[i].fd);
